@@ -1,0 +1,65 @@
+# The two commands a new user needs:  make lab  (JupyterLab, Spark embedded)  and  make test.
+# Both create .venv on first use and re-install only when pyproject.toml or constraints.txt
+# change, so running them again is fast.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.flinkstate-installed
+LAB_PORT ?= 8888
+
+export SPARK_LOCAL_IP ?= 127.0.0.1
+export PYSPARK_PYTHON ?= $(abspath $(BIN)/python)
+
+.PHONY: lab test lint typecheck pytest bench bench-smoke reference-values lock clean help
+
+help:
+	@echo "make lab    start JupyterLab on 127.0.0.1:$(LAB_PORT) with the notebooks (Spark embedded)"
+	@echo "make test   ruff, mypy and the whole pytest suite (notebooks included)"
+	@echo "make bench  run the benchmarks and print ratios against their in-run baselines"
+
+$(STAMP): pyproject.toml constraints.txt
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "flinkstate needs Python 3.11 or newer; found " + sys.version.split()[0])'
+	@command -v java >/dev/null 2>&1 || echo "warning: no 'java' on PATH; Spark (PySpark) needs Java 17 or newer"
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e '.[dev]'
+	$(BIN)/python -m ipykernel install --sys-prefix --name flinkstate --display-name "Python (flinkstate)" >/dev/null
+	touch $(STAMP)
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) \
+		--ServerApp.root_dir=notebooks --no-browser
+
+test: lint typecheck pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check flinkstate tests benchmarks
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+pytest: $(STAMP)
+	$(BIN)/python -m pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+bench-smoke: $(STAMP)
+	$(BIN)/python -m benchmarks --smoke
+
+# Recompute tests/reference/flink-2.3.0-arithmetic.json with Flink's own jar (needs javac and
+# FLINK_DIST_JAR pointing at flink-dist-2.3.0.jar, e.g. from the apache-flink-libraries wheel).
+reference-values:
+	@test -n "$(FLINK_DIST_JAR)" || (echo "set FLINK_DIST_JAR=/path/to/flink-dist-2.3.0.jar" && exit 2)
+	mkdir -p build/reference
+	javac -d build/reference -cp $(FLINK_DIST_JAR) tests/reference/FlinkArithmeticReference.java
+	java -cp $(FLINK_DIST_JAR):build/reference FlinkArithmeticReference > tests/reference/flink-2.3.0-arithmetic.json
+
+# Re-pin constraints.txt from what is installed in .venv now.
+lock: $(STAMP)
+	{ echo "# Versions tested together (Python 3.11, OpenJDK 17). Regenerate with 'make lock'."; \
+	  $(BIN)/python -m pip freeze --exclude-editable | grep -v -i '^flinkstate'; } > constraints.txt
+
+clean:
+	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,7 @@
+"""``python -m flinkstate`` runs the command line."""
+
+from __future__ import annotations
+
+from flinkstate.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,53 @@
+"""The ``flinkstate`` command line.
+
+Every error a user can cause is one of the package's own exceptions; ``main`` prints its
+message and returns a non-zero status instead of showing a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from flinkstate import FLINK_VERSION, __version__
+from flinkstate.cli.arithmetic import add_keygroup_parser, add_mapping_parser
+from flinkstate.errors import FlinkstateError
+
+#: Exit status for a user error (bad parameter, bad key); argparse uses the same.
+USAGE_ERROR = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="flinkstate",
+        description=(
+            "Explore how Apache Flink recovers in-flight data after unaligned checkpoints: "
+            f"key groups, rescaling of channel state (Flink {FLINK_VERSION} semantics)."
+        ),
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"flinkstate {__version__} (models Flink {FLINK_VERSION})",
+    )
+    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
+    add_keygroup_parser(subparsers)
+    add_mapping_parser(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return USAGE_ERROR
+    try:
+        output = handler(args)
+    except FlinkstateError as error:
+        print(f"flinkstate: error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    print(output)
+    return 0

@@ -1,0 +1,311 @@
+"""``flinkstate keygroup`` and ``flinkstate mapping``: Flink's rescaling arithmetic as tables."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from flinkstate.cli.table import format_indexes, render_table
+from flinkstate.errors import KeyTypeError
+from flinkstate.javahash import JavaType, infer_java_type
+from flinkstate.keygroups import compute_default_max_parallelism, key_group_ranges, place_key
+from flinkstate.rescale import Partitioner, SubtaskStateMapper, rescale_exchange
+
+
+def add_keygroup_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "keygroup",
+        help="which key group and subtask a key goes to",
+        description=(
+            "Show the Java hashCode, murmur hash, key group and owning subtask of each KEY, as "
+            "Flink's keyBy computes them. Without KEY, list every subtask's key-group range."
+        ),
+    )
+    parser.add_argument("keys", nargs="*", metavar="KEY", help="key value(s)")
+    parser.add_argument("-p", "--parallelism", type=int, required=True, help="operator parallelism")
+    parser.add_argument(
+        "-m",
+        "--max-parallelism",
+        type=int,
+        default=None,
+        help="number of key groups (default: Flink's default for the parallelism)",
+    )
+    parser.add_argument(
+        "-t",
+        "--type",
+        default="auto",
+        help="Java key type: auto, "
+        + ", ".join(t.value for t in JavaType)
+        + " (auto: Integer for whole numbers that fit 32 bits, Long for larger "
+        "ones, else String)",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.set_defaults(handler=_keygroup)
+
+
+def add_mapping_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "mapping",
+        help="which old subtasks' in-flight data each new subtask reads",
+        description=(
+            "Show a SubtaskStateMapper's mapping from OLD to NEW parallelism in both directions, "
+            "or with --partitioner the whole recovery plan of one exchange: the state each new "
+            "subtask reads, the virtual channels it demultiplexes and which of them it filters."
+        ),
+    )
+    choice = parser.add_mutually_exclusive_group(required=True)
+    choice.add_argument("--mapper", help=", ".join(m.name for m in SubtaskStateMapper))
+    choice.add_argument(
+        "--partitioner", help=", ".join(p.datastream_call.removesuffix("()") for p in Partitioner)
+    )
+    parser.add_argument("--old", type=int, required=True, help="old parallelism")
+    parser.add_argument("--new", type=int, required=True, help="new parallelism")
+    parser.add_argument(
+        "--upstream-old",
+        type=int,
+        default=None,
+        help="with --partitioner: old upstream parallelism (default --old)",
+    )
+    parser.add_argument(
+        "--upstream-new",
+        type=int,
+        default=None,
+        help="with --partitioner: new upstream parallelism (default --new)",
+    )
+    parser.add_argument(
+        "--recover-output-on-downstream",
+        action="store_true",
+        help="with --partitioner: the downstream reads the upstream's output state",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
+    parser.set_defaults(handler=_mapping)
+
+
+def _keygroup(args: argparse.Namespace) -> str:
+    parallelism: int = args.parallelism
+    default_used = args.max_parallelism is None
+    max_parallelism = (
+        compute_default_max_parallelism(parallelism) if default_used else args.max_parallelism
+    )
+    # Validates both bounds before any key is looked at.
+    ranges = key_group_ranges(max_parallelism, parallelism)
+    origin = f" (Flink's default for parallelism {parallelism})" if default_used else ""
+    header = f"max parallelism {max_parallelism}{origin}, parallelism {parallelism}"
+
+    if not args.keys:
+        if args.json:
+            return json.dumps(
+                {
+                    "max_parallelism": max_parallelism,
+                    "parallelism": parallelism,
+                    "ranges": [[r.start, r.end] for r in ranges],
+                }
+            )
+        range_rows = [[i, r.start, r.end, r.number_of_key_groups] for i, r in enumerate(ranges)]
+        return (
+            header
+            + "\n\n"
+            + render_table(
+                ["subtask", "first key group", "last key group", "key groups"], range_rows
+            )
+        )
+
+    placements = [
+        place_key(key, max_parallelism, parallelism, java_type)
+        for java_type, key in (_parse_key(text, args.type) for text in args.keys)
+    ]
+    if args.json:
+        return json.dumps(
+            {
+                "max_parallelism": max_parallelism,
+                "parallelism": parallelism,
+                "keys": [
+                    {
+                        "key": p.key,
+                        "type": p.java_type.java_name,
+                        "hash_code": p.hash_code,
+                        "murmur_hash": p.murmur_hash,
+                        "key_group": p.key_group,
+                        "subtask": p.subtask,
+                        "subtask_key_groups": [
+                            p.subtask_key_groups.start,
+                            p.subtask_key_groups.end,
+                        ],
+                    }
+                    for p in placements
+                ],
+            }
+        )
+    rows: list[list[object]] = [
+        [
+            repr(p.key) if isinstance(p.key, str) else p.key,
+            p.java_type.java_name,
+            p.hash_code,
+            p.murmur_hash,
+            p.key_group,
+            p.subtask,
+            str(p.subtask_key_groups),
+        ]
+        for p in placements
+    ]
+    table = render_table(
+        ["key", "type", "hashCode()", "murmurHash", "key group", "subtask", "subtask owns"], rows
+    )
+    note = ""
+    if args.type == "auto" and any(p.java_type is JavaType.INT for p in placements):
+        note = "\n\nWhole numbers were read as Integer; pass --type long for Long keys."
+    return header + "\n\n" + table + note
+
+
+def _parse_key(text: str, type_name: str) -> tuple[JavaType, object]:
+    """Turn command-line text into a value of the requested (or inferred) Java type."""
+    if type_name == "auto":
+        try:
+            value: object = int(text)
+        except ValueError:
+            value = text
+        return infer_java_type(value), value
+    java_type = JavaType.parse(type_name)
+    if java_type in (JavaType.STRING, JavaType.CHAR):
+        return java_type, text
+    if java_type is JavaType.BOOLEAN:
+        if text.lower() not in ("true", "false"):
+            raise KeyTypeError(f"a Boolean key must be true or false, got {text!r}")
+        return java_type, text.lower() == "true"
+    try:
+        if java_type in (JavaType.FLOAT, JavaType.DOUBLE):
+            return java_type, float(text)
+        return java_type, int(text)
+    except ValueError:
+        kind = "a number" if java_type in (JavaType.FLOAT, JavaType.DOUBLE) else "a whole number"
+        raise KeyTypeError(f"a {java_type.java_name} key must be {kind}, got {text!r}") from None
+
+
+def _mapping(args: argparse.Namespace) -> str:
+    if args.mapper is not None:
+        return _mapper_tables(args)
+    return _exchange_tables(args)
+
+
+def _mapper_tables(args: argparse.Namespace) -> str:
+    mapper = SubtaskStateMapper.parse(args.mapper)
+    new_to_old = mapper.new_to_old(args.old, args.new)
+    old_to_new = new_to_old.invert()
+    ambiguous = sorted(new_to_old.ambiguous_targets()) if mapper.is_ambiguous else []
+    if args.json:
+        return json.dumps(
+            {
+                "mapper": mapper.name,
+                "old": args.old,
+                "new": args.new,
+                "new_to_old": [list(row) for row in new_to_old.all_rows()],
+                "old_to_new": [list(row) for row in old_to_new.all_rows()],
+                "is_identity": new_to_old.is_identity,
+                "is_ambiguous": mapper.is_ambiguous,
+                "ambiguous_old_subtasks": ambiguous,
+            }
+        )
+    title = f"{mapper.name} {args.old} -> {args.new}: {mapper.description}"
+    if new_to_old.is_identity:
+        title += " (identity)"
+    forward = render_table(
+        ["new subtask", "reads old subtasks", "shared, filtered"],
+        [
+            [index, format_indexes(row), format_indexes([o for o in row if o in ambiguous])]
+            for index, row in enumerate(new_to_old.all_rows())
+        ],
+    )
+    backward = render_table(
+        ["old subtask", "read by new subtasks"],
+        [[index, format_indexes(row)] for index, row in enumerate(old_to_new.all_rows())],
+    )
+    return f"{title}\n\n{forward}\n\n{backward}"
+
+
+def _exchange_tables(args: argparse.Namespace) -> str:
+    upstream = (
+        args.old if args.upstream_old is None else args.upstream_old,
+        args.new if args.upstream_new is None else args.upstream_new,
+    )
+    plan = rescale_exchange(
+        args.partitioner,
+        upstream,
+        (args.old, args.new),
+        recover_output_on_downstream=args.recover_output_on_downstream,
+    )
+    kind = plan.partitioner
+    if args.json:
+        return json.dumps(
+            {
+                "partitioner": kind.name,
+                "upstream": list(plan.upstream_parallelism),
+                "downstream": list(plan.downstream_parallelism),
+                "carries_channel_state": plan.carries_channel_state,
+                "note": plan.note,
+                "downstream_subtasks": [
+                    {
+                        "subtask": d.subtask,
+                        "input_state_from": list(d.input_state_from),
+                        "upstream_output_state_from": [
+                            list(p) for p in d.upstream_output_state_from
+                        ],
+                        "virtual_channels": [
+                            [[vc.old_subtask, vc.old_channel, vc.filtered] for vc in channel]
+                            for channel in d.virtual_channels
+                        ],
+                        "ambiguous_old_subtasks": sorted(d.descriptor.ambiguous_subtask_indexes),
+                    }
+                    for d in plan.downstream
+                ],
+                "upstream_subtasks": [
+                    {"subtask": u.subtask, "output_state_from": list(u.output_state_from)}
+                    for u in plan.upstream
+                ],
+            }
+        )
+    title = (
+        f"{kind.datastream_call} ({kind.flink_class}): upstream {upstream[0]} -> {upstream[1]}, "
+        f"downstream {args.old} -> {args.new}; mappers: downstream "
+        f"{kind.downstream_mapper.name}, upstream {kind.upstream_mapper.name}"
+    )
+    if not plan.carries_channel_state:
+        return f"{title}\n\n{plan.note}"
+    down_rows = []
+    for d in plan.downstream:
+        vcs = d.all_virtual_channels
+        down_rows.append(
+            [
+                d.subtask,
+                format_indexes(d.input_state_from),
+                len(d.upstream_output_state_from) if plan.recover_output_on_downstream else "-",
+                " ".join(
+                    f"({vc.old_subtask},{vc.old_channel}){'*' if vc.filtered else ''}" for vc in vcs
+                )
+                or "-",
+                "yes" if d.filters else "no",
+            ]
+        )
+    down = render_table(
+        [
+            "new downstream",
+            "input state of old",
+            "upstream output handles",
+            "virtual channels (old subtask, old channel)",
+            "filters",
+        ],
+        down_rows,
+    )
+    up = render_table(
+        ["new upstream", "output state of old"],
+        [[u.subtask, format_indexes(u.output_state_from)] for u in plan.upstream],
+    )
+    notes = [
+        "* records of this virtual channel are filtered: each is kept only if its new "
+        "owner is this subtask"
+    ]
+    if plan.note:
+        notes.insert(0, plan.note)
+    if plan.recover_output_on_downstream:
+        notes.append("output state is recovered on the downstream subtasks")
+    return f"{title}\n\n{down}\n\n{up}\n\n" + "\n".join(notes)

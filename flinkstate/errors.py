@@ -1,0 +1,24 @@
+"""The package's own exception types.
+
+Every error a user can cause (a parameter outside Flink's bounds, a key Java cannot hash by
+value, a rescale Flink refuses) is raised as one of these, with a message that names the value
+and the limit. The command line prints the message and exits non-zero instead of a traceback.
+"""
+
+from __future__ import annotations
+
+
+class FlinkstateError(Exception):
+    """Base class: anything raised on purpose by flinkstate."""
+
+
+class InvalidParameterError(FlinkstateError, ValueError):
+    """A parameter is outside the bounds Flink accepts (parallelism, max parallelism, index)."""
+
+
+class KeyTypeError(FlinkstateError, TypeError):
+    """A key whose Java ``hashCode()`` is not defined by its value, or a value of the wrong type."""
+
+
+class UnsupportedRescaleError(FlinkstateError):
+    """Flink refuses to rescale this in-flight data (for example a pointwise exchange)."""

@@ -1,0 +1,223 @@
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flinkstate.errors import InvalidParameterError, UnsupportedRescaleError
+from flinkstate.keygroups import assign_to_key_group, compute_operator_index_for_key_group
+from flinkstate.rescale import (
+    NO_RESCALE,
+    MappingType,
+    Partitioner,
+    RescaleMappings,
+    VirtualChannel,
+    rescale_exchange,
+)
+
+from .test_mapper import mappings
+
+
+def identity_like(mapping: RescaleMappings) -> tuple[tuple[int, ...], ...]:
+    return mapping.all_rows()
+
+
+# --- Flink's StateAssignmentOperationTest (RANGE downstream, ROUND_ROBIN upstream) ----------
+
+
+@pytest.mark.parametrize("on_downstream", [False, True])
+def test_channel_state_assignment_downscaling(on_downstream: bool) -> None:
+    plan = rescale_exchange("keyBy", (3, 2), (3, 2), recover_output_on_downstream=on_downstream)
+    assert [d.input_state_from for d in plan.downstream] == [(0, 1), (1, 2)]
+    up0, up1 = plan.upstream
+    assert up0.descriptor.old_subtask_indexes == (0, 2)
+    assert up0.descriptor.rescaled_channels_mapping == mappings((0, 1), (1, 2))
+    assert up0.descriptor.ambiguous_subtask_indexes == frozenset()
+    assert up1.descriptor.old_subtask_indexes == (1,)
+    down0, down1 = plan.downstream
+    assert down0.descriptor.old_subtask_indexes == (0, 1)
+    assert down0.descriptor.rescaled_channels_mapping == mappings((0, 2), (1,))
+    assert down0.descriptor.ambiguous_subtask_indexes == {1}
+    assert down1.descriptor.old_subtask_indexes == (1, 2)
+    assert down1.descriptor.ambiguous_subtask_indexes == {1}
+    if on_downstream:
+        assert [u.output_state_from for u in plan.upstream] == [(), ()]
+        assert down0.upstream_output_state_from == ((0, 0), (0, 1), (1, 0), (1, 1), (2, 0), (2, 1))
+        assert down1.upstream_output_state_from == ((0, 1), (0, 2), (1, 1), (1, 2), (2, 1), (2, 2))
+    else:
+        assert [u.output_state_from for u in plan.upstream] == [(0, 2), (1,)]
+        assert down0.upstream_output_state_from == ()
+
+
+@pytest.mark.parametrize("on_downstream", [False, True])
+def test_channel_state_assignment_upscaling(on_downstream: bool) -> None:
+    plan = rescale_exchange("keyBy", (2, 3), (2, 3), recover_output_on_downstream=on_downstream)
+    assert [d.input_state_from for d in plan.downstream] == [(0,), (0, 1), (1,)]
+    assert plan.upstream[0].descriptor.old_subtask_indexes == (0,)
+    assert plan.upstream[0].descriptor.rescaled_channels_mapping == mappings((0,), (0, 1), (1,))
+    assert plan.upstream[1].descriptor.old_subtask_indexes == (1,)
+    assert plan.upstream[2].descriptor is NO_RESCALE  # unmapped subtask: nothing to do
+    expected_old = [(0,), (0, 1), (1,)]
+    for down, old in zip(plan.downstream, expected_old, strict=True):
+        assert down.descriptor.old_subtask_indexes == old
+        assert down.descriptor.rescaled_channels_mapping == mappings((0,), (1,), ())
+        assert down.descriptor.ambiguous_subtask_indexes == {0, 1}
+        assert down.descriptor.mapping_type is MappingType.RESCALING
+    if on_downstream:
+        assert [d.upstream_output_state_from for d in plan.downstream] == [
+            ((0, 0), (1, 0)),
+            ((0, 0), (0, 1), (1, 0), (1, 1)),
+            ((0, 1), (1, 1)),
+        ]
+    else:
+        assert [u.output_state_from for u in plan.upstream] == [(0,), (1,), ()]
+
+
+def test_no_rescale_reads_own_state() -> None:
+    plan = rescale_exchange("keyBy", (3, 3), (3, 3))
+    for d in plan.downstream:
+        assert d.descriptor is NO_RESCALE
+        assert d.input_state_from == (d.subtask,)
+        assert not d.demultiplexes
+        assert d.virtual_channels == tuple(
+            (VirtualChannel(d.subtask, channel),) for channel in range(3)
+        )
+    assert "unchanged" in plan.note
+
+
+def test_virtual_channels_of_an_upscale() -> None:
+    # DemultiplexingRecordDeserializerTest.testUpscale-like: new subtask 1 of RANGE 2 -> 3 reads
+    # old subtasks 0 and 1 over every old channel, filtering both (both are shared).
+    plan = rescale_exchange("keyBy", (2, 2), (2, 3))
+    down1 = plan.downstream[1]
+    assert down1.demultiplexes
+    assert down1.virtual_channels == (
+        (VirtualChannel(0, 0, True), VirtualChannel(1, 0, True)),
+        (VirtualChannel(0, 1, True), VirtualChannel(1, 1, True)),
+    )
+
+
+def test_rebalance_never_filters() -> None:
+    plan = rescale_exchange("rebalance", (4, 4), (10, 4))
+    assert not plan.filters
+    assert [d.input_state_from for d in plan.downstream] == [(0, 4, 8), (1, 5, 9), (2, 6), (3, 7)]
+
+
+def test_pointwise_and_broadcast_carry_no_channel_state() -> None:
+    for name in ("forward", "rescale", "broadcast"):
+        upstream = (3, 2) if name == "forward" else (3, 5)
+        plan = rescale_exchange(name, upstream, (3, 2))
+        assert not plan.carries_channel_state
+        assert all(d.input_state_from == () for d in plan.downstream)
+        assert "no in-flight data" in plan.note
+
+
+def test_forced_unaligned_pointwise_rescale_fails_like_flink() -> None:
+    with pytest.raises(UnsupportedRescaleError, match="Cannot rescale the given pointwise"):
+        rescale_exchange("rescale", (3, 2), (3, 2), unaligned_forced=True)
+
+
+def test_forward_needs_equal_parallelism() -> None:
+    with pytest.raises(InvalidParameterError, match="forward partitioning"):
+        rescale_exchange("forward", (3, 3), (3, 2))
+
+
+def test_bad_parallelism_is_named() -> None:
+    with pytest.raises(InvalidParameterError, match="downstream parallelism 0"):
+        rescale_exchange("keyBy", (3, 3), (3, 0))
+
+
+# --- every persisted record reaches exactly one new subtask --------------------------------
+
+MAX_PARALLELISM = 128
+scaled = st.tuples(st.integers(1, 12), st.integers(1, 12))
+
+
+def _keeps(partitioner: Partitioner, key: int, subtask: int, new_parallelism: int) -> bool:
+    """The record filter: keep iff the partitioner, set up with the new parallelism, picks us."""
+    if partitioner is Partitioner.HASH:
+        group = assign_to_key_group(key, MAX_PARALLELISM, "long")
+        return compute_operator_index_for_key_group(MAX_PARALLELISM, new_parallelism, group) == (
+            subtask
+        )
+    return key % new_parallelism == subtask  # a deterministic custom partitioner
+
+
+def _old_target(partitioner: Partitioner, key: int, old_parallelism: int) -> int:
+    return next(s for s in range(old_parallelism) if _keeps(partitioner, key, s, old_parallelism))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from([Partitioner.HASH, Partitioner.CUSTOM]),
+    scaled,
+    scaled,
+    st.booleans(),
+    st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=30),
+    st.data(),
+)
+def test_each_filtered_record_is_kept_by_exactly_its_new_owner(
+    partitioner: Partitioner,
+    upstream: tuple[int, int],
+    downstream: tuple[int, int],
+    on_downstream: bool,
+    keys: list[int],
+    data: st.DataObject,
+) -> None:
+    plan = rescale_exchange(
+        partitioner, upstream, downstream, recover_output_on_downstream=on_downstream
+    )
+    for key in keys:
+        old_downstream = _old_target(partitioner, key, downstream[0])
+        old_channel = data.draw(st.integers(0, upstream[0] - 1))
+        keepers = [
+            d.subtask
+            for d in plan.downstream
+            for vc in d.all_virtual_channels
+            if (vc.old_subtask, vc.old_channel) == (old_downstream, old_channel)
+            and (not vc.filtered or _keeps(partitioner, key, d.subtask, downstream[1]))
+        ]
+        owner = next(s for s in range(downstream[1]) if _keeps(partitioner, key, s, downstream[1]))
+        assert keepers == [owner]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from([Partitioner.REBALANCE, Partitioner.SHUFFLE, Partitioner.GLOBAL]),
+    scaled,
+    scaled,
+)
+def test_round_robin_and_first_give_each_old_channel_one_reader(
+    partitioner: Partitioner, upstream: tuple[int, int], downstream: tuple[int, int]
+) -> None:
+    plan = rescale_exchange(partitioner, upstream, downstream)
+    readers: dict[tuple[int, int], list[int]] = {}
+    for d in plan.downstream:
+        for vc in d.all_virtual_channels:
+            assert not vc.filtered
+            readers.setdefault((vc.old_subtask, vc.old_channel), []).append(d.subtask)
+    # global() sends every record to subtask 0, so only old subtask 0 holds in-flight data.
+    old_holders = [0] if partitioner is Partitioner.GLOBAL else range(downstream[0])
+    for old in old_holders:
+        for channel in range(upstream[0]):
+            assert len(readers.get((old, channel), [])) == 1, (old, channel, readers)
+    if partitioner is not Partitioner.GLOBAL:
+        assert all(len(r) == 1 for r in readers.values())
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.sampled_from([Partitioner.HASH, Partitioner.REBALANCE, Partitioner.CUSTOM]), scaled, scaled
+)
+def test_upstream_recovered_buffers_land_on_a_known_virtual_channel(
+    partitioner: Partitioner, upstream: tuple[int, int], downstream: tuple[int, int]
+) -> None:
+    plan = rescale_exchange(partitioner, upstream, downstream)
+    for new_upstream in plan.upstream:
+        for old_upstream in new_upstream.output_state_from:
+            for old_subpartition in range(downstream[0]):
+                for target in new_upstream.new_subpartitions(old_subpartition):
+                    channel = plan.downstream[target].virtual_channels[new_upstream.subtask]
+                    assert (old_subpartition, old_upstream) in {
+                        (vc.old_subtask, vc.old_channel) for vc in channel
+                    }
