@@ -7,6 +7,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.flinkstate-installed
 LAB_PORT ?= 8888
+# Jupyter refuses to run as root unless told; containers and CI machines often are root.
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(abspath $(BIN)/python)
@@ -29,7 +31,7 @@ $(STAMP): pyproject.toml constraints.txt
 
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) \
-		--ServerApp.root_dir=notebooks --no-browser
+		--ServerApp.root_dir=notebooks --no-browser $(ALLOW_ROOT)
 
 test: lint typecheck pytest
 

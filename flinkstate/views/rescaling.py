@@ -1,0 +1,172 @@
+"""Pictures of a rescale: key-group ownership before and after, and who reads whose state.
+
+Both builders are pure functions of their arguments. The widgets call them once to create a
+figure and then copy the traces' data into a live ``FigureWidget``, so a figure can also be
+saved or tested on its own.
+"""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import plotly.graph_objects as go
+
+from flinkstate.keygroups import (
+    check_parallelism_against_max,
+    compute_operator_index_for_key_group_array,
+)
+from flinkstate.rescale.exchange import ExchangeRescale
+
+_FILTERED = "#d62728"
+_PLAIN = "#1f77b4"
+
+
+def key_group_owners(max_parallelism: int, parallelism: int) -> np.ndarray:
+    """Owning subtask of every key group, in key-group order."""
+    check_parallelism_against_max(parallelism, max_parallelism)
+    return compute_operator_index_for_key_group_array(
+        max_parallelism, parallelism, np.arange(max_parallelism)
+    )
+
+
+def key_group_ownership_figure(
+    max_parallelism: int, old_parallelism: int, new_parallelism: int
+) -> go.Figure:
+    """Two bands of key groups coloured by owning subtask, old above new.
+
+    Key groups whose owner changes are counted in the title: their keyed state moves, and
+    in-flight records of those groups are read by a subtask that may have to filter them.
+    """
+    old = key_group_owners(max_parallelism, old_parallelism)
+    new = key_group_owners(max_parallelism, new_parallelism)
+    moved = int(np.count_nonzero(old != new))
+    groups = np.arange(max_parallelism)
+    figure = go.Figure(
+        go.Heatmap(
+            z=[new, old],
+            x=groups,
+            y=[f"new ({new_parallelism})", f"old ({old_parallelism})"],
+            customdata=np.stack([new, old]),
+            colorscale="Turbo",
+            showscale=False,
+            hovertemplate="key group %{x}<br>subtask %{customdata}<extra></extra>",
+        )
+    )
+    figure.update_layout(
+        title=f"Key-group ownership, max parallelism {max_parallelism}: "
+        f"{moved} of {max_parallelism} key groups change subtask",
+        xaxis_title="key group",
+        height=260,
+        margin={"l": 90, "r": 20, "t": 50, "b": 45},
+    )
+    return figure
+
+
+def state_reading_graph(plan: ExchangeRescale) -> nx.DiGraph:
+    """Old downstream subtasks -> new downstream subtasks that read their input state.
+
+    An edge is ``filtered`` when the new subtask shares that old subtask with others and must
+    drop the records that now belong elsewhere.
+    """
+    old_p, new_p = plan.downstream_parallelism
+    graph = nx.DiGraph()
+    for old in range(old_p):
+        graph.add_node(("old", old), layer=0, index=old, label=f"old {old}")
+    for new in range(new_p):
+        graph.add_node(("new", new), layer=1, index=new, label=f"new {new}")
+    for subtask in plan.downstream:
+        for old in subtask.input_state_from:
+            graph.add_edge(
+                ("old", old),
+                ("new", subtask.subtask),
+                filtered=subtask.descriptor.is_ambiguous(old),
+            )
+    return graph
+
+
+def state_reading_figure(plan: ExchangeRescale) -> go.Figure:
+    """The graph of :func:`state_reading_graph`, old subtasks left, new right.
+
+    Positions come from the subtask index, never from a force layout, so that changing a
+    parameter does not make nodes jump.
+    """
+    graph = state_reading_graph(plan)
+    old_p, new_p = plan.downstream_parallelism
+    tallest = max(old_p, new_p, 1)
+
+    def position(node: tuple[str, int]) -> tuple[float, float]:
+        side, index = node
+        count = old_p if side == "old" else new_p
+        offset = (tallest - count) / 2
+        return (0.0 if side == "old" else 1.0, -(index + offset))
+
+    traces: list[go.Scatter] = []
+    for filtered, colour, name in ((False, _PLAIN, "reads"), (True, _FILTERED, "reads, filters")):
+        xs: list[float | None] = []
+        ys: list[float | None] = []
+        for source, target, data in graph.edges(data=True):
+            if data["filtered"] is filtered:
+                (x0, y0), (x1, y1) = position(source), position(target)
+                xs += [x0, x1, None]
+                ys += [y0, y1, None]
+        traces.append(
+            go.Scatter(
+                x=xs,
+                y=ys,
+                mode="lines",
+                name=name,
+                hoverinfo="skip",
+                line={"color": colour, "width": 2, "dash": "dot" if filtered else "solid"},
+            )
+        )
+    nodes = list(graph.nodes)
+    traces.append(
+        go.Scatter(
+            x=[position(n)[0] for n in nodes],
+            y=[position(n)[1] for n in nodes],
+            mode="markers+text",
+            text=[graph.nodes[n]["label"] for n in nodes],
+            textposition=["middle left" if n[0] == "old" else "middle right" for n in nodes],
+            marker={
+                "size": 16,
+                "color": ["#7f7f7f" if n[0] == "old" else "#2ca02c" for n in nodes],
+            },
+            hovertext=[_node_hover(plan, n) for n in nodes],
+            hoverinfo="text",
+            name="subtasks",
+            showlegend=False,
+        )
+    )
+    kind = plan.partitioner
+    title = (
+        f"{kind.datastream_call}: who reads whose input channel state "
+        f"({old_p} -> {new_p}, mapper {kind.downstream_mapper.name})"
+    )
+    if not plan.carries_channel_state:
+        title = f"{kind.datastream_call}: no in-flight data (barriers are aligned on this exchange)"
+    figure = go.Figure(traces)
+    figure.update_layout(
+        title=title,
+        height=max(260, 40 * tallest + 100),
+        xaxis={"visible": False, "range": [-0.4, 1.4]},
+        yaxis={"visible": False},
+        margin={"l": 20, "r": 20, "t": 50, "b": 20},
+        legend={"orientation": "h"},
+    )
+    return figure
+
+
+def _node_hover(plan: ExchangeRescale, node: tuple[str, int]) -> str:
+    side, index = node
+    if side == "old":
+        readers = [d.subtask for d in plan.downstream if index in d.input_state_from]
+        return f"old subtask {index}<br>read by new {readers or 'nobody'}"
+    subtask = plan.downstream[index]
+    vcs = ", ".join(
+        f"({vc.old_subtask},{vc.old_channel}){'*' if vc.filtered else ''}"
+        for vc in subtask.all_virtual_channels
+    )
+    return (
+        f"new subtask {index}<br>input state of old {list(subtask.input_state_from)}"
+        f"<br>virtual channels: {vcs or 'none'}"
+    )

@@ -1,0 +1,1 @@
+"""ipywidgets controllers: they read the model and redraw figures in place."""

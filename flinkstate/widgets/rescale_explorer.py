@@ -1,0 +1,152 @@
+"""A widget to explore a rescale: pick an exchange and parallelisms, see who reads what.
+
+The controller validates every value before it touches a figure: a value Flink would refuse
+(a parallelism above max parallelism, say) is reported in the widget and the figures keep
+showing the last valid choice. No traceback reaches the user.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+
+from flinkstate.errors import FlinkstateError
+from flinkstate.keygroups import UPPER_BOUND_MAX_PARALLELISM, check_parallelism_against_max
+from flinkstate.rescale import ExchangeRescale, Partitioner, rescale_exchange
+from flinkstate.views.rescaling import key_group_ownership_figure, state_reading_figure
+
+PARTITIONER_CHOICES = [(p.datastream_call, p.name) for p in Partitioner]
+
+
+class RescaleExplorer:
+    """Controls (partitioner, max parallelism, old and new parallelism) and two live figures."""
+
+    def __init__(
+        self,
+        partitioner: str = "HASH",
+        max_parallelism: int = 128,
+        old_parallelism: int = 3,
+        new_parallelism: int = 2,
+    ) -> None:
+        self.partitioner = widgets.Dropdown(
+            options=PARTITIONER_CHOICES,
+            value=Partitioner.parse(partitioner).name,
+            description="exchange",
+        )
+        self.max_parallelism = widgets.BoundedIntText(
+            value=max_parallelism,
+            min=1,
+            max=UPPER_BOUND_MAX_PARALLELISM,
+            description="max par.",
+        )
+        self.old_parallelism = widgets.BoundedIntText(
+            value=old_parallelism,
+            min=1,
+            max=UPPER_BOUND_MAX_PARALLELISM,
+            description="old par.",
+        )
+        self.new_parallelism = widgets.BoundedIntText(
+            value=new_parallelism,
+            min=1,
+            max=UPPER_BOUND_MAX_PARALLELISM,
+            description="new par.",
+        )
+        self.recover_on_downstream = widgets.Checkbox(
+            value=False,
+            description="recover output on downstream",
+        )
+        self.message = widgets.HTML()
+        self.summary = widgets.HTML()
+        self.ownership = go.FigureWidget()
+        self.reading = go.FigureWidget()
+        self.plan: ExchangeRescale | None = None
+        for control in self.controls:
+            control.observe(self._on_change, names="value")
+        self.refresh()
+
+    @property
+    def controls(self) -> tuple[widgets.ValueWidget, ...]:
+        return (
+            self.partitioner,
+            self.max_parallelism,
+            self.old_parallelism,
+            self.new_parallelism,
+            self.recover_on_downstream,
+        )
+
+    @property
+    def widget(self) -> widgets.Widget:
+        """The whole explorer, ready to display."""
+        return widgets.VBox(
+            [
+                widgets.HBox([self.partitioner, self.recover_on_downstream]),
+                widgets.HBox([self.max_parallelism, self.old_parallelism, self.new_parallelism]),
+                self.message,
+                self.ownership,
+                self.reading,
+                self.summary,
+            ]
+        )
+
+    def _on_change(self, _change: dict[str, Any]) -> None:
+        self.refresh()
+
+    def refresh(self) -> bool:
+        """Recompute and redraw; on a refused value show why and keep the last figures."""
+        max_p = self.max_parallelism.value
+        old_p, new_p = self.old_parallelism.value, self.new_parallelism.value
+        try:
+            check_parallelism_against_max(old_p, max_p)
+            check_parallelism_against_max(new_p, max_p)
+            plan = rescale_exchange(
+                self.partitioner.value,
+                (old_p, new_p),
+                (old_p, new_p),
+                recover_output_on_downstream=self.recover_on_downstream.value,
+            )
+        except FlinkstateError as error:
+            self.message.value = (
+                f"<span style='color:#d62728'>Not applied: {html.escape(str(error))}</span>"
+            )
+            return False
+        self.message.value = ""
+        self.plan = plan
+        _replace(self.ownership, key_group_ownership_figure(max_p, old_p, new_p))
+        _replace(self.reading, state_reading_figure(plan))
+        self.summary.value = _summary_html(plan)
+        return True
+
+
+def _replace(target: go.FigureWidget, source: go.Figure) -> None:
+    """Update a live figure in place so the page does not redraw from scratch."""
+    with target.batch_update():
+        if len(target.data) != len(source.data) or any(
+            a.type != b.type for a, b in zip(target.data, source.data, strict=True)
+        ):
+            target.data = []
+            target.add_traces(source.data)
+        else:
+            for live, new in zip(target.data, source.data, strict=True):
+                live.update(new.to_plotly_json(), overwrite=True)
+        target.layout = source.layout
+
+
+def _summary_html(plan: ExchangeRescale) -> str:
+    if not plan.carries_channel_state:
+        return f"<p>{html.escape(plan.note)}</p>"
+    rows = "".join(
+        "<tr>"
+        f"<td>{d.subtask}</td>"
+        f"<td>{', '.join(map(str, d.input_state_from)) or '-'}</td>"
+        f"<td>{len(d.all_virtual_channels)}</td>"
+        f"<td>{'yes' if d.filters else 'no'}</td>"
+        "</tr>"
+        for d in plan.downstream
+    )
+    return (
+        "<table><tr><th>new subtask</th><th>reads input state of old</th>"
+        "<th>virtual channels</th><th>filters</th></tr>" + rows + "</table>"
+    )
