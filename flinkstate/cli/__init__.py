@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from flinkstate import FLINK_VERSION, __version__
 from flinkstate.cli.arithmetic import add_keygroup_parser, add_mapping_parser
+from flinkstate.cli.run import add_run_parser, add_topologies_parser
 from flinkstate.errors import FlinkstateError
 
 #: Exit status for a user error (bad parameter, bad key); argparse uses the same.
@@ -34,6 +35,8 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     add_keygroup_parser(subparsers)
     add_mapping_parser(subparsers)
+    add_topologies_parser(subparsers)
+    add_run_parser(subparsers)
     return parser
 
 
@@ -49,5 +52,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except FlinkstateError as error:
         print(f"flinkstate: error: {error}", file=sys.stderr)
         return USAGE_ERROR
+    except OSError as error:
+        print(f"flinkstate: error: {error.filename or ''}: {error.strerror}", file=sys.stderr)
+        return USAGE_ERROR
+    status = 0
+    if isinstance(output, tuple):
+        output, status = output
     print(output)
-    return 0
+    return int(status)

@@ -1,0 +1,87 @@
+"""Network buffers and the pools they come from.
+
+Every memory segment has an integer id and exactly one owner at every step; the world keeps
+that owner in one array and checks each move against it. A :class:`Buffer` is a segment
+carrying record fragments (or, with no segment, a small heap event such as end-of-partition).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from flinkstate.network.records import Fragment
+
+#: Events live in small heap buffers, not network segments.
+HEAP = -1
+
+
+@dataclass(slots=True)
+class Buffer:
+    segment: int
+    capacity: int
+    used: int = 0
+    fragments: list[Fragment] = field(default_factory=list)
+    event: str | None = None
+
+    def __deepcopy__(self, memo: dict[int, object]) -> Buffer:
+        return Buffer(self.segment, self.capacity, self.used, list(self.fragments), self.event)
+
+    @property
+    def is_event(self) -> bool:
+        return self.event is not None
+
+    @property
+    def space(self) -> int:
+        return self.capacity - self.used
+
+
+@dataclass(slots=True)
+class NetworkBufferPool:
+    """All network segments of one TaskManager (``NetworkBufferPool``)."""
+
+    name: str
+    total: int
+    free: list[int]
+    required: int = 0
+
+    def __deepcopy__(self, memo: dict[int, object]) -> NetworkBufferPool:
+        return NetworkBufferPool(self.name, self.total, list(self.free), self.required)
+
+
+@dataclass(slots=True)
+class LocalBufferPool:
+    """A result partition's or an input gate's share of the network pool (``LocalBufferPool``).
+
+    ``requested`` counts segments taken from the global pool and not yet returned (free here
+    or in use); ``size`` is the current pool size after redistribution. For a result partition
+    ``per_subpartition`` counts the buffers each subpartition holds: one reaching
+    ``max_per_subpartition`` makes the whole pool unavailable, which is how one slow consumer
+    back-pressures its producer.
+    """
+
+    name: str
+    global_pool: str
+    minimum: int
+    maximum: int
+    size: int
+    free: list[int] = field(default_factory=list)
+    requested: int = 0
+    per_subpartition: list[int] = field(default_factory=list)
+    max_per_subpartition: int = 0
+    saturated_subpartitions: int = 0
+
+    def __deepcopy__(self, memo: dict[int, object]) -> LocalBufferPool:
+        twin = LocalBufferPool(
+            self.name,
+            self.global_pool,
+            self.minimum,
+            self.maximum,
+            self.size,
+            list(self.free),
+            self.requested,
+            list(self.per_subpartition),
+            self.max_per_subpartition,
+            self.saturated_subpartitions,
+        )
+        memo[id(self)] = twin
+        return twin

@@ -1,0 +1,96 @@
+"""Network configuration with Flink's defaults, bounds and sizing rules.
+
+Flink 2.x hard-codes what older releases configured (2 exclusive buffers per channel, 8 floating
+buffers per gate, 10 buffers per subpartition at most); the model keeps them as parameters so a
+user can ask "what if". The memory segment size is validated exactly as Flink's
+``ConfigurationParserUtils.getPageSize`` does, with Flink's message.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flinkstate.errors import InvalidParameterError
+
+#: ``MemoryManager.MIN_PAGE_SIZE``
+MIN_PAGE_SIZE = 4096
+#: ``taskmanager.memory.segment-size`` default (32 KiB)
+DEFAULT_SEGMENT_SIZE = 32 * 1024
+SEGMENT_SIZE_KEY = "taskmanager.memory.segment-size"
+#: length prefix of every serialized record (``DataOutputSerializer`` writes an int)
+LENGTH_PREFIX_BYTES = 4
+
+
+def check_segment_size(size: int) -> int:
+    """Flink's page-size check: at least 4096 bytes and a power of two."""
+    if isinstance(size, bool) or not isinstance(size, int):
+        raise InvalidParameterError(f"segment size must be a whole number of bytes, got {size!r}")
+    if size < MIN_PAGE_SIZE:
+        raise InvalidParameterError(
+            f"Invalid configuration value for {SEGMENT_SIZE_KEY} : {size} - "
+            f"Minimum memory segment size is {MIN_PAGE_SIZE}"
+        )
+    if size & (size - 1):
+        raise InvalidParameterError(
+            f"Invalid configuration value for {SEGMENT_SIZE_KEY} : {size} - "
+            "Memory segment size must be a power of 2."
+        )
+    return size
+
+
+@dataclass(frozen=True)
+class NetworkConfig:
+    """Per-TaskManager network settings; defaults are Flink 2.x's."""
+
+    segment_size: int = DEFAULT_SEGMENT_SIZE
+    buffers_per_channel: int = 2
+    floating_buffers_per_gate: int = 8
+    max_buffers_per_channel: int = 10
+    #: 64 MiB of network memory / 32 KiB segments, Flink's minimum network memory
+    network_buffers_per_task_manager: int = 2048
+    #: subtask i of every operator shares slot i; slots fill task managers in order
+    slots_per_task_manager: int = 1
+
+    def __post_init__(self) -> None:
+        check_segment_size(self.segment_size)
+        for name in ("buffers_per_channel", "floating_buffers_per_gate"):
+            if getattr(self, name) < 0:
+                raise InvalidParameterError(
+                    f"{name} must not be negative, got {getattr(self, name)}"
+                )
+        for name in (
+            "max_buffers_per_channel",
+            "network_buffers_per_task_manager",
+            "slots_per_task_manager",
+        ):
+            if getattr(self, name) < 1:
+                raise InvalidParameterError(f"{name} must be at least 1, got {getattr(self, name)}")
+
+    def task_manager_of(self, subtask: int) -> int:
+        return subtask // self.slots_per_task_manager
+
+    def result_partition_pool_bounds(self, subpartitions: int) -> tuple[int, int]:
+        """(min, max) buffers of a pipelined-bounded result partition's pool.
+
+        ``NettyShuffleUtils.getMinMaxNetworkBuffersPerResultPartition``: one buffer per
+        subpartition plus one, so a task can always get an output buffer; at most
+        ``subpartitions * buffers_per_channel + floating``.
+        """
+        return (
+            subpartitions + 1,
+            subpartitions * self.buffers_per_channel + self.floating_buffers_per_gate,
+        )
+
+    def gate_buffers(self, channels: int) -> tuple[int, int, int]:
+        """(exclusive per channel, floating min, floating max) of a streaming input gate.
+
+        ``InputGateSpecUtils.createGateBuffersSpec`` with no limit on required buffers.
+        """
+        target_required = channels * self.buffers_per_channel + 1
+        target_total = channels * self.buffers_per_channel + self.floating_buffers_per_gate
+        exclusive = min(self.buffers_per_channel, (target_required - 1) // channels)
+        return (
+            exclusive,
+            target_required - channels * exclusive,
+            target_total - channels * exclusive,
+        )

@@ -1,0 +1,178 @@
+"""The job graph: operators with parallelism and cost, and the exchanges between them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.keygroups import (
+    check_parallelism,
+    check_parallelism_against_max,
+    compute_default_max_parallelism,
+)
+from flinkstate.rescale.partitioner import Partitioner
+
+
+class OperatorKind(StrEnum):
+    SOURCE = "source"
+    MAP = "map"
+    KEYED = "keyed"
+    SINK = "sink"
+
+
+@dataclass(frozen=True)
+class Operator:
+    """One operator (a task chain in Flink terms) and its parallel subtasks.
+
+    ``cost`` is the number of extra steps a subtask spends per record: where it is high,
+    back-pressure builds upstream. Sources emit ``records_per_subtask`` records with keys drawn
+    from ``key_space`` and payloads of ``record_size`` bytes (a range draws uniformly).
+    """
+
+    name: str
+    parallelism: int
+    kind: OperatorKind = OperatorKind.MAP
+    cost: int = 0
+    max_parallelism: int | None = None
+    records_per_subtask: int = 0
+    key_space: int = 1000
+    record_size: tuple[int, int] = (100, 100)
+
+    def __post_init__(self) -> None:
+        if not self.name or any(c in self.name for c in "[]<>:"):
+            raise InvalidParameterError(
+                f"operator name {self.name!r} must be non-empty without [ ] < > :"
+            )
+        check_parallelism(self.parallelism, f"parallelism of {self.name}")
+        if self.max_parallelism is not None:
+            check_parallelism_against_max(self.parallelism, self.max_parallelism)
+        if self.cost < 0:
+            raise InvalidParameterError(
+                f"cost of {self.name} must not be negative, got {self.cost}"
+            )
+        low, high = self.record_size
+        if not 0 <= low <= high:
+            raise InvalidParameterError(
+                f"record size range of {self.name} must satisfy 0 <= min <= max, got {low}..{high}"
+            )
+        if self.kind is OperatorKind.SOURCE and self.records_per_subtask < 0:
+            raise InvalidParameterError(f"records per subtask of {self.name} must not be negative")
+        if self.key_space < 1:
+            raise InvalidParameterError(f"key space of {self.name} must be at least 1")
+
+    @property
+    def effective_max_parallelism(self) -> int:
+        if self.max_parallelism is not None:
+            return self.max_parallelism
+        return compute_default_max_parallelism(self.parallelism)
+
+    def subtask_name(self, index: int) -> str:
+        return f"{self.name}[{index}]"
+
+
+@dataclass(frozen=True)
+class Exchange:
+    upstream: str
+    downstream: str
+    partitioner: Partitioner
+
+    @property
+    def name(self) -> str:
+        return f"{self.upstream}->{self.downstream}"
+
+
+def pointwise_producers(up: int, down: int, consumer: int) -> tuple[int, ...]:
+    """Producers a consumer reads over a pointwise (forward/rescale) edge, as Flink connects
+    them (``VertexInputInfoComputationUtils.computeVertexInputInfoForPointwise``)."""
+    if up >= down:
+        return tuple(range(consumer * up // down, (consumer + 1) * up // down))
+    for producer in range(up):
+        start = (producer * down + up - 1) // up
+        end = ((producer + 1) * down + up - 1) // up
+        if start <= consumer < end:
+            return (producer,)
+    raise AssertionError("every consumer has a producer")
+
+
+@dataclass(frozen=True)
+class JobGraph:
+    operators: tuple[Operator, ...]
+    exchanges: tuple[Exchange, ...]
+    _by_name: dict[str, Operator] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        names = [op.name for op in self.operators]
+        if len(set(names)) != len(names):
+            raise InvalidParameterError(f"operator names must be unique, got {names}")
+        object.__setattr__(self, "_by_name", {op.name: op for op in self.operators})
+        for exchange in self.exchanges:
+            for end in (exchange.upstream, exchange.downstream):
+                if end not in self._by_name:
+                    raise InvalidParameterError(
+                        f"exchange {exchange.name} names unknown operator {end!r}"
+                    )
+            up, down = self._by_name[exchange.upstream], self._by_name[exchange.downstream]
+            if up.kind is OperatorKind.SINK:
+                raise InvalidParameterError(f"sink {up.name} cannot have outputs")
+            if down.kind is OperatorKind.SOURCE:
+                raise InvalidParameterError(f"source {down.name} cannot have inputs")
+            if exchange.partitioner is Partitioner.FORWARD and up.parallelism != down.parallelism:
+                raise InvalidParameterError(
+                    f"forward partitioning does not allow a change of parallelism: {up.name} has "
+                    f"{up.parallelism}, {down.name} has {down.parallelism}"
+                )
+        for op in self.operators:
+            inputs = self.inputs_of(op.name)
+            if op.kind is not OperatorKind.SOURCE and not inputs:
+                raise InvalidParameterError(f"{op.kind} {op.name} has no input")
+            if op.kind is OperatorKind.KEYED and any(
+                e.partitioner is not Partitioner.HASH for e in inputs
+            ):
+                raise InvalidParameterError(
+                    f"keyed operator {op.name} must be fed by keyBy exchanges"
+                )
+        self._check_acyclic()
+
+    def _check_acyclic(self) -> None:
+        order = self.topological_order()
+        if len(order) != len(self.operators):
+            raise InvalidParameterError("the job graph has a cycle; iterations are not modelled")
+
+    def topological_order(self) -> tuple[str, ...]:
+        indegree = {op.name: len(self.inputs_of(op.name)) for op in self.operators}
+        ready = [op.name for op in self.operators if indegree[op.name] == 0]
+        order: list[str] = []
+        while ready:
+            name = ready.pop(0)
+            order.append(name)
+            for exchange in self.outputs_of(name):
+                indegree[exchange.downstream] -= 1
+                if indegree[exchange.downstream] == 0:
+                    ready.append(exchange.downstream)
+        return tuple(order)
+
+    def operator(self, name: str) -> Operator:
+        try:
+            return self._by_name[name]
+        except KeyError:
+            raise InvalidParameterError(f"unknown operator {name!r}") from None
+
+    def inputs_of(self, name: str) -> tuple[Exchange, ...]:
+        return tuple(e for e in self.exchanges if e.downstream == name)
+
+    def outputs_of(self, name: str) -> tuple[Exchange, ...]:
+        return tuple(e for e in self.exchanges if e.upstream == name)
+
+    def producers(self, exchange: Exchange, consumer: int) -> tuple[int, ...]:
+        """Upstream subtasks a downstream subtask has an input channel from, in channel order."""
+        up = self.operator(exchange.upstream).parallelism
+        down = self.operator(exchange.downstream).parallelism
+        if exchange.partitioner.is_pointwise:
+            return pointwise_producers(up, down, consumer)
+        return tuple(range(up))
+
+    def consumers(self, exchange: Exchange, producer: int) -> tuple[int, ...]:
+        """Downstream subtasks a producer has a subpartition for, in subpartition order."""
+        down = self.operator(exchange.downstream).parallelism
+        return tuple(c for c in range(down) if producer in self.producers(exchange, c))

@@ -1,0 +1,59 @@
+"""Buffers per owner kind over a run, derived from the events' segment moves.
+
+Owner names start with their kind (``network-pool``, ``pool``, ``builder``, ``queue``,
+``exclusive``, ``floating``, ``received``, ``deserializer``), so counting per kind needs no
+access to the world: the tracker starts from the initial owners and replays moves. The CLI
+prints the end and peak counts; the timelines of the notebooks plot the same series.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from flinkstate.sim.core import Event
+
+OWNER_KINDS = (
+    "network-pool",
+    "pool",
+    "builder",
+    "queue",
+    "exclusive",
+    "floating",
+    "received",
+    "deserializer",
+)
+
+
+def owner_kind(owner: str) -> str:
+    return owner.split(" ", 1)[0]
+
+
+@dataclass
+class BufferCounts:
+    """Segments held per owner kind, now and at peak."""
+
+    current: Counter[str] = field(default_factory=Counter)
+    peak: Counter[str] = field(default_factory=Counter)
+
+    @classmethod
+    def start(cls, owners: Sequence[str]) -> BufferCounts:
+        counts = cls(Counter(owner_kind(o) for o in owners))
+        counts.peak = Counter(counts.current)
+        return counts
+
+    def apply(self, event: Event) -> None:
+        for move in event.moves:
+            source, target = owner_kind(move.source), owner_kind(move.target)
+            if source == target:
+                continue
+            self.current[source] -= 1
+            self.current[target] += 1
+            if self.current[target] > self.peak[target]:
+                self.peak[target] = self.current[target]
+
+    def apply_all(self, events: Iterable[Event]) -> BufferCounts:
+        for event in events:
+            self.apply(event)
+        return self

@@ -1,0 +1,289 @@
+"""A catalogue of named topologies and parameter sets, shared by the CLI and the notebooks.
+
+Each topology names the parameters a user may change (with defaults and bounds) and builds a
+fresh :class:`~flinkstate.network.world.NetworkWorld` from them, so ``flinkstate run NAME
+--set key=value`` and a notebook slider go through the same validation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.network.config import NetworkConfig
+from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
+from flinkstate.network.world import NetworkWorld
+from flinkstate.rescale.partitioner import Partitioner
+
+
+@dataclass(frozen=True)
+class Parameter:
+    name: str
+    default: int | bool | str
+    help: str
+    minimum: int | None = None
+    maximum: int | None = None
+    choices: tuple[str, ...] = ()
+
+    def parse(self, raw: object) -> int | bool | str:
+        """Convert and check a user's value; the error names the parameter and the bounds."""
+        if isinstance(self.default, bool):
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in ("true", "1", "yes", "on"):
+                return True
+            if text in ("false", "0", "no", "off"):
+                return False
+            raise InvalidParameterError(f"{self.name} must be true or false, got {raw!r}")
+        if isinstance(self.default, int):
+            try:
+                value = int(str(raw).strip()) if not isinstance(raw, int) else raw
+            except ValueError:
+                raise InvalidParameterError(
+                    f"{self.name} must be a whole number, got {raw!r}"
+                ) from None
+            if self.minimum is not None and value < self.minimum:
+                raise InvalidParameterError(
+                    f"{self.name} = {value} is below its minimum {self.minimum}"
+                )
+            if self.maximum is not None and value > self.maximum:
+                raise InvalidParameterError(
+                    f"{self.name} = {value} is above its maximum {self.maximum}"
+                )
+            return value
+        text = str(raw)
+        if self.choices and text not in self.choices:
+            raise InvalidParameterError(
+                f"{self.name} must be one of {', '.join(self.choices)}, got {raw!r}"
+            )
+        return text
+
+
+COMMON = (
+    Parameter(
+        "segment_size",
+        4096,
+        "memory segment (network buffer) size in bytes; Flink: >= 4096 and a power of two",
+        minimum=1,
+    ),
+    Parameter(
+        "buffers_per_channel",
+        2,
+        "exclusive buffers per remote input channel",
+        minimum=0,
+        maximum=64,
+    ),
+    Parameter("floating_buffers", 8, "floating buffers per input gate", minimum=0, maximum=1024),
+    Parameter(
+        "max_buffers_per_channel",
+        10,
+        "buffers one subpartition may hold before its producer is back-pressured",
+        minimum=1,
+        maximum=1024,
+    ),
+    Parameter(
+        "network_buffers", 2048, "network buffers per TaskManager", minimum=1, maximum=1_000_000
+    ),
+    Parameter(
+        "slots_per_tm",
+        1,
+        "slots per TaskManager (subtask i runs in slot i)",
+        minimum=1,
+        maximum=1024,
+    ),
+    Parameter("records", 50, "records each source subtask emits", minimum=0, maximum=10_000_000),
+    Parameter("record_size", 300, "payload bytes per record", minimum=0, maximum=64 * 1024 * 1024),
+    Parameter("keys", 1000, "distinct keys", minimum=1, maximum=2**31 - 1),
+    Parameter(
+        "flush_every_record",
+        False,
+        "flush output buffers after every record (buffer timeout 0) instead of when full",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Topology:
+    name: str
+    description: str
+    parameters: tuple[Parameter, ...]
+    _build: Callable[[Mapping[str, Any]], JobGraph]
+
+    def resolve(self, overrides: Mapping[str, object] | None = None) -> dict[str, Any]:
+        """Defaults with the user's overrides applied and checked."""
+        known = {p.name: p for p in self.parameters}
+        values: dict[str, Any] = {p.name: p.default for p in self.parameters}
+        for name, raw in (overrides or {}).items():
+            if name not in known:
+                raise InvalidParameterError(
+                    f"unknown parameter {name!r} for topology {self.name}; known: "
+                    + ", ".join(sorted(known))
+                )
+            values[name] = known[name].parse(raw)
+        return values
+
+    def build(
+        self,
+        overrides: Mapping[str, object] | None = None,
+        *,
+        seed: int = 0,
+        faults: frozenset[str] = frozenset(),
+        full_check_every: int = 64,
+    ) -> NetworkWorld:
+        values = self.resolve(overrides)
+        config = NetworkConfig(
+            segment_size=values["segment_size"],
+            buffers_per_channel=values["buffers_per_channel"],
+            floating_buffers_per_gate=values["floating_buffers"],
+            max_buffers_per_channel=values["max_buffers_per_channel"],
+            network_buffers_per_task_manager=values["network_buffers"],
+            slots_per_task_manager=values["slots_per_tm"],
+        )
+        return NetworkWorld(
+            self._build(values),
+            config,
+            seed=seed,
+            flush_every_record=values["flush_every_record"],
+            faults=faults,
+            full_check_every=full_check_every,
+        )
+
+
+def _source(values: Mapping[str, Any], parallelism: int, name: str = "source") -> Operator:
+    size = values["record_size"]
+    return Operator(
+        name,
+        parallelism,
+        OperatorKind.SOURCE,
+        records_per_subtask=values["records"],
+        key_space=values["keys"],
+        record_size=(size, size),
+    )
+
+
+def _keyed_job(values: Mapping[str, Any]) -> JobGraph:
+    return JobGraph(
+        (
+            _source(values, values["source_parallelism"]),
+            Operator(
+                "counter",
+                values["parallelism"],
+                OperatorKind.KEYED,
+                cost=values["cost"],
+                max_parallelism=values["max_parallelism"],
+            ),
+            Operator("sink", values["parallelism"], OperatorKind.SINK),
+        ),
+        (
+            Exchange("source", "counter", Partitioner.HASH),
+            Exchange("counter", "sink", Partitioner.FORWARD),
+        ),
+    )
+
+
+def _two_input_job(values: Mapping[str, Any]) -> JobGraph:
+    p = values["parallelism"]
+    return JobGraph(
+        (
+            _source(values, p, "left"),
+            _source(values, p, "right"),
+            Operator(
+                "join",
+                p,
+                OperatorKind.KEYED,
+                cost=values["cost"],
+                max_parallelism=values["max_parallelism"],
+            ),
+            Operator("sink", p, OperatorKind.SINK),
+        ),
+        (
+            Exchange("left", "join", Partitioner.HASH),
+            Exchange("right", "join", Partitioner.HASH),
+            Exchange("join", "sink", Partitioner.REBALANCE),
+        ),
+    )
+
+
+def _pipeline_job(values: Mapping[str, Any]) -> JobGraph:
+    p = values["parallelism"]
+    return JobGraph(
+        (
+            _source(values, p),
+            Operator("map", p, OperatorKind.MAP),
+            Operator(
+                "slow",
+                p,
+                OperatorKind.KEYED,
+                cost=values["cost"],
+                max_parallelism=values["max_parallelism"],
+            ),
+            Operator("sink", 1, OperatorKind.SINK),
+        ),
+        (
+            Exchange("source", "map", Partitioner.REBALANCE),
+            Exchange("map", "slow", Partitioner.HASH),
+            Exchange("slow", "sink", Partitioner.REBALANCE),
+        ),
+    )
+
+
+_KEYED_PARAMS = (
+    Parameter(
+        "parallelism", 4, "parallelism of the keyed operator and the sink", minimum=1, maximum=128
+    ),
+    Parameter("max_parallelism", 128, "key groups of the keyed operator", minimum=1, maximum=32768),
+    Parameter(
+        "cost", 0, "extra steps the keyed operator spends per record", minimum=0, maximum=10_000
+    ),
+)
+
+CATALOGUE: dict[str, Topology] = {
+    t.name: t
+    for t in (
+        Topology(
+            "keyed",
+            "source -keyBy-> counter -forward-> sink: the plain keyed job",
+            (
+                *COMMON,
+                *_KEYED_PARAMS,
+                Parameter(
+                    "source_parallelism", 4, "parallelism of the source", minimum=1, maximum=128
+                ),
+            ),
+            _keyed_job,
+        ),
+        Topology(
+            "two-input",
+            "left and right sources -keyBy-> join -rebalance-> sink: a two-input task",
+            (*COMMON, *_KEYED_PARAMS),
+            _two_input_job,
+        ),
+        Topology(
+            "backpressure",
+            "source -rebalance-> map -keyBy-> slow -rebalance-> sink(1): back-pressure builds "
+            "behind the slow keyed operator",
+            (
+                *COMMON,
+                *(
+                    p
+                    if p.name != "cost"
+                    else Parameter("cost", 5, p.help, minimum=0, maximum=10_000)
+                    for p in _KEYED_PARAMS
+                ),
+            ),
+            _pipeline_job,
+        ),
+    )
+}
+
+
+def topology(name: str) -> Topology:
+    try:
+        return CATALOGUE[name]
+    except KeyError:
+        raise InvalidParameterError(
+            f"unknown topology {name!r}; known: {', '.join(sorted(CATALOGUE))}"
+        ) from None

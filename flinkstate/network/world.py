@@ -1,0 +1,986 @@
+"""The network world: every piece of mutable state of a running job, and its actors' actions.
+
+Actors:
+
+* ``task X[i]`` -- a subtask's mailbox thread: emit (sources), poll a buffer from an input
+  channel, process one record (keyed state, routing to outputs), spend processing cost, request
+  an output buffer, write record bytes into it, finish at end of input.
+* ``netty X[i]<Y[j]`` -- the transport of one remote channel: send one buffer when the consumer
+  has credit (events need none), and request floating buffers when the announced backlog needs
+  more than the channel holds.
+
+Local channels have no transport: the consumer task reads the producer's subpartition and
+recycles the producer's buffer itself. Every segment move is checked against the owner array;
+the other invariants are checked where the event that could break them happens.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections import deque
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Self
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.keygroups import (
+    assign_key_to_parallel_operator,
+    assign_to_key_group,
+    compute_key_group_range_for_operator_index,
+)
+from flinkstate.network.buffer import HEAP, Buffer, LocalBufferPool, NetworkBufferPool
+from flinkstate.network.config import NetworkConfig
+from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
+from flinkstate.network.records import Fragment, Record
+from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.sim.core import Action, Event, Move, Violation
+from flinkstate.sim.deadlock import Wait
+from flinkstate.sim.scheduler import splitmix64
+
+END_OF_PARTITION = "EndOfPartitionEvent"
+
+#: Fault names a test can inject to re-introduce the bug an invariant guards against.
+FAULTS = frozenset(
+    {
+        "double-recycle",
+        "leak-buffer",
+        "lose-record",
+        "duplicate-record",
+        "reorder-buffers",
+        "wrong-key-group",
+    }
+)
+
+# delivery states
+IN_FLIGHT = 1
+PROCESSED = 2
+
+
+@dataclass(slots=True)
+class Subpartition:
+    name: str
+    partition: str
+    producer: str
+    consumer: str
+    channel: str
+    index: int
+    queue: deque[Buffer] = field(default_factory=deque)
+    builder: Buffer | None = None
+
+    @property
+    def backlog(self) -> int:
+        return sum(1 for b in self.queue if not b.is_event)
+
+
+@dataclass(slots=True)
+class ResultPartition:
+    name: str
+    exchange: Exchange
+    task: str
+    subpartitions: list[Subpartition]
+    pool: LocalBufferPool
+    next_channel: int = -1
+
+
+@dataclass(slots=True)
+class Channel:
+    name: str
+    gate: str
+    task: str
+    producer: str
+    subpartition: str
+    remote: bool
+    index: int
+    exclusive_segments: frozenset[int] = frozenset()
+    exclusive: list[int] = field(default_factory=list)
+    floating: list[int] = field(default_factory=list)
+    received: deque[Buffer] = field(default_factory=deque)
+    backlog_seen: int = 0
+    finished: bool = False
+    partial: tuple[int, int] | None = None  # (record id, bytes received) of a spanning record
+
+    @property
+    def available(self) -> int:
+        return len(self.exclusive) + len(self.floating)
+
+
+@dataclass(slots=True)
+class Gate:
+    name: str
+    exchange: Exchange
+    task: str
+    channels: list[Channel]
+    pool: LocalBufferPool
+    exclusive_per_channel: int
+    next_channel: int = 0
+
+
+@dataclass(slots=True)
+class Output:
+    """Bytes of one record still to be written into one subpartition."""
+
+    subpartition: str
+    record: int
+    written: int
+    total: int
+
+
+@dataclass(slots=True)
+class Task:
+    name: str
+    operator: str
+    kind: OperatorKind
+    index: int
+    task_manager: int
+    gates: list[Gate]
+    partitions: list[ResultPartition]
+    key_groups: tuple[int, int] | None
+    pending: deque[Output] = field(default_factory=deque)
+    busy: int = 0
+    current: Channel | None = None
+    current_buffer: Buffer | None = None
+    ready: deque[int] = field(default_factory=deque)
+    emitted: int = 0
+    processed: int = 0
+    finished: bool = False
+    keyed_state: dict[int, int] = field(default_factory=dict)
+
+
+@dataclass
+class NetworkWorld:
+    """All mutable state of one run; implements the simulation core's ``Model`` protocol."""
+
+    graph: JobGraph
+    config: NetworkConfig
+    seed: int = 0
+    flush_every_record: bool = False
+    faults: frozenset[str] = frozenset()
+    full_check_every: int = 64
+    step: int = 0
+    violations: list[Violation] = field(default_factory=list)
+    owner: list[str] = field(default_factory=list)
+    home: list[str] = field(default_factory=list)
+    network_pools: dict[str, NetworkBufferPool] = field(default_factory=dict)
+    pools: dict[str, LocalBufferPool] = field(default_factory=dict)
+    tasks: dict[str, Task] = field(default_factory=dict)
+    subpartitions: dict[str, Subpartition] = field(default_factory=dict)
+    channels: dict[str, Channel] = field(default_factory=dict)
+    gates: dict[str, Gate] = field(default_factory=dict)
+    records: dict[int, Record] = field(default_factory=dict)
+    deliveries: dict[tuple[int, str], int] = field(default_factory=dict)
+    #: path id of each record at each task that processed it, and the last seq per path
+    paths: dict[tuple[int, str], int] = field(default_factory=dict)
+    path_ids: dict[tuple[int, str], int] = field(default_factory=dict)
+    path_seq: dict[tuple[str, int], int] = field(default_factory=dict)
+    _moves: list[Move] = field(default_factory=list)
+    _emitted: list[int] = field(default_factory=list)
+    _delivered: list[int] = field(default_factory=list)
+    _note: str = ""
+
+    # ------------------------------------------------------------------ building
+
+    def __post_init__(self) -> None:
+        unknown = set(self.faults) - FAULTS
+        if unknown:
+            raise InvalidParameterError(
+                f"unknown fault(s) {sorted(unknown)}; known: {', '.join(sorted(FAULTS))}"
+            )
+        if not self.tasks:
+            self._build()
+
+    def _new_segments(self, count: int, owner: str) -> list[int]:
+        start = len(self.owner)
+        self.owner.extend([owner] * count)
+        self.home.extend([owner] * count)
+        return list(range(start, start + count))
+
+    def _build(self) -> None:
+        cfg = self.config
+        graph = self.graph
+        task_managers = {
+            cfg.task_manager_of(i) for op in graph.operators for i in range(op.parallelism)
+        }
+        for tm in sorted(task_managers):
+            name = f"network-pool tm{tm}"
+            segments = self._new_segments(cfg.network_buffers_per_task_manager, name)
+            self.network_pools[name] = NetworkBufferPool(name, len(segments), segments)
+        for op in graph.operators:
+            for index in range(op.parallelism):
+                self._build_task(op, index)
+        for op in graph.operators:
+            for exchange in graph.inputs_of(op.name):
+                for index in range(op.parallelism):
+                    self._build_gate(self.tasks[op.subtask_name(index)], exchange)
+        for pool in self.network_pools.values():
+            self._redistribute(pool)
+
+    def _reserve(self, global_name: str, count: int) -> None:
+        pool = self.network_pools[global_name]
+        if pool.required + count > pool.total:
+            raise InvalidParameterError(
+                f"Insufficient number of network buffers: required {count}, but only "
+                f"{pool.total - pool.required} available. The total number of network buffers "
+                f"is currently set to {pool.total} of {self.config.segment_size} bytes each "
+                f"({global_name}); give the TaskManager more network buffers"
+            )
+        pool.required += count
+
+    def _build_task(self, op: Operator, index: int) -> None:
+        name = op.subtask_name(index)
+        tm = self.config.task_manager_of(index)
+        key_groups = None
+        if op.kind is OperatorKind.KEYED:
+            r = compute_key_group_range_for_operator_index(
+                op.effective_max_parallelism, op.parallelism, index
+            )
+            key_groups = (r.start, r.end)
+        task = Task(f"task {name}", op.name, op.kind, index, tm, [], [], key_groups)
+        self.tasks[name] = task
+        for exchange in self.graph.outputs_of(op.name):
+            consumers = self.graph.consumers(exchange, index)
+            downstream = self.graph.operator(exchange.downstream)
+            minimum, maximum = self.config.result_partition_pool_bounds(len(consumers))
+            partition_name = f"{name}>{downstream.name}"
+            global_name = f"network-pool tm{tm}"
+            self._reserve(global_name, minimum)
+            pool = LocalBufferPool(
+                f"pool {partition_name}",
+                global_name,
+                minimum,
+                maximum,
+                minimum,
+                per_subpartition=[0] * len(consumers),
+                max_per_subpartition=self.config.max_buffers_per_channel,
+            )
+            self.pools[pool.name] = pool
+            subs = []
+            for position, consumer in enumerate(consumers):
+                consumer_name = downstream.subtask_name(consumer)
+                sub = Subpartition(
+                    f"{name}>{consumer_name}",
+                    partition_name,
+                    name,
+                    consumer_name,
+                    f"{consumer_name}<{name}",
+                    position,
+                )
+                subs.append(sub)
+                self.subpartitions[sub.name] = sub
+            task.partitions.append(ResultPartition(partition_name, exchange, name, subs, pool))
+
+    def _build_gate(self, task: Task, exchange: Exchange) -> None:
+        consumer = task.name.removeprefix("task ")
+        upstream = self.graph.operator(exchange.upstream)
+        producers = self.graph.producers(exchange, task.index)
+        exclusive, floating_min, floating_max = self.config.gate_buffers(len(producers))
+        global_name = f"network-pool tm{task.task_manager}"
+        gate_name = f"{consumer}<{upstream.name}"
+        self._reserve(global_name, floating_min)
+        pool = LocalBufferPool(
+            f"pool {gate_name}", global_name, floating_min, floating_max, floating_min
+        )
+        self.pools[pool.name] = pool
+        channels = []
+        for position, producer in enumerate(producers):
+            producer_name = upstream.subtask_name(producer)
+            remote = self.config.task_manager_of(producer) != task.task_manager
+            channel = Channel(
+                f"{consumer}<{producer_name}",
+                gate_name,
+                task.name,
+                f"task {producer_name}",
+                f"{producer_name}>{consumer}",
+                remote,
+                position,
+            )
+            if remote and exclusive:
+                self._reserve(global_name, exclusive)
+                nbp = self.network_pools[global_name]
+                taken = [nbp.free.pop() for _ in range(exclusive)]
+                for segment in taken:
+                    self.owner[segment] = f"exclusive {channel.name}"
+                    self.home[segment] = f"exclusive {channel.name}"
+                channel.exclusive_segments = frozenset(taken)
+                channel.exclusive = taken
+            channels.append(channel)
+            self.channels[channel.name] = channel
+        gate = Gate(gate_name, exchange, task.name, channels, pool, exclusive)
+        task.gates.append(gate)
+        self.gates[gate_name] = gate
+
+    def _redistribute(self, nbp: NetworkBufferPool) -> None:
+        """Share the unreserved segments among resizable pools as Flink's
+        ``NetworkBufferPool.redistributeBuffers`` does (pools in creation order)."""
+        pools = [
+            p for p in self.pools.values() if p.global_pool == nbp.name and p.maximum > p.minimum
+        ]
+        available = nbp.total - nbp.required
+        capacity = sum(min(available, p.maximum - p.minimum) for p in pools)
+        if available <= 0 or capacity == 0:
+            return
+        to_distribute = min(available, capacity)
+        used = distributed = 0
+        for pool in pools:
+            used += min(available, pool.maximum - pool.minimum)
+            share = to_distribute * used // capacity - distributed
+            distributed += share
+            pool.size = pool.minimum + share
+
+    def clone(self) -> Self:
+        """A copy for snapshots: components deep, flat bookkeeping dicts and lists by value.
+
+        The graph, the config and every record are immutable and shared.
+        """
+        twin = copy.copy(self)
+        memo: dict[int, Any] = {id(self.graph): self.graph, id(self.config): self.config}
+        (
+            twin.network_pools,
+            twin.pools,
+            twin.tasks,
+            twin.subpartitions,
+            twin.channels,
+            twin.gates,
+        ) = copy.deepcopy(
+            (
+                self.network_pools,
+                self.pools,
+                self.tasks,
+                self.subpartitions,
+                self.channels,
+                self.gates,
+            ),
+            memo,
+        )
+        twin.owner = list(self.owner)
+        twin.violations = list(self.violations)
+        twin.records = dict(self.records)
+        twin.deliveries = dict(self.deliveries)
+        twin.paths = dict(self.paths)
+        twin.path_ids = dict(self.path_ids)
+        twin.path_seq = dict(self.path_seq)
+        twin._moves, twin._emitted, twin._delivered = [], [], []
+        return twin
+
+    # ------------------------------------------------------------------ moving segments
+
+    def _move(self, segment: int, source: str, target: str) -> None:
+        current = self.owner[segment]
+        if current != source:
+            invariant = "double-recycle" if current == target else "segment-ownership"
+            self._violate(
+                invariant, f"segment {segment} expected at {source} but owned by {current}"
+            )
+        self.owner[segment] = target
+        self._moves.append(Move(segment, source, target))
+
+    def _violate(self, invariant: str, message: str) -> None:
+        self.violations.append(Violation(invariant, self.step, message))
+
+    def _pool_request(
+        self, pool: LocalBufferPool, owner: str, subpartition: int = -1
+    ) -> int | None:
+        if subpartition >= 0 and pool.saturated_subpartitions:
+            return None
+        if pool.free:
+            segment = pool.free.pop()
+            source = pool.name
+        elif pool.requested < pool.size and self.network_pools[pool.global_pool].free:
+            nbp = self.network_pools[pool.global_pool]
+            segment = nbp.free.pop()
+            self._move(segment, nbp.name, pool.name)
+            pool.requested += 1
+            source = pool.name
+        else:
+            return None
+        self._move(segment, source, owner)
+        if subpartition >= 0:
+            pool.per_subpartition[subpartition] += 1
+            if pool.per_subpartition[subpartition] == pool.max_per_subpartition:
+                pool.saturated_subpartitions += 1
+        return segment
+
+    def _pool_can_request(self, pool: LocalBufferPool, for_subpartition: bool) -> bool:
+        if for_subpartition and pool.saturated_subpartitions:
+            return False
+        return bool(pool.free) or (
+            pool.requested < pool.size and bool(self.network_pools[pool.global_pool].free)
+        )
+
+    def _pool_recycle(
+        self, pool: LocalBufferPool, segment: int, holder: str, subpartition: int = -1
+    ) -> None:
+        if subpartition >= 0:
+            if pool.per_subpartition[subpartition] == pool.max_per_subpartition:
+                pool.saturated_subpartitions -= 1
+            pool.per_subpartition[subpartition] -= 1
+        if pool.requested > pool.size:
+            nbp = self.network_pools[pool.global_pool]
+            self._move(segment, holder, nbp.name)
+            nbp.free.append(segment)
+            pool.requested -= 1
+        else:
+            self._move(segment, holder, pool.name)
+            pool.free.append(segment)
+
+    # ------------------------------------------------------------------ actions
+
+    def enabled_actions(self) -> Sequence[Action]:
+        actions: list[Action] = []
+        for task in self.tasks.values():
+            action = self._task_action(task)
+            if action is not None:
+                actions.append(action)
+        for channel in self.channels.values():
+            if channel.remote:
+                actions.extend(self._transport_actions(channel))
+        return actions
+
+    def _task_action(self, task: Task) -> Action | None:
+        if task.finished:
+            return None
+        if task.busy:
+            return _action(task.name, "compute")
+        if task.pending:
+            out = task.pending[0]
+            sub = self.subpartitions[out.subpartition]
+            if sub.builder is not None:
+                return _action(task.name, "write", sub.name)
+            partition = self._partition_of(task, sub)
+            if self._pool_can_request(partition.pool, True):
+                return _action(task.name, "request-buffer", sub.name)
+            return None
+        if task.ready:
+            return _action(task.name, "process")
+        if task.kind is OperatorKind.SOURCE:
+            op = self.graph.operator(task.operator)
+            if task.emitted < op.records_per_subtask:
+                return _action(task.name, "emit")
+            return _action(task.name, "finish")
+        channel = self._next_channel_with_data(task)
+        if channel is not None:
+            return _action(task.name, "poll", channel.name)
+        if all(c.finished for gate in task.gates for c in gate.channels):
+            return _action(task.name, "finish")
+        return None
+
+    def _partition_of(self, task: Task, sub: Subpartition) -> ResultPartition:
+        for partition in task.partitions:
+            if partition.name == sub.partition:
+                return partition
+        raise AssertionError(f"{sub.name} is not a subpartition of {task.name}")
+
+    def _visible_head(self, channel: Channel) -> Buffer | None:
+        if channel.remote:
+            return channel.received[0] if channel.received else None
+        sub = self.subpartitions[channel.subpartition]
+        return sub.queue[0] if sub.queue else None
+
+    def _next_channel_with_data(self, task: Task) -> Channel | None:
+        for gate in task.gates:
+            count = len(gate.channels)
+            for offset in range(count):
+                channel = gate.channels[(gate.next_channel + offset) % count]
+                if not channel.finished and self._visible_head(channel) is not None:
+                    return channel
+        return None
+
+    def _transport_actions(self, channel: Channel) -> list[Action]:
+        actions = []
+        sub = self.subpartitions[channel.subpartition]
+        if sub.queue and (sub.queue[0].is_event or channel.available):
+            actions.append(_action(f"netty {channel.name}", "send"))
+        gate = self._gate(channel)
+        if channel.available < channel.backlog_seen + gate.exclusive_per_channel and (
+            self._pool_can_request(gate.pool, False)
+        ):
+            actions.append(_action(f"netty {channel.name}", "request-floating"))
+        return actions
+
+    def _gate(self, channel: Channel) -> Gate:
+        return self.gates[channel.gate]
+
+    def apply(self, action: Action) -> Event:
+        self._moves = []
+        self._emitted = []
+        self._delivered = []
+        self._note = ""
+        if action.actor.startswith("netty "):
+            channel = self.channels[action.actor.removeprefix("netty ")]
+            if action.kind == "send":
+                self._send(channel)
+            else:
+                self._request_floating(channel)
+        else:
+            task = self.tasks[action.actor.removeprefix("task ")]
+            handler = getattr(self, "_do_" + action.kind.replace("-", "_"))
+            handler(task, action)
+        event = Event(
+            self.step,
+            action,
+            tuple(self._moves),
+            tuple(self._emitted),
+            tuple(self._delivered),
+            (),
+            self._note,
+        )
+        self.step += 1
+        if self.full_check_every and self.step % self.full_check_every == 0:
+            self.check_consistency()
+        return event
+
+    # -- task actions
+
+    def _do_compute(self, task: Task, action: Action) -> None:
+        task.busy -= 1
+
+    def _do_emit(self, task: Task, action: Action) -> None:
+        op = self.graph.operator(task.operator)
+        seq = task.emitted
+        base = splitmix64(splitmix64(self.seed) ^ (hash_text(task.name) + seq))
+        low, high = op.record_size
+        record = Record(
+            id=len(self.records),
+            key=base % op.key_space,
+            size=low + (splitmix64(base) % (high - low + 1)),
+            source=task.name,
+            seq=seq,
+        )
+        self.records[record.id] = record
+        task.emitted += 1
+        self._note = f"record {record.id} key {record.key} ({record.serialized_length} bytes)"
+        self._route(task, record)
+
+    def _route(self, task: Task, record: Record) -> None:
+        for partition in task.partitions:
+            for sub in self._select(partition, record):
+                task.pending.append(Output(sub.name, record.id, 0, record.serialized_length))
+
+    def _select(self, partition: ResultPartition, record: Record) -> list[Subpartition]:
+        subs = partition.subpartitions
+        kind = partition.exchange.partitioner
+        count = len(subs)
+        if kind is Partitioner.BROADCAST:
+            return list(subs)
+        if kind is Partitioner.HASH:
+            down = self.graph.operator(partition.exchange.downstream)
+            target = assign_key_to_parallel_operator(
+                record.key, down.effective_max_parallelism, down.parallelism, "long"
+            )
+            if "wrong-key-group" in self.faults:
+                target = (target + 1) % count
+            return [subs[target]]
+        if kind is Partitioner.REBALANCE:
+            if partition.next_channel < 0:
+                partition.next_channel = splitmix64(self.seed ^ hash_text(partition.name)) % count
+            partition.next_channel = (partition.next_channel + 1) % count
+            return [subs[partition.next_channel]]
+        if kind is Partitioner.RESCALE:
+            partition.next_channel = (partition.next_channel + 1) % count
+            return [subs[partition.next_channel]]
+        if kind is Partitioner.SHUFFLE:
+            return [subs[splitmix64(self.seed ^ (record.id << 8)) % count]]
+        if kind is Partitioner.CUSTOM:
+            return [subs[record.key % count]]
+        return [subs[0]]  # FORWARD (one subpartition) and GLOBAL
+
+    def _do_request_buffer(self, task: Task, action: Action) -> None:
+        sub = self.subpartitions[action.target]
+        pool = self._partition_of(task, sub).pool
+        segment = self._pool_request(pool, f"builder {sub.name}", sub.index)
+        if segment is None:
+            raise AssertionError(f"{action} was enabled but the pool is empty")
+        sub.builder = Buffer(segment, self.config.segment_size)
+
+    def _do_write(self, task: Task, action: Action) -> None:
+        out = task.pending[0]
+        sub = self.subpartitions[out.subpartition]
+        builder = sub.builder
+        assert builder is not None
+        length = min(builder.space, out.total - out.written)
+        builder.fragments.append(Fragment(out.record, out.written, length, out.total))
+        builder.used += length
+        out.written += length
+        if out.written == out.total:
+            task.pending.popleft()
+            self._start_delivery(out.record, self.channels[sub.channel].gate)
+        if builder.space == 0 or (self.flush_every_record and out.written == out.total):
+            self._finish_builder(sub)
+
+    def _start_delivery(self, record: int, gate: str) -> None:
+        key = (record, gate)
+        if key in self.deliveries:
+            self._violate("exactly-once", f"record {record} emitted twice towards {gate}")
+        self.deliveries[key] = IN_FLIGHT
+        self._emitted.append(record)
+
+    def _finish_builder(self, sub: Subpartition) -> None:
+        builder = sub.builder
+        assert builder is not None
+        self._move(builder.segment, f"builder {sub.name}", f"queue {sub.name}")
+        sub.queue.append(builder)
+        sub.builder = None
+        if "reorder-buffers" in self.faults and len(sub.queue) >= 2 and not sub.queue[-2].is_event:
+            sub.queue[-1], sub.queue[-2] = sub.queue[-2], sub.queue[-1]
+
+    def _do_finish(self, task: Task, action: Action) -> None:
+        for partition in task.partitions:
+            for sub in partition.subpartitions:
+                if sub.builder is not None:
+                    if sub.builder.used:
+                        self._finish_builder(sub)
+                    else:
+                        segment = sub.builder.segment
+                        sub.builder = None
+                        self._pool_recycle(
+                            partition.pool, segment, f"builder {sub.name}", sub.index
+                        )
+                sub.queue.append(Buffer(HEAP, 0, event=END_OF_PARTITION))
+        task.finished = True
+        self._note = "end of input: flushed and sent EndOfPartitionEvent"
+
+    def _do_poll(self, task: Task, action: Action) -> None:
+        channel = self.channels[action.target]
+        gate = self._gate(channel)
+        gate.next_channel = (channel.index + 1) % len(gate.channels)
+        if channel.remote:
+            buffer = channel.received.popleft()
+            holder = f"received {channel.name}"
+        else:
+            sub = self.subpartitions[channel.subpartition]
+            buffer = sub.queue.popleft()
+            holder = f"queue {sub.name}"
+        if buffer.is_event:
+            channel.finished = True
+            self._note = f"{buffer.event} on {channel.name}"
+            return
+        self._move(buffer.segment, holder, f"deserializer {task.name}")
+        ready = self._deserialize(channel, buffer)
+        task.current = channel
+        task.current_buffer = buffer
+        task.ready.extend(ready)
+        self._note = f"{len(ready)} complete record(s) from {channel.name}"
+        if not ready:
+            self._release_current(task)
+
+    def _deserialize(self, channel: Channel, buffer: Buffer) -> list[int]:
+        complete = []
+        for fragment in buffer.fragments:
+            if fragment.is_first:
+                if channel.partial is not None:
+                    self._violate(
+                        "exactly-once", f"record {channel.partial[0]} on {channel.name} was cut off"
+                    )
+                channel.partial = (fragment.record, fragment.length)
+            elif channel.partial is None or channel.partial[0] != fragment.record:
+                self._violate(
+                    "channel-order",
+                    f"fragment of record {fragment.record} on {channel.name} does not "
+                    "continue the record being reassembled",
+                )
+                continue
+            else:
+                channel.partial = (fragment.record, channel.partial[1] + fragment.length)
+            if fragment.is_last:
+                complete.append(fragment.record)
+                channel.partial = None
+        if "lose-record" in self.faults and complete and len(self.records) > 3:
+            complete.pop()
+        return complete
+
+    def _release_current(self, task: Task) -> None:
+        channel, buffer = task.current, task.current_buffer
+        assert channel is not None
+        assert buffer is not None
+        holder = f"deserializer {task.name}"
+        self._recycle_consumed(channel, buffer.segment, holder)
+        if "double-recycle" in self.faults:
+            self._recycle_consumed(channel, buffer.segment, holder)
+        task.current = None
+        task.current_buffer = None
+
+    def _recycle_consumed(self, channel: Channel, segment: int, holder: str) -> None:
+        if "leak-buffer" in self.faults:
+            return
+        if not channel.remote:
+            sub = self.subpartitions[channel.subpartition]
+            producer = self.tasks[sub.producer]
+            self._pool_recycle(self._partition_of(producer, sub).pool, segment, holder, sub.index)
+            return
+        gate = self._gate(channel)
+        if segment in channel.exclusive_segments:
+            self._move(segment, holder, f"exclusive {channel.name}")
+            channel.exclusive.append(segment)
+            required = channel.backlog_seen + gate.exclusive_per_channel
+            if channel.floating and channel.available > required:
+                extra = channel.floating.pop()
+                self._pool_recycle(gate.pool, extra, f"floating {channel.name}")
+        elif channel.available >= channel.backlog_seen + gate.exclusive_per_channel:
+            self._pool_recycle(gate.pool, segment, holder)
+        else:
+            self._move(segment, holder, f"floating {channel.name}")
+            channel.floating.append(segment)
+
+    def _path_id(self, upstream: int, channel: str) -> int:
+        key = (upstream, channel)
+        path = self.path_ids.get(key)
+        if path is None:
+            path = self.path_ids[key] = len(self.path_ids) + 1
+        return path
+
+    def _do_process(self, task: Task, action: Action) -> None:
+        record_id = task.ready.popleft()
+        record = self.records[record_id]
+        channel = task.current
+        assert channel is not None
+        key = (record_id, channel.gate)
+        state = self.deliveries.get(key)
+        if state != IN_FLIGHT:
+            what = "twice" if state == PROCESSED else "without it being sent"
+            self._violate("exactly-once", f"{task.name} processed record {record_id} {what}")
+        self.deliveries[key] = PROCESSED
+        self._delivered.append(record_id)
+        # Order holds per path: records of one source subtask that took the same channels.
+        upstream = self.paths.get((record_id, channel.producer), 0)
+        path = self._path_id(upstream, channel.name)
+        self.paths[(record_id, task.name)] = path
+        last = self.path_seq.get((record.source, path), -1)
+        if record.seq <= last:
+            self._violate(
+                "channel-order",
+                f"record {record_id} (seq {record.seq} of {record.source}) overtook seq {last} "
+                f"on the path ending at {channel.name}",
+            )
+        self.path_seq[(record.source, path)] = record.seq
+        if task.key_groups is not None:
+            op = self.graph.operator(task.operator)
+            group = assign_to_key_group(record.key, op.effective_max_parallelism, "long")
+            first, last_group = task.key_groups
+            if not first <= group <= last_group:
+                self._violate(
+                    "key-group",
+                    f"{task.name} owns key groups [{first}, {last_group}] but got key "
+                    f"{record.key} of key group {group}",
+                )
+            task.keyed_state[record.key] = task.keyed_state.get(record.key, 0) + 1
+        task.processed += 1
+        op = self.graph.operator(task.operator)
+        task.busy = op.cost
+        self._note = f"record {record_id} key {record.key}"
+        if "duplicate-record" in self.faults and record_id == 1 and state == IN_FLIGHT:
+            task.ready.appendleft(record_id)
+        self._route(task, record)
+        if not task.ready:
+            self._release_current(task)
+
+    # -- transport actions
+
+    def _send(self, channel: Channel) -> None:
+        sub = self.subpartitions[channel.subpartition]
+        buffer = sub.queue.popleft()
+        if buffer.is_event:
+            channel.received.append(buffer)
+            self._note = f"{buffer.event} to {channel.name}"
+            return
+        if channel.exclusive:
+            target = channel.exclusive.pop()
+            source = f"exclusive {channel.name}"
+        else:
+            target = channel.floating.pop()
+            source = f"floating {channel.name}"
+        self._move(target, source, f"received {channel.name}")
+        channel.received.append(
+            Buffer(target, buffer.capacity, buffer.used, list(buffer.fragments))
+        )
+        producer = self.tasks[sub.producer]
+        self._pool_recycle(
+            self._partition_of(producer, sub).pool, buffer.segment, f"queue {sub.name}", sub.index
+        )
+        channel.backlog_seen = sub.backlog
+        self._note = f"{buffer.used} bytes, backlog {channel.backlog_seen}"
+
+    def _request_floating(self, channel: Channel) -> None:
+        gate = self._gate(channel)
+        segment = self._pool_request(gate.pool, f"floating {channel.name}")
+        assert segment is not None
+        channel.floating.append(segment)
+
+    # ------------------------------------------------------------------ status
+
+    def is_finished(self) -> bool:
+        return (
+            all(task.finished for task in self.tasks.values())
+            and all(not sub.queue for sub in self.subpartitions.values())
+            and all(not c.received for c in self.channels.values())
+        )
+
+    def waits(self) -> list[Wait]:
+        waits = []
+        for task in self.tasks.values():
+            if task.finished or self._task_action(task) is not None:
+                continue
+            if task.pending:
+                sub = self.subpartitions[task.pending[0].subpartition]
+                pool = self._partition_of(task, sub).pool
+                holders = self._holders_of_pool(pool)
+                waits.append(Wait(task.name, f"a buffer of {pool.name}", holders))
+            else:
+                producers = tuple(
+                    sorted(
+                        {
+                            self._producer_actor(c)
+                            for gate in task.gates
+                            for c in gate.channels
+                            if not c.finished
+                        }
+                    )
+                )
+                waits.append(Wait(task.name, "input data", producers))
+        for channel in self.channels.values():
+            sub = self.subpartitions[channel.subpartition]
+            if channel.remote and sub.queue and not self._transport_actions(channel):
+                waits.append(
+                    Wait(f"netty {channel.name}", f"credit of {channel.name}", (channel.task,))
+                )
+        return waits
+
+    def _producer_actor(self, channel: Channel) -> str:
+        return f"netty {channel.name}" if channel.remote else channel.producer
+
+    def _holders_of_pool(self, pool: LocalBufferPool) -> tuple[str, ...]:
+        holders = set()
+        for segment, owner in enumerate(self.owner):
+            if self.home[segment] != pool.global_pool or not owner.startswith("queue "):
+                continue
+            sub = self.subpartitions[owner.removeprefix("queue ")]
+            if sub.partition == pool.name.removeprefix("pool "):
+                channel = self.channels[sub.channel]
+                holders.add(self._producer_actor(channel) if channel.remote else channel.task)
+        return tuple(sorted(holders))
+
+    # ------------------------------------------------------------------ invariants
+
+    def _holdings(self) -> list[tuple[str, list[int]]]:
+        """Every container of segments with the segments it holds."""
+        held: list[tuple[str, list[int]]] = []
+        held += [(nbp.name, nbp.free) for nbp in self.network_pools.values()]
+        held += [(pool.name, pool.free) for pool in self.pools.values()]
+        for sub in self.subpartitions.values():
+            if sub.builder is not None:
+                held.append((f"builder {sub.name}", [sub.builder.segment]))
+            held.append((f"queue {sub.name}", [b.segment for b in sub.queue if not b.is_event]))
+        for channel in self.channels.values():
+            held.append((f"exclusive {channel.name}", channel.exclusive))
+            held.append((f"floating {channel.name}", channel.floating))
+            held.append(
+                (
+                    f"received {channel.name}",
+                    [b.segment for b in channel.received if not b.is_event],
+                )
+            )
+        for task in self.tasks.values():
+            if task.current_buffer is not None:
+                held.append((f"deserializer {task.name}", [task.current_buffer.segment]))
+        return held
+
+    def check_consistency(self) -> None:
+        """Every segment is held by exactly one container, the one its owner names."""
+        owner = self.owner
+        holdings = self._holdings()
+        total = 0
+        consistent = True
+        lookup = owner.__getitem__
+        for name, segments in holdings:
+            total += len(segments)
+            if segments and set(map(lookup, segments)) != {name}:
+                consistent = False
+                break
+        if consistent and total == len(owner):
+            return  # each held segment matches its owner and none is missing or doubled
+        seen: dict[int, str] = {}
+        for name, segments in holdings:
+            for segment in segments:
+                if segment in seen:
+                    self._violate(
+                        "segment-ownership",
+                        f"segment {segment} is held by both {seen[segment]} and {name}",
+                    )
+                seen[segment] = name
+        for segment, expected in enumerate(owner):
+            where = seen.get(segment)
+            if where is None:
+                self._violate(
+                    "leak",
+                    f"segment {segment} (owner {expected}) is held by nobody: it was never "
+                    "recycled",
+                )
+            elif where != expected:
+                self._violate(
+                    "segment-ownership",
+                    f"segment {segment} is owned by {expected} but held by {where}",
+                )
+
+    def check_end(self) -> None:
+        """At the end of a finished run: nothing lost, nothing leaked."""
+        self.check_consistency()
+        lost = [key for key, state in self.deliveries.items() if state != PROCESSED]
+        if lost:
+            record, gate = lost[0]
+            self._violate(
+                "exactly-once",
+                f"{len(lost)} record(s) never processed, e.g. record {record} towards {gate}",
+            )
+        away = [
+            s
+            for s, owner in enumerate(self.owner)
+            if owner != self.home[s] and not owner.startswith("pool ")
+        ]
+        if away:
+            self._violate(
+                "leak",
+                f"{len(away)} segment(s) not back in a pool at the end, e.g. "
+                f"segment {away[0]} at {self.owner[away[0]]}",
+            )
+
+    def fingerprint(self) -> Hashable:
+        return (
+            tuple(self.owner),
+            tuple(
+                (
+                    n,
+                    tuple((b.segment, b.used, tuple(b.fragments), b.event) for b in s.queue),
+                    None if s.builder is None else (s.builder.segment, s.builder.used),
+                )
+                for n, s in self.subpartitions.items()
+            ),
+            tuple(
+                (n, tuple(b.segment for b in c.received), c.backlog_seen, c.finished, c.partial)
+                for n, c in self.channels.items()
+            ),
+            tuple(
+                (
+                    n,
+                    t.busy,
+                    t.emitted,
+                    t.processed,
+                    t.finished,
+                    tuple(t.ready),
+                    tuple((o.subpartition, o.record, o.written) for o in t.pending),
+                )
+                for n, t in self.tasks.items()
+            ),
+        )
+
+
+@functools.lru_cache(maxsize=65536)
+def _action(actor: str, kind: str, target: str = "") -> Action:
+    """Actions are values; building the same few again every step is the engine's hot path."""
+    return Action(actor, kind, target)
+
+
+def hash_text(text: str) -> int:
+    """A stable (not per-process salted) hash of a name, for seeding."""
+    value = 0
+    for char in text.encode():
+        value = (value * 131 + char) & 0xFFFFFFFFFFFF
+    return value

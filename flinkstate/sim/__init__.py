@@ -1,0 +1,47 @@
+"""The simulation core: a small, model-agnostic engine in the spirit of SimPy.
+
+A *model* (the world object) holds all mutable state and offers the atomic actions its actors
+can take now; a *scheduler* picks one by a seeded policy; the :class:`Simulation` steps, runs,
+goes back and replays. Nothing here knows about Flink: the network model plugs in through the
+:class:`~flinkstate.sim.core.Model` protocol.
+"""
+
+from __future__ import annotations
+
+from flinkstate.sim.core import (
+    Action,
+    Event,
+    Model,
+    Move,
+    RunResult,
+    RunStatus,
+    Simulation,
+    Violation,
+)
+from flinkstate.sim.deadlock import DeadlockReport, Wait, find_deadlock
+from flinkstate.sim.scheduler import (
+    FixedPriority,
+    RoundRobin,
+    Scheduler,
+    SeededRandom,
+    make_scheduler,
+)
+
+__all__ = [
+    "Action",
+    "DeadlockReport",
+    "Event",
+    "FixedPriority",
+    "Model",
+    "Move",
+    "RoundRobin",
+    "RunResult",
+    "RunStatus",
+    "Scheduler",
+    "SeededRandom",
+    "Simulation",
+    "Violation",
+    "Wait",
+    "find_deadlock",
+    "make_scheduler",
+]

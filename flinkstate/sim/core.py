@@ -1,0 +1,272 @@
+"""Actions, events and the stepping engine.
+
+The engine is deliberately small. A :class:`Model` owns every piece of mutable state and knows
+which atomic actions its actors can take; the :class:`Simulation` asks it for the enabled
+actions, lets a scheduler pick one (or takes the caller's pick, which is how a model checker
+explores interleavings), applies it and records the resulting :class:`Event`. Going back
+restores the nearest snapshot and replays the recorded choices, which is exact because the
+model is deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, Protocol, Self
+
+from flinkstate.errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    from flinkstate.sim.deadlock import DeadlockReport, Wait
+    from flinkstate.sim.scheduler import Scheduler
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Action:
+    """One atomic thing an actor can do now, e.g. ``Action("task map[0]", "process")``."""
+
+    actor: str
+    kind: str
+    target: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.actor}: {self.kind}" + (f" {self.target}" if self.target else "")
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """A memory segment changing owner."""
+
+    segment: int
+    source: str
+    target: str
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """A broken invariant, with the step that broke it."""
+
+    invariant: str
+    step: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"step {self.step}: {self.invariant}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """What one step did: the action, the segments it moved and the records it touched."""
+
+    step: int
+    action: Action
+    moves: tuple[Move, ...] = ()
+    emitted: tuple[int, ...] = ()
+    delivered: tuple[int, ...] = ()
+    persisted: tuple[int, ...] = ()
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "actor": self.action.actor,
+            "kind": self.action.kind,
+            "target": self.action.target,
+            "moves": [[m.segment, m.source, m.target] for m in self.moves],
+            "emitted": list(self.emitted),
+            "delivered": list(self.delivered),
+            "persisted": list(self.persisted),
+            "note": self.note,
+        }
+
+    def describe(self) -> str:
+        """The event in words, for the recent-events list of a widget or the CLI."""
+        parts = [str(self.action)]
+        if self.note:
+            parts.append(self.note)
+        if self.moves:
+            parts.append(
+                "; ".join(f"segment {m.segment}: {m.source} -> {m.target}" for m in self.moves)
+            )
+        return " | ".join(parts)
+
+
+class Model(Protocol):
+    """What the engine needs from a world."""
+
+    step: int
+    violations: list[Violation]
+
+    def enabled_actions(self) -> Sequence[Action]:
+        """The actions that can run now, in a deterministic order."""
+        ...
+
+    def apply(self, action: Action) -> Event:
+        """Run ``action`` (which must be enabled), check invariants, return what happened."""
+        ...
+
+    def is_finished(self) -> bool:
+        """True when all work is done: no action enabled is then quiescence, not a deadlock."""
+        ...
+
+    def waits(self) -> list[Wait]:
+        """Every actor that cannot proceed, what it waits for and who holds that."""
+        ...
+
+    def check_end(self) -> None:
+        """Final invariant checks once the run is finished (nothing lost or leaked)."""
+        ...
+
+    def clone(self) -> Self: ...
+
+    def fingerprint(self) -> Hashable:
+        """A value equal for equal states (for model checking)."""
+        ...
+
+
+class RunStatus(StrEnum):
+    FINISHED = "finished"
+    DEADLOCK = "deadlock"
+    VIOLATION = "violation"
+    STOPPED = "stopped"
+
+
+@dataclass(frozen=True)
+class RunResult:
+    status: RunStatus
+    steps: int
+    violations: tuple[Violation, ...] = ()
+    deadlock: DeadlockReport | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status in (RunStatus.FINISHED, RunStatus.STOPPED) and not self.violations
+
+
+Until = int | Callable[[Any], bool] | None
+
+
+@dataclass
+class Simulation:
+    """Steps a model under a scheduler and remembers enough to go back exactly.
+
+    ``snapshot_every`` trades memory for the cost of :meth:`back`: going back restores the
+    nearest earlier snapshot and replays at most that many recorded choices.
+    """
+
+    factory: Callable[[], Model]
+    scheduler: Scheduler
+    snapshot_every: int = 256
+    model: Model = field(init=False)
+    history: list[Action] = field(init=False)
+    events: list[Event] = field(init=False)
+    _snapshots: dict[int, Model] = field(init=False)
+
+    def __post_init__(self) -> None:
+        if self.snapshot_every < 1:
+            raise InvalidParameterError(
+                f"snapshot_every must be at least 1, got {self.snapshot_every}"
+            )
+        self.reset()
+
+    # -- state -------------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Back to step 0 with a fresh model from the factory."""
+        self.model = self.factory()
+        self.history = []
+        self.events = []
+        self._snapshots = {0: self.model.clone()}
+
+    @property
+    def step_count(self) -> int:
+        return len(self.history)
+
+    def enabled_actions(self) -> Sequence[Action]:
+        return self.model.enabled_actions()
+
+    # -- moving forward ----------------------------------------------------------------
+
+    def step(self, action: Action | None = None) -> Event | None:
+        """Run one action: the given one (it must be enabled) or the scheduler's choice.
+
+        Returns ``None`` when nothing is enabled.
+        """
+        enabled = self.model.enabled_actions()
+        if not enabled:
+            return None
+        if action is None:
+            previous = self.history[-1] if self.history else None
+            action = enabled[self.scheduler.choose(len(self.history), enabled, previous)]
+        elif action not in enabled:
+            raise InvalidParameterError(f"action {action} is not enabled at step {self.step_count}")
+        event = self.model.apply(action)
+        self.history.append(action)
+        self.events.append(event)
+        if len(self.history) % self.snapshot_every == 0:
+            self._snapshots[len(self.history)] = self.model.clone()
+        return event
+
+    def run(
+        self,
+        until: Until = None,
+        *,
+        max_steps: int = 1_000_000,
+        stop_on_violation: bool = True,
+    ) -> RunResult:
+        """Run until quiescence, a deadlock, a violation, ``until`` steps in total, or
+        ``until(model)`` is true."""
+        from flinkstate.sim.deadlock import find_deadlock
+
+        limit = until if isinstance(until, int) else None
+        predicate = until if callable(until) else None
+        start = len(self.history)
+        while True:
+            if limit is not None and len(self.history) >= limit:
+                return self._result(RunStatus.STOPPED)
+            if predicate is not None and predicate(self.model):
+                return self._result(RunStatus.STOPPED)
+            if len(self.history) - start >= max_steps:
+                return self._result(RunStatus.STOPPED)
+            if stop_on_violation and self.model.violations:
+                return self._result(RunStatus.VIOLATION)
+            if self.step() is None:
+                if self.model.is_finished():
+                    self.model.check_end()
+                    status = RunStatus.VIOLATION if self.model.violations else RunStatus.FINISHED
+                    return self._result(status)
+                return RunResult(
+                    RunStatus.DEADLOCK,
+                    len(self.history),
+                    tuple(self.model.violations),
+                    find_deadlock(self.model.waits(), len(self.history)),
+                )
+
+    def _result(self, status: RunStatus) -> RunResult:
+        return RunResult(status, len(self.history), tuple(self.model.violations))
+
+    # -- going back --------------------------------------------------------------------
+
+    def back(self, steps: int = 1) -> None:
+        """Return to the state ``steps`` steps earlier (not before step 0)."""
+        if steps < 0:
+            raise InvalidParameterError(f"cannot go back a negative number of steps ({steps})")
+        self.goto(max(0, len(self.history) - steps))
+
+    def goto(self, target: int) -> None:
+        """Jump to step ``target`` of the recorded run (backwards only)."""
+        if not 0 <= target <= len(self.history):
+            raise InvalidParameterError(
+                f"step {target} is outside the recorded run 0 to {len(self.history)}"
+            )
+        base = max(s for s in self._snapshots if s <= target)
+        replay = self.history[base:target]
+        self.model = self._snapshots[base].clone()
+        del self.history[base:]
+        del self.events[base:]
+        for stale in [s for s in self._snapshots if s > target]:
+            del self._snapshots[stale]
+        for action in replay:
+            self.events.append(self.model.apply(action))
+            self.history.append(action)

@@ -1,0 +1,79 @@
+"""Scheduling policies: which of the enabled actions runs next.
+
+Every policy is a pure function of (step, enabled actions, previous action), so going back or
+replaying needs no hidden generator state, and a seed reproduces a run exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.sim.core import Action
+
+_MASK64 = 0xFFFFFFFFFFFFFFFF
+
+
+class Scheduler(Protocol):
+    name: str
+
+    def choose(self, step: int, enabled: Sequence[Action], previous: Action | None) -> int:
+        """Index into ``enabled`` (never empty) of the action to run at ``step``."""
+        ...
+
+
+class FixedPriority:
+    """Always the first enabled action in the model's order (its priority order)."""
+
+    name = "priority"
+
+    def choose(self, step: int, enabled: Sequence[Action], previous: Action | None) -> int:
+        return 0
+
+
+class RoundRobin:
+    """Actors take turns: the first enabled action of the next actor after the previous one."""
+
+    name = "round-robin"
+
+    def choose(self, step: int, enabled: Sequence[Action], previous: Action | None) -> int:
+        if previous is None:
+            return 0
+        for index, action in enumerate(enabled):
+            if action.actor > previous.actor:
+                return index
+        return 0
+
+
+def splitmix64(value: int) -> int:
+    """A stateless 64-bit mixer: the same input always gives the same pseudo-random output."""
+    value = (value + 0x9E3779B97F4A7C15) & _MASK64
+    value = ((value ^ (value >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    value = ((value ^ (value >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return value ^ (value >> 31)
+
+
+class SeededRandom:
+    """A pseudo-random choice derived from (seed, step) alone."""
+
+    name = "random"
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+
+    def choose(self, step: int, enabled: Sequence[Action], previous: Action | None) -> int:
+        return splitmix64(splitmix64(self.seed & _MASK64) ^ step) % len(enabled)
+
+
+def make_scheduler(name: str, seed: int = 0) -> Scheduler:
+    """A policy by name: ``priority``, ``round-robin`` or ``random``."""
+    if name == "priority":
+        return FixedPriority()
+    if name in ("round-robin", "round_robin", "roundrobin"):
+        return RoundRobin()
+    if name == "random":
+        return SeededRandom(seed)
+    raise InvalidParameterError(
+        f"unknown scheduling policy {name!r}; choose priority, round-robin or random"
+    )

@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flinkstate.cli import main
+
+
+def test_run_summary_and_trace(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    code = main(
+        ["run", "keyed", "--seed", "2", "--set", "records=10", "--trace", str(trace), "--json"]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    summary = json.loads(out)
+    assert summary["status"] == "finished"
+    assert summary["records_emitted_by_sources"] == 40
+    assert summary["records_processed_by_sinks"] == 40
+    assert summary["buffers_at_peak"]["queue"] >= 1
+    assert len(trace.read_text().splitlines()) == summary["steps"] + 1
+
+
+def test_run_table_and_steps(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["run", "backpressure", "--steps", "50", "--scheduler", "round-robin"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "stopped after 50 steps" in out
+    assert "invariants: all held" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run", "nope"], "unknown topology"),
+        (["run", "keyed", "--set", "records"], "KEY=VALUE"),
+        (["run", "keyed", "--set", "bogus=1"], "unknown parameter 'bogus'"),
+        (["run", "keyed", "--set", "segment_size=1024"], "Minimum memory segment size is 4096"),
+        (["run", "keyed", "--scheduler", "fair"], "unknown scheduling policy"),
+    ],
+)
+def test_run_bad_input(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_topologies_lists_parameters(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["topologies"]) == 0
+    out = capsys.readouterr().out
+    for expected in ("keyed:", "backpressure:", "two-input:", "segment_size"):
+        assert expected in out

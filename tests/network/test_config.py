@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+import pytest
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.network.config import NetworkConfig, check_segment_size
+
+
+@pytest.mark.parametrize(
+    ("channels", "expected"),
+    [
+        # GateBuffersSpecTest, pipelined cases: 2 exclusive per channel, floating [1, 8].
+        (499, (2, 1, 8)),
+        (500, (2, 1, 8)),
+        (999, (2, 1, 8)),
+        (1000, (2, 1, 8)),
+        (1, (2, 1, 8)),
+    ],
+)
+def test_gate_buffers_match_flink(channels: int, expected: tuple[int, int, int]) -> None:
+    assert NetworkConfig().gate_buffers(channels) == expected
+
+
+def test_zero_exclusive_buffers_means_floating_only() -> None:
+    # GateBuffersSpecTest: 1001 channels with 0 configured exclusive buffers -> 0, [1, 8].
+    assert NetworkConfig(buffers_per_channel=0).gate_buffers(1001) == (0, 1, 8)
+
+
+def test_result_partition_pool_bounds() -> None:
+    assert NetworkConfig().result_partition_pool_bounds(4) == (5, 16)
+
+
+@pytest.mark.parametrize(
+    ("size", "message"),
+    [
+        (
+            1024,
+            "Invalid configuration value for taskmanager.memory.segment-size : 1024 - "
+            "Minimum memory segment size is 4096",
+        ),
+        (
+            5000,
+            "Invalid configuration value for taskmanager.memory.segment-size : 5000 - "
+            "Memory segment size must be a power of 2.",
+        ),
+    ],
+)
+def test_segment_size_is_checked_like_flink(size: int, message: str) -> None:
+    with pytest.raises(InvalidParameterError) as raised:
+        check_segment_size(size)
+    assert str(raised.value) == message
+    assert check_segment_size(4096) == 4096
+
+
+def test_other_bounds() -> None:
+    with pytest.raises(InvalidParameterError, match="max_buffers_per_channel"):
+        NetworkConfig(max_buffers_per_channel=0)
+    with pytest.raises(InvalidParameterError, match="buffers_per_channel"):
+        NetworkConfig(buffers_per_channel=-1)

@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import pytest
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.network.graph import (
+    Exchange,
+    JobGraph,
+    Operator,
+    OperatorKind,
+    pointwise_producers,
+)
+from flinkstate.rescale import Partitioner
+
+
+def test_pointwise_connections_follow_flink() -> None:
+    # 4 producers, 2 consumers: consumer i reads producers [2i, 2i+2)
+    assert [pointwise_producers(4, 2, c) for c in range(2)] == [(0, 1), (2, 3)]
+    # 2 producers, 4 consumers: producer 0 feeds consumers 0 and 1
+    assert [pointwise_producers(2, 4, c) for c in range(4)] == [(0,), (0,), (1,), (1,)]
+    assert [pointwise_producers(3, 3, c) for c in range(3)] == [(0,), (1,), (2,)]
+
+
+def job(*exchanges: Exchange, sink_parallelism: int = 2) -> JobGraph:
+    return JobGraph(
+        (
+            Operator("src", 2, OperatorKind.SOURCE, records_per_subtask=1),
+            Operator("keyed", 2, OperatorKind.KEYED),
+            Operator("sink", sink_parallelism, OperatorKind.SINK),
+        ),
+        exchanges,
+    )
+
+
+def test_validation_messages() -> None:
+    with pytest.raises(InvalidParameterError, match="must be fed by keyBy"):
+        job(
+            Exchange("src", "keyed", Partitioner.REBALANCE),
+            Exchange("keyed", "sink", Partitioner.FORWARD),
+        )
+    with pytest.raises(InvalidParameterError, match="forward partitioning"):
+        job(
+            Exchange("src", "keyed", Partitioner.HASH),
+            Exchange("keyed", "sink", Partitioner.FORWARD),
+            sink_parallelism=3,
+        )
+    with pytest.raises(InvalidParameterError, match="has no input"):
+        job(Exchange("src", "keyed", Partitioner.HASH))
+    with pytest.raises(InvalidParameterError, match="cycle"):
+        JobGraph(
+            (Operator("src", 1, OperatorKind.SOURCE), Operator("a", 1), Operator("b", 1)),
+            (
+                Exchange("src", "a", Partitioner.REBALANCE),
+                Exchange("a", "b", Partitioner.REBALANCE),
+                Exchange("b", "a", Partitioner.REBALANCE),
+            ),
+        )
+    with pytest.raises(InvalidParameterError, match="parallelism of x"):
+        Operator("x", 0)
+
+
+def test_channels_of_all_to_all_and_pointwise() -> None:
+    graph = job(
+        Exchange("src", "keyed", Partitioner.HASH), Exchange("keyed", "sink", Partitioner.FORWARD)
+    )
+    keyed_in, forward = graph.exchanges
+    assert graph.producers(keyed_in, 1) == (0, 1)
+    assert graph.producers(forward, 1) == (1,)
+    assert graph.consumers(forward, 0) == (0,)

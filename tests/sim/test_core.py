@@ -1,0 +1,167 @@
+"""The engine on a toy model: two workers and two locks, to test stepping, back and deadlock."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Self
+
+import pytest
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.sim import (
+    Action,
+    Event,
+    FixedPriority,
+    RoundRobin,
+    RunStatus,
+    SeededRandom,
+    Simulation,
+    Violation,
+    Wait,
+)
+
+
+@dataclass
+class Locks:
+    """Worker i takes lock (i + first) % 2 then the other, works, releases both.
+
+    With ``crossed`` the workers take the locks in opposite orders and can deadlock.
+    """
+
+    crossed: bool = True
+    rounds: int = 2
+    step: int = 0
+    violations: list[Violation] = field(default_factory=list)
+    holder: dict[str, str | None] = field(default_factory=lambda: {"A": None, "B": None})
+    progress: dict[str, int] = field(default_factory=lambda: {"w0": 0, "w1": 0})
+    done: dict[str, int] = field(default_factory=lambda: {"w0": 0, "w1": 0})
+
+    def order(self, worker: str) -> tuple[str, str]:
+        return ("B", "A") if self.crossed and worker == "w1" else ("A", "B")
+
+    def enabled_actions(self) -> Sequence[Action]:
+        actions = []
+        for worker in ("w0", "w1"):
+            if self.done[worker] >= self.rounds:
+                continue
+            stage = self.progress[worker]
+            if stage < 2:
+                lock = self.order(worker)[stage]
+                if self.holder[lock] is None:
+                    actions.append(Action(worker, "take", lock))
+            else:
+                actions.append(Action(worker, "release"))
+        return actions
+
+    def apply(self, action: Action) -> Event:
+        if action.kind == "take":
+            self.holder[action.target] = action.actor
+            self.progress[action.actor] += 1
+        else:
+            for lock in ("A", "B"):
+                self.holder[lock] = None
+            self.progress[action.actor] = 0
+            self.done[action.actor] += 1
+        event = Event(self.step, action)
+        self.step += 1
+        return event
+
+    def is_finished(self) -> bool:
+        return all(d >= self.rounds for d in self.done.values())
+
+    def check_end(self) -> None:
+        pass
+
+    def waits(self) -> list[Wait]:
+        waits = []
+        for worker in ("w0", "w1"):
+            stage = self.progress[worker]
+            if self.done[worker] < self.rounds and stage < 2:
+                lock = self.order(worker)[stage]
+                holder = self.holder[lock]
+                if holder is not None:
+                    waits.append(Wait(worker, f"lock {lock}", (holder,)))
+        return waits
+
+    def clone(self) -> Self:
+        return copy.deepcopy(self)
+
+    def fingerprint(self) -> Hashable:
+        return (tuple(self.holder.items()), tuple(self.progress.items()), tuple(self.done.items()))
+
+
+def test_priority_run_finishes_without_interleaving() -> None:
+    sim = Simulation(Locks, FixedPriority())
+    result = sim.run()
+    assert result.status is RunStatus.FINISHED
+    assert result.steps == 12
+
+
+def test_crossed_locks_deadlock_with_the_cycle_named() -> None:
+    sim = Simulation(Locks, FixedPriority())
+    sim.step(Action("w0", "take", "A"))
+    sim.step(Action("w1", "take", "B"))
+    result = sim.run()
+    assert result.status is RunStatus.DEADLOCK
+    assert result.deadlock is not None
+    assert set(result.deadlock.cycle) == {"w0", "w1"}
+    text = result.deadlock.describe()
+    assert "w0 waits for lock B held by w1" in text
+    assert "waits-for cycle" in text
+
+
+def test_some_seed_finds_the_deadlock_and_seeds_reproduce() -> None:
+    outcomes = {}
+    for seed in range(40):
+        first = Simulation(Locks, SeededRandom(seed)).run()
+        again = Simulation(Locks, SeededRandom(seed)).run()
+        assert (first.status, first.steps) == (again.status, again.steps)
+        outcomes[seed] = first.status
+    assert RunStatus.DEADLOCK in outcomes.values()
+    assert RunStatus.FINISHED in outcomes.values()
+
+
+def test_back_returns_to_the_exact_earlier_state() -> None:
+    sim = Simulation(lambda: Locks(crossed=False, rounds=50), RoundRobin(), snapshot_every=7)
+    sim.run(60)
+    states = {}
+    replay = Simulation(lambda: Locks(crossed=False, rounds=50), RoundRobin())
+    for step in range(61):
+        states[step] = replay.model.fingerprint()
+        replay.step()
+    for target in (59, 41, 35, 0):
+        sim.back(sim.step_count - target)
+        assert sim.step_count == target
+        assert sim.model.fingerprint() == states[target]
+    sim.run(60)
+    assert sim.model.fingerprint() == states[60]
+
+
+def test_reset_and_explicit_choice() -> None:
+    sim = Simulation(Locks, FixedPriority())
+    with pytest.raises(InvalidParameterError, match="not enabled"):
+        sim.step(Action("w0", "release"))
+    sim.step(sim.enabled_actions()[-1])
+    assert sim.history == [Action("w1", "take", "B")]
+    sim.reset()
+    assert sim.step_count == 0
+    assert sim.model.fingerprint() == Locks().fingerprint()
+
+
+def test_run_until_predicate_and_step_limit() -> None:
+    sim = Simulation(lambda: Locks(crossed=False), FixedPriority())
+    assert sim.run(lambda model: model.done["w0"] == 1).status is RunStatus.STOPPED
+    assert sim.model.done["w0"] == 1
+    assert sim.run(5).steps == 5
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(InvalidParameterError):
+        Simulation(Locks, FixedPriority(), snapshot_every=0)
+    sim = Simulation(Locks, FixedPriority())
+    with pytest.raises(InvalidParameterError):
+        sim.goto(3)
+    with pytest.raises(InvalidParameterError):
+        sim.back(-1)
