@@ -9,6 +9,7 @@ from typing import Any
 
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
+from flinkstate.network.checkpoint import Checkpoint
 from flinkstate.network.metrics import OWNER_KINDS, BufferCounts
 from flinkstate.network.topologies import CATALOGUE, topology
 from flinkstate.network.world import NetworkWorld
@@ -102,6 +103,7 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
         "records_processed_by_sinks": sinks_in,
         "buffers_at_end": {k: counts.current[k] for k in OWNER_KINDS},
         "buffers_at_peak": {k: counts.peak[k] for k in OWNER_KINDS},
+        "checkpoints": [checkpoint_summary(c) for c in world.completed],
         "violations": [str(v) for v in result.violations],
         "deadlock": result.deadlock.describe() if result.deadlock else None,
     }
@@ -118,6 +120,8 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
             [[k, counts.current[k], counts.peak[k]] for k in OWNER_KINDS],
         ),
         "",
+        _checkpoint_table(world),
+        "",
         "invariants: "
         + ("all held" if not result.violations else f"{len(result.violations)} broken"),
     ]
@@ -127,3 +131,57 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
     if args.trace is not None:
         lines.append(f"trace: {len(simulation.events)} events written to {args.trace}")
     return "\n".join(lines), RUN_FAILED if failed else 0
+
+
+def checkpoint_summary(checkpoint: Checkpoint) -> dict[str, Any]:
+    """The figures a reader of a checkpoint looks at first."""
+    inputs, outputs = checkpoint.input_channel_state, checkpoint.result_subpartition_state
+    fragments = [f for state in (*inputs, *outputs) for f in state.fragments]
+    return {
+        "id": checkpoint.id,
+        "type": "unaligned" if checkpoint.unaligned else "aligned",
+        "trigger_step": checkpoint.trigger_step,
+        "completion_step": checkpoint.completion_step,
+        "input_channels": len(inputs),
+        "input_buffers": sum(len(s.buffers) for s in inputs),
+        "input_bytes": sum(s.size for s in inputs),
+        "output_subpartitions": len(outputs),
+        "output_buffers": sum(len(s.buffers) for s in outputs),
+        "output_bytes": sum(s.size for s in outputs),
+        "records_persisted": len(checkpoint.persisted_records),
+        "spanning_fragments": sum(1 for f in fragments if not f.is_whole),
+        "keys_in_keyed_state": sum(len(s.keyed_state) for s in checkpoint.subtasks),
+    }
+
+
+def _checkpoint_table(world: NetworkWorld) -> str:
+    if not world.completed:
+        return "checkpoints: none completed"
+    rows: list[list[object]] = []
+    for checkpoint in world.completed:
+        c = checkpoint_summary(checkpoint)
+        rows.append(
+            [
+                c["id"],
+                c["type"],
+                f"{c['trigger_step']}-{c['completion_step']}",
+                f"{c['input_buffers']} / {c['input_bytes']}",
+                f"{c['output_buffers']} / {c['output_bytes']}",
+                c["records_persisted"],
+                c["spanning_fragments"],
+                c["keys_in_keyed_state"],
+            ]
+        )
+    return render_table(
+        [
+            "checkpoint",
+            "type",
+            "steps",
+            "input buffers / bytes",
+            "output buffers / bytes",
+            "records",
+            "spanning fragments",
+            "keys",
+        ],
+        rows,
+    )

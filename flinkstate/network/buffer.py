@@ -22,9 +22,20 @@ class Buffer:
     used: int = 0
     fragments: list[Fragment] = field(default_factory=list)
     event: str | None = None
+    #: for a checkpoint barrier: its checkpoint id, and whether it overtakes data (unaligned)
+    checkpoint: int = -1
+    priority: bool = False
 
     def __deepcopy__(self, memo: dict[int, object]) -> Buffer:
-        return Buffer(self.segment, self.capacity, self.used, list(self.fragments), self.event)
+        return Buffer(
+            self.segment,
+            self.capacity,
+            self.used,
+            list(self.fragments),
+            self.event,
+            self.checkpoint,
+            self.priority,
+        )
 
     @property
     def is_event(self) -> bool:

@@ -102,6 +102,15 @@ COMMON = (
         False,
         "flush output buffers after every record (buffer timeout 0) instead of when full",
     ),
+    Parameter(
+        "checkpoint_interval",
+        300,
+        "steps before the first checkpoint and between checkpoints (0: none)",
+        minimum=0,
+        maximum=10_000_000,
+    ),
+    Parameter("checkpoints", 1, "how many checkpoints to take", minimum=0, maximum=1000),
+    Parameter("unaligned", True, "unaligned checkpoints (false: aligned, for comparison)"),
 )
 
 
@@ -149,6 +158,9 @@ class Topology:
             flush_every_record=values["flush_every_record"],
             faults=faults,
             full_check_every=full_check_every,
+            checkpoint_interval=values["checkpoint_interval"],
+            max_checkpoints=values["checkpoints"],
+            unaligned=values["unaligned"],
         )
 
 

@@ -25,11 +25,20 @@ from typing import Any, Self
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import (
+    KeyGroupRange,
     assign_key_to_parallel_operator,
     assign_to_key_group,
     compute_key_group_range_for_operator_index,
 )
 from flinkstate.network.buffer import HEAP, Buffer, LocalBufferPool, NetworkBufferPool
+from flinkstate.network.checkpoint import (
+    ChannelState,
+    Checkpoint,
+    InputChannelInfo,
+    PersistedBuffer,
+    ResultSubpartitionInfo,
+    SubtaskState,
+)
 from flinkstate.network.config import NetworkConfig
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
 from flinkstate.network.records import Fragment, Record
@@ -39,6 +48,8 @@ from flinkstate.sim.deadlock import Wait
 from flinkstate.sim.scheduler import splitmix64
 
 END_OF_PARTITION = "EndOfPartitionEvent"
+BARRIER = "CheckpointBarrier"
+COORDINATOR = "checkpoint-coordinator"
 
 #: Fault names a test can inject to re-introduce the bug an invariant guards against.
 FAULTS = frozenset(
@@ -49,6 +60,8 @@ FAULTS = frozenset(
         "duplicate-record",
         "reorder-buffers",
         "wrong-key-group",
+        "persist-twice",
+        "forget-in-flight",
     }
 )
 
@@ -99,6 +112,17 @@ class Channel:
     backlog_seen: int = 0
     finished: bool = False
     partial: tuple[int, int] | None = None  # (record id, bytes received) of a spanning record
+    #: checkpoint whose barrier this channel delivered last; checkpoint it persists data for
+    barrier_seen: int = 0
+    persisting: int = 0
+    #: an aligned barrier arrived: no data is read until the task has every barrier
+    blocked: bool = False
+    #: the transport sent an aligned barrier: no data is sent until consumption resumes
+    upstream_blocked: bool = False
+    #: checkpoint whose barrier reached this channel, and how many data buffers were
+    #: received before it (a priority barrier overtakes them in the queue)
+    barrier_arrived: int = 0
+    pre_barrier: int = 0
 
     @property
     def available(self) -> int:
@@ -145,6 +169,19 @@ class Task:
     processed: int = 0
     finished: bool = False
     keyed_state: dict[int, int] = field(default_factory=dict)
+    #: for sources: the checkpoint the coordinator asked to take
+    trigger: int = 0
+
+
+@dataclass
+class CheckpointInProgress:
+    id: int
+    unaligned: bool
+    trigger_step: int
+    snapshots: dict[str, SubtaskState] = field(default_factory=dict)
+    acknowledged: set[str] = field(default_factory=set)
+    inputs: dict[str, list[PersistedBuffer]] = field(default_factory=dict)
+    outputs: dict[str, list[PersistedBuffer]] = field(default_factory=dict)
 
 
 @dataclass
@@ -157,6 +194,10 @@ class NetworkWorld:
     flush_every_record: bool = False
     faults: frozenset[str] = frozenset()
     full_check_every: int = 64
+    #: steps from the end of one checkpoint to the trigger of the next (0: no checkpoints)
+    checkpoint_interval: int = 0
+    max_checkpoints: int = 1
+    unaligned: bool = True
     step: int = 0
     violations: list[Violation] = field(default_factory=list)
     owner: list[str] = field(default_factory=list)
@@ -173,6 +214,12 @@ class NetworkWorld:
     paths: dict[tuple[int, str], int] = field(default_factory=dict)
     path_ids: dict[tuple[int, str], int] = field(default_factory=dict)
     path_seq: dict[tuple[str, int], int] = field(default_factory=dict)
+    #: step at which each delivery finished being written, and at which it was processed
+    emitted_at: dict[tuple[int, str], tuple[int, str]] = field(default_factory=dict)
+    processed_at: dict[tuple[int, str], int] = field(default_factory=dict)
+    checkpoint: CheckpointInProgress | None = None
+    completed: list[Checkpoint] = field(default_factory=list)
+    _persisted: list[int] = field(default_factory=list)
     _moves: list[Move] = field(default_factory=list)
     _emitted: list[int] = field(default_factory=list)
     _delivered: list[int] = field(default_factory=list)
@@ -359,7 +406,11 @@ class NetworkWorld:
         twin.paths = dict(self.paths)
         twin.path_ids = dict(self.path_ids)
         twin.path_seq = dict(self.path_seq)
-        twin._moves, twin._emitted, twin._delivered = [], [], []
+        twin.emitted_at = dict(self.emitted_at)
+        twin.processed_at = dict(self.processed_at)
+        twin.checkpoint = copy.deepcopy(self.checkpoint)
+        twin.completed = list(self.completed)
+        twin._moves, twin._emitted, twin._delivered, twin._persisted = [], [], [], []
         return twin
 
     # ------------------------------------------------------------------ moving segments
@@ -434,7 +485,22 @@ class NetworkWorld:
         for channel in self.channels.values():
             if channel.remote:
                 actions.extend(self._transport_actions(channel))
+        if self._can_trigger():
+            actions.append(_action(COORDINATOR, "trigger", f"checkpoint {len(self.completed) + 1}"))
         return actions
+
+    def _can_trigger(self) -> bool:
+        return (
+            self.checkpoint_interval > 0
+            and self.checkpoint is None
+            and len(self.completed) < self.max_checkpoints
+            and self.step >= self.checkpoint_interval * (len(self.completed) + 1)
+            and all(
+                not t.finished and t.emitted < self.graph.operator(t.operator).records_per_subtask
+                for t in self.tasks.values()
+                if t.kind is OperatorKind.SOURCE
+            )
+        )
 
     def _task_action(self, task: Task) -> Action | None:
         if task.finished:
@@ -450,6 +516,11 @@ class NetworkWorld:
             if self._pool_can_request(partition.pool, True):
                 return _action(task.name, "request-buffer", sub.name)
             return None
+        if task.kind is OperatorKind.SOURCE and task.trigger:
+            return _action(task.name, "checkpoint")
+        barrier = self._barrier_channel(task)
+        if barrier is not None:
+            return _action(task.name, "barrier", barrier.name)
         if task.ready:
             return _action(task.name, "process")
         if task.kind is OperatorKind.SOURCE:
@@ -462,6 +533,21 @@ class NetworkWorld:
             return _action(task.name, "poll", channel.name)
         if all(c.finished for gate in task.gates for c in gate.channels):
             return _action(task.name, "finish")
+        return None
+
+    def _barrier_channel(self, task: Task) -> Channel | None:
+        """A channel whose next element is a barrier the task may handle now.
+
+        An unaligned barrier is a priority event: handled between any two records. An aligned
+        one is reached in stream order, so only once the current buffer's records are done.
+        """
+        for gate in task.gates:
+            for channel in gate.channels:
+                if channel.blocked:
+                    continue
+                head = self._visible_head(channel)
+                if head is not None and head.event == BARRIER and (head.priority or not task.ready):
+                    return channel
         return None
 
     def _partition_of(self, task: Task, sub: Subpartition) -> ResultPartition:
@@ -481,14 +567,19 @@ class NetworkWorld:
             count = len(gate.channels)
             for offset in range(count):
                 channel = gate.channels[(gate.next_channel + offset) % count]
-                if not channel.finished and self._visible_head(channel) is not None:
+                if channel.finished or channel.blocked:
+                    continue
+                head = self._visible_head(channel)
+                if head is not None and head.event != BARRIER:
                     return channel
         return None
 
     def _transport_actions(self, channel: Channel) -> list[Action]:
         actions = []
         sub = self.subpartitions[channel.subpartition]
-        if sub.queue and (sub.queue[0].is_event or channel.available):
+        if sub.queue and (
+            sub.queue[0].is_event or (channel.available and not channel.upstream_blocked)
+        ):
             actions.append(_action(f"netty {channel.name}", "send"))
         gate = self._gate(channel)
         if channel.available < channel.backlog_seen + gate.exclusive_per_channel and (
@@ -504,8 +595,11 @@ class NetworkWorld:
         self._moves = []
         self._emitted = []
         self._delivered = []
+        self._persisted = []
         self._note = ""
-        if action.actor.startswith("netty "):
+        if action.actor == COORDINATOR:
+            self._trigger()
+        elif action.actor.startswith("netty "):
             channel = self.channels[action.actor.removeprefix("netty ")]
             if action.kind == "send":
                 self._send(channel)
@@ -521,7 +615,7 @@ class NetworkWorld:
             tuple(self._moves),
             tuple(self._emitted),
             tuple(self._delivered),
-            (),
+            tuple(self._persisted),
             self._note,
         )
         self.step += 1
@@ -603,7 +697,9 @@ class NetworkWorld:
         out.written += length
         if out.written == out.total:
             task.pending.popleft()
-            self._start_delivery(out.record, self.channels[sub.channel].gate)
+            gate = self.channels[sub.channel].gate
+            self._start_delivery(out.record, gate)
+            self.emitted_at[(out.record, gate)] = (self.step, task.name)
         if builder.space == 0 or (self.flush_every_record and out.written == out.total):
             self._finish_builder(sub)
 
@@ -654,6 +750,8 @@ class NetworkWorld:
             channel.finished = True
             self._note = f"{buffer.event} on {channel.name}"
             return
+        if not channel.remote and channel.persisting:
+            self._persist_input(channel, buffer)
         self._move(buffer.segment, holder, f"deserializer {task.name}")
         ready = self._deserialize(channel, buffer)
         task.current = channel
@@ -739,6 +837,7 @@ class NetworkWorld:
             what = "twice" if state == PROCESSED else "without it being sent"
             self._violate("exactly-once", f"{task.name} processed record {record_id} {what}")
         self.deliveries[key] = PROCESSED
+        self.processed_at[key] = self.step
         self._delivered.append(record_id)
         # Order holds per path: records of one source subtask that took the same channels.
         upstream = self.paths.get((record_id, channel.producer), 0)
@@ -779,9 +878,22 @@ class NetworkWorld:
         sub = self.subpartitions[channel.subpartition]
         buffer = sub.queue.popleft()
         if buffer.is_event:
-            channel.received.append(buffer)
+            if buffer.event == BARRIER:
+                # The channel sees the barrier on arrival: persisting stops here.
+                channel.barrier_arrived = buffer.checkpoint
+                channel.pre_barrier = sum(1 for b in channel.received if not b.is_event)
+                if channel.persisting == buffer.checkpoint:
+                    channel.persisting = 0
+                if not buffer.priority:
+                    channel.upstream_blocked = True
+            if buffer.priority:
+                channel.received.appendleft(buffer)  # priority events overtake received data
+            else:
+                channel.received.append(buffer)
             self._note = f"{buffer.event} to {channel.name}"
             return
+        if channel.persisting:
+            self._persist_input(channel, buffer)
         if channel.exclusive:
             target = channel.exclusive.pop()
             source = f"exclusive {channel.name}"
@@ -804,6 +916,226 @@ class NetworkWorld:
         segment = self._pool_request(gate.pool, f"floating {channel.name}")
         assert segment is not None
         channel.floating.append(segment)
+
+    # ------------------------------------------------------------------ checkpoints
+
+    def _trigger(self) -> None:
+        number = len(self.completed) + 1
+        self.checkpoint = CheckpointInProgress(number, self.unaligned, self.step)
+        for task in self.tasks.values():
+            if task.kind is OperatorKind.SOURCE:
+                task.trigger = number
+        kind = "unaligned" if self.unaligned else "aligned"
+        self._note = f"{kind} checkpoint {number} triggered at the sources"
+
+    def _do_checkpoint(self, task: Task, action: Action) -> None:
+        checkpoint = self.checkpoint
+        assert checkpoint is not None
+        task.trigger = 0
+        self._snapshot(task, checkpoint)
+        self._broadcast_barrier(task, checkpoint)
+        self._acknowledge(task, checkpoint)
+
+    def _do_barrier(self, task: Task, action: Action) -> None:
+        channel = self.channels[action.target]
+        if channel.remote:
+            barrier = channel.received.popleft()
+        else:
+            barrier = self.subpartitions[channel.subpartition].queue.popleft()
+        checkpoint = self.checkpoint
+        if checkpoint is None or barrier.checkpoint != checkpoint.id:
+            self._note = f"stale barrier of checkpoint {barrier.checkpoint} dropped"
+            return
+        channel.barrier_seen = checkpoint.id
+        channel.persisting = 0
+        first = task.name not in checkpoint.snapshots
+        if checkpoint.unaligned:
+            if first:
+                self._start_unaligned(task, checkpoint, channel)
+        elif not barrier.priority:
+            channel.blocked = True
+        channels = [c for gate in task.gates for c in gate.channels]
+        if all(c.barrier_seen == checkpoint.id for c in channels):
+            if first and not checkpoint.unaligned:
+                self._snapshot(task, checkpoint)
+                self._broadcast_barrier(task, checkpoint)
+            for c in channels:
+                c.blocked = False
+                c.upstream_blocked = False
+            self._acknowledge(task, checkpoint)
+        self._note = f"barrier of checkpoint {checkpoint.id} on {channel.name}"
+
+    def _start_unaligned(
+        self, task: Task, checkpoint: CheckpointInProgress, arrived: Channel
+    ) -> None:
+        """Persist every input's in-flight data, snapshot state, pass the barrier on."""
+        for gate in task.gates:
+            for channel in gate.channels:
+                unconsumed = []
+                if task.current is channel:
+                    unconsumed += [self._whole(r) for r in task.ready]
+                if channel.partial is not None:
+                    record, received = channel.partial
+                    total = self.records[record].serialized_length
+                    unconsumed.append(Fragment(record, 0, received, total))
+                if unconsumed:
+                    self._persist(checkpoint.inputs, channel.name, tuple(unconsumed))
+                if channel.remote:
+                    data = [b for b in channel.received if not b.is_event]
+                    if channel.barrier_arrived == checkpoint.id:
+                        data = data[: channel.pre_barrier]  # later ones came after the barrier
+                    if "forget-in-flight" in self.faults:
+                        data = []
+                    for buffer in data:
+                        self._persist(checkpoint.inputs, channel.name, tuple(buffer.fragments))
+                if channel is not arrived and checkpoint.id not in (
+                    channel.barrier_seen,
+                    channel.barrier_arrived if channel.remote else 0,
+                ):
+                    channel.persisting = checkpoint.id
+        self._snapshot(task, checkpoint)
+        self._broadcast_barrier(task, checkpoint)
+
+    def _whole(self, record: int) -> Fragment:
+        total = self.records[record].serialized_length
+        return Fragment(record, 0, total, total)
+
+    def _persist(
+        self, into: dict[str, list[PersistedBuffer]], name: str, fragments: tuple[Fragment, ...]
+    ) -> None:
+        into.setdefault(name, []).append(PersistedBuffer(fragments))
+        self._persisted.extend(f.record for f in fragments)
+
+    def _persist_input(self, channel: Channel, buffer: Buffer) -> None:
+        checkpoint = self.checkpoint
+        assert checkpoint is not None
+        assert checkpoint.id == channel.persisting
+        self._persist(checkpoint.inputs, channel.name, tuple(buffer.fragments))
+        if "persist-twice" in self.faults:  # FLINK-40016: a buffer persisted a second time
+            self._persist(checkpoint.inputs, channel.name, tuple(buffer.fragments))
+
+    def _snapshot(self, task: Task, checkpoint: CheckpointInProgress) -> None:
+        op = self.graph.operator(task.operator)
+        name = task.name.removeprefix("task ")
+        checkpoint.snapshots[task.name] = SubtaskState(
+            subtask=name,
+            operator=op.name,
+            index=task.index,
+            snapshot_step=self.step,
+            key_groups=None if task.key_groups is None else KeyGroupRange(*task.key_groups),
+            keyed_state=tuple(sorted(task.keyed_state.items())),
+            source_offset=task.emitted if task.kind is OperatorKind.SOURCE else None,
+        )
+
+    def _broadcast_barrier(self, task: Task, checkpoint: CheckpointInProgress) -> None:
+        """Finish open buffers, then put the barrier into every subpartition: at the head,
+        persisting the data it overtakes, on exchanges Flink checkpoints unaligned; at the
+        tail on the others (pointwise and broadcast exchanges are always aligned)."""
+        for partition in task.partitions:
+            overtakes = checkpoint.unaligned and (
+                partition.exchange.partitioner.supports_unaligned_checkpoint
+            )
+            for sub in partition.subpartitions:
+                if sub.builder is not None and sub.builder.used:
+                    self._finish_builder(sub)
+                barrier = Buffer(
+                    HEAP, 0, event=BARRIER, checkpoint=checkpoint.id, priority=overtakes
+                )
+                if overtakes:
+                    for buffer in sub.queue:
+                        if not buffer.is_event:
+                            self._persist(checkpoint.outputs, sub.name, tuple(buffer.fragments))
+                    sub.queue.appendleft(barrier)
+                else:
+                    sub.queue.append(barrier)
+
+    def _acknowledge(self, task: Task, checkpoint: CheckpointInProgress) -> None:
+        checkpoint.acknowledged.add(task.name)
+        if len(checkpoint.acknowledged) == len(self.tasks):
+            self._complete(checkpoint)
+
+    def _complete(self, progress: CheckpointInProgress) -> None:
+        inputs = []
+        outputs = []
+        for task in self.tasks.values():
+            for gate_index, gate in enumerate(task.gates):
+                for channel in gate.channels:
+                    buffers = progress.inputs.get(channel.name)
+                    if buffers:
+                        inputs.append(
+                            ChannelState(
+                                task.name.removeprefix("task "),
+                                channel.name,
+                                InputChannelInfo(gate_index, channel.index),
+                                tuple(buffers),
+                            )
+                        )
+            for partition_index, partition in enumerate(task.partitions):
+                for sub in partition.subpartitions:
+                    buffers = progress.outputs.get(sub.name)
+                    if buffers:
+                        outputs.append(
+                            ChannelState(
+                                task.name.removeprefix("task "),
+                                sub.name,
+                                ResultSubpartitionInfo(partition_index, sub.index),
+                                tuple(buffers),
+                            )
+                        )
+        checkpoint = Checkpoint(
+            id=progress.id,
+            unaligned=progress.unaligned,
+            trigger_step=progress.trigger_step,
+            completion_step=self.step,
+            subtasks=tuple(
+                progress.snapshots[t.name]
+                for t in self.tasks.values()
+                if t.name in progress.snapshots
+            ),
+            input_channel_state=tuple(inputs),
+            result_subpartition_state=tuple(outputs),
+        )
+        self.completed.append(checkpoint)
+        self.checkpoint = None
+        self._check_checkpoint(checkpoint, progress)
+
+    def _check_checkpoint(self, checkpoint: Checkpoint, progress: CheckpointInProgress) -> None:
+        """Every record is in exactly one place at the cut: processed before the consumer's
+        snapshot, or whole in channel state, or sent after the producer's snapshot."""
+        persisted: dict[tuple[int, str], int] = {}
+        for state in checkpoint.input_channel_state:
+            gate = self.channels[state.channel].gate
+            for f in state.fragments:
+                persisted[(f.record, gate)] = persisted.get((f.record, gate), 0) + f.length
+        for state in checkpoint.result_subpartition_state:
+            gate = self.channels[self.subpartitions[state.channel].channel].gate
+            for f in state.fragments:
+                persisted[(f.record, gate)] = persisted.get((f.record, gate), 0) + f.length
+        snapshot_step = {name: s.snapshot_step for name, s in progress.snapshots.items()}
+        for key, (emitted, producer) in self.emitted_at.items():
+            record, gate = key
+            consumer = "task " + gate.split("<", 1)[0]
+            before_cut = emitted < snapshot_step[producer]
+            processed = self.processed_at.get(key)
+            in_state = processed is not None and processed < snapshot_step[consumer]
+            stored = persisted.get(key, 0)
+            total = self.records[record].serialized_length
+            problem = ""
+            if 0 < stored < total:
+                problem = f"only {stored} of {total} bytes were persisted"
+            elif before_cut and in_state == (stored == total):
+                problem = (
+                    "both processed before the snapshot and persisted"
+                    if in_state
+                    else "neither processed before the snapshot nor persisted"
+                )
+            elif not before_cut and (in_state or stored):
+                problem = "sent after the producer's snapshot but captured by the checkpoint"
+            if problem:
+                self._violate(
+                    "checkpoint-consistency",
+                    f"checkpoint {checkpoint.id}: record {record} towards {gate}: {problem}",
+                )
 
     # ------------------------------------------------------------------ status
 
@@ -948,13 +1280,27 @@ class NetworkWorld:
             tuple(
                 (
                     n,
-                    tuple((b.segment, b.used, tuple(b.fragments), b.event) for b in s.queue),
+                    tuple(
+                        (b.segment, b.used, tuple(b.fragments), b.event, b.checkpoint)
+                        for b in s.queue
+                    ),
                     None if s.builder is None else (s.builder.segment, s.builder.used),
                 )
                 for n, s in self.subpartitions.items()
             ),
             tuple(
-                (n, tuple(b.segment for b in c.received), c.backlog_seen, c.finished, c.partial)
+                (
+                    n,
+                    tuple((b.segment, b.event) for b in c.received),
+                    c.backlog_seen,
+                    c.finished,
+                    c.partial,
+                    c.barrier_seen,
+                    c.barrier_arrived,
+                    c.persisting,
+                    c.blocked,
+                    c.upstream_blocked,
+                )
                 for n, c in self.channels.items()
             ),
             tuple(
@@ -966,9 +1312,14 @@ class NetworkWorld:
                     t.finished,
                     tuple(t.ready),
                     tuple((o.subpartition, o.record, o.written) for o in t.pending),
+                    t.trigger,
                 )
                 for n, t in self.tasks.items()
             ),
+            len(self.completed),
+            None
+            if self.checkpoint is None
+            else (self.checkpoint.id, tuple(sorted(self.checkpoint.acknowledged))),
         )
 
 

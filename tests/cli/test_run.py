@@ -20,6 +20,7 @@ def test_run_summary_and_trace(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     assert summary["records_emitted_by_sources"] == 40
     assert summary["records_processed_by_sinks"] == 40
     assert summary["buffers_at_peak"]["queue"] >= 1
+    assert [c["type"] for c in summary["checkpoints"]] == ["unaligned"]
     assert len(trace.read_text().splitlines()) == summary["steps"] + 1
 
 

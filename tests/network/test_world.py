@@ -56,8 +56,15 @@ def test_records_larger_than_a_segment_span_buffers() -> None:
 
 
 def test_no_credit_no_send() -> None:
-    sim = simulate("backpressure", records=60, cost=20, parallelism=2, floating_buffers=0,
-                   record_size=2000, full_check_every=50)
+    sim = simulate(
+        "backpressure",
+        records=60,
+        cost=20,
+        parallelism=2,
+        floating_buffers=0,
+        record_size=2000,
+        full_check_every=50,
+    )
     starved_moments = 0
     for _ in range(3000):
         w = world(sim)

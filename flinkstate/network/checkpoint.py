@@ -1,0 +1,100 @@
+"""What a checkpoint persisted: keyed state per subtask and channel state per channel.
+
+The names follow Flink's state handles: input channel state is keyed by
+``InputChannelInfo(gate, channel)`` of the subtask that persisted it, output state by
+``ResultSubpartitionInfo(partition, subpartition)``. Each persisted buffer keeps its record
+fragments, so a record that spans the cut shows which part sits where.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flinkstate.keygroups import KeyGroupRange
+from flinkstate.network.records import Fragment
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class InputChannelInfo:
+    gate: int
+    channel: int
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class ResultSubpartitionInfo:
+    partition: int
+    subpartition: int
+
+
+@dataclass(frozen=True, slots=True)
+class PersistedBuffer:
+    """A copy of a buffer's bytes written to channel state (as record fragments)."""
+
+    fragments: tuple[Fragment, ...]
+
+    @property
+    def size(self) -> int:
+        return sum(f.length for f in self.fragments)
+
+
+@dataclass(frozen=True)
+class ChannelState:
+    """The persisted buffers of one input channel or one result subpartition."""
+
+    owner: str
+    channel: str
+    info: InputChannelInfo | ResultSubpartitionInfo
+    buffers: tuple[PersistedBuffer, ...]
+
+    @property
+    def size(self) -> int:
+        return sum(b.size for b in self.buffers)
+
+    @property
+    def fragments(self) -> tuple[Fragment, ...]:
+        return tuple(f for b in self.buffers for f in b.fragments)
+
+
+@dataclass(frozen=True)
+class SubtaskState:
+    """One subtask's share of a checkpoint."""
+
+    subtask: str
+    operator: str
+    index: int
+    snapshot_step: int
+    key_groups: KeyGroupRange | None
+    keyed_state: tuple[tuple[int, int], ...]
+    source_offset: int | None
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A completed checkpoint of the simulated job."""
+
+    id: int
+    unaligned: bool
+    trigger_step: int
+    completion_step: int
+    subtasks: tuple[SubtaskState, ...]
+    input_channel_state: tuple[ChannelState, ...]
+    result_subpartition_state: tuple[ChannelState, ...]
+
+    @property
+    def in_flight_bytes(self) -> int:
+        return sum(s.size for s in (*self.input_channel_state, *self.result_subpartition_state))
+
+    @property
+    def persisted_records(self) -> frozenset[int]:
+        """Records of which at least one fragment was persisted as channel state."""
+        return frozenset(
+            f.record
+            for state in (*self.input_channel_state, *self.result_subpartition_state)
+            for f in state.fragments
+        )
+
+    def subtask(self, name: str) -> SubtaskState:
+        for state in self.subtasks:
+            if state.subtask == name:
+                return state
+        raise KeyError(name)
