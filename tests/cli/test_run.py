@@ -11,7 +11,19 @@ from flinkstate.cli import main
 def test_run_summary_and_trace(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     trace = tmp_path / "t.jsonl"
     code = main(
-        ["run", "keyed", "--seed", "2", "--set", "records=10", "--trace", str(trace), "--json"]
+        [
+            "run",
+            "keyed",
+            "--seed",
+            "2",
+            "--set",
+            "records=10",
+            "--set",
+            "checkpoint_interval=20",
+            "--trace",
+            str(trace),
+            "--json",
+        ]
     )
     out = capsys.readouterr().out
     assert code == 0
