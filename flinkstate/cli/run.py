@@ -47,6 +47,13 @@ def add_run_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--steps", type=int, default=None, help="stop after this many steps")
     parser.add_argument("--trace", type=Path, default=None, help="write the events as JSON lines")
+    parser.add_argument(
+        "--export",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="write the last completed checkpoint as a dataset (Parquet tables, data/README.md)",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(handler=_run)
 
@@ -90,6 +97,19 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
     counts = BufferCounts.start(factory().owner).apply_all(simulation.events)
     sources_out = sum(t.emitted for t in world.tasks.values() if t.kind == "source")
     sinks_in = sum(t.processed for t in world.tasks.values() if t.kind == "sink")
+    exported = None
+    if args.export is not None:
+        if not world.completed:
+            raise InvalidParameterError(
+                "no checkpoint completed, nothing to export (raise --steps or lower "
+                "--set checkpoint_interval)"
+            )
+        from flinkstate.dataset import from_simulation, write_dataset
+
+        last = world.completed[-1]
+        description = f"{args.name} seed {args.seed} {scheduler.name}: checkpoint {last.id}"
+        write_dataset(from_simulation(world, last, description), args.export)
+        exported = last.id
     if args.trace is not None:
         header = TraceHeader(args.name, item.resolve(overrides), scheduler.name, args.seed)
         write_trace(args.trace, header, simulation.events)
@@ -130,6 +150,8 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
         lines += ["", result.deadlock.describe()]
     if args.trace is not None:
         lines.append(f"trace: {len(simulation.events)} events written to {args.trace}")
+    if exported is not None:
+        lines.append(f"checkpoint {exported} exported to {args.export}")
     return "\n".join(lines), RUN_FAILED if failed else 0
 
 

@@ -1,0 +1,256 @@
+"""The checkpoint dataset format: a checkpoint's in-flight data as Parquet tables.
+
+One format serves every producer and consumer: the simulator exports its checkpoints in it, the
+reader of real Flink checkpoints will produce it, and the Spark pipeline and the notebooks read
+it. A dataset is a directory with ``manifest.json`` (format name, version, what it describes)
+and one Parquet file per table. ``data/README.md`` documents every column.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from flinkstate.errors import FlinkstateError
+from flinkstate.keygroups import assign_to_key_group
+from flinkstate.network.checkpoint import Checkpoint, InputChannelInfo
+from flinkstate.network.graph import OperatorKind
+from flinkstate.network.world import NetworkWorld
+from flinkstate.rescale.partitioner import Partitioner
+
+FORMAT = "flinkstate-checkpoint-dataset"
+VERSION = 1
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "operators": pa.schema(
+        [
+            ("operator", pa.string()),
+            ("kind", pa.string()),
+            ("parallelism", pa.int32()),
+            ("max_parallelism", pa.int32()),
+        ]
+    ),
+    "exchanges": pa.schema(
+        [
+            ("exchange", pa.string()),
+            ("upstream", pa.string()),
+            ("downstream", pa.string()),
+            ("partitioner", pa.string()),
+            ("downstream_mapper", pa.string()),
+            ("upstream_mapper", pa.string()),
+            ("unaligned_supported", pa.bool_()),
+        ]
+    ),
+    "buffers": pa.schema(
+        [
+            ("buffer_id", pa.int64()),
+            ("operator", pa.string()),
+            ("subtask", pa.int32()),
+            ("side", pa.string()),
+            ("exchange", pa.string()),
+            ("gate_or_partition", pa.int32()),
+            ("channel_or_subpartition", pa.int32()),
+            ("order", pa.int32()),
+            ("size", pa.int32()),
+        ]
+    ),
+    "fragments": pa.schema(
+        [
+            ("buffer_id", pa.int64()),
+            ("position", pa.int32()),
+            ("record", pa.int64()),
+            ("key", pa.int64()),
+            ("key_group", pa.int32()),
+            ("record_bytes", pa.int32()),
+            ("fragment_start", pa.int32()),
+            ("fragment_bytes", pa.int32()),
+            ("continues_from_previous", pa.bool_()),
+            ("continues_into_next", pa.bool_()),
+        ]
+    ),
+    "keyed_state": pa.schema(
+        [
+            ("operator", pa.string()),
+            ("subtask", pa.int32()),
+            ("key_group_start", pa.int32()),
+            ("key_group_end", pa.int32()),
+            ("key_group", pa.int32()),
+            ("entries", pa.int64()),
+        ]
+    ),
+}
+
+
+class DatasetError(FlinkstateError):
+    """A dataset directory that is missing a table, has another version or a wrong schema."""
+
+
+@dataclass(frozen=True)
+class Dataset:
+    manifest: dict[str, Any]
+    tables: dict[str, pa.Table]
+
+
+def from_simulation(world: NetworkWorld, checkpoint: Checkpoint, description: str) -> Dataset:
+    """The tables of one checkpoint the simulator completed."""
+    graph = world.graph
+    operators = [
+        {
+            "operator": op.name,
+            "kind": op.kind.value,
+            "parallelism": op.parallelism,
+            "max_parallelism": op.effective_max_parallelism,
+        }
+        for op in graph.operators
+    ]
+    exchanges = [
+        {
+            "exchange": e.name,
+            "upstream": e.upstream,
+            "downstream": e.downstream,
+            "partitioner": e.partitioner.flink_class,
+            "downstream_mapper": e.partitioner.downstream_mapper.name,
+            "upstream_mapper": e.partitioner.upstream_mapper.name,
+            "unaligned_supported": e.partitioner.supports_unaligned_checkpoint,
+        }
+        for e in graph.exchanges
+    ]
+    buffers: list[dict[str, Any]] = []
+    fragments: list[dict[str, Any]] = []
+    states = [("input", s) for s in checkpoint.input_channel_state] + [
+        ("output", s) for s in checkpoint.result_subpartition_state
+    ]
+    for side, state in states:
+        operator, _, index = state.owner.partition("[")
+        subtask = int(index.rstrip("]"))
+        task = world.tasks[state.owner]
+        if isinstance(state.info, InputChannelInfo):
+            exchange = task.gates[state.info.gate].exchange
+            position = (state.info.gate, state.info.channel)
+        else:
+            exchange = task.partitions[state.info.partition].exchange
+            position = (state.info.partition, state.info.subpartition)
+        keyed = exchange.partitioner is Partitioner.HASH
+        max_p = graph.operator(exchange.downstream).effective_max_parallelism
+        for order, buffer in enumerate(state.buffers):
+            buffer_id = len(buffers)
+            buffers.append(
+                {
+                    "buffer_id": buffer_id,
+                    "operator": operator,
+                    "subtask": subtask,
+                    "side": side,
+                    "exchange": exchange.name,
+                    "gate_or_partition": position[0],
+                    "channel_or_subpartition": position[1],
+                    "order": order,
+                    "size": buffer.size,
+                }
+            )
+            for at, fragment in enumerate(buffer.fragments):
+                record = world.records[fragment.record]
+                fragments.append(
+                    {
+                        "buffer_id": buffer_id,
+                        "position": at,
+                        "record": record.id,
+                        "key": record.key,
+                        "key_group": assign_to_key_group(record.key, max_p, "long")
+                        if keyed
+                        else None,
+                        "record_bytes": fragment.total,
+                        "fragment_start": fragment.start,
+                        "fragment_bytes": fragment.length,
+                        "continues_from_previous": not fragment.is_first,
+                        "continues_into_next": not fragment.is_last,
+                    }
+                )
+    keyed_state: list[dict[str, Any]] = []
+    for sub in checkpoint.subtasks:
+        op = graph.operator(sub.operator)
+        if op.kind is not OperatorKind.KEYED or sub.key_groups is None:
+            continue
+        per_group = Counter(
+            assign_to_key_group(key, op.effective_max_parallelism, "long")
+            for key, _ in sub.keyed_state
+        )
+        for group in sorted(per_group):
+            keyed_state.append(
+                {
+                    "operator": sub.operator,
+                    "subtask": sub.index,
+                    "key_group_start": sub.key_groups.start,
+                    "key_group_end": sub.key_groups.end,
+                    "key_group": group,
+                    "entries": per_group[group],
+                }
+            )
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "source": "flinkstate simulator",
+        "description": description,
+        "checkpoint_id": checkpoint.id,
+        "checkpoint_type": "unaligned" if checkpoint.unaligned else "aligned",
+        "segment_size": world.config.segment_size,
+    }
+    rows = {
+        "operators": operators,
+        "exchanges": exchanges,
+        "buffers": buffers,
+        "fragments": fragments,
+        "keyed_state": keyed_state,
+    }
+    return Dataset(
+        manifest, {name: pa.Table.from_pylist(rows[name], schema=SCHEMAS[name]) for name in SCHEMAS}
+    )
+
+
+def write_dataset(dataset: Dataset, directory: Path) -> None:
+    """Write the manifest and the tables; an existing dataset there is replaced whole."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, table in dataset.tables.items():
+        pq.write_table(table, directory / f"{name}.parquet")
+    (directory / "manifest.json").write_text(json.dumps(dataset.manifest, indent=2) + "\n")
+
+
+def read_dataset(directory: Path) -> Dataset:
+    """Read and check a dataset; every problem is a :class:`DatasetError` naming it."""
+    manifest_path = directory / "manifest.json"
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DatasetError(f"{directory} has no manifest.json: not a checkpoint dataset") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise DatasetError(f"{manifest_path} cannot be read: {error}") from None
+    if not isinstance(manifest, Mapping) or manifest.get("format") != FORMAT:
+        raise DatasetError(f"{manifest_path} does not describe a {FORMAT}")
+    if manifest.get("version") != VERSION:
+        raise DatasetError(
+            f"{manifest_path}: dataset version {manifest.get('version')!r}, this flinkstate "
+            f"reads version {VERSION}"
+        )
+    tables = {}
+    for name, schema in SCHEMAS.items():
+        path = directory / f"{name}.parquet"
+        if not path.exists():
+            raise DatasetError(f"{directory} is missing the {name} table ({path.name})")
+        try:
+            table = pq.read_table(path)
+        except (OSError, pa.ArrowInvalid) as error:
+            raise DatasetError(f"{path} is not a readable Parquet file: {error}") from None
+        missing = [f.name for f in schema if f.name not in table.column_names]
+        if missing:
+            raise DatasetError(f"{path} lacks column(s) {', '.join(missing)}")
+        try:
+            tables[name] = table.select(schema.names).cast(schema)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
+            raise DatasetError(f"{path} has a column of the wrong type: {error}") from None
+    return Dataset(dict(manifest), tables)

@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from flinkstate.dataset import DatasetError, from_simulation, read_dataset, write_dataset
+from flinkstate.network.topologies import topology
+from flinkstate.network.world import NetworkWorld
+from flinkstate.sim import RunStatus, Simulation, make_scheduler
+
+
+@pytest.fixture(scope="module")
+def finished() -> NetworkWorld:
+    sim = Simulation(
+        lambda: topology("keyed").build({"record_size": 6000, "checkpoint_interval": 150}, seed=2),
+        make_scheduler("random", 2),
+    )
+    assert sim.run().status is RunStatus.FINISHED
+    assert isinstance(sim.model, NetworkWorld)
+    return sim.model
+
+
+def test_round_trip_and_contents(finished: NetworkWorld, tmp_path: Path) -> None:
+    checkpoint = finished.completed[0]
+    write_dataset(from_simulation(finished, checkpoint, "test"), tmp_path)
+    dataset = read_dataset(tmp_path)
+    assert dataset.manifest["checkpoint_id"] == checkpoint.id
+    buffers = dataset.tables["buffers"].to_pandas()
+    fragments = dataset.tables["fragments"].to_pandas()
+    assert buffers["size"].sum() == checkpoint.in_flight_bytes
+    assert len(fragments) == sum(
+        len(b.fragments)
+        for s in (*checkpoint.input_channel_state, *checkpoint.result_subpartition_state)
+        for b in s.buffers
+    )
+    assert set(buffers["exchange"]) == {"source->counter"}  # the forward edge carries nothing
+    spans = fragments[fragments["continues_into_next"] | fragments["continues_from_previous"]]
+    assert len(spans) > 0
+    assert fragments["key_group"].notna().all()
+    assert (fragments["key_group"] < 128).all()
+    merged = fragments.merge(buffers, on="buffer_id")
+    assert (
+        merged.groupby("buffer_id")["fragment_bytes"].sum()
+        == merged.groupby("buffer_id")["size"].first()
+    ).all()
+    keyed = dataset.tables["keyed_state"].to_pandas()
+    assert (
+        (keyed["key_group"] >= keyed["key_group_start"])
+        & (keyed["key_group"] <= keyed["key_group_end"])
+    ).all()
+
+
+def test_bad_datasets_are_named(finished: NetworkWorld, tmp_path: Path) -> None:
+    with pytest.raises(DatasetError, match=r"no manifest\.json"):
+        read_dataset(tmp_path)
+    write_dataset(from_simulation(finished, finished.completed[0], "x"), tmp_path)
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    (tmp_path / "manifest.json").write_text(json.dumps({**manifest, "version": 99}))
+    with pytest.raises(DatasetError, match="version 99"):
+        read_dataset(tmp_path)
+    (tmp_path / "manifest.json").write_text(json.dumps(manifest))
+    (tmp_path / "keyed_state.parquet").unlink()
+    with pytest.raises(DatasetError, match="missing the keyed_state table"):
+        read_dataset(tmp_path)
+    pq.write_table(pa.table({"buffer_id": [1]}), tmp_path / "keyed_state.parquet")
+    with pytest.raises(DatasetError, match="lacks column"):
+        read_dataset(tmp_path)
+    (tmp_path / "keyed_state.parquet").write_bytes(b"not parquet")
+    with pytest.raises(DatasetError, match="not a readable Parquet file"):
+        read_dataset(tmp_path)
+    (tmp_path / "manifest.json").write_text("{")
+    with pytest.raises(DatasetError, match="cannot be read"):
+        read_dataset(tmp_path)
