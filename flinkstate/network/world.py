@@ -1055,33 +1055,41 @@ class NetworkWorld:
             self._complete(checkpoint)
 
     def _complete(self, progress: CheckpointInProgress) -> None:
-        inputs = []
-        outputs = []
+        inputs: list[ChannelState] = []
+        outputs: list[ChannelState] = []
+
+        def collect(
+            into: list[ChannelState],
+            persisted: dict[str, list[PersistedBuffer]],
+            task: Task,
+            name: str,
+            info: InputChannelInfo | ResultSubpartitionInfo,
+        ) -> None:
+            buffers = persisted.get(name)
+            if buffers:
+                into.append(
+                    ChannelState(task.name.removeprefix("task "), name, info, tuple(buffers))
+                )
+
         for task in self.tasks.values():
             for gate_index, gate in enumerate(task.gates):
                 for channel in gate.channels:
-                    buffers = progress.inputs.get(channel.name)
-                    if buffers:
-                        inputs.append(
-                            ChannelState(
-                                task.name.removeprefix("task "),
-                                channel.name,
-                                InputChannelInfo(gate_index, channel.index),
-                                tuple(buffers),
-                            )
-                        )
+                    collect(
+                        inputs,
+                        progress.inputs,
+                        task,
+                        channel.name,
+                        InputChannelInfo(gate_index, channel.index),
+                    )
             for partition_index, partition in enumerate(task.partitions):
                 for sub in partition.subpartitions:
-                    buffers = progress.outputs.get(sub.name)
-                    if buffers:
-                        outputs.append(
-                            ChannelState(
-                                task.name.removeprefix("task "),
-                                sub.name,
-                                ResultSubpartitionInfo(partition_index, sub.index),
-                                tuple(buffers),
-                            )
-                        )
+                    collect(
+                        outputs,
+                        progress.outputs,
+                        task,
+                        sub.name,
+                        ResultSubpartitionInfo(partition_index, sub.index),
+                    )
         checkpoint = Checkpoint(
             id=progress.id,
             unaligned=progress.unaligned,

@@ -36,24 +36,9 @@ class RescaleExplorer:
             value=Partitioner.parse(partitioner).name,
             description="exchange",
         )
-        self.max_parallelism = widgets.BoundedIntText(
-            value=max_parallelism,
-            min=1,
-            max=UPPER_BOUND_MAX_PARALLELISM,
-            description="max par.",
-        )
-        self.old_parallelism = widgets.BoundedIntText(
-            value=old_parallelism,
-            min=1,
-            max=UPPER_BOUND_MAX_PARALLELISM,
-            description="old par.",
-        )
-        self.new_parallelism = widgets.BoundedIntText(
-            value=new_parallelism,
-            min=1,
-            max=UPPER_BOUND_MAX_PARALLELISM,
-            description="new par.",
-        )
+        self.max_parallelism = _parallelism_box(max_parallelism, "max par.")
+        self.old_parallelism = _parallelism_box(old_parallelism, "old par.")
+        self.new_parallelism = _parallelism_box(new_parallelism, "new par.")
         self.recover_on_downstream = widgets.Checkbox(
             value=False,
             description="recover output on downstream",
@@ -118,6 +103,13 @@ class RescaleExplorer:
         _replace(self.reading, state_reading_figure(plan))
         self.summary.value = _summary_html(plan)
         return True
+
+
+def _parallelism_box(value: int, label: str) -> widgets.BoundedIntText:
+    """A number box bounded as Flink bounds parallelism (1 to 32768)."""
+    return widgets.BoundedIntText(
+        value=value, min=1, max=UPPER_BOUND_MAX_PARALLELISM, description=label
+    )
 
 
 def _replace(target: go.FigureWidget, source: go.Figure) -> None:
