@@ -85,16 +85,12 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
     if args.steps is not None and args.steps < 0:
         raise InvalidParameterError(f"--steps must not be negative, got {args.steps}")
     scheduler = make_scheduler(args.scheduler, args.seed)
-    item.build(overrides, seed=args.seed)  # validate everything before running
-
-    def factory() -> NetworkWorld:
-        return item.build(overrides, seed=args.seed)
-
-    simulation = Simulation(factory, scheduler)
+    initial = item.build(overrides, seed=args.seed)  # validates every parameter first
+    simulation = Simulation(initial.clone, scheduler)
     result = simulation.run(args.steps)
     world = simulation.model
     assert isinstance(world, NetworkWorld)
-    counts = BufferCounts.start(factory().owner).apply_all(simulation.events)
+    counts = BufferCounts.start(initial.owner).apply_all(simulation.events)
     sources_out = sum(t.emitted for t in world.tasks.values() if t.kind == "source")
     sinks_in = sum(t.processed for t in world.tasks.values() if t.kind == "sink")
     exported = None

@@ -16,9 +16,9 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, Protocol, Self
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.sim.deadlock import DeadlockReport, Wait, find_deadlock
 
 if TYPE_CHECKING:
-    from flinkstate.sim.deadlock import DeadlockReport, Wait
     from flinkstate.sim.scheduler import Scheduler
 
 
@@ -217,8 +217,6 @@ class Simulation:
     ) -> RunResult:
         """Run until quiescence, a deadlock, a violation, ``until`` steps in total, or
         ``until(model)`` is true."""
-        from flinkstate.sim.deadlock import find_deadlock
-
         limit = until if isinstance(until, int) else None
         predicate = until if callable(until) else None
         start = len(self.history)
