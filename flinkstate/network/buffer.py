@@ -26,7 +26,7 @@ class Buffer:
     checkpoint: int = -1
     priority: bool = False
 
-    def __deepcopy__(self, memo: dict[int, object]) -> Buffer:
+    def copy(self) -> Buffer:
         return Buffer(
             self.segment,
             self.capacity,
@@ -55,9 +55,6 @@ class NetworkBufferPool:
     free: list[int]
     required: int = 0
 
-    def __deepcopy__(self, memo: dict[int, object]) -> NetworkBufferPool:
-        return NetworkBufferPool(self.name, self.total, list(self.free), self.required)
-
 
 @dataclass(slots=True)
 class LocalBufferPool:
@@ -81,8 +78,8 @@ class LocalBufferPool:
     max_per_subpartition: int = 0
     saturated_subpartitions: int = 0
 
-    def __deepcopy__(self, memo: dict[int, object]) -> LocalBufferPool:
-        twin = LocalBufferPool(
+    def copy(self) -> LocalBufferPool:
+        return LocalBufferPool(
             self.name,
             self.global_pool,
             self.minimum,
@@ -94,5 +91,3 @@ class LocalBufferPool:
             self.max_per_subpartition,
             self.saturated_subpartitions,
         )
-        memo[id(self)] = twin
-        return twin

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -61,7 +62,7 @@ class Operator:
         if self.key_space < 1:
             raise InvalidParameterError(f"key space of {self.name} must be at least 1")
 
-    @property
+    @functools.cached_property
     def effective_max_parallelism(self) -> int:
         if self.max_parallelism is not None:
             return self.max_parallelism

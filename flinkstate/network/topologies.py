@@ -141,6 +141,7 @@ class Topology:
         seed: int = 0,
         faults: frozenset[str] = frozenset(),
         full_check_every: int = 64,
+        check_actions: bool = False,
     ) -> NetworkWorld:
         values = self.resolve(overrides)
         config = NetworkConfig(
@@ -158,6 +159,7 @@ class Topology:
             flush_every_record=values["flush_every_record"],
             faults=faults,
             full_check_every=full_check_every,
+            check_actions=check_actions,
             checkpoint_interval=values["checkpoint_interval"],
             max_checkpoints=values["checkpoints"],
             unaligned=values["unaligned"],

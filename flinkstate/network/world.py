@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
+import operator
 from collections import deque
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Self
+from typing import Self
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import (
@@ -85,6 +87,19 @@ class Subpartition:
     def backlog(self) -> int:
         return sum(1 for b in self.queue if not b.is_event)
 
+    def copy(self) -> Subpartition:
+        builder = self.builder
+        return Subpartition(
+            self.name,
+            self.partition,
+            self.producer,
+            self.consumer,
+            self.channel,
+            self.index,
+            deque(self.queue),
+            None if builder is None else builder.copy(),
+        )
+
 
 @dataclass(slots=True)
 class ResultPartition:
@@ -127,6 +142,13 @@ class Channel:
     @property
     def available(self) -> int:
         return len(self.exclusive) + len(self.floating)
+
+    def copy(self) -> Channel:
+        twin = copy.copy(self)
+        twin.exclusive = list(self.exclusive)
+        twin.floating = list(self.floating)
+        twin.received = deque(self.received)
+        return twin
 
 
 @dataclass(slots=True)
@@ -172,6 +194,21 @@ class Task:
     #: for sources: the checkpoint the coordinator asked to take
     trigger: int = 0
 
+    def copy(
+        self, gates: list[Gate], partitions: list[ResultPartition], current: Channel | None
+    ) -> Task:
+        """A copy wired to the given (already copied) gates, partitions and channel."""
+        twin = copy.copy(self)
+        twin.gates = gates
+        twin.partitions = partitions
+        twin.current = current
+        twin.pending = deque(
+            Output(o.subpartition, o.record, o.written, o.total) for o in self.pending
+        )
+        twin.ready = deque(self.ready)
+        twin.keyed_state = dict(self.keyed_state)
+        return twin
+
 
 @dataclass
 class CheckpointInProgress:
@@ -182,6 +219,77 @@ class CheckpointInProgress:
     acknowledged: set[str] = field(default_factory=set)
     inputs: dict[str, list[PersistedBuffer]] = field(default_factory=dict)
     outputs: dict[str, list[PersistedBuffer]] = field(default_factory=dict)
+
+    def copy(self) -> CheckpointInProgress:
+        return CheckpointInProgress(
+            self.id,
+            self.unaligned,
+            self.trigger_step,
+            dict(self.snapshots),
+            set(self.acknowledged),
+            {n: list(b) for n, b in self.inputs.items()},
+            {n: list(b) for n, b in self.outputs.items()},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ActorIndex:
+    """Which actors read which state, fixed once a world is built.
+
+    Actors have slots: tasks first, then the transports of remote channels. A step marks the
+    slots of whatever it touched, and only those actors' actions are recomputed.
+    """
+
+    actors: tuple[str, ...]
+    task_count: int
+    by_task: dict[str, int]
+    by_channel: dict[str, tuple[int, ...]]
+    by_subpartition: dict[str, tuple[int, ...]]
+    by_pool: dict[str, tuple[int, ...]]
+    by_network_pool: dict[str, tuple[int, ...]]
+
+    @classmethod
+    def of(cls, world: NetworkWorld) -> ActorIndex:
+        tasks = list(world.tasks)
+        remote = [name for name, c in world.channels.items() if c.remote]
+        by_task = {name: slot for slot, name in enumerate(tasks)}
+        by_netty = {name: len(tasks) + slot for slot, name in enumerate(remote)}
+        by_channel = {
+            name: (by_task[c.task.removeprefix("task ")],) + ((by_netty[name],) if c.remote else ())
+            for name, c in world.channels.items()
+        }
+        by_subpartition = {
+            name: (by_task[s.producer], *by_channel[s.channel])
+            for name, s in world.subpartitions.items()
+        }
+        by_pool: dict[str, tuple[int, ...]] = {}
+        for name, task in world.tasks.items():
+            for partition in task.partitions:
+                by_pool[partition.pool.name] = (by_task[name],)
+            for gate in task.gates:
+                by_pool[gate.pool.name] = tuple(by_netty[c.name] for c in gate.channels if c.remote)
+        by_network_pool = {
+            name: tuple(
+                sorted(
+                    {
+                        slot
+                        for pool in world.pools.values()
+                        if pool.global_pool == name
+                        for slot in by_pool.get(pool.name, ())
+                    }
+                )
+            )
+            for name in world.network_pools
+        }
+        return cls(
+            tuple(tasks + remote),
+            len(tasks),
+            by_task,
+            by_channel,
+            by_subpartition,
+            by_pool,
+            by_network_pool,
+        )
 
 
 @dataclass
@@ -224,6 +332,11 @@ class NetworkWorld:
     _emitted: list[int] = field(default_factory=list)
     _delivered: list[int] = field(default_factory=list)
     _note: str = ""
+    #: compare the incremental enabled actions with a full scan at every step (tests)
+    check_actions: bool = False
+    _index: ActorIndex | None = None
+    _cached: list[tuple[Action, ...]] = field(default_factory=list)
+    _dirty: set[int] = field(default_factory=set)
 
     # ------------------------------------------------------------------ building
 
@@ -235,6 +348,9 @@ class NetworkWorld:
             )
         if not self.tasks:
             self._build()
+        self._index = ActorIndex.of(self)
+        self._cached = [()] * len(self._index.actors)
+        self._dirty = set(range(len(self._index.actors)))
 
     def _new_segments(self, count: int, owner: str) -> list[int]:
         start = len(self.owner)
@@ -375,30 +491,51 @@ class NetworkWorld:
             pool.size = pool.minimum + share
 
     def clone(self) -> Self:
-        """A copy for snapshots: components deep, flat bookkeeping dicts and lists by value.
+        """A copy for snapshots and for exploring another interleaving.
 
-        The graph, the config and every record are immutable and shared.
+        Copies every mutable container and component, shares what never changes: the graph,
+        the config, records, the actor index, and buffers once queued (only a builder is ever
+        written to). Links between components (a gate's channels, a task's current channel)
+        point into the copy.
         """
         twin = copy.copy(self)
-        memo: dict[int, Any] = {id(self.graph): self.graph, id(self.config): self.config}
-        (
-            twin.network_pools,
-            twin.pools,
-            twin.tasks,
-            twin.subpartitions,
-            twin.channels,
-            twin.gates,
-        ) = copy.deepcopy(
-            (
-                self.network_pools,
-                self.pools,
-                self.tasks,
-                self.subpartitions,
-                self.channels,
-                self.gates,
-            ),
-            memo,
-        )
+        twin.network_pools = {
+            n: NetworkBufferPool(p.name, p.total, list(p.free), p.required)
+            for n, p in self.network_pools.items()
+        }
+        pools = twin.pools = {n: p.copy() for n, p in self.pools.items()}
+        subs = twin.subpartitions = {n: s.copy() for n, s in self.subpartitions.items()}
+        channels = twin.channels = {n: c.copy() for n, c in self.channels.items()}
+        gates = twin.gates = {
+            n: Gate(
+                g.name,
+                g.exchange,
+                g.task,
+                [channels[c.name] for c in g.channels],
+                pools[g.pool.name],
+                g.exclusive_per_channel,
+                g.next_channel,
+            )
+            for n, g in self.gates.items()
+        }
+        twin.tasks = {
+            n: t.copy(
+                [gates[g.name] for g in t.gates],
+                [
+                    ResultPartition(
+                        p.name,
+                        p.exchange,
+                        p.task,
+                        [subs[s.name] for s in p.subpartitions],
+                        pools[p.pool.name],
+                        p.next_channel,
+                    )
+                    for p in t.partitions
+                ],
+                None if t.current is None else channels[t.current.name],
+            )
+            for n, t in self.tasks.items()
+        }
         twin.owner = list(self.owner)
         twin.violations = list(self.violations)
         twin.records = dict(self.records)
@@ -408,8 +545,10 @@ class NetworkWorld:
         twin.path_seq = dict(self.path_seq)
         twin.emitted_at = dict(self.emitted_at)
         twin.processed_at = dict(self.processed_at)
-        twin.checkpoint = copy.deepcopy(self.checkpoint)
+        twin.checkpoint = None if self.checkpoint is None else self.checkpoint.copy()
         twin.completed = list(self.completed)
+        twin._cached = list(self._cached)
+        twin._dirty = set(self._dirty)
         twin._moves, twin._emitted, twin._delivered, twin._persisted = [], [], [], []
         return twin
 
@@ -442,8 +581,10 @@ class NetworkWorld:
             self._move(segment, nbp.name, pool.name)
             pool.requested += 1
             source = pool.name
+            self._touch(self._actors.by_network_pool[nbp.name])
         else:
             return None
+        self._touch(self._actors.by_pool[pool.name])
         self._move(segment, source, owner)
         if subpartition >= 0:
             pool.per_subpartition[subpartition] += 1
@@ -470,13 +611,61 @@ class NetworkWorld:
             self._move(segment, holder, nbp.name)
             nbp.free.append(segment)
             pool.requested -= 1
+            self._touch(self._actors.by_network_pool[nbp.name])
         else:
             self._move(segment, holder, pool.name)
             pool.free.append(segment)
+        self._touch(self._actors.by_pool[pool.name])
 
     # ------------------------------------------------------------------ actions
 
+    @property
+    def _actors(self) -> ActorIndex:
+        assert self._index is not None
+        return self._index
+
+    def _touch(self, slots: Sequence[int]) -> None:
+        self._dirty.update(slots)
+
+    def _touch_sub(self, sub: Subpartition) -> None:
+        self._dirty.update(self._actors.by_subpartition[sub.name])
+
+    def _touch_channel(self, channel: Channel) -> None:
+        self._dirty.update(self._actors.by_channel[channel.name])
+
+    def invalidate_actions(self) -> None:
+        """Forget every cached action: for code that changed the world's state directly."""
+        self._dirty.update(range(len(self._cached)))
+
     def enabled_actions(self) -> Sequence[Action]:
+        """The actions enabled now, in a fixed order: tasks, transports, the coordinator.
+
+        Each actor's actions are cached and recomputed only when a step touched what they
+        depend on (the actor itself, a subpartition, a channel or a pool it reads), so a step
+        costs the same however many actors are idle.
+        """
+        index = self._actors
+        cached = self._cached
+        for slot in self._dirty:
+            name = index.actors[slot]
+            if slot < index.task_count:
+                action = self._task_action(self.tasks[name])
+                cached[slot] = () if action is None else (action,)
+            else:
+                cached[slot] = tuple(self._transport_actions(self.channels[name]))
+        self._dirty.clear()
+        actions = list(itertools.chain.from_iterable(cached))
+        if self._can_trigger():
+            actions.append(_action(COORDINATOR, "trigger", f"checkpoint {len(self.completed) + 1}"))
+        if self.check_actions:
+            full = self._scan_actions()
+            if full != actions:
+                raise AssertionError(
+                    f"step {self.step}: cached actions {actions} differ from a full scan {full}"
+                )
+        return actions
+
+    def _scan_actions(self) -> list[Action]:
         actions: list[Action] = []
         for task in self.tasks.values():
             action = self._task_action(task)
@@ -601,14 +790,16 @@ class NetworkWorld:
             self._trigger()
         elif action.actor.startswith("netty "):
             channel = self.channels[action.actor.removeprefix("netty ")]
+            self._touch_channel(channel)
             if action.kind == "send":
                 self._send(channel)
             else:
                 self._request_floating(channel)
         else:
-            task = self.tasks[action.actor.removeprefix("task ")]
-            handler = getattr(self, "_do_" + action.kind.replace("-", "_"))
-            handler(task, action)
+            name = action.actor.removeprefix("task ")
+            task = self.tasks[name]
+            self._dirty.add(self._actors.by_task[name])
+            _TASK_HANDLERS[action.kind](self, task, action)
         event = Event(
             self.step,
             action,
@@ -658,9 +849,7 @@ class NetworkWorld:
             return list(subs)
         if kind is Partitioner.HASH:
             down = self.graph.operator(partition.exchange.downstream)
-            target = assign_key_to_parallel_operator(
-                record.key, down.effective_max_parallelism, down.parallelism, "long"
-            )
+            target = _operator_index(record.key, down.effective_max_parallelism, down.parallelism)
             if "wrong-key-group" in self.faults:
                 target = (target + 1) % count
             return [subs[target]]
@@ -685,6 +874,7 @@ class NetworkWorld:
         if segment is None:
             raise AssertionError(f"{action} was enabled but the pool is empty")
         sub.builder = Buffer(segment, self.config.segment_size)
+        self._touch_sub(sub)
 
     def _do_write(self, task: Task, action: Action) -> None:
         out = task.pending[0]
@@ -716,6 +906,7 @@ class NetworkWorld:
         self._move(builder.segment, f"builder {sub.name}", f"queue {sub.name}")
         sub.queue.append(builder)
         sub.builder = None
+        self._touch_sub(sub)
         if "reorder-buffers" in self.faults and len(sub.queue) >= 2 and not sub.queue[-2].is_event:
             sub.queue[-1], sub.queue[-2] = sub.queue[-2], sub.queue[-1]
 
@@ -732,6 +923,7 @@ class NetworkWorld:
                             partition.pool, segment, f"builder {sub.name}", sub.index
                         )
                 sub.queue.append(Buffer(HEAP, 0, event=END_OF_PARTITION))
+                self._touch_sub(sub)
         task.finished = True
         self._note = "end of input: flushed and sent EndOfPartitionEvent"
 
@@ -739,6 +931,8 @@ class NetworkWorld:
         channel = self.channels[action.target]
         gate = self._gate(channel)
         gate.next_channel = (channel.index + 1) % len(gate.channels)
+        self._touch_channel(channel)
+        self._touch_sub(self.subpartitions[channel.subpartition])
         if channel.remote:
             buffer = channel.received.popleft()
             holder = f"received {channel.name}"
@@ -800,6 +994,7 @@ class NetworkWorld:
     def _recycle_consumed(self, channel: Channel, segment: int, holder: str) -> None:
         if "leak-buffer" in self.faults:
             return
+        self._touch_channel(channel)
         if not channel.remote:
             sub = self.subpartitions[channel.subpartition]
             producer = self.tasks[sub.producer]
@@ -853,7 +1048,7 @@ class NetworkWorld:
         self.path_seq[(record.source, path)] = record.seq
         if task.key_groups is not None:
             op = self.graph.operator(task.operator)
-            group = assign_to_key_group(record.key, op.effective_max_parallelism, "long")
+            group = _key_group(record.key, op.effective_max_parallelism)
             first, last_group = task.key_groups
             if not first <= group <= last_group:
                 self._violate(
@@ -877,6 +1072,7 @@ class NetworkWorld:
     def _send(self, channel: Channel) -> None:
         sub = self.subpartitions[channel.subpartition]
         buffer = sub.queue.popleft()
+        self._touch_sub(sub)
         if buffer.is_event:
             if buffer.event == BARRIER:
                 # The channel sees the barrier on arrival: persisting stops here.
@@ -916,6 +1112,7 @@ class NetworkWorld:
         segment = self._pool_request(gate.pool, f"floating {channel.name}")
         assert segment is not None
         channel.floating.append(segment)
+        self._touch_channel(channel)
 
     # ------------------------------------------------------------------ checkpoints
 
@@ -925,6 +1122,7 @@ class NetworkWorld:
         for task in self.tasks.values():
             if task.kind is OperatorKind.SOURCE:
                 task.trigger = number
+                self._dirty.add(self._actors.by_task[task.name.removeprefix("task ")])
         kind = "unaligned" if self.unaligned else "aligned"
         self._note = f"{kind} checkpoint {number} triggered at the sources"
 
@@ -938,10 +1136,13 @@ class NetworkWorld:
 
     def _do_barrier(self, task: Task, action: Action) -> None:
         channel = self.channels[action.target]
+        for c in (c for gate in task.gates for c in gate.channels):
+            self._touch_channel(c)  # a barrier may block or unblock every input
         if channel.remote:
             barrier = channel.received.popleft()
         else:
             barrier = self.subpartitions[channel.subpartition].queue.popleft()
+            self._touch_sub(self.subpartitions[channel.subpartition])
         checkpoint = self.checkpoint
         if checkpoint is None or barrier.checkpoint != checkpoint.id:
             self._note = f"stale barrier of checkpoint {barrier.checkpoint} dropped"
@@ -1036,6 +1237,7 @@ class NetworkWorld:
                 partition.exchange.partitioner.supports_unaligned_checkpoint
             )
             for sub in partition.subpartitions:
+                self._touch_sub(sub)
                 if sub.builder is not None and sub.builder.used:
                     self._finish_builder(sub)
                 barrier = Buffer(
@@ -1229,10 +1431,13 @@ class NetworkWorld:
         holdings = self._holdings()
         total = 0
         consistent = True
-        lookup = owner.__getitem__
         for name, segments in holdings:
             total += len(segments)
-            if segments and set(map(lookup, segments)) != {name}:
+            if len(segments) == 1:
+                if owner[segments[0]] != name:
+                    consistent = False
+                    break
+            elif segments and operator.itemgetter(*segments)(owner).count(name) != len(segments):
                 consistent = False
                 break
         if consistent and total == len(owner):
@@ -1331,12 +1536,31 @@ class NetworkWorld:
         )
 
 
+_TASK_HANDLERS: dict[str, Callable[[NetworkWorld, Task, Action], None]] = {
+    kind.removeprefix("_do_").replace("_", "-"): handler
+    for kind, handler in vars(NetworkWorld).items()
+    if kind.startswith("_do_")
+}
+
+
 @functools.lru_cache(maxsize=65536)
 def _action(actor: str, kind: str, target: str = "") -> Action:
     """Actions are values; building the same few again every step is the engine's hot path."""
     return Action(actor, kind, target)
 
 
+@functools.lru_cache(maxsize=65536)
+def _operator_index(key: int, max_parallelism: int, parallelism: int) -> int:
+    """Keys repeat within a run; their subtask is Flink's arithmetic, computed once each."""
+    return assign_key_to_parallel_operator(key, max_parallelism, parallelism, "long")
+
+
+@functools.lru_cache(maxsize=65536)
+def _key_group(key: int, max_parallelism: int) -> int:
+    return assign_to_key_group(key, max_parallelism, "long")
+
+
+@functools.lru_cache(maxsize=4096)
 def hash_text(text: str) -> int:
     """A stable (not per-process salted) hash of a name, for seeding."""
     value = 0
