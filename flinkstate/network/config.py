@@ -50,6 +50,9 @@ class NetworkConfig:
     network_buffers_per_task_manager: int = 2048
     #: subtask i of every operator shares slot i; slots fill task managers in order
     slots_per_task_manager: int = 1
+    #: ``execution.checkpointing.unaligned.max-subtasks-per-channel-state-file``: subtasks
+    #: of one TaskManager that share a channel-state writer thread (and file)
+    max_subtasks_per_channel_state_file: int = 5
 
     def __post_init__(self) -> None:
         check_segment_size(self.segment_size)
@@ -62,6 +65,7 @@ class NetworkConfig:
             "max_buffers_per_channel",
             "network_buffers_per_task_manager",
             "slots_per_task_manager",
+            "max_subtasks_per_channel_state_file",
         ):
             if getattr(self, name) < 1:
                 raise InvalidParameterError(f"{name} must be at least 1, got {getattr(self, name)}")

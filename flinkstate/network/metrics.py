@@ -1,9 +1,10 @@
 """Buffers per owner kind over a run, derived from the events' segment moves.
 
 Owner names start with their kind (``network-pool``, ``pool``, ``builder``, ``queue``,
-``exclusive``, ``floating``, ``received``, ``deserializer``), so counting per kind needs no
-access to the world: the tracker starts from the initial owners and replays moves. The CLI
-prints the end and peak counts; the timelines of the notebooks plot the same series.
+``exclusive``, ``floating``, ``received``, ``deserializer``, ``channel-state-writer``), so
+counting per kind needs no access to the world: the tracker starts from the initial owners
+and replays moves. The CLI prints the end and peak counts; the timelines of the notebooks
+plot the same series.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ OWNER_KINDS = (
     "floating",
     "received",
     "deserializer",
+    "channel-state-writer",
 )
 
 

@@ -111,6 +111,13 @@ COMMON = (
     ),
     Parameter("checkpoints", 1, "how many checkpoints to take", minimum=0, maximum=1000),
     Parameter("unaligned", True, "unaligned checkpoints (false: aligned, for comparison)"),
+    Parameter(
+        "subtasks_per_state_file",
+        5,
+        "subtasks of a TaskManager sharing one channel-state writer thread and file",
+        minimum=1,
+        maximum=1024,
+    ),
 )
 
 
@@ -151,6 +158,7 @@ class Topology:
             max_buffers_per_channel=values["max_buffers_per_channel"],
             network_buffers_per_task_manager=values["network_buffers"],
             slots_per_task_manager=values["slots_per_tm"],
+            max_subtasks_per_channel_state_file=values["subtasks_per_state_file"],
         )
         return NetworkWorld(
             self._build(values),

@@ -33,6 +33,11 @@ from flinkstate.keygroups import (
     compute_key_group_range_for_operator_index,
 )
 from flinkstate.network.buffer import HEAP, Buffer, LocalBufferPool, NetworkBufferPool
+from flinkstate.network.channel_state_writer import (
+    ChannelStateWriter,
+    WriteRequest,
+    assign_writers,
+)
 from flinkstate.network.checkpoint import (
     ChannelState,
     Checkpoint,
@@ -219,6 +224,9 @@ class CheckpointInProgress:
     acknowledged: set[str] = field(default_factory=set)
     inputs: dict[str, list[PersistedBuffer]] = field(default_factory=dict)
     outputs: dict[str, list[PersistedBuffer]] = field(default_factory=dict)
+    #: tasks that have their snapshot and all barriers, and their writes not yet done
+    barriers_complete: set[str] = field(default_factory=set)
+    pending_writes: dict[str, int] = field(default_factory=dict)
 
     def copy(self) -> CheckpointInProgress:
         return CheckpointInProgress(
@@ -229,6 +237,8 @@ class CheckpointInProgress:
             set(self.acknowledged),
             {n: list(b) for n, b in self.inputs.items()},
             {n: list(b) for n, b in self.outputs.items()},
+            set(self.barriers_complete),
+            dict(self.pending_writes),
         )
 
 
@@ -236,13 +246,16 @@ class CheckpointInProgress:
 class ActorIndex:
     """Which actors read which state, fixed once a world is built.
 
-    Actors have slots: tasks first, then the transports of remote channels. A step marks the
+    Actors have slots: tasks first, then the transports of remote channels, then the
+    channel-state writers. A step marks the
     slots of whatever it touched, and only those actors' actions are recomputed.
     """
 
     actors: tuple[str, ...]
     task_count: int
+    transport_end: int
     by_task: dict[str, int]
+    by_writer: dict[str, int]
     by_channel: dict[str, tuple[int, ...]]
     by_subpartition: dict[str, tuple[int, ...]]
     by_pool: dict[str, tuple[int, ...]]
@@ -254,6 +267,8 @@ class ActorIndex:
         remote = [name for name, c in world.channels.items() if c.remote]
         by_task = {name: slot for slot, name in enumerate(tasks)}
         by_netty = {name: len(tasks) + slot for slot, name in enumerate(remote)}
+        writers = list(world.writers)
+        by_writer = {name: len(tasks) + len(remote) + slot for slot, name in enumerate(writers)}
         by_channel = {
             name: (by_task[c.task.removeprefix("task ")],) + ((by_netty[name],) if c.remote else ())
             for name, c in world.channels.items()
@@ -282,9 +297,11 @@ class ActorIndex:
             for name in world.network_pools
         }
         return cls(
-            tuple(tasks + remote),
+            tuple(tasks + remote + writers),
             len(tasks),
+            len(tasks) + len(remote),
             by_task,
+            by_writer,
             by_channel,
             by_subpartition,
             by_pool,
@@ -327,6 +344,14 @@ class NetworkWorld:
     processed_at: dict[tuple[int, str], int] = field(default_factory=dict)
     checkpoint: CheckpointInProgress | None = None
     completed: list[Checkpoint] = field(default_factory=list)
+    writers: dict[str, ChannelStateWriter] = field(default_factory=dict)
+    #: which writer serves each task (fixed once built)
+    writer_of: dict[str, str] = field(default_factory=dict)
+    #: segments the channel-state writer still references, and how many times
+    retained: dict[int, int] = field(default_factory=dict)
+    #: where a segment the writer became the last holder of goes once written:
+    #: (True, subpartition) for the producer's pool, (False, channel) for the consumer side
+    _release_to: dict[int, tuple[bool, str]] = field(default_factory=dict)
     _persisted: list[int] = field(default_factory=list)
     _moves: list[Move] = field(default_factory=list)
     _emitted: list[int] = field(default_factory=list)
@@ -334,7 +359,7 @@ class NetworkWorld:
     _note: str = ""
     #: compare the incremental enabled actions with a full scan at every step (tests)
     check_actions: bool = False
-    _index: ActorIndex | None = None
+    _actors: ActorIndex = field(init=False)
     _cached: list[tuple[Action, ...]] = field(default_factory=list)
     _dirty: set[int] = field(default_factory=set)
 
@@ -348,9 +373,16 @@ class NetworkWorld:
             )
         if not self.tasks:
             self._build()
-        self._index = ActorIndex.of(self)
-        self._cached = [()] * len(self._index.actors)
-        self._dirty = set(range(len(self._index.actors)))
+        if not self.writers:
+            writers = assign_writers(
+                ((t.name, t.task_manager) for t in self.tasks.values()),
+                self.config.max_subtasks_per_channel_state_file,
+            )
+            self.writers = {w.name: w for w in writers}
+            self.writer_of = {t: w.name for w in writers for t in w.subtasks}
+        self._actors = ActorIndex.of(self)
+        self._cached = [()] * len(self._actors.actors)
+        self._dirty = set(range(len(self._actors.actors)))
 
     def _new_segments(self, count: int, owner: str) -> list[int]:
         start = len(self.owner)
@@ -547,6 +579,9 @@ class NetworkWorld:
         twin.processed_at = dict(self.processed_at)
         twin.checkpoint = None if self.checkpoint is None else self.checkpoint.copy()
         twin.completed = list(self.completed)
+        twin.writers = {n: w.copy() for n, w in self.writers.items()}
+        twin.retained = dict(self.retained)
+        twin._release_to = dict(self._release_to)
         twin._cached = list(self._cached)
         twin._dirty = set(self._dirty)
         twin._moves, twin._emitted, twin._delivered, twin._persisted = [], [], [], []
@@ -619,11 +654,6 @@ class NetworkWorld:
 
     # ------------------------------------------------------------------ actions
 
-    @property
-    def _actors(self) -> ActorIndex:
-        assert self._index is not None
-        return self._index
-
     def _touch(self, slots: Sequence[int]) -> None:
         self._dirty.update(slots)
 
@@ -651,8 +681,10 @@ class NetworkWorld:
             if slot < index.task_count:
                 action = self._task_action(self.tasks[name])
                 cached[slot] = () if action is None else (action,)
-            else:
+            elif slot < index.transport_end:
                 cached[slot] = tuple(self._transport_actions(self.channels[name]))
+            else:
+                cached[slot] = self._writer_actions(self.writers[name])
         self._dirty.clear()
         actions = list(itertools.chain.from_iterable(cached))
         if self._can_trigger():
@@ -665,6 +697,11 @@ class NetworkWorld:
                 )
         return actions
 
+    def _writer_actions(self, writer: ChannelStateWriter) -> tuple[Action, ...]:
+        if not writer.requests:
+            return ()
+        return (_action(writer.name, "write", writer.requests[0].channel),)
+
     def _scan_actions(self) -> list[Action]:
         actions: list[Action] = []
         for task in self.tasks.values():
@@ -674,6 +711,8 @@ class NetworkWorld:
         for channel in self.channels.values():
             if channel.remote:
                 actions.extend(self._transport_actions(channel))
+        for writer in self.writers.values():
+            actions.extend(self._writer_actions(writer))
         if self._can_trigger():
             actions.append(_action(COORDINATOR, "trigger", f"checkpoint {len(self.completed) + 1}"))
         return actions
@@ -795,6 +834,9 @@ class NetworkWorld:
                 self._send(channel)
             else:
                 self._request_floating(channel)
+        elif action.actor in self.writers:
+            self._dirty.add(self._actors.by_writer[action.actor])
+            self._write_channel_state(self.writers[action.actor])
         else:
             name = action.actor.removeprefix("task ")
             task = self.tasks[name]
@@ -997,8 +1039,12 @@ class NetworkWorld:
         self._touch_channel(channel)
         if not channel.remote:
             sub = self.subpartitions[channel.subpartition]
+            if self._let_go(segment, holder, (True, sub.name)):
+                return
             producer = self.tasks[sub.producer]
             self._pool_recycle(self._partition_of(producer, sub).pool, segment, holder, sub.index)
+            return
+        if self._let_go(segment, holder, (False, channel.name)):
             return
         gate = self._gate(channel)
         if segment in channel.exclusive_segments:
@@ -1088,8 +1134,6 @@ class NetworkWorld:
                 channel.received.append(buffer)
             self._note = f"{buffer.event} to {channel.name}"
             return
-        if channel.persisting:
-            self._persist_input(channel, buffer)
         if channel.exclusive:
             target = channel.exclusive.pop()
             source = f"exclusive {channel.name}"
@@ -1097,13 +1141,14 @@ class NetworkWorld:
             target = channel.floating.pop()
             source = f"floating {channel.name}"
         self._move(target, source, f"received {channel.name}")
-        channel.received.append(
-            Buffer(target, buffer.capacity, buffer.used, list(buffer.fragments))
-        )
-        producer = self.tasks[sub.producer]
-        self._pool_recycle(
-            self._partition_of(producer, sub).pool, buffer.segment, f"queue {sub.name}", sub.index
-        )
+        received = Buffer(target, buffer.capacity, buffer.used, list(buffer.fragments))
+        channel.received.append(received)
+        if channel.persisting:
+            self._persist_input(channel, received)
+        if not self._let_go(buffer.segment, f"queue {sub.name}", (True, sub.name)):
+            producer = self.tasks[sub.producer]
+            pool = self._partition_of(producer, sub).pool
+            self._pool_recycle(pool, buffer.segment, f"queue {sub.name}", sub.index)
         channel.backlog_seen = sub.backlog
         self._note = f"{buffer.used} bytes, backlog {channel.backlog_seen}"
 
@@ -1180,7 +1225,7 @@ class NetworkWorld:
                     total = self.records[record].serialized_length
                     unconsumed.append(Fragment(record, 0, received, total))
                 if unconsumed:
-                    self._persist(checkpoint.inputs, channel.name, tuple(unconsumed))
+                    self._persist(task, checkpoint, False, channel.name, tuple(unconsumed))
                 if channel.remote:
                     data = [b for b in channel.received if not b.is_event]
                     if channel.barrier_arrived == checkpoint.id:
@@ -1188,7 +1233,10 @@ class NetworkWorld:
                     if "forget-in-flight" in self.faults:
                         data = []
                     for buffer in data:
-                        self._persist(checkpoint.inputs, channel.name, tuple(buffer.fragments))
+                        fragments = tuple(buffer.fragments)
+                        self._persist(
+                            task, checkpoint, False, channel.name, fragments, buffer.segment
+                        )
                 if channel is not arrived and checkpoint.id not in (
                     channel.barrier_seen,
                     channel.barrier_arrived if channel.remote else 0,
@@ -1202,18 +1250,83 @@ class NetworkWorld:
         return Fragment(record, 0, total, total)
 
     def _persist(
-        self, into: dict[str, list[PersistedBuffer]], name: str, fragments: tuple[Fragment, ...]
+        self,
+        task: Task,
+        checkpoint: CheckpointInProgress,
+        output: bool,
+        name: str,
+        fragments: tuple[Fragment, ...],
+        segment: int = HEAP,
     ) -> None:
-        into.setdefault(name, []).append(PersistedBuffer(fragments))
-        self._persisted.extend(f.record for f in fragments)
+        """Hand one buffer to the task's channel-state writer, retaining its segment."""
+        writer = self.writers[self.writer_of[task.name]]
+        writer.requests.append(
+            WriteRequest(checkpoint.id, task.name, name, output, fragments, segment)
+        )
+        checkpoint.pending_writes[task.name] = checkpoint.pending_writes.get(task.name, 0) + 1
+        if segment != HEAP:
+            self.retained[segment] = self.retained.get(segment, 0) + 1
+        self._dirty.add(self._actors.by_writer[writer.name])
 
     def _persist_input(self, channel: Channel, buffer: Buffer) -> None:
         checkpoint = self.checkpoint
         assert checkpoint is not None
         assert checkpoint.id == channel.persisting
-        self._persist(checkpoint.inputs, channel.name, tuple(buffer.fragments))
+        task = self.tasks[channel.task.removeprefix("task ")]
+        fragments = tuple(buffer.fragments)
+        self._persist(task, checkpoint, False, channel.name, fragments, buffer.segment)
         if "persist-twice" in self.faults:  # FLINK-40016: a buffer persisted a second time
-            self._persist(checkpoint.inputs, channel.name, tuple(buffer.fragments))
+            self._persist(task, checkpoint, False, channel.name, fragments, buffer.segment)
+
+    def _let_go(self, segment: int, holder: str, release: tuple[bool, str]) -> bool:
+        """The holder is done with a segment: if the writer still references it, the writer
+        becomes its owner and recycles it once written. Returns whether it was kept."""
+        if not self.retained.get(segment):
+            return False
+        writer = self._writer_holding(segment)
+        self._move(segment, holder, writer.name)
+        writer.held.append(segment)
+        self._release_to[segment] = release
+        return True
+
+    def _writer_holding(self, segment: int) -> ChannelStateWriter:
+        for writer in self.writers.values():
+            if any(r.segment == segment for r in writer.requests):
+                return writer
+        raise AssertionError(f"segment {segment} is retained but no writer has it")
+
+    def _write_channel_state(self, writer: ChannelStateWriter) -> None:
+        request = writer.requests.popleft()
+        checkpoint = self.checkpoint
+        # a task acknowledges only after its writes, so its checkpoint is still in progress
+        assert checkpoint is not None
+        assert checkpoint.id == request.checkpoint
+        into = checkpoint.outputs if request.output else checkpoint.inputs
+        into.setdefault(request.channel, []).append(PersistedBuffer(request.fragments))
+        self._persisted.extend(f.record for f in request.fragments)
+        checkpoint.pending_writes[request.task] -= 1
+        side = "output" if request.output else "input"
+        self._note = f"{side} state of {request.channel}: {len(request.fragments)} fragment(s)"
+        segment = request.segment
+        if segment != HEAP:
+            self.retained[segment] -= 1
+            if not self.retained[segment]:
+                del self.retained[segment]
+                if segment in self._release_to:
+                    self._recycle_written(segment)
+        self._maybe_acknowledge(self.tasks[request.task.removeprefix("task ")], checkpoint)
+
+    def _recycle_written(self, segment: int) -> None:
+        output, name = self._release_to.pop(segment)
+        writer = next(w for w in self.writers.values() if segment in w.held)
+        writer.held.remove(segment)
+        if output:
+            sub = self.subpartitions[name]
+            producer = self.tasks[sub.producer]
+            pool = self._partition_of(producer, sub).pool
+            self._pool_recycle(pool, segment, writer.name, sub.index)
+        else:
+            self._recycle_consumed(self.channels[name], segment, writer.name)
 
     def _snapshot(self, task: Task, checkpoint: CheckpointInProgress) -> None:
         op = self.graph.operator(task.operator)
@@ -1246,15 +1359,29 @@ class NetworkWorld:
                 if overtakes:
                     for buffer in sub.queue:
                         if not buffer.is_event:
-                            self._persist(checkpoint.outputs, sub.name, tuple(buffer.fragments))
+                            fragments = tuple(buffer.fragments)
+                            self._persist(
+                                task, checkpoint, True, sub.name, fragments, buffer.segment
+                            )
                     sub.queue.appendleft(barrier)
                 else:
                     sub.queue.append(barrier)
 
     def _acknowledge(self, task: Task, checkpoint: CheckpointInProgress) -> None:
-        checkpoint.acknowledged.add(task.name)
-        if len(checkpoint.acknowledged) == len(self.tasks):
-            self._complete(checkpoint)
+        """The task has its snapshot and every barrier; it acknowledges once its writer has
+        written all the channel state it was given."""
+        checkpoint.barriers_complete.add(task.name)
+        self._maybe_acknowledge(task, checkpoint)
+
+    def _maybe_acknowledge(self, task: Task, checkpoint: CheckpointInProgress) -> None:
+        if (
+            task.name in checkpoint.barriers_complete
+            and not checkpoint.pending_writes.get(task.name)
+            and task.name not in checkpoint.acknowledged
+        ):
+            checkpoint.acknowledged.add(task.name)
+            if len(checkpoint.acknowledged) == len(self.tasks):
+                self._complete(checkpoint)
 
     def _complete(self, progress: CheckpointInProgress) -> None:
         inputs: list[ChannelState] = []
@@ -1354,6 +1481,7 @@ class NetworkWorld:
             all(task.finished for task in self.tasks.values())
             and all(not sub.queue for sub in self.subpartitions.values())
             and all(not c.received for c in self.channels.values())
+            and all(not w.requests for w in self.writers.values())
         )
 
     def waits(self) -> list[Wait]:
@@ -1391,6 +1519,10 @@ class NetworkWorld:
 
     def _holders_of_pool(self, pool: LocalBufferPool) -> tuple[str, ...]:
         holders = set()
+        partition = pool.name.removeprefix("pool ")
+        for segment, (output, name) in self._release_to.items():
+            if output and self.subpartitions[name].partition == partition:
+                holders.add(self.owner[segment])  # the writer that has yet to write it
         for segment, owner in enumerate(self.owner):
             if self.home[segment] != pool.global_pool or not owner.startswith("queue "):
                 continue
@@ -1407,6 +1539,7 @@ class NetworkWorld:
         held: list[tuple[str, list[int]]] = []
         held += [(nbp.name, nbp.free) for nbp in self.network_pools.values()]
         held += [(pool.name, pool.free) for pool in self.pools.values()]
+        held += [(writer.name, writer.held) for writer in self.writers.values()]
         for sub in self.subpartitions.values():
             if sub.builder is not None:
                 held.append((f"builder {sub.name}", [sub.builder.segment]))
@@ -1529,6 +1662,8 @@ class NetworkWorld:
                 )
                 for n, t in self.tasks.items()
             ),
+            tuple((n, tuple(w.requests), tuple(w.held)) for n, w in self.writers.items()),
+            tuple(sorted(self.retained.items())),
             len(self.completed),
             None
             if self.checkpoint is None

@@ -61,9 +61,10 @@ class SeededRandom:
 
     def __init__(self, seed: int) -> None:
         self.seed = seed
+        self._mixed_seed = splitmix64(seed & _MASK64)
 
     def choose(self, step: int, enabled: Sequence[Action], previous: Action | None) -> int:
-        return splitmix64(splitmix64(self.seed & _MASK64) ^ step) % len(enabled)
+        return splitmix64(self._mixed_seed ^ step) % len(enabled)
 
 
 def make_scheduler(name: str, seed: int = 0) -> Scheduler:

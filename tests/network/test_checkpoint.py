@@ -91,8 +91,14 @@ def test_barrier_overtakes_the_queue_and_the_queue_is_persisted() -> None:
             assert sub.queue[0].event == BARRIER
             assert sub.queue[0].priority
             behind = [b for b in list(sub.queue)[1:] if not b.is_event]
-            persisted = progress.outputs.get(sub.name, [])
-            assert [p.fragments for p in persisted] == [tuple(b.fragments) for b in behind]
+            # handed to the channel-state writer, not yet written; each segment is retained
+            writer = world.writers[world.writer_of[source.name]]
+            handed = [r for r in writer.requests if r.channel == sub.name]
+            assert all(r.output for r in handed)
+            assert [r.fragments for r in handed] == [tuple(b.fragments) for b in behind]
+            assert [r.segment for r in handed] == [b.segment for b in behind]
+            assert all(world.retained[b.segment] == 1 for b in behind)
+            assert sub.name not in progress.outputs
 
 
 def test_records_spanning_the_cut_are_split_between_places() -> None:

@@ -1,0 +1,86 @@
+"""The channel-state writer: the thread that writes an unaligned checkpoint's in-flight data.
+
+A task does not write its channel state itself. It hands each buffer to a writer
+(``ChannelStateWriter.addInputData`` / ``addOutputData``) which queues the request for a
+separate thread (``ChannelStateWriteRequestExecutorImpl``) and keeps processing records. The
+handed-over network buffers are *retained*: the segment is referenced by the writer as well as
+by the queue or channel that holds it, and goes back to its pool only when both let go. A slow
+writer therefore keeps network buffers away from the tasks, and a task acknowledges its
+checkpoint only once the writer has written everything it was given.
+
+One writer thread serves up to ``execution.checkpointing.unaligned.max-subtasks-per-channel-
+state-file`` subtasks (default 5) of a job on one TaskManager, in the order the subtasks
+register (``ChannelStateWriteRequestExecutorFactory``); those subtasks share one file.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.network.buffer import HEAP
+from flinkstate.network.records import Fragment
+
+#: ``CheckpointingOptions.UNALIGNED_MAX_SUBTASKS_PER_CHANNEL_STATE_FILE`` default
+DEFAULT_MAX_SUBTASKS_PER_CHANNEL_STATE_FILE = 5
+
+
+@dataclass(frozen=True, slots=True)
+class WriteRequest:
+    """One buffer of channel state to write: input (a channel) or output (a subpartition).
+
+    ``segment`` is the retained network segment, or ``HEAP`` for bytes the task copied out of
+    its deserializer (a partial record, the unread rest of a buffer).
+    """
+
+    checkpoint: int
+    task: str
+    channel: str
+    output: bool
+    fragments: tuple[Fragment, ...]
+    segment: int = HEAP
+
+
+@dataclass(slots=True)
+class ChannelStateWriter:
+    """One writer thread and its request queue (written in the order requests were added)."""
+
+    name: str
+    task_manager: int
+    subtasks: tuple[str, ...]
+    requests: deque[WriteRequest] = field(default_factory=deque)
+    #: segments whose other holders have let go: the writer is their last reference
+    held: list[int] = field(default_factory=list)
+
+    def copy(self) -> ChannelStateWriter:
+        return ChannelStateWriter(
+            self.name, self.task_manager, self.subtasks, deque(self.requests), list(self.held)
+        )
+
+
+def assign_writers(
+    subtasks: Iterable[tuple[str, int]], max_subtasks_per_file: int
+) -> list[ChannelStateWriter]:
+    """Group ``(subtask, task manager)`` pairs, in registration order, into writer threads.
+
+    A TaskManager's current writer takes subtasks until it has ``max_subtasks_per_file``; the
+    next subtask there starts a new one.
+    """
+    if isinstance(max_subtasks_per_file, bool) or max_subtasks_per_file < 1:
+        raise InvalidParameterError(
+            "execution.checkpointing.unaligned.max-subtasks-per-channel-state-file must be at "
+            f"least 1, got {max_subtasks_per_file}"
+        )
+    groups: dict[int, list[list[str]]] = {}
+    for subtask, task_manager in subtasks:
+        per_tm = groups.setdefault(task_manager, [])
+        if not per_tm or len(per_tm[-1]) == max_subtasks_per_file:
+            per_tm.append([])
+        per_tm[-1].append(subtask)
+    return [
+        ChannelStateWriter(f"channel-state-writer tm{tm}.{number}", tm, tuple(members))
+        for tm in sorted(groups)
+        for number, members in enumerate(groups[tm])
+    ]

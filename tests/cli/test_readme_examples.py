@@ -1,0 +1,46 @@
+"""The README's command-line examples are the program's real output, kept true by this test."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from flinkstate.cli import main
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def examples() -> list[tuple[str, str]]:
+    """``$ flinkstate ...`` lines in fenced blocks, with the output that follows each."""
+    found = []
+    for block in re.findall(r"```\n(.*?)```", README.read_text(), flags=re.S):
+        lines = block.splitlines()
+        for i, line in enumerate(lines):
+            if line.startswith("$ flinkstate "):
+                output = []
+                for rest in lines[i + 1 :]:
+                    if rest.startswith("$ "):
+                        break
+                    output.append(rest)
+                found.append((line[2:], "\n".join(output).rstrip()))
+    return found
+
+
+def test_the_readme_has_examples() -> None:
+    assert any(command.startswith("flinkstate run ") for command, _ in examples())
+
+
+@pytest.mark.parametrize(("command", "expected"), examples())
+def test_readme_example_output_is_current(
+    command: str, expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    if not expected:
+        pytest.skip(f"{command!r} shows no output in the README")
+    code = main(shlex.split(command)[1:])
+    captured = capsys.readouterr()
+    failing = expected.startswith("flinkstate: error:")
+    assert (code != 0) == failing
+    assert (captured.err if failing else captured.out).rstrip() == expected
