@@ -10,7 +10,7 @@ from typing import Any
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.checkpoint import Checkpoint
-from flinkstate.network.metrics import OWNER_KINDS, BufferCounts
+from flinkstate.network.metrics import OWNER_KINDS, RECOVERY_KINDS, BufferCounts
 from flinkstate.network.topologies import CATALOGUE, topology
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import RunStatus, Simulation
@@ -133,7 +133,11 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
         "",
         render_table(
             ["buffers held by", "at end", "at peak"],
-            [[k, counts.current[k], counts.peak[k]] for k in OWNER_KINDS],
+            [
+                [k, counts.current[k], counts.peak[k]]
+                for k in OWNER_KINDS
+                if k not in RECOVERY_KINDS or counts.peak[k]
+            ],
         ),
         "",
         _checkpoint_table(world),

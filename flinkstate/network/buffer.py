@@ -25,6 +25,8 @@ class Buffer:
     #: for a checkpoint barrier: its checkpoint id, and whether it overtakes data (unaligned)
     checkpoint: int = -1
     priority: bool = False
+    #: for a ``SubtaskConnectionDescriptor``: (old downstream subtask, old upstream subtask)
+    descriptor: tuple[int, int] | None = None
 
     def copy(self) -> Buffer:
         return Buffer(
@@ -35,6 +37,7 @@ class Buffer:
             self.event,
             self.checkpoint,
             self.priority,
+            self.descriptor,
         )
 
     @property

@@ -51,13 +51,9 @@ class ChannelStateWriter:
     task_manager: int
     subtasks: tuple[str, ...]
     requests: deque[WriteRequest] = field(default_factory=deque)
-    #: segments whose other holders have let go: the writer is their last reference
-    held: list[int] = field(default_factory=list)
 
     def copy(self) -> ChannelStateWriter:
-        return ChannelStateWriter(
-            self.name, self.task_manager, self.subtasks, deque(self.requests), list(self.held)
-        )
+        return ChannelStateWriter(self.name, self.task_manager, self.subtasks, deque(self.requests))
 
 
 def assign_writers(

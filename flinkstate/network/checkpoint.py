@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flinkstate.keygroups import KeyGroupRange
-from flinkstate.network.records import Fragment
+from flinkstate.network.graph import JobGraph
+from flinkstate.network.records import Fragment, Record
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -70,7 +71,13 @@ class SubtaskState:
 
 @dataclass(frozen=True)
 class Checkpoint:
-    """A completed checkpoint of the simulated job."""
+    """A completed checkpoint of the simulated job.
+
+    ``graph`` is the job it was taken of (operators with their parallelism and max
+    parallelism, as Flink's checkpoint metadata records them); ``records`` holds every record
+    with a fragment in channel state: its key, size and origin are what the persisted bytes
+    would deserialize to.
+    """
 
     id: int
     unaligned: bool
@@ -79,6 +86,8 @@ class Checkpoint:
     subtasks: tuple[SubtaskState, ...]
     input_channel_state: tuple[ChannelState, ...]
     result_subpartition_state: tuple[ChannelState, ...]
+    graph: JobGraph | None = None
+    records: tuple[Record, ...] = ()
 
     @property
     def in_flight_bytes(self) -> int:

@@ -153,6 +153,21 @@ class JobGraph:
                     ready.append(exchange.downstream)
         return tuple(order)
 
+    def key_ordered(self) -> frozenset[str]:
+        """Keyed operators reached from the sources over keyBy exchanges only: each key's
+        records from one source subtask take one path there, so they arrive in order."""
+        ordered: set[str] = set()
+        for name in self.topological_order():
+            op = self._by_name[name]
+            inputs = self.inputs_of(name)
+            if op.kind is OperatorKind.KEYED and all(
+                e.partitioner is Partitioner.HASH
+                and (self._by_name[e.upstream].kind is OperatorKind.SOURCE or e.upstream in ordered)
+                for e in inputs
+            ):
+                ordered.add(name)
+        return frozenset(ordered)
+
     def operator(self, name: str) -> Operator:
         try:
             return self._by_name[name]

@@ -25,7 +25,11 @@ OWNER_KINDS = (
     "received",
     "deserializer",
     "channel-state-writer",
+    "recovered",
+    "recovered-exclusive",
 )
+#: owners that exist only while a restored job recovers its in-flight data
+RECOVERY_KINDS = frozenset({"recovered", "recovered-exclusive"})
 
 
 def owner_kind(owner: str) -> str:

@@ -14,7 +14,9 @@ from typing import Any
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.config import NetworkConfig
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
+from flinkstate.network.recovery import BlockedPriority
 from flinkstate.network.world import NetworkWorld
+from flinkstate.recovery.state_assignment import StateAssignment
 from flinkstate.rescale.partitioner import Partitioner
 
 
@@ -112,6 +114,13 @@ COMMON = (
     Parameter("checkpoints", 1, "how many checkpoints to take", minimum=0, maximum=1000),
     Parameter("unaligned", True, "unaligned checkpoints (false: aligned, for comparison)"),
     Parameter(
+        "blocked_priority",
+        "master",
+        "how a barrier meets a subpartition blocked after recovery: held (before FLINK-39018), "
+        "master (Flink 2.3: hidden from a credited remote reader, FLINK-40519), fixed",
+        choices=("held", "master", "fixed"),
+    ),
+    Parameter(
         "subtasks_per_state_file",
         5,
         "subtasks of a TaskManager sharing one channel-state writer thread and file",
@@ -149,7 +158,11 @@ class Topology:
         faults: frozenset[str] = frozenset(),
         full_check_every: int = 64,
         check_actions: bool = False,
+        restore: StateAssignment | None = None,
     ) -> NetworkWorld:
+        """A fresh run of the job, or (``restore``) the job restarted from a checkpoint, its
+        operators at the assignment's parallelism and its network configured by ``overrides``
+        (so "what if the restored job had fewer buffers" is one call)."""
         values = self.resolve(overrides)
         config = NetworkConfig(
             segment_size=values["segment_size"],
@@ -161,7 +174,7 @@ class Topology:
             max_subtasks_per_channel_state_file=values["subtasks_per_state_file"],
         )
         return NetworkWorld(
-            self._build(values),
+            self._build(values) if restore is None else restore.graph,
             config,
             seed=seed,
             flush_every_record=values["flush_every_record"],
@@ -171,6 +184,8 @@ class Topology:
             checkpoint_interval=values["checkpoint_interval"],
             max_checkpoints=values["checkpoints"],
             unaligned=values["unaligned"],
+            restore=restore,
+            blocked_priority=BlockedPriority.parse(values["blocked_priority"]),
         )
 
 
@@ -252,6 +267,24 @@ def _pipeline_job(values: Mapping[str, Any]) -> JobGraph:
     )
 
 
+def _keyed_chain_job(values: Mapping[str, Any]) -> JobGraph:
+    p = values["parallelism"]
+    max_p = values["max_parallelism"]
+    return JobGraph(
+        (
+            _source(values, values["source_parallelism"]),
+            Operator("first", p, OperatorKind.KEYED, max_parallelism=max_p),
+            Operator("second", p, OperatorKind.KEYED, cost=values["cost"], max_parallelism=max_p),
+            Operator("sink", p, OperatorKind.SINK),
+        ),
+        (
+            Exchange("source", "first", Partitioner.HASH),
+            Exchange("first", "second", Partitioner.HASH),
+            Exchange("second", "sink", Partitioner.FORWARD),
+        ),
+    )
+
+
 _KEYED_PARAMS = (
     Parameter(
         "parallelism", 4, "parallelism of the keyed operator and the sink", minimum=1, maximum=128
@@ -276,6 +309,24 @@ CATALOGUE: dict[str, Topology] = {
                 ),
             ),
             _keyed_job,
+        ),
+        Topology(
+            "keyed-chain",
+            "source -keyBy-> first -keyBy-> second -forward-> sink: every key keeps one path, "
+            "so its records stay in order across recovery",
+            (
+                *COMMON,
+                *(
+                    p
+                    if p.name != "cost"
+                    else Parameter("cost", 3, p.help, minimum=0, maximum=10_000)
+                    for p in _KEYED_PARAMS
+                ),
+                Parameter(
+                    "source_parallelism", 2, "parallelism of the source", minimum=1, maximum=128
+                ),
+            ),
+            _keyed_chain_job,
         ),
         Topology(
             "two-input",

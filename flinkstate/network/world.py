@@ -32,6 +32,7 @@ from flinkstate.keygroups import (
     assign_to_key_group,
     compute_key_group_range_for_operator_index,
 )
+from flinkstate.network import recovery
 from flinkstate.network.buffer import HEAP, Buffer, LocalBufferPool, NetworkBufferPool
 from flinkstate.network.channel_state_writer import (
     ChannelStateWriter,
@@ -49,6 +50,18 @@ from flinkstate.network.checkpoint import (
 from flinkstate.network.config import NetworkConfig
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
 from flinkstate.network.records import Fragment, Record
+from flinkstate.network.recovery import (
+    END_OF_INPUT_STATE,
+    END_OF_OUTPUT_STATE,
+    RESTORING_OUTPUT,
+    RUNNING,
+    SUBTASK_CONNECTION,
+    BlockedPriority,
+    ChannelStateReader,
+    split_chunk,
+)
+from flinkstate.recovery.state_assignment import RecoveredChunk, StateAssignment
+from flinkstate.rescale.exchange import DownstreamSubtaskRescale
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.sim.core import Action, Event, Move, Violation
 from flinkstate.sim.deadlock import Wait
@@ -69,6 +82,9 @@ FAULTS = frozenset(
         "wrong-key-group",
         "persist-twice",
         "forget-in-flight",
+        "no-filter",
+        "drop-recovered",
+        "no-upstream-block",
     }
 )
 
@@ -87,6 +103,8 @@ class Subpartition:
     index: int
     queue: deque[Buffer] = field(default_factory=deque)
     builder: Buffer | None = None
+    #: after handing out a recovery-completion event: no data until the consumer resumes
+    blocked: bool = False
 
     @property
     def backlog(self) -> int:
@@ -103,6 +121,7 @@ class Subpartition:
             self.index,
             deque(self.queue),
             None if builder is None else builder.copy(),
+            self.blocked,
         )
 
 
@@ -143,6 +162,19 @@ class Channel:
     #: received before it (a priority barrier overtakes them in the queue)
     barrier_arrived: int = 0
     pre_barrier: int = 0
+    #: a ``RecoveredInputChannel`` until its gate is converted to local/remote channels
+    recovered: bool = False
+    recovered_queue: deque[Buffer] = field(default_factory=deque)
+    #: the recovered channel's own exclusive buffers (requested lazily from the global pool)
+    recovery_segments: frozenset[int] = frozenset()
+    recovery_exclusive: list[int] = field(default_factory=list)
+    state_consumed: bool = False
+    #: ``EndOfOutputChannelStateEvent`` received: the upstream's recovered output is through
+    end_of_output: bool = False
+    #: the virtual channel (old subtask, old channel) the last descriptor selected, and the
+    #: partial record of each virtual channel
+    selected: tuple[int, int] | None = None
+    partials: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
 
     @property
     def available(self) -> int:
@@ -153,6 +185,9 @@ class Channel:
         twin.exclusive = list(self.exclusive)
         twin.floating = list(self.floating)
         twin.received = deque(self.received)
+        twin.recovered_queue = deque(self.recovered_queue)
+        twin.recovery_exclusive = list(self.recovery_exclusive)
+        twin.partials = dict(self.partials)
         return twin
 
 
@@ -165,6 +200,12 @@ class Gate:
     pool: LocalBufferPool
     exclusive_per_channel: int
     next_channel: int = 0
+    #: false while its channels are recovered input channels
+    converted: bool = True
+    #: reading rescaled recovered data per virtual channel (until upstream recovery is through)
+    demultiplexing: bool = False
+    #: the gate's share of a rescale (None when not restored)
+    plan: DownstreamSubtaskRescale | None = None
 
 
 @dataclass(slots=True)
@@ -198,6 +239,10 @@ class Task:
     keyed_state: dict[int, int] = field(default_factory=dict)
     #: for sources: the checkpoint the coordinator asked to take
     trigger: int = 0
+    #: restoring-output, recovering or running (``Task.restoreAndInvoke``)
+    phase: str = "running"
+    #: output state still to be read into the result partitions, one buffer each
+    output_state: deque[RecoveredChunk] = field(default_factory=deque)
 
     def copy(
         self, gates: list[Gate], partitions: list[ResultPartition], current: Channel | None
@@ -212,6 +257,7 @@ class Task:
         )
         twin.ready = deque(self.ready)
         twin.keyed_state = dict(self.keyed_state)
+        twin.output_state = deque(self.output_state)
         return twin
 
 
@@ -254,8 +300,10 @@ class ActorIndex:
     actors: tuple[str, ...]
     task_count: int
     transport_end: int
+    writer_end: int
     by_task: dict[str, int]
     by_writer: dict[str, int]
+    by_reader: dict[str, int]
     by_channel: dict[str, tuple[int, ...]]
     by_subpartition: dict[str, tuple[int, ...]]
     by_pool: dict[str, tuple[int, ...]]
@@ -265,14 +313,22 @@ class ActorIndex:
     def of(cls, world: NetworkWorld) -> ActorIndex:
         tasks = list(world.tasks)
         remote = [name for name, c in world.channels.items() if c.remote]
-        by_task = {name: slot for slot, name in enumerate(tasks)}
-        by_netty = {name: len(tasks) + slot for slot, name in enumerate(remote)}
         writers = list(world.writers)
-        by_writer = {name: len(tasks) + len(remote) + slot for slot, name in enumerate(writers)}
-        by_channel = {
-            name: (by_task[c.task.removeprefix("task ")],) + ((by_netty[name],) if c.remote else ())
-            for name, c in world.channels.items()
-        }
+        readers = [reader.name for reader in world.readers.values()]
+        actors = tuple(tasks + remote + writers + readers)
+        slot_of = {name: slot for slot, name in enumerate(actors)}
+        by_task = {name: slot_of[name] for name in tasks}
+        reader_of = {r.task: slot_of[r.name] for r in world.readers.values()}
+
+        def consumer_side(channel: Channel) -> tuple[int, ...]:
+            slots: tuple[int, ...] = (by_task[channel.task.removeprefix("task ")],)
+            if channel.remote:
+                slots += (slot_of[channel.name],)
+            if channel.task in reader_of:
+                slots += (reader_of[channel.task],)
+            return slots
+
+        by_channel = {name: consumer_side(c) for name, c in world.channels.items()}
         by_subpartition = {
             name: (by_task[s.producer], *by_channel[s.channel])
             for name, s in world.subpartitions.items()
@@ -282,26 +338,32 @@ class ActorIndex:
             for partition in task.partitions:
                 by_pool[partition.pool.name] = (by_task[name],)
             for gate in task.gates:
-                by_pool[gate.pool.name] = tuple(by_netty[c.name] for c in gate.channels if c.remote)
-        by_network_pool = {
-            name: tuple(
-                sorted(
-                    {
-                        slot
-                        for pool in world.pools.values()
-                        if pool.global_pool == name
-                        for slot in by_pool.get(pool.name, ())
-                    }
-                )
-            )
-            for name in world.network_pools
-        }
+                by_pool[gate.pool.name] = tuple(
+                    slot_of[c.name] for c in gate.channels if c.remote
+                ) + ((reader_of[task.name],) if task.name in reader_of else ())
+        by_network_pool: dict[str, tuple[int, ...]] = {}
+        for nbp in world.network_pools:
+            slots = {
+                slot
+                for pool in world.pools.values()
+                if pool.global_pool == nbp
+                for slot in by_pool.get(pool.name, ())
+            }
+            if world.readers:  # recovery takes buffers straight from the global pool
+                for name, task in world.tasks.items():
+                    if f"network-pool tm{task.task_manager}" == nbp:
+                        slots.add(by_task[name])
+                        if task.name in reader_of:
+                            slots.add(reader_of[task.name])
+            by_network_pool[nbp] = tuple(sorted(slots))
         return cls(
-            tuple(tasks + remote + writers),
+            actors,
             len(tasks),
             len(tasks) + len(remote),
+            len(tasks) + len(remote) + len(writers),
             by_task,
-            by_writer,
+            {name: slot_of[name] for name in writers},
+            {name: slot_of[name] for name in readers},
             by_channel,
             by_subpartition,
             by_pool,
@@ -347,11 +409,25 @@ class NetworkWorld:
     writers: dict[str, ChannelStateWriter] = field(default_factory=dict)
     #: which writer serves each task (fixed once built)
     writer_of: dict[str, str] = field(default_factory=dict)
-    #: segments the channel-state writer still references, and how many times
-    retained: dict[int, int] = field(default_factory=dict)
-    #: where a segment the writer became the last holder of goes once written:
-    #: (True, subpartition) for the producer's pool, (False, channel) for the consumer side
-    _release_to: dict[int, tuple[bool, str]] = field(default_factory=dict)
+    #: holders of a segment besides its owner: Flink's reference counting (a buffer retained
+    #: by the channel-state writer, one recovered buffer in several subpartitions). The last
+    #: holder to let go recycles it.
+    shares: dict[int, list[str]] = field(default_factory=dict)
+    #: where a shared segment goes when its last holder lets go: ("subpartition", name) to the
+    #: producer's pool counted against that subpartition, ("partition", name) to the pool
+    #: uncounted, ("channel", name) back to a consumer channel's buffers
+    _release_to: dict[int, tuple[str, str]] = field(default_factory=dict)
+    #: a restored job: the checkpoint's share of each new subtask (None: a fresh start)
+    restore: StateAssignment | None = None
+    blocked_priority: BlockedPriority = BlockedPriority.MASTER
+    readers: dict[str, ChannelStateReader] = field(default_factory=dict)
+    #: records a subtask dropped after rescaling because another subtask owns them
+    filtered: dict[tuple[int, str], int] = field(default_factory=dict)
+    #: last seq per (operator, source subtask, key): per-key order at keyed operators
+    key_seq: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    next_record: int = 0
+    #: the old channel a demultiplexed record came through, until it is processed
+    recovered_via: dict[tuple[int, str], str] = field(default_factory=dict)
     _persisted: list[int] = field(default_factory=list)
     _moves: list[Move] = field(default_factory=list)
     _emitted: list[int] = field(default_factory=list)
@@ -360,6 +436,7 @@ class NetworkWorld:
     #: compare the incremental enabled actions with a full scan at every step (tests)
     check_actions: bool = False
     _actors: ActorIndex = field(init=False)
+    _key_ordered: frozenset[str] = field(init=False)
     _cached: list[tuple[Action, ...]] = field(default_factory=list)
     _dirty: set[int] = field(default_factory=set)
 
@@ -371,8 +448,11 @@ class NetworkWorld:
             raise InvalidParameterError(
                 f"unknown fault(s) {sorted(unknown)}; known: {', '.join(sorted(FAULTS))}"
             )
+        self.blocked_priority = BlockedPriority.parse(self.blocked_priority)
         if not self.tasks:
             self._build()
+            if self.restore is not None:
+                self._build_restore(self.restore)
         if not self.writers:
             writers = assign_writers(
                 ((t.name, t.task_manager) for t in self.tasks.values()),
@@ -380,9 +460,72 @@ class NetworkWorld:
             )
             self.writers = {w.name: w for w in writers}
             self.writer_of = {t: w.name for w in writers for t in w.subtasks}
+        self._key_ordered = self.graph.key_ordered()
         self._actors = ActorIndex.of(self)
         self._cached = [()] * len(self._actors.actors)
         self._dirty = set(range(len(self._actors.actors)))
+
+    def _build_restore(self, restore: StateAssignment) -> None:
+        """Start every subtask from its share of the checkpoint, in the restoring phase."""
+        if restore.graph != self.graph:
+            raise InvalidParameterError("a restored world must be built from the restore's graph")
+        capacity = self.config.segment_size
+        for name, task in self.tasks.items():
+            share = restore.subtasks[name]
+            task.keyed_state = dict(share.keyed_state)
+            if share.source_offset is not None:
+                task.emitted = share.source_offset
+            task.output_state = deque(
+                piece for chunk in share.output_state for piece in split_chunk(chunk, capacity)
+            )
+            task.phase = RESTORING_OUTPUT
+            for gate, plan in zip(task.gates, share.gates, strict=True):
+                gate.plan = plan
+                gate.converted = False
+                gate.demultiplexing = plan.demultiplexes
+                for channel in gate.channels:
+                    channel.recovered = True
+                    if channel.exclusive:
+                        # a recovered channel has no credit-based buffers: the physical
+                        # channel takes its exclusive buffers only at conversion
+                        nbp = self.network_pools[gate.pool.global_pool]
+                        for segment in channel.exclusive:
+                            self.owner[segment] = nbp.name
+                            self.home[segment] = nbp.name
+                            nbp.free.append(segment)
+                        channel.exclusive = []
+                        channel.exclusive_segments = frozenset()
+            if task.gates:
+                self.readers[task.name] = ChannelStateReader(
+                    f"channel-state-reader {name}",
+                    task.name,
+                    deque(
+                        piece
+                        for chunk in share.input_state
+                        for piece in split_chunk(chunk, capacity)
+                    ),
+                )
+        self.records = dict(restore.records)
+        self.next_record = max(self.records, default=-1) + 1
+        for (record, exchange_name), owner in restore.expected_owner.items():
+            exchange = next(e for e in self.graph.exchanges if e.name == exchange_name)
+            consumer = self.graph.operator(exchange.downstream).subtask_name(owner)
+            self.deliveries[(record, f"{consumer}<{exchange.upstream}")] = IN_FLIGHT
+
+    def _partition_named(self, name: str) -> ResultPartition:
+        task = self.tasks[name.split(">", 1)[0]]
+        for partition in task.partitions:
+            if partition.name == name:
+                return partition
+        raise AssertionError(f"no result partition {name}")
+
+    def _owner_of(self, gate: Gate, record: int) -> int:
+        """The subtask a record belongs to under the gate's partitioner (new parallelism)."""
+        down = self.graph.operator(self.tasks[gate.task.removeprefix("task ")].operator)
+        key = self.records[record].key
+        if gate.exchange.partitioner is Partitioner.CUSTOM:
+            return key % down.parallelism
+        return _operator_index(key, down.effective_max_parallelism, down.parallelism)
 
     def _new_segments(self, count: int, owner: str) -> list[int]:
         start = len(self.owner)
@@ -547,6 +690,9 @@ class NetworkWorld:
                 pools[g.pool.name],
                 g.exclusive_per_channel,
                 g.next_channel,
+                g.converted,
+                g.demultiplexing,
+                g.plan,
             )
             for n, g in self.gates.items()
         }
@@ -580,8 +726,12 @@ class NetworkWorld:
         twin.checkpoint = None if self.checkpoint is None else self.checkpoint.copy()
         twin.completed = list(self.completed)
         twin.writers = {n: w.copy() for n, w in self.writers.items()}
-        twin.retained = dict(self.retained)
+        twin.shares = {segment: list(h) for segment, h in self.shares.items()}
         twin._release_to = dict(self._release_to)
+        twin.readers = {n: r.copy() for n, r in self.readers.items()}
+        twin.filtered = dict(self.filtered)
+        twin.key_seq = dict(self.key_seq)
+        twin.recovered_via = dict(self.recovered_via)
         twin._cached = list(self._cached)
         twin._dirty = set(self._dirty)
         twin._moves, twin._emitted, twin._delivered, twin._persisted = [], [], [], []
@@ -598,6 +748,15 @@ class NetworkWorld:
             )
         self.owner[segment] = target
         self._moves.append(Move(segment, source, target))
+
+    def _hand_over(self, segment: int, source: str, target: str) -> None:
+        """Pass one reference on: an ownership move, or, for a holder that shares a segment
+        it does not own, the shared reference changing hands."""
+        others = self.shares.get(segment)
+        if others and self.owner[segment] != source and source in others:
+            others[others.index(source)] = target
+            return
+        self._move(segment, source, target)
 
     def _violate(self, invariant: str, message: str) -> None:
         self.violations.append(Violation(invariant, self.step, message))
@@ -683,8 +842,10 @@ class NetworkWorld:
                 cached[slot] = () if action is None else (action,)
             elif slot < index.transport_end:
                 cached[slot] = tuple(self._transport_actions(self.channels[name]))
-            else:
+            elif slot < index.writer_end:
                 cached[slot] = self._writer_actions(self.writers[name])
+            else:
+                cached[slot] = self._reader_action(name)
         self._dirty.clear()
         actions = list(itertools.chain.from_iterable(cached))
         if self._can_trigger():
@@ -702,6 +863,11 @@ class NetworkWorld:
             return ()
         return (_action(writer.name, "write", writer.requests[0].channel),)
 
+    def _reader_action(self, name: str) -> tuple[Action, ...]:
+        reader = self.readers["task " + name.removeprefix("channel-state-reader ")]
+        step = recovery.reader_actions(self, reader)
+        return () if step is None else (_action(reader.name, *step),)
+
     def _scan_actions(self) -> list[Action]:
         actions: list[Action] = []
         for task in self.tasks.values():
@@ -713,6 +879,8 @@ class NetworkWorld:
                 actions.extend(self._transport_actions(channel))
         for writer in self.writers.values():
             actions.extend(self._writer_actions(writer))
+        for reader in self.readers.values():
+            actions.extend(self._reader_action(reader.name))
         if self._can_trigger():
             actions.append(_action(COORDINATOR, "trigger", f"checkpoint {len(self.completed) + 1}"))
         return actions
@@ -723,6 +891,10 @@ class NetworkWorld:
             and self.checkpoint is None
             and len(self.completed) < self.max_checkpoints
             and self.step >= self.checkpoint_interval * (len(self.completed) + 1)
+            # Flink triggers once every task is RUNNING (restore over); a rescaled input still
+            # demultiplexing recovered data would decline as not ready, so wait for it too
+            and all(t.phase == RUNNING for t in self.tasks.values())
+            and not any(g.demultiplexing for g in self.gates.values())
             and all(
                 not t.finished and t.emitted < self.graph.operator(t.operator).records_per_subtask
                 for t in self.tasks.values()
@@ -733,6 +905,13 @@ class NetworkWorld:
     def _task_action(self, task: Task) -> Action | None:
         if task.finished:
             return None
+        if task.phase != RUNNING:
+            if task.phase == RESTORING_OUTPUT:
+                kind = recovery.restore_output_action(self, task)
+                return None if kind is None else _action(task.name, kind)
+            gate = recovery.gate_to_convert(self, task)
+            if gate is not None and not task.ready and not task.busy and not task.pending:
+                return _action(task.name, "convert", gate.name)
         if task.busy:
             return _action(task.name, "compute")
         if task.pending:
@@ -759,7 +938,7 @@ class NetworkWorld:
         channel = self._next_channel_with_data(task)
         if channel is not None:
             return _action(task.name, "poll", channel.name)
-        if all(c.finished for gate in task.gates for c in gate.channels):
+        if task.phase == RUNNING and all(c.finished for gate in task.gates for c in gate.channels):
             return _action(task.name, "finish")
         return None
 
@@ -785,10 +964,14 @@ class NetworkWorld:
         raise AssertionError(f"{sub.name} is not a subpartition of {task.name}")
 
     def _visible_head(self, channel: Channel) -> Buffer | None:
+        if channel.recovered:
+            return channel.recovered_queue[0] if channel.recovered_queue else None
         if channel.remote:
             return channel.received[0] if channel.received else None
         sub = self.subpartitions[channel.subpartition]
-        return sub.queue[0] if sub.queue else None
+        if not sub.blocked:
+            return sub.queue[0] if sub.queue else None
+        return recovery.sub_head(self, channel)
 
     def _next_channel_with_data(self, task: Task) -> Channel | None:
         for gate in task.gates:
@@ -803,10 +986,16 @@ class NetworkWorld:
         return None
 
     def _transport_actions(self, channel: Channel) -> list[Action]:
+        if channel.recovered:
+            return []  # the subpartition is requested only when the gate is converted
         actions = []
         sub = self.subpartitions[channel.subpartition]
-        if sub.queue and (
-            sub.queue[0].is_event or (channel.available and not channel.upstream_blocked)
+        if sub.blocked:
+            head = recovery.sub_head(self, channel)
+        else:
+            head = sub.queue[0] if sub.queue else None
+        if head is not None and (
+            head.is_event or (channel.available and not channel.upstream_blocked)
         ):
             actions.append(_action(f"netty {channel.name}", "send"))
         gate = self._gate(channel)
@@ -837,6 +1026,10 @@ class NetworkWorld:
         elif action.actor in self.writers:
             self._dirty.add(self._actors.by_writer[action.actor])
             self._write_channel_state(self.writers[action.actor])
+        elif action.actor.startswith("channel-state-reader "):
+            self._dirty.add(self._actors.by_reader[action.actor])
+            reader = self.readers["task " + action.actor.removeprefix("channel-state-reader ")]
+            recovery.reader_step(self, reader, action.kind)
         else:
             name = action.actor.removeprefix("task ")
             task = self.tasks[name]
@@ -867,13 +1060,14 @@ class NetworkWorld:
         base = splitmix64(splitmix64(self.seed) ^ (hash_text(task.name) + seq))
         low, high = op.record_size
         record = Record(
-            id=len(self.records),
+            id=self.next_record,
             key=base % op.key_space,
             size=low + (splitmix64(base) % (high - low + 1)),
             source=task.name,
             seq=seq,
         )
         self.records[record.id] = record
+        self.next_record += 1
         task.emitted += 1
         self._note = f"record {record.id} key {record.key} ({record.serialized_length} bytes)"
         self._route(task, record)
@@ -975,7 +1169,10 @@ class NetworkWorld:
         gate.next_channel = (channel.index + 1) % len(gate.channels)
         self._touch_channel(channel)
         self._touch_sub(self.subpartitions[channel.subpartition])
-        if channel.remote:
+        if channel.recovered:
+            buffer = channel.recovered_queue.popleft()
+            holder = f"recovered {channel.name}"
+        elif channel.remote:
             buffer = channel.received.popleft()
             holder = f"received {channel.name}"
         else:
@@ -983,12 +1180,15 @@ class NetworkWorld:
             buffer = sub.queue.popleft()
             holder = f"queue {sub.name}"
         if buffer.is_event:
+            if buffer.event in (SUBTASK_CONNECTION, END_OF_INPUT_STATE, END_OF_OUTPUT_STATE):
+                recovery.on_recovery_event(self, task, channel, buffer)
+                return
             channel.finished = True
             self._note = f"{buffer.event} on {channel.name}"
             return
         if not channel.remote and channel.persisting:
             self._persist_input(channel, buffer)
-        self._move(buffer.segment, holder, f"deserializer {task.name}")
+        self._hand_over(buffer.segment, holder, f"deserializer {task.name}")
         ready = self._deserialize(channel, buffer)
         task.current = channel
         task.current_buffer = buffer
@@ -998,26 +1198,43 @@ class NetworkWorld:
             self._release_current(task)
 
     def _deserialize(self, channel: Channel, buffer: Buffer) -> list[int]:
+        """Reassemble records; while a rescaled gate demultiplexes, each virtual channel
+        (old subtask, old channel) has its own partial record."""
         complete = []
+        vc = channel.selected
+        partial = channel.partial if vc is None else channel.partials.get(vc)
+        where = channel.name if vc is None else f"{channel.name} (virtual channel {vc})"
+        restored = self.restore is not None
         for fragment in buffer.fragments:
             if fragment.is_first:
-                if channel.partial is not None:
-                    self._violate(
-                        "exactly-once", f"record {channel.partial[0]} on {channel.name} was cut off"
-                    )
-                channel.partial = (fragment.record, fragment.length)
-            elif channel.partial is None or channel.partial[0] != fragment.record:
+                if partial is not None:
+                    self._violate("exactly-once", f"record {partial[0]} on {where} was cut off")
+                partial = (fragment.record, fragment.length)
+            elif partial is None or partial[0] != fragment.record:
                 self._violate(
                     "channel-order",
-                    f"fragment of record {fragment.record} on {channel.name} does not "
+                    f"fragment of record {fragment.record} on {where} does not "
                     "continue the record being reassembled",
                 )
                 continue
             else:
-                channel.partial = (fragment.record, channel.partial[1] + fragment.length)
+                partial = (fragment.record, partial[1] + fragment.length)
             if fragment.is_last:
-                complete.append(fragment.record)
-                channel.partial = None
+                partial = None
+                if not restored:
+                    complete.append(fragment.record)
+                elif recovery.keeps(self, channel, fragment.record):
+                    complete.append(fragment.record)
+                    if vc is not None:
+                        self.recovered_via[(fragment.record, channel.task)] = (
+                            f"{channel.name} from old {vc[0]}<{vc[1]}"
+                        )
+        if vc is None:
+            channel.partial = partial
+        elif partial is None:
+            channel.partials.pop(vc, None)
+        else:
+            channel.partials[vc] = partial
         if "lose-record" in self.faults and complete and len(self.records) > 3:
             complete.pop()
         return complete
@@ -1037,14 +1254,17 @@ class NetworkWorld:
         if "leak-buffer" in self.faults:
             return
         self._touch_channel(channel)
-        if not channel.remote:
-            sub = self.subpartitions[channel.subpartition]
-            if self._let_go(segment, holder, (True, sub.name)):
-                return
-            producer = self.tasks[sub.producer]
-            self._pool_recycle(self._partition_of(producer, sub).pool, segment, holder, sub.index)
-            return
-        if self._let_go(segment, holder, (False, channel.name)):
+        if channel.recovered:
+            self._drop(segment, holder, ("channel", channel.name))
+        elif not channel.remote:
+            self._drop(segment, holder, ("subpartition", channel.subpartition))
+        else:
+            self._drop(segment, holder, ("channel", channel.name))
+
+    def _recycle_to_channel(self, channel: Channel, segment: int, holder: str) -> None:
+        self._touch_channel(channel)
+        if channel.recovered:
+            recovery.recycle_recovered(self, channel, segment, holder)
             return
         gate = self._gate(channel)
         if segment in channel.exclusive_segments:
@@ -1081,8 +1301,10 @@ class NetworkWorld:
         self.processed_at[key] = self.step
         self._delivered.append(record_id)
         # Order holds per path: records of one source subtask that took the same channels.
+        # A recovered record's last hop is its old channel (its virtual channel), not the new.
         upstream = self.paths.get((record_id, channel.producer), 0)
-        path = self._path_id(upstream, channel.name)
+        hop = self.recovered_via.pop((record_id, task.name), channel.name)
+        path = self._path_id(upstream, hop)
         self.paths[(record_id, task.name)] = path
         last = self.path_seq.get((record.source, path), -1)
         if record.seq <= last:
@@ -1093,6 +1315,17 @@ class NetworkWorld:
             )
         self.path_seq[(record.source, path)] = record.seq
         if task.key_groups is not None:
+            # Reached over keyBy exchanges only, a key's records from one source subtask take
+            # one path: they must reach the key's owner in order, across checkpoint and
+            # recovery too (live data must not overtake recovered data).
+            key_order = (task.operator, record.source, record.key)
+            if task.operator in self._key_ordered and record.seq <= self.key_seq.get(key_order, -1):
+                self._violate(
+                    "key-order",
+                    f"record {record_id} (seq {record.seq} of {record.source}, key "
+                    f"{record.key}) reached {task.name} after seq {self.key_seq[key_order]}",
+                )
+            self.key_seq[key_order] = record.seq
             op = self.graph.operator(task.operator)
             group = _key_group(record.key, op.effective_max_parallelism)
             first, last_group = task.key_groups
@@ -1128,6 +1361,9 @@ class NetworkWorld:
                     channel.persisting = 0
                 if not buffer.priority:
                     channel.upstream_blocked = True
+            elif buffer.event == END_OF_OUTPUT_STATE:
+                # PipelinedSubpartition: handing out a recovery-completion event blocks
+                sub.blocked = "no-upstream-block" not in self.faults
             if buffer.priority:
                 channel.received.appendleft(buffer)  # priority events overtake received data
             else:
@@ -1145,10 +1381,7 @@ class NetworkWorld:
         channel.received.append(received)
         if channel.persisting:
             self._persist_input(channel, received)
-        if not self._let_go(buffer.segment, f"queue {sub.name}", (True, sub.name)):
-            producer = self.tasks[sub.producer]
-            pool = self._partition_of(producer, sub).pool
-            self._pool_recycle(pool, buffer.segment, f"queue {sub.name}", sub.index)
+        self._drop(buffer.segment, f"queue {sub.name}", ("subpartition", sub.name))
         channel.backlog_seen = sub.backlog
         self._note = f"{buffer.used} bytes, backlog {channel.backlog_seen}"
 
@@ -1265,7 +1498,7 @@ class NetworkWorld:
         )
         checkpoint.pending_writes[task.name] = checkpoint.pending_writes.get(task.name, 0) + 1
         if segment != HEAP:
-            self.retained[segment] = self.retained.get(segment, 0) + 1
+            self._share(segment, writer.name)
         self._dirty.add(self._actors.by_writer[writer.name])
 
     def _persist_input(self, channel: Channel, buffer: Buffer) -> None:
@@ -1278,22 +1511,40 @@ class NetworkWorld:
         if "persist-twice" in self.faults:  # FLINK-40016: a buffer persisted a second time
             self._persist(task, checkpoint, False, channel.name, fragments, buffer.segment)
 
-    def _let_go(self, segment: int, holder: str, release: tuple[bool, str]) -> bool:
-        """The holder is done with a segment: if the writer still references it, the writer
-        becomes its owner and recycles it once written. Returns whether it was kept."""
-        if not self.retained.get(segment):
-            return False
-        writer = self._writer_holding(segment)
-        self._move(segment, holder, writer.name)
-        writer.held.append(segment)
-        self._release_to[segment] = release
-        return True
+    def _share(self, segment: int, holder: str, release: tuple[str, str] | None = None) -> None:
+        """Another reference to a segment (``Buffer.retainBuffer``)."""
+        self.shares.setdefault(segment, []).append(holder)
+        if release is not None:
+            self._release_to.setdefault(segment, release)
 
-    def _writer_holding(self, segment: int) -> ChannelStateWriter:
-        for writer in self.writers.values():
-            if any(r.segment == segment for r in writer.requests):
-                return writer
-        raise AssertionError(f"segment {segment} is retained but no writer has it")
+    def _drop(self, segment: int, holder: str, release: tuple[str, str] | None) -> None:
+        """``holder`` is done with a segment. If others still reference it, the next one
+        becomes its owner; the last one recycles it to where it belongs."""
+        others = self.shares.get(segment)
+        if others:
+            if self.owner[segment] == holder:
+                self._move(segment, holder, others.pop(0))
+            else:
+                others.remove(holder)
+            if not others:
+                del self.shares[segment]
+            if release is not None:
+                self._release_to.setdefault(segment, release)
+            return
+        destination = self._release_to.pop(segment, release)
+        assert destination is not None, f"segment {segment} has nowhere to go"
+        kind, name = destination
+        if kind == "channel":
+            self._recycle_to_channel(self.channels[name], segment, holder)
+        else:
+            sub = self.subpartitions[name] if kind == "subpartition" else None
+            partition = (
+                self._partition_of(self.tasks[sub.producer], sub)
+                if sub is not None
+                else self._partition_named(name)
+            )
+            index = sub.index if sub is not None else -1
+            self._pool_recycle(partition.pool, segment, holder, index)
 
     def _write_channel_state(self, writer: ChannelStateWriter) -> None:
         request = writer.requests.popleft()
@@ -1307,26 +1558,9 @@ class NetworkWorld:
         checkpoint.pending_writes[request.task] -= 1
         side = "output" if request.output else "input"
         self._note = f"{side} state of {request.channel}: {len(request.fragments)} fragment(s)"
-        segment = request.segment
-        if segment != HEAP:
-            self.retained[segment] -= 1
-            if not self.retained[segment]:
-                del self.retained[segment]
-                if segment in self._release_to:
-                    self._recycle_written(segment)
+        if request.segment != HEAP:
+            self._drop(request.segment, writer.name, None)
         self._maybe_acknowledge(self.tasks[request.task.removeprefix("task ")], checkpoint)
-
-    def _recycle_written(self, segment: int) -> None:
-        output, name = self._release_to.pop(segment)
-        writer = next(w for w in self.writers.values() if segment in w.held)
-        writer.held.remove(segment)
-        if output:
-            sub = self.subpartitions[name]
-            producer = self.tasks[sub.producer]
-            pool = self._partition_of(producer, sub).pool
-            self._pool_recycle(pool, segment, writer.name, sub.index)
-        else:
-            self._recycle_consumed(self.channels[name], segment, writer.name)
 
     def _snapshot(self, task: Task, checkpoint: CheckpointInProgress) -> None:
         op = self.graph.operator(task.operator)
@@ -1431,6 +1665,13 @@ class NetworkWorld:
             ),
             input_channel_state=tuple(inputs),
             result_subpartition_state=tuple(outputs),
+            graph=self.graph,
+            records=tuple(
+                self.records[r]
+                for r in sorted(
+                    {f.record for state in (*inputs, *outputs) for f in state.fragments}
+                )
+            ),
         )
         self.completed.append(checkpoint)
         self.checkpoint = None
@@ -1482,6 +1723,7 @@ class NetworkWorld:
             and all(not sub.queue for sub in self.subpartitions.values())
             and all(not c.received for c in self.channels.values())
             and all(not w.requests for w in self.writers.values())
+            and all(r.finished for r in self.readers.values())
         )
 
     def waits(self) -> list[Wait]:
@@ -1520,9 +1762,11 @@ class NetworkWorld:
     def _holders_of_pool(self, pool: LocalBufferPool) -> tuple[str, ...]:
         holders = set()
         partition = pool.name.removeprefix("pool ")
-        for segment, (output, name) in self._release_to.items():
-            if output and self.subpartitions[name].partition == partition:
-                holders.add(self.owner[segment])  # the writer that has yet to write it
+        for segment, (kind, name) in self._release_to.items():
+            if (kind == "partition" and name == partition) or (
+                kind == "subpartition" and self.subpartitions[name].partition == partition
+            ):
+                holders.add(self.owner[segment])  # e.g. the writer that has yet to write it
         for segment, owner in enumerate(self.owner):
             if self.home[segment] != pool.global_pool or not owner.startswith("queue "):
                 continue
@@ -1539,12 +1783,24 @@ class NetworkWorld:
         held: list[tuple[str, list[int]]] = []
         held += [(nbp.name, nbp.free) for nbp in self.network_pools.values()]
         held += [(pool.name, pool.free) for pool in self.pools.values()]
-        held += [(writer.name, writer.held) for writer in self.writers.values()]
+        held += [
+            (writer.name, [r.segment for r in writer.requests if r.segment != HEAP])
+            for writer in self.writers.values()
+        ]
         for sub in self.subpartitions.values():
             if sub.builder is not None:
                 held.append((f"builder {sub.name}", [sub.builder.segment]))
             held.append((f"queue {sub.name}", [b.segment for b in sub.queue if not b.is_event]))
         for channel in self.channels.values():
+            if channel.recovery_exclusive:
+                held.append((f"recovered-exclusive {channel.name}", channel.recovery_exclusive))
+            if channel.recovered_queue:
+                held.append(
+                    (
+                        f"recovered {channel.name}",
+                        [b.segment for b in channel.recovered_queue if not b.is_event],
+                    )
+                )
             held.append((f"exclusive {channel.name}", channel.exclusive))
             held.append((f"floating {channel.name}", channel.floating))
             held.append(
@@ -1573,30 +1829,27 @@ class NetworkWorld:
             elif segments and operator.itemgetter(*segments)(owner).count(name) != len(segments):
                 consistent = False
                 break
-        if consistent and total == len(owner):
+        if consistent and total == len(owner) and not self.shares:
             return  # each held segment matches its owner and none is missing or doubled
-        seen: dict[int, str] = {}
+        holders: dict[int, list[str]] = {}
         for name, segments in holdings:
             for segment in segments:
-                if segment in seen:
-                    self._violate(
-                        "segment-ownership",
-                        f"segment {segment} is held by both {seen[segment]} and {name}",
-                    )
-                seen[segment] = name
+                holders.setdefault(segment, []).append(name)
         for segment, expected in enumerate(owner):
-            where = seen.get(segment)
-            if where is None:
+            held_by = holders.get(segment, [])
+            wanted = [expected, *self.shares.get(segment, ())]
+            if not held_by:
                 self._violate(
                     "leak",
                     f"segment {segment} (owner {expected}) is held by nobody: it was never "
                     "recycled",
                 )
-            elif where != expected:
-                self._violate(
-                    "segment-ownership",
-                    f"segment {segment} is owned by {expected} but held by {where}",
-                )
+            elif sorted(held_by) != sorted(wanted):
+                if len(held_by) > len(wanted):
+                    problem = "is held by both " + " and ".join(sorted(held_by))
+                else:
+                    problem = f"is owned by {expected} but held by {', '.join(held_by)}"
+                self._violate("segment-ownership", f"segment {segment} {problem}")
 
     def check_end(self) -> None:
         """At the end of a finished run: nothing lost, nothing leaked."""
@@ -1662,8 +1915,9 @@ class NetworkWorld:
                 )
                 for n, t in self.tasks.items()
             ),
-            tuple((n, tuple(w.requests), tuple(w.held)) for n, w in self.writers.items()),
-            tuple(sorted(self.retained.items())),
+            tuple((n, tuple(w.requests)) for n, w in self.writers.items()),
+            tuple(sorted((k, tuple(v)) for k, v in self.shares.items())),
+            tuple((n, tuple(r.chunks), r.finished) for n, r in self.readers.items()),
             len(self.completed),
             None
             if self.checkpoint is None
@@ -1675,6 +1929,10 @@ _TASK_HANDLERS: dict[str, Callable[[NetworkWorld, Task, Action], None]] = {
     kind.removeprefix("_do_").replace("_", "-"): handler
     for kind, handler in vars(NetworkWorld).items()
     if kind.startswith("_do_")
+} | {
+    "recover-output": recovery.do_recover_output,
+    "finish-output": recovery.do_finish_output,
+    "convert": recovery.do_convert,
 }
 
 

@@ -1,0 +1,376 @@
+"""Recovery of in-flight data when a job restarts from an unaligned checkpoint (classic path).
+
+The sequence is Flink's with checkpointing during recovery off (``StreamTask.restoreStateAndGates``
+and ``recoverChannelsWithoutCheckpointing``):
+
+1. *Output state, on the upstream task's own thread*: one buffer per step from the result
+   partition's pool, preceded in every target subpartition by a ``SubtaskConnectionDescriptor``;
+   several target subpartitions share the one buffer. Then every subpartition gets an
+   ``EndOfOutputChannelStateEvent``; handing it to the consumer blocks the subpartition.
+2. *Input state, on the task's channel-state reader thread*: buffers of the recovered input
+   channel (its exclusive buffers, requested lazily from the global pool, then floating ones of
+   the gate), each behind a descriptor; then ``EndOfInputChannelStateEvent`` on every channel.
+3. The task consumes recovered channels first, demultiplexing bytes per virtual channel (old
+   subtask, old channel) so that spanning records are reassembled per old channel, and drops
+   records of another subtask's key groups where the old subtask's state went to several.
+4. A gate whose channels all delivered their end-of-state event is converted to local and
+   remote channels (remote ones take their exclusive buffers now) and requests its
+   subpartitions. When all gates are converted, restore is over and checkpoints may start.
+5. The consumer resumes a blocked subpartition once every channel of the gate has delivered
+   ``EndOfOutputChannelStateEvent``, so live data never overtakes recovered data.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import deque
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.network.buffer import HEAP, Buffer
+from flinkstate.network.records import Fragment
+from flinkstate.recovery.state_assignment import RecoveredChunk
+from flinkstate.sim.core import Action
+
+if TYPE_CHECKING:
+    from flinkstate.network.world import Channel, Gate, NetworkWorld, Task
+
+SUBTASK_CONNECTION = "SubtaskConnectionDescriptor"
+END_OF_INPUT_STATE = "EndOfInputChannelStateEvent"
+END_OF_OUTPUT_STATE = "EndOfOutputChannelStateEvent"
+
+RESTORING_OUTPUT = "restoring-output"
+RECOVERING = "recovering"
+RUNNING = "running"
+
+
+class BlockedPriority(StrEnum):
+    """How a priority event (an unaligned barrier) meets a blocked subpartition.
+
+    ``held``: not handed out until the consumer resumes (before FLINK-39018).
+    ``master``: handed out, except to a remote reader that holds credit, whose availability
+    check still hides it (Flink 2.3 and the master snapshot; FLINK-40519).
+    ``fixed``: always handed out (FLINK-40519's fix).
+    """
+
+    HELD = "held"
+    MASTER = "master"
+    FIXED = "fixed"
+
+    @classmethod
+    def parse(cls, value: str | BlockedPriority) -> BlockedPriority:
+        try:
+            return cls(value)
+        except ValueError:
+            raise InvalidParameterError(
+                f"unknown priority-event policy {value!r}; choose "
+                + ", ".join(p.value for p in cls)
+            ) from None
+
+
+@dataclass(slots=True)
+class ChannelStateReader:
+    """A task's channel-state reader thread ("channel-state-unspilling") and what it still
+    has to read."""
+
+    name: str
+    task: str
+    chunks: deque[RecoveredChunk] = field(default_factory=deque)
+    finished: bool = False
+
+    def copy(self) -> ChannelStateReader:
+        return ChannelStateReader(self.name, self.task, deque(self.chunks), self.finished)
+
+
+def split_chunk(chunk: RecoveredChunk, capacity: int) -> list[RecoveredChunk]:
+    """A persisted chunk as network buffers of ``capacity`` bytes: the reader fills one buffer
+    at a time, so a chunk larger than a buffer (a long partial record) spans several."""
+    pieces: list[RecoveredChunk] = []
+    current: list[Fragment] = []
+    room = capacity
+    for fragment in chunk.fragments:
+        start, left = fragment.start, fragment.length
+        while left:
+            if room == 0:
+                pieces.append(dataclasses.replace(chunk, fragments=tuple(current)))
+                current, room = [], capacity
+            take = min(room, left)
+            current.append(Fragment(fragment.record, start, take, fragment.total))
+            start, left, room = start + take, left - take, room - take
+    if current:
+        pieces.append(dataclasses.replace(chunk, fragments=tuple(current)))
+    return pieces
+
+
+# -- task thread: output state
+
+
+def restore_output_action(world: NetworkWorld, task: Task) -> str | None:
+    if task.output_state:
+        chunk = task.output_state[0]
+        pool = task.partitions[chunk.index].pool
+        return "recover-output" if world._pool_can_request(pool, False) else None
+    return "finish-output"
+
+
+def do_recover_output(world: NetworkWorld, task: Task, action: Action) -> None:
+    chunk = task.output_state.popleft()
+    partition = task.partitions[chunk.index]
+    holders = [f"queue {partition.subpartitions[t].name}" for t in chunk.targets]
+    segment = world._pool_request(partition.pool, holders[0])
+    assert segment is not None
+    used = sum(f.length for f in chunk.fragments)
+    for position, target in enumerate(chunk.targets):
+        sub = partition.subpartitions[target]
+        sub.queue.append(
+            Buffer(
+                HEAP,
+                0,
+                event=SUBTASK_CONNECTION,
+                descriptor=(chunk.old_subtask, chunk.old_channel),
+            )
+        )
+        sub.queue.append(Buffer(segment, world.config.segment_size, used, list(chunk.fragments)))
+        if position:
+            world._share(segment, holders[position], ("partition", partition.name))
+        world._touch_sub(sub)
+    world._release_to.setdefault(segment, ("partition", partition.name))
+    world._note = (
+        f"output state of old subtask {chunk.old_channel}, subpartition {chunk.old_subtask}: "
+        f"{used} bytes into subpartition(s) {list(chunk.targets)}"
+    )
+
+
+def do_finish_output(world: NetworkWorld, task: Task, action: Action) -> None:
+    for partition in task.partitions:
+        for sub in partition.subpartitions:
+            sub.queue.append(Buffer(HEAP, 0, event=END_OF_OUTPUT_STATE))
+            world._touch_sub(sub)
+    task.phase = RECOVERING if task.gates else RUNNING
+    reader = world.readers.get(task.name)
+    if reader is not None:
+        world._dirty.add(world._actors.by_reader[reader.name])
+    world._note = "output state restored; EndOfOutputChannelStateEvent to every subpartition"
+
+
+# -- reader thread: input state
+
+
+def reader_actions(world: NetworkWorld, reader: ChannelStateReader) -> tuple[str, str] | None:
+    task = world.tasks[reader.task.removeprefix("task ")]
+    if reader.finished or task.phase == RESTORING_OUTPUT:
+        return None
+    if not reader.chunks:
+        return ("finish-input", "")
+    chunk = reader.chunks[0]
+    channel = task.gates[chunk.index].channels[chunk.targets[0]]
+    gate = task.gates[chunk.index]
+    if not channel.recovery_segments and gate.exclusive_per_channel:
+        nbp = world.network_pools[gate.pool.global_pool]
+        if len(nbp.free) >= gate.exclusive_per_channel:
+            return ("request-exclusive", channel.name)
+        return None
+    if channel.recovery_exclusive or world._pool_can_request(gate.pool, False):
+        return ("recover-input", channel.name)
+    return None
+
+
+def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> None:
+    task = world.tasks[reader.task.removeprefix("task ")]
+    if kind == "finish-input":
+        for gate in task.gates:
+            for channel in gate.channels:
+                channel.recovered_queue.append(Buffer(HEAP, 0, event=END_OF_INPUT_STATE))
+                world._touch_channel(channel)
+        reader.finished = True
+        world._note = "input state read; EndOfInputChannelStateEvent on every channel"
+        return
+    chunk = reader.chunks[0]
+    gate = task.gates[chunk.index]
+    channel = gate.channels[chunk.targets[0]]
+    world._touch_channel(channel)
+    if kind == "request-exclusive":
+        nbp = world.network_pools[gate.pool.global_pool]
+        taken = [nbp.free.pop() for _ in range(gate.exclusive_per_channel)]
+        for segment in taken:
+            world._move(segment, nbp.name, f"recovered-exclusive {channel.name}")
+        channel.recovery_segments = frozenset(taken)
+        channel.recovery_exclusive = taken
+        world._touch(world._actors.by_network_pool[nbp.name])
+        world._note = f"{len(taken)} exclusive buffers for recovered channel {channel.name}"
+        return
+    reader.chunks.popleft()
+    holder = f"recovered {channel.name}"
+    if channel.recovery_exclusive:
+        segment = channel.recovery_exclusive.pop()
+        world._move(segment, f"recovered-exclusive {channel.name}", holder)
+    else:
+        floating = world._pool_request(gate.pool, holder)
+        assert floating is not None
+        segment = floating
+    used = sum(f.length for f in chunk.fragments)
+    channel.recovered_queue.append(
+        Buffer(HEAP, 0, event=SUBTASK_CONNECTION, descriptor=(chunk.old_subtask, chunk.old_channel))
+    )
+    channel.recovered_queue.append(
+        Buffer(segment, world.config.segment_size, used, list(chunk.fragments))
+    )
+    side = "upstream output" if chunk.upstream_output else "input"
+    world._note = (
+        f"{side} state of old subtask {chunk.old_subtask}, channel {chunk.old_channel}: "
+        f"{used} bytes into {channel.name}"
+    )
+
+
+# -- task thread: consuming recovered data
+
+
+def gate_to_convert(world: NetworkWorld, task: Task) -> Gate | None:
+    for gate in task.gates:
+        if not gate.converted and all(c.state_consumed for c in gate.channels):
+            nbp = world.network_pools[gate.pool.global_pool]
+            needed = gate.exclusive_per_channel * sum(1 for c in gate.channels if c.remote)
+            if len(nbp.free) + recovery_held(world, gate) >= needed:
+                return gate
+    return None
+
+
+def recovery_held(world: NetworkWorld, gate: Gate) -> int:
+    return sum(len(c.recovery_exclusive) for c in gate.channels)
+
+
+def do_convert(world: NetworkWorld, task: Task, action: Action) -> None:
+    gate = world.gates[action.target]
+    nbp = world.network_pools[gate.pool.global_pool]
+    for channel in gate.channels:
+        for segment in channel.recovery_exclusive:
+            world._move(segment, f"recovered-exclusive {channel.name}", nbp.name)
+            nbp.free.append(segment)
+        channel.recovery_exclusive = []
+        channel.recovery_segments = frozenset()
+    for channel in gate.channels:
+        if channel.remote and gate.exclusive_per_channel:
+            taken = [nbp.free.pop() for _ in range(gate.exclusive_per_channel)]
+            for segment in taken:
+                world._move(segment, nbp.name, f"exclusive {channel.name}")
+                world.home[segment] = f"exclusive {channel.name}"
+            channel.exclusive_segments = frozenset(taken)
+            channel.exclusive = taken
+        channel.recovered = False
+        world._touch_channel(channel)
+        world._touch_sub(world.subpartitions[channel.subpartition])
+    world._touch(world._actors.by_network_pool[nbp.name])
+    gate.converted = True
+    if all(g.converted for g in task.gates):
+        task.phase = RUNNING
+    world._note = f"{gate.name}: recovered channels converted; subpartitions requested"
+
+
+def on_recovery_event(world: NetworkWorld, task: Task, channel: Channel, buffer: Buffer) -> None:
+    """A descriptor or end-of-state event polled by the task."""
+    gate = world._gate(channel)
+    if buffer.event == SUBTASK_CONNECTION:
+        assert buffer.descriptor is not None
+        if gate.demultiplexing:
+            channel.selected = buffer.descriptor
+            world._note = f"{channel.name}: virtual channel {buffer.descriptor}"
+        else:
+            world._note = f"{channel.name}: descriptor ignored (gate not rescaled)"
+    elif buffer.event == END_OF_INPUT_STATE:
+        channel.state_consumed = True
+        world._note = f"{channel.name}: recovered input state consumed"
+    elif buffer.event == END_OF_OUTPUT_STATE:
+        channel.end_of_output = True
+        if not channel.remote:
+            world.subpartitions[channel.subpartition].blocked = (
+                "no-upstream-block" not in world.faults
+            )
+        if all(c.end_of_output for c in gate.channels):
+            for c in gate.channels:
+                sub = world.subpartitions[c.subpartition]
+                sub.blocked = False
+                world._touch_sub(sub)
+            finish_demultiplexing(world, gate)
+            world._note = f"{gate.name}: upstream recovery complete, consumption resumed"
+        else:
+            world._note = f"{channel.name}: upstream recovered output through; blocked"
+
+
+def finish_demultiplexing(world: NetworkWorld, gate: Gate) -> None:
+    """``RescalingStreamTaskNetworkInput.finishRecovery``: every virtual channel must be
+    empty, then the gate reads with one plain deserializer per channel."""
+    for channel in gate.channels:
+        for (old_subtask, old_channel), (record, _) in channel.partials.items():
+            world._violate(
+                "exactly-once",
+                f"Not all data has been fully consumed: record {record} on {channel.name} "
+                f"(virtual channel {old_subtask}, {old_channel}) is incomplete",
+            )
+        channel.partials.clear()
+        channel.selected = None
+    gate.demultiplexing = False
+
+
+def keeps(world: NetworkWorld, channel: Channel, record: int) -> bool:
+    """The filter of an ambiguous virtual channel: does this subtask own the record?"""
+    gate = world._gate(channel)
+    task = world.tasks[channel.task.removeprefix("task ")]
+    plan = gate.plan
+    selected = channel.selected
+    if (
+        "drop-recovered" in world.faults
+        and world.restore is not None
+        and record == min(world.restore.records, default=-1)
+    ):
+        return False  # the fault: the first recovered record vanishes in the deserializer
+    if plan is None or selected is None:
+        return True
+    filtered = any(
+        vc.filtered and (vc.old_subtask, vc.old_channel) == selected
+        for vc in plan.virtual_channels[channel.index]
+    )
+    if not filtered or "no-filter" in world.faults:
+        return True
+    owner = world._owner_of(gate, record)
+    if owner == task.index:
+        return True
+    world.filtered[(record, task.name)] = world.step
+    world._note += f"; record {record} filtered out (belongs to subtask {owner})"
+    return False
+
+
+def recycle_recovered(world: NetworkWorld, channel: Channel, segment: int, holder: str) -> None:
+    gate = world._gate(channel)
+    world._touch_channel(channel)
+    if segment in channel.recovery_segments:
+        world._move(segment, holder, f"recovered-exclusive {channel.name}")
+        channel.recovery_exclusive.append(segment)
+    else:
+        world._pool_recycle(gate.pool, segment, holder)
+
+
+# -- blocked subpartitions
+
+
+def sub_head(world: NetworkWorld, channel: Channel) -> Buffer | None:
+    """The head of a channel's subpartition as the consumer (or its transport) sees it."""
+    sub = world.subpartitions[channel.subpartition]
+    if not sub.queue:
+        return None
+    head = sub.queue[0]
+    if not sub.blocked:
+        return head
+    if not head.priority or world.blocked_priority is BlockedPriority.HELD:
+        return None
+    if world.blocked_priority is BlockedPriority.MASTER and channel.remote and channel.available:
+        return None  # FLINK-40519: a credited reader asks "is data available?" -> no
+    return head
+
+
+def recovery_waits(world: NetworkWorld, task: Task) -> tuple[str, tuple[str, ...]] | None:
+    if task.phase == RESTORING_OUTPUT and task.output_state:
+        pool = task.partitions[task.output_state[0].index].pool
+        return (f"a buffer of {pool.name}", world._holders_of_pool(pool))
+    return None

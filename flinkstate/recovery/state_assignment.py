@@ -1,0 +1,388 @@
+"""Which part of a checkpoint each subtask of the restored job gets (``TaskStateAssignment``).
+
+On restore, Flink's JobManager splits a checkpoint among the new subtasks: keyed state by key
+group, input channel state by the consumer's ``SubtaskStateMapper``, output (subpartition) state
+by the producer's, or, with recover-output-on-downstream, output state handed to the consumers
+as if it were theirs. Each persisted buffer becomes a :class:`RecoveredChunk` that knows its
+``SubtaskConnectionDescriptor`` (the virtual channel its bytes belong to) and where it goes. The
+expected owner of every recovered record is derived here from the partitioner alone, so the
+simulator's recovery can be checked against it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.keygroups import (
+    KeyGroupRange,
+    assign_key_to_parallel_operator,
+    assign_to_key_group,
+    compute_key_group_range_for_operator_index,
+)
+from flinkstate.network.checkpoint import (
+    ChannelState,
+    Checkpoint,
+    InputChannelInfo,
+    ResultSubpartitionInfo,
+)
+from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
+from flinkstate.network.records import Fragment, Record
+from flinkstate.rescale.descriptor import NO_RESCALE
+from flinkstate.rescale.exchange import (
+    DownstreamSubtaskRescale,
+    ExchangeRescale,
+    UpstreamSubtaskRescale,
+    rescale_exchange,
+)
+from flinkstate.rescale.partitioner import Partitioner
+
+
+@dataclass(frozen=True)
+class RecoveredChunk:
+    """One persisted buffer and where recovery puts it.
+
+    ``old_subtask`` and ``old_channel`` are the ``SubtaskConnectionDescriptor`` sent before it:
+    the old downstream subtask and the old upstream subtask of the logical channel. For input
+    state ``targets`` is the one new input channel of gate ``index``; for output state it is
+    every new subpartition of partition ``index`` that receives a copy.
+    """
+
+    index: int
+    old_subtask: int
+    old_channel: int
+    targets: tuple[int, ...]
+    fragments: tuple[Fragment, ...]
+    upstream_output: bool = False
+
+    @property
+    def size(self) -> int:
+        return sum(f.length for f in self.fragments)
+
+
+@dataclass(frozen=True)
+class TaskRestore:
+    """What one new subtask restores."""
+
+    subtask: str
+    operator: str
+    index: int
+    key_groups: KeyGroupRange | None
+    keyed_state: tuple[tuple[int, int], ...]
+    source_offset: int | None
+    #: read by the task itself into its result partitions, before anything else
+    output_state: tuple[RecoveredChunk, ...]
+    #: read by the channel-state reader into the recovered input channels
+    input_state: tuple[RecoveredChunk, ...]
+    gates: tuple[DownstreamSubtaskRescale, ...]
+    partitions: tuple[UpstreamSubtaskRescale, ...]
+
+    @property
+    def rescaled(self) -> bool:
+        return any(g.descriptor is not NO_RESCALE for g in self.gates) or any(
+            p.descriptor is not NO_RESCALE for p in self.partitions
+        )
+
+
+@dataclass(frozen=True)
+class StateAssignment:
+    """A checkpoint split among the subtasks of the job restored from it."""
+
+    checkpoint: Checkpoint
+    graph: JobGraph
+    recover_output_on_downstream: bool
+    exchanges: Mapping[str, ExchangeRescale]
+    subtasks: Mapping[str, TaskRestore]
+    records: Mapping[int, Record]
+    #: (record, exchange) -> the new downstream subtask that must process it
+    expected_owner: Mapping[tuple[int, str], int]
+
+    @property
+    def recovered_bytes(self) -> int:
+        return sum(
+            c.size for t in self.subtasks.values() for c in (*t.output_state, *t.input_state)
+        )
+
+
+def assign_state(
+    checkpoint: Checkpoint,
+    parallelism: Mapping[str, int] | None = None,
+    *,
+    recover_output_on_downstream: bool = False,
+) -> StateAssignment:
+    """Split ``checkpoint`` for the same job at new parallelism (operator name -> parallelism;
+    operators not named keep theirs)."""
+    old_graph = checkpoint.graph
+    if old_graph is None:
+        raise InvalidParameterError(f"checkpoint {checkpoint.id} does not record its job graph")
+    graph = _rescaled_graph(old_graph, dict(parallelism or {}))
+    exchanges = {
+        e.name: rescale_exchange(
+            e.partitioner,
+            (old_graph.operator(e.upstream).parallelism, graph.operator(e.upstream).parallelism),
+            (
+                old_graph.operator(e.downstream).parallelism,
+                graph.operator(e.downstream).parallelism,
+            ),
+            recover_output_on_downstream=recover_output_on_downstream,
+        )
+        for e in graph.exchanges
+    }
+    inputs = _by_owner(checkpoint.input_channel_state)
+    outputs = _by_owner(checkpoint.result_subpartition_state)
+    subtasks: dict[str, TaskRestore] = {}
+    for op in graph.operators:
+        old_op = old_graph.operator(op.name)
+        for index in range(op.parallelism):
+            subtasks[op.subtask_name(index)] = _restore_subtask(
+                checkpoint, old_graph, graph, op, old_op, index, exchanges, inputs, outputs
+            )
+    records = {r.id: r for r in checkpoint.records}
+    return StateAssignment(
+        checkpoint,
+        graph,
+        recover_output_on_downstream,
+        exchanges,
+        subtasks,
+        records,
+        _expected_owners(graph, exchanges, subtasks, records),
+    )
+
+
+def _rescaled_graph(old: JobGraph, parallelism: dict[str, int]) -> JobGraph:
+    unknown = set(parallelism) - {op.name for op in old.operators}
+    if unknown:
+        raise InvalidParameterError(
+            f"unknown operator(s) {sorted(unknown)}; the job has "
+            + ", ".join(op.name for op in old.operators)
+        )
+    operators = []
+    for op in old.operators:
+        new = parallelism.get(op.name, op.parallelism)
+        if op.kind is OperatorKind.SOURCE and new != op.parallelism:
+            raise InvalidParameterError(
+                f"source {op.name} keeps parallelism {op.parallelism}: the model's sources "
+                "replay from one offset per subtask, so they are not rescaled"
+            )
+        max_parallelism = op.effective_max_parallelism
+        if new > max_parallelism:
+            raise InvalidParameterError(
+                f"The state for task {op.name} can not be restored. The maximum parallelism "
+                f"({max_parallelism}) of the restored state is lower than the configured "
+                f"parallelism ({new}). Please reduce the parallelism of the task to be lower or "
+                "equal to the maximum parallelism."
+            )
+        operators.append(
+            Operator(
+                op.name,
+                new,
+                op.kind,
+                op.cost,
+                max_parallelism,
+                op.records_per_subtask,
+                op.key_space,
+                op.record_size,
+            )
+        )
+    return JobGraph(tuple(operators), old.exchanges)
+
+
+def _by_owner(states: tuple[ChannelState, ...]) -> dict[str, list[ChannelState]]:
+    grouped: dict[str, list[ChannelState]] = {}
+    for state in states:
+        grouped.setdefault(state.owner, []).append(state)
+    for group in grouped.values():
+        group.sort(key=lambda s: (s.info.__class__.__name__, _info_key(s.info)))
+    return grouped
+
+
+def _info_key(info: InputChannelInfo | ResultSubpartitionInfo) -> tuple[int, int]:
+    if isinstance(info, InputChannelInfo):
+        return (info.gate, info.channel)
+    return (info.partition, info.subpartition)
+
+
+def _restore_subtask(
+    checkpoint: Checkpoint,
+    old_graph: JobGraph,
+    graph: JobGraph,
+    op: Operator,
+    old_op: Operator,
+    index: int,
+    exchanges: Mapping[str, ExchangeRescale],
+    inputs: Mapping[str, list[ChannelState]],
+    outputs: Mapping[str, list[ChannelState]],
+) -> TaskRestore:
+    key_groups = None
+    keyed: tuple[tuple[int, int], ...] = ()
+    if op.kind is OperatorKind.KEYED:
+        max_p = op.effective_max_parallelism
+        key_groups = compute_key_group_range_for_operator_index(max_p, op.parallelism, index)
+        merged: dict[int, int] = {}
+        for snapshot in checkpoint.subtasks:
+            if snapshot.operator == op.name:
+                for key, count in snapshot.keyed_state:
+                    if assign_to_key_group(key, max_p, "long") in key_groups:
+                        merged[key] = merged.get(key, 0) + count
+        keyed = tuple(sorted(merged.items()))
+    offset = None
+    if op.kind is OperatorKind.SOURCE:
+        offset = checkpoint.subtask(op.subtask_name(index)).source_offset
+
+    gates = []
+    input_state: list[RecoveredChunk] = []
+    for gate_index, exchange in enumerate(graph.inputs_of(op.name)):
+        plan = exchanges[exchange.name].downstream[index]
+        gates.append(plan)
+        channel_of = _new_channel_of(plan)
+        for old in plan.input_state_from:
+            for state in inputs.get(old_op.subtask_name(old), ()):
+                info = state.info
+                if isinstance(info, InputChannelInfo) and info.gate == gate_index:
+                    target = channel_of(info.channel)
+                    for buffer in state.buffers:
+                        input_state.append(
+                            RecoveredChunk(
+                                gate_index, old, info.channel, (target,), buffer.fragments
+                            )
+                        )
+        # upstream output state handed to this consumer (recover output on downstream)
+        upstream_op = old_graph.operator(exchange.upstream)
+        partition_index = old_graph.outputs_of(exchange.upstream).index(exchange)
+        for old_upstream, old_subpartition in plan.upstream_output_state_from:
+            for state in outputs.get(upstream_op.subtask_name(old_upstream), ()):
+                info = state.info
+                if (
+                    isinstance(info, ResultSubpartitionInfo)
+                    and info.partition == partition_index
+                    and info.subpartition == old_subpartition
+                ):
+                    target = channel_of(old_upstream)
+                    for buffer in state.buffers:
+                        input_state.append(
+                            RecoveredChunk(
+                                gate_index,
+                                old_subpartition,
+                                old_upstream,
+                                (target,),
+                                buffer.fragments,
+                                upstream_output=True,
+                            )
+                        )
+    # Flink reads input handles before the upstream-output ones (readInputData)
+    input_state.sort(key=lambda c: c.upstream_output)
+
+    partitions = []
+    output_state: list[RecoveredChunk] = []
+    for partition_index, exchange in enumerate(graph.outputs_of(op.name)):
+        up_plan = exchanges[exchange.name].upstream[index]
+        partitions.append(up_plan)
+        for old in up_plan.output_state_from:
+            for state in outputs.get(old_op.subtask_name(old), ()):
+                info = state.info
+                if isinstance(info, ResultSubpartitionInfo) and info.partition == partition_index:
+                    if up_plan.descriptor is NO_RESCALE:
+                        targets: tuple[int, ...] = (info.subpartition,)
+                    else:
+                        targets = up_plan.new_subpartitions(info.subpartition)
+                    for buffer in state.buffers:
+                        output_state.append(
+                            RecoveredChunk(
+                                partition_index,
+                                info.subpartition,
+                                old,
+                                targets,
+                                buffer.fragments,
+                            )
+                        )
+    return TaskRestore(
+        op.subtask_name(index),
+        op.name,
+        index,
+        key_groups,
+        keyed,
+        offset,
+        tuple(output_state),
+        tuple(input_state),
+        tuple(gates),
+        tuple(partitions),
+    )
+
+
+def _new_channel_of(plan: DownstreamSubtaskRescale) -> Callable[[int], int]:
+    """Old channel -> the one new channel of the gate its buffers go to (Flink's
+    ``calculateMapping``: anything else is an error, a buffer is processed once)."""
+    mapping = plan.descriptor.rescaled_channels_mapping.invert()
+
+    def channel_of(old_channel: int) -> int:
+        if plan.descriptor is NO_RESCALE:
+            return old_channel
+        targets = mapping.mapped_indexes(old_channel)
+        if len(targets) != 1:
+            raise InvalidParameterError(
+                "One buffer is only distributed to one target InputChannel since one buffer "
+                f"is expected to be processed once by the same task (old channel {old_channel} "
+                f"maps to new channels {list(targets)})"
+            )
+        return targets[0]
+
+    return channel_of
+
+
+def _expected_owners(
+    graph: JobGraph,
+    exchanges: Mapping[str, ExchangeRescale],
+    subtasks: Mapping[str, TaskRestore],
+    records: Mapping[int, Record],
+) -> dict[tuple[int, str], int]:
+    """The new subtask that must process each recovered record, from the partitioner alone:
+    the key's owner for keyBy, ``key % n`` for the custom partitioner, and otherwise the one
+    subtask the mappings send it to."""
+    receivers: dict[tuple[int, str], set[int]] = {}
+    for exchange in graph.exchanges:
+        downstream = graph.operator(exchange.downstream)
+        upstream = graph.operator(exchange.upstream)
+        for index in range(downstream.parallelism):
+            restore = subtasks[downstream.subtask_name(index)]
+            gate_index = graph.inputs_of(downstream.name).index(exchange)
+            for chunk in restore.input_state:
+                if chunk.index == gate_index:
+                    _note_receiver(receivers, chunk, exchange, index)
+        partition_index = graph.outputs_of(upstream.name).index(exchange)
+        for index in range(upstream.parallelism):
+            for chunk in subtasks[upstream.subtask_name(index)].output_state:
+                if chunk.index == partition_index:
+                    for target in chunk.targets:
+                        _note_receiver(receivers, chunk, exchange, target)
+    expected = {}
+    for (record, name), candidates in receivers.items():
+        exchange = next(e for e in graph.exchanges if e.name == name)
+        downstream = graph.operator(exchange.downstream)
+        key = records[record].key
+        if exchange.partitioner is Partitioner.HASH:
+            owner = assign_key_to_parallel_operator(
+                key, downstream.effective_max_parallelism, downstream.parallelism, "long"
+            )
+        elif exchange.partitioner is Partitioner.CUSTOM:
+            owner = key % downstream.parallelism
+        elif len(candidates) == 1:
+            (owner,) = candidates
+        else:
+            raise InvalidParameterError(
+                f"record {record} of {name} reaches new subtasks {sorted(candidates)} "
+                f"without a filter ({exchange.partitioner.datastream_call})"
+            )
+        expected[(record, name)] = owner
+    return expected
+
+
+def _note_receiver(
+    receivers: dict[tuple[int, str], set[int]],
+    chunk: RecoveredChunk,
+    exchange: Exchange,
+    subtask: int,
+) -> None:
+    for fragment in chunk.fragments:
+        if fragment.is_first:
+            receivers.setdefault((fragment.record, exchange.name), set()).add(subtask)
