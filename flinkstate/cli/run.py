@@ -13,6 +13,7 @@ from flinkstate.network.checkpoint import Checkpoint
 from flinkstate.network.metrics import OWNER_KINDS, RECOVERY_KINDS, BufferCounts
 from flinkstate.network.topologies import CATALOGUE, topology
 from flinkstate.network.world import NetworkWorld
+from flinkstate.recovery.scenarios import SCENARIOS
 from flinkstate.sim.core import RunStatus, Simulation
 from flinkstate.sim.scheduler import make_scheduler
 from flinkstate.sim.trace import TraceHeader, write_trace
@@ -29,11 +30,17 @@ def add_topologies_parser(subparsers: Any) -> None:
 def add_run_parser(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "run",
-        help="run a catalogued job in the simulator and summarise it",
-        description="Run NAME step by step until it finishes, deadlocks or breaks an "
-        "invariant; exit status 1 on a deadlock or a broken invariant.",
+        help="run a catalogued job or a recovery scenario in the simulator and summarise it",
+        description="Run a topology step by step until it finishes, deadlocks or breaks an "
+        "invariant (exit status 1 on a deadlock or a broken invariant), or run a recovery "
+        "scenario: the job until its first checkpoint, then its restart (exit status 1 only "
+        "when the outcome differs from the scenario's expected one).",
     )
-    parser.add_argument("name", metavar="NAME", help="topology (see 'flinkstate topologies')")
+    parser.add_argument(
+        "name",
+        metavar="NAME",
+        help="a topology (flinkstate topologies) or a recovery scenario (flinkstate scenarios)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed for keys and scheduling")
     parser.add_argument(
         "--scheduler", default="random", help="priority, round-robin or random (default)"
@@ -80,8 +87,17 @@ def parse_overrides(pairs: list[str]) -> dict[str, str]:
 
 
 def _run(args: argparse.Namespace) -> tuple[str, int]:
-    item = topology(args.name)
     overrides = parse_overrides(args.set)
+    if args.name in SCENARIOS:
+        from flinkstate.cli.scenarios import run_scenario_command
+
+        return run_scenario_command(args, overrides)
+    if args.name not in CATALOGUE:
+        raise InvalidParameterError(
+            f"unknown topology or scenario {args.name!r}; topologies: "
+            f"{', '.join(sorted(CATALOGUE))}; scenarios: {', '.join(sorted(SCENARIOS))}"
+        )
+    item = topology(args.name)
     if args.steps is not None and args.steps < 0:
         raise InvalidParameterError(f"--steps must not be negative, got {args.steps}")
     scheduler = make_scheduler(args.scheduler, args.seed)

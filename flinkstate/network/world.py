@@ -437,6 +437,7 @@ class NetworkWorld:
     check_actions: bool = False
     _actors: ActorIndex = field(init=False)
     _key_ordered: frozenset[str] = field(init=False)
+    _recovered_records: frozenset[int] = frozenset()
     _cached: list[tuple[Action, ...]] = field(default_factory=list)
     _dirty: set[int] = field(default_factory=set)
 
@@ -506,6 +507,7 @@ class NetworkWorld:
                     ),
                 )
         self.records = dict(restore.records)
+        self._recovered_records = frozenset(restore.records)
         self.next_record = max(self.records, default=-1) + 1
         for (record, exchange_name), owner in restore.expected_owner.items():
             exchange = next(e for e in self.graph.exchanges if e.name == exchange_name)
@@ -1301,8 +1303,11 @@ class NetworkWorld:
         self.processed_at[key] = self.step
         self._delivered.append(record_id)
         # Order holds per path: records of one source subtask that took the same channels.
-        # A recovered record's last hop is its old channel (its virtual channel), not the new.
-        upstream = self.paths.get((record_id, channel.producer), 0)
+        # A recovered record's path before the checkpoint is not known (Flink persists bytes,
+        # not routes), so its path starts afresh here; per-key order still covers it.
+        upstream = self.paths.get((record_id, channel.producer))
+        if upstream is None:
+            upstream = -1 - record_id if record_id in self._recovered_records else 0
         hop = self.recovered_via.pop((record_id, task.name), channel.name)
         path = self._path_id(upstream, hop)
         self.paths[(record_id, task.name)] = path

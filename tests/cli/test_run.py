@@ -64,3 +64,33 @@ def test_topologies_lists_parameters(capsys: pytest.CaptureFixture[str]) -> None
     out = capsys.readouterr().out
     for expected in ("keyed:", "backpressure:", "two-input:", "segment_size"):
         assert expected in out
+
+
+def test_scenarios_are_listed_and_shown(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["scenarios"]) == 0
+    listing = capsys.readouterr().out
+    assert "keyed-upscale" in listing
+    assert "small-page-size" in listing
+    assert main(["scenarios", "keyed-downscale"]) == 0
+    shown = capsys.readouterr().out
+    assert "expected outcome: recovered" in shown
+    assert "new_parallelism=3" in shown
+
+
+def test_running_a_scenario_exits_by_its_expectation(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["run", "keyed-upscale", "--seed", "1", "--export", str(tmp_path / "d")]) == 0
+    out = capsys.readouterr().out
+    assert "recovered, as expected" in out
+    assert "counter 4 -> 7" in out
+    assert "invariants: all held" in out
+    assert (tmp_path / "d").is_dir()
+    assert main(["run", "small-page-size", "--set", "segment_size=4096"]) == 1
+    assert "expected rejected" in capsys.readouterr().out
+    assert main(["run", "baseline-recovery", "--json"]) == 0
+    assert '"as_expected": true' in capsys.readouterr().out
+    assert main(["run", "baseline-recovery", "--trace", str(tmp_path / "t.jsonl")]) == 2
+    assert "--trace records a single run" in capsys.readouterr().err
+    assert main(["run", "nothing-like-it"]) == 2
+    assert "unknown topology or scenario" in capsys.readouterr().err

@@ -1,0 +1,134 @@
+"""``flinkstate scenarios`` and ``flinkstate run SCENARIO``: recovery scenarios."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from flinkstate.cli.table import render_table
+from flinkstate.errors import InvalidParameterError
+from flinkstate.network.metrics import OWNER_KINDS
+from flinkstate.recovery.scenarios import SCENARIOS, ScenarioRun, get_scenario, run_scenario
+
+#: exit status of a scenario whose outcome differs from the expected one
+UNEXPECTED = 1
+
+
+def add_scenarios_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "scenarios", help="list the recovery scenarios and what each is expected to show"
+    )
+    parser.add_argument("name", nargs="?", help="show one scenario in full")
+    parser.set_defaults(handler=_scenarios)
+
+
+def _scenarios(args: argparse.Namespace) -> str:
+    if args.name:
+        item = get_scenario(args.name)
+        values = item.resolve()
+        lines = [
+            f"{item.name}: {item.title}",
+            "",
+            item.explanation,
+            "",
+            f"topology: {item.topology}",
+            f"expected outcome: {item.expected.value}",
+            f"from: {item.reference}",
+            "parameters that matter: "
+            + ", ".join(f"{name}={values[name]}" for name in item.matters),
+        ]
+        if item.rescale:
+            lines.append(
+                "restart parallelism: " + ", ".join(f"{k}={v}" for k, v in item.rescale.items())
+            )
+        return "\n".join(lines)
+    rows = [[s.name, s.topology, s.expected.value, s.title] for s in SCENARIOS.values()]
+    return (
+        render_table(["scenario", "topology", "expected", "what it shows"], rows)
+        + "\n\nflinkstate scenarios NAME shows one in full; flinkstate run NAME runs it."
+    )
+
+
+def run_scenario_command(args: argparse.Namespace, overrides: dict[str, str]) -> tuple[str, int]:
+    if args.trace is not None:
+        raise InvalidParameterError(
+            "--trace records a single run; a scenario is two (the job and its restart). "
+            "Run the topology itself to trace it"
+        )
+    steps = 2_000_000 if args.steps is None else args.steps
+    run = run_scenario(
+        args.name, seed=args.seed, overrides=overrides, scheduler=args.scheduler, max_steps=steps
+    )
+    exported = None
+    if args.export is not None and run.checkpoint is not None and run.job is not None:
+        from flinkstate.dataset import from_simulation, write_dataset
+
+        description = f"scenario {run.scenario.name} seed {run.seed}: checkpoint before restart"
+        write_dataset(from_simulation(run.job, run.checkpoint, description), args.export)
+        exported = run.checkpoint.id
+    status = 0 if run.as_expected else UNEXPECTED
+    if args.json:
+        return json.dumps(run.summary()), status
+    return "\n".join(_describe(run, exported, args.export)), status
+
+
+def _describe(run: ScenarioRun, exported: int | None, export: object) -> list[str]:
+    item = run.scenario
+    verdict = "as expected" if run.as_expected else f"expected {item.expected.value}"
+    lines = [
+        f"{item.name} (seed {run.seed}): {run.outcome.value}, {verdict}",
+        f"  {item.title} ({item.reference})",
+    ]
+    if run.message:
+        lines += ["", run.message]
+    checkpoint = run.checkpoint
+    if checkpoint is not None:
+        inputs = sum(len(s.buffers) for s in checkpoint.input_channel_state)
+        outputs = sum(len(s.buffers) for s in checkpoint.result_subpartition_state)
+        lines += [
+            "",
+            f"checkpoint {checkpoint.id}: {checkpoint.in_flight_bytes} bytes in flight "
+            f"({inputs} input buffers, {outputs} output buffers, "
+            f"{len(checkpoint.persisted_records)} records)",
+        ]
+    if run.assignment is not None and checkpoint is not None and checkpoint.graph is not None:
+        changes = [
+            f"{op.name} {op.parallelism} -> {run.assignment.graph.operator(op.name).parallelism}"
+            for op in checkpoint.graph.operators
+            if op.parallelism != run.assignment.graph.operator(op.name).parallelism
+        ]
+        lines.append(
+            "restart: "
+            + (", ".join(changes) if changes else "same parallelism")
+            + f"; {run.recovered_bytes} bytes recovered, {run.filtered_records} records "
+            "filtered out"
+        )
+    result = run.result
+    if result is not None:
+        resumed = run.resumed_step
+        lines.append(
+            f"restored job: {result.status.value} after {result.steps} steps"
+            + ("" if resumed is None else f"; every task running from step {resumed}")
+        )
+    if run.buffers is not None:
+        counts = run.buffers
+        lines += [
+            "",
+            render_table(
+                ["buffers held by", "at end", "at peak"],
+                [[k, counts.current[k], counts.peak[k]] for k in OWNER_KINDS if counts.peak[k]],
+            ),
+        ]
+    if result is not None:
+        lines += [
+            "",
+            "invariants: "
+            + ("all held" if not result.violations else f"{len(result.violations)} broken"),
+        ]
+        lines += [f"  {v}" for v in result.violations[:10]]
+        if result.deadlock is not None:
+            lines += ["", result.deadlock.describe()]
+    if exported is not None:
+        lines.append(f"checkpoint {exported} exported to {export}")
+    return lines

@@ -1,0 +1,74 @@
+"""Every recovery scenario reaches the outcome it expects, over many seeds."""
+
+from __future__ import annotations
+
+import pytest
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.recovery.scenarios import SCENARIOS, Outcome, get_scenario, run_scenario
+
+SEEDS = range(6)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_scenario_reaches_its_expected_outcome(name: str, seed: int) -> None:
+    run = run_scenario(name, seed=seed)
+    summary = run.summary()
+    assert run.as_expected, summary
+    if run.outcome is Outcome.RECOVERED:
+        assert run.checkpoint is not None
+        assert run.checkpoint.in_flight_bytes > 0, "the scenario recovers no in-flight data"
+        assert run.recovered_bytes >= run.checkpoint.in_flight_bytes
+        assert run.resumed_step is not None
+
+
+def test_rescaling_scenarios_filter_and_plain_restart_does_not() -> None:
+    assert run_scenario("baseline-recovery", seed=1).filtered_records == 0
+    assert run_scenario("keyed-upscale", seed=1).filtered_records > 0
+
+
+def test_recover_output_on_downstream_leaves_the_sources_nothing_to_read() -> None:
+    run = run_scenario("recover-output-on-downstream", seed=2)
+    assert run.assignment is not None
+    assert run.assignment.recover_output_on_downstream
+    sources = [s for s in run.assignment.subtasks.values() if s.operator == "source"]
+    assert all(not s.output_state for s in sources)
+    assert any(c.upstream_output for s in run.assignment.subtasks.values() for c in s.input_state)
+
+
+def test_small_page_size_is_refused_with_flinks_message() -> None:
+    run = run_scenario("small-page-size")
+    assert run.outcome is Outcome.REJECTED
+    assert "Minimum memory segment size is 4096" in run.message
+    assert "taskmanager.memory.segment-size" in run.message
+
+
+def test_overrides_change_the_outcome_and_are_checked() -> None:
+    run = run_scenario("small-page-size", overrides={"segment_size": 4096})
+    assert run.outcome is Outcome.RECOVERED
+    assert not run.as_expected
+    with pytest.raises(InvalidParameterError, match="unknown parameter 'pool'"):
+        run_scenario("baseline-recovery", overrides={"pool": 3})
+    with pytest.raises(InvalidParameterError, match="new_parallelism = 500 is above"):
+        run_scenario("baseline-recovery", overrides={"new_parallelism": 500})
+
+
+def test_a_job_that_never_checkpoints_says_so() -> None:
+    run = run_scenario("baseline-recovery", overrides={"checkpoint_interval": 0})
+    assert run.outcome is Outcome.NO_CHECKPOINT
+    assert "checkpoint_interval" in run.message
+
+
+def test_unknown_scenario_is_named() -> None:
+    with pytest.raises(InvalidParameterError, match="unknown scenario 'nope'; known: "):
+        get_scenario("nope")
+
+
+def test_progress_is_reported_while_the_restart_runs() -> None:
+    seen: list[int] = []
+    run = run_scenario("keyed-upscale", seed=0, progress=seen.append)
+    assert run.result is not None
+    assert seen
+    assert seen == sorted(seen)
+    assert seen[-1] == run.result.steps
