@@ -112,6 +112,13 @@ COMMON = (
         maximum=10_000_000,
     ),
     Parameter("checkpoints", 1, "how many checkpoints to take", minimum=0, maximum=1000),
+    Parameter(
+        "checkpoint_timeout",
+        0,
+        "steps after which a checkpoint in progress expires (0: never; Flink: 10 minutes)",
+        minimum=0,
+        maximum=10_000_000,
+    ),
     Parameter("unaligned", True, "unaligned checkpoints (false: aligned, for comparison)"),
     Parameter(
         "blocked_priority",
@@ -183,6 +190,7 @@ class Topology:
             check_actions=check_actions,
             checkpoint_interval=values["checkpoint_interval"],
             max_checkpoints=values["checkpoints"],
+            checkpoint_timeout=values["checkpoint_timeout"],
             unaligned=values["unaligned"],
             restore=restore,
             blocked_priority=BlockedPriority.parse(values["blocked_priority"]),

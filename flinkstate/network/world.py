@@ -384,6 +384,10 @@ class NetworkWorld:
     #: steps from the end of one checkpoint to the trigger of the next (0: no checkpoints)
     checkpoint_interval: int = 0
     max_checkpoints: int = 1
+    #: steps after which a checkpoint still in progress expires (0: never)
+    checkpoint_timeout: int = 0
+    #: ids of checkpoints that expired
+    expired: list[int] = field(default_factory=list)
     unaligned: bool = True
     step: int = 0
     violations: list[Violation] = field(default_factory=list)
@@ -727,6 +731,7 @@ class NetworkWorld:
         twin.processed_at = dict(self.processed_at)
         twin.checkpoint = None if self.checkpoint is None else self.checkpoint.copy()
         twin.completed = list(self.completed)
+        twin.expired = list(self.expired)
         twin.writers = {n: w.copy() for n, w in self.writers.items()}
         twin.shares = {segment: list(h) for segment, h in self.shares.items()}
         twin._release_to = dict(self._release_to)
@@ -850,8 +855,7 @@ class NetworkWorld:
                 cached[slot] = self._reader_action(name)
         self._dirty.clear()
         actions = list(itertools.chain.from_iterable(cached))
-        if self._can_trigger():
-            actions.append(_action(COORDINATOR, "trigger", f"checkpoint {len(self.completed) + 1}"))
+        actions.extend(self._coordinator_actions())
         if self.check_actions:
             full = self._scan_actions()
             if full != actions:
@@ -859,6 +863,14 @@ class NetworkWorld:
                     f"step {self.step}: cached actions {actions} differ from a full scan {full}"
                 )
         return actions
+
+    def _coordinator_actions(self) -> tuple[Action, ...]:
+        if self._can_trigger():
+            return (_action(COORDINATOR, "trigger", f"checkpoint {self._next_checkpoint_id()}"),)
+        if self._can_expire():
+            assert self.checkpoint is not None
+            return (_action(COORDINATOR, "expire", f"checkpoint {self.checkpoint.id}"),)
+        return ()
 
     def _writer_actions(self, writer: ChannelStateWriter) -> tuple[Action, ...]:
         if not writer.requests:
@@ -883,16 +895,56 @@ class NetworkWorld:
             actions.extend(self._writer_actions(writer))
         for reader in self.readers.values():
             actions.extend(self._reader_action(reader.name))
-        if self._can_trigger():
-            actions.append(_action(COORDINATOR, "trigger", f"checkpoint {len(self.completed) + 1}"))
+        actions.extend(self._coordinator_actions())
         return actions
+
+    def _next_checkpoint_id(self) -> int:
+        return len(self.completed) + len(self.expired) + 1
+
+    def _can_expire(self) -> bool:
+        return (
+            self.checkpoint is not None
+            and self.checkpoint_timeout > 0
+            and self.step - self.checkpoint.trigger_step >= self.checkpoint_timeout
+        )
+
+    def _expire(self) -> None:
+        """``execution.checkpointing.timeout``: the coordinator aborts the checkpoint; tasks
+        stop persisting for it, drop what their writers have not written, unblock aligned
+        channels; its barriers still in flight are ignored where they arrive."""
+        progress = self.checkpoint
+        assert progress is not None
+        self.expired.append(progress.id)
+        self.checkpoint = None
+        for writer in self.writers.values():
+            keep = deque(r for r in writer.requests if r.checkpoint != progress.id)
+            dropped = [r for r in writer.requests if r.checkpoint == progress.id]
+            writer.requests = keep
+            for request in dropped:
+                if request.segment != HEAP:
+                    self._drop(request.segment, writer.name, None)
+        for channel in self.channels.values():
+            if channel.persisting == progress.id:
+                channel.persisting = 0
+            channel.blocked = False
+            channel.upstream_blocked = False
+        for task in self.tasks.values():
+            if task.trigger == progress.id:
+                task.trigger = 0
+        self.invalidate_actions()
+        waiting = sorted(t.name for t in self.tasks.values() if t.name not in progress.acknowledged)
+        self._note = (
+            f"checkpoint {progress.id} expired after {self.checkpoint_timeout} steps; "
+            f"not acknowledged by {', '.join(waiting)}"
+        )
 
     def _can_trigger(self) -> bool:
         return (
             self.checkpoint_interval > 0
             and self.checkpoint is None
             and len(self.completed) < self.max_checkpoints
-            and self.step >= self.checkpoint_interval * (len(self.completed) + 1)
+            and self.step
+            >= self.checkpoint_interval * (len(self.completed) + len(self.expired) + 1)
             # Flink triggers once every task is RUNNING (restore over); a rescaled input still
             # demultiplexing recovered data would decline as not ready, so wait for it too
             and all(t.phase == RUNNING for t in self.tasks.values())
@@ -1017,7 +1069,10 @@ class NetworkWorld:
         self._persisted = []
         self._note = ""
         if action.actor == COORDINATOR:
-            self._trigger()
+            if action.kind == "expire":
+                self._expire()
+            else:
+                self._trigger()
         elif action.actor.startswith("netty "):
             channel = self.channels[action.actor.removeprefix("netty ")]
             self._touch_channel(channel)
@@ -1358,7 +1413,8 @@ class NetworkWorld:
         buffer = sub.queue.popleft()
         self._touch_sub(sub)
         if buffer.is_event:
-            if buffer.event == BARRIER:
+            current = self.checkpoint is not None and self.checkpoint.id == buffer.checkpoint
+            if buffer.event == BARRIER and current:
                 # The channel sees the barrier on arrival: persisting stops here.
                 channel.barrier_arrived = buffer.checkpoint
                 channel.pre_barrier = sum(1 for b in channel.received if not b.is_event)
@@ -1400,7 +1456,7 @@ class NetworkWorld:
     # ------------------------------------------------------------------ checkpoints
 
     def _trigger(self) -> None:
-        number = len(self.completed) + 1
+        number = self._next_checkpoint_id()
         self.checkpoint = CheckpointInProgress(number, self.unaligned, self.step)
         for task in self.tasks.values():
             if task.kind is OperatorKind.SOURCE:
@@ -1924,6 +1980,7 @@ class NetworkWorld:
             tuple(sorted((k, tuple(v)) for k, v in self.shares.items())),
             tuple((n, tuple(r.chunks), r.finished) for n, r in self.readers.items()),
             len(self.completed),
+            tuple(self.expired),
             None
             if self.checkpoint is None
             else (self.checkpoint.id, tuple(sorted(self.checkpoint.acknowledged))),

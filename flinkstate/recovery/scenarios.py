@@ -36,6 +36,8 @@ class Outcome(StrEnum):
     """The first run completed no checkpoint to restore from."""
     STOPPED = "stopped"
     """The step limit was reached first."""
+    CHECKPOINT_EXPIRED = "checkpoint-expired"
+    """The restored job ran to its end, but a checkpoint it took expired."""
 
 
 #: parameters of the restart, on top of the topology's own
@@ -51,6 +53,13 @@ RESTORE_PARAMETERS = (
         "recover_output_on_downstream",
         False,
         "execution.checkpointing.unaligned.recover-output-on-downstream.enabled",
+    ),
+    Parameter(
+        "restart_checkpoint_interval",
+        0,
+        "checkpoint interval of the restarted job in steps (0: checkpoint_interval)",
+        minimum=0,
+        maximum=10_000_000,
     ),
 )
 
@@ -191,7 +200,10 @@ def run_scenario(
             _parallelism(item, job, values, run.checkpoint),
             recover_output_on_downstream=values["recover_output_on_downstream"],
         )
-        restored = job.build(job_values, seed=seed, restore=run.assignment)
+        restart_values = dict(job_values)
+        if values["restart_checkpoint_interval"]:
+            restart_values["checkpoint_interval"] = values["restart_checkpoint_interval"]
+        restored = job.build(restart_values, seed=seed, restore=run.assignment)
     except InvalidParameterError as refused:
         run.outcome, run.message = Outcome.REJECTED, str(refused)
         return run
@@ -204,6 +216,10 @@ def run_scenario(
         RunStatus.VIOLATION: Outcome.VIOLATION,
         RunStatus.STOPPED: Outcome.STOPPED,
     }[run.result.status]
+    world = run.world
+    if run.outcome is Outcome.RECOVERED and world is not None and world.expired:
+        run.outcome = Outcome.CHECKPOINT_EXPIRED
+        run.message = f"checkpoint(s) {world.expired} expired after the restart"
     return run
 
 
@@ -243,6 +259,21 @@ def _parallelism(
 
 
 _BACKPRESSURED = {"records": 120, "record_size": 3000, "cost": 4, "checkpoint_interval": 200}
+
+#: restart with a checkpoint triggered as soon as every task runs, while counters still drain
+#: the sources' recovered output (blocked subpartitions); 600 steps lie between the longest
+#: checkpoint that passes blocked subpartitions and the shortest one held back by them
+_BLOCKED = {
+    "records": 200,
+    "record_size": 3000,
+    "cost": 16,
+    "checkpoint_interval": 200,
+    "checkpoints": 1,
+    "restart_checkpoint_interval": 1,
+    "checkpoint_timeout": 600,
+    "subtasks_per_state_file": 1,
+    "slots_per_tm": 1,
+}
 
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
@@ -344,6 +375,56 @@ SCENARIOS: dict[str, Scenario] = {
             Outcome.RECOVERED,
             "UnalignedCheckpointRescaleITCase (keyed, different parallelism, 7 -> 12)",
             ("parallelism", "new_parallelism"),
+        ),
+        Scenario(
+            "barrier-held-by-blocked-subpartition",
+            "A barrier stuck behind a blocked subpartition (before FLINK-39018)",
+            "Right after the restart each counter has taken the end-of-output event from some "
+            "sources but not all, so those subpartitions are blocked until it resumes them. A "
+            "checkpoint is triggered then; its priority barrier sits at the head of the blocked "
+            "subpartitions and is not handed out until resumeConsumption, after the counter has "
+            "worked through every source's recovered output: the checkpoint expires.",
+            "keyed",
+            {**_BLOCKED, "blocked_priority": "held"},
+            Outcome.CHECKPOINT_EXPIRED,
+            "PR #27861, FLINK-39018 part 4; primer 6.2",
+            ("blocked_priority", "checkpoint_timeout", "cost", "slots_per_tm"),
+        ),
+        Scenario(
+            "barrier-bypasses-blocked-subpartition",
+            "The FLINK-39018 fix: priority events pass a blocked subpartition",
+            "The same restart with local channels: the blocked subpartition hands out the "
+            "priority barrier (data stays blocked until resume), so the checkpoint completes "
+            "while recovery is still draining.",
+            "keyed",
+            {**_BLOCKED, "blocked_priority": "master", "slots_per_tm": 4},
+            Outcome.RECOVERED,
+            "FLINK-39018; PipelinedSubpartitionWithReadViewTest."
+            "testPriorityEventBypassesBlockedSubpartition",
+            ("blocked_priority", "slots_per_tm"),
+        ),
+        Scenario(
+            "barrier-hidden-from-credited-reader",
+            "A credited remote reader still misses the barrier (FLINK-40519)",
+            "With remote channels that hold credit, Flink 2.3 and the master snapshot still ask "
+            "the blocked subpartition whether data is available, get no, and never look for "
+            "the priority event: the checkpoint waits for resumeConsumption and expires.",
+            "keyed",
+            {**_BLOCKED, "blocked_priority": "master"},
+            Outcome.CHECKPOINT_EXPIRED,
+            "FLINK-40519 (PR #29056); PipelinedSubpartition.getAvailabilityAndBacklog",
+            ("blocked_priority", "slots_per_tm", "buffers_per_channel"),
+        ),
+        Scenario(
+            "barrier-credited-reader-fixed",
+            "FLINK-40519 fixed: the credited reader gets the barrier",
+            "The same remote restart with the barrier handed to credited readers too: the "
+            "checkpoint completes during recovery.",
+            "keyed",
+            {**_BLOCKED, "blocked_priority": "fixed"},
+            Outcome.RECOVERED,
+            "FLINK-40519 (PR #29056)",
+            ("blocked_priority",),
         ),
         Scenario(
             "small-page-size",

@@ -44,3 +44,24 @@ def test_readme_example_output_is_current(
     failing = expected.startswith("flinkstate: error:")
     assert (code != 0) == failing
     assert (captured.err if failing else captured.out).rstrip() == expected
+
+
+def update_readme() -> None:
+    """Rewrite every example's output with the program's current output."""
+    import contextlib
+    import io
+
+    text = README.read_text()
+    for command, expected in examples():
+        if not expected:
+            continue
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main(shlex.split(command)[1:])
+        fresh = err.getvalue() if expected.startswith("flinkstate: error:") else out.getvalue()
+        text = text.replace(f"$ {command}\n{expected}\n", f"$ {command}\n{fresh.rstrip()}\n", 1)
+    README.write_text(text)
+
+
+if __name__ == "__main__":  # python tests/cli/test_readme_examples.py: refresh the README
+    update_readme()

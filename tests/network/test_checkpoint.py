@@ -124,3 +124,40 @@ def test_checkpoint_consistency_catches_broken_persistence(fault: str) -> None:
     )
     result = sim.run()
     assert "checkpoint-consistency" in {v.invariant for v in result.violations}
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_an_expired_checkpoint_is_aborted_cleanly(seed: int) -> None:
+    """Timeout: its barriers are dropped where they arrive, its unwritten channel state is
+    released, and a later checkpoint (with a new id) still completes."""
+    sim = Simulation(
+        lambda: topology("backpressure").build(
+            {
+                "checkpoints": 1,
+                "checkpoint_interval": 100,
+                "checkpoint_timeout": 40,
+                "record_size": 2500,
+                "records": 60,
+                "cost": 8,
+            },
+            seed=seed,
+            full_check_every=9,
+            check_actions=True,
+        ),
+        make_scheduler("random", seed),
+    )
+    result = sim.run()
+    assert result.status is RunStatus.FINISHED, [str(v) for v in result.violations]
+    world = sim.model
+    assert isinstance(world, NetworkWorld)
+    assert world.expired, "the timeout never hit"
+    notes = [e.note for e in sim.events]
+    assert any(n.startswith(f"checkpoint {world.expired[0]} expired after 40 steps") for n in notes)
+    assert all(c.id not in world.expired for c in world.completed)
+    assert not world.shares  # nothing retained for an aborted checkpoint
+
+
+def test_timeout_zero_never_expires() -> None:
+    sim = run(checkpoint_timeout=0)
+    assert isinstance(sim.model, NetworkWorld)
+    assert not sim.model.expired
