@@ -111,6 +111,12 @@ def _describe(run: ScenarioRun, exported: int | None, export: object) -> list[st
             f"restored job: {result.status.value} after {result.steps} steps"
             + ("" if resumed is None else f"; every task running from step {resumed}")
         )
+        world = run.world
+        if world is not None and world.heap_peak:
+            lines.append(
+                f"heap used by recovery buffers outside the network pools: peak "
+                f"{world.heap_peak} bytes"
+            )
     if run.buffers is not None:
         counts = run.buffers
         lines += [

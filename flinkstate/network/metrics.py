@@ -27,9 +27,11 @@ OWNER_KINDS = (
     "channel-state-writer",
     "recovered",
     "recovered-exclusive",
+    "pre-filter",
+    "post-filter",
 )
 #: owners that exist only while a restored job recovers its in-flight data
-RECOVERY_KINDS = frozenset({"recovered", "recovered-exclusive"})
+RECOVERY_KINDS = frozenset({"recovered", "recovered-exclusive", "pre-filter", "post-filter"})
 
 
 def owner_kind(owner: str) -> str:

@@ -29,7 +29,9 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.network import channel_state_filtering
 from flinkstate.network.buffer import HEAP, Buffer
+from flinkstate.network.channel_state_filtering import RecoveryMode
 from flinkstate.network.records import Fragment
 from flinkstate.recovery.state_assignment import RecoveredChunk
 from flinkstate.sim.core import Action
@@ -73,15 +75,39 @@ class BlockedPriority(StrEnum):
 @dataclass(slots=True)
 class ChannelStateReader:
     """A task's channel-state reader thread ("channel-state-unspilling") and what it still
-    has to read."""
+    has to read; in filter-on-read mode also the buffers it holds while filtering."""
 
     name: str
     task: str
     chunks: deque[RecoveredChunk] = field(default_factory=deque)
     finished: bool = False
+    #: filter-on-read: the pre-filter buffer (segment or HEAP), where it returns to, its channel
+    pre: int | None = None
+    pre_origin: str = ""
+    pre_channel: str = ""
+    #: records still to re-serialize (record, bytes written) and the post-filter buffers so far
+    pending: deque[tuple[int, int]] = field(default_factory=deque)
+    posts: list[Buffer] = field(default_factory=list)
+    #: the record being reassembled per virtual channel (gate, channel, old subtask, old channel)
+    partials: dict[tuple[int, int, int, int], int] = field(default_factory=dict)
+    heap_segment_allocated: bool = False
+    heap_segment_in_use: bool = False
 
     def copy(self) -> ChannelStateReader:
-        return ChannelStateReader(self.name, self.task, deque(self.chunks), self.finished)
+        return ChannelStateReader(
+            self.name,
+            self.task,
+            deque(self.chunks),
+            self.finished,
+            self.pre,
+            self.pre_origin,
+            self.pre_channel,
+            deque(self.pending),
+            [b.copy() for b in self.posts],
+            dict(self.partials),
+            self.heap_segment_allocated,
+            self.heap_segment_in_use,
+        )
 
 
 def split_chunk(chunk: RecoveredChunk, capacity: int) -> list[RecoveredChunk]:
@@ -162,6 +188,8 @@ def reader_actions(world: NetworkWorld, reader: ChannelStateReader) -> tuple[str
     task = world.tasks[reader.task.removeprefix("task ")]
     if reader.finished or task.phase == RESTORING_OUTPUT:
         return None
+    if world.recovery_mode is RecoveryMode.FILTER_ON_READ:
+        return channel_state_filtering.reader_action(world, reader)
     if not reader.chunks:
         return ("finish-input", "")
     chunk = reader.chunks[0]
@@ -179,6 +207,12 @@ def reader_actions(world: NetworkWorld, reader: ChannelStateReader) -> tuple[str
 
 def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> None:
     task = world.tasks[reader.task.removeprefix("task ")]
+    if kind == "filter":
+        channel_state_filtering.filter_step(world, reader)
+        return
+    if kind == "rewrite":
+        channel_state_filtering.rewrite_step(world, reader)
+        return
     if kind == "finish-input":
         for gate in task.gates:
             for channel in gate.channels:
@@ -187,9 +221,13 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
         reader.finished = True
         world._note = "input state read; EndOfInputChannelStateEvent on every channel"
         return
-    chunk = reader.chunks[0]
-    gate = task.gates[chunk.index]
-    channel = gate.channels[chunk.targets[0]]
+    if reader.pre_channel:
+        channel = world.channels[reader.pre_channel]
+        gate = world._gate(channel)
+    else:
+        chunk = reader.chunks[0]
+        gate = task.gates[chunk.index]
+        channel = gate.channels[chunk.targets[0]]
     world._touch_channel(channel)
     if kind == "request-exclusive":
         nbp = world.network_pools[gate.pool.global_pool]
@@ -201,7 +239,7 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
         world._touch(world._actors.by_network_pool[nbp.name])
         world._note = f"{len(taken)} exclusive buffers for recovered channel {channel.name}"
         return
-    reader.chunks.popleft()
+    chunk = reader.chunks.popleft()
     holder = f"recovered {channel.name}"
     if channel.recovery_exclusive:
         segment = channel.recovery_exclusive.pop()

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.network.channel_state_filtering import PrefilterSource, RecoveryMode
 from flinkstate.network.config import NetworkConfig
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
 from flinkstate.network.recovery import BlockedPriority
@@ -128,6 +129,20 @@ COMMON = (
         choices=("held", "master", "fixed"),
     ),
     Parameter(
+        "recovery_mode",
+        "classic",
+        "classic: the task demultiplexes and filters recovered data; filter-on-read: the "
+        "reader filters it (Flink 2.3 with checkpointing during recovery)",
+        choices=("classic", "filter-on-read"),
+    ),
+    Parameter(
+        "prefilter_source",
+        "heap-fallback",
+        "filter-on-read buffers: network (before FLINK-38930), heap-fallback (Flink 2.3), "
+        "heap-segment (FLINK-39519)",
+        choices=("network", "heap-fallback", "heap-segment"),
+    ),
+    Parameter(
         "subtasks_per_state_file",
         5,
         "subtasks of a TaskManager sharing one channel-state writer thread and file",
@@ -194,6 +209,8 @@ class Topology:
             unaligned=values["unaligned"],
             restore=restore,
             blocked_priority=BlockedPriority.parse(values["blocked_priority"]),
+            recovery_mode=RecoveryMode.parse(values["recovery_mode"]),
+            prefilter_source=PrefilterSource.parse(values["prefilter_source"]),
         )
 
 

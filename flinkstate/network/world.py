@@ -32,8 +32,9 @@ from flinkstate.keygroups import (
     assign_to_key_group,
     compute_key_group_range_for_operator_index,
 )
-from flinkstate.network import recovery
+from flinkstate.network import channel_state_filtering, recovery
 from flinkstate.network.buffer import HEAP, Buffer, LocalBufferPool, NetworkBufferPool
+from flinkstate.network.channel_state_filtering import PrefilterSource, RecoveryMode
 from flinkstate.network.channel_state_writer import (
     ChannelStateWriter,
     WriteRequest,
@@ -85,6 +86,7 @@ FAULTS = frozenset(
         "no-filter",
         "drop-recovered",
         "no-upstream-block",
+        "keep-prefilter-buffer",
     }
 )
 
@@ -424,6 +426,11 @@ class NetworkWorld:
     #: a restored job: the checkpoint's share of each new subtask (None: a fresh start)
     restore: StateAssignment | None = None
     blocked_priority: BlockedPriority = BlockedPriority.MASTER
+    recovery_mode: RecoveryMode = RecoveryMode.CLASSIC
+    prefilter_source: PrefilterSource = PrefilterSource.HEAP_FALLBACK
+    #: heap taken by recovery buffers outside the network pools (the 2.3 fallback), now and peak
+    heap_bytes: int = 0
+    heap_peak: int = 0
     readers: dict[str, ChannelStateReader] = field(default_factory=dict)
     #: records a subtask dropped after rescaling because another subtask owns them
     filtered: dict[tuple[int, str], int] = field(default_factory=dict)
@@ -454,6 +461,8 @@ class NetworkWorld:
                 f"unknown fault(s) {sorted(unknown)}; known: {', '.join(sorted(FAULTS))}"
             )
         self.blocked_priority = BlockedPriority.parse(self.blocked_priority)
+        self.recovery_mode = RecoveryMode.parse(self.recovery_mode)
+        self.prefilter_source = PrefilterSource.parse(self.prefilter_source)
         if not self.tasks:
             self._build()
             if self.restore is not None:
@@ -474,6 +483,13 @@ class NetworkWorld:
         """Start every subtask from its share of the checkpoint, in the restoring phase."""
         if restore.graph != self.graph:
             raise InvalidParameterError("a restored world must be built from the restore's graph")
+        filter_on_read = self.recovery_mode is RecoveryMode.FILTER_ON_READ
+        if filter_on_read and not restore.recover_output_on_downstream:
+            raise InvalidParameterError(
+                "filtering on the reader is checkpointing during recovery, which Flink enables "
+                "only together with recover_output_on_downstream "
+                "(CheckpointingOptions.isCheckpointingDuringRecoveryEnabled)"
+            )
         capacity = self.config.segment_size
         for name, task in self.tasks.items():
             share = restore.subtasks[name]
@@ -487,7 +503,7 @@ class NetworkWorld:
             for gate, plan in zip(task.gates, share.gates, strict=True):
                 gate.plan = plan
                 gate.converted = False
-                gate.demultiplexing = plan.demultiplexes
+                gate.demultiplexing = plan.demultiplexes and not filter_on_read
                 for channel in gate.channels:
                     channel.recovered = True
                     if channel.exclusive:
@@ -1245,7 +1261,8 @@ class NetworkWorld:
             return
         if not channel.remote and channel.persisting:
             self._persist_input(channel, buffer)
-        self._hand_over(buffer.segment, holder, f"deserializer {task.name}")
+        if buffer.segment != HEAP:
+            self._hand_over(buffer.segment, holder, f"deserializer {task.name}")
         ready = self._deserialize(channel, buffer)
         task.current = channel
         task.current_buffer = buffer
@@ -1301,6 +1318,12 @@ class NetworkWorld:
         assert channel is not None
         assert buffer is not None
         holder = f"deserializer {task.name}"
+        if buffer.segment == HEAP:  # a heap fallback buffer: freed, nothing to recycle
+            self.heap_bytes -= buffer.capacity
+            self._touch_channel(channel)
+            task.current = None
+            task.current_buffer = None
+            return
         self._recycle_consumed(channel, buffer.segment, holder)
         if "double-recycle" in self.faults:
             self._recycle_consumed(channel, buffer.segment, holder)
@@ -1809,15 +1832,56 @@ class NetworkWorld:
                     )
                 )
                 waits.append(Wait(task.name, "input data", producers))
+        for reader in self.readers.values():
+            wait = self._reader_wait(reader)
+            if wait is not None:
+                waits.append(wait)
         for channel in self.channels.values():
             sub = self.subpartitions[channel.subpartition]
             if channel.remote and sub.queue and not self._transport_actions(channel):
-                waits.append(
-                    Wait(f"netty {channel.name}", f"credit of {channel.name}", (channel.task,))
+                what = (
+                    f"{channel.name} to be requested (its gate is still recovering)"
+                    if channel.recovered
+                    else f"credit of {channel.name}"
                 )
+                waits.append(Wait(f"netty {channel.name}", what, (channel.task,)))
         return waits
 
+    def _reader_wait(self, reader: ChannelStateReader) -> Wait | None:
+        """A blocked reader waits for a buffer of the channel it recovers into; the holders are
+        whoever has that channel's recovery buffers or the gate's floating ones."""
+        task = self.tasks[reader.task.removeprefix("task ")]
+        if reader.finished or task.phase == RESTORING_OUTPUT:
+            return None
+        if recovery.reader_actions(self, reader) is not None:
+            return None
+        if reader.pre_channel:
+            channel = self.channels[reader.pre_channel]
+        elif reader.chunks:
+            chunk = reader.chunks[0]
+            channel = task.gates[chunk.index].channels[chunk.targets[0]]
+        else:
+            return None
+        gate = self._gate(channel)
+        if not channel.recovery_segments and gate.exclusive_per_channel:
+            return Wait(reader.name, f"{gate.exclusive_per_channel} exclusive buffers", ())
+        names = {c.name for c in gate.channels}
+        holders = set()
+        for owner in self.owner:
+            kind, _, name = owner.partition(" ")
+            if kind in ("pre-filter", "post-filter") and name in names:
+                holders.add(reader.name)
+            elif kind == "recovered" and name in names:
+                holders.add(self.channels[name].task)
+            elif kind == "deserializer" and name == task.name:
+                holders.add(task.name)
+        return Wait(
+            reader.name, f"a buffer of recovered channel {channel.name}", tuple(sorted(holders))
+        )
+
     def _producer_actor(self, channel: Channel) -> str:
+        if channel.recovered:
+            return self.readers[channel.task].name
         return f"netty {channel.name}" if channel.remote else channel.producer
 
     def _holders_of_pool(self, pool: LocalBufferPool) -> tuple[str, ...]:
@@ -1859,7 +1923,11 @@ class NetworkWorld:
                 held.append(
                     (
                         f"recovered {channel.name}",
-                        [b.segment for b in channel.recovered_queue if not b.is_event],
+                        [
+                            b.segment
+                            for b in channel.recovered_queue
+                            if not b.is_event and b.segment != HEAP
+                        ],
                     )
                 )
             held.append((f"exclusive {channel.name}", channel.exclusive))
@@ -1871,8 +1939,9 @@ class NetworkWorld:
                 )
             )
         for task in self.tasks.values():
-            if task.current_buffer is not None:
+            if task.current_buffer is not None and task.current_buffer.segment != HEAP:
                 held.append((f"deserializer {task.name}", [task.current_buffer.segment]))
+        held += channel_state_filtering.holdings(self)
         return held
 
     def check_consistency(self) -> None:
@@ -1978,7 +2047,18 @@ class NetworkWorld:
             ),
             tuple((n, tuple(w.requests)) for n, w in self.writers.items()),
             tuple(sorted((k, tuple(v)) for k, v in self.shares.items())),
-            tuple((n, tuple(r.chunks), r.finished) for n, r in self.readers.items()),
+            tuple(
+                (
+                    n,
+                    tuple(r.chunks),
+                    r.finished,
+                    r.pre,
+                    tuple(r.pending),
+                    tuple((b.segment, b.used) for b in r.posts),
+                    r.heap_segment_in_use,
+                )
+                for n, r in self.readers.items()
+            ),
             len(self.completed),
             tuple(self.expired),
             None

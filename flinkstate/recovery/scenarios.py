@@ -156,6 +156,7 @@ class ScenarioRun:
             else self.checkpoint.in_flight_bytes,
             "recovered_bytes": self.recovered_bytes,
             "filtered_records": self.filtered_records,
+            "heap_peak_bytes": 0 if self.world is None else self.world.heap_peak,
             "resumed_step": self.resumed_step,
             "violations": [] if result is None else [str(v) for v in result.violations],
             "deadlock": None
@@ -273,6 +274,18 @@ _BLOCKED = {
     "checkpoint_timeout": 600,
     "subtasks_per_state_file": 1,
     "slots_per_tm": 1,
+}
+
+#: a rescaled restart that filters on the reader thread, with records that complete needing
+#: ten 4 KiB post-filter buffers (k = 10; E = 2 exclusive, L = 8 floating)
+_FILTER_ON_READ = {
+    "records": 40,
+    "record_size": 37_000,
+    "cost": 4,
+    "checkpoint_interval": 200,
+    "recovery_mode": "filter-on-read",
+    "recover_output_on_downstream": True,
+    "new_parallelism": 3,
 }
 
 SCENARIOS: dict[str, Scenario] = {
@@ -425,6 +438,66 @@ SCENARIOS: dict[str, Scenario] = {
             Outcome.RECOVERED,
             "FLINK-40519 (PR #29056)",
             ("blocked_priority",),
+        ),
+        Scenario(
+            "prefilter-deadlock",
+            "Pre- and post-filter buffers from one channel: the reader waits on itself",
+            "Filtering on the reader (checkpointing during recovery, before FLINK-38930's heap "
+            "fallback), each source buffer is read into a pre-filter buffer of the recovered "
+            "channel and the records completing in it are rewritten into post-filter buffers of "
+            "the same channel, all held until the source buffer is done. A 37 KB record needs "
+            "ten 4 KiB post-filter buffers; with the pre-filter one that is eleven, one more "
+            "than the channel's 2 exclusive plus the gate's 8 floating buffers, and the only "
+            "thread that could return one is the one waiting.",
+            "keyed",
+            {**_FILTER_ON_READ, "prefilter_source": "network"},
+            Outcome.DEADLOCK,
+            "PR #28001, FLINK-39519 (the hazard); FLINK-38930 part 1 (commit 23ebbb5d2bb)",
+            (
+                "prefilter_source",
+                "record_size",
+                "segment_size",
+                "buffers_per_channel",
+                "floating_buffers",
+            ),
+        ),
+        Scenario(
+            "prefilter-below-threshold",
+            "The same reader with one post-filter buffer less: no deadlock",
+            "36 KB records need nine post-filter buffers: with the pre-filter buffer that is "
+            "ten, exactly the channel's budget, so the reader never waits on itself (it hangs "
+            "iff 1 + k > exclusive + floating).",
+            "keyed",
+            {**_FILTER_ON_READ, "prefilter_source": "network", "record_size": 36_000},
+            Outcome.RECOVERED,
+            "FLINK-39519; RecoveredStateFilteringLargeRecordITCase sits at this boundary",
+            ("record_size", "segment_size"),
+        ),
+        Scenario(
+            "prefilter-heap-fallback",
+            "Flink 2.3: recovery buffers fall back to the heap",
+            "Flink 2.3's RecoveredInputChannel hands out a channel's exclusive buffer or else a "
+            "fresh 32 KiB heap segment, for pre- and post-filter buffers alike: no deadlock, "
+            "but heap use grows with the recovered data (the gate's floating buffers are never "
+            "used).",
+            "keyed",
+            {**_FILTER_ON_READ, "prefilter_source": "heap-fallback"},
+            Outcome.RECOVERED,
+            "FLINK-38930 part 2 (release-2.3 RecoveredInputChannel.requestBufferBlocking)",
+            ("prefilter_source", "record_size"),
+        ),
+        Scenario(
+            "prefilter-heap-segment",
+            "FLINK-39519: one reusable heap segment for pre-filter buffers",
+            "The pre-filter buffer is one heap segment per task, reused for every source buffer "
+            "and checked to be recycled before the next is taken; post-filter buffers still come "
+            "from the channel with the heap fallback. The network pools are not touched by "
+            "pre-filter reads.",
+            "keyed",
+            {**_FILTER_ON_READ, "prefilter_source": "heap-segment"},
+            Outcome.RECOVERED,
+            "PR #28001, FLINK-39519; InputChannelRecoveredStateHandlerTest",
+            ("prefilter_source",),
         ),
         Scenario(
             "small-page-size",

@@ -128,17 +128,32 @@ def test_sources_resume_from_their_checkpointed_offsets() -> None:
             assert emitted == list(range(offset, PARAMS["records"]))
 
 
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=16, deadline=None)
 @given(
     st.sampled_from(["keyed", "keyed-chain", "two-input", "backpressure"]),
     st.integers(0, 3),
     st.integers(1, 6),
-    st.booleans(),
+    st.sampled_from(
+        [
+            ("classic", "heap-fallback", False),
+            ("classic", "heap-fallback", True),
+            ("filter-on-read", "heap-fallback", True),
+            ("filter-on-read", "heap-segment", True),
+        ]
+    ),
 )
 def test_rescaled_recovery_loses_and_duplicates_nothing(
-    name: str, seed: int, new: int, downstream: bool
+    name: str, seed: int, new: int, mode: tuple[str, str, bool]
 ) -> None:
-    sim = restored(name, seed, new, downstream=downstream)
+    recovery_mode, source, downstream = mode
+    sim = restored(
+        name,
+        seed,
+        new,
+        downstream=downstream,
+        recovery_mode=recovery_mode,
+        prefilter_source=source,
+    )
     finished(sim.run())
 
 

@@ -1,0 +1,284 @@
+"""Filtering recovered records on the reader thread (Flink 2.3, checkpointing during recovery).
+
+With both checkpointing-during-recovery flags on, a rescaled task does not demultiplex at
+processing time: its channel-state reader filters while it reads (``ChannelStateFilteringHandler``
+in ``release-2.3``). For each source buffer of a chunk the reader
+
+1. takes a *pre-filter* buffer and fills it with the persisted bytes;
+2. feeds them to the virtual channel (old subtask, old channel) they belong to; every record that
+   completes and belongs to this subtask is re-serialized into *post-filter* buffers, requested
+   one after another and kept by the reader until the whole source buffer is done;
+3. queues the post-filter buffers in the recovered channel (the task consumes them meanwhile)
+   and only then lets go of the pre-filter buffer.
+
+Where the buffers come from is Flink's three answers (``PrefilterSource``): the channel's
+network buffers only (before FLINK-38930: a reader holding its pre-filter buffer can wait for a
+post-filter buffer forever, waiting on itself), the channel's exclusive buffers with an unbounded
+heap fallback (Flink 2.3: no hang, the heap grows), or one reusable heap segment per task for the
+pre-filter buffer (FLINK-39519, its one-buffer-at-a-time invariant checked) with post-filter
+buffers as in 2.3. The hang happens exactly when ``1 + k > E + L``: k post-filter buffers for the
+records completing in one source buffer, E exclusive buffers, L floating buffers of the gate.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.network.buffer import HEAP, Buffer
+from flinkstate.network.records import Fragment
+
+if TYPE_CHECKING:
+    from flinkstate.network.recovery import ChannelStateReader
+    from flinkstate.network.world import Channel, Gate, NetworkWorld, Task
+
+#: ``MemoryManager.DEFAULT_PAGE_SIZE``: the 2.3 heap fallback allocates this much whatever the
+#: network segment size
+HEAP_FALLBACK_SIZE = 32 * 1024
+ONE_BUFFER_AT_A_TIME = (
+    "Previous pre-filter buffer has not been recycled. This violates the one-buffer-at-a-time "
+    "invariant of pre-filter buffers."
+)
+
+
+class RecoveryMode(StrEnum):
+    """``classic``: checkpointing during recovery off, the task demultiplexes and filters.
+    ``filter-on-read``: both flags on (Flink 2.3), the reader filters and rewrites."""
+
+    CLASSIC = "classic"
+    FILTER_ON_READ = "filter-on-read"
+
+    @classmethod
+    def parse(cls, value: str | RecoveryMode) -> RecoveryMode:
+        try:
+            return cls(value)
+        except ValueError:
+            raise InvalidParameterError(
+                f"unknown recovery mode {value!r}; choose " + ", ".join(m.value for m in cls)
+            ) from None
+
+
+class PrefilterSource(StrEnum):
+    NETWORK = "network"
+    HEAP_FALLBACK = "heap-fallback"
+    HEAP_SEGMENT = "heap-segment"
+
+    @classmethod
+    def parse(cls, value: str | PrefilterSource) -> PrefilterSource:
+        try:
+            return cls(value)
+        except ValueError:
+            raise InvalidParameterError(
+                f"unknown pre-filter buffer source {value!r}; choose "
+                + ", ".join(m.value for m in cls)
+            ) from None
+
+
+def _target(world: NetworkWorld, reader: ChannelStateReader) -> tuple[Task, Gate, Channel]:
+    task = world.tasks[reader.task.removeprefix("task ")]
+    if reader.pre is not None:
+        channel = world.channels[reader.pre_channel]
+        return task, world._gate(channel), channel
+    chunk = reader.chunks[0]
+    gate = task.gates[chunk.index]
+    return task, gate, gate.channels[chunk.targets[0]]
+
+
+def _needs_exclusive(world: NetworkWorld, gate: Gate, channel: Channel) -> bool:
+    return not channel.recovery_segments and gate.exclusive_per_channel > 0
+
+
+def _network_available(world: NetworkWorld, gate: Gate, channel: Channel) -> bool:
+    return bool(channel.recovery_exclusive) or world._pool_can_request(gate.pool, False)
+
+
+def reader_action(world: NetworkWorld, reader: ChannelStateReader) -> tuple[str, str] | None:
+    """The reader's next step in filter-on-read mode, or None while it is blocked."""
+    if reader.pre is None and not reader.pending:
+        if not reader.chunks:
+            return ("finish-input", "")
+        _, gate, channel = _target(world, reader)
+        source = world.prefilter_source
+        if source is not PrefilterSource.HEAP_SEGMENT and _needs_exclusive(world, gate, channel):
+            return _exclusive_request(world, gate, channel)
+        if source is PrefilterSource.NETWORK and not _network_available(world, gate, channel):
+            return None
+        return ("filter", channel.name)
+    _, gate, channel = _target(world, reader)
+    if _needs_exclusive(world, gate, channel):  # heap-segment: first post-filter request
+        return _exclusive_request(world, gate, channel)
+    if world.prefilter_source is PrefilterSource.NETWORK and not _network_available(
+        world, gate, channel
+    ):
+        return None
+    return ("rewrite", channel.name)
+
+
+def _exclusive_request(world: NetworkWorld, gate: Gate, channel: Channel) -> tuple[str, str] | None:
+    nbp = world.network_pools[gate.pool.global_pool]
+    if len(nbp.free) >= gate.exclusive_per_channel:
+        return ("request-exclusive", channel.name)
+    return None
+
+
+def _take(world: NetworkWorld, gate: Gate, channel: Channel, holder: str) -> tuple[int, str]:
+    """A buffer for recovery: (segment or HEAP, where it returns to)."""
+    if channel.recovery_exclusive:
+        segment = channel.recovery_exclusive.pop()
+        world._move(segment, f"recovered-exclusive {channel.name}", holder)
+        return segment, "exclusive"
+    if world.prefilter_source is PrefilterSource.NETWORK:
+        floating = world._pool_request(gate.pool, holder)
+        assert floating is not None
+        return floating, "floating"
+    world.heap_bytes += HEAP_FALLBACK_SIZE
+    world.heap_peak = max(world.heap_peak, world.heap_bytes)
+    return HEAP, "heap"
+
+
+def _give_back(
+    world: NetworkWorld, gate: Gate, channel: Channel, segment: int, origin: str, holder: str
+) -> None:
+    world._touch_channel(channel)
+    if origin == "exclusive":
+        world._move(segment, holder, f"recovered-exclusive {channel.name}")
+        channel.recovery_exclusive.append(segment)
+    elif origin == "floating":
+        world._pool_recycle(gate.pool, segment, holder)
+    elif origin == "heap":
+        world.heap_bytes -= HEAP_FALLBACK_SIZE
+    # the heap pre-filter segment stays allocated for reuse; only its in-use flag clears
+
+
+def filter_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
+    """Take a pre-filter buffer, fill it with one source buffer, filter what completes."""
+    task, gate, channel = _target(world, reader)
+    chunk = reader.chunks.popleft()
+    holder = f"pre-filter {channel.name}"
+    if world.prefilter_source is PrefilterSource.HEAP_SEGMENT:
+        if reader.heap_segment_in_use:
+            world._violate("one-buffer-at-a-time", ONE_BUFFER_AT_A_TIME)
+        if not reader.heap_segment_allocated:
+            reader.heap_segment_allocated = True
+            world.heap_bytes += world.config.segment_size
+            world.heap_peak = max(world.heap_peak, world.heap_bytes)
+        reader.heap_segment_in_use = True
+        segment, origin = HEAP, "heap-segment"
+    else:
+        segment, origin = _take(world, gate, channel, holder)
+    reader.pre, reader.pre_origin, reader.pre_channel = segment, origin, channel.name
+    kept = filtered = 0
+    for fragment in chunk.fragments:
+        vc = (chunk.index, channel.index, chunk.old_subtask, chunk.old_channel)
+        partial = reader.partials.get(vc)
+        if fragment.is_first:
+            if partial is not None:
+                world._violate("exactly-once", f"record {partial} was cut off in {channel.name}")
+        elif partial != fragment.record:
+            world._violate(
+                "channel-order",
+                f"fragment of record {fragment.record} does not continue the record being "
+                f"filtered on {channel.name}",
+            )
+            continue
+        reader.partials[vc] = fragment.record
+        if not fragment.is_last:
+            continue
+        del reader.partials[vc]
+        if _belongs_here(
+            world, task, gate, channel, chunk.old_subtask, chunk.old_channel, fragment.record
+        ):
+            reader.pending.append((fragment.record, 0))
+            world.recovered_via[(fragment.record, task.name)] = (
+                f"{channel.name} from old {chunk.old_subtask}<{chunk.old_channel}"
+            )
+            kept += 1
+        else:
+            filtered += 1
+    world._note = (
+        f"pre-filter buffer ({origin}) for {channel.name}: {kept} record(s) to rewrite, "
+        f"{filtered} filtered out"
+    )
+    if not reader.pending:
+        _deliver(world, reader, task, gate, channel)
+
+
+def _belongs_here(
+    world: NetworkWorld,
+    task: Task,
+    gate: Gate,
+    channel: Channel,
+    old_subtask: int,
+    old_channel: int,
+    record: int,
+) -> bool:
+    plan = gate.plan
+    if plan is None:
+        return True
+    ambiguous = any(
+        vc.filtered and (vc.old_subtask, vc.old_channel) == (old_subtask, old_channel)
+        for vc in plan.virtual_channels[channel.index]
+    )
+    if not ambiguous or "no-filter" in world.faults:
+        return True
+    owner = world._owner_of(gate, record)
+    if owner == task.index:
+        return True
+    world.filtered[(record, task.name)] = world.step
+    return False
+
+
+def rewrite_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
+    """Take one post-filter buffer and re-serialize pending records into it."""
+    task, gate, channel = _target(world, reader)
+    holder = f"post-filter {channel.name}"
+    segment, origin = _take(world, gate, channel, holder)
+    capacity = HEAP_FALLBACK_SIZE if segment == HEAP else world.config.segment_size
+    buffer = Buffer(segment, capacity)
+    while reader.pending and buffer.space:
+        record, written = reader.pending[0]
+        total = world.records[record].serialized_length
+        length = min(buffer.space, total - written)
+        buffer.fragments.append(Fragment(record, written, length, total))
+        buffer.used += length
+        if written + length == total:
+            reader.pending.popleft()
+        else:
+            reader.pending[0] = (record, written + length)
+    reader.posts.append(buffer)
+    world._note = f"post-filter buffer {len(reader.posts)} ({origin}) for {channel.name}"
+    if not reader.pending:
+        _deliver(world, reader, task, gate, channel)
+
+
+def _deliver(
+    world: NetworkWorld, reader: ChannelStateReader, task: Task, gate: Gate, channel: Channel
+) -> None:
+    """Queue the rewritten buffers in the recovered channel, then recycle the pre-filter one."""
+    for buffer in reader.posts:
+        if buffer.segment != HEAP:
+            world._move(buffer.segment, f"post-filter {channel.name}", f"recovered {channel.name}")
+        channel.recovered_queue.append(buffer)
+    reader.posts = []
+    assert reader.pre is not None
+    if reader.pre_origin == "heap-segment":
+        # the fault: the recycler never clears the in-use flag
+        reader.heap_segment_in_use = "keep-prefilter-buffer" in world.faults
+    else:
+        _give_back(
+            world, gate, channel, reader.pre, reader.pre_origin, f"pre-filter {channel.name}"
+        )
+    reader.pre, reader.pre_origin, reader.pre_channel = None, "", ""
+    world._touch_channel(channel)
+
+
+def holdings(world: NetworkWorld) -> list[tuple[str, list[int]]]:
+    held = []
+    for reader in world.readers.values():
+        if reader.pre is not None and reader.pre != HEAP:
+            held.append((f"pre-filter {reader.pre_channel}", [reader.pre]))
+        posts = [b.segment for b in reader.posts if b.segment != HEAP]
+        if posts:
+            held.append((f"post-filter {reader.pre_channel}", posts))
+    return held

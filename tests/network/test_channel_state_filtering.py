@@ -1,0 +1,104 @@
+"""Filtering on the reader thread (Flink 2.3 checkpointing during recovery) and the
+FLINK-39519 pre-filter deadlock."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.network.channel_state_filtering import ONE_BUFFER_AT_A_TIME
+from flinkstate.network.topologies import topology
+from flinkstate.recovery.scenarios import Outcome, get_scenario, run_scenario
+from flinkstate.recovery.state_assignment import assign_state
+from flinkstate.sim import RunStatus, Simulation, make_scheduler
+
+
+def test_the_deadlock_report_names_the_reader_waiting_on_itself() -> None:
+    run = run_scenario("prefilter-deadlock", seed=2)
+    assert run.outcome is Outcome.DEADLOCK
+    assert run.result is not None
+    report = run.result.deadlock
+    assert report is not None
+    assert len(report.cycle) == 1
+    reader = report.cycle[0]
+    assert reader.startswith("channel-state-reader counter[")
+    wait = next(w for w in report.waits if w.actor == reader)
+    assert wait.resource.startswith("a buffer of recovered channel counter[")
+    assert reader in wait.holders
+    world = run.world
+    assert world is not None
+    stuck = world.readers["task " + reader.removeprefix("channel-state-reader ")]
+    assert stuck.pre is not None  # it holds its pre-filter buffer
+    assert stuck.pending  # and still has records to rewrite
+    # every task of the counter waits for input from its reader
+    assert any(w.actor.startswith("task counter[") and reader in w.holders for w in report.waits)
+
+
+@pytest.mark.parametrize(("record_size", "hangs"), [(36_000, False), (37_000, True)])
+@pytest.mark.parametrize("seed", [0, 3])
+def test_the_reader_hangs_exactly_when_one_plus_k_exceeds_its_budget(
+    record_size: int, hangs: bool, seed: int
+) -> None:
+    segment, exclusive, floating = 4096, 2, 8
+    k = math.ceil((record_size + 4) / segment)  # post-filter buffers for one completed record
+    assert (1 + k > exclusive + floating) is hangs
+    run = run_scenario("prefilter-deadlock", seed=seed, overrides={"record_size": record_size})
+    assert run.outcome is (Outcome.DEADLOCK if hangs else Outcome.RECOVERED)
+
+
+def test_flink_2_3_heap_fallback_never_blocks_and_skips_the_floating_buffers() -> None:
+    run = run_scenario("prefilter-heap-fallback", seed=1)
+    assert run.outcome is Outcome.RECOVERED
+    world = run.world
+    assert world is not None
+    assert world.heap_peak > 0
+    assert world.heap_bytes == 0  # every heap buffer was freed once consumed
+    assert run.simulation is not None
+    for event in run.simulation.events:
+        for move in event.moves:
+            if move.target.startswith(("pre-filter", "post-filter")):
+                assert move.source.startswith("recovered-exclusive")
+
+
+def test_flink_39519_pre_filter_reads_never_touch_the_network_pools() -> None:
+    run = run_scenario("prefilter-heap-segment", seed=1)
+    assert run.outcome is Outcome.RECOVERED
+    assert run.simulation is not None
+    targets = {m.target.split(" ")[0] for e in run.simulation.events for m in e.moves}
+    assert "pre-filter" not in targets
+    assert "post-filter" in targets
+
+
+def test_a_pre_filter_buffer_taken_twice_breaks_the_invariant() -> None:
+    scenario = get_scenario("prefilter-heap-segment")
+    values = scenario.resolve()
+    checkpoint = run_scenario(scenario, seed=0).checkpoint
+    assert checkpoint is not None
+    assignment = assign_state(
+        checkpoint, {"counter": 3, "sink": 3}, recover_output_on_downstream=True
+    )
+    job = {k: v for k, v in values.items() if k in {p.name for p in topology("keyed").parameters}}
+    sim = Simulation(
+        lambda: topology("keyed").build(
+            job, seed=0, restore=assignment, faults=frozenset({"keep-prefilter-buffer"})
+        ),
+        make_scheduler("random", 0),
+    )
+    result = sim.run()
+    assert result.status is RunStatus.VIOLATION
+    broken = [v for v in result.violations if v.invariant == "one-buffer-at-a-time"]
+    assert broken
+    assert broken[0].message == ONE_BUFFER_AT_A_TIME
+
+
+def test_filtering_on_the_reader_needs_recover_output_on_downstream() -> None:
+    run = run_scenario("prefilter-heap-fallback", overrides={"recover_output_on_downstream": False})
+    assert run.outcome is Outcome.REJECTED
+    assert "isCheckpointingDuringRecoveryEnabled" in run.message
+
+
+def test_unknown_prefilter_source_is_named() -> None:
+    with pytest.raises(InvalidParameterError, match="prefilter_source must be one of"):
+        run_scenario("prefilter-heap-fallback", overrides={"prefilter_source": "disk"})
