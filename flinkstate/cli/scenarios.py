@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from flinkstate.cli.table import render_table
@@ -138,3 +139,91 @@ def _describe(run: ScenarioRun, exported: int | None, export: object) -> list[st
     if exported is not None:
         lines.append(f"checkpoint {exported} exported to {export}")
     return lines
+
+
+def add_whatif_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "whatif",
+        help="run a scenario over a grid of parameters and tabulate the outcomes",
+        description="Run SCENARIO for every combination of the --vary values and every seed; "
+        "print one row per run (progress on stderr).",
+    )
+    parser.add_argument("name", metavar="SCENARIO", help="a scenario (flinkstate scenarios)")
+    parser.add_argument(
+        "--vary",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2,...",
+        help="a parameter and the values to try; repeatable (the grid is their product)",
+    )
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="fixed for every run"
+    )
+    parser.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
+    parser.add_argument("--csv", type=Path, default=None, help="also write the table as CSV")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=_whatif)
+
+
+_SHOWN = [
+    "seed",
+    "outcome",
+    "as_expected",
+    "steps",
+    "recovered_bytes",
+    "filtered_records",
+    "resumed_step",
+    "heap_peak_bytes",
+]
+
+
+def _whatif(args: argparse.Namespace) -> tuple[str, int]:
+    from flinkstate.cli.run import parse_overrides
+    from flinkstate.recovery.whatif import what_if
+
+    grid: dict[str, list[str]] = {}
+    for pair in args.vary:
+        key, sep, values = pair.partition("=")
+        if not sep or not key.strip() or not values.strip():
+            raise InvalidParameterError(f"--vary takes KEY=V1,V2,..., got {pair!r}")
+        grid[key.strip()] = [v.strip() for v in values.split(",")]
+    try:
+        seeds = [int(s) for s in args.seeds.split(",")]
+    except ValueError:
+        raise InvalidParameterError(f"--seeds takes whole numbers, got {args.seeds!r}") from None
+    table = what_if(
+        args.name,
+        grid,
+        seeds=seeds,
+        base=parse_overrides(args.set),
+        progress=not args.quiet,
+    )
+    if args.csv is not None:
+        table.to_csv(args.csv, index=False)
+    status = 0 if bool(table["as_expected"].all()) else UNEXPECTED
+    if args.json:
+        return table.to_json(orient="records"), status
+    columns = [*grid, *_SHOWN]
+    rows = [[_cell(row[c]) for c in columns] for row in table.to_dict("records")]
+    lines = [render_table(columns, rows)]
+    unexpected = int((~table["as_expected"]).sum())
+    lines.append(
+        f"\n{len(table)} runs of {args.name}; "
+        + (
+            "all as expected"
+            if not unexpected
+            else f"{unexpected} differ from the expected {get_scenario(args.name).expected.value}"
+        )
+    )
+    if args.csv is not None:
+        lines.append(f"table written to {args.csv}")
+    return "\n".join(lines), status
+
+
+def _cell(value: object) -> object:
+    if value is None or (isinstance(value, float) and value != value):
+        return "-"
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
