@@ -370,23 +370,26 @@ SCENARIOS: dict[str, Scenario] = {
             ("recover_output_on_downstream", "new_parallelism"),
         ),
         Scenario(
-            "itcase-keyed-12-to-7",
-            "UnalignedCheckpointRescaleITCase: keyed, 12 -> 7",
-            "The ITCase's keyed topology with different parallelism, downscaled.",
+            "keyed-12-to-7",
+            "The keyed job, 12 -> 7 (a parallelism pair of UnalignedCheckpointRescaleITCase)",
+            "The plain keyed job with the ITCase's KEYED_DIFFERENT_PARALLELISM pair: old "
+            "key-group ranges straddle new ones, so every new subtask reads two or three old "
+            "ones and filters. (The ITCase's own topology, with rescaled sources, is not "
+            "modelled yet.)",
             "keyed",
             {**_BACKPRESSURED, "records": 60, "parallelism": 12, "new_parallelism": 7},
             Outcome.RECOVERED,
-            "UnalignedCheckpointRescaleITCase (keyed, different parallelism, 12 -> 7)",
+            "parallelism pair of UnalignedCheckpointRescaleITCase (KEYED_DIFFERENT_PARALLELISM)",
             ("parallelism", "new_parallelism"),
         ),
         Scenario(
-            "itcase-keyed-7-to-12",
-            "UnalignedCheckpointRescaleITCase: keyed, 7 -> 12",
-            "The same topology upscaled.",
+            "keyed-7-to-12",
+            "The keyed job, 7 -> 12 (a parallelism pair of UnalignedCheckpointRescaleITCase)",
+            "The same pair upscaled: every old subtask's state is read by two or three new ones.",
             "keyed",
             {**_BACKPRESSURED, "records": 60, "parallelism": 7, "new_parallelism": 12},
             Outcome.RECOVERED,
-            "UnalignedCheckpointRescaleITCase (keyed, different parallelism, 7 -> 12)",
+            "parallelism pair of UnalignedCheckpointRescaleITCase (KEYED_DIFFERENT_PARALLELISM)",
             ("parallelism", "new_parallelism"),
         ),
         Scenario(
