@@ -107,6 +107,8 @@ class ScenarioRun:
     result: RunResult | None = None
     message: str = ""
     buffers: BufferCounts | None = None
+    #: owner of every segment when the restored job starts (replaying events from here)
+    initial_owners: list[str] = field(default_factory=list)
 
     @property
     def as_expected(self) -> bool:
@@ -208,6 +210,7 @@ def run_scenario(
     except InvalidParameterError as refused:
         run.outcome, run.message = Outcome.REJECTED, str(refused)
         return run
+    run.initial_owners = list(restored.owner)
     run.simulation = Simulation(restored.clone, make_scheduler(scheduler, seed))
     run.result = _run_with_progress(run.simulation, max_steps, progress)
     run.buffers = BufferCounts.start(restored.owner).apply_all(run.simulation.events)
