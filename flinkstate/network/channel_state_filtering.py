@@ -22,10 +22,9 @@ records completing in one source buffer, E exclusive buffers, L floating buffers
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from flinkstate.errors import InvalidParameterError
+from flinkstate.choice import Choice
 from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.records import Fragment
 
@@ -42,37 +41,18 @@ ONE_BUFFER_AT_A_TIME = (
 )
 
 
-class RecoveryMode(StrEnum):
+class RecoveryMode(Choice):
     """``classic``: checkpointing during recovery off, the task demultiplexes and filters.
     ``filter-on-read``: both flags on (Flink 2.3), the reader filters and rewrites."""
 
     CLASSIC = "classic"
     FILTER_ON_READ = "filter-on-read"
 
-    @classmethod
-    def parse(cls, value: str | RecoveryMode) -> RecoveryMode:
-        try:
-            return cls(value)
-        except ValueError:
-            raise InvalidParameterError(
-                f"unknown recovery mode {value!r}; choose " + ", ".join(m.value for m in cls)
-            ) from None
 
-
-class PrefilterSource(StrEnum):
+class PrefilterSource(Choice):
     NETWORK = "network"
     HEAP_FALLBACK = "heap-fallback"
     HEAP_SEGMENT = "heap-segment"
-
-    @classmethod
-    def parse(cls, value: str | PrefilterSource) -> PrefilterSource:
-        try:
-            return cls(value)
-        except ValueError:
-            raise InvalidParameterError(
-                f"unknown pre-filter buffer source {value!r}; choose "
-                + ", ".join(m.value for m in cls)
-            ) from None
 
 
 def _target(world: NetworkWorld, reader: ChannelStateReader) -> tuple[Task, Gate, Channel]:

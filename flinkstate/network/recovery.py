@@ -25,10 +25,9 @@ from __future__ import annotations
 import dataclasses
 from collections import deque
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from flinkstate.errors import InvalidParameterError
+from flinkstate.choice import Choice
 from flinkstate.network import channel_state_filtering
 from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.channel_state_filtering import RecoveryMode
@@ -48,7 +47,7 @@ RECOVERING = "recovering"
 RUNNING = "running"
 
 
-class BlockedPriority(StrEnum):
+class BlockedPriority(Choice):
     """How a priority event (an unaligned barrier) meets a blocked subpartition.
 
     ``held``: not handed out until the consumer resumes (before FLINK-39018).
@@ -60,16 +59,6 @@ class BlockedPriority(StrEnum):
     HELD = "held"
     MASTER = "master"
     FIXED = "fixed"
-
-    @classmethod
-    def parse(cls, value: str | BlockedPriority) -> BlockedPriority:
-        try:
-            return cls(value)
-        except ValueError:
-            raise InvalidParameterError(
-                f"unknown priority-event policy {value!r}; choose "
-                + ", ".join(p.value for p in cls)
-            ) from None
 
 
 @dataclass(slots=True)

@@ -310,15 +310,40 @@ def _keyed_chain_job(values: Mapping[str, Any]) -> JobGraph:
     )
 
 
-_KEYED_PARAMS = (
-    Parameter(
-        "parallelism", 4, "parallelism of the keyed operator and the sink", minimum=1, maximum=128
-    ),
-    Parameter("max_parallelism", 128, "key groups of the keyed operator", minimum=1, maximum=32768),
-    Parameter(
-        "cost", 0, "extra steps the keyed operator spends per record", minimum=0, maximum=10_000
-    ),
-)
+def _keyed_params(cost: int = 0, source_parallelism: int | None = None) -> tuple[Parameter, ...]:
+    """The parameters of a job with a keyed operator (its default processing cost given)."""
+    params = (
+        Parameter(
+            "parallelism",
+            4,
+            "parallelism of the keyed operator and the sink",
+            minimum=1,
+            maximum=128,
+        ),
+        Parameter(
+            "max_parallelism", 128, "key groups of the keyed operator", minimum=1, maximum=32768
+        ),
+        Parameter(
+            "cost",
+            cost,
+            "extra steps the keyed operator spends per record",
+            minimum=0,
+            maximum=10_000,
+        ),
+    )
+    if source_parallelism is None:
+        return params
+    return (
+        *params,
+        Parameter(
+            "source_parallelism",
+            source_parallelism,
+            "parallelism of the source",
+            minimum=1,
+            maximum=128,
+        ),
+    )
+
 
 CATALOGUE: dict[str, Topology] = {
     t.name: t
@@ -326,52 +351,27 @@ CATALOGUE: dict[str, Topology] = {
         Topology(
             "keyed",
             "source -keyBy-> counter -forward-> sink: the plain keyed job",
-            (
-                *COMMON,
-                *_KEYED_PARAMS,
-                Parameter(
-                    "source_parallelism", 4, "parallelism of the source", minimum=1, maximum=128
-                ),
-            ),
+            (*COMMON, *_keyed_params(source_parallelism=4)),
             _keyed_job,
         ),
         Topology(
             "keyed-chain",
             "source -keyBy-> first -keyBy-> second -forward-> sink: every key keeps one path, "
             "so its records stay in order across recovery",
-            (
-                *COMMON,
-                *(
-                    p
-                    if p.name != "cost"
-                    else Parameter("cost", 3, p.help, minimum=0, maximum=10_000)
-                    for p in _KEYED_PARAMS
-                ),
-                Parameter(
-                    "source_parallelism", 2, "parallelism of the source", minimum=1, maximum=128
-                ),
-            ),
+            (*COMMON, *_keyed_params(cost=3, source_parallelism=2)),
             _keyed_chain_job,
         ),
         Topology(
             "two-input",
             "left and right sources -keyBy-> join -rebalance-> sink: a two-input task",
-            (*COMMON, *_KEYED_PARAMS),
+            (*COMMON, *_keyed_params()),
             _two_input_job,
         ),
         Topology(
             "backpressure",
             "source -rebalance-> map -keyBy-> slow -rebalance-> sink(1): back-pressure builds "
             "behind the slow keyed operator",
-            (
-                *COMMON,
-                *(
-                    p
-                    if p.name != "cost"
-                    else Parameter("cost", 5, p.help, minimum=0, maximum=10_000)
-                    for p in _KEYED_PARAMS
-                ),
-            ),
+            (*COMMON, *_keyed_params(cost=5)),
             _pipeline_job,
         ),
     )

@@ -79,7 +79,8 @@ def what_if(
     return pd.DataFrame(rows, columns=[*names, *_COLUMNS])
 
 
-_COLUMNS = [
+#: figures copied from each run's summary, in column order
+_SUMMARY = [
     "seed",
     "outcome",
     "expected",
@@ -90,32 +91,18 @@ _COLUMNS = [
     "filtered_records",
     "resumed_step",
     "heap_peak_bytes",
-    *(f"peak_{kind.replace('-', '_')}" for kind in OWNER_KINDS),
-    "deadlock_cycle",
-    "message",
 ]
+_PEAKS = [f"peak_{kind.replace('-', '_')}" for kind in OWNER_KINDS]
+_COLUMNS = [*_SUMMARY, *_PEAKS, "deadlock_cycle", "message"]
 
 
 def _row(combination: Mapping[str, object], run: ScenarioRun) -> dict[str, Any]:
     summary = run.summary()
     row: dict[str, Any] = dict(combination)
-    for column in (
-        "seed",
-        "outcome",
-        "expected",
-        "as_expected",
-        "steps",
-        "checkpoint_bytes",
-        "recovered_bytes",
-        "filtered_records",
-        "resumed_step",
-        "heap_peak_bytes",
-        "message",
-    ):
-        row[column] = summary[column]
+    row.update({column: summary[column] for column in (*_SUMMARY, "message")})
     counts = run.buffers
-    for kind in OWNER_KINDS:
-        row[f"peak_{kind.replace('-', '_')}"] = None if counts is None else counts.peak[kind]
+    for kind, column in zip(OWNER_KINDS, _PEAKS, strict=True):
+        row[column] = None if counts is None else counts.peak[kind]
     deadlock = None if run.result is None else run.result.deadlock
     row["deadlock_cycle"] = (
         " -> ".join((*deadlock.cycle, deadlock.cycle[0])) if deadlock and deadlock.cycle else None
