@@ -66,7 +66,9 @@ class SubtaskState:
     snapshot_step: int
     key_groups: KeyGroupRange | None
     keyed_state: tuple[tuple[int, int], ...]
-    source_offset: int | None
+    #: for a source: each split it reads (an original source subtask's sequence) and the seq
+    #: of its next record
+    source_splits: tuple[tuple[str, int], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -243,6 +243,9 @@ class Task:
     trigger: int = 0
     #: restoring-output, recovering or running (``Task.restoreAndInvoke``)
     phase: str = "running"
+    #: for sources: next seq of each split it reads, and whose turn it is
+    splits: dict[str, int] = field(default_factory=dict)
+    split_turn: int = 0
     #: output state still to be read into the result partitions, one buffer each
     output_state: deque[RecoveredChunk] = field(default_factory=deque)
 
@@ -260,6 +263,7 @@ class Task:
         twin.ready = deque(self.ready)
         twin.keyed_state = dict(self.keyed_state)
         twin.output_state = deque(self.output_state)
+        twin.splits = dict(self.splits)
         return twin
 
 
@@ -494,8 +498,8 @@ class NetworkWorld:
         for name, task in self.tasks.items():
             share = restore.subtasks[name]
             task.keyed_state = dict(share.keyed_state)
-            if share.source_offset is not None:
-                task.emitted = share.source_offset
+            if task.kind is OperatorKind.SOURCE:
+                task.splits = dict(share.source_splits)
             task.output_state = deque(
                 piece for chunk in share.output_state for piece in split_chunk(chunk, capacity)
             )
@@ -596,6 +600,8 @@ class NetworkWorld:
             )
             key_groups = (r.start, r.end)
         task = Task(f"task {name}", op.name, op.kind, index, tm, [], [], key_groups)
+        if op.kind is OperatorKind.SOURCE:
+            task.splits = {task.name: 0}  # a fresh job: each subtask reads its own split
         self.tasks[name] = task
         for exchange in self.graph.outputs_of(op.name):
             consumers = self.graph.consumers(exchange, index)
@@ -954,6 +960,14 @@ class NetworkWorld:
             f"not acknowledged by {', '.join(waiting)}"
         )
 
+    def _sources_have_data(self) -> bool:
+        for task in self.tasks.values():
+            if task.kind is OperatorKind.SOURCE:
+                total = self.graph.operator(task.operator).records_per_subtask
+                if any(offset < total for offset in task.splits.values()):
+                    return True
+        return False
+
     def _can_trigger(self) -> bool:
         return (
             self.checkpoint_interval > 0
@@ -965,11 +979,8 @@ class NetworkWorld:
             # demultiplexing recovered data would decline as not ready, so wait for it too
             and all(t.phase == RUNNING for t in self.tasks.values())
             and not any(g.demultiplexing for g in self.gates.values())
-            and all(
-                not t.finished and t.emitted < self.graph.operator(t.operator).records_per_subtask
-                for t in self.tasks.values()
-                if t.kind is OperatorKind.SOURCE
-            )
+            and all(not t.finished for t in self.tasks.values() if t.kind is OperatorKind.SOURCE)
+            and self._sources_have_data()
         )
 
     def _task_action(self, task: Task) -> Action | None:
@@ -1001,10 +1012,12 @@ class NetworkWorld:
         if task.ready:
             return _action(task.name, "process")
         if task.kind is OperatorKind.SOURCE:
-            op = self.graph.operator(task.operator)
-            if task.emitted < op.records_per_subtask:
+            total = self.graph.operator(task.operator).records_per_subtask
+            if any(offset < total for offset in task.splits.values()):
                 return _action(task.name, "emit")
-            return _action(task.name, "finish")
+            if task.splits or not self._sources_have_data():
+                return _action(task.name, "finish")
+            return None  # no split of its own: idle until the other sources are done
         channel = self._next_channel_with_data(task)
         if channel is not None:
             return _action(task.name, "poll", channel.name)
@@ -1128,20 +1141,32 @@ class NetworkWorld:
         task.busy -= 1
 
     def _do_emit(self, task: Task, action: Action) -> None:
+        """Emit the next record of the next split with records left (round robin): a split is
+        one original source subtask's sequence, so a replayed record equals the original."""
         op = self.graph.operator(task.operator)
-        seq = task.emitted
-        base = splitmix64(splitmix64(self.seed) ^ (hash_text(task.name) + seq))
+        total = op.records_per_subtask
+        active = [split for split, offset in task.splits.items() if offset < total]
+        split = active[task.split_turn % len(active)]
+        task.split_turn += 1
+        seq = task.splits[split]
+        task.splits[split] = seq + 1
+        base = splitmix64(splitmix64(self.seed) ^ (hash_text(split) + seq))
         low, high = op.record_size
         record = Record(
             id=self.next_record,
             key=base % op.key_space,
             size=low + (splitmix64(base) % (high - low + 1)),
-            source=task.name,
+            source=split,
             seq=seq,
         )
         self.records[record.id] = record
         self.next_record += 1
         task.emitted += 1
+        if seq + 1 == total and not self._sources_have_data():
+            # "no more splits": sources that read nothing may finish now
+            for name, other in self.tasks.items():
+                if other.kind is OperatorKind.SOURCE:
+                    self._dirty.add(self._actors.by_task[name])
         self._note = f"record {record.id} key {record.key} ({record.serialized_length} bytes)"
         self._route(task, record)
 
@@ -1656,7 +1681,7 @@ class NetworkWorld:
             snapshot_step=self.step,
             key_groups=None if task.key_groups is None else KeyGroupRange(*task.key_groups),
             keyed_state=tuple(sorted(task.keyed_state.items())),
-            source_offset=task.emitted if task.kind is OperatorKind.SOURCE else None,
+            source_splits=tuple(task.splits.items()),
         )
 
     def _broadcast_barrier(self, task: Task, checkpoint: CheckpointInProgress) -> None:
@@ -2037,6 +2062,7 @@ class NetworkWorld:
                     n,
                     t.busy,
                     t.emitted,
+                    tuple(t.splits.items()),
                     t.processed,
                     t.finished,
                     tuple(t.ready),

@@ -50,6 +50,14 @@ RESTORE_PARAMETERS = (
         maximum=128,
     ),
     Parameter(
+        "new_source_parallelism",
+        0,
+        "parallelism of the sources after the restart (0: unchanged); their splits are dealt "
+        "out anew",
+        minimum=0,
+        maximum=128,
+    ),
+    Parameter(
         "recover_output_on_downstream",
         False,
         "execution.checkpointing.unaligned.recover-output-on-downstream.enabled",
@@ -254,10 +262,10 @@ def _parallelism(
 ) -> dict[str, int]:
     assert checkpoint.graph is not None
     parallelism: dict[str, int] = {}
-    if values["new_parallelism"]:
-        for op in checkpoint.graph.operators:
-            if op.kind.value != "source":
-                parallelism[op.name] = values["new_parallelism"]
+    for op in checkpoint.graph.operators:
+        key = "new_source_parallelism" if op.kind.value == "source" else "new_parallelism"
+        if values[key]:
+            parallelism[op.name] = values[key]
     parallelism.update(scenario.rescale)
     return parallelism
 
@@ -377,8 +385,8 @@ SCENARIOS: dict[str, Scenario] = {
             "The keyed job, 12 -> 7 (a parallelism pair of UnalignedCheckpointRescaleITCase)",
             "The plain keyed job with the ITCase's KEYED_DIFFERENT_PARALLELISM pair: old "
             "key-group ranges straddle new ones, so every new subtask reads two or three old "
-            "ones and filters. (The ITCase's own topology, with rescaled sources, is not "
-            "modelled yet.)",
+            "ones and filters. (The ITCase's own topology, its source pipelines feeding a keyed "
+            "co-process, is not modelled yet.)",
             "keyed",
             {**_BACKPRESSURED, "records": 60, "parallelism": 12, "new_parallelism": 7},
             Outcome.RECOVERED,

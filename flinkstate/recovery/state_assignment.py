@@ -70,7 +70,8 @@ class TaskRestore:
     index: int
     key_groups: KeyGroupRange | None
     keyed_state: tuple[tuple[int, int], ...]
-    source_offset: int | None
+    #: for a source: the splits it reads on, with the seq of each one's next record
+    source_splits: tuple[tuple[str, int], ...]
     #: read by the task itself into its result partitions, before anything else
     output_state: tuple[RecoveredChunk, ...]
     #: read by the channel-state reader into the recovered input channels
@@ -160,11 +161,6 @@ def _rescaled_graph(old: JobGraph, parallelism: dict[str, int]) -> JobGraph:
     operators = []
     for op in old.operators:
         new = parallelism.get(op.name, op.parallelism)
-        if op.kind is OperatorKind.SOURCE and new != op.parallelism:
-            raise InvalidParameterError(
-                f"source {op.name} keeps parallelism {op.parallelism}: the model's sources "
-                "replay from one offset per subtask, so they are not rescaled"
-            )
         max_parallelism = op.effective_max_parallelism
         if new > max_parallelism:
             raise InvalidParameterError(
@@ -226,9 +222,9 @@ def _restore_subtask(
                     if assign_to_key_group(key, max_p, "long") in key_groups:
                         merged[key] = merged.get(key, 0) + count
         keyed = tuple(sorted(merged.items()))
-    offset = None
+    splits: tuple[tuple[str, int], ...] = ()
     if op.kind is OperatorKind.SOURCE:
-        offset = checkpoint.subtask(op.subtask_name(index)).source_offset
+        splits = _splits_of(checkpoint, old_op, op.parallelism, index)
 
     gates = []
     input_state: list[RecoveredChunk] = []
@@ -302,12 +298,25 @@ def _restore_subtask(
         index,
         key_groups,
         keyed,
-        offset,
+        splits,
         tuple(output_state),
         tuple(input_state),
         tuple(gates),
         tuple(partitions),
     )
+
+
+def _splits_of(
+    checkpoint: Checkpoint, old_op: Operator, parallelism: int, index: int
+) -> tuple[tuple[str, int], ...]:
+    """Every split the old source subtasks read, dealt out round robin over the new subtasks
+    (the model's stand-in for the split enumerator re-assigning the splits it got back)."""
+    splits = [
+        split
+        for old in range(old_op.parallelism)
+        for split in checkpoint.subtask(old_op.subtask_name(old)).source_splits
+    ]
+    return tuple(split for position, split in enumerate(splits) if position % parallelism == index)
 
 
 def _new_channel_of(plan: DownstreamSubtaskRescale) -> Callable[[int], int]:

@@ -110,22 +110,30 @@ def test_restore_without_rescale_follows_flinks_sequence() -> None:
         assert gates == [f"counter[{owner}]<source"]
 
 
-def test_sources_resume_from_their_checkpointed_offsets() -> None:
-    sim = restored("keyed", 1)
-    finished(sim.run())
+@pytest.mark.parametrize("sources", [4, 2, 3, 6])
+def test_every_split_resumes_from_its_offset_whoever_reads_it(sources: int) -> None:
+    """Sources rescaled: the old subtasks' splits are dealt out anew; every split's records
+    after its checkpointed offset are emitted exactly once, in order, and no earlier ones."""
     checkpoint = taken("keyed", 1)
+    assignment = assign_state(checkpoint, {"source": sources})
+    sim = Simulation(
+        lambda: topology("keyed").build(
+            {**PARAMS, "checkpoint_interval": 0}, seed=1, full_check_every=5, restore=assignment
+        ),
+        make_scheduler("random", 1),
+    )
+    finished(sim.run())
     model = world(sim)
-    for name, task in model.tasks.items():
-        if task.kind.value == "source":
-            offset = checkpoint.subtask(name).source_offset
-            assert offset is not None
-            recovered = {r.id for r in checkpoint.records}
-            emitted = [
-                r.seq
-                for r in model.records.values()
-                if r.source == task.name and r.id not in recovered
-            ]
-            assert emitted == list(range(offset, PARAMS["records"]))
+    readers = [t for t in model.tasks.values() if t.kind.value == "source"]
+    assert len(readers) == sources
+    offsets = dict(s for state in checkpoint.subtasks for s in state.source_splits)
+    assert sorted(split for t in readers for split in t.splits) == sorted(offsets)
+    recovered = {r.id for r in checkpoint.records}
+    for split, offset in offsets.items():
+        emitted = sorted(
+            r.seq for r in model.records.values() if r.source == split and r.id not in recovered
+        )
+        assert emitted == list(range(offset, PARAMS["records"]))
 
 
 @settings(max_examples=16, deadline=None)

@@ -72,3 +72,14 @@ def test_progress_is_reported_while_the_restart_runs() -> None:
     assert seen
     assert seen == sorted(seen)
     assert seen[-1] == run.result.steps
+
+
+def test_sources_can_be_rescaled_with_the_rest() -> None:
+    run = run_scenario(
+        "keyed-downscale", seed=2, overrides={"new_source_parallelism": 3, "new_parallelism": 5}
+    )
+    assert run.outcome is Outcome.RECOVERED
+    assert run.assignment is not None
+    assert run.assignment.graph.operator("source").parallelism == 3
+    splits = [s for share in run.assignment.subtasks.values() for s in share.source_splits]
+    assert len(splits) == 4  # the four original sequences, now read by three subtasks

@@ -50,7 +50,7 @@ def test_same_parallelism_gives_every_subtask_its_own_state() -> None:
             assert chunk.targets == (chunk.old_subtask,)
         state = taken.subtask(name)
         assert share.keyed_state == state.keyed_state
-        assert share.source_offset == state.source_offset
+        assert share.source_splits == state.source_splits
 
 
 @pytest.mark.parametrize("new", [1, 2, 3, 5, 8])
@@ -131,9 +131,15 @@ def _restored_checkpoint(taken: Checkpoint, parallelism: dict[str, int]) -> Chec
     return sim.model.completed[0]
 
 
-def test_rescaling_a_source_is_refused() -> None:
-    with pytest.raises(InvalidParameterError, match="source source keeps parallelism 4"):
-        assign_state(checkpoint(), {"source": 2})
+@pytest.mark.parametrize("new", [1, 2, 3, 4, 6])
+def test_source_splits_are_dealt_out_round_robin(new: int) -> None:
+    taken = checkpoint()
+    assignment = assign_state(taken, {"source": new})
+    before = [s for state in taken.subtasks for s in state.source_splits]
+    assert [s[0] for s in before] == [f"task source[{i}]" for i in range(4)]
+    for index in range(new):
+        share = assignment.subtasks[f"source[{index}]"]
+        assert share.source_splits == tuple(before[index::new])
 
 
 def test_parallelism_above_max_parallelism_is_flinks_error() -> None:
