@@ -310,6 +310,45 @@ def _keyed_chain_job(values: Mapping[str, Any]) -> JobGraph:
     )
 
 
+def _itcase_pipeline_job(values: Mapping[str, Any]) -> JobGraph:
+    """``UnalignedCheckpointRescaleITCase``'s PIPELINE: ``createSourcePipeline`` (its filter
+    and counter are chained into the source) followed by ``addFailingSink``; parallelisms are
+    the ITCase's functions of the job parallelism p."""
+    p = values["parallelism"]
+    maps = [
+        ("global", p, Partitioner.GLOBAL),
+        ("rebalance", p + 1, Partitioner.REBALANCE),
+        ("upscale", 2 * p, Partitioner.SHUFFLE),
+        ("downscale", p + 1, Partitioner.SHUFFLE),
+    ]
+    operators = [_source(values, p)]
+    exchanges = []
+    upstream = "source"
+    for name, parallelism, partitioner in maps:
+        operators.append(Operator(name, parallelism, OperatorKind.MAP))
+        exchanges.append(Exchange(upstream, name, partitioner))
+        upstream = name
+    operators += [
+        Operator(
+            "keyby",
+            p,
+            OperatorKind.KEYED,
+            cost=values["cost"],
+            max_parallelism=values["max_parallelism"],
+        ),
+        Operator("rescale", max(p + 1, p * 3 // 2), OperatorKind.MAP),
+        Operator("failing-map", p, OperatorKind.MAP),
+        Operator("sink", 1, OperatorKind.SINK),
+    ]
+    exchanges += [
+        Exchange(upstream, "keyby", Partitioner.HASH),
+        Exchange("keyby", "rescale", Partitioner.RESCALE),
+        Exchange("rescale", "failing-map", Partitioner.SHUFFLE),
+        Exchange("failing-map", "sink", Partitioner.SHUFFLE),
+    ]
+    return JobGraph(tuple(operators), tuple(exchanges))
+
+
 def _keyed_params(cost: int = 0, source_parallelism: int | None = None) -> tuple[Parameter, ...]:
     """The parameters of a job with a keyed operator (its default processing cost given)."""
     params = (
@@ -360,6 +399,14 @@ CATALOGUE: dict[str, Topology] = {
             "so its records stay in order across recovery",
             (*COMMON, *_keyed_params(cost=3, source_parallelism=2)),
             _keyed_chain_job,
+        ),
+        Topology(
+            "itcase-pipeline",
+            "UnalignedCheckpointRescaleITCase PIPELINE: source(p) -global-> map(p) -rebalance-> "
+            "map(p+1) -shuffle-> map(2p) -shuffle-> map(p+1) -keyBy-> keyed(p) -rescale-> "
+            "map(max(p+1, 3p/2)) -shuffle-> map(p) -shuffle-> sink(1)",
+            (*COMMON, *_keyed_params(cost=2)),
+            _itcase_pipeline_job,
         ),
         Topology(
             "two-input",

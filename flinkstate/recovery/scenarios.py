@@ -50,6 +50,14 @@ RESTORE_PARAMETERS = (
         maximum=128,
     ),
     Parameter(
+        "new_job_parallelism",
+        0,
+        "restart the whole job at this parallelism: every operator gets the parallelism the "
+        "topology gives it for this p (0: unchanged; ITCase style)",
+        minimum=0,
+        maximum=128,
+    ),
+    Parameter(
         "new_source_parallelism",
         0,
         "parallelism of the sources after the restart (0: unchanged); their splits are dealt "
@@ -262,6 +270,11 @@ def _parallelism(
 ) -> dict[str, int]:
     assert checkpoint.graph is not None
     parallelism: dict[str, int] = {}
+    if values["new_job_parallelism"]:
+        job_values = {k: v for k, v in values.items() if k not in _RESTORE_NAMES}
+        rescaled = job.resolve({**job_values, "parallelism": values["new_job_parallelism"]})
+        for op in job._build(rescaled).operators:
+            parallelism[op.name] = op.parallelism
     for op in checkpoint.graph.operators:
         key = "new_source_parallelism" if op.kind.value == "source" else "new_parallelism"
         if values[key]:
@@ -297,6 +310,16 @@ _FILTER_ON_READ = {
     "recovery_mode": "filter-on-read",
     "recover_output_on_downstream": True,
     "new_parallelism": 3,
+}
+
+#: the ITCase's keys are value % 100 (NUM_GROUPS)
+#: (the checkpoint comes late enough for in-flight data to reach the keyBy exchange)
+_ITCASE = {
+    "records": 150,
+    "record_size": 2000,
+    "keys": 100,
+    "cost": 8,
+    "checkpoint_interval": 800,
 }
 
 SCENARIOS: dict[str, Scenario] = {
@@ -402,6 +425,29 @@ SCENARIOS: dict[str, Scenario] = {
             Outcome.RECOVERED,
             "parallelism pair of UnalignedCheckpointRescaleITCase (KEYED_DIFFERENT_PARALLELISM)",
             ("parallelism", "new_parallelism"),
+        ),
+        Scenario(
+            "itcase-pipeline-3-to-7",
+            "UnalignedCheckpointRescaleITCase: PIPELINE upscaled 3 -> 7",
+            "The ITCase's pipeline, every operator rescaled with the job parallelism: global, "
+            "rebalance and shuffle exchanges split their state round robin or to the first "
+            "subtask, the keyBy exchange by key group with filtering; the pointwise rescale "
+            "exchange carries no channel state. Sources' splits are dealt out anew.",
+            "itcase-pipeline",
+            {**_ITCASE, "parallelism": 3, "new_job_parallelism": 7},
+            Outcome.RECOVERED,
+            "UnalignedCheckpointRescaleITCase (upscale, PIPELINE, 3, 7)",
+            ("parallelism", "new_job_parallelism"),
+        ),
+        Scenario(
+            "itcase-pipeline-7-to-3",
+            "UnalignedCheckpointRescaleITCase: PIPELINE downscaled 7 -> 3",
+            "The same pipeline downscaled.",
+            "itcase-pipeline",
+            {**_ITCASE, "parallelism": 7, "new_job_parallelism": 3},
+            Outcome.RECOVERED,
+            "UnalignedCheckpointRescaleITCase (downscale, PIPELINE, 7, 3)",
+            ("parallelism", "new_job_parallelism"),
         ),
         Scenario(
             "barrier-held-by-blocked-subpartition",

@@ -83,3 +83,47 @@ def test_sources_can_be_rescaled_with_the_rest() -> None:
     assert run.assignment.graph.operator("source").parallelism == 3
     splits = [s for share in run.assignment.subtasks.values() for s in share.source_splits]
     assert len(splits) == 4  # the four original sequences, now read by three subtasks
+
+
+@pytest.mark.parametrize(
+    ("p", "expected"),
+    [
+        (
+            3,
+            {
+                "source": 3,
+                "global": 3,
+                "rebalance": 4,
+                "upscale": 6,
+                "downscale": 4,
+                "keyby": 3,
+                "rescale": 4,
+                "failing-map": 3,
+                "sink": 1,
+            },
+        ),
+        (
+            7,
+            {
+                "source": 7,
+                "global": 7,
+                "rebalance": 8,
+                "upscale": 14,
+                "downscale": 8,
+                "keyby": 7,
+                "rescale": 10,
+                "failing-map": 7,
+                "sink": 1,
+            },
+        ),
+    ],
+)
+def test_itcase_pipeline_parallelisms_follow_the_job_parallelism(
+    p: int, expected: dict[str, int]
+) -> None:
+    """UnalignedCheckpointRescaleITCase: p+1, 2p, max(p+1, 3p/2), a parallelism-1 sink."""
+    other = 7 if p == 3 else 3
+    run = run_scenario(f"itcase-pipeline-{other}-to-{p}", seed=0)
+    assert run.assignment is not None
+    got = {op.name: op.parallelism for op in run.assignment.graph.operators}
+    assert got == expected
