@@ -147,18 +147,17 @@ class ScenarioRun:
     @property
     def resumed_step(self) -> int | None:
         """The step at which the last task finished restoring and normal processing began."""
-        if self.simulation is None:
-            return None
-        for event in self.simulation.events:
-            if event.note.endswith("subpartitions requested") or event.action.kind in (
-                "finish-output",
-                "convert",
-            ):
-                last = event.step
         world = self.world
-        if world is None or not all(t.phase == RUNNING for t in world.tasks.values()):
+        if self.simulation is None or world is None:
             return None
-        return last + 1
+        if not all(t.phase == RUNNING for t in world.tasks.values()):
+            return None
+        # a task leaves restoring with its last gate conversion, or right after its output
+        # state when it has no gates
+        ends = [
+            e.step for e in self.simulation.events if e.action.kind in ("finish-output", "convert")
+        ]
+        return max(ends, default=-1) + 1
 
     def summary(self) -> dict[str, Any]:
         result = self.result

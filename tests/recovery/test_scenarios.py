@@ -127,3 +127,12 @@ def test_itcase_pipeline_parallelisms_follow_the_job_parallelism(
     assert run.assignment is not None
     got = {op.name: op.parallelism for op in run.assignment.graph.operators}
     assert got == expected
+
+
+def test_resumed_step_is_when_the_last_task_finished_restoring() -> None:
+    run = run_scenario("keyed-upscale", seed=0)
+    assert run.simulation is not None
+    resumed = run.resumed_step
+    assert resumed is not None
+    run.simulation.goto(resumed - 1)  # one step earlier a task was still restoring
+    assert run.resumed_step is None
