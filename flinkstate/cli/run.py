@@ -14,7 +14,7 @@ from flinkstate.network.metrics import OWNER_KINDS, RECOVERY_KINDS, BufferCounts
 from flinkstate.network.topologies import CATALOGUE, topology
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.scenarios import SCENARIOS
-from flinkstate.sim.core import RunStatus, Simulation
+from flinkstate.sim.core import RunResult, RunStatus, Simulation
 from flinkstate.sim.scheduler import make_scheduler
 from flinkstate.sim.trace import TraceHeader, write_trace
 
@@ -147,28 +147,38 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
         f"after {result.steps} steps",
         f"records: {sources_out} emitted by sources, {sinks_in} processed by sinks",
         "",
-        render_table(
-            ["buffers held by", "at end", "at peak"],
-            [
-                [k, counts.current[k], counts.peak[k]]
-                for k in OWNER_KINDS
-                if k not in RECOVERY_KINDS or counts.peak[k]
-            ],
-        ),
+        buffer_table(counts),
         "",
         _checkpoint_table(world),
         "",
-        "invariants: "
-        + ("all held" if not result.violations else f"{len(result.violations)} broken"),
+        *invariant_lines(result),
     ]
-    lines += [f"  {v}" for v in result.violations[:10]]
-    if result.deadlock is not None:
-        lines += ["", result.deadlock.describe()]
     if args.trace is not None:
         lines.append(f"trace: {len(simulation.events)} events written to {args.trace}")
     if exported is not None:
         lines.append(f"checkpoint {exported} exported to {args.export}")
     return "\n".join(lines), RUN_FAILED if failed else 0
+
+
+def buffer_table(counts: BufferCounts, *, only_used: bool = False) -> str:
+    """Segments per owner kind at the end and at peak; recovery owners only when used."""
+    return render_table(
+        ["buffers held by", "at end", "at peak"],
+        [
+            [k, counts.current[k], counts.peak[k]]
+            for k in OWNER_KINDS
+            if counts.peak[k] or not (only_used or k in RECOVERY_KINDS)
+        ],
+    )
+
+
+def invariant_lines(result: RunResult) -> list[str]:
+    """The invariant verdict, the first broken ones, and a deadlock report if any."""
+    verdict = "all held" if not result.violations else f"{len(result.violations)} broken"
+    lines = [f"invariants: {verdict}", *(f"  {v}" for v in result.violations[:10])]
+    if result.deadlock is not None:
+        lines += ["", result.deadlock.describe()]
+    return lines
 
 
 def checkpoint_summary(checkpoint: Checkpoint) -> dict[str, Any]:

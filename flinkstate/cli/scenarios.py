@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from flinkstate.cli.run import buffer_table, invariant_lines, parse_overrides
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.metrics import OWNER_KINDS
 from flinkstate.recovery.scenarios import SCENARIOS, ScenarioRun, get_scenario, run_scenario
 
 #: exit status of a scenario whose outcome differs from the expected one
@@ -119,23 +119,9 @@ def _describe(run: ScenarioRun, exported: int | None, export: object) -> list[st
                 f"{world.heap_peak} bytes"
             )
     if run.buffers is not None:
-        counts = run.buffers
-        lines += [
-            "",
-            render_table(
-                ["buffers held by", "at end", "at peak"],
-                [[k, counts.current[k], counts.peak[k]] for k in OWNER_KINDS if counts.peak[k]],
-            ),
-        ]
+        lines += ["", buffer_table(run.buffers, only_used=True)]
     if result is not None:
-        lines += [
-            "",
-            "invariants: "
-            + ("all held" if not result.violations else f"{len(result.violations)} broken"),
-        ]
-        lines += [f"  {v}" for v in result.violations[:10]]
-        if result.deadlock is not None:
-            lines += ["", result.deadlock.describe()]
+        lines += ["", *invariant_lines(result)]
     if exported is not None:
         lines.append(f"checkpoint {exported} exported to {export}")
     return lines
@@ -179,7 +165,6 @@ _SHOWN = [
 
 
 def _whatif(args: argparse.Namespace) -> tuple[str, int]:
-    from flinkstate.cli.run import parse_overrides
     from flinkstate.recovery.whatif import what_if
 
     grid: dict[str, list[str]] = {}

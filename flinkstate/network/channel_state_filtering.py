@@ -166,8 +166,8 @@ def filter_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
         if not fragment.is_last:
             continue
         del reader.partials[vc]
-        if _belongs_here(
-            world, task, gate, channel, chunk.old_subtask, chunk.old_channel, fragment.record
+        if keeps_record(
+            world, task, gate, channel, (chunk.old_subtask, chunk.old_channel), fragment.record
         ):
             reader.pending.append((fragment.record, 0))
             world.recovered_via[(fragment.record, task.name)] = (
@@ -184,26 +184,27 @@ def filter_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
         _deliver(world, reader, task, gate, channel)
 
 
-def _belongs_here(
+def keeps_record(
     world: NetworkWorld,
     task: Task,
     gate: Gate,
     channel: Channel,
-    old_subtask: int,
-    old_channel: int,
+    virtual_channel: tuple[int, int],
     record: int,
 ) -> bool:
+    """The record filter of a virtual channel (``PartitionerRecordFilter``): only where the old
+    subtask is ambiguous, a record is kept iff this subtask owns it under the partitioner at
+    the new parallelism. A dropped record is remembered with its step, for the accounting."""
     plan = gate.plan
     if plan is None:
         return True
     ambiguous = any(
-        vc.filtered and (vc.old_subtask, vc.old_channel) == (old_subtask, old_channel)
+        vc.filtered and (vc.old_subtask, vc.old_channel) == virtual_channel
         for vc in plan.virtual_channels[channel.index]
     )
     if not ambiguous or "no-filter" in world.faults:
         return True
-    owner = world._owner_of(gate, record)
-    if owner == task.index:
+    if world._owner_of(gate, record) == task.index:
         return True
     world.filtered[(record, task.name)] = world.step
     return False

@@ -344,7 +344,6 @@ def keeps(world: NetworkWorld, channel: Channel, record: int) -> bool:
     """The filter of an ambiguous virtual channel: does this subtask own the record?"""
     gate = world._gate(channel)
     task = world.tasks[channel.task.removeprefix("task ")]
-    plan = gate.plan
     selected = channel.selected
     if (
         "drop-recovered" in world.faults
@@ -352,18 +351,11 @@ def keeps(world: NetworkWorld, channel: Channel, record: int) -> bool:
         and record == min(world.restore.records, default=-1)
     ):
         return False  # the fault: the first recovered record vanishes in the deserializer
-    if plan is None or selected is None:
+    if selected is None:
         return True
-    filtered = any(
-        vc.filtered and (vc.old_subtask, vc.old_channel) == selected
-        for vc in plan.virtual_channels[channel.index]
-    )
-    if not filtered or "no-filter" in world.faults:
+    if channel_state_filtering.keeps_record(world, task, gate, channel, selected, record):
         return True
     owner = world._owner_of(gate, record)
-    if owner == task.index:
-        return True
-    world.filtered[(record, task.name)] = world.step
     world._note += f"; record {record} filtered out (belongs to subtask {owner})"
     return False
 
