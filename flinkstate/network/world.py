@@ -887,10 +887,11 @@ class NetworkWorld:
         return actions
 
     def _coordinator_actions(self) -> tuple[Action, ...]:
-        if self._can_trigger():
-            return (_action(COORDINATOR, "trigger", f"checkpoint {self._next_checkpoint_id()}"),)
-        if self._can_expire():
-            assert self.checkpoint is not None
+        if self.checkpoint is None:
+            if self._can_trigger():
+                number = self._next_checkpoint_id()
+                return (_action(COORDINATOR, "trigger", f"checkpoint {number}"),)
+        elif self._can_expire():
             return (_action(COORDINATOR, "expire", f"checkpoint {self.checkpoint.id}"),)
         return ()
 
@@ -1929,18 +1930,22 @@ class NetworkWorld:
     # ------------------------------------------------------------------ invariants
 
     def _holdings(self) -> list[tuple[str, list[int]]]:
-        """Every container of segments with the segments it holds."""
+        """Every container holding segments, with its segments (empty ones left out)."""
         held: list[tuple[str, list[int]]] = []
-        held += [(nbp.name, nbp.free) for nbp in self.network_pools.values()]
-        held += [(pool.name, pool.free) for pool in self.pools.values()]
+        held += [(nbp.name, nbp.free) for nbp in self.network_pools.values() if nbp.free]
+        held += [(pool.name, pool.free) for pool in self.pools.values() if pool.free]
         held += [
             (writer.name, [r.segment for r in writer.requests if r.segment != HEAP])
             for writer in self.writers.values()
+            if writer.requests
         ]
         for sub in self.subpartitions.values():
             if sub.builder is not None:
                 held.append((f"builder {sub.name}", [sub.builder.segment]))
-            held.append((f"queue {sub.name}", [b.segment for b in sub.queue if not b.is_event]))
+            if sub.queue:
+                held.append(
+                    (f"queue {sub.name}", [b.segment for b in sub.queue if b.event is None])
+                )
         for channel in self.channels.values():
             if channel.recovery_exclusive:
                 held.append((f"recovered-exclusive {channel.name}", channel.recovery_exclusive))
@@ -1951,18 +1956,21 @@ class NetworkWorld:
                         [
                             b.segment
                             for b in channel.recovered_queue
-                            if not b.is_event and b.segment != HEAP
+                            if b.event is None and b.segment != HEAP
                         ],
                     )
                 )
-            held.append((f"exclusive {channel.name}", channel.exclusive))
-            held.append((f"floating {channel.name}", channel.floating))
-            held.append(
-                (
-                    f"received {channel.name}",
-                    [b.segment for b in channel.received if not b.is_event],
+            if channel.exclusive:
+                held.append((f"exclusive {channel.name}", channel.exclusive))
+            if channel.floating:
+                held.append((f"floating {channel.name}", channel.floating))
+            if channel.received:
+                held.append(
+                    (
+                        f"received {channel.name}",
+                        [b.segment for b in channel.received if b.event is None],
+                    )
                 )
-            )
         for task in self.tasks.values():
             if task.current_buffer is not None and task.current_buffer.segment != HEAP:
                 held.append((f"deserializer {task.name}", [task.current_buffer.segment]))
