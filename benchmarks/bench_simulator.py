@@ -44,7 +44,7 @@ class NoopModel:
         return []
 
     def clone(self) -> Self:
-        return NoopModel(self.step)
+        return type(self)(self.step)
 
     def fingerprint(self) -> Hashable:
         return self.step
@@ -78,11 +78,25 @@ def run(smoke: bool) -> list[Measurement]:
     start = time.perf_counter()
     sim.back(1)
     back_seconds = time.perf_counter() - start
+
+    # the worst case: one step short of the next snapshot, so going back replays the most
+    sim.run(-(-(taken + 1) // sim.snapshot_every) * sim.snapshot_every - 1)
+    worst_at = sim.step_count
+    start = time.perf_counter()
+    sim.back(1)
+    worst_seconds = time.perf_counter() - start
     return [
         Measurement(
             "keyed 4x4 steps", keyed_seconds, "no-op steps", noop_seconds * taken / steps, taken
         ),
         Measurement(
             f"back() at step {taken}", back_seconds, "one keyed step", keyed_seconds / taken, 1
+        ),
+        Measurement(
+            f"back() at step {worst_at} (longest replay)",
+            worst_seconds,
+            "one keyed step",
+            keyed_seconds / taken,
+            1,
         ),
     ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import gc
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Self
@@ -165,3 +166,31 @@ def test_bad_arguments() -> None:
         sim.goto(3)
     with pytest.raises(InvalidParameterError):
         sim.back(-1)
+
+
+def test_run_pauses_the_collector_and_restores_it() -> None:
+    seen: list[bool] = []
+
+    def note(model: object) -> bool:
+        seen.append(gc.isenabled())
+        return len(seen) > 3
+
+    assert gc.isenabled()
+    Simulation(lambda: Locks(crossed=False), FixedPriority()).run(note)
+    assert seen
+    assert not any(seen)
+    assert gc.isenabled()
+
+    def fail(model: object) -> bool:
+        raise RuntimeError("a predicate that fails")
+
+    with pytest.raises(RuntimeError):
+        Simulation(lambda: Locks(crossed=False), FixedPriority()).run(fail)
+    assert gc.isenabled()
+
+    gc.disable()
+    try:
+        Simulation(lambda: Locks(crossed=False), FixedPriority()).run()
+        assert not gc.isenabled()  # a caller's own choice is left alone
+    finally:
+        gc.enable()
