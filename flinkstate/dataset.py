@@ -118,7 +118,7 @@ def from_simulation(world: NetworkWorld, checkpoint: Checkpoint, description: st
             "partitioner": e.partitioner.flink_class,
             "downstream_mapper": e.partitioner.downstream_mapper.name,
             "upstream_mapper": e.partitioner.upstream_mapper.name,
-            "unaligned_supported": e.partitioner.supports_unaligned_checkpoint,
+            "unaligned_supported": graph.checkpoints_unaligned(e),
         }
         for e in graph.exchanges
     ]

@@ -127,11 +127,14 @@ class JobGraph:
             inputs = self.inputs_of(op.name)
             if op.kind is not OperatorKind.SOURCE and not inputs:
                 raise InvalidParameterError(f"{op.kind} {op.name} has no input")
-            if op.kind is OperatorKind.KEYED and any(
-                e.partitioner is not Partitioner.HASH for e in inputs
+            keyed_inputs = [e for e in inputs if e.partitioner is not Partitioner.BROADCAST]
+            if op.kind is OperatorKind.KEYED and (
+                not keyed_inputs or any(e.partitioner is not Partitioner.HASH for e in keyed_inputs)
             ):
+                # a keyed broadcast function also reads broadcast inputs, into broadcast state
                 raise InvalidParameterError(
-                    f"keyed operator {op.name} must be fed by keyBy exchanges"
+                    f"keyed operator {op.name} must be fed by keyBy exchanges (and may read "
+                    "broadcast ones)"
                 )
         self._check_acyclic()
 
@@ -173,6 +176,17 @@ class JobGraph:
             return self._by_name[name]
         except KeyError:
             raise InvalidParameterError(f"unknown operator {name!r}") from None
+
+    def checkpoints_unaligned(self, exchange: Exchange) -> bool:
+        """Whether an unaligned checkpoint's barrier overtakes data on this exchange.
+
+        Not on pointwise or broadcast exchanges, and (as Flink's StreamGraphGenerator marks
+        them) not on any input of an operator that has one of those: such an operator's inputs
+        are all aligned, so it never persists input channel state.
+        """
+        return all(
+            e.partitioner.supports_unaligned_checkpoint for e in self.inputs_of(exchange.downstream)
+        )
 
     def inputs_of(self, name: str) -> tuple[Exchange, ...]:
         return tuple(e for e in self.exchanges if e.downstream == name)

@@ -310,43 +310,183 @@ def _keyed_chain_job(values: Mapping[str, Any]) -> JobGraph:
     )
 
 
-def _itcase_pipeline_job(values: Mapping[str, Any]) -> JobGraph:
-    """``UnalignedCheckpointRescaleITCase``'s PIPELINE: ``createSourcePipeline`` (its filter
-    and counter are chained into the source) followed by ``addFailingSink``; parallelisms are
-    the ITCase's functions of the job parallelism p."""
-    p = values["parallelism"]
+#: ``UnalignedCheckpointTestBase.NUM_SOURCES``: the UNION and MULTI_INPUT topologies combine
+#: this many source pipelines
+ITCASE_SOURCES = 3
+
+
+def _itcase_source_pipeline(
+    values: Mapping[str, Any], p: int, suffix: str = ""
+) -> tuple[list[Operator], list[Exchange], str]:
+    """``UnalignedCheckpointRescaleITCase.createSourcePipeline`` at parallelism p (its filter
+    and counter are chained into the source): the operators, the exchanges between them, and
+    the name of the last operator. ``suffix`` is the ITCase's input index."""
     maps = [
         ("global", p, Partitioner.GLOBAL),
         ("rebalance", p + 1, Partitioner.REBALANCE),
         ("upscale", 2 * p, Partitioner.SHUFFLE),
         ("downscale", p + 1, Partitioner.SHUFFLE),
     ]
-    operators = [_source(values, p)]
+    operators = [_source(values, p, "source" + suffix)]
     exchanges = []
-    upstream = "source"
+    upstream = "source" + suffix
     for name, parallelism, partitioner in maps:
-        operators.append(Operator(name, parallelism, OperatorKind.MAP))
-        exchanges.append(Exchange(upstream, name, partitioner))
-        upstream = name
+        operators.append(Operator(name + suffix, parallelism, OperatorKind.MAP))
+        exchanges.append(Exchange(upstream, name + suffix, partitioner))
+        upstream = name + suffix
     operators += [
         Operator(
-            "keyby",
+            "keyby" + suffix,
             p,
             OperatorKind.KEYED,
             cost=values["cost"],
             max_parallelism=values["max_parallelism"],
         ),
-        Operator("rescale", max(p + 1, p * 3 // 2), OperatorKind.MAP),
+        Operator("rescale" + suffix, max(p + 1, p * 3 // 2), OperatorKind.MAP),
+    ]
+    exchanges += [
+        Exchange(upstream, "keyby" + suffix, Partitioner.HASH),
+        Exchange("keyby" + suffix, "rescale" + suffix, Partitioner.RESCALE),
+    ]
+    return operators, exchanges, "rescale" + suffix
+
+
+def _itcase_failing_sink(
+    operators: list[Operator], exchanges: list[Exchange], upstreams: list[str], p: int
+) -> JobGraph:
+    """``addFailingSink``: shuffle into the failing map (p), shuffle into one verifying sink;
+    several upstreams are a union (one gate each)."""
+    operators += [
         Operator("failing-map", p, OperatorKind.MAP),
         Operator("sink", 1, OperatorKind.SINK),
     ]
-    exchanges += [
-        Exchange(upstream, "keyby", Partitioner.HASH),
-        Exchange("keyby", "rescale", Partitioner.RESCALE),
-        Exchange("rescale", "failing-map", Partitioner.SHUFFLE),
-        Exchange("failing-map", "sink", Partitioner.SHUFFLE),
-    ]
+    exchanges += [Exchange(upstream, "failing-map", Partitioner.SHUFFLE) for upstream in upstreams]
+    exchanges.append(Exchange("failing-map", "sink", Partitioner.SHUFFLE))
     return JobGraph(tuple(operators), tuple(exchanges))
+
+
+def _default_partitioner(upstream: int, downstream: int) -> Partitioner:
+    """What Flink's StreamGraph puts on an edge the program did not partition: forward between
+    equal parallelisms, rebalance otherwise."""
+    return Partitioner.FORWARD if upstream == downstream else Partitioner.REBALANCE
+
+
+def _itcase_pipeline_job(values: Mapping[str, Any]) -> JobGraph:
+    """``UnalignedCheckpointRescaleITCase``'s PIPELINE: ``createSourcePipeline`` followed by
+    ``addFailingSink``; parallelisms are the ITCase's functions of the job parallelism p."""
+    p = values["parallelism"]
+    operators, exchanges, last = _itcase_source_pipeline(values, p)
+    return _itcase_failing_sink(operators, exchanges, [last], p)
+
+
+def _itcase_union_job(values: Mapping[str, Any]) -> JobGraph:
+    """UNION: three source pipelines unioned into the failing map (one input, three gates)."""
+    p = values["parallelism"]
+    operators: list[Operator] = []
+    exchanges: list[Exchange] = []
+    lasts = []
+    for index in range(ITCASE_SOURCES):
+        ops, edges, last = _itcase_source_pipeline(values, p, str(index))
+        operators += ops
+        exchanges += edges
+        lasts.append(last)
+    return _itcase_failing_sink(operators, exchanges, lasts, p)
+
+
+def _itcase_multi_input_job(values: Mapping[str, Any]) -> JobGraph:
+    """MULTI_INPUT: three source pipelines combined by two-input maps ``min1`` and ``min2``
+    (``connect``, no partitioner: rebalance from the pipelines' last operators, forward
+    between the maps)."""
+    p = values["parallelism"]
+    operators: list[Operator] = []
+    exchanges: list[Exchange] = []
+    combined = ""
+    for index in range(ITCASE_SOURCES):
+        ops, edges, last = _itcase_source_pipeline(values, p, str(index))
+        operators += ops
+        exchanges += edges
+        if not combined:
+            combined = last
+            continue
+        name = f"min{index}"
+        operators.append(Operator(name, p, OperatorKind.MAP))
+        parallelism = {op.name: op.parallelism for op in operators}
+        for upstream in (combined, last):
+            partitioner = _default_partitioner(parallelism[upstream], p)
+            exchanges.append(Exchange(upstream, name, partitioner))
+        combined = name
+    return _itcase_failing_sink(operators, exchanges, [combined], p)
+
+
+def _itcase_keyed_different_parallelism_job(values: Mapping[str, Any]) -> JobGraph:
+    """KEYED_DIFFERENT_PARALLELISM: pipelines at p/2 and p/3, both keyed into a keyed
+    co-process function at p."""
+    p = values["parallelism"]
+    if p < 3:
+        raise InvalidParameterError(
+            f"parallelism {p} is too small for KEYED_DIFFERENT_PARALLELISM: its second source "
+            "pipeline runs at parallelism / 3, so it needs at least 3"
+        )
+    operators: list[Operator] = []
+    exchanges: list[Exchange] = []
+    for index, share in enumerate((p // 2, p // 3)):
+        ops, edges, last = _itcase_source_pipeline(values, share, str(index))
+        operators += ops
+        exchanges += edges
+        exchanges.append(Exchange(last, "co-process", Partitioner.HASH))
+    operators.append(
+        Operator(
+            "co-process",
+            p,
+            OperatorKind.KEYED,
+            cost=values["cost"],
+            max_parallelism=values["max_parallelism"],
+        )
+    )
+    return _itcase_failing_sink(operators, exchanges, ["co-process"], p)
+
+
+def _itcase_broadcast_job(values: Mapping[str, Any]) -> JobGraph:
+    """BROADCAST: a source pipeline and a map (p) connected with a broadcast source (p) into a
+    broadcast process function at 2p, whose broadcast side emits nothing."""
+    p = values["parallelism"]
+    operators, exchanges, last = _itcase_source_pipeline(values, p, "0")
+    operators += [
+        _source(values, p, "source"),
+        Operator("map", p, OperatorKind.MAP),
+        Operator("process", 2 * p, OperatorKind.MAP),
+    ]
+    exchanges += [
+        Exchange(last, "map", _default_partitioner(max(p + 1, p * 3 // 2), p)),
+        Exchange("map", "process", _default_partitioner(p, 2 * p)),
+        Exchange("source", "process", Partitioner.BROADCAST),
+    ]
+    return _itcase_failing_sink(operators, exchanges, ["process"], p)
+
+
+def _itcase_keyed_broadcast_job(values: Mapping[str, Any]) -> JobGraph:
+    """KEYED_BROADCAST: a source pipeline and a map (p), keyed, connected with the union of
+    three single-subtask broadcast sources into a keyed broadcast process function at p + 2."""
+    p = values["parallelism"]
+    operators, exchanges, last = _itcase_source_pipeline(values, p, "0")
+    operators += [
+        Operator("map", p, OperatorKind.MAP),
+        Operator(
+            "process",
+            p + 2,
+            OperatorKind.KEYED,
+            cost=values["cost"],
+            max_parallelism=values["max_parallelism"],
+        ),
+    ]
+    exchanges += [
+        Exchange(last, "map", _default_partitioner(max(p + 1, p * 3 // 2), p)),
+        Exchange("map", "process", Partitioner.HASH),
+    ]
+    for index in range(1, ITCASE_SOURCES + 1):
+        operators.append(_source(values, 1, f"source-{index}"))
+        exchanges.append(Exchange(f"source-{index}", "process", Partitioner.BROADCAST))
+    return _itcase_failing_sink(operators, exchanges, ["process"], p)
 
 
 def _keyed_params(cost: int = 0, source_parallelism: int | None = None) -> tuple[Parameter, ...]:
@@ -407,6 +547,42 @@ CATALOGUE: dict[str, Topology] = {
             "map(max(p+1, 3p/2)) -shuffle-> map(p) -shuffle-> sink(1)",
             (*COMMON, *_keyed_params(cost=2)),
             _itcase_pipeline_job,
+        ),
+        Topology(
+            "itcase-union",
+            "UnalignedCheckpointRescaleITCase UNION: three itcase-pipeline source pipelines "
+            "(source(p) ... map(max(p+1, 3p/2))) unioned -shuffle-> map(p) -shuffle-> sink(1)",
+            (*COMMON, *_keyed_params(cost=2)),
+            _itcase_union_job,
+        ),
+        Topology(
+            "itcase-multi-input",
+            "UnalignedCheckpointRescaleITCase MULTI_INPUT: three source pipelines combined by "
+            "two-input maps min1(p) and min2(p) -shuffle-> map(p) -shuffle-> sink(1)",
+            (*COMMON, *_keyed_params(cost=2)),
+            _itcase_multi_input_job,
+        ),
+        Topology(
+            "itcase-keyed-different-parallelism",
+            "UnalignedCheckpointRescaleITCase KEYED_DIFFERENT_PARALLELISM: source pipelines at "
+            "p/2 and p/3 -keyBy-> keyed co-process(p) -shuffle-> map(p) -shuffle-> sink(1)",
+            (*COMMON, *_keyed_params(cost=2)),
+            _itcase_keyed_different_parallelism_job,
+        ),
+        Topology(
+            "itcase-broadcast",
+            "UnalignedCheckpointRescaleITCase BROADCAST: source pipeline -> map(p) -rebalance-> "
+            "process(2p) <-broadcast- source(p); process -shuffle-> map(p) -shuffle-> sink(1)",
+            (*COMMON, *_keyed_params(cost=2)),
+            _itcase_broadcast_job,
+        ),
+        Topology(
+            "itcase-keyed-broadcast",
+            "UnalignedCheckpointRescaleITCase KEYED_BROADCAST: source pipeline -> map(p) "
+            "-keyBy-> keyed process(p+2) <-broadcast- three sources(1); process -shuffle-> "
+            "map(p) -shuffle-> sink(1)",
+            (*COMMON, *_keyed_params(cost=2)),
+            _itcase_keyed_broadcast_job,
         ),
         Topology(
             "two-input",

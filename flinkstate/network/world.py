@@ -1452,7 +1452,10 @@ class NetworkWorld:
                 f"on the path ending at {channel.name}",
             )
         self.path_seq[(record.source, path)] = record.seq
-        if task.key_groups is not None:
+        # A broadcast input feeds the operator's broadcast state, not its keyed state, and
+        # (as in the ITCase's broadcast functions) emits nothing downstream.
+        broadcast = self.gates[channel.gate].exchange.partitioner is Partitioner.BROADCAST
+        if task.key_groups is not None and not broadcast:
             # Reached over keyBy exchanges only, a key's records from one source subtask take
             # one path: they must reach the key's owner in order, across checkpoint and
             # recovery too (live data must not overtake recovered data).
@@ -1480,7 +1483,8 @@ class NetworkWorld:
         self._note = f"record {record_id} key {record.key}"
         if "duplicate-record" in self.faults and record_id == 1 and state == IN_FLIGHT:
             task.ready.appendleft(record_id)
-        self._route(task, record)
+        if not broadcast:
+            self._route(task, record)
         if not task.ready:
             self._release_current(task)
 
@@ -1566,15 +1570,17 @@ class NetworkWorld:
             return
         channel.barrier_seen = checkpoint.id
         channel.persisting = 0
-        first = task.name not in checkpoint.snapshots
-        if checkpoint.unaligned:
-            if first:
+        # Flink's alternating barrier handler: an unaligned (priority) barrier starts an
+        # unaligned snapshot of every input; an aligned one (the inputs of an operator fed by a
+        # pointwise or broadcast exchange) blocks its channel until all barriers are in.
+        if barrier.priority:
+            if task.name not in checkpoint.snapshots:
                 self._start_unaligned(task, checkpoint, channel)
-        elif not barrier.priority:
+        else:
             channel.blocked = True
         channels = [c for gate in task.gates for c in gate.channels]
         if all(c.barrier_seen == checkpoint.id for c in channels):
-            if first and not checkpoint.unaligned:
+            if task.name not in checkpoint.snapshots:
                 self._snapshot(task, checkpoint)
                 self._broadcast_barrier(task, checkpoint)
             for c in channels:
@@ -1717,10 +1723,11 @@ class NetworkWorld:
     def _broadcast_barrier(self, task: Task, checkpoint: CheckpointInProgress) -> None:
         """Finish open buffers, then put the barrier into every subpartition: at the head,
         persisting the data it overtakes, on exchanges Flink checkpoints unaligned; at the
-        tail on the others (pointwise and broadcast exchanges are always aligned)."""
+        tail on the others (pointwise and broadcast exchanges, and every input of an operator
+        that has one, are always aligned)."""
         for partition in task.partitions:
-            overtakes = checkpoint.unaligned and (
-                partition.exchange.partitioner.supports_unaligned_checkpoint
+            overtakes = checkpoint.unaligned and self.graph.checkpoints_unaligned(
+                partition.exchange
             )
             for sub in partition.subpartitions:
                 self._touch_sub(sub)

@@ -321,6 +321,66 @@ _ITCASE = {
     "checkpoint_interval": 800,
 }
 
+#: the multi-pipeline topologies are several times larger: fewer records keep a run short
+_ITCASE_LARGE = {**_ITCASE, "records": 60}
+
+
+def _itcase_pair(
+    kind: str, old: int, new: int, what: str, parameters: Mapping[str, object] = _ITCASE
+) -> Scenario:
+    """One of UnalignedCheckpointRescaleITCase's (topology, old, new) parameter rows, its
+    operators rescaled with the job parallelism as the ITCase's functions of it say."""
+    direction = "upscaled" if new > old else "downscaled"
+    flink_name = kind.upper().replace("-", "_")
+    return Scenario(
+        f"itcase-{kind}-{old}-to-{new}",
+        f"UnalignedCheckpointRescaleITCase: {flink_name} {direction} {old} -> {new}",
+        what,
+        f"itcase-{kind}",
+        {**parameters, "parallelism": old, "new_job_parallelism": new},
+        Outcome.RECOVERED,
+        f"UnalignedCheckpointRescaleITCase ({direction.removesuffix('d')}, {flink_name}, "
+        f"{old}, {new})",
+        ("parallelism", "new_job_parallelism"),
+    )
+
+
+_PIPELINE = (
+    "The ITCase's pipeline, every operator rescaled with the job parallelism: global, "
+    "rebalance and shuffle exchanges split their state round robin or to the first subtask, "
+    "the keyBy exchange by key group with filtering; the pointwise rescale exchange carries no "
+    "channel state. Sources' splits are dealt out anew."
+)
+_UNION = (
+    "Three source pipelines unioned into the failing map: its subtasks have one input gate "
+    "per pipeline, each with its own channel state, rescaled round robin like any shuffle. "
+    "(The ITCase's three sources emit the same numbers and filter them apart; here each "
+    "emits its own.)"
+)
+_MULTI_INPUT = (
+    "Three source pipelines combined by two two-input maps: min1 reads two rebalanced gates, "
+    "each with its own channel state rescaled round robin; min2 reads min1 over a forward "
+    "exchange, so Flink aligns both of min2's inputs and neither carries channel state."
+)
+_KEYED_DIFFERENT = (
+    "Two source pipelines at p/2 and p/3 keyed into one keyed co-process function at p: both "
+    "input gates are split by key group, each old subtask's state read by every new subtask "
+    "whose range overlaps, and filtered."
+)
+_BROADCAST = (
+    "A broadcast source connected to a rebalanced pipeline in a broadcast process function at "
+    "2p. Broadcast exchanges are never checkpointed unaligned, and Flink then aligns every "
+    "input of that operator, the rebalanced one too: the process function persists no input "
+    "state and the map none for it. The in-flight data recovered is the source pipeline's."
+)
+_KEYED_BROADCAST = (
+    "Three single-subtask broadcast sources and a keyed pipeline into a keyed broadcast "
+    "process function at p + 2. Reading broadcast inputs, the operator has all its inputs "
+    "aligned, the keyBy one too, so its key groups are redistributed with its keyed state but "
+    "no in-flight data reaches it from the checkpoint; the source pipeline's is rescaled and "
+    "filtered. The broadcast sources keep parallelism 1."
+)
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -407,8 +467,8 @@ SCENARIOS: dict[str, Scenario] = {
             "The keyed job, 12 -> 7 (a parallelism pair of UnalignedCheckpointRescaleITCase)",
             "The plain keyed job with the ITCase's KEYED_DIFFERENT_PARALLELISM pair: old "
             "key-group ranges straddle new ones, so every new subtask reads two or three old "
-            "ones and filters. (The ITCase's own topology, its source pipelines feeding a keyed "
-            "co-process, is not modelled yet.)",
+            "ones and filters. The ITCase's own topology for this pair is "
+            "itcase-keyed-different-parallelism-12-to-7.",
             "keyed",
             {**_BACKPRESSURED, "records": 60, "parallelism": 12, "new_parallelism": 7},
             Outcome.RECOVERED,
@@ -425,29 +485,18 @@ SCENARIOS: dict[str, Scenario] = {
             "parallelism pair of UnalignedCheckpointRescaleITCase (KEYED_DIFFERENT_PARALLELISM)",
             ("parallelism", "new_parallelism"),
         ),
-        Scenario(
-            "itcase-pipeline-3-to-7",
-            "UnalignedCheckpointRescaleITCase: PIPELINE upscaled 3 -> 7",
-            "The ITCase's pipeline, every operator rescaled with the job parallelism: global, "
-            "rebalance and shuffle exchanges split their state round robin or to the first "
-            "subtask, the keyBy exchange by key group with filtering; the pointwise rescale "
-            "exchange carries no channel state. Sources' splits are dealt out anew.",
-            "itcase-pipeline",
-            {**_ITCASE, "parallelism": 3, "new_job_parallelism": 7},
-            Outcome.RECOVERED,
-            "UnalignedCheckpointRescaleITCase (upscale, PIPELINE, 3, 7)",
-            ("parallelism", "new_job_parallelism"),
-        ),
-        Scenario(
-            "itcase-pipeline-7-to-3",
-            "UnalignedCheckpointRescaleITCase: PIPELINE downscaled 7 -> 3",
-            "The same pipeline downscaled.",
-            "itcase-pipeline",
-            {**_ITCASE, "parallelism": 7, "new_job_parallelism": 3},
-            Outcome.RECOVERED,
-            "UnalignedCheckpointRescaleITCase (downscale, PIPELINE, 7, 3)",
-            ("parallelism", "new_job_parallelism"),
-        ),
+        _itcase_pair("pipeline", 3, 7, _PIPELINE),
+        _itcase_pair("pipeline", 7, 3, "The same pipeline downscaled."),
+        _itcase_pair("union", 2, 3, _UNION, _ITCASE_LARGE),
+        _itcase_pair("union", 3, 2, _UNION, _ITCASE_LARGE),
+        _itcase_pair("multi-input", 2, 3, _MULTI_INPUT, _ITCASE_LARGE),
+        _itcase_pair("multi-input", 3, 2, _MULTI_INPUT, _ITCASE_LARGE),
+        _itcase_pair("keyed-different-parallelism", 12, 7, _KEYED_DIFFERENT, _ITCASE_LARGE),
+        _itcase_pair("keyed-different-parallelism", 7, 12, _KEYED_DIFFERENT, _ITCASE_LARGE),
+        _itcase_pair("keyed-broadcast", 7, 2, _KEYED_BROADCAST, _ITCASE_LARGE),
+        _itcase_pair("keyed-broadcast", 2, 7, _KEYED_BROADCAST, _ITCASE_LARGE),
+        _itcase_pair("broadcast", 5, 2, _BROADCAST, _ITCASE_LARGE),
+        _itcase_pair("broadcast", 2, 5, _BROADCAST, _ITCASE_LARGE),
         Scenario(
             "barrier-held-by-blocked-subpartition",
             "A barrier stuck behind a blocked subpartition (before FLINK-39018)",

@@ -127,6 +127,7 @@ def assign_state(
                 graph.operator(e.downstream).parallelism,
             ),
             recover_output_on_downstream=recover_output_on_downstream,
+            aligned_by_graph=not graph.checkpoints_unaligned(e),
         )
         for e in graph.exchanges
     }

@@ -108,6 +108,7 @@ def rescale_exchange(
     *,
     recover_output_on_downstream: bool = False,
     unaligned_forced: bool = False,
+    aligned_by_graph: bool = False,
 ) -> ExchangeRescale:
     """Plan the recovery of one exchange's in-flight data.
 
@@ -117,6 +118,8 @@ def rescale_exchange(
     output state is then read by the downstream subtasks. ``unaligned_forced`` is
     ``execution.checkpointing.unaligned.forced``, which checkpoints pointwise and broadcast
     exchanges unaligned too, so that rescaling them fails as it does in Flink.
+    ``aligned_by_graph``: the exchange's consumer also reads a pointwise or broadcast
+    exchange, so Flink aligns this one too and it carries no channel state either.
     """
     kind = Partitioner.parse(partitioner)
     up_old, up_new = (check_parallelism(p, "upstream parallelism") for p in upstream)
@@ -128,7 +131,7 @@ def rescale_exchange(
             "rebalance, shuffle, broadcast or global"
         )
 
-    if not kind.supports_unaligned_checkpoint:
+    if not kind.supports_unaligned_checkpoint or (aligned_by_graph and not unaligned_forced):
         rescaled = up_old != up_new or down_old != down_new
         if unaligned_forced and rescaled:
             raise UnsupportedRescaleError(UNSUPPORTED_MESSAGE)
@@ -240,6 +243,11 @@ def _without_channel_state(
     shape = "pointwise" if kind.is_pointwise else "broadcast"
     if unaligned_forced:
         note = f"{kind.datastream_call} is {shape}; forced unaligned but not rescaled"
+    elif kind.supports_unaligned_checkpoint:
+        note = (
+            f"{kind.datastream_call} feeds an operator that also reads a pointwise or broadcast "
+            "exchange: Flink aligns all of its inputs, so nothing is persisted or recovered here"
+        )
     else:
         note = (
             f"{kind.datastream_call} is a {shape} exchange: Flink aligns its barriers, so "

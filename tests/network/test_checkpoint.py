@@ -69,6 +69,36 @@ def test_forward_exchange_is_never_checkpointed_unaligned() -> None:
         assert not any("sink" in name for name in names), names
 
 
+@pytest.mark.parametrize("name", ["itcase-broadcast", "itcase-keyed-broadcast"])
+def test_inputs_of_a_broadcast_reading_operator_are_checkpointed_aligned(name: str) -> None:
+    sim = run(name, seed=3, parallelism=2, records=40, checkpoints=1, cost=4)
+    world = sim.model
+    assert isinstance(world, NetworkWorld)
+    (checkpoint,) = world.completed
+    assert checkpoint.in_flight_bytes > 0  # the pipeline before it is checkpointed unaligned
+    into_process = [s for s in checkpoint.input_channel_state if s.channel.startswith("process[")]
+    assert into_process == []
+    out_to_process = [s for s in checkpoint.result_subpartition_state if ">process[" in s.channel]
+    assert out_to_process == []
+
+
+def test_broadcast_side_feeds_state_not_the_output() -> None:
+    sim = run("itcase-keyed-broadcast", seed=1, parallelism=2, records=30, checkpoints=1)
+    world = sim.model
+    assert isinstance(world, NetworkWorld)
+    process = [
+        t.name.removeprefix("task ") for t in world.tasks.values() if t.operator == "process"
+    ]
+    side = [r for r in world.records.values() if r.source.startswith("task source-")]
+    assert len(side) == 3 * 30
+    for record in side:
+        origin = record.source.removeprefix("task ").split("[")[0]
+        gates = {gate for (r, gate) in world.deliveries if r == record.id}
+        # processed by every process subtask (broadcast), passed on to nobody
+        assert gates == {f"{name}<{origin}" for name in process}
+        assert all(world.deliveries[(record.id, gate)] >= 0 for gate in gates)
+
+
 def test_barrier_overtakes_the_queue_and_the_queue_is_persisted() -> None:
     sim = Simulation(
         lambda: topology("backpressure").build(

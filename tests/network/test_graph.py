@@ -67,3 +67,38 @@ def test_channels_of_all_to_all_and_pointwise() -> None:
     assert graph.producers(keyed_in, 1) == (0, 1)
     assert graph.producers(forward, 1) == (1,)
     assert graph.consumers(forward, 0) == (0,)
+
+
+def test_an_operator_reading_a_broadcast_or_pointwise_exchange_is_aligned_on_every_input() -> None:
+    """StreamGraphGenerator: one in-edge that cannot be checkpointed unaligned makes all of the
+    node's in-edges aligned; other nodes keep theirs."""
+    graph = JobGraph(
+        (
+            Operator("main", 2, OperatorKind.SOURCE),
+            Operator("side", 1, OperatorKind.SOURCE),
+            Operator("process", 4, OperatorKind.MAP),
+            Operator("sink", 1, OperatorKind.SINK),
+        ),
+        (
+            Exchange("main", "process", Partitioner.REBALANCE),
+            Exchange("side", "process", Partitioner.BROADCAST),
+            Exchange("process", "sink", Partitioner.SHUFFLE),
+        ),
+    )
+    unaligned = {e.name: graph.checkpoints_unaligned(e) for e in graph.exchanges}
+    assert unaligned == {"main->process": False, "side->process": False, "process->sink": True}
+
+
+def test_keyed_broadcast_operator_reads_keyed_and_broadcast_inputs_only() -> None:
+    sources = (Operator("main", 2, OperatorKind.SOURCE), Operator("side", 1, OperatorKind.SOURCE))
+    keyed = Operator("process", 3, OperatorKind.KEYED)
+    JobGraph(
+        (*sources, keyed),
+        (
+            Exchange("main", "process", Partitioner.HASH),
+            Exchange("side", "process", Partitioner.BROADCAST),
+        ),
+    )
+    for partitioner in (Partitioner.REBALANCE, Partitioner.BROADCAST):
+        with pytest.raises(InvalidParameterError, match="must be fed by keyBy"):
+            JobGraph((sources[0], keyed), (Exchange("main", "process", partitioner),))

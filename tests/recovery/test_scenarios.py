@@ -136,3 +136,50 @@ def test_resumed_step_is_when_the_last_task_finished_restoring() -> None:
     assert resumed is not None
     run.simulation.goto(resumed - 1)  # one step earlier a task was still restoring
     assert run.resumed_step is None
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        (
+            "itcase-keyed-different-parallelism-12-to-7",
+            {"source0": 3, "rescale0": 4, "source1": 2, "rescale1": 3, "co-process": 7},
+        ),
+        (
+            "itcase-keyed-broadcast-7-to-2",
+            {"source0": 2, "map": 2, "process": 4, "source-1": 1, "source-3": 1, "sink": 1},
+        ),
+        ("itcase-broadcast-5-to-2", {"source0": 2, "source": 2, "map": 2, "process": 4}),
+        ("itcase-multi-input-2-to-3", {"source2": 3, "min1": 3, "min2": 3, "failing-map": 3}),
+        ("itcase-union-3-to-2", {"source1": 2, "upscale2": 4, "failing-map": 2, "sink": 1}),
+    ],
+)
+def test_itcase_topologies_follow_the_job_parallelism(name: str, expected: dict[str, int]) -> None:
+    """p/2 and p/3 pipelines, a process at p + 2 or 2p, parallelism-1 broadcast sources."""
+    run = run_scenario(name, seed=0)
+    assert run.assignment is not None
+    got = {op.name: op.parallelism for op in run.assignment.graph.operators}
+    assert {name: got[name] for name in expected} == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "aligned"),
+    [
+        ("itcase-keyed-broadcast-7-to-2", ["map->process", "source-1->process"]),
+        ("itcase-broadcast-2-to-5", ["map->process", "source->process"]),
+        ("itcase-multi-input-3-to-2", ["min1->min2", "rescale2->min2"]),
+    ],
+)
+def test_inputs_of_operators_reading_broadcast_or_forward_carry_no_state(
+    name: str, aligned: list[str]
+) -> None:
+    run = run_scenario(name, seed=1)
+    assert run.assignment is not None
+    assert run.checkpoint is not None
+    for exchange in aligned:
+        assert not run.assignment.exchanges[exchange].carries_channel_state, exchange
+        consumer = exchange.split("->")[1]
+        assert not [
+            s for s in run.checkpoint.input_channel_state if s.channel.startswith(consumer + "[")
+        ]
+    assert run.checkpoint.in_flight_bytes > 0

@@ -112,6 +112,15 @@ def test_pointwise_and_broadcast_carry_no_channel_state() -> None:
         assert "no in-flight data" in plan.note
 
 
+def test_a_rebalance_aligned_by_its_consumer_carries_no_channel_state() -> None:
+    plan = rescale_exchange("rebalance", (5, 2), (10, 4), aligned_by_graph=True)
+    assert not plan.carries_channel_state
+    assert all(d.input_state_from == () for d in plan.downstream)
+    assert all(u.output_state_from == () for u in plan.upstream)
+    assert "aligns all of its inputs" in plan.note
+    assert rescale_exchange("rebalance", (5, 2), (10, 4)).carries_channel_state
+
+
 def test_forced_unaligned_pointwise_rescale_fails_like_flink() -> None:
     with pytest.raises(UnsupportedRescaleError, match="Cannot rescale the given pointwise"):
         rescale_exchange("rescale", (3, 2), (3, 2), unaligned_forced=True)
