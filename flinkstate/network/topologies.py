@@ -489,14 +489,19 @@ def _itcase_keyed_broadcast_job(values: Mapping[str, Any]) -> JobGraph:
     return _itcase_failing_sink(operators, exchanges, ["process"], p)
 
 
-def _keyed_params(cost: int = 0, source_parallelism: int | None = None) -> tuple[Parameter, ...]:
+def _keyed_params(
+    cost: int = 0,
+    source_parallelism: int | None = None,
+    parallelism: str = "parallelism of the keyed operator and the sink",
+    minimum_parallelism: int = 1,
+) -> tuple[Parameter, ...]:
     """The parameters of a job with a keyed operator (its default processing cost given)."""
     params = (
         Parameter(
             "parallelism",
             4,
-            "parallelism of the keyed operator and the sink",
-            minimum=1,
+            parallelism,
+            minimum=minimum_parallelism,
             maximum=128,
         ),
         Parameter(
@@ -524,6 +529,11 @@ def _keyed_params(cost: int = 0, source_parallelism: int | None = None) -> tuple
     )
 
 
+_ITCASE_PARALLELISM = (
+    "job parallelism p of UnalignedCheckpointRescaleITCase; each operator's is a function of it"
+)
+_ITCASE_PARAMS = _keyed_params(2, None, _ITCASE_PARALLELISM)
+
 CATALOGUE: dict[str, Topology] = {
     t.name: t
     for t in (
@@ -545,35 +555,35 @@ CATALOGUE: dict[str, Topology] = {
             "UnalignedCheckpointRescaleITCase PIPELINE: source(p) -global-> map(p) -rebalance-> "
             "map(p+1) -shuffle-> map(2p) -shuffle-> map(p+1) -keyBy-> keyed(p) -rescale-> "
             "map(max(p+1, 3p/2)) -shuffle-> map(p) -shuffle-> sink(1)",
-            (*COMMON, *_keyed_params(cost=2)),
+            (*COMMON, *_ITCASE_PARAMS),
             _itcase_pipeline_job,
         ),
         Topology(
             "itcase-union",
             "UnalignedCheckpointRescaleITCase UNION: three itcase-pipeline source pipelines "
             "(source(p) ... map(max(p+1, 3p/2))) unioned -shuffle-> map(p) -shuffle-> sink(1)",
-            (*COMMON, *_keyed_params(cost=2)),
+            (*COMMON, *_ITCASE_PARAMS),
             _itcase_union_job,
         ),
         Topology(
             "itcase-multi-input",
             "UnalignedCheckpointRescaleITCase MULTI_INPUT: three source pipelines combined by "
             "two-input maps min1(p) and min2(p) -shuffle-> map(p) -shuffle-> sink(1)",
-            (*COMMON, *_keyed_params(cost=2)),
+            (*COMMON, *_ITCASE_PARAMS),
             _itcase_multi_input_job,
         ),
         Topology(
             "itcase-keyed-different-parallelism",
             "UnalignedCheckpointRescaleITCase KEYED_DIFFERENT_PARALLELISM: source pipelines at "
             "p/2 and p/3 -keyBy-> keyed co-process(p) -shuffle-> map(p) -shuffle-> sink(1)",
-            (*COMMON, *_keyed_params(cost=2)),
+            (*COMMON, *_keyed_params(2, None, _ITCASE_PARALLELISM, minimum_parallelism=3)),
             _itcase_keyed_different_parallelism_job,
         ),
         Topology(
             "itcase-broadcast",
             "UnalignedCheckpointRescaleITCase BROADCAST: source pipeline -> map(p) -rebalance-> "
             "process(2p) <-broadcast- source(p); process -shuffle-> map(p) -shuffle-> sink(1)",
-            (*COMMON, *_keyed_params(cost=2)),
+            (*COMMON, *_ITCASE_PARAMS),
             _itcase_broadcast_job,
         ),
         Topology(
@@ -581,7 +591,7 @@ CATALOGUE: dict[str, Topology] = {
             "UnalignedCheckpointRescaleITCase KEYED_BROADCAST: source pipeline -> map(p) "
             "-keyBy-> keyed process(p+2) <-broadcast- three sources(1); process -shuffle-> "
             "map(p) -shuffle-> sink(1)",
-            (*COMMON, *_keyed_params(cost=2)),
+            (*COMMON, *_ITCASE_PARAMS),
             _itcase_keyed_broadcast_job,
         ),
         Topology(
