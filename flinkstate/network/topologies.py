@@ -422,11 +422,6 @@ def _itcase_keyed_different_parallelism_job(values: Mapping[str, Any]) -> JobGra
     """KEYED_DIFFERENT_PARALLELISM: pipelines at p/2 and p/3, both keyed into a keyed
     co-process function at p."""
     p = values["parallelism"]
-    if p < 3:
-        raise InvalidParameterError(
-            f"parallelism {p} is too small for KEYED_DIFFERENT_PARALLELISM: its second source "
-            "pipeline runs at parallelism / 3, so it needs at least 3"
-        )
     operators: list[Operator] = []
     exchanges: list[Exchange] = []
     for index, share in enumerate((p // 2, p // 3)):
@@ -451,13 +446,14 @@ def _itcase_broadcast_job(values: Mapping[str, Any]) -> JobGraph:
     broadcast process function at 2p, whose broadcast side emits nothing."""
     p = values["parallelism"]
     operators, exchanges, last = _itcase_source_pipeline(values, p, "0")
+    to_map = _default_partitioner(operators[-1].parallelism, p)
     operators += [
         _source(values, p, "source"),
         Operator("map", p, OperatorKind.MAP),
         Operator("process", 2 * p, OperatorKind.MAP),
     ]
     exchanges += [
-        Exchange(last, "map", _default_partitioner(max(p + 1, p * 3 // 2), p)),
+        Exchange(last, "map", to_map),
         Exchange("map", "process", _default_partitioner(p, 2 * p)),
         Exchange("source", "process", Partitioner.BROADCAST),
     ]
@@ -469,6 +465,7 @@ def _itcase_keyed_broadcast_job(values: Mapping[str, Any]) -> JobGraph:
     three single-subtask broadcast sources into a keyed broadcast process function at p + 2."""
     p = values["parallelism"]
     operators, exchanges, last = _itcase_source_pipeline(values, p, "0")
+    to_map = _default_partitioner(operators[-1].parallelism, p)
     operators += [
         Operator("map", p, OperatorKind.MAP),
         Operator(
@@ -480,7 +477,7 @@ def _itcase_keyed_broadcast_job(values: Mapping[str, Any]) -> JobGraph:
         ),
     ]
     exchanges += [
-        Exchange(last, "map", _default_partitioner(max(p + 1, p * 3 // 2), p)),
+        Exchange(last, "map", to_map),
         Exchange("map", "process", Partitioner.HASH),
     ]
     for index in range(1, ITCASE_SOURCES + 1):
@@ -576,7 +573,15 @@ CATALOGUE: dict[str, Topology] = {
             "itcase-keyed-different-parallelism",
             "UnalignedCheckpointRescaleITCase KEYED_DIFFERENT_PARALLELISM: source pipelines at "
             "p/2 and p/3 -keyBy-> keyed co-process(p) -shuffle-> map(p) -shuffle-> sink(1)",
-            (*COMMON, *_keyed_params(2, None, _ITCASE_PARALLELISM, minimum_parallelism=3)),
+            (
+                *COMMON,
+                *_keyed_params(
+                    2,
+                    None,
+                    _ITCASE_PARALLELISM + " (at least 3: the second pipeline runs at p/3)",
+                    minimum_parallelism=3,
+                ),
+            ),
             _itcase_keyed_different_parallelism_job,
         ),
         Topology(
