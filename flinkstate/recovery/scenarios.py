@@ -38,6 +38,8 @@ class Outcome(StrEnum):
     """The step limit was reached first."""
     CHECKPOINT_EXPIRED = "checkpoint-expired"
     """The restored job ran to its end, but a checkpoint it took expired."""
+    FINISHED = "finished"
+    """The job before any restart (phase ``job``) ran to its end; every invariant held."""
 
 
 #: parameters of the restart, on top of the topology's own
@@ -125,6 +127,27 @@ class ScenarioRun:
     buffers: BufferCounts | None = None
     #: owner of every segment when the restored job starts (replaying events from here)
     initial_owners: list[str] = field(default_factory=list)
+    #: which run the simulation steps: the restarted job, or the job before its checkpoint
+    phase: str = "restart"
+
+    def conclude(self, result: RunResult) -> None:
+        """Record how the run ended (after the simulation stopped stepping)."""
+        assert self.simulation is not None
+        self.result = result
+        self.buffers = BufferCounts.start(self.initial_owners).apply_all(self.simulation.events)
+        self.message = ""
+        self.outcome = {
+            RunStatus.FINISHED: Outcome.RECOVERED,
+            RunStatus.DEADLOCK: Outcome.DEADLOCK,
+            RunStatus.VIOLATION: Outcome.VIOLATION,
+            RunStatus.STOPPED: Outcome.STOPPED,
+        }[result.status]
+        if self.phase == "job" and self.outcome is Outcome.RECOVERED:
+            self.outcome = Outcome.FINISHED
+        world = self.world
+        if self.outcome is Outcome.RECOVERED and world is not None and world.expired:
+            self.outcome = Outcome.CHECKPOINT_EXPIRED
+            self.message = f"checkpoint(s) {world.expired} expired after the restart"
 
     @property
     def as_expected(self) -> bool:
@@ -183,6 +206,10 @@ class ScenarioRun:
         }
 
 
+#: the two runs of a scenario a user can step through
+PHASES = ("restart", "job")
+
+
 def run_scenario(
     scenario: str | Scenario,
     *,
@@ -193,15 +220,42 @@ def run_scenario(
     progress: Callable[[int], None] | None = None,
 ) -> ScenarioRun:
     """Run a scenario: the job until its first checkpoint, then the restarted job to its end."""
+    run = prepare_scenario(
+        scenario, seed=seed, overrides=overrides, scheduler=scheduler, max_steps=max_steps
+    )
+    if run.simulation is not None:
+        run.conclude(_run_with_progress(run.simulation, max_steps, progress))
+    return run
+
+
+def prepare_scenario(
+    scenario: str | Scenario,
+    *,
+    seed: int = 0,
+    overrides: Mapping[str, object] | None = None,
+    scheduler: str = "random",
+    max_steps: int = 2_000_000,
+    phase: str = "restart",
+) -> ScenarioRun:
+    """A scenario's run at step 0 of ``phase``, its simulation ready to step (the stepper's
+    start). ``restart`` first runs the job to its first checkpoint and restores from it;
+    ``job`` is the job from its start, checkpoint included. A configuration Flink refuses, or a
+    job that completes no checkpoint, comes back concluded with no simulation."""
+    if phase not in PHASES:
+        raise InvalidParameterError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
     item = scenario if isinstance(scenario, Scenario) else get_scenario(scenario)
     values = item.resolve(overrides)
     job = topology(item.topology)
     job_values = {k: v for k, v in values.items() if k not in _RESTORE_NAMES}
-    run = ScenarioRun(item, seed, values, Outcome.STOPPED)
+    run = ScenarioRun(item, seed, values, Outcome.STOPPED, phase=phase)
     try:
         first = job.build(job_values, seed=seed)
     except InvalidParameterError as refused:
         run.outcome, run.message = Outcome.REJECTED, str(refused)
+        return run
+    if phase == "job":
+        run.initial_owners = list(first.owner)
+        run.simulation = Simulation(first.clone, make_scheduler(scheduler, seed))
         return run
     before = Simulation(first.clone, make_scheduler(scheduler, seed))
     before.run(lambda model: bool(_world(model).completed), max_steps=max_steps)
@@ -227,18 +281,6 @@ def run_scenario(
         return run
     run.initial_owners = list(restored.owner)
     run.simulation = Simulation(restored.clone, make_scheduler(scheduler, seed))
-    run.result = _run_with_progress(run.simulation, max_steps, progress)
-    run.buffers = BufferCounts.start(restored.owner).apply_all(run.simulation.events)
-    run.outcome = {
-        RunStatus.FINISHED: Outcome.RECOVERED,
-        RunStatus.DEADLOCK: Outcome.DEADLOCK,
-        RunStatus.VIOLATION: Outcome.VIOLATION,
-        RunStatus.STOPPED: Outcome.STOPPED,
-    }[run.result.status]
-    world = run.world
-    if run.outcome is Outcome.RECOVERED and world is not None and world.expired:
-        run.outcome = Outcome.CHECKPOINT_EXPIRED
-        run.message = f"checkpoint(s) {world.expired} expired after the restart"
     return run
 
 

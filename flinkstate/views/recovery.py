@@ -27,6 +27,7 @@ _OUTCOME_COLOURS = {
     "rejected": "#7f7f7f",
     "no-checkpoint": "#bcbd22",
     "stopped": "#17becf",
+    "finished": "#1f77b4",
 }
 
 

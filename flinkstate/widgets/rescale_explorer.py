@@ -17,6 +17,7 @@ from flinkstate.errors import FlinkstateError
 from flinkstate.keygroups import UPPER_BOUND_MAX_PARALLELISM, check_parallelism_against_max
 from flinkstate.rescale import ExchangeRescale, Partitioner, rescale_exchange
 from flinkstate.views.rescaling import key_group_ownership_figure, state_reading_figure
+from flinkstate.widgets.controls import show_spec
 
 PARTITIONER_CHOICES = [(p.datastream_call, p.name) for p in Partitioner]
 
@@ -99,8 +100,8 @@ class RescaleExplorer:
             return False
         self.message.value = ""
         self.plan = plan
-        _replace(self.ownership, key_group_ownership_figure(max_p, old_p, new_p))
-        _replace(self.reading, state_reading_figure(plan))
+        show_spec(self.ownership, key_group_ownership_figure(max_p, old_p, new_p))
+        show_spec(self.reading, state_reading_figure(plan))
         self.summary.value = _summary_html(plan)
         return True
 
@@ -110,20 +111,6 @@ def _parallelism_box(value: int, label: str) -> widgets.BoundedIntText:
     return widgets.BoundedIntText(
         value=value, min=1, max=UPPER_BOUND_MAX_PARALLELISM, description=label
     )
-
-
-def _replace(target: go.FigureWidget, source: go.Figure) -> None:
-    """Update a live figure in place so the page does not redraw from scratch."""
-    with target.batch_update():
-        if len(target.data) != len(source.data) or any(
-            a.type != b.type for a, b in zip(target.data, source.data, strict=True)
-        ):
-            target.data = []
-            target.add_traces(source.data)
-        else:
-            for live, new in zip(target.data, source.data, strict=True):
-                live.update(new.to_plotly_json(), overwrite=True)
-        target.layout = source.layout
 
 
 def _summary_html(plan: ExchangeRescale) -> str:

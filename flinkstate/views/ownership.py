@@ -1,0 +1,478 @@
+"""Who holds every network buffer at one step: a networkx graph of the world, drawn with plotly.
+
+Nodes are the places a memory segment can be (network pools, result partitions and their
+subpartitions, input channels and gates, tasks' deserializers, channel-state readers and
+writers, the heap); each carries how many segments it holds and what a reader of Flink's code
+would want to see on hover. Edges are the data paths (subpartition to channel, local or
+remote) plus the segment moves of the last step. Positions come from the job's structure alone
+(:class:`OwnershipLayout`): upstream on the left, downstream on the right, one lane per subtask,
+so that stepping never makes a node jump.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import networkx as nx
+import plotly.graph_objects as go
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.network.buffer import HEAP, Buffer
+from flinkstate.network.recovery import ChannelStateReader
+from flinkstate.network.world import Channel, NetworkWorld, Subpartition, Task
+from flinkstate.sim.core import Event
+
+#: node kinds, in legend order, with their colours
+NODE_KINDS: Mapping[str, str] = {
+    "network-pool": "#8c564b",
+    "task": "#1f77b4",
+    "result-partition": "#17becf",
+    "subpartition": "#9edae5",
+    "remote-channel": "#2ca02c",
+    "local-channel": "#98df8a",
+    "recovered-channel": "#ff7f0e",
+    "input-gate": "#bcbd22",
+    "channel-state-reader": "#d62728",
+    "channel-state-writer": "#9467bd",
+    "heap": "#7f7f7f",
+}
+#: owner kinds (the first word of an owner name) that are buffers of an input channel
+_CHANNEL_OWNERS = frozenset(
+    {"exclusive", "floating", "received", "recovered", "recovered-exclusive"}
+)
+#: owner kinds held by a task's channel-state reader while it filters (checkpointing during
+#: recovery); the owner name names the channel, the reader of its task holds them
+_READER_OWNERS = frozenset({"pre-filter", "post-filter"})
+_BLOCKED = "#d62728"
+_MOVE = "#ff7f0e"
+#: horizontal distance between two operator columns (each column has four node columns)
+_COLUMN = 6.0
+_LANE_SPREAD = 0.8
+
+
+def owner_node(owner: str) -> str:
+    """The graph node that holds segments of ``owner`` (an entry of the world's owner array)."""
+    kind, _, name = owner.partition(" ")
+    if kind in ("network-pool", "channel-state-writer"):
+        return owner
+    if kind == "pool":
+        return ("result-partition " if ">" in name else "input-gate ") + name
+    if kind in ("builder", "queue"):
+        return f"subpartition {name}"
+    if kind in _CHANNEL_OWNERS:
+        return f"channel {name}"
+    if kind in _READER_OWNERS:
+        return f"channel-state-reader {name.split('<', 1)[0]}"
+    if kind == "deserializer":
+        return name  # "task X[i]"
+    raise InvalidParameterError(f"no node holds segments of owner {owner!r}")
+
+
+@dataclass(frozen=True)
+class OwnershipLayout:
+    """Where every node of a world is drawn; computed once per job, reused at every step."""
+
+    positions: Mapping[str, tuple[float, float]]
+    #: x position -> operator name, for the axis labels
+    columns: Mapping[float, str]
+    height: int
+
+    @classmethod
+    def of(cls, world: NetworkWorld) -> OwnershipLayout:
+        graph = world.graph
+        depth: dict[str, int] = {}
+        for name in graph.topological_order():
+            inputs = graph.inputs_of(name)
+            depth[name] = 1 + max((depth[e.upstream] for e in inputs), default=-1)
+        # operators at the same depth share a column and are stacked in blocks of lanes
+        lane_start: dict[str, int] = {}
+        used: Counter[int] = Counter()
+        for name in graph.topological_order():
+            lane_start[name] = used[depth[name]]
+            used[depth[name]] += graph.operator(name).parallelism + 1
+        lanes = max(used.values(), default=1)
+        positions: dict[str, tuple[float, float]] = {}
+        columns: dict[float, str] = {}
+        for name in graph.topological_order():
+            x = _COLUMN * depth[name] + 2.0
+            columns[x] = name if x not in columns else f"{columns[x]}, {name}"
+            for task in (t for t in world.tasks.values() if t.operator == name):
+                y = -float(lane_start[name] + task.index)
+                positions[task.name] = (x, y)
+                _place(positions, [f"result-partition {p.name}" for p in task.partitions], x + 1, y)
+                subs = [s for p in task.partitions for s in p.subpartitions]
+                _place(positions, [f"subpartition {s.name}" for s in subs], x + 2, y)
+                gate_nodes = [f"input-gate {g.name}" for g in task.gates]
+                _place(positions, gate_nodes, x - 1, y, spread=0.5)
+                channels = [c for g in task.gates for c in g.channels]
+                _place(positions, [f"channel {c.name}" for c in channels], x - 2, y)
+                if task.name in world.readers:
+                    positions[world.readers[task.name].name] = (x - 1.0, y - 0.42)
+        left = -_COLUMN / 2
+        side = sorted(world.network_pools) + sorted(world.writers) + ["heap"]
+        for index, name in enumerate(side):
+            positions[name] = (
+                left if not name.startswith("channel-state-writer") else left + 1.5,
+                -index * max(1.0, (lanes - 1) / max(len(side) - 1, 1)),
+            )
+        return cls(positions, columns, height=int(max(360, 70 * lanes + 120)))
+
+
+def _place(
+    positions: dict[str, tuple[float, float]],
+    nodes: list[str],
+    x: float,
+    y: float,
+    spread: float = _LANE_SPREAD,
+) -> None:
+    """Spread ``nodes`` evenly over one lane, in order, top to bottom."""
+    count = len(nodes)
+    for index, node in enumerate(nodes):
+        offset = 0.0 if count == 1 else spread * (index / (count - 1) - 0.5)
+        positions[node] = (x, y - offset)
+
+
+def ownership_graph(
+    world: NetworkWorld, event: Event | None = None, layout: OwnershipLayout | None = None
+) -> nx.DiGraph:
+    """The world at its current step as a graph: nodes hold segments, edges carry data.
+
+    ``event`` (the step just taken) adds its segment moves as ``move`` edges with a count.
+    """
+    layout = layout or OwnershipLayout.of(world)
+    held: dict[str, Counter[str]] = {}
+    for owner, count in Counter(world.owner).items():
+        held.setdefault(owner_node(owner), Counter())[owner.partition(" ")[0]] += count
+    shared: Counter[str] = Counter()
+    for sharers in world.shares.values():
+        for sharer in sharers:
+            shared[owner_node(sharer)] += 1
+    graph = nx.DiGraph(step=world.step)
+
+    def add(node: str, kind: str, label: str, details: list[str], blocked: bool = False) -> None:
+        if node not in layout.positions:
+            raise InvalidParameterError(f"the layout has no place for {node!r}; build it anew")
+        holding = held.get(node, Counter())
+        buffers = sum(holding.values())
+        lines = [f"<b>{node}</b>", f"buffers held: {buffers}"]
+        lines += [f"  {k}: {v}" for k, v in sorted(holding.items()) if len(holding) > 1]
+        if shared[node]:
+            lines.append(f"also shares: {shared[node]} (a buffer held in several places)")
+        lines += details
+        if blocked:
+            lines.append("<b>blocked</b>")
+        graph.add_node(
+            node,
+            kind=kind,
+            label=label,
+            buffers=buffers,
+            blocked=blocked,
+            pos=layout.positions[node],
+            hover="<br>".join(lines),
+        )
+
+    for nbp in world.network_pools.values():
+        add(
+            nbp.name,
+            "network-pool",
+            nbp.name.split(" ", 1)[1],
+            [f"segments: {nbp.total}, free: {len(nbp.free)}, reserved: {nbp.required}"],
+        )
+    for task in world.tasks.values():
+        add(task.name, "task", task.name.removeprefix("task "), _task_details(world, task))
+        for partition in task.partitions:
+            pool = partition.pool
+            add(
+                f"result-partition {partition.name}",
+                "result-partition",
+                "",
+                [
+                    f"local pool: size {pool.size} (min {pool.minimum}, max {pool.maximum}), "
+                    f"free {len(pool.free)}, requested {pool.requested}",
+                    f"max buffers per subpartition: {pool.max_per_subpartition}",
+                ],
+            )
+            for sub in partition.subpartitions:
+                add(
+                    f"subpartition {sub.name}",
+                    "subpartition",
+                    "",
+                    _subpartition_details(sub),
+                    sub.blocked,
+                )
+                graph.add_edge(
+                    f"result-partition {partition.name}",
+                    f"subpartition {sub.name}",
+                    kind="structure",
+                )
+            graph.add_edge(task.name, f"result-partition {partition.name}", kind="structure")
+        for gate in task.gates:
+            node = f"input-gate {gate.name}"
+            pool = gate.pool
+            add(
+                node,
+                "input-gate",
+                "",
+                [
+                    f"floating pool: size {pool.size} (min {pool.minimum}, max {pool.maximum}), "
+                    f"free {len(pool.free)}",
+                    f"exclusive buffers per channel: {gate.exclusive_per_channel}",
+                    "recovered channels converted" if gate.converted else "still recovering",
+                    *(["demultiplexing virtual channels"] if gate.demultiplexing else []),
+                ],
+            )
+            graph.add_edge(node, task.name, kind="structure")
+            for channel in gate.channels:
+                cnode = f"channel {channel.name}"
+                add(
+                    cnode,
+                    _channel_kind(channel),
+                    "",
+                    _channel_details(channel),
+                    channel.blocked or channel.upstream_blocked,
+                )
+                graph.add_edge(cnode, node, kind="structure")
+                graph.add_edge(
+                    f"subpartition {channel.subpartition}",
+                    cnode,
+                    kind="remote" if channel.remote else "local",
+                )
+    for reader in world.readers.values():
+        add(reader.name, "channel-state-reader", "reader", _reader_details(reader))
+        task = world.tasks[reader.task.removeprefix("task ")]
+        for gate in task.gates:
+            if not gate.converted:
+                graph.add_edge(reader.name, f"input-gate {gate.name}", kind="restore")
+    for writer in world.writers.values():
+        add(
+            writer.name,
+            "channel-state-writer",
+            writer.name.split(" ", 1)[1],
+            [
+                f"writes channel state of {', '.join(writer.subtasks)}",
+                f"requests queued: {len(writer.requests)}",
+            ],
+        )
+    add(
+        "heap",
+        "heap",
+        "heap",
+        [f"heap bytes held for recovery: {world.heap_bytes:,} (peak {world.heap_peak:,})"],
+    )
+    if event is not None:
+        moves: Counter[tuple[str, str]] = Counter(
+            (owner_node(m.source), owner_node(m.target)) for m in event.moves
+        )
+        for (source, target), count in moves.items():
+            if source != target:
+                graph.add_edge(source, target, kind="move", count=count)
+    return graph
+
+
+def _task_details(world: NetworkWorld, task: Task) -> list[str]:
+    lines = [f"phase: {task.phase}" + (", finished" if task.finished else "")]
+    lines.append(f"records emitted: {task.emitted}, processed: {task.processed}")
+    if task.key_groups is not None:
+        lines.append(f"key groups {task.key_groups[0]}-{task.key_groups[1]}")
+    if task.pending:
+        lines.append(f"outputs waiting for a buffer: {len(task.pending)}")
+    if task.busy:
+        lines.append(f"busy computing for {task.busy} more step(s)")
+    if task.output_state:
+        lines.append(f"output-state chunks still to read: {len(task.output_state)}")
+    progress = world.checkpoint
+    if progress is not None:
+        state = "acknowledged" if task.name in progress.acknowledged else "not acknowledged"
+        lines.append(f"checkpoint {progress.id}: {state}")
+    return lines
+
+
+def _records(buffers: list[Buffer]) -> int:
+    return len({f.record for b in buffers for f in b.fragments})
+
+
+def _subpartition_details(sub: Subpartition) -> list[str]:
+    queue = list(sub.queue)
+    events = [b.event for b in queue if b.event is not None]
+    lines = [
+        f"consumer: {sub.consumer}",
+        f"backlog: {sub.backlog} buffer(s) with {_records(queue)} record(s)",
+    ]
+    if sub.builder is not None:
+        lines.append(f"buffer being filled: {sub.builder.used} of {sub.builder.capacity} bytes")
+    if events:
+        lines.append("events queued: " + ", ".join(events))
+    return lines
+
+
+def _channel_kind(channel: Channel) -> str:
+    if channel.recovered:
+        return "recovered-channel"
+    return "remote-channel" if channel.remote else "local-channel"
+
+
+def _channel_details(channel: Channel) -> list[str]:
+    kind = "remote (netty)" if channel.remote else "local"
+    lines = [f"{kind} channel from {channel.producer}"]
+    if channel.recovered:
+        lines.append(
+            f"recovered channel: {len(channel.recovered_queue)} buffer(s) queued, "
+            + ("state consumed" if channel.state_consumed else "state still arriving")
+        )
+    if channel.remote and not channel.recovered:
+        lines.append(
+            f"credits (buffers announced): {channel.available}, "
+            f"backlog announced: {channel.backlog_seen}"
+        )
+    received = list(channel.received)
+    lines.append(f"received: {len(received)} buffer(s), {_records(received)} record(s)")
+    if channel.partial is not None:
+        record, got = channel.partial
+        lines.append(f"spanning record {record}: {got} bytes so far")
+    if channel.upstream_blocked:
+        lines.append("its subpartition is blocked until the gate has all recovered state")
+    if channel.finished:
+        lines.append("finished")
+    return lines
+
+
+def _reader_details(reader: ChannelStateReader) -> list[str]:
+    lines = [f"input-state chunks still to read: {len(reader.chunks)}"]
+    if reader.finished:
+        lines.append("finished")
+    if reader.pre is not None:
+        where = "a heap buffer" if reader.pre == HEAP else f"segment {reader.pre}"
+        lines.append(f"pre-filter buffer: {where} for {reader.pre_channel}")
+    if reader.posts:
+        lines.append(f"post-filter buffers held: {len(reader.posts)}")
+    if reader.heap_segment_allocated:
+        lines.append("holds its reusable heap segment")
+    return lines
+
+
+def ownership_figure(
+    world: NetworkWorld,
+    event: Event | None = None,
+    *,
+    layout: OwnershipLayout | None = None,
+    title: str | None = None,
+) -> go.Figure:
+    """The ownership graph drawn: marker size grows with the buffers held, red rings mark
+    blocked places, orange arrows are the last step's segment moves."""
+    layout = layout or OwnershipLayout.of(world)
+    return go.Figure(ownership_spec(ownership_graph(world, event, layout), layout, title=title))
+
+
+def ownership_spec(
+    graph: nx.DiGraph, layout: OwnershipLayout, *, title: str | None = None
+) -> dict[str, Any]:
+    """The figure as plotly's JSON (``data`` and ``layout``).
+
+    A live widget copies this into its ``FigureWidget`` at every step; building plain dicts
+    rather than validated plotly objects keeps that well under the 100 ms a step may take.
+    """
+    traces: list[dict[str, Any]] = []
+    for kind, name, dash in (
+        ("local", "local channel (same TaskManager)", "solid"),
+        ("remote", "remote channel (netty, credit-based)", "dash"),
+        ("restore", "channel-state reader fills the gate", "dot"),
+    ):
+        xs: list[float | None] = []
+        ys: list[float | None] = []
+        for source, target, data in graph.edges(data=True):
+            if data["kind"] == kind or (kind == "local" and data["kind"] == "structure"):
+                (x0, y0), (x1, y1) = graph.nodes[source]["pos"], graph.nodes[target]["pos"]
+                xs += [x0, x1, None]
+                ys += [y0, y1, None]
+        traces.append(
+            {
+                "type": "scatter",
+                "x": xs,
+                "y": ys,
+                "mode": "lines",
+                "name": name,
+                "hoverinfo": "skip",
+                "line": {"color": "#c7c7c7", "width": 1, "dash": dash},
+            }
+        )
+    annotations = []
+    for source, target, data in graph.edges(data=True):
+        if data["kind"] != "move":
+            continue
+        (x0, y0), (x1, y1) = graph.nodes[source]["pos"], graph.nodes[target]["pos"]
+        annotations.append(
+            {
+                "x": x1,
+                "y": y1,
+                "ax": x0,
+                "ay": y0,
+                "xref": "x",
+                "yref": "y",
+                "axref": "x",
+                "ayref": "y",
+                "showarrow": True,
+                "arrowhead": 3,
+                "arrowsize": 1.2,
+                "arrowwidth": 2.5,
+                "arrowcolor": _MOVE,
+                "opacity": 0.9,
+                "text": str(data["count"]) if data["count"] > 1 else "",
+                "font": {"color": _MOVE},
+            }
+        )
+    by_kind: dict[str, list[dict[str, Any]]] = {kind: [] for kind in NODE_KINDS}
+    for _, data in graph.nodes(data=True):
+        by_kind[data["kind"]].append(data)
+    for kind, colour in NODE_KINDS.items():
+        nodes = by_kind[kind]
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [d["pos"][0] for d in nodes],
+                "y": [d["pos"][1] for d in nodes],
+                "mode": "markers+text",
+                "name": kind,
+                "text": [d["label"] for d in nodes],
+                "textposition": "bottom center",
+                "textfont": {"size": 9},
+                "hovertext": [d["hover"] for d in nodes],
+                "hoverinfo": "text",
+                "marker": {
+                    "color": colour,
+                    "size": [_size(d["buffers"]) for d in nodes],
+                    "line": {
+                        "color": [_BLOCKED if d["blocked"] else "#444" for d in nodes],
+                        "width": [3 if d["blocked"] else 0.5 for d in nodes],
+                    },
+                },
+            }
+        )
+    step = graph.graph.get("step", 0)
+    return {
+        "data": traces,
+        "layout": {
+            "title": {"text": title or f"Buffer ownership at step {step}"},
+            "height": layout.height,
+            "annotations": annotations,
+            "xaxis": {
+                "tickvals": list(layout.columns),
+                "ticktext": list(layout.columns.values()),
+                "showgrid": False,
+                "zeroline": False,
+                "side": "top",
+            },
+            "yaxis": {"visible": False},
+            "hovermode": "closest",
+            "legend": {"orientation": "h", "y": -0.02, "yanchor": "top"},
+            "margin": {"l": 20, "r": 20, "t": 70, "b": 20},
+            "uirevision": "ownership",  # keep the user's zoom while stepping
+        },
+    }
+
+
+def _size(buffers: int) -> float:
+    return min(8.0 + 3.0 * math.sqrt(buffers), 40.0)

@@ -1,0 +1,194 @@
+"""Pieces every widget shares: a control per scenario parameter, refusals shown in the widget,
+and live figures updated in place.
+
+A parameter's control never clamps a value silently: an integer box accepts what is typed and
+the parameter's own check (the same one the CLI uses) decides, so a refusal names the bound.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Callable, Mapping
+from typing import Any, TypeAlias
+
+import ipywidgets as widgets
+import numpy as np
+import plotly.graph_objects as go
+
+from flinkstate.errors import FlinkstateError, InvalidParameterError
+from flinkstate.network.topologies import Parameter, topology
+from flinkstate.recovery.scenarios import RESTORE_PARAMETERS, Scenario
+
+#: every parameter control is a ValueWidget (Checkbox, Dropdown, IntText or Text)
+Control: TypeAlias = Any
+
+
+def refusal(message: str) -> str:
+    """A refusal as the widget shows it: red, escaped, one line per problem."""
+    return f"<span style='color:#d62728'>{html.escape(message)}</span>"
+
+
+def parameters_of(scenario: Scenario) -> list[Parameter]:
+    """The parameters a scenario names as the ones that matter, in its order."""
+    known = {p.name: p for p in (*topology(scenario.topology).parameters, *RESTORE_PARAMETERS)}
+    return [known[name] for name in scenario.matters if name in known]
+
+
+def control_for(parameter: Parameter, value: object) -> Control:
+    """A control for one parameter, showing ``value``; bounds go in the tooltip, not a clamp."""
+    bounds = []
+    if parameter.minimum is not None:
+        bounds.append(f"min {parameter.minimum}")
+    if parameter.maximum is not None:
+        bounds.append(f"max {parameter.maximum}")
+    tooltip = parameter.help + (f" ({', '.join(bounds)})" if bounds else "")
+    style = {"description_width": "initial"}
+    control: Control
+    if isinstance(parameter.default, bool):
+        control = widgets.Checkbox(value=bool(value), description=parameter.name, indent=False)
+    elif parameter.choices:
+        control = widgets.Dropdown(
+            options=list(parameter.choices), value=str(value), description=parameter.name
+        )
+    elif isinstance(parameter.default, int):
+        control = widgets.IntText(value=int(str(value)), description=parameter.name)
+    else:
+        control = widgets.Text(value=str(value), description=parameter.name)
+    control.tooltip = tooltip
+    control.style = style
+    control.layout = widgets.Layout(width="auto")
+    return control
+
+
+class ParameterControls:
+    """One control per parameter of a scenario; ``values()`` checks them all."""
+
+    def __init__(self, scenario: Scenario, overrides: Mapping[str, object] | None = None) -> None:
+        self.scenario = scenario
+        self.parameters = parameters_of(scenario)
+        unknown = set(overrides or {}) - {p.name for p in self.parameters}
+        if unknown:
+            raise InvalidParameterError(
+                f"scenario {scenario.name} does not expose {', '.join(sorted(unknown))}; it "
+                f"exposes {', '.join(p.name for p in self.parameters) or 'nothing'}"
+            )
+        resolved = scenario.resolve(overrides)
+        self.controls = {p.name: control_for(p, resolved[p.name]) for p in self.parameters}
+        self.box = widgets.HBox(
+            list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")
+        )
+
+    def values(self) -> dict[str, object]:
+        """The user's values, each checked by its parameter (raises naming the first bad one)."""
+        checked: dict[str, object] = {}
+        for parameter in self.parameters:
+            checked[parameter.name] = parameter.parse(self.controls[parameter.name].value)
+        return checked
+
+    def observe(self, handler: Callable[[dict[str, Any]], None]) -> None:
+        for control in self.controls.values():
+            control.observe(handler, names="value")
+
+
+def live_figure() -> go.FigureWidget:
+    """A figure widget that takes plotly JSON without re-validating it at every step (the
+    views' specs are validated once, by the tests)."""
+    return go.FigureWidget(_validate=False)
+
+
+def show_spec(target: go.FigureWidget, spec: Mapping[str, Any] | go.Figure) -> None:
+    """Copy a figure (plotly JSON or a ``go.Figure``) into a live figure, in place.
+
+    Only the properties that differ from what the widget shows are set: plotly checks every
+    value it is given, and re-setting thousands of unchanged points at every step would cost
+    most of the step's time. The page does not redraw from scratch and the user's zoom stays.
+    """
+    if isinstance(spec, go.Figure):
+        spec = spec.to_plotly_json()
+    data = [_flatten(trace) for trace in spec.get("data", [])]
+    layout = dict(spec.get("layout", {}))
+    shown: list[dict[str, Any]] | None = getattr(target, "_flinkstate_shown", None)
+    with target.batch_update():
+        if (
+            shown is not None
+            and len(shown) == len(data) == len(target.data)
+            and all(
+                old.get("type") == new.get("type") for old, new in zip(shown, data, strict=True)
+            )
+        ):
+            for live, old, new in zip(target.data, shown, data, strict=True):
+                for key in old.keys() - new.keys():
+                    live[key] = None
+                for key, value in new.items():
+                    if key != "type" and not _same(old.get(key, _MISSING), value):
+                        live[key] = value
+        else:
+            target.data = []
+            if data:
+                target.add_traces([_unflatten(trace) for trace in data])
+        previous: dict[str, Any] = getattr(target, "_flinkstate_layout", {})
+        changed = {k: v for k, v in layout.items() if not _same(previous.get(k, _MISSING), v)}
+        removed = previous.keys() - layout.keys()
+        if changed or removed:
+            target.layout.update({**{k: None for k in removed}, **changed}, overwrite=True)
+    target._flinkstate_shown = data
+    target._flinkstate_layout = layout
+
+
+_MISSING = object()
+
+
+def _flatten(trace: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"marker": {"size": 3}}`` as ``{"marker.size": 3}``: the paths plotly can set."""
+    flat: dict[str, Any] = {}
+    for key, value in trace.items():
+        if isinstance(value, Mapping) and "bdata" in value:
+            flat[f"{prefix}{key}"] = _typed_array(value)
+        elif isinstance(value, Mapping):
+            flat.update(_flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+def _typed_array(encoded: Mapping[str, Any]) -> np.ndarray:
+    """A numpy array back from plotly's JSON encoding of one (``bdata``, ``dtype``, ``shape``),
+    so the live figure holds the same values as a figure built from the array."""
+    values = np.frombuffer(base64.b64decode(encoded["bdata"]), dtype=np.dtype(encoded["dtype"]))
+    shape = encoded.get("shape")
+    if shape:
+        values = values.reshape([int(n) for n in str(shape).split(",")])
+    return values
+
+
+def _same(old: object, new: object) -> bool:
+    if isinstance(old, np.ndarray) or isinstance(new, np.ndarray):
+        return (
+            isinstance(old, np.ndarray)
+            and isinstance(new, np.ndarray)
+            and old.shape == new.shape
+            and bool(np.array_equal(old, new))
+        )
+    return old == new
+
+
+def _unflatten(flat: Mapping[str, Any]) -> dict[str, Any]:
+    nested: dict[str, Any] = {}
+    for path, value in flat.items():
+        *parents, leaf = path.split(".")
+        node = nested
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[leaf] = value
+    return nested
+
+
+def guarded(message: widgets.HTML, action: Callable[[], None]) -> bool:
+    """Run ``action``; a refusal from the model is shown in ``message`` instead of raised."""
+    try:
+        action()
+    except FlinkstateError as error:
+        message.value = refusal(str(error))
+        return False
+    return True

@@ -1,0 +1,401 @@
+"""Step through a scenario's restart (or the job before it) with buttons and a slider, while a
+graph shows who owns every buffer and the timelines show how that changed.
+
+When a scenario is chosen the stepper runs it once to its end, so the slider spans the whole
+run and the badge can say how it ends; then it goes back to step 0. Every later move is the
+simulation's own ``step``/``goto``: the scheduler is deterministic, so stepping again replays
+exactly the run that was previewed. The figures are views of the world at the current step,
+copied into live ``FigureWidget``s in place.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from typing import Any
+
+import ipywidgets as widgets
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.network.world import NetworkWorld
+from flinkstate.recovery.scenarios import (
+    PHASES,
+    SCENARIOS,
+    Outcome,
+    ScenarioRun,
+    get_scenario,
+    prepare_scenario,
+)
+from flinkstate.sim.core import RunResult, Simulation, collector_paused
+from flinkstate.views.deadlock import deadlock_figure
+from flinkstate.views.ownership import OwnershipLayout, ownership_graph, ownership_spec
+from flinkstate.views.timelines import Timelines, timelines_spec
+from flinkstate.widgets.controls import (
+    ParameterControls,
+    guarded,
+    live_figure,
+    refusal,
+    show_spec,
+)
+
+#: what "run to next" can stop at, and the action kinds that are that event
+EVENTS_OF_INTEREST: Mapping[str, tuple[str, ...]] = {
+    "barrier": ("barrier",),
+    "checkpoint triggered or acknowledged": ("trigger", "checkpoint"),
+    "output state restored": ("finish-output",),
+    "input state read": ("finish-input",),
+    "gate conversion": ("convert",),
+    "end of run (deadlock or finish)": (),
+}
+#: seeds are Java-style non-negative ints
+MAX_SEED = 2**31 - 1
+RECENT_EVENTS = 8
+_OK = "#2ca02c"
+_BAD = "#d62728"
+_WARN = "#ff7f0e"
+
+
+class RecoveryStepper:
+    """Scenario picker, its parameters, step controls, and three live figures."""
+
+    def __init__(
+        self,
+        scenario: str = "baseline-recovery",
+        *,
+        seed: int = 0,
+        overrides: Mapping[str, object] | None = None,
+        phase: str = "restart",
+        max_steps: int = 200_000,
+    ) -> None:
+        item = get_scenario(scenario)
+        if phase not in PHASES:
+            raise InvalidParameterError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
+        self.max_steps = max_steps
+        self.scenario = widgets.Dropdown(
+            options=[(f"{s.name}: {s.title}", s.name) for s in SCENARIOS.values()],
+            value=item.name,
+            description="scenario",
+            layout=widgets.Layout(width="640px"),
+        )
+        self.phase = widgets.ToggleButtons(
+            options=[("the restart", "restart"), ("the job before it", "job")],
+            value=phase,
+            description="step through",
+        )
+        self.seed = widgets.IntText(value=seed, description="seed")
+        self.parameters = ParameterControls(item, overrides)
+        self.parameter_box = widgets.VBox([self.parameters.box])
+        self.step_button = _button("step", "step-forward", "one step forward")
+        self.step_button.add_class("flinkstate-step")
+        self.back_button = _button("back", "step-backward", "one step back")
+        self.next_button = _button("run to next", "fast-forward", "run to the next chosen event")
+        self.reset_button = _button("reset", "undo", "back to step 0")
+        self.until = widgets.Dropdown(options=list(EVENTS_OF_INTEREST), description="next")
+        self.slider = widgets.IntSlider(
+            value=0,
+            min=0,
+            max=0,
+            description="step",
+            continuous_update=False,
+            layout=widgets.Layout(width="640px"),
+        )
+        self.play = widgets.Play(value=0, min=0, max=0, step=1, interval=400, description="play")
+        self.speed = widgets.Dropdown(
+            options=[("1 step per tick", 1), ("5 steps", 5), ("25 steps", 25), ("100 steps", 100)],
+            value=1,
+            description="speed",
+        )
+        self.goto_box = widgets.IntText(value=0, description="go to step")
+        self.goto_button = _button("go", "share", "jump to the step in the box")
+        self.message = widgets.HTML()
+        self.badge = widgets.HTML()
+        self.recent = widgets.HTML()
+        self.ownership = live_figure()
+        self.timelines_figure = live_figure()
+        self.deadlock = live_figure()
+        self.deadlock_box = widgets.VBox([self.deadlock], layout=widgets.Layout(display="none"))
+        self.run: ScenarioRun | None = None
+        self.final: RunResult | None = None
+        self.total = 0
+        self.timelines: Timelines | None = None
+        self.layout: OwnershipLayout | None = None
+        self._syncing = False
+        self._summary: dict[str, Any] = {}
+        widgets.link((self.play, "value"), (self.slider, "value"))
+        widgets.link((self.speed, "value"), (self.play, "step"))
+        self.scenario.observe(self._on_scenario, names="value")
+        self.phase.observe(self._on_setting, names="value")
+        self.seed.observe(self._on_setting, names="value")
+        self.parameters.observe(self._on_setting)
+        self.slider.observe(self._on_slider, names="value")
+        self.step_button.on_click(lambda _: self.step())
+        self.back_button.on_click(lambda _: self.back())
+        self.next_button.on_click(lambda _: self.run_to_next())
+        self.reset_button.on_click(lambda _: self.goto(0))
+        self.goto_button.on_click(lambda _: self.goto_typed())
+        self.load()
+
+    # -- the widget ------------------------------------------------------------------------
+
+    @property
+    def widget(self) -> widgets.Widget:
+        """The whole stepper, ready to display."""
+        return widgets.VBox(
+            [
+                widgets.HBox([self.scenario, self.seed]),
+                self.phase,
+                self.parameter_box,
+                self.message,
+                widgets.HBox(
+                    [self.step_button, self.back_button, self.reset_button, self.play, self.speed]
+                ),
+                widgets.HBox([self.next_button, self.until, self.goto_box, self.goto_button]),
+                self.slider,
+                self.badge,
+                self.recent,
+                self.ownership,
+                self.deadlock_box,
+                self.timelines_figure,
+            ]
+        )
+
+    @property
+    def simulation(self) -> Simulation | None:
+        return None if self.run is None else self.run.simulation
+
+    @property
+    def world(self) -> NetworkWorld | None:
+        return None if self.run is None else self.run.world
+
+    @property
+    def current_step(self) -> int:
+        simulation = self.simulation
+        return 0 if simulation is None else simulation.step_count
+
+    # -- loading a run -----------------------------------------------------------------------
+
+    def _on_scenario(self, _change: dict[str, Any]) -> None:
+        item = get_scenario(self.scenario.value)
+        self.parameters = ParameterControls(item)
+        self.parameters.observe(self._on_setting)
+        self.parameter_box.children = [self.parameters.box]
+        self.load()
+
+    def _on_setting(self, _change: dict[str, Any]) -> None:
+        self.load()
+
+    def load(self) -> bool:
+        """Prepare the chosen scenario, preview it to its end, and show step 0.
+
+        A refused value is reported in the widget and the current run stays on display.
+        """
+        try:
+            seed = self.seed.value
+            if not 0 <= seed <= MAX_SEED:
+                raise InvalidParameterError(f"seed must be between 0 and {MAX_SEED}, got {seed}")
+            overrides = self.parameters.values()
+            run = prepare_scenario(
+                self.scenario.value,
+                seed=seed,
+                overrides=overrides,
+                max_steps=self.max_steps,
+                phase=self.phase.value,
+            )
+        except InvalidParameterError as error:
+            self.message.value = refusal(f"Not applied: {error}")
+            return False
+        self.message.value = ""
+        self.run = run
+        simulation = run.simulation
+        if simulation is None:  # refused by Flink, or no checkpoint to restore from
+            self.final, self.total, self.timelines, self.layout = None, 0, None, None
+            self._set_range(0)
+            self.message.value = refusal(f"{run.outcome.value}: {run.message}")
+            self._summary = run.summary()
+            self._render()
+            return True
+        run.conclude(simulation.run(max_steps=self.max_steps))
+        self.final = run.result
+        self.total = simulation.step_count
+        self._summary = run.summary()
+        simulation.goto(0)
+        world = self.world
+        assert world is not None
+        self.timelines = Timelines.start(world)
+        self.layout = OwnershipLayout.of(world)
+        self._set_range(self.total)
+        self._render()
+        return True
+
+    def _set_range(self, total: int) -> None:
+        self._syncing = True
+        try:
+            self.slider.value = 0
+            self.play.value = 0
+            self.slider.max = total
+            self.play.max = total
+        finally:
+            self._syncing = False
+
+    # -- moving ------------------------------------------------------------------------------
+
+    def step(self) -> None:
+        self.goto(self.current_step + 1)
+
+    def back(self) -> None:
+        self.goto(self.current_step - 1)
+
+    def goto_typed(self) -> None:
+        self.goto(self.goto_box.value)
+
+    def goto(self, target: int) -> bool:
+        """Show step ``target`` of the run; out of the run's range is refused in the widget."""
+        if self.simulation is None:
+            self.message.value = refusal("Nothing to step: this configuration has no run.")
+            return False
+        if not 0 <= target <= self.total:
+            self.message.value = refusal(
+                f"Not applied: step {target} is outside this run (0 to {self.total})"
+            )
+            return False
+        self.message.value = ""
+        return guarded(self.message, lambda: self._move_to(target))
+
+    def run_to_next(self) -> bool:
+        """Step until the chosen event happens (or the run ends)."""
+        simulation, timelines = self.simulation, self.timelines
+        if simulation is None or timelines is None:
+            self.message.value = refusal("Nothing to step: this configuration has no run.")
+            return False
+        kinds = EVENTS_OF_INTEREST[self.until.value]
+        found = False
+        with collector_paused():
+            while simulation.step_count < self.total:
+                event = simulation.step()
+                if event is None:
+                    break
+                timelines.record(self._world(), event)
+                if event.action.kind in kinds:
+                    found = True
+                    break
+        self.message.value = (
+            ""
+            if found or not kinds
+            else refusal(f"No {self.until.value} after this step: stopped at the end of the run.")
+        )
+        self._sync_slider()
+        self._render()
+        return found or not kinds
+
+    def _move_to(self, target: int) -> None:
+        simulation, timelines = self.simulation, self.timelines
+        assert simulation is not None
+        assert timelines is not None
+        if target < simulation.step_count:
+            simulation.goto(target)
+            timelines.rewind(target)
+        else:
+            with collector_paused():
+                while simulation.step_count < target:
+                    event = simulation.step()
+                    if event is None:
+                        break
+                    timelines.record(self._world(), event)
+        self._sync_slider()
+        self._render()
+
+    def _on_slider(self, change: dict[str, Any]) -> None:
+        if not self._syncing and change["new"] != self.current_step:
+            self.goto(int(change["new"]))
+
+    def _sync_slider(self) -> None:
+        self._syncing = True
+        try:
+            self.slider.value = self.current_step
+            self.goto_box.value = self.current_step
+        finally:
+            self._syncing = False
+
+    def _world(self) -> NetworkWorld:
+        world = self.world
+        assert world is not None
+        return world
+
+    # -- drawing -------------------------------------------------------------------------------
+
+    def _render(self) -> None:
+        simulation, world = self.simulation, self.world
+        if simulation is None or world is None or self.layout is None:
+            for figure in (self.ownership, self.timelines_figure, self.deadlock):
+                show_spec(figure, {"data": [], "layout": {"title": {"text": "no run"}}})
+            self.deadlock_box.layout.display = "none"
+            self.badge.value = _badge_html(self._summary, None, 0, 0)
+            self.recent.value = ""
+            return
+        last = simulation.events[-1] if simulation.events else None
+        graph = ownership_graph(world, last, self.layout)
+        show_spec(self.ownership, ownership_spec(graph, self.layout))
+        assert self.timelines is not None
+        show_spec(self.timelines_figure, timelines_spec(self.timelines))
+        final = self.final
+        at_deadlock = (
+            final is not None and final.deadlock is not None and simulation.step_count == self.total
+        )
+        if at_deadlock and final is not None and final.deadlock is not None:
+            show_spec(self.deadlock, deadlock_figure(final.deadlock))
+            self.deadlock_box.layout.display = ""
+        else:
+            self.deadlock_box.layout.display = "none"
+        self.badge.value = _badge_html(self._summary, world, simulation.step_count, self.total)
+        recent = simulation.events[-RECENT_EVENTS:][::-1]
+        items = "".join(
+            f"<li><code>{e.step}</code> {html.escape(_shorten(e.describe()))}</li>" for e in recent
+        )
+        self.recent.value = (
+            f"<b>last events</b><ul style='margin:0'>{items}</ul>"
+            if items
+            else "<i>step 0: nothing has happened yet; press step</i>"
+        )
+
+
+def _button(label: str, icon: str, tooltip: str) -> widgets.Button:
+    return widgets.Button(
+        description=label, icon=icon, tooltip=tooltip, layout=widgets.Layout(width="auto")
+    )
+
+
+def _shorten(text: str, limit: int = 220) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _badge_html(
+    summary: Mapping[str, Any], world: NetworkWorld | None, step: int, total: int
+) -> str:
+    outcome = summary.get("outcome", "")
+    expected = summary.get("expected", "")
+    colour = _OK if outcome in (Outcome.RECOVERED, Outcome.FINISHED) else _BAD
+    if outcome in (Outcome.CHECKPOINT_EXPIRED, Outcome.STOPPED):
+        colour = _WARN
+    ending = (
+        f"<span style='background:{colour};color:white;padding:2px 6px;border-radius:3px'>"
+        f"this run: {html.escape(str(outcome))}</span> "
+        f"(expected {html.escape(str(expected))}"
+        + ("" if summary.get("as_expected") else ", <b>not as expected</b>")
+        + ")"
+    )
+    if world is None:
+        return f"<div>{ending}</div>"
+    if world.violations:
+        first = world.violations[0]
+        state = (
+            f"<span style='color:{_BAD}'><b>invariant broken</b> {html.escape(str(first))}</span>"
+        )
+    else:
+        state = (
+            f"<span style='color:{_OK}'>&#10003; invariants hold</span> (no buffer leaked "
+            "or owned twice, no record lost or duplicated, order kept per channel)"
+        )
+    where = f"step <b>{step}</b> of {total}"
+    if total and step == total and summary.get("deadlock"):
+        where += " &mdash; <b>stuck here</b>: see the waits-for graph below"
+    return f"<div>{where} &middot; {state}<br>{ending}</div>"

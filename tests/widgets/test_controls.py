@@ -1,0 +1,70 @@
+"""Shared widget pieces: parameter controls refuse with the parameter's words, and a live figure
+ends up showing exactly the figure it was given, however it got there."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.recovery.scenarios import get_scenario
+from flinkstate.widgets.controls import ParameterControls, live_figure, show_spec
+
+
+def _spec(y: list[int], colour: str, with_text: bool) -> dict[str, object]:
+    trace: dict[str, object] = {
+        "type": "scatter",
+        "x": [0, 1, 2],
+        "y": y,
+        "marker": {"color": colour, "size": 9},
+    }
+    if with_text:
+        trace["text"] = ["a", "b", "c"]
+    return {"data": [trace], "layout": {"title": {"text": f"y={y}"}, "height": 300}}
+
+
+def _shown(figure: go.FigureWidget) -> tuple[list[dict[str, object]], object]:
+    data = figure.to_plotly_json()["data"]
+    for trace in data:
+        trace.pop("uid", None)
+    return data, figure.layout.title.text
+
+
+def test_live_figure_matches_a_fresh_figure_after_any_sequence() -> None:
+    live = live_figure()
+    for y, colour, text in [
+        ([1, 2, 3], "red", True),
+        ([3, 2, 1], "blue", False),
+        ([3, 2, 1], "blue", True),
+        ([0, 0, 0], "red", False),
+    ]:
+        spec = _spec(y, colour, text)
+        show_spec(live, spec)
+        fresh = go.FigureWidget(spec)
+        assert _shown(live) == _shown(fresh)
+
+
+def test_changing_the_number_of_traces_replaces_them() -> None:
+    live = live_figure()
+    show_spec(live, _spec([1, 2, 3], "red", False))
+    two = {"data": [_spec([1, 1, 1], "red", False)["data"][0]] * 2, "layout": {}}  # type: ignore[index]
+    show_spec(live, two)
+    assert len(live.data) == 2
+    show_spec(live, go.Figure(go.Heatmap(z=np.arange(6).reshape(2, 3))))
+    assert [t.type for t in live.data] == ["heatmap"]
+    assert list(live.data[0].z[1]) == [3, 4, 5]
+
+
+def test_parameter_controls_check_with_the_parameters_own_bounds() -> None:
+    controls = ParameterControls(get_scenario("prefilter-deadlock"), {"record_size": 36_000})
+    assert controls.values()["record_size"] == 36_000
+    assert controls.controls["prefilter_source"].options == (
+        "network",
+        "heap-fallback",
+        "heap-segment",
+    )
+    controls.controls["floating_buffers"].value = 5000
+    with pytest.raises(InvalidParameterError, match="floating_buffers = 5000 is above its maximum"):
+        controls.values()
+    assert "(min 0, max 1024)" in controls.controls["floating_buffers"].tooltip
