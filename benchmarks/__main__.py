@@ -7,9 +7,13 @@ import json
 import platform
 from pathlib import Path
 
-from benchmarks import bench_keygroups, bench_simulator
+from benchmarks import bench_figures, bench_keygroups, bench_simulator
 
-BENCHMARKS = {"keygroups": bench_keygroups.run, "simulator": bench_simulator.run}
+BENCHMARKS = {
+    "figures": bench_figures.run,
+    "keygroups": bench_keygroups.run,
+    "simulator": bench_simulator.run,
+}
 
 
 def main() -> int:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import base64
 import html
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeAlias
 
 import ipywidgets as widgets
@@ -29,10 +29,19 @@ def refusal(message: str) -> str:
     return f"<span style='color:#d62728'>{html.escape(message)}</span>"
 
 
-def parameters_of(scenario: Scenario) -> list[Parameter]:
-    """The parameters a scenario names as the ones that matter, in its order."""
+def parameters_of(scenario: Scenario, also: Iterable[str] = ()) -> list[Parameter]:
+    """The parameters a scenario names as the ones that matter, in its order, then ``also``
+    (parameters a caller set); a name that is no parameter of the scenario is refused."""
     known = {p.name: p for p in (*topology(scenario.topology).parameters, *RESTORE_PARAMETERS)}
-    return [known[name] for name in scenario.matters if name in known]
+    unknown = sorted(set(also) - known.keys())
+    if unknown:
+        raise InvalidParameterError(
+            f"scenario {scenario.name} has no parameter {', '.join(unknown)}; it has "
+            + ", ".join(sorted(known))
+        )
+    names = [n for n in scenario.matters if n in known]
+    names += [n for n in also if n not in names]
+    return [known[name] for name in names]
 
 
 def control_for(parameter: Parameter, value: object) -> Control:
@@ -62,17 +71,12 @@ def control_for(parameter: Parameter, value: object) -> Control:
 
 
 class ParameterControls:
-    """One control per parameter of a scenario; ``values()`` checks them all."""
+    """One control per parameter that matters to a scenario, and per parameter the caller
+    overrides; ``values()`` checks them all."""
 
     def __init__(self, scenario: Scenario, overrides: Mapping[str, object] | None = None) -> None:
         self.scenario = scenario
-        self.parameters = parameters_of(scenario)
-        unknown = set(overrides or {}) - {p.name for p in self.parameters}
-        if unknown:
-            raise InvalidParameterError(
-                f"scenario {scenario.name} does not expose {', '.join(sorted(unknown))}; it "
-                f"exposes {', '.join(p.name for p in self.parameters) or 'nothing'}"
-            )
+        self.parameters = parameters_of(scenario, overrides or {})
         resolved = scenario.resolve(overrides)
         self.controls = {p.name: control_for(p, resolved[p.name]) for p in self.parameters}
         self.box = widgets.HBox(

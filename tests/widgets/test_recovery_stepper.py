@@ -168,5 +168,13 @@ def test_bad_arguments_name_the_problem() -> None:
         RecoveryStepper("no-such-scenario")
     with pytest.raises(InvalidParameterError, match="phase must be one of restart, job"):
         RecoveryStepper(phase="sideways")
-    with pytest.raises(InvalidParameterError, match="does not expose colour"):
+    with pytest.raises(InvalidParameterError, match="has no parameter colour; it has"):
         RecoveryStepper(overrides={"colour": 3})
+
+
+def test_overriding_a_parameter_that_does_not_matter_adds_its_control() -> None:
+    stepper = RecoveryStepper("baseline-recovery", overrides={"records": 40, "parallelism": 2})
+    assert list(stepper.parameters.controls)[-1] == "parallelism"
+    world = stepper.world
+    assert world is not None
+    assert sum(1 for t in world.tasks.values() if t.operator == "counter") == 2
