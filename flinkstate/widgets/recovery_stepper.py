@@ -168,6 +168,11 @@ class RecoveryStepper:
         return None if self.run is None else self.run.world
 
     @property
+    def summary(self) -> dict[str, Any]:
+        """How the whole run ends (outcome, steps, bytes, deadlock), as the CLI reports it."""
+        return dict(self._summary)
+
+    @property
     def current_step(self) -> int:
         simulation = self.simulation
         return 0 if simulation is None else simulation.step_count
