@@ -112,14 +112,17 @@ class OwnershipLayout:
                 _place(positions, [f"channel {c.name}" for c in channels], x - 2, y)
                 if task.name in world.readers:
                     positions[world.readers[task.name].name] = (x - 1.0, y - 0.42)
+        # memory on the left: the network pools (and the heap below them), then the writers
         left = -_COLUMN / 2
-        side = sorted(world.network_pools) + sorted(world.writers) + ["heap"]
-        for index, name in enumerate(side):
-            positions[name] = (
-                left if not name.startswith("channel-state-writer") else left + 1.5,
-                -index * max(1.0, (lanes - 1) / max(len(side) - 1, 1)),
-            )
-        return cls(positions, columns, height=int(max(360, 70 * lanes + 120)))
+        for x, names in (
+            (left, [*sorted(world.network_pools), "heap"]),
+            (left + 1.5, sorted(world.writers)),
+        ):
+            gap = max(0.9, (lanes - 2) / max(len(names) - 1, 1))
+            for index, name in enumerate(names):
+                positions[name] = (x, -index * gap)
+        bottom = min(y for _, y in positions.values())
+        return cls(positions, columns, height=int(max(380, 75 * (1 - bottom) + 150)))
 
 
 def _place(
@@ -153,7 +156,14 @@ def ownership_graph(
             shared[owner_node(sharer)] += 1
     graph = nx.DiGraph(step=world.step)
 
-    def add(node: str, kind: str, label: str, details: list[str], blocked: bool = False) -> None:
+    def add(
+        node: str,
+        kind: str,
+        label: str,
+        details: list[str],
+        blocked: bool = False,
+        capacity: int = 0,
+    ) -> None:
         if node not in layout.positions:
             raise InvalidParameterError(f"the layout has no place for {node!r}; build it anew")
         holding = held.get(node, Counter())
@@ -171,6 +181,7 @@ def ownership_graph(
             label=label,
             buffers=buffers,
             blocked=blocked,
+            capacity=capacity,
             pos=layout.positions[node],
             hover="<br>".join(lines),
         )
@@ -181,6 +192,7 @@ def ownership_graph(
             "network-pool",
             nbp.name.split(" ", 1)[1],
             [f"segments: {nbp.total}, free: {len(nbp.free)}, reserved: {nbp.required}"],
+            capacity=nbp.total,
         )
     for task in world.tasks.values():
         add(task.name, "task", task.name.removeprefix("task "), _task_details(world, task))
@@ -242,7 +254,7 @@ def ownership_graph(
                     kind="remote" if channel.remote else "local",
                 )
     for reader in world.readers.values():
-        add(reader.name, "channel-state-reader", "reader", _reader_details(reader))
+        add(reader.name, "channel-state-reader", "", _reader_details(reader))
         task = world.tasks[reader.task.removeprefix("task ")]
         for gate in task.gates:
             if not gate.converted:
@@ -443,7 +455,7 @@ def ownership_spec(
                 "hoverinfo": "text",
                 "marker": {
                     "color": colour,
-                    "size": [_size(d["buffers"]) for d in nodes],
+                    "size": [_size(d["buffers"], d["capacity"]) for d in nodes],
                     "line": {
                         "color": [_BLOCKED if d["blocked"] else "#444" for d in nodes],
                         "width": [3 if d["blocked"] else 0.5 for d in nodes],
@@ -474,5 +486,9 @@ def ownership_spec(
     }
 
 
-def _size(buffers: int) -> float:
-    return min(8.0 + 3.0 * math.sqrt(buffers), 40.0)
+def _size(buffers: int, capacity: int) -> float:
+    """Marker size: grows with the buffers held; a network pool, which holds thousands, is
+    drawn by how full it is instead."""
+    if capacity:
+        return 10.0 + 16.0 * buffers / capacity
+    return min(8.0 + 3.0 * math.sqrt(buffers), 32.0)

@@ -283,7 +283,8 @@ def timelines_spec(timelines: Timelines, *, title: str | None = None) -> dict[st
             "anchor": f"y{suffix}",
             "range": [0, max(until, 1)],
             **({} if index == 1 else {"matches": "x"}),
-            **({"title": {"text": "step"}} if index == len(domains) else {}),
+            # the panels share the steps: only the bottom one labels them
+            **({"title": {"text": "step"}} if index == len(domains) else {"showticklabels": False}),
         }
         layout[f"yaxis{suffix}"] = {
             "domain": list(domain),

@@ -3,6 +3,9 @@ ends up showing exactly the figure it was given, however it got there."""
 
 from __future__ import annotations
 
+import copy
+from typing import Any
+
 import numpy as np
 import plotly.graph_objects as go
 import pytest
@@ -68,3 +71,19 @@ def test_parameter_controls_check_with_the_parameters_own_bounds() -> None:
     with pytest.raises(InvalidParameterError, match="floating_buffers = 5000 is above its maximum"):
         controls.values()
     assert "(min 0, max 1024)" in controls.controls["floating_buffers"].tooltip
+
+
+def test_changes_are_sent_to_the_browser() -> None:
+    """plotly only tells the front end about a change made through its validating setters: a
+    live figure must not take a shortcut that leaves the page showing the old step."""
+    live = live_figure()
+    updates: list[dict[str, Any]] = []
+    live.observe(
+        lambda change: updates.append(copy.deepcopy(change["new"])) if change["new"] else None,
+        "_py2js_update",
+    )
+    show_spec(live, _spec([1, 2, 3], "red", True))
+    show_spec(live, _spec([1, 2, 4], "red", True))
+    last = updates[-1]
+    assert last["style_data"] == {"y": [[1, 2, 4]]}  # only what changed, and it was sent
+    assert last["layout_data"] == {"title": {"text": "y=[1, 2, 4]"}}
