@@ -48,14 +48,46 @@ def waits_for_graph(report: DeadlockReport) -> nx.DiGraph:
 
 
 def _positions(graph: nx.DiGraph, cycle: tuple[str, ...]) -> dict[str, tuple[float, float]]:
-    inner = list(cycle)
-    outer = sorted(n for n in graph.nodes if n not in cycle)
+    """A radial layout: what everyone ends up waiting for in the middle (the cycle first,
+    then other actors waiting on themselves or on nobody), and each waiting actor one ring
+    further out, next to what it waits for."""
+    roots = list(cycle) + sorted(
+        n
+        for n in graph.nodes
+        if n not in cycle and (graph.has_edge(n, n) or graph.out_degree(n) == 0)
+    )
+    placed: dict[str, float] = {}  # node -> angle
     positions: dict[str, tuple[float, float]] = {}
-    for ring, nodes, radius in ((0, inner, 1.0 if len(inner) > 1 else 0.0), (1, outer, 2.6)):
-        for index, node in enumerate(nodes):
-            angle = math.pi / 2 - 2 * math.pi * index / max(len(nodes), 1) - ring * 0.2
+    ring = roots
+    depth = 0
+    while ring:
+        if depth > 0:  # order by where what they wait for sits, so edges run outwards
+            ring.sort(
+                key=lambda n: (
+                    _mean_angle([placed[m] for m in graph.successors(n) if m in placed]),
+                    n,
+                )
+            )
+        radius = 0.0 if depth == 0 and len(ring) == 1 else 1.3 + 1.5 * depth
+        for index, node in enumerate(ring):
+            angle = math.pi / 2 - 2 * math.pi * (index + 0.5 * (depth % 2)) / len(ring)
+            placed[node] = angle
             positions[node] = (radius * math.cos(angle), radius * math.sin(angle))
+        ring = sorted(
+            {p for n in ring for p in graph.predecessors(n) if p not in placed},
+        )
+        depth += 1
+        if not ring:  # actors in a separate knot: start it on the next ring
+            ring = sorted(n for n in graph.nodes if n not in placed)[:1]
     return positions
+
+
+def _mean_angle(angles: list[float]) -> float:
+    if not angles:
+        return 0.0
+    x = sum(math.cos(a) for a in angles)
+    y = sum(math.sin(a) for a in angles)
+    return math.atan2(y, x) % (2 * math.pi)
 
 
 def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.Figure:
@@ -132,7 +164,7 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
             "y": [positions[n][1] for n in nodes],
             "mode": "markers+text",
             "name": "actors",
-            "text": nodes,
+            "text": [n.replace(" ", "<br>", 1) for n in nodes],  # actor kind above its name
             "textposition": "bottom center",
             "textfont": {"size": 10},
             "hovertext": hover,
@@ -160,8 +192,8 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
                 "title": {"text": heading, "font": {"size": 14}},
                 "height": 560,
                 "annotations": annotations,
-                "xaxis": {"visible": False, "range": [-3.6, 3.6]},
-                "yaxis": {"visible": False, "range": [-3.2, 3.2], "scaleanchor": "x"},
+                "xaxis": {"visible": False},
+                "yaxis": {"visible": False, "scaleanchor": "x"},
                 "hovermode": "closest",
                 "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
                 "legend": {"orientation": "h"},

@@ -22,6 +22,8 @@ from flinkstate.widgets.controls import ParameterControls, live_figure, refusal,
 
 #: the figures of a side sample the buffers this often (in steps) for long runs
 TIMELINE_POINTS = 400
+#: each side's figures fit half the notebook's width
+SIDE_WIDTH = 560
 #: rows of the metrics table: summary key -> label
 METRICS = {
     "outcome": "outcome",
@@ -141,24 +143,27 @@ class ComparisonPanel:
                     timeline,
                     {
                         "data": [],
-                        "layout": {"title": {"text": f"{label}: {run.outcome.value}, nothing ran"}},
+                        "layout": {
+                            "title": {"text": f"{label}: {run.outcome.value}, nothing ran"},
+                            "width": SIDE_WIDTH,
+                        },
                     },
                 )
             else:
                 every = max(1, len(run.simulation.events) // TIMELINE_POINTS)
-                show_spec(
-                    timeline,
-                    owner_timeline_figure(
-                        run.simulation.events,
-                        run.initial_owners,
-                        every=every,
-                        title=f"{label}: buffers per owner during the restart",
-                    ),
+                figure = owner_timeline_figure(
+                    run.simulation.events,
+                    run.initial_owners,
+                    every=every,
+                    title=f"{label}: buffers per owner during the restart",
                 )
+                figure.update_layout(width=SIDE_WIDTH, legend={"orientation": "h"})
+                show_spec(timeline, figure)
             report = None if run.result is None else run.result.deadlock
             if report is not None:
-                figure = deadlock_figure(report)
-                figure.layout.title.text = f"{label}: {figure.layout.title.text}"
+                # the cycle itself is in the metrics table: a half-width title stays short
+                figure = deadlock_figure(report, title=f"{label}: stuck at step {report.step}")
+                figure.update_layout(width=SIDE_WIDTH)
                 show_spec(deadlock, figure)
                 box.layout.display = ""
             else:

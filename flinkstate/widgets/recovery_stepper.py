@@ -354,7 +354,8 @@ class RecoveryStepper:
         self.badge.value = _badge_html(self._summary, world, simulation.step_count, self.total)
         recent = simulation.events[-RECENT_EVENTS:][::-1]
         items = "".join(
-            f"<li><code>{e.step + 1}</code> {html.escape(_shorten(e.describe()))}</li>" for e in recent
+            f"<li><code>{e.step + 1}</code> {html.escape(_shorten(e.describe()))}</li>"
+            for e in recent
         )
         self.recent.value = (
             f"<b>last events</b><ul style='margin:0'>{items}</ul>"

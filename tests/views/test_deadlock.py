@@ -43,9 +43,10 @@ def test_three_actor_cycle_is_red_and_bystanders_are_not() -> None:
     assert not graph.nodes["task d[0]"]["on_cycle"]
     figure = deadlock_figure(report)
     actors = figure.data[-1]
-    sizes = dict(zip(actors.text, actors.marker.size, strict=True))
+    names = [text.replace("<br>", " ") for text in actors.text]
+    sizes = dict(zip(names, actors.marker.size, strict=True))
     assert sizes["task a[0]"] > sizes["task d[0]"]
-    hover = dict(zip(actors.text, actors.hovertext, strict=True))
+    hover = dict(zip(names, actors.hovertext, strict=True))
     assert "waits for credit of b[0]&lt;c[0]" in hover["netty b[0]<c[0]"] or (
         "waits for credit of b[0]<c[0]" in hover["netty b[0]<c[0]"]
     )
