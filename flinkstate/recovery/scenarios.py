@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from flinkstate.errors import InvalidParameterError
+from flinkstate.errors import InvalidParameterError, UnsupportedRescaleError
 from flinkstate.network.checkpoint import Checkpoint
 from flinkstate.network.metrics import BufferCounts
 from flinkstate.network.recovery import RUNNING
@@ -276,7 +276,7 @@ def prepare_scenario(
         if values["restart_checkpoint_interval"]:
             restart_values["checkpoint_interval"] = values["restart_checkpoint_interval"]
         restored = job.build(restart_values, seed=seed, restore=run.assignment)
-    except InvalidParameterError as refused:
+    except (InvalidParameterError, UnsupportedRescaleError) as refused:
         run.outcome, run.message = Outcome.REJECTED, str(refused)
         return run
     run.initial_owners = list(restored.owner)

@@ -14,7 +14,7 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
-from flinkstate.errors import InvalidParameterError
+from flinkstate.errors import FlinkstateError
 from flinkstate.recovery.scenarios import SCENARIOS, ScenarioRun, get_scenario, run_scenario
 from flinkstate.views.deadlock import deadlock_figure
 from flinkstate.views.recovery import owner_timeline_figure
@@ -112,7 +112,7 @@ class ComparisonPanel:
         """Run both sides to their end and show them; a refused value runs nothing."""
         try:
             overrides = [side.values() for side in self.sides]
-        except InvalidParameterError as error:
+        except FlinkstateError as error:
             self.message.value = refusal(f"Not run: {error}")
             return False
         self.message.value = ""

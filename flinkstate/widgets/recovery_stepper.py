@@ -16,7 +16,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from flinkstate.errors import InvalidParameterError
+from flinkstate.errors import FlinkstateError, InvalidParameterError
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.scenarios import (
     PHASES,
@@ -206,7 +206,7 @@ class RecoveryStepper:
                 max_steps=self.max_steps,
                 phase=self.phase.value,
             )
-        except InvalidParameterError as error:
+        except FlinkstateError as error:
             self.message.value = refusal(f"Not applied: {error}")
             return False
         self.message.value = ""

@@ -1,0 +1,50 @@
+"""Whatever a user types into a widget, the widget answers in words: no traceback escapes."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from flinkstate.recovery.scenarios import SCENARIOS
+from flinkstate.widgets.controls import parameters_of
+from flinkstate.widgets.recovery_stepper import RecoveryStepper
+
+#: one stepper, re-pointed by every example: building a widget is not what is being tested
+_STEPPER = RecoveryStepper("baseline-recovery", overrides={"records": 20}, max_steps=20_000)
+_INTS = st.integers(min_value=-3, max_value=70_000)
+
+
+@st.composite
+def user_choices(draw: st.DrawFn) -> tuple[str, str, int | bool | str]:
+    scenario = draw(st.sampled_from(sorted(SCENARIOS)))
+    parameters = parameters_of(SCENARIOS[scenario])
+    parameter = draw(st.sampled_from(parameters))
+    if isinstance(parameter.default, bool):
+        value: int | bool | str = draw(st.booleans())
+    elif parameter.choices:
+        value = draw(st.sampled_from(parameter.choices))
+    else:
+        value = draw(st.one_of(_INTS, st.sampled_from([0, 1, 2, 3, 4096, 8192])))
+    return scenario, parameter.name, value
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(choice=user_choices(), target=st.integers(min_value=-5, max_value=30_000))
+def test_any_choice_is_applied_or_refused_in_words(
+    choice: tuple[str, str, int | bool | str], target: int
+) -> None:
+    scenario, name, value = choice
+    stepper = _STEPPER
+    stepper.scenario.value = scenario  # rebuilds the controls and loads the scenario
+    control = stepper.parameters.controls[name]
+    control.value = value
+    if stepper.simulation is None:
+        assert stepper.message.value  # rejected or no checkpoint: said in the widget
+        return
+    stepper.goto(target)
+    if not 0 <= target <= stepper.total:
+        assert "outside this run" in stepper.message.value
+    else:
+        assert stepper.current_step == target
+    stepper.step_button.click()
+    stepper.back_button.click()
