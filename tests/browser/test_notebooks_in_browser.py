@@ -1,0 +1,409 @@
+"""Run a notebook in JupyterLab in a real Chromium and press the stepper's step button.
+
+The kernel-side tests cannot see what only a browser shows: that the widget extensions load,
+that the ipywidgets and the plotly ``FigureWidget`` (through anywidget) render, and that a
+click travels to the kernel and comes back as a re-drawn figure. The contract with a stepper
+notebook: a button with CSS class ``flinkstate-step``, and a figure titled
+"Buffer ownership at step <n>" that shows step n+1 after one click.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import shutil
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager, suppress
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from tests.browser.lab_server import LabServer, running_lab
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, ConsoleMessage, Locator, Page
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+ROOT = Path(__file__).parents[2]
+NOTEBOOKS = ROOT / "notebooks"
+#: the notebook with the recovery stepper
+STEPPER_NOTEBOOK = "02-stepping-through-recovery.ipynb"
+STEP_BUTTON = ".flinkstate-step"
+TITLE_PREFIX = "Buffer ownership at step"
+TITLE_STEP = re.compile(rf"^{re.escape(TITLE_PREFIX)} (\d+)")
+
+# each bounded; together (with the server's start) within the tests' own timeout
+KERNEL_TIMEOUT = 90.0  # JupyterLab loads, the session starts, the kernel says idle
+RUN_ALL_TIMEOUT = 180.0  # every cell of the notebook, including the stepper's preview run
+RENDER_TIMEOUT = 60.0  # the widget extensions load and draw the stepper's figure
+CLICK_TIMEOUT = 60.0  # one step in the kernel and the figure's update in the page
+
+#: Helpers installed in every page before JupyterLab's own scripts; they read JupyterLab's
+#: application object (exposed by the test server) and the DOM, never the notebook file.
+PAGE_HELPERS = """
+window.flinkstateTest = (() => {
+  const panel = (path) => {
+    const app = window.jupyterapp;
+    if (!app || !app.shell) return null;
+    for (const widget of app.shell.widgets('main')) {
+      if (widget.context && widget.context.path === path && widget.sessionContext) return widget;
+    }
+    return null;
+  };
+  const kernel = (path) => {
+    const p = panel(path);
+    return p && p.sessionContext.session ? p.sessionContext.session.kernel : null;
+  };
+  const kernelName = (path) => (kernel(path) || {}).name || null;
+  const kernelIdle = (path) => {
+    const p = panel(path);
+    const k = kernel(path);
+    return Boolean(p && p.sessionContext.isReady && k && k.status === 'idle'
+      && k.connectionStatus === 'connected');
+  };
+  const codeCells = (path) => panel(path).content.widgets.filter((c) => c.model.type === 'code');
+  const errors = (path) => {
+    const found = [];
+    codeCells(path).forEach((cell, index) => {
+      for (const output of cell.model.outputs.toJSON()) {
+        if (output.output_type === 'error') {
+          found.push(`code cell ${index + 1}: ${output.ename}: ${output.evalue}`);
+        }
+      }
+      const selectors = '[data-mime-type="application/vnd.jupyter.error"], '
+        + '[data-mime-type="application/vnd.jupyter.stderr"]';
+      for (const node of cell.node.querySelectorAll(selectors)) {
+        const text = node.textContent || '';
+        if (node.matches('[data-mime-type="application/vnd.jupyter.error"]')
+            || text.includes('Traceback')) {
+          found.push(`code cell ${index + 1} shows: ${text.slice(0, 500)}`);
+        }
+      }
+      for (const node of cell.node.querySelectorAll('.jp-OutputArea-output')) {
+        if ((node.textContent || '').includes('Error displaying widget')) {
+          found.push(`code cell ${index + 1}: ${node.textContent.slice(0, 500)}`);
+        }
+      }
+    });
+    return [...new Set(found)];
+  };
+  const runAll = (path) => {
+    const app = window.jupyterapp;
+    const p = panel(path);
+    window.flinkstateRun = {done: false, result: null};
+    window.flinkstateIopub = [];
+    p.sessionContext.iopubMessage.connect((_, message) => {
+      const type = message.header.msg_type;
+      if (type === 'error') {
+        window.flinkstateIopub.push(`error: ${message.content.ename}: ${message.content.evalue}`);
+      } else if (type === 'stream' && message.content.name === 'stderr') {
+        window.flinkstateIopub.push(`stderr: ${message.content.text}`);
+      }
+    });
+    app.shell.activateById(p.id);
+    app.commands.execute('notebook:run-all-cells').then(
+      (result) => { window.flinkstateRun = {done: true, result: String(result)}; },
+      (error) => { window.flinkstateRun = {done: true, result: `rejected: ${error}`}; },
+    );
+  };
+  const runFinished = (path) => {
+    if (errors(path).length) return 'error';
+    if (!window.flinkstateRun || !window.flinkstateRun.done || !kernelIdle(path)) return null;
+    const cells = codeCells(path);
+    const pending = cells.some((c) => (c.node.querySelector('.jp-InputPrompt') || {})
+      .textContent === '[*]:');
+    const unrun = cells.some((c) => c.model.sharedModel.source.trim()
+      && c.model.executionCount === null);
+    return pending || unrun ? null : 'done';
+  };
+  const outputText = (path) => codeCells(path)
+    .map((c) => c.model.outputs.toJSON()
+      .map((o) => (o.output_type === 'stream' ? [].concat(o.text).join('') : '')).join(''))
+    .join('');
+  return {kernelName, kernelIdle, errors, runAll, runFinished, outputText};
+})();
+"""
+
+#: The state of the stepper's figure, read from plotly's graph div: of the figures around the
+#: button (walking up from it, so the figure belongs to the same widget), the first whose
+#: title starts with the prefix. Its data is digested whole: one step may change only the
+#: hover texts. ``gd.data`` may hold typed arrays (plotly decodes numpy's binary encoding into
+#: them), which JSON.stringify would turn into index maps.
+FIGURE_STATE = """
+([button, prefix]) => {
+  const titleOf = (gd) => {
+    const title = gd.layout && gd.layout.title;
+    return typeof title === 'string' ? title : (title && title.text) || '';
+  };
+  const plain = (key, value) => {
+    if (key.startsWith('_')) return undefined;  // plotly's private bookkeeping
+    return ArrayBuffer.isView(value) ? Array.from(value) : value;
+  };
+  for (let node = button.parentElement; node; node = node.parentElement) {
+    const plots = [...node.querySelectorAll('.js-plotly-plot')]
+      .filter((gd) => titleOf(gd).startsWith(prefix));
+    if (plots.length) {
+      const gd = plots[0];
+      const index = [...document.querySelectorAll('.js-plotly-plot')].indexOf(gd);
+      return {title: titleOf(gd), data: JSON.stringify(gd.data || [], plain), index};
+    }
+    if (node.classList.contains('jp-Notebook')) break;
+  }
+  return null;
+}
+"""
+
+#: the stepper's contract, as small as it gets: proves the chain without the model
+MINIMAL_STEPPER_SOURCE = f'''\
+import sys
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+
+print("kernel prefix:", sys.prefix)
+step = 0
+button = widgets.Button(description="Step")
+button.add_class("{STEP_BUTTON.removeprefix(".")}")
+figure = go.FigureWidget(
+    data=[go.Scatter(x=[0, 1, 2], y=[0, 0, 0], mode="lines+markers")],
+    layout={{"title": {{"text": "{TITLE_PREFIX} 0"}}}},
+)
+
+
+def on_step(_button):
+    global step
+    step += 1
+    with figure.batch_update():
+        figure.layout.title.text = f"{TITLE_PREFIX} {{step}}"
+        figure.data[0].y = [step, 2 * step, 3 * step]
+
+
+button.on_click(on_step)
+display(widgets.VBox([button, figure]))
+'''
+
+
+def write_minimal_stepper(directory: Path) -> str:
+    name = "minimal-stepper.ipynb"
+    cell: dict[str, Any] = {
+        "cell_type": "code",
+        "execution_count": None,
+        "id": "minimal-stepper",
+        "metadata": {},
+        "outputs": [],
+        "source": MINIMAL_STEPPER_SOURCE,
+    }
+    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    notebook = {
+        "cells": [cell],
+        "metadata": {"kernelspec": kernelspec, "language_info": {"name": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    (directory / name).write_text(json.dumps(notebook, indent=1), encoding="utf-8")
+    return name
+
+
+def _step_of(title: str) -> int:
+    match = TITLE_STEP.match(title)
+    assert match, f"figure title {title!r} does not say the step"
+    return int(match.group(1))
+
+
+def _digest(state: dict[str, Any]) -> str:
+    return hashlib.sha256(state["data"].encode()).hexdigest()[:12]
+
+
+class NotebookInBrowser:
+    """One notebook open in JupyterLab, with what a failure message needs."""
+
+    def __init__(self, page: Page, lab: LabServer, name: str, artifacts: Path) -> None:
+        self.page, self.lab, self.name, self.artifacts = page, lab, name, artifacts
+        self.console: list[str] = []
+        page.on("pageerror", lambda error: self.console.append(f"page error: {error}"))
+        page.on("console", self._on_console)
+
+    def _on_console(self, message: ConsoleMessage) -> None:
+        if message.type in ("error", "warning"):
+            self.console.append(f"console {message.type}: {message.text}")
+
+    def helper(self, name: str, *args: Any) -> Any:
+        return self.page.evaluate(
+            "([name, args]) => window.flinkstateTest[name](...args)", [name, list(args)]
+        )
+
+    def wait_for(self, what: str, condition: str, arg: Any, timeout: float) -> Any:
+        """Wait for a JS condition in the page; a timeout says what did not happen."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        try:
+            return self.page.wait_for_function(
+                condition, arg=arg, timeout=timeout * 1000, polling=250
+            ).json_value()
+        except PlaywrightTimeout:
+            raise AssertionError(f"{what} within {timeout:.0f}s") from None
+
+    def open(self) -> None:
+        self.page.goto(self.lab.notebook_url(self.name), wait_until="domcontentloaded")
+        self.wait_for(
+            f"{self.name} did not open with an idle python3 kernel",
+            "(path) => window.flinkstateTest.kernelIdle(path)",
+            self.name,
+            KERNEL_TIMEOUT,
+        )
+        kernel = self.helper("kernelName", self.name)
+        assert kernel == "python3", f"{self.name} runs in kernel {kernel!r}, not python3"
+
+    def run_all(self) -> None:
+        started = time.monotonic()
+        self.helper("runAll", self.name)
+        outcome = self.wait_for(
+            "Run All did not finish (a cell still [*] or never run, or the kernel busy)",
+            "(path) => window.flinkstateTest.runFinished(path)",
+            self.name,
+            RUN_ALL_TIMEOUT,
+        )
+        errors = self.helper("errors", self.name)
+        assert not errors, "cells failed:\n" + "\n".join(errors)
+        assert outcome == "done", outcome
+        print(f"{self.name}: Run All took {time.monotonic() - started:.1f}s")
+
+    def step_button(self) -> Locator:
+        buttons = self.page.locator(STEP_BUTTON)
+        buttons.first.wait_for(state="visible", timeout=RENDER_TIMEOUT * 1000)
+        return buttons.first
+
+    def screenshot(self, target: Locator | None, label: str) -> Path:
+        path = self.artifacts / f"{Path(self.name).stem}-{label}.png"
+        if target is None:
+            self.page.screenshot(path=path, full_page=True)
+        else:
+            target.screenshot(path=path)
+        return path
+
+    def diagnostics(self) -> str:
+        parts = []
+        try:
+            dialogs = self.page.locator(".jp-Dialog").all_inner_texts()
+            if dialogs:
+                parts.append("open dialogs:\n" + "\n".join(dialogs))
+            iopub = self.page.evaluate("window.flinkstateIopub || []")
+            if iopub:
+                lines = [line.rstrip("\n") for line in iopub]
+                parts.append("kernel errors and stderr:\n" + "\n".join(lines)[-3000:])
+        except Exception as error:  # the page may be gone; the server log still helps
+            parts.append(f"(page not readable: {error})")
+        if self.console:
+            parts.append("browser console:\n" + "\n".join(self.console[-30:]))
+        parts.append(f"--- JupyterLab log ({self.lab.log}) ---\n{self.lab.log_tail()}")
+        return "\n\n".join(parts)
+
+    @contextmanager
+    def explained(self) -> Iterator[None]:
+        """Turn a failure into one that shows the page, the kernel and the server log."""
+        try:
+            yield
+        except Exception as error:
+            try:
+                shot = f"screenshot: {self.screenshot(None, 'failure')}"
+            except Exception as screenshot_error:
+                shot = f"(no screenshot: {screenshot_error})"
+            with suppress(OSError):
+                shutil.copy(self.lab.log, self.artifacts / self.lab.log.name)
+            what = str(error) if isinstance(error, AssertionError) else repr(error)
+            raise AssertionError(f"{what}\n{shot}\n\n{self.diagnostics()}") from error
+
+
+@pytest.fixture
+def open_notebook(
+    browser: Browser, tmp_path: Path, artifacts: Path
+) -> Iterator[Callable[[Path, str], NotebookInBrowser]]:
+    """Serve a folder from a fresh JupyterLab and open one of its notebooks in a new page."""
+    with ExitStack() as stack:
+
+        def open_in(root_dir: Path, name: str) -> NotebookInBrowser:
+            lab = stack.enter_context(running_lab(root_dir, tmp_path / "jupyter"))
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            stack.callback(context.close)
+            context.add_init_script(script=PAGE_HELPERS)
+            notebook = NotebookInBrowser(context.new_page(), lab, name, artifacts)
+            with notebook.explained():
+                notebook.open()
+            return notebook
+
+        yield open_in
+
+
+def run_and_step(notebook: NotebookInBrowser) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run All, then one click on the step button; the figure's state before and after."""
+    with notebook.explained():
+        notebook.run_all()
+        button = notebook.step_button()
+        element = button.element_handle()
+        before = notebook.wait_for(
+            f"no figure titled {TITLE_PREFIX!r}... rendered next to the step button",
+            FIGURE_STATE,
+            [element, TITLE_PREFIX],
+            RENDER_TIMEOUT,
+        )
+        figure = notebook.page.locator(".js-plotly-plot").nth(before["index"])
+        notebook.screenshot(figure, "before")
+        seen = notebook.page.evaluate("window.flinkstateIopub.length")
+        button.click()
+        # done when the figure shows a new title and new data, or at once if the click's
+        # callback raised in the kernel (ipywidgets sends that to the log, not the cell)
+        after = notebook.wait_for(
+            f"one click on step did not re-draw the figure (still {before['title']!r}, "
+            f"data {_digest(before)})",
+            f"""([button, prefix, title, data, seen]) => {{
+              const failed = window.flinkstateIopub.slice(seen)
+                .filter((line) => line.startsWith('error:'));
+              if (failed.length) return {{kernelErrors: failed}};
+              const now = ({FIGURE_STATE})([button, prefix]);
+              return now && now.title !== title && now.data !== data ? now : null;
+            }}""",
+            [element, TITLE_PREFIX, before["title"], before["data"], seen],
+            CLICK_TIMEOUT,
+        )
+        assert "kernelErrors" not in after, "the click failed in the kernel:\n" + "\n".join(
+            after.get("kernelErrors", [])
+        )
+        notebook.screenshot(figure, "after")
+        errors = notebook.helper("errors", notebook.name)
+        assert not errors, "cells show errors after the click:\n" + "\n".join(errors)
+    return before, after
+
+
+@pytest.mark.timeout(480)
+def test_minimal_stepper_renders_and_steps_in_chromium(
+    open_notebook: Callable[[Path, str], NotebookInBrowser], tmp_path: Path
+) -> None:
+    """The whole chain on a notebook made here: lab, widget extensions, click, re-draw."""
+    root_dir = tmp_path / "notebooks"
+    root_dir.mkdir()
+    notebook = open_notebook(root_dir, write_minimal_stepper(root_dir))
+    before, after = run_and_step(notebook)
+    assert f"kernel prefix: {sys.prefix}" in notebook.helper("outputText", notebook.name)
+    assert (_step_of(before["title"]), _step_of(after["title"])) == (0, 1)
+    assert after["data"] != before["data"]
+
+
+@pytest.mark.timeout(480)
+def test_stepper_notebook_steps_in_chromium(
+    open_notebook: Callable[[Path, str], NotebookInBrowser],
+) -> None:
+    """The recovery stepper notebook, run as a reader would run it, then one step."""
+    path = NOTEBOOKS / STEPPER_NOTEBOOK
+    if not path.exists():
+        pytest.skip(f"{STEPPER_NOTEBOOK} is not in notebooks/ yet")
+    on_disk = path.read_bytes()
+    notebook = open_notebook(NOTEBOOKS, STEPPER_NOTEBOOK)
+    before, after = run_and_step(notebook)
+    assert _step_of(after["title"]) == _step_of(before["title"]) + 1
+    # autosave is off in the test's JupyterLab: running it must not write outputs back
+    assert path.read_bytes() == on_disk, f"{path} changed while the test ran it"
