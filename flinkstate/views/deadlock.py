@@ -14,6 +14,7 @@ import networkx as nx
 import plotly.graph_objects as go
 
 from flinkstate.sim.deadlock import DeadlockReport
+from flinkstate.views.lines import lines_trace
 
 _CYCLE = "#d62728"
 _ACTOR_COLOURS = {
@@ -99,34 +100,21 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
         (False, "waits for", "#b0b0b0", 1),
         (True, "waits-for cycle", _CYCLE, 3.5),
     ):
-        xs: list[float | None] = []
-        ys: list[float | None] = []
+        polylines: list[list[tuple[float, float]]] = []
         for source, target, data in graph.edges(data=True):
             if data["cycle"] is not cycle:
                 continue
             if source == target:  # waits for itself: a small loop above the node
                 x, y = positions[source]
-                for step in range(25):
-                    angle = 2 * math.pi * step / 24
-                    xs.append(x + 0.25 * math.sin(angle))
-                    ys.append(y + 0.25 - 0.25 * math.cos(angle))
-                xs.append(None)
-                ys.append(None)
+                polylines.append(
+                    [
+                        (x + 0.25 * math.sin(a), y + 0.25 - 0.25 * math.cos(a))
+                        for a in (2 * math.pi * step / 24 for step in range(25))
+                    ]
+                )
             else:
-                (x0, y0), (x1, y1) = positions[source], positions[target]
-                xs += [x0, x1, None]
-                ys += [y0, y1, None]
-        traces.append(
-            {
-                "type": "scatter",
-                "x": xs,
-                "y": ys,
-                "mode": "lines",
-                "name": name,
-                "hoverinfo": "skip",
-                "line": {"color": colour, "width": width},
-            }
-        )
+                polylines.append([positions[source], positions[target]])
+        traces.append(lines_trace(polylines, name, {"color": colour, "width": width}))
     annotations = [
         {
             "x": positions[target][0],

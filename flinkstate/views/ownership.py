@@ -25,6 +25,7 @@ from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.recovery import ChannelStateReader
 from flinkstate.network.world import Channel, NetworkWorld, Subpartition, Task
 from flinkstate.sim.core import Event
+from flinkstate.views.lines import lines_trace
 
 #: node kinds, in legend order, with their colours
 NODE_KINDS: Mapping[str, str] = {
@@ -393,24 +394,12 @@ def ownership_spec(
         ("remote", "remote channel (netty, credit-based)", "dash"),
         ("restore", "channel-state reader fills the gate", "dot"),
     ):
-        xs: list[float | None] = []
-        ys: list[float | None] = []
-        for source, target, data in graph.edges(data=True):
-            if data["kind"] == kind or (kind == "local" and data["kind"] == "structure"):
-                (x0, y0), (x1, y1) = graph.nodes[source]["pos"], graph.nodes[target]["pos"]
-                xs += [x0, x1, None]
-                ys += [y0, y1, None]
-        traces.append(
-            {
-                "type": "scatter",
-                "x": xs,
-                "y": ys,
-                "mode": "lines",
-                "name": name,
-                "hoverinfo": "skip",
-                "line": {"color": "#c7c7c7", "width": 1, "dash": dash},
-            }
-        )
+        polylines = [
+            (graph.nodes[source]["pos"], graph.nodes[target]["pos"])
+            for source, target, data in graph.edges(data=True)
+            if data["kind"] == kind or (kind == "local" and data["kind"] == "structure")
+        ]
+        traces.append(lines_trace(polylines, name, {"color": "#c7c7c7", "width": 1, "dash": dash}))
     annotations = []
     for source, target, data in graph.edges(data=True):
         if data["kind"] != "move":

@@ -15,10 +15,16 @@ import ipywidgets as widgets
 import pandas as pd
 
 from flinkstate.errors import FlinkstateError
-from flinkstate.recovery.scenarios import SCENARIOS, ScenarioRun, get_scenario, run_scenario
+from flinkstate.recovery.scenarios import ScenarioRun, get_scenario, run_scenario
 from flinkstate.views.deadlock import deadlock_figure
 from flinkstate.views.recovery import owner_timeline_figure
-from flinkstate.widgets.controls import ParameterControls, live_figure, refusal, show_spec
+from flinkstate.widgets.controls import (
+    ParameterControls,
+    live_figure,
+    refusal,
+    scenario_picker,
+    show_spec,
+)
 
 #: the figures of a side sample the buffers this often (in steps) for long runs
 TIMELINE_POINTS = 400
@@ -54,12 +60,7 @@ class ComparisonPanel:
         self.labels = labels
         self.seed = seed
         self.max_steps = max_steps
-        self.scenario = widgets.Dropdown(
-            options=[(f"{s.name}: {s.title}", s.name) for s in SCENARIOS.values()],
-            value=item.name,
-            description="scenario",
-            layout=widgets.Layout(width="640px"),
-        )
+        self.scenario = scenario_picker(item.name)
         self.sides = [ParameterControls(item, left), ParameterControls(item, right)]
         self.side_boxes = [widgets.VBox([s.box]) for s in self.sides]
         self.compare_button = widgets.Button(

@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 
 from flinkstate.errors import FlinkstateError, InvalidParameterError
 from flinkstate.network.topologies import Parameter, topology
-from flinkstate.recovery.scenarios import RESTORE_PARAMETERS, Scenario
+from flinkstate.recovery.scenarios import RESTORE_PARAMETERS, SCENARIOS, Scenario
 
 #: every parameter control is a ValueWidget (Checkbox, Dropdown, IntText or Text)
 Control: TypeAlias = Any
@@ -27,6 +27,16 @@ Control: TypeAlias = Any
 def refusal(message: str) -> str:
     """A refusal as the widget shows it: red, escaped, one line per problem."""
     return f"<span style='color:#d62728'>{html.escape(message)}</span>"
+
+
+def scenario_picker(value: str) -> widgets.Dropdown:
+    """Every registered scenario, by name and title."""
+    return widgets.Dropdown(
+        options=[(f"{s.name}: {s.title}", s.name) for s in SCENARIOS.values()],
+        value=value,
+        description="scenario",
+        layout=widgets.Layout(width="640px"),
+    )
 
 
 def parameters_of(scenario: Scenario, also: Iterable[str] = ()) -> list[Parameter]:

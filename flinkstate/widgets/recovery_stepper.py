@@ -20,7 +20,6 @@ from flinkstate.errors import FlinkstateError, InvalidParameterError
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.scenarios import (
     PHASES,
-    SCENARIOS,
     Outcome,
     ScenarioRun,
     get_scenario,
@@ -35,6 +34,7 @@ from flinkstate.widgets.controls import (
     guarded,
     live_figure,
     refusal,
+    scenario_picker,
     show_spec,
 )
 
@@ -71,12 +71,7 @@ class RecoveryStepper:
         if phase not in PHASES:
             raise InvalidParameterError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
         self.max_steps = max_steps
-        self.scenario = widgets.Dropdown(
-            options=[(f"{s.name}: {s.title}", s.name) for s in SCENARIOS.values()],
-            value=item.name,
-            description="scenario",
-            layout=widgets.Layout(width="640px"),
-        )
+        self.scenario = scenario_picker(item.name)
         self.phase = widgets.ToggleButtons(
             options=[("the restart", "restart"), ("the job before it", "job")],
             value=phase,
