@@ -1,0 +1,373 @@
+"""Large synthetic checkpoints in the dataset format, written as they are generated.
+
+The simulator writes exact checkpoints of small jobs; design questions ("rescale this from 8
+to 5") need in-flight data at the scale of production jobs, millions of records. This module
+writes such a checkpoint directly, following Flink's rules rather than stepping a job: a source
+feeds one exchange (``keyBy`` or ``rebalance``) into an operator; each source subtask emits its
+records in order, the partitioner routes each one (a key's key group and owning subtask are
+computed with Flink's functions, vectorised), and each channel's bytes are cut into
+segment-sized buffers with records spanning buffers as their 4-byte length prefix and payload
+fall. The barrier cuts every channel's stream between two buffers: the first buffers were
+received by the consumer (its input channel state, led by the deserializer's partly consumed
+record), the rest were still queued in the producer's subpartition (output state).
+
+Memory stays bounded by one batch of records: per channel only the stream offset carries over
+from batch to batch, and every finished batch is appended to the Parquet files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from flinkstate.dataset import FORMAT, SCHEMAS, VERSION
+from flinkstate.errors import InvalidParameterError
+from flinkstate.keygroups import (
+    assign_to_key_group_array,
+    check_parallelism_against_max,
+    compute_key_group_range_for_operator_index,
+    compute_operator_index_for_key_group_array,
+)
+from flinkstate.network.config import LENGTH_PREFIX_BYTES, check_segment_size
+from flinkstate.rescale.partitioner import Partitioner
+
+#: the partitioners a generated exchange can have: one keyed, one round robin
+PARTITIONERS = {"keyBy": Partitioner.HASH, "rebalance": Partitioner.REBALANCE}
+DEFAULT_BATCH = 1 << 20
+#: buffer ids are channel << 32 | buffer index in the channel's stream: unique, no coordination
+_CHANNEL_SHIFT = 32
+
+
+@dataclass(frozen=True)
+class GeneratorSpec:
+    """What to generate; every value is checked against Flink's bounds by :meth:`check`."""
+
+    records: int
+    partitioner: str = "keyBy"
+    source_parallelism: int = 4
+    parallelism: int = 4
+    max_parallelism: int = 128
+    record_size: int = 100
+    record_size_max: int = 0
+    keys: int = 100_000
+    segment_size: int = 32_768
+    input_buffers: int = 3
+    seed: int = 0
+
+    def check(self) -> None:
+        if self.records < 1:
+            raise InvalidParameterError(f"records must be at least 1, got {self.records}")
+        if self.partitioner not in PARTITIONERS:
+            raise InvalidParameterError(
+                f"partitioner must be one of {', '.join(PARTITIONERS)}, got {self.partitioner!r}"
+            )
+        check_parallelism_against_max(self.parallelism, self.max_parallelism)
+        check_parallelism_against_max(self.source_parallelism, self.max_parallelism)
+        check_segment_size(self.segment_size)
+        if self.record_size < 1:
+            raise InvalidParameterError(f"record_size must be at least 1, got {self.record_size}")
+        if self.record_size_max and self.record_size_max < self.record_size:
+            raise InvalidParameterError(
+                f"record_size_max {self.record_size_max} is below record_size {self.record_size}"
+            )
+        if self.keys < 1:
+            raise InvalidParameterError(f"keys must be at least 1, got {self.keys}")
+        if self.input_buffers < 0:
+            raise InvalidParameterError(
+                f"input_buffers must not be negative, got {self.input_buffers}"
+            )
+
+    @property
+    def exchange(self) -> str:
+        return f"source->{'counter' if self.partitioner == 'keyBy' else 'map'}"
+
+
+@dataclass
+class _Channel:
+    """Where one channel's byte stream stands between batches."""
+
+    offset: int = 0  # bytes of the stream written so far (the checkpoint's part of it)
+    records: int = 0
+    #: fragments already in the buffer being filled (it goes on in the next batch)
+    open_fragments: int = 0
+
+
+def generate(
+    spec: GeneratorSpec,
+    directory: Path,
+    *,
+    batch: int = DEFAULT_BATCH,
+    progress: Callable[[int], None] | None = None,
+) -> Path:
+    """Write the checkpoint dataset of ``spec`` to ``directory`` (created; must not hold a
+    dataset already), ``batch`` records at a time; ``progress(n)`` after every batch."""
+    spec.check()
+    if batch < 1:
+        raise InvalidParameterError(f"batch must be at least 1, got {batch}")
+    if (directory / "manifest.json").exists():
+        raise InvalidParameterError(f"{directory} already holds a dataset; choose a new folder")
+    directory.mkdir(parents=True, exist_ok=True)
+    partitioner = PARTITIONERS[spec.partitioner]
+    downstream = spec.exchange.split("->")[1]
+    keyed = partitioner is Partitioner.HASH
+    rng = np.random.default_rng(spec.seed)
+    _write_small_tables(spec, directory, downstream, partitioner)
+    writers = {
+        name: pq.ParquetWriter(directory / f"{name}.parquet", SCHEMAS[name])
+        for name in ("buffers", "fragments")
+    }
+    channels = [_Channel() for _ in range(spec.source_parallelism * spec.parallelism)]
+    per_source = np.full(spec.source_parallelism, spec.records // spec.source_parallelism)
+    per_source[: spec.records % spec.source_parallelism] += 1
+    next_record = 0
+    try:
+        for source in range(spec.source_parallelism):
+            # rebalance starts at a random channel per producer, then goes round robin
+            turn = int(rng.integers(spec.parallelism))
+            done = 0
+            while done < per_source[source]:
+                count = int(min(batch, per_source[source] - done))
+                keys = rng.integers(0, spec.keys, size=count, dtype=np.int64)
+                if spec.record_size_max:
+                    sizes = rng.integers(spec.record_size, spec.record_size_max + 1, size=count)
+                else:
+                    sizes = np.full(count, spec.record_size, dtype=np.int64)
+                groups = (
+                    assign_to_key_group_array(keys, spec.max_parallelism, "long") if keyed else None
+                )
+                if groups is not None:
+                    targets = compute_operator_index_for_key_group_array(
+                        spec.max_parallelism, spec.parallelism, groups
+                    )
+                else:
+                    targets = ((turn + np.arange(count)) % spec.parallelism).astype(np.int32)
+                    turn = (turn + count) % spec.parallelism
+                ids = np.arange(next_record, next_record + count, dtype=np.int64)
+                fragments, buffers = _frame(
+                    spec,
+                    source,
+                    channels,
+                    ids,
+                    keys,
+                    groups if keyed else None,
+                    sizes.astype(np.int64) + LENGTH_PREFIX_BYTES,
+                    targets,
+                    rng,
+                    downstream,
+                )
+                writers["buffers"].write_table(buffers)
+                writers["fragments"].write_table(fragments)
+                next_record += count
+                done += count
+                if progress is not None:
+                    progress(count)
+        writers["buffers"].write_table(_open_buffers(spec, channels, downstream))
+    finally:
+        for writer in writers.values():
+            writer.close()
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "source": "flinkstate generator",
+        "description": (
+            f"generated: {spec.records:,} records, source({spec.source_parallelism}) "
+            f"-{spec.partitioner}-> {downstream}({spec.parallelism}), max parallelism "
+            f"{spec.max_parallelism}, records of {spec.record_size}"
+            + (f"-{spec.record_size_max}" if spec.record_size_max else "")
+            + f" bytes, {spec.keys:,} keys, seed {spec.seed}"
+        ),
+        "checkpoint_id": 1,
+        "checkpoint_type": "unaligned",
+        "segment_size": spec.segment_size,
+    }
+    # the manifest last: a folder without one is not a dataset, so an interrupted run never
+    # leaves something that reads as complete
+    (directory / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    return directory
+
+
+def _frame(
+    spec: GeneratorSpec,
+    source: int,
+    channels: list[_Channel],
+    ids: npt.NDArray[np.int64],
+    keys: npt.NDArray[np.int64],
+    groups: npt.NDArray[np.int32] | None,
+    lengths: npt.NDArray[np.int64],
+    targets: npt.NDArray[np.int32],
+    rng: np.random.Generator,
+    downstream: str,
+) -> tuple[pa.Table, pa.Table]:
+    """Cut one batch of one source subtask's records into its channels' buffers: the
+    fragments of every record, and the buffers this batch filled completely."""
+    size = spec.segment_size
+    order = np.argsort(targets, kind="stable")  # per channel, in emission order
+    targets, ids, keys, lengths = targets[order], ids[order], keys[order], lengths[order]
+    if groups is not None:
+        groups = groups[order]
+    channel_of = source * spec.parallelism + targets.astype(np.int64)
+    bounds = np.flatnonzero(np.diff(channel_of)) + 1
+    starts_of_groups = np.concatenate(([0], bounds))
+    # where each record starts in its channel's stream
+    start = np.empty(len(ids), dtype=np.int64)
+    skip = np.zeros(len(ids), dtype=np.int64)  # bytes of a record consumed before the cut
+    carried: list[tuple[int, int]] = []  # per channel group: (open buffer, fragments in it)
+    for first, last in zip(starts_of_groups, (*bounds, len(ids)), strict=True):
+        state = channels[int(channel_of[first])]
+        carried.append((state.offset // size, state.open_fragments))
+        local = np.cumsum(lengths[first:last]) - lengths[first:last]
+        if state.records == 0 and state.offset == 0 and spec.input_buffers > 0:
+            # the consumer's deserializer had read part of the first record: only the rest
+            # of it is in the checkpoint
+            consumed = int(rng.integers(0, lengths[first]))
+            skip[first] = consumed
+            local -= consumed
+            local[0] = 0
+        start[first:last] = state.offset + local
+        state.offset = int(start[last - 1] + lengths[last - 1] - skip[last - 1])
+        state.records += last - first
+    end = start + lengths - skip  # exclusive, in stream bytes
+    first_buffer = start // size
+    last_buffer = (end - 1) // size
+    pieces = (last_buffer - first_buffer + 1).astype(np.int64)
+    record_index = np.repeat(np.arange(len(ids)), pieces)
+    step = np.arange(len(record_index)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    buffer = first_buffer[record_index] + step
+    lo = np.maximum(start[record_index], buffer * size)
+    hi = np.minimum(end[record_index], (buffer + 1) * size)
+    fragment_start = lo - start[record_index] + skip[record_index]
+    fragment_bytes = hi - lo
+    channel = channel_of[record_index]
+    buffer_id = (channel << _CHANNEL_SHIFT) | buffer
+    # position of each fragment in its buffer: fragments are sorted by (channel, buffer)
+    new_buffer = np.concatenate(([True], buffer_id[1:] != buffer_id[:-1]))
+    group_start = np.maximum.accumulate(np.where(new_buffer, np.arange(len(buffer_id)), 0))
+    position = np.arange(len(buffer_id)) - group_start
+    # a buffer begun in an earlier batch goes on counting where it stopped
+    for first, (open_buffer, count) in zip(starts_of_groups, carried, strict=True):
+        index = int(channel_of[first])
+        state = channels[index]
+        if count:
+            position[buffer_id == ((index << _CHANNEL_SHIFT) | open_buffer)] += count
+        now_open = (index << _CHANNEL_SHIFT) | (state.offset // size)
+        state.open_fragments = int(np.count_nonzero(buffer_id == now_open)) + (
+            count if state.offset // size == open_buffer else 0
+        )
+    total = lengths[record_index]
+    fragments = pa.table(
+        {
+            "buffer_id": buffer_id,
+            "position": position.astype(np.int32),
+            "record": ids[record_index],
+            "key": keys[record_index],
+            "key_group": pa.nulls(len(buffer_id), pa.int32())
+            if groups is None
+            else pa.array(groups[record_index], type=pa.int32()),
+            "record_bytes": total.astype(np.int32),
+            "fragment_start": fragment_start.astype(np.int32),
+            "fragment_bytes": fragment_bytes.astype(np.int32),
+            "continues_from_previous": fragment_start > 0,
+            "continues_into_next": fragment_start + fragment_bytes < total,
+        },
+        schema=SCHEMAS["fragments"],
+    )
+    # buffers this batch completed: every buffer below each touched channel's current one
+    rows: dict[str, list[object]] = {name: [] for name in SCHEMAS["buffers"].names}
+    for first in starts_of_groups:
+        index = int(channel_of[first])
+        done_from = int(first_buffer[first])
+        done_to = channels[index].offset // size  # buffers [done_from, done_to) are full
+        for b in range(done_from, done_to):
+            _buffer_row(rows, spec, index, b, size, downstream)
+    return fragments, pa.table(rows, schema=SCHEMAS["buffers"])
+
+
+def _buffer_row(
+    rows: dict[str, list[object]],
+    spec: GeneratorSpec,
+    channel: int,
+    index: int,
+    size: int,
+    downstream: str,
+) -> None:
+    source, target = divmod(channel, spec.parallelism)
+    received = index < spec.input_buffers
+    rows["buffer_id"].append((channel << _CHANNEL_SHIFT) | index)
+    rows["operator"].append(downstream if received else "source")
+    rows["subtask"].append(target if received else source)
+    rows["side"].append("input" if received else "output")
+    rows["exchange"].append(spec.exchange)
+    rows["gate_or_partition"].append(0)
+    rows["channel_or_subpartition"].append(source if received else target)
+    rows["order"].append(index if received else index - spec.input_buffers)
+    rows["size"].append(size)
+
+
+def _open_buffers(spec: GeneratorSpec, channels: list[_Channel], downstream: str) -> pa.Table:
+    """The last, partly filled buffer of every channel (finished by the barrier)."""
+    rows: dict[str, list[object]] = {name: [] for name in SCHEMAS["buffers"].names}
+    for index, state in enumerate(channels):
+        used = state.offset % spec.segment_size
+        if used:
+            _buffer_row(rows, spec, index, state.offset // spec.segment_size, used, downstream)
+    return pa.table(rows, schema=SCHEMAS["buffers"])
+
+
+def _write_small_tables(
+    spec: GeneratorSpec, directory: Path, downstream: str, partitioner: Partitioner
+) -> None:
+    kind = "keyed" if partitioner is Partitioner.HASH else "map"
+    operators = pa.table(
+        {
+            "operator": ["source", downstream],
+            "kind": ["source", kind],
+            "parallelism": [spec.source_parallelism, spec.parallelism],
+            "max_parallelism": [spec.max_parallelism, spec.max_parallelism],
+        },
+        schema=SCHEMAS["operators"],
+    )
+    exchanges = pa.table(
+        {
+            "exchange": [spec.exchange],
+            "upstream": ["source"],
+            "downstream": [downstream],
+            "partitioner": [partitioner.flink_class],
+            "downstream_mapper": [partitioner.downstream_mapper.name],
+            "upstream_mapper": [partitioner.upstream_mapper.name],
+            "unaligned_supported": [True],
+        },
+        schema=SCHEMAS["exchanges"],
+    )
+    rows: dict[str, list[object]] = {name: [] for name in SCHEMAS["keyed_state"].names}
+    if partitioner is Partitioner.HASH:
+        # state for every key of the key space, in the key group Flink puts it
+        groups = assign_to_key_group_array(
+            np.arange(spec.keys, dtype=np.int64), spec.max_parallelism, "long"
+        )
+        entries = np.bincount(groups, minlength=spec.max_parallelism)
+        for subtask in range(spec.parallelism):
+            r = compute_key_group_range_for_operator_index(
+                spec.max_parallelism, spec.parallelism, subtask
+            )
+            for group in range(r.start, r.end + 1):
+                if entries[group]:
+                    rows["operator"].append(downstream)
+                    rows["subtask"].append(subtask)
+                    rows["key_group_start"].append(r.start)
+                    rows["key_group_end"].append(r.end)
+                    rows["key_group"].append(group)
+                    rows["entries"].append(int(entries[group]))
+    keyed_state = pa.table(rows, schema=SCHEMAS["keyed_state"])
+    for name, table in (
+        ("operators", operators),
+        ("exchanges", exchanges),
+        ("keyed_state", keyed_state),
+    ):
+        pq.write_table(table, directory / f"{name}.parquet")

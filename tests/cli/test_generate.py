@@ -1,0 +1,47 @@
+"""``flinkstate generate`` writes a readable dataset and refuses bad values in one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flinkstate.cli import main
+from flinkstate.dataset import read_dataset
+
+
+def test_generate_writes_a_dataset(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    target = tmp_path / "big"
+    status = main(
+        ["generate", str(target), "--records", "5000", "--parallelism", "3", "--batch", "1000"]
+    )
+    assert status == 0
+    out, err = capsys.readouterr()
+    assert "wrote 5,000 records" in out
+    assert "5.00k/5.00k" in err  # the progress bar
+    dataset = read_dataset(target)
+    assert sorted(dataset.tables["fragments"].column("record").unique().to_pylist()) == list(
+        range(5000)
+    )
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--records", "0"], "records must be at least 1"),
+        (["--records", "10", "--parallelism", "0"], "parallelism"),
+        (["--records", "10", "--segment-size", "4097"], "must be a power of 2"),
+    ],
+)
+def test_bad_values_get_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], arguments: list[str], message: str
+) -> None:
+    assert main(["generate", str(tmp_path / "x"), *arguments]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "x").exists()
+
+
+def test_existing_dataset_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["generate", str(tmp_path), "--records", "10"]) == 0
+    assert main(["generate", str(tmp_path), "--records", "10"]) == 2
+    assert "already holds a dataset" in capsys.readouterr().err

@@ -1,0 +1,176 @@
+"""Generated checkpoints follow Flink's rules, whatever the batch size they were written in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from flinkstate.dataset import read_dataset
+from flinkstate.errors import InvalidParameterError
+from flinkstate.generator import GeneratorSpec, generate
+from flinkstate.keygroups import assign_to_key_group, compute_operator_index_for_key_group
+
+
+def _tables(spec: GeneratorSpec, directory: Path, batch: int) -> dict[str, pd.DataFrame]:
+    generate(spec, directory, batch=batch)
+    return {name: t.to_pandas() for name, t in read_dataset(directory).tables.items()}
+
+
+def _check_framing(spec: GeneratorSpec, tables: dict[str, pd.DataFrame]) -> None:
+    buffers, fragments = tables["buffers"], tables["fragments"]
+    assert buffers["buffer_id"].is_unique
+    assert set(fragments["buffer_id"]) <= set(buffers["buffer_id"])
+    # every buffer is exactly filled by its fragments, none larger than a segment
+    filled = fragments.groupby("buffer_id")["fragment_bytes"].sum()
+    sizes = buffers.set_index("buffer_id")["size"]
+    assert (filled.reindex(sizes.index) == sizes).all()
+    assert sizes.max() <= spec.segment_size
+    # every record is there once, whole, except the first of a channel whose first bytes the
+    # consumer had already read before the barrier
+    assert sorted(fragments["record"].unique()) == list(range(spec.records))
+    per_record = fragments.groupby("record").agg(
+        got=("fragment_bytes", "sum"),
+        total=("record_bytes", "first"),
+        first=("fragment_start", "min"),
+    )
+    partial = per_record[per_record["got"] != per_record["total"]]
+    assert (partial["first"] + partial["got"] == partial["total"]).all()
+    assert len(partial) <= spec.source_parallelism * spec.parallelism
+    # fragments of a record are contiguous and flagged as spanning exactly when they do
+    f = fragments.sort_values(["record", "fragment_start"])
+    assert (f["continues_from_previous"] == (f["fragment_start"] > 0)).all()
+    ends = f["fragment_start"] + f["fragment_bytes"]
+    assert (f["continues_into_next"] == (ends < f["record_bytes"])).all()
+    # positions count 0, 1, ... within each buffer
+    positions = fragments.groupby("buffer_id")["position"].agg(["min", "max", "count"])
+    assert (positions["min"] == 0).all()
+    assert (positions["max"] == positions["count"] - 1).all()
+    # the first buffers of a channel are the consumer's input state, the rest the producer's
+    # output state, each numbered from 0 in stream order
+    for side, group in buffers.groupby("side"):
+        key = ["subtask", "channel_or_subpartition"]
+        orders = group.sort_values("buffer_id").groupby(key)["order"].apply(list)
+        for order in orders:
+            assert order == list(range(len(order))), side
+    inputs = buffers[buffers["side"] == "input"]
+    per_channel = inputs.groupby(["subtask", "channel_or_subpartition"]).size()
+    assert per_channel.empty or per_channel.max() <= spec.input_buffers
+
+
+def test_keyed_records_go_to_the_subtask_owning_their_key_group(tmp_path: Path) -> None:
+    spec = GeneratorSpec(
+        records=2000,
+        record_size=700,
+        record_size_max=9000,
+        segment_size=4096,
+        source_parallelism=3,
+        parallelism=5,
+        max_parallelism=128,
+        keys=500,
+        seed=7,
+    )
+    tables = _tables(spec, tmp_path, batch=13)
+    _check_framing(spec, tables)
+    fragments, buffers = tables["fragments"], tables["buffers"]
+    joined = fragments.merge(buffers, on="buffer_id")
+    target = joined["subtask"].where(joined["side"] == "input", joined["channel_or_subpartition"])
+    for key, group, subtask in zip(
+        joined["key"][:300], joined["key_group"][:300], target[:300], strict=True
+    ):
+        assert group == assign_to_key_group(int(key), 128, "long")
+        assert subtask == compute_operator_index_for_key_group(128, 5, int(group))
+    keyed = tables["keyed_state"]
+    assert keyed["entries"].sum() == 500  # every key of the key space, once
+    assert set(keyed["operator"]) == {"counter"}
+
+
+def test_rebalance_deals_records_round_robin(tmp_path: Path) -> None:
+    spec = GeneratorSpec(
+        records=400,
+        partitioner="rebalance",
+        record_size=5000,
+        segment_size=4096,
+        source_parallelism=2,
+        parallelism=3,
+    )
+    tables = _tables(spec, tmp_path, batch=50)
+    _check_framing(spec, tables)
+    fragments = tables["fragments"]
+    assert fragments["key_group"].isna().all()
+    channels = fragments.drop_duplicates("record").assign(channel=lambda f: f["buffer_id"] // 2**32)
+    counts = channels.groupby("channel").size()
+    assert len(counts) == 6
+    assert counts.max() - counts.min() <= 1  # 200 per source, dealt evenly over 3 targets
+    assert tables["keyed_state"].empty
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    records=st.integers(1, 120),
+    batch=st.integers(2, 64),
+    size=st.integers(1, 20_000),
+    spread=st.integers(0, 20_000),
+    partitioner=st.sampled_from(["keyBy", "rebalance"]),
+    input_buffers=st.integers(0, 4),
+)
+def test_any_shape_frames_correctly(
+    tmp_path_factory: pytest.TempPathFactory,
+    records: int,
+    batch: int,
+    size: int,
+    spread: int,
+    partitioner: str,
+    input_buffers: int,
+) -> None:
+    spec = GeneratorSpec(
+        records=records,
+        partitioner=partitioner,
+        record_size=size,
+        record_size_max=size + spread if spread else 0,
+        segment_size=4096,
+        source_parallelism=2,
+        parallelism=3,
+        input_buffers=input_buffers,
+    )
+    _check_framing(spec, _tables(spec, tmp_path_factory.mktemp("gen"), batch))
+
+
+def test_progress_and_manifest(tmp_path: Path) -> None:
+    seen: list[int] = []
+    generate(GeneratorSpec(records=1000), tmp_path / "d", batch=300, progress=seen.append)
+    assert sum(seen) == 1000
+    assert max(seen) <= 300
+    manifest = read_dataset(tmp_path / "d").manifest
+    assert manifest["source"] == "flinkstate generator"
+    assert "1,000 records" in manifest["description"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (GeneratorSpec(records=0), "records must be at least 1"),
+        (GeneratorSpec(records=5, parallelism=0), "parallelism"),
+        (GeneratorSpec(records=5, parallelism=300), "max parallelism"),
+        (GeneratorSpec(records=5, segment_size=1000), "Minimum memory segment size is 4096"),
+        (GeneratorSpec(records=5, partitioner="forward"), "partitioner must be one of"),
+        (GeneratorSpec(records=5, record_size=10, record_size_max=5), "record_size_max 5"),
+    ],
+)
+def test_bad_specs_are_refused_before_anything_is_written(
+    tmp_path: Path, spec: GeneratorSpec, message: str
+) -> None:
+    with pytest.raises(InvalidParameterError, match=message):
+        generate(spec, tmp_path / "d")
+    assert not (tmp_path / "d").exists()
+
+
+def test_an_existing_dataset_is_never_overwritten(tmp_path: Path) -> None:
+    generate(GeneratorSpec(records=10), tmp_path)
+    before = (tmp_path / "fragments.parquet").read_bytes()
+    with pytest.raises(InvalidParameterError, match="already holds a dataset"):
+        generate(GeneratorSpec(records=20), tmp_path)
+    assert (tmp_path / "fragments.parquet").read_bytes() == before
