@@ -221,8 +221,9 @@ def write_dataset(dataset: Dataset, directory: Path) -> None:
     (directory / "manifest.json").write_text(json.dumps(dataset.manifest, indent=2) + "\n")
 
 
-def read_dataset(directory: Path) -> Dataset:
-    """Read and check a dataset; every problem is a :class:`DatasetError` naming it."""
+def check_dataset(directory: Path) -> dict[str, Any]:
+    """Check a dataset's manifest and every table's schema without reading its rows (Spark
+    reads the rows); the manifest. Every problem is a :class:`DatasetError` naming it."""
     manifest_path = directory / "manifest.json"
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
@@ -237,20 +238,47 @@ def read_dataset(directory: Path) -> Dataset:
             f"{manifest_path}: dataset version {manifest.get('version')!r}, this flinkstate "
             f"reads version {VERSION}"
         )
-    tables = {}
     for name, schema in SCHEMAS.items():
         path = directory / f"{name}.parquet"
         if not path.exists():
             raise DatasetError(f"{directory} is missing the {name} table ({path.name})")
         try:
+            found = pq.read_schema(path)
+        except (OSError, pa.ArrowInvalid) as error:
+            raise DatasetError(f"{path} is not a readable Parquet file: {error}") from None
+        missing = [f.name for f in schema if f.name not in found.names]
+        if missing:
+            raise DatasetError(f"{path} lacks column(s) {', '.join(missing)}")
+        wrong = [
+            f"{f.name} is {found.field(f.name).type}, not {f.type}"
+            for f in schema
+            if not _castable(found.field(f.name).type, f.type)
+        ]
+        if wrong:
+            raise DatasetError(f"{path} has a column of the wrong type: {'; '.join(wrong)}")
+    return dict(manifest)
+
+
+def _castable(found: pa.DataType, wanted: pa.DataType) -> bool:
+    """Integers widen or narrow to the format's widths (writers differ); other types must be
+    what the format says, or null (a column with no values)."""
+    if found == wanted or pa.types.is_null(found):
+        return True
+    return bool(pa.types.is_integer(found) and pa.types.is_integer(wanted))
+
+
+def read_dataset(directory: Path) -> Dataset:
+    """Read and check a dataset; every problem is a :class:`DatasetError` naming it."""
+    manifest = check_dataset(directory)
+    tables = {}
+    for name, schema in SCHEMAS.items():
+        path = directory / f"{name}.parquet"
+        try:
             table = pq.read_table(path)
         except (OSError, pa.ArrowInvalid) as error:
             raise DatasetError(f"{path} is not a readable Parquet file: {error}") from None
-        missing = [f.name for f in schema if f.name not in table.column_names]
-        if missing:
-            raise DatasetError(f"{path} lacks column(s) {', '.join(missing)}")
         try:
             tables[name] = table.select(schema.names).cast(schema)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
             raise DatasetError(f"{path} has a column of the wrong type: {error}") from None
-    return Dataset(dict(manifest), tables)
+    return Dataset(manifest, tables)

@@ -7,7 +7,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from flinkstate.dataset import DatasetError, from_simulation, read_dataset, write_dataset
+from flinkstate.dataset import (
+    SCHEMAS,
+    DatasetError,
+    check_dataset,
+    from_simulation,
+    read_dataset,
+    write_dataset,
+)
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
@@ -69,6 +76,11 @@ def test_bad_datasets_are_named(finished: NetworkWorld, tmp_path: Path) -> None:
     pq.write_table(pa.table({"buffer_id": [1]}), tmp_path / "keyed_state.parquet")
     with pytest.raises(DatasetError, match="lacks column"):
         read_dataset(tmp_path)
+    keyed = pa.table({name: ["x"] for name in SCHEMAS["keyed_state"].names})
+    pq.write_table(keyed, tmp_path / "keyed_state.parquet")
+    for read in (read_dataset, check_dataset):  # both refuse it before reading any row
+        with pytest.raises(DatasetError, match="subtask is string, not int32"):
+            read(tmp_path)
     (tmp_path / "keyed_state.parquet").write_bytes(b"not parquet")
     with pytest.raises(DatasetError, match="not a readable Parquet file"):
         read_dataset(tmp_path)

@@ -1,0 +1,44 @@
+"""Which master, and what ships to a cluster's executors."""
+
+from __future__ import annotations
+
+import zipfile
+from typing import TYPE_CHECKING
+
+import pytest
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.spark.session import MASTER_ENV, master_url, package_zip, spark_session
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def test_master_comes_from_argument_then_environment_then_local(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(MASTER_ENV, raising=False)
+    assert master_url() == "local[*]"
+    monkeypatch.setenv(MASTER_ENV, "spark://10.0.0.1:7077")
+    assert master_url() == "spark://10.0.0.1:7077"
+    assert master_url("local[2]") == "local[2]"
+    with pytest.raises(InvalidParameterError, match="'http://x' is not a master URL"):
+        master_url("http://x")
+
+
+@pytest.mark.slow
+def test_a_second_master_in_one_process_is_refused(spark: SparkSession) -> None:
+    assert spark_session("local[2]") is spark
+    with pytest.raises(InvalidParameterError, match="already running"):
+        spark_session("spark://127.0.0.1:7077")
+
+
+def test_the_package_ships_as_a_zip_of_its_modules() -> None:
+    with zipfile.ZipFile(package_zip()) as archive:
+        names = set(archive.namelist())
+    assert {
+        "flinkstate/__init__.py",
+        "flinkstate/keygroups.py",
+        "flinkstate/spark/tables.py",
+    } <= names
+    assert not any(name.endswith(".pyc") for name in names)
