@@ -8,6 +8,7 @@ need nothing installed and nothing from the driver's working directory.
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import zipfile
 from functools import cache
@@ -60,6 +61,9 @@ def spark_session(master: str | None = None, *, driver_memory: str | None = None
         .config("spark.ui.enabled", "false")
     )
     if wanted.startswith("local"):
+        # embedded: the Python workers are this interpreter, which has flinkstate and
+        # pyarrow installed (pyspark reads the variable when the context starts)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.config("spark.driver.bindAddress", "127.0.0.1").config(
             "spark.driver.host", "127.0.0.1"
         )

@@ -49,9 +49,7 @@ def in_flight(dataset: SparkDataset) -> DataFrame:
     )
     spans = F.col("continues_from_previous") | F.col("continues_into_next")
     contents = (
-        dataset.fragments.join(
-            dataset.buffers.select("buffer_id", "exchange", "side"), "buffer_id"
-        )
+        dataset.fragments.join(dataset.buffers.select("buffer_id", "exchange", "side"), "buffer_id")
         .groupBy("exchange", "side")
         .agg(
             F.countDistinct("record").alias("records"),
