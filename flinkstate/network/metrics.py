@@ -30,6 +30,8 @@ OWNER_KINDS = (
     "pre-filter",
     "post-filter",
 )
+#: the pools hold most segments most of the time; plotted beside the others they flatten them
+POOL_KINDS = ("network-pool", "pool")
 #: owners that exist only while a restored job recovers its in-flight data
 RECOVERY_KINDS = frozenset({"recovered", "recovered-exclusive", "pre-filter", "post-filter"})
 

@@ -13,11 +13,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.metrics import OWNER_KINDS, owner_kind
+from flinkstate.network.metrics import OWNER_KINDS, POOL_KINDS, owner_kind
 from flinkstate.sim.core import Event
-
-#: pool kinds hold most segments most of the time; plotted they flatten everything else
-_IDLE = ("network-pool", "pool")
 
 _OUTCOME_COLOURS = {
     "recovered": "#2ca02c",
@@ -60,7 +57,7 @@ def owner_timeline_figure(
     counts = owner_counts(events, initial_owners, every)
     figure = go.Figure()
     for kind in OWNER_KINDS:
-        if kind in _IDLE or not counts[kind].any():
+        if kind in POOL_KINDS or not counts[kind].any():
             continue
         figure.add_trace(
             go.Scatter(x=counts["step"], y=counts[kind], mode="lines", name=kind, line_shape="hv")

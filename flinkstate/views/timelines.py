@@ -17,12 +17,10 @@ from typing import Any
 import plotly.graph_objects as go
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.metrics import OWNER_KINDS, owner_kind
+from flinkstate.network.metrics import OWNER_KINDS, POOL_KINDS, owner_kind
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Event, Simulation, collector_paused
 
-#: owner kinds left out of the buffers panel: the pools hold most segments and would flatten it
-IDLE_KINDS = ("network-pool", "pool")
 #: how many connections the credits/backlog panel draws (those with the highest backlog)
 MAX_CONNECTIONS = 12
 _CHANNEL_KINDS = frozenset({"exclusive", "floating"})
@@ -202,7 +200,7 @@ def timelines_spec(timelines: Timelines, *, title: str | None = None) -> dict[st
 
     for kind in OWNER_KINDS:
         points = timelines.buffers.get(kind, [])
-        if kind in IDLE_KINDS or not any(v for _, v in points):
+        if kind in POOL_KINDS or not any(v for _, v in points):
             continue
         add(points, kind, 1, legendgroup="buffers", legendgrouptitle={"text": "buffers held"})
     shown = _busiest(timelines, MAX_CONNECTIONS)

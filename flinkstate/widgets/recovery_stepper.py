@@ -268,16 +268,7 @@ class RecoveryStepper:
             self.message.value = refusal("Nothing to step: this configuration has no run.")
             return False
         kinds = EVENTS_OF_INTEREST[self.until.value]
-        found = False
-        with collector_paused():
-            while simulation.step_count < self.total:
-                event = simulation.step()
-                if event is None:
-                    break
-                timelines.record(self._world(), event)
-                if event.action.kind in kinds:
-                    found = True
-                    break
+        found = self._advance(self.total, kinds)
         self.message.value = (
             ""
             if found or not kinds
@@ -295,14 +286,25 @@ class RecoveryStepper:
             simulation.goto(target)
             timelines.rewind(target)
         else:
-            with collector_paused():
-                while simulation.step_count < target:
-                    event = simulation.step()
-                    if event is None:
-                        break
-                    timelines.record(self._world(), event)
+            self._advance(target)
         self._sync_slider()
         self._render()
+
+    def _advance(self, target: int, stop_at: tuple[str, ...] = ()) -> bool:
+        """Step towards ``target``, recording the timelines; True when it stopped at an action
+        of a kind in ``stop_at``."""
+        simulation, timelines = self.simulation, self.timelines
+        assert simulation is not None
+        assert timelines is not None
+        with collector_paused():
+            while simulation.step_count < target:
+                event = simulation.step()
+                if event is None:
+                    return False
+                timelines.record(self._world(), event)
+                if event.action.kind in stop_at:
+                    return True
+        return False
 
     def _on_slider(self, change: dict[str, Any]) -> None:
         if not self._syncing and change["new"] != self.current_step:
