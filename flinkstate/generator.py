@@ -8,8 +8,10 @@ records in order, the partitioner routes each one (a key's key group and owning 
 computed with Flink's functions, vectorised), and each channel's bytes are cut into
 segment-sized buffers with records spanning buffers as their 4-byte length prefix and payload
 fall. The barrier cuts every channel's stream between two buffers: the first buffers were
-received by the consumer (its input channel state, led by the deserializer's partly consumed
-record), the rest were still queued in the producer's subpartition (output state).
+received by the consumer (its input channel state), the rest were still queued in the
+producer's subpartition (output state). The input state begins at a record boundary, as in
+Flink: a deserializer persists a record it had begun to read from its length prefix on, so no
+record of a channel is ever cut off at the front.
 
 Memory stays bounded by one batch of records: per channel only the stream offset carries over
 from batch to batch, and every finished batch is appended to the Parquet files.
@@ -94,7 +96,6 @@ class _Channel:
     """Where one channel's byte stream stands between batches."""
 
     offset: int = 0  # bytes of the stream written so far (the checkpoint's part of it)
-    records: int = 0
     #: fragments already in the buffer being filled (it goes on in the next batch)
     open_fragments: int = 0
 
@@ -159,7 +160,6 @@ def generate(
                     groups if keyed else None,
                     sizes.astype(np.int64) + LENGTH_PREFIX_BYTES,
                     targets,
-                    rng,
                     downstream,
                 )
                 writers["buffers"].write_table(buffers)
@@ -202,7 +202,6 @@ def _frame(
     groups: npt.NDArray[np.int32] | None,
     lengths: npt.NDArray[np.int64],
     targets: npt.NDArray[np.int32],
-    rng: np.random.Generator,
     downstream: str,
 ) -> tuple[pa.Table, pa.Table]:
     """Cut one batch of one source subtask's records into its channels' buffers: the
@@ -217,23 +216,14 @@ def _frame(
     starts_of_groups = np.concatenate(([0], bounds))
     # where each record starts in its channel's stream
     start = np.empty(len(ids), dtype=np.int64)
-    skip = np.zeros(len(ids), dtype=np.int64)  # bytes of a record consumed before the cut
     carried: list[tuple[int, int]] = []  # per channel group: (open buffer, fragments in it)
     for first, last in zip(starts_of_groups, (*bounds, len(ids)), strict=True):
         state = channels[int(channel_of[first])]
         carried.append((state.offset // size, state.open_fragments))
         local = np.cumsum(lengths[first:last]) - lengths[first:last]
-        if state.records == 0 and state.offset == 0 and spec.input_buffers > 0:
-            # the consumer's deserializer had read part of the first record: only the rest
-            # of it is in the checkpoint
-            consumed = int(rng.integers(0, lengths[first]))
-            skip[first] = consumed
-            local -= consumed
-            local[0] = 0
         start[first:last] = state.offset + local
-        state.offset = int(start[last - 1] + lengths[last - 1] - skip[last - 1])
-        state.records += last - first
-    end = start + lengths - skip  # exclusive, in stream bytes
+        state.offset = int(start[last - 1] + lengths[last - 1])
+    end = start + lengths  # exclusive, in stream bytes
     first_buffer = start // size
     last_buffer = (end - 1) // size
     pieces = (last_buffer - first_buffer + 1).astype(np.int64)
@@ -242,7 +232,7 @@ def _frame(
     buffer = first_buffer[record_index] + step
     lo = np.maximum(start[record_index], buffer * size)
     hi = np.minimum(end[record_index], (buffer + 1) * size)
-    fragment_start = lo - start[record_index] + skip[record_index]
+    fragment_start = lo - start[record_index]
     fragment_bytes = hi - lo
     channel = channel_of[record_index]
     buffer_id = (channel << _CHANNEL_SHIFT) | buffer

@@ -198,10 +198,7 @@ def keeps_record(
     plan = gate.plan
     if plan is None:
         return True
-    ambiguous = any(
-        vc.filtered and (vc.old_subtask, vc.old_channel) == virtual_channel
-        for vc in plan.virtual_channels[channel.index]
-    )
+    ambiguous = plan.filters_virtual_channel(channel.index, *virtual_channel)
     if not ambiguous or "no-filter" in world.faults:
         return True
     if world._owner_of(gate, record) == task.index:

@@ -11,7 +11,7 @@ simulator's recovery can be checked against it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from flinkstate.errors import InvalidParameterError
@@ -232,7 +232,7 @@ def _restore_subtask(
     for gate_index, exchange in enumerate(graph.inputs_of(op.name)):
         plan = exchanges[exchange.name].downstream[index]
         gates.append(plan)
-        channel_of = _new_channel_of(plan)
+        channel_of = plan.new_channel
         for old in plan.input_state_from:
             for state in inputs.get(old_op.subtask_name(old), ()):
                 info = state.info
@@ -318,26 +318,6 @@ def _splits_of(
         for split in checkpoint.subtask(old_op.subtask_name(old)).source_splits
     ]
     return tuple(split for position, split in enumerate(splits) if position % parallelism == index)
-
-
-def _new_channel_of(plan: DownstreamSubtaskRescale) -> Callable[[int], int]:
-    """Old channel -> the one new channel of the gate its buffers go to (Flink's
-    ``calculateMapping``: anything else is an error, a buffer is processed once)."""
-    mapping = plan.descriptor.rescaled_channels_mapping.invert()
-
-    def channel_of(old_channel: int) -> int:
-        if plan.descriptor is NO_RESCALE:
-            return old_channel
-        targets = mapping.mapped_indexes(old_channel)
-        if len(targets) != 1:
-            raise InvalidParameterError(
-                "One buffer is only distributed to one target InputChannel since one buffer "
-                f"is expected to be processed once by the same task (old channel {old_channel} "
-                f"maps to new channels {list(targets)})"
-            )
-        return targets[0]
-
-    return channel_of
 
 
 def _expected_owners(

@@ -61,6 +61,30 @@ class DownstreamSubtaskRescale:
     def all_virtual_channels(self) -> tuple[VirtualChannel, ...]:
         return tuple(vc for channel in self.virtual_channels for vc in channel)
 
+    def new_channel(self, old_channel: int) -> int:
+        """The one new channel of this gate that buffers of ``old_channel`` arrive on (Flink's
+        ``calculateMapping``: anything else is an error, a buffer is processed once)."""
+        if self.descriptor is NO_RESCALE:
+            return old_channel
+        targets = self.descriptor.rescaled_channels_mapping.invert().mapped_indexes(old_channel)
+        if len(targets) != 1:
+            raise InvalidParameterError(
+                "One buffer is only distributed to one target InputChannel since one buffer "
+                f"is expected to be processed once by the same task (old channel {old_channel} "
+                f"maps to new channels {list(targets)})"
+            )
+        return targets[0]
+
+    def filters_virtual_channel(self, channel: int, old_subtask: int, old_channel: int) -> bool:
+        """Whether records of virtual channel (``old_subtask``, ``old_channel``) arriving on
+        ``channel`` pass the record filter (only where the old subtask is ambiguous)."""
+        if not 0 <= channel < len(self.virtual_channels):
+            return False
+        return any(
+            vc.filtered and (vc.old_subtask, vc.old_channel) == (old_subtask, old_channel)
+            for vc in self.virtual_channels[channel]
+        )
+
 
 @dataclass(frozen=True)
 class UpstreamSubtaskRescale:

@@ -64,8 +64,11 @@ def spark_session(master: str | None = None, *, driver_memory: str | None = None
         # embedded: the Python workers are this interpreter, which has flinkstate and
         # pyarrow installed (pyspark reads the variable when the context starts)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        builder = builder.config("spark.driver.bindAddress", "127.0.0.1").config(
-            "spark.driver.host", "127.0.0.1"
+        # few shuffle partitions: one machine's cores, not a cluster's default of 200
+        builder = (
+            builder.config("spark.driver.bindAddress", "127.0.0.1")
+            .config("spark.driver.host", "127.0.0.1")
+            .config("spark.sql.shuffle.partitions", str(max(4, 2 * (os.cpu_count() or 2))))
         )
     if driver_memory:
         builder = builder.config("spark.driver.memory", driver_memory)

@@ -1,0 +1,260 @@
+"""Where every persisted buffer of a checkpoint goes when the job restarts at new parallelism.
+
+A checkpoint's channel state is a few large tables; the plan that decides its fate is small: for
+each exchange, :func:`~flinkstate.rescale.exchange.rescale_exchange` says which new subtask reads
+which old subtask's files, which new channel the bytes arrive on, and which virtual channels
+must filter records. This module turns that plan into one :class:`BufferRoute` per (persisted
+channel, receiving new subtask), so a large checkpoint can be routed by a join instead of by
+re-deriving Flink's rules per buffer. The routes are the same ones the model's own state
+assignment (:mod:`flinkstate.recovery.state_assignment`) follows.
+
+Direction words: the *consumer* of a buffer is the downstream subtask that deserializes it. For
+input state that is the subtask that persisted it (old) and the new subtask reading the file
+(new). Output state was persisted by an upstream subtask for subpartition ``s``, so its old
+consumer is downstream subtask ``s``; a new upstream subtask reads it and sends it on to every
+new consumer its subpartition maps to (or, with recover-output-on-downstream, the consumer reads
+the file itself).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.keygroups import check_parallelism, check_parallelism_against_max
+from flinkstate.rescale.descriptor import NO_RESCALE
+from flinkstate.rescale.exchange import ExchangeRescale, rescale_exchange
+from flinkstate.rescale.partitioner import Partitioner
+
+INPUT = "input"
+OUTPUT = "output"
+
+
+@dataclass(frozen=True)
+class OperatorShape:
+    """An operator as a checkpoint records it."""
+
+    name: str
+    parallelism: int
+    max_parallelism: int
+
+
+@dataclass(frozen=True)
+class ExchangeShape:
+    """An exchange as a checkpoint records it."""
+
+    name: str
+    upstream: str
+    downstream: str
+    partitioner: Partitioner
+    unaligned_supported: bool
+
+
+@dataclass(frozen=True)
+class JobShape:
+    """The operators and exchanges of a checkpointed job: all a rescale plan needs."""
+
+    operators: tuple[OperatorShape, ...]
+    exchanges: tuple[ExchangeShape, ...]
+
+    def __post_init__(self) -> None:
+        names = {op.name for op in self.operators}
+        for exchange in self.exchanges:
+            for end in (exchange.upstream, exchange.downstream):
+                if end not in names:
+                    raise InvalidParameterError(
+                        f"exchange {exchange.name} connects {end!r}, which is not among the "
+                        f"checkpoint's operators ({', '.join(sorted(names))})"
+                    )
+
+    @classmethod
+    def of(
+        cls, operators: Iterable[Mapping[str, object]], exchanges: Iterable[Mapping[str, object]]
+    ) -> JobShape:
+        """From rows of a dataset's ``operators`` and ``exchanges`` tables."""
+        return cls(
+            tuple(
+                OperatorShape(
+                    str(row["operator"]),
+                    int(str(row["parallelism"])),
+                    int(str(row["max_parallelism"])),
+                )
+                for row in operators
+            ),
+            tuple(
+                ExchangeShape(
+                    str(row["exchange"]),
+                    str(row["upstream"]),
+                    str(row["downstream"]),
+                    Partitioner.parse(str(row["partitioner"])),
+                    bool(row["unaligned_supported"]),
+                )
+                for row in exchanges
+            ),
+        )
+
+    def operator(self, name: str) -> OperatorShape:
+        for op in self.operators:
+            if op.name == name:
+                return op
+        raise InvalidParameterError(
+            f"no operator {name!r} in this checkpoint; it has "
+            + ", ".join(op.name for op in self.operators)
+        )
+
+    def exchange(self, name: str) -> ExchangeShape:
+        for exchange in self.exchanges:
+            if exchange.name == name:
+                return exchange
+        raise InvalidParameterError(
+            f"no exchange {name!r} in this checkpoint; it has "
+            + (", ".join(e.name for e in self.exchanges) or "none")
+        )
+
+    def new_parallelism(self, to: int, operators: Iterable[str] | None = None) -> dict[str, int]:
+        """Operator -> parallelism after rescaling ``operators`` (every one when None) to
+        ``to``; the others keep theirs. Refuses what Flink refuses to restore."""
+        check_parallelism(to, "new parallelism")
+        chosen = [op.name for op in self.operators] if operators is None else list(operators)
+        if not chosen:
+            raise InvalidParameterError("name at least one operator to rescale")
+        for name in chosen:
+            self.operator(name)
+        return self.checked(
+            {op.name: to if op.name in chosen else op.parallelism for op in self.operators}
+        )
+
+    def checked(self, parallelism: Mapping[str, int]) -> dict[str, int]:
+        """A complete operator -> new parallelism map, each within its max parallelism."""
+        result = {}
+        for op in self.operators:
+            new = check_parallelism(
+                parallelism.get(op.name, op.parallelism), f"{op.name} parallelism"
+            )
+            try:
+                check_parallelism_against_max(new, op.max_parallelism)
+            except InvalidParameterError:
+                raise InvalidParameterError(
+                    f"The state for task {op.name} can not be restored. The maximum parallelism "
+                    f"({op.max_parallelism}) of the restored state is lower than the configured "
+                    f"parallelism ({new}). Please reduce the parallelism of the task to be lower "
+                    "or equal to the maximum parallelism."
+                ) from None
+            result[op.name] = new
+        unknown = set(parallelism) - set(result)
+        if unknown:
+            raise InvalidParameterError(
+                f"unknown operator(s) {sorted(unknown)}; the job has "
+                + ", ".join(op.name for op in self.operators)
+            )
+        return result
+
+    def plans(
+        self, parallelism: Mapping[str, int], *, recover_output_on_downstream: bool = False
+    ) -> dict[str, ExchangeRescale]:
+        """Every exchange's rescale plan for the new parallelism."""
+        new = self.checked(parallelism)
+        return {
+            e.name: rescale_exchange(
+                e.partitioner,
+                (self.operator(e.upstream).parallelism, new[e.upstream]),
+                (self.operator(e.downstream).parallelism, new[e.downstream]),
+                recover_output_on_downstream=recover_output_on_downstream,
+                aligned_by_graph=not e.unaligned_supported,
+            )
+            for e in self.exchanges
+        }
+
+
+@dataclass(frozen=True)
+class BufferRoute:
+    """The buffers of one persisted channel, as received by one new consumer.
+
+    ``subtask`` and ``channel`` locate the persisted channel (the dataset's ``subtask`` and
+    ``channel_or_subpartition`` of ``side``); ``reader`` is the new subtask that reads the file
+    (of the downstream operator for input state, of the upstream one for output state unless
+    the consumer reads it); ``new_channel`` the consumer's input channel the bytes arrive on;
+    ``virtual_channel`` the (old subtask, old channel) whose deserializer reassembles them;
+    ``filtered`` whether the consumer drops the records it does not own.
+    """
+
+    exchange: str
+    side: str
+    subtask: int
+    channel: int
+    old_consumer: int
+    reader: int
+    new_consumer: int
+    new_channel: int
+    virtual_channel: tuple[int, int]
+    filtered: bool
+
+
+def buffer_routes(plan: ExchangeRescale, exchange: str) -> tuple[BufferRoute, ...]:
+    """Every route of ``exchange``'s channel state under ``plan`` (none when it is aligned)."""
+    if not plan.carries_channel_state:
+        return ()
+    up_old = plan.upstream_parallelism[0]
+    down_old = plan.downstream_parallelism[0]
+    routes: list[BufferRoute] = []
+    for consumer in plan.downstream:
+        channel_of = consumer.new_channel
+        for old in consumer.input_state_from:
+            for channel in range(up_old):
+                target = channel_of(channel)
+                routes.append(
+                    BufferRoute(
+                        exchange,
+                        INPUT,
+                        old,
+                        channel,
+                        old,
+                        consumer.subtask,
+                        consumer.subtask,
+                        target,
+                        (old, channel),
+                        consumer.filters_virtual_channel(target, old, channel),
+                    )
+                )
+        for old_upstream, subpartition in consumer.upstream_output_state_from:
+            target = channel_of(old_upstream)
+            routes.append(
+                BufferRoute(
+                    exchange,
+                    OUTPUT,
+                    old_upstream,
+                    subpartition,
+                    subpartition,
+                    consumer.subtask,
+                    consumer.subtask,
+                    target,
+                    (subpartition, old_upstream),
+                    consumer.filters_virtual_channel(target, subpartition, old_upstream),
+                )
+            )
+    for producer in plan.upstream:
+        for old in producer.output_state_from:
+            for subpartition in range(down_old):
+                if producer.descriptor is NO_RESCALE:
+                    consumers: tuple[int, ...] = (subpartition,)
+                else:
+                    consumers = producer.new_subpartitions(subpartition)
+                for new_consumer in consumers:
+                    routes.append(
+                        BufferRoute(
+                            exchange,
+                            OUTPUT,
+                            old,
+                            subpartition,
+                            subpartition,
+                            producer.subtask,
+                            new_consumer,
+                            producer.subtask,
+                            (subpartition, old),
+                            plan.downstream[new_consumer].filters_virtual_channel(
+                                producer.subtask, subpartition, old
+                            ),
+                        )
+                    )
+    return tuple(routes)

@@ -1,0 +1,81 @@
+"""Progress of a multi-job Spark computation: one bar step per phase, live task counts inside.
+
+Spark's own console bar needs the web UI, which the embedded session turns off; this reads the
+same counts from the status tracker while a phase's jobs run, so a long job on ten million
+records shows it is moving (a terminal bar, or a widget in a notebook).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: called with (phases done, phases in all, what runs now)
+ProgressCallback = Callable[[int, int, str], None]
+
+
+class SparkProgress:
+    """``with progress.phase("routing buffers"): ...`` around each phase's Spark actions."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        phases: int,
+        label: str,
+        show: bool | ProgressCallback = True,
+        poll_seconds: float = 0.5,
+    ) -> None:
+        self.spark = spark
+        self.phases = phases
+        self.done = 0
+        self.poll_seconds = poll_seconds
+        self.callback: ProgressCallback | None = show if callable(show) else None
+        self.bar: Any = None
+        if show is True:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=phases, desc=label, unit="phase")
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        if self.callback is not None:
+            self.callback(self.done, self.phases, name)
+        stop = threading.Event()
+        watcher = None
+        if self.bar is not None:
+            self.bar.set_postfix_str(name)
+            watcher = threading.Thread(target=self._watch, args=(name, stop), daemon=True)
+            watcher.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            if watcher is not None:
+                watcher.join()
+            self.done += 1
+            if self.bar is not None:
+                self.bar.set_postfix_str(name)
+                self.bar.update(1)
+            if self.callback is not None:
+                self.callback(self.done, self.phases, name)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+    def _watch(self, name: str, stop: threading.Event) -> None:
+        tracker = self.spark.sparkContext.statusTracker()
+        while not stop.wait(self.poll_seconds):
+            done = total = 0
+            for stage in tracker.getActiveStageIds():
+                info = tracker.getStageInfo(stage)
+                if info is not None:
+                    done += info.numCompletedTasks
+                    total += info.numTasks
+            if total:
+                self.bar.set_postfix_str(f"{name}: {done}/{total} tasks")

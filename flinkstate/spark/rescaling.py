@@ -1,0 +1,698 @@
+"""What rescaling does to a checkpoint's in-flight data, computed by Spark at any size.
+
+The answer comes in two sizes. The plan is small and computed on the driver with the model's
+own functions: per exchange, :func:`~flinkstate.rescale.exchange.rescale_exchange` for every
+new parallelism asked about, turned into buffer routes (:mod:`flinkstate.rescale.routes`).
+The data is large and stays with Spark: buffers are routed by a broadcast join with the routes,
+and every record's owner at each new parallelism comes from Flink's key-group functions run
+vectorised over Arrow batches (``mapInArrow``), partly aggregated per batch before Spark sums
+them. Only aggregates reach the driver: a row per (parallelism, exchange, side, old subtask,
+new subtask) at most.
+
+Counting rules, the same as the model's: a record counts once, where its first byte is (a
+record cut by the barrier starts in the input state and ends in the output state of the same
+channel); *spanning* records are those that go on into a later buffer; a *filtered* record
+reaches a subtask through a virtual channel that filters and belongs to another subtask (it is
+read and dropped; its bytes still had to be read). Output state copied to several new
+subpartitions is counted once per receiving subtask, which is why the bytes delivered can
+exceed the bytes persisted.
+
+Between calls the work that does not depend on the new parallelism (reading the tables, each
+record's key group) stays cached in Spark, so a notebook slider only pays for the routing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.keygroups import (
+    assign_to_key_group_array,
+    compute_operator_index_for_key_group_array,
+)
+from flinkstate.rescale.exchange import ExchangeRescale
+from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.rescale.routes import OUTPUT, JobShape, buffer_routes
+from flinkstate.spark.progress import ProgressCallback, SparkProgress
+from flinkstate.spark.tables import SparkDataset
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+#: at most this many new parallelisms in one sweep (each one is a route set and an owner column)
+MAX_SWEEP = 64
+
+_RECORDS_SCHEMA = (
+    "buffer_id long, exchange string, owner_key long, records long, bytes long, spanning long"
+)
+_OWNERS_SCHEMA = "buffer_id long, to int, owner int, records long, bytes long, spanning long"
+
+MOVEMENT_KEYS = ["to", "exchange", "side", "old_subtask", "new_subtask"]
+MOVEMENT_COLUMNS = [
+    *MOVEMENT_KEYS,
+    "buffers",
+    "bytes",
+    "records",
+    "kept_records",
+    "filtered_records",
+    "filtered_bytes",
+    "spanning_records",
+]
+SUBTASK_COLUMNS = [
+    "to",
+    "exchange",
+    "operator",
+    "subtask",
+    "reads_from",
+    "buffers",
+    "bytes",
+    "input_bytes",
+    "output_bytes",
+    "records",
+    "kept_records",
+    "filtered_records",
+    "filtered_bytes",
+    "spanning_records",
+    "virtual_channels",
+    "filtering_virtual_channels",
+    "virtual_channels_with_data",
+]
+SWEEP_COLUMNS = [
+    "to",
+    "exchange",
+    "old_parallelism",
+    "new_parallelism",
+    "persisted_bytes",
+    "delivered_bytes",
+    "amplification",
+    "moved_bytes",
+    "records",
+    "filtered_records",
+    "filtered_share",
+    "filtered_bytes",
+    "spanning_records",
+    "max_subtask_bytes",
+    "skew",
+    "virtual_channels",
+]
+
+_HASH, _CUSTOM, _NONE = 1, 2, 0
+
+
+@dataclass(frozen=True)
+class RescaleResult:
+    """The answer for one or more new parallelisms (``to``), as small pandas tables.
+
+    ``movement``: per (to, exchange, side, old subtask, new subtask) of the downstream operator,
+    the buffers, bytes and records that old consumer's in-flight data sends to that new one.
+    ``subtasks``: per new downstream subtask, what it must read and filter, and its virtual
+    channels. ``sweep``: a row per (to, exchange) to compare parallelisms. ``persisted``: the
+    checkpoint's own in-flight data per exchange and side.
+    """
+
+    description: str
+    shape: JobShape
+    rescaled: tuple[str, ...]
+    targets: tuple[int, ...]
+    parallelism: Mapping[int, Mapping[str, int]]
+    plans: Mapping[int, Mapping[str, ExchangeRescale]]
+    persisted: pd.DataFrame
+    movement: pd.DataFrame
+    subtasks: pd.DataFrame
+    sweep: pd.DataFrame
+
+    @property
+    def exchanges(self) -> tuple[str, ...]:
+        """Exchanges that carry channel state (the only ones a rescale moves data on)."""
+        return tuple(
+            name for name, plan in self.plans[self.targets[0]].items() if plan.carries_channel_state
+        )
+
+
+class RescalingPipeline:
+    """One checkpoint dataset in Spark, ready to answer "what if we rescale it to N"."""
+
+    def __init__(self, dataset: SparkDataset) -> None:
+        self.dataset = dataset
+        self.spark: SparkSession = dataset.buffers.sparkSession
+        self.shape = JobShape.of(
+            (row.asDict() for row in dataset.operators.collect()),
+            (row.asDict() for row in dataset.exchanges.collect()),
+        )
+        self._buffers: DataFrame | None = None
+        self._records: DataFrame | None = None
+        self._persisted: pd.DataFrame | None = None
+
+    @property
+    def description(self) -> str:
+        return str(self.dataset.manifest.get("description", ""))
+
+    def close(self) -> None:
+        """Drop what this pipeline cached in Spark."""
+        for frame in (self._buffers, self._records):
+            if frame is not None:
+                frame.unpersist()
+        self._buffers = self._records = None
+
+    # -- cached, independent of the new parallelism ------------------------------------------
+
+    def buffers(self) -> DataFrame:
+        if self._buffers is None:
+            from pyspark.sql import functions as F
+
+            self._buffers = self.dataset.buffers.select(
+                "buffer_id",
+                "exchange",
+                "side",
+                "subtask",
+                F.col("channel_or_subpartition").alias("channel"),
+                "size",
+            ).cache()
+        return self._buffers
+
+    def records(self) -> DataFrame:
+        """Record starts aggregated per (buffer, owner key): the key group for a keyed
+        exchange (Flink's murmur hash of the key, vectorised), the key itself for a custom
+        partitioner, -1 where ownership does not depend on the record."""
+        if self._records is None:
+            from pyspark.sql import functions as F
+
+            kinds = self._kinds()
+            starts = (
+                self.dataset.fragments.where(~F.col("continues_from_previous"))
+                .select("buffer_id", "key", "record_bytes", "continues_into_next")
+                .join(self.buffers().select("buffer_id", "exchange"), "buffer_id")
+            )
+
+            def owner_keys(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+                for batch in batches:
+                    yield _owner_keys(batch, kinds)
+
+            self._records = (
+                starts.mapInArrow(owner_keys, _RECORDS_SCHEMA)
+                .repartition("buffer_id")
+                .groupBy("buffer_id", "exchange", "owner_key")
+                .agg(
+                    F.sum("records").alias("records"),
+                    F.sum("bytes").alias("bytes"),
+                    F.sum("spanning").alias("spanning"),
+                )
+                .cache()
+            )
+        return self._records
+
+    def persisted(self) -> pd.DataFrame:
+        """Per exchange and side: buffers, bytes and records in the checkpoint."""
+        if self._persisted is None:
+            from pyspark.sql import functions as F
+
+            volume = (
+                self.buffers()
+                .groupBy("exchange", "side")
+                .agg(F.count("*").alias("buffers"), F.sum("size").alias("bytes"))
+            )
+            contents = (
+                self.records()
+                .join(self.buffers().select("buffer_id", "side"), "buffer_id")
+                .groupBy("exchange", "side")
+                .agg(F.sum("records").alias("records"), F.sum("spanning").alias("spanning"))
+            )
+            frame = volume.join(contents, ["exchange", "side"], "left").toPandas()
+            self._persisted = _ints(frame, ["buffers", "bytes", "records", "spanning"]).sort_values(
+                ["exchange", "side"], ignore_index=True
+            )
+        return self._persisted
+
+    # -- per question ------------------------------------------------------------------------
+
+    def analyse(
+        self,
+        to: int | Sequence[int],
+        operators: Sequence[str] | None = None,
+        *,
+        recover_output_on_downstream: bool = False,
+        progress: bool | ProgressCallback = True,
+    ) -> RescaleResult:
+        """Rescale ``operators`` (every operator when None) to each parallelism in ``to``."""
+        targets = _targets(to)
+        rescaled = (
+            tuple(op.name for op in self.shape.operators)
+            if operators is None
+            else tuple(dict.fromkeys(operators))
+        )
+        return self.analyse_parallelisms(
+            {t: self.shape.new_parallelism(t, rescaled) for t in targets},
+            recover_output_on_downstream=recover_output_on_downstream,
+            progress=progress,
+        )
+
+    def analyse_parallelisms(
+        self,
+        scenarios: Mapping[int, Mapping[str, int]],
+        *,
+        recover_output_on_downstream: bool = False,
+        progress: bool | ProgressCallback = True,
+    ) -> RescaleResult:
+        """Each scenario (label -> operator -> new parallelism; operators not named keep
+        theirs) in one Spark job; the label is the ``to`` column of the tables."""
+        if not scenarios:
+            raise InvalidParameterError("name at least one new parallelism")
+        if len(scenarios) > MAX_SWEEP:
+            raise InvalidParameterError(
+                f"a sweep of {len(scenarios)} parallelisms is more than {MAX_SWEEP}; narrow it"
+            )
+        targets = tuple(sorted(scenarios))
+        parallelism = {t: self.shape.checked(scenarios[t]) for t in targets}
+        rescaled = tuple(
+            op.name
+            for op in self.shape.operators
+            if any(p[op.name] != op.parallelism for p in parallelism.values())
+        )
+        plans = {
+            t: self.shape.plans(p, recover_output_on_downstream=recover_output_on_downstream)
+            for t, p in parallelism.items()
+        }
+        routes = _routes_frame(plans)
+        self._check_filters(routes)
+        bar = SparkProgress(self.spark, 4, "rescale " + ",".join(map(str, targets)), progress)
+        routed: DataFrame | None = None
+        try:
+            with bar.phase("reading the checkpoint"):
+                persisted = self.persisted()
+            with bar.phase("routing buffers"):
+                routed = self._route(routes)
+                movement = self._movement(routed, targets, parallelism)
+            with bar.phase("virtual channels"):
+                active = self._active_virtual_channels(routed)
+            with bar.phase("summing up"):
+                subtasks = _subtasks(movement, active, plans, self.shape)
+                sweep = _sweep(movement, subtasks, persisted, plans, self.shape)
+        finally:
+            if routed is not None:
+                routed.unpersist()
+            bar.close()
+        return RescaleResult(
+            self.description,
+            self.shape,
+            rescaled,
+            targets,
+            parallelism,
+            plans,
+            persisted,
+            movement,
+            subtasks,
+            sweep,
+        )
+
+    def key_groups(self, exchange: str, to: int) -> pd.DataFrame:
+        """Per key group of a keyed exchange's consumer: its owner before and after rescaling
+        it to ``to``, the in-flight records and bytes in it, and its keyed state entries."""
+        from pyspark.sql import functions as F
+
+        shape = self.shape.exchange(exchange)
+        if shape.partitioner is not Partitioner.HASH:
+            raise InvalidParameterError(
+                f"{exchange} is a {shape.partitioner.datastream_call} exchange; key groups "
+                "belong to keyBy() exchanges"
+            )
+        operator = self.shape.operator(shape.downstream)
+        new = self.shape.checked({operator.name: to})[operator.name]
+        max_p = operator.max_parallelism
+        volume = (
+            self.records()
+            .where(F.col("exchange") == exchange)
+            .groupBy(F.col("owner_key").cast("int").alias("key_group"))
+            .agg(F.sum("records").alias("records"), F.sum("bytes").alias("bytes"))
+            .toPandas()
+        )
+        state = (
+            self.dataset.keyed_state.where(F.col("operator") == operator.name)
+            .groupBy("key_group")
+            .agg(F.sum("entries").alias("state_entries"))
+            .toPandas()
+        )
+        groups = np.arange(max_p, dtype=np.int64)
+        frame = pd.DataFrame(
+            {
+                "key_group": groups.astype(np.int32),
+                "old_subtask": compute_operator_index_for_key_group_array(
+                    max_p, operator.parallelism, groups
+                ),
+                "new_subtask": compute_operator_index_for_key_group_array(max_p, new, groups),
+            }
+        )
+        frame = frame.merge(volume, on="key_group", how="left").merge(
+            state, on="key_group", how="left"
+        )
+        return _ints(frame, ["records", "bytes", "state_entries"])
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _kinds(self) -> dict[str, tuple[int, int]]:
+        """Exchange -> (owner rule, the consumer's max parallelism)."""
+        kinds = {}
+        for exchange in self.shape.exchanges:
+            rule = {Partitioner.HASH: _HASH, Partitioner.CUSTOM: _CUSTOM}.get(
+                exchange.partitioner, _NONE
+            )
+            kinds[exchange.name] = (rule, self.shape.operator(exchange.downstream).max_parallelism)
+        return kinds
+
+    def _check_filters(self, routes: pd.DataFrame) -> None:
+        kinds = self._kinds()
+        for name in routes.loc[routes["filtered"], "exchange"].unique():
+            if kinds[name][0] == _NONE:
+                raise InvalidParameterError(
+                    f"{name} would filter records on recovery, but its partitioner gives no "
+                    "owner for a record"
+                )
+
+    def _route(self, routes: pd.DataFrame) -> DataFrame:
+        from pyspark.sql import functions as F
+
+        table = self.spark.createDataFrame(routes)
+        routed = self.buffers().join(
+            F.broadcast(table), ["exchange", "side", "subtask", "channel"], "left"
+        )
+        return routed.cache()
+
+    def _movement(
+        self,
+        routed: DataFrame,
+        targets: tuple[int, ...],
+        parallelism: Mapping[int, Mapping[str, int]],
+    ) -> pd.DataFrame:
+        from pyspark.sql import functions as F
+
+        kinds = self._kinds()
+        new_p = {
+            e.name: tuple(parallelism[t][e.downstream] for t in targets)
+            for e in self.shape.exchanges
+        }
+
+        def owners(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            for batch in batches:
+                yield _owners(batch, kinds, targets, new_p)
+
+        partials = (
+            self.records()
+            .mapInArrow(owners, _OWNERS_SCHEMA)
+            .groupBy("buffer_id", "to", "owner")
+            .agg(
+                F.sum("records").alias("records"),
+                F.sum("bytes").alias("bytes"),
+                F.sum("spanning").alias("spanning"),
+            )
+        )
+        volume = routed.groupBy(*MOVEMENT_KEYS).agg(
+            F.count("*").alias("buffers"), F.sum("size").alias("bytes")
+        )
+        drops = F.col("filtered") & (F.col("owner") != F.col("new_subtask"))
+        contents = (
+            routed.select("buffer_id", *MOVEMENT_KEYS, "filtered")
+            .where(F.col("to").isNotNull())
+            .join(partials, ["buffer_id", "to"])
+            .groupBy(*MOVEMENT_KEYS)
+            .agg(
+                F.sum("records").alias("records"),
+                F.sum(F.when(drops, 0).otherwise(F.col("records"))).alias("kept_records"),
+                F.sum(F.when(drops, F.col("records")).otherwise(0)).alias("filtered_records"),
+                F.sum(F.when(drops, F.col("bytes")).otherwise(0)).alias("filtered_bytes"),
+                F.sum("spanning").alias("spanning_records"),
+            )
+        )
+        frame: pd.DataFrame = volume.join(contents, MOVEMENT_KEYS, "left").toPandas()
+        unrouted = frame[frame["to"].isna()]
+        if not unrouted.empty:
+            where = ", ".join(sorted({f"{r.exchange} ({r.side})" for r in unrouted.itertuples()}))
+            raise InvalidParameterError(
+                f"{int(unrouted['buffers'].sum())} persisted buffer(s) of {where} belong to no "
+                "channel of the job the checkpoint describes (an aligned exchange, or a channel "
+                "index beyond the parallelism): the checkpoint is inconsistent"
+            )
+        frame = _ints(frame, ["to", "old_subtask", "new_subtask", *MOVEMENT_COLUMNS[5:]])
+        return frame[MOVEMENT_COLUMNS].sort_values(MOVEMENT_KEYS, ignore_index=True)
+
+    def _active_virtual_channels(self, routed: DataFrame) -> pd.DataFrame:
+        keys = ["to", "exchange", "new_subtask"]
+        frame = (
+            routed.where(routed["to"].isNotNull())
+            .select(*keys, "vc_subtask", "vc_channel")
+            .distinct()
+            .groupBy(*keys)
+            .count()
+            .toPandas()
+        )
+        return _ints(frame, ["to", "new_subtask", "count"]).rename(
+            columns={"new_subtask": "subtask", "count": "virtual_channels_with_data"}
+        )
+
+
+def _targets(to: int | Sequence[int]) -> tuple[int, ...]:
+    values = [to] if isinstance(to, int) else list(to)
+    if not values:
+        raise InvalidParameterError("name at least one new parallelism")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            raise InvalidParameterError(f"a parallelism must be a whole number, got {value!r}")
+    unique = tuple(sorted({int(v) for v in values}))
+    if len(unique) > MAX_SWEEP:
+        raise InvalidParameterError(
+            f"a sweep of {len(unique)} parallelisms is more than {MAX_SWEEP}; narrow it"
+        )
+    return unique
+
+
+def _routes_frame(plans: Mapping[int, Mapping[str, ExchangeRescale]]) -> pd.DataFrame:
+    rows = [
+        (
+            to,
+            r.exchange,
+            r.side,
+            r.subtask,
+            r.channel,
+            r.old_consumer,
+            r.reader,
+            r.new_consumer,
+            r.new_channel,
+            r.virtual_channel[0],
+            r.virtual_channel[1],
+            r.filtered,
+        )
+        for to, by_exchange in plans.items()
+        for name, plan in by_exchange.items()
+        for r in buffer_routes(plan, name)
+    ]
+    frame = pd.DataFrame(
+        rows,
+        columns=[
+            "to",
+            "exchange",
+            "side",
+            "subtask",
+            "channel",
+            "old_subtask",
+            "reader",
+            "new_subtask",
+            "new_channel",
+            "vc_subtask",
+            "vc_channel",
+            "filtered",
+        ],
+    )
+    ints = [c for c in frame.columns if c not in ("exchange", "side", "filtered")]
+    frame[ints] = frame[ints].astype("int32")
+    frame["filtered"] = frame["filtered"].astype(bool)
+    return frame
+
+
+def _owner_keys(batch: pa.RecordBatch, kinds: Mapping[str, tuple[int, int]]) -> pa.RecordBatch:
+    exchange = batch.column("exchange")
+    keys = batch.column("key").to_numpy(zero_copy_only=False)
+    owner_key = np.full(len(keys), -1, dtype=np.int64)
+    for name in pc.unique(exchange).to_pylist():
+        rule, max_p = kinds.get(name, (_NONE, 0))
+        if rule == _NONE:
+            continue
+        mask = pc.equal(exchange, name).to_numpy(zero_copy_only=False)
+        if rule == _HASH:
+            owner_key[mask] = assign_to_key_group_array(keys[mask], max_p, "long")
+        else:
+            owner_key[mask] = keys[mask]
+    return pa.RecordBatch.from_arrays(
+        [
+            batch.column("buffer_id"),
+            exchange,
+            pa.array(owner_key, pa.int64()),
+            pa.array(np.ones(len(keys), dtype=np.int64)),
+            pc.cast(batch.column("record_bytes"), pa.int64()),
+            pc.cast(batch.column("continues_into_next"), pa.int64()),
+        ],
+        names=["buffer_id", "exchange", "owner_key", "records", "bytes", "spanning"],
+    )
+
+
+def _owners(
+    batch: pa.RecordBatch,
+    kinds: Mapping[str, tuple[int, int]],
+    targets: tuple[int, ...],
+    new_p: Mapping[str, tuple[int, ...]],
+) -> pa.RecordBatch:
+    """Each row's owner at every new parallelism, summed per (buffer, to, owner) within the
+    batch so that Spark aggregates few rows."""
+    exchange = batch.column("exchange")
+    owner_key = batch.column("owner_key").to_numpy(zero_copy_only=False)
+    masks = {
+        name: pc.equal(exchange, name).to_numpy(zero_copy_only=False)
+        for name in pc.unique(exchange).to_pylist()
+    }
+    parts = []
+    for index, to in enumerate(targets):
+        owner = np.full(len(owner_key), -1, dtype=np.int32)
+        for name, mask in masks.items():
+            rule, max_p = kinds.get(name, (_NONE, 0))
+            parallelism = new_p[name][index]
+            if rule == _HASH:
+                owner[mask] = compute_operator_index_for_key_group_array(
+                    max_p, parallelism, owner_key[mask]
+                )
+            elif rule == _CUSTOM:
+                owner[mask] = owner_key[mask] % parallelism
+        parts.append(
+            pa.table(
+                {
+                    "buffer_id": batch.column("buffer_id"),
+                    "to": pa.array(np.full(len(owner), to, dtype=np.int32)),
+                    "owner": pa.array(owner),
+                    "records": batch.column("records"),
+                    "bytes": batch.column("bytes"),
+                    "spanning": batch.column("spanning"),
+                }
+            )
+            .group_by(["buffer_id", "to", "owner"])
+            .aggregate([("records", "sum"), ("bytes", "sum"), ("spanning", "sum")])
+        )
+    merged = pa.concat_tables(parts)
+    names = ["buffer_id", "to", "owner", "records", "bytes", "spanning"]
+    found = ["buffer_id", "to", "owner", "records_sum", "bytes_sum", "spanning_sum"]
+    return pa.RecordBatch.from_arrays(
+        [merged.column(name).combine_chunks() for name in found], names=names
+    )
+
+
+def _ints(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    frame = frame.copy()
+    for column in columns:
+        if column in frame:
+            frame[column] = frame[column].fillna(0).astype("int64")
+    return frame
+
+
+def _subtasks(
+    movement: pd.DataFrame,
+    active: pd.DataFrame,
+    plans: Mapping[int, Mapping[str, ExchangeRescale]],
+    shape: JobShape,
+) -> pd.DataFrame:
+    sums = [
+        "buffers",
+        "bytes",
+        "records",
+        "kept_records",
+        "filtered_records",
+        "filtered_bytes",
+        "spanning_records",
+    ]
+    by_subtask = movement.groupby(["to", "exchange", "new_subtask"])[sums].sum()
+    by_side = movement.pivot_table(
+        index=["to", "exchange", "new_subtask"],
+        columns="side",
+        values="bytes",
+        aggfunc="sum",
+        fill_value=0,
+    )
+    active_by = active.set_index(["to", "exchange", "subtask"])["virtual_channels_with_data"]
+    rows = []
+    for to, by_exchange in plans.items():
+        for name, plan in by_exchange.items():
+            if not plan.carries_channel_state:
+                continue
+            operator = shape.exchange(name).downstream
+            for consumer in plan.downstream:
+                key = (to, name, consumer.subtask)
+                found = by_subtask.loc[key] if key in by_subtask.index else None
+                channels = consumer.all_virtual_channels if consumer.demultiplexes else ()
+                row = {
+                    "to": to,
+                    "exchange": name,
+                    "operator": operator,
+                    "subtask": consumer.subtask,
+                    "reads_from": " ".join(map(str, consumer.input_state_from)),
+                    **{s: 0 if found is None else int(found[s]) for s in sums},
+                    "input_bytes": _side(by_side, key, "input"),
+                    "output_bytes": _side(by_side, key, OUTPUT),
+                    "virtual_channels": len(channels),
+                    "filtering_virtual_channels": sum(vc.filtered for vc in channels),
+                    "virtual_channels_with_data": int(active_by.get(key, 0)),
+                }
+                rows.append(row)
+    return pd.DataFrame(rows, columns=SUBTASK_COLUMNS)
+
+
+def _side(by_side: pd.DataFrame, key: tuple[int, str, int], side: str) -> int:
+    if side not in by_side.columns or key not in by_side.index:
+        return 0
+    return int(by_side.loc[key, side])
+
+
+def _sweep(
+    movement: pd.DataFrame,
+    subtasks: pd.DataFrame,
+    persisted: pd.DataFrame,
+    plans: Mapping[int, Mapping[str, ExchangeRescale]],
+    shape: JobShape,
+) -> pd.DataFrame:
+    persisted_bytes = persisted.groupby("exchange")["bytes"].sum()
+    rows = []
+    for to, by_exchange in plans.items():
+        for name, plan in by_exchange.items():
+            if not plan.carries_channel_state:
+                continue
+            moved = movement[(movement["to"] == to) & (movement["exchange"] == name)]
+            per_subtask = subtasks[(subtasks["to"] == to) & (subtasks["exchange"] == name)]
+            delivered = int(moved["bytes"].sum())
+            stored = int(persisted_bytes.get(name, 0))
+            records = int(moved["records"].sum())
+            filtered = int(moved["filtered_records"].sum())
+            mean = float(per_subtask["bytes"].mean()) if len(per_subtask) else 0.0
+            biggest = int(per_subtask["bytes"].max()) if len(per_subtask) else 0
+            rows.append(
+                {
+                    "to": to,
+                    "exchange": name,
+                    "old_parallelism": plan.downstream_parallelism[0],
+                    "new_parallelism": plan.downstream_parallelism[1],
+                    "persisted_bytes": stored,
+                    "delivered_bytes": delivered,
+                    "amplification": delivered / stored if stored else 0.0,
+                    "moved_bytes": int(
+                        moved.loc[moved["old_subtask"] != moved["new_subtask"], "bytes"].sum()
+                    ),
+                    "records": records,
+                    "filtered_records": filtered,
+                    "filtered_share": filtered / records if records else 0.0,
+                    "filtered_bytes": int(moved["filtered_bytes"].sum()),
+                    "spanning_records": int(moved["spanning_records"].sum()),
+                    "max_subtask_bytes": biggest,
+                    "skew": biggest / mean if mean else 0.0,
+                    "virtual_channels": int(per_subtask["virtual_channels"].sum()),
+                }
+            )
+    return pd.DataFrame(rows, columns=SWEEP_COLUMNS)

@@ -1,0 +1,302 @@
+"""The Spark pipeline's answers against the model's own: the state assignment a restarted job
+follows (sample checkpoints), the record filter the simulated recovery applies, and Flink's
+scalar key-group functions row by row (generated checkpoints)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pandas as pd
+import pytest
+
+from flinkstate.dataset import read_dataset
+from flinkstate.errors import InvalidParameterError
+from flinkstate.generator import GeneratorSpec, generate
+from flinkstate.keygroups import assign_key_to_parallel_operator
+from flinkstate.recovery.scenarios import ScenarioRun, run_scenario
+from flinkstate.recovery.state_assignment import RecoveredChunk, StateAssignment, assign_state
+from flinkstate.rescale.routes import JobShape
+from flinkstate.samples import SAMPLES
+from flinkstate.spark.rescaling import MOVEMENT_COLUMNS, MOVEMENT_KEYS, RescalingPipeline
+from flinkstate.spark.tables import load
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+SUMS = MOVEMENT_COLUMNS[len(MOVEMENT_KEYS) :]
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[str, ScenarioRun]:
+    """Each sample's scenario run to its end: the checkpoint, the restored job, its filter."""
+    return {
+        name: run_scenario(sample.scenario, seed=sample.seed, overrides=sample.overrides)
+        for name, sample in SAMPLES.items()
+    }
+
+
+@pytest.fixture(scope="module")
+def pipelines(spark: SparkSession) -> dict[str, RescalingPipeline]:
+    made = {name: RescalingPipeline(load(spark, DATA / name)) for name in SAMPLES}
+    yield made
+    for pipeline in made.values():
+        pipeline.close()
+
+
+def model_movement(assignment: StateAssignment, label: int) -> pd.DataFrame:
+    """The movement table from the model's state assignment: every recovered chunk, where it
+    goes, and whether its records pass the consumer's filter."""
+    graph = assignment.graph
+    sums: dict[tuple[object, ...], list[int]] = defaultdict(lambda: [0] * len(SUMS))
+
+    def add(name: str, side: str, old: int, new: int, chunk: RecoveredChunk, filters: bool) -> None:
+        row = sums[(label, name, side, old, new)]
+        row[0] += 1
+        row[1] += chunk.size
+        for fragment in chunk.fragments:
+            if not fragment.is_first:
+                continue
+            dropped = filters and assignment.expected_owner[(fragment.record, name)] != new
+            row[2] += 1
+            row[3] += not dropped
+            row[4] += dropped
+            row[5] += fragment.total if dropped else 0
+            row[6] += not fragment.is_last
+
+    for exchange in graph.exchanges:
+        plan = assignment.exchanges[exchange.name]
+        down, up = graph.operator(exchange.downstream), graph.operator(exchange.upstream)
+        gate = graph.inputs_of(down.name).index(exchange)
+        partition = graph.outputs_of(up.name).index(exchange)
+        for new in range(down.parallelism):
+            consumer = plan.downstream[new]
+            for chunk in assignment.subtasks[down.subtask_name(new)].input_state:
+                if chunk.index == gate:
+                    channel = consumer.new_channel(chunk.old_channel)
+                    side = "output" if chunk.upstream_output else "input"
+                    filters = consumer.filters_virtual_channel(
+                        channel, chunk.old_subtask, chunk.old_channel
+                    )
+                    add(exchange.name, side, chunk.old_subtask, new, chunk, filters)
+        for producer in range(up.parallelism):
+            for chunk in assignment.subtasks[up.subtask_name(producer)].output_state:
+                if chunk.index == partition:
+                    for new in chunk.targets:
+                        filters = plan.downstream[new].filters_virtual_channel(
+                            producer, chunk.old_subtask, chunk.old_channel
+                        )
+                        add(exchange.name, "output", chunk.old_subtask, new, chunk, filters)
+    frame = pd.DataFrame(
+        [(*key, *values) for key, values in sums.items()], columns=MOVEMENT_COLUMNS
+    )
+    return _normalised(frame)
+
+
+def _normalised(frame: pd.DataFrame) -> pd.DataFrame:
+    frame = frame[MOVEMENT_COLUMNS].copy()
+    for column in MOVEMENT_COLUMNS:
+        if column not in ("exchange", "side"):
+            frame[column] = frame[column].astype("int64")
+    return frame.sort_values(MOVEMENT_KEYS, ignore_index=True)
+
+
+def _sweep(run: ScenarioRun) -> list[dict[str, int]]:
+    """New parallelisms to try on a sample: its scenario's own, and every operator at 1, 2, 3
+    and 7 (above most old parallelisms)."""
+    assert run.checkpoint is not None
+    assert run.checkpoint.graph is not None
+    graph = run.checkpoint.graph
+    assert run.assignment is not None
+    scenario = {op.name: op.parallelism for op in run.assignment.graph.operators}
+    uniform = [{op.name: p for op in graph.operators} for p in (1, 2, 3, 7)]
+    return [scenario, *uniform]
+
+
+@pytest.mark.parametrize("name", list(SAMPLES))
+def test_movement_equals_the_model_state_assignment(
+    name: str, runs: dict[str, ScenarioRun], pipelines: dict[str, RescalingPipeline]
+) -> None:
+    run = runs[name]
+    assert run.checkpoint is not None
+    scenarios = dict(enumerate(_sweep(run), start=1))
+    result = pipelines[name].analyse_parallelisms(scenarios, progress=False)
+    expected = pd.concat(
+        [model_movement(assign_state(run.checkpoint, p), label) for label, p in scenarios.items()],
+        ignore_index=True,
+    )
+    pd.testing.assert_frame_equal(_normalised(result.movement), _normalised(expected))
+    # a rescale reads every persisted byte at least once: nothing is lost on the way
+    delivered = result.movement.groupby(["to", "exchange"])["bytes"].sum()
+    persisted = result.persisted.groupby("exchange")["bytes"].sum()
+    for (_, exchange), value in delivered.items():
+        assert value >= persisted[exchange]
+
+
+@pytest.mark.parametrize("name", ["rebalance", "spanning-records"])
+def test_filtered_records_equal_what_the_simulated_recovery_dropped(
+    name: str, runs: dict[str, ScenarioRun], pipelines: dict[str, RescalingPipeline]
+) -> None:
+    run = runs[name]
+    assert run.assignment is not None
+    assert run.world is not None
+    new = {op.name: op.parallelism for op in run.assignment.graph.operators}
+    result = pipelines[name].analyse_parallelisms({1: new}, progress=False)
+    dropped: dict[tuple[str, int], int] = defaultdict(int)
+    fragments = read_dataset(DATA / name).tables
+    exchange_of = (
+        fragments["fragments"]
+        .to_pandas()
+        .merge(fragments["buffers"].to_pandas(), on="buffer_id")
+        .drop_duplicates("record")
+        .set_index("record")["exchange"]
+    )
+    for record, owner in run.world.filtered:
+        task = run.world.tasks[owner.removeprefix("task ")]
+        exchange = str(exchange_of[record])
+        assert result.shape.exchange(exchange).downstream == task.operator
+        dropped[(exchange, task.index)] += 1
+    assert sum(dropped.values()) > 0, "the scenario filters records"
+    found = {
+        (row.exchange, row.subtask): row.filtered_records
+        for row in result.subtasks.itertuples()
+        if row.filtered_records
+    }
+    assert found == dict(dropped)
+
+
+def test_spanning_records_and_empty_channels(pipelines: dict[str, RescalingPipeline]) -> None:
+    result = pipelines["spanning-records"].analyse([2, 5], progress=False)
+    assert result.persisted["spanning"].sum() > 0
+    assert (result.sweep["spanning_records"] > 0).all()
+    # every new subtask has a row, the ones that receive nothing with zeros
+    for (to, _exchange), group in result.subtasks.groupby(["to", "exchange"]):
+        assert sorted(group["subtask"]) == list(range(to))
+    idle = result.subtasks[result.subtasks["bytes"] == 0]
+    assert not idle.empty
+    assert (idle[["records", "filtered_records", "virtual_channels_with_data"]] == 0).all().all()
+    # subtask totals add up to the movement
+    totals = result.subtasks.groupby(["to", "exchange"])[["bytes", "records"]].sum()
+    moved = result.movement.groupby(["to", "exchange"])[["bytes", "records"]].sum()
+    pd.testing.assert_frame_equal(totals.loc[moved.index], moved)
+
+
+def test_no_rescale_keeps_every_byte_where_it_was(
+    pipelines: dict[str, RescalingPipeline],
+) -> None:
+    pipeline = pipelines["keyed"]
+    same = {op.name: op.parallelism for op in pipeline.shape.operators}
+    result = pipeline.analyse_parallelisms({0: same}, progress=False)
+    assert (result.movement["old_subtask"] == result.movement["new_subtask"]).all()
+    assert result.movement["filtered_records"].sum() == 0
+    assert (result.sweep["moved_bytes"] == 0).all()
+    assert (result.sweep["amplification"] == 1.0).all()
+
+
+def reference_movement(directory: Path, parallelism: Mapping[str, int]) -> pd.DataFrame:
+    """Row by row with the scalar functions: route each buffer by the plan, each record's
+    owner by Flink's key-group assignment."""
+    tables = {name: t.to_pandas() for name, t in read_dataset(directory).tables.items()}
+    shape = JobShape.of(
+        tables["operators"].to_dict("records"), tables["exchanges"].to_dict("records")
+    )
+    plans = shape.plans(parallelism)
+    fragments = tables["fragments"]
+    starts = fragments[~fragments["continues_from_previous"]].groupby("buffer_id")
+    sums: dict[tuple[object, ...], list[int]] = defaultdict(lambda: [0] * len(SUMS))
+    for buffer in tables["buffers"].itertuples():
+        plan = plans[buffer.exchange]
+        exchange = shape.exchange(buffer.exchange)
+        consumer_op = shape.operator(exchange.downstream)
+        receivers = []
+        if buffer.side == "input":
+            for consumer in plan.downstream:
+                if buffer.subtask in consumer.input_state_from:
+                    channel = consumer.new_channel(buffer.channel_or_subpartition)
+                    vc = (buffer.subtask, buffer.channel_or_subpartition)
+                    receivers.append((consumer.subtask, channel, vc))
+        else:
+            for producer in plan.upstream:
+                if buffer.subtask in producer.output_state_from:
+                    for new in producer.new_subpartitions(buffer.channel_or_subpartition):
+                        vc = (buffer.channel_or_subpartition, buffer.subtask)
+                        receivers.append((new, producer.subtask, vc))
+        old = buffer.subtask if buffer.side == "input" else buffer.channel_or_subpartition
+        records = (
+            starts.get_group(buffer.buffer_id)
+            if buffer.buffer_id in starts.groups
+            else fragments.iloc[:0]
+        )
+        for new, channel, vc in receivers:
+            filters = plan.downstream[new].filters_virtual_channel(channel, *vc)
+            row = sums[(0, buffer.exchange, buffer.side, old, new)]
+            row[0] += 1
+            row[1] += buffer.size
+            for record in records.itertuples():
+                owner = assign_key_to_parallel_operator(
+                    int(record.key),
+                    consumer_op.max_parallelism,
+                    plan.downstream_parallelism[1],
+                    "long",
+                )
+                dropped = filters and owner != new
+                row[2] += 1
+                row[3] += not dropped
+                row[4] += dropped
+                row[5] += record.record_bytes if dropped else 0
+                row[6] += bool(record.continues_into_next)
+    frame = pd.DataFrame(
+        [(*key, *values) for key, values in sums.items()], columns=MOVEMENT_COLUMNS
+    )
+    return _normalised(frame)
+
+
+@pytest.mark.parametrize(
+    ("partitioner", "source", "old", "new"),
+    [("keyBy", 3, 4, 3), ("keyBy", 2, 3, 7), ("rebalance", 3, 4, 2)],
+)
+def test_generated_checkpoint_equals_the_scalar_reference(
+    spark: SparkSession, tmp_path: Path, partitioner: str, source: int, old: int, new: int
+) -> None:
+    spec = GeneratorSpec(
+        records=1500,
+        record_size=300,
+        record_size_max=5000,
+        segment_size=4096,
+        source_parallelism=source,
+        parallelism=old,
+        max_parallelism=128,
+        keys=300,
+        partitioner=partitioner,
+        input_buffers=2,
+        seed=11,
+    )
+    directory = tmp_path / "generated"
+    generate(spec, directory, progress=None)
+    pipeline = RescalingPipeline(load(spark, directory))
+    try:
+        downstream = pipeline.shape.exchanges[0].downstream
+        result = pipeline.analyse_parallelisms({0: {downstream: new}}, progress=False)
+    finally:
+        pipeline.close()
+    expected = reference_movement(directory, {downstream: new})
+    pd.testing.assert_frame_equal(_normalised(result.movement), expected)
+    if partitioner == "keyBy":
+        assert result.movement["filtered_records"].sum() > 0
+
+
+def test_bad_questions_get_clear_errors(pipelines: dict[str, RescalingPipeline]) -> None:
+    pipeline = pipelines["keyed"]
+    with pytest.raises(InvalidParameterError, match="new parallelism 0 is out of range"):
+        pipeline.analyse(0, progress=False)
+    with pytest.raises(InvalidParameterError, match="no operator 'nope'"):
+        pipeline.analyse(3, ["nope"], progress=False)
+    with pytest.raises(InvalidParameterError, match="maximum parallelism"):
+        pipeline.analyse(200, progress=False)
+    with pytest.raises(InvalidParameterError, match="forward partitioning"):
+        pipeline.analyse(3, ["counter"], progress=False)
+    with pytest.raises(InvalidParameterError, match="whole number"):
+        pipeline.analyse([2, 2.5], progress=False)  # type: ignore[list-item]
