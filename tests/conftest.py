@@ -1,12 +1,16 @@
-"""Shared fixtures: reference values computed by Flink's own jar."""
+"""Shared fixtures: reference values computed by Flink's own jar, one embedded Spark session."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 REFERENCE = Path(__file__).parent / "reference" / "flink-2.3.0-arithmetic.json"
 
@@ -16,3 +20,14 @@ def flink_reference() -> dict[str, Any]:
     """Values printed by tests/reference/FlinkArithmeticReference.java against flink-dist 2.3.0."""
     data: dict[str, Any] = json.loads(REFERENCE.read_text(encoding="utf-8"))
     return data
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    """One embedded Spark session for the whole run (starting one costs seconds); code under
+    test that asks for a session gets this one when it names the same master."""
+    from flinkstate.spark.session import spark_session
+
+    session = spark_session("local[2]")
+    yield session
+    session.stop()

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from flinkstate import FLINK_VERSION, __version__
 from flinkstate.cli.arithmetic import add_keygroup_parser, add_mapping_parser
 from flinkstate.cli.generate import add_generate_parser
+from flinkstate.cli.rescale import add_rescale_parser
 from flinkstate.cli.run import add_run_parser, add_topologies_parser
 from flinkstate.cli.samples import add_samples_parser
 from flinkstate.cli.scenarios import add_scenarios_parser, add_whatif_parser
@@ -44,6 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_whatif_parser(subparsers)
     add_samples_parser(subparsers)
     add_generate_parser(subparsers)
+    add_rescale_parser(subparsers)
     return parser
 
 

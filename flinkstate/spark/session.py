@@ -59,6 +59,8 @@ def spark_session(master: str | None = None, *, driver_memory: str | None = None
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.ui.enabled", "false")
+        # flinkstate draws its own progress (flinkstate.spark.progress)
+        .config("spark.ui.showConsoleProgress", "false")
     )
     if wanted.startswith("local"):
         # embedded: the Python workers are this interpreter, which has flinkstate and
@@ -73,6 +75,7 @@ def spark_session(master: str | None = None, *, driver_memory: str | None = None
     if driver_memory:
         builder = builder.config("spark.driver.memory", driver_memory)
     session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
     if not wanted.startswith("local"):
         session.sparkContext.addPyFile(str(package_zip()))
     return session

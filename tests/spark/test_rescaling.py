@@ -26,6 +26,8 @@ from flinkstate.spark.tables import load
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+pytestmark = pytest.mark.slow
+
 DATA = Path(__file__).resolve().parents[2] / "data"
 SUMS = MOVEMENT_COLUMNS[len(MOVEMENT_KEYS) :]
 

@@ -1,0 +1,221 @@
+"""``flinkstate rescale``: what restoring a checkpoint at another parallelism does to its
+in-flight data, computed by Spark, printed as tables and optionally written as an HTML report."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from flinkstate.cli.table import render_table
+from flinkstate.errors import InvalidParameterError
+
+if TYPE_CHECKING:
+    from flinkstate.spark.rescaling import RescaleResult, RescalingPipeline
+
+
+def add_rescale_parser(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "rescale",
+        help="what a new parallelism does to a checkpoint's in-flight data (Spark)",
+        description="Route a checkpoint dataset's channel state as Flink would on restoring "
+        "it at a new parallelism: bytes and records from each old subtask to each new one, "
+        "what every new subtask reads and filters out, its virtual channels and spanning "
+        "records. Several --to values (or a range) make a what-if sweep in one Spark job. "
+        "Spark runs embedded unless --master or FLINKSTATE_SPARK_MASTER names a cluster.",
+    )
+    parser.add_argument("checkpoint", type=Path, metavar="CHECKPOINT", help="a dataset folder")
+    parser.add_argument(
+        "--to",
+        required=True,
+        action="append",
+        metavar="N",
+        help="new parallelism: 5, a list 3,5,8, or a range 2-12; repeatable",
+    )
+    parser.add_argument(
+        "--operator",
+        action="append",
+        metavar="ID",
+        help="operator to rescale (repeatable); default: every operator",
+    )
+    parser.add_argument("--html", type=Path, metavar="FILE", help="write a self-contained report")
+    parser.add_argument("--master", help="Spark master URL (default: local[*])")
+    parser.add_argument(
+        "--recover-output-on-downstream",
+        action="store_true",
+        help="execution.checkpointing.unaligned.recover-output-on-downstream.enabled: the "
+        "consumers read the producers' output state",
+    )
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=_rescale)
+
+
+def parse_targets(values: list[str]) -> list[int]:
+    """``["5", "3,8", "2-4"]`` -> ``[5, 3, 8, 2, 3, 4]``; anything else is refused by name."""
+    targets: list[int] = []
+    for value in values:
+        for item in value.split(","):
+            text = item.strip()
+            if "-" not in text[1:]:
+                targets.append(_whole(text, text))
+                continue
+            cut = text.index("-", 1)
+            low, high = _whole(text[:cut], text), _whole(text[cut + 1 :], text)
+            if high < low:
+                raise InvalidParameterError(f"--to range {text} runs backwards")
+            if high - low > 1000:
+                raise InvalidParameterError(f"--to range {text} is too wide")
+            targets.extend(range(low, high + 1))
+    return targets
+
+
+def _whole(text: str, given: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise InvalidParameterError(
+            f"--to {given!r} is not a parallelism (a whole number, a list 3,5,8 or a range 2-12)"
+        ) from None
+
+
+def _rescale(args: argparse.Namespace) -> str:
+    from flinkstate.dataset import check_dataset
+
+    targets = parse_targets(args.to)
+    if not args.checkpoint.is_dir():
+        raise InvalidParameterError(f"{args.checkpoint} is not a folder")
+    check_dataset(args.checkpoint)  # a wrong folder fails before Spark starts
+    if args.html is not None and not args.html.expanduser().parent.is_dir():
+        raise InvalidParameterError(
+            f"cannot write {args.html}: no directory {args.html.expanduser().parent}"
+        )
+
+    from flinkstate.spark.rescaling import RescalingPipeline
+    from flinkstate.spark.session import spark_session
+    from flinkstate.spark.tables import load
+
+    spark = spark_session(args.master)
+    pipeline = RescalingPipeline(load(spark, args.checkpoint))
+    try:
+        result = pipeline.analyse(
+            targets,
+            args.operator,
+            recover_output_on_downstream=args.recover_output_on_downstream,
+            progress=not args.quiet,
+        )
+        key_groups = {}
+        if args.html is not None:
+            keyed = [e for e in result.exchanges if _keyed(pipeline, e)]
+            for to in result.targets:
+                for exchange in keyed:
+                    key_groups[(exchange, to)] = pipeline.key_groups(
+                        exchange,
+                        result.parallelism[to][pipeline.shape.exchange(exchange).downstream],
+                    )
+    finally:
+        pipeline.close()
+    text = _tables(result)
+    if args.html is not None:
+        from flinkstate.views.report import report_html, write_report
+
+        page = report_html(result, key_groups, source=str(args.checkpoint))
+        written = write_report(args.html, page)
+        text += f"\n\nwrote {written} ({len(page.encode()) / 1e6:.1f} MB)"
+    return text
+
+
+def _keyed(pipeline: RescalingPipeline, exchange: str) -> bool:
+    from flinkstate.rescale.partitioner import Partitioner
+
+    return pipeline.shape.exchange(exchange).partitioner is Partitioner.HASH
+
+
+def _tables(result: RescaleResult) -> str:
+    persisted = result.persisted
+    lines = [
+        result.description,
+        "",
+        "in flight in the checkpoint:",
+        render_table(
+            ["exchange", "side", "buffers", "bytes", "records", "spanning"],
+            persisted[
+                ["exchange", "side", "buffers", "bytes", "records", "spanning"]
+            ].values.tolist(),
+        ),
+        "",
+        "after rescaling " + (", ".join(result.rescaled) or "nothing") + ":",
+        render_table(
+            [
+                "to",
+                "exchange",
+                "p",
+                "read back",
+                "x",
+                "moved",
+                "records",
+                "filtered",
+                "%",
+                "spanning",
+                "busiest",
+                "skew",
+                "virtual ch",
+            ],
+            [
+                (
+                    r.to,
+                    r.exchange,
+                    f"{r.old_parallelism}->{r.new_parallelism}",
+                    r.delivered_bytes,
+                    f"{r.amplification:.2f}",
+                    r.moved_bytes,
+                    r.records,
+                    r.filtered_records,
+                    f"{100 * r.filtered_share:.1f}",
+                    r.spanning_records,
+                    r.max_subtask_bytes,
+                    f"{r.skew:.2f}",
+                    r.virtual_channels,
+                )
+                for r in result.sweep.itertuples()
+            ],
+        ),
+    ]
+    if len(result.targets) == 1:
+        for exchange in result.exchanges:
+            rows = result.subtasks[result.subtasks["exchange"] == exchange]
+            lines += [
+                "",
+                f"{exchange}: per new subtask",
+                render_table(
+                    [
+                        "subtask",
+                        "reads input of",
+                        "buffers",
+                        "bytes",
+                        "records",
+                        "filtered",
+                        "filtered bytes",
+                        "spanning",
+                        "virtual ch",
+                        "filtering",
+                        "with data",
+                    ],
+                    [
+                        (
+                            r.subtask,
+                            r.reads_from or "-",
+                            r.buffers,
+                            r.bytes,
+                            r.records,
+                            r.filtered_records,
+                            r.filtered_bytes,
+                            r.spanning_records,
+                            r.virtual_channels,
+                            r.filtering_virtual_channels,
+                            r.virtual_channels_with_data,
+                        )
+                        for r in rows.itertuples()
+                    ],
+                ),
+            ]
+    return "\n".join(lines)
