@@ -93,3 +93,24 @@ def write_samples(directory: Path, names: list[str] | None = None) -> list[Path]
         write_dataset(build_sample(get_sample(name)), target)
         written.append(target)
     return written
+
+
+#: where the repository keeps the committed samples (absent from an installed wheel)
+COMMITTED = Path(__file__).resolve().parents[1] / "data"
+
+
+def sample_path(name: str, cache: Path | None = None) -> Path:
+    """The folder of sample ``name``: the committed one in the repository's ``data/``, or,
+    where flinkstate runs without its repository, one written from the model into ``cache``
+    (default: a per-user cache folder) the first time it is asked for."""
+    sample = get_sample(name)
+    committed = COMMITTED / sample.name
+    if (committed / "manifest.json").is_file():
+        return committed
+    from flinkstate import __version__
+
+    root = cache or Path.home() / ".cache" / "flinkstate" / f"samples-{__version__}"
+    target = root / sample.name
+    if not (target / "manifest.json").is_file():
+        write_dataset(build_sample(sample), target)
+    return target

@@ -7,6 +7,7 @@ from pathlib import Path
 import pyarrow.compute as pc
 import pytest
 
+from flinkstate import samples
 from flinkstate.cli import main
 from flinkstate.dataset import read_dataset
 from flinkstate.errors import InvalidParameterError
@@ -63,3 +64,17 @@ def test_cli_lists_and_writes_samples(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_unknown_sample_is_named() -> None:
     with pytest.raises(InvalidParameterError, match="unknown sample 'x'"):
         get_sample("x")
+
+
+def test_sample_path_is_the_committed_folder_or_a_written_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert samples.sample_path("keyed") == samples.COMMITTED / "keyed"
+    monkeypatch.setattr(samples, "COMMITTED", tmp_path / "no-repository")
+    written = samples.sample_path("keyed", cache=tmp_path / "cache")
+    assert written == tmp_path / "cache" / "keyed"
+    assert (
+        read_dataset(written)
+        .tables["buffers"]
+        .equals(read_dataset(DATA / "keyed").tables["buffers"])
+    )

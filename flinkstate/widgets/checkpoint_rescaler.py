@@ -1,0 +1,168 @@
+"""A widget to ask Spark what a new parallelism does to a checkpoint's in-flight data.
+
+Pick a checkpoint dataset and an exchange, move the slider: the sankey, the per-subtask bars and
+the key-group heatmap follow. What does not depend on the slider is computed once per
+checkpoint and kept: the tables and each record's key group stay cached in Spark
+(:class:`~flinkstate.spark.rescaling.RescalingPipeline`), and the what-if sweep over the
+slider's whole range is one Spark job run when the checkpoint is picked. A value Flink would
+refuse is reported in the widget; the figures keep the last valid answer.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import ipywidgets as widgets
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.spark.rescaling import RescaleResult, RescalingPipeline
+from flinkstate.spark.tables import load
+from flinkstate.views.movement import (
+    key_group_heatmap,
+    movement_sankey,
+    subtask_bars,
+    sweep_figure,
+)
+from flinkstate.widgets.controls import guarded, live_figure, refusal, show_spec
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+#: the slider's upper end: enough to see the trend without a long sweep
+SLIDER_MAX = 12
+
+
+class CheckpointRescaler:
+    """Checkpoint and exchange pickers, a parallelism slider, four live figures."""
+
+    def __init__(
+        self,
+        spark: SparkSession,
+        checkpoints: Mapping[str, Path],
+        *,
+        checkpoint: str | None = None,
+        to: int = 3,
+    ) -> None:
+        if not checkpoints:
+            raise InvalidParameterError("give at least one checkpoint dataset")
+        self.spark = spark
+        self.checkpoints = dict(checkpoints)
+        first = checkpoint if checkpoint is not None else next(iter(self.checkpoints))
+        if first not in self.checkpoints:
+            raise InvalidParameterError(
+                f"unknown checkpoint {first!r}; known: {', '.join(self.checkpoints)}"
+            )
+        self.checkpoint = widgets.Dropdown(
+            options=list(self.checkpoints), value=first, description="checkpoint"
+        )
+        self.exchange = widgets.Dropdown(options=[], description="exchange")
+        self.to = widgets.IntSlider(
+            value=to,
+            min=1,
+            max=SLIDER_MAX,
+            description="new par.",
+            continuous_update=False,
+        )
+        self.message = widgets.HTML()
+        self.summary = widgets.HTML()
+        self.sankey = live_figure()
+        self.bars = live_figure()
+        self.heatmap = live_figure()
+        self.sweep = live_figure()
+        self.pipeline: RescalingPipeline | None = None
+        self.swept: RescaleResult | None = None
+        self.result: RescaleResult | None = None
+        self._opening = False
+        self.checkpoint.observe(lambda _: self._guard(self._open), names="value")
+        self.exchange.observe(lambda _: self._guard(self._draw), names="value")
+        self.to.observe(lambda _: self._guard(self._ask), names="value")
+        self._guard(self._open)
+
+    @property
+    def widget(self) -> widgets.VBox:
+        return widgets.VBox(
+            [
+                widgets.HBox([self.checkpoint, self.exchange, self.to]),
+                self.message,
+                self.summary,
+                self.sankey,
+                self.bars,
+                self.heatmap,
+                self.sweep,
+            ]
+        )
+
+    def close(self) -> None:
+        if self.pipeline is not None:
+            self.pipeline.close()
+            self.pipeline = None
+
+    def _guard(self, action: Callable[[], None]) -> None:
+        self.message.value = ""
+        guarded(self.message, action)
+
+    def _open(self) -> None:
+        """A new checkpoint: cache it, sweep the slider's range once, then answer the slider."""
+        self.close()
+        pipeline = RescalingPipeline(load(self.spark, self.checkpoints[self.checkpoint.value]))
+        self.pipeline = pipeline
+        limit = min(SLIDER_MAX, *(op.max_parallelism for op in pipeline.shape.operators))
+        self.to.max = max(1, limit)
+        self.swept = pipeline.analyse(list(range(1, self.to.max + 1)), progress=False)
+        exchanges = list(self.swept.exchanges)
+        self._opening = True  # the options change fires the exchange observer: not yet
+        try:
+            self.exchange.options = exchanges
+            self.exchange.value = exchanges[0] if exchanges else None
+        finally:
+            self._opening = False
+        show_spec(self.sweep, sweep_figure(self.swept))
+        self._ask()
+
+    def _ask(self) -> None:
+        """The slider moved: the answer at that parallelism comes from the cached sweep."""
+        if self.swept is None:
+            return
+        to = int(self.to.value)
+        if to not in self.swept.targets:
+            self.message.value = refusal(
+                f"parallelism {to} is above this checkpoint's max parallelism"
+            )
+            return
+        self.result = self.swept
+        self._draw()
+
+    def _draw(self) -> None:
+        if self._opening:
+            return
+        result, pipeline = self.result, self.pipeline
+        exchange = self.exchange.value
+        if result is None or pipeline is None or not exchange:
+            self.summary.value = "<i>No exchange of this checkpoint carries in-flight data.</i>"
+            return
+        to = int(self.to.value)
+        show_spec(self.sankey, movement_sankey(result, exchange, to))
+        show_spec(self.bars, subtask_bars(result, exchange, to))
+        shape = pipeline.shape.exchange(exchange)
+        if shape.partitioner is Partitioner.HASH:
+            plan = result.plans[to][exchange]
+            old_p, new_p = plan.downstream_parallelism
+            groups = pipeline.key_groups(exchange, new_p)
+            show_spec(self.heatmap, key_group_heatmap(groups, exchange, old_p, new_p))
+        else:
+            why = f"{exchange} is a {shape.partitioner.datastream_call} exchange: no key groups"
+            show_spec(self.heatmap, {"data": [], "layout": {"title": {"text": why}, "height": 120}})
+        row = result.sweep[(result.sweep["to"] == to) & (result.sweep["exchange"] == exchange)]
+        r = row.iloc[0]
+        self.summary.value = (
+            f"<b>{html.escape(exchange)}</b> at {r['old_parallelism']} -> "
+            f"{r['new_parallelism']}: {int(r['delivered_bytes']):,} bytes read back "
+            f"({r['amplification']:.2f} x the checkpoint), {int(r['moved_bytes']):,} by another "
+            f"subtask; {int(r['filtered_records']):,} of {int(r['records']):,} records filtered "
+            f"out; {int(r['spanning_records']):,} span buffers; busiest subtask "
+            f"{r['skew']:.2f} x the mean."
+        )

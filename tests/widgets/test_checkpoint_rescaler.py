@@ -1,0 +1,66 @@
+"""The Spark rescale widget, driven as a user would: pick, slide, see the figures follow."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.widgets.checkpoint_rescaler import CheckpointRescaler
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+pytestmark = pytest.mark.slow
+
+DATA = Path(__file__).resolve().parents[2] / "data"
+CHECKPOINTS = {name: DATA / name for name in ("keyed", "rebalance", "spanning-records")}
+
+
+@pytest.fixture(scope="module")
+def rescaler(spark: SparkSession) -> Iterator[CheckpointRescaler]:
+    made = CheckpointRescaler(spark, CHECKPOINTS, checkpoint="keyed", to=3)
+    yield made
+    made.close()
+
+
+def test_opens_with_the_answer_at_the_slider(rescaler: CheckpointRescaler) -> None:
+    assert rescaler.message.value == ""
+    assert rescaler.exchange.value == "source->counter"
+    assert "at 4 -> 3" in rescaler.sankey.layout.title.text
+    assert "parallelism 3" in rescaler.bars.layout.title.text
+    assert "key groups change subtask" in rescaler.heatmap.layout.title.text
+    assert rescaler.swept is not None
+    assert sorted(rescaler.swept.targets) == list(range(1, rescaler.to.max + 1))
+    assert len(rescaler.sweep.data) == 3  # one exchange carries state: 3 lines
+
+
+def test_slider_redraws_from_the_cached_sweep(rescaler: CheckpointRescaler) -> None:
+    rescaler.checkpoint.value = "keyed"
+    swept = rescaler.swept
+    rescaler.to.value = 7
+    assert rescaler.swept is swept  # no new sweep for a slider move
+    assert "at 4 -> 7" in rescaler.sankey.layout.title.text
+    assert len(rescaler.bars.data[0].x) == 7
+    assert "4 -> 7" in rescaler.summary.value
+    assert rescaler.message.value == ""
+
+
+def test_another_checkpoint_and_exchange(rescaler: CheckpointRescaler) -> None:
+    rescaler.checkpoint.value = "rebalance"
+    assert rescaler.message.value == ""
+    assert rescaler.exchange.options == ("source->map", "map->slow", "slow->sink")
+    assert "rebalance() exchange: no key groups" in rescaler.heatmap.layout.title.text
+    rescaler.exchange.value = "map->slow"
+    assert "map->slow" in rescaler.sankey.layout.title.text
+    assert "key groups change subtask" in rescaler.heatmap.layout.title.text
+    rescaler.to.value = 1
+    assert "at 4 -> 1" in rescaler.sankey.layout.title.text
+
+
+def test_unknown_checkpoint_is_named(spark: SparkSession) -> None:
+    with pytest.raises(InvalidParameterError, match="unknown checkpoint 'nope'"):
+        CheckpointRescaler(spark, CHECKPOINTS, checkpoint="nope")
