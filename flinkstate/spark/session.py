@@ -39,12 +39,16 @@ def master_url(master: str | None = None) -> str:
 def spark_session(master: str | None = None, *, driver_memory: str | None = None) -> SparkSession:
     """The session for ``master`` (see :func:`master_url`), created on first use.
 
-    A session already running on another master is refused rather than silently reused.
+    Without a master named (argument or environment), a session already running in this
+    process is used whatever its master; a session on another master than the one named is
+    refused rather than silently reused.
     """
     from pyspark.sql import SparkSession
 
     wanted = master_url(master)
     active = SparkSession.getActiveSession()
+    if active is not None and master is None and not os.environ.get(MASTER_ENV):
+        return active
     if active is not None:
         running = active.sparkContext.master
         if running != wanted:

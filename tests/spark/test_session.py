@@ -27,8 +27,12 @@ def test_master_comes_from_argument_then_environment_then_local(
 
 
 @pytest.mark.slow
-def test_a_second_master_in_one_process_is_refused(spark: SparkSession) -> None:
+def test_a_second_master_in_one_process_is_refused(
+    spark: SparkSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
     assert spark_session("local[2]") is spark
+    monkeypatch.delenv(MASTER_ENV, raising=False)
+    assert spark_session() is spark  # no master named: the running one will do
     with pytest.raises(InvalidParameterError, match="already running"):
         spark_session("spark://127.0.0.1:7077")
 
