@@ -55,8 +55,7 @@ _RECORDS_SCHEMA = (
 _OWNERS_SCHEMA = "buffer_id long, to int, owner int, records long, bytes long, spanning long"
 
 MOVEMENT_KEYS = ["to", "exchange", "side", "old_subtask", "new_subtask"]
-MOVEMENT_COLUMNS = [
-    *MOVEMENT_KEYS,
+MOVEMENT_SUMS = [
     "buffers",
     "bytes",
     "records",
@@ -65,6 +64,7 @@ MOVEMENT_COLUMNS = [
     "filtered_bytes",
     "spanning_records",
 ]
+MOVEMENT_COLUMNS = [*MOVEMENT_KEYS, *MOVEMENT_SUMS]
 SUBTASK_COLUMNS = [
     "to",
     "exchange",
@@ -601,15 +601,7 @@ def _subtasks(
     plans: Mapping[int, Mapping[str, ExchangeRescale]],
     shape: JobShape,
 ) -> pd.DataFrame:
-    sums = [
-        "buffers",
-        "bytes",
-        "records",
-        "kept_records",
-        "filtered_records",
-        "filtered_bytes",
-        "spanning_records",
-    ]
+    sums = MOVEMENT_SUMS
     by_subtask = movement.groupby(["to", "exchange", "new_subtask"])[sums].sum()
     by_side = movement.pivot_table(
         index=["to", "exchange", "new_subtask"],
