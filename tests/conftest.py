@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,6 +12,10 @@ import pytest
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+# Every Spark session of the test process (the fixture, the command line run in-process, the
+# notebooks' kernels) is the same small embedded one, whichever test starts it first.
+os.environ.setdefault("FLINKSTATE_SPARK_MASTER", "local[2]")
 
 REFERENCE = Path(__file__).parent / "reference" / "flink-2.3.0-arithmetic.json"
 
