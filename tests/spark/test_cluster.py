@@ -49,6 +49,7 @@ STARTUP_TIMEOUT = 60.0
 DRIVER_TIMEOUT = 240.0
 STOP_GRACE = 10.0
 SHUFFLE_PARTITIONS = 8
+ANSWERS = "answers.json"
 
 #: the subprocess's program: load this file as a module and run :func:`drive` on the cluster
 _DRIVER = """\
@@ -160,9 +161,11 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         (root / name).mkdir()
     python = _executor_python(root)
     # spark_session leaves a cluster Spark's 200 shuffle partitions, 30 s of task overhead on
-    # one core; still more than local mode's, so rows are partitioned differently there
+    # one core; still more than local mode's, so rows are partitioned differently there. The
+    # master's REST submission server would take the fixed port 6066.
     (root / "conf" / "spark-defaults.conf").write_text(
-        f"spark.sql.shuffle.partitions {SHUFFLE_PARTITIONS}\n", encoding="utf-8"
+        f"spark.sql.shuffle.partitions {SHUFFLE_PARTITIONS}\nspark.master.rest.enabled false\n",
+        encoding="utf-8",
     )
     env = {
         key: value
@@ -271,14 +274,13 @@ def drive(master: str, out: str) -> None:
     Path(out).write_text(json.dumps(report), encoding="utf-8")
 
 
-def run_on_cluster(cluster: Cluster) -> dict[str, Any]:
-    """:func:`drive` in a subprocess working in a temporary directory."""
+@contextlib.contextmanager
+def driving(cluster: Cluster) -> Iterator[subprocess.Popen[bytes]]:
+    """:func:`drive` in a subprocess working in a temporary directory, stopped at the end."""
     cwd = cluster.root / "driver"
     cwd.mkdir()
-    out = cwd / "answers.json"
-    log = cluster.root / "logs" / "driver.log"
-    command = [sys.executable, "-c", _DRIVER, __file__, cluster.master, str(out)]
-    with log.open("wb") as output:
+    command = [sys.executable, "-c", _DRIVER, __file__, cluster.master, str(cwd / ANSWERS)]
+    with (cluster.root / "logs" / "driver.log").open("wb") as output:
         driver = subprocess.Popen(
             command,
             cwd=cwd,
@@ -288,18 +290,25 @@ def run_on_cluster(cluster: Cluster) -> dict[str, Any]:
             stderr=subprocess.STDOUT,
             start_new_session=True,
         )
-        try:
-            code = driver.wait(timeout=DRIVER_TIMEOUT)
-        except subprocess.TimeoutExpired:
-            code = None
-        finally:
-            _stop(driver)
+    try:
+        yield driver
+    finally:
+        _stop(driver)
+
+
+def report_of(cluster: Cluster, driver: subprocess.Popen[bytes]) -> dict[str, Any]:
+    """What :func:`drive` wrote, once it has ended; its tables read back from Parquet."""
+    try:
+        code: int | None = driver.wait(timeout=DRIVER_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        code = None
+    out = cluster.root / "driver" / ANSWERS
     if code != 0 or not out.exists():
         status = "timed out" if code is None else f"exited with {code}"
         pytest.fail(f"the pipeline on {cluster.master} {status}\n{_logs(cluster.root)}")
     report: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
     report["tables"] = {
-        name: pd.read_parquet(cwd / file) for name, file in report["tables"].items()
+        name: pd.read_parquet(out.parent / file) for name, file in report["tables"].items()
     }
     return report
 
@@ -318,18 +327,19 @@ def test_pipeline_on_a_standalone_cluster_equals_local_mode(
     assert hidden.returncode != 0, "the executors' Python can import flinkstate without the zip"
     assert "No module named 'flinkstate'" in hidden.stderr, hidden.stderr
 
-    report = run_on_cluster(cluster)
+    with driving(cluster) as driver:
+        local = answers(spark)  # meanwhile, in local mode: 2 cores serve both
+        report = report_of(cluster, driver)
 
     assert report["master"] == cluster.master
+    assert report["executor_flinkstate"], "no executor answered"
     for path in map(Path, report["executor_flinkstate"]):
         assert path.parts[-3:] == ("flinkstate.zip", "flinkstate", "__init__.py"), path
         assert path.is_relative_to(cluster.root / "work"), path  # the executor's directory
         assert not path.is_relative_to(REPO), path
-    assert report["executor_flinkstate"], "no executor answered"
     assert all("__editable__" not in found for found in report["executor_meta_path"])
 
     on_cluster: dict[str, pd.DataFrame] = report["tables"]
-    local = answers(spark)
     assert list(on_cluster) == list(local)
     assert "keyed key_groups source->counter" in local
     for name, expected in local.items():
