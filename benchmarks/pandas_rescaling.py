@@ -1,0 +1,273 @@
+"""The Spark rescaling pipeline's ``movement`` table, computed by pandas on one machine.
+
+This is the baseline of ``benchmarks/bench_rescaling.py``: the same answer as
+:meth:`flinkstate.spark.rescaling.RescalingPipeline.analyse_parallelisms` (its ``movement``
+table), from the same plan, the same buffer routes (``_routes_frame``) and the same counting
+rules, with only the engine changed. Without it a Spark timing says nothing: a baseline that
+computes the same thing in the obvious single-process way tells whether Spark earns its start-up
+cost at a given size.
+
+The work is laid out as the Spark pipeline's is, so the two compare like for like: record
+starts (fragments that do not continue from a previous buffer) are reduced once per (buffer,
+owner key) -- the key group for keyBy, the key for a custom partitioner, -1 otherwise -- and that
+cache answers any number of new parallelisms. Everything is vectorised: numpy for Flink's
+key-group functions, pandas joins and group-bys for routing and sums; the Python loops run over
+exchanges and new parallelisms only, never over records or buffers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from flinkstate.dataset import check_dataset
+from flinkstate.errors import InvalidParameterError
+from flinkstate.keygroups import (
+    assign_to_key_group_array,
+    compute_operator_index_for_key_group_array,
+)
+from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.rescale.routes import JobShape
+from flinkstate.spark.rescaling import (
+    MAX_SWEEP,
+    MOVEMENT_COLUMNS,
+    MOVEMENT_KEYS,
+    MOVEMENT_SUMS,
+    _routes_frame,
+)
+
+_HASH, _CUSTOM, _NONE = 1, 2, 0
+_ROUTE_KEYS = ["exchange", "side", "subtask", "channel"]
+_BUFFER_COLUMNS = ["buffer_id", "exchange", "side", "subtask", "channel_or_subpartition", "size"]
+
+
+class PandasRescaling:
+    """One checkpoint dataset in pandas, answering "what moves where if we rescale to N".
+
+    Like a ``RescalingPipeline``, an instance caches what does not depend on the new
+    parallelism (the buffers, and record starts per owner key), so a second question only pays
+    for routing; a fresh instance pays for reading and key-grouping too.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        check_dataset(directory)  # the same checks Spark's load() makes, before any row
+        self.shape = JobShape.of(
+            pq.read_table(directory / "operators.parquet").to_pylist(),
+            pq.read_table(directory / "exchanges.parquet").to_pylist(),
+        )
+        self._buffers: pd.DataFrame | None = None
+        self._records: pd.DataFrame | None = None
+
+    # -- cached, independent of the new parallelism ------------------------------------------
+
+    def buffers(self) -> pd.DataFrame:
+        """Every persisted buffer, with ``buffer``: its row number (a dense join key)."""
+        if self._buffers is None:
+            table = pq.read_table(
+                self.directory / "buffers.parquet",
+                columns=_BUFFER_COLUMNS,
+            )
+            frame = table.to_pandas().rename(columns={"channel_or_subpartition": "channel"})
+            frame["buffer"] = np.arange(len(frame), dtype=np.int64)
+            self._buffers = frame
+        return self._buffers
+
+    def records(self) -> pd.DataFrame:
+        """Record starts summed per (buffer, owner key): ``records``, ``bytes``, ``spanning``.
+
+        Only fragments with ``continues_from_previous`` false are read (a record counts where
+        its first byte is); ones whose buffer is not in the buffers table are dropped, as the
+        Spark pipeline's inner join drops them.
+        """
+        if self._records is None:
+            buffers = self.buffers()
+            table = pq.read_table(
+                self.directory / "fragments.parquet",
+                columns=["buffer_id", "key", "record_bytes", "continues_into_next"],
+                filters=[("continues_from_previous", "==", False)],
+            )
+            index = pd.Index(buffers["buffer_id"].to_numpy())
+            if not index.is_unique:
+                raise InvalidParameterError("buffer ids of the buffers table are not unique")
+            buffer = index.get_indexer(table.column("buffer_id").to_numpy())
+            known = buffer >= 0
+            keys = table.column("key").to_numpy(zero_copy_only=False)
+            record_bytes = pc.cast(table.column("record_bytes"), "int64").to_numpy()
+            spanning = table.column("continues_into_next").to_numpy(zero_copy_only=False)
+            if not known.all():
+                buffer, keys = buffer[known], keys[known]
+                record_bytes, spanning = record_bytes[known], spanning[known]
+            exchange = self._exchange_codes()[buffer]
+            owner_key = np.full(len(buffer), -1, dtype=np.int64)
+            for code, (rule, max_p) in enumerate(self._kinds()):
+                if rule == _NONE:
+                    continue
+                mask = exchange == code
+                if rule == _HASH:
+                    owner_key[mask] = assign_to_key_group_array(keys[mask], max_p, "long")
+                else:
+                    owner_key[mask] = keys[mask]
+            frame = pd.DataFrame(
+                {
+                    "buffer": buffer,
+                    "owner_key": owner_key,
+                    "bytes": record_bytes,
+                    "spanning": spanning.astype(np.int64),
+                }
+            )
+            self._records = (
+                frame.groupby(["buffer", "owner_key"], sort=False)
+                .agg(
+                    records=("bytes", "size"),
+                    bytes=("bytes", "sum"),
+                    spanning=("spanning", "sum"),
+                )
+                .reset_index()
+            )
+        return self._records
+
+    # -- per question ------------------------------------------------------------------------
+
+    def movement(
+        self,
+        scenarios: Mapping[int, Mapping[str, int]],
+        *,
+        recover_output_on_downstream: bool = False,
+    ) -> pd.DataFrame:
+        """The ``movement`` table of ``analyse_parallelisms(scenarios)``: per (to, exchange,
+        side, old subtask, new subtask), buffers, bytes and records delivered, kept, filtered
+        and spanning."""
+        if not scenarios:
+            raise InvalidParameterError("name at least one new parallelism")
+        if len(scenarios) > MAX_SWEEP:
+            raise InvalidParameterError(
+                f"a sweep of {len(scenarios)} parallelisms is more than {MAX_SWEEP}; narrow it"
+            )
+        targets = tuple(sorted(scenarios))
+        parallelism = {t: self.shape.checked(scenarios[t]) for t in targets}
+        plans = {
+            t: self.shape.plans(p, recover_output_on_downstream=recover_output_on_downstream)
+            for t, p in parallelism.items()
+        }
+        routes = _routes_frame(plans)
+        kinds = dict(zip(self._exchange_names(), self._kinds(), strict=True))
+        for name in routes.loc[routes["filtered"], "exchange"].unique():
+            if kinds.get(name, (_NONE, 0))[0] == _NONE:
+                raise InvalidParameterError(
+                    f"{name} would filter records on recovery, but its partitioner gives no "
+                    "owner for a record"
+                )
+        routed = self.buffers().merge(routes, on=_ROUTE_KEYS, how="left")
+        unrouted = routed[routed["to"].isna()]
+        if not unrouted.empty:
+            where = ", ".join(sorted(set(unrouted["exchange"] + " (" + unrouted["side"] + ")")))
+            raise InvalidParameterError(
+                f"{len(unrouted)} persisted buffer(s) of {where} belong to no channel of the "
+                "job the checkpoint describes: the checkpoint is inconsistent"
+            )
+        routed = routed.astype({"to": "int64", "old_subtask": "int64", "new_subtask": "int64"})
+        volume = routed.groupby(MOVEMENT_KEYS, sort=False).agg(
+            buffers=("size", "size"), bytes=("size", "sum")
+        )
+        owners = self._owners(targets, parallelism)
+        joined = routed[["buffer", *MOVEMENT_KEYS, "filtered"]].merge(owners, on=["buffer", "to"])
+        drops = joined["filtered"].to_numpy() & (
+            joined["owner"].to_numpy() != joined["new_subtask"].to_numpy()
+        )
+        records = joined["records"].to_numpy()
+        joined["kept_records"] = np.where(drops, 0, records)
+        joined["filtered_records"] = np.where(drops, records, 0)
+        joined["filtered_bytes"] = np.where(drops, joined["bytes"].to_numpy(), 0)
+        contents = joined.groupby(MOVEMENT_KEYS, sort=False).agg(
+            records=("records", "sum"),
+            kept_records=("kept_records", "sum"),
+            filtered_records=("filtered_records", "sum"),
+            filtered_bytes=("filtered_bytes", "sum"),
+            spanning_records=("spanning", "sum"),
+        )
+        frame = volume.join(contents, how="left").reset_index()
+        for column in MOVEMENT_SUMS:
+            frame[column] = frame[column].fillna(0).astype("int64")
+        return frame[MOVEMENT_COLUMNS].sort_values(MOVEMENT_KEYS, ignore_index=True)
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _owners(
+        self, targets: tuple[int, ...], parallelism: Mapping[int, Mapping[str, int]]
+    ) -> pd.DataFrame:
+        """Per (buffer, to, owner): the record starts' sums, each owner from Flink's
+        key-group functions at that new parallelism (the same rules as Spark's ``_owners``)."""
+        records = self.records()
+        buffer = records["buffer"].to_numpy()
+        owner_key = records["owner_key"].to_numpy()
+        exchange = self._exchange_codes()[buffer]
+        names = self._exchange_names()
+        downstream = {e.name: e.downstream for e in self.shape.exchanges}
+        kinds = self._kinds()
+        masks = [(code, exchange == code) for code in range(len(names))]
+        parts = []
+        for to in targets:
+            owner = np.full(len(records), -1, dtype=np.int32)
+            for code, mask in masks:
+                rule, max_p = kinds[code]
+                new_p = parallelism[to][downstream[names[code]]]
+                if rule == _HASH:
+                    owner[mask] = compute_operator_index_for_key_group_array(
+                        max_p, new_p, owner_key[mask]
+                    )
+                elif rule == _CUSTOM:
+                    owner[mask] = owner_key[mask] % new_p
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "buffer": buffer,
+                        "to": np.int64(to),
+                        "owner": owner,
+                        "records": records["records"].to_numpy(),
+                        "bytes": records["bytes"].to_numpy(),
+                        "spanning": records["spanning"].to_numpy(),
+                    }
+                )
+                .groupby(["buffer", "to", "owner"], sort=False)
+                .sum()
+                .reset_index()
+            )
+        return pd.concat(parts, ignore_index=True)
+
+    def _exchange_names(self) -> list[str]:
+        return [e.name for e in self.shape.exchanges]
+
+    def _exchange_codes(self) -> npt.NDArray[np.int64]:
+        """Each buffer's exchange as an index into ``_exchange_names`` (-1: not in the job)."""
+        names = pd.Index(self._exchange_names())
+        return np.asarray(names.get_indexer(self.buffers()["exchange"]), dtype=np.int64)
+
+    def _kinds(self) -> list[tuple[int, int]]:
+        """Per exchange (in ``_exchange_names`` order): owner rule, consumer's max parallelism."""
+        rules = {Partitioner.HASH: _HASH, Partitioner.CUSTOM: _CUSTOM}
+        return [
+            (
+                rules.get(e.partitioner, _NONE),
+                self.shape.operator(e.downstream).max_parallelism,
+            )
+            for e in self.shape.exchanges
+        ]
+
+
+def normalised(frame: pd.DataFrame) -> pd.DataFrame:
+    """A movement table in one canonical form (column order, dtypes, row order), so two
+    engines' answers compare with ``pandas.testing.assert_frame_equal``."""
+    frame = frame[MOVEMENT_COLUMNS].copy()
+    for column in MOVEMENT_COLUMNS:
+        if column in ("exchange", "side"):
+            frame[column] = frame[column].astype(str)
+        else:
+            frame[column] = frame[column].astype("int64")
+    return frame.sort_values(MOVEMENT_KEYS, ignore_index=True)
