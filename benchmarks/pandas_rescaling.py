@@ -2,7 +2,7 @@
 
 This is the baseline of ``benchmarks/bench_rescaling.py``: the same answer as
 :meth:`flinkstate.spark.rescaling.RescalingPipeline.analyse_parallelisms` (its ``movement``
-table), from the same plan, the same buffer routes (``_routes_frame``) and the same counting
+table), from the same plan, the same buffer routes (``routes_frame``) and the same counting
 rules, with only the engine changed. Without it a Spark timing says nothing: a baseline that
 computes the same thing in the obvious single-process way tells whether Spark earns its start-up
 cost at a given size.
@@ -28,21 +28,14 @@ import pyarrow.parquet as pq
 
 from flinkstate.dataset import check_dataset
 from flinkstate.errors import InvalidParameterError
-from flinkstate.keygroups import (
-    assign_to_key_group_array,
-    compute_operator_index_for_key_group_array,
-)
-from flinkstate.rescale.partitioner import Partitioner
-from flinkstate.rescale.routes import JobShape
+from flinkstate.rescale.routes import JobShape, SweepPlan
 from flinkstate.spark.rescaling import (
-    MAX_SWEEP,
     MOVEMENT_COLUMNS,
     MOVEMENT_KEYS,
     MOVEMENT_SUMS,
-    _routes_frame,
+    routes_frame,
 )
 
-_HASH, _CUSTOM, _NONE = 1, 2, 0
 _ROUTE_KEYS = ["exchange", "side", "subtask", "channel"]
 _BUFFER_COLUMNS = ["buffer_id", "exchange", "side", "subtask", "channel_or_subpartition", "size"]
 
@@ -106,14 +99,9 @@ class PandasRescaling:
                 record_bytes, spanning = record_bytes[known], spanning[known]
             exchange = self._exchange_codes()[buffer]
             owner_key = np.full(len(buffer), -1, dtype=np.int64)
-            for code, (rule, max_p) in enumerate(self._kinds()):
-                if rule == _NONE:
-                    continue
+            for code, (rule, max_p) in enumerate(self.shape.owner_rules().values()):
                 mask = exchange == code
-                if rule == _HASH:
-                    owner_key[mask] = assign_to_key_group_array(keys[mask], max_p, "long")
-                else:
-                    owner_key[mask] = keys[mask]
+                owner_key[mask] = rule.owner_keys(keys[mask], max_p)
             frame = pd.DataFrame(
                 {
                     "buffer": buffer,
@@ -144,26 +132,10 @@ class PandasRescaling:
         """The ``movement`` table of ``analyse_parallelisms(scenarios)``: per (to, exchange,
         side, old subtask, new subtask), buffers, bytes and records delivered, kept, filtered
         and spanning."""
-        if not scenarios:
-            raise InvalidParameterError("name at least one new parallelism")
-        if len(scenarios) > MAX_SWEEP:
-            raise InvalidParameterError(
-                f"a sweep of {len(scenarios)} parallelisms is more than {MAX_SWEEP}; narrow it"
-            )
-        targets = tuple(sorted(scenarios))
-        parallelism = {t: self.shape.checked(scenarios[t]) for t in targets}
-        plans = {
-            t: self.shape.plans(p, recover_output_on_downstream=recover_output_on_downstream)
-            for t, p in parallelism.items()
-        }
-        routes = _routes_frame(plans)
-        kinds = dict(zip(self._exchange_names(), self._kinds(), strict=True))
-        for name in routes.loc[routes["filtered"], "exchange"].unique():
-            if kinds.get(name, (_NONE, 0))[0] == _NONE:
-                raise InvalidParameterError(
-                    f"{name} would filter records on recovery, but its partitioner gives no "
-                    "owner for a record"
-                )
+        plan = self.shape.sweep(
+            scenarios, recover_output_on_downstream=recover_output_on_downstream
+        )
+        routes = routes_frame(plan)
         routed = self.buffers().merge(routes, on=_ROUTE_KEYS, how="left")
         unrouted = routed[routed["to"].isna()]
         if not unrouted.empty:
@@ -176,7 +148,7 @@ class PandasRescaling:
         volume = routed.groupby(MOVEMENT_KEYS, sort=False).agg(
             buffers=("size", "size"), bytes=("size", "sum")
         )
-        owners = self._owners(targets, parallelism)
+        owners = self._owners(plan)
         joined = routed[["buffer", *MOVEMENT_KEYS, "filtered"]].merge(owners, on=["buffer", "to"])
         drops = joined["filtered"].to_numpy() & (
             joined["owner"].to_numpy() != joined["new_subtask"].to_numpy()
@@ -199,31 +171,22 @@ class PandasRescaling:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _owners(
-        self, targets: tuple[int, ...], parallelism: Mapping[int, Mapping[str, int]]
-    ) -> pd.DataFrame:
+    def _owners(self, plan: SweepPlan) -> pd.DataFrame:
         """Per (buffer, to, owner): the record starts' sums, each owner from Flink's
         key-group functions at that new parallelism (the same rules as Spark's ``_owners``)."""
         records = self.records()
         buffer = records["buffer"].to_numpy()
         owner_key = records["owner_key"].to_numpy()
         exchange = self._exchange_codes()[buffer]
-        names = self._exchange_names()
-        downstream = {e.name: e.downstream for e in self.shape.exchanges}
-        kinds = self._kinds()
-        masks = [(code, exchange == code) for code in range(len(names))]
+        masks = [
+            (rule, exchange == code)
+            for code, rule in enumerate(plan.owners_of(self.shape).values())
+        ]
         parts = []
-        for to in targets:
+        for index, to in enumerate(plan.targets):
             owner = np.full(len(records), -1, dtype=np.int32)
-            for code, mask in masks:
-                rule, max_p = kinds[code]
-                new_p = parallelism[to][downstream[names[code]]]
-                if rule == _HASH:
-                    owner[mask] = compute_operator_index_for_key_group_array(
-                        max_p, new_p, owner_key[mask]
-                    )
-                elif rule == _CUSTOM:
-                    owner[mask] = owner_key[mask] % new_p
+            for (rule, max_p, parallelism), mask in masks:
+                owner[mask] = rule.owners(owner_key[mask], max_p, parallelism[index])
             parts.append(
                 pd.DataFrame(
                     {
@@ -241,24 +204,11 @@ class PandasRescaling:
             )
         return pd.concat(parts, ignore_index=True)
 
-    def _exchange_names(self) -> list[str]:
-        return [e.name for e in self.shape.exchanges]
-
     def _exchange_codes(self) -> npt.NDArray[np.int64]:
-        """Each buffer's exchange as an index into ``_exchange_names`` (-1: not in the job)."""
-        names = pd.Index(self._exchange_names())
+        """Each buffer's exchange as its index in the job's exchanges (-1: not in the job):
+        integer masks instead of string comparisons over millions of rows."""
+        names = pd.Index([e.name for e in self.shape.exchanges])
         return np.asarray(names.get_indexer(self.buffers()["exchange"]), dtype=np.int64)
-
-    def _kinds(self) -> list[tuple[int, int]]:
-        """Per exchange (in ``_exchange_names`` order): owner rule, consumer's max parallelism."""
-        rules = {Partitioner.HASH: _HASH, Partitioner.CUSTOM: _CUSTOM}
-        return [
-            (
-                rules.get(e.partitioner, _NONE),
-                self.shape.operator(e.downstream).max_parallelism,
-            )
-            for e in self.shape.exchanges
-        ]
 
 
 def normalised(frame: pd.DataFrame) -> pd.DataFrame:

@@ -20,15 +20,70 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from enum import Enum
+
+import numpy as np
+import numpy.typing as npt
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.keygroups import check_parallelism, check_parallelism_against_max
+from flinkstate.keygroups import (
+    assign_to_key_group_array,
+    check_parallelism,
+    check_parallelism_against_max,
+    compute_operator_index_for_key_group_array,
+)
 from flinkstate.rescale.descriptor import NO_RESCALE
 from flinkstate.rescale.exchange import ExchangeRescale, rescale_exchange
 from flinkstate.rescale.partitioner import Partitioner
 
 INPUT = "input"
 OUTPUT = "output"
+
+#: at most this many new parallelisms in one sweep (each one is a route set and an owner column)
+MAX_SWEEP = 64
+
+
+class OwnerRule(Enum):
+    """How a record's new owner follows from its key, by the exchange's partitioner.
+
+    Ownership is computed in two steps so that the expensive one is done once per record,
+    whatever the new parallelism: an *owner key* (the key group for keyBy, the key itself for
+    the model's custom partitioner) and then the owner at a parallelism.
+    """
+
+    NONE = 0  # the partitioner gives no owner: such exchanges never filter
+    KEY_GROUP = 1
+    KEY = 2
+
+    @classmethod
+    def of(cls, partitioner: Partitioner) -> OwnerRule:
+        if partitioner is Partitioner.HASH:
+            return cls.KEY_GROUP
+        if partitioner is Partitioner.CUSTOM:
+            return cls.KEY
+        return cls.NONE
+
+    def owner_keys(
+        self, keys: npt.NDArray[np.int64], max_parallelism: int
+    ) -> npt.NDArray[np.int64]:
+        """Each ``Long`` key's owner key (-1 where the rule gives none)."""
+        if self is OwnerRule.KEY_GROUP:
+            return assign_to_key_group_array(keys, max_parallelism, "long").astype(np.int64)
+        if self is OwnerRule.KEY:
+            return keys.astype(np.int64)
+        return np.full(len(keys), -1, dtype=np.int64)
+
+    def owners(
+        self, owner_keys: npt.NDArray[np.int64], max_parallelism: int, parallelism: int
+    ) -> npt.NDArray[np.int32]:
+        """The owning subtask at ``parallelism`` of each owner key (-1 where none)."""
+        if self is OwnerRule.KEY_GROUP:
+            return compute_operator_index_for_key_group_array(
+                max_parallelism, parallelism, owner_keys
+            )
+        if self is OwnerRule.KEY:
+            return (owner_keys % parallelism).astype(np.int32)
+        return np.full(len(owner_keys), -1, dtype=np.int32)
 
 
 @dataclass(frozen=True)
@@ -150,6 +205,48 @@ class JobShape:
             )
         return result
 
+    def owner_rules(self) -> dict[str, tuple[OwnerRule, int]]:
+        """Exchange -> (its owner rule, the consumer's max parallelism)."""
+        return {
+            e.name: (OwnerRule.of(e.partitioner), self.operator(e.downstream).max_parallelism)
+            for e in self.exchanges
+        }
+
+    def sweep(
+        self,
+        scenarios: Mapping[int, Mapping[str, int]],
+        *,
+        recover_output_on_downstream: bool = False,
+    ) -> SweepPlan:
+        """The plans and buffer routes of each scenario (label -> operator -> new parallelism;
+        operators not named keep theirs), checked before any data is read."""
+        if not scenarios:
+            raise InvalidParameterError("name at least one new parallelism")
+        if len(scenarios) > MAX_SWEEP:
+            raise InvalidParameterError(
+                f"a sweep of {len(scenarios)} parallelisms is more than {MAX_SWEEP}; narrow it"
+            )
+        targets = tuple(sorted(scenarios))
+        parallelism = {t: self.checked(scenarios[t]) for t in targets}
+        plans = {
+            t: self.plans(p, recover_output_on_downstream=recover_output_on_downstream)
+            for t, p in parallelism.items()
+        }
+        routes = tuple(
+            (to, route)
+            for to, by_exchange in plans.items()
+            for name, plan in by_exchange.items()
+            for route in buffer_routes(plan, name)
+        )
+        rules = self.owner_rules()
+        for _, route in routes:
+            if route.filtered and rules[route.exchange][0] is OwnerRule.NONE:
+                raise InvalidParameterError(
+                    f"{route.exchange} would filter records on recovery, but its partitioner "
+                    "gives no owner for a record"
+                )
+        return SweepPlan(targets, parallelism, plans, routes)
+
     def plans(
         self, parallelism: Mapping[str, int], *, recover_output_on_downstream: bool = False
     ) -> dict[str, ExchangeRescale]:
@@ -189,6 +286,28 @@ class BufferRoute:
     new_channel: int
     virtual_channel: tuple[int, int]
     filtered: bool
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """Everything a sweep decides before touching the data: per scenario label (``to``), the
+    operators' new parallelism, each exchange's plan, and every buffer route."""
+
+    targets: tuple[int, ...]
+    parallelism: Mapping[int, Mapping[str, int]]
+    plans: Mapping[int, Mapping[str, ExchangeRescale]]
+    routes: tuple[tuple[int, BufferRoute], ...]
+
+    def owners_of(self, shape: JobShape) -> dict[str, tuple[OwnerRule, int, tuple[int, ...]]]:
+        """Exchange -> (owner rule, max parallelism, the consumer's parallelism per target)."""
+        rules = shape.owner_rules()
+        return {
+            e.name: (
+                *rules[e.name],
+                tuple(self.parallelism[t][e.downstream] for t in self.targets),
+            )
+            for e in shape.exchanges
+        }
 
 
 def buffer_routes(plan: ExchangeRescale, exchange: str) -> tuple[BufferRoute, ...]:

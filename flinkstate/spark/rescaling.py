@@ -28,26 +28,21 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.keygroups import (
-    assign_to_key_group_array,
-    compute_operator_index_for_key_group_array,
-)
+from flinkstate.keygroups import compute_operator_index_for_key_group_array
 from flinkstate.rescale.exchange import ExchangeRescale
 from flinkstate.rescale.partitioner import Partitioner
-from flinkstate.rescale.routes import OUTPUT, JobShape, buffer_routes
+from flinkstate.rescale.routes import MAX_SWEEP, OUTPUT, JobShape, OwnerRule, SweepPlan
 from flinkstate.spark.progress import ProgressCallback, SparkProgress
 from flinkstate.spark.tables import SparkDataset
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-#: at most this many new parallelisms in one sweep (each one is a route set and an owner column)
-MAX_SWEEP = 64
 
 _RECORDS_SCHEMA = (
     "buffer_id long, exchange string, owner_key long, records long, bytes long, spanning long"
@@ -103,8 +98,6 @@ SWEEP_COLUMNS = [
     "virtual_channels",
 ]
 
-_HASH, _CUSTOM, _NONE = 1, 2, 0
-
 
 @dataclass(frozen=True)
 class RescaleResult:
@@ -149,6 +142,9 @@ class RescalingPipeline:
         self._buffers: DataFrame | None = None
         self._records: DataFrame | None = None
         self._persisted: pd.DataFrame | None = None
+        #: per keyed exchange: in-flight records and keyed state per key group (no new
+        #: parallelism in them, so a slider move costs no Spark job)
+        self._key_group_contents: dict[str, pd.DataFrame] = {}
 
     @property
     def description(self) -> str:
@@ -184,7 +180,7 @@ class RescalingPipeline:
         if self._records is None:
             from pyspark.sql import functions as F
 
-            kinds = self._kinds()
+            rules = self.shape.owner_rules()
             starts = (
                 self.dataset.fragments.where(~F.col("continues_from_previous"))
                 .select("buffer_id", "key", "record_bytes", "continues_into_next")
@@ -193,11 +189,11 @@ class RescalingPipeline:
 
             def owner_keys(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
                 for batch in batches:
-                    yield _owner_keys(batch, kinds)
+                    yield _owner_keys(batch, rules)
 
+            # each batch comes back summed per (buffer, owner key); Spark sums the batches
             self._records = (
                 starts.mapInArrow(owner_keys, _RECORDS_SCHEMA)
-                .repartition("buffer_id")
                 .groupBy("buffer_id", "exchange", "owner_key")
                 .agg(
                     F.sum("records").alias("records"),
@@ -262,33 +258,23 @@ class RescalingPipeline:
     ) -> RescaleResult:
         """Each scenario (label -> operator -> new parallelism; operators not named keep
         theirs) in one Spark job; the label is the ``to`` column of the tables."""
-        if not scenarios:
-            raise InvalidParameterError("name at least one new parallelism")
-        if len(scenarios) > MAX_SWEEP:
-            raise InvalidParameterError(
-                f"a sweep of {len(scenarios)} parallelisms is more than {MAX_SWEEP}; narrow it"
-            )
-        targets = tuple(sorted(scenarios))
-        parallelism = {t: self.shape.checked(scenarios[t]) for t in targets}
+        plan = self.shape.sweep(
+            scenarios, recover_output_on_downstream=recover_output_on_downstream
+        )
+        targets, parallelism, plans = plan.targets, plan.parallelism, plan.plans
         rescaled = tuple(
             op.name
             for op in self.shape.operators
             if any(p[op.name] != op.parallelism for p in parallelism.values())
         )
-        plans = {
-            t: self.shape.plans(p, recover_output_on_downstream=recover_output_on_downstream)
-            for t, p in parallelism.items()
-        }
-        routes = _routes_frame(plans)
-        self._check_filters(routes)
         bar = SparkProgress(self.spark, 4, "rescale " + ",".join(map(str, targets)), progress)
         routed: DataFrame | None = None
         try:
             with bar.phase("reading the checkpoint"):
                 persisted = self.persisted()
             with bar.phase("routing buffers"):
-                routed = self._route(routes)
-                movement = self._movement(routed, targets, parallelism)
+                routed = self._route(routes_frame(plan))
+                movement = self._movement(routed, plan)
             with bar.phase("virtual channels"):
                 active = self._active_virtual_channels(routed)
             with bar.phase("summing up"):
@@ -325,19 +311,22 @@ class RescalingPipeline:
         operator = self.shape.operator(shape.downstream)
         new = self.shape.checked({operator.name: to})[operator.name]
         max_p = operator.max_parallelism
-        volume = (
-            self.records()
-            .where(F.col("exchange") == exchange)
-            .groupBy(F.col("owner_key").cast("int").alias("key_group"))
-            .agg(F.sum("records").alias("records"), F.sum("bytes").alias("bytes"))
-            .toPandas()
-        )
-        state = (
-            self.dataset.keyed_state.where(F.col("operator") == operator.name)
-            .groupBy("key_group")
-            .agg(F.sum("entries").alias("state_entries"))
-            .toPandas()
-        )
+        if exchange not in self._key_group_contents:
+            volume: pd.DataFrame = (
+                self.records()
+                .where(F.col("exchange") == exchange)
+                .groupBy(F.col("owner_key").cast("int").alias("key_group"))
+                .agg(F.sum("records").alias("records"), F.sum("bytes").alias("bytes"))
+                .toPandas()
+            )
+            state = (
+                self.dataset.keyed_state.where(F.col("operator") == operator.name)
+                .groupBy("key_group")
+                .agg(F.sum("entries").alias("state_entries"))
+                .toPandas()
+            )
+            self._key_group_contents[exchange] = volume.merge(state, on="key_group", how="outer")
+        contents = self._key_group_contents[exchange]
         groups = np.arange(max_p, dtype=np.int64)
         frame = pd.DataFrame(
             {
@@ -348,31 +337,10 @@ class RescalingPipeline:
                 "new_subtask": compute_operator_index_for_key_group_array(max_p, new, groups),
             }
         )
-        frame = frame.merge(volume, on="key_group", how="left").merge(
-            state, on="key_group", how="left"
-        )
+        frame = frame.merge(contents, on="key_group", how="left")
         return _ints(frame, ["records", "bytes", "state_entries"])
 
     # -- helpers -----------------------------------------------------------------------------
-
-    def _kinds(self) -> dict[str, tuple[int, int]]:
-        """Exchange -> (owner rule, the consumer's max parallelism)."""
-        kinds = {}
-        for exchange in self.shape.exchanges:
-            rule = {Partitioner.HASH: _HASH, Partitioner.CUSTOM: _CUSTOM}.get(
-                exchange.partitioner, _NONE
-            )
-            kinds[exchange.name] = (rule, self.shape.operator(exchange.downstream).max_parallelism)
-        return kinds
-
-    def _check_filters(self, routes: pd.DataFrame) -> None:
-        kinds = self._kinds()
-        for name in routes.loc[routes["filtered"], "exchange"].unique():
-            if kinds[name][0] == _NONE:
-                raise InvalidParameterError(
-                    f"{name} would filter records on recovery, but its partitioner gives no "
-                    "owner for a record"
-                )
 
     def _route(self, routes: pd.DataFrame) -> DataFrame:
         from pyspark.sql import functions as F
@@ -383,23 +351,14 @@ class RescalingPipeline:
         )
         return routed.cache()
 
-    def _movement(
-        self,
-        routed: DataFrame,
-        targets: tuple[int, ...],
-        parallelism: Mapping[int, Mapping[str, int]],
-    ) -> pd.DataFrame:
+    def _movement(self, routed: DataFrame, plan: SweepPlan) -> pd.DataFrame:
         from pyspark.sql import functions as F
 
-        kinds = self._kinds()
-        new_p = {
-            e.name: tuple(parallelism[t][e.downstream] for t in targets)
-            for e in self.shape.exchanges
-        }
+        targets, rules = plan.targets, plan.owners_of(self.shape)
 
         def owners(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             for batch in batches:
-                yield _owners(batch, kinds, targets, new_p)
+                yield _owners(batch, rules, targets)
 
         partials = (
             self.records()
@@ -470,42 +429,43 @@ def _targets(to: int | Sequence[int]) -> tuple[int, ...]:
     return unique
 
 
-def _routes_frame(plans: Mapping[int, Mapping[str, ExchangeRescale]]) -> pd.DataFrame:
-    rows = [
-        (
-            to,
-            r.exchange,
-            r.side,
-            r.subtask,
-            r.channel,
-            r.old_consumer,
-            r.reader,
-            r.new_consumer,
-            r.new_channel,
-            r.virtual_channel[0],
-            r.virtual_channel[1],
-            r.filtered,
-        )
-        for to, by_exchange in plans.items()
-        for name, plan in by_exchange.items()
-        for r in buffer_routes(plan, name)
-    ]
+ROUTE_COLUMNS = [
+    "to",
+    "exchange",
+    "side",
+    "subtask",
+    "channel",
+    "old_subtask",
+    "reader",
+    "new_subtask",
+    "new_channel",
+    "vc_subtask",
+    "vc_channel",
+    "filtered",
+]
+
+
+def routes_frame(plan: SweepPlan) -> pd.DataFrame:
+    """A sweep's buffer routes as a table (the dataset's buffer columns are its join keys)."""
     frame = pd.DataFrame(
-        rows,
-        columns=[
-            "to",
-            "exchange",
-            "side",
-            "subtask",
-            "channel",
-            "old_subtask",
-            "reader",
-            "new_subtask",
-            "new_channel",
-            "vc_subtask",
-            "vc_channel",
-            "filtered",
+        [
+            (
+                to,
+                r.exchange,
+                r.side,
+                r.subtask,
+                r.channel,
+                r.old_consumer,
+                r.reader,
+                r.new_consumer,
+                r.new_channel,
+                r.virtual_channel[0],
+                r.virtual_channel[1],
+                r.filtered,
+            )
+            for to, r in plan.routes
         ],
+        columns=ROUTE_COLUMNS,
     )
     ints = [c for c in frame.columns if c not in ("exchange", "side", "filtered")]
     frame[ints] = frame[ints].astype("int32")
@@ -513,37 +473,58 @@ def _routes_frame(plans: Mapping[int, Mapping[str, ExchangeRescale]]) -> pd.Data
     return frame
 
 
-def _owner_keys(batch: pa.RecordBatch, kinds: Mapping[str, tuple[int, int]]) -> pa.RecordBatch:
+def owner_keys(
+    exchanges: npt.NDArray[np.object_] | pa.Array,
+    keys: npt.NDArray[np.int64],
+    rules: Mapping[str, tuple[OwnerRule, int]],
+) -> npt.NDArray[np.int64]:
+    """The owner key of each record start, by its exchange's rule (-1 where none)."""
+    result = np.full(len(keys), -1, dtype=np.int64)
+    names = exchanges if isinstance(exchanges, pa.Array) else pa.array(exchanges)
+    for name in pc.unique(names).to_pylist():
+        rule, max_p = rules.get(name, (OwnerRule.NONE, 0))
+        if rule is not OwnerRule.NONE:
+            mask = pc.equal(names, name).to_numpy(zero_copy_only=False)
+            result[mask] = rule.owner_keys(keys[mask], max_p)
+    return result
+
+
+def _owner_keys(
+    batch: pa.RecordBatch, rules: Mapping[str, tuple[OwnerRule, int]]
+) -> pa.RecordBatch:
+    """The batch's record starts summed per (buffer, exchange, owner key)."""
     exchange = batch.column("exchange")
     keys = batch.column("key").to_numpy(zero_copy_only=False)
-    owner_key = np.full(len(keys), -1, dtype=np.int64)
-    for name in pc.unique(exchange).to_pylist():
-        rule, max_p = kinds.get(name, (_NONE, 0))
-        if rule == _NONE:
-            continue
-        mask = pc.equal(exchange, name).to_numpy(zero_copy_only=False)
-        if rule == _HASH:
-            owner_key[mask] = assign_to_key_group_array(keys[mask], max_p, "long")
-        else:
-            owner_key[mask] = keys[mask]
-    return pa.RecordBatch.from_arrays(
-        [
-            batch.column("buffer_id"),
-            exchange,
-            pa.array(owner_key, pa.int64()),
-            pa.array(np.ones(len(keys), dtype=np.int64)),
-            pc.cast(batch.column("record_bytes"), pa.int64()),
-            pc.cast(batch.column("continues_into_next"), pa.int64()),
-        ],
-        names=["buffer_id", "exchange", "owner_key", "records", "bytes", "spanning"],
+    summed = (
+        pa.table(
+            {
+                "buffer_id": batch.column("buffer_id"),
+                "exchange": exchange,
+                "owner_key": pa.array(owner_keys(exchange, keys, rules), pa.int64()),
+                "bytes": pc.cast(batch.column("record_bytes"), pa.int64()),
+                "spanning": pc.cast(batch.column("continues_into_next"), pa.int64()),
+            }
+        )
+        .group_by(["buffer_id", "exchange", "owner_key"])
+        .aggregate([("bytes", "count"), ("bytes", "sum"), ("spanning", "sum")])
+    )
+    return _batch(
+        summed,
+        {
+            "buffer_id": "buffer_id",
+            "exchange": "exchange",
+            "owner_key": "owner_key",
+            "records": "bytes_count",
+            "bytes": "bytes_sum",
+            "spanning": "spanning_sum",
+        },
     )
 
 
 def _owners(
     batch: pa.RecordBatch,
-    kinds: Mapping[str, tuple[int, int]],
+    rules: Mapping[str, tuple[OwnerRule, int, tuple[int, ...]]],
     targets: tuple[int, ...],
-    new_p: Mapping[str, tuple[int, ...]],
 ) -> pa.RecordBatch:
     """Each row's owner at every new parallelism, summed per (buffer, to, owner) within the
     batch so that Spark aggregates few rows."""
@@ -557,14 +538,8 @@ def _owners(
     for index, to in enumerate(targets):
         owner = np.full(len(owner_key), -1, dtype=np.int32)
         for name, mask in masks.items():
-            rule, max_p = kinds.get(name, (_NONE, 0))
-            parallelism = new_p[name][index]
-            if rule == _HASH:
-                owner[mask] = compute_operator_index_for_key_group_array(
-                    max_p, parallelism, owner_key[mask]
-                )
-            elif rule == _CUSTOM:
-                owner[mask] = owner_key[mask] % parallelism
+            rule, max_p, parallelism = rules[name]
+            owner[mask] = rule.owners(owner_key[mask], max_p, parallelism[index])
         parts.append(
             pa.table(
                 {
@@ -579,11 +554,24 @@ def _owners(
             .group_by(["buffer_id", "to", "owner"])
             .aggregate([("records", "sum"), ("bytes", "sum"), ("spanning", "sum")])
         )
-    merged = pa.concat_tables(parts)
-    names = ["buffer_id", "to", "owner", "records", "bytes", "spanning"]
-    found = ["buffer_id", "to", "owner", "records_sum", "bytes_sum", "spanning_sum"]
+    return _batch(
+        pa.concat_tables(parts),
+        {
+            "buffer_id": "buffer_id",
+            "to": "to",
+            "owner": "owner",
+            "records": "records_sum",
+            "bytes": "bytes_sum",
+            "spanning": "spanning_sum",
+        },
+    )
+
+
+def _batch(table: pa.Table, columns: Mapping[str, str]) -> pa.RecordBatch:
+    """One record batch of ``table``'s columns, renamed (output name -> column)."""
     return pa.RecordBatch.from_arrays(
-        [merged.column(name).combine_chunks() for name in found], names=names
+        [table.column(found).combine_chunks() for found in columns.values()],
+        names=list(columns),
     )
 
 

@@ -1,8 +1,10 @@
 """The one Spark session of a process: embedded by default, a cluster when asked.
 
 Creating a session costs seconds, so every caller (the command line, the notebooks, the tests)
-shares one. On a cluster the executors get flinkstate itself as a zip added to the job, so they
-need nothing installed and nothing from the driver's working directory.
+shares one. On a cluster the executors get flinkstate itself as a zip added to the job, whoever
+started the session, so they need nothing from the driver's working directory and no install of
+flinkstate; their Python needs flinkstate's dependencies (numpy, pandas, pyarrow), as any
+PySpark job using Arrow does.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ def spark_session(master: str | None = None, *, driver_memory: str | None = None
     wanted = master_url(master)
     active = SparkSession.getActiveSession()
     if active is not None and master is None and not os.environ.get(MASTER_ENV):
-        return active
+        return _shipped(active)
     if active is not None:
         running = active.sparkContext.master
         if running != wanted:
@@ -56,7 +58,7 @@ def spark_session(master: str | None = None, *, driver_memory: str | None = None
                 f"a Spark session on {running} is already running in this process; stop it "
                 f"(spark.stop()) before using {wanted}"
             )
-        return active
+        return _shipped(active)
     builder = (
         SparkSession.builder.master(wanted)
         .appName("flinkstate")
@@ -80,8 +82,18 @@ def spark_session(master: str | None = None, *, driver_memory: str | None = None
         builder = builder.config("spark.driver.memory", driver_memory)
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
-    if not wanted.startswith("local"):
-        session.sparkContext.addPyFile(str(package_zip()))
+    return _shipped(session)
+
+
+def _shipped(session: SparkSession) -> SparkSession:
+    """``session`` with flinkstate added to its jobs once, if it runs on a cluster (an
+    embedded session's workers are this interpreter)."""
+    context = session.sparkContext
+    if not str(context.master).startswith("local") and not getattr(
+        context, "_flinkstate_shipped", False
+    ):
+        context.addPyFile(str(package_zip()))
+        context._flinkstate_shipped = True  # type: ignore[attr-defined]
     return session
 
 
