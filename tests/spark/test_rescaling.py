@@ -17,11 +17,12 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.generator import GeneratorSpec, generate
 from flinkstate.keygroups import assign_key_to_parallel_operator
 from flinkstate.recovery.scenarios import ScenarioRun, run_scenario
-from flinkstate.recovery.state_assignment import RecoveredChunk, StateAssignment, assign_state
+from flinkstate.recovery.state_assignment import assign_state
 from flinkstate.rescale.routes import JobShape
 from flinkstate.samples import SAMPLES
-from flinkstate.spark.rescaling import MOVEMENT_COLUMNS, MOVEMENT_KEYS, RescalingPipeline
+from flinkstate.spark.rescaling import MOVEMENT_COLUMNS, RescalingPipeline
 from flinkstate.spark.tables import load
+from tests.movement_model import SUMS, model_movement, normalised, sweep
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -29,7 +30,6 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.slow
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-SUMS = MOVEMENT_COLUMNS[len(MOVEMENT_KEYS) :]
 
 
 @pytest.fixture(scope="module")
@@ -49,88 +49,19 @@ def pipelines(spark: SparkSession) -> dict[str, RescalingPipeline]:
         pipeline.close()
 
 
-def model_movement(assignment: StateAssignment, label: int) -> pd.DataFrame:
-    """The movement table from the model's state assignment: every recovered chunk, where it
-    goes, and whether its records pass the consumer's filter."""
-    graph = assignment.graph
-    sums: dict[tuple[object, ...], list[int]] = defaultdict(lambda: [0] * len(SUMS))
-
-    def add(name: str, side: str, old: int, new: int, chunk: RecoveredChunk, filters: bool) -> None:
-        row = sums[(label, name, side, old, new)]
-        row[0] += 1
-        row[1] += chunk.size
-        for fragment in chunk.fragments:
-            if not fragment.is_first:
-                continue
-            dropped = filters and assignment.expected_owner[(fragment.record, name)] != new
-            row[2] += 1
-            row[3] += not dropped
-            row[4] += dropped
-            row[5] += fragment.total if dropped else 0
-            row[6] += not fragment.is_last
-
-    for exchange in graph.exchanges:
-        plan = assignment.exchanges[exchange.name]
-        down, up = graph.operator(exchange.downstream), graph.operator(exchange.upstream)
-        gate = graph.inputs_of(down.name).index(exchange)
-        partition = graph.outputs_of(up.name).index(exchange)
-        for new in range(down.parallelism):
-            consumer = plan.downstream[new]
-            for chunk in assignment.subtasks[down.subtask_name(new)].input_state:
-                if chunk.index == gate:
-                    channel = consumer.new_channel(chunk.old_channel)
-                    side = "output" if chunk.upstream_output else "input"
-                    filters = consumer.filters_virtual_channel(
-                        channel, chunk.old_subtask, chunk.old_channel
-                    )
-                    add(exchange.name, side, chunk.old_subtask, new, chunk, filters)
-        for producer in range(up.parallelism):
-            for chunk in assignment.subtasks[up.subtask_name(producer)].output_state:
-                if chunk.index == partition:
-                    for new in chunk.targets:
-                        filters = plan.downstream[new].filters_virtual_channel(
-                            producer, chunk.old_subtask, chunk.old_channel
-                        )
-                        add(exchange.name, "output", chunk.old_subtask, new, chunk, filters)
-    frame = pd.DataFrame(
-        [(*key, *values) for key, values in sums.items()], columns=MOVEMENT_COLUMNS
-    )
-    return _normalised(frame)
-
-
-def _normalised(frame: pd.DataFrame) -> pd.DataFrame:
-    frame = frame[MOVEMENT_COLUMNS].copy()
-    for column in MOVEMENT_COLUMNS:
-        if column not in ("exchange", "side"):
-            frame[column] = frame[column].astype("int64")
-    return frame.sort_values(MOVEMENT_KEYS, ignore_index=True)
-
-
-def _sweep(run: ScenarioRun) -> list[dict[str, int]]:
-    """New parallelisms to try on a sample: its scenario's own, and every operator at 1, 2, 3
-    and 7 (above most old parallelisms)."""
-    assert run.checkpoint is not None
-    assert run.checkpoint.graph is not None
-    graph = run.checkpoint.graph
-    assert run.assignment is not None
-    scenario = {op.name: op.parallelism for op in run.assignment.graph.operators}
-    uniform = [{op.name: p for op in graph.operators} for p in (1, 2, 3, 7)]
-    return [scenario, *uniform]
-
-
 @pytest.mark.parametrize("name", list(SAMPLES))
 def test_movement_equals_the_model_state_assignment(
     name: str, runs: dict[str, ScenarioRun], pipelines: dict[str, RescalingPipeline]
 ) -> None:
     run = runs[name]
     assert run.checkpoint is not None
-    scenarios = dict(enumerate(_sweep(run), start=1))
+    scenarios = dict(enumerate(sweep(run), start=1))
     result = pipelines[name].analyse_parallelisms(scenarios, progress=False)
     expected = pd.concat(
         [model_movement(assign_state(run.checkpoint, p), label) for label, p in scenarios.items()],
         ignore_index=True,
     )
-    pd.testing.assert_frame_equal(_normalised(result.movement), _normalised(expected))
+    pd.testing.assert_frame_equal(normalised(result.movement), normalised(expected))
     # a rescale reads every persisted byte at least once: nothing is lost on the way
     delivered = result.movement.groupby(["to", "exchange"])["bytes"].sum()
     persisted = result.persisted.groupby("exchange")["bytes"].sum()
@@ -253,7 +184,7 @@ def reference_movement(directory: Path, parallelism: Mapping[str, int]) -> pd.Da
     frame = pd.DataFrame(
         [(*key, *values) for key, values in sums.items()], columns=MOVEMENT_COLUMNS
     )
-    return _normalised(frame)
+    return normalised(frame)
 
 
 @pytest.mark.parametrize(
@@ -285,7 +216,7 @@ def test_generated_checkpoint_equals_the_scalar_reference(
     finally:
         pipeline.close()
     expected = reference_movement(directory, {downstream: new})
-    pd.testing.assert_frame_equal(_normalised(result.movement), expected)
+    pd.testing.assert_frame_equal(normalised(result.movement), expected)
     if partitioner == "keyBy":
         assert result.movement["filtered_records"].sum() > 0
 
