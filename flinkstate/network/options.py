@@ -1,0 +1,141 @@
+"""Recovery options as Flink names them, the generation of Flink's recovery code, and how a
+failed checkpoint counts.
+
+Flink has shipped three generations of the code that recovers in-flight data (primer 0.4):
+
+* ``classic``: every release; also master with checkpointing during recovery off. Recovered
+  buffers sit in ``RecoveredInputChannel``s; no checkpoint until the task has consumed them all.
+* ``v1``: Flink 2.3's first checkpointing during recovery. The reader filters records into
+  network buffers (falling back to the heap when the pool is empty); the buffers migrate into the
+  physical channels at conversion, which snapshot them on a checkpoint.
+* ``v2``: current master. The reader filters into local spill files; a drainer copies them into
+  the physical channels; a checkpoint takes the channels' queued recovered buffers up to a
+  recovery barrier plus the spill files' undrained rest.
+
+Which one runs is decided by the two options below together (``CheckpointingOptions.
+isCheckpointingDuringRecoveryEnabled``): with either off, every generation recovers the classic way.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from flinkstate.choice import Choice
+from flinkstate.errors import InvalidParameterError
+
+RECOVER_OUTPUT_ON_DOWNSTREAM_KEY = (
+    "execution.checkpointing.unaligned.recover-output-on-downstream.enabled"
+)
+#: the key in code since FLINK-38541; Flink 2.3's release notes print the older
+#: ``execution.checkpointing.unaligned.during-recovery.enabled``
+CHECKPOINTING_DURING_RECOVERY_KEY = "execution.checkpointing.during-recovery.enabled"
+TOLERABLE_FAILED_CHECKPOINTS_KEY = "execution.checkpointing.tolerable-failed-checkpoints"
+
+
+class RecoveryGeneration(Choice):
+    """Which Flink's recovery code runs when checkpointing during recovery is enabled."""
+
+    CLASSIC = "classic"
+    V1 = "v1"
+    V2 = "v2"
+
+    @property
+    def flink(self) -> str:
+        return {"classic": "Flink <= 2.2", "v1": "Flink 2.3", "v2": "Flink master"}[self.value]
+
+
+def checkpointing_during_recovery_enabled(
+    recover_output_on_downstream: bool, checkpointing_during_recovery: bool
+) -> bool:
+    """Flink's rule: only both options together turn it on."""
+    return recover_output_on_downstream and checkpointing_during_recovery
+
+
+@dataclass(frozen=True, slots=True)
+class RecoveryOptions:
+    """The recovery settings of one run, checked once where they enter."""
+
+    generation: RecoveryGeneration = RecoveryGeneration.V2
+    recover_output_on_downstream: bool = False
+    checkpointing_during_recovery: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "generation", RecoveryGeneration.parse(self.generation))
+        if self.checkpointing_during_recovery and self.generation is RecoveryGeneration.CLASSIC:
+            raise InvalidParameterError(
+                f"{CHECKPOINTING_DURING_RECOVERY_KEY} does not exist in the classic generation "
+                "(Flink <= 2.2); choose generation v1 (Flink 2.3) or v2 (master)"
+            )
+
+    @property
+    def checkpointing_during_recovery_enabled(self) -> bool:
+        return checkpointing_during_recovery_enabled(
+            self.recover_output_on_downstream, self.checkpointing_during_recovery
+        )
+
+    @property
+    def effective_generation(self) -> RecoveryGeneration:
+        """The code path that runs: the classic one unless both options are on."""
+        if self.checkpointing_during_recovery_enabled:
+            return self.generation
+        return RecoveryGeneration.CLASSIC
+
+    @property
+    def note(self) -> str:
+        """Why the run recovers the way it does, for a user who set one option only."""
+        if self.checkpointing_during_recovery and not self.recover_output_on_downstream:
+            return (
+                f"{CHECKPOINTING_DURING_RECOVERY_KEY} is ignored without "
+                f"{RECOVER_OUTPUT_ON_DOWNSTREAM_KEY}: recovery runs the classic way"
+            )
+        return ""
+
+
+class CheckpointFailureReason(StrEnum):
+    """The reasons a checkpoint fails that recovery can cause (``CheckpointFailureReason``),
+    with Flink's message; ``counted`` says whether ``CheckpointFailureManager`` counts it
+    towards ``execution.checkpointing.tolerable-failed-checkpoints``."""
+
+    NOT_ALL_REQUIRED_TASKS_RUNNING = "Not all required tasks are currently running."
+    CHECKPOINT_DECLINED_TASK_NOT_READY = "Checkpoint was declined (tasks not ready)"
+    CHECKPOINT_DECLINED = "Checkpoint was declined."
+    CHECKPOINT_EXPIRED = "Checkpoint expired before completing."
+
+    @property
+    def counted(self) -> bool:
+        return self in (
+            CheckpointFailureReason.CHECKPOINT_DECLINED,
+            CheckpointFailureReason.CHECKPOINT_EXPIRED,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class CheckpointFailure:
+    """One failed checkpoint: its id, why, who said so, and at which step."""
+
+    checkpoint: int
+    reason: CheckpointFailureReason
+    step: int
+    task: str = ""
+    detail: str = ""
+
+    def describe(self) -> str:
+        who = f" by {self.task}" if self.task else ""
+        extra = f": {self.detail}" if self.detail else ""
+        counted = "counted" if self.reason.counted else "not counted"
+        return (
+            f"checkpoint {self.checkpoint} failed{who} at step {self.step} "
+            f"({self.reason.name}, {counted}){extra}"
+        )
+
+
+def job_fails(failures: list[CheckpointFailure], tolerable: int) -> bool:
+    """``CheckpointFailureManager``: the job fails once more consecutive counted failures than
+    tolerated have happened since the last completed checkpoint (callers pass only those);
+    a checkpoint declined by several tasks counts once."""
+    if tolerable < 0:
+        raise InvalidParameterError(
+            f"{TOLERABLE_FAILED_CHECKPOINTS_KEY} must not be negative, got {tolerable}"
+        )
+    return len({f.checkpoint for f in failures if f.reason.counted}) > tolerable

@@ -1,0 +1,77 @@
+"""Recovery options against Flink: CheckpointingOptionsTest's truth table, the keys, and
+CheckpointFailureManager's counting."""
+
+from __future__ import annotations
+
+import pytest
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.network.options import (
+    CHECKPOINTING_DURING_RECOVERY_KEY,
+    RECOVER_OUTPUT_ON_DOWNSTREAM_KEY,
+    CheckpointFailure,
+    CheckpointFailureReason,
+    RecoveryGeneration,
+    RecoveryOptions,
+    checkpointing_during_recovery_enabled,
+    job_fails,
+)
+
+
+@pytest.mark.parametrize(
+    ("recover_output", "during_recovery", "enabled"),
+    [(False, False, False), (True, False, False), (False, True, False), (True, True, True)],
+)
+def test_checkpointing_during_recovery_needs_both_options(
+    recover_output: bool, during_recovery: bool, enabled: bool
+) -> None:
+    assert checkpointing_during_recovery_enabled(recover_output, during_recovery) is enabled
+    for generation in ("v1", "v2"):
+        options = RecoveryOptions(generation, recover_output, during_recovery)  # type: ignore[arg-type]
+        assert options.checkpointing_during_recovery_enabled is enabled
+        expected = RecoveryGeneration(generation) if enabled else RecoveryGeneration.CLASSIC
+        assert options.effective_generation is expected
+
+
+def test_keys_are_flinks() -> None:
+    assert CHECKPOINTING_DURING_RECOVERY_KEY == "execution.checkpointing.during-recovery.enabled"
+    assert RECOVER_OUTPUT_ON_DOWNSTREAM_KEY == (
+        "execution.checkpointing.unaligned.recover-output-on-downstream.enabled"
+    )
+
+
+def test_one_option_alone_says_why_it_is_ignored() -> None:
+    options = RecoveryOptions(RecoveryGeneration.V2, False, True)
+    assert RECOVER_OUTPUT_ON_DOWNSTREAM_KEY in options.note
+    assert RecoveryOptions(RecoveryGeneration.V2, True, True).note == ""
+
+
+def test_bad_generations_are_refused() -> None:
+    with pytest.raises(InvalidParameterError, match="v1, v2"):
+        RecoveryOptions("v3")  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError, match="classic generation"):
+        RecoveryOptions(RecoveryGeneration.CLASSIC, True, True)
+
+
+def test_failure_reasons_count_as_flinks_failure_manager_counts_them() -> None:
+    counted = {r for r in CheckpointFailureReason if r.counted}
+    assert counted == {
+        CheckpointFailureReason.CHECKPOINT_DECLINED,
+        CheckpointFailureReason.CHECKPOINT_EXPIRED,
+    }
+    assert CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY.value == (
+        "Checkpoint was declined (tasks not ready)"
+    )
+
+
+def test_the_job_fails_after_more_counted_failures_than_tolerated() -> None:
+    declined = CheckpointFailure(1, CheckpointFailureReason.CHECKPOINT_DECLINED, 10, "task a[0]")
+    twice = CheckpointFailure(1, CheckpointFailureReason.CHECKPOINT_DECLINED, 11, "task a[1]")
+    not_ready = CheckpointFailure(2, CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY, 20)
+    assert not job_fails([not_ready] * 5, 0)
+    assert job_fails([declined], 0)
+    assert not job_fails([declined, twice], 1)  # one checkpoint counts once
+    assert "not counted" in not_ready.describe()
+    assert "CHECKPOINT_DECLINED, counted" in declined.describe()
+    with pytest.raises(InvalidParameterError, match="tolerable"):
+        job_fails([], -1)
