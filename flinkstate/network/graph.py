@@ -29,6 +29,13 @@ class Operator:
     ``cost`` is the number of extra steps a subtask spends per record: where it is high,
     back-pressure builds upstream. Sources emit ``records_per_subtask`` records with keys drawn
     from ``key_space`` and payloads of ``record_size`` bytes (a range draws uniformly).
+
+    ``sequential_inputs``: the operator reads selectively (Flink's ``InputSelectable``, as
+    ``StreamTaskSelectiveReadingITCase.testSequentialReading``'s operator): input 0 only, until
+    it has ended (``EndOfPartitionEvent`` on every channel of its gate), then input 1, and so
+    on. The selection holds during recovery too: an unselected input's channels, recovered or
+    not, are not polled at all. Only priority events (unaligned barriers) are still handled
+    there, as Flink handles them outside the input selection.
     """
 
     name: str
@@ -39,6 +46,7 @@ class Operator:
     records_per_subtask: int = 0
     key_space: int = 1000
     record_size: tuple[int, int] = (100, 100)
+    sequential_inputs: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or any(c in self.name for c in "[]<>:"):
@@ -135,6 +143,11 @@ class JobGraph:
                 raise InvalidParameterError(
                     f"keyed operator {op.name} must be fed by keyBy exchanges (and may read "
                     "broadcast ones)"
+                )
+            if op.sequential_inputs and len(inputs) < 2:
+                raise InvalidParameterError(
+                    f"{op.name} reads its inputs sequentially (InputSelectable), so it needs at "
+                    f"least two inputs, got {len(inputs)}"
                 )
         self._check_acyclic()
 

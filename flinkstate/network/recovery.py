@@ -15,7 +15,9 @@ and ``recoverChannelsWithoutCheckpointing``):
    records of another subtask's key groups where the old subtask's state went to several.
 4. A gate whose channels all delivered their end-of-state event is converted to local and
    remote channels (remote ones take their exclusive buffers now) and requests its
-   subpartitions. When all gates are converted, restore is over and checkpoints may start.
+   subpartitions (``GateConversion``: per gate, or, in the rewrite that deadlocked selective
+   readers, only once every gate is through). When all gates are converted, restore is over
+   and checkpoints may start.
 5. The consumer resumes a blocked subpartition once every channel of the gate has delivered
    ``EndOfOutputChannelStateEvent``, so live data never overtakes recovered data.
 """
@@ -34,6 +36,7 @@ from flinkstate.network.channel_state_filtering import RecoveryMode
 from flinkstate.network.records import Fragment
 from flinkstate.recovery.state_assignment import RecoveredChunk
 from flinkstate.sim.core import Action
+from flinkstate.sim.deadlock import Wait
 
 if TYPE_CHECKING:
     from flinkstate.network.world import Channel, Gate, NetworkWorld, Task
@@ -59,6 +62,28 @@ class BlockedPriority(Choice):
     HELD = "held"
     MASTER = "master"
     FIXED = "fixed"
+
+
+class GateConversion(Choice):
+    """When a recovered gate is converted and requests its partitions
+    (``inputGate.requestPartitions(false)`` in ``StreamTask.recoverChannelsWithoutCheckpointing``).
+
+    ``per-gate``: each gate as soon as its own recovered state is consumed (master since
+    FLINK-39522; the last commit of PR #28554). Only the end of restore waits for every gate.
+    ``all-gates``: no gate before every gate's state is consumed (the intermediate rewrite of
+    PR #28554). An operator that reads its inputs selectively never consumes an unselected
+    gate's state while it waits for the selected input to end, which needs live data, which
+    needs conversion: it deadlocks (primer 6.4).
+    """
+
+    PER_GATE = "per-gate"
+    ALL_GATES = "all-gates"
+
+
+#: the actor that stands for a gate's conversion in waits-for reports: Flink's
+#: "Input gate request partitions" mail, which converts the recovered channels and requests
+#: the subpartitions
+REQUEST_PARTITIONS = "request-partitions"
 
 
 @dataclass(slots=True)
@@ -255,13 +280,67 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
 
 
 def gate_to_convert(world: NetworkWorld, task: Task) -> Gate | None:
+    """The first gate whose conversion may run now: its recovered state is consumed (with
+    ``all-gates``, every gate's is), and the pool has the remote channels' exclusive buffers."""
+    if world.gate_conversion is GateConversion.ALL_GATES and not all(
+        c.state_consumed for gate in task.gates for c in gate.channels
+    ):
+        return None
     for gate in task.gates:
-        if not gate.converted and all(c.state_consumed for c in gate.channels):
-            nbp = world.network_pools[gate.pool.global_pool]
-            needed = gate.exclusive_per_channel * sum(1 for c in gate.channels if c.remote)
-            if len(nbp.free) + recovery_held(world, gate) >= needed:
-                return gate
+        if (
+            not gate.converted
+            and all(c.state_consumed for c in gate.channels)
+            and len(world.network_pools[gate.pool.global_pool].free) + recovery_held(world, gate)
+            >= conversion_buffers(gate)
+        ):
+            return gate
     return None
+
+
+def conversion_buffers(gate: Gate) -> int:
+    """Exclusive buffers the gate's remote channels take when it is converted."""
+    return gate.exclusive_per_channel * sum(1 for c in gate.channels if c.remote)
+
+
+def conversion_waits(world: NetworkWorld, task: Task) -> list[Wait]:
+    """Why a gate whose recovered state is consumed is not converted yet, as waits of its
+    ``request-partitions`` actor: for the other gates' recovered state (``all-gates``), held
+    by the task that has yet to consume it or by the reader that has yet to read it; or for
+    the exclusive buffers of its remote channels."""
+    waits = []
+    all_gates = world.gate_conversion is GateConversion.ALL_GATES
+    reader = world.readers.get(task.name)
+    for gate in task.gates:
+        if gate.converted or not all(c.state_consumed for c in gate.channels):
+            continue
+        actor = f"{REQUEST_PARTITIONS} {gate.name}"
+        pending = [g for g in task.gates if not all(c.state_consumed for c in g.channels)]
+        if all_gates and pending:
+            for other in pending:
+                holders = {
+                    task.name if c.recovered_queue or reader is None else reader.name
+                    for c in other.channels
+                    if not c.state_consumed
+                }
+                waits.append(
+                    Wait(
+                        actor,
+                        f"the recovered state of {other.name} to be consumed (all-gates: no "
+                        "gate converts before every gate's state is consumed)",
+                        tuple(sorted(holders)),
+                    )
+                )
+            continue
+        nbp = world.network_pools[gate.pool.global_pool]
+        needed = conversion_buffers(gate)
+        if len(nbp.free) + recovery_held(world, gate) < needed:
+            waits.append(
+                Wait(
+                    actor,
+                    f"{needed} exclusive buffers of {nbp.name} for its remote channels",
+                )
+            )
+    return waits
 
 
 def recovery_held(world: NetworkWorld, gate: Gate) -> int:

@@ -15,7 +15,7 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.network.channel_state_filtering import PrefilterSource, RecoveryMode
 from flinkstate.network.config import NetworkConfig
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
-from flinkstate.network.recovery import BlockedPriority
+from flinkstate.network.recovery import BlockedPriority, GateConversion
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.state_assignment import StateAssignment
 from flinkstate.rescale.partitioner import Partitioner
@@ -129,6 +129,14 @@ COMMON = (
         choices=("held", "master", "fixed"),
     ),
     Parameter(
+        "gate_conversion",
+        "per-gate",
+        "when a recovered input gate is converted and requests its partitions: per-gate (as "
+        "soon as its own state is consumed, FLINK-39522) or all-gates (once every gate's is, "
+        "the rewrite that deadlocked selective readers)",
+        choices=tuple(c.value for c in GateConversion),
+    ),
+    Parameter(
         "recovery_mode",
         "classic",
         "classic: the task demultiplexes and filters recovered data; filter-on-read: the "
@@ -209,6 +217,7 @@ class Topology:
             unaligned=values["unaligned"],
             restore=restore,
             blocked_priority=BlockedPriority.parse(values["blocked_priority"]),
+            gate_conversion=GateConversion.parse(values["gate_conversion"]),
             recovery_mode=RecoveryMode.parse(values["recovery_mode"]),
             prefilter_source=PrefilterSource.parse(values["prefilter_source"]),
         )
@@ -265,6 +274,38 @@ def _two_input_job(values: Mapping[str, Any]) -> JobGraph:
             Exchange("left", "join", Partitioner.HASH),
             Exchange("right", "join", Partitioner.HASH),
             Exchange("join", "sink", Partitioner.REBALANCE),
+        ),
+    )
+
+
+#: how the sequential-reading job's sources feed its operator
+SEQUENTIAL_EXCHANGES = {"keyBy": Partitioner.HASH, "rebalance": Partitioner.REBALANCE}
+
+
+def _sequential_reading_job(values: Mapping[str, Any]) -> JobGraph:
+    """StreamTaskSelectiveReadingITCase.testSequentialReading's shape: two sources connected
+    into a two-input operator that reads the first to its end, then the second; keyBy or
+    rebalance exchanges, so both inputs are checkpointed unaligned and carry channel state."""
+    p = values["parallelism"]
+    partitioner = SEQUENTIAL_EXCHANGES[values["exchange"]]
+    return JobGraph(
+        (
+            _source(values, values["source_parallelism"], "first"),
+            _source(values, values["source_parallelism"], "second"),
+            Operator(
+                "sequential",
+                p,
+                OperatorKind.KEYED if partitioner is Partitioner.HASH else OperatorKind.MAP,
+                cost=values["cost"],
+                max_parallelism=values["max_parallelism"],
+                sequential_inputs=True,
+            ),
+            Operator("sink", p, OperatorKind.SINK),
+        ),
+        (
+            Exchange("first", "sequential", partitioner),
+            Exchange("second", "sequential", partitioner),
+            Exchange("sequential", "sink", Partitioner.FORWARD),
         ),
     )
 
@@ -604,6 +645,26 @@ CATALOGUE: dict[str, Topology] = {
             "left and right sources -keyBy-> join -rebalance-> sink: a two-input task",
             (*COMMON, *_keyed_params()),
             _two_input_job,
+        ),
+        Topology(
+            "sequential-reading",
+            "first and second sources -keyBy/rebalance-> sequential -forward-> sink: a "
+            "two-input operator that reads the first input to its end, then the second "
+            "(InputSelectable, StreamTaskSelectiveReadingITCase)",
+            (
+                *COMMON,
+                *_keyed_params(
+                    source_parallelism=2,
+                    parallelism="parallelism of the sequential operator and the sink",
+                ),
+                Parameter(
+                    "exchange",
+                    "keyBy",
+                    "how each source feeds the sequential operator",
+                    choices=tuple(SEQUENTIAL_EXCHANGES),
+                ),
+            ),
+            _sequential_reading_job,
         ),
         Topology(
             "backpressure",

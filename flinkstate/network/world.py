@@ -55,11 +55,13 @@ from flinkstate.network.records import Fragment, Record
 from flinkstate.network.recovery import (
     END_OF_INPUT_STATE,
     END_OF_OUTPUT_STATE,
+    REQUEST_PARTITIONS,
     RESTORING_OUTPUT,
     RUNNING,
     SUBTASK_CONNECTION,
     BlockedPriority,
     ChannelStateReader,
+    GateConversion,
     split_chunk,
 )
 from flinkstate.recovery.state_assignment import RecoveredChunk, StateAssignment
@@ -88,6 +90,7 @@ FAULTS = frozenset(
         "drop-recovered",
         "no-upstream-block",
         "keep-prefilter-buffer",
+        "ignore-input-selection",
     }
 )
 
@@ -458,6 +461,9 @@ class NetworkWorld:
     #: a restored job: the checkpoint's share of each new subtask (None: a fresh start)
     restore: StateAssignment | None = None
     blocked_priority: BlockedPriority = BlockedPriority.MASTER
+    #: when a recovered gate is converted: as soon as its own state is consumed, or only
+    #: once every gate's is (the rewrite that deadlocked selective readers)
+    gate_conversion: GateConversion = GateConversion.PER_GATE
     recovery_mode: RecoveryMode = RecoveryMode.CLASSIC
     prefilter_source: PrefilterSource = PrefilterSource.HEAP_FALLBACK
     #: heap taken by recovery buffers outside the network pools (the 2.3 fallback), now and peak
@@ -480,6 +486,8 @@ class NetworkWorld:
     check_actions: bool = False
     _actors: ActorIndex = field(init=False)
     _key_ordered: frozenset[str] = field(init=False)
+    #: operators that read their inputs one after the other (``InputSelectable``)
+    _sequential: frozenset[str] = field(init=False)
     _recovered_records: frozenset[int] = frozenset()
     _cached: list[tuple[Action, ...]] = field(default_factory=list)
     _dirty: set[int] = field(default_factory=set)
@@ -493,6 +501,15 @@ class NetworkWorld:
                 f"unknown fault(s) {sorted(unknown)}; known: {', '.join(sorted(FAULTS))}"
             )
         self.blocked_priority = BlockedPriority.parse(self.blocked_priority)
+        self.gate_conversion = GateConversion.parse(self.gate_conversion)
+        self._sequential = self._sequential_operators()
+        if self._sequential and self.checkpoint_interval and not self.unaligned:
+            raise InvalidParameterError(
+                f"aligned checkpoints of {', '.join(sorted(self._sequential))}, which reads its "
+                "inputs sequentially, would never complete: an aligned barrier on an input not "
+                "selected is never read (Flink refuses any checkpointing of an InputSelectable "
+                "operator); set unaligned=true or checkpoint_interval=0"
+            )
         self.recovery_mode = RecoveryMode.parse(self.recovery_mode)
         self.prefilter_source = PrefilterSource.parse(self.prefilter_source)
         if not self.tasks:
@@ -510,6 +527,10 @@ class NetworkWorld:
         self._actors = ActorIndex.of(self)
         self._cached = [()] * len(self._actors.actors)
         self._dirty = set(range(len(self._actors.actors)))
+
+    def _sequential_operators(self) -> frozenset[str]:
+        """Operators that read their inputs sequentially (``InputSelectable``)."""
+        return frozenset(op.name for op in self.graph.operators if op.sequential_inputs)
 
     def _build_restore(self, restore: StateAssignment) -> None:
         """Start every subtask from its share of the checkpoint, in the restoring phase."""
@@ -1056,17 +1077,42 @@ class NetworkWorld:
     def _barrier_channel(self, task: Task) -> Channel | None:
         """A channel whose next element is a barrier the task may handle now.
 
-        An unaligned barrier is a priority event: handled between any two records. An aligned
-        one is reached in stream order, so only once the current buffer's records are done.
+        An unaligned barrier is a priority event: handled between any two records, on any
+        input. An aligned one is reached in stream order, so only once the current buffer's
+        records are done, and only on a selected input.
+
+        Flink handles priority events outside the input selection: ``CheckpointedInputGate``
+        processes them in an urgent mail (``processPriorityEvents``) whenever the gate
+        signals one, while ``MultipleInputSelectionHandler`` only decides which input's
+        ``processInput`` runs. An aligned barrier is in-band and is seen only when its input is
+        read, so an unselected input would hold an aligned checkpoint forever; Flink avoids
+        that by refusing checkpointing for ``InputSelectable`` operators altogether
+        (``StreamingJobGraphGenerator``), and the world refuses aligned checkpoints of them.
         """
-        for gate in task.gates:
+        selected = self._selected_input(task)
+        for index, gate in enumerate(task.gates):
+            in_order = selected < 0 or index == selected
             for channel in gate.channels:
                 if channel.blocked:
                     continue
                 head = self._visible_head(channel)
-                if head is not None and head.event == BARRIER and (head.priority or not task.ready):
+                if (
+                    head is not None
+                    and head.event == BARRIER
+                    and (head.priority or (in_order and not task.ready))
+                ):
                     return channel
         return None
+
+    def _selected_input(self, task: Task) -> int:
+        """The one input a sequential reader reads now (the first that has not ended; the
+        number of inputs once all have), or -1 where every input is selected."""
+        if task.operator not in self._sequential:
+            return -1
+        for index, gate in enumerate(task.gates):
+            if not all(c.finished for c in gate.channels):
+                return index
+        return len(task.gates)
 
     def _partition_of(self, task: Task, sub: Subpartition) -> ResultPartition:
         for partition in task.partitions:
@@ -1085,7 +1131,13 @@ class NetworkWorld:
         return recovery.sub_head(self, channel)
 
     def _next_channel_with_data(self, task: Task) -> Channel | None:
-        for gate in task.gates:
+        """The next channel to poll, round robin within a gate, among the selected inputs:
+        a sequential reader's unselected gates are not looked at, recovered or not."""
+        selected = self._selected_input(task)
+        if selected >= 0 and "ignore-input-selection" in self.faults:
+            selected = -1
+        gates = task.gates if selected < 0 else task.gates[selected : selected + 1]
+        for gate in gates:
             count = len(gate.channels)
             for offset in range(count):
                 channel = gate.channels[(gate.next_channel + offset) % count]
@@ -1295,6 +1347,12 @@ class NetworkWorld:
     def _do_poll(self, task: Task, action: Action) -> None:
         channel = self.channels[action.target]
         gate = self._gate(channel)
+        selected = self._selected_input(task)
+        if selected >= 0 and (selected == len(task.gates) or task.gates[selected] is not gate):
+            self._violate(
+                "input-selection",
+                f"{task.name} polled {channel.name} while it reads input {selected} only",
+            )
         gate.next_channel = (channel.index + 1) % len(gate.channels)
         self._touch_channel(channel)
         self._touch_sub(self.subpartitions[channel.subpartition])
@@ -1883,17 +1941,9 @@ class NetworkWorld:
                 holders = self._holders_of_pool(pool)
                 waits.append(Wait(task.name, f"a buffer of {pool.name}", holders))
             else:
-                producers = tuple(
-                    sorted(
-                        {
-                            self._producer_actor(c)
-                            for gate in task.gates
-                            for c in gate.channels
-                            if not c.finished
-                        }
-                    )
-                )
-                waits.append(Wait(task.name, "input data", producers))
+                waits += self._input_waits(task)
+            if task.phase != RUNNING:
+                waits += recovery.conversion_waits(self, task)
         for reader in self.readers.values():
             wait = self._reader_wait(reader)
             if wait is not None:
@@ -1901,12 +1951,56 @@ class NetworkWorld:
         for channel in self.channels.values():
             sub = self.subpartitions[channel.subpartition]
             if channel.remote and sub.queue and not self._transport_actions(channel):
-                what = (
-                    f"{channel.name} to be requested (its gate is still recovering)"
-                    if channel.recovered
-                    else f"credit of {channel.name}"
+                if channel.recovered:
+                    what = f"{channel.name} to be requested (its gate is still recovering)"
+                    holder = self._producer_actor(channel)
+                    if not channel.state_consumed:
+                        holder = channel.task  # it has recovered state to consume first
+                else:
+                    what, holder = f"credit of {channel.name}", channel.task
+                waits.append(Wait(f"netty {channel.name}", what, (holder,)))
+        return waits
+
+    def _input_waits(self, task: Task) -> list[Wait]:
+        """A task with nothing to read waits for data on its unfinished channels, from their
+        producers; a recovered channel whose state is consumed waits for its gate's conversion.
+
+        A sequential reader waits on its selected input only, whatever the others hold: that
+        is how it can wait for the conversion of input 0 while the conversion (``all-gates``)
+        waits for input 1's recovered state, which the reader leaves unread.
+        """
+        selected = self._selected_input(task)
+        if selected < 0:
+            producers = {
+                self._producer_actor(c)
+                for gate in task.gates
+                for c in gate.channels
+                if not c.finished
+            }
+            return [Wait(task.name, "input data", tuple(sorted(producers)))]
+        gate = task.gates[selected]
+        live = {self._producer_actor(c) for c in gate.channels if not c.finished}
+        conversion = {h for h in live if h.startswith(REQUEST_PARTITIONS + " ")}
+        waits = []
+        if conversion:
+            waits.append(
+                Wait(
+                    task.name,
+                    f"the conversion of {gate.name}, whose recovered state it has consumed: "
+                    f"input {selected} ends only with live data and EndOfPartitionEvent, and "
+                    "no other input is read until it does (InputSelectable)",
+                    tuple(sorted(conversion)),
                 )
-                waits.append(Wait(f"netty {channel.name}", what, (channel.task,)))
+            )
+        if live - conversion:
+            waits.append(
+                Wait(
+                    task.name,
+                    f"input data on {gate.name} (input {selected}, the only one read until it "
+                    "ends: InputSelectable)",
+                    tuple(sorted(live - conversion)),
+                )
+            )
         return waits
 
     def _reader_wait(self, reader: ChannelStateReader) -> Wait | None:
@@ -1943,6 +2037,8 @@ class NetworkWorld:
 
     def _producer_actor(self, channel: Channel) -> str:
         if channel.recovered:
+            if channel.state_consumed:  # nothing more until the gate is converted
+                return f"{REQUEST_PARTITIONS} {channel.gate}"
             return self.readers[channel.task].name
         return f"netty {channel.name}" if channel.remote else channel.producer
 
@@ -2114,9 +2210,13 @@ class NetworkWorld:
                     c.persisting,
                     c.blocked,
                     c.upstream_blocked,
+                    c.recovered,
+                    c.state_consumed,
                 )
                 for n, c in self.channels.items()
             ),
+            self.gate_conversion.value,
+            tuple(g.converted for g in self.gates.values()),
             tuple(
                 (
                     n,

@@ -11,6 +11,7 @@ simulator's recovery can be checked against it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -170,18 +171,8 @@ def _rescaled_graph(old: JobGraph, parallelism: dict[str, int]) -> JobGraph:
                 f"parallelism ({new}). Please reduce the parallelism of the task to be lower or "
                 "equal to the maximum parallelism."
             )
-        operators.append(
-            Operator(
-                op.name,
-                new,
-                op.kind,
-                op.cost,
-                max_parallelism,
-                op.records_per_subtask,
-                op.key_space,
-                op.record_size,
-            )
-        )
+        # every other property of the operator (cost, records, input selection) is kept
+        operators.append(dataclasses.replace(op, parallelism=new, max_parallelism=max_parallelism))
     return JobGraph(tuple(operators), old.exchanges)
 
 
