@@ -41,14 +41,6 @@ ONE_BUFFER_AT_A_TIME = (
 )
 
 
-class RecoveryMode(Choice):
-    """``classic``: checkpointing during recovery off, the task demultiplexes and filters.
-    ``filter-on-read``: both flags on (Flink 2.3), the reader filters and rewrites."""
-
-    CLASSIC = "classic"
-    FILTER_ON_READ = "filter-on-read"
-
-
 class PrefilterSource(Choice):
     NETWORK = "network"
     HEAP_FALLBACK = "heap-fallback"

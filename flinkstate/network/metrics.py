@@ -29,11 +29,14 @@ OWNER_KINDS = (
     "recovered-exclusive",
     "pre-filter",
     "post-filter",
+    "spilling",
 )
 #: the pools hold most segments most of the time; plotted beside the others they flatten them
 POOL_KINDS = ("network-pool", "pool")
 #: owners that exist only while a restored job recovers its in-flight data
-RECOVERY_KINDS = frozenset({"recovered", "recovered-exclusive", "pre-filter", "post-filter"})
+RECOVERY_KINDS = frozenset(
+    {"recovered", "recovered-exclusive", "pre-filter", "post-filter", "spilling"}
+)
 
 
 def owner_kind(owner: str) -> str:

@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from flinkstate.choice import Choice
-from flinkstate.network import channel_state_filtering
+from flinkstate.network import channel_state_filtering, spilling_handler
 from flinkstate.network.buffer import HEAP, Buffer
-from flinkstate.network.channel_state_filtering import RecoveryMode
+from flinkstate.network.fetched_channel_state import SpillWriter
+from flinkstate.network.options import RecoveryGeneration
 from flinkstate.network.records import Fragment
 from flinkstate.recovery.state_assignment import RecoveredChunk
 from flinkstate.sim.core import Action
@@ -106,6 +107,8 @@ class ChannelStateReader:
     partials: dict[tuple[int, int, int, int], int] = field(default_factory=dict)
     heap_segment_allocated: bool = False
     heap_segment_in_use: bool = False
+    #: V2: the spill files being written
+    spill: SpillWriter | None = None
 
     def copy(self) -> ChannelStateReader:
         return ChannelStateReader(
@@ -121,6 +124,7 @@ class ChannelStateReader:
             dict(self.partials),
             self.heap_segment_allocated,
             self.heap_segment_in_use,
+            None if self.spill is None else self.spill.copy(),
         )
 
 
@@ -202,8 +206,10 @@ def reader_actions(world: NetworkWorld, reader: ChannelStateReader) -> tuple[str
     task = world.tasks[reader.task.removeprefix("task ")]
     if reader.finished or task.phase == RESTORING_OUTPUT:
         return None
-    if world.recovery_mode is RecoveryMode.FILTER_ON_READ:
+    if world.effective_generation is RecoveryGeneration.V1:
         return channel_state_filtering.reader_action(world, reader)
+    if world.effective_generation is RecoveryGeneration.V2:
+        return spilling_handler.fetch_action(world, reader)
     if not reader.chunks:
         return ("finish-input", "")
     chunk = reader.chunks[0]
@@ -226,6 +232,12 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
         return
     if kind == "rewrite":
         channel_state_filtering.rewrite_step(world, reader)
+        return
+    if kind == "spill":
+        spilling_handler.spill_step(world, reader)
+        return
+    if kind == "finish-fetch":
+        spilling_handler.finish_fetch(world, reader)
         return
     if kind == "finish-input":
         for gate in task.gates:

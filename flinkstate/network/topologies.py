@@ -12,9 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.channel_state_filtering import PrefilterSource, RecoveryMode
+from flinkstate.network.channel_state_filtering import PrefilterSource
 from flinkstate.network.config import NetworkConfig
+from flinkstate.network.fetched_channel_state import (
+    DEFAULT_MAX_SEGMENT_SIZE,
+    DEFAULT_SPILL_FILE_SIZE,
+)
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
+from flinkstate.network.options import CHECKPOINTING_DURING_RECOVERY_KEY, RecoveryGeneration
 from flinkstate.network.recovery import BlockedPriority, GateConversion
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.state_assignment import StateAssignment
@@ -137,18 +142,39 @@ COMMON = (
         choices=tuple(c.value for c in GateConversion),
     ),
     Parameter(
-        "recovery_mode",
-        "classic",
-        "classic: the task demultiplexes and filters recovered data; filter-on-read: the "
-        "reader filters it (Flink 2.3 with checkpointing during recovery)",
-        choices=("classic", "filter-on-read"),
+        "checkpointing_during_recovery",
+        False,
+        f"{CHECKPOINTING_DURING_RECOVERY_KEY}: on only together with "
+        "recover_output_on_downstream; then the generation below recovers",
+    ),
+    Parameter(
+        "generation",
+        "v2",
+        "the recovery code that runs with checkpointing during recovery: v1 (Flink 2.3: the "
+        "reader filters into network buffers) or v2 (master: into spill files, drained into "
+        "the channels); classic rejects the option",
+        choices=tuple(g.value for g in RecoveryGeneration),
     ),
     Parameter(
         "prefilter_source",
         "heap-fallback",
-        "filter-on-read buffers: network (before FLINK-38930), heap-fallback (Flink 2.3), "
+        "v1's filtering buffers: network (before FLINK-38930), heap-fallback (Flink 2.3), "
         "heap-segment (FLINK-39519)",
         choices=("network", "heap-fallback", "heap-segment"),
+    ),
+    Parameter(
+        "spill_file_size",
+        DEFAULT_SPILL_FILE_SIZE,
+        "v2: bytes after which a spill file is closed and the next begins (Flink: 64 MiB)",
+        minimum=1,
+        maximum=2**40,
+    ),
+    Parameter(
+        "spill_segment_size",
+        DEFAULT_MAX_SEGMENT_SIZE,
+        "v2: bytes after which a channel's spill segment is sealed (Flink: 1 MiB)",
+        minimum=1,
+        maximum=2**31 - 1,
     ),
     Parameter(
         "subtasks_per_state_file",
@@ -218,7 +244,10 @@ class Topology:
             restore=restore,
             blocked_priority=BlockedPriority.parse(values["blocked_priority"]),
             gate_conversion=GateConversion.parse(values["gate_conversion"]),
-            recovery_mode=RecoveryMode.parse(values["recovery_mode"]),
+            generation=RecoveryGeneration.parse(values["generation"]),
+            checkpointing_during_recovery=values["checkpointing_during_recovery"],
+            spill_file_size=values["spill_file_size"],
+            spill_segment_size=values["spill_segment_size"],
             prefilter_source=PrefilterSource.parse(values["prefilter_source"]),
         )
 

@@ -33,9 +33,13 @@ from flinkstate.keygroups import (
     assign_to_key_group,
     compute_key_group_range_for_operator_index,
 )
-from flinkstate.network import channel_state_filtering, recovery
+from flinkstate.network import (
+    channel_state_filtering,
+    fetched_channel_state_drainer,
+    recovery,
+)
 from flinkstate.network.buffer import HEAP, Buffer, LocalBufferPool, NetworkBufferPool
-from flinkstate.network.channel_state_filtering import PrefilterSource, RecoveryMode
+from flinkstate.network.channel_state_filtering import PrefilterSource
 from flinkstate.network.channel_state_writer import (
     ChannelStateWriter,
     WriteRequest,
@@ -50,7 +54,19 @@ from flinkstate.network.checkpoint import (
     SubtaskState,
 )
 from flinkstate.network.config import NetworkConfig
+from flinkstate.network.fetched_channel_state import (
+    DEFAULT_MAX_SEGMENT_SIZE,
+    DEFAULT_SPILL_FILE_SIZE,
+)
+from flinkstate.network.fetched_channel_state_drainer import (
+    END_OF_FETCHED_STATE,
+    RECOVERY_BARRIER,
+    FetchedChannelStateDrainer,
+    RecoveryCheckpointTrigger,
+    drainer_name,
+)
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
+from flinkstate.network.options import RecoveryGeneration, RecoveryOptions
 from flinkstate.network.records import Fragment, Record
 from flinkstate.network.recovery import (
     END_OF_INPUT_STATE,
@@ -199,6 +215,11 @@ class Channel:
     #: partial record of each virtual channel
     selected: tuple[int, int] | None = None
     partials: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+    #: V2: a physical channel built ``needsRecovery``, fed by the drainer until its
+    #: ``EndOfFetchedChannelStateEvent`` is consumed; ordinary events received meanwhile wait
+    #: in ``stash``
+    in_recovery: bool = False
+    stash: deque[Buffer] = field(default_factory=deque)
 
     @property
     def available(self) -> int:
@@ -212,6 +233,7 @@ class Channel:
         twin.recovered_queue = deque(self.recovered_queue)
         twin.recovery_exclusive = list(self.recovery_exclusive)
         twin.partials = dict(self.partials)
+        twin.stash = deque(self.stash)
         return twin
 
 
@@ -273,6 +295,8 @@ class Task:
     split_turn: int = 0
     #: output state still to be read into the result partitions, one buffer each
     output_state: deque[RecoveredChunk] = field(default_factory=deque)
+    #: what a checkpoint finds at the task while it recovers (V2; NO_OP otherwise)
+    recovery_trigger: RecoveryCheckpointTrigger = RecoveryCheckpointTrigger.NO_OP
 
     def copy(
         self, gates: list[Gate], partitions: list[ResultPartition], current: Channel | None
@@ -335,11 +359,13 @@ class ActorIndex:
     task_count: int
     transport_end: int
     writer_end: int
+    reader_end: int
     by_task: dict[str, int]
     #: a task's actor name ("task map[0]") to its slot and task name, for dispatching actions
     by_task_actor: dict[str, tuple[int, str]]
     by_writer: dict[str, int]
     by_reader: dict[str, int]
+    by_drainer: dict[str, int]
     by_channel: dict[str, tuple[int, ...]]
     by_subpartition: dict[str, tuple[int, ...]]
     by_pool: dict[str, tuple[int, ...]]
@@ -351,10 +377,12 @@ class ActorIndex:
         remote = [name for name, c in world.channels.items() if c.remote]
         writers = list(world.writers)
         readers = [reader.name for reader in world.readers.values()]
-        actors = tuple(tasks + remote + writers + readers)
+        drainers = [drainer.name for drainer in world.drainers.values()]
+        actors = tuple(tasks + remote + writers + readers + drainers)
         slot_of = {name: slot for slot, name in enumerate(actors)}
         by_task = {name: slot_of[name] for name in tasks}
         reader_of = {r.task: slot_of[r.name] for r in world.readers.values()}
+        drainer_of = {d.task: slot_of[d.name] for d in world.drainers.values()}
 
         def consumer_side(channel: Channel) -> tuple[int, ...]:
             slots: tuple[int, ...] = (by_task[channel.task.removeprefix("task ")],)
@@ -362,6 +390,8 @@ class ActorIndex:
                 slots += (slot_of[channel.name],)
             if channel.task in reader_of:
                 slots += (reader_of[channel.task],)
+            if channel.task in drainer_of:
+                slots += (drainer_of[channel.task],)
             return slots
 
         by_channel = {name: consumer_side(c) for name, c in world.channels.items()}
@@ -374,9 +404,11 @@ class ActorIndex:
             for partition in task.partitions:
                 by_pool[partition.pool.name] = (by_task[name],)
             for gate in task.gates:
-                by_pool[gate.pool.name] = tuple(
-                    slot_of[c.name] for c in gate.channels if c.remote
-                ) + ((reader_of[task.name],) if task.name in reader_of else ())
+                by_pool[gate.pool.name] = (
+                    tuple(slot_of[c.name] for c in gate.channels if c.remote)
+                    + ((reader_of[task.name],) if task.name in reader_of else ())
+                    + ((drainer_of[task.name],) if task.name in drainer_of else ())
+                )
         by_network_pool: dict[str, tuple[int, ...]] = {}
         for nbp in world.network_pools:
             slots = {
@@ -397,10 +429,12 @@ class ActorIndex:
             len(tasks),
             len(tasks) + len(remote),
             len(tasks) + len(remote) + len(writers),
+            len(tasks) + len(remote) + len(writers) + len(readers),
             by_task,
             {world.tasks[name].name: (slot, name) for name, slot in by_task.items()},
             {name: slot_of[name] for name in writers},
             {name: slot_of[name] for name in readers},
+            {name: slot_of[name] for name in drainers},
             by_channel,
             by_subpartition,
             by_pool,
@@ -464,7 +498,18 @@ class NetworkWorld:
     #: when a recovered gate is converted: as soon as its own state is consumed, or only
     #: once every gate's is (the rewrite that deadlocked selective readers)
     gate_conversion: GateConversion = GateConversion.PER_GATE
-    recovery_mode: RecoveryMode = RecoveryMode.CLASSIC
+    #: the recovery code a restored run uses if checkpointing during recovery is on (with
+    #: recover-output-on-downstream, from the restore); ``effective_generation`` is what runs
+    generation: RecoveryGeneration = RecoveryGeneration.V2
+    checkpointing_during_recovery: bool = False
+    effective_generation: RecoveryGeneration = RecoveryGeneration.CLASSIC
+    recovery_note: str = ""
+    #: V2's spill file and segment bounds (Flink: 64 MiB and 1 MiB)
+    spill_file_size: int = DEFAULT_SPILL_FILE_SIZE
+    spill_segment_size: int = DEFAULT_MAX_SEGMENT_SIZE
+    drainers: dict[str, FetchedChannelStateDrainer] = field(default_factory=dict)
+    #: bytes written to spill files (headers included) over the run
+    spilled_bytes: int = 0
     prefilter_source: PrefilterSource = PrefilterSource.HEAP_FALLBACK
     #: heap taken by recovery buffers outside the network pools (the 2.3 fallback), now and peak
     heap_bytes: int = 0
@@ -510,7 +555,10 @@ class NetworkWorld:
                 "selected is never read (Flink refuses any checkpointing of an InputSelectable "
                 "operator); set unaligned=true or checkpoint_interval=0"
             )
-        self.recovery_mode = RecoveryMode.parse(self.recovery_mode)
+        # checked here too, so that a job that is never restored still refuses it
+        self.generation = RecoveryOptions(
+            self.generation, False, self.checkpointing_during_recovery
+        ).generation
         self.prefilter_source = PrefilterSource.parse(self.prefilter_source)
         if not self.tasks:
             self._build()
@@ -536,13 +584,15 @@ class NetworkWorld:
         """Start every subtask from its share of the checkpoint, in the restoring phase."""
         if restore.graph != self.graph:
             raise InvalidParameterError("a restored world must be built from the restore's graph")
-        filter_on_read = self.recovery_mode is RecoveryMode.FILTER_ON_READ
-        if filter_on_read and not restore.recover_output_on_downstream:
-            raise InvalidParameterError(
-                "filtering on the reader is checkpointing during recovery, which Flink enables "
-                "only together with recover_output_on_downstream "
-                "(CheckpointingOptions.isCheckpointingDuringRecoveryEnabled)"
-            )
+        options = RecoveryOptions(
+            self.generation,
+            restore.recover_output_on_downstream,
+            self.checkpointing_during_recovery,
+        )
+        self.effective_generation = options.effective_generation
+        self.recovery_note = options.note
+        v2 = self.effective_generation is RecoveryGeneration.V2
+        classic = self.effective_generation is RecoveryGeneration.CLASSIC
         capacity = self.config.segment_size
         for name, task in self.tasks.items():
             share = restore.subtasks[name]
@@ -556,7 +606,7 @@ class NetworkWorld:
             for gate, plan in zip(task.gates, share.gates, strict=True):
                 gate.plan = plan
                 gate.converted = False
-                gate.demultiplexing = plan.demultiplexes and not filter_on_read
+                gate.demultiplexing = plan.demultiplexes and classic
                 for channel in gate.channels:
                     channel.recovered = True
                     if channel.exclusive:
@@ -579,6 +629,11 @@ class NetworkWorld:
                         for piece in split_chunk(chunk, capacity)
                     ),
                 )
+                if v2:
+                    self.drainers[task.name] = FetchedChannelStateDrainer(
+                        drainer_name(task), task.name
+                    )
+                    task.recovery_trigger = RecoveryCheckpointTrigger.NOT_READY
         self.records = dict(restore.records)
         self._recovered_records = frozenset(restore.records)
         self.next_record = max(self.records, default=-1) + 1
@@ -806,6 +861,7 @@ class NetworkWorld:
         twin.shares = {segment: list(h) for segment, h in self.shares.items()}
         twin._release_to = dict(self._release_to)
         twin.readers = {n: r.copy() for n, r in self.readers.items()}
+        twin.drainers = {n: d.copy() for n, d in self.drainers.items()}
         twin.filtered = dict(self.filtered)
         twin.key_seq = dict(self.key_seq)
         twin.recovered_via = dict(self.recovered_via)
@@ -834,6 +890,11 @@ class NetworkWorld:
             others[others.index(source)] = target
             return
         self._move(segment, source, target)
+
+    def _heap(self, delta: int) -> None:
+        """Heap taken (or, negative, freed) by recovery outside the network pools."""
+        self.heap_bytes += delta
+        self.heap_peak = max(self.heap_peak, self.heap_bytes)
 
     def _violate(self, invariant: str, message: str) -> None:
         self.violations.append(Violation(invariant, self.step, message))
@@ -921,8 +982,10 @@ class NetworkWorld:
                 cached[slot] = tuple(self._transport_actions(self.channels[name]))
             elif slot < index.writer_end:
                 cached[slot] = self._writer_actions(self.writers[name])
-            else:
+            elif slot < index.reader_end:
                 cached[slot] = self._reader_action(name)
+            else:
+                cached[slot] = self._drainer_action(name)
         self._dirty.clear()
         actions = list(itertools.chain.from_iterable(cached))
         actions.extend(self._coordinator_actions())
@@ -953,6 +1016,11 @@ class NetworkWorld:
         step = recovery.reader_actions(self, reader)
         return () if step is None else (_action(reader.name, *step),)
 
+    def _drainer_action(self, name: str) -> tuple[Action, ...]:
+        drainer = self.drainers["task " + name.removeprefix("drainer ")]
+        step = fetched_channel_state_drainer.drainer_action(self, drainer)
+        return () if step is None else (_action(drainer.name, *step),)
+
     def _scan_actions(self) -> list[Action]:
         actions: list[Action] = []
         for task in self.tasks.values():
@@ -966,6 +1034,8 @@ class NetworkWorld:
             actions.extend(self._writer_actions(writer))
         for reader in self.readers.values():
             actions.extend(self._reader_action(reader.name))
+        for drainer in self.drainers.values():
+            actions.extend(self._drainer_action(drainer.name))
         actions.extend(self._coordinator_actions())
         return actions
 
@@ -1028,6 +1098,7 @@ class NetworkWorld:
             # demultiplexing recovered data would decline as not ready, so wait for it too
             and all(t.phase == RUNNING for t in self.tasks.values())
             and not any(g.demultiplexing for g in self.gates.values())
+            and not any(c.in_recovery for c in self.channels.values())
             and all(not t.finished for t in self.tasks.values() if t.kind is OperatorKind.SOURCE)
             and self._sources_have_data()
         )
@@ -1039,9 +1110,14 @@ class NetworkWorld:
             if task.phase == RESTORING_OUTPUT:
                 kind = recovery.restore_output_action(self, task)
                 return None if kind is None else _action(task.name, kind)
-            gate = recovery.gate_to_convert(self, task)
-            if gate is not None and not task.ready and not task.busy and not task.pending:
-                return _action(task.name, "convert", gate.name)
+            if task.name in self.drainers:
+                mail = fetched_channel_state_drainer.task_action(self, task)
+                if mail is not None:
+                    return _action(task.name, mail)
+            else:
+                gate = recovery.gate_to_convert(self, task)
+                if gate is not None and not task.ready and not task.busy and not task.pending:
+                    return _action(task.name, "convert", gate.name)
         if task.busy:
             return _action(task.name, "compute")
         if task.pending:
@@ -1121,6 +1197,8 @@ class NetworkWorld:
         raise AssertionError(f"{sub.name} is not a subpartition of {task.name}")
 
     def _visible_head(self, channel: Channel) -> Buffer | None:
+        if channel.in_recovery:
+            return fetched_channel_state_drainer.recovery_head(self, channel)
         if channel.recovered:
             return channel.recovered_queue[0] if channel.recovered_queue else None
         if channel.remote:
@@ -1151,6 +1229,16 @@ class NetworkWorld:
     def _transport_actions(self, channel: Channel) -> list[Action]:
         if channel.recovered:
             return []  # the subpartition is requested only when the gate is converted
+        if channel.in_recovery:  # no credit: events only, and no floating buffers asked for
+            sub = self.subpartitions[channel.subpartition]
+            head = (
+                recovery.sub_head(self, channel)
+                if sub.blocked
+                else (sub.queue[0] if sub.queue else None)
+            )
+            if head is not None and head.is_event:
+                return [_action(f"netty {channel.name}", "send")]
+            return []
         actions = []
         sub = self.subpartitions[channel.subpartition]
         if sub.blocked:
@@ -1201,6 +1289,13 @@ class NetworkWorld:
             self._dirty.add(self._actors.by_reader[actor])
             reader = self.readers["task " + actor.removeprefix("channel-state-reader ")]
             recovery.reader_step(self, reader, action.kind)
+        elif actor.startswith("drainer "):
+            self._dirty.add(self._actors.by_drainer[actor])
+            drainer = self.drainers["task " + actor.removeprefix("drainer ")]
+            if action.kind == "drain":
+                fetched_channel_state_drainer.drain_step(self, drainer)
+            else:
+                fetched_channel_state_drainer.finish_drain(self, drainer)
         else:
             raise InvalidParameterError(f"no actor {actor!r} in this world")
         event = Event(
@@ -1356,7 +1451,7 @@ class NetworkWorld:
         gate.next_channel = (channel.index + 1) % len(gate.channels)
         self._touch_channel(channel)
         self._touch_sub(self.subpartitions[channel.subpartition])
-        if channel.recovered:
+        if channel.recovered or channel.in_recovery:
             buffer = channel.recovered_queue.popleft()
             holder = f"recovered {channel.name}"
         elif channel.remote:
@@ -1369,6 +1464,12 @@ class NetworkWorld:
         if buffer.is_event:
             if buffer.event in (SUBTASK_CONNECTION, END_OF_INPUT_STATE, END_OF_OUTPUT_STATE):
                 recovery.on_recovery_event(self, task, channel, buffer)
+                return
+            if buffer.event == END_OF_FETCHED_STATE:
+                fetched_channel_state_drainer.on_recovered_state_consumed(self, task, channel)
+                return
+            if buffer.event == RECOVERY_BARRIER:  # one a failed checkpoint left: ignored
+                self._note = f"stale {RECOVERY_BARRIER} of checkpoint {buffer.checkpoint} skipped"
                 return
             channel.finished = True
             self._note = f"{buffer.event} on {channel.name}"
@@ -1448,7 +1549,7 @@ class NetworkWorld:
         if "leak-buffer" in self.faults:
             return
         self._touch_channel(channel)
-        if channel.recovered:
+        if channel.recovered or channel.in_recovery:
             self._drop(segment, holder, ("channel", channel.name))
         elif not channel.remote:
             self._drop(segment, holder, ("subpartition", channel.subpartition))
@@ -1461,6 +1562,13 @@ class NetworkWorld:
             recovery.recycle_recovered(self, channel, segment, holder)
             return
         gate = self._gate(channel)
+        if channel.in_recovery:  # no credit is announced: back where the drainer takes it
+            if segment in channel.exclusive_segments:
+                self._move(segment, holder, f"exclusive {channel.name}")
+                channel.exclusive.append(segment)
+            else:
+                self._pool_recycle(gate.pool, segment, holder)
+            return
         if segment in channel.exclusive_segments:
             self._move(segment, holder, f"exclusive {channel.name}")
             channel.exclusive.append(segment)
@@ -1567,6 +1675,8 @@ class NetworkWorld:
                 sub.blocked = "no-upstream-block" not in self.faults
             if buffer.priority:
                 channel.received.appendleft(buffer)  # priority events overtake received data
+            elif channel.in_recovery:
+                channel.stash.append(buffer)  # consumed after the recovered buffers
             else:
                 channel.received.append(buffer)
             self._note = f"{buffer.event} to {channel.name}"
@@ -1928,6 +2038,7 @@ class NetworkWorld:
             and all(not c.received for c in self.channels.values())
             and all(not w.requests for w in self.writers.values())
             and all(r.finished for r in self.readers.values())
+            and all(d.finished or d.state is None for d in self.drainers.values())
         )
 
     def waits(self) -> list[Wait]:
@@ -1943,9 +2054,16 @@ class NetworkWorld:
             else:
                 waits += self._input_waits(task)
             if task.phase != RUNNING:
-                waits += recovery.conversion_waits(self, task)
+                if task.name in self.drainers:
+                    waits += fetched_channel_state_drainer.waits(self, task)
+                else:
+                    waits += recovery.conversion_waits(self, task)
         for reader in self.readers.values():
             wait = self._reader_wait(reader)
+            if wait is not None:
+                waits.append(wait)
+        for drainer in self.drainers.values():
+            wait = fetched_channel_state_drainer.drainer_wait(self, drainer)
             if wait is not None:
                 waits.append(wait)
         for channel in self.channels.values():
@@ -2036,6 +2154,8 @@ class NetworkWorld:
         )
 
     def _producer_actor(self, channel: Channel) -> str:
+        if channel.in_recovery:
+            return self.drainers[channel.task].name
         if channel.recovered:
             if channel.state_consumed:  # nothing more until the gate is converted
                 return f"{REQUEST_PARTITIONS} {channel.gate}"
@@ -2212,6 +2332,9 @@ class NetworkWorld:
                     c.upstream_blocked,
                     c.recovered,
                     c.state_consumed,
+                    c.in_recovery,
+                    len(c.recovered_queue),
+                    len(c.stash),
                 )
                 for n, c in self.channels.items()
             ),
@@ -2245,6 +2368,10 @@ class NetworkWorld:
                 )
                 for n, r in self.readers.items()
             ),
+            tuple(
+                (n, d.finished, None if d.cursor is None else (d.cursor.segment, d.cursor.consumed))
+                for n, d in self.drainers.items()
+            ),
             len(self.completed),
             tuple(self.expired),
             None
@@ -2261,6 +2388,12 @@ _TASK_HANDLERS: dict[str, Callable[[NetworkWorld, Task, Action], None]] = {
     "recover-output": recovery.do_recover_output,
     "finish-output": recovery.do_finish_output,
     "convert": recovery.do_convert,
+    "request-partitions": lambda world, task, action: (
+        fetched_channel_state_drainer.do_request_partitions(world, task)
+    ),
+    "install-drainer": lambda world, task, action: fetched_channel_state_drainer.do_install_drainer(
+        world, task
+    ),
 }
 
 

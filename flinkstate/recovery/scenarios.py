@@ -348,7 +348,8 @@ _FILTER_ON_READ = {
     "record_size": 37_000,
     "cost": 4,
     "checkpoint_interval": 200,
-    "recovery_mode": "filter-on-read",
+    "generation": "v1",
+    "checkpointing_during_recovery": True,
     "recover_output_on_downstream": True,
     "new_parallelism": 3,
 }

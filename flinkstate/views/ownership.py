@@ -47,7 +47,7 @@ _CHANNEL_OWNERS = frozenset(
 )
 #: owner kinds held by a task's channel-state reader while it filters (checkpointing during
 #: recovery); the owner name names the channel, the reader of its task holds them
-_READER_OWNERS = frozenset({"pre-filter", "post-filter"})
+_READER_OWNERS = frozenset({"pre-filter", "post-filter", "spilling"})
 _BLOCKED = "#d62728"
 _MOVE = "#ff7f0e"
 #: horizontal distance between two operator columns (each column has four node columns)

@@ -9,6 +9,7 @@ import pytest
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.channel_state_filtering import ONE_BUFFER_AT_A_TIME
+from flinkstate.network.options import RecoveryGeneration
 from flinkstate.network.topologies import topology
 from flinkstate.recovery.scenarios import Outcome, get_scenario, run_scenario
 from flinkstate.recovery.state_assignment import assign_state
@@ -93,10 +94,20 @@ def test_a_pre_filter_buffer_taken_twice_breaks_the_invariant() -> None:
     assert broken[0].message == ONE_BUFFER_AT_A_TIME
 
 
-def test_filtering_on_the_reader_needs_recover_output_on_downstream() -> None:
+def test_without_recover_output_on_downstream_recovery_runs_the_classic_way() -> None:
+    """Flink ignores checkpointing during recovery unless both options are on
+    (``CheckpointingOptions.isCheckpointingDuringRecoveryEnabled``): the task filters, not the
+    reader, and the run says why."""
     run = run_scenario("prefilter-heap-fallback", overrides={"recover_output_on_downstream": False})
-    assert run.outcome is Outcome.REJECTED
-    assert "isCheckpointingDuringRecoveryEnabled" in run.message
+    assert run.outcome is Outcome.RECOVERED
+    world = run.world
+    assert world is not None
+    assert world.effective_generation is RecoveryGeneration.CLASSIC
+    assert "is ignored without" in world.recovery_note
+    assert run.simulation is not None
+    kinds = {e.action.kind for e in run.simulation.events}
+    assert "recover-input" in kinds
+    assert not kinds & {"filter", "rewrite"}
 
 
 def test_unknown_prefilter_source_is_named() -> None:

@@ -145,21 +145,23 @@ def test_every_split_resumes_from_its_offset_whoever_reads_it(sources: int) -> N
         [
             ("classic", "heap-fallback", False),
             ("classic", "heap-fallback", True),
-            ("filter-on-read", "heap-fallback", True),
-            ("filter-on-read", "heap-segment", True),
+            ("v1", "heap-fallback", True),
+            ("v1", "heap-segment", True),
+            ("v2", "heap-fallback", True),
         ]
     ),
 )
 def test_rescaled_recovery_loses_and_duplicates_nothing(
     name: str, seed: int, new: int, mode: tuple[str, str, bool]
 ) -> None:
-    recovery_mode, source, downstream = mode
+    generation, source, downstream = mode
     sim = restored(
         name,
         seed,
         new,
         downstream=downstream,
-        recovery_mode=recovery_mode,
+        generation=generation,
+        checkpointing_during_recovery=generation != "classic",
         prefilter_source=source,
     )
     finished(sim.run())

@@ -1,0 +1,334 @@
+"""V2 recovery after the fetch: partitions requested with recovery, the drainer, the trigger.
+
+Current Flink (``StreamTask.recoverChannelsWithCheckpointing``) goes on from the spill files
+(``spilling_handler``) in three mails and one IO-thread job:
+
+1. *Request partitions* (one mail for every gate): the empty recovered channels become local
+   and remote channels. With state to drain they are built ``needsRecovery``: *in recovery*,
+   each takes its exclusive buffers (a local channel too, which otherwise has none), a remote
+   one announces no credit, so its producer can send events only: priority ones (unaligned
+   barriers) go ahead, ordinary ones (``EndOfOutputChannelStateEvent``) are stashed until the
+   recovered state is consumed; a local one reads its subpartition only for a priority event.
+2. *Install the drainer as the recovery checkpoint trigger*: the restore future completes, the
+   task is RUNNING. Until here the trigger is NOT_READY: a checkpoint that reaches the task is
+   declined as ``CHECKPOINT_DECLINED_TASK_NOT_READY``.
+3. *Drain* (``FetchedChannelStateDrainer``, IO thread): per segment, a buffer of the physical
+   channel (exclusive first, then a floating one of the gate), filled with at most the rest of
+   the segment, delivered into the channel's recovered queue, position committed. At the end an
+   ``EndOfFetchedChannelStateEvent`` on every channel, and the files' last reference released.
+4. The task consumes the recovered buffers like live ones; polling the end event takes the
+   channel out of recovery (``onRecoveredStateConsumed``: stashed events released, credit
+   announced). Once no channel is in recovery, the trigger is NO_OP.
+
+A checkpoint meanwhile (``snapshot_and_insert_barriers``): a ``RecoveryCheckpointBarrier``
+into every channel still in recovery and the drainer's committed position as a
+``FetchedChannelStateSnapshot``, in one step (Flink: under the drainer's lock).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from flinkstate.choice import Choice
+from flinkstate.network.buffer import HEAP, Buffer
+from flinkstate.network.fetched_channel_state import (
+    EMPTY_SNAPSHOT,
+    DrainCursor,
+    FetchedChannelState,
+    FetchedChannelStateSnapshot,
+)
+from flinkstate.network.recovery import RUNNING
+from flinkstate.sim.deadlock import Wait
+
+if TYPE_CHECKING:
+    from flinkstate.network.world import Channel, NetworkWorld, Task
+
+END_OF_FETCHED_STATE = "EndOfFetchedChannelStateEvent"
+RECOVERY_BARRIER = "RecoveryCheckpointBarrier"
+#: the actor standing for V2's one "Input gate request partitions" mail in waits-for reports
+REQUEST_PARTITIONS_V2 = "request-partitions"
+
+
+class RecoveryCheckpointTrigger(Choice):
+    """What a checkpoint finds at a task (``RecoveryCheckpointTrigger``): NOT_READY declines it,
+    the drainer cuts the recovered state, NO_OP has nothing to cut."""
+
+    NOT_READY = "not-ready"
+    DRAINER = "drainer"
+    NO_OP = "no-op"
+
+
+@dataclass(slots=True)
+class FetchedChannelStateDrainer:
+    """One task's drainer: the fetched state, its committed position, how far it got."""
+
+    name: str
+    task: str
+    state: FetchedChannelState | None = None
+    cursor: DrainCursor | None = None
+    #: the fetch's reference has been handed over (``drain()`` releases it first)
+    draining: bool = False
+    finished: bool = False
+
+    @property
+    def installed(self) -> bool:
+        return self.cursor is not None
+
+    def copy(self) -> FetchedChannelStateDrainer:
+        return FetchedChannelStateDrainer(
+            self.name,
+            self.task,
+            None if self.state is None else self.state.copy(),
+            None if self.cursor is None else self.cursor.copy(),
+            self.draining,
+            self.finished,
+        )
+
+
+def drainer_name(task: Task) -> str:
+    return f"drainer {task.name.removeprefix('task ')}"
+
+
+# -- task mails
+
+
+def conversion_buffers(world: NetworkWorld, task: Task, needs_recovery: bool) -> int:
+    """Exclusive buffers the conversion takes: every channel's with recovery (local ones have a
+    buffer manager only then), else the remote ones'."""
+    return sum(
+        gate.exclusive_per_channel
+        for gate in task.gates
+        for channel in gate.channels
+        if channel.remote or needs_recovery
+    )
+
+
+def _held_for_fetch(task: Task) -> int:
+    return sum(len(c.recovery_exclusive) for gate in task.gates for c in gate.channels)
+
+
+def task_action(world: NetworkWorld, task: Task) -> str | None:
+    """The task's next V2 recovery mail, if one may run now."""
+    drainer = world.drainers[task.name]
+    reader = world.readers[task.name]
+    if not reader.finished:
+        return None
+    if not all(g.converted for g in task.gates):
+        needed = conversion_buffers(world, task, drainer.state is not None)
+        free = len(world.network_pools[task.gates[0].pool.global_pool].free)
+        return "request-partitions" if free + _held_for_fetch(task) >= needed else None
+    if drainer.state is not None and not drainer.installed:
+        return "install-drainer"
+    return None
+
+
+def do_request_partitions(world: NetworkWorld, task: Task) -> None:
+    """Convert every gate; with state to drain, every channel starts in recovery."""
+    drainer = world.drainers[task.name]
+    needs_recovery = drainer.state is not None
+    for gate in task.gates:
+        nbp = world.network_pools[gate.pool.global_pool]
+        for channel in gate.channels:
+            for segment in channel.recovery_exclusive:
+                world._move(segment, f"recovered-exclusive {channel.name}", nbp.name)
+                nbp.free.append(segment)
+            channel.recovery_exclusive = []
+            channel.recovery_segments = frozenset()
+        for channel in gate.channels:
+            if (channel.remote or needs_recovery) and gate.exclusive_per_channel:
+                taken = [nbp.free.pop() for _ in range(gate.exclusive_per_channel)]
+                for segment in taken:
+                    world._move(segment, nbp.name, f"exclusive {channel.name}")
+                    world.home[segment] = f"exclusive {channel.name}"
+                channel.exclusive_segments = frozenset(taken)
+                channel.exclusive = taken
+            channel.recovered = False
+            channel.in_recovery = needs_recovery
+            channel.state_consumed = not needs_recovery
+            world._touch_channel(channel)
+            world._touch_sub(world.subpartitions[channel.subpartition])
+        world._touch(world._actors.by_network_pool[nbp.name])
+        gate.converted = True
+    if needs_recovery:
+        world._note = "all gates converted; every channel in recovery (needsRecovery)"
+    else:
+        task.recovery_trigger = RecoveryCheckpointTrigger.NO_OP
+        task.phase = RUNNING
+        world._note = "all gates converted; nothing to drain: trigger NO_OP, task RUNNING"
+
+
+def do_install_drainer(world: NetworkWorld, task: Task) -> None:
+    """The drainer becomes the trigger; restore() returns: the task is RUNNING."""
+    drainer = world.drainers[task.name]
+    assert drainer.state is not None
+    drainer.state.acquire()  # the drainer's root reader
+    drainer.cursor = DrainCursor()
+    task.recovery_trigger = RecoveryCheckpointTrigger.DRAINER
+    task.phase = RUNNING
+    world._dirty.add(world._actors.by_drainer[drainer.name])
+    world._note = "drainer installed as the recovery checkpoint trigger; task RUNNING"
+
+
+# -- the drainer (IO thread)
+
+
+def _physical(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> Channel | None:
+    """The channel of the next buffer, or None when everything is delivered."""
+    assert drainer.state is not None
+    assert drainer.cursor is not None
+    segments = drainer.state.segments
+    if drainer.cursor.segment >= len(segments):
+        return None
+    info = segments[drainer.cursor.segment].channel
+    task = world.tasks[drainer.task.removeprefix("task ")]
+    return task.gates[info.gate].channels[info.channel]
+
+
+def _can_take(world: NetworkWorld, channel: Channel) -> bool:
+    return bool(channel.exclusive) or world._pool_can_request(world._gate(channel).pool, False)
+
+
+def drainer_action(
+    world: NetworkWorld, drainer: FetchedChannelStateDrainer
+) -> tuple[str, str] | None:
+    if not drainer.installed or drainer.finished:
+        return None
+    channel = _physical(world, drainer)
+    if channel is None:
+        return ("finish-drain", "")
+    return ("drain", channel.name) if _can_take(world, channel) else None
+
+
+def drain_step(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> None:
+    """Request a buffer of the physical channel, fill it from the segment, deliver, commit."""
+    state, cursor = drainer.state, drainer.cursor
+    assert state is not None
+    assert cursor is not None
+    if not drainer.draining:
+        drainer.draining = True
+        state.release()  # the fetch's reference: the root reader holds the files now
+    channel = _physical(world, drainer)
+    assert channel is not None
+    taken = cursor.next_buffer(state, world.config.segment_size)
+    assert taken is not None
+    _, fragments = taken
+    holder = f"recovered {channel.name}"
+    if channel.exclusive:
+        segment = channel.exclusive.pop()
+        world._move(segment, f"exclusive {channel.name}", holder)
+    else:
+        floating = world._pool_request(world._gate(channel).pool, holder)
+        assert floating is not None
+        segment = floating
+    used = sum(f.length for f in fragments)
+    channel.recovered_queue.append(
+        Buffer(segment, world.config.segment_size, used, list(fragments))
+    )
+    cursor.commit(state, used)
+    world._touch_channel(channel)
+    world._note = f"{used} bytes drained into {channel.name}"
+
+
+def finish_drain(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> None:
+    """Every channel gets its end event; the root reader's reference is released."""
+    assert drainer.state is not None
+    drainer.finished = True
+    task = world.tasks[drainer.task.removeprefix("task ")]
+    for gate in task.gates:
+        for channel in gate.channels:
+            channel.recovered_queue.append(Buffer(HEAP, 0, event=END_OF_FETCHED_STATE))
+            world._touch_channel(channel)
+    if not drainer.draining:  # nothing was delivered: the fetch's reference is still held
+        drainer.draining = True
+        drainer.state.release()
+    deleted = drainer.state.release()
+    world._note = "drain finished: EndOfFetchedChannelStateEvent on every channel" + (
+        "; spill files deleted" if deleted else "; spill files kept for a checkpoint"
+    )
+
+
+# -- the consumer
+
+
+def recovery_head(world: NetworkWorld, channel: Channel) -> Buffer | None:
+    """What a task sees first on a channel in recovery: a pending priority event of the live
+    side (an unaligned barrier), else the next recovered buffer."""
+    if channel.remote:
+        live = channel.received[0] if channel.received else None
+    else:
+        sub = world.subpartitions[channel.subpartition]
+        live = sub.queue[0] if sub.queue else None
+    if live is not None and live.priority:
+        return live
+    return channel.recovered_queue[0] if channel.recovered_queue else None
+
+
+def on_recovered_state_consumed(world: NetworkWorld, task: Task, channel: Channel) -> None:
+    """``onRecoveredStateConsumed``: out of recovery, stashed events released, credit open."""
+    channel.in_recovery = False
+    channel.state_consumed = True
+    channel.received.extend(channel.stash)
+    channel.stash.clear()
+    world._touch_channel(channel)
+    world._touch_sub(world.subpartitions[channel.subpartition])
+    if all(not c.in_recovery for gate in task.gates for c in gate.channels):
+        task.recovery_trigger = RecoveryCheckpointTrigger.NO_OP
+        world._note = f"{channel.name}: recovered state consumed; trigger NO_OP"
+    else:
+        world._note = f"{channel.name}: recovered state consumed"
+
+
+def snapshot_and_insert_barriers(
+    world: NetworkWorld, task: Task, checkpoint: int
+) -> FetchedChannelStateSnapshot:
+    """A sentinel into every channel still in recovery and the committed position, together."""
+    drainer = world.drainers.get(task.name)
+    for gate in task.gates:
+        for channel in gate.channels:
+            if channel.in_recovery:
+                channel.recovered_queue.append(
+                    Buffer(HEAP, 0, event=RECOVERY_BARRIER, checkpoint=checkpoint)
+                )
+    if drainer is None or drainer.finished or drainer.state is None or drainer.cursor is None:
+        return EMPTY_SNAPSHOT
+    drainer.state.acquire()  # released by the channel-state writer once it read the slice
+    return drainer.cursor.snapshot(drainer.state)
+
+
+# -- waits for deadlock reports
+
+
+def waits(world: NetworkWorld, task: Task) -> list[Wait]:
+    """The V2 mail that cannot run: request partitions without the exclusive buffers."""
+    drainer = world.drainers.get(task.name)
+    reader = world.readers.get(task.name)
+    if drainer is None or reader is None or not reader.finished:
+        return []
+    if all(g.converted for g in task.gates):
+        return []
+    needed = conversion_buffers(world, task, drainer.state is not None)
+    nbp = task.gates[0].pool.global_pool
+    return [
+        Wait(
+            f"{REQUEST_PARTITIONS_V2} {task.name.removeprefix('task ')}",
+            f"{needed} exclusive buffers of {nbp} for the channels it converts",
+        )
+    ]
+
+
+def drainer_wait(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> Wait | None:
+    """A drainer without a buffer for its channel waits for whoever holds that channel's."""
+    if not drainer.installed or drainer.finished or drainer_action(world, drainer) is not None:
+        return None
+    channel = _physical(world, drainer)
+    assert channel is not None
+    names = {c.name for c in world._gate(channel).channels}
+    holders = set()
+    for owner in world.owner:
+        kind, _, name = owner.partition(" ")
+        if kind in ("recovered", "received") and name in names:
+            holders.add(world.channels[name].task)
+        elif kind == "deserializer" and name == channel.task:
+            holders.add(channel.task)
+    return Wait(drainer.name, f"a buffer of {channel.name}", tuple(sorted(holders)))

@@ -1,0 +1,172 @@
+"""The fetch of V2 recovery: the channel-state reader writes recovered input into spill files.
+
+With checkpointing during recovery on, current Flink (``StreamTask.fetchChannelState``) reads a
+task's input channel state on its IO thread into local spill files instead of network buffers,
+through one of two handlers (``RecoveredChannelStateHandler.java``):
+
+* ``SpillingWithFilteringHandler`` where a gate was rescaled (it has virtual channels): each
+  source buffer is read into the task's one reusable *heap* pre-filter segment (FLINK-39519),
+  records are reassembled per virtual channel, and every record this subtask owns is appended
+  whole to the segment of its new channel; the rest are dropped. No network buffer is touched.
+* ``SpillingNoFilteringHandler`` otherwise: each source buffer is read into a buffer of the
+  recovered channel (its exclusive ones, then the gate's floating ones), its bytes are appended
+  verbatim, and the buffer is recycled at once.
+
+The recovered channels stay empty. When the reader is done it seals the files
+(``SpillWriter.close``); no files means no state, and the task then converts its gates without
+recovery. The rest of V2 (request partitions, the drainer, checkpoints) lives in
+``fetched_channel_state_drainer``.
+
+The model decides per gate which handler applies (Flink picks one per task when any gate has
+virtual channels; a gate without them then has nothing to filter either way).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from flinkstate.network import channel_state_filtering, recovery
+from flinkstate.network.checkpoint import InputChannelInfo
+from flinkstate.network.fetched_channel_state import SpillWriter
+from flinkstate.network.records import Fragment
+
+if TYPE_CHECKING:
+    from flinkstate.network.recovery import ChannelStateReader
+    from flinkstate.network.world import Channel, Gate, NetworkWorld, Task
+
+#: owner of a recovered channel's buffer while the no-filtering handler copies it to disk
+SPILLING = "spilling"
+
+
+def _target(world: NetworkWorld, reader: ChannelStateReader) -> tuple[Task, Gate, Channel]:
+    task = world.tasks[reader.task.removeprefix("task ")]
+    chunk = reader.chunks[0]
+    gate = task.gates[chunk.index]
+    return task, gate, gate.channels[chunk.targets[0]]
+
+
+def filters(gate: Gate) -> bool:
+    """Whether the gate's state goes through the filtering handler (it has virtual channels)."""
+    return gate.plan is not None and gate.plan.demultiplexes
+
+
+def fetch_action(world: NetworkWorld, reader: ChannelStateReader) -> tuple[str, str] | None:
+    """The reader's next step while fetching, or None while it waits for a buffer."""
+    if not reader.chunks:
+        return ("finish-fetch", "")
+    _, gate, channel = _target(world, reader)
+    if filters(gate):
+        return ("spill", channel.name)  # the heap pre-filter segment never runs out
+    if not channel.recovery_segments and gate.exclusive_per_channel:
+        nbp = world.network_pools[gate.pool.global_pool]
+        if len(nbp.free) >= gate.exclusive_per_channel:
+            return ("request-exclusive", channel.name)
+        return None
+    if channel.recovery_exclusive or world._pool_can_request(gate.pool, False):
+        return ("spill", channel.name)
+    return None
+
+
+def _writer(world: NetworkWorld, reader: ChannelStateReader) -> SpillWriter:
+    if reader.spill is None:
+        reader.spill = SpillWriter(world.spill_file_size, world.spill_segment_size)
+    return reader.spill
+
+
+def spill_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
+    """Read one source buffer and append what survives to its channel's open segment."""
+    task, gate, channel = _target(world, reader)
+    chunk = reader.chunks.popleft()
+    writer = _writer(world, reader)
+    heap_before = writer.heap_bytes
+    info = InputChannelInfo(chunk.index, channel.index)
+    if filters(gate):
+        if not reader.heap_segment_allocated:
+            reader.heap_segment_allocated = True
+            world._heap(world.config.segment_size)
+        kept: list[Fragment] = []
+        dropped = 0
+        virtual = (chunk.index, channel.index, chunk.old_subtask, chunk.old_channel)
+        for fragment in chunk.fragments:
+            partial = reader.partials.get(virtual)
+            if fragment.is_first:
+                if partial is not None:
+                    world._violate(
+                        "exactly-once", f"record {partial} was cut off in {channel.name}"
+                    )
+            elif partial != fragment.record:
+                world._violate(
+                    "channel-order",
+                    f"fragment of record {fragment.record} does not continue the record being "
+                    f"filtered on {channel.name}",
+                )
+                continue
+            reader.partials[virtual] = fragment.record
+            if not fragment.is_last:
+                continue
+            del reader.partials[virtual]
+            record = fragment.record
+            if channel_state_filtering.keeps_record(
+                world, task, gate, channel, (chunk.old_subtask, chunk.old_channel), record
+            ):
+                total = world.records[record].serialized_length
+                kept.append(Fragment(record, 0, total, total))
+                world.recovered_via[(record, task.name)] = (
+                    f"{channel.name} from old {chunk.old_subtask}<{chunk.old_channel}"
+                )
+            else:
+                dropped += 1
+        writer.append(info, kept)
+        world._note = (
+            f"heap pre-filter segment: {len(kept)} record(s) of old {chunk.old_subtask}<"
+            f"{chunk.old_channel} spilled for {channel.name}, {dropped} filtered out"
+        )
+    else:
+        holder = f"{SPILLING} {channel.name}"
+        if channel.recovery_exclusive:
+            segment = channel.recovery_exclusive.pop()
+            world._move(segment, f"recovered-exclusive {channel.name}", holder)
+        else:
+            floating = world._pool_request(gate.pool, holder)
+            assert floating is not None
+            segment = floating
+        writer.append(info, chunk.fragments)
+        # the bytes are on their way to disk: the buffer is recycled at once
+        recovery.recycle_recovered(world, channel, segment, holder)
+        used = sum(f.length for f in chunk.fragments)
+        world._note = (
+            f"{used} bytes of old {chunk.old_subtask}<{chunk.old_channel} spilled for "
+            f"{channel.name}"
+        )
+    world._heap(writer.heap_bytes - heap_before)
+    world._touch_channel(channel)
+
+
+def finish_fetch(world: NetworkWorld, reader: ChannelStateReader) -> None:
+    """Seal the files; hand the state (holding the fetch's reference) to the task's drainer."""
+    task = world.tasks[reader.task.removeprefix("task ")]
+    writer = _writer(world, reader)
+    heap = writer.heap_bytes
+    state = writer.close()
+    world._heap(-heap)
+    if reader.heap_segment_allocated:  # the pre-filter segment is freed with the handler
+        reader.heap_segment_allocated = False
+        world._heap(-world.config.segment_size)
+    for virtual, record in reader.partials.items():
+        world._violate(
+            "exactly-once",
+            f"record {record} of virtual channel {virtual} is incomplete at the end of the fetch",
+        )
+    reader.partials.clear()
+    reader.finished = True
+    drainer = world.drainers[task.name]
+    drainer.state = state
+    world.spilled_bytes += writer.bytes_written
+    world._dirty.add(world._actors.by_task[task.name.removeprefix("task ")])
+    if state is None:
+        world._note = "fetch done: nothing to recover"
+    else:
+        world._note = (
+            f"fetch done: {len(state.segments)} segment(s) in {len(state.files)} spill file(s), "
+            f"{state.size} bytes"
+        )

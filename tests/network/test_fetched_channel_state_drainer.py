@@ -1,0 +1,119 @@
+"""V2 after the fetch: one request-partitions mail with recovery, the drainer installed as the
+trigger (restore ends there), channels in recovery until their end event is consumed."""
+
+from __future__ import annotations
+
+from flinkstate.network.buffer import HEAP
+from flinkstate.network.fetched_channel_state_drainer import (
+    END_OF_FETCHED_STATE,
+    RecoveryCheckpointTrigger,
+)
+from flinkstate.network.recovery import END_OF_OUTPUT_STATE, RUNNING
+from tests.network.test_recovery import finished, world
+from tests.network.test_spilling_handler import v2
+
+
+def test_trigger_not_ready_until_the_drainer_is_installed_then_no_op_once_consumed() -> None:
+    sim = v2("keyed", 0, 2)
+    model = world(sim)
+    restored = [t for t in model.tasks.values() if t.name in model.drainers]
+    assert restored
+    assert all(t.recovery_trigger is RecoveryCheckpointTrigger.NOT_READY for t in restored)
+    seen: dict[str, list[str]] = {t.name: [] for t in restored}
+    while (event := sim.step()) is not None:
+        for task in restored:
+            trigger = task.recovery_trigger.value
+            if not seen[task.name] or seen[task.name][-1] != trigger:
+                seen[task.name].append(trigger)
+            if task.recovery_trigger is RecoveryCheckpointTrigger.NOT_READY:
+                assert task.phase != RUNNING
+        if event.action.kind == "install-drainer":
+            task = model.tasks[event.action.actor.removeprefix("task ")]
+            assert task.phase == RUNNING
+            # restore is over while every channel is still in recovery
+            assert all(c.in_recovery for g in task.gates for c in g.channels)
+    finished(sim.run())
+    for name, trail in seen.items():
+        if model.drainers[name].state is None:  # nothing to drain: straight to NO_OP
+            assert trail == ["not-ready", "no-op"]
+        else:
+            assert trail == ["not-ready", "drainer", "no-op"]
+    assert {model.drainers[n].state is None for n in seen} == {True, False}
+
+
+def test_channels_in_recovery_take_no_live_data_and_stash_ordinary_events() -> None:
+    sim = v2("keyed-chain", 1, 3)
+    model = world(sim)
+    stashed = 0
+    while sim.step() is not None:
+        for channel in model.channels.values():
+            if not channel.in_recovery:
+                assert not channel.stash
+                continue
+            assert all(b.priority for b in channel.received)  # no credit: no data
+            assert all(b.event == END_OF_OUTPUT_STATE for b in channel.stash)
+            stashed = max(stashed, len(channel.stash))
+            gate = model._gate(channel)
+            assert len(channel.exclusive_segments) == gate.exclusive_per_channel
+    finished(sim.run())
+    assert stashed  # a remote producer handed out its end-of-output event meanwhile
+
+
+def test_local_channels_keep_the_exclusive_buffers_recovery_gave_them() -> None:
+    sim = v2("keyed-chain", 1, None)
+    finished(sim.run())
+    model = world(sim)
+    local = [c for c in model.channels.values() if not c.remote and c.gate in _restored_gates(sim)]
+    assert local
+    for channel in local:
+        assert len(channel.exclusive_segments) == model._gate(channel).exclusive_per_channel
+        for segment in channel.exclusive_segments:
+            assert model.home[segment] == f"exclusive {channel.name}"
+
+
+def _restored_gates(sim: object) -> set[str]:
+    model = world(sim)  # type: ignore[arg-type]
+    return {
+        g.name
+        for t in model.tasks.values()
+        if t.name in model.drainers and model.drainers[t.name].state is not None
+        for g in t.gates
+    }
+
+
+def test_every_channel_ends_its_recovery_with_one_end_event() -> None:
+    sim = v2("two-input", 2, 3)
+    model = world(sim)
+    ends: dict[str, int] = {}
+    while (event := sim.step()) is not None:
+        if event.action.kind == "finish-drain":
+            task = model.tasks[event.action.actor.removeprefix("drainer ")]
+            for gate in task.gates:
+                for channel in gate.channels:
+                    last = channel.recovered_queue[-1]
+                    assert last.event == END_OF_FETCHED_STATE
+                    assert last.segment == HEAP
+                    ends[channel.name] = ends.get(channel.name, 0) + 1
+    finished(sim.run())
+    with_state = {
+        c.name
+        for d in model.drainers.values()
+        if d.state is not None
+        for g in model.tasks[d.task.removeprefix("task ")].gates
+        for c in g.channels
+    }
+    assert ends == dict.fromkeys(with_state, 1)
+    assert all(not c.in_recovery for c in model.channels.values())
+
+
+def test_a_task_with_nothing_to_drain_converts_without_recovery() -> None:
+    sim = v2("keyed", 0, 2)
+    model = world(sim)
+    finished(sim.run())
+    stateless = [n for n, d in model.drainers.items() if d.state is None]
+    assert stateless
+    for name, drainer in model.drainers.items():
+        if drainer.state is None:
+            kinds = [e.action.kind for e in sim.events if e.action.actor == name]
+            assert "install-drainer" not in kinds
+            assert model.tasks[name.removeprefix("task ")].recovery_trigger.value == "no-op"
