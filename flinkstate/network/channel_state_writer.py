@@ -41,6 +41,9 @@ class WriteRequest:
     output: bool
     fragments: tuple[Fragment, ...]
     segment: int = HEAP
+    #: the last chunk of a V2 spill slice: once written, the writer releases the checkpoint's
+    #: reference to this task's spill files
+    release_spill: str = ""
 
 
 @dataclass(slots=True)

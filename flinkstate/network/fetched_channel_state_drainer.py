@@ -286,7 +286,7 @@ def snapshot_and_insert_barriers(
     drainer = world.drainers.get(task.name)
     for gate in task.gates:
         for channel in gate.channels:
-            if channel.in_recovery:
+            if channel.in_recovery and "missing-recovery-barrier" not in world.faults:
                 channel.recovered_queue.append(
                     Buffer(HEAP, 0, event=RECOVERY_BARRIER, checkpoint=checkpoint)
                 )
@@ -294,6 +294,33 @@ def snapshot_and_insert_barriers(
         return EMPTY_SNAPSHOT
     drainer.state.acquire()  # released by the channel-state writer once it read the slice
     return drainer.cursor.snapshot(drainer.state)
+
+
+def collect_pre_recovery_barrier(channel: Channel, checkpoint: int) -> list[Buffer] | None:
+    """``collectPreRecoveryBarrier``: the recovered data buffers queued before this
+    checkpoint's recovery barrier, which is removed; barriers of older checkpoints are dropped
+    (subsumed), events are skipped. None when the barrier is missing or a later one comes
+    first: the checkpoint is declined."""
+    kept: list[Buffer] = []
+    rest: list[Buffer] = []
+    found = False
+    for buffer in channel.recovered_queue:
+        if found:
+            rest.append(buffer)
+        elif buffer.event == RECOVERY_BARRIER:
+            if buffer.checkpoint == checkpoint:
+                found = True
+            elif buffer.checkpoint > checkpoint:
+                return None
+        else:
+            rest.append(buffer)
+            if not buffer.is_event:
+                kept.append(buffer)
+    if not found:
+        return None
+    channel.recovered_queue.clear()
+    channel.recovered_queue.extend(rest)
+    return kept
 
 
 # -- waits for deadlock reports

@@ -110,6 +110,22 @@ class CheckpointFailureReason(StrEnum):
         )
 
 
+class RecoveryBarrierDecline(Choice):
+    """How a channel in recovery that finds no ``RecoveryCheckpointBarrier`` of the checkpoint
+    declines it: ``master`` throws an ``IOException``, a ``CHECKPOINT_DECLINED`` that counts;
+    ``seed`` is PR #28554's proposal, ``CHECKPOINT_DECLINED_TASK_NOT_READY``, retried and not
+    counted (rejected in review as hiding bugs)."""
+
+    MASTER = "master"
+    SEED = "seed"
+
+    @property
+    def reason(self) -> CheckpointFailureReason:
+        if self is RecoveryBarrierDecline.SEED:
+            return CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY
+        return CheckpointFailureReason.CHECKPOINT_DECLINED
+
+
 @dataclass(frozen=True, slots=True)
 class CheckpointFailure:
     """One failed checkpoint: its id, why, who said so, and at which step."""

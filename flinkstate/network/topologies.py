@@ -19,7 +19,12 @@ from flinkstate.network.fetched_channel_state import (
     DEFAULT_SPILL_FILE_SIZE,
 )
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
-from flinkstate.network.options import CHECKPOINTING_DURING_RECOVERY_KEY, RecoveryGeneration
+from flinkstate.network.options import (
+    CHECKPOINTING_DURING_RECOVERY_KEY,
+    TOLERABLE_FAILED_CHECKPOINTS_KEY,
+    RecoveryBarrierDecline,
+    RecoveryGeneration,
+)
 from flinkstate.network.recovery import BlockedPriority, GateConversion
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.state_assignment import StateAssignment
@@ -156,6 +161,22 @@ COMMON = (
         choices=tuple(g.value for g in RecoveryGeneration),
     ),
     Parameter(
+        "tolerable_failed_checkpoints",
+        0,
+        f"{TOLERABLE_FAILED_CHECKPOINTS_KEY}: counted checkpoint failures in a row the job "
+        "survives",
+        minimum=0,
+        maximum=1_000_000,
+    ),
+    Parameter(
+        "recovery_barrier_decline",
+        "master",
+        "v2: a channel in recovery without the checkpoint's recovery barrier declines it as "
+        "master does (CHECKPOINT_DECLINED, counted) or as PR #28554 proposed (seed: "
+        "CHECKPOINT_DECLINED_TASK_NOT_READY, retried)",
+        choices=tuple(c.value for c in RecoveryBarrierDecline),
+    ),
+    Parameter(
         "prefilter_source",
         "heap-fallback",
         "v1's filtering buffers: network (before FLINK-38930), heap-fallback (Flink 2.3), "
@@ -248,6 +269,10 @@ class Topology:
             checkpointing_during_recovery=values["checkpointing_during_recovery"],
             spill_file_size=values["spill_file_size"],
             spill_segment_size=values["spill_segment_size"],
+            tolerable_failed_checkpoints=values["tolerable_failed_checkpoints"],
+            recovery_barrier_decline=RecoveryBarrierDecline.parse(
+                values["recovery_barrier_decline"]
+            ),
             prefilter_source=PrefilterSource.parse(values["prefilter_source"]),
         )
 

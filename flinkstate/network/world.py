@@ -66,7 +66,14 @@ from flinkstate.network.fetched_channel_state_drainer import (
     drainer_name,
 )
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
-from flinkstate.network.options import RecoveryGeneration, RecoveryOptions
+from flinkstate.network.options import (
+    CheckpointFailure,
+    CheckpointFailureReason,
+    RecoveryBarrierDecline,
+    RecoveryGeneration,
+    RecoveryOptions,
+    job_fails,
+)
 from flinkstate.network.records import Fragment, Record
 from flinkstate.network.recovery import (
     END_OF_INPUT_STATE,
@@ -107,6 +114,8 @@ FAULTS = frozenset(
         "no-upstream-block",
         "keep-prefilter-buffer",
         "ignore-input-selection",
+        "missing-recovery-barrier",
+        "forget-spill-slice",
     }
 )
 
@@ -459,6 +468,15 @@ class NetworkWorld:
     checkpoint_timeout: int = 0
     #: ids of checkpoints that expired
     expired: list[int] = field(default_factory=list)
+    #: every failed checkpoint with its reason (expired ones too), and the tolerance
+    #: (``execution.checkpointing.tolerable-failed-checkpoints``) after which the job fails
+    failures: list[CheckpointFailure] = field(default_factory=list)
+    tolerable_failed_checkpoints: int = 0
+    #: how a channel in recovery declines a checkpoint whose recovery barrier it lacks:
+    #: ``master`` (CHECKPOINT_DECLINED, counted) or ``seed`` (PR #28554: TASK_NOT_READY)
+    recovery_barrier_decline: RecoveryBarrierDecline = RecoveryBarrierDecline.MASTER
+    #: why the job failed (the run ends; Flink would restart it from its last checkpoint)
+    job_failed: str = ""
     unaligned: bool = True
     step: int = 0
     violations: list[Violation] = field(default_factory=list)
@@ -547,6 +565,12 @@ class NetworkWorld:
             )
         self.blocked_priority = BlockedPriority.parse(self.blocked_priority)
         self.gate_conversion = GateConversion.parse(self.gate_conversion)
+        self.recovery_barrier_decline = RecoveryBarrierDecline.parse(self.recovery_barrier_decline)
+        if self.tolerable_failed_checkpoints < 0:
+            raise InvalidParameterError(
+                "tolerable_failed_checkpoints must not be negative, got "
+                f"{self.tolerable_failed_checkpoints}"
+            )
         self._sequential = self._sequential_operators()
         if self._sequential and self.checkpoint_interval and not self.unaligned:
             raise InvalidParameterError(
@@ -857,6 +881,7 @@ class NetworkWorld:
         twin.checkpoint = None if self.checkpoint is None else self.checkpoint.copy()
         twin.completed = list(self.completed)
         twin.expired = list(self.expired)
+        twin.failures = list(self.failures)
         twin.writers = {n: w.copy() for n, w in self.writers.items()}
         twin.shares = {segment: list(h) for segment, h in self.shares.items()}
         twin._release_to = dict(self._release_to)
@@ -971,6 +996,8 @@ class NetworkWorld:
         depend on (the actor itself, a subpartition, a channel or a pool it reads), so a step
         costs the same however many actors are idle.
         """
+        if self.job_failed:
+            return []
         index = self._actors
         cached = self._cached
         for slot in self._dirty:
@@ -1040,7 +1067,7 @@ class NetworkWorld:
         return actions
 
     def _next_checkpoint_id(self) -> int:
-        return len(self.completed) + len(self.expired) + 1
+        return len(self.completed) + len(self.failures) + 1
 
     def _can_expire(self) -> bool:
         return (
@@ -1056,6 +1083,25 @@ class NetworkWorld:
         progress = self.checkpoint
         assert progress is not None
         self.expired.append(progress.id)
+        self._abort(progress)
+        waiting = sorted(t.name for t in self.tasks.values() if t.name not in progress.acknowledged)
+        self._fail(
+            CheckpointFailure(
+                progress.id,
+                CheckpointFailureReason.CHECKPOINT_EXPIRED,
+                self.step,
+                detail=f"after {self.checkpoint_timeout} steps",
+            )
+        )
+        self._note = (
+            f"checkpoint {progress.id} expired after {self.checkpoint_timeout} steps; "
+            f"not acknowledged by {', '.join(waiting)}"
+        )
+
+    def _abort(self, progress: CheckpointInProgress) -> None:
+        """The coordinator aborts a checkpoint: tasks stop persisting for it, writers drop
+        what they have not written (and the spill references it held), aligned channels
+        unblock; its barriers still in flight are ignored where they arrive."""
         self.checkpoint = None
         for writer in self.writers.values():
             keep = deque(r for r in writer.requests if r.checkpoint != progress.id)
@@ -1064,6 +1110,8 @@ class NetworkWorld:
             for request in dropped:
                 if request.segment != HEAP:
                     self._drop(request.segment, writer.name, None)
+                if request.release_spill:
+                    self._release_spill(request.release_spill)
         for channel in self.channels.values():
             if channel.persisting == progress.id:
                 channel.persisting = 0
@@ -1073,11 +1121,33 @@ class NetworkWorld:
             if task.trigger == progress.id:
                 task.trigger = 0
         self.invalidate_actions()
-        waiting = sorted(t.name for t in self.tasks.values() if t.name not in progress.acknowledged)
-        self._note = (
-            f"checkpoint {progress.id} expired after {self.checkpoint_timeout} steps; "
-            f"not acknowledged by {', '.join(waiting)}"
-        )
+
+    def _fail(self, failure: CheckpointFailure) -> None:
+        """Record a failed checkpoint; too many counted ones in a row fail the job
+        (``CheckpointFailureManager``)."""
+        self.failures.append(failure)
+        last = max((c.id for c in self.completed), default=0)
+        since = [f for f in self.failures if f.checkpoint > last]
+        if job_fails(since, self.tolerable_failed_checkpoints):
+            self.job_failed = (
+                f"{failure.describe()}; more than {self.tolerable_failed_checkpoints} counted "
+                "checkpoint failure(s) in a row fail the job "
+                "(execution.checkpointing.tolerable-failed-checkpoints)"
+            )
+            self.invalidate_actions()
+
+    def _decline(
+        self, task: Task, progress: CheckpointInProgress, reason: CheckpointFailureReason, why: str
+    ) -> None:
+        """A task declines the checkpoint: the coordinator aborts it everywhere."""
+        self._abort(progress)
+        self._fail(CheckpointFailure(progress.id, reason, self.step, task.name, why))
+        self._note = f"checkpoint {progress.id} declined by {task.name} ({reason.name}): {why}"
+
+    def _release_spill(self, task: str) -> None:
+        state = self.drainers[task].state
+        assert state is not None
+        state.release()
 
     def _sources_have_data(self) -> bool:
         for task in self.tasks.values():
@@ -1093,12 +1163,11 @@ class NetworkWorld:
             and self.checkpoint is None
             and len(self.completed) < self.max_checkpoints
             and self.step
-            >= self.checkpoint_interval * (len(self.completed) + len(self.expired) + 1)
+            >= self.checkpoint_interval * (len(self.completed) + len(self.failures) + 1)
             # Flink triggers once every task is RUNNING (restore over); a rescaled input still
             # demultiplexing recovered data would decline as not ready, so wait for it too
             and all(t.phase == RUNNING for t in self.tasks.values())
             and not any(g.demultiplexing for g in self.gates.values())
-            and not any(c.in_recovery for c in self.channels.values())
             and all(not t.finished for t in self.tasks.values() if t.kind is OperatorKind.SOURCE)
             and self._sources_have_data()
         )
@@ -1474,7 +1543,7 @@ class NetworkWorld:
             channel.finished = True
             self._note = f"{buffer.event} on {channel.name}"
             return
-        if not channel.remote and channel.persisting:
+        if not channel.remote and channel.persisting and holder.startswith("queue "):
             self._persist_input(channel, buffer)
         if buffer.segment != HEAP:
             self._hand_over(buffer.segment, holder, f"deserializer {task.name}")
@@ -1744,6 +1813,8 @@ class NetworkWorld:
         if barrier.priority:
             if task.name not in checkpoint.snapshots:
                 self._start_unaligned(task, checkpoint, channel)
+                if self.checkpoint is not checkpoint:
+                    return  # declined: the coordinator aborted it
         else:
             channel.blocked = True
         channels = [c for gate in task.gates for c in gate.channels]
@@ -1760,7 +1831,18 @@ class NetworkWorld:
     def _start_unaligned(
         self, task: Task, checkpoint: CheckpointInProgress, arrived: Channel
     ) -> None:
-        """Persist every input's in-flight data, snapshot state, pass the barrier on."""
+        """Persist every input's in-flight data, snapshot state, pass the barrier on.
+
+        A task recovering with V2 first cuts its recovered state
+        (``ChannelState.onCheckpointStartedForAllInputs``): recovery barriers and the drainer's
+        position; each channel in recovery persists its recovered buffers queued before its
+        barrier; the undrained rest of the spill files follows on the writer.
+        """
+        cut = None
+        if task.recovery_trigger is RecoveryCheckpointTrigger.DRAINER:
+            cut = fetched_channel_state_drainer.snapshot_and_insert_barriers(
+                self, task, checkpoint.id
+            )
         for gate in task.gates:
             for channel in gate.channels:
                 unconsumed = []
@@ -1772,7 +1854,25 @@ class NetworkWorld:
                     unconsumed.append(Fragment(record, 0, received, total))
                 if unconsumed:
                     self._persist(task, checkpoint, False, channel.name, tuple(unconsumed))
-                if channel.remote:
+                if channel.in_recovery:
+                    queued = fetched_channel_state_drainer.collect_pre_recovery_barrier(
+                        channel, checkpoint.id
+                    )
+                    if queued is None:
+                        if cut is not None and not cut.empty:
+                            self._release_spill(task.name)
+                        self._decline_missing_barrier(task, checkpoint, channel)
+                        return
+                    for buffer in queued:
+                        self._persist(
+                            task,
+                            checkpoint,
+                            False,
+                            channel.name,
+                            tuple(buffer.fragments),
+                            buffer.segment,
+                        )
+                elif channel.remote:
                     data = [b for b in channel.received if not b.is_event]
                     if channel.barrier_arrived == checkpoint.id:
                         data = data[: channel.pre_barrier]  # later ones came after the barrier
@@ -1788,8 +1888,34 @@ class NetworkWorld:
                     channel.barrier_arrived if channel.remote else 0,
                 ):
                     channel.persisting = checkpoint.id
+        if cut is not None and not cut.empty:
+            state = self.drainers[task.name].state
+            assert state is not None
+            chunks = cut.remaining_slice(state)
+            if "forget-spill-slice" in self.faults:
+                chunks = ()
+            for position, (info, fragments) in enumerate(chunks):
+                channel = task.gates[info.gate].channels[info.channel]
+                last = position == len(chunks) - 1
+                self._persist(
+                    task,
+                    checkpoint,
+                    False,
+                    channel.name,
+                    fragments,
+                    release_spill=task.name if last else "",
+                )
+            if not chunks:
+                self._release_spill(task.name)
         self._snapshot(task, checkpoint)
         self._broadcast_barrier(task, checkpoint)
+
+    def _decline_missing_barrier(
+        self, task: Task, checkpoint: CheckpointInProgress, channel: Channel
+    ) -> None:
+        """``collectPreRecoveryBarrier`` found no recovery barrier of this checkpoint."""
+        why = f"no {RECOVERY_BARRIER} of checkpoint {checkpoint.id} in {channel.name}"
+        self._decline(task, checkpoint, self.recovery_barrier_decline.reason, why)
 
     def _whole(self, record: int) -> Fragment:
         total = self.records[record].serialized_length
@@ -1803,11 +1929,12 @@ class NetworkWorld:
         name: str,
         fragments: tuple[Fragment, ...],
         segment: int = HEAP,
+        release_spill: str = "",
     ) -> None:
         """Hand one buffer to the task's channel-state writer, retaining its segment."""
         writer = self.writers[self.writer_of[task.name]]
         writer.requests.append(
-            WriteRequest(checkpoint.id, task.name, name, output, fragments, segment)
+            WriteRequest(checkpoint.id, task.name, name, output, fragments, segment, release_spill)
         )
         checkpoint.pending_writes[task.name] = checkpoint.pending_writes.get(task.name, 0) + 1
         if segment != HEAP:
@@ -1873,6 +2000,8 @@ class NetworkWorld:
         self._note = f"{side} state of {request.channel}: {len(request.fragments)} fragment(s)"
         if request.segment != HEAP:
             self._drop(request.segment, writer.name, None)
+        if request.release_spill:
+            self._release_spill(request.release_spill)
         self._maybe_acknowledge(self.tasks[request.task.removeprefix("task ")], checkpoint)
 
     def _snapshot(self, task: Task, checkpoint: CheckpointInProgress) -> None:
@@ -2028,10 +2157,58 @@ class NetworkWorld:
                     "checkpoint-consistency",
                     f"checkpoint {checkpoint.id}: record {record} towards {gate}: {problem}",
                 )
+        self._check_recovered_records(checkpoint, persisted, snapshot_step)
+
+    def _check_recovered_records(
+        self,
+        checkpoint: Checkpoint,
+        persisted: dict[tuple[int, str], int],
+        snapshot_step: dict[str, int],
+    ) -> None:
+        """A checkpoint taken while recovered data is still on its way: each recovered record
+        is, at the subtask that owns it, processed before the snapshot or whole in channel
+        state, never both; a subtask that does not own it must not persist it (FLIP-547: an
+        unfiltered checkpoint hands every new subtask all of the old state)."""
+        recovered = self._recovered_records
+        if not recovered:
+            return
+        for key, processed in self.deliveries.items():
+            record, gate = key
+            if record not in recovered or key in self.emitted_at:
+                continue  # sent again after the restore: checked as live data
+            consumer = "task " + gate.split("<", 1)[0]
+            in_state = processed != IN_FLIGHT and processed < snapshot_step[consumer]
+            stored = persisted.get(key, 0)
+            total = self.records[record].serialized_length
+            problem = ""
+            if 0 < stored < total:
+                problem = f"only {stored} of {total} bytes were persisted"
+            elif stored > total:
+                problem = f"{stored} bytes of its {total} were persisted: some more than once"
+            elif in_state == (stored == total):
+                problem = (
+                    "both processed before the snapshot and persisted"
+                    if in_state
+                    else "neither processed before the snapshot nor persisted"
+                )
+            if problem:
+                self._violate(
+                    "checkpoint-consistency",
+                    f"checkpoint {checkpoint.id}: recovered record {record} at {gate}: {problem}",
+                )
+        for record, gate in persisted:
+            if record in recovered and (record, gate) not in self.deliveries:
+                self._violate(
+                    "checkpoint-consistency",
+                    f"checkpoint {checkpoint.id}: recovered record {record} persisted at {gate}, "
+                    "which does not own it: the next restore would process it twice",
+                )
 
     # ------------------------------------------------------------------ status
 
     def is_finished(self) -> bool:
+        if self.job_failed:
+            return True  # Flink restarts the job from its last completed checkpoint
         return (
             all(task.finished for task in self.tasks.values())
             and all(not sub.queue for sub in self.subpartitions.values())
@@ -2285,6 +2462,8 @@ class NetworkWorld:
     def check_end(self) -> None:
         """At the end of a finished run: nothing lost, nothing leaked."""
         self.check_consistency()
+        if self.job_failed:
+            return  # in flight when the job failed: the restart replays it
         lost = [key for key, state in self.deliveries.items() if state == IN_FLIGHT]
         if lost:
             record, gate = lost[0]

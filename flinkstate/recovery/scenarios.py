@@ -38,6 +38,8 @@ class Outcome(StrEnum):
     """The step limit was reached first."""
     CHECKPOINT_EXPIRED = "checkpoint-expired"
     """The restored job ran to its end, but a checkpoint it took expired."""
+    JOB_FAILED = "job-failed"
+    """Too many counted checkpoint failures: the job failed (Flink restarts it)."""
     FINISHED = "finished"
     """The job before any restart (phase ``job``) ran to its end; every invariant held."""
 
@@ -145,6 +147,10 @@ class ScenarioRun:
         if self.phase == "job" and self.outcome is Outcome.RECOVERED:
             self.outcome = Outcome.FINISHED
         world = self.world
+        if world is not None and world.job_failed:
+            self.outcome = Outcome.JOB_FAILED
+            self.message = world.job_failed
+            return
         if self.outcome is Outcome.RECOVERED and world is not None and world.expired:
             self.outcome = Outcome.CHECKPOINT_EXPIRED
             self.message = f"checkpoint(s) {world.expired} expired after the restart"
@@ -175,11 +181,10 @@ class ScenarioRun:
             return None
         if not all(t.phase == RUNNING for t in world.tasks.values()):
             return None
-        # a task leaves restoring with its last gate conversion, or right after its output
-        # state when it has no gates
-        ends = [
-            e.step for e in self.simulation.events if e.action.kind in ("finish-output", "convert")
-        ]
+        # a task leaves restoring with its last gate conversion (V2: the drainer installed,
+        # or partitions requested with nothing to drain), or right after its output state
+        # when it has no gates
+        ends = [e.step for e in self.simulation.events if e.action.kind in _RESTORE_ENDS]
         return max(ends, default=-1) + 1
 
     def summary(self) -> dict[str, Any]:
@@ -205,6 +210,8 @@ class ScenarioRun:
             "message": self.message,
         }
 
+
+_RESTORE_ENDS = frozenset({"finish-output", "convert", "request-partitions", "install-drainer"})
 
 #: the two runs of a scenario a user can step through
 PHASES = ("restart", "job")
@@ -709,6 +716,37 @@ SCENARIOS: dict[str, Scenario] = {
                 "parallelism",
                 "buffers_per_channel",
                 "floating_buffers",
+            ),
+        ),
+        Scenario(
+            "checkpoint-during-drain",
+            "Checkpoints while V2 still drains recovered data (Flink master)",
+            "With both checkpointing-during-recovery options on, the reader filters the "
+            "rescaled input into spill files, every channel is converted in recovery and the "
+            "task is RUNNING as soon as the drainer is installed. Checkpoints come every 40 "
+            "steps meanwhile: each puts a recovery barrier into every channel still in "
+            "recovery and cuts the drainer's position; the channels persist the recovered "
+            "buffers queued before their barrier and the writer adds the spill files' "
+            "undrained rest. Every recovered record is processed or persisted exactly once, "
+            "and the files are deleted when the last checkpoint has read them.",
+            "keyed",
+            {
+                **_FILTER_ON_READ,
+                "record_size": 3000,
+                "generation": "v2",
+                "restart_checkpoint_interval": 40,
+                "checkpoints": 3,
+            },
+            Outcome.RECOVERED,
+            "FLIP-547, FLINK-38544; StreamTask.recoverChannelsWithCheckpointing, "
+            "FetchedChannelStateDrainer, ChannelState.onCheckpointStartedForAllInputs",
+            (
+                "generation",
+                "checkpointing_during_recovery",
+                "restart_checkpoint_interval",
+                "new_parallelism",
+                "spill_segment_size",
+                "spill_file_size",
             ),
         ),
         Scenario(

@@ -21,6 +21,7 @@ _OUTCOME_COLOURS = {
     "deadlock": "#d62728",
     "violation": "#9467bd",
     "checkpoint-expired": "#ff7f0e",
+    "job-failed": "#8c564b",
     "rejected": "#7f7f7f",
     "no-checkpoint": "#bcbd22",
     "stopped": "#17becf",
