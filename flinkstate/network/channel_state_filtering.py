@@ -141,23 +141,10 @@ def filter_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
         segment, origin = _take(world, gate, channel, holder)
     reader.pre, reader.pre_origin, reader.pre_channel = segment, origin, channel.name
     kept = filtered = 0
+    vc = (chunk.index, channel.index, chunk.old_subtask, chunk.old_channel)
     for fragment in chunk.fragments:
-        vc = (chunk.index, channel.index, chunk.old_subtask, chunk.old_channel)
-        partial = reader.partials.get(vc)
-        if fragment.is_first:
-            if partial is not None:
-                world._violate("exactly-once", f"record {partial} was cut off in {channel.name}")
-        elif partial != fragment.record:
-            world._violate(
-                "channel-order",
-                f"fragment of record {fragment.record} does not continue the record being "
-                f"filtered on {channel.name}",
-            )
+        if not reassemble(world, reader, vc, fragment, channel):
             continue
-        reader.partials[vc] = fragment.record
-        if not fragment.is_last:
-            continue
-        del reader.partials[vc]
         if keeps_record(
             world, task, gate, channel, (chunk.old_subtask, chunk.old_channel), fragment.record
         ):
@@ -174,6 +161,32 @@ def filter_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
     )
     if not reader.pending:
         _deliver(world, reader, task, gate, channel)
+
+
+def reassemble(
+    world: NetworkWorld,
+    reader: ChannelStateReader,
+    virtual: tuple[int, int, int, int],
+    fragment: Fragment,
+    channel: Channel,
+) -> bool:
+    """Feed one fragment to its virtual channel's record; True when it completes the record."""
+    partial = reader.partials.get(virtual)
+    if fragment.is_first:
+        if partial is not None:
+            world._violate("exactly-once", f"record {partial} was cut off in {channel.name}")
+    elif partial != fragment.record:
+        world._violate(
+            "channel-order",
+            f"fragment of record {fragment.record} does not continue the record being "
+            f"filtered on {channel.name}",
+        )
+        return False
+    reader.partials[virtual] = fragment.record
+    if not fragment.is_last:
+        return False
+    del reader.partials[virtual]
+    return True
 
 
 def keeps_record(

@@ -38,7 +38,7 @@ from flinkstate.network.fetched_channel_state import (
     FetchedChannelState,
     FetchedChannelStateSnapshot,
 )
-from flinkstate.network.recovery import RUNNING
+from flinkstate.network.recovery import RUNNING, convert_gate
 from flinkstate.sim.deadlock import Wait
 
 if TYPE_CHECKING:
@@ -128,28 +128,10 @@ def do_request_partitions(world: NetworkWorld, task: Task) -> None:
     drainer = world.drainers[task.name]
     needs_recovery = drainer.state is not None
     for gate in task.gates:
-        nbp = world.network_pools[gate.pool.global_pool]
+        convert_gate(world, gate, lambda channel: channel.remote or needs_recovery)
         for channel in gate.channels:
-            for segment in channel.recovery_exclusive:
-                world._move(segment, f"recovered-exclusive {channel.name}", nbp.name)
-                nbp.free.append(segment)
-            channel.recovery_exclusive = []
-            channel.recovery_segments = frozenset()
-        for channel in gate.channels:
-            if (channel.remote or needs_recovery) and gate.exclusive_per_channel:
-                taken = [nbp.free.pop() for _ in range(gate.exclusive_per_channel)]
-                for segment in taken:
-                    world._move(segment, nbp.name, f"exclusive {channel.name}")
-                    world.home[segment] = f"exclusive {channel.name}"
-                channel.exclusive_segments = frozenset(taken)
-                channel.exclusive = taken
-            channel.recovered = False
             channel.in_recovery = needs_recovery
             channel.state_consumed = not needs_recovery
-            world._touch_channel(channel)
-            world._touch_sub(world.subpartitions[channel.subpartition])
-        world._touch(world._actors.by_network_pool[nbp.name])
-        gate.converted = True
     if needs_recovery:
         world._note = "all gates converted; every channel in recovery (needsRecovery)"
     else:

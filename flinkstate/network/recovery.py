@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -213,15 +214,22 @@ def reader_actions(world: NetworkWorld, reader: ChannelStateReader) -> tuple[str
     if not reader.chunks:
         return ("finish-input", "")
     chunk = reader.chunks[0]
-    channel = task.gates[chunk.index].channels[chunk.targets[0]]
     gate = task.gates[chunk.index]
+    return buffer_step(world, gate, gate.channels[chunk.targets[0]], "recover-input")
+
+
+def buffer_step(
+    world: NetworkWorld, gate: Gate, channel: Channel, kind: str
+) -> tuple[str, str] | None:
+    """A reader step that needs a buffer of a recovered channel: first its exclusive buffers
+    (requested from the global pool on first use), then the gate's floating ones."""
     if not channel.recovery_segments and gate.exclusive_per_channel:
         nbp = world.network_pools[gate.pool.global_pool]
         if len(nbp.free) >= gate.exclusive_per_channel:
             return ("request-exclusive", channel.name)
         return None
     if channel.recovery_exclusive or world._pool_can_request(gate.pool, False):
-        return ("recover-input", channel.name)
+        return (kind, channel.name)
     return None
 
 
@@ -361,6 +369,15 @@ def recovery_held(world: NetworkWorld, gate: Gate) -> int:
 
 def do_convert(world: NetworkWorld, task: Task, action: Action) -> None:
     gate = world.gates[action.target]
+    convert_gate(world, gate, lambda channel: channel.remote)
+    if all(g.converted for g in task.gates):
+        task.phase = RUNNING
+    world._note = f"{gate.name}: recovered channels converted; subpartitions requested"
+
+
+def convert_gate(world: NetworkWorld, gate: Gate, exclusive: Callable[[Channel], bool]) -> None:
+    """Recovered channels become local and remote ones: the recovered channels' buffers go
+    back to the global pool, and the channels ``exclusive`` picks take their exclusive ones."""
     nbp = world.network_pools[gate.pool.global_pool]
     for channel in gate.channels:
         for segment in channel.recovery_exclusive:
@@ -369,7 +386,7 @@ def do_convert(world: NetworkWorld, task: Task, action: Action) -> None:
         channel.recovery_exclusive = []
         channel.recovery_segments = frozenset()
     for channel in gate.channels:
-        if channel.remote and gate.exclusive_per_channel:
+        if exclusive(channel) and gate.exclusive_per_channel:
             taken = [nbp.free.pop() for _ in range(gate.exclusive_per_channel)]
             for segment in taken:
                 world._move(segment, nbp.name, f"exclusive {channel.name}")
@@ -381,9 +398,6 @@ def do_convert(world: NetworkWorld, task: Task, action: Action) -> None:
         world._touch_sub(world.subpartitions[channel.subpartition])
     world._touch(world._actors.by_network_pool[nbp.name])
     gate.converted = True
-    if all(g.converted for g in task.gates):
-        task.phase = RUNNING
-    world._note = f"{gate.name}: recovered channels converted; subpartitions requested"
 
 
 def on_recovery_event(world: NetworkWorld, task: Task, channel: Channel, buffer: Buffer) -> None:

@@ -57,14 +57,7 @@ def fetch_action(world: NetworkWorld, reader: ChannelStateReader) -> tuple[str, 
     _, gate, channel = _target(world, reader)
     if filters(gate):
         return ("spill", channel.name)  # the heap pre-filter segment never runs out
-    if not channel.recovery_segments and gate.exclusive_per_channel:
-        nbp = world.network_pools[gate.pool.global_pool]
-        if len(nbp.free) >= gate.exclusive_per_channel:
-            return ("request-exclusive", channel.name)
-        return None
-    if channel.recovery_exclusive or world._pool_can_request(gate.pool, False):
-        return ("spill", channel.name)
-    return None
+    return recovery.buffer_step(world, gate, channel, "spill")
 
 
 def _writer(world: NetworkWorld, reader: ChannelStateReader) -> SpillWriter:
@@ -88,23 +81,8 @@ def spill_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
         dropped = 0
         virtual = (chunk.index, channel.index, chunk.old_subtask, chunk.old_channel)
         for fragment in chunk.fragments:
-            partial = reader.partials.get(virtual)
-            if fragment.is_first:
-                if partial is not None:
-                    world._violate(
-                        "exactly-once", f"record {partial} was cut off in {channel.name}"
-                    )
-            elif partial != fragment.record:
-                world._violate(
-                    "channel-order",
-                    f"fragment of record {fragment.record} does not continue the record being "
-                    f"filtered on {channel.name}",
-                )
+            if not channel_state_filtering.reassemble(world, reader, virtual, fragment, channel):
                 continue
-            reader.partials[virtual] = fragment.record
-            if not fragment.is_last:
-                continue
-            del reader.partials[virtual]
             record = fragment.record
             if channel_state_filtering.keeps_record(
                 world, task, gate, channel, (chunk.old_subtask, chunk.old_channel), record
