@@ -1085,9 +1085,7 @@ class NetworkWorld:
         self.expired.append(progress.id)
         self._abort(progress)
         waiting = sorted(t.name for t in self.tasks.values() if t.name not in progress.acknowledged)
-        # recorded, but not yet held against the tolerance: the expiry scenarios show the
-        # hang itself (Flink counts an expiry, and at the default tolerance 0 fails the job)
-        self.failures.append(
+        self._fail(
             CheckpointFailure(
                 progress.id,
                 CheckpointFailureReason.CHECKPOINT_EXPIRED,
@@ -1129,11 +1127,7 @@ class NetworkWorld:
         (``CheckpointFailureManager``)."""
         self.failures.append(failure)
         last = max((c.id for c in self.completed), default=0)
-        since = [
-            f
-            for f in self.failures
-            if f.checkpoint > last and f.reason is not CheckpointFailureReason.CHECKPOINT_EXPIRED
-        ]
+        since = [f for f in self.failures if f.checkpoint > last]
         if job_fails(since, self.tolerable_failed_checkpoints):
             self.job_failed = (
                 f"{failure.describe()}; more than {self.tolerable_failed_checkpoints} counted "

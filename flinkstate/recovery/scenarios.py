@@ -39,7 +39,9 @@ class Outcome(StrEnum):
     CHECKPOINT_EXPIRED = "checkpoint-expired"
     """The restored job ran to its end, but a checkpoint it took expired."""
     JOB_FAILED = "job-failed"
-    """Too many counted checkpoint failures: the job failed (Flink restarts it)."""
+    """More counted checkpoint failures in a row (declined or expired) than
+    ``tolerable_failed_checkpoints``: the job fails over (Flink restarts it from its last
+    completed checkpoint)."""
     FINISHED = "finished"
     """The job before any restart (phase ``job``) ran to its end; every invariant held."""
 
@@ -572,12 +574,20 @@ SCENARIOS: dict[str, Scenario] = {
             "sources but not all, so those subpartitions are blocked until it resumes them. A "
             "checkpoint is triggered then; its priority barrier sits at the head of the blocked "
             "subpartitions and is not handed out until resumeConsumption, after the counter has "
-            "worked through every source's recovered output: the checkpoint expires.",
+            "worked through every source's recovered output: the checkpoint expires, and at "
+            "Flink's default tolerance (0 failed checkpoints) the job fails over, to meet the "
+            "same blocked subpartitions after its next restart.",
             "keyed",
             {**_BLOCKED, "blocked_priority": "held"},
-            Outcome.CHECKPOINT_EXPIRED,
+            Outcome.JOB_FAILED,
             "PR #27861, FLINK-39018 part 4; primer 6.2",
-            ("blocked_priority", "checkpoint_timeout", "cost", "slots_per_tm"),
+            (
+                "blocked_priority",
+                "checkpoint_timeout",
+                "tolerable_failed_checkpoints",
+                "cost",
+                "slots_per_tm",
+            ),
         ),
         Scenario(
             "barrier-bypasses-blocked-subpartition",
@@ -597,12 +607,19 @@ SCENARIOS: dict[str, Scenario] = {
             "A credited remote reader still misses the barrier (FLINK-40519)",
             "With remote channels that hold credit, Flink 2.3 and the master snapshot still ask "
             "the blocked subpartition whether data is available, get no, and never look for "
-            "the priority event: the checkpoint waits for resumeConsumption and expires.",
+            "the priority event: the checkpoint waits for resumeConsumption and expires; at "
+            "the default tolerance the job fails over (tolerable_failed_checkpoints=1 lets it "
+            "run on with the expired checkpoint).",
             "keyed",
             {**_BLOCKED, "blocked_priority": "master"},
-            Outcome.CHECKPOINT_EXPIRED,
+            Outcome.JOB_FAILED,
             "FLINK-40519 (PR #29056); PipelinedSubpartition.getAvailabilityAndBacklog",
-            ("blocked_priority", "slots_per_tm", "buffers_per_channel"),
+            (
+                "blocked_priority",
+                "tolerable_failed_checkpoints",
+                "slots_per_tm",
+                "buffers_per_channel",
+            ),
         ),
         Scenario(
             "barrier-credited-reader-fixed",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.network.checkpoint import Checkpoint
+from flinkstate.network.options import CheckpointFailureReason
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import BARRIER, NetworkWorld
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
@@ -166,6 +167,7 @@ def test_an_expired_checkpoint_is_aborted_cleanly(seed: int) -> None:
                 "checkpoints": 1,
                 "checkpoint_interval": 100,
                 "checkpoint_timeout": 40,
+                "tolerable_failed_checkpoints": 1,
                 "record_size": 2500,
                 "records": 60,
                 "cost": 8,
@@ -191,3 +193,30 @@ def test_timeout_zero_never_expires() -> None:
     sim = run(checkpoint_timeout=0)
     assert isinstance(sim.model, NetworkWorld)
     assert not sim.model.expired
+
+
+def test_at_the_default_tolerance_an_expired_checkpoint_fails_the_job() -> None:
+    """``execution.checkpointing.tolerable-failed-checkpoints`` defaults to 0 and an expiry
+    counts (``CheckpointFailureManager``): the first one fails the job over."""
+    sim = Simulation(
+        lambda: topology("backpressure").build(
+            {
+                "checkpoints": 1,
+                "checkpoint_interval": 100,
+                "checkpoint_timeout": 40,
+                "record_size": 2500,
+                "records": 60,
+                "cost": 8,
+            },
+            seed=0,
+        ),
+        make_scheduler("random", 0),
+    )
+    result = sim.run()
+    world = sim.model
+    assert isinstance(world, NetworkWorld)
+    assert result.status is RunStatus.FINISHED, [str(v) for v in result.violations]
+    assert world.expired == [world.failures[0].checkpoint]
+    assert world.failures[0].reason is CheckpointFailureReason.CHECKPOINT_EXPIRED
+    assert "CHECKPOINT_EXPIRED, counted" in world.job_failed
+    assert not world.completed
