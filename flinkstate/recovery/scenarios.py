@@ -77,6 +77,14 @@ RESTORE_PARAMETERS = (
         "execution.checkpointing.unaligned.recover-output-on-downstream.enabled",
     ),
     Parameter(
+        "then_parallelism",
+        0,
+        "restart once more, every non-source operator at this parallelism, from the first "
+        "checkpoint the restarted job completes (0: no third phase; FLIP-547's 1 -> 10 -> 1)",
+        minimum=0,
+        maximum=128,
+    ),
+    Parameter(
         "restart_checkpoint_interval",
         0,
         "checkpoint interval of the restarted job in steps (0: checkpoint_interval)",
@@ -124,6 +132,10 @@ class ScenarioRun:
     checkpoint: Checkpoint | None = None
     #: the job as it was when the checkpoint completed
     job: NetworkWorld | None = None
+    #: with ``then_parallelism``: the first restart (stopped at its first completed checkpoint)
+    #: and that checkpoint, which the simulated (last) restart restores from
+    between: NetworkWorld | None = None
+    second_checkpoint: Checkpoint | None = None
     assignment: StateAssignment | None = None
     simulation: Simulation | None = None
     result: RunResult | None = None
@@ -201,6 +213,9 @@ class ScenarioRun:
             "checkpoint_bytes": None
             if self.checkpoint is None
             else self.checkpoint.in_flight_bytes,
+            "second_checkpoint_bytes": None
+            if self.second_checkpoint is None
+            else self.second_checkpoint.in_flight_bytes,
             "recovered_bytes": self.recovered_bytes,
             "filtered_records": self.filtered_records,
             "heap_peak_bytes": 0 if self.world is None else self.world.heap_peak,
@@ -275,22 +290,69 @@ def prepare_scenario(
         return run
     run.checkpoint = completed[0]
     run.job = _world(before.model)
+    restart_values = dict(job_values)
+    if values["restart_checkpoint_interval"]:
+        restart_values["checkpoint_interval"] = values["restart_checkpoint_interval"]
     try:
         run.assignment = assign_state(
             run.checkpoint,
             _parallelism(item, job, values, run.checkpoint),
             recover_output_on_downstream=values["recover_output_on_downstream"],
         )
-        restart_values = dict(job_values)
-        if values["restart_checkpoint_interval"]:
-            restart_values["checkpoint_interval"] = values["restart_checkpoint_interval"]
         restored = job.build(restart_values, seed=seed, restore=run.assignment)
     except (InvalidParameterError, UnsupportedRescaleError) as refused:
         run.outcome, run.message = Outcome.REJECTED, str(refused)
         return run
+    if values["then_parallelism"]:
+        again = _restart_again(run, job, restored, restart_values, scheduler, max_steps)
+        if again is None:
+            return run
+        restored = again
     run.initial_owners = list(restored.owner)
     run.simulation = Simulation(restored.clone, make_scheduler(scheduler, seed))
     return run
+
+
+def _restart_again(
+    run: ScenarioRun,
+    job: Topology,
+    restored: NetworkWorld,
+    restart_values: dict[str, Any],
+    scheduler: str,
+    max_steps: int,
+) -> NetworkWorld | None:
+    """The third phase: run the restart to its first completed checkpoint (taken during
+    recovery if the interval is short), then restore from it at ``then_parallelism``. None
+    (with the run concluded) when the restart breaks an invariant or completes no checkpoint."""
+    middle = Simulation(restored.clone, make_scheduler(scheduler, run.seed))
+    result = middle.run(lambda model: bool(_world(model).completed), max_steps=max_steps)
+    between = _world(middle.model)
+    run.between = between
+    if result.violations:
+        run.outcome = Outcome.VIOLATION
+        run.message = f"the first restart broke an invariant: {result.violations[0]}"
+        return None
+    if not between.completed:
+        run.outcome = Outcome.NO_CHECKPOINT
+        run.message = "the first restart completed no checkpoint to restart from again"
+        return None
+    second = run.second_checkpoint = between.completed[0]
+    assert second.graph is not None
+    parallelism = {
+        op.name: run.values["then_parallelism"]
+        for op in second.graph.operators
+        if op.kind.value != "source"
+    }
+    try:
+        run.assignment = assign_state(
+            second,
+            parallelism,
+            recover_output_on_downstream=run.values["recover_output_on_downstream"],
+        )
+        return job.build(restart_values, seed=run.seed, restore=run.assignment)
+    except (InvalidParameterError, UnsupportedRescaleError) as refused:
+        run.outcome, run.message = Outcome.REJECTED, str(refused)
+        return None
 
 
 def _run_with_progress(
@@ -765,6 +827,60 @@ SCENARIOS: dict[str, Scenario] = {
                 "spill_segment_size",
                 "spill_file_size",
             ),
+        ),
+        Scenario(
+            "flip-547-rescale-cycle",
+            "FLIP-547's example: rescale 1 -> 10 -> 1 with checkpoints during recovery",
+            "One counter is restarted as ten, and a checkpoint is taken while they still drain "
+            "their recovered input; the job is then restarted from that checkpoint as one "
+            "counter again. Each of the ten reads the old counter's whole input state, so a "
+            "checkpoint that persisted what they received before filtering would hold it ten "
+            "times and the final restore would process it ten times. V2 filters at the fetch: "
+            "every recovered record is in the second checkpoint at most once, at its owner, "
+            "and the last restart processes each exactly once.",
+            "keyed",
+            {
+                "parallelism": 1,
+                "source_parallelism": 2,
+                "records": 60,
+                "record_size": 3000,
+                "cost": 4,
+                "checkpoint_interval": 150,
+                "recover_output_on_downstream": True,
+                "checkpointing_during_recovery": True,
+                "generation": "v2",
+                "new_parallelism": 10,
+                "then_parallelism": 1,
+                "restart_checkpoint_interval": 40,
+            },
+            Outcome.RECOVERED,
+            "FLIP-547 (motivation); FLINK-38544",
+            ("generation", "new_parallelism", "then_parallelism", "restart_checkpoint_interval"),
+        ),
+        Scenario(
+            "large-records-three-phases",
+            "RecoveredStateFilteringLargeRecordITCase: three phases, records 8x the segment",
+            "32 KiB records span nine 4 KiB buffers. Phase 1 takes an unaligned checkpoint "
+            "with records cut between buffers; phase 2 restores it at parallelism 3 and "
+            "checkpoints while the drainer still delivers; phase 3 restores that checkpoint, "
+            "already filtered for parallelism 3, at parallelism 5 and checkpoints again. "
+            "Every record is processed exactly once across the phases.",
+            "keyed-chain",
+            {
+                **_BACKPRESSURED,
+                "records": 40,
+                "record_size": 8 * 4096,
+                "recover_output_on_downstream": True,
+                "checkpointing_during_recovery": True,
+                "generation": "v2",
+                "new_parallelism": 3,
+                "then_parallelism": 5,
+                "restart_checkpoint_interval": 40,
+                "checkpoints": 3,
+            },
+            Outcome.RECOVERED,
+            "RecoveredStateFilteringLargeRecordITCase (seed 000)",
+            ("new_parallelism", "then_parallelism", "record_size", "spill_segment_size"),
         ),
         Scenario(
             "small-page-size",
