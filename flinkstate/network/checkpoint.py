@@ -8,6 +8,8 @@ fragments, so a record that spans the cut shows which part sits where.
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from flinkstate.keygroups import KeyGroupRange
@@ -94,6 +96,16 @@ class Checkpoint:
     @property
     def in_flight_bytes(self) -> int:
         return sum(s.size for s in (*self.input_channel_state, *self.result_subpartition_state))
+
+    def record_copies(self, records: Collection[int]) -> Counter[int]:
+        """How many times each of ``records`` starts in the channel state: more than once means
+        the next restore processes it more than once (FLIP-547's unfiltered checkpoint)."""
+        copies: Counter[int] = Counter()
+        for state in (*self.input_channel_state, *self.result_subpartition_state):
+            for fragment in state.fragments:
+                if fragment.is_first and fragment.record in records:
+                    copies[fragment.record] += 1
+        return copies
 
     @property
     def persisted_records(self) -> frozenset[int]:

@@ -189,7 +189,7 @@ def drain_step(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> None
     assert cursor is not None
     if not drainer.draining:
         drainer.draining = True
-        state.release()  # the fetch's reference: the root reader holds the files now
+        world._release_spill(drainer.task)  # the fetch's reference: the root reader's now
     channel = _physical(world, drainer)
     assert channel is not None
     taken = cursor.next_buffer(state, world.config.segment_size)
@@ -223,8 +223,8 @@ def finish_drain(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> No
             world._touch_channel(channel)
     if not drainer.draining:  # nothing was delivered: the fetch's reference is still held
         drainer.draining = True
-        drainer.state.release()
-    deleted = drainer.state.release()
+        world._release_spill(drainer.task)
+    deleted = world._release_spill(drainer.task)
     world._note = "drain finished: EndOfFetchedChannelStateEvent on every channel" + (
         "; spill files deleted" if deleted else "; spill files kept for a checkpoint"
     )

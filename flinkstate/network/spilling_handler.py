@@ -140,6 +140,9 @@ def finish_fetch(world: NetworkWorld, reader: ChannelStateReader) -> None:
     drainer = world.drainers[task.name]
     drainer.state = state
     world.spilled_bytes += writer.bytes_written
+    if state is not None:
+        world.spill_files_alive += len(state.files)
+        world.spill_files_peak = max(world.spill_files_peak, world.spill_files_alive)
     world._dirty.add(world._actors.by_task[task.name.removeprefix("task ")])
     if state is None:
         world._note = "fetch done: nothing to recover"

@@ -161,6 +161,12 @@ COMMON = (
         choices=tuple(g.value for g in RecoveryGeneration),
     ),
     Parameter(
+        "coordinator_waits_for_running",
+        True,
+        "the coordinator triggers only once every task is RUNNING, as Flink does (false: a "
+        "what-if where checkpoints meet restoring tasks, which decline them as not ready)",
+    ),
+    Parameter(
         "tolerable_failed_checkpoints",
         0,
         f"{TOLERABLE_FAILED_CHECKPOINTS_KEY}: counted checkpoint failures in a row the job "
@@ -270,6 +276,7 @@ class Topology:
             spill_file_size=values["spill_file_size"],
             spill_segment_size=values["spill_segment_size"],
             tolerable_failed_checkpoints=values["tolerable_failed_checkpoints"],
+            coordinator_waits_for_running=values["coordinator_waits_for_running"],
             recovery_barrier_decline=RecoveryBarrierDecline.parse(
                 values["recovery_barrier_decline"]
             ),

@@ -477,6 +477,12 @@ class NetworkWorld:
     recovery_barrier_decline: RecoveryBarrierDecline = RecoveryBarrierDecline.MASTER
     #: why the job failed (the run ends; Flink would restart it from its last checkpoint)
     job_failed: str = ""
+    #: the coordinator plans a checkpoint only once every task is RUNNING (Flink's
+    #: ``DefaultCheckpointPlanCalculator``); false: a what-if where recovering tasks meet it
+    coordinator_waits_for_running: bool = True
+    #: step the last checkpoint completed or failed at (0 before any): the next is triggered
+    #: ``checkpoint_interval`` steps later, as Flink's timer fires an interval after a failure
+    _last_checkpoint_end: int = 0
     unaligned: bool = True
     step: int = 0
     violations: list[Violation] = field(default_factory=list)
@@ -526,8 +532,11 @@ class NetworkWorld:
     spill_file_size: int = DEFAULT_SPILL_FILE_SIZE
     spill_segment_size: int = DEFAULT_MAX_SEGMENT_SIZE
     drainers: dict[str, FetchedChannelStateDrainer] = field(default_factory=dict)
-    #: bytes written to spill files (headers included) over the run
+    #: bytes written to spill files (headers included) over the run; files not yet deleted,
+    #: now and at most
     spilled_bytes: int = 0
+    spill_files_alive: int = 0
+    spill_files_peak: int = 0
     prefilter_source: PrefilterSource = PrefilterSource.HEAP_FALLBACK
     #: heap taken by recovery buffers outside the network pools (the 2.3 fallback), now and peak
     heap_bytes: int = 0
@@ -1126,6 +1135,7 @@ class NetworkWorld:
         """Record a failed checkpoint; too many counted ones in a row fail the job
         (``CheckpointFailureManager``)."""
         self.failures.append(failure)
+        self._last_checkpoint_end = self.step
         last = max((c.id for c in self.completed), default=0)
         since = [f for f in self.failures if f.checkpoint > last]
         if job_fails(since, self.tolerable_failed_checkpoints):
@@ -1144,10 +1154,14 @@ class NetworkWorld:
         self._fail(CheckpointFailure(progress.id, reason, self.step, task.name, why))
         self._note = f"checkpoint {progress.id} declined by {task.name} ({reason.name}): {why}"
 
-    def _release_spill(self, task: str) -> None:
+    def _release_spill(self, task: str) -> bool:
+        """Drop one reference to a task's spill files; True when that deleted them."""
         state = self.drainers[task].state
         assert state is not None
-        state.release()
+        deleted = state.release()
+        if deleted:
+            self.spill_files_alive -= len(state.files)
+        return deleted
 
     def _sources_have_data(self) -> bool:
         for task in self.tasks.values():
@@ -1162,12 +1176,16 @@ class NetworkWorld:
             self.checkpoint_interval > 0
             and self.checkpoint is None
             and len(self.completed) < self.max_checkpoints
-            and self.step
-            >= self.checkpoint_interval * (len(self.completed) + len(self.failures) + 1)
+            and self.step >= self._last_checkpoint_end + self.checkpoint_interval
             # Flink triggers once every task is RUNNING (restore over); a rescaled input still
             # demultiplexing recovered data would decline as not ready, so wait for it too
-            and all(t.phase == RUNNING for t in self.tasks.values())
-            and not any(g.demultiplexing for g in self.gates.values())
+            and (
+                not self.coordinator_waits_for_running
+                or (
+                    all(t.phase == RUNNING for t in self.tasks.values())
+                    and not any(g.demultiplexing for g in self.gates.values())
+                )
+            )
             and all(not t.finished for t in self.tasks.values() if t.kind is OperatorKind.SOURCE)
             and self._sources_have_data()
         )
@@ -1181,7 +1199,9 @@ class NetworkWorld:
                 return None if kind is None else _action(task.name, kind)
             if task.name in self.drainers:
                 mail = fetched_channel_state_drainer.task_action(self, task)
-                if mail is not None:
+                # a priority barrier is an urgent mail: it runs before the drainer is installed
+                urgent = mail == "install-drainer" and self._barrier_channel(task) is not None
+                if mail is not None and not urgent:
                     return _action(task.name, mail)
             else:
                 gate = recovery.gate_to_convert(self, task)
@@ -1777,6 +1797,22 @@ class NetworkWorld:
     def _trigger(self) -> None:
         number = self._next_checkpoint_id()
         self.checkpoint = CheckpointInProgress(number, self.unaligned, self.step)
+        restoring = next(
+            (
+                t
+                for t in self.tasks.values()
+                if t.kind is OperatorKind.SOURCE and t.phase != RUNNING and not t.finished
+            ),
+            None,
+        )
+        if restoring is not None:  # ``triggerCheckpointBarrier`` on a task not yet running
+            self._decline(
+                restoring,
+                self.checkpoint,
+                CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY,
+                "the source is still restoring",
+            )
+            return
         for task in self.tasks.values():
             if task.kind is OperatorKind.SOURCE:
                 task.trigger = number
@@ -1838,6 +1874,15 @@ class NetworkWorld:
         position; each channel in recovery persists its recovered buffers queued before its
         barrier; the undrained rest of the spill files follows on the writer.
         """
+        not_ready = self._not_ready(task)
+        if not_ready:
+            self._decline(
+                task,
+                checkpoint,
+                CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY,
+                not_ready,
+            )
+            return
         cut = None
         if task.recovery_trigger is RecoveryCheckpointTrigger.DRAINER:
             cut = fetched_channel_state_drainer.snapshot_and_insert_barriers(
@@ -1909,6 +1954,18 @@ class NetworkWorld:
                 self._release_spill(task.name)
         self._snapshot(task, checkpoint)
         self._broadcast_barrier(task, checkpoint)
+
+    def _not_ready(self, task: Task) -> str:
+        """Why a task still restoring cannot take an unaligned snapshot ("" if it can)."""
+        if task.recovery_trigger is RecoveryCheckpointTrigger.NOT_READY:
+            return "recovery checkpoint trigger NOT_READY: the drainer is not installed yet"
+        for gate in task.gates:
+            if gate.demultiplexing:
+                return f"{gate.name} still demultiplexes recovered data"
+            for channel in gate.channels:
+                if channel.recovered:
+                    return f"{channel.name} is still a RecoveredInputChannel"
+        return ""
 
     def _decline_missing_barrier(
         self, task: Task, checkpoint: CheckpointInProgress, channel: Channel
@@ -2118,6 +2175,7 @@ class NetworkWorld:
         )
         self.completed.append(checkpoint)
         self.checkpoint = None
+        self._last_checkpoint_end = self.step
         self._check_checkpoint(checkpoint, progress)
 
     def _check_checkpoint(self, checkpoint: Checkpoint, progress: CheckpointInProgress) -> None:

@@ -9,7 +9,7 @@ run that differs from the expectation is a finding, not noise.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -188,6 +188,26 @@ class ScenarioRun:
         return 0 if world is None else len(world.filtered)
 
     @property
+    def spill(self) -> dict[str, int]:
+        """V2's disk figures: bytes written, files and segments written, files alive at most."""
+        world = self.world
+        states = [] if world is None else [d.state for d in world.drainers.values() if d.state]
+        return {
+            "spilled_bytes": 0 if world is None else world.spilled_bytes,
+            "spill_files": sum(len(s.files) for s in states),
+            "spill_segments": sum(len(s.segments) for s in states),
+            "spill_files_peak": 0 if world is None else world.spill_files_peak,
+        }
+
+    @property
+    def first_checkpoint_step(self) -> int | None:
+        """Steps from the restart until its first checkpoint completed (None: none did)."""
+        world = self.world
+        if world is None or not world.completed:
+            return None
+        return world.completed[0].completion_step
+
+    @property
     def resumed_step(self) -> int | None:
         """The step at which the last task finished restoring and normal processing began."""
         world = self.world
@@ -219,6 +239,12 @@ class ScenarioRun:
             "recovered_bytes": self.recovered_bytes,
             "filtered_records": self.filtered_records,
             "heap_peak_bytes": 0 if self.world is None else self.world.heap_peak,
+            "effective_generation": None
+            if self.world is None
+            else self.world.effective_generation.value,
+            **self.spill,
+            "first_checkpoint_step": self.first_checkpoint_step,
+            "failed_checkpoints": 0 if self.world is None else len(self.world.failures),
             "resumed_step": self.resumed_step,
             "violations": [] if result is None else [str(v) for v in result.violations],
             "deadlock": None
@@ -242,10 +268,19 @@ def run_scenario(
     scheduler: str = "random",
     max_steps: int = 2_000_000,
     progress: Callable[[int], None] | None = None,
+    faults: Collection[str] = (),
 ) -> ScenarioRun:
-    """Run a scenario: the job until its first checkpoint, then the restarted job to its end."""
+    """Run a scenario: the job until its first checkpoint, then the restarted job to its end.
+
+    ``faults`` break the restarted job(s) on purpose (the world's ``FAULTS``), to see which
+    invariant catches what the fix prevents."""
     run = prepare_scenario(
-        scenario, seed=seed, overrides=overrides, scheduler=scheduler, max_steps=max_steps
+        scenario,
+        seed=seed,
+        overrides=overrides,
+        scheduler=scheduler,
+        max_steps=max_steps,
+        faults=faults,
     )
     if run.simulation is not None:
         run.conclude(_run_with_progress(run.simulation, max_steps, progress))
@@ -260,6 +295,7 @@ def prepare_scenario(
     scheduler: str = "random",
     max_steps: int = 2_000_000,
     phase: str = "restart",
+    faults: Collection[str] = (),
 ) -> ScenarioRun:
     """A scenario's run at step 0 of ``phase``, its simulation ready to step (the stepper's
     start). ``restart`` first runs the job to its first checkpoint and restores from it;
@@ -299,7 +335,9 @@ def prepare_scenario(
             _parallelism(item, job, values, run.checkpoint),
             recover_output_on_downstream=values["recover_output_on_downstream"],
         )
-        restored = job.build(restart_values, seed=seed, restore=run.assignment)
+        restored = job.build(
+            restart_values, seed=seed, faults=frozenset(faults), restore=run.assignment
+        )
     except (InvalidParameterError, UnsupportedRescaleError) as refused:
         run.outcome, run.message = Outcome.REJECTED, str(refused)
         return run
@@ -349,7 +387,9 @@ def _restart_again(
             parallelism,
             recover_output_on_downstream=run.values["recover_output_on_downstream"],
         )
-        return job.build(restart_values, seed=run.seed, restore=run.assignment)
+        return job.build(
+            restart_values, seed=run.seed, faults=restored.faults, restore=run.assignment
+        )
     except (InvalidParameterError, UnsupportedRescaleError) as refused:
         run.outcome, run.message = Outcome.REJECTED, str(refused)
         return None
@@ -826,6 +866,33 @@ SCENARIOS: dict[str, Scenario] = {
                 "new_parallelism",
                 "spill_segment_size",
                 "spill_file_size",
+            ),
+        ),
+        Scenario(
+            "checkpoint-before-drainer",
+            "What if the coordinator did not wait: checkpoints meet restoring tasks",
+            "Flink plans a checkpoint only once every task is RUNNING. Without that check, "
+            "checkpoints come every 10 steps from the restart: a source still restoring "
+            "declines its trigger, and a counter whose channels are converted but whose "
+            "drainer is not installed yet (trigger NOT_READY) declines the barrier, both as "
+            "CHECKPOINT_DECLINED_TASK_NOT_READY. Those are not counted: the coordinator "
+            "retries, a later checkpoint completes during the drain, nothing is lost.",
+            "keyed",
+            {
+                **_FILTER_ON_READ,
+                "record_size": 3000,
+                "generation": "v2",
+                "coordinator_waits_for_running": False,
+                "restart_checkpoint_interval": 10,
+                "checkpoints": 3,
+            },
+            Outcome.RECOVERED,
+            "RecoveryCheckpointTrigger.NOT_READY; CheckpointFailureManager; "
+            "DefaultCheckpointPlanCalculator",
+            (
+                "coordinator_waits_for_running",
+                "restart_checkpoint_interval",
+                "tolerable_failed_checkpoints",
             ),
         ),
         Scenario(

@@ -91,6 +91,13 @@ _SUMMARY = [
     "filtered_records",
     "resumed_step",
     "heap_peak_bytes",
+    "effective_generation",
+    "spilled_bytes",
+    "spill_files",
+    "spill_segments",
+    "spill_files_peak",
+    "first_checkpoint_step",
+    "failed_checkpoints",
 ]
 _PEAKS = [f"peak_{kind.replace('-', '_')}" for kind in OWNER_KINDS]
 _COLUMNS = [*_SUMMARY, *_PEAKS, "deadlock_cycle", "message"]

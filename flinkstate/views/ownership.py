@@ -22,6 +22,7 @@ import plotly.graph_objects as go
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.buffer import HEAP, Buffer
+from flinkstate.network.fetched_channel_state_drainer import FetchedChannelStateDrainer
 from flinkstate.network.recovery import ChannelStateReader
 from flinkstate.network.world import Channel, NetworkWorld, Subpartition, Task
 from flinkstate.sim.core import Event
@@ -38,6 +39,7 @@ NODE_KINDS: Mapping[str, str] = {
     "recovered-channel": "#ff7f0e",
     "input-gate": "#bcbd22",
     "channel-state-reader": "#d62728",
+    "drainer": "#e377c2",
     "channel-state-writer": "#9467bd",
     "heap": "#7f7f7f",
 }
@@ -113,6 +115,8 @@ class OwnershipLayout:
                 _place(positions, [f"channel {c.name}" for c in channels], x - 2, y)
                 if task.name in world.readers:
                     positions[world.readers[task.name].name] = (x - 1.0, y - 0.42)
+                if task.name in world.drainers:
+                    positions[world.drainers[task.name].name] = (x - 1.0, y + 0.42)
         # memory on the left: the network pools (and the heap below them), then the writers
         left = -_COLUMN / 2
         for x, names in (
@@ -260,6 +264,12 @@ def ownership_graph(
         for gate in task.gates:
             if not gate.converted:
                 graph.add_edge(reader.name, f"input-gate {gate.name}", kind="restore")
+    for drainer in world.drainers.values():
+        add(drainer.name, "drainer", "", _drainer_details(world, drainer))
+        if drainer.installed and not drainer.finished:
+            task = world.tasks[drainer.task.removeprefix("task ")]
+            for gate in task.gates:
+                graph.add_edge(drainer.name, f"input-gate {gate.name}", kind="drain")
     for writer in world.writers.values():
         add(
             writer.name,
@@ -336,7 +346,12 @@ def _channel_details(channel: Channel) -> list[str]:
             f"recovered channel: {len(channel.recovered_queue)} buffer(s) queued, "
             + ("state consumed" if channel.state_consumed else "state still arriving")
         )
-    if channel.remote and not channel.recovered:
+    if channel.in_recovery:
+        lines.append(
+            f"in recovery (V2): {len(channel.recovered_queue)} recovered buffer(s) queued"
+            + (f", {len(channel.stash)} event(s) stashed" if channel.stash else "")
+        )
+    if channel.remote and not channel.recovered and not channel.in_recovery:
         lines.append(
             f"credits (buffers announced): {channel.available}, "
             f"backlog announced: {channel.backlog_seen}"
@@ -353,6 +368,34 @@ def _channel_details(channel: Channel) -> list[str]:
     return lines
 
 
+def _drainer_details(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> list[str]:
+    task = world.tasks[drainer.task.removeprefix("task ")]
+    lines = [f"recovery checkpoint trigger: {task.recovery_trigger.value}"]
+    state = drainer.state
+    if state is None:
+        reader = world.readers.get(drainer.task)
+        done = reader is not None and reader.finished
+        lines.append("nothing to drain" if done else "waiting for the fetch into spill files")
+        return lines
+    lines.append(
+        f"spill files: {len(state.files)}, segments: {len(state.segments)}, "
+        f"{state.size:,} bytes" + (" (deleted)" if state.deleted else "")
+    )
+    lines.append(f"references to the files: {state.references}")
+    cursor = drainer.cursor
+    if cursor is None:
+        lines.append("not installed yet: a checkpoint now is declined (NOT_READY)")
+    elif drainer.finished:
+        lines.append("drained: end events delivered")
+    else:
+        segment = state.segments[min(cursor.segment, len(state.segments) - 1)]
+        lines.append(
+            f"committed: segment {cursor.segment + 1} of {len(state.segments)}, "
+            f"{cursor.consumed:,} of {segment.body_length:,} bytes"
+        )
+    return lines
+
+
 def _reader_details(reader: ChannelStateReader) -> list[str]:
     lines = [f"input-state chunks still to read: {len(reader.chunks)}"]
     if reader.finished:
@@ -364,6 +407,11 @@ def _reader_details(reader: ChannelStateReader) -> list[str]:
         lines.append(f"post-filter buffers held: {len(reader.posts)}")
     if reader.heap_segment_allocated:
         lines.append("holds its reusable heap segment")
+    if reader.spill is not None and not reader.finished:
+        lines.append(
+            f"spilled so far: {reader.spill.bytes_written:,} bytes, open segment "
+            f"{reader.spill.heap_bytes:,} bytes on the heap"
+        )
     return lines
 
 
@@ -393,6 +441,7 @@ def ownership_spec(
         ("local", "local channel (same TaskManager)", "solid"),
         ("remote", "remote channel (netty, credit-based)", "dash"),
         ("restore", "channel-state reader fills the gate", "dot"),
+        ("drain", "drainer fills channels in recovery from spill files", "dashdot"),
     ):
         polylines = [
             (graph.nodes[source]["pos"], graph.nodes[target]["pos"])

@@ -39,6 +39,10 @@ METRICS = {
     "filtered_records": "records filtered out",
     "resumed_step": "step normal processing resumed",
     "heap_peak_bytes": "heap peak (bytes)",
+    "spilled_bytes": "bytes spilled to disk",
+    "spill_files": "spill files written",
+    "first_checkpoint_step": "step first checkpoint completed",
+    "failed_checkpoints": "failed checkpoints",
     "deadlock": "waits-for cycle",
 }
 

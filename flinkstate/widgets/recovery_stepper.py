@@ -44,7 +44,10 @@ EVENTS_OF_INTEREST: Mapping[str, tuple[str, ...]] = {
     "checkpoint triggered or acknowledged": ("trigger", "checkpoint"),
     "output state restored": ("finish-output",),
     "input state read": ("finish-input",),
-    "gate conversion": ("convert",),
+    "gate conversion": ("convert", "request-partitions"),
+    "spill files written (v2)": ("finish-fetch",),
+    "drainer installed (v2)": ("install-drainer",),
+    "drain finished (v2)": ("finish-drain",),
     "end of run (deadlock or finish)": (),
 }
 #: seeds are Java-style non-negative ints

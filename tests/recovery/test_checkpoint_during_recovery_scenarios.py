@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from flinkstate.network.options import CheckpointFailureReason
 from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.scenarios import Outcome, prepare_scenario
+from flinkstate.recovery.scenarios import Outcome, prepare_scenario, run_scenario
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -30,3 +31,29 @@ def test_a_checkpoint_completes_while_the_drainer_is_still_delivering(seed: int)
         for f in state.fragments
     )
     assert model.spilled_bytes > 0
+
+
+def test_checkpoints_before_the_drainer_are_declined_as_not_ready_and_retried() -> None:
+    details = []
+    for seed in range(6):
+        run = run_scenario("checkpoint-before-drainer", seed=seed)
+        assert run.outcome is Outcome.RECOVERED, run.summary()
+        model = run.world
+        assert model is not None
+        assert model.completed
+        assert not model.job_failed
+        for failure in model.failures:
+            assert failure.reason is CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY
+            assert not failure.reason.counted
+            details.append(failure.detail)
+    assert any(d.startswith("recovery checkpoint trigger NOT_READY") for d in details)
+    assert any(d == "the source is still restoring" for d in details)
+
+
+def test_by_default_the_coordinator_waits_and_nothing_is_declined() -> None:
+    run = run_scenario(
+        "checkpoint-before-drainer", seed=1, overrides={"coordinator_waits_for_running": True}
+    )
+    assert run.outcome is Outcome.RECOVERED
+    assert run.world is not None
+    assert not run.world.failures
