@@ -106,6 +106,9 @@ class Scenario:
     matters: tuple[str, ...]
     #: operator -> parallelism after the restart, beyond new_parallelism
     rescale: Mapping[str, int] = field(default_factory=dict)
+    #: bugs re-introduced into the restarted job (the world's ``FAULTS``): the broken variant
+    #: a fix prevents, for the invariants to catch
+    faults: frozenset[str] = frozenset()
 
     def resolve(self, overrides: Mapping[str, object] | None = None) -> dict[str, Any]:
         """The scenario's parameters with the user's overrides, each checked."""
@@ -336,7 +339,10 @@ def prepare_scenario(
             recover_output_on_downstream=values["recover_output_on_downstream"],
         )
         restored = job.build(
-            restart_values, seed=seed, faults=frozenset(faults), restore=run.assignment
+            restart_values,
+            seed=seed,
+            faults=item.faults | frozenset(faults),
+            restore=run.assignment,
         )
     except (InvalidParameterError, UnsupportedRescaleError) as refused:
         run.outcome, run.message = Outcome.REJECTED, str(refused)
@@ -894,6 +900,116 @@ SCENARIOS: dict[str, Scenario] = {
                 "restart_checkpoint_interval",
                 "tolerable_failed_checkpoints",
             ),
+        ),
+        Scenario(
+            "missing-recovery-barrier",
+            "A channel without its recovery barrier declines: master fails the job",
+            "A bug that loses the RecoveryCheckpointBarrier (re-introduced here) leaves a "
+            "channel in recovery with no barrier for the checkpoint. Master's "
+            "collectPreRecoveryBarrier throws, the checkpoint is declined as "
+            "CHECKPOINT_DECLINED, which counts: at the default tolerance the job fails over.",
+            "keyed",
+            {
+                **_FILTER_ON_READ,
+                "record_size": 3000,
+                "generation": "v2",
+                "restart_checkpoint_interval": 40,
+                "checkpoints": 3,
+            },
+            Outcome.JOB_FAILED,
+            "RemoteInputChannelTest.testCheckpointStartedDeclinesWhenRecoveryBarrierIsMissing; "
+            "primer 6.6",
+            ("recovery_barrier_decline", "tolerable_failed_checkpoints"),
+            faults=frozenset({"missing-recovery-barrier"}),
+        ),
+        Scenario(
+            "missing-recovery-barrier-seed",
+            "The same decline as PR #28554 proposed: retried, the job survives",
+            "PR #28554 declined a missing recovery barrier as CHECKPOINT_DECLINED_TASK_NOT_READY, "
+            "which is not counted: the coordinator retries until the drain is over and a "
+            "checkpoint completes. The job survives, and so would the bug that lost the barrier: "
+            "the reviewer's objection, and why master counts it.",
+            "keyed",
+            {
+                **_FILTER_ON_READ,
+                "record_size": 3000,
+                "generation": "v2",
+                "restart_checkpoint_interval": 40,
+                "checkpoints": 3,
+                "recovery_barrier_decline": "seed",
+            },
+            Outcome.RECOVERED,
+            "PR #28554 review; CheckpointFailureManager",
+            ("recovery_barrier_decline", "tolerable_failed_checkpoints"),
+            faults=frozenset({"missing-recovery-barrier"}),
+        ),
+        Scenario(
+            "unfiltered-checkpoint-during-recovery",
+            "FLIP-547 without filtering first: every new subtask persists all the state",
+            "The first restart of flip-547-rescale-cycle with the record filter switched off: "
+            "each of the ten counters keeps the old counter's whole input state, processes "
+            "records it was never sent, and a checkpoint taken meanwhile would hold each "
+            "recovered record ten times. The exactly-once invariant stops it at the first "
+            "such record.",
+            "keyed",
+            {
+                "parallelism": 1,
+                "source_parallelism": 2,
+                "records": 60,
+                "record_size": 3000,
+                "cost": 4,
+                "checkpoint_interval": 150,
+                "recover_output_on_downstream": True,
+                "checkpointing_during_recovery": True,
+                "generation": "v2",
+                "new_parallelism": 10,
+                "restart_checkpoint_interval": 40,
+            },
+            Outcome.VIOLATION,
+            "FLIP-547 (motivation)",
+            ("new_parallelism",),
+            faults=frozenset({"no-filter"}),
+        ),
+        Scenario(
+            "spill-pressure-v2",
+            "A tiny network pool: V2 spills everything and drains through one buffer",
+            "One exclusive buffer per channel and no floating ones. V2's fetch never touches "
+            "the pool, so it spills the recovered data at full speed; the drain is what the "
+            "small pool slows. Compare heap, bytes spilled and steps with spill-pressure-v1 "
+            "and with more buffers (buffers_per_channel, floating_buffers).",
+            "keyed",
+            {
+                **_FILTER_ON_READ,
+                "record_size": 3000,
+                "generation": "v2",
+                "buffers_per_channel": 1,
+                "floating_buffers": 0,
+                "restart_checkpoint_interval": 40,
+                "checkpoints": 3,
+            },
+            Outcome.RECOVERED,
+            "FLINK-38544; FLINK-40080",
+            ("generation", "buffers_per_channel", "floating_buffers", "spill_segment_size"),
+        ),
+        Scenario(
+            "spill-pressure-v1",
+            "The same tiny pool in Flink 2.3: the heap fallback takes over",
+            "With one exclusive buffer per channel and no floating ones, Flink 2.3's reader "
+            "gets a fresh 32 KiB heap segment whenever the channel has no buffer: it never "
+            "blocks, and heap use grows with the recovered data (more than ten times V2's here).",
+            "keyed",
+            {
+                **_FILTER_ON_READ,
+                "record_size": 3000,
+                "generation": "v1",
+                "buffers_per_channel": 1,
+                "floating_buffers": 0,
+                "restart_checkpoint_interval": 40,
+                "checkpoints": 3,
+            },
+            Outcome.RECOVERED,
+            "FLINK-38930 (release-2.3 RecoveredInputChannel.requestBufferBlocking)",
+            ("generation", "buffers_per_channel", "floating_buffers", "prefilter_source"),
         ),
         Scenario(
             "flip-547-rescale-cycle",

@@ -57,3 +57,35 @@ def test_by_default_the_coordinator_waits_and_nothing_is_declined() -> None:
     assert run.outcome is Outcome.RECOVERED
     assert run.world is not None
     assert not run.world.failures
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_unfiltered_variant_is_caught_processing_a_record_never_sent(seed: int) -> None:
+    run = run_scenario("unfiltered-checkpoint-during-recovery", seed=seed)
+    assert run.outcome is Outcome.VIOLATION
+    assert run.result is not None
+    first = run.result.violations[0]
+    assert first.invariant == "exactly-once"
+    assert "without it being sent" in first.message
+
+
+def test_master_and_seed_declines_of_a_missing_recovery_barrier() -> None:
+    master = run_scenario("missing-recovery-barrier", seed=0)
+    assert master.outcome is Outcome.JOB_FAILED
+    assert "CHECKPOINT_DECLINED, counted" in master.message
+    seed = run_scenario("missing-recovery-barrier-seed", seed=0)
+    assert seed.outcome is Outcome.RECOVERED
+    assert seed.world is not None
+    assert seed.world.failures
+    assert {f.reason for f in seed.world.failures} == {
+        CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY
+    }
+
+
+def test_under_spill_pressure_v2_keeps_the_heap_small_and_v1_does_not() -> None:
+    for seed in range(3):
+        v1 = run_scenario("spill-pressure-v1", seed=seed).summary()
+        v2 = run_scenario("spill-pressure-v2", seed=seed).summary()
+        assert v1["spilled_bytes"] == 0
+        assert v2["spilled_bytes"] > 0
+        assert v1["heap_peak_bytes"] > 10 * v2["heap_peak_bytes"]
