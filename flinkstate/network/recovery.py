@@ -301,15 +301,23 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
 
 def gate_to_convert(world: NetworkWorld, task: Task) -> Gate | None:
     """The first gate whose conversion may run now: its recovered state is consumed (with
-    ``all-gates``, every gate's is), and the pool has the remote channels' exclusive buffers."""
-    if world.gate_conversion is GateConversion.ALL_GATES and not all(
+    ``all-gates``, every gate's is), and the pool has the remote channels' exclusive buffers.
+
+    V1 (Flink 2.3) converts once the reader has filtered everything
+    (``getBufferFilteringCompleteFuture``): the recovered buffers still queued migrate into the
+    physical channels."""
+    if world.effective_generation is RecoveryGeneration.V1:
+        if not world.readers[task.name].finished:
+            return None
+    elif world.gate_conversion is GateConversion.ALL_GATES and not all(
         c.state_consumed for gate in task.gates for c in gate.channels
     ):
         return None
+    v1 = world.effective_generation is RecoveryGeneration.V1
     for gate in task.gates:
         if (
             not gate.converted
-            and all(c.state_consumed for c in gate.channels)
+            and (v1 or all(c.state_consumed for c in gate.channels))
             and len(world.network_pools[gate.pool.global_pool].free) + recovery_held(world, gate)
             >= conversion_buffers(gate)
         ):
@@ -369,22 +377,42 @@ def recovery_held(world: NetworkWorld, gate: Gate) -> int:
 
 def do_convert(world: NetworkWorld, task: Task, action: Action) -> None:
     gate = world.gates[action.target]
-    convert_gate(world, gate, lambda channel: channel.remote)
+    v1 = world.effective_generation is RecoveryGeneration.V1
+    convert_gate(world, gate, lambda channel: channel.remote, keep_recovery_segments=v1)
+    migrated = 0
+    if v1:  # ``toInputChannel``: what is still queued moves into the physical channel
+        for channel in gate.channels:
+            if channel.recovered_queue:
+                channel.in_recovery = True
+                migrated += sum(1 for b in channel.recovered_queue if not b.is_event)
     if all(g.converted for g in task.gates):
         task.phase = RUNNING
-    world._note = f"{gate.name}: recovered channels converted; subpartitions requested"
+    world._note = f"{gate.name}: recovered channels converted; subpartitions requested" + (
+        f"; {migrated} recovered buffer(s) migrated" if v1 else ""
+    )
 
 
-def convert_gate(world: NetworkWorld, gate: Gate, exclusive: Callable[[Channel], bool]) -> None:
-    """Recovered channels become local and remote ones: the recovered channels' buffers go
-    back to the global pool, and the channels ``exclusive`` picks take their exclusive ones."""
+def convert_gate(
+    world: NetworkWorld,
+    gate: Gate,
+    exclusive: Callable[[Channel], bool],
+    *,
+    keep_recovery_segments: bool = False,
+) -> None:
+    """Recovered channels become local and remote ones: the recovered channels' idle buffers
+    go back to the global pool, and the channels ``exclusive`` picks take their exclusive ones.
+    With migrated buffers still in use (V1) the channel remembers which were its recovery
+    buffers, so that they too go back to the global pool once consumed."""
     nbp = world.network_pools[gate.pool.global_pool]
     for channel in gate.channels:
-        for segment in channel.recovery_exclusive:
+        idle = channel.recovery_exclusive
+        for segment in idle:
             world._move(segment, f"recovered-exclusive {channel.name}", nbp.name)
             nbp.free.append(segment)
         channel.recovery_exclusive = []
-        channel.recovery_segments = frozenset()
+        channel.recovery_segments = (
+            channel.recovery_segments - frozenset(idle) if keep_recovery_segments else frozenset()
+        )
     for channel in gate.channels:
         if exclusive(channel) and gate.exclusive_per_channel:
             taken = [nbp.free.pop() for _ in range(gate.exclusive_per_channel)]

@@ -116,6 +116,7 @@ FAULTS = frozenset(
         "ignore-input-selection",
         "missing-recovery-barrier",
         "forget-spill-slice",
+        "persist-migrated",
     }
 )
 
@@ -1551,6 +1552,9 @@ class NetworkWorld:
             buffer = sub.queue.popleft()
             holder = f"queue {sub.name}"
         if buffer.is_event:
+            if buffer.event == END_OF_INPUT_STATE and channel.in_recovery:  # V1, migrated
+                fetched_channel_state_drainer.on_recovered_state_consumed(self, task, channel)
+                return
             if buffer.event in (SUBTASK_CONNECTION, END_OF_INPUT_STATE, END_OF_OUTPUT_STATE):
                 recovery.on_recovery_event(self, task, channel, buffer)
                 return
@@ -1564,6 +1568,10 @@ class NetworkWorld:
             self._note = f"{buffer.event} on {channel.name}"
             return
         if not channel.remote and channel.persisting and holder.startswith("queue "):
+            self._persist_input(channel, buffer)
+        elif channel.persisting and channel.in_recovery and "persist-migrated" in self.faults:
+            # FLINK-40016: the consume path persists a migrated buffer that
+            # checkpointStarted already persisted
             self._persist_input(channel, buffer)
         if buffer.segment != HEAP:
             self._hand_over(buffer.segment, holder, f"deserializer {task.name}")
@@ -1651,6 +1659,13 @@ class NetworkWorld:
             recovery.recycle_recovered(self, channel, segment, holder)
             return
         gate = self._gate(channel)
+        if segment in channel.recovery_segments:  # V1: a migrated buffer of the recovered
+            nbp = self.network_pools[gate.pool.global_pool]  # channel, whose manager is gone
+            channel.recovery_segments -= {segment}
+            self._move(segment, holder, nbp.name)
+            nbp.free.append(segment)
+            self._touch(self._actors.by_network_pool[nbp.name])
+            return
         if channel.in_recovery:  # no credit is announced: back where the drainer takes it
             if segment in channel.exclusive_segments:
                 self._move(segment, holder, f"exclusive {channel.name}")
@@ -1665,7 +1680,9 @@ class NetworkWorld:
             if channel.floating and channel.available > required:
                 extra = channel.floating.pop()
                 self._pool_recycle(gate.pool, extra, f"floating {channel.name}")
-        elif channel.available >= channel.backlog_seen + gate.exclusive_per_channel:
+        elif not channel.remote or (
+            channel.available >= channel.backlog_seen + gate.exclusive_per_channel
+        ):  # a local channel keeps no floating buffers (a recovered one came from the gate)
             self._pool_recycle(gate.pool, segment, holder)
         else:
             self._move(segment, holder, f"floating {channel.name}")
@@ -1899,7 +1916,19 @@ class NetworkWorld:
                     unconsumed.append(Fragment(record, 0, received, total))
                 if unconsumed:
                     self._persist(task, checkpoint, False, channel.name, tuple(unconsumed))
-                if channel.in_recovery:
+                if channel.in_recovery and cut is None:
+                    # V1: every migrated buffer is before the barrier (the reader is done)
+                    for buffer in channel.recovered_queue:
+                        if not buffer.is_event:
+                            self._persist(
+                                task,
+                                checkpoint,
+                                False,
+                                channel.name,
+                                tuple(buffer.fragments),
+                                buffer.segment,
+                            )
+                elif channel.in_recovery:
                     queued = fetched_channel_state_drainer.collect_pre_recovery_barrier(
                         channel, checkpoint.id
                     )
@@ -2374,7 +2403,7 @@ class NetworkWorld:
         )
 
     def _producer_actor(self, channel: Channel) -> str:
-        if channel.in_recovery:
+        if channel.in_recovery and channel.task in self.drainers:
             return self.drainers[channel.task].name
         if channel.recovered:
             if channel.state_consumed:  # nothing more until the gate is converted

@@ -11,7 +11,7 @@ from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.state_assignment import assign_state
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
-from tests.network.test_recovery import PARAMS, finished, world
+from tests.network.test_recovery import PARAMS, finished, restored, world
 from tests.network.test_spilling_handler import v2
 
 DURING = {"checkpoint_interval": 40, "checkpoints": 3}
@@ -162,3 +162,50 @@ def test_restoring_from_a_checkpoint_taken_during_recovery_processes_every_recor
         for f in state.fragments
     )
     finished(_restore(taken, 2, seed).run())
+
+
+V1 = {"generation": "v1", "checkpointing_during_recovery": True}
+
+
+def test_v1_migrates_recovered_buffers_and_a_checkpoint_persists_them() -> None:
+    """Flink 2.3: gates convert once the reader has filtered everything; the buffers still
+    queued move into the physical channels, which persist them all on a checkpoint."""
+    held = 0
+    for seed in range(3):
+        sim = restored_v1("keyed-chain", seed, 3)
+        model = world(sim)
+        during = []
+        migrated = False
+        while (event := sim.step()) is not None:
+            if event.action.kind == "convert" and "migrated" in event.note:
+                migrated = True
+            if event.action.kind == "trigger" and any(
+                c.in_recovery for c in model.channels.values()
+            ):
+                assert model.checkpoint is not None
+                during.append(model.checkpoint.id)
+        finished(sim.run())
+        assert migrated
+        held += sum(
+            1
+            for c in model.completed
+            if c.id in during
+            for state in c.input_channel_state
+            for f in state.fragments
+            if f.record in model._recovered_records
+        )
+    assert held
+
+
+def test_flink_40016_persisting_a_migrated_buffer_twice_is_caught() -> None:
+    caught = []
+    for seed in range(6):
+        sim = restored_v1("keyed-chain", seed, 3, faults=frozenset({"persist-migrated"}))
+        result = sim.run()
+        caught += [v.message for v in result.violations if v.invariant == "checkpoint-consistency"]
+    assert caught
+    assert any("persisted: some more than once" in m for m in caught)
+
+
+def restored_v1(name: str, seed: int, new: int, **overrides: object) -> Simulation:
+    return restored(name, seed, new, downstream=True, **{**V1, **DURING, **overrides})
