@@ -306,7 +306,8 @@ def gate_to_convert(world: NetworkWorld, task: Task) -> Gate | None:
     V1 (Flink 2.3) converts once the reader has filtered everything
     (``getBufferFilteringCompleteFuture``): the recovered buffers still queued migrate into the
     physical channels."""
-    if world.effective_generation is RecoveryGeneration.V1:
+    early = "convert-before-consumed" in world.faults
+    if world.effective_generation is RecoveryGeneration.V1 or early:
         if not world.readers[task.name].finished:
             return None
     elif world.gate_conversion is GateConversion.ALL_GATES and not all(
@@ -317,7 +318,7 @@ def gate_to_convert(world: NetworkWorld, task: Task) -> Gate | None:
     for gate in task.gates:
         if (
             not gate.converted
-            and (v1 or all(c.state_consumed for c in gate.channels))
+            and (v1 or early or all(c.state_consumed for c in gate.channels))
             and len(world.network_pools[gate.pool.global_pool].free) + recovery_held(world, gate)
             >= conversion_buffers(gate)
         ):
@@ -378,6 +379,17 @@ def recovery_held(world: NetworkWorld, gate: Gate) -> int:
 def do_convert(world: NetworkWorld, task: Task, action: Action) -> None:
     gate = world.gates[action.target]
     v1 = world.effective_generation is RecoveryGeneration.V1
+    dropped = 0
+    if not v1 and "convert-before-consumed" in world.faults:
+        # the broken ordering: partitions requested before the recovered state is consumed;
+        # the recovered channels are replaced and what they still queue is gone
+        for channel in gate.channels:
+            for buffer in channel.recovered_queue:
+                if buffer.segment != HEAP:
+                    recycle_recovered(world, channel, buffer.segment, f"recovered {channel.name}")
+                dropped += len(buffer.fragments)
+            channel.recovered_queue.clear()
+            channel.state_consumed = True
     convert_gate(world, gate, lambda channel: channel.remote, keep_recovery_segments=v1)
     migrated = 0
     if v1:  # ``toInputChannel``: what is still queued moves into the physical channel
@@ -390,6 +402,8 @@ def do_convert(world: NetworkWorld, task: Task, action: Action) -> None:
     world._note = f"{gate.name}: recovered channels converted; subpartitions requested" + (
         f"; {migrated} recovered buffer(s) migrated" if v1 else ""
     )
+    if dropped:
+        world._note += f"; {dropped} recovered fragment(s) still queued were dropped"
 
 
 def convert_gate(

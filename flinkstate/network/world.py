@@ -117,6 +117,7 @@ FAULTS = frozenset(
         "missing-recovery-barrier",
         "forget-spill-slice",
         "persist-migrated",
+        "convert-before-consumed",
     }
 )
 

@@ -902,6 +902,25 @@ SCENARIOS: dict[str, Scenario] = {
             ),
         ),
         Scenario(
+            "partitions-requested-before-consumed",
+            "Records processed before recovery finished: the broken ordering loses records",
+            "PR #28554's async rewrite let the task's record processing and its gate "
+            "conversion run before the recovered state was consumed (the seed reports 3 of 10 "
+            "records lost in MultipleInputStreamTaskTest). The model's reading of that "
+            "ordering: each gate requests its partitions as soon as the reader is done, not "
+            "once its recovered buffers are consumed; the recovered channels are replaced and "
+            "what they still queue is gone. The invariants name the records: a fragment that "
+            "continues nothing, and at the end the records never processed. Master gates "
+            "conversion and the end of restore on every gate's consumed state.",
+            "keyed",
+            {**_BACKPRESSURED, "new_parallelism": 7},
+            Outcome.VIOLATION,
+            "PR #28554 (restore ordering fix); StreamTask.recoverChannelsWithoutCheckpointing; "
+            "primer 6.5",
+            ("new_parallelism",),
+            faults=frozenset({"convert-before-consumed"}),
+        ),
+        Scenario(
             "missing-recovery-barrier",
             "A channel without its recovery barrier declines: master fails the job",
             "A bug that loses the RecoveryCheckpointBarrier (re-introduced here) leaves a "

@@ -89,3 +89,20 @@ def test_under_spill_pressure_v2_keeps_the_heap_small_and_v1_does_not() -> None:
         assert v1["spilled_bytes"] == 0
         assert v2["spilled_bytes"] > 0
         assert v1["heap_peak_bytes"] > 10 * v2["heap_peak_bytes"]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_requesting_partitions_before_consumption_loses_records_and_says_which(
+    seed: int,
+) -> None:
+    assert run_scenario("partitions-requested-before-consumed", seed=seed).outcome is (
+        Outcome.VIOLATION
+    )
+    run = prepare_scenario("partitions-requested-before-consumed", seed=seed)
+    assert run.simulation is not None
+    result = run.simulation.run(stop_on_violation=False)
+    lost = [v.message for v in result.violations if "never processed" in v.message]
+    assert lost
+    assert "record(s) never processed, e.g. record" in lost[0]
+    # the same restart in master's order (keyed-upscale has the same parameters) recovers
+    assert run_scenario("keyed-upscale", seed=seed).outcome is Outcome.RECOVERED
