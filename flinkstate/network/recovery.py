@@ -218,6 +218,18 @@ def reader_actions(world: NetworkWorld, reader: ChannelStateReader) -> tuple[str
     return buffer_step(world, gate, gate.channels[chunk.targets[0]], "recover-input")
 
 
+def take_buffer(world: NetworkWorld, gate: Gate, channel: Channel, holder: str) -> int:
+    """A buffer of a recovered channel for ``holder``: its own exclusive one, else a floating
+    one of the gate (``buffer_step`` said one is there)."""
+    if channel.recovery_exclusive:
+        segment = channel.recovery_exclusive.pop()
+        world._move(segment, f"recovered-exclusive {channel.name}", holder)
+        return segment
+    floating = world._pool_request(gate.pool, holder)
+    assert floating is not None
+    return floating
+
+
 def buffer_step(
     world: NetworkWorld, gate: Gate, channel: Channel, kind: str
 ) -> tuple[str, str] | None:
@@ -274,14 +286,7 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
         world._note = f"{len(taken)} exclusive buffers for recovered channel {channel.name}"
         return
     chunk = reader.chunks.popleft()
-    holder = f"recovered {channel.name}"
-    if channel.recovery_exclusive:
-        segment = channel.recovery_exclusive.pop()
-        world._move(segment, f"recovered-exclusive {channel.name}", holder)
-    else:
-        floating = world._pool_request(gate.pool, holder)
-        assert floating is not None
-        segment = floating
+    segment = take_buffer(world, gate, channel, f"recovered {channel.name}")
     used = sum(f.length for f in chunk.fragments)
     channel.recovered_queue.append(
         Buffer(HEAP, 0, event=SUBTASK_CONNECTION, descriptor=(chunk.old_subtask, chunk.old_channel))

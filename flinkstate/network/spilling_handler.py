@@ -101,13 +101,7 @@ def spill_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
         )
     else:
         holder = f"{SPILLING} {channel.name}"
-        if channel.recovery_exclusive:
-            segment = channel.recovery_exclusive.pop()
-            world._move(segment, f"recovered-exclusive {channel.name}", holder)
-        else:
-            floating = world._pool_request(gate.pool, holder)
-            assert floating is not None
-            segment = floating
+        segment = recovery.take_buffer(world, gate, channel, holder)
         writer.append(info, chunk.fragments)
         # the bytes are on their way to disk: the buffer is recycled at once
         recovery.recycle_recovered(world, channel, segment, holder)

@@ -1917,22 +1917,15 @@ class NetworkWorld:
                     unconsumed.append(Fragment(record, 0, received, total))
                 if unconsumed:
                     self._persist(task, checkpoint, False, channel.name, tuple(unconsumed))
-                if channel.in_recovery and cut is None:
-                    # V1: every migrated buffer is before the barrier (the reader is done)
-                    for buffer in channel.recovered_queue:
-                        if not buffer.is_event:
-                            self._persist(
-                                task,
-                                checkpoint,
-                                False,
-                                channel.name,
-                                tuple(buffer.fragments),
-                                buffer.segment,
-                            )
-                elif channel.in_recovery:
-                    queued = fetched_channel_state_drainer.collect_pre_recovery_barrier(
-                        channel, checkpoint.id
-                    )
+                if channel.in_recovery:
+                    if cut is None:  # V1: every migrated buffer precedes the barrier
+                        queued: list[Buffer] | None = [
+                            b for b in channel.recovered_queue if not b.is_event
+                        ]
+                    else:
+                        queued = fetched_channel_state_drainer.collect_pre_recovery_barrier(
+                            channel, checkpoint.id
+                        )
                     if queued is None:
                         if cut is not None and not cut.empty:
                             self._release_spill(task.name)

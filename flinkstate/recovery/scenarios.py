@@ -471,6 +471,21 @@ _FILTER_ON_READ = {
     "new_parallelism": 3,
 }
 
+#: FLIP-547's example: one counter restarted as ten, with V2 and a checkpoint every 40 steps
+_FLIP_547 = {
+    "parallelism": 1,
+    "source_parallelism": 2,
+    "records": 60,
+    "record_size": 3000,
+    "cost": 4,
+    "checkpoint_interval": 150,
+    "recover_output_on_downstream": True,
+    "checkpointing_during_recovery": True,
+    "generation": "v2",
+    "new_parallelism": 10,
+    "restart_checkpoint_interval": 40,
+}
+
 #: the ITCase's keys are value % 100 (NUM_GROUPS)
 #: (the checkpoint comes late enough for in-flight data to reach the keyBy exchange)
 _ITCASE = {
@@ -971,19 +986,7 @@ SCENARIOS: dict[str, Scenario] = {
             "recovered record ten times. The exactly-once invariant stops it at the first "
             "such record.",
             "keyed",
-            {
-                "parallelism": 1,
-                "source_parallelism": 2,
-                "records": 60,
-                "record_size": 3000,
-                "cost": 4,
-                "checkpoint_interval": 150,
-                "recover_output_on_downstream": True,
-                "checkpointing_during_recovery": True,
-                "generation": "v2",
-                "new_parallelism": 10,
-                "restart_checkpoint_interval": 40,
-            },
+            _FLIP_547,
             Outcome.VIOLATION,
             "FLIP-547 (motivation)",
             ("new_parallelism",),
@@ -1041,20 +1044,7 @@ SCENARIOS: dict[str, Scenario] = {
             "every recovered record is in the second checkpoint at most once, at its owner, "
             "and the last restart processes each exactly once.",
             "keyed",
-            {
-                "parallelism": 1,
-                "source_parallelism": 2,
-                "records": 60,
-                "record_size": 3000,
-                "cost": 4,
-                "checkpoint_interval": 150,
-                "recover_output_on_downstream": True,
-                "checkpointing_during_recovery": True,
-                "generation": "v2",
-                "new_parallelism": 10,
-                "then_parallelism": 1,
-                "restart_checkpoint_interval": 40,
-            },
+            {**_FLIP_547, "then_parallelism": 1},
             Outcome.RECOVERED,
             "FLIP-547 (motivation); FLINK-38544",
             ("generation", "new_parallelism", "then_parallelism", "restart_checkpoint_interval"),
