@@ -22,3 +22,14 @@ class KeyTypeError(FlinkstateError, TypeError):
 
 class UnsupportedRescaleError(FlinkstateError):
     """Flink refuses to rescale this in-flight data (for example a pointwise exchange)."""
+
+
+class CheckpointFormatError(FlinkstateError, ValueError):
+    """A file of a Flink checkpoint is not what Flink writes: the message names the file, the
+    byte offset and what was expected there."""
+
+    def __init__(self, file: str, offset: int, expected: str) -> None:
+        super().__init__(f"{file}: at byte {offset}: expected {expected}")
+        self.file = file
+        self.offset = offset
+        self.expected = expected
