@@ -1,0 +1,245 @@
+"""Records in a channel's bytes: Flink's length framing and ``StreamElementSerializer``.
+
+``RecordWriter`` writes each element as a 4-byte big-endian length and the serialized element,
+and fills buffers without regard to those boundaries, so a channel's concatenated chunks are a
+sequence of frames that may end (input state) or begin (output state) inside one. An element
+starts with a tag byte: 0 a record with a timestamp (what FLIP-27 sources emit, with
+``Long.MIN_VALUE`` when none is assigned), 1 a record without, 2 to 6 watermarks, latency
+markers, watermark status, record attributes and internal watermarks.
+
+Values are decoded for the types Flink serializes the same way everywhere: ``Long`` and
+``Integer`` (big-endian), ``String`` (``StringValue``: a 7-bit varint of length + 1, then each
+UTF-16 unit as a varint) and tuples of them (fields back to back, ``TupleSerializer``). Any other
+type keeps its raw bytes, or goes through a decoder the caller passes.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import IntEnum
+
+from flinkstate.errors import CheckpointFormatError, InvalidParameterError
+
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+
+
+class ElementTag(IntEnum):
+    RECORD = 0
+    RECORD_WITHOUT_TIMESTAMP = 1
+    WATERMARK = 2
+    LATENCY_MARKER = 3
+    WATERMARK_STATUS = 4
+    RECORD_ATTRIBUTES = 5
+    INTERNAL_WATERMARK = 6
+
+
+#: body sizes of the elements that are not records
+_FIXED = {
+    ElementTag.WATERMARK: 8,
+    ElementTag.LATENCY_MARKER: 8 + 16 + 4,
+    ElementTag.WATERMARK_STATUS: 4,
+    ElementTag.RECORD_ATTRIBUTES: 1,
+    ElementTag.INTERNAL_WATERMARK: 4 + 8,
+}
+
+#: reads a value at an offset of a buffer: (value, offset after it)
+ValueDecoder = Callable[[bytes, int], tuple[object, int]]
+
+
+@dataclass(frozen=True, slots=True)
+class Element:
+    """One framed element: where its length prefix is, its length and tag; for records the
+    timestamp (None without one) and the value (None when not decoded)."""
+
+    offset: int
+    length: int
+    tag: int
+    timestamp: int | None = None
+    value: object = None
+
+    @property
+    def is_record(self) -> bool:
+        return self.tag in (ElementTag.RECORD, ElementTag.RECORD_WITHOUT_TIMESTAMP)
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    elements: tuple[Element, ...]
+    #: bytes after the last whole element (a record cut by the end of the data)
+    trailing: int
+
+
+def frames(data: bytes, start: int = 0) -> tuple[list[int], list[int], int]:
+    """Offsets and lengths of the whole frames from ``start``, and the bytes left after them."""
+    offsets: list[int] = []
+    lengths: list[int] = []
+    position = start
+    end = len(data)
+    unpack = _I32.unpack_from
+    while position + 4 <= end:
+        (length,) = unpack(data, position)
+        if length <= 0:
+            raise CheckpointFormatError(
+                "channel data", position, f"a positive record length, found {length}"
+            )
+        if position + 4 + length > end:
+            break
+        offsets.append(position)
+        lengths.append(length)
+        position += 4 + length
+    return offsets, lengths, end - position
+
+
+def decode(
+    data: bytes, value: ValueDecoder | None = None, start: int = 0, source: str = "channel data"
+) -> Decoded:
+    """Every whole element from ``start``; record values through ``value`` when given."""
+    offsets, lengths, trailing = frames(data, start)
+    elements = []
+    for offset, length in zip(offsets, lengths, strict=True):
+        body = offset + 4
+        tag = data[body]
+        if tag == ElementTag.RECORD:
+            if length < 9:
+                raise CheckpointFormatError(source, offset, "a record with an 8-byte timestamp")
+            (timestamp,) = _I64.unpack_from(data, body + 1)
+            elements.append(
+                Element(
+                    offset,
+                    length,
+                    tag,
+                    timestamp,
+                    _value(data, body + 9, body + length, value, source),
+                )
+            )
+        elif tag == ElementTag.RECORD_WITHOUT_TIMESTAMP:
+            elements.append(
+                Element(
+                    offset,
+                    length,
+                    tag,
+                    None,
+                    _value(data, body + 1, body + length, value, source),
+                )
+            )
+        elif tag in _FIXED:
+            if length != 1 + _FIXED[ElementTag(tag)]:
+                raise CheckpointFormatError(
+                    source,
+                    offset,
+                    f"a {ElementTag(tag).name.lower()} of {1 + _FIXED[ElementTag(tag)]} bytes, "
+                    f"found {length}",
+                )
+            elements.append(Element(offset, length, tag))
+        else:
+            raise CheckpointFormatError(source, body, f"a stream element tag (0 to 6), found {tag}")
+    return Decoded(tuple(elements), trailing)
+
+
+def _value(data: bytes, start: int, end: int, value: ValueDecoder | None, source: str) -> object:
+    if value is None:
+        return None
+    try:
+        decoded, stop = value(data, start)
+    except (IndexError, struct.error, UnicodeDecodeError, ValueError) as bad:
+        raise CheckpointFormatError(source, start, f"a value the decoder reads ({bad})") from None
+    if stop != end:
+        raise CheckpointFormatError(
+            source, start, f"a value of {end - start} bytes, the decoder read {stop - start}"
+        )
+    return decoded
+
+
+# -- value decoders
+
+
+def read_long(data: bytes, at: int) -> tuple[object, int]:
+    return _I64.unpack_from(data, at)[0], at + 8
+
+
+def read_int(data: bytes, at: int) -> tuple[object, int]:
+    return _I32.unpack_from(data, at)[0], at + 4
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, at
+        shift += 7
+        if shift > 35:
+            raise ValueError("a varint longer than 5 bytes")
+
+
+def read_string(data: bytes, at: int) -> tuple[object, int]:
+    """``StringValue.readString``: length + 1 (0 is null), then UTF-16 units as varints."""
+    length, at = _varint(data, at)
+    if length == 0:
+        return None, at
+    length -= 1
+    if length > len(data) - at:
+        raise ValueError(f"a string of {length} characters past the end")
+    # ASCII is one byte per character: take the fast path when it holds
+    chunk = data[at : at + length]
+    if max(chunk, default=0) < 0x80:
+        return bytes(chunk).decode("ascii"), at + length
+    units = []
+    for _ in range(length):
+        unit, at = _varint(data, at)
+        units.append(unit)
+    return b"".join(u.to_bytes(2, "big") for u in units).decode("utf-16-be", "surrogatepass"), at
+
+
+_SCALARS: dict[str, ValueDecoder] = {
+    "Long": read_long,
+    "Integer": read_int,
+    "String": read_string,
+}
+
+
+def tuple_decoder(fields: list[ValueDecoder]) -> ValueDecoder:
+    def read(data: bytes, at: int) -> tuple[object, int]:
+        values = []
+        for field in fields:
+            value, at = field(data, at)
+            values.append(value)
+        return tuple(values), at
+
+    return read
+
+
+def value_decoder(type_name: str) -> ValueDecoder:
+    """A decoder for ``Long``, ``Integer``, ``String`` or ``TupleN<...>`` of them."""
+    name = type_name.replace(" ", "")
+    if name in _SCALARS:
+        return _SCALARS[name]
+    match = re.fullmatch(r"Tuple(\d+)<(.+)>", name)
+    if match:
+        fields = _split(match.group(2))
+        if len(fields) != int(match.group(1)):
+            raise InvalidParameterError(f"{type_name} names {len(fields)} field types")
+        return tuple_decoder([value_decoder(f) for f in fields])
+    raise InvalidParameterError(
+        f"no decoder for {type_name!r}: known are Long, Integer, String and TupleN<...> of "
+        "them; pass your own decoder for other types"
+    )
+
+
+def _split(fields: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for char in fields:
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+            continue
+        depth += (char == "<") - (char == ">")
+        current += char
+    parts.append(current)
+    return parts

@@ -1,0 +1,161 @@
+"""Channel-state chunks and the records in them agree with Flink's own reading of the same
+checkpoints (every chunk's offset and length; every stitched channel's decoded records)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flinkstate.errors import CheckpointFormatError
+from flinkstate.flinkcheckpoint.channel_state_file import read_channel
+from flinkstate.flinkcheckpoint.files import StateFiles
+from flinkstate.flinkcheckpoint.handles import ChannelStateHandle
+from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
+from flinkstate.flinkcheckpoint.stream_element import ElementTag, decode, value_decoder
+from tests.flinkcheckpoint.test_metadata import CHECKPOINTS, ground_truth
+
+TUPLE = value_decoder("Tuple2<Long,String>")
+
+
+def _handles(metadata: CheckpointMetadata) -> dict[tuple[object, ...], ChannelStateHandle]:
+    return {
+        (op.uid, h.subtask, h.kind, h.gate_or_partition, h.channel_or_subpartition): h
+        for op, h in metadata.channel_handles()
+    }
+
+
+@pytest.mark.parametrize("checkpoint", CHECKPOINTS, ids=lambda p: p.parents[1].name)
+def test_every_chunk_where_flink_read_it(checkpoint: Path) -> None:
+    metadata, truth = read_metadata(checkpoint), ground_truth(checkpoint)
+    handles = _handles(metadata)
+    with StateFiles(checkpoint) as files:
+        for entry in truth["channel_state_handles"]:
+            first = entry.get("gate_idx", entry.get("partition_idx"))
+            second = entry.get("input_channel_idx", entry.get("subpartition_idx"))
+            key = (entry["operator_uid"], entry["subtask_index"], entry["kind"], first, second)
+            data = read_channel(handles[key], files)
+            assert [(c.offset, c.length) for c in data.chunks] == [
+                (c["offset"], c["length"]) for c in entry["chunks"]
+            ]
+            assert data.size == entry["data_bytes"]
+
+
+def _stats(records: list[Any], consumed: int, trailing: int) -> dict[str, Any]:
+    seqs = [r.value[0] for r in records]
+    return {
+        "num_complete_elements": len(records),
+        "records_with_timestamp_tag0": sum(r.tag == ElementTag.RECORD for r in records),
+        "first_seq": seqs[0] if seqs else None,
+        "last_seq": seqs[-1] if seqs else None,
+        "seq_sum": (sum(seqs) + 2**63) % 2**64 - 2**63,  # a Java long: the report's sum wraps
+        "payload_chars_total": sum(len(r.value[1]) for r in records),
+        "min_record_length": min((r.length for r in records), default=None),
+        "max_record_length": max((r.length for r in records), default=None),
+        "bytes_consumed": consumed,
+        "trailing_partial_bytes": trailing,
+    }
+
+
+@pytest.mark.parametrize("checkpoint", CHECKPOINTS, ids=lambda p: p.parents[1].name)
+def test_stitched_channels_decode_to_flinks_records(checkpoint: Path) -> None:
+    """A logical channel's input state (downstream) followed by its output state (upstream)
+    is a clean run of whole records, one of them split between the two in places."""
+    metadata, truth = read_metadata(checkpoint), ground_truth(checkpoint)
+    handles = _handles(metadata)
+    assert truth["stitched_channels"]
+    with StateFiles(checkpoint) as files:
+        for channel in truth["stitched_channels"]:
+            parts = []
+            for key in (
+                (
+                    channel["downstream_uid"],
+                    channel["downstream_subtask"],
+                    "input",
+                    channel["gate_idx"],
+                    channel["input_channel_idx"],
+                ),
+                (
+                    channel["upstream_uid"],
+                    channel["upstream_subtask"],
+                    "output",
+                    channel["partition_idx"],
+                    channel["subpartition_idx"],
+                ),
+            ):
+                handle = handles.get(key)
+                parts.append(b"" if handle is None else read_channel(handle, files).data)
+            assert [len(p) for p in parts] == [
+                channel["input_state_bytes"],
+                channel["output_state_bytes"],
+            ]
+            data = b"".join(parts)
+            decoded = decode(data, TUPLE)
+            expected = channel["decode"]
+            consumed = len(data) - decoded.trailing
+            ours = _stats(list(decoded.elements), consumed, decoded.trailing)
+            assert ours == {k: expected[k] for k in ours}
+            for record, first in zip(decoded.elements, expected["first_records"], strict=False):
+                assert record.offset == first["element_offset"]
+                assert record.timestamp == first["timestamp"]
+                assert record.value[1].startswith(first["payload_prefix"])
+
+
+def test_a_chunk_offset_past_the_end_is_named(tmp_path: Path) -> None:
+    checkpoint = next(p for p in CHECKPOINTS if "nothreshold" in str(p))
+    metadata = read_metadata(checkpoint)
+    handle = next(h for _, h in metadata.channel_handles() if h.offsets)
+    broken = ChannelStateHandle(
+        handle.input,
+        handle.subtask,
+        handle.gate_or_partition,
+        handle.channel_or_subpartition,
+        (10**9,),
+        handle.state_size,
+        handle.delegate,
+    )
+    with (
+        StateFiles(checkpoint) as files,
+        pytest.raises(
+            CheckpointFormatError, match="at byte 1000000000: expected a chunk length inside"
+        ),
+    ):
+        read_channel(broken, files)
+
+
+def test_a_missing_state_file_is_named(tmp_path: Path) -> None:
+    checkpoint = next(p for p in CHECKPOINTS if "nothreshold" in str(p))
+    copy = tmp_path / checkpoint.parent.name / checkpoint.name
+    copy.mkdir(parents=True)
+    (copy / "_metadata").write_bytes((checkpoint / "_metadata").read_bytes())
+    metadata = read_metadata(copy)
+    handle = next(h for _, h in metadata.channel_handles() if h.offsets)
+    with (
+        StateFiles(copy) as files,
+        pytest.raises(CheckpointFormatError, match="a state file the checkpoint's metadata names"),
+    ):
+        read_channel(handle, files)
+
+
+def test_absolute_paths_follow_a_moved_checkpoint(tmp_path: Path) -> None:
+    """File-merging segments are stored by absolute path: a copy under another name opens
+    with a prefix mapping, and without one names the file it cannot find."""
+    checkpoint = next(p for p in CHECKPOINTS if "filemerging" in str(p))
+    job = checkpoint.parent
+    moved = tmp_path / "elsewhere"
+    shutil.copytree(job, moved)
+    metadata = read_metadata(moved / checkpoint.name)
+    handle = next(h for _, h in metadata.channel_handles() if h.offsets)
+    with (
+        StateFiles(moved / checkpoint.name) as files,
+        pytest.raises(CheckpointFormatError, match="give reroot= a mapping"),
+    ):
+        read_channel(handle, files)
+    stored = f"/flink-checkpoints/{job.parent.name}/{job.name}"
+    with (
+        StateFiles(moved / checkpoint.name, reroot={stored: str(moved)}) as files,
+        StateFiles(checkpoint) as original,
+    ):
+        assert read_channel(handle, files).data == read_channel(handle, original).data

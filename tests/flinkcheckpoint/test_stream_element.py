@@ -1,0 +1,93 @@
+"""Record framing and value decoding, on hand-made bytes in Flink's encodings."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from flinkstate.errors import CheckpointFormatError, InvalidParameterError
+from flinkstate.flinkcheckpoint.stream_element import (
+    ElementTag,
+    decode,
+    frames,
+    read_string,
+    value_decoder,
+)
+
+
+def _varint(value: int) -> bytes:
+    out = b""
+    while value >= 0x80:
+        out += bytes([value & 0x7F | 0x80])
+        value >>= 7
+    return out + bytes([value])
+
+
+def string_value(text: str | None) -> bytes:
+    """``StringValue.writeString``: length + 1, then each UTF-16 unit as a varint."""
+    if text is None:
+        return b"\x00"
+    units = text.encode("utf-16-be", "surrogatepass")
+    codes = [int.from_bytes(units[i : i + 2], "big") for i in range(0, len(units), 2)]
+    return _varint(len(codes) + 1) + b"".join(_varint(c) for c in codes)
+
+
+def framed(element: bytes) -> bytes:
+    return struct.pack(">i", len(element)) + element
+
+
+@given(st.one_of(st.none(), st.text(max_size=300)))
+def test_strings_read_as_flink_writes_them(text: str | None) -> None:
+    data = b"\x07" + string_value(text) + b"\x09"
+    value, end = read_string(data, 1)
+    assert value == text
+    assert end == len(data) - 1
+
+
+@given(
+    st.lists(st.tuples(st.integers(-(2**63), 2**63 - 1), st.text(max_size=40)), max_size=20),
+    st.integers(0, 40),
+)
+def test_tuples_frame_and_decode_with_a_cut_tail(records: list[tuple[int, str]], cut: int) -> None:
+    stream = b"".join(
+        framed(b"\x00" + struct.pack(">qq", -(2**63), seq) + string_value(text))
+        for seq, text in records
+    )
+    tail = framed(b"\x01" + struct.pack(">q", 7) + string_value("partial"))
+    cut = min(cut, len(tail) - 1)
+    decoded = decode(stream + tail[:cut], value_decoder("Tuple2<Long, String>"))
+    assert [e.value for e in decoded.elements] == records
+    assert all(e.tag == ElementTag.RECORD for e in decoded.elements)
+    assert decoded.trailing == cut
+
+
+def test_watermarks_and_records_without_timestamps() -> None:
+    data = framed(b"\x02" + struct.pack(">q", 5)) + framed(b"\x01" + struct.pack(">i", 42))
+    decoded = decode(data, value_decoder("Integer"))
+    assert [(e.tag, e.timestamp, e.value) for e in decoded.elements] == [
+        (ElementTag.WATERMARK, None, None),
+        (ElementTag.RECORD_WITHOUT_TIMESTAMP, None, 42),
+    ]
+
+
+def test_a_value_of_the_wrong_type_is_named() -> None:
+    data = framed(b"\x01" + struct.pack(">q", 42))
+    with pytest.raises(CheckpointFormatError, match="a value of 8 bytes, the decoder read 4"):
+        decode(data, value_decoder("Integer"))
+
+
+def test_an_unknown_tag_or_a_bad_length_is_named() -> None:
+    with pytest.raises(CheckpointFormatError, match="a stream element tag"):
+        decode(framed(b"\x09abc"))
+    with pytest.raises(CheckpointFormatError, match="a positive record length"):
+        frames(struct.pack(">i", -3) + b"xxxx")
+
+
+def test_unknown_types_are_refused_by_name() -> None:
+    with pytest.raises(InvalidParameterError, match="no decoder for 'Row<Long>'"):
+        value_decoder("Row<Long>")
+    with pytest.raises(InvalidParameterError, match="names 1 field types"):
+        value_decoder("Tuple2<Long>")
