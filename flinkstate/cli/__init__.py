@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from flinkstate import FLINK_VERSION, __version__
 from flinkstate.cli.arithmetic import add_keygroup_parser, add_mapping_parser
 from flinkstate.cli.generate import add_generate_parser
+from flinkstate.cli.inspect import add_inspect_parser
 from flinkstate.cli.rescale import add_rescale_parser
 from flinkstate.cli.run import add_run_parser, add_topologies_parser
 from flinkstate.cli.samples import add_samples_parser
@@ -46,6 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_samples_parser(subparsers)
     add_generate_parser(subparsers)
     add_rescale_parser(subparsers)
+    add_inspect_parser(subparsers)
     return parser
 
 

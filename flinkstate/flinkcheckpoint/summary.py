@@ -1,0 +1,128 @@
+"""A real checkpoint summed up for people and machines: operators, keyed state per subtask,
+in-flight bytes per channel, and the records of each logical channel (``flinkstate inspect``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from flinkstate.flinkcheckpoint.channel_state_file import read_channel
+from flinkstate.flinkcheckpoint.files import StateFiles
+from flinkstate.flinkcheckpoint.handles import KeyGroupsStateHandle
+from flinkstate.flinkcheckpoint.inflight import Edge, logical_channels, read_records
+from flinkstate.flinkcheckpoint.metadata import read_metadata
+from flinkstate.flinkcheckpoint.stream_element import ValueDecoder
+
+
+def checkpoint_dir(path: str | Path) -> Path:
+    """A ``chk-N`` directory, from itself or from its ``_metadata`` file."""
+    target = Path(path)
+    return target.parent if target.name == "_metadata" else target
+
+
+def summarize(
+    path: str | Path,
+    *,
+    edges: Iterable[Edge] | None = None,
+    value: ValueDecoder | None = None,
+    reroot: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """Everything ``flinkstate inspect`` shows, as plain JSON-ready values."""
+    directory = checkpoint_dir(path)
+    metadata = read_metadata(directory)
+    operators = []
+    keyed = []
+    channels = []
+    with StateFiles(directory, reroot) as files:
+        for operator in metadata.operators:
+            in_flight = {"input": 0, "output": 0}
+            keyed_bytes = operator_bytes = 0
+            for subtask in operator.subtasks:
+                handle = subtask.managed_keyed_state
+                if isinstance(handle, KeyGroupsStateHandle):
+                    keyed_bytes += handle.state_size
+                    keyed.append(
+                        {
+                            "operator": operator.label,
+                            "subtask": subtask.index,
+                            "key_groups": [handle.first_key_group, handle.last_key_group],
+                            "bytes": handle.state_size,
+                        }
+                    )
+                for op_handle in (subtask.managed_operator_state, subtask.raw_operator_state):
+                    if op_handle is not None:
+                        operator_bytes += op_handle.state_size
+                for channel in subtask.channel_handles():
+                    data = read_channel(channel, files)
+                    in_flight[channel.kind] += data.size
+                    channels.append(
+                        {
+                            "operator": operator.label,
+                            "subtask": channel.subtask,
+                            "side": channel.kind,
+                            "gate_or_partition": channel.gate_or_partition,
+                            "channel_or_subpartition": channel.channel_or_subpartition,
+                            "chunks": len(data.chunks),
+                            "bytes": data.size,
+                            "stored_in": files.describe(channel.delegate)
+                            if channel.delegate is not None
+                            else "",
+                        }
+                    )
+            operators.append(
+                {
+                    "operator": operator.label,
+                    "name": operator.name,
+                    "uid": operator.uid,
+                    "id": operator.operator_id,
+                    "parallelism": operator.parallelism,
+                    "max_parallelism": operator.max_parallelism,
+                    "subtasks_with_state": len(operator.subtasks),
+                    "keyed_state_bytes": keyed_bytes,
+                    "operator_state_bytes": operator_bytes,
+                    "input_bytes": in_flight["input"],
+                    "output_bytes": in_flight["output"],
+                }
+            )
+        logical = []
+        for pair in logical_channels(metadata, edges):
+            records = read_records(pair, files, value)
+            values = [r.value for r in records.records if r.value is not None]
+            logical.append(
+                {
+                    "edge": str(pair.edge),
+                    "upstream_subtask": pair.upstream_subtask,
+                    "downstream_subtask": pair.downstream_subtask,
+                    "input_bytes": records.input_bytes,
+                    "output_bytes": records.output_bytes,
+                    "records": len(records.records),
+                    "other_elements": len(records.elements) - len(records.records),
+                    "split_record": records.split,
+                    "trailing_bytes": records.trailing,
+                    "first_value": _plain(values[0]) if values else None,
+                    "last_value": _plain(values[-1]) if values else None,
+                }
+            )
+    return {
+        "checkpoint": str(directory),
+        "checkpoint_id": metadata.checkpoint_id,
+        "metadata_version": metadata.version,
+        "operators": operators,
+        "keyed_state": keyed,
+        "channels": channels,
+        "logical_channels": logical,
+        "totals": {
+            "input_bytes": sum(c["bytes"] for c in channels if c["side"] == "input"),
+            "output_bytes": sum(c["bytes"] for c in channels if c["side"] == "output"),
+            "records": sum(c["records"] for c in logical),
+            "split_records": sum(c["split_record"] for c in logical),
+            "unclean_channels": sum(1 for c in logical if c["trailing_bytes"]),
+        },
+    }
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return value

@@ -1,0 +1,73 @@
+"""``flinkstate inspect`` on the checkpoints Flink wrote: the figures Flink reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from flinkstate.cli import main
+from tests.flinkcheckpoint.test_metadata import CHECKPOINTS, ground_truth
+
+
+@pytest.mark.parametrize("checkpoint", CHECKPOINTS, ids=lambda p: p.parents[1].name)
+def test_json_totals_are_flinks(checkpoint: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(checkpoint), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    truth = ground_truth(checkpoint)["summary"]
+    assert summary["totals"]["input_bytes"] == truth["inflight_payload_bytes_input"]
+    assert summary["totals"]["output_bytes"] == truth["inflight_payload_bytes_output"]
+    stitched = ground_truth(checkpoint)["stitched_channels"]
+    assert summary["totals"]["records"] == sum(
+        c["decode"]["num_complete_elements"] for c in stitched
+    )
+    assert len(summary["channels"]) == truth["num_channel_state_handles_unmerged"]
+    assert len(summary["keyed_state"]) == truth["num_keyed_state_handles"]
+    assert summary["totals"]["unclean_channels"] == 0
+
+
+def test_tables_name_operators_and_channels(capsys: pytest.CaptureFixture[str]) -> None:
+    checkpoint = next(p for p in CHECKPOINTS if p.parents[1].name == "keyed-hash-p2-p4")
+    assert main(["inspect", str(checkpoint / "_metadata")]) == 0
+    out = capsys.readouterr().out
+    assert "checkpoint 48 (metadata version 6)" in out
+    assert "slow-counter        0  0..31        6351" in out
+    assert "to-record:0>slow-counter:0" in out
+    assert "1,643 records, 4 split between a channel's input and output state" in out
+
+
+def test_raw_records_and_named_edges(capsys: pytest.CaptureFixture[str]) -> None:
+    checkpoint = next(p for p in CHECKPOINTS if p.parents[1].name == "rebalance-forward-p2-p3")
+    args = ["inspect", str(checkpoint), "--json", "--record-type", "raw"]
+    assert main([*args, "--edge", "to-record:0>relay:0"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["logical_channels"]
+    assert all(c["first_value"] is None for c in summary["logical_channels"])
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--edge", "nonsense"], "an edge is UP:PARTITION>DOWN:GATE"),
+        (["--record-type", "Row<Long>"], "no decoder for 'Row<Long>'"),
+        (["--reroot", "nothing"], "--reroot takes STORED=LOCAL"),
+    ],
+)
+def test_bad_options_are_named(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["inspect", str(CHECKPOINTS[0]), *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_a_corrupt_or_missing_checkpoint_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["inspect", str(tmp_path)]) == 2
+    assert "expected a checkpoint _metadata file" in capsys.readouterr().err
+    (tmp_path / "_metadata").write_bytes(b"\x49\x60\x67\x2d\x00\x00\x00\x06\x00")
+    assert main(["inspect", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "_metadata: at byte 8: expected the checkpoint id" in err
+    assert "Traceback" not in err
