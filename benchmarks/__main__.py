@@ -7,10 +7,17 @@ import json
 import platform
 from pathlib import Path
 
-from benchmarks import bench_figures, bench_keygroups, bench_rescaling, bench_simulator
+from benchmarks import (
+    bench_figures,
+    bench_flinkcheckpoint,
+    bench_keygroups,
+    bench_rescaling,
+    bench_simulator,
+)
 
 BENCHMARKS = {
     "figures": bench_figures.run,
+    "flinkcheckpoint": bench_flinkcheckpoint.run,
     "keygroups": bench_keygroups.run,
     "rescaling": bench_rescaling.run,
     "simulator": bench_simulator.run,

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import IntEnum
 
+import numpy as np
+
 from flinkstate.errors import CheckpointFormatError, InvalidParameterError
 
 _I32 = struct.Struct(">i")
@@ -73,12 +75,26 @@ class Decoded:
     trailing: int
 
 
+#: runs of equal-length frames are checked this many at a time at most; where lengths vary,
+#: this many frames are stepped one by one before a run is tried again
+_MAX_RUN = 1 << 16
+_SCALAR_STEPS = 256
+
+
 def frames(data: bytes, start: int = 0) -> tuple[list[int], list[int], int]:
-    """Offsets and lengths of the whole frames from ``start``, and the bytes left after them."""
+    """Offsets and lengths of the whole frames from ``start``, and the bytes left after them.
+
+    Each frame's length says where the next begins, so the scan is sequential; but records of
+    one type often have one length, so runs of equal-length frames are confirmed with numpy a
+    block at a time (every candidate's length read at once). Where lengths keep changing, the
+    scan steps frame by frame for a while before it tries a run again.
+    """
+    raw = np.frombuffer(data, dtype=np.uint8)
+    end = len(raw)
     offsets: list[int] = []
     lengths: list[int] = []
     position = start
-    end = len(data)
+    run = 16
     unpack = _I32.unpack_from
     while position + 4 <= end:
         (length,) = unpack(data, position)
@@ -86,11 +102,41 @@ def frames(data: bytes, start: int = 0) -> tuple[list[int], list[int], int]:
             raise CheckpointFormatError(
                 "channel data", position, f"a positive record length, found {length}"
             )
-        if position + 4 + length > end:
+        stride = 4 + length
+        fit = (end - position) // stride
+        if fit == 0:
             break
-        offsets.append(position)
-        lengths.append(length)
-        position += 4 + length
+        count = min(fit, run)
+        starts = position + stride * np.arange(count, dtype=np.int64)
+        found = (
+            (raw[starts].astype(np.int64) << 24)
+            | (raw[starts + 1].astype(np.int64) << 16)
+            | (raw[starts + 2].astype(np.int64) << 8)
+            | raw[starts + 3].astype(np.int64)
+        )
+        changed = np.flatnonzero(found != length)
+        same = count if changed.size == 0 else int(changed[0])
+        offsets.extend(starts[:same].tolist())
+        lengths.extend([length] * same)
+        position += stride * same
+        if same == count:
+            run = min(run * 2, _MAX_RUN)
+            continue
+        run = 16
+        if same < 4:  # lengths vary: step frame by frame for a while
+            for _ in range(_SCALAR_STEPS):
+                if position + 4 > end:
+                    break
+                (length,) = unpack(data, position)
+                if length <= 0:
+                    raise CheckpointFormatError(
+                        "channel data", position, f"a positive record length, found {length}"
+                    )
+                if position + 4 + length > end:
+                    break
+                offsets.append(position)
+                lengths.append(length)
+                position += 4 + length
     return offsets, lengths, end - position
 
 
