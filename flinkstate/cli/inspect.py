@@ -40,6 +40,20 @@ def add_inspect_parser(subparsers: Any) -> None:
         metavar="STORED=LOCAL",
         help="where files stored under an absolute path STORED are now",
     )
+    parser.add_argument(
+        "--export",
+        metavar="DIR",
+        help="also write the checkpoint as a dataset (for flinkstate rescale and the notebooks); "
+        "needs --exchange for every exchange with state",
+    )
+    parser.add_argument(
+        "--exchange",
+        action="append",
+        default=[],
+        metavar="UP->DOWN=PARTITIONER[:KEY]",
+        help="what the checkpoint does not record: e.g. to-record->slow-counter=hash:f0%%1000 "
+        "or to-record->relay=rebalance (KEY: f<N>, f<N>%%M, value, value%%M)",
+    )
     parser.set_defaults(handler=_inspect)
 
 
@@ -60,9 +74,38 @@ def _inspect(args: argparse.Namespace) -> str:
         value=None if args.record_type == "raw" else value_decoder(args.record_type),
         reroot=reroot,
     )
+    exported = ""
+    if args.export:
+        from pathlib import Path
+
+        from flinkstate.dataset import write_dataset
+        from flinkstate.flinkcheckpoint.export import ExchangeSpec, key_function, to_dataset
+
+        specs = {}
+        for item in args.exchange:
+            name, sep, how = item.partition("=")
+            partitioner, _, key = how.partition(":")
+            if not sep or not name or not partitioner:
+                raise InvalidParameterError(
+                    f"--exchange takes UP->DOWN=PARTITIONER[:KEY], got {item!r}"
+                )
+            specs[name] = ExchangeSpec(partitioner, key_function(key) if key else None)
+        dataset = to_dataset(
+            args.path,
+            specs,
+            value=None if args.record_type == "raw" else value_decoder(args.record_type),
+            edges=[Edge.parse(e) for e in args.edge] or None,
+            reroot=reroot,
+        )
+        write_dataset(dataset, Path(args.export))
+        tables = dataset.tables
+        exported = (
+            f"\nwrote the dataset to {args.export} ({tables['buffers'].num_rows} buffers, "
+            f"{tables['fragments'].num_rows} fragments)"
+        )
     if args.json:
         return json.dumps(summary, indent=2)
-    return render(summary)
+    return render(summary) + exported
 
 
 def render(summary: dict[str, Any]) -> str:

@@ -71,3 +71,22 @@ def test_a_corrupt_or_missing_checkpoint_is_named(
     err = capsys.readouterr().err
     assert "_metadata: at byte 8: expected the checkpoint id" in err
     assert "Traceback" not in err
+
+
+def test_export_writes_a_dataset_rescale_can_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from flinkstate.dataset import read_dataset
+
+    checkpoint = next(p for p in CHECKPOINTS if p.parents[1].name == "keyed-hash-p2-p4")
+    out = tmp_path / "dataset"
+    args = ["inspect", str(checkpoint), "--export", str(out)]
+    assert main([*args, "--exchange", "to-record->slow-counter=hash:f0%1000"]) == 0
+    assert "wrote the dataset to" in capsys.readouterr().out
+    dataset = read_dataset(out)
+    assert dataset.tables["buffers"].num_rows == 29
+    assert set(dataset.tables["exchanges"].column("partitioner").to_pylist()) == {
+        "KeyGroupStreamPartitioner"
+    }
+    assert main([*args, "--exchange", "nonsense"]) == 2
+    assert "--exchange takes UP->DOWN=PARTITIONER[:KEY]" in capsys.readouterr().err

@@ -1,0 +1,263 @@
+"""A real checkpoint as a checkpoint dataset (``flinkstate.dataset``), for the Spark pipeline
+and the notebooks: one buffer row per persisted chunk, one fragment row per piece of a record
+in a chunk, records identified across a channel's input and output state.
+
+What ``_metadata`` does not record has to come from the user: each exchange's partitioner and,
+for ``keyBy`` exchanges, how a record's value gives its key (a ``Long`` key, hashed as Flink
+hashes a ``Long``). Flink's operators are listed one by one (a chain's operators side by side);
+an operator's kind is ``source`` for a FLIP-27 source (it has coordinator state), ``keyed`` where
+it has keyed state, else ``map``. Keyed state sizes are not entries: its table stays empty.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from itertools import accumulate
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from flinkstate.dataset import FORMAT, SCHEMAS, VERSION, Dataset
+from flinkstate.errors import InvalidParameterError
+from flinkstate.flinkcheckpoint.channel_state_file import ChannelData, read_channel
+from flinkstate.flinkcheckpoint.files import StateFiles
+from flinkstate.flinkcheckpoint.inflight import Edge, LogicalChannel, logical_channels
+from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
+from flinkstate.flinkcheckpoint.stream_element import ElementTag, ValueDecoder, decode
+from flinkstate.flinkcheckpoint.summary import checkpoint_dir
+from flinkstate.keygroups import assign_to_key_group
+from flinkstate.rescale.partitioner import Partitioner
+
+
+@dataclass(frozen=True)
+class ExchangeSpec:
+    """What the job knew about an exchange: its partitioner and, for keyBy, the key."""
+
+    partitioner: Partitioner
+    key: Callable[[object], int] | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "partitioner", Partitioner.parse(self.partitioner))
+        if self.partitioner is Partitioner.HASH and self.key is None:
+            raise InvalidParameterError("a keyBy (hash) exchange needs key= to find each key")
+
+
+def key_function(spec: str) -> Callable[[object], int]:
+    """A key from a small, safe notation: ``f0`` (a tuple's field 0), ``f0%1000``, ``value``
+    or ``value%1000`` (the value itself); Java's ``%`` (the sign follows the dividend)."""
+    match = re.fullmatch(r"(?:f(\d+)|value)(?:%(\d+))?", spec.replace(" ", ""))
+    if match is None or match.group(2) == "0":
+        raise InvalidParameterError(
+            f"a key is f<N>, f<N>%<M>, value or value%<M> (M > 0), got {spec!r}"
+        )
+    field = None if match.group(1) is None else int(match.group(1))
+    modulus = None if match.group(2) is None else int(match.group(2))
+
+    def key(value: object) -> int:
+        part = value if field is None else value[field]  # type: ignore[index]
+        if not isinstance(part, int):
+            raise InvalidParameterError(f"key {spec!r} of {value!r} is not an integer")
+        return part if modulus is None else _java_rem(part, modulus)
+
+    return key
+
+
+def _java_rem(a: int, b: int) -> int:
+    """``a % b`` in Java: truncated division, exact for any long."""
+    q = abs(a) // b
+    return a - (q if a >= 0 else -q) * b
+
+
+def exchange_name(edge: Edge) -> str:
+    return f"{edge.upstream}->{edge.downstream}"
+
+
+def to_dataset(
+    path: str | Path,
+    exchanges: Mapping[str, ExchangeSpec],
+    *,
+    value: ValueDecoder | None = None,
+    edges: Iterable[Edge] | None = None,
+    reroot: Mapping[str, str] | None = None,
+) -> Dataset:
+    """The dataset of a checkpoint; ``exchanges`` by edge (``UP:P>DOWN:G``) or by
+    ``UP->DOWN``."""
+    directory = checkpoint_dir(path)
+    metadata = read_metadata(directory)
+    channels = logical_channels(metadata, edges)
+    chosen = {c.edge for c in channels}
+    specs = {edge: _spec(edge, exchanges) for edge in chosen}
+    _check_covered(metadata, channels)
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in SCHEMAS}
+    rows["operators"] = [
+        {
+            "operator": op.label,
+            "kind": "source"
+            if op.coordinator_state is not None
+            else "keyed"
+            if any(s.managed_keyed_state is not None for s in op.subtasks)
+            else "map",
+            "parallelism": op.parallelism,
+            "max_parallelism": op.max_parallelism,
+        }
+        for op in metadata.operators
+    ]
+    rows["exchanges"] = [
+        {
+            "exchange": exchange_name(edge),
+            "upstream": edge.upstream,
+            "downstream": edge.downstream,
+            "partitioner": specs[edge].partitioner.flink_class,
+            "downstream_mapper": specs[edge].partitioner.downstream_mapper.name,
+            "upstream_mapper": specs[edge].partitioner.upstream_mapper.name,
+            "unaligned_supported": True,
+        }
+        for edge in sorted(chosen, key=str)
+    ]
+    records = 0
+    with StateFiles(directory, reroot) as files:
+        for channel in channels:
+            records = _channel_rows(
+                rows, metadata, channel, specs[channel.edge], files, value, records
+            )
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "source": "Flink checkpoint (flinkstate.flinkcheckpoint)",
+        "description": f"checkpoint {metadata.checkpoint_id} read from {directory}",
+        "checkpoint_id": metadata.checkpoint_id,
+        "checkpoint_type": "unaligned",
+        "segment_size": max((b["size"] for b in rows["buffers"]), default=0),
+    }
+    return Dataset(
+        manifest, {name: pa.Table.from_pylist(rows[name], schema=SCHEMAS[name]) for name in SCHEMAS}
+    )
+
+
+def _spec(edge: Edge, exchanges: Mapping[str, ExchangeSpec]) -> ExchangeSpec:
+    for name in (str(edge), exchange_name(edge)):
+        if name in exchanges:
+            return exchanges[name]
+    raise InvalidParameterError(
+        f"say how exchange {edge} partitions (exchanges={{'{exchange_name(edge)}': "
+        "ExchangeSpec(...)}}): the checkpoint does not record it"
+    )
+
+
+def _check_covered(metadata: CheckpointMetadata, channels: Iterable[LogicalChannel]) -> None:
+    covered = {id(h) for c in channels for h in (c.input, c.output) if h is not None}
+    left = [
+        f"{op.label}[{h.subtask}] {h.kind} {h.gate_or_partition}/{h.channel_or_subpartition}"
+        for op, h in metadata.channel_handles()
+        if id(h) not in covered and h.offsets
+    ]
+    if left:
+        raise InvalidParameterError(
+            "channel state no exchange accounts for (name the edges): " + ", ".join(left[:5])
+        )
+
+
+def _channel_rows(
+    rows: dict[str, list[dict[str, Any]]],
+    metadata: CheckpointMetadata,
+    channel: LogicalChannel,
+    spec: ExchangeSpec,
+    files: StateFiles,
+    value: ValueDecoder | None,
+    records: int,
+) -> int:
+    """Buffers and fragments of one logical channel; the next free record id."""
+    edge = channel.edge
+    parts: list[tuple[str, str, int, int, int, ChannelData]] = []
+    if channel.input is not None:
+        h = channel.input
+        parts.append(
+            (
+                "input",
+                edge.downstream,
+                h.subtask,
+                h.gate_or_partition,
+                h.channel_or_subpartition,
+                read_channel(h, files),
+            )
+        )
+    if channel.output is not None:
+        h = channel.output
+        parts.append(
+            (
+                "output",
+                edge.upstream,
+                h.subtask,
+                h.gate_or_partition,
+                h.channel_or_subpartition,
+                read_channel(h, files),
+            )
+        )
+    stream = b"".join(p[5].data for p in parts)
+    keyed = spec.partitioner is Partitioner.HASH
+    if keyed and value is None:
+        raise InvalidParameterError(f"exchange {edge} is keyed: decoding its records needs value=")
+    decoded = decode(stream, value if keyed else None, source=f"channel {edge}")
+    if decoded.trailing:
+        raise InvalidParameterError(
+            f"channel {edge} {channel.upstream_subtask}->{channel.downstream_subtask} ends "
+            f"inside a record ({decoded.trailing} bytes): not a clean channel"
+        )
+    max_parallelism = metadata.operator(edge.downstream).max_parallelism
+    # the chunks of the channel, in stream order, with where each starts in the stream
+    chunks = []
+    for side, operator, subtask, first, second, data in parts:
+        for order, chunk in enumerate(data.chunks):
+            buffer_id = len(rows["buffers"])
+            rows["buffers"].append(
+                {
+                    "buffer_id": buffer_id,
+                    "operator": operator,
+                    "subtask": subtask,
+                    "side": side,
+                    "exchange": exchange_name(edge),
+                    "gate_or_partition": first,
+                    "channel_or_subpartition": second,
+                    "order": order,
+                    "size": chunk.length,
+                }
+            )
+            chunks.append((buffer_id, chunk.length))
+    starts = [0, *accumulate(size for _, size in chunks)]
+    index = 0
+    positions: dict[int, int] = {}
+    for element in decoded.elements:
+        if element.tag not in (ElementTag.RECORD, ElementTag.RECORD_WITHOUT_TIMESTAMP):
+            continue
+        key = spec.key(element.value) if keyed and spec.key is not None else None
+        group = assign_to_key_group(key, max_parallelism, "long") if key is not None else None
+        total = 4 + element.length
+        begin, end = element.offset, element.offset + total
+        while starts[index + 1] <= begin:
+            index += 1
+        at = index
+        while at < len(chunks) and starts[at] < end:
+            low, high = max(begin, starts[at]), min(end, starts[at + 1])
+            if high > low:
+                buffer_id = chunks[at][0]
+                rows["fragments"].append(
+                    {
+                        "buffer_id": buffer_id,
+                        "position": positions.get(buffer_id, 0),
+                        "record": records,
+                        "key": key,
+                        "key_group": group,
+                        "record_bytes": total,
+                        "fragment_start": low - begin,
+                        "fragment_bytes": high - low,
+                        "continues_from_previous": low > begin,
+                        "continues_into_next": high < end,
+                    }
+                )
+                positions[buffer_id] = positions.get(buffer_id, 0) + 1
+            at += 1
+        records += 1
+    return records

@@ -1,0 +1,101 @@
+"""A real checkpoint as a checkpoint dataset: every persisted byte a buffer, every record's
+pieces fragments, keys and key groups as Flink assigned them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flinkstate.dataset import check_dataset, read_dataset, write_dataset
+from flinkstate.errors import InvalidParameterError
+from flinkstate.flinkcheckpoint.export import ExchangeSpec, key_function, to_dataset
+from flinkstate.flinkcheckpoint.stream_element import value_decoder
+from flinkstate.keygroups import compute_key_group_range_for_operator_index
+from tests.flinkcheckpoint.test_metadata import CHECKPOINTS, ground_truth
+
+TUPLE = value_decoder("Tuple2<Long,String>")
+KEYED = {"to-record->slow-counter": ExchangeSpec("hash", key=lambda v: v[0] % 1000)}  # type: ignore[index]
+REBALANCE = {"to-record->relay": ExchangeSpec("rebalance")}
+
+
+def _specs(checkpoint: Path) -> dict[str, ExchangeSpec]:
+    return REBALANCE if "rebalance" in checkpoint.parents[1].name else KEYED
+
+
+@pytest.mark.parametrize("checkpoint", CHECKPOINTS, ids=lambda p: p.parents[1].name)
+def test_every_byte_and_record_is_in_the_dataset(checkpoint: Path, tmp_path: Path) -> None:
+    dataset = to_dataset(checkpoint, _specs(checkpoint), value=TUPLE)
+    truth = ground_truth(checkpoint)
+    buffers = dataset.tables["buffers"].to_pylist()
+    fragments = dataset.tables["fragments"].to_pylist()
+    summary = truth["summary"]
+    assert len(buffers) == summary["num_chunks_total"]
+    assert sum(b["size"] for b in buffers) == summary["inflight_payload_bytes_total"]
+    per_buffer: dict[int, int] = {}
+    for f in fragments:
+        per_buffer[f["buffer_id"]] = per_buffer.get(f["buffer_id"], 0) + f["fragment_bytes"]
+    assert all(per_buffer.get(b["buffer_id"], 0) == b["size"] for b in buffers)
+    records = {f["record"] for f in fragments}
+    assert len(records) == sum(
+        c["decode"]["num_complete_elements"] for c in truth["stitched_channels"]
+    )
+    write_dataset(dataset, tmp_path / "ds")
+    assert check_dataset(tmp_path / "ds")["checkpoint_id"] == truth["checkpoint_id"]
+    assert read_dataset(tmp_path / "ds").tables["buffers"].num_rows == len(buffers)
+
+
+@pytest.mark.parametrize(
+    "checkpoint",
+    [p for p in CHECKPOINTS if "rebalance" not in str(p)],
+    ids=lambda p: p.parents[1].name,
+)
+def test_keyed_records_sit_in_their_owners_key_groups(checkpoint: Path) -> None:
+    """The property Flink's report checks: every record of a keyed channel belongs to the
+    subtask the channel leads to (input side: the holder; output side: the subpartition)."""
+    dataset = to_dataset(checkpoint, KEYED, value=TUPLE)
+    buffers = {b["buffer_id"]: b for b in dataset.tables["buffers"].to_pylist()}
+    operators = {o["operator"]: o for o in dataset.tables["operators"].to_pylist()}
+    down = operators["slow-counter"]
+    checked = 0
+    for fragment in dataset.tables["fragments"].to_pylist():
+        buffer = buffers[fragment["buffer_id"]]
+        owner = (
+            buffer["subtask"] if buffer["side"] == "input" else buffer["channel_or_subpartition"]
+        )
+        owned = compute_key_group_range_for_operator_index(
+            down["max_parallelism"], down["parallelism"], owner
+        )
+        assert owned.start <= fragment["key_group"] <= owned.end
+        checked += 1
+    assert checked
+
+
+def test_what_the_checkpoint_does_not_say_must_be_given() -> None:
+    checkpoint = next(p for p in CHECKPOINTS if p.parents[1].name == "keyed-hash-p2-p4")
+    with pytest.raises(InvalidParameterError, match="say how exchange to-record:0>slow-counter:0"):
+        to_dataset(checkpoint, {}, value=TUPLE)
+    with pytest.raises(InvalidParameterError, match="needs key="):
+        ExchangeSpec("hash")
+    with pytest.raises(InvalidParameterError, match="decoding its records needs value="):
+        to_dataset(checkpoint, KEYED)
+
+
+@pytest.mark.parametrize(
+    ("spec", "value", "key"),
+    [
+        ("f0%1000", (123456, "x"), 456),
+        ("f0 % 1000", (-123456, "x"), -456),  # Java's remainder keeps the dividend's sign
+        ("f1", (1, 7), 7),
+        ("value", 42, 42),
+        ("value%7", 2**62 + 5, (2**62 + 5) % 7),
+    ],
+)
+def test_key_notation(spec: str, value: object, key: int) -> None:
+    assert key_function(spec)(value) == key
+
+
+@pytest.mark.parametrize("spec", ["f0%0", "len(f1)", "__import__('os')", "f"])
+def test_a_key_notation_that_is_not_one_is_refused(spec: str) -> None:
+    with pytest.raises(InvalidParameterError, match="a key is f<N>"):
+        key_function(spec)
