@@ -64,3 +64,30 @@ def test_another_checkpoint_and_exchange(rescaler: CheckpointRescaler) -> None:
 def test_unknown_checkpoint_is_named(spark: SparkSession) -> None:
     with pytest.raises(InvalidParameterError, match="unknown checkpoint 'nope'"):
         CheckpointRescaler(spark, CHECKPOINTS, checkpoint="nope")
+
+
+def test_a_checkpoint_flink_wrote_rescales_like_a_sample(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """Notebook 7's last step: a real checkpoint, exported, in the same widget."""
+    from flinkstate.dataset import write_dataset
+    from flinkstate.flinkcheckpoint import real_checkpoint
+    from flinkstate.flinkcheckpoint.export import ExchangeSpec, key_function, to_dataset
+    from flinkstate.flinkcheckpoint.stream_element import value_decoder
+
+    dataset = to_dataset(
+        real_checkpoint("keyed-hash-p2-p4"),
+        {"to-record->slow-counter": ExchangeSpec("hash", key=key_function("f0%1000"))},
+        value=value_decoder("Tuple2<Long,String>"),
+    )
+    write_dataset(dataset, tmp_path / "real")
+    made = CheckpointRescaler(spark, {"real": tmp_path / "real"}, to=3)
+    try:
+        assert made.message.value == ""
+        assert made.exchange.value == "to-record->slow-counter"
+        assert "at 4 -> 3" in made.sankey.layout.title.text
+        made.to.value = 2
+        assert "at 4 -> 2" in made.sankey.layout.title.text
+        assert made.message.value == ""
+    finally:
+        made.close()
