@@ -24,6 +24,7 @@ from flinkstate.dataset import FORMAT, SCHEMAS, VERSION, Dataset
 from flinkstate.errors import InvalidParameterError
 from flinkstate.flinkcheckpoint.channel_state_file import ChannelData, read_channel
 from flinkstate.flinkcheckpoint.files import StateFiles
+from flinkstate.flinkcheckpoint.handles import ChannelStateHandle
 from flinkstate.flinkcheckpoint.inflight import Edge, LogicalChannel, logical_channels
 from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
 from flinkstate.flinkcheckpoint.stream_element import ElementTag, ValueDecoder, decode
@@ -171,32 +172,15 @@ def _channel_rows(
 ) -> int:
     """Buffers and fragments of one logical channel; the next free record id."""
     edge = channel.edge
-    parts: list[tuple[str, str, int, int, int, ChannelData]] = []
-    if channel.input is not None:
-        h = channel.input
-        parts.append(
-            (
-                "input",
-                edge.downstream,
-                h.subtask,
-                h.gate_or_partition,
-                h.channel_or_subpartition,
-                read_channel(h, files),
-            )
+    parts: list[tuple[str, str, ChannelStateHandle, ChannelData]] = [
+        (side, operator, handle, read_channel(handle, files))
+        for side, operator, handle in (
+            ("input", edge.downstream, channel.input),
+            ("output", edge.upstream, channel.output),
         )
-    if channel.output is not None:
-        h = channel.output
-        parts.append(
-            (
-                "output",
-                edge.upstream,
-                h.subtask,
-                h.gate_or_partition,
-                h.channel_or_subpartition,
-                read_channel(h, files),
-            )
-        )
-    stream = b"".join(p[5].data for p in parts)
+        if handle is not None
+    ]
+    stream = b"".join(data.data for *_, data in parts)
     keyed = spec.partitioner is Partitioner.HASH
     if keyed and value is None:
         raise InvalidParameterError(f"exchange {edge} is keyed: decoding its records needs value=")
@@ -209,18 +193,18 @@ def _channel_rows(
     max_parallelism = metadata.operator(edge.downstream).max_parallelism
     # the chunks of the channel, in stream order, with where each starts in the stream
     chunks = []
-    for side, operator, subtask, first, second, data in parts:
+    for side, operator, handle, data in parts:
         for order, chunk in enumerate(data.chunks):
             buffer_id = len(rows["buffers"])
             rows["buffers"].append(
                 {
                     "buffer_id": buffer_id,
                     "operator": operator,
-                    "subtask": subtask,
+                    "subtask": handle.subtask,
                     "side": side,
                     "exchange": exchange_name(edge),
-                    "gate_or_partition": first,
-                    "channel_or_subpartition": second,
+                    "gate_or_partition": handle.gate_or_partition,
+                    "channel_or_subpartition": handle.channel_or_subpartition,
                     "order": order,
                     "size": chunk.length,
                 }

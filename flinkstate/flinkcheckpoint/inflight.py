@@ -15,7 +15,7 @@ one); a record may be split between the two.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from flinkstate.errors import InvalidParameterError
@@ -23,7 +23,7 @@ from flinkstate.flinkcheckpoint.channel_state_file import read_channel
 from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import ChannelStateHandle
 from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, OperatorState
-from flinkstate.flinkcheckpoint.stream_element import Element, ValueDecoder, decode, frames
+from flinkstate.flinkcheckpoint.stream_element import Element, ValueDecoder, decode
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,16 +157,27 @@ def _operator(metadata: CheckpointMetadata, key: str) -> OperatorState:
 
 
 def read_records(
-    channel: LogicalChannel, files: StateFiles, value: ValueDecoder | None = None
+    channel: LogicalChannel,
+    files: StateFiles,
+    value: ValueDecoder | None = None,
+    read: Callable[[ChannelStateHandle], bytes] | None = None,
 ) -> ChannelRecords:
-    """Input state ++ output state of one logical channel, framed and decoded."""
-    head = b"" if channel.input is None else read_channel(channel.input, files).data
-    tail = b"" if channel.output is None else read_channel(channel.output, files).data
+    """Input state ++ output state of one logical channel, framed and decoded (``read`` gives
+    a handle's bytes where the caller has them already)."""
+
+    def data(handle: ChannelStateHandle | None) -> bytes:
+        if handle is None:
+            return b""
+        return read(handle) if read is not None else read_channel(handle, files).data
+
+    head, tail = data(channel.input), data(channel.output)
     decoded = decode(
         head + tail,
         value,
         source=f"channel {channel.edge} {channel.upstream_subtask}->{channel.downstream_subtask}",
     )
-    _, _, left_in_head = frames(head)
-    split = bool(head) and bool(tail) and left_in_head > 0
+    boundary = len(head)
+    split = bool(tail) and any(
+        e.offset < boundary < e.offset + 4 + e.length for e in decoded.elements
+    )
     return ChannelRecords(channel, len(head), len(tail), decoded.elements, decoded.trailing, split)

@@ -34,6 +34,7 @@ def summarize(
     operators = []
     keyed = []
     channels = []
+    read: dict[int, bytes] = {}  # each channel's bytes, read once for both tables
     with StateFiles(directory, reroot) as files:
         for operator in metadata.operators:
             in_flight = {"input": 0, "output": 0}
@@ -55,6 +56,7 @@ def summarize(
                         operator_bytes += op_handle.state_size
                 for channel in subtask.channel_handles():
                     data = read_channel(channel, files)
+                    read[id(channel)] = data.data
                     in_flight[channel.kind] += data.size
                     channels.append(
                         {
@@ -87,7 +89,7 @@ def summarize(
             )
         logical = []
         for pair in logical_channels(metadata, edges):
-            records = read_records(pair, files, value)
+            records = read_records(pair, files, value, lambda h: read[id(h)])
             values = [r.value for r in records.records if r.value is not None]
             logical.append(
                 {
