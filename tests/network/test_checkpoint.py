@@ -157,21 +157,24 @@ def test_checkpoint_consistency_catches_broken_persistence(fault: str) -> None:
     assert "checkpoint-consistency" in {v.invariant for v in result.violations}
 
 
+#: a back-pressured job whose first checkpoint outlives a 40-step timeout
+_EXPIRING = {
+    "checkpoints": 1,
+    "checkpoint_interval": 100,
+    "checkpoint_timeout": 40,
+    "record_size": 2500,
+    "records": 60,
+    "cost": 8,
+}
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_an_expired_checkpoint_is_aborted_cleanly(seed: int) -> None:
     """Timeout: its barriers are dropped where they arrive, its unwritten channel state is
     released, and a later checkpoint (with a new id) still completes."""
     sim = Simulation(
         lambda: topology("backpressure").build(
-            {
-                "checkpoints": 1,
-                "checkpoint_interval": 100,
-                "checkpoint_timeout": 40,
-                "tolerable_failed_checkpoints": 1,
-                "record_size": 2500,
-                "records": 60,
-                "cost": 8,
-            },
+            {**_EXPIRING, "tolerable_failed_checkpoints": 1},
             seed=seed,
             full_check_every=9,
             check_actions=True,
@@ -200,14 +203,7 @@ def test_at_the_default_tolerance_an_expired_checkpoint_fails_the_job() -> None:
     counts (``CheckpointFailureManager``): the first one fails the job over."""
     sim = Simulation(
         lambda: topology("backpressure").build(
-            {
-                "checkpoints": 1,
-                "checkpoint_interval": 100,
-                "checkpoint_timeout": 40,
-                "record_size": 2500,
-                "records": 60,
-                "cost": 8,
-            },
+            _EXPIRING,
             seed=0,
         ),
         make_scheduler("random", 0),
