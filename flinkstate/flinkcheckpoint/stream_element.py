@@ -75,29 +75,34 @@ class Decoded:
     trailing: int
 
 
-#: runs of equal-length frames are checked this many at a time at most; where lengths vary,
-#: this many frames are stepped one by one before a run is tried again
+#: runs of equal-length frames are checked this many at a time at most
 _MAX_RUN = 1 << 16
-_SCALAR_STEPS = 256
+#: where lengths vary, frames are stepped one by one over this many bytes before a run is
+#: tried again; the budget doubles while runs keep failing, so varying data pays for few tries
+_MIN_STEP_BYTES = 1 << 12
+_MAX_STEP_BYTES = 1 << 22
+_U32 = struct.Struct(">I")
 
 
-def frames(data: bytes, start: int = 0) -> tuple[list[int], list[int], int]:
-    """Offsets and lengths of the whole frames from ``start``, and the bytes left after them.
+def frames(data: bytes, start: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
+    """Offsets and lengths (int64 arrays) of the whole frames from ``start``, and the bytes
+    left after them.
 
     Each frame's length says where the next begins, so the scan is sequential; but records of
     one type often have one length, so runs of equal-length frames are confirmed with numpy a
-    block at a time (every candidate's length read at once). Where lengths keep changing, the
-    scan steps frame by frame for a while before it tries a run again.
+    block at a time (every candidate's length read at once). Where lengths vary, a tight loop
+    steps frame by frame, reading lengths unsigned so that it always moves forward, and the
+    lengths it found are checked afterwards, all at once.
     """
     raw = np.frombuffer(data, dtype=np.uint8)
     end = len(raw)
-    offsets: list[int] = []
-    lengths: list[int] = []
+    offsets: list[np.ndarray] = []
+    lengths: list[np.ndarray] = []
     position = start
     run = 16
-    unpack = _I32.unpack_from
+    budget = _MIN_STEP_BYTES
     while position + 4 <= end:
-        (length,) = unpack(data, position)
+        (length,) = _I32.unpack_from(data, position)
         if length <= 0:
             raise CheckpointFormatError(
                 "channel data", position, f"a positive record length, found {length}"
@@ -116,28 +121,55 @@ def frames(data: bytes, start: int = 0) -> tuple[list[int], list[int], int]:
         )
         changed = np.flatnonzero(found != length)
         same = count if changed.size == 0 else int(changed[0])
-        offsets.extend(starts[:same].tolist())
-        lengths.extend([length] * same)
+        offsets.append(starts[:same])
+        lengths.append(np.full(same, length, dtype=np.int64))
         position += stride * same
         if same == count:
             run = min(run * 2, _MAX_RUN)
+            budget = _MIN_STEP_BYTES
             continue
         run = 16
-        if same < 4:  # lengths vary: step frame by frame for a while
-            for _ in range(_SCALAR_STEPS):
-                if position + 4 > end:
-                    break
-                (length,) = unpack(data, position)
-                if length <= 0:
-                    raise CheckpointFormatError(
-                        "channel data", position, f"a positive record length, found {length}"
-                    )
-                if position + 4 + length > end:
-                    break
-                offsets.append(position)
-                lengths.append(length)
-                position += 4 + length
-    return offsets, lengths, end - position
+        if same >= 4:
+            continue
+        stepped, position = _step(data, position, min(end, position + budget))
+        budget = min(budget * 2, _MAX_STEP_BYTES)
+        if position > end:  # the last frame stepped onto does not fit: it is the trailing one
+            position = stepped.pop()
+            (length,) = _I32.unpack_from(data, position)
+            if length <= 0:
+                raise CheckpointFormatError(
+                    "channel data", position, f"a positive record length, found {length}"
+                )
+        if stepped:
+            at = np.array(stepped, dtype=np.int64)
+            sizes = np.diff(at, append=np.int64(position)) - 4
+            bad = np.flatnonzero((sizes <= 0) | (sizes > 0x7FFFFFFF))
+            if bad.size:
+                first = int(bad[0])
+                (length,) = _I32.unpack_from(data, int(at[first]))
+                raise CheckpointFormatError(
+                    "channel data", int(at[first]), f"a positive record length, found {length}"
+                )
+            offsets.append(at)
+            lengths.append(sizes)
+    if not offsets:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, end - position
+    return np.concatenate(offsets), np.concatenate(lengths), end - position
+
+
+def _step(data: bytes, position: int, limit: int) -> tuple[list[int], int]:
+    """Frame starts from ``position`` while they begin before ``limit``; the position after
+    the last, which is past the data's end when that frame does not fit."""
+    unpack = _U32.unpack_from
+    found: list[int] = []
+    append = found.append
+    last = min(limit, len(data) - 4)
+    while position <= last:
+        append(position)
+        (length,) = unpack(data, position)
+        position += 4 + length
+    return found, position
 
 
 def decode(
@@ -146,7 +178,7 @@ def decode(
     """Every whole element from ``start``; record values through ``value`` when given."""
     offsets, lengths, trailing = frames(data, start)
     elements = []
-    for offset, length in zip(offsets, lengths, strict=True):
+    for offset, length in zip(offsets.tolist(), lengths.tolist(), strict=True):
         body = offset + 4
         tag = data[body]
         if tag == ElementTag.RECORD:

@@ -86,6 +86,57 @@ def test_an_unknown_tag_or_a_bad_length_is_named() -> None:
         frames(struct.pack(">i", -3) + b"xxxx")
 
 
+def scan(data: bytes) -> tuple[list[int], list[int], int] | int:
+    """Frame by frame, the obvious way: the frames, or the offset of the first bad length."""
+    offsets, lengths, position = [], [], 0
+    while position + 4 <= len(data):
+        (length,) = struct.unpack_from(">i", data, position)
+        if length <= 0:
+            return position
+        if position + 4 + length > len(data):
+            break
+        offsets.append(position)
+        lengths.append(length)
+        position += 4 + length
+    return offsets, lengths, len(data) - position
+
+
+# runs of one length (the numpy path) between stretches of varying lengths (the stepping
+# path), long enough to cross the stepping budgets; sometimes a bad length or a cut at the end
+@given(
+    st.lists(
+        st.tuples(st.integers(1, 80), st.integers(1, 300)),
+        min_size=1,
+        max_size=40,
+    ),
+    st.data(),
+)
+def test_framing_agrees_with_a_frame_by_frame_scan(
+    runs: list[tuple[int, int]], data: st.DataObject
+) -> None:
+    rng = data.draw(st.randoms(use_true_random=False))
+    parts = []
+    for length, count in runs:
+        varying = rng.random() < 0.5
+        for _ in range(count):
+            size = rng.randint(1, 2 * length) if varying else length
+            parts.append(struct.pack(">i", size) + bytes([rng.randrange(256)]) * size)
+    stream = b"".join(parts)
+    if data.draw(st.booleans()):
+        bad = data.draw(st.sampled_from([0, -1, -4, -(2**31)]))
+        at = data.draw(st.integers(0, len(parts)))
+        stream = b"".join(parts[:at]) + struct.pack(">i", bad) + b"".join(parts[at:])
+    stream = stream[: data.draw(st.integers(len(stream) - 50, len(stream)))]
+    expected = scan(stream)
+    if isinstance(expected, int):
+        with pytest.raises(CheckpointFormatError, match="a positive record length") as error:
+            frames(stream)
+        assert error.value.offset == expected
+        return
+    offsets, lengths, trailing = frames(stream)
+    assert (offsets.tolist(), lengths.tolist(), trailing) == expected
+
+
 def test_unknown_types_are_refused_by_name() -> None:
     with pytest.raises(InvalidParameterError, match="no decoder for 'Row<Long>'"):
         value_decoder("Row<Long>")
