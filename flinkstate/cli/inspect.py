@@ -23,8 +23,9 @@ def add_inspect_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--record-type",
         default="Tuple2<Long,String>",
-        help="how to decode record values: Long, Integer, String, TupleN<...> of them, or "
-        "'raw' to keep bytes (default: %(default)s)",
+        help="how to decode record values: Long, Integer, Short, Byte, Double, Float, "
+        "Boolean, String, TupleN<...> or Row<...> of them, or 'raw' to keep bytes "
+        "(default: %(default)s)",
     )
     parser.add_argument(
         "--edge",

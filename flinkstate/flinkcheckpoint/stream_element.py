@@ -7,10 +7,13 @@ starts with a tag byte: 0 a record with a timestamp (what FLIP-27 sources emit, 
 ``Long.MIN_VALUE`` when none is assigned), 1 a record without, 2 to 6 watermarks, latency
 markers, watermark status, record attributes and internal watermarks.
 
-Values are decoded for the types Flink serializes the same way everywhere: ``Long`` and
-``Integer`` (big-endian), ``String`` (``StringValue``: a 7-bit varint of length + 1, then each
-UTF-16 unit as a varint) and tuples of them (fields back to back, ``TupleSerializer``). Any other
-type keeps its raw bytes, or goes through a decoder the caller passes.
+Values are decoded for the types Flink serializes the same way everywhere: ``Long``,
+``Integer``, ``Short``, ``Byte``, ``Double``, ``Float`` (big-endian), ``Boolean`` (one byte),
+``String`` (``StringValue``: a 7-bit varint of length + 1, then each UTF-16 unit as a varint),
+tuples of them (fields back to back, ``TupleSerializer``) and rows of them (``RowSerializer``: a
+bit mask, most significant bit first, of the row kind's two bits and one null flag per field,
+then the fields that are not null). Any other type keeps its raw bytes, or goes through a
+decoder the caller passes.
 """
 
 from __future__ import annotations
@@ -243,6 +246,23 @@ def read_int(data: bytes, at: int) -> tuple[object, int]:
     return _I32.unpack_from(data, at)[0], at + 4
 
 
+def _fixed(layout: str) -> ValueDecoder:
+    unpack = struct.Struct(layout).unpack_from
+    size = struct.calcsize(layout)
+
+    def read(data: bytes, at: int) -> tuple[object, int]:
+        return unpack(data, at)[0], at + size
+
+    return read
+
+
+def read_boolean(data: bytes, at: int) -> tuple[object, int]:
+    byte = data[at]
+    if byte > 1:
+        raise ValueError(f"a boolean byte (0 or 1), found {byte}")
+    return byte == 1, at + 1
+
+
 def _varint(data: bytes, at: int) -> tuple[int, int]:
     value = shift = 0
     while True:
@@ -278,8 +298,31 @@ def read_string(data: bytes, at: int) -> tuple[object, int]:
 _SCALARS: dict[str, ValueDecoder] = {
     "Long": read_long,
     "Integer": read_int,
+    "Short": _fixed(">h"),
+    "Byte": _fixed(">b"),
+    "Double": _fixed(">d"),
+    "Float": _fixed(">f"),
+    "Boolean": read_boolean,
     "String": read_string,
 }
+
+#: RowKind's byte values, by the short names Flink prints them with
+ROW_KINDS = ("+I", "-U", "+U", "-D")
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """A decoded ``Row``: its kind (``+I``, ``-U``, ``+U``, ``-D``) and fields (None where
+    null). Indexing reads a field, as for a tuple, so key functions work on both."""
+
+    kind: str
+    fields: tuple[object, ...]
+
+    def __getitem__(self, index: int) -> object:
+        return self.fields[index]
+
+    def __len__(self) -> int:
+        return len(self.fields)
 
 
 def tuple_decoder(fields: list[ValueDecoder]) -> ValueDecoder:
@@ -293,8 +336,32 @@ def tuple_decoder(fields: list[ValueDecoder]) -> ValueDecoder:
     return read
 
 
+def row_decoder(fields: list[ValueDecoder]) -> ValueDecoder:
+    bits = 2 + len(fields)
+    mask_bytes = (bits + 7) // 8
+
+    def read(data: bytes, at: int) -> tuple[object, int]:
+        if at + mask_bytes > len(data):
+            raise ValueError("a row's null mask past the end")
+        mask = int.from_bytes(data[at : at + mask_bytes], "big") >> (8 * mask_bytes - bits)
+        at += mask_bytes
+        top = bits - 1
+        kind = ROW_KINDS[(mask >> top & 1) | (mask >> (top - 1) & 1) << 1]
+        values: list[object] = []
+        for position, field in enumerate(fields):
+            if mask >> (top - 2 - position) & 1:
+                values.append(None)
+            else:
+                value, at = field(data, at)
+                values.append(value)
+        return Row(kind, tuple(values)), at
+
+    return read
+
+
 def value_decoder(type_name: str) -> ValueDecoder:
-    """A decoder for ``Long``, ``Integer``, ``String`` or ``TupleN<...>`` of them."""
+    """A decoder for a scalar type (``Long``, ``Integer``, ``Short``, ``Byte``, ``Double``,
+    ``Float``, ``Boolean``, ``String``), or ``TupleN<...>`` or ``Row<...>`` of them."""
     name = type_name.replace(" ", "")
     if name in _SCALARS:
         return _SCALARS[name]
@@ -304,9 +371,12 @@ def value_decoder(type_name: str) -> ValueDecoder:
         if len(fields) != int(match.group(1)):
             raise InvalidParameterError(f"{type_name} names {len(fields)} field types")
         return tuple_decoder([value_decoder(f) for f in fields])
+    match = re.fullmatch(r"Row<(.+)>", name)
+    if match:
+        return row_decoder([value_decoder(f) for f in _split(match.group(1))])
     raise InvalidParameterError(
-        f"no decoder for {type_name!r}: known are Long, Integer, String and TupleN<...> of "
-        "them; pass your own decoder for other types"
+        f"no decoder for {type_name!r}: known are {', '.join(_SCALARS)}, and TupleN<...> and "
+        "Row<...> of them; pass your own decoder for other types"
     )
 
 

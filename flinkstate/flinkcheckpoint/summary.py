@@ -12,7 +12,7 @@ from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import KeyGroupsStateHandle
 from flinkstate.flinkcheckpoint.inflight import Edge, logical_channels, read_records
 from flinkstate.flinkcheckpoint.metadata import read_metadata
-from flinkstate.flinkcheckpoint.stream_element import ValueDecoder
+from flinkstate.flinkcheckpoint.stream_element import Row, ValueDecoder
 
 
 def checkpoint_dir(path: str | Path) -> Path:
@@ -125,6 +125,8 @@ def summarize(
 
 
 def _plain(value: object) -> object:
+    if isinstance(value, Row):
+        return {"kind": value.kind, "fields": [_plain(v) for v in value.fields]}
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
     return value

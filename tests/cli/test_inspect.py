@@ -50,7 +50,7 @@ def test_raw_records_and_named_edges(capsys: pytest.CaptureFixture[str]) -> None
     ("args", "message"),
     [
         (["--edge", "nonsense"], "an edge is UP:PARTITION>DOWN:GATE"),
-        (["--record-type", "Row<Long>"], "no decoder for 'Row<Long>'"),
+        (["--record-type", "Map<Long,Long>"], "no decoder for 'Map<Long,Long>'"),
         (["--reroot", "nothing"], "--reroot takes STORED=LOCAL"),
     ],
 )

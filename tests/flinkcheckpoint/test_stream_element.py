@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from flinkstate.errors import CheckpointFormatError, InvalidParameterError
 from flinkstate.flinkcheckpoint.stream_element import (
     ElementTag,
+    Row,
     decode,
     frames,
     read_string,
@@ -138,7 +139,57 @@ def test_framing_agrees_with_a_frame_by_frame_scan(
 
 
 def test_unknown_types_are_refused_by_name() -> None:
-    with pytest.raises(InvalidParameterError, match="no decoder for 'Row<Long>'"):
-        value_decoder("Row<Long>")
+    with pytest.raises(InvalidParameterError, match="no decoder for 'Map<Long,Long>'"):
+        value_decoder("Map<Long,Long>")
     with pytest.raises(InvalidParameterError, match="names 1 field types"):
         value_decoder("Tuple2<Long>")
+
+
+@pytest.mark.parametrize(
+    ("type_name", "encoded", "value"),
+    [
+        ("Short", struct.pack(">h", -2), -2),
+        ("Byte", struct.pack(">b", -128), -128),
+        ("Double", struct.pack(">d", 2.5), 2.5),
+        ("Float", struct.pack(">f", -0.75), -0.75),
+        ("Boolean", b"\x01", True),
+        ("Boolean", b"\x00", False),
+    ],
+)
+def test_other_scalars(type_name: str, encoded: bytes, value: object) -> None:
+    assert value_decoder(type_name)(encoded, 0) == (value, len(encoded))
+
+
+def row(kind: int, fields: list[bytes | None]) -> bytes:
+    """``RowSerializer``'s layout: the kind's bits 0x01 and 0x02, a null flag per field, packed
+    most significant bit first into whole bytes; then the fields that are not null."""
+    flags = [bool(kind & 1), bool(kind & 2)] + [f is None for f in fields]
+    mask = bytearray()
+    for at in range(0, len(flags), 8):
+        byte = 0
+        for bit, flag in enumerate(flags[at : at + 8]):
+            byte |= flag << (7 - bit)
+        mask.append(byte)
+    return bytes(mask) + b"".join(f for f in fields if f is not None)
+
+
+@pytest.mark.parametrize(("kind", "name"), [(0, "+I"), (1, "-U"), (2, "+U"), (3, "-D")])
+def test_rows_with_their_kind_and_nulls(kind: int, name: str) -> None:
+    decoder = value_decoder("Row<Long, String, Integer>")
+    data = row(kind, [struct.pack(">q", 7), None, struct.pack(">i", -1)])
+    assert decoder(data, 0) == (Row(name, (7, None, -1)), len(data))
+    assert decoder(data, 0)[0][0] == 7  # fields index like a tuple's, for key functions
+
+
+@given(st.lists(st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1)), min_size=1, max_size=20))
+def test_row_masks_of_any_width(values: list[int | None]) -> None:
+    """Masks of more than 8 bits run into a second and third byte."""
+    decoder = value_decoder(f"Row<{','.join(['Long'] * len(values))}>")
+    data = row(0, [None if v is None else struct.pack(">q", v) for v in values])
+    assert decoder(data, 0) == (Row("+I", tuple(values)), len(data))
+
+
+def test_a_row_in_a_record() -> None:
+    body = b"\x01" + row(2, [struct.pack(">q", 1), string_value("x")])
+    decoded = decode(framed(body), value_decoder("Row<Long,String>"))
+    assert [e.value for e in decoded.elements] == [Row("+U", (1, "x"))]
