@@ -143,17 +143,24 @@ def render(summary: dict[str, Any]) -> str:
         parts += [
             "",
             render_table(
-                ["operator", "subtask", "key groups", "bytes"],
+                ["operator", "subtask", "key groups", "bytes", "entries", "states"],
                 [
                     (
                         k["operator"],
                         k["subtask"],
                         f"{k['key_groups'][0]}..{k['key_groups'][1]}",
                         k["bytes"],
+                        "?" if k["entries"] is None else k["entries"],
+                        _states(k["states"]),
                     )
                     for k in summary["keyed_state"]
                 ],
             ),
+        ]
+        parts += [
+            f"entries of {k['operator']}[{k['subtask']}] not counted: {k['entries_unreadable']}"
+            for k in summary["keyed_state"]
+            if k["entries_unreadable"]
         ]
     parts += [
         "",
@@ -220,6 +227,19 @@ def render(summary: dict[str, Any]) -> str:
         ),
     ]
     return "\n".join(parts)
+
+
+def _states(states: list[dict[str, Any]]) -> str:
+    """User states by name with their entries; the timer queues as one count."""
+    parts = [
+        f"{s['name']} {s['kind'].lower()}: {'?' if s['entries'] is None else s['entries']}"
+        for s in states
+        if s["kind"] != "TIMERS"
+    ]
+    timers = [s["entries"] for s in states if s["kind"] == "TIMERS"]
+    if timers:
+        parts.append(f"timers: {'?' if None in timers else sum(timers)}")
+    return ", ".join(parts)
 
 
 def _short(value: object) -> str:

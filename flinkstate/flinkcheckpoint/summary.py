@@ -11,6 +11,7 @@ from flinkstate.flinkcheckpoint.channel_state_file import read_channel
 from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import KeyGroupsStateHandle
 from flinkstate.flinkcheckpoint.inflight import Edge, logical_channels, read_records
+from flinkstate.flinkcheckpoint.keyed_state import read_keyed_state
 from flinkstate.flinkcheckpoint.metadata import read_metadata
 from flinkstate.flinkcheckpoint.stream_element import Row, ValueDecoder
 
@@ -43,12 +44,23 @@ def summarize(
                 handle = subtask.managed_keyed_state
                 if isinstance(handle, KeyGroupsStateHandle):
                     keyed_bytes += handle.state_size
+                    snapshot = read_keyed_state(handle, files)
                     keyed.append(
                         {
                             "operator": operator.label,
                             "subtask": subtask.index,
                             "key_groups": [handle.first_key_group, handle.last_key_group],
                             "bytes": handle.state_size,
+                            "states": [
+                                {"name": s.name, "kind": s.kind, "entries": count}
+                                for s, count in zip(
+                                    snapshot.states,
+                                    snapshot.state_entries().values(),
+                                    strict=True,
+                                )
+                            ],
+                            "entries": snapshot.entries,
+                            "entries_unreadable": snapshot.unreadable,
                         }
                     )
                 for op_handle in (subtask.managed_operator_state, subtask.raw_operator_state):

@@ -71,6 +71,26 @@ def test_keyed_records_sit_in_their_owners_key_groups(checkpoint: Path) -> None:
     assert checked
 
 
+@pytest.mark.parametrize(
+    "checkpoint",
+    [p for p in CHECKPOINTS if "rebalance" not in str(p)],
+    ids=lambda p: p.parents[1].name,
+)
+def test_keyed_state_is_a_row_per_key_group_with_its_entries(checkpoint: Path) -> None:
+    """Every key group of the slow counter's subtasks, inside its subtask's range, with the
+    keys Flink stored there: the 1,000 keys ``f0 % 1000`` once each."""
+    rows = to_dataset(checkpoint, KEYED, value=TUPLE).tables["keyed_state"].to_pylist()
+    assert [r["key_group"] for r in rows] == list(range(128))
+    for row in rows:
+        assert row["operator"] == "slow-counter"
+        expected = compute_key_group_range_for_operator_index(
+            128, 4 if "p4" in str(checkpoint) else 3, row["subtask"]
+        )
+        assert (row["key_group_start"], row["key_group_end"]) == (expected.start, expected.end)
+        assert row["key_group_start"] <= row["key_group"] <= row["key_group_end"]
+    assert sum(r["entries"] for r in rows) == 1000
+
+
 def test_what_the_checkpoint_does_not_say_must_be_given() -> None:
     checkpoint = next(p for p in CHECKPOINTS if p.parents[1].name == "keyed-hash-p2-p4")
     with pytest.raises(InvalidParameterError, match="say how exchange to-record:0>slow-counter:0"):
