@@ -67,3 +67,30 @@ def records_figure(summary: dict[str, Any]) -> go.Figure:
         height=320,
     )
     return figure
+
+
+def key_group_figure(rows: list[dict[str, Any]], title: str = "") -> go.Figure:
+    """Keyed state entries per key group, a colour per subtask: rows as the dataset's
+    ``keyed_state`` table has them (``subtask``, ``key_group``, ``entries``)."""
+    figure = go.Figure()
+    for subtask in sorted({r["subtask"] for r in rows}):
+        mine = [r for r in rows if r["subtask"] == subtask]
+        figure.add_trace(
+            go.Bar(
+                name=f"subtask {subtask}",
+                x=[r["key_group"] for r in mine],
+                y=[r["entries"] for r in mine],
+                hovertemplate="key group %{x}: %{y:,} entries<extra>subtask "
+                + str(subtask)
+                + "</extra>",
+            )
+        )
+    figure.update_layout(
+        title=title or "Keyed state entries per key group",
+        xaxis_title="key group",
+        yaxis_title="entries",
+        bargap=0.1,
+        legend={"orientation": "h", "y": -0.25},
+        height=380,
+    )
+    return figure

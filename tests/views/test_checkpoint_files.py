@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from flinkstate.flinkcheckpoint.export import ExchangeSpec, key_function, to_dataset
 from flinkstate.flinkcheckpoint.stream_element import value_decoder
 from flinkstate.flinkcheckpoint.summary import summarize
-from flinkstate.views.checkpoint_files import in_flight_figure, records_figure
+from flinkstate.views.checkpoint_files import in_flight_figure, key_group_figure, records_figure
 from tests.flinkcheckpoint.test_metadata import CHECKPOINTS
 
 
@@ -20,3 +21,21 @@ def test_bars_are_the_bytes_and_records_of_each_channel() -> None:
     assert "checkpoint 48" in figure.layout.title.text
     records = records_figure(summary)
     assert sum(records.data[0].y) == summary["totals"]["records"] == 1643
+
+
+def test_key_group_bars_are_the_exported_keyed_state() -> None:
+    checkpoint = next(p for p in CHECKPOINTS if p.parents[1].name == "keyed-hash-p2-p4")
+    rows = (
+        to_dataset(
+            checkpoint,
+            {"to-record->slow-counter": ExchangeSpec("hash", key=key_function("f0%1000"))},
+            value=value_decoder("Tuple2<Long,String>"),
+        )
+        .tables["keyed_state"]
+        .to_pylist()
+    )
+    figure = key_group_figure(rows)
+    assert [t.name for t in figure.data] == [f"subtask {i}" for i in range(4)]
+    for subtask, trace in enumerate(figure.data):
+        assert list(trace.x) == list(range(32 * subtask, 32 * subtask + 32))
+    assert sum(sum(t.y) for t in figure.data) == 1000
