@@ -278,16 +278,19 @@ def _varint(data: bytes, at: int) -> tuple[int, int]:
 
 def read_string(data: bytes, at: int) -> tuple[object, int]:
     """``StringValue.readString``: length + 1 (0 is null), then UTF-16 units as varints."""
-    length, at = _varint(data, at)
+    length = data[at]
+    at += 1
+    if length >= 0x80:  # a longer varint
+        length, at = _varint(data, at - 1)
     if length == 0:
         return None, at
     length -= 1
     if length > len(data) - at:
         raise ValueError(f"a string of {length} characters past the end")
     # ASCII is one byte per character: take the fast path when it holds
-    chunk = data[at : at + length]
-    if max(chunk, default=0) < 0x80:
-        return bytes(chunk).decode("ascii"), at + length
+    chunk = bytes(data[at : at + length])
+    if chunk.isascii():
+        return chunk.decode("ascii"), at + length
     units = []
     for _ in range(length):
         unit, at = _varint(data, at)
@@ -326,6 +329,16 @@ class Row:
 
 
 def tuple_decoder(fields: list[ValueDecoder]) -> ValueDecoder:
+    if len(fields) == 2:  # the commonest tuple, without the loop
+        first, second = fields
+
+        def read_pair(data: bytes, at: int) -> tuple[object, int]:
+            a, at = first(data, at)
+            b, at = second(data, at)
+            return (a, b), at
+
+        return read_pair
+
     def read(data: bytes, at: int) -> tuple[object, int]:
         values = []
         for field in fields:
