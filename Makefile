@@ -13,12 +13,14 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(abspath $(BIN)/python)
 
-.PHONY: lab test lint typecheck pytest bench bench-smoke reference-values lock clean help
+.PHONY: lab test lint typecheck pytest bench bench-smoke real-checkpoints reference-values lock clean help
 
 help:
 	@echo "make lab    start JupyterLab on 127.0.0.1:$(LAB_PORT) with the notebooks (Spark embedded)"
 	@echo "make test   ruff, mypy and the whole pytest suite (notebooks included)"
 	@echo "make bench  run the benchmarks and print ratios against their in-run baselines"
+	@echo "make real-checkpoints  run small Flink jobs and keep their unaligned checkpoints"
+	@echo "                       (VARIANTS=a,b RUN_SECONDS=12 OUT=data/generated-checkpoints)"
 
 $(STAMP): pyproject.toml constraints.txt
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "flinkstate needs Python 3.11 or newer; found " + sys.version.split()[0])'
@@ -36,7 +38,7 @@ lab: $(STAMP)
 test: lint typecheck pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check flinkstate tests benchmarks
+	$(BIN)/ruff check flinkstate tests benchmarks tools
 
 typecheck: $(STAMP)
 	$(BIN)/mypy
@@ -49,6 +51,27 @@ bench: $(STAMP)
 
 bench-smoke: $(STAMP)
 	$(BIN)/python -m benchmarks --smoke
+
+# The flink extra (apache-flink: Flink's jars and its Java gateway) in an environment of its own,
+# since its pins differ from constraints.txt; then small back-pressured jobs on a local Flink,
+# whose retained unaligned checkpoints land in $(OUT) (see tools/real-checkpoints).
+FLINK_VENV := .venv-flink
+FLINK_STAMP := $(FLINK_VENV)/.flink-installed
+OUT ?= data/generated-checkpoints
+RUN_SECONDS ?= 12
+VARIANTS ?=
+# the flink extra's requirements, as pyproject.toml declares them
+FLINK_REQUIREMENTS = $(shell $(PYTHON) -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["flink"])')
+
+$(FLINK_STAMP): pyproject.toml
+	test -x $(FLINK_VENV)/bin/python || $(PYTHON) -m venv $(FLINK_VENV)
+	$(FLINK_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(FLINK_VENV)/bin/python -m pip install --quiet $(FLINK_REQUIREMENTS)
+	touch $(FLINK_STAMP)
+
+real-checkpoints: $(FLINK_STAMP)
+	$(PYTHON) tools/real-checkpoints/generate.py --flink-python $(FLINK_VENV)/bin/python \
+		--out $(OUT) --seconds $(RUN_SECONDS) $(if $(VARIANTS),--variants $(VARIANTS),)
 
 # Recompute tests/reference/flink-2.3.0-arithmetic.json with Flink's own jar (needs javac and
 # FLINK_DIST_JAR pointing at flink-dist-2.3.0.jar, e.g. from the apache-flink-libraries wheel).
@@ -64,4 +87,4 @@ lock: $(STAMP)
 	  $(BIN)/python -m pip freeze --exclude-editable | grep -v -i '^flinkstate'; } > constraints.txt
 
 clean:
-	rm -rf $(VENV) build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(FLINK_VENV) build .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,235 @@
+// A small back-pressured job that takes unaligned checkpoints on a local MiniCluster and keeps
+// them. Written for flinkstate: its checkpoints are read by flinkstate's own reader and compared
+// with Flink's loader (tools/real-checkpoints/flink_loader.py).
+//
+// Usage: java -cp <pyflink/lib/*>:<classes> CheckpointJob KEY=VALUE ...
+//   variant=NAME topology=keyed|rebalance out=DIR seconds=N upstream=P downstream=P
+//   payload=CHARS sleep_micros=N inline_threshold=SIZE file_merging=true|false
+// Records are Tuple2<Long,String>: a sequence number from fromSequence and "p<seq>" padded with
+// 'x'. The keyed topology keys by f0 % 1000 into a counter that sleeps per record, which
+// back-pressures the upstream subtasks so that buffers are in flight when barriers arrive.
+
+import java.io.File;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+
+import org.apache.flink.api.common.JobStatus;
+import org.apache.flink.api.common.functions.MapFunction;
+import org.apache.flink.api.common.state.ValueState;
+import org.apache.flink.api.common.state.ValueStateDescriptor;
+import org.apache.flink.api.common.typeinfo.Types;
+import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.streaming.api.datastream.DataStream;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
+import org.apache.flink.streaming.api.functions.sink.v2.DiscardingSink;
+import org.apache.flink.util.Collector;
+
+public class CheckpointJob {
+
+    /** Turns a sequence number into the record the other operators see. */
+    public static final class ToRecord implements MapFunction<Long, Tuple2<Long, String>> {
+        private final int payload;
+
+        public ToRecord(int payload) {
+            this.payload = payload;
+        }
+
+        @Override
+        public Tuple2<Long, String> map(Long seq) {
+            StringBuilder text = new StringBuilder("p").append(seq);
+            while (text.length() < payload) {
+                text.append('x');
+            }
+            return Tuple2.of(seq, text.toString());
+        }
+    }
+
+    /** Counts records per key in a ValueState and sleeps per record: the slow operator. */
+    public static final class SlowCounter
+            extends KeyedProcessFunction<Long, Tuple2<Long, String>, Tuple2<Long, String>> {
+        private final long sleepMicros;
+        private transient ValueState<Long> count;
+
+        public SlowCounter(long sleepMicros) {
+            this.sleepMicros = sleepMicros;
+        }
+
+        @Override
+        public void open(org.apache.flink.api.common.functions.OpenContext context) {
+            count = getRuntimeContext().getState(new ValueStateDescriptor<>("count", Types.LONG));
+        }
+
+        @Override
+        public void processElement(
+                Tuple2<Long, String> record, Context context, Collector<Tuple2<Long, String>> out)
+                throws Exception {
+            Long seen = count.value();
+            count.update(seen == null ? 1L : seen + 1);
+            LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(sleepMicros));
+            out.collect(record);
+        }
+    }
+
+    /** Passes records on, sleeping per record when told to. */
+    public static final class Relay implements MapFunction<Tuple2<Long, String>, Tuple2<Long, String>> {
+        private final long sleepMicros;
+
+        public Relay(long sleepMicros) {
+            this.sleepMicros = sleepMicros;
+        }
+
+        @Override
+        public Tuple2<Long, String> map(Tuple2<Long, String> record) {
+            if (sleepMicros > 0) {
+                LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(sleepMicros));
+            }
+            return record;
+        }
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> arg = new LinkedHashMap<>();
+        for (String a : args) {
+            int eq = a.indexOf('=');
+            if (eq < 0) {
+                throw new IllegalArgumentException("arguments are KEY=VALUE, got " + a);
+            }
+            arg.put(a.substring(0, eq), a.substring(eq + 1));
+        }
+        String variant = arg.get("variant");
+        String topology = arg.getOrDefault("topology", "keyed");
+        Path out = new File(arg.get("out")).getAbsoluteFile().toPath();
+        int seconds = Integer.parseInt(arg.getOrDefault("seconds", "15"));
+        int upstream = Integer.parseInt(arg.getOrDefault("upstream", "2"));
+        int downstream = Integer.parseInt(arg.getOrDefault("downstream", "4"));
+        int payload = Integer.parseInt(arg.getOrDefault("payload", "16"));
+        long sleepMicros = Long.parseLong(arg.getOrDefault("sleep_micros", "1000"));
+
+        Path root = out.resolve(variant);
+        Files.createDirectories(root);
+        Map<String, String> conf = new LinkedHashMap<>();
+        conf.put("execution.checkpointing.interval", arg.getOrDefault("interval", "300ms"));
+        conf.put("execution.checkpointing.mode", "EXACTLY_ONCE");
+        conf.put("execution.checkpointing.unaligned.enabled", "true");
+        conf.put("execution.checkpointing.aligned-checkpoint-timeout", "0ms");
+        conf.put("execution.checkpointing.max-concurrent-checkpoints", "1");
+        conf.put("execution.checkpointing.externalized-checkpoint-retention", "RETAIN_ON_CANCELLATION");
+        conf.put("execution.checkpointing.num-retained", arg.getOrDefault("retained", "10"));
+        conf.put("execution.checkpointing.storage", "filesystem");
+        conf.put("execution.checkpointing.dir", root.toUri().toString());
+        conf.put("execution.checkpointing.data-inline-threshold", arg.getOrDefault("inline_threshold", "20kb"));
+        conf.put("execution.checkpointing.file-merging.enabled", arg.getOrDefault("file_merging", "false"));
+        conf.put("state.backend.type", "hashmap");
+        conf.put("taskmanager.memory.segment-size", arg.getOrDefault("segment_size", "4kb"));
+        conf.put("minicluster.number-of-taskmanagers", "2");
+        conf.put("taskmanager.numberOfTaskSlots", "2");
+        conf.put("pipeline.max-parallelism", arg.getOrDefault("max_parallelism", "128"));
+        conf.put("pipeline.name", "ckpt-" + variant);
+        conf.put("rest.bind-port", "0");
+        conf.put("rest.address", "127.0.0.1");
+        conf.put("jobmanager.bind-host", "127.0.0.1");
+        conf.put("taskmanager.bind-host", "127.0.0.1");
+        conf.put("taskmanager.host", "127.0.0.1");
+
+        StringBuilder description = new StringBuilder();
+        description.append("variant=").append(variant).append('\n');
+        StreamExecutionEnvironment env =
+                StreamExecutionEnvironment.getExecutionEnvironment(Configuration.fromMap(conf));
+        DataStream<Tuple2<Long, String>> records =
+                env.fromSequence(0, Long.MAX_VALUE)
+                        .setParallelism(upstream)
+                        .uid("source")
+                        .name("source")
+                        .map(new ToRecord(payload))
+                        .returns(Types.TUPLE(Types.LONG, Types.STRING))
+                        .setParallelism(upstream)
+                        .uid("to-record")
+                        .name("to-record");
+        if (topology.equals("keyed")) {
+            description.append("topology=[source -> to-record] (p=").append(upstream)
+                    .append(") --HASH(keyBy f0%1000)--> [slow-counter (ValueState<Long>) -> sink] (p=")
+                    .append(downstream).append(")\n");
+            description.append("key=f0 % 1000 (Long)\n");
+            records.keyBy(record -> record.f0 % 1000, Types.LONG)
+                    .process(new SlowCounter(sleepMicros))
+                    .returns(Types.TUPLE(Types.LONG, Types.STRING))
+                    .setParallelism(downstream)
+                    .uid("slow-counter")
+                    .name("slow-counter")
+                    .sinkTo(new DiscardingSink<>())
+                    .setParallelism(downstream)
+                    .uid("sink")
+                    .name("sink");
+        } else if (topology.equals("rebalance")) {
+            description.append("topology=[source -> to-record] (p=").append(upstream)
+                    .append(") --REBALANCE--> [relay] (p=").append(downstream)
+                    .append(") --FORWARD--> [slow-relay -> sink] (p=").append(downstream).append(")\n");
+            records.rebalance()
+                    .map(new Relay(0))
+                    .returns(Types.TUPLE(Types.LONG, Types.STRING))
+                    .setParallelism(downstream)
+                    .uid("relay")
+                    .name("relay")
+                    .forward()
+                    .map(new Relay(sleepMicros))
+                    .returns(Types.TUPLE(Types.LONG, Types.STRING))
+                    .setParallelism(downstream)
+                    .uid("slow-relay")
+                    .name("slow-relay")
+                    .startNewChain()
+                    .sinkTo(new DiscardingSink<>())
+                    .setParallelism(downstream)
+                    .uid("sink")
+                    .name("sink");
+        } else {
+            throw new IllegalArgumentException("topology is keyed or rebalance, got " + topology);
+        }
+        description.append("record_type=Tuple2<Long,String> (f0=seq, f1=payload)\n");
+        description.append("payload_bytes=").append(payload).append('\n');
+        description.append("sleep_micros_per_record_in_slow_operator=").append(sleepMicros).append('\n');
+        description.append("run_seconds=").append(seconds).append('\n');
+        for (Map.Entry<String, String> e : conf.entrySet()) {
+            description.append(e.getKey()).append('=').append(e.getValue()).append('\n');
+        }
+        Files.writeString(root.resolve("job-config.txt"), description.toString());
+
+        JobClient client = env.executeAsync("ckpt-" + variant);
+        Path jobDir = root.resolve(client.getJobID().toString());
+        long start = System.nanoTime();
+        for (int second = 1; second <= seconds; second++) {
+            Thread.sleep(1000);
+            JobStatus status = client.getJobStatus().get();
+            if (status.isGloballyTerminalState()) {
+                throw new IllegalStateException("the job ended on its own: " + status);
+            }
+            System.out.printf(
+                    "%s: %d/%d s, %d checkpoints retained%n",
+                    variant, second, seconds, retained(jobDir));
+        }
+        client.cancel().get(60, TimeUnit.SECONDS);
+        // a cancelled job's result completes exceptionally; waiting for it waits for the end
+        client.getJobExecutionResult().handle((result, failure) -> null).get(60, TimeUnit.SECONDS);
+        System.out.printf(
+                "%s: cancelled after %.1f s, %d checkpoints retained in %s%n",
+                variant, (System.nanoTime() - start) / 1e9, retained(jobDir), jobDir);
+        System.exit(0);
+    }
+
+    private static long retained(Path jobDir) throws Exception {
+        if (!Files.isDirectory(jobDir)) {
+            return 0;
+        }
+        try (var entries = Files.list(jobDir)) {
+            return entries.filter(p -> p.getFileName().toString().startsWith("chk-"))
+                    .filter(p -> Files.exists(p.resolve("_metadata")))
+                    .count();
+        }
+    }
+}
