@@ -26,7 +26,7 @@ from flinkstate.errors import CheckpointFormatError
 from flinkstate.flinkcheckpoint.datainput import DataInput
 from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import KeyGroupsStateHandle
-from flinkstate.flinkcheckpoint.stream_element import ValueDecoder, value_decoder
+from flinkstate.flinkcheckpoint.stream_element import ValueDecoder, tuple_decoder, value_decoder
 
 #: the proxy versions whose layout is read here (what Flink 2.x writes)
 PROXY_VERSIONS = (6,)
@@ -254,7 +254,7 @@ def _versioned_snapshot(data: DataInput, what: str) -> Serializer:
         return Serializer(name, nested, _list(readers[0]))
     if name == _MAP:
         return Serializer(name, nested, _map(readers[0], readers[1]))
-    return Serializer(name, nested, _tuple(readers), fixed)
+    return Serializer(name, nested, tuple_decoder(readers), fixed)
 
 
 def _void(data: bytes, at: int) -> tuple[object, int]:
@@ -303,17 +303,6 @@ def _map(key: ValueDecoder, value: ValueDecoder) -> ValueDecoder:
             else:
                 entries[k], at = value(data, at)
         return entries, at
-
-    return read
-
-
-def _tuple(fields: list[ValueDecoder]) -> ValueDecoder:
-    def read(data: bytes, at: int) -> tuple[object, int]:
-        values = []
-        for field in fields:
-            value, at = field(data, at)
-            values.append(value)
-        return tuple(values), at
 
     return read
 

@@ -186,19 +186,20 @@ def test_every_channel_state_handle(pair: tuple[CheckpointMetadata, dict[str, An
     assert sorted(ours, key=order) == sorted(theirs, key=order)
 
 
-def test_every_keyed_state_handle(pair: tuple[CheckpointMetadata, dict[str, Any]]) -> None:
-    metadata, truth = pair
-    ours = []
+def keyed_handles(metadata: CheckpointMetadata) -> list[dict[str, Any]]:
+    """Every keyed-state handle in the reports' terms."""
+    found = []
     for operator in metadata.operators:
         for subtask in operator.subtasks:
             handle = subtask.managed_keyed_state
             if handle is None:
                 continue
             assert isinstance(handle, KeyGroupsStateHandle)
-            ours.append(
+            found.append(
                 {
                     "operator_id": operator.operator_id,
                     "subtask_index": subtask.index,
+                    "class": "org.apache.flink.runtime.state.KeyGroupsStateHandle",
                     "metadata_tag": handle.tag,
                     "key_group_start": handle.first_key_group,
                     "key_group_end": handle.last_key_group,
@@ -208,6 +209,12 @@ def test_every_keyed_state_handle(pair: tuple[CheckpointMetadata, dict[str, Any]
                     "delegate": delegate(handle.delegate),
                 }
             )
+    return found
+
+
+def test_every_keyed_state_handle(pair: tuple[CheckpointMetadata, dict[str, Any]]) -> None:
+    metadata, truth = pair
+    ours = keyed_handles(metadata)
     theirs = [
         {
             **{k: h[k] for k in ours[0] if k != "delegate"},

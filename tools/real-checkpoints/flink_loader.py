@@ -58,31 +58,9 @@ def load(jvm: Any, checkpoint: Path) -> dict[str, Any]:
             for handle in items(state.getManagedKeyedState()):
                 keyed.append(keyed_handle(operator_id, index, handle))
             for handle in items(helper.extractUnmergedInputHandles(state)):
-                info = handle.getInfo()
-                channels.append(
-                    channel(
-                        operator_id,
-                        handle,
-                        "input",
-                        {
-                            "gate_idx": info.getGateIdx(),
-                            "input_channel_idx": info.getInputChannelIdx(),
-                        },
-                    )
-                )
+                channels.append(channel(operator_id, handle, "input"))
             for handle in items(helper.extractUnmergedOutputHandles(state)):
-                info = handle.getInfo()
-                channels.append(
-                    channel(
-                        operator_id,
-                        handle,
-                        "output",
-                        {
-                            "partition_idx": info.getPartitionIdx(),
-                            "subpartition_idx": info.getSubPartitionIdx(),
-                        },
-                    )
-                )
+                channels.append(channel(operator_id, handle, "output"))
         coordinator = operator.getCoordinatorState()
         operators.append(
             {
@@ -192,7 +170,16 @@ def keyed_handle(operator_id: str, subtask: int, handle: Any) -> dict[str, Any]:
     }
 
 
-def channel(operator_id: str, handle: Any, kind: str, where: dict[str, int]) -> dict[str, Any]:
+def channel(operator_id: str, handle: Any, kind: str) -> dict[str, Any]:
+    info = handle.getInfo()
+    where = (
+        {"gate_idx": info.getGateIdx(), "input_channel_idx": info.getInputChannelIdx()}
+        if kind == "input"
+        else {
+            "partition_idx": info.getPartitionIdx(),
+            "subpartition_idx": info.getSubPartitionIdx(),
+        }
+    )
     return {
         "operator_id": operator_id,
         "subtask_index": handle.getSubtaskIndex(),
