@@ -188,8 +188,8 @@ def checkpoint_summary(checkpoint: Checkpoint) -> dict[str, Any]:
     return {
         "id": checkpoint.id,
         "type": "unaligned" if checkpoint.unaligned else "aligned",
-        "trigger_step": checkpoint.trigger_step,
-        "completion_step": checkpoint.completion_step,
+        "trigger_step": checkpoint.triggered_at,
+        "completion_step": checkpoint.completed_at,
         "input_channels": len(inputs),
         "input_buffers": sum(len(s.buffers) for s in inputs),
         "input_bytes": sum(s.size for s in inputs),

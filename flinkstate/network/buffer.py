@@ -27,6 +27,12 @@ class Buffer:
     priority: bool = False
     #: for a ``SubtaskConnectionDescriptor``: (old downstream subtask, old upstream subtask)
     descriptor: tuple[int, int] | None = None
+    #: which buffer this is, for drawing it: stable while it travels (a remote send copies the
+    #: bytes into the receiver's segment but keeps the uid), never part of the state's
+    #: equality, so two runs that differ only in numbering are the same state
+    uid: int = field(default=-1, compare=False)
+    #: made by recovery from channel state (drawn apart from live data); presentation only
+    recovered: bool = field(default=False, compare=False)
 
     def copy(self) -> Buffer:
         return Buffer(
@@ -38,6 +44,8 @@ class Buffer:
             self.checkpoint,
             self.priority,
             self.descriptor,
+            self.uid,
+            self.recovered,
         )
 
     @property

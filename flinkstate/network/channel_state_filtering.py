@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from flinkstate.choice import Choice
-from flinkstate.network.buffer import HEAP, Buffer
+from flinkstate.network.buffer import HEAP
 from flinkstate.network.records import Fragment
 
 if TYPE_CHECKING:
@@ -206,7 +206,7 @@ def keeps_record(
     ambiguous = plan.filters_virtual_channel(channel.index, *virtual_channel)
     if not ambiguous or "no-filter" in world.faults:
         return True
-    if world._owner_of(gate, record) == task.index:
+    if world.record_owner(gate, record) == task.index:
         return True
     world.filtered[(record, task.name)] = world.step
     return False
@@ -218,7 +218,7 @@ def rewrite_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
     holder = f"post-filter {channel.name}"
     segment, origin = _take(world, gate, channel, holder)
     capacity = HEAP_FALLBACK_SIZE if segment == HEAP else world.config.segment_size
-    buffer = Buffer(segment, capacity)
+    buffer = world.new_buffer(segment, capacity, recovered=True)
     while reader.pending and buffer.space:
         record, written = reader.pending[0]
         total = world.records[record].serialized_length

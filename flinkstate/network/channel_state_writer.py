@@ -44,6 +44,10 @@ class WriteRequest:
     #: the last chunk of a V2 spill slice: once written, the writer releases the checkpoint's
     #: reference to this task's spill files
     release_spill: str = ""
+    #: the request's own number and the uid of the buffer it retains (-1: bytes copied from
+    #: the deserializer or a spill file), for drawing; not part of the state's equality
+    uid: int = field(default=-1, compare=False)
+    buffer: int = field(default=-1, compare=False)
 
 
 @dataclass(slots=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from flinkstate.keygroups import KeyGroupRange
 from flinkstate.network.graph import JobGraph
@@ -85,6 +85,8 @@ class Checkpoint:
 
     id: int
     unaligned: bool
+    #: the index of the event that triggered it and of the one that completed it (the
+    #: stepper and the summaries count that event as step index + 1)
     trigger_step: int
     completion_step: int
     subtasks: tuple[SubtaskState, ...]
@@ -92,10 +94,24 @@ class Checkpoint:
     result_subpartition_state: tuple[ChannelState, ...]
     graph: JobGraph | None = None
     records: tuple[Record, ...] = ()
+    #: uids of the live buffers whose bytes it persisted (to outline them on the canvas); not
+    #: part of the checkpoint's value
+    persisted_buffers: frozenset[int] = field(default=frozenset(), compare=False)
 
     @property
     def in_flight_bytes(self) -> int:
         return sum(s.size for s in (*self.input_channel_state, *self.result_subpartition_state))
+
+    @property
+    def triggered_at(self) -> int:
+        """The step whose action triggered it, counted as the stepper counts (the n-th action
+        makes step n; ``trigger_step`` is that event's index, n - 1)."""
+        return self.trigger_step + 1
+
+    @property
+    def completed_at(self) -> int:
+        """The step whose action completed it, counted as the stepper counts."""
+        return self.completion_step + 1
 
     def record_copies(self, records: Collection[int]) -> Counter[int]:
         """How many times each of ``records`` starts in the channel state: more than once means

@@ -205,7 +205,7 @@ def drain_step(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> None
         segment = floating
     used = sum(f.length for f in fragments)
     channel.recovered_queue.append(
-        Buffer(segment, world.config.segment_size, used, list(fragments))
+        world.new_buffer(segment, world.config.segment_size, used, list(fragments), recovered=True)
     )
     cursor.commit(state, used)
     world._touch_channel(channel)
@@ -219,7 +219,7 @@ def finish_drain(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> No
     task = world.tasks[drainer.task.removeprefix("task ")]
     for gate in task.gates:
         for channel in gate.channels:
-            channel.recovered_queue.append(Buffer(HEAP, 0, event=END_OF_FETCHED_STATE))
+            channel.recovered_queue.append(world.new_buffer(HEAP, 0, event=END_OF_FETCHED_STATE))
             world._touch_channel(channel)
     if not drainer.draining:  # nothing was delivered: the fetch's reference is still held
         drainer.draining = True
@@ -270,7 +270,7 @@ def snapshot_and_insert_barriers(
         for channel in gate.channels:
             if channel.in_recovery and "missing-recovery-barrier" not in world.faults:
                 channel.recovered_queue.append(
-                    Buffer(HEAP, 0, event=RECOVERY_BARRIER, checkpoint=checkpoint)
+                    world.new_buffer(HEAP, 0, event=RECOVERY_BARRIER, checkpoint=checkpoint)
                 )
     if drainer is None or drainer.finished or drainer.state is None or drainer.cursor is None:
         return EMPTY_SNAPSHOT

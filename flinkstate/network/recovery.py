@@ -170,14 +170,18 @@ def do_recover_output(world: NetworkWorld, task: Task, action: Action) -> None:
     for position, target in enumerate(chunk.targets):
         sub = partition.subpartitions[target]
         sub.queue.append(
-            Buffer(
+            world.new_buffer(
                 HEAP,
                 0,
                 event=SUBTASK_CONNECTION,
                 descriptor=(chunk.old_subtask, chunk.old_channel),
             )
         )
-        sub.queue.append(Buffer(segment, world.config.segment_size, used, list(chunk.fragments)))
+        sub.queue.append(
+            world.new_buffer(
+                segment, world.config.segment_size, used, list(chunk.fragments), recovered=True
+            )
+        )
         if position:
             world._share(segment, holders[position], ("partition", partition.name))
         world._touch_sub(sub)
@@ -191,7 +195,7 @@ def do_recover_output(world: NetworkWorld, task: Task, action: Action) -> None:
 def do_finish_output(world: NetworkWorld, task: Task, action: Action) -> None:
     for partition in task.partitions:
         for sub in partition.subpartitions:
-            sub.queue.append(Buffer(HEAP, 0, event=END_OF_OUTPUT_STATE))
+            sub.queue.append(world.new_buffer(HEAP, 0, event=END_OF_OUTPUT_STATE))
             world._touch_sub(sub)
     task.phase = RECOVERING if task.gates else RUNNING
     reader = world.readers.get(task.name)
@@ -262,7 +266,7 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
     if kind == "finish-input":
         for gate in task.gates:
             for channel in gate.channels:
-                channel.recovered_queue.append(Buffer(HEAP, 0, event=END_OF_INPUT_STATE))
+                channel.recovered_queue.append(world.new_buffer(HEAP, 0, event=END_OF_INPUT_STATE))
                 world._touch_channel(channel)
         reader.finished = True
         world._note = "input state read; EndOfInputChannelStateEvent on every channel"
@@ -289,10 +293,14 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
     segment = take_buffer(world, gate, channel, f"recovered {channel.name}")
     used = sum(f.length for f in chunk.fragments)
     channel.recovered_queue.append(
-        Buffer(HEAP, 0, event=SUBTASK_CONNECTION, descriptor=(chunk.old_subtask, chunk.old_channel))
+        world.new_buffer(
+            HEAP, 0, event=SUBTASK_CONNECTION, descriptor=(chunk.old_subtask, chunk.old_channel)
+        )
     )
     channel.recovered_queue.append(
-        Buffer(segment, world.config.segment_size, used, list(chunk.fragments))
+        world.new_buffer(
+            segment, world.config.segment_size, used, list(chunk.fragments), recovered=True
+        )
     )
     side = "upstream output" if chunk.upstream_output else "input"
     world._note = (
@@ -507,7 +515,7 @@ def keeps(world: NetworkWorld, channel: Channel, record: int) -> bool:
         return True
     if channel_state_filtering.keeps_record(world, task, gate, channel, selected, record):
         return True
-    owner = world._owner_of(gate, record)
+    owner = world.record_owner(gate, record)
     world._note += f"; record {record} filtered out (belongs to subtask {owner})"
     return False
 

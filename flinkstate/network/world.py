@@ -24,6 +24,7 @@ import operator
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Self, TypeVar
 
 from flinkstate.errors import InvalidParameterError
@@ -342,6 +343,8 @@ class CheckpointInProgress:
     #: tasks that have their snapshot and all barriers, and their writes not yet done
     barriers_complete: set[str] = field(default_factory=set)
     pending_writes: dict[str, int] = field(default_factory=dict)
+    #: uids of the buffers handed to the writers (what the canvas outlines as persisted)
+    persisted_buffers: set[int] = field(default_factory=set)
 
     def copy(self) -> CheckpointInProgress:
         return CheckpointInProgress(
@@ -354,7 +357,31 @@ class CheckpointInProgress:
             {n: list(b) for n, b in self.outputs.items()},
             set(self.barriers_complete),
             dict(self.pending_writes),
+            set(self.persisted_buffers),
         )
+
+
+class ActorKind(StrEnum):
+    """What kind of thread an actor of the world stands for."""
+
+    TASK = "task"
+    NETTY = "netty"
+    WRITER = "channel-state-writer"
+    READER = "channel-state-reader"
+    DRAINER = "drainer"
+    COORDINATOR = "checkpoint-coordinator"
+
+
+@dataclass(frozen=True, slots=True)
+class ActorRef:
+    """An actor as typed keys into the world: ``task`` into ``tasks`` (the task itself, or the
+    task a reader or drainer works for), ``channel`` into ``channels`` (a netty transport),
+    ``writer`` into ``writers``. Views follow these instead of reading actor names."""
+
+    kind: ActorKind
+    task: str = ""
+    channel: str = ""
+    writer: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,6 +408,8 @@ class ActorIndex:
     by_subpartition: dict[str, tuple[int, ...]]
     by_pool: dict[str, tuple[int, ...]]
     by_network_pool: dict[str, tuple[int, ...]]
+    #: every actor's typed reference, the coordinator's included
+    refs: dict[str, ActorRef]
 
     @classmethod
     def of(cls, world: NetworkWorld) -> ActorIndex:
@@ -435,6 +464,17 @@ class ActorIndex:
                         if task.name in reader_of:
                             slots.add(reader_of[task.name])
             by_network_pool[nbp] = tuple(sorted(slots))
+        refs = {COORDINATOR: ActorRef(ActorKind.COORDINATOR)}
+        for key, task in world.tasks.items():
+            refs[task.name] = ActorRef(ActorKind.TASK, task=key)
+            if task.name in world.readers:
+                refs[world.readers[task.name].name] = ActorRef(ActorKind.READER, task=key)
+            if task.name in world.drainers:
+                refs[world.drainers[task.name].name] = ActorRef(ActorKind.DRAINER, task=key)
+        for name in remote:
+            refs[f"netty {name}"] = ActorRef(ActorKind.NETTY, channel=name)
+        for name in writers:
+            refs[name] = ActorRef(ActorKind.WRITER, writer=name)
         return cls(
             actors,
             len(tasks),
@@ -450,6 +490,7 @@ class ActorIndex:
             by_subpartition,
             by_pool,
             by_network_pool,
+            refs,
         )
 
 
@@ -549,6 +590,9 @@ class NetworkWorld:
     #: last seq per (operator, source subtask, key): per-key order at keyed operators
     key_seq: dict[tuple[str, str, int], int] = field(default_factory=dict)
     next_record: int = 0
+    #: the next buffer or write request number (``Buffer.uid``): presentation only, never
+    #: part of the fingerprint
+    next_uid: int = 0
     #: the old channel a demultiplexed record came through, until it is processed
     recovered_via: dict[tuple[int, str], str] = field(default_factory=dict)
     _persisted: list[int] = field(default_factory=list)
@@ -684,13 +728,45 @@ class NetworkWorld:
                 return partition
         raise AssertionError(f"no result partition {name}")
 
-    def _owner_of(self, gate: Gate, record: int) -> int:
-        """The subtask a record belongs to under the gate's partitioner (new parallelism)."""
+    def record_owner(self, gate: Gate, record: int) -> int:
+        """The subtask a record belongs to under the gate's partitioner (new parallelism):
+        the rule every generation's record filter applies."""
         down = self.graph.operator(self.tasks[gate.task.removeprefix("task ")].operator)
         key = self.records[record].key
         if gate.exchange.partitioner is Partitioner.CUSTOM:
             return key % down.parallelism
         return _operator_index(key, down.effective_max_parallelism, down.parallelism)
+
+    def new_buffer(
+        self,
+        segment: int,
+        capacity: int,
+        used: int = 0,
+        fragments: list[Fragment] | None = None,
+        *,
+        event: str | None = None,
+        checkpoint: int = -1,
+        priority: bool = False,
+        descriptor: tuple[int, int] | None = None,
+        recovered: bool = False,
+    ) -> Buffer:
+        """A new buffer (or heap event) with the next uid, so that it can be followed while
+        it travels; every buffer of the world is made here. ``recovered``: it carries channel
+        state read back by recovery."""
+        uid = self.next_uid
+        self.next_uid += 1
+        return Buffer(
+            segment,
+            capacity,
+            used,
+            [] if fragments is None else fragments,
+            event,
+            checkpoint,
+            priority,
+            descriptor,
+            uid,
+            recovered,
+        )
 
     def _new_segments(self, count: int, owner: str) -> list[int]:
         start = len(self.owner)
@@ -995,6 +1071,11 @@ class NetworkWorld:
 
     def _touch_channel(self, channel: Channel) -> None:
         self._dirty.update(self._actors.by_channel[channel.name])
+
+    def actor(self, name: str) -> ActorRef | None:
+        """The typed reference of an actor named in an action or a wait (None for the
+        stand-ins of waits-for reports, such as a gate's request-partitions mail)."""
+        return self._actors.refs.get(name)
 
     def invalidate_actions(self) -> None:
         """Forget every cached action: for code that changed the world's state directly."""
@@ -1476,7 +1557,7 @@ class NetworkWorld:
         segment = self._pool_request(pool, f"builder {sub.name}", sub.index)
         if segment is None:
             raise AssertionError(f"{action} was enabled but the pool is empty")
-        sub.builder = Buffer(segment, self.config.segment_size)
+        sub.builder = self.new_buffer(segment, self.config.segment_size)
         self._touch_sub(sub)
 
     def _do_write(self, task: Task, action: Action) -> None:
@@ -1525,7 +1606,7 @@ class NetworkWorld:
                         self._pool_recycle(
                             partition.pool, segment, f"builder {sub.name}", sub.index
                         )
-                sub.queue.append(Buffer(HEAP, 0, event=END_OF_PARTITION))
+                sub.queue.append(self.new_buffer(HEAP, 0, event=END_OF_PARTITION))
                 self._touch_sub(sub)
         task.finished = True
         self._note = "end of input: flushed and sent EndOfPartitionEvent"
@@ -1795,7 +1876,15 @@ class NetworkWorld:
             target = channel.floating.pop()
             source = f"floating {channel.name}"
         self._move(target, source, f"received {channel.name}")
-        received = Buffer(target, buffer.capacity, buffer.used, list(buffer.fragments))
+        # the same buffer, travelled: netty copies its bytes into the receiver's segment
+        received = Buffer(
+            target,
+            buffer.capacity,
+            buffer.used,
+            list(buffer.fragments),
+            uid=buffer.uid,
+            recovered=buffer.recovered,
+        )
         channel.received.append(received)
         if channel.persisting:
             self._persist_input(channel, received)
@@ -1939,6 +2028,7 @@ class NetworkWorld:
                             channel.name,
                             tuple(buffer.fragments),
                             buffer.segment,
+                            buffer=buffer.uid,
                         )
                 elif channel.remote:
                     data = [b for b in channel.received if not b.is_event]
@@ -1949,7 +2039,13 @@ class NetworkWorld:
                     for buffer in data:
                         fragments = tuple(buffer.fragments)
                         self._persist(
-                            task, checkpoint, False, channel.name, fragments, buffer.segment
+                            task,
+                            checkpoint,
+                            False,
+                            channel.name,
+                            fragments,
+                            buffer.segment,
+                            buffer=buffer.uid,
                         )
                 if channel is not arrived and checkpoint.id not in (
                     channel.barrier_seen,
@@ -2010,12 +2106,30 @@ class NetworkWorld:
         fragments: tuple[Fragment, ...],
         segment: int = HEAP,
         release_spill: str = "",
+        buffer: int = -1,
     ) -> None:
-        """Hand one buffer to the task's channel-state writer, retaining its segment."""
+        """Hand one buffer to the task's channel-state writer, retaining its segment.
+
+        ``buffer`` is the uid of the buffer handed over (-1 for bytes copied out of the
+        deserializer or a spill file)."""
         writer = self.writers[self.writer_of[task.name]]
+        uid = self.next_uid
+        self.next_uid += 1
         writer.requests.append(
-            WriteRequest(checkpoint.id, task.name, name, output, fragments, segment, release_spill)
+            WriteRequest(
+                checkpoint.id,
+                task.name,
+                name,
+                output,
+                fragments,
+                segment,
+                release_spill,
+                uid=uid,
+                buffer=buffer,
+            )
         )
+        if buffer >= 0:
+            checkpoint.persisted_buffers.add(buffer)
         checkpoint.pending_writes[task.name] = checkpoint.pending_writes.get(task.name, 0) + 1
         if segment != HEAP:
             self._share(segment, writer.name)
@@ -2027,9 +2141,13 @@ class NetworkWorld:
         assert checkpoint.id == channel.persisting
         task = self.tasks[channel.task.removeprefix("task ")]
         fragments = tuple(buffer.fragments)
-        self._persist(task, checkpoint, False, channel.name, fragments, buffer.segment)
+        self._persist(
+            task, checkpoint, False, channel.name, fragments, buffer.segment, buffer=buffer.uid
+        )
         if "persist-twice" in self.faults:  # FLINK-40016: a buffer persisted a second time
-            self._persist(task, checkpoint, False, channel.name, fragments, buffer.segment)
+            self._persist(
+                task, checkpoint, False, channel.name, fragments, buffer.segment, buffer=buffer.uid
+            )
 
     def _share(self, segment: int, holder: str, release: tuple[str, str] | None = None) -> None:
         """Another reference to a segment (``Buffer.retainBuffer``)."""
@@ -2110,7 +2228,7 @@ class NetworkWorld:
                 self._touch_sub(sub)
                 if sub.builder is not None and sub.builder.used:
                     self._finish_builder(sub)
-                barrier = Buffer(
+                barrier = self.new_buffer(
                     HEAP, 0, event=BARRIER, checkpoint=checkpoint.id, priority=overtakes
                 )
                 if overtakes:
@@ -2118,7 +2236,13 @@ class NetworkWorld:
                         if not buffer.is_event:
                             fragments = tuple(buffer.fragments)
                             self._persist(
-                                task, checkpoint, True, sub.name, fragments, buffer.segment
+                                task,
+                                checkpoint,
+                                True,
+                                sub.name,
+                                fragments,
+                                buffer.segment,
+                                buffer=buffer.uid,
                             )
                     sub.queue.appendleft(barrier)
                 else:
@@ -2195,6 +2319,7 @@ class NetworkWorld:
                     {f.record for state in (*inputs, *outputs) for f in state.fragments}
                 )
             ),
+            persisted_buffers=frozenset(progress.persisted_buffers),
         )
         self.completed.append(checkpoint)
         self.checkpoint = None

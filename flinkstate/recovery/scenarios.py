@@ -204,11 +204,12 @@ class ScenarioRun:
 
     @property
     def first_checkpoint_step(self) -> int | None:
-        """Steps from the restart until its first checkpoint completed (None: none did)."""
+        """The step (counted as the stepper counts: the n-th action) at which the restart's
+        first checkpoint completed (None: none did)."""
         world = self.world
         if world is None or not world.completed:
             return None
-        return world.completed[0].completion_step
+        return world.completed[0].completed_at
 
     @property
     def resumed_step(self) -> int | None:

@@ -1,11 +1,16 @@
 """Step through a scenario's restart (or the job before it) with buttons and a slider, while a
-graph shows who owns every buffer and the timelines show how that changed.
+canvas draws the job's network stack with every buffer, barrier and record in its place, a
+caption says what each step did, and the timelines show how the buffers moved over the run.
 
 When a scenario is chosen the stepper runs it once to its end, so the slider spans the whole
 run and the badge can say how it ends; then it goes back to step 0. Every later move is the
 simulation's own ``step``/``goto``: the scheduler is deterministic, so stepping again replays
-exactly the run that was previewed. The figures are views of the world at the current step,
-copied into live ``FigureWidget``s in place.
+exactly the run that was previewed. The figures are views of the world at the current step;
+the buffer-ownership graph (the same places as the canvas, as a networkx graph) is one click
+away under the canvas.
+
+Steps are counted as everywhere in flinkstate: step n is the world after n actions, and the
+caption of step n describes the n-th action.
 """
 
 from __future__ import annotations
@@ -25,10 +30,13 @@ from flinkstate.recovery.scenarios import (
     get_scenario,
     prepare_scenario,
 )
-from flinkstate.sim.core import RunResult, Simulation, collector_paused
+from flinkstate.sim.core import Event, RunResult, Simulation, collector_paused
+from flinkstate.views.captions import caption
 from flinkstate.views.deadlock import deadlock_figure
-from flinkstate.views.ownership import OwnershipLayout, ownership_graph, ownership_spec
+from flinkstate.views.ownership import ownership_graph, ownership_spec
+from flinkstate.views.scene import SceneLayout, build_scene
 from flinkstate.views.timelines import Timelines, timelines_spec
+from flinkstate.widgets.canvas import RecoveryCanvas
 from flinkstate.widgets.controls import (
     ParameterControls,
     guarded,
@@ -53,6 +61,18 @@ EVENTS_OF_INTEREST: Mapping[str, tuple[str, ...]] = {
 #: seeds are Java-style non-negative ints
 MAX_SEED = 2**31 - 1
 RECENT_EVENTS = 8
+#: captions kept under the canvas, newest first
+CAPTIONS_KEPT = 4
+#: play speeds in steps per second: (label, steps per tick, ms between ticks)
+SPEEDS: Mapping[str, tuple[int, int]] = {
+    "1 step/s": (1, 1000),
+    "2 steps/s": (1, 500),
+    "5 steps/s": (1, 200),
+    "10 steps/s": (1, 100),
+    "50 steps/s": (5, 100),
+    "250 steps/s": (25, 100),
+    "1000 steps/s": (100, 100),
+}
 _OK = "#2ca02c"
 _BAD = "#d62728"
 _WARN = "#ff7f0e"
@@ -95,20 +115,32 @@ class RecoveryStepper:
             max=0,
             description="step",
             continuous_update=False,
-            layout=widgets.Layout(width="640px"),
+            layout=widgets.Layout(width="100%", max_width="900px"),
         )
-        self.play = widgets.Play(value=0, min=0, max=0, step=1, interval=400, description="play")
-        self.speed = widgets.Dropdown(
-            options=[("1 step per tick", 1), ("5 steps", 5), ("25 steps", 25), ("100 steps", 100)],
-            value=1,
-            description="speed",
+        self.play = widgets.Play(
+            value=0,
+            min=0,
+            max=0,
+            step=1,
+            interval=200,
+            description="play",
+            tooltip="play from this step (pause and stop keep the step you are on)",
+            show_repeat=False,
         )
-        self.goto_box = widgets.IntText(value=0, description="go to step")
+        self.speed = widgets.Dropdown(options=list(SPEEDS), value="5 steps/s", description="speed")
+        self.speed.tooltip = "how many steps play advances per second"
+        self.goto_box = widgets.IntText(value=0, description="go to step", continuous_update=False)
+        self.goto_box.tooltip = "type a step and press Enter"
         self.goto_button = _button("go", "share", "jump to the step in the box")
         self.message = widgets.HTML()
         self.badge = widgets.HTML()
         self.recent = widgets.HTML()
+        self.canvas = RecoveryCanvas()
         self.ownership = live_figure()
+        self.ownership_box = widgets.Accordion(
+            children=[self.ownership], titles=("buffer ownership graph (networkx)",)
+        )
+        self.ownership_box.selected_index = None
         self.timelines_figure = live_figure()
         self.deadlock = live_figure()
         self.deadlock_box = widgets.VBox([self.deadlock], layout=widgets.Layout(display="none"))
@@ -116,11 +148,18 @@ class RecoveryStepper:
         self.final: RunResult | None = None
         self.total = 0
         self.timelines: Timelines | None = None
-        self.layout: OwnershipLayout | None = None
+        self.layout: SceneLayout | None = None
         self._syncing = False
         self._summary: dict[str, Any] = {}
-        widgets.link((self.play, "value"), (self.slider, "value"))
-        widgets.link((self.speed, "value"), (self.play, "step"))
+        #: the caption of each step seen so far, and the scene of the step on display
+        self._captions: dict[int, str] = {}
+        self._scene: dict[str, Any] | None = None
+        self._apply_speed()
+        self.speed.observe(lambda _: self._apply_speed(), names="value")
+        self.play.observe(self._on_play, names="value")
+        self.play.observe(self._on_playing, names="playing")
+        self.goto_box.observe(self._on_goto_box, names="value")
+        self.ownership_box.observe(lambda _: self._render(), names="selected_index")
         self.scenario.observe(self._on_scenario, names="value")
         self.phase.observe(self._on_setting, names="value")
         self.seed.observe(self._on_setting, names="value")
@@ -150,10 +189,11 @@ class RecoveryStepper:
                 widgets.HBox([self.next_button, self.until, self.goto_box, self.goto_button]),
                 self.slider,
                 self.badge,
-                self.recent,
-                self.ownership,
+                self.canvas,
                 self.deadlock_box,
+                self.ownership_box,
                 self.timelines_figure,
+                self.recent,
             ]
         )
 
@@ -210,6 +250,8 @@ class RecoveryStepper:
         self.message.value = ""
         self.run = run
         simulation = run.simulation
+        self._captions = {}
+        self._scene = None
         if simulation is None:  # refused by Flink, or no checkpoint to restore from
             self.final, self.total, self.timelines, self.layout = None, 0, None, None
             self._set_range(0)
@@ -225,9 +267,9 @@ class RecoveryStepper:
         world = self.world
         assert world is not None
         self.timelines = Timelines.start(world)
-        self.layout = OwnershipLayout.of(world)
+        self.layout = SceneLayout.of(world)
         self._set_range(self.total)
-        self._render()
+        self._render(animate=False)
         return True
 
     def _set_range(self, total: int) -> None:
@@ -250,6 +292,31 @@ class RecoveryStepper:
 
     def goto_typed(self) -> None:
         self.goto(self.goto_box.value)
+
+    def _on_goto_box(self, change: dict[str, Any]) -> None:
+        """Enter (or leaving the box) goes to the typed step."""
+        if not self._syncing and change["new"] != self.current_step:
+            self.goto(int(change["new"]))
+
+    def _apply_speed(self) -> None:
+        per_tick, interval = SPEEDS[self.speed.value]
+        self.play.step = per_tick
+        self.play.interval = interval
+
+    def _on_playing(self, change: dict[str, Any]) -> None:
+        if change["new"]:  # play starts from the step on display
+            self._sync_slider()
+
+    def _on_play(self, change: dict[str, Any]) -> None:
+        """A tick of play. Its stop button sets the value back to the minimum: that is
+        ignored, so stop keeps the step on display as pause does."""
+        if self._syncing:
+            return
+        if change["new"] == self.play.min and change["new"] != self.current_step:
+            self._sync_slider()
+            return
+        if change["new"] != self.current_step:
+            self.goto(min(int(change["new"]), self.total))
 
     def goto(self, target: int) -> bool:
         """Show step ``target`` of the run; out of the run's range is refused in the widget."""
@@ -278,20 +345,21 @@ class RecoveryStepper:
             else refusal(f"No {self.until.value} after this step: stopped at the end of the run.")
         )
         self._sync_slider()
-        self._render()
+        self._render(animate=False)
         return found or not kinds
 
     def _move_to(self, target: int) -> None:
         simulation, timelines = self.simulation, self.timelines
         assert simulation is not None
         assert timelines is not None
+        neighbour = abs(target - simulation.step_count) == 1
         if target < simulation.step_count:
             simulation.goto(target)
             timelines.rewind(target)
         else:
             self._advance(target)
         self._sync_slider()
-        self._render()
+        self._render(animate=neighbour)
 
     def _advance(self, target: int, stop_at: tuple[str, ...] = ()) -> bool:
         """Step towards ``target``, recording the timelines; True when it stopped at an action
@@ -318,6 +386,7 @@ class RecoveryStepper:
         try:
             self.slider.value = self.current_step
             self.goto_box.value = self.current_step
+            self.play.value = self.current_step
         finally:
             self._syncing = False
 
@@ -328,18 +397,80 @@ class RecoveryStepper:
 
     # -- drawing -------------------------------------------------------------------------------
 
-    def _render(self) -> None:
+    def captions(self) -> list[tuple[int, str]]:
+        """The captions of the last few steps up to the one on display, newest first."""
+        simulation = self.simulation
+        if simulation is None:
+            return []
+        step = simulation.step_count
+        wanted = range(step, max(0, step - CAPTIONS_KEPT), -1)
+        self._ensure_captions(step)
+        return [(n, self._captions[n]) for n in wanted]
+
+    def _ensure_captions(self, step: int) -> None:
+        """Caption the steps shown under the canvas that have none yet: go back to before
+        the first of them and step forward again (the run is deterministic), comparing the
+        scenes before and after each step. Leaves the scene of ``step`` in ``_scene``."""
+        simulation, timelines, layout = self.simulation, self.timelines, self.layout
+        assert simulation is not None
+        assert timelines is not None
+        assert layout is not None
+        world = self._world()  # fetched again after a goto: going back replaces the world
+        missing = [n for n in range(max(1, step - CAPTIONS_KEPT + 1), step + 1)]
+        missing = [n for n in missing if n not in self._captions]
+        scene = self._scene
+        if not missing:
+            if scene is None or scene["step"] != step:
+                self._scene = build_scene(world, _last(simulation), layout)
+            return
+        start = missing[0] - 1
+        if (
+            scene is not None
+            and missing == [step]
+            and scene["step"] == start
+            and simulation.step_count == step
+        ):  # one step forward from the scene on display: caption it from the two scenes
+            event = _last(simulation)
+            assert event is not None
+            after = build_scene(world, event, layout)
+            self._captions[step] = caption(event, world, scene, after)
+            self._scene = after
+            return
+        if scene is None or scene["step"] != start or start != simulation.step_count:
+            with collector_paused():
+                if start < simulation.step_count:
+                    simulation.goto(start)
+                    timelines.rewind(start)
+                world = self._world()
+                scene = build_scene(world, _last(simulation), layout)
+        assert scene is not None
+        with collector_paused():
+            while simulation.step_count < step:
+                event = simulation.step()
+                assert event is not None, "a recorded step must replay"
+                timelines.record(world, event)
+                after = build_scene(world, event, layout)
+                self._captions[simulation.step_count] = caption(event, world, scene, after)
+                scene = after
+        self._scene = scene
+
+    def _render(self, *, animate: bool = True) -> None:
         simulation, world = self.simulation, self.world
         if simulation is None or world is None or self.layout is None:
             for figure in (self.ownership, self.timelines_figure, self.deadlock):
                 show_spec(figure, {"data": [], "layout": {"title": {"text": "no run"}}})
             self.deadlock_box.layout.display = "none"
-            self.badge.value = _badge_html(self._summary, None, 0, 0)
+            self.badge.value = _badge_html(self._summary, None, 0, 0, self.phase.value)
             self.recent.value = ""
+            self.canvas.show({}, [], animate=False)
             return
-        last = simulation.events[-1] if simulation.events else None
-        graph = ownership_graph(world, last, self.layout)
-        show_spec(self.ownership, ownership_spec(graph, self.layout))
+        captions = self.captions()
+        assert self._scene is not None
+        self.canvas.show(self._scene, [[n, text] for n, text in captions], animate=animate)
+        last = _last(simulation)
+        if self.ownership_box.selected_index == 0:  # drawn only while it is open
+            graph = ownership_graph(world, last, self.layout.ownership)
+            show_spec(self.ownership, ownership_spec(graph, self.layout.ownership))
         assert self.timelines is not None
         show_spec(self.timelines_figure, timelines_spec(self.timelines))
         final = self.final
@@ -351,7 +482,9 @@ class RecoveryStepper:
             self.deadlock_box.layout.display = ""
         else:
             self.deadlock_box.layout.display = "none"
-        self.badge.value = _badge_html(self._summary, world, simulation.step_count, self.total)
+        self.badge.value = _badge_html(
+            self._summary, world, simulation.step_count, self.total, self.phase.value
+        )
         recent = simulation.events[-RECENT_EVENTS:][::-1]
         items = "".join(
             f"<li><code>{e.step + 1}</code> {html.escape(_shorten(e.describe()))}</li>"
@@ -362,6 +495,10 @@ class RecoveryStepper:
             if items
             else "<i>step 0: nothing has happened yet; press step</i>"
         )
+
+
+def _last(simulation: Simulation) -> Event | None:
+    return simulation.events[-1] if simulation.events else None
 
 
 def _button(label: str, icon: str, tooltip: str) -> widgets.Button:
@@ -375,20 +512,29 @@ def _shorten(text: str, limit: int = 220) -> str:
 
 
 def _badge_html(
-    summary: Mapping[str, Any], world: NetworkWorld | None, step: int, total: int
+    summary: Mapping[str, Any], world: NetworkWorld | None, step: int, total: int, phase: str
 ) -> str:
     outcome = summary.get("outcome", "")
     expected = summary.get("expected", "")
     colour = _OK if outcome in (Outcome.RECOVERED, Outcome.FINISHED) else _BAD
     if outcome in (Outcome.CHECKPOINT_EXPIRED, Outcome.STOPPED):
         colour = _WARN
-    ending = (
-        f"<span style='background:{colour};color:white;padding:2px 6px;border-radius:3px'>"
-        f"this run: {html.escape(str(outcome))}</span> "
-        f"(expected {html.escape(str(expected))}"
-        + ("" if summary.get("as_expected") else ", <b>not as expected</b>")
-        + ")"
-    )
+    if phase == "job":
+        # the scenario's expectation is about the restart; the job before it is its setting
+        ending = (
+            f"<span style='background:{colour};color:white;padding:2px 6px;border-radius:3px'>"
+            f"the job before its restart: {html.escape(str(outcome))}</span> its first "
+            "checkpoint is what the restart starts from (the scenario expects the restart to "
+            f"end: {html.escape(str(expected))})"
+        )
+    else:
+        ending = (
+            f"<span style='background:{colour};color:white;padding:2px 6px;border-radius:3px'>"
+            f"this run: {html.escape(str(outcome))}</span> "
+            f"(expected {html.escape(str(expected))}"
+            + ("" if summary.get("as_expected") else ", <b>not as expected</b>")
+            + ")"
+        )
     if world is None:
         return f"<div>{ending}</div>"
     if world.violations:

@@ -1,10 +1,11 @@
 """Run a notebook in JupyterLab in a real Chromium and press the stepper's step button.
 
 The kernel-side tests cannot see what only a browser shows: that the widget extensions load,
-that the ipywidgets and the plotly ``FigureWidget`` (through anywidget) render, and that a
-click travels to the kernel and comes back as a re-drawn figure. The contract with a stepper
-notebook: a button with CSS class ``flinkstate-step``, and a figure titled
-"Buffer ownership at step <n>" that shows step n+1 after one click.
+that the ipywidgets, the plotly ``FigureWidget`` and the recovery canvas (both through
+anywidget) render, and that a click travels to the kernel and comes back re-drawn. The contract
+with a stepper notebook: a button with CSS class ``flinkstate-step`` and, in the same widget, a
+canvas (``.flinkstate-canvas``) whose ``data-step`` says the step it draws; after one click it
+draws step n+1, with a new caption and something moved.
 """
 
 from __future__ import annotations
@@ -151,6 +152,32 @@ FIGURE_STATE = """
       const gd = plots[0];
       const index = [...document.querySelectorAll('.js-plotly-plot')].indexOf(gd);
       return {title: titleOf(gd), data: JSON.stringify(gd.data || [], plain), index};
+    }
+    if (node.classList.contains('jp-Notebook')) break;
+  }
+  return null;
+}
+"""
+
+#: The state of the stepper's canvas: of the canvases around the button (walking up from it),
+#: the first; its step, its newest caption, and where every item sits.
+CANVAS_STATE = """
+([button]) => {
+  for (let node = button.parentElement; node; node = node.parentElement) {
+    const canvas = node.querySelector('.flinkstate-canvas');
+    if (canvas && canvas.dataset.step !== undefined) {
+      const items = [...canvas.querySelectorAll('.fs-item')]
+        .filter((g) => g.style.opacity !== '0')
+        .map((g) => `${g.dataset.id}@${g.style.transform}`).sort();
+      const current = canvas.querySelector('.flinkstate-caption-current');
+      const index = [...document.querySelectorAll('.flinkstate-canvas')].indexOf(canvas);
+      return {
+        step: Number(canvas.dataset.step),
+        caption: current ? current.textContent : '',
+        items,
+        places: canvas.querySelectorAll('.fs-place').length,
+        index,
+      };
     }
     if (node.classList.contains('jp-Notebook')) break;
   }
@@ -379,6 +406,45 @@ def run_and_step(notebook: NotebookInBrowser) -> tuple[dict[str, Any], dict[str,
     return before, after
 
 
+def run_and_step_canvas(notebook: NotebookInBrowser) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Run All, then one click on the step button; the canvas's state before and after."""
+    with notebook.explained():
+        notebook.run_all()
+        button = notebook.step_button()
+        element = button.element_handle()
+        before = notebook.wait_for(
+            "no recovery canvas with places rendered next to the step button",
+            f"([button]) => {{ const s = ({CANVAS_STATE})([button]); "
+            "return s && s.places > 0 ? s : null; }",
+            [element],
+            RENDER_TIMEOUT,
+        )
+        canvas = notebook.page.locator(".flinkstate-canvas").nth(before["index"])
+        notebook.screenshot(canvas, "canvas-before")
+        seen = notebook.page.evaluate("window.flinkstateIopub.length")
+        button.click()
+        after = notebook.wait_for(
+            f"one click on step did not re-draw the canvas (still step {before['step']})",
+            f"""([button, step, seen]) => {{
+              const failed = window.flinkstateIopub.slice(seen)
+                .filter((line) => line.startsWith('error:'));
+              if (failed.length) return {{kernelErrors: failed}};
+              const now = ({CANVAS_STATE})([button]);
+              return now && now.step !== step && now.caption ? now : null;
+            }}""",
+            [element, before["step"], seen],
+            CLICK_TIMEOUT,
+        )
+        assert "kernelErrors" not in after, "the click failed in the kernel:\n" + "\n".join(
+            after.get("kernelErrors", [])
+        )
+        notebook.page.wait_for_timeout(600)  # let the items travel before the picture
+        notebook.screenshot(canvas, "canvas-after")
+        errors = notebook.helper("errors", notebook.name)
+        assert not errors, "cells show errors after the click:\n" + "\n".join(errors)
+    return before, after
+
+
 @pytest.mark.timeout(480)
 def test_minimal_stepper_renders_and_steps_in_chromium(
     open_notebook: Callable[[Path, str], NotebookInBrowser], tmp_path: Path
@@ -403,7 +469,9 @@ def test_stepper_notebook_steps_in_chromium(
         pytest.skip(f"{STEPPER_NOTEBOOK} is not in notebooks/ yet")
     on_disk = path.read_bytes()
     notebook = open_notebook(NOTEBOOKS, STEPPER_NOTEBOOK)
-    before, after = run_and_step(notebook)
-    assert _step_of(after["title"]) == _step_of(before["title"]) + 1
+    before, after = run_and_step_canvas(notebook)
+    assert after["step"] == before["step"] + 1
+    assert after["caption"].startswith(f"step {after['step']}")
+    assert after["items"] != before["items"], "the step moved nothing on the canvas"
     # autosave is off in the test's JupyterLab: running it must not write outputs back
     assert path.read_bytes() == on_disk, f"{path} changed while the test ran it"

@@ -32,12 +32,19 @@ def test_run_to_the_drainer_shows_it_installed_while_channels_recover(
     assert task.phase == RUNNING
     assert task.recovery_trigger is RecoveryCheckpointTrigger.DRAINER
     drainer = world.drainers[task.name]
-    graph = ownership_graph(world, event, stepper.layout)
+    assert stepper.layout is not None
+    graph = ownership_graph(world, event, stepper.layout.ownership)
     hover = graph.nodes[drainer.name]["hover"]
     assert "recovery checkpoint trigger: drainer" in hover
     assert "spill files: 1" in hover
     assert any(data["kind"] == "drain" for _, _, data in graph.edges(data=True))
-    assert f"Buffer ownership at step {stepper.current_step}" in stepper.ownership.layout.title.text
+    scene = stepper.canvas.scene
+    assert scene["step"] == stepper.current_step
+    drainer_place = next(p for p in scene["places"] if p["id"] == drainer.name)
+    assert drainer_place["installed"]
+    assert drainer_place["spill_files"] == 1
+    newest = stepper.canvas.captions[0][1]
+    assert "installed its drainer as the recovery checkpoint trigger" in newest
 
 
 def test_run_to_a_checkpoint_while_the_drain_goes_on(stepper: RecoveryStepper) -> None:

@@ -7,12 +7,15 @@ import pytest
 from flinkstate.errors import InvalidParameterError
 from flinkstate.recovery.scenarios import get_scenario
 from flinkstate.views.ownership import ownership_graph, ownership_spec
+from flinkstate.views.scene import build_scene
 from flinkstate.widgets.recovery_stepper import EVENTS_OF_INTEREST, RecoveryStepper
 
 
 @pytest.fixture(scope="module")
 def stepper() -> RecoveryStepper:
-    return RecoveryStepper("baseline-recovery", overrides={"records": 40})
+    stepper = RecoveryStepper("baseline-recovery", overrides={"records": 40})
+    stepper.ownership_box.selected_index = 0  # the graph is drawn while it is open
+    return stepper
 
 
 def _markers(stepper: RecoveryStepper) -> list[object]:
@@ -27,6 +30,30 @@ def test_opens_at_step_zero_with_the_whole_run_on_the_slider(stepper: RecoverySt
     assert "this run: recovered" in stepper.badge.value
     assert "invariants hold" in stepper.badge.value
     assert "press step" in stepper.recent.value
+    assert stepper.canvas.scene["step"] == 0
+    assert stepper.canvas.captions == []
+
+
+def test_the_canvas_shows_the_step_on_display_with_its_captions(stepper: RecoveryStepper) -> None:
+    """One numbering everywhere: the slider's step, the scene's step, the newest caption."""
+    stepper.goto(0)
+    for _ in range(6):
+        stepper.step_button.click()
+    assert stepper.canvas.scene["step"] == stepper.slider.value == 6
+    steps = [n for n, _ in stepper.canvas.captions]
+    assert steps == [6, 5, 4, 3]
+    simulation = stepper.simulation
+    assert simulation is not None
+    assert simulation.events[-1].step + 1 == 6  # the sixth action made step 6
+    assert "<code>6</code>" in stepper.recent.value
+    captions_at_6 = list(stepper.canvas.captions)
+    stepper.goto(200)
+    stepper.goto(6)  # the same step again: the same captions, the same scene
+    assert stepper.canvas.captions == captions_at_6
+    assert stepper.canvas.scene["step"] == 6
+    assert not stepper.canvas.animate  # a jump is drawn in place
+    stepper.step_button.click()
+    assert stepper.canvas.animate  # one step travels
 
 
 def test_step_and_back_update_the_figures_in_place(stepper: RecoveryStepper) -> None:
@@ -56,7 +83,10 @@ def test_widget_shows_exactly_the_view_of_the_current_step(stepper: RecoveryStep
     assert world is not None
     assert layout is not None
     assert world.step == 321
-    spec = ownership_spec(ownership_graph(world, simulation.events[-1], layout), layout)
+    assert stepper.canvas.scene == build_scene(world, simulation.events[-1], layout)
+    spec = ownership_spec(
+        ownership_graph(world, simulation.events[-1], layout.ownership), layout.ownership
+    )
     live = stepper.ownership.to_plotly_json()
     for shown, expected in zip(live["data"], spec["data"], strict=True):
         assert list(shown["x"]) == list(expected["x"])
@@ -116,8 +146,11 @@ def test_run_to_end_and_nothing_further(stepper: RecoveryStepper) -> None:
 
 def test_play_moves_the_slider_and_the_run(stepper: RecoveryStepper) -> None:
     stepper.goto(0)
-    stepper.speed.value = 25
-    assert stepper.play.step == 25
+    stepper.speed.value = "250 steps/s"
+    assert (stepper.play.step, stepper.play.interval) == (25, 100)
+    stepper.speed.value = "2 steps/s"
+    assert (stepper.play.step, stepper.play.interval) == (1, 500)
+    stepper.speed.value = "250 steps/s"
     stepper.play.value = 50  # what the play widget's timer does, tick by tick
     assert stepper.slider.value == 50
     assert stepper.current_step == 50
@@ -172,7 +205,7 @@ def test_a_configuration_flink_refuses_is_explained_not_run() -> None:
 
 def test_the_job_before_the_restart_can_be_stepped_through_its_checkpoint() -> None:
     stepper = RecoveryStepper("baseline-recovery", phase="job", overrides={"records": 20})
-    assert "this run: finished" in stepper.badge.value
+    assert "the job before its restart: finished" in stepper.badge.value
     stepper.until.value = "checkpoint triggered or acknowledged"
     assert stepper.run_to_next()
     simulation = stepper.simulation
@@ -195,3 +228,39 @@ def test_overriding_a_parameter_that_does_not_matter_adds_its_control() -> None:
     world = stepper.world
     assert world is not None
     assert sum(1 for t in world.tasks.values() if t.operator == "counter") == 2
+
+
+def test_stop_keeps_the_step_like_pause(stepper: RecoveryStepper) -> None:
+    """The play widget's stop sets its value back to the minimum; the stepper stays put."""
+    stepper.goto(0)
+    stepper.play.playing = True
+    stepper.play.value = 30
+    stepper.play.playing = False
+    stepper.play.value = stepper.play.min  # what stop does
+    assert stepper.current_step == stepper.slider.value == 30
+    assert stepper.play.value == 30  # play resumes from here
+
+
+def test_enter_in_the_step_box_goes_there(stepper: RecoveryStepper) -> None:
+    stepper.goto(0)
+    stepper.goto_box.value = 77  # the box sends its value on Enter (continuous_update off)
+    assert stepper.current_step == stepper.slider.value == 77
+
+
+def test_every_button_says_what_it_does(stepper: RecoveryStepper) -> None:
+    for control in (
+        stepper.step_button,
+        stepper.back_button,
+        stepper.reset_button,
+        stepper.next_button,
+        stepper.goto_button,
+        stepper.play,
+        stepper.speed,
+    ):
+        assert control.tooltip
+
+
+def test_the_job_before_the_restart_is_not_called_a_failure() -> None:
+    stepper = RecoveryStepper("baseline-recovery", overrides={"records": 20}, phase="job")
+    assert "the job before its restart" in stepper.badge.value
+    assert "not as expected" not in stepper.badge.value

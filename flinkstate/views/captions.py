@@ -1,0 +1,591 @@
+"""One plain sentence for every step: what happened, where, how much, and which Flink class
+does it.
+
+A caption is made from the step's event, the world after it, and the scenes before and after
+(:mod:`flinkstate.views.scene`): the scenes say which buffers moved where, which barrier went
+to the head of which queue and which write requests the step handed to a channel-state writer,
+so a caption counts what a learner sees move on the canvas. Every kind of action the world
+has is in :data:`CAPTIONS`; a test runs every scenario and requires a caption for each kind
+that occurs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from flinkstate.network.world import ActorKind, ActorRef, NetworkWorld
+from flinkstate.sim.core import Event
+
+Scene = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class _Step:
+    """What a caption reads: the event, the world after it, the actor, and the items that
+    appeared, vanished or moved between the two scenes."""
+
+    event: Event
+    world: NetworkWorld
+    actor: ActorRef
+    before: Mapping[str, Mapping[str, Any]]
+    after: Mapping[str, Mapping[str, Any]]
+
+    @property
+    def target(self) -> str:
+        return self.event.action.target
+
+    def added(self, kind: str | None = None) -> list[Mapping[str, Any]]:
+        return [
+            i
+            for key, i in self.after.items()
+            if key not in self.before and (kind is None or i["kind"] == kind)
+        ]
+
+    def removed(self, kind: str | None = None) -> list[Mapping[str, Any]]:
+        return [
+            i
+            for key, i in self.before.items()
+            if key not in self.after and (kind is None or i["kind"] == kind)
+        ]
+
+    def moved(self) -> list[tuple[Mapping[str, Any], Mapping[str, Any]]]:
+        """(before, after) of every item that changed place."""
+        return [
+            (i, self.after[key])
+            for key, i in self.before.items()
+            if key in self.after and self.after[key]["place"] != i["place"]
+        ]
+
+    @property
+    def task(self) -> str:
+        return self.actor.task
+
+
+def _items(scene: Scene | None) -> dict[str, Mapping[str, Any]]:
+    return {} if scene is None else {item["id"]: item for item in scene["items"]}
+
+
+def caption(event: Event, world: NetworkWorld, before: Scene | None, after: Scene) -> str:
+    """The sentence for ``event``, the step that turned scene ``before`` into ``after``."""
+    actor = world.actor(event.action.actor)
+    if actor is None:
+        raise KeyError(f"no actor {event.action.actor!r} in this world")
+    step = _Step(event, world, actor, _items(before), _items(after))
+    explain = CAPTIONS.get((actor.kind, event.action.kind))
+    if explain is None:
+        raise KeyError(f"no caption for {actor.kind.value} action {event.action.kind!r}")
+    return explain(step)
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _plural(count: int, word: str, plural: str | None = None) -> str:
+    return f"{count} {word if count == 1 else (plural or word + 's')}"
+
+
+def _records(items: list[Mapping[str, Any]]) -> int:
+    return len({p[0] for i in items for p in i.get("pieces", ())})
+
+
+def _bytes(items: list[Mapping[str, Any]]) -> int:
+    return sum(int(i.get("used", i.get("bytes", 0))) for i in items)
+
+
+def _buffers_text(items: list[Mapping[str, Any]]) -> str:
+    data = [i for i in items if i["kind"] == "buffer"]
+    return f"{_plural(len(data), 'buffer')} ({_plural(_records(data), 'record')})"
+
+
+# -- tasks ------------------------------------------------------------------------------------
+
+
+def _emit(s: _Step) -> str:
+    record = s.world.records[s.world.next_record - 1]
+    return (
+        f"{s.task} read record {record.id} (key {record.key}, {record.serialized_length} bytes "
+        "with its length prefix) from its split and handed it to the record writer "
+        "(SourceStreamTask, RecordWriter)."
+    )
+
+
+def _request_buffer(s: _Step) -> str:
+    sub = s.world.subpartitions[s.target]
+    return (
+        f"{s.task} took a buffer from its result partition's pool to write records for "
+        f"{sub.consumer} (LocalBufferPool.requestBufferBuilder); a full pool would block it "
+        "here: that is back-pressure."
+    )
+
+
+def _write(s: _Step) -> str:
+    sub = s.world.subpartitions[s.target]
+    buffer = sub.builder if sub.builder is not None else sub.queue[-1]
+    fragment = buffer.fragments[-1]
+    whole = fragment.start == 0 and fragment.length == fragment.total
+    into = f"into the buffer for {sub.consumer}"
+    if whole:
+        what = f"{s.task} wrote record {fragment.record} whole ({fragment.length} bytes) {into}"
+    elif fragment.start + fragment.length == fragment.total:
+        what = (
+            f"{s.task} wrote the last {fragment.length} bytes of record {fragment.record} {into}: "
+            "the record began in an earlier buffer (it spans buffers)"
+        )
+    else:
+        what = (
+            f"{s.task} wrote {fragment.length} of record {fragment.record}'s {fragment.total} "
+            f"bytes {into}, which is full: the rest goes into the next buffer"
+        )
+    done = "; the finished buffer joined the subpartition's queue" if sub.builder is None else ""
+    return f"{what}{done} (RecordWriter, BufferBuilder)."
+
+
+def _compute(s: _Step) -> str:
+    task = s.world.tasks[s.task]
+    left = f"{task.busy} more step(s)" if task.busy else "done"
+    return f"{s.task} spends a step in its operator's processing of the last record ({left})."
+
+
+def _poll(s: _Step) -> str:
+    task = s.world.tasks[s.task]
+    channel = s.world.channels[s.target]
+    taken = [j for _, j in s.moved() if j["lane"] == "deserializer"] + s.removed()
+    events = [i for i in taken if i["kind"] in ("event", "barrier")]
+    if events:
+        event = events[0]
+        meaning = {
+            "end of partition": "the channel has ended (EndOfPartitionEvent)",
+            "descriptor": (
+                "the buffers behind it come from old subtask "
+                f"{event.get('descriptor', ['?'])[0]}'s old channel "
+                f"{event.get('descriptor', ['?', '?'])[1]}: the deserializer switches to that "
+                "virtual channel (SubtaskConnectionDescriptor)"
+            ),
+            "end of input state": (
+                "the recovered input state of this channel is through (EndOfInputChannelStateEvent)"
+            ),
+            "end of output state": (
+                "the upstream's recovered output state is through; the subpartition stays "
+                "blocked until every channel of the gate has it (EndOfOutputChannelStateEvent)"
+            ),
+        }.get(str(event.get("label")), str(event.get("event")))
+        return f"{s.task} took an event from {channel.name}: {meaning}."
+    data = [i for i in taken if i["kind"] == "buffer"]
+    ready = len(task.ready)
+    partial = (
+        channel.partial if channel.selected is None else channel.partials.get(channel.selected)
+    )
+    rest = (
+        f"; record {partial[0]} continues in the next buffer ({partial[1]} bytes so far)"
+        if partial is not None
+        else ""
+    )
+    source = "recovered " if data and data[0].get("recovered") else ""
+    return (
+        f"{s.task} took a {source}buffer ({_bytes(data)} bytes) from {channel.name}; the "
+        f"deserializer has {_plural(ready, 'complete record')} to process{rest} "
+        "(SpillingAdaptiveSpanningRecordDeserializer)."
+    )
+
+
+def _process(s: _Step) -> str:
+    task = s.world.tasks[s.task]
+    record_id = s.event.delivered[0] if s.event.delivered else None
+    if record_id is None:
+        return f"{s.task} processed a record."
+    record = s.world.records[record_id]
+    steps = [f"{s.task} processed record {record.id} (key {record.key})"]
+    if task.key_groups is not None:
+        steps.append(f"updated the keyed state of key {record.key}")
+    steps.append("handed it to its output" if task.partitions else "kept it: a sink")
+    return ", ".join(steps) + " (StreamOneInputProcessor, the operator's processElement)."
+
+
+def _finish(s: _Step) -> str:
+    return (
+        f"{s.task} reached the end of its input: it flushed its buffers and put an "
+        "EndOfPartitionEvent into every subpartition."
+    )
+
+
+def _source_checkpoint(s: _Step) -> str:
+    task = s.world.tasks[s.task]
+    requests = s.added("request")
+    overtaken = [
+        s.before[str(r["from"])] for r in requests if r.get("from") and r["from"] in s.before
+    ]
+    barriers = s.added("barrier")
+    checkpoint = barriers[0]["checkpoint"] if barriers else "?"
+    subs = sum(len(p.subpartitions) for p in task.partitions)
+    if barriers and barriers[0].get("priority"):
+        persisted = (
+            f"; the {_buffers_text(overtaken)} it overtook are now output state of checkpoint "
+            f"{checkpoint}, handed to the channel-state writer"
+            if overtaken
+            else "; the queues were empty, so it overtook nothing"
+        )
+        where = "at the head of"
+        cls = "PipelinedSubpartition.addPriorityEvent, ChannelStateWriter.addOutputData"
+    else:
+        persisted = ": an aligned barrier waits behind the queued buffers"
+        where = "at the tail of"
+        cls = "PipelinedSubpartition.add"
+    return (
+        f"{s.task} took its snapshot for checkpoint {checkpoint} and put the barrier {where} "
+        f"its {_plural(subs, 'subpartition')}{persisted} ({cls})."
+    )
+
+
+def _barrier(s: _Step) -> str:
+    task = s.world.tasks[s.task]
+    channel = s.world.channels[s.target]
+    checkpoint = s.world.checkpoint
+    number = channel.barrier_seen
+    channels = [c for gate in task.gates for c in gate.channels]
+    seen = sum(1 for c in channels if c.barrier_seen == number)
+    requests = s.added("request")
+    inputs = [r for r in requests if r["side"] == "input"]
+    outputs = [r for r in requests if r["side"] == "output"]
+    if checkpoint is None or checkpoint.id != number:
+        if s.world.completed and s.world.completed[-1].id == number:
+            return (
+                f"{s.task} took checkpoint {number}'s last barrier from {channel.name}; every "
+                f"task has acknowledged: checkpoint {number} is complete."
+            )
+        return f"{s.task} dropped a barrier of checkpoint that is no longer running."
+    parts = [
+        f"{s.task} took checkpoint {number}'s barrier from {channel.name} "
+        f"({seen} of {len(channels)} channels)"
+    ]
+    if seen == 1 and s.before.get(_barrier_id(s)) is not None and _priority(s):
+        unaligned_out = any(
+            s.world.graph.checkpoints_unaligned(p.exchange) for p in task.partitions
+        )
+        if not task.partitions:
+            out = "it has no outputs"
+        elif unaligned_out:
+            out = (
+                f"its own barrier goes to the head of its outputs, overtaking "
+                f"{_plural(len(outputs), 'buffer')} that become output state"
+            )
+        else:
+            out = (
+                "its own barrier goes to the tail of its outputs (a pointwise exchange is "
+                "checkpointed aligned)"
+            )
+        parts.append(
+            "its first: it starts its unaligned snapshot and persists the in-flight input "
+            f"ahead of the barrier in its other channels ({_plural(len(inputs), 'piece')}, "
+            f"{_plural(sum(int(r['bytes']) for r in inputs), 'byte')}); {out} "
+            "(SingleCheckpointBarrierHandler, ChannelStateWriter)"
+        )
+    elif channel.blocked:
+        parts.append("an aligned barrier: the channel is blocked until every barrier is in")
+    if seen == len(channels):
+        done = task.name in checkpoint.acknowledged
+        parts.append(
+            "it has every barrier and has acknowledged"
+            if done
+            else "it has every barrier and acknowledges once its writer has written all it "
+            "was given"
+        )
+    return "; ".join(parts) + "."
+
+
+def _barrier_id(s: _Step) -> str:
+    """The id of the barrier the task took: the head of its channel before the step."""
+    heads = [
+        i
+        for i in s.before.values()
+        if i["kind"] == "barrier" and i["of"] in (s.target, _subpartition_of(s))
+    ]
+    return str(min(heads, key=lambda i: i["slot"])["id"]) if heads else ""
+
+
+def _subpartition_of(s: _Step) -> str:
+    return s.world.channels[s.target].subpartition
+
+
+def _priority(s: _Step) -> bool:
+    barrier = s.before.get(_barrier_id(s))
+    return bool(barrier is not None and barrier.get("priority"))
+
+
+def _recover_output(s: _Step) -> str:
+    added = s.added("buffer")
+    subs = {i["of"] for i in added}
+    return (
+        f"{s.task} read a chunk of its output state ({_bytes(added[:1])} bytes) into "
+        f"{_plural(len(subs), 'subpartition')} behind a descriptor naming the old subtask "
+        "(ResultSubpartitionRecoveredStateHandler)."
+        if subs
+        else f"{s.task} read a chunk of its output state."
+    )
+
+
+def _finish_output(s: _Step) -> str:
+    return (
+        f"{s.task} has restored all its output state and put an "
+        "EndOfOutputChannelStateEvent into every subpartition; consumers must take it before "
+        "any live data (StreamTask.restoreStateAndGates)."
+    )
+
+
+def _convert(s: _Step) -> str:
+    gate = s.world.gates[s.target]
+    migrated = sum(1 for c in gate.channels if c.in_recovery)
+    extra = (
+        f"; {_plural(migrated, 'channel')} still hold recovered buffers, which migrate into "
+        "the physical channel (Flink 2.3)"
+        if migrated
+        else ""
+    )
+    return (
+        f"{s.task} converted gate {gate.name}: its recovered channels became local and remote "
+        f"channels, which request their subpartitions{extra} "
+        "(SingleInputGate.convertRecoveredInputChannels, requestPartitions)."
+    )
+
+
+def _request_partitions(s: _Step) -> str:
+    task = s.world.tasks[s.task]
+    recovering = sum(1 for g in task.gates for c in g.channels if c.in_recovery)
+    return (
+        f"{s.task} converted every gate in one mail: {_plural(recovering, 'channel')} start "
+        "in recovery, with no credit until the drainer has filled them "
+        "(requestPartitions with needsRecovery)."
+    )
+
+
+def _install_drainer(s: _Step) -> str:
+    return (
+        f"{s.task} installed its drainer as the recovery checkpoint trigger: restore is over "
+        "and the task is RUNNING while its channels are still being drained "
+        "(FetchedChannelStateDrainer)."
+    )
+
+
+# -- transport, writers, coordinator ----------------------------------------------------------
+
+
+def _send(s: _Step) -> str:
+    channel = s.world.channels[s.actor.channel]
+    travelled = [j for _, j in s.moved() if j["of"] == channel.name]
+    if travelled and travelled[0]["kind"] != "buffer":
+        item = travelled[0]
+        ahead = " at the head, ahead of the received buffers" if item.get("priority") else ""
+        return (
+            f"netty sent {item['label']} to {channel.name}{ahead}: events need no credit "
+            "(PartitionRequestQueue, CreditBasedPartitionRequestClientHandler)."
+        )
+    data = travelled[:1]
+    persisted = (
+        "; the channel persists it, since its checkpoint's barrier has not arrived yet"
+        if s.added("request")
+        else ""
+    )
+    return (
+        f"netty sent a buffer ({_bytes(data)} bytes, {_plural(_records(data), 'record')}) to "
+        f"{channel.name}, using one credit: {channel.available} left, backlog "
+        f"{channel.backlog_seen}{persisted} (CreditBasedSequenceNumberingViewReader)."
+    )
+
+
+def _request_floating(s: _Step) -> str:
+    channel = s.world.channels[s.actor.channel]
+    gate = s.world.gates[channel.gate]
+    return (
+        f"{channel.name} took a floating buffer from its gate's pool: it held fewer buffers "
+        f"than its announced backlog ({channel.backlog_seen}) plus its "
+        f"{gate.exclusive_per_channel} exclusive ones; the new credit goes to the sender "
+        "(BufferManager.requestFloatingBuffers)."
+    )
+
+
+def _write_channel_state(s: _Step) -> str:
+    written = s.removed("request")
+    writer = s.world.writers[s.actor.writer]
+    if not written:
+        return f"{writer.name} wrote a piece of channel state."
+    request = written[0]
+    return (
+        f"{writer.name} wrote {request['bytes']} bytes of {request['side']} state of "
+        f"{request['of']} for checkpoint {request['checkpoint']}; "
+        f"{_plural(len(writer.requests), 'request')} left in its queue "
+        "(ChannelStateWriteRequestExecutorImpl)."
+    )
+
+
+def _trigger(s: _Step) -> str:
+    progress = s.world.checkpoint
+    if progress is None:
+        failure = s.world.failures[-1] if s.world.failures else None
+        why = f": {failure.reason.name}" if failure is not None else ""
+        return f"The checkpoint coordinator triggered a checkpoint, which was declined{why}."
+    kind = "unaligned" if progress.unaligned else "aligned"
+    return (
+        f"The checkpoint coordinator triggered {kind} checkpoint {progress.id}: each source "
+        "takes its snapshot between two records (CheckpointCoordinator)."
+    )
+
+
+def _expire(s: _Step) -> str:
+    number = s.world.expired[-1] if s.world.expired else "?"
+    failed = (
+        " That is one failure more than execution.checkpointing.tolerable-failed-checkpoints "
+        f"({s.world.tolerable_failed_checkpoints}) allows: the job fails over and would restart "
+        "from its last completed checkpoint."
+        if s.world.job_failed
+        else ""
+    )
+    return (
+        f"Checkpoint {number} expired before every task acknowledged it: the coordinator "
+        f"aborts it and the writers drop its requests (CheckpointFailureManager).{failed}"
+    )
+
+
+# -- recovery threads -------------------------------------------------------------------------
+
+
+def _recover_input(s: _Step) -> str:
+    added = [i for i in s.added("buffer") if i.get("recovered")]
+    place = added[0]["of"] if added else "a recovered channel"
+    descriptors = [i for i in s.added("event") if i.get("descriptor")]
+    origin = (
+        f" of old subtask {descriptors[0]['descriptor'][0]}, old channel "
+        f"{descriptors[0]['descriptor'][1]}"
+        if descriptors
+        else ""
+    )
+    dropped = {p[0] for i in added for p in i["pieces"] if p[6] == "dropped"}
+    filtered = (
+        f"; {_plural(len(dropped), 'record')} in it "
+        f"{'belongs' if len(dropped) == 1 else 'belong'} to another subtask now and will be "
+        "filtered out (struck through)"
+        if dropped
+        else ""
+    )
+    return (
+        f"The channel-state reader of {s.task} read a chunk of input state{origin} "
+        f"({_bytes(added)} bytes) into {place}{filtered} "
+        "(SequentialChannelStateReaderImpl, RecoveredInputChannel)."
+    )
+
+
+def _request_exclusive(s: _Step) -> str:
+    channel = s.world.channels[s.target]
+    return (
+        f"The channel-state reader of {s.task} took "
+        f"{_plural(len(channel.recovery_segments), 'exclusive buffer')} from the global pool "
+        f"for recovered channel {channel.name} (RecoveredInputChannel.requestBufferBlocking)."
+    )
+
+
+def _finish_input(s: _Step) -> str:
+    return (
+        f"The channel-state reader of {s.task} has read all input state and put an "
+        "EndOfInputChannelStateEvent on every channel."
+    )
+
+
+def _filter(s: _Step) -> str:
+    dropped = sum(1 for step in s.world.filtered.values() if step == s.event.step)
+    reader = s.world.readers[s.world.tasks[s.task].name]
+    kept = len(reader.pending)
+    what = (
+        "no record ends in it (it is the middle of a record that spans buffers)"
+        if not kept and not dropped
+        else f"{_plural(kept, 'record')} kept to re-serialize, "
+        f"{_plural(dropped, 'record')} filtered out"
+    )
+    return (
+        f"The channel-state reader of {s.task} filtered a pre-filter buffer on its own thread: "
+        f"{what} (ChannelStateFilteringHandler, Flink 2.3)."
+    )
+
+
+def _rewrite(s: _Step) -> str:
+    reader = s.world.readers[s.world.tasks[s.task].name]
+    return (
+        f"The channel-state reader of {s.task} re-serialized the kept records into a "
+        f"post-filter buffer ({_plural(len(reader.posts), 'buffer')} held so far)."
+    )
+
+
+def _spill(s: _Step) -> str:
+    reader = s.world.readers[s.world.tasks[s.task].name]
+    spill = reader.spill
+    written = 0 if spill is None else spill.bytes_written
+    open_bytes = 0 if spill is None else spill.heap_bytes
+    dropped = sum(1 for step in s.world.filtered.values() if step == s.event.step)
+    filtered = f"; {_plural(dropped, 'record')} filtered out first" if dropped else ""
+    return (
+        f"The channel-state reader of {s.task} fetched a chunk of recovered input towards the "
+        f"spill files: {written:,} bytes written so far, {open_bytes:,} in the open segment "
+        f"on the heap{filtered} (SpillingWithFilteringHandler, SpillingNoFilteringHandler)."
+    )
+
+
+def _finish_fetch(s: _Step) -> str:
+    drainer = s.world.drainers[s.world.tasks[s.task].name]
+    state = drainer.state
+    what = (
+        "nothing to recover"
+        if state is None
+        else f"{_plural(len(state.files), 'spill file')} of {state.size:,} bytes"
+    )
+    return (
+        f"The channel-state reader of {s.task} finished its fetch: {what}, handed to the "
+        "drainer (FetchedChannelState)."
+    )
+
+
+def _drain(s: _Step) -> str:
+    added = [i for i in s.added("buffer") if i.get("recovered")]
+    place = added[0]["of"] if added else "a channel"
+    return (
+        f"The drainer of {s.task} copied {_bytes(added)} bytes from the spill files into a "
+        f"buffer of {place} in recovery and committed its position "
+        "(FetchedChannelStateDrainer)."
+    )
+
+
+def _finish_drain(s: _Step) -> str:
+    return (
+        f"The drainer of {s.task} has delivered everything: an EndOfFetchedChannelStateEvent "
+        "ends each channel's recovery."
+    )
+
+
+CAPTIONS: Mapping[tuple[ActorKind, str], Callable[[_Step], str]] = {
+    (ActorKind.TASK, "emit"): _emit,
+    (ActorKind.TASK, "request-buffer"): _request_buffer,
+    (ActorKind.TASK, "write"): _write,
+    (ActorKind.TASK, "compute"): _compute,
+    (ActorKind.TASK, "poll"): _poll,
+    (ActorKind.TASK, "process"): _process,
+    (ActorKind.TASK, "finish"): _finish,
+    (ActorKind.TASK, "checkpoint"): _source_checkpoint,
+    (ActorKind.TASK, "barrier"): _barrier,
+    (ActorKind.TASK, "recover-output"): _recover_output,
+    (ActorKind.TASK, "finish-output"): _finish_output,
+    (ActorKind.TASK, "convert"): _convert,
+    (ActorKind.TASK, "request-partitions"): _request_partitions,
+    (ActorKind.TASK, "install-drainer"): _install_drainer,
+    (ActorKind.NETTY, "send"): _send,
+    (ActorKind.NETTY, "request-floating"): _request_floating,
+    (ActorKind.WRITER, "write"): _write_channel_state,
+    (ActorKind.COORDINATOR, "trigger"): _trigger,
+    (ActorKind.COORDINATOR, "expire"): _expire,
+    (ActorKind.READER, "recover-input"): _recover_input,
+    (ActorKind.READER, "request-exclusive"): _request_exclusive,
+    (ActorKind.READER, "finish-input"): _finish_input,
+    (ActorKind.READER, "filter"): _filter,
+    (ActorKind.READER, "rewrite"): _rewrite,
+    (ActorKind.READER, "spill"): _spill,
+    (ActorKind.READER, "finish-fetch"): _finish_fetch,
+    (ActorKind.DRAINER, "drain"): _drain,
+    (ActorKind.DRAINER, "finish-drain"): _finish_drain,
+}

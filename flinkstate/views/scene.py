@@ -1,0 +1,482 @@
+"""The world at one step as a scene for the canvas: places, wires and the items in them.
+
+A scene is plain JSON, a pure function of the model, so it is tested without a browser and
+can be written into a page that has no kernel. Its places and their positions are the nodes of
+the ownership graph (:func:`flinkstate.views.ownership.ownership_graph`), so the job's
+structure is modelled once and the graph view stays one click away. Its items are the buffers
+of the world, found by walking the containers that hold them (subpartition queues and
+builders, received and recovered queues of input channels, a task's deserializer, the
+channel-state reader's filtering buffers) and the channel-state writers' requests.
+
+Every item has an id that stays the same from one step to the next while it exists
+(``b<uid>`` for a buffer, ``w<uid>`` for a write request), so the canvas can move it from its
+old place to its new one. An item's ``slot`` is its position in its place's queue, head first:
+a barrier that overtakes queued buffers is at slot 0, ahead of them.
+
+Records inside a buffer are drawn as pieces (the fragment's byte range); a record that spans
+buffers is one piece in each, marked as continuing. Pieces carry the colour index of their
+source subtask (``splits``) and their key group, so the canvas can colour by either.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from flinkstate.keygroups import assign_to_key_group
+from flinkstate.network.buffer import HEAP, Buffer
+from flinkstate.network.fetched_channel_state_drainer import RECOVERY_BARRIER
+from flinkstate.network.graph import JobGraph
+from flinkstate.network.recovery import (
+    END_OF_INPUT_STATE,
+    END_OF_OUTPUT_STATE,
+    SUBTASK_CONNECTION,
+)
+from flinkstate.network.world import (
+    BARRIER,
+    END_OF_PARTITION,
+    ActorKind,
+    Channel,
+    Gate,
+    NetworkWorld,
+    Task,
+)
+from flinkstate.sim.core import Event
+from flinkstate.views.ownership import OwnershipLayout, ownership_graph
+
+#: version of the scene's JSON layout (the canvas and pages written from it read this)
+SCENE_VERSION = 1
+
+#: short labels of events drawn inside a queue
+EVENT_LABELS: Mapping[str, str] = {
+    BARRIER: "barrier",
+    RECOVERY_BARRIER: "recovery barrier",
+    END_OF_PARTITION: "end of partition",
+    END_OF_OUTPUT_STATE: "end of output state",
+    END_OF_INPUT_STATE: "end of input state",
+    SUBTASK_CONNECTION: "descriptor",
+}
+
+#: the Flink class behind each kind of place, shown on hover
+FLINK_CLASSES: Mapping[str, str] = {
+    "task": "StreamTask",
+    "result-partition": "PipelinedResultPartition",
+    "subpartition": "PipelinedSubpartition",
+    "remote-channel": "RemoteInputChannel",
+    "local-channel": "LocalInputChannel",
+    "recovered-channel": "RecoveredInputChannel",
+    "input-gate": "SingleInputGate",
+    "network-pool": "NetworkBufferPool",
+    "channel-state-reader": "SequentialChannelStateReaderImpl",
+    "channel-state-writer": "ChannelStateWriterImpl",
+    "drainer": "FetchedChannelStateDrainer",
+    "heap": "",
+}
+
+
+@dataclass(frozen=True)
+class SceneLayout:
+    """What stays the same at every step of one run: the ownership layout, and the colour
+    index of each source split (records are coloured by the source subtask that read them)."""
+
+    ownership: OwnershipLayout
+    splits: Mapping[str, int]
+    max_parallelism: Mapping[str, int]
+
+    @classmethod
+    def of(cls, world: NetworkWorld) -> SceneLayout:
+        return cls(
+            OwnershipLayout.of(world),
+            {name: index for index, name in enumerate(_splits(world))},
+            _max_parallelism(world.graph),
+        )
+
+
+def _splits(world: NetworkWorld) -> list[str]:
+    """Every source split of the run, in a fixed order (shorter names first, so that
+    ``source[2]`` comes before ``source[10]``)."""
+    names = {split for task in world.tasks.values() for split in task.splits}
+    names.update(record.source for record in world.records.values())
+    return sorted(names, key=lambda name: (len(name), name))
+
+
+def _max_parallelism(graph: JobGraph) -> dict[str, int]:
+    return {op.name: op.effective_max_parallelism for op in graph.operators}
+
+
+def build_scene(
+    world: NetworkWorld,
+    event: Event | None = None,
+    layout: SceneLayout | None = None,
+) -> dict[str, Any]:
+    """The world at its current step as the canvas draws it.
+
+    ``event`` is the step just taken: its actor is highlighted, its segment moves become
+    arrows. The result is JSON (dicts, lists, strings and numbers only).
+    """
+    layout = layout or SceneLayout.of(world)
+    graph = ownership_graph(world, event, layout.ownership)
+    places = []
+    for node, data in graph.nodes(data=True):
+        x, y = data["pos"]
+        places.append(
+            {
+                "id": node,
+                "kind": data["kind"],
+                "x": round(x, 4),
+                "y": round(y, 4),
+                "label": data["label"],
+                "buffers": data["buffers"],
+                "blocked": bool(data["blocked"]),
+                "hover": data["hover"],
+                "flink": FLINK_CLASSES.get(data["kind"], ""),
+            }
+        )
+    wires = [
+        {"from": source, "to": target, "kind": data["kind"]}
+        for source, target, data in graph.edges(data=True)
+        if data["kind"] in ("local", "remote", "restore", "drain")
+    ]
+    moves = [
+        {"from": source, "to": target, "count": data["count"]}
+        for source, target, data in graph.edges(data=True)
+        if data["kind"] == "move"
+    ]
+    builder = _ItemBuilder(world, layout)
+    items = list(builder.items())
+    details = _place_details(world)
+    for place in places:
+        place.update(details.get(place["id"], {}))
+    waiting = _waiting_places(world)
+    for place in places:
+        if place["id"] in waiting:
+            place["waits"] = waiting[place["id"]]
+    progress = world.checkpoint
+    return {
+        "version": SCENE_VERSION,
+        "step": world.step,
+        "columns": [
+            {"x": x, "label": label} for x, label in sorted(layout.ownership.columns.items())
+        ],
+        "places": places,
+        "wires": wires,
+        "items": items,
+        "moves": moves,
+        "actor": _actor_place(world, event),
+        "checkpoint": None
+        if progress is None
+        else {
+            "id": progress.id,
+            "unaligned": progress.unaligned,
+            "acknowledged": len(progress.acknowledged),
+            "tasks": len(world.tasks),
+            "pending_writes": sum(progress.pending_writes.values()),
+        },
+        "completed": [c.id for c in world.completed],
+        "splits": len(layout.splits),
+        "job_failed": world.job_failed,
+        "violations": [str(v) for v in world.violations[:3]],
+    }
+
+
+def task_node(task: Task) -> str:
+    """The ownership graph's node of a task (its deserializer holds its current buffer)."""
+    return task.name
+
+
+def channel_node(channel: Channel) -> str:
+    return f"channel {channel.name}"
+
+
+def gate_node(gate: Gate) -> str:
+    return f"input-gate {gate.name}"
+
+
+def _actor_place(world: NetworkWorld, event: Event | None) -> str | None:
+    """The place of the actor that took the step, or None (the coordinator has none)."""
+    if event is None:
+        return None
+    return _place_of_actor(world, event.action.actor)
+
+
+def _place_of_actor(world: NetworkWorld, name: str) -> str | None:
+    ref = world.actor(name)
+    if ref is None:
+        return None
+    if ref.kind is ActorKind.TASK:
+        return task_node(world.tasks[ref.task])
+    if ref.kind is ActorKind.NETTY:
+        return channel_node(world.channels[ref.channel])
+    if ref.kind is ActorKind.WRITER:
+        return world.writers[ref.writer].name
+    if ref.kind is ActorKind.READER:
+        return world.readers[world.tasks[ref.task].name].name
+    if ref.kind is ActorKind.DRAINER:
+        return world.drainers[world.tasks[ref.task].name].name
+    return None
+
+
+def _waiting_places(world: NetworkWorld) -> dict[str, str]:
+    """Places of actors that cannot proceed now, with what they wait for. Only actors with
+    nothing enabled count: a task that still has work is not waiting."""
+    if world.is_finished():
+        return {}
+    places: dict[str, str] = {}
+    for wait in world.waits():
+        place = _place_of_actor(world, wait.actor)
+        if place is not None and place not in places:
+            places[place] = f"waits for {wait.resource}"
+    return places
+
+
+def _place_details(world: NetworkWorld) -> dict[str, dict[str, Any]]:
+    """Figures the canvas draws inside a place: gauges, credit and backlog, phases."""
+    details: dict[str, dict[str, Any]] = {}
+    for network_pool in world.network_pools.values():
+        details[network_pool.name] = {
+            "gauge": [network_pool.total - len(network_pool.free), network_pool.total]
+        }
+    for task in world.tasks.values():
+        progress = world.checkpoint
+        details[task_node(task)] = {
+            "phase": task.phase,
+            "finished": task.finished,
+            "processed": task.processed,
+            "emitted": task.emitted,
+            "ready": len(task.ready),
+            "acknowledged": progress is not None and task.name in progress.acknowledged,
+        }
+        for partition in task.partitions:
+            pool = partition.pool
+            details[f"result-partition {partition.name}"] = {
+                "gauge": [pool.requested - len(pool.free), pool.size],
+            }
+            for sub in partition.subpartitions:
+                details[f"subpartition {sub.name}"] = {"backlog": sub.backlog}
+        for gate in task.gates:
+            pool = gate.pool
+            details[gate_node(gate)] = {
+                "gauge": [pool.requested - len(pool.free), pool.size],
+                "converted": gate.converted,
+                "demultiplexing": gate.demultiplexing,
+            }
+            for channel in gate.channels:
+                detail: dict[str, Any] = {
+                    "remote": channel.remote,
+                    "exclusive_free": len(channel.exclusive),
+                    "floating": len(channel.floating),
+                    "recovery_free": len(channel.recovery_exclusive),
+                    "in_recovery": channel.in_recovery,
+                    "finished": channel.finished,
+                }
+                if channel.remote and not channel.recovered and not channel.in_recovery:
+                    detail["credit"] = channel.available
+                    detail["backlog"] = channel.backlog_seen
+                    detail["no_credit"] = channel.available == 0 and (
+                        bool(world.subpartitions[channel.subpartition].queue)
+                    )
+                if channel.partial is not None:
+                    record, got = channel.partial
+                    detail["partial"] = [record, got, world.records[record].serialized_length]
+                details[channel_node(channel)] = detail
+    for reader in world.readers.values():
+        details[reader.name] = {
+            "chunks": len(reader.chunks),
+            "finished": reader.finished,
+            "spilled": 0 if reader.spill is None else reader.spill.bytes_written,
+        }
+    for drainer in world.drainers.values():
+        state = drainer.state
+        details[drainer.name] = {
+            "installed": drainer.installed,
+            "finished": drainer.finished,
+            "spill_files": 0 if state is None or state.deleted else len(state.files),
+            "spill_bytes": 0 if state is None or state.deleted else state.size,
+        }
+    for writer in world.writers.values():
+        details[writer.name] = {"requests": len(writer.requests)}
+    details["heap"] = {"heap_bytes": world.heap_bytes, "heap_peak": world.heap_peak}
+    return details
+
+
+class _ItemBuilder:
+    """Walks the world's containers once and makes an item of every buffer and request."""
+
+    def __init__(self, world: NetworkWorld, layout: SceneLayout) -> None:
+        self.world = world
+        self.layout = layout
+        progress = world.checkpoint
+        self.persisting = (progress.id, frozenset(progress.persisted_buffers)) if progress else None
+        last = world.completed[-1] if world.completed else None
+        self.persisted = (last.id, last.persisted_buffers) if last is not None else None
+
+    def items(self) -> Iterator[dict[str, Any]]:
+        world = self.world
+        for task in world.tasks.values():
+            for partition in task.partitions:
+                down = partition.exchange.downstream
+                for sub in partition.subpartitions:
+                    place = f"subpartition {sub.name}"
+                    yield from self._queue(sub.queue, place, "queue", down, sub.name)
+                    if sub.builder is not None:
+                        yield self._buffer(
+                            sub.builder, place, "builder", len(sub.queue), down, sub.name
+                        )
+            for gate in task.gates:
+                for channel in gate.channels:
+                    yield from self._channel(task, gate, channel)
+            current = task.current_buffer
+            if current is not None and task.current is not None:
+                yield self._buffer(
+                    current,
+                    task_node(task),
+                    "deserializer",
+                    0,
+                    task.operator,
+                    task.current.name,
+                    ready=frozenset(task.ready),
+                )
+        for task in world.tasks.values():
+            reader = world.readers.get(task.name)
+            if reader is not None:
+                if reader.pre is not None:
+                    # the buffer being filtered: its bytes are the records in ``pending``
+                    yield {
+                        "id": f"pre {reader.name}",
+                        "kind": "buffer",
+                        "place": reader.name,
+                        "lane": "pre-filter",
+                        "slot": 0,
+                        "of": reader.pre_channel,
+                        "segment": reader.pre,
+                        "used": 0,
+                        "capacity": self.world.config.segment_size,
+                        "heap": reader.pre == HEAP,
+                        "recovered": True,
+                        "pieces": [],
+                    }
+                for slot, buffer in enumerate(reader.posts, start=1):
+                    yield self._buffer(
+                        buffer, reader.name, "post-filter", slot, task.operator, reader.pre_channel
+                    )
+        for writer in world.writers.values():
+            for slot, request in enumerate(writer.requests):
+                records = {f.record for f in request.fragments}
+                yield {
+                    "id": f"w{request.uid}",
+                    "kind": "request",
+                    "place": writer.name,
+                    "lane": "request",
+                    "slot": slot,
+                    "checkpoint": request.checkpoint,
+                    "side": "output" if request.output else "input",
+                    "of": request.channel,
+                    "from": f"b{request.buffer}" if request.buffer >= 0 else None,
+                    "bytes": sum(f.length for f in request.fragments),
+                    "records": sorted(records),
+                }
+
+    def _channel(self, task: Task, gate: Gate, channel: Channel) -> Iterator[dict[str, Any]]:
+        place = channel_node(channel)
+        operator = task.operator
+        if channel.recovered or channel.in_recovery:
+            yield from self._recovered_queue(task, gate, channel, place)
+            yield from self._queue(channel.stash, place, "stash", operator, channel.name)
+        yield from self._queue(channel.received, place, "received", operator, channel.name)
+
+    def _recovered_queue(
+        self, task: Task, gate: Gate, channel: Channel, place: str
+    ) -> Iterator[dict[str, Any]]:
+        """Recovered buffers, with the records the new subtask will drop struck through: a
+        descriptor names the virtual channel the buffers behind it come from."""
+        plan = gate.plan
+        virtual = channel.selected
+        for slot, buffer in enumerate(channel.recovered_queue):
+            if buffer.descriptor is not None:
+                virtual = buffer.descriptor
+            dropped: frozenset[int] = frozenset()
+            if (
+                plan is not None
+                and virtual is not None
+                and not buffer.is_event
+                and plan.filters_virtual_channel(channel.index, *virtual)
+            ):
+                dropped = frozenset(
+                    f.record
+                    for f in buffer.fragments
+                    if self.world.record_owner(gate, f.record) != task.index
+                )
+            yield self._buffer(
+                buffer, place, "recovered", slot, task.operator, channel.name, dropped=dropped
+            )
+
+    def _queue(
+        self, queue: Iterable[Buffer], place: str, lane: str, operator: str, of: str
+    ) -> Iterator[dict[str, Any]]:
+        for slot, buffer in enumerate(queue):
+            yield self._buffer(buffer, place, lane, slot, operator, of)
+
+    def _buffer(
+        self,
+        buffer: Buffer,
+        place: str,
+        lane: str,
+        slot: int,
+        operator: str,
+        of: str,
+        *,
+        dropped: frozenset[int] = frozenset(),
+        ready: frozenset[int] = frozenset(),
+    ) -> dict[str, Any]:
+        item: dict[str, Any] = {
+            "id": f"b{buffer.uid}",
+            "place": place,
+            "lane": lane,
+            "slot": slot,
+            "of": of,
+        }
+        if buffer.is_event:
+            event = buffer.event or ""
+            item["kind"] = "barrier" if event in (BARRIER, RECOVERY_BARRIER) else "event"
+            item["event"] = event
+            item["label"] = EVENT_LABELS.get(event, event)
+            if buffer.checkpoint >= 0:
+                item["checkpoint"] = buffer.checkpoint
+                item["priority"] = buffer.priority
+            if buffer.descriptor is not None:
+                item["descriptor"] = list(buffer.descriptor)
+            return item
+        records = self.world.records
+        max_parallelism = self.layout.max_parallelism[operator]
+        pieces = []
+        for f in buffer.fragments:
+            record = records[f.record]
+            state = "dropped" if f.record in dropped else ("ready" if f.record in ready else "")
+            pieces.append(
+                [
+                    f.record,
+                    f.start,
+                    f.length,
+                    f.total,
+                    self.layout.splits.get(record.source, 0),
+                    assign_to_key_group(record.key, max_parallelism, "long"),
+                    state,
+                ]
+            )
+        item.update(
+            {
+                "kind": "buffer",
+                "segment": buffer.segment,
+                "used": buffer.used,
+                "capacity": buffer.capacity,
+                "heap": buffer.segment == HEAP,
+                "recovered": buffer.recovered,
+                "pieces": pieces,
+            }
+        )
+        if self.persisting is not None and buffer.uid in self.persisting[1]:
+            item["persisted"] = self.persisting[0]
+        elif self.persisted is not None and buffer.uid in self.persisted[1]:
+            item["persisted"] = self.persisted[0]
+        return item

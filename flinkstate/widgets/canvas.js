@@ -1,0 +1,665 @@
+// The recovery canvas: draws a scene (flinkstate.views.scene) in SVG and animates what moved.
+//
+// Places come with abstract positions (the ownership layout: one column per kind of place,
+// one lane per subtask); this module turns them into pixels that fit the container, draws
+// each kind of place, and lays the items (buffers, barriers, events, write requests) out in
+// their place's queue, head on the right (data flows left to right). Items keep their ids
+// from one scene to the next, so an item that changed place travels there.
+//
+// The same module serves the live widget (anywidget: model.get / model.on) and a page
+// written without a kernel (a small stand-in model that replays stored scenes).
+
+const SVG = "http://www.w3.org/2000/svg";
+const DURATION = 380; // ms an item takes to travel
+const ROW = 27; // px between two queue rows
+const ITEM_W = 20;
+const ITEM_H = 16;
+const GAP = 3;
+const SOURCE_COLOURS = [
+  "#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#76b7b2", "#edc948", "#b07aa1", "#ff9da7",
+  "#9c755f", "#86bcb6", "#d37295", "#a0cbe8", "#8cd17d", "#b6992d", "#499894", "#fabfd2",
+];
+const CHECKPOINT = "#6a3d9a";
+const RECOVERED = "#d97706";
+const BLOCKED = "#d62728";
+const ACTOR = "#facc15";
+const KIND_WIDTH = {
+  "network-pool": 190, heap: 190, "channel-state-writer": 190,
+  task: 104, "result-partition": 16, "input-gate": 16,
+  subpartition: 150, "remote-channel": 150, "local-channel": 150, "recovered-channel": 150,
+  "channel-state-reader": 110, drainer: 110,
+};
+const QUEUE_KINDS = new Set([
+  "subpartition", "remote-channel", "local-channel", "recovered-channel", "channel-state-writer",
+]);
+const CHANNEL_KINDS = new Set(["remote-channel", "local-channel", "recovered-channel"]);
+// places of a TaskManager's memory and threads, drawn in a band under the job
+const BAND_KINDS = new Set(["network-pool", "heap", "channel-state-writer"]);
+const BAND_ROW = 34;
+
+function el(tag, attrs, parent) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs || {})) node.setAttribute(k, v);
+  if (parent) parent.appendChild(node);
+  return node;
+}
+
+function text(parent, x, y, content, attrs) {
+  const t = el("text", { x, y, ...(attrs || {}) }, parent);
+  t.textContent = content;
+  return t;
+}
+
+function keyGroupColour(group) {
+  // a hue per key group, spread so neighbouring groups differ
+  const hue = (group * 137.508) % 360;
+  return `hsl(${hue.toFixed(0)},62%,52%)`;
+}
+
+function escapeHtml(s) {
+  return String(s).replace(/[&<>"]/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;" })[c]);
+}
+
+// Pixel geometry of a scene: columns by their x, rows by their y; the memory band below.
+function geometry(scene, width) {
+  const job = scene.places.filter((p) => !BAND_KINDS.has(p.kind));
+  const xs = [...new Set(job.map((p) => p.x))].sort((a, b) => a - b);
+  const colWidth = new Map();
+  for (const p of job) {
+    const w = KIND_WIDTH[p.kind] || 90;
+    colWidth.set(p.x, Math.max(colWidth.get(p.x) || 0, w));
+  }
+  let natural = 0;
+  const gaps = [];
+  xs.forEach((x, i) => {
+    if (i > 0) {
+      const wide = x - xs[i - 1] > 1.01;
+      gaps.push(wide ? 70 : 10);
+      natural += gaps[gaps.length - 1];
+    }
+    natural += colWidth.get(x);
+  });
+  const margin = 12;
+  const scale = Math.min(1.3, Math.max(0.55, (width - 2 * margin) / Math.max(natural, 1)));
+  const left = new Map();
+  let cursor = margin;
+  xs.forEach((x, i) => {
+    if (i > 0) cursor += gaps[i - 1] * scale;
+    left.set(x, cursor);
+    cursor += colWidth.get(x) * scale;
+  });
+  // rows: enough room between the closest two queues of one column
+  let minGap = 1;
+  const byColumn = new Map();
+  for (const p of job) {
+    if (!QUEUE_KINDS.has(p.kind)) continue;
+    if (!byColumn.has(p.x)) byColumn.set(p.x, []);
+    byColumn.get(p.x).push(p.y);
+  }
+  for (const ys of byColumn.values()) {
+    ys.sort((a, b) => a - b);
+    for (let i = 1; i < ys.length; i++) if (ys[i] - ys[i - 1] > 1e-6) minGap = Math.min(minGap, ys[i] - ys[i - 1]);
+  }
+  const unitY = Math.max(90, ROW / minGap);
+  const ys = job.map((p) => p.y);
+  const top = Math.max(...ys);
+  const bottom = Math.min(...ys);
+  const head = 30;
+  const jobHeight = head + 20 + (top - bottom) * unitY + 40;
+  // the band: network pools (and the heap) in one row, channel-state writers in the next
+  const band = new Map();
+  const full = Math.max(width, cursor + margin);
+  const slot = 200;
+  const perRow = Math.max(1, Math.floor((full - 2 * margin) / slot));
+  let bandRows = 0;
+  for (const group of [["network-pool", "heap"], ["channel-state-writer"]]) {
+    const members = scene.places.filter((p) => group.includes(p.kind)).sort((a, b) => b.y - a.y);
+    members.forEach((p, i) => band.set(p.id, { x: margin + (i % perRow) * slot, row: bandRows + Math.floor(i / perRow) }));
+    if (members.length) bandRows += Math.ceil(members.length / perRow);
+  }
+  return {
+    scale,
+    width: full,
+    height: jobHeight + 24 + bandRows * BAND_ROW + 12,
+    bandTop: jobHeight,
+    // a place narrower than its column (a gate beside a reader) sits at the column's right
+    px: (p) => (band.has(p.id) ? band.get(p.id).x : left.get(p.x) + (colWidth.get(p.x) - (KIND_WIDTH[p.kind] || 90)) * scale),
+    colWidth: (p) => (band.has(p.id) ? slot - 14 : (KIND_WIDTH[p.kind] || 90) * scale),
+    py: (p) => (band.has(p.id) ? jobHeight + 24 + band.get(p.id).row * BAND_ROW + BAND_ROW / 2 : head + 20 + (top - p.y) * unitY),
+  };
+}
+
+function render({ model, el: root }) {
+  root.classList.add("flinkstate-canvas");
+  root.style.position = "relative";
+  root.style.width = "100%";
+  root.style.fontFamily = "system-ui, -apple-system, Segoe UI, Roboto, sans-serif";
+
+  const toolbar = document.createElement("div");
+  toolbar.className = "flinkstate-canvas-toolbar";
+  toolbar.style.cssText = "display:flex;gap:14px;align-items:center;flex-wrap:wrap;font-size:12px;margin:2px 0 4px 0;";
+  root.appendChild(toolbar);
+
+  const colourBy = document.createElement("select");
+  colourBy.title = "colour records by the source subtask that read them, or by their key group";
+  for (const [value, label] of [["source", "records coloured by source subtask"], ["key-group", "records coloured by key group"]]) {
+    const o = document.createElement("option");
+    o.value = value;
+    o.textContent = label;
+    colourBy.appendChild(o);
+  }
+  toolbar.appendChild(colourBy);
+  const legend = document.createElement("div");
+  legend.className = "flinkstate-canvas-legend";
+  legend.style.cssText = "display:flex;gap:12px;flex-wrap:wrap;align-items:center;";
+  toolbar.appendChild(legend);
+
+  const holder = document.createElement("div");
+  holder.style.cssText = "position:relative;width:100%;overflow-x:auto;border:1px solid #e5e7eb;border-radius:6px;background:#fcfcfd;";
+  root.appendChild(holder);
+  const svg = el("svg", { class: "flinkstate-canvas-svg" }, holder);
+  svg.style.display = "block";
+  const defs = el("defs", {}, svg);
+  const hatch = el("pattern", { id: "fs-hatch", width: 5, height: 5, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" }, defs);
+  el("rect", { width: 5, height: 5, fill: "#fff7ed" }, hatch);
+  el("line", { x1: 0, y1: 0, x2: 0, y2: 5, stroke: "#fdba74", "stroke-width": 2 }, hatch);
+  const arrow = el("marker", { id: "fs-arrow", viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 6, markerHeight: 6, orient: "auto-start-reverse" }, defs);
+  el("path", { d: "M 0 0 L 10 5 L 0 10 z", fill: "#f59e0b" }, arrow);
+
+  const layerColumns = el("g", {}, svg);
+  const layerWires = el("g", {}, svg);
+  const layerPlaces = el("g", {}, svg);
+  const layerMoves = el("g", {}, svg);
+  const layerItems = el("g", {}, svg);
+
+  const tooltip = document.createElement("div");
+  tooltip.className = "flinkstate-canvas-tooltip";
+  tooltip.style.cssText = "position:absolute;display:none;pointer-events:none;z-index:10;max-width:420px;background:#111827;color:#f9fafb;font-size:12px;line-height:1.35;padding:6px 8px;border-radius:5px;box-shadow:0 2px 8px rgba(0,0,0,.25);";
+  root.appendChild(tooltip);
+
+  const captions = document.createElement("div");
+  captions.className = "flinkstate-canvas-captions";
+  captions.style.cssText = "margin-top:6px;font-size:14px;line-height:1.45;";
+  root.appendChild(captions);
+
+  const itemNodes = new Map(); // id -> {g, x, y}
+  let lastScene = null;
+
+  function showTip(evt, html) {
+    const box = root.getBoundingClientRect();
+    tooltip.innerHTML = html;
+    tooltip.style.display = "block";
+    const x = evt.clientX - box.left + 14;
+    const y = evt.clientY - box.top + 14;
+    const maxLeft = root.clientWidth - tooltip.offsetWidth - 4;
+    tooltip.style.left = `${Math.max(0, Math.min(x, maxLeft))}px`;
+    tooltip.style.top = `${y}px`;
+  }
+  function hideTip() {
+    tooltip.style.display = "none";
+  }
+  function hoverable(node, html) {
+    node.addEventListener("mousemove", (e) => showTip(e, typeof html === "function" ? html() : html));
+    node.addEventListener("mouseleave", hideTip);
+  }
+
+  function pieceColour(piece) {
+    return colourBy.value === "key-group" ? keyGroupColour(piece[5]) : SOURCE_COLOURS[piece[4] % SOURCE_COLOURS.length];
+  }
+
+  function drawLegend(scene) {
+    legend.innerHTML = "";
+    const add = (swatch, label) => {
+      const span = document.createElement("span");
+      span.style.cssText = "display:inline-flex;align-items:center;gap:4px;white-space:nowrap;";
+      span.innerHTML = `${swatch}<span>${escapeHtml(label)}</span>`;
+      legend.appendChild(span);
+    };
+    if (colourBy.value === "source") {
+      const n = Math.min(scene.splits || 0, 8);
+      const dots = Array.from({ length: n }, (_, i) => `<span style="display:inline-block;width:10px;height:10px;background:${SOURCE_COLOURS[i]};border-radius:2px"></span>`).join("");
+      if (n) add(dots, `source subtask 0${n > 1 ? `–${n - 1}` : ""}${(scene.splits || 0) > 8 ? " …" : ""}`);
+    }
+    add('<span style="display:inline-block;width:4px;height:14px;background:#111827"></span>', "barrier");
+    add(`<span style="display:inline-block;width:12px;height:10px;border:2px solid ${CHECKPOINT}"></span>`, "persisted by a checkpoint");
+    add('<span style="display:inline-block;width:12px;height:10px;background:url(#);background-color:#fff7ed;border:1.5px dashed #d97706"></span>', "recovered from channel state");
+    add('<span style="display:inline-block;width:12px;height:2px;background:#111;margin-top:1px"></span>', "struck: filtered out");
+    add(`<span style="display:inline-block;width:12px;height:10px;border:2px solid ${BLOCKED}"></span>`, "blocked / no credit");
+  }
+
+  function placeHover(p) {
+    let html = p.hover;
+    if (p.flink) html += `<br><i>Flink: ${escapeHtml(p.flink)}</i>`;
+    if (p.waits) html += `<br><b>${escapeHtml(p.waits)}</b>`;
+    return html;
+  }
+
+  function itemHover(item) {
+    if (item.kind === "request") {
+      return `write request of checkpoint ${item.checkpoint}: ${item.side} state of ${escapeHtml(item.of)}<br>${item.bytes} bytes, ${item.records.length} record(s)<br><i>Flink: ChannelStateWriteRequest</i>`;
+    }
+    if (item.kind !== "buffer") {
+      let s = `<b>${escapeHtml(item.event)}</b>`;
+      if (item.checkpoint !== undefined) s += `<br>checkpoint ${item.checkpoint}${item.priority ? " (unaligned: a priority event, it overtakes buffers)" : " (aligned: in stream order)"}`;
+      if (item.descriptor) s += `<br>the buffers behind it come from old subtask ${item.descriptor[0]}, old channel ${item.descriptor[1]}`;
+      return s;
+    }
+    const records = new Set(item.pieces.map((p) => p[0]));
+    let s = `<b>buffer</b> ${item.used} of ${item.capacity} bytes, ${records.size} record(s)`;
+    if (item.heap) s += " (on the heap)";
+    if (item.recovered) s += "<br>recovered from channel state";
+    if (item.persisted !== undefined) s += `<br>persisted by checkpoint ${item.persisted}`;
+    const rows = item.pieces.slice(0, 8).map((p) => {
+      const whole = p[1] === 0 && p[1] + p[2] === p[3];
+      const part = whole ? "whole" : `bytes ${p[1]}–${p[1] + p[2]} of ${p[3]}`;
+      const mark = p[6] === "dropped" ? " — filtered out here" : "";
+      return `record ${p[0]} (${part}, key group ${p[5]})${mark}`;
+    });
+    if (item.pieces.length > 8) rows.push(`… ${item.pieces.length - 8} more`);
+    return `${s}<br>${rows.join("<br>")}`;
+  }
+
+  // -- places -----------------------------------------------------------------------------
+
+  function drawPlaces(scene, g) {
+    layerColumns.replaceChildren();
+    layerWires.replaceChildren();
+    layerPlaces.replaceChildren();
+    const pos = new Map();
+    for (const p of scene.places) {
+      const x = g.px(p);
+      const w = g.colWidth(p);
+      const y = g.py(p);
+      pos.set(p.id, { x, y, w, p });
+    }
+    // operator labels above their columns
+    for (const c of scene.columns) {
+      const tasks = scene.places.filter((p) => p.kind === "task" && Math.abs(p.x - c.x) < 1e-6);
+      if (!tasks.length) continue;
+      const x = g.px(tasks[0]) + g.colWidth(tasks[0]) / 2;
+      text(layerColumns, x, 18, c.label, { "text-anchor": "middle", "font-size": 14, "font-weight": 600, fill: "#111827" });
+    }
+    el("line", { x1: 8, x2: g.width - 8, y1: g.bandTop, y2: g.bandTop, stroke: "#e5e7eb" }, layerColumns);
+    text(layerColumns, 10, g.bandTop + 15, "TaskManagers: network buffer pools and channel-state writer threads", { "font-size": 11, fill: "#6b7280" });
+    // wires: a subpartition's right edge to its channel's left edge
+    for (const wire of scene.wires) {
+      const a = pos.get(wire.from);
+      const b = pos.get(wire.to);
+      if (!a || !b) continue;
+      const x1 = wire.kind === "restore" || wire.kind === "drain" ? a.x + a.w : a.x + a.w;
+      const x2 = b.x;
+      const mid = (x1 + x2) / 2;
+      const path = el("path", {
+        d: `M ${x1} ${a.y} C ${mid} ${a.y}, ${mid} ${b.y}, ${x2} ${b.y}`,
+        fill: "none",
+        stroke: wire.kind === "remote" ? "#94a3b8" : wire.kind === "local" ? "#cbd5e1" : RECOVERED,
+        "stroke-width": 1.2,
+        "stroke-dasharray": wire.kind === "remote" ? "5 3" : wire.kind === "local" ? "" : "2 3",
+      }, layerWires);
+      path.classList.add(`fs-wire-${wire.kind}`);
+    }
+    for (const { x, y, w, p } of pos.values()) {
+      const g2 = el("g", { class: `fs-place fs-${p.kind}`, "data-id": p.id }, layerPlaces);
+      drawPlace(g2, p, x, y, w, scene);
+      if (scene.actor === p.id) g2.classList.add("fs-actor");
+      hoverable(g2, () => placeHover(p));
+    }
+    return pos;
+  }
+
+  function frame(g2, x, y, w, h, p, extra) {
+    const stroke = p.blocked || p.no_credit ? BLOCKED : "#9ca3af";
+    const r = el("rect", {
+      x, y, width: w, height: h, rx: 4,
+      fill: (extra && extra.fill) || "#ffffff",
+      stroke,
+      "stroke-width": p.blocked || p.no_credit ? 2.2 : 1,
+      ...(extra && extra.dash ? { "stroke-dasharray": extra.dash } : {}),
+    }, g2);
+    if (lastScene && lastScene.actor === p.id) {
+      el("rect", { x: x - 3, y: y - 3, width: w + 6, height: h + 6, rx: 6, fill: "none", stroke: ACTOR, "stroke-width": 3, class: "fs-actor-ring" }, g2);
+    }
+    return r;
+  }
+
+  // a waiting actor: a small amber tag, what it waits for on hover
+  function waitsMark(g2, right, bottom) {
+    el("rect", { x: right - 30, y: bottom - 11, width: 30, height: 11, rx: 3, fill: "#f59e0b" }, g2);
+    text(g2, right - 15, bottom - 2.5, "waits", { "text-anchor": "middle", "font-size": 8.5, fill: "#fff", "font-weight": 700 });
+  }
+
+  function drawPlace(g2, p, x, y, w, scene) {
+    const small = { "font-size": 11, fill: "#374151" };
+    switch (p.kind) {
+      case "task": {
+        const h = 40;
+        const phases = { "restoring-output": "restoring output", recovering: "recovering input" };
+        const phase = p.phase && p.phase !== "running" ? phases[p.phase] || p.phase : p.finished ? "finished" : "";
+        frame(g2, x, y - h / 2, w, h, p, { fill: p.phase && p.phase !== "running" ? "#fff7ed" : "#eef2ff" });
+        text(g2, x + 6, y - h / 2 + 14, p.label, { "font-size": 12, "font-weight": 600, fill: "#1e3a8a" });
+        text(g2, x + 6, y - h / 2 + 27, phase || `processed ${p.processed}`, { ...small, "font-size": 10.5 });
+        if (p.acknowledged) text(g2, x + w - 4, y - h / 2 + 14, "✓", { "text-anchor": "end", "font-size": 12, fill: CHECKPOINT });
+        if (p.waits) waitsMark(g2, x + w - 3, y + h / 2 - 3);
+        break;
+      }
+      case "subpartition":
+      case "remote-channel":
+      case "local-channel":
+      case "recovered-channel":
+      case "channel-state-writer": {
+        const h = ITEM_H + 6;
+        const recovered = p.kind === "recovered-channel" || p.in_recovery;
+        frame(g2, x, y - h / 2, w, h, p, recovered ? { fill: "#fffbeb", dash: "4 2" } : {});
+        if (p.kind === "channel-state-writer") {
+          text(g2, x + 4, y + 4, `writer ${p.label}`, { "font-size": 10, fill: "#6b7280" });
+        } else if (CHANNEL_KINDS.has(p.kind)) {
+          const bits = [];
+          if (p.credit !== undefined) bits.push(`credit ${p.credit} · backlog ${p.backlog}`);
+          else if (p.kind === "recovered-channel") bits.push("recovered");
+          else if (p.in_recovery) bits.push("in recovery");
+          else if (!p.remote) bits.push("local");
+          if (p.no_credit) bits[0] = "no credit";
+          if (p.finished) bits.push("done");
+          if (bits.length) text(g2, x + 4, y + 3.5, bits.join(" · "), { "font-size": 9.5, fill: p.no_credit ? BLOCKED : "#9ca3af" });
+          // free buffers of the channel: exclusive and floating, as small empty slots
+          const free = (p.exclusive_free || 0) + (p.floating || 0) + (p.recovery_free || 0);
+          for (let i = 0; i < Math.min(free, 6); i++) {
+            el("rect", { x: x - 7 - i * 5, y: y - 5, width: 4, height: 10, fill: "none", stroke: "#9ca3af", "stroke-width": 0.8 }, g2);
+          }
+          if (p.partial) {
+            const [record, got, total] = p.partial;
+            const bar = el("rect", { x: x + w + 2, y: y - 6, width: 6, height: 12, fill: "#e5e7eb", stroke: "#6b7280", "stroke-width": 0.8 }, g2);
+            el("rect", { x: x + w + 2, y: y + 6 - (12 * got) / total, width: 6, height: (12 * got) / total, fill: "#6b7280" }, g2);
+            bar.classList.add("fs-partial");
+            hoverable(bar, `the deserializer holds ${got} of ${total} bytes of record ${record}: it spans buffers`);
+          }
+        } else if (p.blocked) {
+          text(g2, x + 4, y + 3.5, "blocked", { "font-size": 9.5, fill: BLOCKED });
+        }
+        break;
+      }
+      case "result-partition":
+      case "input-gate": {
+        const h = 30;
+        frame(g2, x, y - h / 2, w, h, p, { fill: "#f8fafc" });
+        if (p.gauge && p.gauge[1] > 0) {
+          const used = Math.min(1, p.gauge[0] / p.gauge[1]);
+          el("rect", { x: x + 3, y: y + h / 2 - 3 - (h - 6) * used, width: w - 6, height: (h - 6) * used, fill: "#60a5fa" }, g2);
+        }
+        if (p.kind === "input-gate" && p.converted === false) {
+          text(g2, x + w / 2, y + h / 2 + 10, "R", { "text-anchor": "middle", "font-size": 10, fill: RECOVERED, "font-weight": 700 });
+        }
+        break;
+      }
+      case "network-pool": {
+        const h = 22;
+        frame(g2, x, y - h / 2, w, h, p, { fill: "#f8fafc" });
+        if (p.gauge) {
+          const used = p.gauge[1] ? p.gauge[0] / p.gauge[1] : 0;
+          el("rect", { x: x + 1, y: y - h / 2 + 1, width: Math.max(0, (w - 2) * used), height: h - 2, fill: "#bfdbfe" }, g2);
+          text(g2, x + 5, y + 4, `${p.label}: ${p.gauge[0]} of ${p.gauge[1]} in use`, small);
+        }
+        break;
+      }
+      case "heap": {
+        text(g2, x, y + 4, `heap for recovery: ${(p.heap_bytes || 0).toLocaleString()} B (peak ${(p.heap_peak || 0).toLocaleString()})`, small);
+        break;
+      }
+      case "channel-state-reader":
+      case "drainer": {
+        const h = 20;
+        frame(g2, x, y - h / 2, w, h, p, { fill: "#fff7ed", dash: "3 2" });
+        let label = p.kind === "drainer" ? "drainer" : "reader";
+        if (p.kind === "channel-state-reader") label += p.finished ? " · done" : ` · ${p.chunks} chunk(s)`;
+        if (p.kind === "drainer") {
+          if (p.spill_files) label += ` · ${p.spill_files} spill file(s)`;
+          if (p.finished) label += " · done";
+        }
+        text(g2, x + 4, y + 4, label, { "font-size": 10, fill: "#9a3412" });
+        if (p.waits) waitsMark(g2, x + w - 3, y + 6);
+        break;
+      }
+      default:
+        frame(g2, x, y - 10, w, 20, p);
+        text(g2, x + 4, y + 4, p.label || p.kind, small);
+    }
+  }
+
+  // -- items -------------------------------------------------------------------------------
+
+  function itemWidth(item) {
+    if (item.kind === "buffer") return ITEM_W;
+    if (item.kind === "barrier") return 6;
+    if (item.kind === "request") return 10;
+    return 10;
+  }
+
+  // where an item sits: queues fill from the right (the head) to the left
+  function layoutItems(scene, pos) {
+    const out = new Map();
+    const byPlace = new Map();
+    for (const item of scene.items) {
+      if (!byPlace.has(item.place)) byPlace.set(item.place, []);
+      byPlace.get(item.place).push(item);
+    }
+    for (const [placeId, items] of byPlace) {
+      const place = pos.get(placeId);
+      if (!place) continue;
+      const { x, y, w, p } = place;
+      if (p.kind === "task") {
+        for (const item of items) out.set(item.id, { x: x + w - ITEM_W - 6, y: y + 2, hidden: false });
+        continue;
+      }
+      if (p.kind === "channel-state-reader" || p.kind === "drainer") {
+        items.forEach((item, i) => out.set(item.id, { x: x + w + 3 + i * (ITEM_W + GAP), y: y - ITEM_H / 2, hidden: false }));
+        continue;
+      }
+      // order: head first; lanes: a channel's recovered queue, then its stash, then received
+      const lanes = ["recovered", "stash", "received", "queue", "builder", "request", "post-filter"];
+      items.sort((a, b) => lanes.indexOf(a.lane) - lanes.indexOf(b.lane) || a.slot - b.slot);
+      let right = x + w - 3;
+      let overflow = 0;
+      for (const item of items) {
+        const iw = itemWidth(item);
+        const left = right - iw;
+        if (left < x + 2) {
+          overflow += 1;
+          out.set(item.id, { x: x + 2, y: y - ITEM_H / 2, hidden: true });
+          continue;
+        }
+        out.set(item.id, { x: left, y: y - ITEM_H / 2, hidden: false });
+        right = left - GAP;
+      }
+      if (overflow) out.set(`overflow:${placeId}`, { x: x - 2, y, count: overflow });
+    }
+    return out;
+  }
+
+  function drawItem(g2, item) {
+    g2.replaceChildren();
+    if (item.kind === "barrier") {
+      const colour = item.event === "RecoveryCheckpointBarrier" ? RECOVERED : "#111827";
+      el("rect", { x: 0, y: -3, width: 6, height: ITEM_H + 6, rx: 1, fill: colour }, g2);
+      text(g2, 3, -6, String(item.checkpoint), { "text-anchor": "middle", "font-size": 9, fill: colour, "font-weight": 700 });
+      return;
+    }
+    if (item.kind === "event") {
+      const letter = { "end of partition": "E", "end of output state": "O", "end of input state": "I", descriptor: "D" }[item.label] || "•";
+      el("rect", { x: 0, y: 2, width: 10, height: ITEM_H - 4, rx: 5, fill: "#e5e7eb", stroke: "#6b7280", "stroke-width": 0.8 }, g2);
+      text(g2, 5, ITEM_H / 2 + 3, letter, { "text-anchor": "middle", "font-size": 8, fill: "#111827" });
+      return;
+    }
+    if (item.kind === "request") {
+      el("rect", { x: 0, y: 2, width: 10, height: ITEM_H - 4, rx: 1, fill: "#ede9fe", stroke: CHECKPOINT, "stroke-width": 1.2 }, g2);
+      text(g2, 5, ITEM_H / 2 + 3, item.side === "output" ? "o" : "i", { "text-anchor": "middle", "font-size": 8, fill: CHECKPOINT });
+      return;
+    }
+    const persisted = item.persisted !== undefined;
+    el("rect", {
+      x: 0, y: 0, width: ITEM_W, height: ITEM_H, rx: 2,
+      fill: item.recovered ? "url(#fs-hatch)" : "#ffffff",
+      stroke: persisted ? CHECKPOINT : item.recovered ? RECOVERED : "#6b7280",
+      "stroke-width": persisted ? 2.2 : 1,
+      ...(item.recovered && !persisted ? { "stroke-dasharray": "3 1.5" } : {}),
+    }, g2);
+    // pieces: a stripe per fragment, widths by bytes (at least 1.5 px), within the bytes used
+    const inner = ITEM_W - 2;
+    const total = Math.max(item.capacity, 1);
+    let cursor = 1;
+    for (const piece of item.pieces) {
+      const w = Math.max(1.5, (inner * piece[2]) / total);
+      if (cursor + w > ITEM_W - 1) break;
+      el("rect", { x: cursor, y: 2, width: w, height: ITEM_H - 4, fill: pieceColour(piece), opacity: piece[6] === "dropped" ? 0.35 : 1 }, g2);
+      if (piece[1] > 0) el("rect", { x: cursor, y: 2, width: 1, height: ITEM_H - 4, fill: "#111827" }, g2); // continues a record
+      if (piece[6] === "dropped") el("line", { x1: cursor - 0.5, y1: ITEM_H - 3, x2: cursor + w + 0.5, y2: 3, stroke: "#111827", "stroke-width": 1.4 }, g2);
+      cursor += w;
+    }
+    if (persisted) text(g2, ITEM_W - 1, -2, String(item.persisted), { "text-anchor": "end", "font-size": 8, fill: CHECKPOINT, "font-weight": 700 });
+  }
+
+  function place(node, x, y, animate, fromX, fromY) {
+    const target = `translate(${x}px, ${y}px)`;
+    if (animate && fromX !== undefined) {
+      node.style.transition = "none";
+      node.style.transform = `translate(${fromX}px, ${fromY}px)`;
+      // force the start position, then travel
+      node.getBoundingClientRect();
+      node.style.transition = `transform ${DURATION}ms ease-in-out, opacity ${DURATION}ms`;
+    } else if (!animate) {
+      node.style.transition = "none";
+    }
+    node.style.transform = target;
+  }
+
+  function drawItems(scene, pos, animate) {
+    const spots = layoutItems(scene, pos);
+    const seen = new Set();
+    layerItems.querySelectorAll(".fs-overflow").forEach((n) => n.remove());
+    for (const item of scene.items) {
+      const spot = spots.get(item.id);
+      if (!spot) continue;
+      seen.add(item.id);
+      let entry = itemNodes.get(item.id);
+      const fresh = !entry;
+      if (fresh) {
+        const g2 = el("g", { class: `fs-item fs-item-${item.kind}`, "data-id": item.id }, layerItems);
+        entry = { g: g2, x: spot.x, y: spot.y };
+        itemNodes.set(item.id, entry);
+        hoverable(g2, () => itemHover(entry.item));
+      }
+      entry.item = item;
+      drawItem(entry.g, item);
+      entry.g.style.opacity = spot.hidden ? "0" : "1";
+      let fromX = entry.x;
+      let fromY = entry.y;
+      if (fresh) {
+        const origin = item.from && itemNodes.get(item.from);
+        if (origin) {
+          fromX = origin.x;
+          fromY = origin.y;
+        } else if (item.kind === "barrier" && item.priority && item.slot === 0) {
+          // an unaligned barrier is put at the head: show it jumping over the queue
+          const queue = scene.items.filter((i) => i.place === item.place && i.id !== item.id && spots.get(i.id) && !spots.get(i.id).hidden);
+          const tail = Math.min(spot.x, ...queue.map((i) => spots.get(i.id).x));
+          fromX = tail - 10;
+          fromY = spot.y - 14;
+        } else {
+          fromX = spot.x;
+          fromY = spot.y + 10;
+          entry.g.style.opacity = "0";
+          requestAnimationFrame(() => (entry.g.style.opacity = spot.hidden ? "0" : "1"));
+        }
+      }
+      place(entry.g, spot.x, spot.y, animate, fromX, fromY);
+      entry.x = spot.x;
+      entry.y = spot.y;
+    }
+    for (const [id, entry] of itemNodes) {
+      if (seen.has(id)) continue;
+      itemNodes.delete(id);
+      if (animate) {
+        entry.g.style.transition = `opacity ${DURATION}ms`;
+        entry.g.style.opacity = "0";
+        setTimeout(() => entry.g.remove(), DURATION);
+      } else {
+        entry.g.remove();
+      }
+    }
+    for (const [key, spot] of spots) {
+      if (!key.startsWith("overflow:")) continue;
+      const t = text(layerItems, spot.x, spot.y + 4, `+${spot.count}`, { "text-anchor": "end", "font-size": 10, "font-weight": 700, fill: "#111827" });
+      t.classList.add("fs-overflow");
+    }
+  }
+
+  function drawMoves(scene, pos, animate) {
+    layerMoves.replaceChildren();
+    if (!animate) return;
+    for (const move of scene.moves || []) {
+      const a = pos.get(move.from);
+      const b = pos.get(move.to);
+      if (!a || !b) continue;
+      const line = el("line", {
+        x1: a.x + a.w / 2, y1: a.y, x2: b.x + b.w / 2, y2: b.y,
+        stroke: "#f59e0b", "stroke-width": 2, "marker-end": "url(#fs-arrow)", opacity: 0.85,
+      }, layerMoves);
+      line.style.transition = `opacity ${DURATION * 3}ms`;
+      requestAnimationFrame(() => requestAnimationFrame(() => (line.style.opacity = "0.15")));
+    }
+  }
+
+  function drawCaptions() {
+    const list = model.get("captions") || [];
+    captions.replaceChildren();
+    list.forEach(([step, sentence], i) => {
+      const row = document.createElement("div");
+      row.className = i === 0 ? "flinkstate-caption flinkstate-caption-current" : "flinkstate-caption";
+      row.style.cssText = i === 0
+        ? "padding:6px 10px;background:#fefce8;border-left:4px solid #facc15;border-radius:3px;color:#111827;"
+        : "padding:2px 10px;color:#6b7280;font-size:13px;";
+      row.innerHTML = `<b>step ${step}</b> — ${escapeHtml(sentence)}`;
+      captions.appendChild(row);
+    });
+  }
+
+  function draw(animate) {
+    const scene = model.get("scene");
+    if (!scene || !scene.places) {
+      svg.setAttribute("width", 10);
+      svg.setAttribute("height", 10);
+      return;
+    }
+    lastScene = scene;
+    const width = Math.max(root.clientWidth || holder.clientWidth || 900, 480);
+    const g = geometry(scene, width - 2);
+    svg.setAttribute("width", g.width);
+    svg.setAttribute("height", g.height);
+    svg.setAttribute("viewBox", `0 0 ${g.width} ${g.height}`);
+    drawLegend(scene);
+    const pos = drawPlaces(scene, g);
+    drawMoves(scene, pos, animate);
+    drawItems(scene, pos, animate);
+    svg.dataset.step = String(scene.step);
+    root.dataset.step = String(scene.step);
+  }
+
+  colourBy.addEventListener("change", () => draw(false));
+  const onScene = () => draw(model.get("animate") !== false);
+  model.on("change:scene", onScene);
+  model.on("change:captions", drawCaptions);
+  let resizeTimer = null;
+  const observer = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => draw(false), 60);
+  });
+  if (observer) observer.observe(root);
+  draw(false);
+  drawCaptions();
+  return () => {
+    model.off("change:scene", onScene);
+    model.off("change:captions", drawCaptions);
+    if (observer) observer.disconnect();
+  };
+}
+
+export default { render };

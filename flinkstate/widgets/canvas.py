@@ -1,0 +1,40 @@
+"""The recovery canvas as a widget: Python sends a scene, a small ES module draws it in SVG.
+
+The module (``canvas.js`` beside this file) needs no build step: anywidget loads it as it is.
+It draws every place of the scene (tasks, result partitions and their subpartition queues, the
+wires, input gates and their channels, pools, channel-state readers and writers, drainers),
+the items in them (buffers with their records, barriers, events, write requests), and moves an
+item from its old place to its new one when the next scene arrives. Under the drawing it shows
+the captions of the last few steps, newest first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anywidget
+import traitlets
+
+#: the ES module that draws a scene
+CANVAS_MODULE = Path(__file__).with_name("canvas.js")
+
+
+class RecoveryCanvas(anywidget.AnyWidget):
+    """A scene (:func:`flinkstate.views.scene.build_scene`) and the captions beside it.
+
+    ``captions`` holds ``[step, sentence]`` pairs, newest first. ``animate`` false draws the
+    next scene in place (for jumps, where travelling items would mislead).
+    """
+
+    _esm = CANVAS_MODULE
+    scene = traitlets.Dict().tag(sync=True)
+    captions: traitlets.List[list[Any]] = traitlets.List().tag(sync=True)
+    animate = traitlets.Bool(True).tag(sync=True)
+
+    def show(self, scene: dict[str, Any], captions: list[list[Any]], *, animate: bool) -> None:
+        """Send a new scene and its captions in one message, so the page redraws once."""
+        with self.hold_sync():
+            self.animate = animate
+            self.captions = captions
+            self.scene = scene

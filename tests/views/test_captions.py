@@ -1,0 +1,109 @@
+"""A caption for every step: every kind of action that occurs in any scenario has one, and
+captions count what the scenes show."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from flinkstate.network.world import NetworkWorld
+from flinkstate.recovery.scenarios import PHASES, SCENARIOS, prepare_scenario
+from flinkstate.sim.core import Event, Simulation
+from flinkstate.views.captions import CAPTIONS, caption
+from flinkstate.views.scene import SceneLayout, build_scene
+
+
+def _captioned(simulation: Simulation, layout: SceneLayout) -> tuple[Event, str, dict[str, Any]]:
+    """Go back one step, then take it again with scenes before and after."""
+    simulation.goto(simulation.step_count - 1)
+    world = simulation.model
+    assert isinstance(world, NetworkWorld)
+    before = build_scene(world, simulation.events[-1] if simulation.events else None, layout)
+    event = simulation.step()
+    assert event is not None
+    after = build_scene(world, event, layout)
+    return event, caption(event, world, before, after), after
+
+
+@pytest.mark.slow
+def test_every_action_kind_of_every_scenario_has_a_caption() -> None:
+    seen: dict[tuple[str, str], str] = {}
+    for name in SCENARIOS:
+        for phase in PHASES:
+            run = prepare_scenario(name, seed=0, phase=phase)
+            simulation = run.simulation
+            if simulation is None:
+                continue
+            world = simulation.model
+            assert isinstance(world, NetworkWorld)
+            layout = SceneLayout.of(world)
+            kinds: set[tuple[str, str]] = set()
+            while (event := simulation.step()) is not None:
+                world = simulation.model
+                assert isinstance(world, NetworkWorld)
+                ref = world.actor(event.action.actor)
+                assert ref is not None, event.action.actor
+                key = (ref.kind.value, event.action.kind)
+                if key in kinds:
+                    continue
+                kinds.add(key)
+                _, text, _ = _captioned(simulation, layout)
+                assert text.endswith("."), text
+                assert len(text) > 40, text
+                seen.setdefault(key, text)
+    registered = {(kind.value, action) for kind, action in CAPTIONS}
+    # every registered caption was needed, and every kind that occurred was captioned
+    assert set(seen) == registered, set(seen) ^ registered
+
+
+def _first(name: str, phase: str, kind: str, actor: str = "") -> tuple[Event, str, NetworkWorld]:
+    run = prepare_scenario(name, seed=0, phase=phase)
+    simulation = run.simulation
+    assert simulation is not None
+    world = simulation.model
+    assert isinstance(world, NetworkWorld)
+    layout = SceneLayout.of(world)
+    while (event := simulation.step()) is not None:
+        if event.action.kind == kind and event.action.actor.startswith(actor):
+            captioned, text, _ = _captioned(simulation, layout)
+            world = simulation.model
+            assert isinstance(world, NetworkWorld)
+            return captioned, text, world
+    raise AssertionError(f"no {kind} in {name}")
+
+
+def test_a_source_checkpoint_counts_the_buffers_its_barrier_overtook() -> None:
+    event, text, world = _first("baseline-recovery", "job", "checkpoint")
+    progress = world.checkpoint
+    assert progress is not None
+    task = world.tasks[world.actor(event.action.actor).task]  # type: ignore[union-attr]
+    overtaken = [
+        r
+        for w in world.writers.values()
+        for r in w.requests
+        if r.task == task.name and r.output and r.checkpoint == progress.id
+    ]
+    assert f"checkpoint {progress.id}" in text
+    assert "at the head of its 4 subpartitions" in text
+    assert f"the {len(overtaken)} buffer" in text
+
+
+def test_a_recovered_chunk_says_which_records_will_be_filtered() -> None:
+    _, text, _ = _first("keyed-upscale", "restart", "recover-input")
+    assert "old subtask" in text
+    assert "SequentialChannelStateReaderImpl" in text
+
+
+def test_the_first_unaligned_barrier_starts_the_snapshot() -> None:
+    _, text, _ = _first("baseline-recovery", "job", "barrier", "task counter")
+    assert "1 of 4 channels" in text
+    assert "starts its unaligned snapshot" in text
+    assert "tail of its outputs" in text  # counter -> sink is a forward exchange
+
+
+def test_an_unknown_actor_is_refused() -> None:
+    event, _, world = _first("baseline-recovery", "job", "emit")
+    strange = event._replace(action=event.action.__class__("nobody", "emit"))
+    with pytest.raises(KeyError, match="no actor 'nobody'"):
+        caption(strange, world, None, build_scene(world))
