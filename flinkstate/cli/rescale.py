@@ -116,10 +116,11 @@ def _rescale(args: argparse.Namespace) -> str:
         pipeline.close()
     text = _tables(result)
     if args.html is not None:
-        from flinkstate.views.report import report_html, write_report
+        from flinkstate.views.report import report_html
+        from flinkstate.whole_file import write_whole
 
         page = report_html(result, key_groups, source=str(args.checkpoint))
-        written = write_report(args.html, page)
+        written = write_whole(args.html, page)
         text += f"\n\nwrote {written} ({len(page.encode()) / 1e6:.1f} MB)"
     return text
 

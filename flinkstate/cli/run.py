@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from flinkstate.recovery.scenarios import SCENARIOS
 from flinkstate.sim.core import RunResult, RunStatus, Simulation
 from flinkstate.sim.scheduler import make_scheduler
 from flinkstate.sim.trace import TraceHeader, write_trace
+from flinkstate.whole_file import check_writable
 
 #: exit status of a run that deadlocked or broke an invariant
 RUN_FAILED = 1
@@ -61,8 +63,62 @@ def add_run_parser(subparsers: Any) -> None:
         metavar="DIR",
         help="write the last completed checkpoint as a dataset (Parquet tables, data/README.md)",
     )
+    parser.add_argument(
+        "--html",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="also write the run as one self-contained page (the canvas, a caption for every "
+        "step, a step slider and play; it needs no kernel and no network)",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.set_defaults(handler=_run)
+
+
+def write_run_page(
+    args: argparse.Namespace, overrides: dict[str, str], scenario: bool
+) -> dict[str, Any]:
+    """Draw every step of the run into ``args.html`` (a progress bar on stderr); where the
+    page went and its size."""
+    from tqdm.auto import tqdm
+
+    from flinkstate.views.page import scenario_page, topology_page
+    from flinkstate.whole_file import write_whole
+
+    bars: dict[str, Any] = {}
+
+    def progress(phase: str, step: int, steps: int) -> None:
+        bar = bars.get(phase)
+        if bar is None:
+            for done in bars.values():
+                done.close()
+            bar = bars[phase] = tqdm(
+                total=steps, desc=f"drawing {phase}", unit="step", file=sys.stderr
+            )
+        bar.n = step
+        if step == steps or step % 250 == 0:
+            bar.refresh()
+
+    build = scenario_page if scenario else topology_page
+    steps = 2_000_000 if args.steps is None else args.steps
+    try:
+        page = build(
+            args.name,
+            seed=args.seed,
+            overrides=overrides,
+            scheduler=args.scheduler,
+            max_steps=steps,
+            progress=progress,
+        )
+    finally:
+        for bar in bars.values():
+            bar.close()
+    written = write_whole(args.html, page)
+    return {"page": str(written), "page_bytes": len(page.encode())}
+
+
+def page_line(page: dict[str, Any]) -> str:
+    return f"page written to {page['page']} ({page['page_bytes']:,} bytes)"
 
 
 def _topologies(args: argparse.Namespace) -> str:
@@ -88,6 +144,8 @@ def parse_overrides(pairs: list[str]) -> dict[str, str]:
 
 def _run(args: argparse.Namespace) -> tuple[str, int]:
     overrides = parse_overrides(args.set)
+    if args.html is not None:
+        check_writable(args.html)  # refused before any work
     if args.name in SCENARIOS:
         from flinkstate.cli.scenarios import run_scenario_command
 
@@ -141,6 +199,8 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
     }
     failed = result.status in (RunStatus.DEADLOCK, RunStatus.VIOLATION)
     if args.json:
+        if args.html is not None:
+            summary.update(write_run_page(args, overrides, scenario=False))
         return json.dumps(summary), RUN_FAILED if failed else 0
     lines = [
         f"{args.name} (seed {args.seed}, scheduler {scheduler.name}): {result.status.value} "
@@ -155,6 +215,8 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
     ]
     if args.trace is not None:
         lines.append(f"trace: {len(simulation.events)} events written to {args.trace}")
+    if args.html is not None:
+        lines.append(page_line(write_run_page(args, overrides, scenario=False)))
     if exported is not None:
         lines.append(f"checkpoint {exported} exported to {args.export}")
     return "\n".join(lines), RUN_FAILED if failed else 0

@@ -7,7 +7,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from flinkstate.cli.run import buffer_table, invariant_lines, parse_overrides
+from flinkstate.cli.run import (
+    buffer_table,
+    invariant_lines,
+    page_line,
+    parse_overrides,
+    write_run_page,
+)
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
 from flinkstate.recovery.scenarios import SCENARIOS, ScenarioRun, get_scenario, run_scenario
@@ -69,9 +75,11 @@ def run_scenario_command(args: argparse.Namespace, overrides: dict[str, str]) ->
         write_dataset(from_simulation(run.job, run.checkpoint, description), args.export)
         exported = run.checkpoint.id
     status = 0 if run.as_expected else UNEXPECTED
+    page = {} if args.html is None else write_run_page(args, overrides, scenario=True)
     if args.json:
-        return json.dumps(run.summary()), status
-    return "\n".join(_describe(run, exported, args.export)), status
+        return json.dumps({**run.summary(), **page}), status
+    lines = _describe(run, exported, args.export)
+    return "\n".join([*lines, *([page_line(page)] if page else [])]), status
 
 
 def _describe(run: ScenarioRun, exported: int | None, export: object) -> list[str]:

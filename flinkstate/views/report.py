@@ -1,23 +1,19 @@
 """A rescale's answer as one self-contained HTML page: figures and tables, plotly.js inside.
 
 The page opens offline (design reviews happen on planes, and in tools that strip scripts from
-the web); plotly.js is embedded once, every figure after the first reuses it. The file appears
-whole or not at all: it is written beside its destination and renamed into place.
+the web); plotly.js is embedded once, every figure after the first reuses it. It is written
+with :func:`flinkstate.whole_file.write_whole`: whole or not at all.
 """
 
 from __future__ import annotations
 
 import html
-import os
-import tempfile
 from collections.abc import Mapping
-from pathlib import Path
 
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from flinkstate.errors import InvalidParameterError
 from flinkstate.spark.rescaling import RescaleResult
 from flinkstate.views.movement import (
     key_group_heatmap,
@@ -80,28 +76,6 @@ def report_html(
         f"<title>flinkstate rescale report</title><style>{_STYLE}</style></head>"
         f"<body>\n{body}\n</body></html>\n"
     )
-
-
-def write_report(path: Path, page: str) -> Path:
-    """Write ``page`` to ``path`` whole: a partial file never appears under that name."""
-    target = path.expanduser()
-    directory = target.parent
-    if not directory.is_dir():
-        raise InvalidParameterError(f"cannot write {target}: no directory {directory}")
-    if target.is_dir():
-        raise InvalidParameterError(f"cannot write {target}: it is a directory")
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(page)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(temporary, 0o666 & ~umask)  # as an ordinary new file, not mkstemp's 0600
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-    return target
 
 
 class _Figures:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from flinkstate.keygroups import assign_to_key_group
@@ -31,6 +32,7 @@ from flinkstate.network.graph import JobGraph
 from flinkstate.network.recovery import (
     END_OF_INPUT_STATE,
     END_OF_OUTPUT_STATE,
+    RUNNING,
     SUBTASK_CONNECTION,
 )
 from flinkstate.network.world import (
@@ -47,6 +49,8 @@ from flinkstate.views.ownership import OwnershipLayout, ownership_graph
 
 #: version of the scene's JSON layout (the canvas and pages written from it read this)
 SCENE_VERSION = 1
+#: the ES module that draws a scene in a browser: the live widget's and a written page's
+CANVAS_MODULE = Path(__file__).with_name("canvas.js")
 
 #: short labels of events drawn inside a queue
 EVENT_LABELS: Mapping[str, str] = {
@@ -218,12 +222,18 @@ def _place_of_actor(world: NetworkWorld, name: str) -> str | None:
 
 
 def _waiting_places(world: NetworkWorld) -> dict[str, str]:
-    """Places of actors that cannot proceed now, with what they wait for. Only actors with
-    nothing enabled count: a task that still has work is not waiting."""
+    """Places of actors that cannot proceed now, with what they wait for. A running task
+    with nothing to write is just idle until data comes, which is not worth a mark; one that
+    waits for a buffer (back-pressure) or for its recovery to move on is."""
     if world.is_finished():
         return {}
     places: dict[str, str] = {}
     for wait in world.waits():
+        ref = world.actor(wait.actor)
+        if ref is not None and ref.kind is ActorKind.TASK:
+            task = world.tasks[ref.task]
+            if not task.pending and task.phase == RUNNING:
+                continue
         place = _place_of_actor(world, wait.actor)
         if place is not None and place not in places:
             places[place] = f"waits for {wait.resource}"

@@ -1,23 +1,22 @@
 """The recovery canvas as a widget: Python sends a scene, a small ES module draws it in SVG.
 
-The module (``canvas.js`` beside this file) needs no build step: anywidget loads it as it is.
-It draws every place of the scene (tasks, result partitions and their subpartition queues, the
-wires, input gates and their channels, pools, channel-state readers and writers, drainers),
-the items in them (buffers with their records, barriers, events, write requests), and moves an
-item from its old place to its new one when the next scene arrives. Under the drawing it shows
-the captions of the last few steps, newest first.
+The module (``flinkstate/views/canvas.js``, which a written page embeds too) needs no build
+step: anywidget loads it as it is. It draws every place of the scene (tasks, result partitions
+and their subpartition queues, the wires, input gates and their channels, pools,
+channel-state readers and writers, drainers), the items in them (buffers with their records,
+barriers, events, write requests), and moves an item from its old place to its new one when
+the next scene arrives. Under the drawing it shows the captions of the last few steps, newest
+first.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import anywidget
 import traitlets
 
-#: the ES module that draws a scene
-CANVAS_MODULE = Path(__file__).with_name("canvas.js")
+from flinkstate.views.scene import CANVAS_MODULE
 
 
 class RecoveryCanvas(anywidget.AnyWidget):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import ipywidgets as widgets
@@ -34,8 +35,10 @@ from flinkstate.sim.core import Event, RunResult, Simulation, collector_paused
 from flinkstate.views.captions import caption
 from flinkstate.views.deadlock import deadlock_figure
 from flinkstate.views.ownership import ownership_graph, ownership_spec
+from flinkstate.views.page import scenario_page
 from flinkstate.views.scene import SceneLayout, build_scene
 from flinkstate.views.timelines import Timelines, timelines_spec
+from flinkstate.whole_file import check_writable, write_whole
 from flinkstate.widgets.canvas import RecoveryCanvas
 from flinkstate.widgets.controls import (
     ParameterControls,
@@ -132,6 +135,19 @@ class RecoveryStepper:
         self.goto_box = widgets.IntText(value=0, description="go to step", continuous_update=False)
         self.goto_box.tooltip = "type a step and press Enter"
         self.goto_button = _button("go", "share", "jump to the step in the box")
+        self.page_file = widgets.Text(
+            value="", placeholder="SCENARIO-seedN.html", description="page file"
+        )
+        self.page_file.tooltip = "where to write the page (relative to the notebook's folder)"
+        self.page_button = _button(
+            "save as page",
+            "download",
+            "write this run (the job and its restart) as one self-contained HTML page: the "
+            "canvas, the captions, a slider and play; it needs no kernel and no network",
+        )
+        self.page_progress = widgets.IntProgress(
+            value=0, min=0, max=1, description="drawing", layout=widgets.Layout(display="none")
+        )
         self.message = widgets.HTML()
         self.badge = widgets.HTML()
         self.recent = widgets.HTML()
@@ -170,6 +186,7 @@ class RecoveryStepper:
         self.next_button.on_click(lambda _: self.run_to_next())
         self.reset_button.on_click(lambda _: self.goto(0))
         self.goto_button.on_click(lambda _: self.goto_typed())
+        self.page_button.on_click(lambda _: self.save_page())
         self.load()
 
     # -- the widget ------------------------------------------------------------------------
@@ -188,6 +205,7 @@ class RecoveryStepper:
                 ),
                 widgets.HBox([self.next_button, self.until, self.goto_box, self.goto_button]),
                 self.slider,
+                widgets.HBox([self.page_file, self.page_button, self.page_progress]),
                 self.badge,
                 self.canvas,
                 self.deadlock_box,
@@ -394,6 +412,43 @@ class RecoveryStepper:
         world = self.world
         assert world is not None
         return world
+
+    # -- sharing -------------------------------------------------------------------------------
+
+    def save_page(self) -> Path | None:
+        """Write the scenario's run, as configured here, as a page a reviewer can attach to a
+        ticket; the message says where (or why not)."""
+        name = self.scenario.value
+        target = Path(self.page_file.value.strip() or f"{name}-seed{self.seed.value}.html")
+        bar = self.page_progress
+
+        def progress(phase: str, step: int, steps: int) -> None:
+            if step == 1 or step == steps or step % 200 == 0:
+                bar.description = f"drawing {phase}"
+                bar.max = steps
+                bar.value = step
+
+        try:
+            check_writable(target)
+            bar.layout.display = ""
+            page = scenario_page(
+                name,
+                seed=self.seed.value,
+                overrides=self.parameters.values(),
+                max_steps=self.max_steps,
+                progress=progress,
+            )
+            written = write_whole(target, page)
+        except FlinkstateError as error:
+            self.message.value = refusal(f"No page written: {error}")
+            return None
+        finally:
+            bar.layout.display = "none"
+        self.message.value = (
+            f"Page written to <code>{html.escape(str(written.resolve()))}</code> "
+            f"({len(page.encode()):,} bytes): open it in any browser, no kernel needed."
+        )
+        return written
 
     # -- drawing -------------------------------------------------------------------------------
 

@@ -94,3 +94,33 @@ def test_running_a_scenario_exits_by_its_expectation(
     assert "--trace records a single run" in capsys.readouterr().err
     assert main(["run", "nothing-like-it"]) == 2
     assert "unknown topology or scenario" in capsys.readouterr().err
+
+
+def test_run_writes_a_page_of_the_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    page = tmp_path / "run.html"
+    code = main(["run", "keyed", "--set", "records=10", "--html", str(page), "--json"])
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)
+    assert code == 0
+    assert summary["page"] == str(page)
+    assert summary["page_bytes"] == page.stat().st_size > 10_000
+    assert "drawing run" in captured.err  # progress while it draws every step
+    assert page.read_text().startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("missing/run.html", "no directory"),
+        (".", "it is a directory"),
+    ],
+)
+def test_a_page_that_cannot_be_written_is_refused_before_the_run(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, where: str, message: str
+) -> None:
+    code = main(["run", "prefilter-deadlock", "--html", str(tmp_path / where)])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert message in captured.err
+    assert captured.out == ""  # nothing ran
+    assert list(tmp_path.iterdir()) == []

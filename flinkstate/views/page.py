@@ -1,0 +1,264 @@
+"""A run as one self-contained page: the canvas, the captions, a step slider and play.
+
+A design reviewer attaches the page to a ticket; whoever opens it needs no kernel and no
+network. The page holds the canvas's own module and the run as data: the first scene of each
+phase in full, then per step only what changed (a patch) and the step's caption, the whole
+compressed with gzip (the browser's ``DecompressionStream`` opens it). The page rebuilds a
+scene by applying patches to the nearest scene it keeps (one every :data:`KEEP_EVERY` steps),
+so any step is a few milliseconds away.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import html
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.network.world import NetworkWorld
+from flinkstate.sim.core import Simulation
+from flinkstate.views.captions import caption
+from flinkstate.views.scene import CANVAS_MODULE, SceneLayout, build_scene
+
+#: the page around the run: controls, and the script that unpacks the run and drives the canvas
+PAGE_TEMPLATE = Path(__file__).with_name("run_page.html")
+_PLACEHOLDER = re.compile(r"__(TITLE|HEADING|SUMMARY|KEEP|GONE|MODULE|DATA)__")
+#: the page keeps a whole scene every this many steps (memory against seek time)
+KEEP_EVERY = 200
+#: what a patch of a place or the scene's top level says for a field that is gone
+GONE = "__gone__"
+
+
+@dataclass
+class PhaseRecording:
+    """One phase of a run as the page replays it."""
+
+    name: str
+    title: str
+    first: dict[str, Any]
+    patches: list[dict[str, Any]] = field(default_factory=list)
+    captions: list[str] = field(default_factory=list)
+    ending: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "title": self.title,
+            "first": self.first,
+            "patches": self.patches,
+            "captions": self.captions,
+            "ending": self.ending,
+        }
+
+
+def scene_patch(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """What turns scene ``before`` into ``after``: changed top-level fields, changed fields of
+    places, and items added or changed (whole) and removed (by id). The order of the items
+    is not kept: the canvas places an item by its place, lane and slot."""
+    patch: dict[str, Any] = {}
+    top = {
+        key: value
+        for key, value in after.items()
+        if key not in ("places", "items") and before.get(key) != value
+    }
+    top.update({key: GONE for key in before if key not in after})
+    if top:
+        patch["t"] = top
+    old_places = {p["id"]: p for p in before["places"]}
+    places: dict[str, dict[str, Any]] = {}
+    for place in after["places"]:
+        old = old_places.get(place["id"])
+        if old is None:
+            places[place["id"]] = dict(place)
+            continue
+        changed = {k: v for k, v in place.items() if old.get(k) != v}
+        changed.update({k: GONE for k in old if k not in place})
+        if changed:
+            places[place["id"]] = changed
+    if places:
+        patch["p"] = places
+    old_items = {i["id"]: i for i in before["items"]}
+    new_ids = {i["id"] for i in after["items"]}
+    changed_items = [i for i in after["items"] if old_items.get(i["id"]) != i]
+    if changed_items:
+        patch["i"] = changed_items
+    removed = [key for key in old_items if key not in new_ids]
+    if removed:
+        patch["r"] = removed
+    return patch
+
+
+def apply_patch(scene: Mapping[str, Any], patch: Mapping[str, Any]) -> dict[str, Any]:
+    """The inverse of :func:`scene_patch` (the page does the same in JavaScript)."""
+    result = {k: v for k, v in scene.items() if k not in ("places", "items")}
+    for key, value in patch.get("t", {}).items():
+        if value == GONE:
+            result.pop(key, None)
+        else:
+            result[key] = value
+    places = {p["id"]: dict(p) for p in scene["places"]}
+    for key, changed in patch.get("p", {}).items():
+        place = places.setdefault(key, {})
+        for field_name, value in changed.items():
+            if value == GONE:
+                place.pop(field_name, None)
+            else:
+                place[field_name] = value
+    result["places"] = list(places.values())
+    removed = set(patch.get("r", ()))
+    items = {i["id"]: i for i in scene["items"] if i["id"] not in removed}
+    for item in patch.get("i", ()):
+        items[item["id"]] = item
+    result["items"] = list(items.values())
+    return result
+
+
+def record_phase(
+    name: str,
+    title: str,
+    simulation: Simulation,
+    *,
+    ending: str = "",
+    progress: Callable[[int], None] | None = None,
+) -> PhaseRecording:
+    """Step ``simulation`` from step 0 to the end of its recorded run (its history), making
+    the scene and caption of every step. The simulation ends where it was."""
+    history = list(simulation.history)
+    target = len(history)
+    simulation.goto(0)
+    world = simulation.model
+    assert isinstance(world, NetworkWorld)
+    layout = SceneLayout.of(world)
+    before = build_scene(world, None, layout)
+    recording = PhaseRecording(name, title, before, ending=ending)
+    for number, action in enumerate(history, start=1):
+        event = simulation.step(action)
+        assert event is not None
+        world = simulation.model
+        assert isinstance(world, NetworkWorld)
+        after = build_scene(world, event, layout)
+        recording.patches.append(scene_patch(before, after))
+        recording.captions.append(caption(event, world, before, after))
+        before = after
+        if progress is not None:
+            progress(number)
+    assert simulation.step_count == target
+    return recording
+
+
+def run_page(heading: str, summary: str, phases: list[PhaseRecording]) -> str:
+    """The page: heading, a line of summary, and the phases to pick from."""
+    data = json.dumps([p.to_json() for p in phases], separators=(",", ":"))
+    packed = base64.b64encode(gzip.compress(data.encode("utf-8"), mtime=0)).decode("ascii")
+    module = CANVAS_MODULE.read_text(encoding="utf-8")
+    values = {
+        "__TITLE__": html.escape(heading),
+        "__HEADING__": html.escape(heading),
+        "__SUMMARY__": html.escape(summary),
+        "__KEEP__": str(KEEP_EVERY),
+        "__GONE__": json.dumps(GONE),
+        "__MODULE__": json.dumps(module).replace("</", "<\\/"),
+        "__DATA__": packed,
+    }
+    # one pass: what is put in is never searched for placeholders again
+    return _PLACEHOLDER.sub(
+        lambda match: values[match.group(0)], PAGE_TEMPLATE.read_text(encoding="utf-8")
+    )
+
+
+def scenario_page(
+    name: str,
+    *,
+    seed: int = 0,
+    overrides: Mapping[str, object] | None = None,
+    scheduler: str = "random",
+    max_steps: int = 2_000_000,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> str:
+    """The page of a scenario: the job before its restart and the restart, each stepped from
+    its start to its end. ``progress(phase, step, steps)`` is told as the steps are drawn."""
+    from flinkstate.recovery.scenarios import PHASES, get_scenario, prepare_scenario
+
+    item = get_scenario(name)
+    titles = {"job": "the job before its restart", "restart": "the restart"}
+    recordings: list[PhaseRecording] = []
+    message = ""
+    for phase in reversed(PHASES):  # the job first, as it happened
+        run = prepare_scenario(
+            item,
+            seed=seed,
+            overrides=overrides,
+            scheduler=scheduler,
+            max_steps=max_steps,
+            phase=phase,
+        )
+        simulation = run.simulation
+        if simulation is None:
+            message = f"{run.outcome.value}: {run.message}"
+            continue
+        run.conclude(simulation.run(max_steps=max_steps))
+        steps = simulation.step_count
+        ending = f"{titles[phase]}: {run.outcome.value} after {steps} steps"
+        if phase == "restart":
+            ending += f" (the scenario expects: {item.expected.value})"
+        if run.result is not None and run.result.deadlock is not None:
+            ending += f"; {run.result.deadlock.describe().splitlines()[0]}"
+        recordings.append(
+            record_phase(
+                phase,
+                f"{titles[phase]} ({steps} steps)",
+                simulation,
+                ending=ending,
+                progress=None if progress is None else _told(progress, phase, steps),
+            )
+        )
+    if not recordings:
+        raise InvalidParameterError(f"{name} has no run to draw: {message}")
+    parameters = ", ".join(f"{k}={v}" for k, v in sorted((overrides or {}).items()))
+    summary = (
+        f"{item.title} ({item.reference}). Seed {seed}, scheduler {scheduler}"
+        + (f", {parameters}" if parameters else "")
+        + ". Step through it with the buttons, the slider or play; hover anything for details."
+    )
+    return run_page(f"flinkstate: {item.name}", summary, recordings)
+
+
+def topology_page(
+    name: str,
+    *,
+    seed: int = 0,
+    overrides: Mapping[str, object] | None = None,
+    scheduler: str = "random",
+    max_steps: int = 2_000_000,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> str:
+    """The page of one run of a catalogued job."""
+    from flinkstate.network.topologies import topology
+    from flinkstate.sim.scheduler import make_scheduler
+
+    item = topology(name)
+    initial = item.build(dict(overrides or {}), seed=seed)
+    simulation = Simulation(initial.clone, make_scheduler(scheduler, seed))
+    result = simulation.run(max_steps=max_steps)
+    steps = simulation.step_count
+    recording = record_phase(
+        "run",
+        f"the run ({steps} steps)",
+        simulation,
+        ending=f"{result.status.value} after {steps} steps",
+        progress=None if progress is None else _told(progress, "run", steps),
+    )
+    summary = f"{item.description}. Seed {seed}, scheduler {scheduler}."
+    return run_page(f"flinkstate: {name}", summary, [recording])
+
+
+def _told(
+    progress: Callable[[str, int, int], None], phase: str, steps: int
+) -> Callable[[int], None]:
+    return lambda step: progress(phase, step, steps)

@@ -1,0 +1,88 @@
+"""A written run page, opened from disk in Chromium with no kernel and no network: the canvas
+draws, step and the slider move it, the captions follow, and another run can be picked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from flinkstate.views.page import scenario_page
+from flinkstate.whole_file import write_whole
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
+
+pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+
+def _state(page: Page) -> dict[str, object]:
+    result: dict[str, object] = page.evaluate(
+        """() => {
+          const canvas = document.querySelector('.flinkstate-canvas');
+          const current = canvas.querySelector('.flinkstate-caption-current');
+          return {
+            step: Number(canvas.dataset.step),
+            caption: current ? current.textContent : '',
+            items: [...canvas.querySelectorAll('.fs-item')].filter((g) => g.style.opacity !== '0')
+              .map((g) => `${g.dataset.id}@${g.style.transform}`).sort().join('|'),
+            places: canvas.querySelectorAll('.fs-place').length,
+          };
+        }"""
+    )
+    return result
+
+
+@pytest.mark.timeout(300)
+def test_a_run_page_steps_offline(browser: Browser, tmp_path: Path, artifacts: Path) -> None:
+    target = write_whole(tmp_path / "run.html", scenario_page("prefilter-deadlock"))
+    context = browser.new_context(viewport={"width": 1280, "height": 1000}, offline=True)
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        requests: list[str] = []
+        page.on(
+            "request",
+            lambda r: (
+                requests.append(r.url)
+                if not r.url.startswith(("file:", "blob:", "data:"))
+                else None
+            ),
+        )
+        page.goto(target.as_uri())
+        page.wait_for_function("document.body.dataset.ready === 'true'", timeout=60_000)
+        start = _state(page)
+        assert start["step"] == 0
+        assert start["places"] > 20
+        page.screenshot(path=artifacts / "run-page-step-0.png", full_page=True)
+        page.fill("#goto", "300")
+        page.press("#goto", "Enter")
+        moved = False
+        for step in range(301, 321):  # each click draws the next step; most move something
+            before = _state(page)
+            page.click("#step")
+            page.wait_for_function(
+                f"document.querySelector('.flinkstate-canvas').dataset.step === '{step}'",
+                timeout=10_000,
+            )
+            now = _state(page)
+            assert str(now["caption"]).startswith(f"step {step}")
+            moved |= now["items"] != before["items"]
+        assert moved, "twenty steps moved nothing on the canvas"
+        page.select_option("#phase", "1")  # the restart, which deadlocks
+        last = int(page.get_attribute("#slider", "max") or 0)
+        page.fill("#goto", str(last))
+        page.press("#goto", "Enter")
+        page.wait_for_function(
+            f"document.querySelector('.flinkstate-canvas').dataset.step === '{last}'",
+            timeout=10_000,
+        )
+        assert "deadlock" in page.inner_text("#ending")
+        page.wait_for_timeout(500)
+        page.screenshot(path=artifacts / "run-page-deadlock.png", full_page=True)
+        assert errors == []
+        assert requests == []
+    finally:
+        context.close()

@@ -1,0 +1,106 @@
+"""A run as a page: patches that rebuild every scene exactly, and a page that carries its
+run, the canvas module and nothing it would have to fetch."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+import re
+from typing import Any
+
+import pytest
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.network.world import NetworkWorld
+from flinkstate.recovery.scenarios import prepare_scenario
+from flinkstate.views.page import (
+    apply_patch,
+    record_phase,
+    run_page,
+    scenario_page,
+    scene_patch,
+)
+from flinkstate.views.scene import SceneLayout, build_scene
+
+
+def _canonical(scene: dict[str, Any]) -> dict[str, Any]:
+    """A scene with its places and items keyed by id (a patch does not keep item order)."""
+    return {
+        **{k: v for k, v in scene.items() if k not in ("places", "items")},
+        "places": {p["id"]: p for p in scene["places"]},
+        "items": {i["id"]: i for i in scene["items"]},
+    }
+
+
+def test_patches_rebuild_every_scene_of_a_run() -> None:
+    run = prepare_scenario("checkpoint-during-drain", seed=0)
+    simulation = run.simulation
+    assert simulation is not None
+    world = simulation.model
+    assert isinstance(world, NetworkWorld)
+    layout = SceneLayout.of(world)
+    before = build_scene(world, None, layout)
+    rebuilt = before
+    for _ in range(1200):
+        event = simulation.step()
+        if event is None:
+            break
+        after = build_scene(world, event, layout)
+        patch = scene_patch(before, after)
+        assert len(json.dumps(patch)) < len(json.dumps(after))
+        rebuilt = apply_patch(rebuilt, patch)
+        assert _canonical(rebuilt) == _canonical(after), f"step {world.step}"
+        before = after
+
+
+def _unpack(page: str) -> list[dict[str, Any]]:
+    match = re.search(
+        r'<script id="run-data" type="application/octet-stream">([^<]*)</script>', page
+    )
+    assert match, "the page carries no run"
+    data: list[dict[str, Any]] = json.loads(gzip.decompress(base64.b64decode(match.group(1))))
+    return data
+
+
+def test_a_page_carries_both_runs_of_a_scenario_and_fetches_nothing() -> None:
+    steps: list[tuple[str, int, int]] = []
+    page = scenario_page(
+        "prefilter-deadlock", progress=lambda phase, step, total: steps.append((phase, step, total))
+    )
+    phases = _unpack(page)
+    assert [p["name"] for p in phases] == ["job", "restart"]
+    for phase in phases:
+        assert len(phase["patches"]) == len(phase["captions"]) > 0
+        assert all(c.endswith(".") for c in phase["captions"])
+        assert phase["first"]["step"] == 0
+    restart = phases[1]
+    assert "deadlock" in restart["ending"]
+    assert steps[-1] == ("restart", len(restart["patches"]), len(restart["patches"]))
+    assert "export default { render }" in page  # the canvas module itself
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)=", page), "the page fetches"
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    assert "https://" not in page
+
+
+def test_the_last_scene_of_a_page_is_the_run_s_last_scene() -> None:
+    run = prepare_scenario("baseline-recovery", seed=0, overrides={"records": 20})
+    simulation = run.simulation
+    assert simulation is not None
+    simulation.run()
+    world = simulation.model
+    assert isinstance(world, NetworkWorld)
+    last = build_scene(world, simulation.events[-1], SceneLayout.of(world))
+    recording = record_phase("restart", "the restart", simulation)
+    assert simulation.step_count == len(recording.patches)  # back where it was
+    scene = recording.first
+    for patch in recording.patches:
+        scene = apply_patch(scene, patch)
+    assert _canonical(scene) == _canonical(last)
+    page = run_page("t", "s", [recording])
+    assert len(_unpack(page)[0]["patches"]) == simulation.step_count
+
+
+def test_a_scenario_flink_refuses_has_no_page() -> None:
+    with pytest.raises(InvalidParameterError, match="Minimum memory segment size"):
+        scenario_page("small-page-size")
