@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from flinkstate.errors import InvalidParameterError
@@ -264,3 +266,16 @@ def test_the_job_before_the_restart_is_not_called_a_failure() -> None:
     stepper = RecoveryStepper("baseline-recovery", overrides={"records": 20}, phase="job")
     assert "the job before its restart" in stepper.badge.value
     assert "not as expected" not in stepper.badge.value
+
+
+def test_save_as_page_writes_the_run_or_says_why_not(tmp_path: Path) -> None:
+    stepper = RecoveryStepper("prefilter-deadlock")
+    stepper.page_file.value = str(tmp_path / "deadlock.html")
+    stepper.page_button.click()
+    page = tmp_path / "deadlock.html"
+    assert page.read_text().startswith("<!DOCTYPE html>")
+    assert "Page written to" in stepper.message.value
+    assert stepper.page_progress.layout.display == "none"
+    stepper.page_file.value = str(tmp_path / "missing" / "x.html")
+    assert stepper.save_page() is None
+    assert "No page written: cannot write" in stepper.message.value
