@@ -171,6 +171,10 @@ function render({ model, el: root }) {
   const layerPlaces = el("g", {}, svg);
   const layerMoves = el("g", {}, svg);
   const layerItems = el("g", {}, svg);
+  const layerHighlight = el("g", { class: "fs-highlights" }, svg);
+  const pulse = document.createElement("style");
+  pulse.textContent = "@keyframes fs-pulse { 0% { opacity: 1; } 50% { opacity: .35; } 100% { opacity: 1; } } .fs-highlight { animation: fs-pulse 1.4s ease-in-out infinite; pointer-events: none; }";
+  root.appendChild(pulse);
 
   const tooltip = document.createElement("div");
   tooltip.className = "flinkstate-canvas-tooltip";
@@ -608,6 +612,28 @@ function render({ model, el: root }) {
     }
   }
 
+  // rings around what a tour's stop points at
+  let lastPos = null;
+  function drawHighlights() {
+    layerHighlight.replaceChildren();
+    const ids = model.get("highlight") || [];
+    if (!ids.length || !lastPos) return;
+    for (const id of ids) {
+      const place = lastPos.get(id);
+      const item = itemNodes.get(id);
+      let box = null;
+      if (item && item.g.style.opacity !== "0") {
+        const w = itemWidth(item.item);
+        box = { x: item.x - 3, y: item.y - 3, w: w + 6, h: ITEM_H + 6 };
+      } else if (place) {
+        const h = place.p.kind === "task" ? 46 : 28;
+        box = { x: place.x - 4, y: place.y - h / 2, w: place.w + 8, h };
+      }
+      if (!box) continue;
+      el("rect", { x: box.x, y: box.y, width: box.w, height: box.h, rx: 5, fill: "none", stroke: "#f43f5e", "stroke-width": 2.5, class: "fs-highlight" }, layerHighlight);
+    }
+  }
+
   function drawCaptions() {
     const list = model.get("captions") || [];
     captions.replaceChildren();
@@ -639,6 +665,8 @@ function render({ model, el: root }) {
     const pos = drawPlaces(scene, g);
     drawMoves(scene, pos, animate);
     drawItems(scene, pos, animate);
+    lastPos = pos;
+    drawHighlights();
     svg.dataset.step = String(scene.step);
     root.dataset.step = String(scene.step);
   }
@@ -647,6 +675,7 @@ function render({ model, el: root }) {
   const onScene = () => draw(model.get("animate") !== false);
   model.on("change:scene", onScene);
   model.on("change:captions", drawCaptions);
+  model.on("change:highlight", drawHighlights);
   let resizeTimer = null;
   const observer = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => {
     clearTimeout(resizeTimer);
@@ -658,6 +687,7 @@ function render({ model, el: root }) {
   return () => {
     model.off("change:scene", onScene);
     model.off("change:captions", drawCaptions);
+    model.off("change:highlight", drawHighlights);
     if (observer) observer.disconnect();
   };
 }

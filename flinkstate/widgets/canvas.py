@@ -30,10 +30,20 @@ class RecoveryCanvas(anywidget.AnyWidget):
     scene = traitlets.Dict().tag(sync=True)
     captions: traitlets.List[list[Any]] = traitlets.List().tag(sync=True)
     animate = traitlets.Bool(True).tag(sync=True)
+    #: ids of places and items to ring (a tour's stop points at them)
+    highlight: traitlets.List[str] = traitlets.List().tag(sync=True)
 
-    def show(self, scene: dict[str, Any], captions: list[list[Any]], *, animate: bool) -> None:
-        """Send a new scene and its captions in one message, so the page redraws once."""
+    def show(
+        self,
+        scene: dict[str, Any],
+        captions: list[list[Any]],
+        *,
+        animate: bool,
+        highlight: list[str] | None = None,
+    ) -> None:
+        """Send a new scene, its captions and highlight in one message: one redraw."""
         with self.hold_sync():
             self.animate = animate
             self.captions = captions
+            self.highlight = highlight or []
             self.scene = scene

@@ -210,3 +210,10 @@ def guarded(message: widgets.HTML, action: Callable[[], None]) -> bool:
         message.value = refusal(str(error))
         return False
     return True
+
+
+def icon_button(label: str, icon: str, tooltip: str) -> widgets.Button:
+    """A button with an icon and a tooltip that says what it does."""
+    return widgets.Button(
+        description=label, icon=icon, tooltip=tooltip, layout=widgets.Layout(width="auto")
+    )

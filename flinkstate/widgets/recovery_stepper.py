@@ -43,6 +43,7 @@ from flinkstate.widgets.canvas import RecoveryCanvas
 from flinkstate.widgets.controls import (
     ParameterControls,
     guarded,
+    icon_button,
     live_figure,
     refusal,
     scenario_picker,
@@ -106,11 +107,13 @@ class RecoveryStepper:
         self.seed = widgets.IntText(value=seed, description="seed")
         self.parameters = ParameterControls(item, overrides)
         self.parameter_box = widgets.VBox([self.parameters.box])
-        self.step_button = _button("step", "step-forward", "one step forward")
+        self.step_button = icon_button("step", "step-forward", "one step forward")
         self.step_button.add_class("flinkstate-step")
-        self.back_button = _button("back", "step-backward", "one step back")
-        self.next_button = _button("run to next", "fast-forward", "run to the next chosen event")
-        self.reset_button = _button("reset", "undo", "back to step 0")
+        self.back_button = icon_button("back", "step-backward", "one step back")
+        self.next_button = icon_button(
+            "run to next", "fast-forward", "run to the next chosen event"
+        )
+        self.reset_button = icon_button("reset", "undo", "back to step 0")
         self.until = widgets.Dropdown(options=list(EVENTS_OF_INTEREST), description="next")
         self.slider = widgets.IntSlider(
             value=0,
@@ -134,12 +137,12 @@ class RecoveryStepper:
         self.speed.tooltip = "how many steps play advances per second"
         self.goto_box = widgets.IntText(value=0, description="go to step", continuous_update=False)
         self.goto_box.tooltip = "type a step and press Enter"
-        self.goto_button = _button("go", "share", "jump to the step in the box")
+        self.goto_button = icon_button("go", "share", "jump to the step in the box")
         self.page_file = widgets.Text(
             value="", placeholder="SCENARIO-seedN.html", description="page file"
         )
         self.page_file.tooltip = "where to write the page (relative to the notebook's folder)"
-        self.page_button = _button(
+        self.page_button = icon_button(
             "save as page",
             "download",
             "write this run (the job and its restart) as one self-contained HTML page: the "
@@ -170,6 +173,9 @@ class RecoveryStepper:
         #: the caption of each step seen so far, and the scene of the step on display
         self._captions: dict[int, str] = {}
         self._scene: dict[str, Any] | None = None
+        self._pinned: dict[int, list[str]] = {}
+        self._widget: widgets.Widget | None = None
+        self.controls: widgets.VBox | None = None
         self._apply_speed()
         self.speed.observe(lambda _: self._apply_speed(), names="value")
         self.play.observe(self._on_play, names="value")
@@ -193,27 +199,47 @@ class RecoveryStepper:
 
     @property
     def widget(self) -> widgets.Widget:
-        """The whole stepper, ready to display."""
-        return widgets.VBox(
-            [
-                widgets.HBox([self.scenario, self.seed]),
-                self.phase,
-                self.parameter_box,
-                self.message,
-                widgets.HBox(
-                    [self.step_button, self.back_button, self.reset_button, self.play, self.speed]
-                ),
-                widgets.HBox([self.next_button, self.until, self.goto_box, self.goto_button]),
-                self.slider,
-                widgets.HBox([self.page_file, self.page_button, self.page_progress]),
-                self.badge,
-                self.canvas,
-                self.deadlock_box,
-                self.ownership_box,
-                self.timelines_figure,
-                self.recent,
-            ]
-        )
+        """The whole stepper, ready to display (built once: a tour shows the same one)."""
+        if self._widget is None:
+            self.controls = widgets.VBox(
+                [
+                    widgets.HBox([self.scenario, self.seed]),
+                    self.phase,
+                    self.parameter_box,
+                    widgets.HBox(
+                        [
+                            self.step_button,
+                            self.back_button,
+                            self.reset_button,
+                            self.play,
+                            self.speed,
+                        ]
+                    ),
+                    widgets.HBox([self.next_button, self.until, self.goto_box, self.goto_button]),
+                    self.slider,
+                    widgets.HBox([self.page_file, self.page_button, self.page_progress]),
+                ]
+            )
+            self._widget = widgets.VBox(
+                [
+                    self.controls,
+                    self.message,
+                    self.badge,
+                    self.canvas,
+                    self.deadlock_box,
+                    self.ownership_box,
+                    self.timelines_figure,
+                    self.recent,
+                ]
+            )
+        return self._widget
+
+    def pin(self, step: int, highlight: list[str]) -> None:
+        """Highlight these places and items on the canvas while step ``step`` is on display
+        (a tour's stop); the highlight goes when the step does."""
+        self._pinned[step] = list(highlight)
+        if self.current_step == step:
+            self.canvas.highlight = list(highlight)
 
     @property
     def simulation(self) -> Simulation | None:
@@ -270,6 +296,7 @@ class RecoveryStepper:
         simulation = run.simulation
         self._captions = {}
         self._scene = None
+        self._pinned = {}
         if simulation is None:  # refused by Flink, or no checkpoint to restore from
             self.final, self.total, self.timelines, self.layout = None, 0, None, None
             self._set_range(0)
@@ -521,7 +548,12 @@ class RecoveryStepper:
             return
         captions = self.captions()
         assert self._scene is not None
-        self.canvas.show(self._scene, [[n, text] for n, text in captions], animate=animate)
+        self.canvas.show(
+            self._scene,
+            [[n, text] for n, text in captions],
+            animate=animate,
+            highlight=self._pinned.get(simulation.step_count, []),
+        )
         last = _last(simulation)
         if self.ownership_box.selected_index == 0:  # drawn only while it is open
             graph = ownership_graph(world, last, self.layout.ownership)
@@ -554,12 +586,6 @@ class RecoveryStepper:
 
 def _last(simulation: Simulation) -> Event | None:
     return simulation.events[-1] if simulation.events else None
-
-
-def _button(label: str, icon: str, tooltip: str) -> widgets.Button:
-    return widgets.Button(
-        description=label, icon=icon, tooltip=tooltip, layout=widgets.Layout(width="auto")
-    )
 
 
 def _shorten(text: str, limit: int = 220) -> str:

@@ -1,0 +1,118 @@
+"""A guided tour over the recovery stepper: chapters, back and continue, a text per stop, and
+"explore from here", which hands the very state on display to the free stepper.
+
+The tour owns a :class:`RecoveryStepper` and only moves it with ``goto``; its own controls are
+hidden until the learner chooses to explore, and then the stepper is simply shown whole, at the
+step the tour left it.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+import ipywidgets as widgets
+import mistune
+
+from flinkstate.network.world import NetworkWorld
+from flinkstate.views.tours import Tour, get_tour, locate
+from flinkstate.widgets.controls import icon_button
+from flinkstate.widgets.recovery_stepper import RecoveryStepper
+
+
+class TourWidget:
+    """One tour: its stops located once, then shown one at a time."""
+
+    def __init__(self, tour: str | Tour) -> None:
+        self.tour = get_tour(tour) if isinstance(tour, str) else tour
+        self.steps = locate(self.tour)
+        self.stepper = RecoveryStepper(
+            self.tour.scenario,
+            seed=self.tour.seed,
+            overrides=dict(self.tour.overrides),
+            phase=self.tour.phase,
+        )
+        self.chapters = widgets.ToggleButtons(
+            options=[(f"{n}. {stop.title}", n - 1) for n, stop in enumerate(self.tour.stops, 1)],
+            value=None,
+            style={"button_width": "auto"},
+            tooltips=[f"go to step {step}" for step in self.steps],
+        )
+        self.chapters.add_class("flinkstate-tour-chapters")
+        self.text = widgets.HTML()
+        self.text.add_class("flinkstate-tour-text")
+        self.back_button = icon_button("back", "arrow-left", "the previous stop of the tour")
+        self.continue_button = icon_button("continue", "arrow-right", "the next stop of the tour")
+        self.continue_button.add_class("flinkstate-tour-continue")
+        self.explore_button = icon_button(
+            "explore from here",
+            "compass",
+            "leave the tour: the stepper's own controls appear, at exactly this step",
+        )
+        self.heading = widgets.HTML(
+            f"<h3 style='margin:0'>Tour: {html.escape(self.tour.title)}</h3>"
+            f"<p style='margin:.2em 0'>{html.escape(self.tour.introduction)}</p>"
+        )
+        self.panel = widgets.VBox(
+            [
+                self.heading,
+                self.chapters,
+                self.text,
+                widgets.HBox([self.back_button, self.continue_button, self.explore_button]),
+            ],
+            layout=widgets.Layout(
+                border="1px solid #e5e7eb", padding="6px 10px", margin="0 0 6px 0"
+            ),
+        )
+        self.stop = -1
+        self.exploring = False
+        self.chapters.observe(self._on_chapter, names="value")
+        self.back_button.on_click(lambda _: self.show(self.stop - 1))
+        self.continue_button.on_click(lambda _: self.show(self.stop + 1))
+        self.explore_button.on_click(lambda _: self.explore())
+        self._stepper_widget = self.stepper.widget
+        assert self.stepper.controls is not None
+        self.stepper.controls.layout.display = "none"
+        self.show(0)
+
+    @property
+    def widget(self) -> widgets.Widget:
+        return widgets.VBox([self.panel, self._stepper_widget])
+
+    def _on_chapter(self, change: dict[str, Any]) -> None:
+        if change["new"] is not None and change["new"] != self.stop:
+            self.show(int(change["new"]))
+
+    def show(self, index: int) -> None:
+        """Go to stop ``index`` (out of the tour's range is ignored: the buttons say so)."""
+        if not 0 <= index < len(self.tour.stops):
+            return
+        stop = self.tour.stops[index]
+        step = self.steps[index]
+        self.stop = index
+        self.stepper.goto(step)
+        world = self.stepper.world
+        simulation = self.stepper.simulation
+        assert isinstance(world, NetworkWorld)
+        assert simulation is not None
+        event = simulation.events[-1] if simulation.events else None
+        self.stepper.pin(step, stop.highlight(event, world, self.stepper.canvas.scene))
+        body = mistune.html(stop.describe(event, world))
+        self.text.value = (
+            f"<div style='font-size:14px;line-height:1.5'><b>Stop {index + 1} of "
+            f"{len(self.tour.stops)}, step {step}: {html.escape(stop.title)}</b>{body}</div>"
+        )
+        self.chapters.value = index
+        self.back_button.disabled = index == 0
+        self.continue_button.disabled = index == len(self.tour.stops) - 1
+
+    def explore(self) -> None:
+        """Show the stepper's own controls, at the step on display."""
+        self.exploring = True
+        assert self.stepper.controls is not None
+        self.stepper.controls.layout.display = ""
+        self.explore_button.disabled = True
+        self.text.value += (
+            "<p><i>Exploring: the stepper's controls are above the canvas, at the step the "
+            "tour left; the chapters take you back to a stop.</i></p>"
+        )

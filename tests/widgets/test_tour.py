@@ -1,0 +1,62 @@
+"""Tours: every stop is found, says only what the model says, highlights what is on the
+canvas, and "explore from here" leaves the stepper at that very step."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.views.tours import TOURS, Stop, Tour, get_tour, locate, on
+from flinkstate.widgets.tour import TourWidget
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(TOURS))
+def test_every_stop_of_every_tour_is_shown_with_its_figures(name: str) -> None:
+    tour = TourWidget(name)
+    assert tour.steps == sorted(tour.steps)
+    for index, step in enumerate(tour.steps):
+        tour.continue_button.click() if index else tour.show(0)
+        assert tour.stop == index
+        assert tour.stepper.current_step == step
+        assert not re.search(r"\{\w+\}", tour.text.value), "a figure was left unfilled"
+        assert f"step {step}" in tour.text.value
+        scene = tour.stepper.canvas.scene
+        ids = {p["id"] for p in scene["places"]} | {i["id"] for i in scene["items"]}
+        highlight = tour.stepper.canvas.highlight
+        assert highlight, f"stop {index + 1} of {name} points at nothing"
+        assert set(highlight) <= ids
+    assert tour.continue_button.disabled
+    tour.back_button.click()
+    assert tour.stop == len(tour.steps) - 2
+
+
+def test_explore_hands_the_state_to_the_stepper() -> None:
+    tour = TourWidget("unaligned-capture")
+    tour.chapters.value = 2
+    step = tour.stepper.current_step
+    assert tour.stepper.controls is not None
+    assert tour.stepper.controls.layout.display == "none"
+    tour.explore_button.click()
+    assert tour.stepper.controls.layout.display == ""
+    assert tour.stepper.current_step == step
+    tour.stepper.step_button.click()
+    assert tour.stepper.current_step == step + 1
+    assert tour.stepper.canvas.highlight == []  # the stop's highlight stays with its step
+
+
+def test_a_stop_that_never_comes_is_named() -> None:
+    broken = Tour(
+        "broken",
+        "never",
+        "baseline-recovery",
+        "a tour with an impossible stop",
+        (Stop("never", "no", on("finish-drain")),),
+        overrides={"records": 10},
+    )
+    with pytest.raises(InvalidParameterError, match="stop 'never' never comes"):
+        locate(broken)
+    with pytest.raises(InvalidParameterError, match="unknown tour 'nope'"):
+        get_tour("nope")
