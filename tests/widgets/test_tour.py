@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from flinkstate.errors import InvalidParameterError
-from flinkstate.views.tours import TOURS, Stop, Tour, get_tour, locate, on
+from flinkstate.views.tours import TOURS
 from flinkstate.widgets.tour import TourWidget
 
 
@@ -45,18 +44,3 @@ def test_explore_hands_the_state_to_the_stepper() -> None:
     tour.stepper.step_button.click()
     assert tour.stepper.current_step == step + 1
     assert tour.stepper.canvas.highlight == []  # the stop's highlight stays with its step
-
-
-def test_a_stop_that_never_comes_is_named() -> None:
-    broken = Tour(
-        "broken",
-        "never",
-        "baseline-recovery",
-        "a tour with an impossible stop",
-        (Stop("never", "no", on("finish-drain")),),
-        overrides={"records": 10},
-    )
-    with pytest.raises(InvalidParameterError, match="stop 'never' never comes"):
-        locate(broken)
-    with pytest.raises(InvalidParameterError, match="unknown tour 'nope'"):
-        get_tour("nope")

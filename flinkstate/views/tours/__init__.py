@@ -1,0 +1,32 @@
+"""Guided tours: a scenario's run told in a few stops, each a moment worth seeing.
+
+A tour is data (:mod:`flinkstate.views.tours.base`). Each :class:`Stop` says where to stop
+(the first step after the previous stop at which its condition holds), a title, a text for the
+learner (markdown, with ``{figure}`` placeholders filled from the model at that step, so every
+number it states is the model's), and what to highlight on the canvas. :func:`locate` runs the
+scenario once and finds the step of every stop; the tour widget then moves the recovery stepper
+there, and "explore from here" leaves the learner in the stepper at exactly that state. One
+module per tour; :data:`TOURS` lists them in the order of the notebooks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.views.tours.base import Stop, Tour, locate, on
+from flinkstate.views.tours.classic_recovery import CLASSIC_RECOVERY
+from flinkstate.views.tours.unaligned_capture import UNALIGNED_CAPTURE
+
+TOURS: Mapping[str, Tour] = {t.name: t for t in (UNALIGNED_CAPTURE, CLASSIC_RECOVERY)}
+
+__all__ = ["TOURS", "Stop", "Tour", "get_tour", "locate", "on"]
+
+
+def get_tour(name: str) -> Tour:
+    try:
+        return TOURS[name]
+    except KeyError:
+        raise InvalidParameterError(
+            f"unknown tour {name!r}; tours: {', '.join(sorted(TOURS))}"
+        ) from None

@@ -1,0 +1,247 @@
+"""What a guided tour is made of: stops, the conditions that find them, highlights, figures.
+
+A tour is data. Each :class:`Stop` says where to stop (the first step after the previous stop
+at which its condition holds), a title, a text for the learner (markdown, with ``{figure}``
+placeholders filled from the model at that step, so every number it states is the model's),
+and what to highlight on the canvas. :func:`locate` runs the scenario once and finds the step
+of every stop; the tour widget then moves the recovery stepper there, and "explore from here"
+leaves the learner in the stepper at exactly that state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.network.graph import OperatorKind
+from flinkstate.network.world import ActorKind, NetworkWorld
+from flinkstate.recovery.scenarios import prepare_scenario
+from flinkstate.sim.core import Event
+
+#: where a stop is: a condition on the step just taken and the world after it
+Condition = Callable[[Event, NetworkWorld], bool]
+#: what a stop shows: ids of places and items of the scene at that step
+Highlight = Callable[[Event | None, NetworkWorld, Mapping[str, Any]], list[str]]
+#: the figures a stop's text names, read from the model at that step
+Figures = Callable[[Event | None, NetworkWorld], Mapping[str, object]]
+
+
+def _nothing(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
+    return {}
+
+
+def _no_highlight(event: Event | None, world: NetworkWorld, scene: Mapping[str, Any]) -> list[str]:
+    return []
+
+
+@dataclass(frozen=True)
+class Stop:
+    title: str
+    text: str
+    #: None: the run's first state (step 0)
+    when: Condition | None = None
+    highlight: Highlight = _no_highlight
+    figures: Figures = _nothing
+
+    def describe(self, event: Event | None, world: NetworkWorld) -> str:
+        """The stop's text with its figures filled in."""
+        return self.text.format(**self.figures(event, world))
+
+
+@dataclass(frozen=True)
+class Tour:
+    name: str
+    title: str
+    scenario: str
+    introduction: str
+    stops: tuple[Stop, ...]
+    phase: str = "restart"
+    seed: int = 0
+    overrides: Mapping[str, object] = field(default_factory=dict)
+
+
+def locate(tour: Tour, *, max_steps: int = 400_000) -> list[int]:
+    """The step of every stop, in order: each the first step after the previous stop whose
+    condition holds. A stop that never comes is an error in the tour, named here."""
+    run = prepare_scenario(
+        tour.scenario, seed=tour.seed, overrides=tour.overrides, phase=tour.phase
+    )
+    simulation = run.simulation
+    if simulation is None:
+        raise InvalidParameterError(f"tour {tour.name}: {run.outcome.value}: {run.message}")
+    steps: list[int] = []
+    stops = list(tour.stops)
+    while stops and stops[0].when is None:
+        steps.append(0)
+        stops.pop(0)
+    while stops and simulation.step_count < max_steps:
+        event = simulation.step()
+        if event is None:
+            break
+        world = simulation.model
+        assert isinstance(world, NetworkWorld)
+        while stops and stops[0].when is not None and stops[0].when(event, world):
+            steps.append(simulation.step_count)
+            stops.pop(0)
+    if stops:
+        raise InvalidParameterError(
+            f"tour {tour.name}: stop {stops[0].title!r} never comes in {tour.scenario}"
+        )
+    return steps
+
+
+# -- conditions ------------------------------------------------------------------------------
+
+
+def on(kind: str, actor: ActorKind | None = None, also: Condition | None = None) -> Condition:
+    """The step whose action is ``kind`` (of an actor of that kind, where ``also`` holds)."""
+
+    def condition(event: Event, world: NetworkWorld) -> bool:
+        if event.action.kind != kind:
+            return False
+        if actor is not None:
+            ref = world.actor(event.action.actor)
+            if ref is None or ref.kind is not actor:
+                return False
+        return also is None or also(event, world)
+
+    return condition
+
+
+def ended(event: Event, world: NetworkWorld) -> bool:
+    """The run's last step: nothing more is enabled."""
+    return not world.enabled_actions()
+
+
+def all_running(event: Event, world: NetworkWorld) -> bool:
+    return all(t.phase == "running" for t in world.tasks.values())
+
+
+def checkpoint_completed(event: Event, world: NetworkWorld) -> bool:
+    return bool(world.completed)
+
+
+def recovered_input(event: Event, world: NetworkWorld) -> bool:
+    """The step's task had input state to recover (a sink after a downscale may have none)."""
+    restore = world.restore
+    return restore is not None and bool(restore.subtasks[task_of(event, world)].input_state)
+
+
+def barrier_sent(event: Event, world: NetworkWorld) -> bool:
+    """netty just put an unaligned barrier at the head of its channel."""
+    ref = world.actor(event.action.actor)
+    if ref is None or not ref.channel:
+        return False
+    received = world.channels[ref.channel].received
+    return bool(received) and received[0].priority
+
+
+def task_of(event: Event | None, world: NetworkWorld) -> str:
+    if event is None:
+        return ""
+    ref = world.actor(event.action.actor)
+    return "" if ref is None else ref.task
+
+
+# -- highlights ------------------------------------------------------------------------------
+
+
+def actor_place(event: Event | None, world: NetworkWorld, scene: Mapping[str, Any]) -> list[str]:
+    """The place of the actor that took the step."""
+    place = scene.get("actor")
+    return [place] if place else []
+
+
+def items_where(test: Callable[[Mapping[str, Any]], bool]) -> Highlight:
+    """Every item of the scene that passes ``test``."""
+
+    def highlight(event: Event | None, world: NetworkWorld, scene: Mapping[str, Any]) -> list[str]:
+        return [str(item["id"]) for item in scene["items"] if test(item)]
+
+    return highlight
+
+
+def places_of_kind(*kinds: str) -> Highlight:
+    def highlight(event: Event | None, world: NetworkWorld, scene: Mapping[str, Any]) -> list[str]:
+        return [str(place["id"]) for place in scene["places"] if place["kind"] in kinds]
+
+    return highlight
+
+
+def together(*parts: Highlight) -> Highlight:
+    def highlight(event: Event | None, world: NetworkWorld, scene: Mapping[str, Any]) -> list[str]:
+        return [key for part in parts for key in part(event, world, scene)]
+
+    return highlight
+
+
+def is_barrier(item: Mapping[str, Any]) -> bool:
+    return bool(item["kind"] == "barrier")
+
+
+def is_persisted(item: Mapping[str, Any]) -> bool:
+    return "persisted" in item
+
+
+def is_recovered(item: Mapping[str, Any]) -> bool:
+    return bool(item.get("recovered"))
+
+
+def has_dropped(item: Mapping[str, Any]) -> bool:
+    return any(piece[6] == "dropped" for piece in item.get("pieces", ()))
+
+
+def is_request(item: Mapping[str, Any]) -> bool:
+    return bool(item["kind"] == "request")
+
+
+# -- figures -----------------------------------------------------------------------------------
+
+
+def checkpoint_figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
+    progress = world.checkpoint
+    requests = [r for w in world.writers.values() for r in w.requests]
+    return {
+        "checkpoint": progress.id
+        if progress
+        else (world.completed[-1].id if world.completed else 0),
+        "acknowledged": len(progress.acknowledged) if progress else len(world.tasks),
+        "tasks": len(world.tasks),
+        "requests": len(requests),
+        "output_requests": sum(1 for r in requests if r.output),
+        "input_requests": sum(1 for r in requests if not r.output),
+        "task": task_of(event, world),
+    }
+
+
+def completed_figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
+    last = world.completed[-1]
+    inputs = sum(len(s.buffers) for s in last.input_channel_state)
+    outputs = sum(len(s.buffers) for s in last.result_subpartition_state)
+    return {
+        "checkpoint": last.id,
+        "in_flight": last.in_flight_bytes,
+        "input_buffers": inputs,
+        "output_buffers": outputs,
+        "records": len(last.persisted_records),
+        "steps": last.completed_at - last.triggered_at,
+    }
+
+
+def restore_figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
+    restore = world.restore
+    recovered = 0 if restore is None else restore.recovered_bytes
+    readers = len(world.readers)
+    sources = sum(1 for t in world.tasks.values() if t.kind is OperatorKind.SOURCE)
+    return {
+        "recovered": recovered,
+        "readers": readers,
+        "sources": sources,
+        "tasks": len(world.tasks),
+        "task": task_of(event, world),
+        "filtered": len(world.filtered),
+        "heap_peak": world.heap_peak,
+        "spilled": world.spilled_bytes,
+    }
