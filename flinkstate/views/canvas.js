@@ -567,7 +567,7 @@ function render({ model, el: root }) {
           const tail = Math.min(spot.x, ...queue.map((i) => spots.get(i.id).x));
           fromX = tail - 10;
           fromY = spot.y - 14;
-        } else {
+        } else if (animate) {
           fromX = spot.x;
           fromY = spot.y + 10;
           entry.g.style.opacity = "0";
@@ -577,6 +577,7 @@ function render({ model, el: root }) {
       place(entry.g, spot.x, spot.y, animate, fromX, fromY);
       entry.x = spot.x;
       entry.y = spot.y;
+      entry.hidden = spot.hidden;
     }
     for (const [id, entry] of itemNodes) {
       if (seen.has(id)) continue;
@@ -622,7 +623,7 @@ function render({ model, el: root }) {
       const place = lastPos.get(id);
       const item = itemNodes.get(id);
       let box = null;
-      if (item && item.g.style.opacity !== "0") {
+      if (item && !item.hidden) {
         const w = itemWidth(item.item);
         box = { x: item.x - 3, y: item.y - 3, w: w + 6, h: ITEM_H + 6 };
       } else if (place) {

@@ -15,10 +15,26 @@ from collections.abc import Mapping
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.views.tours.base import Stop, Tour, locate, on
+from flinkstate.views.tours.blocked_subpartition import BLOCKED_SUBPARTITION
+from flinkstate.views.tours.checkpointing_during_recovery import CHECKPOINTING_DURING_RECOVERY
 from flinkstate.views.tours.classic_recovery import CLASSIC_RECOVERY
+from flinkstate.views.tours.flip547_duplication import FLIP547_DUPLICATION
+from flinkstate.views.tours.prefilter_deadlock import PREFILTER_DEADLOCK
+from flinkstate.views.tours.rescaling_filtering import RESCALING_FILTERING
 from flinkstate.views.tours.unaligned_capture import UNALIGNED_CAPTURE
 
-TOURS: Mapping[str, Tour] = {t.name: t for t in (UNALIGNED_CAPTURE, CLASSIC_RECOVERY)}
+TOURS: Mapping[str, Tour] = {
+    t.name: t
+    for t in (
+        UNALIGNED_CAPTURE,
+        CLASSIC_RECOVERY,
+        PREFILTER_DEADLOCK,
+        RESCALING_FILTERING,
+        BLOCKED_SUBPARTITION,
+        CHECKPOINTING_DURING_RECOVERY,
+        FLIP547_DUPLICATION,
+    )
+}
 
 __all__ = ["TOURS", "Stop", "Tour", "get_tour", "locate", "on"]
 

@@ -245,3 +245,29 @@ def restore_figures(event: Event | None, world: NetworkWorld) -> Mapping[str, ob
         "heap_peak": world.heap_peak,
         "spilled": world.spilled_bytes,
     }
+
+
+def filtered_now(event: Event, world: NetworkWorld) -> bool:
+    """The step dropped a recovered record another subtask owns now."""
+    return any(step == event.step for step in world.filtered.values())
+
+
+def violated(event: Event, world: NetworkWorld) -> bool:
+    return bool(world.violations)
+
+
+def places_where(test: Callable[[Mapping[str, Any]], bool]) -> Highlight:
+    """Every place of the scene that passes ``test``."""
+
+    def highlight(event: Event | None, world: NetworkWorld, scene: Mapping[str, Any]) -> list[str]:
+        return [str(place["id"]) for place in scene["places"] if test(place)]
+
+    return highlight
+
+
+def is_blocked(place: Mapping[str, Any]) -> bool:
+    return bool(place.get("blocked"))
+
+
+def is_waiting(place: Mapping[str, Any]) -> bool:
+    return "waits" in place

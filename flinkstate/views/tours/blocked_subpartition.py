@@ -1,0 +1,91 @@
+"""Tour: a checkpoint barrier held behind a subpartition blocked after recovery (FLINK-39018)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from flinkstate.network.world import ActorKind, NetworkWorld
+from flinkstate.sim.core import Event
+from flinkstate.views.tours.base import (
+    Stop,
+    Tour,
+    actor_place,
+    ended,
+    is_barrier,
+    is_blocked,
+    items_where,
+    on,
+    places_where,
+    together,
+)
+
+
+def _blocked(event: Event, world: NetworkWorld) -> bool:
+    return any(sub.blocked for sub in world.subpartitions.values())
+
+
+def _held(event: Event, world: NetworkWorld) -> bool:
+    """A priority barrier sits in a blocked subpartition."""
+    return any(
+        sub.blocked and any(b.priority for b in sub.queue) for sub in world.subpartitions.values()
+    )
+
+
+def _figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
+    return {
+        "blocked": sum(1 for sub in world.subpartitions.values() if sub.blocked),
+        "timeout": world.checkpoint_timeout,
+        "tolerable": world.tolerable_failed_checkpoints,
+        "checkpoint": world.checkpoint.id if world.checkpoint else (world.expired or [0])[-1],
+    }
+
+
+BLOCKED_SUBPARTITION = Tour(
+    name="blocked-subpartition",
+    title="A barrier held by a blocked subpartition (before FLINK-39018)",
+    scenario="barrier-held-by-blocked-subpartition",
+    introduction=(
+        "After a restart, a subpartition that has handed its consumer the "
+        "EndOfOutputChannelStateEvent is blocked until the consumer has that event from every "
+        "channel of its gate, so live data cannot overtake recovered data. Before FLINK-39018, "
+        "a checkpoint's priority barrier was held there too."
+    ),
+    stops=(
+        Stop(
+            "A subpartition blocks",
+            "netty handed a consumer the end of a source's recovered output state: that "
+            "subpartition is now **blocked** (red frame) until the counter has the event from "
+            "all its sources. {blocked} subpartitions are blocked.",
+            on("send", ActorKind.NETTY, _blocked),
+            together(actor_place, places_where(is_blocked)),
+            _figures,
+        ),
+        Stop(
+            "A checkpoint during the restart",
+            "The coordinator triggered checkpoint {checkpoint} while subpartitions are still "
+            "blocked.",
+            on("trigger", ActorKind.COORDINATOR),
+            places_where(is_blocked),
+            _figures,
+        ),
+        Stop(
+            "The barrier is held",
+            "A source put the checkpoint's unaligned barrier at the head of its subpartitions, "
+            "but a blocked subpartition does not hand out even a priority event: the barrier "
+            "sits at the head of a red queue and the counter behind it never sees it.",
+            on("checkpoint", ActorKind.TASK, _held),
+            together(items_where(is_barrier), places_where(is_blocked)),
+            _figures,
+        ),
+        Stop(
+            "Expired, and the job fails",
+            "Checkpoint {checkpoint} was not acknowledged within {timeout} steps: it expired. "
+            "The job tolerates {tolerable} failed checkpoints, so it fails over, only to meet "
+            "the same blocked subpartitions after its next restart. FLINK-39018 lets priority "
+            "events pass a blocked subpartition (explore: blocked_priority=master).",
+            ended,
+            places_where(is_blocked),
+            _figures,
+        ),
+    ),
+)

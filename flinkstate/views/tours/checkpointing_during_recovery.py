@@ -1,0 +1,129 @@
+"""Tour: checkpointing during recovery in Flink master (V2): spill files, the drainer, and a
+checkpoint taken while recovered data is still being drained."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from flinkstate.network.world import ActorKind, NetworkWorld
+from flinkstate.sim.core import Event
+from flinkstate.views.tours.base import (
+    Stop,
+    Tour,
+    actor_place,
+    is_barrier,
+    is_recovered,
+    is_request,
+    items_where,
+    on,
+    places_of_kind,
+    task_of,
+    together,
+)
+
+
+def _draining(event: Event, world: NetworkWorld) -> bool:
+    """The step's task took a barrier while its drainer was still at work."""
+    task = world.tasks[task_of(event, world)]
+    drainer = world.drainers.get(task.name)
+    return drainer is not None and drainer.installed and not drainer.finished
+
+
+def _figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
+    task = world.tasks[task_of(event, world)] if event is not None else None
+    drainer = None if task is None else world.drainers.get(task.name)
+    state = None if drainer is None else drainer.state
+    reader = None if task is None else world.readers.get(task.name)
+    spill = None if reader is None else reader.spill
+    return {
+        "task": "" if task is None else task_of(event, world),
+        "files": 0 if state is None else len(state.files),
+        "segments": 0 if state is None else len(state.segments),
+        "size": 0 if state is None else state.size,
+        "spilled": 0 if spill is None else spill.bytes_written,
+        "generation": world.effective_generation.value,
+        "checkpoint": world.checkpoint.id if world.checkpoint else 0,
+        "in_recovery": 0
+        if task is None
+        else sum(1 for g in task.gates for c in g.channels if c.in_recovery),
+    }
+
+
+CHECKPOINTING_DURING_RECOVERY = Tour(
+    name="checkpointing-during-recovery",
+    title="Checkpointing during recovery: spill files and the drainer (Flink master)",
+    scenario="checkpoint-during-drain",
+    introduction=(
+        "With execution.checkpointing.during-recovery.enabled and recover-output-on-downstream "
+        "on, Flink master's recovery fetches a task's recovered input into spill files, then "
+        "drains them into the channels while the task already runs, so checkpoints need not "
+        "wait for recovery to end."
+    ),
+    stops=(
+        Stop(
+            "Fetch into spill files",
+            "The reader of {task} fetched a chunk of recovered input towards its spill files "
+            "({generation}): records another subtask owns are dropped before they are written. "
+            "The channels stay empty for now.",
+            on("spill", ActorKind.READER),
+            actor_place,
+            _figures,
+        ),
+        Stop(
+            "The files are sealed",
+            "The fetch of {task} is done: {files} spill file(s), {segments} segment(s), "
+            "{size:,} bytes, handed to its **drainer**.",
+            on("finish-fetch", ActorKind.READER, lambda e, w: bool(_figures(e, w)["files"])),
+            together(actor_place, places_of_kind("drainer")),
+            _figures,
+        ),
+        Stop(
+            "Channels in recovery",
+            "{task} converted every gate in one mail: its {in_recovery} channels are physical "
+            "channels now, but **in recovery**: no credit is announced until the drainer has "
+            "filled them.",
+            on(
+                "request-partitions",
+                ActorKind.TASK,
+                lambda e, w: bool(_figures(e, w)["in_recovery"]),
+            ),
+            actor_place,
+            _figures,
+        ),
+        Stop(
+            "Running while draining",
+            "{task} installed its drainer as the recovery checkpoint trigger: restore is over "
+            "and the task is RUNNING, its channels still in recovery.",
+            on("install-drainer", ActorKind.TASK),
+            together(actor_place, places_of_kind("drainer")),
+            _figures,
+        ),
+        Stop(
+            "Drained into a channel",
+            "The drainer of {task} copied recovered bytes from the spill files into a buffer of "
+            "a channel in recovery (hatched): the task consumes it like live data.",
+            on("drain", ActorKind.DRAINER),
+            together(actor_place, items_where(is_recovered)),
+            _figures,
+        ),
+        Stop(
+            "A checkpoint meets the drain",
+            "{task} took checkpoint {checkpoint}'s barrier while its drainer was still at "
+            "work. It cut its recovered state in one step: a **recovery barrier** into every "
+            "channel in recovery and the drainer's committed position. The recovered buffers "
+            "queued before that barrier, and the undrained rest of the spill files, are written "
+            "into the checkpoint (the writer's requests).",
+            on("barrier", ActorKind.TASK, _draining),
+            together(actor_place, items_where(is_barrier), items_where(is_request)),
+            _figures,
+        ),
+        Stop(
+            "Drain finished",
+            "The drainer of {task} delivered everything: an EndOfFetchedChannelStateEvent took "
+            "each channel out of recovery, and credit flows again.",
+            on("finish-drain", ActorKind.DRAINER),
+            actor_place,
+            _figures,
+        ),
+    ),
+)

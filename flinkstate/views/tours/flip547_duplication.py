@@ -1,0 +1,76 @@
+"""Tour: FLIP-547's motivation, recovered state persisted by every new subtask when a
+checkpoint comes before filtering."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from flinkstate.network.world import ActorKind, NetworkWorld
+from flinkstate.sim.core import Event
+from flinkstate.views.tours.base import (
+    Stop,
+    Tour,
+    actor_place,
+    is_recovered,
+    items_where,
+    on,
+    places_of_kind,
+    restore_figures,
+    together,
+    violated,
+)
+
+
+def _figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
+    first = world.violations[0] if world.violations else None
+    return {
+        **restore_figures(event, world),
+        "violation": "" if first is None else first.message,
+        "invariant": "" if first is None else first.invariant,
+    }
+
+
+FLIP547_DUPLICATION = Tour(
+    name="flip-547-duplication",
+    title="FLIP-547: recovered state kept by every new subtask",
+    scenario="unfiltered-checkpoint-during-recovery",
+    introduction=(
+        "FLIP-547's example: a job rescaled from 1 counter to 10. Without filtering first, "
+        "each of the ten new counters keeps all of the old counter's recovered input, so a "
+        "checkpoint taken during recovery would hold every recovered record ten times."
+    ),
+    stops=(
+        Stop(
+            "Ten readers of one old subtask",
+            "Step 0: every new counter's reader will fetch the one old counter's input state "
+            "({recovered:,} bytes in all to put back).",
+            None,
+            places_of_kind("channel-state-reader"),
+            _figures,
+        ),
+        Stop(
+            "Fetched without filtering",
+            "The reader of {task} fetched recovered input into its spill files keeping every "
+            "record, those of the other nine counters too.",
+            on("spill", ActorKind.READER),
+            actor_place,
+            _figures,
+        ),
+        Stop(
+            "Drained",
+            "The drainer of {task} put recovered bytes into a channel in recovery; the task "
+            "will process whatever arrives there.",
+            on("drain", ActorKind.DRAINER),
+            together(actor_place, items_where(is_recovered)),
+            _figures,
+        ),
+        Stop(
+            "Caught",
+            "The invariant **{invariant}** stops the run: {violation}. Filtering before the "
+            "data reaches the channels (FLIP-547's design) is what prevents it.",
+            violated,
+            actor_place,
+            _figures,
+        ),
+    ),
+)

@@ -1,0 +1,90 @@
+"""Tour: FLINK-39519, the channel-state reader that waits for a buffer it holds itself."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from flinkstate.network.world import ActorKind, NetworkWorld
+from flinkstate.sim.core import Event
+from flinkstate.views.tours.base import (
+    Stop,
+    Tour,
+    actor_place,
+    ended,
+    is_recovered,
+    is_waiting,
+    items_where,
+    on,
+    places_of_kind,
+    places_where,
+    task_of,
+    together,
+)
+
+
+def _reader_figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
+    task = world.tasks[task_of(event, world)] if event is not None else None
+    reader = None if task is None else world.readers.get(task.name)
+    gate = None if task is None or not task.gates else task.gates[0]
+    return {
+        "task": "" if task is None else task_of(event, world),
+        "posts": 0 if reader is None else len(reader.posts),
+        "exclusive": 0 if gate is None else gate.exclusive_per_channel,
+        "floating": 0 if gate is None else gate.pool.size,
+        "generation": world.effective_generation.value,
+    }
+
+
+PREFILTER_DEADLOCK = Tour(
+    name="prefilter-deadlock",
+    title="The pre-filter deadlock (FLINK-39519)",
+    scenario="prefilter-deadlock",
+    introduction=(
+        "With checkpointing during recovery on, Flink 2.3's channel-state reader filters "
+        "recovered records on its own thread. It reads each buffer of old input state into a "
+        "pre-filter buffer and rewrites the records it keeps into post-filter buffers, all taken "
+        "from the same recovered channel, and lets go of none until the source buffer is done."
+    ),
+    stops=(
+        Stop(
+            "Filtering on the reader",
+            "Step 0. The restart runs the {generation} generation of the recovery code: each "
+            "counter's **channel-state reader** (beside its gate) will filter before anything "
+            "reaches the channels.",
+            None,
+            places_of_kind("channel-state-reader"),
+            _reader_figures,
+        ),
+        Stop(
+            "A pre-filter buffer",
+            "The reader of {task} took a **pre-filter buffer** (hatched, first in the row right "
+            "of the reader) from its recovered channel and read a chunk of old input state into "
+            "it.",
+            on("filter", ActorKind.READER),
+            together(actor_place, items_where(is_recovered)),
+            _reader_figures,
+        ),
+        Stop(
+            "Post-filter buffers pile up",
+            "The records kept are 37 KB each: rewriting one needs ten 4 KiB **post-filter "
+            "buffers**, also from the channel. The reader of {task} holds {posts} of them now, "
+            "besides the pre-filter one.",
+            on("rewrite", ActorKind.READER),
+            together(actor_place, items_where(is_recovered)),
+            _reader_figures,
+        ),
+        Stop(
+            "Stuck",
+            "The channel has {exclusive} exclusive buffers and the gate {floating} floating "
+            "ones: eleven are needed, and every one is held by the reader. The only thread that "
+            "could give one back is the reader itself, waiting: the run is **deadlocked**. The "
+            "waits-for graph below the canvas shows the cycle (the reader waits on itself). "
+            "Flink's fixes take the pre-filter buffer from the heap instead (the heap fallback "
+            "of 2.3, or one reusable heap segment since FLINK-39519): explore and set "
+            "prefilter_source.",
+            ended,
+            places_where(is_waiting),
+            _reader_figures,
+        ),
+    ),
+)
