@@ -631,4 +631,36 @@ def _badge_html(
     where = f"step <b>{step}</b> of {total}"
     if total and step == total and summary.get("deadlock"):
         where += " &mdash; <b>stuck here</b>: see the waits-for graph below"
-    return f"<div>{where} &middot; {state}<br>{ending}</div>"
+    figures = run_figures(summary, phase)
+    return f"<div>{where} &middot; {state}<br>{ending}{figures}</div>"
+
+
+def run_figures(summary: Mapping[str, Any], phase: str) -> str:
+    """The run's figures to the end (the numbers exercises ask for), as one line."""
+    parts = []
+
+    def add(key: str, text: str) -> None:
+        value = summary.get(key)
+        if value:
+            grouped = isinstance(value, int) and not key.endswith("_step")
+            parts.append(text.format(f"{value:,}" if grouped else value))
+
+    if phase == "job":
+        add("checkpoint_bytes", "its first checkpoint persists <b>{}</b> bytes in flight")
+    else:
+        add("checkpoint_bytes", "restored from a checkpoint of <b>{}</b> bytes in flight")
+        add("recovered_bytes", "<b>{}</b> bytes recovered")
+        add("filtered_records", "<b>{}</b> records filtered out")
+        add("resumed_step", "every task running from step <b>{}</b>")
+        add("first_checkpoint_step", "first checkpoint completed at step <b>{}</b>")
+        add("failed_checkpoints", "<b>{}</b> failed checkpoint(s)")
+        add("heap_peak_bytes", "heap peak <b>{}</b> bytes")
+        add("spilled_bytes", "<b>{}</b> bytes spilled")
+        add("spill_files", "<b>{}</b> spill file(s)")
+        add("spill_segments", "<b>{}</b> spill segment(s)")
+    if not parts:
+        return ""
+    return (
+        "<div class='flinkstate-run-figures' style='color:#374151;margin-top:2px'>"
+        f"to its end: {' &middot; '.join(parts)}</div>"
+    )
