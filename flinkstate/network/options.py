@@ -128,7 +128,8 @@ class RecoveryBarrierDecline(Choice):
 
 @dataclass(frozen=True, slots=True)
 class CheckpointFailure:
-    """One failed checkpoint: its id, why, who said so, and at which step."""
+    """One failed checkpoint: its id, why, who said so, and at which step (counted as the
+    stepper counts: the action that failed it is the ``step``-th)."""
 
     checkpoint: int
     reason: CheckpointFailureReason

@@ -1181,7 +1181,7 @@ class NetworkWorld:
             CheckpointFailure(
                 progress.id,
                 CheckpointFailureReason.CHECKPOINT_EXPIRED,
-                self.step,
+                self.step + 1,  # the step this action makes, as the stepper counts
                 detail=f"after {self.checkpoint_timeout} steps",
             )
         )
@@ -1234,7 +1234,7 @@ class NetworkWorld:
     ) -> None:
         """A task declines the checkpoint: the coordinator aborts it everywhere."""
         self._abort(progress)
-        self._fail(CheckpointFailure(progress.id, reason, self.step, task.name, why))
+        self._fail(CheckpointFailure(progress.id, reason, self.step + 1, task.name, why))
         self._note = f"checkpoint {progress.id} declined by {task.name} ({reason.name}): {why}"
 
     def _release_spill(self, task: str) -> bool:

@@ -475,3 +475,57 @@ def test_stepper_notebook_steps_in_chromium(
     assert after["items"] != before["items"], "the step moved nothing on the canvas"
     # autosave is off in the test's JupyterLab: running it must not write outputs back
     assert path.read_bytes() == on_disk, f"{path} changed while the test ran it"
+
+
+#: notebooks that open with a tour, and the tour (the tour's canvas is the first on the page)
+TOUR_NOTEBOOKS = {
+    "01-unaligned-checkpoints-and-channel-state.ipynb": "unaligned-capture",
+    "02-stepping-through-recovery.ipynb": "classic-recovery",
+    "03-buffer-ownership-and-the-prefilter-deadlock.ipynb": "prefilter-deadlock",
+}
+
+#: the step the first canvas on the page draws, and the first tour's stop text
+TOUR_STATE = """
+() => {
+  const canvas = document.querySelector('.flinkstate-canvas');
+  const text = document.querySelector('.flinkstate-tour-text');
+  if (!canvas || canvas.dataset.step === undefined || !text) return null;
+  return {step: Number(canvas.dataset.step), text: text.textContent};
+}
+"""
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("name", sorted(TOUR_NOTEBOOKS))
+def test_a_notebook_opens_with_its_tour_which_advances(
+    open_notebook: Callable[[Path, str], NotebookInBrowser], name: str
+) -> None:
+    """Run All, then continue the tour twice; a screenshot of the tour at each of three stops."""
+    from flinkstate.views.tours import get_tour, locate
+
+    steps = locate(get_tour(TOUR_NOTEBOOKS[name]))
+    notebook = open_notebook(NOTEBOOKS, name)
+    with notebook.explained():
+        notebook.run_all()
+        button = notebook.page.locator(".flinkstate-tour-continue").first
+        button.wait_for(state="visible", timeout=RENDER_TIMEOUT * 1000)
+        tour = notebook.page.locator(".flinkstate-tour-text").first.locator(
+            "xpath=ancestor::div[contains(@class, 'widget-vbox')][2]"
+        )
+        for stop in range(3):
+            state = notebook.wait_for(
+                f"the tour's canvas does not show stop {stop + 1} (step {steps[stop]})",
+                f"(step) => {{ const s = ({TOUR_STATE})(); "
+                "return s && s.step === step && s.text.includes(`step ${step}`) ? s : null; }",
+                steps[stop],
+                CLICK_TIMEOUT,
+            )
+            assert f"Stop {stop + 1} of {len(steps)}" in state["text"]
+            notebook.page.set_viewport_size({"width": 1400, "height": 2400})  # the whole tour
+            tour.scroll_into_view_if_needed()
+            notebook.page.wait_for_timeout(700)  # the items travel, the rings pulse
+            notebook.screenshot(tour, f"tour-stop-{stop + 1}")
+            if stop < 2:
+                button.click()
+        errors = notebook.helper("errors", notebook.name)
+        assert not errors, "cells show errors after the tour moved:\n" + "\n".join(errors)
