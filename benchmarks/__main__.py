@@ -8,6 +8,7 @@ import platform
 from pathlib import Path
 
 from benchmarks import (
+    bench_canvas,
     bench_figures,
     bench_flinkcheckpoint,
     bench_keygroups,
@@ -16,6 +17,7 @@ from benchmarks import (
 )
 
 BENCHMARKS = {
+    "canvas": bench_canvas.run,
     "figures": bench_figures.run,
     "flinkcheckpoint": bench_flinkcheckpoint.run,
     "keygroups": bench_keygroups.run,

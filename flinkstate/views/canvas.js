@@ -88,24 +88,33 @@ function geometry(scene, width) {
     left.set(x, cursor);
     cursor += colWidth.get(x) * scale;
   });
-  // rows: enough room between the closest two queues of one column
-  let minGap = 1;
-  const byColumn = new Map();
-  for (const p of job) {
-    if (!QUEUE_KINDS.has(p.kind)) continue;
-    if (!byColumn.has(p.x)) byColumn.set(p.x, []);
-    byColumn.get(p.x).push(p.y);
-  }
-  for (const ys of byColumn.values()) {
-    ys.sort((a, b) => a - b);
-    for (let i = 1; i < ys.length; i++) if (ys[i] - ys[i - 1] > 1e-6) minGap = Math.min(minGap, ys[i] - ys[i - 1]);
-  }
-  const unitY = Math.max(90, ROW / minGap);
-  const ys = job.map((p) => p.y);
-  const top = Math.max(...ys);
-  const bottom = Math.min(...ys);
+  // rows: one per lane (the subtasks at one height), each as tall as its busiest column
+  // needs: that column's queues ROW px apart; a lane with only collapsed tasks is one line
   const head = 30;
-  const jobHeight = head + 20 + (top - bottom) * unitY + 40;
+  const laneOf = (p) => (p.lane !== undefined ? p.lane : p.y);
+  const lanes = new Map();
+  for (const p of job) {
+    const lane = laneOf(p);
+    if (!lanes.has(lane)) lanes.set(lane, { queues: new Map(), onlyTasks: true });
+    const row = lanes.get(lane);
+    if (p.kind !== "task") row.onlyTasks = false;
+    if (QUEUE_KINDS.has(p.kind)) row.queues.set(p.x, (row.queues.get(p.x) || 0) + 1);
+  }
+  const rowOf = new Map();
+  let rowCursor = head + 24;
+  for (const lane of [...lanes.keys()].sort((a, b) => b - a)) {
+    const row = lanes.get(lane);
+    const busiest = Math.max(1, ...row.queues.values());
+    const perUnit = Math.max(70, (ROW * (busiest - 1)) / 0.8);
+    const height = row.onlyTasks ? 50 : Math.max(62, perUnit * 0.84 + 34);
+    rowOf.set(lane, { top: rowCursor, height, perUnit });
+    rowCursor += height;
+  }
+  const jobHeight = rowCursor + 16;
+  const jobY = (p) => {
+    const row = rowOf.get(laneOf(p));
+    return row.top + row.height / 2 + (laneOf(p) - p.y) * row.perUnit;
+  };
   // the band: network pools (and the heap) in one row, channel-state writers in the next
   const band = new Map();
   const full = Math.max(width, cursor + margin);
@@ -113,7 +122,11 @@ function geometry(scene, width) {
   const perRow = Math.max(1, Math.floor((full - 2 * margin) / slot));
   let bandRows = 0;
   for (const group of [["network-pool", "heap"], ["channel-state-writer"]]) {
-    const members = scene.places.filter((p) => group.includes(p.kind)).sort((a, b) => b.y - a.y);
+    const natural = (p) => [p.kind === "heap" ? 1 : 0, (p.label || "").length, p.label || ""];
+    const members = scene.places.filter((p) => group.includes(p.kind)).sort((a, b) => {
+      const [x, y] = [natural(a), natural(b)];
+      return x[0] - y[0] || x[1] - y[1] || (x[2] < y[2] ? -1 : x[2] > y[2] ? 1 : 0);
+    });
     members.forEach((p, i) => band.set(p.id, { x: margin + (i % perRow) * slot, row: bandRows + Math.floor(i / perRow) }));
     if (members.length) bandRows += Math.ceil(members.length / perRow);
   }
@@ -125,7 +138,7 @@ function geometry(scene, width) {
     // a place narrower than its column (a gate beside a reader) sits at the column's right
     px: (p) => (band.has(p.id) ? band.get(p.id).x : left.get(p.x) + (colWidth.get(p.x) - (KIND_WIDTH[p.kind] || 90)) * scale),
     colWidth: (p) => (band.has(p.id) ? slot - 14 : (KIND_WIDTH[p.kind] || 90) * scale),
-    py: (p) => (band.has(p.id) ? jobHeight + 24 + band.get(p.id).row * BAND_ROW + BAND_ROW / 2 : head + 20 + (top - p.y) * unitY),
+    py: (p) => (band.has(p.id) ? jobHeight + 24 + band.get(p.id).row * BAND_ROW + BAND_ROW / 2 : jobY(p)),
   };
 }
 
@@ -149,6 +162,10 @@ function render({ model, el: root }) {
     colourBy.appendChild(o);
   }
   toolbar.appendChild(colourBy);
+  const zoom = document.createElement("select");
+  zoom.className = "flinkstate-canvas-zoom";
+  zoom.title = "show the whole job, one exchange (its two operators), or one subtask and those it exchanges data with";
+  toolbar.appendChild(zoom);
   const legend = document.createElement("div");
   legend.className = "flinkstate-canvas-legend";
   legend.style.cssText = "display:flex;gap:12px;flex-wrap:wrap;align-items:center;";
@@ -233,6 +250,7 @@ function render({ model, el: root }) {
 
   function placeHover(p) {
     let html = p.hover;
+    if (p.collapsed) html += `<br><b>collapsed</b>: ${p.collapsed.in} buffer(s) in its input channels, ${p.collapsed.out} in its subpartitions; click to open its lane`;
     if (p.flink) html += `<br><i>Flink: ${escapeHtml(p.flink)}</i>`;
     if (p.waits) html += `<br><b>${escapeHtml(p.waits)}</b>`;
     return html;
@@ -337,12 +355,27 @@ function render({ model, el: root }) {
     switch (p.kind) {
       case "task": {
         const h = 40;
+        if (p.collapsed) {
+          frame(g2, x, y - h / 2, w, h, p, { fill: "#f3f4f6", dash: "4 2" });
+          text(g2, x + 6, y - h / 2 + 14, `\u25b8 ${p.label}`, { "font-size": 12, "font-weight": 600, fill: "#374151" });
+          text(g2, x + 6, y - h / 2 + 27, `in ${p.collapsed.in} · out ${p.collapsed.out}`, { ...small, "font-size": 10.5 });
+          if (typeof model.send === "function") {
+            g2.style.cursor = "pointer";
+            g2.addEventListener("click", () => model.send({ expand: p.task }));
+          }
+          break;
+        }
         const phases = { "restoring-output": "restoring output", recovering: "recovering input" };
         const phase = p.phase && p.phase !== "running" ? phases[p.phase] || p.phase : p.finished ? "finished" : "";
         frame(g2, x, y - h / 2, w, h, p, { fill: p.phase && p.phase !== "running" ? "#fff7ed" : "#eef2ff" });
         text(g2, x + 6, y - h / 2 + 14, p.label, { "font-size": 12, "font-weight": 600, fill: "#1e3a8a" });
         text(g2, x + 6, y - h / 2 + 27, phase || `processed ${p.processed}`, { ...small, "font-size": 10.5 });
         if (p.acknowledged) text(g2, x + w - 4, y - h / 2 + 14, "✓", { "text-anchor": "end", "font-size": 12, fill: CHECKPOINT });
+        if (p.expanded && typeof model.send === "function") {
+          const fold = text(g2, x + w - 4, y - h / 2 - 3, "fold \u25b4", { "text-anchor": "end", "font-size": 10, fill: "#2563eb" });
+          fold.style.cursor = "pointer";
+          fold.addEventListener("click", (e) => { e.stopPropagation(); model.send({ collapse: p.task }); });
+        }
         if (p.waits) waitsMark(g2, x + w - 3, y + h / 2 - 3);
         break;
       }
@@ -649,8 +682,60 @@ function render({ model, el: root }) {
     });
   }
 
+  function fillZoom(scene) {
+    const wanted = [["", "whole job"]];
+    for (const e of scene.exchanges || []) wanted.push([`exchange:${e.upstream}\u0000${e.downstream}`, `exchange ${e.upstream} \u2192 ${e.downstream}`]);
+    for (const p of scene.places) if (p.kind === "task") wanted.push([`task:${p.task}`, `subtask ${p.label}`]);
+    const key = wanted.map((w) => w[0]).join("|");
+    if (zoom.dataset.key === key) return;
+    const chosen = zoom.value;
+    zoom.replaceChildren();
+    for (const [value, label] of wanted) {
+      const o = document.createElement("option");
+      o.value = value;
+      o.textContent = label;
+      zoom.appendChild(o);
+    }
+    zoom.dataset.key = key;
+    zoom.value = wanted.some((w) => w[0] === chosen) ? chosen : "";
+  }
+
+  // the part of the scene the zoom shows: places of the chosen operators, or of the chosen
+  // subtask and the subtasks wired to it; the TaskManager band always
+  function zoomed(scene) {
+    const value = zoom.value;
+    if (!value) return scene;
+    let keep;
+    if (value.startsWith("exchange:")) {
+      const [up, down] = value.slice(9).split("\u0000");
+      keep = (p) => p.operator === undefined || p.operator === up || p.operator === down;
+    } else {
+      const task = value.slice(5);
+      const mine = new Set(scene.places.filter((p) => p.task === task).map((p) => p.id));
+      const taskOf = new Map(scene.places.map((p) => [p.id, p.task]));
+      const near = new Set([task]);
+      for (const w of scene.wires) {
+        if (mine.has(w.from)) near.add(taskOf.get(w.to));
+        if (mine.has(w.to)) near.add(taskOf.get(w.from));
+      }
+      keep = (p) => p.task === undefined || near.has(p.task);
+    }
+    const places = scene.places.filter(keep);
+    const ids = new Set(places.map((p) => p.id));
+    return {
+      ...scene,
+      places,
+      items: scene.items.filter((i) => ids.has(i.place)),
+      wires: scene.wires.filter((w) => ids.has(w.from) && ids.has(w.to)),
+      moves: (scene.moves || []).filter((m) => ids.has(m.from) && ids.has(m.to)),
+    };
+  }
+
   function draw(animate) {
-    const scene = model.get("scene");
+    const started = performance.now();
+    const full = model.get("scene");
+    if (full && full.places) fillZoom(full);
+    const scene = full && full.places ? zoomed(full) : full;
     if (!scene || !scene.places) {
       svg.setAttribute("width", 10);
       svg.setAttribute("height", 10);
@@ -669,10 +754,12 @@ function render({ model, el: root }) {
     lastPos = pos;
     drawHighlights();
     svg.dataset.step = String(scene.step);
+    root.dataset.drawMs = (performance.now() - started).toFixed(1); // read by the benchmark
     root.dataset.step = String(scene.step);
   }
 
   colourBy.addEventListener("change", () => draw(false));
+  zoom.addEventListener("change", () => draw(false));
   const onScene = () => draw(model.get("animate") !== false);
   model.on("change:scene", onScene);
   model.on("change:captions", drawCaptions);

@@ -24,7 +24,7 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Simulation
 from flinkstate.views.captions import caption
-from flinkstate.views.scene import CANVAS_MODULE, SceneLayout, build_scene
+from flinkstate.views.scene import CANVAS_MODULE, SceneLayout, build_scene, collapse_scene
 
 #: the page around the run: controls, and the script that unpacks the run and drives the canvas
 PAGE_TEMPLATE = Path(__file__).with_name("run_page.html")
@@ -136,16 +136,18 @@ def record_phase(
     assert isinstance(world, NetworkWorld)
     layout = SceneLayout.of(world)
     before = build_scene(world, None, layout)
-    recording = PhaseRecording(name, title, before, ending=ending)
+    shown = collapse_scene(before)  # a large job's lanes collapsed: no kernel opens them
+    recording = PhaseRecording(name, title, shown, ending=ending)
     for number, action in enumerate(history, start=1):
         event = simulation.step(action)
         assert event is not None
         world = simulation.model
         assert isinstance(world, NetworkWorld)
         after = build_scene(world, event, layout)
-        recording.patches.append(scene_patch(before, after))
         recording.captions.append(caption(event, world, before, after))
-        before = after
+        shown_after = collapse_scene(after)
+        recording.patches.append(scene_patch(shown, shown_after))
+        before, shown = after, shown_after
         if progress is not None:
             progress(number)
     assert simulation.step_count == target

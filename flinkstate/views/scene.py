@@ -20,7 +20,7 @@ source subtask (``splits``) and their key group, so the canvas can colour by eit
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,8 @@ from flinkstate.network.world import (
     Channel,
     Gate,
     NetworkWorld,
+    ResultPartition,
+    Subpartition,
     Task,
 )
 from flinkstate.sim.core import Event
@@ -79,14 +81,23 @@ FLINK_CLASSES: Mapping[str, str] = {
 }
 
 
+#: an operator with more subtasks than this shows its lanes collapsed to counts
+COLLAPSE_OVER = 8
+
+
 @dataclass(frozen=True)
 class SceneLayout:
-    """What stays the same at every step of one run: the ownership layout, and the colour
-    index of each source split (records are coloured by the source subtask that read them)."""
+    """What stays the same at every step of one run: the ownership layout, the colour index
+    of each source split (records are coloured by the source subtask that read them), and
+    which task every place belongs to (its lane)."""
 
     ownership: OwnershipLayout
     splits: Mapping[str, int]
     max_parallelism: Mapping[str, int]
+    #: place id -> the key in ``world.tasks`` of the task whose lane it is in
+    place_task: Mapping[str, str]
+    #: operators with more than :data:`COLLAPSE_OVER` subtasks
+    collapsible: frozenset[str]
 
     @classmethod
     def of(cls, world: NetworkWorld) -> SceneLayout:
@@ -94,7 +105,28 @@ class SceneLayout:
             OwnershipLayout.of(world),
             {name: index for index, name in enumerate(_splits(world))},
             _max_parallelism(world.graph),
+            _place_tasks(world),
+            frozenset(op.name for op in world.graph.operators if op.parallelism > COLLAPSE_OVER),
         )
+
+
+def _place_tasks(world: NetworkWorld) -> dict[str, str]:
+    places: dict[str, str] = {}
+    for key, task in world.tasks.items():
+        places[task_node(task)] = key
+        for partition in task.partitions:
+            places[partition_node(partition)] = key
+            for sub in partition.subpartitions:
+                places[subpartition_node(sub)] = key
+        for gate in task.gates:
+            places[gate_node(gate)] = key
+            for channel in gate.channels:
+                places[channel_node(channel)] = key
+        if task.name in world.readers:
+            places[world.readers[task.name].name] = key
+        if task.name in world.drainers:
+            places[world.drainers[task.name].name] = key
+    return places
 
 
 def _splits(world: NetworkWorld) -> list[str]:
@@ -122,21 +154,28 @@ def build_scene(
     layout = layout or SceneLayout.of(world)
     graph = ownership_graph(world, event, layout.ownership)
     places = []
+    lanes = {
+        key: layout.ownership.positions[task_node(task)][1] for key, task in world.tasks.items()
+    }
     for node, data in graph.nodes(data=True):
         x, y = data["pos"]
-        places.append(
-            {
-                "id": node,
-                "kind": data["kind"],
-                "x": round(x, 4),
-                "y": round(y, 4),
-                "label": data["label"],
-                "buffers": data["buffers"],
-                "blocked": bool(data["blocked"]),
-                "hover": data["hover"],
-                "flink": FLINK_CLASSES.get(data["kind"], ""),
-            }
-        )
+        place = {
+            "id": node,
+            "kind": data["kind"],
+            "x": round(x, 4),
+            "y": round(y, 4),
+            "label": data["label"],
+            "buffers": data["buffers"],
+            "blocked": bool(data["blocked"]),
+            "hover": data["hover"],
+            "flink": FLINK_CLASSES.get(data["kind"], ""),
+        }
+        task = layout.place_task.get(node)
+        if task is not None:
+            place["task"] = task
+            place["lane"] = round(lanes[task], 4)
+            place["operator"] = world.tasks[task].operator
+        places.append(place)
     wires = [
         {"from": source, "to": target, "kind": data["kind"]}
         for source, target, data in graph.edges(data=True)
@@ -160,6 +199,11 @@ def build_scene(
     return {
         "version": SCENE_VERSION,
         "step": world.step,
+        "exchanges": [
+            {"name": e.name, "upstream": e.upstream, "downstream": e.downstream}
+            for e in world.graph.exchanges
+        ],
+        "collapsible": sorted(layout.collapsible),
         "columns": [
             {"x": x, "label": label} for x, label in sorted(layout.ownership.columns.items())
         ],
@@ -187,6 +231,14 @@ def build_scene(
 def task_node(task: Task) -> str:
     """The ownership graph's node of a task (its deserializer holds its current buffer)."""
     return task.name
+
+
+def partition_node(partition: ResultPartition) -> str:
+    return f"result-partition {partition.name}"
+
+
+def subpartition_node(sub: Subpartition) -> str:
+    return f"subpartition {sub.name}"
 
 
 def channel_node(channel: Channel) -> str:
@@ -490,3 +542,59 @@ class _ItemBuilder:
         elif self.persisted is not None and buffer.uid in self.persisted[1]:
             item["persisted"] = self.persisted[0]
         return item
+
+
+def collapse_scene(scene: Mapping[str, Any], expanded: Collection[str] = ()) -> dict[str, Any]:
+    """The scene as the canvas shows a large job: each subtask of an operator with more than
+    :data:`COLLAPSE_OVER` subtasks is one row with counts, unless its task key is in
+    ``expanded``. Its queues, channels, gate, reader and drainer, their items and wires, are
+    left out; the task's place says how many buffers its inputs and outputs hold."""
+    collapsible = set(scene.get("collapsible", ()))
+    if not collapsible:
+        return dict(scene)
+    hidden: dict[str, str] = {}  # place id -> its collapsed task's place id
+    task_places: dict[str, str] = {}
+    for place in scene["places"]:
+        if place["kind"] == "task" and "task" in place:
+            task_places[place["task"]] = place["id"]
+    for place in scene["places"]:
+        task = place.get("task")
+        if (
+            task is not None
+            and place["operator"] in collapsible
+            and task not in expanded
+            and place["kind"] != "task"
+        ):
+            hidden[place["id"]] = task_places[task]
+    counts: dict[str, dict[str, int]] = {}
+    items = []
+    for item in scene["items"]:
+        owner = hidden.get(item["place"])
+        if owner is None:
+            items.append(item)
+            continue
+        side = "in" if item.get("lane") in ("received", "recovered", "stash") else "out"
+        tally = counts.setdefault(owner, {"in": 0, "out": 0})
+        tally[side] += item["kind"] == "buffer"
+    places = []
+    for place in scene["places"]:
+        if place["id"] in hidden:
+            continue
+        if place["kind"] == "task" and place.get("operator") in collapsible:
+            if place["task"] not in expanded:
+                place = {**place, "collapsed": counts.get(place["id"], {"in": 0, "out": 0})}
+            else:
+                place = {**place, "expanded": True}
+        places.append(place)
+    actor = scene.get("actor")
+    return {
+        **scene,
+        "places": places,
+        "items": items,
+        "wires": [w for w in scene["wires"] if w["from"] not in hidden and w["to"] not in hidden],
+        "moves": [
+            {**m, "from": hidden.get(m["from"], m["from"]), "to": hidden.get(m["to"], m["to"])}
+            for m in scene["moves"]
+        ],
+        "actor": hidden.get(actor, actor) if isinstance(actor, str) else actor,
+    }

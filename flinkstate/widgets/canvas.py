@@ -11,6 +11,7 @@ first.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import anywidget
@@ -32,6 +33,30 @@ class RecoveryCanvas(anywidget.AnyWidget):
     animate = traitlets.Bool(True).tag(sync=True)
     #: ids of places and items to ring (a tour's stop points at them)
     highlight: traitlets.List[str] = traitlets.List().tag(sync=True)
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        #: task keys whose lanes are open although their operator is collapsed (large jobs)
+        self.expanded: set[str] = set()
+        self._lanes_changed: Callable[[], None] | None = None
+        self.on_msg(self._message)
+
+    def on_lanes_changed(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` when the learner opens or folds a lane on the canvas."""
+        self._lanes_changed = callback
+
+    def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        """A click on a collapsed subtask opens its lane; *fold* closes it again."""
+        if not isinstance(content, dict):
+            return
+        if isinstance(content.get("expand"), str):
+            self.expanded.add(content["expand"])
+        elif isinstance(content.get("collapse"), str):
+            self.expanded.discard(content["collapse"])
+        else:
+            return
+        if self._lanes_changed is not None:
+            self._lanes_changed()
 
     def show(
         self,

@@ -36,7 +36,7 @@ from flinkstate.views.captions import caption
 from flinkstate.views.deadlock import deadlock_figure
 from flinkstate.views.ownership import ownership_graph, ownership_spec
 from flinkstate.views.page import scenario_page
-from flinkstate.views.scene import SceneLayout, build_scene
+from flinkstate.views.scene import SceneLayout, build_scene, collapse_scene
 from flinkstate.views.timelines import Timelines, timelines_spec
 from flinkstate.whole_file import check_writable, write_whole
 from flinkstate.widgets.canvas import RecoveryCanvas
@@ -155,6 +155,7 @@ class RecoveryStepper:
         self.badge = widgets.HTML()
         self.recent = widgets.HTML()
         self.canvas = RecoveryCanvas()
+        self.canvas.on_lanes_changed(lambda: self._render(animate=False))
         self.ownership = live_figure()
         self.ownership_box = widgets.Accordion(
             children=[self.ownership], titles=("buffer ownership graph (networkx)",)
@@ -549,7 +550,7 @@ class RecoveryStepper:
         captions = self.captions()
         assert self._scene is not None
         self.canvas.show(
-            self._scene,
+            collapse_scene(self._scene, self.canvas.expanded),
             [[n, text] for n, text in captions],
             animate=animate,
             highlight=self._pinned.get(simulation.step_count, []),

@@ -170,3 +170,45 @@ def test_waiting_actors_and_blocked_places_are_marked() -> None:
         seen_blocked |= any(p["blocked"] for p in places if p["kind"] == "subpartition")
     assert seen_wait
     assert seen_blocked
+
+
+def test_large_operators_collapse_to_counts_and_open_one_lane_at_a_time() -> None:
+    from flinkstate.views.scene import COLLAPSE_OVER, collapse_scene
+
+    big = {"source_parallelism": 12, "parallelism": 12, "records": 20}
+    run = prepare_scenario("baseline-recovery", seed=0, overrides=big, phase="job")
+    simulation = run.simulation
+    assert simulation is not None
+    simulation.run(300)
+    world = simulation.model
+    assert isinstance(world, NetworkWorld)
+    full = build_scene(world, simulation.events[-1])
+    assert set(full["collapsible"]) == {"source", "counter", "sink"}  # 12 > COLLAPSE_OVER
+    assert COLLAPSE_OVER < 12
+    shown = collapse_scene(full)
+    kinds = Counter(p["kind"] for p in shown["places"])
+    assert kinds["task"] == 36
+    assert kinds["subpartition"] == kinds["remote-channel"] == kinds["input-gate"] == 0
+    assert shown["items"] == [i for i in full["items"] if i["kind"] == "request"]
+    for place in shown["places"]:
+        if place["kind"] == "task":
+            mine = [
+                i
+                for i in full["items"]
+                if i["kind"] == "buffer"
+                and next(p for p in full["places"] if p["id"] == i["place"]).get("task")
+                == place["task"]
+                and i["lane"] != "deserializer"
+            ]
+            assert place["collapsed"]["in"] + place["collapsed"]["out"] == len(mine)
+    opened = collapse_scene(full, {"counter[3]"})
+    lane = {p["id"] for p in opened["places"] if p.get("task") == "counter[3]"}
+    assert len(lane) == 1 + 1 + 12 + 1 + 1  # task, gate, 12 channels, partition, subpartition
+    assert next(p for p in opened["places"] if p["id"] == "task counter[3]")["expanded"]
+
+
+def test_a_small_job_is_never_collapsed() -> None:
+    from flinkstate.views.scene import collapse_scene
+
+    for _, _, scene in _scenes("baseline-recovery", "job", every=200, limit=600):
+        assert collapse_scene(scene) == scene

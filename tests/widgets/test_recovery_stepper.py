@@ -279,3 +279,22 @@ def test_save_as_page_writes_the_run_or_says_why_not(tmp_path: Path) -> None:
     stepper.page_file.value = str(tmp_path / "missing" / "x.html")
     assert stepper.save_page() is None
     assert "No page written: cannot write" in stepper.message.value
+
+
+def test_a_click_on_a_collapsed_subtask_opens_its_lane() -> None:
+    big = {"source_parallelism": 12, "parallelism": 12, "records": 20}
+    stepper = RecoveryStepper("baseline-recovery", overrides=big, phase="job")
+    stepper.goto(300)
+
+    def lane(task: str) -> list[str]:
+        return [p["id"] for p in stepper.canvas.scene["places"] if p.get("task") == task]
+
+    assert lane("counter[5]") == ["task counter[5]"]
+    stepper.canvas._message(stepper.canvas, {"expand": "counter[5]"}, [])
+    assert len(lane("counter[5]")) > 10
+    assert stepper.current_step == 300  # opening a lane moves nothing
+    stepper.step_button.click()
+    assert len(lane("counter[5]")) > 10  # and it stays open while stepping
+    stepper.canvas._message(stepper.canvas, {"collapse": "counter[5]"}, [])
+    assert lane("counter[5]") == ["task counter[5]"]
+    stepper.canvas._message(stepper.canvas, {"something": "else"}, [])  # ignored
