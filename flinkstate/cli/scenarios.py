@@ -51,7 +51,10 @@ def _scenarios(args: argparse.Namespace) -> str:
     )
 
 
-def run_scenario_command(args: argparse.Namespace, overrides: dict[str, str]) -> tuple[str, int]:
+def run_scenario_command(
+    args: argparse.Namespace, overrides: dict[str, str], written: list[str]
+) -> tuple[str, int]:
+    """Run a scenario, naming in ``written`` each output once it is written whole."""
     if args.trace is not None:
         raise InvalidParameterError(
             "--trace records a single run; a scenario is two (the job and its restart). "

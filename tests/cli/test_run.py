@@ -1,11 +1,16 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from flinkstate.cli import main
+from flinkstate.network.topology_trace import load_topology_trace
+from flinkstate.network.world import NetworkWorld
+from flinkstate.sim.core import Event, Simulation
 
 
 def test_run_summary_and_trace(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -33,7 +38,12 @@ def test_run_summary_and_trace(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     assert summary["records_processed_by_sinks"] == 40
     assert summary["buffers_at_peak"]["queue"] >= 1
     assert [c["type"] for c in summary["checkpoints"]] == ["unaligned"]
-    assert len(trace.read_text().splitlines()) == summary["steps"] + 1
+    # the header, the phase line, a line per step and the end line
+    assert len(trace.read_text().splitlines()) == summary["steps"] + 3
+    loaded = load_topology_trace(trace)
+    assert loaded.step_count == summary["steps"]
+    assert isinstance(loaded.model, NetworkWorld)
+    assert len(loaded.model.completed) == 1
 
 
 def test_run_table_and_steps(capsys: pytest.CaptureFixture[str]) -> None:
@@ -94,3 +104,71 @@ def test_running_a_scenario_exits_by_its_expectation(
     assert "--trace records a single run" in capsys.readouterr().err
     assert main(["run", "nothing-like-it"]) == 2
     assert "unknown topology or scenario" in capsys.readouterr().err
+
+
+def _refusals(tmp_path: Path) -> dict[Path, str]:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    return {
+        tmp_path: "it is a directory",
+        tmp_path / "missing" / "t.jsonl": "no directory",
+        fifo: "it is a FIFO",
+        Path("/proc/version"): "no file can be created in /proc",
+    }
+
+
+@pytest.mark.parametrize("name", ["keyed", "baseline-recovery"])
+def test_a_trace_target_is_refused_before_the_run(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    name: str,
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(Simulation, "run", never)
+    for target, reason in _refusals(tmp_path).items():
+        assert main(["run", name, "--trace", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"flinkstate: error: cannot write {target}: {reason}")
+        assert err.count("\n") == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["fifo"]
+
+
+def test_ctrl_c_during_the_run_writes_nothing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Simulation, "run", interrupted)
+    trace = tmp_path / "t.jsonl"
+    assert main(["run", "keyed", "--set", "records=10", "--trace", str(trace)]) == 130
+    captured = capsys.readouterr()
+    assert captured.err == "flinkstate: interrupted; nothing written\n"
+    assert captured.out == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_while_the_trace_is_written_leaves_no_part_of_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    written = Event.to_json
+    calls = 0
+
+    def interrupted_after_some(event: Event) -> dict[str, Any]:
+        nonlocal calls
+        calls += 1
+        if calls > 50:
+            raise KeyboardInterrupt
+        return written(event)
+
+    monkeypatch.setattr(Event, "to_json", interrupted_after_some)
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("an older trace\n")
+    assert main(["run", "keyed", "--set", "records=10", "--trace", str(trace)]) == 130
+    assert capsys.readouterr().err == "flinkstate: interrupted; nothing written\n"
+    assert calls > 50
+    assert list(tmp_path.iterdir()) == [trace]
+    assert trace.read_text() == "an older trace\n"
