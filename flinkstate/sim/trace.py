@@ -437,11 +437,11 @@ def check_parameters(reader: TraceReader, resolved: Mapping[str, Any]) -> None:
     where = reader.where(reader.header_line)
     for name, value in reader.header.parameters.items():
         if name not in resolved:
-            raise TraceError(f"{where}: parameter {name} is unknown here; {_different(reader)}")
+            raise TraceError(f"{where}: parameter {name} is unknown here; {different_run(reader)}")
         if resolved[name] != value:
             raise TraceError(
                 f"{where}: parameter {name} is {_short(value)} in the trace, "
-                f"{_short(resolved[name])} here; {_different(reader)}"
+                f"{_short(resolved[name])} here; {different_run(reader)}"
             )
 
 
@@ -451,7 +451,7 @@ def replay_event(simulation: Simulation, recorded: RecordedEvent, reader: TraceR
     if action not in simulation.enabled_actions():
         raise TraceError(
             f"{reader.where(recorded.line)}: {action} is not enabled at step "
-            f"{simulation.step_count}; {_different(reader)}"
+            f"{simulation.step_count}; {different_run(reader)}"
         )
     event = simulation.step(action)
     assert event is not None
@@ -470,7 +470,7 @@ def check_event(recorded: RecordedEvent, event: Event, reader: TraceReader) -> N
             raise TraceError(
                 f"{reader.where(recorded.line)}: step {recorded.index} replayed differently: "
                 f"{key} recorded {_short(recorded.data.get(key))}, replayed "
-                f"{_short(replayed.get(key))}; {_different(reader)}"
+                f"{_short(replayed.get(key))}; {different_run(reader)}"
             )
 
 
@@ -490,13 +490,13 @@ def compare_phase(
         if recorded.index >= len(ran):
             raise TraceError(
                 f"{reader.where(recorded.line)}: phase {marker.name} ends after {len(ran)} "
-                f"steps here, the trace records {marker.steps}; {_different(reader)}"
+                f"steps here, the trace records {marker.steps}; {different_run(reader)}"
             )
         check_event(recorded, ran[recorded.index], reader)
     if len(ran) != marker.steps:
         raise TraceError(
             f"{reader.where(marker.line)}: phase {marker.name} records {marker.steps} steps, "
-            f"here it runs {len(ran)}; {_different(reader)}"
+            f"here it runs {len(ran)}; {different_run(reader)}"
         )
 
 
@@ -511,7 +511,8 @@ def check_step(marker: PhaseMarker, step: int | None) -> int:
     return step
 
 
-def _different(reader: TraceReader) -> str:
+def different_run(reader: TraceReader) -> str:
+    """What a trace that does not replay here means, with the versions when they differ."""
     written = reader.header.written_by
     if written and written != __version__:
         return f"{DIFFERENT_RUN} (written by flinkstate {written}, this is {__version__})"

@@ -10,6 +10,8 @@ import pytest
 from flinkstate.cli import main
 from flinkstate.network.topology_trace import load_topology_trace
 from flinkstate.network.world import NetworkWorld
+from flinkstate.recovery.scenario_trace import load_scenario_trace
+from flinkstate.recovery.scenarios import Outcome
 from flinkstate.sim.core import Event, Simulation
 
 
@@ -100,8 +102,6 @@ def test_running_a_scenario_exits_by_its_expectation(
     assert "expected rejected" in capsys.readouterr().out
     assert main(["run", "baseline-recovery", "--json"]) == 0
     assert '"as_expected": true' in capsys.readouterr().out
-    assert main(["run", "baseline-recovery", "--trace", str(tmp_path / "t.jsonl")]) == 2
-    assert "--trace records a single run" in capsys.readouterr().err
     assert main(["run", "nothing-like-it"]) == 2
     assert "unknown topology or scenario" in capsys.readouterr().err
 
@@ -172,3 +172,67 @@ def test_ctrl_c_while_the_trace_is_written_leaves_no_part_of_it(
     assert calls > 50
     assert list(tmp_path.iterdir()) == [trace]
     assert trace.read_text() == "an older trace\n"
+
+
+def test_a_scenario_is_traced_phase_by_phase(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = tmp_path / "cycle.jsonl"
+    assert main(["run", "flip-547-rescale-cycle", "--seed", "2", "--trace", str(trace)]) == 0
+    out = capsys.readouterr().out
+    last = out.splitlines()[-1]
+    assert last.startswith("trace: steps per phase job ")
+    assert last.endswith(f" written to {trace}")
+    loaded = load_scenario_trace(trace)
+    counts = ", ".join(f"{m.name} {m.steps}" for m in loaded.phases)
+    assert last == f"trace: steps per phase {counts} written to {trace}"
+    assert [m.name for m in loaded.phases] == ["job", "first-restart", "restart"]
+    assert loaded.run.outcome is Outcome.RECOVERED
+    assert f"restored job: finished after {loaded.steps} steps" in out
+    again = tmp_path / "again.jsonl"
+    assert (
+        main(["run", "flip-547-rescale-cycle", "--seed", "2", "--json", "--trace", str(again)]) == 0
+    )
+    assert json.loads(capsys.readouterr().out)["outcome"] == "recovered"
+    assert again.read_bytes() == trace.read_bytes()
+
+
+def test_a_scenario_trace_keeps_the_step_limit(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = tmp_path / "t.jsonl"
+    argv = ["run", "keyed-upscale", "--set", "records=20", "--steps", "100"]
+    assert main([*argv, "--trace", str(trace)]) == 1  # no checkpoint within 100 steps
+    assert "trace: steps per phase job 100 written to" in capsys.readouterr().out
+    loaded = load_scenario_trace(trace, phase="job", step=40)
+    assert (loaded.step, loaded.steps, loaded.max_steps) == (40, 100, 100)
+    assert loaded.overrides == {"records": 20}
+
+
+def test_ctrl_c_during_a_scenario_writes_nothing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Simulation, "run", interrupted)
+    trace = tmp_path / "t.jsonl"
+    assert main(["run", "baseline-recovery", "--trace", str(trace)]) == 130
+    assert capsys.readouterr().err == "flinkstate: interrupted; nothing written\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_after_the_trace_names_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import flinkstate.dataset
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(flinkstate.dataset, "write_dataset", interrupted)
+    trace = tmp_path / "t.jsonl"
+    argv = ["run", "keyed-upscale", "--set", "records=20", "--trace", str(trace)]
+    assert main([*argv, "--export", str(tmp_path / "d")]) == 130
+    assert capsys.readouterr().err == f"flinkstate: interrupted; only {trace} written\n"
+    assert load_scenario_trace(trace).run.outcome is Outcome.RECOVERED
