@@ -307,13 +307,13 @@ class TraceReader:
     def _marker(self, line: int, value: dict[str, Any], seen: list[PhaseMarker]) -> PhaseMarker:
         where = self.where(line)
         if "phase" not in value:
-            if "actor" in value:
-                previous = f"phase {seen[-1].name} declares {seen[-1].steps} steps" if seen else ""
+            if "actor" in value and seen:
                 raise TraceError(
-                    f"{where}: an event beyond the steps its phase declares ({previous})"
-                    if previous
-                    else f"{where}: an event before any phase line"
+                    f"{where}: an event beyond the {seen[-1].steps} steps phase {seen[-1].name} "
+                    "declares"
                 )
+            if "actor" in value:
+                raise TraceError(f"{where}: an event before any phase line")
             raise TraceError(f"{where}: expected a phase line or the end line")
         fields = _Fields(value, where)
         name = fields.text("phase")
@@ -379,6 +379,8 @@ class TraceReader:
         try:
             value = json.loads(text)
         except json.JSONDecodeError as error:
+            if not text.endswith("\n"):
+                raise TraceError(f"{where}: truncated: the last line is cut short") from None
             raise TraceError(f"{where}: not JSON ({error.msg})") from None
         except (ValueError, RecursionError):
             raise TraceError(f"{where}: not JSON a trace can hold") from None

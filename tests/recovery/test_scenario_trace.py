@@ -191,7 +191,9 @@ def test_bad_requests_and_files_are_refused(tmp_path: Path) -> None:
     path.write_text("".join(lines[:-3]))
     assert "truncated" in _refusal(path)
     path.write_text("".join(lines)[:-100])
-    assert "not JSON" in _refusal(path)
+    assert "truncated: the last line is cut short" in _refusal(path)
+    path.write_text("".join(lines[:5]) + "not json\n" + "".join(lines[6:]))
+    assert f"{path}:6: not JSON" in _refusal(path)
     other = tmp_path / "keyed.jsonl"
     item = topology("keyed")
     simulation = Simulation(lambda: item.build({"records": 5}, seed=0), make_scheduler("random", 0))
