@@ -66,7 +66,12 @@ def run_scenario_command(
 
         write_scenario_trace(args.trace, run)
         written.append(str(args.trace))
-        traced = ", ".join(f"{name} {len(events)}" for name, events in run.phase_events())
+        phases = run.phase_events()
+        traced = (
+            "steps per phase " + ", ".join(f"{name} {len(events)}" for name, events in phases)
+            if phases
+            else "no phase ran, the header only"
+        )
     exported = None
     if args.export is not None and run.checkpoint is not None and run.job is not None:
         from flinkstate.dataset import from_simulation, write_dataset
@@ -79,7 +84,7 @@ def run_scenario_command(
         return json.dumps(run.summary()), status
     lines = _describe(run, exported, args.export)
     if traced is not None:
-        lines.append(f"trace: steps per phase {traced or 'none'} written to {args.trace}")
+        lines.append(f"trace: {traced} written to {args.trace}")
     return "\n".join(lines), status
 
 

@@ -13,6 +13,7 @@ from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.scenario_trace import load_scenario_trace
 from flinkstate.recovery.scenarios import Outcome
 from flinkstate.sim.core import Event, Simulation
+from flinkstate.sim.trace import TraceError
 
 
 def test_run_summary_and_trace(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -207,6 +208,16 @@ def test_a_scenario_trace_keeps_the_step_limit(
     loaded = load_scenario_trace(trace, phase="job", step=40)
     assert (loaded.step, loaded.steps, loaded.max_steps) == (40, 100, 100)
     assert loaded.overrides == {"records": 20}
+
+
+def test_a_refused_scenario_traces_its_header(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = tmp_path / "t.jsonl"
+    assert main(["run", "small-page-size", "--trace", str(trace)]) == 0
+    assert f"trace: no phase ran, the header only written to {trace}" in capsys.readouterr().out
+    with pytest.raises(TraceError, match="has no phase 'restart'; it has none"):
+        load_scenario_trace(trace)
 
 
 def test_ctrl_c_during_a_scenario_writes_nothing(
