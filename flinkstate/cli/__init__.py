@@ -1,7 +1,8 @@
 """The ``flinkstate`` command line.
 
 Every error a user can cause is one of the package's own exceptions; ``main`` prints its
-message and returns a non-zero status instead of showing a traceback.
+message and returns a non-zero status instead of showing a traceback. Ctrl-C during ``run``
+ends the same way, with what was written (status 130).
 """
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ from flinkstate.cli.arithmetic import add_keygroup_parser, add_mapping_parser
 from flinkstate.cli.generate import add_generate_parser
 from flinkstate.cli.inspect import add_inspect_parser
 from flinkstate.cli.rescale import add_rescale_parser
-from flinkstate.cli.run import add_run_parser, add_topologies_parser
+from flinkstate.cli.run import (
+    INTERRUPTED,
+    CommandInterrupted,
+    add_run_parser,
+    add_topologies_parser,
+)
 from flinkstate.cli.samples import add_samples_parser
 from flinkstate.cli.scenarios import add_scenarios_parser, add_whatif_parser
 from flinkstate.errors import FlinkstateError
@@ -66,6 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as error:
         print(f"flinkstate: error: {error.filename or ''}: {error.strerror}", file=sys.stderr)
         return USAGE_ERROR
+    except CommandInterrupted as interruption:
+        print(f"flinkstate: {interruption}", file=sys.stderr)
+        return INTERRUPTED
     status = 0
     if isinstance(output, tuple):
         output, status = output

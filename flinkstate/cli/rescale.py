@@ -116,8 +116,8 @@ def _rescale(args: argparse.Namespace) -> str:
         pipeline.close()
     text = _tables(result)
     if args.html is not None:
+        from flinkstate.output import write_whole
         from flinkstate.views.report import report_html
-        from flinkstate.whole_file import write_whole
 
         page = report_html(result, key_groups, source=str(args.checkpoint))
         written = write_whole(args.html, page)

@@ -13,15 +13,21 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.network.checkpoint import Checkpoint
 from flinkstate.network.metrics import OWNER_KINDS, RECOVERY_KINDS, BufferCounts
 from flinkstate.network.topologies import CATALOGUE, topology
+from flinkstate.network.topology_trace import topology_trace_header, write_topology_trace
 from flinkstate.network.world import NetworkWorld
+from flinkstate.output import check_target
 from flinkstate.recovery.scenarios import SCENARIOS
 from flinkstate.sim.core import RunResult, RunStatus, Simulation
 from flinkstate.sim.scheduler import make_scheduler
-from flinkstate.sim.trace import TraceHeader, write_trace
-from flinkstate.whole_file import check_writable
 
 #: exit status of a run that deadlocked or broke an invariant
 RUN_FAILED = 1
+#: exit status of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it)
+INTERRUPTED = 130
+
+
+class CommandInterrupted(Exception):
+    """Ctrl-C during a command that says, in one line, what it has written."""
 
 
 def add_topologies_parser(subparsers: Any) -> None:
@@ -55,7 +61,14 @@ def add_run_parser(subparsers: Any) -> None:
         help="override a parameter; repeatable",
     )
     parser.add_argument("--steps", type=int, default=None, help="stop after this many steps")
-    parser.add_argument("--trace", type=Path, default=None, help="write the events as JSON lines")
+    parser.add_argument(
+        "--trace",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write every step as JSON lines (of a scenario: every phase), replayable to the "
+        "same state; written whole or not at all",
+    )
     parser.add_argument(
         "--export",
         type=Path,
@@ -82,8 +95,8 @@ def write_run_page(
     page went and its size."""
     from tqdm.auto import tqdm
 
+    from flinkstate.output import write_whole
     from flinkstate.views.page import scenario_page, topology_page
-    from flinkstate.whole_file import write_whole
 
     bars: dict[str, Any] = {}
 
@@ -143,13 +156,30 @@ def parse_overrides(pairs: list[str]) -> dict[str, str]:
 
 
 def _run(args: argparse.Namespace) -> tuple[str, int]:
+    written: list[str] = []
+    try:
+        return _run_command(args, written)
+    except KeyboardInterrupt:
+        raise CommandInterrupted(interrupted(written)) from None
+
+
+def interrupted(written: list[str]) -> str:
+    """The line for Ctrl-C: what was written whole before it came."""
+    if not written:
+        return "interrupted; nothing written"
+    return f"interrupted; only {', '.join(written)} written"
+
+
+def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int]:
     overrides = parse_overrides(args.set)
+    if args.trace is not None:
+        args.trace = check_target(args.trace)  # refused before the run, not after it
     if args.html is not None:
-        check_writable(args.html)  # refused before any work
+        args.html = check_target(args.html)  # refused before any work
     if args.name in SCENARIOS:
         from flinkstate.cli.scenarios import run_scenario_command
 
-        return run_scenario_command(args, overrides)
+        return run_scenario_command(args, overrides, written)
     if args.name not in CATALOGUE:
         raise InvalidParameterError(
             f"unknown topology or scenario {args.name!r}; topologies: "
@@ -160,6 +190,9 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
         raise InvalidParameterError(f"--steps must not be negative, got {args.steps}")
     scheduler = make_scheduler(args.scheduler, args.seed)
     initial = item.build(overrides, seed=args.seed)  # validates every parameter first
+    header = topology_trace_header(
+        args.name, overrides, seed=args.seed, scheduler=scheduler.name, max_steps=args.steps
+    )
     simulation = Simulation(initial.clone, scheduler)
     result = simulation.run(args.steps)
     world = simulation.model
@@ -167,22 +200,22 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
     counts = BufferCounts.start(initial.owner).apply_all(simulation.events)
     sources_out = sum(t.emitted for t in world.tasks.values() if t.kind == "source")
     sinks_in = sum(t.processed for t in world.tasks.values() if t.kind == "sink")
+    if args.export is not None and not world.completed:
+        raise InvalidParameterError(
+            "no checkpoint completed, nothing to export (raise --steps or lower "
+            "--set checkpoint_interval)"
+        )
+    if args.trace is not None:
+        write_topology_trace(args.trace, header, simulation.events)
+        written.append(str(args.trace))
     exported = None
     if args.export is not None:
-        if not world.completed:
-            raise InvalidParameterError(
-                "no checkpoint completed, nothing to export (raise --steps or lower "
-                "--set checkpoint_interval)"
-            )
         from flinkstate.dataset import from_simulation, write_dataset
 
         last = world.completed[-1]
         description = f"{args.name} seed {args.seed} {scheduler.name}: checkpoint {last.id}"
         write_dataset(from_simulation(world, last, description), args.export)
         exported = last.id
-    if args.trace is not None:
-        header = TraceHeader(args.name, item.resolve(overrides), scheduler.name, args.seed)
-        write_trace(args.trace, header, simulation.events)
     summary = {
         "topology": args.name,
         "seed": args.seed,

@@ -57,16 +57,27 @@ def _scenarios(args: argparse.Namespace) -> str:
     )
 
 
-def run_scenario_command(args: argparse.Namespace, overrides: dict[str, str]) -> tuple[str, int]:
-    if args.trace is not None:
-        raise InvalidParameterError(
-            "--trace records a single run; a scenario is two (the job and its restart). "
-            "Run the topology itself to trace it"
-        )
+def run_scenario_command(
+    args: argparse.Namespace, overrides: dict[str, str], written: list[str]
+) -> tuple[str, int]:
+    """Run a scenario; with ``args.trace`` (a target already checked) write every phase of
+    it, and name in ``written`` each output once it is written whole."""
     steps = 2_000_000 if args.steps is None else args.steps
     run = run_scenario(
         args.name, seed=args.seed, overrides=overrides, scheduler=args.scheduler, max_steps=steps
     )
+    traced = None
+    if args.trace is not None:
+        from flinkstate.recovery.scenario_trace import write_scenario_trace
+
+        write_scenario_trace(args.trace, run)
+        written.append(str(args.trace))
+        phases = run.phase_events()
+        traced = (
+            "steps per phase " + ", ".join(f"{name} {len(events)}" for name, events in phases)
+            if phases
+            else "no phase ran, the header only"
+        )
     exported = None
     if args.export is not None and run.checkpoint is not None and run.job is not None:
         from flinkstate.dataset import from_simulation, write_dataset
@@ -79,7 +90,11 @@ def run_scenario_command(args: argparse.Namespace, overrides: dict[str, str]) ->
     if args.json:
         return json.dumps({**run.summary(), **page}), status
     lines = _describe(run, exported, args.export)
-    return "\n".join([*lines, *([page_line(page)] if page else [])]), status
+    if traced is not None:
+        lines.append(f"trace: {traced} written to {args.trace}")
+    if page:
+        lines.append(page_line(page))
+    return "\n".join(lines), status
 
 
 def _describe(run: ScenarioRun, exported: int | None, export: object) -> list[str]:

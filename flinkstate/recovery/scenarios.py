@@ -21,7 +21,7 @@ from flinkstate.network.recovery import RUNNING
 from flinkstate.network.topologies import Parameter, Topology, topology
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.state_assignment import StateAssignment, assign_state
-from flinkstate.sim.core import RunResult, RunStatus, Simulation
+from flinkstate.sim.core import Event, RunResult, RunStatus, Simulation
 from flinkstate.sim.scheduler import make_scheduler
 
 
@@ -147,7 +147,16 @@ class ScenarioRun:
     #: owner of every segment when the restored job starts (replaying events from here)
     initial_owners: list[str] = field(default_factory=list)
     #: which run the simulation steps: the restarted job, or the job before its checkpoint
+    #: (or, with ``then_parallelism``, the first restart: ``RUN_PHASES``)
     phase: str = "restart"
+    #: the scheduling policy (its canonical name), the step limit of each phase, and the faults
+    #: the caller added to the scenario's own: with seed and values, what rebuilds the run
+    scheduler: str = "random"
+    max_steps: int = 2_000_000
+    faults: frozenset[str] = frozenset()
+    #: the events of the phases run before ``phase`` to reach its step 0, by phase in run order
+    #: (the job to its first checkpoint; the first restart to its first checkpoint)
+    earlier: dict[str, list[Event]] = field(default_factory=dict)
 
     def conclude(self, result: RunResult) -> None:
         """Record how the run ended (after the simulation stopped stepping)."""
@@ -171,6 +180,14 @@ class ScenarioRun:
         if self.outcome is Outcome.RECOVERED and world is not None and world.expired:
             self.outcome = Outcome.CHECKPOINT_EXPIRED
             self.message = f"checkpoint(s) {world.expired} expired after the restart"
+
+    def phase_events(self) -> list[tuple[str, list[Event]]]:
+        """Every phase this run went through, in order, with its events (what a trace
+        holds): the earlier ones, then the simulated one up to its current step."""
+        phases = list(self.earlier.items())
+        if self.simulation is not None:
+            phases.append((self.phase, self.simulation.events))
+        return phases
 
     @property
     def as_expected(self) -> bool:
@@ -262,6 +279,11 @@ _RESTORE_ENDS = frozenset({"finish-output", "convert", "request-partitions", "in
 
 #: the two runs of a scenario a user can step through
 PHASES = ("restart", "job")
+#: with ``then_parallelism``: the restart from the job's checkpoint, whose own first
+#: checkpoint the last restart (``restart``) restores from
+FIRST_RESTART = "first-restart"
+#: every phase ``prepare_scenario`` can start, in the order a run goes through them
+RUN_PHASES = ("job", FIRST_RESTART, "restart")
 
 
 def run_scenario(
@@ -302,16 +324,34 @@ def prepare_scenario(
     faults: Collection[str] = (),
 ) -> ScenarioRun:
     """A scenario's run at step 0 of ``phase``, its simulation ready to step (the stepper's
-    start). ``restart`` first runs the job to its first checkpoint and restores from it;
-    ``job`` is the job from its start, checkpoint included. A configuration Flink refuses, or a
-    job that completes no checkpoint, comes back concluded with no simulation."""
-    if phase not in PHASES:
-        raise InvalidParameterError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
+    start). ``restart`` first runs the job to its first checkpoint and restores from it (with
+    ``then_parallelism``, runs that restart to its first checkpoint too and restores from
+    that); ``job`` is the job from its start, checkpoint included; ``first-restart``, only with
+    ``then_parallelism``, is the restart from the job's checkpoint. A configuration Flink
+    refuses, or a job that completes no checkpoint, comes back concluded with no simulation.
+    The events of the phases run on the way are kept in ``earlier``."""
+    if phase not in RUN_PHASES:
+        raise InvalidParameterError(f"phase must be one of {', '.join(RUN_PHASES)}, got {phase!r}")
     item = scenario if isinstance(scenario, Scenario) else get_scenario(scenario)
     values = item.resolve(overrides)
+    if phase == FIRST_RESTART and not values["then_parallelism"]:
+        raise InvalidParameterError(
+            f"phase {FIRST_RESTART} needs then_parallelism (a third phase); {item.name} "
+            "restarts once"
+        )
     job = topology(item.topology)
     job_values = {k: v for k, v in values.items() if k not in _RESTORE_NAMES}
-    run = ScenarioRun(item, seed, values, Outcome.STOPPED, phase=phase)
+    scheduler = make_scheduler(scheduler, seed).name
+    run = ScenarioRun(
+        item,
+        seed,
+        values,
+        Outcome.STOPPED,
+        phase=phase,
+        scheduler=scheduler,
+        max_steps=max_steps,
+        faults=frozenset(faults),
+    )
     try:
         first = job.build(job_values, seed=seed)
     except InvalidParameterError as refused:
@@ -323,6 +363,7 @@ def prepare_scenario(
         return run
     before = Simulation(first.clone, make_scheduler(scheduler, seed))
     before.run(lambda model: bool(_world(model).completed), max_steps=max_steps)
+    run.earlier["job"] = before.events
     completed = _world(before.model).completed
     if not completed:
         run.outcome = Outcome.NO_CHECKPOINT
@@ -348,7 +389,7 @@ def prepare_scenario(
     except (InvalidParameterError, UnsupportedRescaleError) as refused:
         run.outcome, run.message = Outcome.REJECTED, str(refused)
         return run
-    if values["then_parallelism"]:
+    if values["then_parallelism"] and phase != FIRST_RESTART:
         again = _restart_again(run, job, restored, restart_values, scheduler, max_steps)
         if again is None:
             return run
@@ -371,6 +412,7 @@ def _restart_again(
     (with the run concluded) when the restart breaks an invariant or completes no checkpoint."""
     middle = Simulation(restored.clone, make_scheduler(scheduler, run.seed))
     result = middle.run(lambda model: bool(_world(model).completed), max_steps=max_steps)
+    run.earlier[FIRST_RESTART] = middle.events
     between = _world(middle.model)
     run.between = between
     if result.violations:

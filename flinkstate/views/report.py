@@ -2,7 +2,7 @@
 
 The page opens offline (design reviews happen on planes, and in tools that strip scripts from
 the web); plotly.js is embedded once, every figure after the first reuses it. It is written
-with :func:`flinkstate.whole_file.write_whole`: whole or not at all.
+with :func:`flinkstate.output.write_whole`: whole or not at all.
 """
 
 from __future__ import annotations

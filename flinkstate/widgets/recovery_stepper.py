@@ -24,6 +24,7 @@ import ipywidgets as widgets
 
 from flinkstate.errors import FlinkstateError, InvalidParameterError
 from flinkstate.network.world import NetworkWorld
+from flinkstate.output import check_target, write_whole
 from flinkstate.recovery.scenarios import (
     PHASES,
     Outcome,
@@ -38,7 +39,6 @@ from flinkstate.views.ownership import ownership_graph, ownership_spec
 from flinkstate.views.page import scenario_page
 from flinkstate.views.scene import SceneLayout, build_scene, collapse_scene
 from flinkstate.views.timelines import Timelines, timelines_spec
-from flinkstate.whole_file import check_writable, write_whole
 from flinkstate.widgets.canvas import RecoveryCanvas
 from flinkstate.widgets.controls import (
     ParameterControls,
@@ -148,6 +148,13 @@ class RecoveryStepper:
             "write this run (the job and its restart) as one self-contained HTML page: the "
             "canvas, the captions, a slider and play; it needs no kernel and no network",
         )
+        self.trace_file = widgets.Text(value="", placeholder="run.jsonl", description="trace file")
+        self.trace_file.tooltip = "a trace written by flinkstate run SCENARIO --trace FILE"
+        self.trace_button = icon_button(
+            "load trace",
+            "upload",
+            "show the run the trace recorded, at its last step (replayed and checked first)",
+        )
         self.page_progress = widgets.IntProgress(
             value=0, min=0, max=1, description="drawing", layout=widgets.Layout(display="none")
         )
@@ -175,6 +182,9 @@ class RecoveryStepper:
         self._captions: dict[int, str] = {}
         self._scene: dict[str, Any] | None = None
         self._pinned: dict[int, list[str]] = {}
+        #: the settings of a loaded trace are being put in place: no run per control
+        self._restoring = False
+        self.scheduler = "random"
         self._widget: widgets.Widget | None = None
         self.controls: widgets.VBox | None = None
         self._apply_speed()
@@ -194,6 +204,7 @@ class RecoveryStepper:
         self.reset_button.on_click(lambda _: self.goto(0))
         self.goto_button.on_click(lambda _: self.goto_typed())
         self.page_button.on_click(lambda _: self.save_page())
+        self.trace_button.on_click(lambda _: self.load_trace(self.trace_file.value.strip()))
         self.load()
 
     # -- the widget ------------------------------------------------------------------------
@@ -218,7 +229,15 @@ class RecoveryStepper:
                     ),
                     widgets.HBox([self.next_button, self.until, self.goto_box, self.goto_button]),
                     self.slider,
-                    widgets.HBox([self.page_file, self.page_button, self.page_progress]),
+                    widgets.HBox(
+                        [
+                            self.page_file,
+                            self.page_button,
+                            self.page_progress,
+                            self.trace_file,
+                            self.trace_button,
+                        ]
+                    ),
                 ]
             )
             self._widget = widgets.VBox(
@@ -263,14 +282,48 @@ class RecoveryStepper:
     # -- loading a run -----------------------------------------------------------------------
 
     def _on_scenario(self, _change: dict[str, Any]) -> None:
-        item = get_scenario(self.scenario.value)
-        self.parameters = ParameterControls(item)
-        self.parameters.observe(self._on_setting)
-        self.parameter_box.children = [self.parameters.box]
+        if self._restoring:
+            return
+        self._use_parameters(ParameterControls(get_scenario(self.scenario.value)))
         self.load()
 
+    def _use_parameters(self, parameters: ParameterControls) -> None:
+        self.parameters = parameters
+        self.parameters.observe(self._on_setting)
+        self.parameter_box.children = [self.parameters.box]
+
     def _on_setting(self, _change: dict[str, Any]) -> None:
-        self.load()
+        if not self._restoring:
+            self.load()
+
+    def load_trace(self, path: Path | str, *, step: int | None = None) -> bool:
+        """Show the run a trace recorded (``flinkstate run SCENARIO --trace``), at ``step``
+        (default: its last) of the phase on display: the trace is replayed event by event
+        first, so a trace of another version or other parameters is refused, not shown."""
+        from flinkstate.recovery.scenario_trace import load_scenario_trace
+
+        try:
+            loaded = load_scenario_trace(Path(path), phase=self.phase.value, step=step)
+        except FlinkstateError as error:
+            self.message.value = refusal(f"Trace not loaded: {error}")
+            return False
+        item = loaded.run.scenario
+        self._restoring = True
+        try:
+            self.scenario.value = item.name
+            self.seed.value = loaded.seed
+            self._use_parameters(ParameterControls(item, loaded.overrides))
+        finally:
+            self._restoring = False
+        self.scheduler, self.max_steps = loaded.scheduler, loaded.max_steps
+        if not self.load():
+            return False
+        self.goto(loaded.step)
+        self.message.value = (
+            f"Trace {html.escape(str(path))} loaded: {item.name}, seed {loaded.seed}, "
+            f"{self.phase.value} at step {loaded.step} of {loaded.steps}."
+        )
+        return True
 
     def load(self) -> bool:
         """Prepare the chosen scenario, preview it to its end, and show step 0.
@@ -286,6 +339,7 @@ class RecoveryStepper:
                 self.scenario.value,
                 seed=seed,
                 overrides=overrides,
+                scheduler=self.scheduler,
                 max_steps=self.max_steps,
                 phase=self.phase.value,
             )
@@ -457,7 +511,7 @@ class RecoveryStepper:
                 bar.value = step
 
         try:
-            check_writable(target)
+            check_target(target)
             bar.layout.display = ""
             page = scenario_page(
                 name,

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from flinkstate.output import write_whole
 from flinkstate.views.page import scenario_page
-from flinkstate.whole_file import write_whole
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page

@@ -1,11 +1,19 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from flinkstate.cli import main
+from flinkstate.network.topology_trace import load_topology_trace
+from flinkstate.network.world import NetworkWorld
+from flinkstate.recovery.scenario_trace import load_scenario_trace
+from flinkstate.recovery.scenarios import Outcome
+from flinkstate.sim.core import Event, Simulation
+from flinkstate.sim.trace import TraceError
 
 
 def test_run_summary_and_trace(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -33,7 +41,12 @@ def test_run_summary_and_trace(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     assert summary["records_processed_by_sinks"] == 40
     assert summary["buffers_at_peak"]["queue"] >= 1
     assert [c["type"] for c in summary["checkpoints"]] == ["unaligned"]
-    assert len(trace.read_text().splitlines()) == summary["steps"] + 1
+    # the header, the phase line, a line per step and the end line
+    assert len(trace.read_text().splitlines()) == summary["steps"] + 3
+    loaded = load_topology_trace(trace)
+    assert loaded.step_count == summary["steps"]
+    assert isinstance(loaded.model, NetworkWorld)
+    assert len(loaded.model.completed) == 1
 
 
 def test_run_table_and_steps(capsys: pytest.CaptureFixture[str]) -> None:
@@ -90,8 +103,6 @@ def test_running_a_scenario_exits_by_its_expectation(
     assert "expected rejected" in capsys.readouterr().out
     assert main(["run", "baseline-recovery", "--json"]) == 0
     assert '"as_expected": true' in capsys.readouterr().out
-    assert main(["run", "baseline-recovery", "--trace", str(tmp_path / "t.jsonl")]) == 2
-    assert "--trace records a single run" in capsys.readouterr().err
     assert main(["run", "nothing-like-it"]) == 2
     assert "unknown topology or scenario" in capsys.readouterr().err
 
@@ -124,3 +135,145 @@ def test_a_page_that_cannot_be_written_is_refused_before_the_run(
     assert message in captured.err
     assert captured.out == ""  # nothing ran
     assert list(tmp_path.iterdir()) == []
+
+
+def _refusals(tmp_path: Path) -> dict[Path, str]:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    return {
+        tmp_path: "it is a directory",
+        tmp_path / "missing" / "t.jsonl": "no directory",
+        fifo: "it is a FIFO",
+        Path("/proc/version"): "no file can be created in /proc",
+    }
+
+
+@pytest.mark.parametrize("name", ["keyed", "baseline-recovery"])
+def test_a_trace_target_is_refused_before_the_run(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    name: str,
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(Simulation, "run", never)
+    for target, reason in _refusals(tmp_path).items():
+        assert main(["run", name, "--trace", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"flinkstate: error: cannot write {target}: {reason}")
+        assert err.count("\n") == 1
+    assert [p.name for p in tmp_path.iterdir()] == ["fifo"]
+
+
+def test_ctrl_c_during_the_run_writes_nothing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Simulation, "run", interrupted)
+    trace = tmp_path / "t.jsonl"
+    assert main(["run", "keyed", "--set", "records=10", "--trace", str(trace)]) == 130
+    captured = capsys.readouterr()
+    assert captured.err == "flinkstate: interrupted; nothing written\n"
+    assert captured.out == ""
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_while_the_trace_is_written_leaves_no_part_of_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    written = Event.to_json
+    calls = 0
+
+    def interrupted_after_some(event: Event) -> dict[str, Any]:
+        nonlocal calls
+        calls += 1
+        if calls > 50:
+            raise KeyboardInterrupt
+        return written(event)
+
+    monkeypatch.setattr(Event, "to_json", interrupted_after_some)
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("an older trace\n")
+    assert main(["run", "keyed", "--set", "records=10", "--trace", str(trace)]) == 130
+    assert capsys.readouterr().err == "flinkstate: interrupted; nothing written\n"
+    assert calls > 50
+    assert list(tmp_path.iterdir()) == [trace]
+    assert trace.read_text() == "an older trace\n"
+
+
+def test_a_scenario_is_traced_phase_by_phase(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = tmp_path / "cycle.jsonl"
+    assert main(["run", "flip-547-rescale-cycle", "--seed", "2", "--trace", str(trace)]) == 0
+    out = capsys.readouterr().out
+    last = out.splitlines()[-1]
+    assert last.startswith("trace: steps per phase job ")
+    assert last.endswith(f" written to {trace}")
+    loaded = load_scenario_trace(trace)
+    counts = ", ".join(f"{m.name} {m.steps}" for m in loaded.phases)
+    assert last == f"trace: steps per phase {counts} written to {trace}"
+    assert [m.name for m in loaded.phases] == ["job", "first-restart", "restart"]
+    assert loaded.run.outcome is Outcome.RECOVERED
+    assert f"restored job: finished after {loaded.steps} steps" in out
+    again = tmp_path / "again.jsonl"
+    assert (
+        main(["run", "flip-547-rescale-cycle", "--seed", "2", "--json", "--trace", str(again)]) == 0
+    )
+    assert json.loads(capsys.readouterr().out)["outcome"] == "recovered"
+    assert again.read_bytes() == trace.read_bytes()
+
+
+def test_a_scenario_trace_keeps_the_step_limit(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = tmp_path / "t.jsonl"
+    argv = ["run", "keyed-upscale", "--set", "records=20", "--steps", "100"]
+    assert main([*argv, "--trace", str(trace)]) == 1  # no checkpoint within 100 steps
+    assert "trace: steps per phase job 100 written to" in capsys.readouterr().out
+    loaded = load_scenario_trace(trace, phase="job", step=40)
+    assert (loaded.step, loaded.steps, loaded.max_steps) == (40, 100, 100)
+    assert loaded.overrides == {"records": 20}
+
+
+def test_a_refused_scenario_traces_its_header(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    trace = tmp_path / "t.jsonl"
+    assert main(["run", "small-page-size", "--trace", str(trace)]) == 0
+    assert f"trace: no phase ran, the header only written to {trace}" in capsys.readouterr().out
+    with pytest.raises(TraceError, match="has no phase 'restart'; it has none"):
+        load_scenario_trace(trace)
+
+
+def test_ctrl_c_during_a_scenario_writes_nothing(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Simulation, "run", interrupted)
+    trace = tmp_path / "t.jsonl"
+    assert main(["run", "baseline-recovery", "--trace", str(trace)]) == 130
+    assert capsys.readouterr().err == "flinkstate: interrupted; nothing written\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ctrl_c_after_the_trace_names_it(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import flinkstate.dataset
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(flinkstate.dataset, "write_dataset", interrupted)
+    trace = tmp_path / "t.jsonl"
+    argv = ["run", "keyed-upscale", "--set", "records=20", "--trace", str(trace)]
+    assert main([*argv, "--export", str(tmp_path / "d")]) == 130
+    assert capsys.readouterr().err == f"flinkstate: interrupted; only {trace} written\n"
+    assert load_scenario_trace(trace).run.outcome is Outcome.RECOVERED

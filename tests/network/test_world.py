@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,7 +10,6 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim import Action, RunStatus, Simulation, make_scheduler
-from flinkstate.sim.trace import TraceError, TraceHeader, read_trace, replay, write_trace
 
 
 def simulate(
@@ -128,32 +125,6 @@ def test_same_seed_same_run_and_back_is_exact() -> None:
     fresh.run(target)
     a.back(a.step_count - target)
     assert world(a).fingerprint() == world(fresh).fingerprint()
-
-
-def test_trace_replays_to_the_same_state(tmp_path: Path) -> None:
-    sim = simulate(seed=3, records=10)
-    sim.run()
-    path = tmp_path / "run.jsonl"
-    write_trace(path, TraceHeader("keyed", {"records": 10}, "random", 3), sim.events)
-    header, events = read_trace(path)
-    assert header.seed == 3
-    again = replay(simulate(seed=3, records=10), events)
-    assert world(again).fingerprint() == world(sim).fingerprint()
-    with pytest.raises(TraceError, match=r"not enabled|replayed differently"):
-        replay(simulate(seed=3, records=10, parallelism=2), events)
-
-
-def test_corrupt_traces_are_named(tmp_path: Path) -> None:
-    bad = tmp_path / "bad.jsonl"
-    bad.write_text('{"format": "flinkstate-trace", "version": 1}\nnot json\n')
-    with pytest.raises(TraceError, match=r"bad\.jsonl:2: not JSON"):
-        read_trace(bad)
-    other = tmp_path / "other.jsonl"
-    other.write_text('{"format": "something"}\n')
-    with pytest.raises(TraceError, match="not a flinkstate-trace"):
-        read_trace(other)
-    with pytest.raises(TraceError, match="cannot read"):
-        read_trace(tmp_path / "missing.jsonl")
 
 
 def test_insufficient_network_buffers_is_flinks_error() -> None:

@@ -7,6 +7,7 @@ from collections import Counter
 
 import pytest
 
+from flinkstate.errors import InvalidParameterError
 from flinkstate.network.checkpoint import Checkpoint
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
@@ -46,6 +47,28 @@ def test_the_third_phase_starts_from_the_second_checkpoint() -> None:
     assert run.assignment.checkpoint is run.second_checkpoint
     counters = [s for s in run.assignment.subtasks.values() if s.operator == "counter"]
     assert len(counters) == 1
+
+
+def test_the_first_restart_is_a_phase_of_its_own() -> None:
+    """``first-restart`` steps the middle run: the restart from the job's checkpoint, which the
+    full run stops at its own first checkpoint."""
+    run = run_scenario("flip-547-rescale-cycle", seed=0)
+    assert [name for name, _ in run.phase_events()] == ["job", "first-restart", "restart"]
+    first = prepare_scenario("flip-547-rescale-cycle", seed=0, phase="first-restart")
+    assert first.simulation is not None
+    assert list(first.earlier) == ["job"]
+    assert first.second_checkpoint is None
+    first.simulation.run(lambda world: bool(world.completed))
+    assert run.between is not None
+    assert first.world is not None
+    assert first.world.fingerprint() == run.between.fingerprint()
+    assert [e.to_json() for e in first.simulation.events] == [
+        e.to_json() for e in run.earlier["first-restart"]
+    ]
+    with pytest.raises(InvalidParameterError, match="first-restart needs then_parallelism"):
+        prepare_scenario("keyed-upscale", phase="first-restart")
+    with pytest.raises(InvalidParameterError, match="phase must be one of job, first-restart"):
+        prepare_scenario("keyed-upscale", phase="second-restart")
 
 
 def test_an_unfiltered_checkpoint_during_recovery_holds_the_state_ten_times() -> None:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.recovery.scenarios import SCENARIOS, Outcome, get_scenario, run_scenario
+from flinkstate.recovery.scenarios import (
+    SCENARIOS,
+    Outcome,
+    get_scenario,
+    prepare_scenario,
+    run_scenario,
+)
 
 SEEDS = range(6)
 
@@ -60,6 +66,34 @@ def test_a_job_that_never_checkpoints_says_so() -> None:
     run = run_scenario("baseline-recovery", overrides={"checkpoint_interval": 0})
     assert run.outcome is Outcome.NO_CHECKPOINT
     assert "checkpoint_interval" in run.message
+
+
+def test_a_run_keeps_the_events_of_the_job_before_its_restart() -> None:
+    run = run_scenario("baseline-recovery", seed=2, overrides={"records": 20})
+    job = prepare_scenario("baseline-recovery", seed=2, overrides={"records": 20}, phase="job")
+    assert job.simulation is not None
+    assert job.earlier == {}
+    job.simulation.run(lambda world: bool(world.completed))
+    assert [e.to_json() for e in run.earlier["job"]] == [e.to_json() for e in job.simulation.events]
+    assert run.simulation is not None
+    assert [(name, len(events)) for name, events in run.phase_events()] == [
+        ("job", job.simulation.step_count),
+        ("restart", run.simulation.step_count),
+    ]
+    assert (run.scheduler, run.max_steps, run.faults) == ("random", 2_000_000, frozenset())
+
+
+def test_a_run_that_ends_before_its_restart_keeps_the_job() -> None:
+    run = run_scenario("baseline-recovery", overrides={"checkpoint_interval": 0})
+    assert [name for name, _ in run.phase_events()] == ["job"]
+    assert run_scenario("small-page-size").phase_events() == []
+
+
+def test_the_scheduler_is_named_as_the_policy_names_itself() -> None:
+    run = prepare_scenario("baseline-recovery", scheduler="round_robin", phase="job")
+    assert run.scheduler == "round-robin"
+    with pytest.raises(InvalidParameterError, match="unknown scheduling policy"):
+        prepare_scenario("baseline-recovery", scheduler="fair")
 
 
 def test_unknown_scenario_is_named() -> None:

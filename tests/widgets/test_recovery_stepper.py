@@ -298,3 +298,33 @@ def test_a_click_on_a_collapsed_subtask_opens_its_lane() -> None:
     stepper.canvas._message(stepper.canvas, {"collapse": "counter[5]"}, [])
     assert lane("counter[5]") == ["task counter[5]"]
     stepper.canvas._message(stepper.canvas, {"something": "else"}, [])  # ignored
+
+
+def test_a_trace_loads_back_into_the_stepper_at_the_same_state(tmp_path: Path) -> None:
+    from flinkstate.cli import main
+    from flinkstate.recovery.scenario_trace import load_scenario_trace
+
+    trace = tmp_path / "run.jsonl"
+    assert (
+        main(["run", "keyed-upscale", "--seed", "3", "--set", "records=20", "--trace", str(trace)])
+        == 0
+    )
+    stepper = RecoveryStepper("baseline-recovery", overrides={"records": 10})
+    assert stepper.load_trace(trace)
+    loaded = load_scenario_trace(trace)
+    assert stepper.scenario.value == "keyed-upscale"
+    assert stepper.seed.value == 3
+    assert stepper.parameters.values()["records"] == 20
+    assert stepper.current_step == loaded.step == stepper.total
+    world = stepper.world
+    assert world is not None
+    assert loaded.run.world is not None
+    assert world.fingerprint() == loaded.run.world.fingerprint()
+    assert "loaded: keyed-upscale, seed 3" in stepper.message.value
+    assert stepper.load_trace(trace, step=10)
+    assert stepper.current_step == 10
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("not json\n")
+    assert not stepper.load_trace(broken)
+    assert "Trace not loaded" in stepper.message.value
+    assert stepper.current_step == 10  # the run on display stays
