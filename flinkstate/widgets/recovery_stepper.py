@@ -169,6 +169,11 @@ class RecoveryStepper:
         )
         self.ownership_box.selected_index = None
         self.timelines_figure = live_figure()
+        self.timelines_box = widgets.Accordion(
+            children=[self.timelines_figure],
+            titles=("timelines: buffers, credits, records and checkpoints over the steps",),
+        )
+        self.timelines_box.selected_index = None
         self.deadlock = live_figure()
         self.deadlock_box = widgets.VBox([self.deadlock], layout=widgets.Layout(display="none"))
         self.run: ScenarioRun | None = None
@@ -193,6 +198,7 @@ class RecoveryStepper:
         self.play.observe(self._on_playing, names="playing")
         self.goto_box.observe(self._on_goto_box, names="value")
         self.ownership_box.observe(lambda _: self._render(), names="selected_index")
+        self.timelines_box.observe(lambda _: self._render(), names="selected_index")
         self.scenario.observe(self._on_scenario, names="value")
         self.phase.observe(self._on_setting, names="value")
         self.seed.observe(self._on_setting, names="value")
@@ -248,16 +254,35 @@ class RecoveryStepper:
                     self.canvas,
                     self.deadlock_box,
                     self.ownership_box,
-                    self.timelines_figure,
+                    self.timelines_box,
                     self.recent,
                 ]
             )
         return self._widget
 
+    @property
+    def scene(self) -> dict[str, Any] | None:
+        """The whole scene of the step on display (the canvas may show large jobs folded)."""
+        return self._scene
+
     def pin(self, step: int, highlight: list[str]) -> None:
         """Highlight these places and items on the canvas while step ``step`` is on display
-        (a tour's stop); the highlight goes when the step does."""
+        (a tour's stop), opening the folded lanes they are in; the highlight goes when the
+        step does."""
         self._pinned[step] = list(highlight)
+        scene = self._scene
+        if scene is not None and scene["step"] == step:
+            wanted = set(highlight)
+            wanted |= {i["place"] for i in scene["items"] if i["id"] in wanted}
+            opened = {
+                p["task"]
+                for p in scene["places"]
+                if p["id"] in wanted and p.get("operator") in scene["collapsible"]
+            }
+            if not opened <= self.canvas.expanded:
+                self.canvas.expanded |= opened
+                self._render(animate=False)
+                return
         if self.current_step == step:
             self.canvas.highlight = list(highlight)
 
@@ -614,7 +639,8 @@ class RecoveryStepper:
             graph = ownership_graph(world, last, self.layout.ownership)
             show_spec(self.ownership, ownership_spec(graph, self.layout.ownership))
         assert self.timelines is not None
-        show_spec(self.timelines_figure, timelines_spec(self.timelines))
+        if self.timelines_box.selected_index == 0:  # drawn only while it is open
+            show_spec(self.timelines_figure, timelines_spec(self.timelines))
         final = self.final
         at_deadlock = (
             final is not None and final.deadlock is not None and simulation.step_count == self.total

@@ -96,7 +96,9 @@ class TourWidget:
         assert isinstance(world, NetworkWorld)
         assert simulation is not None
         event = simulation.events[-1] if simulation.events else None
-        self.stepper.pin(step, stop.highlight(event, world, self.stepper.canvas.scene))
+        scene = self.stepper.scene
+        assert scene is not None
+        self.stepper.pin(step, stop.highlight(event, world, scene))
         body = mistune.html(stop.describe(event, world))
         self.text.value = (
             f"<div style='font-size:14px;line-height:1.5'><b>Stop {index + 1} of "

@@ -17,6 +17,7 @@ from flinkstate.widgets.recovery_stepper import EVENTS_OF_INTEREST, RecoveryStep
 def stepper() -> RecoveryStepper:
     stepper = RecoveryStepper("baseline-recovery", overrides={"records": 40})
     stepper.ownership_box.selected_index = 0  # the graph is drawn while it is open
+    stepper.timelines_box.selected_index = 0  # and so are the timelines
     return stepper
 
 
@@ -328,3 +329,14 @@ def test_a_trace_loads_back_into_the_stepper_at_the_same_state(tmp_path: Path) -
     assert not stepper.load_trace(broken)
     assert "Trace not loaded" in stepper.message.value
     assert stepper.current_step == 10  # the run on display stays
+
+
+def test_closed_figures_are_not_drawn_and_open_at_the_step_on_display() -> None:
+    stepper = RecoveryStepper("baseline-recovery", overrides={"records": 20})
+    stepper.goto(40)
+    assert stepper.timelines_figure.data == ()
+    assert stepper.ownership.data == ()
+    stepper.timelines_box.selected_index = 0
+    assert stepper.timelines_figure.layout.title.text == "Over the steps, up to step 40"
+    stepper.ownership_box.selected_index = 0
+    assert stepper.ownership.layout.title.text == "Buffer ownership at step 40"
