@@ -28,16 +28,6 @@ SIZES = (
     ("4x4", {"records": 60, "parallelism": 4, "source_parallelism": 4}, 300),
     ("16x16", {"records": 30, "parallelism": 16, "source_parallelism": 16}, 300),
 )
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 #: one click on the stepper's step button, resolved with the milliseconds until the canvas
 #: says it draws the next step (its ``data-step``, set once the scene is drawn)
@@ -123,6 +113,7 @@ def run(smoke: bool) -> list[Measurement]:
         return []
     from playwright.sync_api import sync_playwright
 
+    from tests.browser.conftest import CHROMIUM_ARGS
     from tests.browser.lab_server import running_lab
 
     clicks = 3 if smoke else 25
