@@ -15,7 +15,7 @@ import gzip
 import html
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,24 +37,41 @@ GONE = "__gone__"
 
 @dataclass
 class PhaseRecording:
-    """One phase of a run as the page replays it."""
+    """One phase of a run as the page replays it. Patches are kept as compact JSON text, a
+    tenth of their size as Python objects: a long run has a hundred thousand of them."""
 
     name: str
     title: str
     first: dict[str, Any]
-    patches: list[dict[str, Any]] = field(default_factory=list)
+    patches: list[str] = field(default_factory=list)
     captions: list[str] = field(default_factory=list)
     ending: str = ""
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "title": self.title,
-            "first": self.first,
-            "patches": self.patches,
-            "captions": self.captions,
-            "ending": self.ending,
-        }
+    def add(self, patch: Mapping[str, Any], sentence: str) -> None:
+        self.patches.append(json.dumps(patch, separators=(",", ":")))
+        self.captions.append(sentence)
+
+    def scenes(self) -> Iterator[dict[str, Any]]:
+        """Every scene of the phase, the first included, rebuilt from the patches."""
+        scene = self.first
+        yield scene
+        for patch in self.patches:
+            scene = apply_patch(scene, json.loads(patch))
+            yield scene
+
+    def to_json(self) -> str:
+        """The phase as the page reads it (the patches inserted as they are)."""
+        head = json.dumps(
+            {
+                "name": self.name,
+                "title": self.title,
+                "first": self.first,
+                "captions": self.captions,
+                "ending": self.ending,
+            },
+            separators=(",", ":"),
+        )
+        return head[:-1] + ',"patches":[' + ",".join(self.patches) + "]}"
 
 
 def scene_patch(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
@@ -144,9 +161,8 @@ def record_phase(
         world = simulation.model
         assert isinstance(world, NetworkWorld)
         after = build_scene(world, event, layout)
-        recording.captions.append(caption(event, world, before, after))
         shown_after = collapse_scene(after)
-        recording.patches.append(scene_patch(shown, shown_after))
+        recording.add(scene_patch(shown, shown_after), caption(event, world, before, after))
         before, shown = after, shown_after
         if progress is not None:
             progress(number)
@@ -156,7 +172,7 @@ def record_phase(
 
 def run_page(heading: str, summary: str, phases: list[PhaseRecording]) -> str:
     """The page: heading, a line of summary, and the phases to pick from."""
-    data = json.dumps([p.to_json() for p in phases], separators=(",", ":"))
+    data = "[" + ",".join(p.to_json() for p in phases) + "]"
     packed = base64.b64encode(gzip.compress(data.encode("utf-8"), mtime=0)).decode("ascii")
     module = CANVAS_MODULE.read_text(encoding="utf-8")
     values = {

@@ -93,9 +93,7 @@ def test_the_last_scene_of_a_page_is_the_run_s_last_scene() -> None:
     last = build_scene(world, simulation.events[-1], SceneLayout.of(world))
     recording = record_phase("restart", "the restart", simulation)
     assert simulation.step_count == len(recording.patches)  # back where it was
-    scene = recording.first
-    for patch in recording.patches:
-        scene = apply_patch(scene, patch)
+    *_, scene = recording.scenes()
     assert _canonical(scene) == _canonical(last)
     page = run_page("t", "s", [recording])
     assert len(_unpack(page)[0]["patches"]) == simulation.step_count
