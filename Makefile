@@ -10,7 +10,6 @@ LAB_PORT ?= 8888
 # Jupyter refuses to run as root unless told; containers and CI machines often are root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(abspath $(BIN)/python)
 
 .PHONY: lab test lint typecheck pytest bench bench-smoke real-checkpoints reference-values lock clean help
