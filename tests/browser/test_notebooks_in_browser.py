@@ -323,7 +323,8 @@ class NotebookInBrowser:
 def open_notebook(
     browser: Browser, tmp_path: Path, artifacts: Path
 ) -> Iterator[Callable[[Path, str], NotebookInBrowser]]:
-    """Serve a folder from a fresh JupyterLab and open one of its notebooks in a new page."""
+    """Serve a folder from a fresh JupyterLab and open a notebook (its path in that folder) in
+    a new page."""
     with ExitStack() as stack:
 
         def open_in(root_dir: Path, name: str) -> NotebookInBrowser:
@@ -402,7 +403,8 @@ def test_stepper_notebook_steps_in_chromium(
     if not path.exists():
         pytest.skip(f"{STEPPER_NOTEBOOK} is not in notebooks/ yet")
     on_disk = path.read_bytes()
-    notebook = open_notebook(NOTEBOOKS, STEPPER_NOTEBOOK)
+    # served as `make lab` serves it: the repository root, the notebook by its path from there
+    notebook = open_notebook(ROOT, f"{NOTEBOOKS.name}/{STEPPER_NOTEBOOK}")
     before, after = run_and_step(notebook)
     assert _step_of(after["title"]) == _step_of(before["title"]) + 1
     # autosave is off in the test's JupyterLab: running it must not write outputs back
