@@ -9,7 +9,6 @@ PySpark job using Arrow does.
 
 from __future__ import annotations
 
-import atexit
 import os
 import sys
 import tempfile
@@ -101,13 +100,15 @@ def loopback_driver() -> dict[str, str]:
 
 
 def _quiet_gateway(conf: SparkConf) -> Any:
-    """A gateway to Spark's driver JVM with its stdout and stderr in a log file, or None when
-    this process already has one (a stopped session leaves its JVM running for the next).
+    """A gateway to Spark's driver JVM with its stdout and stderr in a temporary file, or None
+    when this process already has one (a stopped session leaves its JVM running for the next).
 
     Logging settings cannot silence all of it: the JVM announces the incubator module Spark's
     launcher adds before any logging starts, and in a notebook ipykernel copies the JVM's
-    output into the cell. The log file is removed when the process ends; if the JVM does not
-    start, the error carries the file's last lines.
+    output into the cell. If the JVM does not start, the error carries what it printed. Once it
+    runs, the file's name is removed: the JVM writes on to its own descriptor, and nothing is
+    left behind however the process ends (a notebook's kernel is often killed). Errors of
+    Spark jobs reach Python as exceptions anyway.
     """
     from pyspark import SparkContext
     from pyspark.errors import PySparkRuntimeError
@@ -117,15 +118,17 @@ def _quiet_gateway(conf: SparkConf) -> Any:
         return None
     descriptor, name = tempfile.mkstemp(prefix="flinkstate-spark-jvm-", suffix=".log")
     log = Path(name)
-    atexit.register(log.unlink, missing_ok=True)
-    with os.fdopen(descriptor, "wb") as stream:  # the JVM keeps its own copy of the descriptor
-        try:
-            return launch_gateway(  # type: ignore[no-untyped-call]
-                conf, popen_kwargs={"stdout": stream, "stderr": stream}
-            )
-        except PySparkRuntimeError as error:
-            said = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
-            raise SparkStartError(f"Spark's JVM did not start ({error}):\n{said}") from error
+    try:
+        with os.fdopen(descriptor, "wb") as stream:  # the JVM gets a copy of the descriptor
+            try:
+                return launch_gateway(  # type: ignore[no-untyped-call]
+                    conf, popen_kwargs={"stdout": stream, "stderr": stream}
+                )
+            except PySparkRuntimeError as error:
+                said = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
+                raise SparkStartError(f"Spark's JVM did not start ({error}):\n{said}") from error
+    finally:
+        log.unlink(missing_ok=True)
 
 
 def _shipped(session: SparkSession) -> SparkSession:

@@ -152,3 +152,23 @@ def test_a_run_prints_its_progress_and_nothing_of_java(tmp_path: Path) -> None:
     noise = [p for p in pieces if not p.startswith("rescale 3: ")]
     assert pieces, "no progress bar"
     assert noise == [], "\n".join(noise)
+
+
+def test_a_jvm_that_cannot_start_is_one_line_with_what_it_said(tmp_path: Path) -> None:
+    """Spark's JVM prints into a file, not the terminal; when it cannot start, the refusal
+    carries what it printed and no traceback, and no file is left behind."""
+    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java"), "TMPDIR": str(tmp_path)}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    done = subprocess.run(
+        [sys.executable, "-m", "flinkstate", *_rescale(str(DATA / "keyed"), "--to", "3")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("flinkstate: error: Spark's JVM did not start")
+    assert f"{tmp_path / 'no-java'}/bin/java" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert list(tmp_path.glob("flinkstate-spark-jvm-*")) == []
