@@ -10,13 +10,12 @@ LAB_PORT ?= 8888
 # Jupyter refuses to run as root unless told; containers and CI machines often are root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON ?= $(abspath $(BIN)/python)
 
 .PHONY: lab test lint typecheck pytest bench bench-smoke real-checkpoints reference-values lock clean help
 
 help:
-	@echo "make lab    start JupyterLab on 127.0.0.1:$(LAB_PORT) with the notebooks (Spark embedded)"
+	@echo "make lab    start JupyterLab on 127.0.0.1:$(LAB_PORT) in notebooks/ (Spark embedded)"
 	@echo "make test   ruff, mypy and the whole pytest suite (notebooks included)"
 	@echo "make bench  run the benchmarks and print ratios against their in-run baselines"
 	@echo "make real-checkpoints  run small Flink jobs and keep their unaligned checkpoints"
@@ -31,9 +30,11 @@ $(STAMP): pyproject.toml constraints.txt
 	$(BIN)/python -m ipykernel install --sys-prefix --name flinkstate --display-name "Python (flinkstate)" >/dev/null
 	touch $(STAMP)
 
+# The repository root is served, so that the notebooks' links to docs/ open in JupyterLab;
+# the browser starts in notebooks/.
 lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) \
-		--ServerApp.root_dir=notebooks --no-browser $(ALLOW_ROOT)
+		--ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks --no-browser $(ALLOW_ROOT)
 
 test: lint typecheck pytest
 

@@ -33,3 +33,8 @@ class CheckpointFormatError(FlinkstateError, ValueError):
         self.file = file
         self.offset = offset
         self.expected = expected
+
+
+class SparkStartError(FlinkstateError):
+    """Spark's driver JVM did not start (no Java, a wrong JAVA_HOME); the message carries
+    what the JVM printed."""

@@ -88,7 +88,8 @@ def test_cep_rescaling_test_key_groups() -> None:
         assert compute_operator_index_for_key_group(10, 3, group) == at_3
 
 
-def test_primer_example_ranges() -> None:
+def test_documented_example_ranges() -> None:
+    """The example of docs/concepts/rescaling.md#key-groups."""
     assert key_group_ranges(128, 3) == (
         KeyGroupRange(0, 42),
         KeyGroupRange(43, 85),

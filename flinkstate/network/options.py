@@ -1,7 +1,8 @@
 """Recovery options as Flink names them, the generation of Flink's recovery code, and how a
 failed checkpoint counts.
 
-Flink has shipped three generations of the code that recovers in-flight data (primer 0.4):
+Flink has shipped three generations of the code that recovers in-flight data
+(docs/concepts/checkpointing-during-recovery.md#generations):
 
 * ``classic``: every release; also master with checkpointing during recovery off. Recovered
   buffers sit in ``RecoveredInputChannel``s; no checkpoint until the task has consumed them all.

@@ -75,7 +75,7 @@ class GateConversion(Choice):
     ``all-gates``: no gate before every gate's state is consumed (the intermediate rewrite of
     PR #28554). An operator that reads its inputs selectively never consumes an unselected
     gate's state while it waits for the selected input to end, which needs live data, which
-    needs conversion: it deadlocks (primer 6.4).
+    needs conversion: it deadlocks (docs/concepts/hazards.md#selective-reading).
     """
 
     PER_GATE = "per-gate"

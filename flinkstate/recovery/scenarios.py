@@ -746,7 +746,7 @@ SCENARIOS: dict[str, Scenario] = {
             "keyed",
             {**_BLOCKED, "blocked_priority": "held"},
             Outcome.JOB_FAILED,
-            "PR #27861, FLINK-39018 part 4; primer 6.2",
+            "PR #27861, FLINK-39018 part 4; docs/concepts/hazards.md#blocked-subpartition-barrier",
             (
                 "blocked_priority",
                 "checkpoint_timeout",
@@ -974,7 +974,7 @@ SCENARIOS: dict[str, Scenario] = {
             {**_BACKPRESSURED, "new_parallelism": 7},
             Outcome.VIOLATION,
             "PR #28554 (restore ordering fix); StreamTask.recoverChannelsWithoutCheckpointing; "
-            "primer 6.5",
+            "docs/concepts/hazards.md#processed-before-recovery",
             ("new_parallelism",),
             faults=frozenset({"convert-before-consumed"}),
         ),
@@ -995,7 +995,7 @@ SCENARIOS: dict[str, Scenario] = {
             },
             Outcome.JOB_FAILED,
             "RemoteInputChannelTest.testCheckpointStartedDeclinesWhenRecoveryBarrierIsMissing; "
-            "primer 6.6",
+            "docs/concepts/hazards.md#declines",
             ("recovery_barrier_decline", "tolerable_failed_checkpoints"),
             faults=frozenset({"missing-recovery-barrier"}),
         ),

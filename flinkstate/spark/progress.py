@@ -1,8 +1,8 @@
-"""Progress of a multi-job Spark computation: one bar step per phase, live task counts inside.
+"""Progress of a multi-job Spark computation: one step per phase, live task counts inside.
 
 Spark's own console bar needs the web UI, which the embedded session turns off; this reads the
 same counts from the status tracker while a phase's jobs run, so a long job on ten million
-records shows it is moving (a terminal bar, or a widget in a notebook).
+records shows it is moving: a terminal bar, or a callback (a widget's progress bar).
 """
 
 from __future__ import annotations
@@ -15,12 +15,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-#: called with (phases done, phases in all, what runs now)
+#: called with (phases done, phases in all, what runs now); while a phase runs, again from a
+#: watcher thread as its tasks complete ("routing buffers: 12/40 tasks")
 ProgressCallback = Callable[[int, int, str], None]
 
 
 class SparkProgress:
-    """``with progress.phase("routing buffers"): ...`` around each phase's Spark actions."""
+    """``with progress.phase("routing buffers"): ...`` around each phase's Spark actions.
+
+    ``show``: True for a tqdm bar, a callback, or False for nothing.
+    """
 
     def __init__(
         self,
@@ -43,30 +47,32 @@ class SparkProgress:
 
     @contextmanager
     def phase(self, name: str) -> Iterator[None]:
-        if self.callback is not None:
-            self.callback(self.done, self.phases, name)
+        if self.bar is None and self.callback is None:
+            yield
+            return
+        self._tell(name)
         stop = threading.Event()
-        watcher = None
-        if self.bar is not None:
-            self.bar.set_postfix_str(name)
-            watcher = threading.Thread(target=self._watch, args=(name, stop), daemon=True)
-            watcher.start()
+        watcher = threading.Thread(target=self._watch, args=(name, stop), daemon=True)
+        watcher.start()
         try:
             yield
         finally:
             stop.set()
-            if watcher is not None:
-                watcher.join()
+            watcher.join()
             self.done += 1
             if self.bar is not None:
-                self.bar.set_postfix_str(name)
                 self.bar.update(1)
-            if self.callback is not None:
-                self.callback(self.done, self.phases, name)
+            self._tell(name)
 
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+    def _tell(self, what: str) -> None:
+        if self.bar is not None:
+            self.bar.set_postfix_str(what)
+        if self.callback is not None:
+            self.callback(self.done, self.phases, what)
 
     def _watch(self, name: str, stop: threading.Event) -> None:
         tracker = self.spark.sparkContext.statusTracker()
@@ -77,5 +83,5 @@ class SparkProgress:
                 if info is not None:
                     done += info.numCompletedTasks
                     total += info.numTasks
-            if total:
-                self.bar.set_postfix_str(f"{name}: {done}/{total} tasks")
+            if total and not stop.is_set():
+                self._tell(f"{name}: {done}/{total} tasks")

@@ -4,14 +4,17 @@ Pick a checkpoint dataset and an exchange, move the slider: the sankey, the per-
 the key-group heatmap follow. What does not depend on the slider is computed once per
 checkpoint and kept: the tables and each record's key group stay cached in Spark
 (:class:`~flinkstate.spark.rescaling.RescalingPipeline`), and the what-if sweep over the
-slider's whole range is one Spark job run when the checkpoint is picked. A value Flink would
-refuse is reported in the widget; the figures keep the last valid answer.
+slider's whole range is one Spark job run when the checkpoint is picked. While an answer is
+computed the figures on show are greyed and a bar counts the Spark phases and their tasks, so
+a long job is seen to move and an old answer is not mistaken for the new one. A value Flink
+would refuse is reported in the widget; the figures keep the last valid answer.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -34,6 +37,9 @@ if TYPE_CHECKING:
 
 #: the slider's upper end: enough to see the trend without a long sweep
 SLIDER_MAX = 12
+#: the CSS class of the figures while they show an answer that is being replaced
+STALE = "flinkstate-stale"
+_STALE_STYLE = f"<style>.{STALE} {{ opacity: 0.35; }}</style>"
 
 
 class CheckpointRescaler:
@@ -73,6 +79,13 @@ class CheckpointRescaler:
         self.bars = live_figure()
         self.heatmap = live_figure()
         self.sweep = live_figure()
+        self.figures = widgets.VBox([self.sankey, self.bars, self.heatmap, self.sweep])
+        self.progress = widgets.IntProgress(min=0, max=1, bar_style="info")
+        self.status = widgets.HTML()
+        self.computing = widgets.HBox(
+            [self.progress, self.status], layout=widgets.Layout(display="none")
+        )
+        self._busy = 0
         self.pipeline: RescalingPipeline | None = None
         self.swept: RescaleResult | None = None
         self.result: RescaleResult | None = None
@@ -86,13 +99,12 @@ class CheckpointRescaler:
     def widget(self) -> widgets.VBox:
         return widgets.VBox(
             [
+                widgets.HTML(_STALE_STYLE, layout=widgets.Layout(display="none")),
                 widgets.HBox([self.checkpoint, self.exchange, self.to]),
+                self.computing,
                 self.message,
                 self.summary,
-                self.sankey,
-                self.bars,
-                self.heatmap,
-                self.sweep,
+                self.figures,
             ]
         )
 
@@ -103,16 +115,44 @@ class CheckpointRescaler:
 
     def _guard(self, action: Callable[[], None]) -> None:
         self.message.value = ""
-        guarded(self.message, action)
+        with self._computing():
+            guarded(self.message, action)
+
+    @contextmanager
+    def _computing(self) -> Iterator[None]:
+        """Grey the figures and show the progress until the new answer, or a refusal, is
+        shown; re-entrant, since a control changed by an action fires its own observer."""
+        self._busy += 1
+        if self._busy == 1:
+            self._progress(0, 0, "")
+            self.computing.layout.display = "flex"
+            self.figures.add_class(STALE)
+        try:
+            yield
+        finally:
+            self._busy -= 1
+            if self._busy == 0:
+                self.figures.remove_class(STALE)
+                self.computing.layout.display = "none"
+
+    def _progress(self, done: int, phases: int, what: str) -> None:
+        """The bar at ``done`` of ``phases`` (0: not counted) and what runs now; Spark's
+        phases call it from a watcher thread too, which ipywidgets allows."""
+        step = f" (phase {min(done + 1, phases)} of {phases})" if phases else ""
+        with self.progress.hold_trait_notifications():  # no clamping to the old bounds
+            self.progress.max = max(phases, 1)
+            self.progress.value = min(done, self.progress.max)
+        self.status.value = f"computing&hellip;{step} {html.escape(what)}"
 
     def _open(self) -> None:
         """A new checkpoint: cache it, sweep the slider's range once, then answer the slider."""
         self.close()
+        self._progress(0, 0, f"reading {self.checkpoint.value}")
         pipeline = RescalingPipeline(load(self.spark, self.checkpoints[self.checkpoint.value]))
         self.pipeline = pipeline
         limit = min(SLIDER_MAX, *(op.max_parallelism for op in pipeline.shape.operators))
         self.to.max = max(1, limit)
-        self.swept = pipeline.analyse(list(range(1, self.to.max + 1)), progress=False)
+        self.swept = pipeline.analyse(list(range(1, self.to.max + 1)), progress=self._progress)
         exchanges = list(self.swept.exchanges)
         self._opening = True  # the options change fires the exchange observer: not yet
         try:
@@ -151,6 +191,7 @@ class CheckpointRescaler:
         if shape.partitioner is Partitioner.HASH:
             plan = result.plans[to][exchange]
             old_p, new_p = plan.downstream_parallelism
+            self._progress(0, 0, f"key groups of {exchange}")
             groups = pipeline.key_groups(exchange, new_p)
             show_spec(self.heatmap, key_group_heatmap(groups, exchange, old_p, new_p))
         else:

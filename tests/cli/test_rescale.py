@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +22,21 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.slow
 
-DATA = Path(__file__).resolve().parents[2] / "data"
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / "data"
+
+#: ``flinkstate rescale`` in a fresh process (this one's Spark is running already), then what
+#: its run left: the variable and the address the JVM was started with
+_CLI_THEN_ADDRESS = """\
+import os, sys
+from flinkstate.cli import main
+status = main(sys.argv[1:])
+from pyspark.sql import SparkSession
+context = SparkSession.getActiveSession().sparkContext
+print("address:", context._jvm.java.lang.System.getenv("SPARK_LOCAL_IP"),
+      context.getConf().get("spark.driver.host"))
+sys.exit(status)
+"""
 
 
 def _rescale(*arguments: str) -> list[str]:
@@ -110,3 +128,47 @@ def test_targets_accept_lists_and_ranges() -> None:
     assert parse_targets(["5", "3,8", "2-4"]) == [5, 3, 8, 2, 3, 4]
     with pytest.raises(InvalidParameterError, match="runs backwards"):
         parse_targets(["5-2"])
+
+
+def test_a_run_prints_its_progress_and_nothing_of_java(tmp_path: Path) -> None:
+    """Spark's JVM says nothing on the terminal (no log4j banner, WARN lines, stage bars or
+    JVM warnings); the only stderr is the command's own progress bar. Without SPARK_LOCAL_IP
+    the embedded driver is started on loopback."""
+    env = {k: v for k, v in os.environ.items() if k != "SPARK_LOCAL_IP"}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    done = subprocess.run(
+        [sys.executable, "-c", _CLI_THEN_ADDRESS, "rescale", str(DATA / "keyed"), "--to", "3"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "source->counter: per new subtask" in done.stdout
+    assert "address: 127.0.0.1 127.0.0.1" in done.stdout
+    pieces = [piece for piece in re.split(r"[\r\n]+", done.stderr) if piece.strip()]
+    noise = [p for p in pieces if not p.startswith("rescale 3: ")]
+    assert pieces, "no progress bar"
+    assert noise == [], "\n".join(noise)
+
+
+def test_a_jvm_that_cannot_start_is_one_line_with_what_it_said(tmp_path: Path) -> None:
+    """Spark's JVM prints into a file, not the terminal; when it cannot start, the refusal
+    carries what it printed and no traceback, and no file is left behind."""
+    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java"), "TMPDIR": str(tmp_path)}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    done = subprocess.run(
+        [sys.executable, "-m", "flinkstate", *_rescale(str(DATA / "keyed"), "--to", "3")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("flinkstate: error: Spark's JVM did not start")
+    assert f"{tmp_path / 'no-java'}/bin/java" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert list(tmp_path.glob("flinkstate-spark-jvm-*")) == []

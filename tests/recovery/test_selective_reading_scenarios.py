@@ -1,5 +1,6 @@
-"""The selective-reading deadlock of primer 6.4 and its fix, as scenarios: converting recovered
-gates only together deadlocks a sequential reader; converting each on its own recovers."""
+"""The selective-reading deadlock (docs/concepts/hazards.md#selective-reading) and its fix, as
+scenarios: converting recovered gates only together deadlocks a sequential reader; converting
+each on its own recovers."""
 
 from __future__ import annotations
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.widgets.checkpoint_rescaler import CheckpointRescaler
+from flinkstate.spark.rescaling import RescaleResult, RescalingPipeline
+from flinkstate.widgets.checkpoint_rescaler import STALE, CheckpointRescaler
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -59,6 +60,69 @@ def test_another_checkpoint_and_exchange(rescaler: CheckpointRescaler) -> None:
     assert "key groups change subtask" in rescaler.heatmap.layout.title.text
     rescaler.to.value = 1
     assert "at 4 -> 1" in rescaler.sankey.layout.title.text
+
+
+def _computing(rescaler: CheckpointRescaler) -> tuple[bool, str]:
+    """Whether the figures are greyed, and whether the progress shows."""
+    return STALE in rescaler.figures._dom_classes, rescaler.computing.layout.display
+
+
+def _other_checkpoint(rescaler: CheckpointRescaler) -> str:
+    return next(name for name in CHECKPOINTS if name != rescaler.checkpoint.value)
+
+
+def test_figures_grey_while_spark_computes_and_the_phases_count(
+    rescaler: CheckpointRescaler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    during: list[tuple[bool, str]] = []
+    statuses: list[str] = []
+    bar: list[int] = []
+    analyse = RescalingPipeline.analyse
+
+    def watched(pipeline: RescalingPipeline, *args: Any, **kwargs: Any) -> RescaleResult:
+        during.append(_computing(rescaler))
+        result = analyse(pipeline, *args, **kwargs)
+        during.append(_computing(rescaler))
+        return result
+
+    def seen(change: dict[str, Any]) -> None:
+        statuses.append(change["new"])
+
+    def counted(change: dict[str, Any]) -> None:
+        bar.append(change["new"])
+
+    monkeypatch.setattr(RescalingPipeline, "analyse", watched)
+    assert _computing(rescaler) == (False, "none")
+    rescaler.status.observe(seen, names="value")
+    rescaler.progress.observe(counted, names="value")
+    try:
+        rescaler.checkpoint.value = _other_checkpoint(rescaler)
+    finally:
+        rescaler.status.unobserve(seen, names="value")
+        rescaler.progress.unobserve(counted, names="value")
+    assert during == [(True, "flex"), (True, "flex")]
+    for phase in range(1, 5):
+        assert any(f"(phase {phase} of 4)" in status for status in statuses), statuses
+    assert [n for n in bar if n] == [1, 2, 3, 4], bar  # the bar filled phase by phase
+    assert _computing(rescaler) == (False, "none")  # the new answer is on show
+    assert rescaler.message.value == ""
+    assert f"{rescaler.exchange.value}" in rescaler.sankey.layout.title.text
+
+
+def test_a_refused_answer_ungreys_the_figures(
+    rescaler: CheckpointRescaler, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    during: list[tuple[bool, str]] = []
+
+    def refused(pipeline: RescalingPipeline, *args: Any, **kwargs: Any) -> RescaleResult:
+        during.append(_computing(rescaler))
+        raise InvalidParameterError("no answer today")
+
+    monkeypatch.setattr(RescalingPipeline, "analyse", refused)
+    rescaler.checkpoint.value = _other_checkpoint(rescaler)
+    assert during == [(True, "flex")]
+    assert "no answer today" in rescaler.message.value
+    assert _computing(rescaler) == (False, "none")
 
 
 def test_unknown_checkpoint_is_named(spark: SparkSession) -> None:
