@@ -118,38 +118,54 @@ def live_figure() -> go.FigureWidget:
 def show_spec(target: go.FigureWidget, spec: Mapping[str, Any] | go.Figure) -> None:
     """Copy a figure (plotly JSON or a ``go.Figure``) into a live figure, in place.
 
-    Only the properties that differ from what the widget shows are set: plotly checks every
-    value it is given, and re-setting thousands of unchanged points at every step would cost
-    most of the step's time. The page does not redraw from scratch and the user's zoom stays.
+    The first figure, and one with other traces, is set through plotly's validating setters.
+    After that only the properties that differ from what the widget shows are sent, in one
+    update: re-sending thousands of unchanged points at every step would cost most of the
+    step's time. The page does not redraw from scratch and the user's zoom stays.
+
+    Every trace in the update gets a value for every property in it (its current one where it
+    did not change). Plotly's browser model keeps the figure for pages that draw it later (a
+    figure shown inside a box, a notebook reopened) and writes a property missing for one
+    trace as the string "_undefined_" into that trace: a page drawing it then lost the nodes
+    of every trace whose positions had not changed.
     """
     if isinstance(spec, go.Figure):
         spec = spec.to_plotly_json()
     data = [_flatten(trace) for trace in spec.get("data", [])]
     layout = dict(spec.get("layout", {}))
     shown: list[dict[str, Any]] | None = getattr(target, "_flinkstate_shown", None)
-    with target.batch_update():
-        if (
-            shown is not None
-            and len(shown) == len(data) == len(target.data)
-            and all(
-                old.get("type") == new.get("type") for old, new in zip(shown, data, strict=True)
+    previous: dict[str, Any] = getattr(target, "_flinkstate_layout", {})
+    relayout: dict[str, Any] = {k: None for k in previous.keys() - layout.keys()}
+    relayout.update((k, v) for k, v in layout.items() if not _same(previous.get(k, _MISSING), v))
+    if (
+        shown is not None
+        and len(shown) == len(data) == len(target.data)
+        and all(old.get("type") == new.get("type") for old, new in zip(shown, data, strict=True))
+    ):
+        edits: dict[int, dict[str, Any]] = {}
+        for index, (old, new) in enumerate(zip(shown, data, strict=True)):
+            changed = {key: None for key in old.keys() - new.keys()}
+            changed.update(
+                (key, value)
+                for key, value in new.items()
+                if key != "type" and not _same(old.get(key, _MISSING), value)
             )
-        ):
-            for live, old, new in zip(target.data, shown, data, strict=True):
-                for key in old.keys() - new.keys():
-                    live[key] = None
-                for key, value in new.items():
-                    if key != "type" and not _same(old.get(key, _MISSING), value):
-                        live[key] = value
-        else:
+            if changed:
+                edits[index] = changed
+        indexes = sorted(edits)
+        keys = sorted({key for changed in edits.values() for key in changed})
+        restyle = {key: [edits[i].get(key, data[i].get(key)) for i in indexes] for key in keys}
+        if restyle or relayout:
+            target.plotly_update(
+                restyle_data=restyle, relayout_data=relayout, trace_indexes=indexes
+            )
+    else:
+        with target.batch_update():
             target.data = []
             if data:
                 target.add_traces([_unflatten(trace) for trace in data])
-        previous: dict[str, Any] = getattr(target, "_flinkstate_layout", {})
-        changed = {k: v for k, v in layout.items() if not _same(previous.get(k, _MISSING), v)}
-        removed = previous.keys() - layout.keys()
-        if changed or removed:
-            target.layout.update({**{k: None for k in removed}, **changed}, overwrite=True)
+            if relayout:
+                target.layout.update(relayout, overwrite=True)
     target._flinkstate_shown = data
     target._flinkstate_layout = layout
 

@@ -87,3 +87,37 @@ def test_changes_are_sent_to_the_browser() -> None:
     last = updates[-1]
     assert last["style_data"] == {"y": [[1, 2, 4]]}  # only what changed, and it was sent
     assert last["layout_data"] == {"title": {"text": "y=[1, 2, 4]"}}
+
+
+def test_an_update_gives_every_trace_in_it_every_property_in_it() -> None:
+    """Plotly's browser model writes a property an update leaves out for one of its traces as
+    the string "_undefined_"; a page drawing the figure from that model (a figure in a box, a
+    reopened notebook) then loses the trace. No update may leave anything out."""
+    from plotly.basedatatypes import Undefined  # what becomes "_undefined_"
+
+    live = live_figure()
+    two = {
+        "data": [
+            {"type": "scatter", "x": [0, 1], "y": [0, 1], "text": ["a", "b"]},
+            {"type": "scatter", "x": [0, 1], "y": [1, 0], "text": ["c", "d"]},
+        ],
+        "layout": {"title": {"text": "0"}},
+    }
+    show_spec(live, two)
+    updates: list[dict[str, Any]] = []  # as sent: a copy would copy plotly's marker too
+    live.observe(
+        lambda change: updates.append(change["new"]) if change["new"] else None,
+        "_py2js_update",
+    )
+    # one trace moves, the other only changes its text
+    moved = copy.deepcopy(two)
+    moved["data"][0]["x"] = [5, 6]
+    moved["data"][1]["text"] = ["e", "f"]
+    moved["layout"]["title"]["text"] = "1"
+    show_spec(live, moved)
+    (update,) = updates
+    assert update["style_traces"] == [0, 1]
+    for values in update["style_data"].values():
+        assert Undefined not in values
+    assert update["style_data"]["x"] == [[5, 6], [0, 1]]  # the unchanged one's own x
+    assert _shown(live) == _shown(go.FigureWidget(moved))
