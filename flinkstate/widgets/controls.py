@@ -106,13 +106,48 @@ class ParameterControls:
 
 
 def live_figure() -> go.FigureWidget:
-    """An empty figure widget for :func:`show_spec` to fill.
+    """An empty figure widget for :func:`show_spec` to fill, as wide as the column it is in.
 
     It validates what it is given, as every ``FigureWidget`` must: plotly sends a change to
     the browser only through its validating setters. ``show_spec`` keeps that cheap by setting
     only what changed.
+
+    Plotly's widget draws a figure before the notebook puts it on the page, when there is no
+    column to measure, so an autosized figure comes out 700 px wide, and the widget never
+    measures again by itself. Two fixes: plotly's ``responsive`` option refits it when the
+    window resizes, and :func:`_fit_width` asks the page to measure once the figure is there.
     """
-    return go.FigureWidget()
+    figure = go.FigureWidget()
+    figure._config = {**figure._config, "responsive": True, "displaylogo": False}
+    _fit_width(figure)
+    return figure
+
+
+def _fit_width(figure: go.FigureWidget) -> None:
+    """Once a page has drawn ``figure`` (it then reports the traces it drew), ask it to size
+    the figure to its container again, unless the figure has a fixed width.
+
+    The page measures on any relayout of a figure whose layout sets ``autosize`` (every view
+    sets it), so a step that changes a title refits it too; this covers the first drawing,
+    and a figure shown again later. The report of the first drawing is the first one; one
+    that acknowledges an edit already acknowledged is another drawing (a report that
+    acknowledges a new edit is not: refitting at every step would redraw every step). Plotly
+    sends a relayout only for a value that changed, hence the message sent directly.
+    """
+    acknowledged: set[int] = set()
+
+    def drawn(change: Mapping[str, Any]) -> None:
+        report = change["new"]
+        if not report:
+            return
+        edit = int(report["trace_edit_id"])
+        again = not acknowledged or edit in acknowledged
+        acknowledged.add(edit)
+        fixed = getattr(figure, "_flinkstate_layout", {}).get("width") is not None
+        if again and not fixed:
+            figure._send_relayout_msg({"autosize": True})
+
+    figure.observe(drawn, names="_js2py_traceDeltas")
 
 
 def show_spec(target: go.FigureWidget, spec: Mapping[str, Any] | go.Figure) -> None:
