@@ -42,3 +42,11 @@ def test_layout_is_stable_across_parameters() -> None:
     b = state_reading_figure(rescale_exchange("rebalance", (3, 2), (3, 2)))
     assert list(a.data[-1].x) == list(b.data[-1].x)
     assert list(a.data[-1].y) == list(b.data[-1].y)
+
+
+def test_ownership_heatmap_names_the_subtasks_on_a_colour_bar() -> None:
+    heatmap = key_group_ownership_figure(128, 3, 5).data[0]
+    assert heatmap.showscale is not False
+    assert list(heatmap.colorbar.tickvals) == list(range(5))
+    assert heatmap.zmin == -0.5
+    assert heatmap.zmax == 4.5
