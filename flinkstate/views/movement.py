@@ -266,8 +266,11 @@ def key_group_heatmap(
     subtasks, with the in-flight records and keyed state in each group on hover.
 
     ``frame`` is a keyed exchange's key-group table
-    (:meth:`~flinkstate.spark.rescaling.RescalingPipeline.key_groups`).
+    (:meth:`~flinkstate.spark.rescaling.RescalingPipeline.key_groups`); any other exchange has
+    no key groups (:func:`~flinkstate.views.rescaling.not_keyed_note` says why).
     """
+    if frame.empty:
+        raise InvalidParameterError(f"{exchange} has no key groups to draw")
     groups = frame["key_group"].to_numpy()
     old = frame["old_subtask"].to_numpy()
     new = frame["new_subtask"].to_numpy()

@@ -1,5 +1,8 @@
 """Pictures of a rescale: key-group ownership before and after, and who reads whose state.
 
+Key groups exist only on a keyed exchange: :func:`not_keyed_note` says why there is nothing to
+draw for any other, and the widgets show that sentence instead of a chart.
+
 Both builders are pure functions of their arguments. The widgets call them once to create a
 figure and then copy the traces' data into a live ``FigureWidget``, so a figure can also be
 saved or tested on its own.
@@ -16,6 +19,7 @@ from flinkstate.keygroups import (
     compute_operator_index_for_key_group_array,
 )
 from flinkstate.rescale.exchange import ExchangeRescale
+from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.views.palette import (
     CATEGORY_COLOURS,
     FILTERED,
@@ -36,6 +40,31 @@ def key_group_owners(max_parallelism: int, parallelism: int) -> np.ndarray:
     return compute_operator_index_for_key_group_array(
         max_parallelism, parallelism, np.arange(max_parallelism)
     )
+
+
+def not_keyed_note(partitioner: Partitioner | str) -> str | None:
+    """Why an exchange has no key groups to draw (None for a keyBy exchange): only a keyed
+    exchange routes records by key group; a chart of key groups for any other would be empty
+    or, worse, look meaningful."""
+    kind = Partitioner.parse(partitioner)
+    if kind is Partitioner.HASH:
+        return None
+    return (
+        f"This exchange is not keyed ({kind.datastream_call}): {_ROUTING[kind]}, so there are "
+        "no key groups to show."
+    )
+
+
+#: how a non-keyed exchange routes its records, in a learner's words
+_ROUTING = {
+    Partitioner.FORWARD: "each subtask sends to the one subtask of the same index",
+    Partitioner.RESCALE: "each subtask sends to a fixed few subtasks round robin",
+    Partitioner.REBALANCE: "records go round robin",
+    Partitioner.SHUFFLE: "records go to a random subtask",
+    Partitioner.BROADCAST: "every record goes to every subtask",
+    Partitioner.GLOBAL: "every record goes to subtask 0",
+    Partitioner.CUSTOM: "a user function picks each record's subtask",
+}
 
 
 def key_group_ownership_figure(
