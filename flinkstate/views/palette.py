@@ -212,8 +212,13 @@ def wrap(text: str, width: int = HOVER_CHARACTERS) -> str:
     characters: plotly never wraps, so long hover lines leave the plot and titles run under
     the mode bar."""
     lines = text.split("<br>")
+    # most lines are short, and the ownership graph's hover texts are wrapped at every step
+    if all(len(line) <= width for line in lines):
+        return text
     wrapped = [
-        "<br>".join(textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False))
+        line
+        if len(line) <= width
+        else "<br>".join(textwrap.wrap(line, width, break_long_words=False, break_on_hyphens=False))
         or line
         for line in lines
     ]
