@@ -7,7 +7,14 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-_SIDES = {"input": "#1f77b4", "output": "#ff7f0e"}
+from flinkstate.views.palette import (
+    ALERT,
+    CATEGORY_COLOURS,
+    LEGEND_BELOW,
+    STATE_SIDE_COLOURS,
+    figure_layout,
+    subtask_colour,
+)
 
 
 def in_flight_figure(summary: dict[str, Any]) -> go.Figure:
@@ -25,7 +32,7 @@ def in_flight_figure(summary: dict[str, Any]) -> go.Figure:
                 name=f"{side} state",
                 x=labels,
                 y=[c[f"{side}_bytes"] for c in channels],
-                marker_color=_SIDES[side],
+                marker_color=STATE_SIDE_COLOURS[side],
                 hovertemplate="%{x}<br>%{y:,} bytes of " + side + " state<extra></extra>",
             )
         )
@@ -36,16 +43,20 @@ def in_flight_figure(summary: dict[str, Any]) -> go.Figure:
             x=[labels[channels.index(c)] for c in split],
             y=[c["input_bytes"] for c in split],
             mode="markers",
-            marker={"symbol": "line-ew-open", "size": 28, "color": "#d62728", "line": {"width": 3}},
+            marker={"symbol": "line-ew-open", "size": 28, "color": ALERT, "line": {"width": 3}},
             hoverinfo="skip",
         )
     )
     figure.update_layout(
-        barmode="stack",
-        title=f"In-flight bytes of checkpoint {summary['checkpoint_id']} per logical channel",
-        yaxis_title="bytes",
-        legend={"orientation": "h", "y": -0.25},
-        height=420,
+        figure_layout(
+            f"In-flight bytes of checkpoint {summary['checkpoint_id']} per logical channel",
+            subtitle="the downstream's input state below the upstream's output state",
+            height=320,
+            bottom=120,
+            barmode="stack",
+            yaxis={"title": {"text": "bytes"}},
+            legend={**LEGEND_BELOW, "traceorder": "normal"},
+        )
     )
     return figure
 
@@ -57,14 +68,16 @@ def records_figure(summary: dict[str, Any]) -> go.Figure:
         go.Bar(
             x=[f"{c['upstream_subtask']} -> {c['downstream_subtask']}" for c in channels],
             y=[c["records"] for c in channels],
-            marker_color="#2ca02c",
-            hovertemplate="%{y:,} records<extra></extra>",
+            marker_color=CATEGORY_COLOURS[2],
+            hovertemplate="%{x}: %{y:,} records<extra></extra>",
         )
     )
     figure.update_layout(
-        title="Records per logical channel (upstream subtask -> downstream subtask)",
-        yaxis_title="records",
-        height=320,
+        figure_layout(
+            "Records per logical channel (upstream subtask -> downstream subtask)",
+            height=260,
+            yaxis={"title": {"text": "records"}},
+        )
     )
     return figure
 
@@ -73,11 +86,13 @@ def key_group_figure(rows: list[dict[str, Any]], title: str = "") -> go.Figure:
     """Keyed state entries per key group, a colour per subtask: rows as the dataset's
     ``keyed_state`` table has them (``subtask``, ``key_group``, ``entries``)."""
     figure = go.Figure()
-    for subtask in sorted({r["subtask"] for r in rows}):
+    subtasks = sorted({r["subtask"] for r in rows})
+    for subtask in subtasks:
         mine = [r for r in rows if r["subtask"] == subtask]
         figure.add_trace(
             go.Bar(
                 name=f"subtask {subtask}",
+                marker_color=subtask_colour(subtask, max(subtasks) + 1),
                 x=[r["key_group"] for r in mine],
                 y=[r["entries"] for r in mine],
                 hovertemplate="key group %{x}: %{y:,} entries<extra>subtask "
@@ -86,11 +101,15 @@ def key_group_figure(rows: list[dict[str, Any]], title: str = "") -> go.Figure:
             )
         )
     figure.update_layout(
-        title=title or "Keyed state entries per key group",
-        xaxis_title="key group",
-        yaxis_title="entries",
-        bargap=0.1,
-        legend={"orientation": "h", "y": -0.25},
-        height=380,
+        figure_layout(
+            title or "Keyed state entries per key group",
+            subtitle="a colour per subtask, as in the key-group heatmaps",
+            height=300,
+            bottom=95,
+            bargap=0.1,
+            xaxis={"title": {"text": "key group"}},
+            yaxis={"title": {"text": "entries"}},
+            legend=dict(LEGEND_BELOW),
+        )
     )
     return figure

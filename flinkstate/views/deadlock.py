@@ -1,8 +1,9 @@
 """A deadlock as its waits-for graph, with the cycle that keeps it stuck drawn in red.
 
-Every blocked actor points at the actors holding what it waits for. The actors on the cycle go
-on an inner ring, everyone else (stuck because of them) on an outer one: a fixed, readable
-layout instead of a force layout that would differ from run to run.
+Every blocked actor points at the actors holding what it waits for. The cycle is what a reader
+must see first, so it is drawn large in the middle with what each of its actors waits for
+written beside it; everyone stuck because of it sits on rings around it, one ring per wait
+away: a fixed, readable layout instead of a force layout that would differ from run to run.
 """
 
 from __future__ import annotations
@@ -15,15 +16,7 @@ import plotly.graph_objects as go
 
 from flinkstate.sim.deadlock import DeadlockReport
 from flinkstate.views.lines import lines_trace
-
-_CYCLE = "#d62728"
-_ACTOR_COLOURS = {
-    "task": "#1f77b4",
-    "netty": "#2ca02c",
-    "channel-state-reader": "#ff7f0e",
-    "channel-state-writer": "#9467bd",
-    "checkpoint-coordinator": "#8c564b",
-}
+from flinkstate.views.palette import ALERT, LEGEND_BELOW, actor_colour, figure_layout, wrap
 
 
 def waits_for_graph(report: DeadlockReport) -> nx.DiGraph:
@@ -48,74 +41,126 @@ def waits_for_graph(report: DeadlockReport) -> nx.DiGraph:
     return graph
 
 
+#: the cycle's ring, and each further ring's distance from the one inside it (data units);
+#: the first leaves room for what the cycle's actors wait for, written beside them
+_CYCLE_SPACING = 2.4
+_FIRST_RING = 2.6
+_RING_STEP = 1.5
+#: the least distance between neighbours on one ring, so that their labels do not collide
+_SPACING = 1.25
+
+
+def _depths(graph: nx.DiGraph, cycle: tuple[str, ...]) -> dict[str, int]:
+    """How many waits separate each actor from the cycle (0 on it): breadth first along
+    "waits for" edges backwards. Actors stuck on something else (another actor waiting on
+    itself, a holder nobody releases) start their own tree one ring out."""
+    depth: dict[str, int] = {node: 0 for node in cycle}
+    frontier = list(cycle)
+    while len(depth) < graph.number_of_nodes():
+        while frontier:
+            following = []
+            for node in frontier:
+                for waiter in sorted(graph.predecessors(node)):
+                    if waiter not in depth:
+                        depth[waiter] = depth[node] + 1
+                        following.append(waiter)
+            frontier = following
+        rest = sorted(n for n in graph.nodes if n not in depth)
+        if rest:
+            stuck = [n for n in rest if graph.has_edge(n, n) or graph.out_degree(n) == 0]
+            frontier = stuck or rest[:1]
+            for node in frontier:
+                depth[node] = 1
+    return depth
+
+
 def _positions(graph: nx.DiGraph, cycle: tuple[str, ...]) -> dict[str, tuple[float, float]]:
-    """A radial layout: what everyone ends up waiting for in the middle (the cycle first,
-    then other actors waiting on themselves or on nobody), and each waiting actor one ring
-    further out, next to what it waits for."""
-    roots = list(cycle) + sorted(
-        n
-        for n in graph.nodes
-        if n not in cycle and (graph.has_edge(n, n) or graph.out_degree(n) == 0)
-    )
-    placed: dict[str, float] = {}  # node -> angle
+    """The cycle on a small ring in the middle (its one actor at the centre), every other actor
+    on a ring further out per wait between it and the cycle, beside what it waits for: a fixed
+    layout, the same for the same report, instead of a force layout."""
+    depth = _depths(graph, cycle)
     positions: dict[str, tuple[float, float]] = {}
-    ring = roots
-    depth = 0
-    while ring:
-        if depth > 0:  # order by where what they wait for sits, so edges run outwards
-            ring.sort(
-                key=lambda n: (
-                    _mean_angle([placed[m] for m in graph.successors(n) if m in placed]),
-                    n,
-                )
-            )
-        radius = 0.0 if depth == 0 and len(ring) == 1 else 1.3 + 1.5 * depth
-        for index, node in enumerate(ring):
-            angle = math.pi / 2 - 2 * math.pi * (index + 0.5 * (depth % 2)) / len(ring)
-            placed[node] = angle
+    angles: dict[str, float] = {}
+    radius = 0.0
+    for ring in range(max(depth.values(), default=0) + 1):
+        nodes = [n for n in graph.nodes if depth[n] == ring]
+        if ring == 0:
+            nodes = list(cycle)  # in the cycle's order, so its edges go round
+            radius = 0.0 if len(nodes) <= 1 else _CYCLE_SPACING * len(nodes) / (2 * math.pi)
+        else:
+            step = _FIRST_RING if ring == 1 else _RING_STEP
+            radius = max(radius + step, _SPACING * len(nodes) / (2 * math.pi))
+        for node, angle in _spread(nodes, graph, angles, ring).items():
+            angles[node] = angle
             positions[node] = (radius * math.cos(angle), radius * math.sin(angle))
-        ring = sorted(
-            {p for n in ring for p in graph.predecessors(n) if p not in placed},
-        )
-        depth += 1
-        if not ring:  # actors in a separate knot: start it on the next ring
-            ring = sorted(n for n in graph.nodes if n not in placed)[:1]
     return positions
 
 
-def _mean_angle(angles: list[float]) -> float:
+def _spread(
+    nodes: list[str], graph: nx.DiGraph, placed: dict[str, float], ring: int
+) -> dict[str, float]:
+    """Angles for one ring: evenly spaced, in the order of the angles of what each waits for,
+    the whole ring turned so that everyone sits as close as it can to what it waits for."""
+    slot = 2 * math.pi / max(len(nodes), 1)
+    wanted: dict[str, float] = {}
+    for node in nodes:
+        angle = _mean_angle([placed[m] for m in graph.successors(node) if m in placed])
+        if angle is not None:
+            wanted[node] = angle
+    if ring > 0:  # actors stuck on something else go last, in name order
+        nodes = sorted(wanted, key=lambda n: (wanted[n], n)) + sorted(
+            n for n in nodes if n not in wanted
+        )
+    turn = math.pi / 2 + (0.5 * slot if ring % 2 else 0.0)  # the first at the top
+    if wanted:  # the circular mean of how far each anchored actor is from what it wants
+        offsets = [wanted[n] - index * slot for index, n in enumerate(nodes) if n in wanted]
+        turn = math.atan2(sum(math.sin(o) for o in offsets), sum(math.cos(o) for o in offsets))
+    return {node: (turn + index * slot) % (2 * math.pi) for index, node in enumerate(nodes)}
+
+
+def _mean_angle(angles: list[float]) -> float | None:
     if not angles:
-        return 0.0
+        return None
     x = sum(math.cos(a) for a in angles)
     y = sum(math.sin(a) for a in angles)
     return math.atan2(y, x) % (2 * math.pi)
 
 
+def cycle_text(cycle: tuple[str, ...]) -> str:
+    """A waits-for cycle in words: ``a -> b -> a``, or ``a waits for itself``."""
+    if len(cycle) == 1:
+        return f"{cycle[0]} waits for itself"
+    return " -> ".join((*cycle, cycle[0]))
+
+
+#: marker sizes (px): the cycle's actors, those waiting on them directly, everyone further out
+_SIZES = (38, 17, 13)
+_LOOP = 0.32
+
+
 def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.Figure:
-    """The waits-for graph drawn; hover a node for what it waits for."""
+    """The waits-for graph drawn: the cycle large in the middle, in red, with what each of its
+    actors waits for written on its edge; the actors stuck behind it smaller, around it. Hover
+    any actor for what it waits for and who holds it."""
     graph = waits_for_graph(report)
     positions = _positions(graph, report.cycle)
+    depth = _depths(graph, report.cycle)
+    size = {n: _SIZES[min(depth[n], 2)] for n in graph.nodes}
     traces: list[dict[str, Any]] = []
     for cycle, name, colour, width in (
         (False, "waits for", "#b0b0b0", 1),
-        (True, "waits-for cycle", _CYCLE, 3.5),
+        (True, "waits-for cycle", ALERT, 4),
     ):
         polylines: list[list[tuple[float, float]]] = []
         for source, target, data in graph.edges(data=True):
             if data["cycle"] is not cycle:
                 continue
-            if source == target:  # waits for itself: a small loop above the node
-                x, y = positions[source]
-                polylines.append(
-                    [
-                        (x + 0.25 * math.sin(a), y + 0.25 - 0.25 * math.cos(a))
-                        for a in (2 * math.pi * step / 24 for step in range(25))
-                    ]
-                )
+            if source == target:  # waits for itself: a loop above the node
+                polylines.append(_loop(positions[source], _LOOP if cycle else _LOOP / 2))
             else:
                 polylines.append([positions[source], positions[target]])
         traces.append(lines_trace(polylines, name, {"color": colour, "width": width}))
-    annotations = [
+    annotations: list[dict[str, Any]] = [
         {
             "x": positions[target][0],
             "y": positions[target][1],
@@ -127,14 +172,33 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
             "ayref": "y",
             "showarrow": True,
             "arrowhead": 2,
-            "arrowwidth": 2 if data["cycle"] else 1,
-            "arrowcolor": _CYCLE if data["cycle"] else "#b0b0b0",
-            "standoff": 9,
+            "arrowsize": 1.3 if data["cycle"] else 1,
+            "arrowwidth": 2.5 if data["cycle"] else 1,
+            "arrowcolor": ALERT if data["cycle"] else "#b0b0b0",
+            "standoff": size[target] / 2 + 2,
             "text": "",
         }
         for source, target, data in graph.edges(data=True)
         if source != target
     ]
+    for source, target, data in graph.edges(data=True):
+        if not data["cycle"]:
+            continue
+        (x0, y0), (x1, y1) = positions[source], positions[target]
+        above = source == target
+        annotations.append(
+            {
+                "x": x0 if above else (x0 + x1) / 2,
+                "y": y0 + 2 * _LOOP if above else (y0 + y1) / 2,
+                "xref": "x",
+                "yref": "y",
+                "text": wrap("waits for " + "; ".join(data["resources"]), 34),
+                "showarrow": False,
+                "yanchor": "bottom" if above else "middle",
+                "font": {"size": 12, "color": ALERT},
+                "bgcolor": "rgba(255,255,255,0.85)",
+            }
+        )
     nodes = list(graph.nodes)
     hover = []
     for node in nodes:
@@ -144,7 +208,23 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
         holders = list(graph.successors(node))
         if holders:
             lines.append("held by " + ", ".join(holders))
-        hover.append("<br>".join(lines))
+        if graph.nodes[node]["on_cycle"]:
+            lines.append("on the waits-for cycle")
+        hover.append(wrap("<br>".join(lines)))
+    kinds = sorted({n.split(" ", 1)[0] for n in nodes})
+    for kind in kinds:  # a legend entry per actor kind: the markers share one trace
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [None],
+                "y": [None],
+                "mode": "markers",
+                "name": kind,
+                "marker": {"size": 11, "color": actor_colour(kind)},
+                "hoverinfo": "skip",
+            }
+        )
+    on_cycle = [graph.nodes[n]["on_cycle"] for n in nodes]
     traces.append(
         {
             "type": "scatter",
@@ -152,39 +232,59 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
             "y": [positions[n][1] for n in nodes],
             "mode": "markers+text",
             "name": "actors",
-            "text": [n.replace(" ", "<br>", 1) for n in nodes],  # actor kind above its name
+            "text": [
+                f"<b>{n}</b>" if cycle else n.replace(" ", "<br>", 1)
+                for n, cycle in zip(nodes, on_cycle, strict=True)
+            ],
             "textposition": "bottom center",
-            "textfont": {"size": 10},
+            "textfont": {
+                "size": [14 if cycle else 11 for cycle in on_cycle],
+                "color": [ALERT if cycle else "#333333" for cycle in on_cycle],
+            },
             "hovertext": hover,
             "hoverinfo": "text",
             "showlegend": False,
             "marker": {
-                "size": [22 if graph.nodes[n]["on_cycle"] else 14 for n in nodes],
-                "color": [_ACTOR_COLOURS.get(n.split(" ", 1)[0], "#7f7f7f") for n in nodes],
+                "size": [size[n] for n in nodes],
+                "color": [actor_colour(n) for n in nodes],
                 "line": {
-                    "color": [_CYCLE if graph.nodes[n]["on_cycle"] else "#444" for n in nodes],
-                    "width": [4 if graph.nodes[n]["on_cycle"] else 0.5 for n in nodes],
+                    "color": [ALERT if cycle else "#444444" for cycle in on_cycle],
+                    "width": [4 if cycle else 0.5 for cycle in on_cycle],
                 },
             },
         }
     )
     if report.cycle:
-        cycle_text = " -> ".join((*report.cycle, report.cycle[0]))
-        heading = title or f"Deadlock at step {report.step}: waits-for cycle {cycle_text}"
+        heading = title or f"Deadlock at step {report.step}"
+        subtitle = f"waits-for cycle: {cycle_text(report.cycle)}"
     else:
         heading = title or f"Stuck at step {report.step}: no cycle, a wait nobody will release"
+        subtitle = ""
+    reach = max((math.hypot(x, y) for x, y in positions.values()), default=0.0) + 1.1
     return go.Figure(
         {
             "data": traces,
-            "layout": {
-                "title": {"text": heading, "font": {"size": 14}},
-                "height": 560,
-                "annotations": annotations,
-                "xaxis": {"visible": False},
-                "yaxis": {"visible": False, "scaleanchor": "x"},
-                "hovermode": "closest",
-                "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-                "legend": {"orientation": "h"},
-            },
+            "layout": figure_layout(
+                heading,
+                subtitle=subtitle,
+                height=int(min(760, max(420, 95 * reach))),
+                left=10,
+                right=10,
+                bottom=40,
+                annotations=annotations,
+                xaxis={"visible": False, "range": [-reach, reach]},
+                # rings become ellipses: the labels are wide, and so is a notebook column
+                yaxis={"visible": False, "range": [-reach, reach + 0.3]},
+                hovermode="closest",
+                legend=dict(LEGEND_BELOW),
+            ),
         }
     )
+
+
+def _loop(centre: tuple[float, float], radius: float) -> list[tuple[float, float]]:
+    x, y = centre
+    return [
+        (x + radius * math.sin(a), y + radius - radius * math.cos(a))
+        for a in (2 * math.pi * step / 24 for step in range(25))
+    ]

@@ -14,11 +14,19 @@ from plotly.subplots import make_subplots
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.spark.rescaling import RescaleResult
+from flinkstate.views.palette import (
+    CATEGORY_COLOURS,
+    FILTERED,
+    KEPT,
+    LEGEND_BELOW,
+    STATE_SIDE_COLOURS,
+    figure_layout,
+    subtask_colours,
+    translucent,
+    wrap,
+)
 
-_INPUT = "rgba(31, 119, 180, 0.55)"
-_OUTPUT = "rgba(255, 127, 14, 0.55)"
-_KEPT = "#1f77b4"
-_FILTERED = "#d62728"
+_BANDS = {side: translucent(colour, 0.6) for side, colour in STATE_SIDE_COLOURS.items()}
 
 
 def _size(value: float) -> str:
@@ -54,9 +62,12 @@ def movement_sankey(result: RescaleResult, exchange: str, to: int) -> go.Figure:
     old_p, new_p = int(sweep["old_parallelism"].iloc[0]), int(sweep["new_parallelism"].iloc[0])
     labels = [f"old {i}" for i in range(old_p)] + [f"new {i}" for i in range(new_p)]
     hover = [
-        f"{r.side} state of old subtask {r.old_subtask} read by new subtask {r.new_subtask}<br>"
-        f"{r.buffers:,} buffers, {_size(r.bytes)}<br>{r.records:,} records "
-        f"({r.filtered_records:,} filtered out), {r.spanning_records:,} spanning buffers"
+        wrap(
+            f"{r.side} state of old subtask {r.old_subtask} read by new subtask "
+            f"{r.new_subtask}<br>{r.buffers:,} buffers, {_size(r.bytes)}<br>{r.records:,} "
+            f"records ({r.filtered_records:,} filtered out), {r.spanning_records:,} spanning "
+            "buffers"
+        )
         for r in rows.itertuples()
     ]
     figure = go.Figure(
@@ -65,13 +76,13 @@ def movement_sankey(result: RescaleResult, exchange: str, to: int) -> go.Figure:
             node={
                 "label": labels,
                 "pad": 12,
-                "color": ["#7f7f7f"] * old_p + ["#2ca02c"] * new_p,
+                "color": ["#7f7f7f"] * old_p + [CATEGORY_COLOURS[2]] * new_p,
             },
             link={
                 "source": rows["old_subtask"].tolist(),
                 "target": (rows["new_subtask"] + old_p).tolist(),
                 "value": rows["bytes"].tolist(),
-                "color": [_INPUT if side == "input" else _OUTPUT for side in rows["side"]],
+                "color": [_BANDS[side] for side in rows["side"]],
                 "customdata": hover,
                 "hovertemplate": "%{customdata}<extra></extra>",
             },
@@ -79,12 +90,35 @@ def movement_sankey(result: RescaleResult, exchange: str, to: int) -> go.Figure:
     )
     moved = int(sweep["moved_bytes"].iloc[0])
     delivered = int(sweep["delivered_bytes"].iloc[0])
+    # the sankey has no legend: two invisible markers give the band colours one
+    for side in ("input", "output"):
+        figure.add_trace(
+            go.Scatter(
+                x=[None],
+                y=[None],
+                mode="markers",
+                name=f"{side} state",
+                marker={"size": 12, "symbol": "square", "color": STATE_SIDE_COLOURS[side]},
+                hoverinfo="skip",
+            )
+        )
     figure.update_layout(
-        title=f"{exchange} at {old_p} -> {new_p}: {_size(delivered)} read back, "
-        f"{_size(moved)} by another subtask (blue: input state, orange: output state)",
-        height=max(320, 26 * max(old_p, new_p)),
-        margin={"l": 20, "r": 20, "t": 50, "b": 20},
+        figure_layout(
+            f"{exchange} at {old_p} -> {new_p}: {_size(delivered)} read back, "
+            f"{_size(moved)} by another subtask",
+            subtitle="old consumer subtasks (left) to the new ones that read their in-flight "
+            "data (right), a band as wide as its bytes",
+            height=max(280, 30 * max(old_p, new_p)),
+            left=20,
+            right=20,
+            bottom=40,
+            xaxis={"visible": False},
+            yaxis={"visible": False},
+            plot_bgcolor="white",
+            legend=dict(LEGEND_BELOW),
+        )
     )
+    figure.update_traces(textfont={"size": 12}, selector={"type": "sankey"})
     return figure
 
 
@@ -102,11 +136,14 @@ def subtask_bars(result: RescaleResult, exchange: str, to: int) -> go.Figure:
         rows["records"] > 0, rows["filtered_records"] / rows["records"].clip(lower=1), 0
     )
     details = [
-        f"{r.buffers:,} buffers ({_size(r.input_bytes)} input state, "
-        f"{_size(r.output_bytes)} upstream output state)<br>{r.records:,} records, "
-        f"{r.filtered_records:,} filtered ({s:.0%})<br>{r.virtual_channels} virtual channels "
-        f"({r.filtering_virtual_channels} filtering, {r.virtual_channels_with_data} with data)"
-        f"<br>reads the input state of old subtask(s) {r.reads_from or 'none'}"
+        wrap(
+            f"{r.buffers:,} buffers ({_size(r.input_bytes)} input state, "
+            f"{_size(r.output_bytes)} upstream output state)<br>{r.records:,} records, "
+            f"{r.filtered_records:,} filtered ({s:.0%})<br>{r.virtual_channels} virtual "
+            f"channels ({r.filtering_virtual_channels} filtering, "
+            f"{r.virtual_channels_with_data} with data)<br>reads the input state of old "
+            f"subtask(s) {r.reads_from or 'none'}"
+        )
         for r, s in zip(rows.itertuples(), share, strict=True)
     ]
     names = [str(s) for s in rows["subtask"]]
@@ -116,7 +153,7 @@ def subtask_bars(result: RescaleResult, exchange: str, to: int) -> go.Figure:
                 name="kept",
                 x=names,
                 y=kept,
-                marker_color=_KEPT,
+                marker_color=KEPT,
                 customdata=details,
                 hovertemplate="subtask %{x}: %{y:,} bytes kept<br>%{customdata}<extra></extra>",
             ),
@@ -124,7 +161,7 @@ def subtask_bars(result: RescaleResult, exchange: str, to: int) -> go.Figure:
                 name="filtered out",
                 x=names,
                 y=filtered,
-                marker_color=_FILTERED,
+                marker_color=FILTERED,
                 text=[f"{s:.0%}" if s else "" for s in share],
                 textposition="outside",
                 customdata=details,
@@ -134,14 +171,17 @@ def subtask_bars(result: RescaleResult, exchange: str, to: int) -> go.Figure:
     )
     operator = rows["operator"].iloc[0] if len(rows) else exchange
     figure.update_layout(
-        barmode="stack",
-        title=f"What each new {operator} subtask reads back at parallelism {to} "
-        "(label: share of its records filtered out)",
-        xaxis_title=f"new {operator} subtask",
-        yaxis_title="bytes",
-        height=360,
-        margin={"l": 60, "r": 20, "t": 50, "b": 45},
-        legend={"orientation": "h", "y": 1.02, "x": 1, "xanchor": "right", "yanchor": "bottom"},
+        figure_layout(
+            f"What each new {operator} subtask reads back at parallelism {to}",
+            subtitle="bytes kept and bytes read only to be filtered out; the label is the share "
+            "of its records filtered out",
+            height=300,
+            bottom=85,
+            barmode="stack",
+            xaxis={"title": {"text": f"new {operator} subtask"}},
+            yaxis={"title": {"text": "bytes"}},
+            legend={**LEGEND_BELOW, "traceorder": "normal"},
+        )
     )
     return figure
 
@@ -156,16 +196,19 @@ def sweep_figure(result: RescaleResult, exchange: str | None = None) -> go.Figur
     figure = make_subplots(
         rows=1,
         cols=2,
+        horizontal_spacing=0.1,
         subplot_titles=("bytes read back on recovery", "records read only to be filtered out"),
     )
-    for name, group in frame.groupby("exchange", sort=False):
+    for index, (name, group) in enumerate(frame.groupby("exchange", sort=False)):
         group = group.sort_values("to")
+        colour = CATEGORY_COLOURS[index % len(CATEGORY_COLOURS)]
         figure.add_trace(
             go.Scatter(
                 x=group["to"],
                 y=group["delivered_bytes"],
                 name=f"{name}: all subtasks",
                 mode="lines+markers",
+                line={"color": colour},
                 customdata=np.stack([group["amplification"], group["moved_bytes"]], axis=-1),
                 hovertemplate="parallelism %{x}: %{y:,} bytes (x%{customdata[0]:.2f} of the "
                 "checkpoint), %{customdata[1]:,} by another subtask<extra></extra>",
@@ -179,7 +222,7 @@ def sweep_figure(result: RescaleResult, exchange: str | None = None) -> go.Figur
                 y=group["max_subtask_bytes"],
                 name=f"{name}: busiest subtask",
                 mode="lines+markers",
-                line={"dash": "dot"},
+                line={"dash": "dot", "color": colour},
                 customdata=group["skew"],
                 hovertemplate="parallelism %{x}: %{y:,} bytes, %{customdata:.2f} x the "
                 "mean<extra></extra>",
@@ -193,6 +236,7 @@ def sweep_figure(result: RescaleResult, exchange: str | None = None) -> go.Figur
                 y=group["filtered_records"],
                 name=f"{name}: filtered records",
                 mode="lines+markers",
+                line={"color": colour, "dash": "dash"},
                 customdata=group["filtered_share"],
                 hovertemplate="parallelism %{x}: %{y:,} records (%{customdata:.1%})<extra></extra>",
             ),
@@ -202,10 +246,15 @@ def sweep_figure(result: RescaleResult, exchange: str | None = None) -> go.Figur
     figure.update_xaxes(title_text="new parallelism", dtick=1)
     figure.update_yaxes(title_text="bytes", row=1, col=1)
     figure.update_yaxes(title_text="records", row=1, col=2)
+    figure.update_annotations(font={"size": 13}, yshift=4)  # the panels' titles
     figure.update_layout(
-        title="What-if: the same checkpoint restored at each parallelism",
-        height=380,
-        margin={"l": 60, "r": 20, "t": 70, "b": 45},
+        figure_layout(
+            "What-if: the same checkpoint restored at each parallelism",
+            height=300,
+            bottom=110,
+            above=24,
+            legend=dict(LEGEND_BELOW),
+        )
     )
     return figure
 
@@ -213,8 +262,15 @@ def sweep_figure(result: RescaleResult, exchange: str | None = None) -> go.Figur
 def key_group_heatmap(
     frame: pd.DataFrame, exchange: str, old_parallelism: int, new_parallelism: int
 ) -> go.Figure:
-    """Key groups coloured by owning subtask before (top) and after, with the in-flight
-    records and keyed state in each group on hover."""
+    """Key groups coloured by owning subtask before (top) and after, a colour bar naming the
+    subtasks, with the in-flight records and keyed state in each group on hover.
+
+    ``frame`` is a keyed exchange's key-group table
+    (:meth:`~flinkstate.spark.rescaling.RescalingPipeline.key_groups`); any other exchange has
+    no key groups (:func:`~flinkstate.views.rescaling.not_keyed_note` says why).
+    """
+    if frame.empty:
+        raise InvalidParameterError(f"{exchange} has no key groups to draw")
     groups = frame["key_group"].to_numpy()
     old = frame["old_subtask"].to_numpy()
     new = frame["new_subtask"].to_numpy()
@@ -233,17 +289,19 @@ def key_group_heatmap(
             x=groups,
             y=[f"new ({new_parallelism})", f"old ({old_parallelism})"],
             customdata=np.stack([np.stack([new, details], -1), np.stack([old, details], -1)]),
-            colorscale="Turbo",
-            showscale=False,
             hovertemplate="key group %{x}: subtask %{customdata[0]}<br>%{customdata[1]}"
-            "<extra></extra>",
+            "<extra>%{y}</extra>",
+            **subtask_colours(max(old_parallelism, new_parallelism)),
         )
     )
     figure.update_layout(
-        title=f"{exchange}: {int(changes.sum())} of {len(groups)} key groups change subtask, "
-        f"carrying {moving:,} in-flight records",
-        xaxis_title="key group",
-        height=260,
-        margin={"l": 90, "r": 20, "t": 50, "b": 45},
+        figure_layout(
+            f"{exchange}: {int(changes.sum())} of {len(groups)} key groups change subtask, "
+            f"carrying {moving:,} in-flight records",
+            subtitle="each key group's owning subtask before (old) and after (new) rescaling",
+            height=200,
+            left=80,
+            xaxis={"title": {"text": "key group"}},
+        )
     )
     return figure

@@ -27,22 +27,11 @@ from flinkstate.network.recovery import ChannelStateReader
 from flinkstate.network.world import Channel, NetworkWorld, Subpartition, Task
 from flinkstate.sim.core import Event
 from flinkstate.views.lines import lines_trace
+from flinkstate.views.palette import ALERT, MOVE, NODE_COLOURS, figure_layout, wrap
 
-#: node kinds, in legend order, with their colours
-NODE_KINDS: Mapping[str, str] = {
-    "network-pool": "#8c564b",
-    "task": "#1f77b4",
-    "result-partition": "#17becf",
-    "subpartition": "#9edae5",
-    "remote-channel": "#2ca02c",
-    "local-channel": "#98df8a",
-    "recovered-channel": "#ff7f0e",
-    "input-gate": "#bcbd22",
-    "channel-state-reader": "#d62728",
-    "drainer": "#e377c2",
-    "channel-state-writer": "#9467bd",
-    "heap": "#7f7f7f",
-}
+#: node kinds, in legend order, with their colours: each that of the owner kind it holds, as in
+#: the timelines (the palette is the one source)
+NODE_KINDS: Mapping[str, str] = NODE_COLOURS
 #: owner kinds (the first word of an owner name) that are buffers of an input channel
 _CHANNEL_OWNERS = frozenset(
     {"exclusive", "floating", "received", "recovered", "recovered-exclusive"}
@@ -50,8 +39,7 @@ _CHANNEL_OWNERS = frozenset(
 #: owner kinds held by a task's channel-state reader while it filters (checkpointing during
 #: recovery); the owner name names the channel, the reader of its task holds them
 _READER_OWNERS = frozenset({"pre-filter", "post-filter", "spilling"})
-_BLOCKED = "#d62728"
-_MOVE = "#ff7f0e"
+_BLOCKED = ALERT
 #: horizontal distance between two operator columns (each column has four node columns)
 _COLUMN = 6.0
 _LANE_SPREAD = 0.8
@@ -468,10 +456,10 @@ def ownership_spec(
                 "arrowhead": 3,
                 "arrowsize": 1.2,
                 "arrowwidth": 2.5,
-                "arrowcolor": _MOVE,
+                "arrowcolor": MOVE,
                 "opacity": 0.9,
                 "text": str(data["count"]) if data["count"] > 1 else "",
-                "font": {"color": _MOVE},
+                "font": {"color": MOVE},
             }
         )
     by_kind: dict[str, list[dict[str, Any]]] = {kind: [] for kind in NODE_KINDS}
@@ -488,8 +476,8 @@ def ownership_spec(
                 "name": kind,
                 "text": [d["label"] for d in nodes],
                 "textposition": "bottom center",
-                "textfont": {"size": 9},
-                "hovertext": [d["hover"] for d in nodes],
+                "textfont": {"size": 11},
+                "hovertext": [wrap(d["hover"]) for d in nodes],
                 "hoverinfo": "text",
                 "marker": {
                     "color": colour,
@@ -504,23 +492,28 @@ def ownership_spec(
     step = graph.graph.get("step", 0)
     return {
         "data": traces,
-        "layout": {
-            "title": {"text": title or f"Buffer ownership at step {step}"},
-            "height": layout.height,
-            "annotations": annotations,
-            "xaxis": {
+        "layout": figure_layout(
+            title or f"Buffer ownership at step {step}",
+            # the layout's height counted a one-line title; the operator names sit above
+            height=layout.height - 50,
+            above=22,
+            left=20,
+            right=20,
+            bottom=20,
+            annotations=annotations,
+            xaxis={
                 "tickvals": list(layout.columns),
                 "ticktext": list(layout.columns.values()),
+                "tickfont": {"size": 13},
                 "showgrid": False,
                 "zeroline": False,
                 "side": "top",
             },
-            "yaxis": {"visible": False},
-            "hovermode": "closest",
-            "legend": {"orientation": "h", "y": -0.02, "yanchor": "top"},
-            "margin": {"l": 20, "r": 20, "t": 70, "b": 20},
-            "uirevision": "ownership",  # keep the user's zoom while stepping
-        },
+            yaxis={"visible": False},
+            hovermode="closest",
+            legend={"orientation": "h", "y": -0.02, "yanchor": "top"},
+            uirevision="ownership",  # keep the user's zoom while stepping
+        ),
     }
 
 

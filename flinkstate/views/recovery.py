@@ -13,19 +13,28 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.metrics import OWNER_KINDS, POOL_KINDS, owner_kind
+from flinkstate.network.metrics import OWNER_KINDS, owner_kind
 from flinkstate.sim.core import Event
+from flinkstate.views.palette import (
+    ALERT,
+    CATEGORY_COLOURS,
+    LEGEND_BELOW,
+    NEUTRAL,
+    figure_layout,
+)
+from flinkstate.views.timelines import owner_group_traces
 
+#: run outcomes: green for the good ones, the alarm red for a deadlock, apart by lightness too
 _OUTCOME_COLOURS = {
-    "recovered": "#2ca02c",
-    "deadlock": "#d62728",
-    "violation": "#9467bd",
-    "checkpoint-expired": "#ff7f0e",
-    "job-failed": "#8c564b",
-    "rejected": "#7f7f7f",
-    "no-checkpoint": "#bcbd22",
-    "stopped": "#17becf",
-    "finished": "#1f77b4",
+    "recovered": CATEGORY_COLOURS[2],
+    "finished": CATEGORY_COLOURS[0],
+    "deadlock": ALERT,
+    "violation": CATEGORY_COLOURS[8],
+    "checkpoint-expired": CATEGORY_COLOURS[1],
+    "job-failed": CATEGORY_COLOURS[5],
+    "rejected": NEUTRAL,
+    "no-checkpoint": CATEGORY_COLOURS[10],
+    "stopped": CATEGORY_COLOURS[4],
 }
 
 
@@ -54,27 +63,37 @@ def owner_timeline_figure(
     title: str = "Where the buffers are",
     every: int = 1,
 ) -> go.Figure:
-    """One line per owner kind that ever holds a segment (pools left out), over the steps."""
+    """Segments held over the steps, a line per group of owner kinds (each kind's count on
+    hover, the pools hidden until their legend entry is clicked), coloured as in every figure."""
     counts = owner_counts(events, initial_owners, every)
-    figure = go.Figure()
-    for kind in OWNER_KINDS:
-        if kind in POOL_KINDS or not counts[kind].any():
-            continue
-        figure.add_trace(
-            go.Scatter(x=counts["step"], y=counts[kind], mode="lines", name=kind, line_shape="hv")
-        )
+    steps = counts["step"].tolist()
+    buffers = {kind: _change_points(steps, counts[kind].tolist()) for kind in OWNER_KINDS}
+    figure = go.Figure(owner_group_traces(buffers, steps[-1]))
     figure.update_layout(
-        title=title,
-        xaxis_title="step",
-        yaxis_title="segments held",
-        legend_title="owner",
-        height=380,
-        margin={"l": 50, "r": 20, "t": 50, "b": 40},
+        figure_layout(
+            title,
+            height=260,
+            bottom=100,
+            xaxis={"title": {"text": "step"}, "rangemode": "tozero"},
+            yaxis={"title": {"text": "segments held"}, "rangemode": "tozero"},
+            hovermode="closest",
+            legend=dict(LEGEND_BELOW),
+        )
     )
     return figure
 
 
-def whatif_figure(table: pd.DataFrame, x: str, y: str, *, facet: str | None = None) -> go.Figure:
+def _change_points(steps: list[int], values: list[int]) -> list[tuple[int, int]]:
+    points: list[tuple[int, int]] = []
+    for step, value in zip(steps, values, strict=True):
+        if not points or points[-1][1] != value:
+            points.append((step, value))
+    return points
+
+
+def whatif_figure(
+    table: pd.DataFrame, x: str, y: str, *, facet: str | None = None, title: str = ""
+) -> go.Figure:
     """Each run of a what-if table as a point: ``x`` against ``y``, coloured by outcome."""
     for column in (x, y, *((facet,) if facet else ())):
         if column not in table.columns:
@@ -94,13 +113,18 @@ def whatif_figure(table: pd.DataFrame, x: str, y: str, *, facet: str | None = No
                     mode="markers",
                     name=label,
                     marker={
-                        "color": _OUTCOME_COLOURS.get(str(outcome), "#1f77b4"),
+                        "color": _OUTCOME_COLOURS.get(str(outcome), NEUTRAL),
                         "symbol": symbols[index % len(symbols)],
                         "size": 11,
                     },
                 )
             )
     figure.update_layout(
-        xaxis_title=x, yaxis_title=y, height=380, margin={"l": 50, "r": 20, "t": 30, "b": 40}
+        figure_layout(
+            title or f"{y} against {x}, a point per run coloured by its outcome",
+            height=320,
+            xaxis={"title": {"text": x}},
+            yaxis={"title": {"text": y}},
+        )
     )
     return figure

@@ -1,5 +1,8 @@
 """Pictures of a rescale: key-group ownership before and after, and who reads whose state.
 
+Key groups exist only on a keyed exchange: :func:`not_keyed_note` says why there is nothing to
+draw for any other, and the widgets show that sentence instead of a chart.
+
 Both builders are pure functions of their arguments. The widgets call them once to create a
 figure and then copy the traces' data into a live ``FigureWidget``, so a figure can also be
 saved or tested on its own.
@@ -16,9 +19,19 @@ from flinkstate.keygroups import (
     compute_operator_index_for_key_group_array,
 )
 from flinkstate.rescale.exchange import ExchangeRescale
+from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.views.palette import (
+    CATEGORY_COLOURS,
+    FILTERED,
+    LEGEND_BELOW,
+    figure_layout,
+    subtask_colours,
+    wrap,
+)
 
-_FILTERED = "#d62728"
-_PLAIN = "#1f77b4"
+_PLAIN = CATEGORY_COLOURS[0]
+_OLD = "#7f7f7f"
+_NEW = CATEGORY_COLOURS[2]
 
 
 def key_group_owners(max_parallelism: int, parallelism: int) -> np.ndarray:
@@ -29,10 +42,36 @@ def key_group_owners(max_parallelism: int, parallelism: int) -> np.ndarray:
     )
 
 
+def not_keyed_note(partitioner: Partitioner | str) -> str | None:
+    """Why an exchange has no key groups to draw (None for a keyBy exchange): only a keyed
+    exchange routes records by key group; a chart of key groups for any other would be empty
+    or, worse, look meaningful."""
+    kind = Partitioner.parse(partitioner)
+    if kind is Partitioner.HASH:
+        return None
+    return (
+        f"This exchange is not keyed ({kind.datastream_call}): {_ROUTING[kind]}, so there are "
+        "no key groups to show."
+    )
+
+
+#: how a non-keyed exchange routes its records, in a learner's words
+_ROUTING = {
+    Partitioner.FORWARD: "each subtask sends to the one subtask of the same index",
+    Partitioner.RESCALE: "each subtask sends to a fixed few subtasks round robin",
+    Partitioner.REBALANCE: "records go round robin",
+    Partitioner.SHUFFLE: "records go to a random subtask",
+    Partitioner.BROADCAST: "every record goes to every subtask",
+    Partitioner.GLOBAL: "every record goes to subtask 0",
+    Partitioner.CUSTOM: "a user function picks each record's subtask",
+}
+
+
 def key_group_ownership_figure(
     max_parallelism: int, old_parallelism: int, new_parallelism: int
 ) -> go.Figure:
-    """Two bands of key groups coloured by owning subtask, old above new.
+    """Two bands of key groups coloured by owning subtask, old above new, with a colour bar
+    naming the subtasks.
 
     Key groups whose owner changes are counted in the title: their keyed state moves, and
     in-flight records of those groups are read by a subtask that may have to filter them.
@@ -47,17 +86,19 @@ def key_group_ownership_figure(
             x=groups,
             y=[f"new ({new_parallelism})", f"old ({old_parallelism})"],
             customdata=np.stack([new, old]),
-            colorscale="Turbo",
-            showscale=False,
-            hovertemplate="key group %{x}<br>subtask %{customdata}<extra></extra>",
+            hovertemplate="key group %{x}<br>subtask %{customdata}<extra>%{y}</extra>",
+            **subtask_colours(max(old_parallelism, new_parallelism)),
         )
     )
     figure.update_layout(
-        title=f"Key-group ownership, max parallelism {max_parallelism}: "
-        f"{moved} of {max_parallelism} key groups change subtask",
-        xaxis_title="key group",
-        height=260,
-        margin={"l": 90, "r": 20, "t": 50, "b": 45},
+        figure_layout(
+            f"Key-group ownership, max parallelism {max_parallelism}: "
+            f"{moved} of {max_parallelism} key groups change subtask",
+            subtitle="each key group's owning subtask before (old) and after (new) rescaling",
+            height=200,
+            left=80,
+            xaxis={"title": {"text": "key group"}},
+        )
     )
     return figure
 
@@ -101,7 +142,7 @@ def state_reading_figure(plan: ExchangeRescale) -> go.Figure:
         return (0.0 if side == "old" else 1.0, -(index + offset))
 
     traces: list[go.Scatter] = []
-    for filtered, colour, name in ((False, _PLAIN, "reads"), (True, _FILTERED, "reads, filters")):
+    for filtered, colour, name in ((False, _PLAIN, "reads"), (True, FILTERED, "reads, filters")):
         xs: list[float | None] = []
         ys: list[float | None] = []
         for source, target, data in graph.edges(data=True):
@@ -129,9 +170,10 @@ def state_reading_figure(plan: ExchangeRescale) -> go.Figure:
             textposition=["middle left" if n[0] == "old" else "middle right" for n in nodes],
             marker={
                 "size": 16,
-                "color": ["#7f7f7f" if n[0] == "old" else "#2ca02c" for n in nodes],
+                "color": [_OLD if n[0] == "old" else _NEW for n in nodes],
             },
-            hovertext=[_node_hover(plan, n) for n in nodes],
+            textfont={"size": 12},
+            hovertext=[wrap(_node_hover(plan, n)) for n in nodes],
             hoverinfo="text",
             name="subtasks",
             showlegend=False,
@@ -146,12 +188,16 @@ def state_reading_figure(plan: ExchangeRescale) -> go.Figure:
         title = f"{kind.datastream_call}: no in-flight data (barriers are aligned on this exchange)"
     figure = go.Figure(traces)
     figure.update_layout(
-        title=title,
-        height=max(260, 40 * tallest + 100),
-        xaxis={"visible": False, "range": [-0.4, 1.4]},
-        yaxis={"visible": False},
-        margin={"l": 20, "r": 20, "t": 50, "b": 20},
-        legend={"orientation": "h"},
+        figure_layout(
+            title,
+            height=max(200, 40 * tallest + 40),
+            left=20,
+            right=20,
+            bottom=40,
+            xaxis={"visible": False, "range": [-0.4, 1.4]},
+            yaxis={"visible": False},
+            legend=dict(LEGEND_BELOW),
+        )
     )
     return figure
 

@@ -10,35 +10,31 @@ step. The figure is built as plotly JSON so that a live widget can copy it every
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.metrics import OWNER_KINDS, POOL_KINDS, owner_kind
+from flinkstate.network.metrics import OWNER_KINDS, owner_kind
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Event, Simulation, collector_paused
+from flinkstate.views.palette import (
+    ALERT,
+    CATEGORY_COLOURS,
+    GROUP_COLOURS,
+    IN_POOLS,
+    OWNER_COLOURS,
+    OWNER_GROUPS,
+    figure_layout,
+)
 
 #: how many connections the credits/backlog panel draws (those with the highest backlog)
 MAX_CONNECTIONS = 12
 _CHANNEL_KINDS = frozenset({"exclusive", "floating"})
 _QUEUE_KINDS = frozenset({"builder", "queue"})
-_PALETTE = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
-    "#393b79",
-    "#ad494a",
-)
 
 Points = list[tuple[int, int]]
 
@@ -171,19 +167,83 @@ def _line(points: Points, until: int) -> tuple[list[int], list[int]]:
     return xs, ys
 
 
+def _merged(series: list[Points], until: int) -> tuple[np.ndarray, np.ndarray]:
+    """The steps where any of ``series`` changes (up to ``until``, held to it) and every
+    series' value there, one column per series: numpy, because a live figure copies these
+    every step and plotly checks a list element by element."""
+    clipped = [[(x, y) for x, y in points if x <= until] for points in series]
+    steps = np.unique(np.array([x for points in clipped for x, _ in points] + [until], np.int64))
+    columns = []
+    for points in clipped:
+        xs = np.array([x for x, _ in points], np.int64)
+        ys = np.array([0, *(y for _, y in points)], np.int64)  # 0 before the first change
+        columns.append(ys[np.searchsorted(xs, steps, side="right")])
+    return steps, np.column_stack(columns)
+
+
+def owner_group_traces(
+    buffers: Mapping[str, Points], until: int, **placement: Any
+) -> list[dict[str, Any]]:
+    """A step line per group of owner kinds (:data:`~flinkstate.views.palette.OWNER_GROUPS`)
+    that ever holds a segment, in the group's colour; hovering a point shows each kind's count.
+
+    Fourteen owner kinds as fourteen lines is a legend nobody reads; five groups a learner
+    can follow, with the detail on hover, is not. The pools hold most segments and would
+    flatten the rest: their line starts hidden and shows when its legend entry is clicked.
+    ``placement`` (axes, legend) is added to every trace.
+    """
+    traces: list[dict[str, Any]] = []
+    for group, kinds in OWNER_GROUPS.items():
+        present = [k for k in kinds if any(v for _, v in buffers.get(k, ()))]
+        if not present:
+            continue
+        steps, values = _merged([buffers[k] for k in present], until)
+        detail = "".join(
+            f"<br><span style='color:{OWNER_COLOURS[k]}'>\u25a0</span> {k}: %{{customdata[{i}]}}"
+            for i, k in enumerate(present)
+        )
+        traces.append(
+            {
+                "type": "scatter",
+                "x": steps,
+                "y": values.sum(axis=1),
+                "customdata": values,
+                "mode": "lines",
+                "name": group,
+                "line": {"shape": "hv", "color": GROUP_COLOURS[group], "width": 2},
+                "hovertemplate": f"<b>{group}</b>: %{{y}} at step %{{x}}{detail}<extra></extra>",
+                **({"visible": "legendonly"} if group == IN_POOLS else {}),
+                **placement,
+            }
+        )
+    return traces
+
+
 def _busiest(timelines: Timelines, limit: int) -> list[str]:
     peak = {name: max(v for _, v in points) for name, points in timelines.backlog.items()}
     return sorted(peak, key=lambda name: (-peak[name], name))[:limit]
 
 
+#: height of one panel and of the gap above each (its title and the ticks of the one above), px
+_PANEL = 150
+_GAP = 48
+_PANELS = 4
+#: room on the right for each panel's legend
+_LEGEND_WIDTH = 200
+
+
 def timelines_spec(timelines: Timelines, *, title: str | None = None) -> dict[str, Any]:
-    """Four panels over the steps, as plotly JSON; a live widget copies it every step."""
+    """Four panels over the steps, as plotly JSON; a live widget copies it every step.
+
+    Each panel has its own short legend beside it and its title in the gap above it. Series
+    that come in dozens (connections, subtasks) are not in the legends: a colour per connection
+    or per operator, named on hover.
+    """
     until = timelines.step
     traces: list[dict[str, Any]] = []
 
-    def add(points: Points, name: str, axis: int, **style: Any) -> None:
+    def add(points: Points, name: str, panel: int, **style: Any) -> None:
         xs, ys = _line(points, until)
-        suffix = "" if axis == 1 else str(axis)
         traces.append(
             {
                 "type": "scatter",
@@ -192,104 +252,145 @@ def timelines_spec(timelines: Timelines, *, title: str | None = None) -> dict[st
                 "mode": "lines",
                 "name": name,
                 "line": {"shape": "hv", **style.pop("line", {})},
-                "xaxis": f"x{suffix}",
-                "yaxis": f"y{suffix}",
+                **_placement(panel),
                 **style,
             }
         )
 
-    for kind in OWNER_KINDS:
-        points = timelines.buffers.get(kind, [])
-        if kind in POOL_KINDS or not any(v for _, v in points):
-            continue
-        add(points, kind, 1, legendgroup="buffers", legendgrouptitle={"text": "buffers held"})
+    traces += owner_group_traces(timelines.buffers, until, **_placement(1))
     shown = _busiest(timelines, MAX_CONNECTIONS)
+    for name, dash in (("backlog (solid)", "solid"), ("credits (dotted)", "dot")):
+        # a key to the line styles: every connection has its own colour and no entry
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [None],
+                "y": [None],
+                "mode": "lines",
+                "name": name,
+                "line": {"color": "#555555", "dash": dash},
+                "hoverinfo": "skip",
+                **_placement(2),
+            }
+        )
     for index, name in enumerate(shown):
-        colour = _PALETTE[index % len(_PALETTE)]
+        colour = CATEGORY_COLOURS[index % len(CATEGORY_COLOURS)]
         add(
             timelines.backlog[name],
             f"backlog {name}",
             2,
-            legendgroup="connections",
             line={"color": colour},
-            legendgrouptitle={"text": "per connection"},
+            showlegend=False,
+            hovertemplate=f"{name}: backlog %{{y}} at step %{{x}}<extra></extra>",
         )
         if name in timelines.credits:
             add(
                 timelines.credits[name],
                 f"credits {name}",
                 2,
-                legendgroup="connections",
                 line={"color": colour, "dash": "dot"},
+                showlegend=False,
+                hovertemplate=f"{name}: %{{y}} credits at step %{{x}}<extra></extra>",
             )
+    operators: dict[str, str] = {}
     for name in sorted(timelines.processed):
-        add(timelines.processed[name], name, 3, legendgroup="processed", showlegend=False)
-    for name, colour in (
-        ("acknowledged", "#1f77b4"),
-        ("completed", "#2ca02c"),
-        ("expired", "#d62728"),
+        operator = name.split("[", 1)[0]
+        first = operator not in operators
+        colour = operators.setdefault(
+            operator, CATEGORY_COLOURS[len(operators) % len(CATEGORY_COLOURS)]
+        )
+        add(
+            timelines.processed[name],
+            operator if first else name,
+            3,
+            line={"color": colour, "width": 1.5},
+            legendgroup=operator,
+            showlegend=first,
+            hovertemplate=f"{name}: %{{y}} records processed at step %{{x}}<extra></extra>",
+        )
+    for name, label, colour in (
+        ("acknowledged", "subtasks acknowledged", CATEGORY_COLOURS[0]),
+        ("completed", "checkpoints completed", CATEGORY_COLOURS[2]),
+        ("expired", "checkpoints expired", ALERT),
     ):
         add(
             timelines.checkpoint.get(name, []),
-            f"checkpoints {name}" if name != "acknowledged" else "subtasks acknowledged",
+            label,
             4,
-            legendgroup="checkpoint",
             line={"color": colour},
-            legendgrouptitle={"text": "checkpoint"},
+            hovertemplate=f"{label}: %{{y}} at step %{{x}}<extra></extra>",
         )
     connections = len(timelines.backlog)
-    subtitle = (
-        f"backlog (solid) and credits (dotted) of {len(shown)} of {connections} connections, "
-        "highest backlog first"
+    subtitles = (
+        "buffers held, by where they are (hover for each owner kind; pools hidden: click them)",
+        f"backlog and credits of the {len(shown)} of {connections} connections with the highest "
+        "backlog"
         if connections > len(shown)
-        else "backlog (solid) and credits (dotted) per connection"
+        else "backlog and credits per connection (a colour per connection)",
+        f"records processed per subtask ({len(timelines.processed)} subtasks, "
+        "a colour per operator)",
+        f"checkpoint progress (of {timelines.tasks} subtasks)",
     )
-    domains = ((0.78, 1.0), (0.52, 0.74), (0.26, 0.48), (0.0, 0.22))
-    layout: dict[str, Any] = {
-        "title": {"text": title or f"Over the steps, up to step {until}"},
-        "height": 760,
-        "hovermode": "x unified",
-        "margin": {"l": 60, "r": 20, "t": 50, "b": 40},
-        "annotations": [
-            {
-                "text": text,
-                "xref": "paper",
-                "yref": "paper",
-                "x": 0,
-                "y": top + 0.035,
-                "showarrow": False,
-                "xanchor": "left",
-                "font": {"size": 12},
-            }
-            for text, (_, top) in zip(
-                (
-                    "segments held per owner kind (pools left out)",
-                    subtitle,
-                    f"records processed per subtask ({len(timelines.processed)} subtasks)",
-                    f"checkpoint progress (of {timelines.tasks} subtasks)",
-                ),
-                domains,
-                strict=True,
-            )
-        ],
-        "uirevision": "timelines",
-    }
-    for index, domain in enumerate(domains, start=1):
-        suffix = "" if index == 1 else str(index)
+    plot_height = _PANELS * (_PANEL + _GAP)
+    layout = figure_layout(
+        title or f"Over the steps, up to step {until}",
+        height=plot_height,
+        right=_LEGEND_WIDTH,
+        bottom=50,
+        hovermode="closest",
+        uirevision="timelines",
+    )
+    layout["annotations"] = []
+    for panel, subtitle in enumerate(subtitles, start=1):
+        top, bottom = _domain(panel, plot_height)
+        suffix = "" if panel == 1 else str(panel)
         layout[f"xaxis{suffix}"] = {
             "domain": [0, 1],
             "anchor": f"y{suffix}",
             "range": [0, max(until, 1)],
-            **({} if index == 1 else {"matches": "x"}),
-            # the panels share the steps: only the bottom one labels them
-            **({"title": {"text": "step"}} if index == len(domains) else {"showticklabels": False}),
+            **({} if panel == 1 else {"matches": "x"}),
+            **({"title": {"text": "step"}} if panel == _PANELS else {}),
         }
         layout[f"yaxis{suffix}"] = {
-            "domain": list(domain),
+            "domain": [bottom, top],
             "anchor": f"x{suffix}",
             "rangemode": "tozero",
         }
+        layout[f"legend{suffix}"] = {
+            "x": 1.02,
+            "xanchor": "left",
+            "y": top,
+            "yanchor": "top",
+            "font": {"size": 12},
+            "tracegroupgap": 2,
+        }
+        layout["annotations"].append(
+            {
+                "text": subtitle,
+                "xref": "paper",
+                "yref": "paper",
+                "x": 0,
+                "y": top,
+                "yanchor": "bottom",
+                "yshift": 4,
+                "showarrow": False,
+                "xanchor": "left",
+                "font": {"size": 13},
+            }
+        )
     return {"data": traces, "layout": layout}
+
+
+def _placement(panel: int) -> dict[str, str]:
+    """The axes and legend of a panel (1 at the top)."""
+    suffix = "" if panel == 1 else str(panel)
+    return {"xaxis": f"x{suffix}", "yaxis": f"y{suffix}", "legend": f"legend{suffix}"}
+
+
+def _domain(panel: int, plot_height: int) -> tuple[float, float]:
+    """Top and bottom of a panel in paper coordinates; a gap of fixed pixels above each."""
+    top = 1 - (_GAP + (panel - 1) * (_PANEL + _GAP)) / plot_height
+    return top, top - _PANEL / plot_height
 
 
 def timelines_figure(timelines: Timelines, *, title: str | None = None) -> go.Figure:

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 import ipywidgets as widgets
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.spark.rescaling import RescaleResult, RescalingPipeline
 from flinkstate.spark.tables import load
 from flinkstate.views.movement import (
@@ -30,6 +29,7 @@ from flinkstate.views.movement import (
     subtask_bars,
     sweep_figure,
 )
+from flinkstate.views.rescaling import not_keyed_note
 from flinkstate.widgets.controls import guarded, live_figure, refusal, show_spec
 
 if TYPE_CHECKING:
@@ -78,8 +78,13 @@ class CheckpointRescaler:
         self.sankey = live_figure()
         self.bars = live_figure()
         self.heatmap = live_figure()
+        #: the heatmap, hidden for an exchange that is not keyed, and the sentence saying why
+        self.heatmap_box = widgets.VBox([self.heatmap])
+        self.not_keyed = widgets.HTML()
         self.sweep = live_figure()
-        self.figures = widgets.VBox([self.sankey, self.bars, self.heatmap, self.sweep])
+        self.figures = widgets.VBox(
+            [self.sankey, self.bars, self.not_keyed, self.heatmap_box, self.sweep]
+        )
         self.progress = widgets.IntProgress(min=0, max=1, bar_style="info")
         self.status = widgets.HTML()
         self.computing = widgets.HBox(
@@ -187,16 +192,15 @@ class CheckpointRescaler:
         to = int(self.to.value)
         show_spec(self.sankey, movement_sankey(result, exchange, to))
         show_spec(self.bars, subtask_bars(result, exchange, to))
-        shape = pipeline.shape.exchange(exchange)
-        if shape.partitioner is Partitioner.HASH:
+        note = not_keyed_note(pipeline.shape.exchange(exchange).partitioner)
+        self.not_keyed.value = "" if note is None else f"<p><i>{html.escape(note)}</i></p>"
+        self.heatmap_box.layout.display = "none" if note else ""
+        if note is None:
             plan = result.plans[to][exchange]
             old_p, new_p = plan.downstream_parallelism
             self._progress(0, 0, f"key groups of {exchange}")
             groups = pipeline.key_groups(exchange, new_p)
             show_spec(self.heatmap, key_group_heatmap(groups, exchange, old_p, new_p))
-        else:
-            why = f"{exchange} is a {shape.partitioner.datastream_call} exchange: no key groups"
-            show_spec(self.heatmap, {"data": [], "layout": {"title": {"text": why}, "height": 120}})
         row = result.sweep[(result.sweep["to"] == to) & (result.sweep["exchange"] == exchange)]
         r = row.iloc[0]
         self.summary.value = (

@@ -2,13 +2,16 @@
 one gets stuck) its waits-for graph, e.g. the pre-filter deadlock before and after the fix.
 
 Both sides are run to their end when the user presses *compare*; a value a parameter refuses is
-reported in the widget and nothing is run.
+reported in the widget and nothing is run. Each side is named by what sets it apart from the
+other (``prefilter_source=heap-segment``), so its headings say what it is after any change;
+the metrics table is the one in the panel, redrawn from the runs it shows, and says so when the
+parameters no longer match those runs.
 """
 
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import ipywidgets as widgets
@@ -16,7 +19,8 @@ import pandas as pd
 
 from flinkstate.errors import FlinkstateError
 from flinkstate.recovery.scenarios import ScenarioRun, get_scenario, run_scenario
-from flinkstate.views.deadlock import deadlock_figure
+from flinkstate.views.deadlock import cycle_text, deadlock_figure
+from flinkstate.views.palette import html_table, wrap
 from flinkstate.views.recovery import owner_timeline_figure
 from flinkstate.widgets.controls import (
     ParameterControls,
@@ -28,8 +32,10 @@ from flinkstate.widgets.controls import (
 
 #: the figures of a side sample the buffers this often (in steps) for long runs
 TIMELINE_POINTS = 400
-#: each side's figures fit half the notebook's width
-SIDE_WIDTH = 560
+#: the sides' letters, for a side whose parameters equal the other's
+SIDES = ("A", "B")
+#: characters per line of a title in half the notebook's column
+HALF_WIDTH_TITLE = 55
 #: rows of the metrics table: summary key -> label
 METRICS = {
     "outcome": "outcome",
@@ -47,6 +53,32 @@ METRICS = {
 }
 
 
+def configuration_labels(
+    configurations: Sequence[Mapping[str, object]],
+    names: Sequence[str] | None = None,
+    named: Sequence[Mapping[str, object]] | None = None,
+) -> tuple[str, ...]:
+    """A label per configuration: the parameters whose values differ between them
+    (``prefilter_source=heap-segment``), in the first configuration's order.
+
+    ``names`` are the caller's names for the configurations ``named``; a name is kept (before
+    the difference) only while its side still has those values: after a change it may no
+    longer be true ("network buffers (deadlock)" with a record size that recovers). Sides with
+    the same values are told apart by their letters.
+    """
+    keys = list(dict.fromkeys(k for c in configurations for k in c))
+    differ = [k for k in keys if len({repr(c.get(k)) for c in configurations}) > 1]
+    labels = []
+    for index, values in enumerate(configurations):
+        label = ", ".join(f"{k}={values.get(k)}" for k in differ) or (
+            f"{SIDES[index]} (same parameters)" if index < len(SIDES) else f"{index + 1}"
+        )
+        if names is not None and named is not None and dict(values) == dict(named[index]):
+            label = f"{names[index]}, {label}"
+        labels.append(label)
+    return tuple(labels)
+
+
 class ComparisonPanel:
     """A scenario picker, parameters for two sides, a compare button, metrics and figures."""
 
@@ -56,17 +88,22 @@ class ComparisonPanel:
         left: Mapping[str, object] | None = None,
         right: Mapping[str, object] | None = None,
         *,
-        labels: tuple[str, str] = ("A", "B"),
+        labels: tuple[str, str] | None = None,
         seed: int = 0,
         max_steps: int = 500_000,
     ) -> None:
         item = get_scenario(scenario)
-        self.labels = labels
         self.seed = seed
         self.max_steps = max_steps
         self.scenario = scenario_picker(item.name)
         self.sides = [ParameterControls(item, left), ParameterControls(item, right)]
+        #: the caller's names, for the values each side was given
+        self._names = labels
+        self._named = [self._resolved(side) for side in self.sides]
+        #: the labels of the runs shown (those of the controls until something ran)
+        self.labels: tuple[str, ...] = self._control_labels() or SIDES
         self.side_boxes = [widgets.VBox([s.box]) for s in self.sides]
+        self.headers = [widgets.HTML(), widgets.HTML()]
         self.compare_button = widgets.Button(
             description="compare", icon="play", button_style="primary"
         )
@@ -80,49 +117,98 @@ class ComparisonPanel:
             widgets.VBox([f], layout=widgets.Layout(display="none")) for f in self.deadlocks
         ]
         self.runs: list[ScenarioRun] = []
-        self.scenario.observe(self._on_scenario, names="value")
-        self.compare_button.on_click(lambda _: self.compare())
-
-    @property
-    def widget(self) -> widgets.Widget:
+        #: what the runs shown were run with
+        self._ran: list[dict[str, object]] = []
         columns = [
             widgets.VBox(
-                [widgets.HTML(f"<h4>{html.escape(label)}</h4>"), box, timeline, deadlock],
-                layout=widgets.Layout(width="50%"),
+                [header, box, timeline, deadlock],
+                # min_width: a flex item may shrink below its content, so a figure never
+                # pushes its half past the middle
+                layout=widgets.Layout(width="50%", min_width="0"),
             )
-            for label, box, timeline, deadlock in zip(
-                self.labels, self.side_boxes, self.timelines, self.deadlock_boxes, strict=True
+            for header, box, timeline, deadlock in zip(
+                self.headers, self.side_boxes, self.timelines, self.deadlock_boxes, strict=True
             )
         ]
-        return widgets.VBox(
+        self._widget = widgets.VBox(
             [
                 self.scenario,
                 widgets.HBox([self.compare_button, self.progress]),
                 self.message,
                 self.metrics,
-                widgets.HBox(columns),
+                widgets.HBox(columns, layout=widgets.Layout(width="100%")),
             ]
         )
+        self.scenario.observe(self._on_scenario, names="value")
+        self.compare_button.on_click(lambda _: self.compare())
+        self._watch_controls()
+        self._clear_figures()
+
+    @property
+    def widget(self) -> widgets.Widget:
+        return self._widget
+
+    def _control_labels(self) -> tuple[str, ...] | None:
+        """The sides' labels from their controls now, or None while a value is refused."""
+        try:
+            values = [self._resolved(side) for side in self.sides]
+        except FlinkstateError:
+            return None
+        return configuration_labels(values, self._names, self._named)
+
+    def _resolved(self, side: ParameterControls) -> dict[str, object]:
+        """Every parameter of a side's run, its controls' first (the order labels name them)."""
+        values = side.values()
+        return {**values, **side.scenario.resolve(values)}
+
+    def _watch_controls(self) -> None:
+        for side in self.sides:
+            side.observe(self._on_parameter)
+        self._on_parameter({})
+
+    def _on_parameter(self, _change: Mapping[str, Any]) -> None:
+        """Headings follow the controls; a table of runs made with other values says so."""
+        labels = self._control_labels()
+        if labels is not None:
+            for header, label in zip(self.headers, labels, strict=True):
+                header.value = f"<h4>{html.escape(label)}</h4>"
+        if self.runs:
+            try:
+                current = [self._resolved(side) for side in self.sides]
+            except FlinkstateError:
+                current = []
+            self._show_metrics(stale=current != self._ran)
 
     def _on_scenario(self, _change: dict[str, Any]) -> None:
         item = get_scenario(self.scenario.value)
         self.sides = [ParameterControls(item), ParameterControls(item)]
+        self._names, self._named = None, [self._resolved(side) for side in self.sides]
         for box, side in zip(self.side_boxes, self.sides, strict=True):
             box.children = [side.box]
-        self.runs = []
+        self.runs, self._ran = [], []
         self.metrics.value = ""
         self.message.value = ""
+        self._watch_controls()
+        self._clear_figures()
+
+    def _clear_figures(self) -> None:
+        """No figure of an earlier run stays up beside controls it does not match."""
+        for timeline, box in zip(self.timelines, self.deadlock_boxes, strict=True):
+            show_spec(timeline, _empty("press compare to run both sides"))
+            box.layout.display = "none"
 
     def compare(self) -> bool:
         """Run both sides to their end and show them; a refused value runs nothing."""
         try:
             overrides = [side.values() for side in self.sides]
+            configurations = [self._resolved(side) for side in self.sides]
         except FlinkstateError as error:
             self.message.value = refusal(f"Not run: {error}")
             return False
         self.message.value = ""
+        labels = configuration_labels(configurations, self._names, self._named)
         runs = []
-        for label, values in zip(self.labels, overrides, strict=True):
+        for label, values in zip(labels, overrides, strict=True):
 
             def progress(step: int, label: str = label) -> None:
                 self.progress.value = f"running {html.escape(label)}: step {step:,}…"
@@ -138,42 +224,63 @@ class ComparisonPanel:
                 )
             )
         self.progress.value = ""
-        self.runs = runs
-        self.metrics.value = metrics_table(runs, self.labels).to_html(escape=True)
+        self.runs, self.labels, self._ran = runs, labels, configurations
+        self._show_metrics(stale=False)
         for run, label, timeline, deadlock, box in zip(
-            runs, self.labels, self.timelines, self.deadlocks, self.deadlock_boxes, strict=True
+            runs, labels, self.timelines, self.deadlocks, self.deadlock_boxes, strict=True
         ):
             if run.simulation is None:
-                show_spec(
-                    timeline,
-                    {
-                        "data": [],
-                        "layout": {
-                            "title": {"text": f"{label}: {run.outcome.value}, nothing ran"},
-                            "width": SIDE_WIDTH,
-                        },
-                    },
-                )
+                show_spec(timeline, _empty(f"{label}: {run.outcome.value}, nothing ran"))
             else:
                 every = max(1, len(run.simulation.events) // TIMELINE_POINTS)
                 figure = owner_timeline_figure(
                     run.simulation.events,
                     run.initial_owners,
                     every=every,
-                    title=f"{label}: buffers per owner during the restart",
+                    title=wrap(f"{label}: buffers per owner during the restart", HALF_WIDTH_TITLE),
                 )
-                figure.update_layout(width=SIDE_WIDTH, legend={"orientation": "h"})
                 show_spec(timeline, figure)
             report = None if run.result is None else run.result.deadlock
             if report is not None:
+                box.layout.display = ""  # shown first: the page measures it when drawn
                 # the cycle itself is in the metrics table: a half-width title stays short
-                figure = deadlock_figure(report, title=f"{label}: stuck at step {report.step}")
-                figure.update_layout(width=SIDE_WIDTH)
+                title = wrap(f"{label}: stuck at step {report.step}", HALF_WIDTH_TITLE)
+                figure = deadlock_figure(report, title=title)
                 show_spec(deadlock, figure)
-                box.layout.display = ""
             else:
                 box.layout.display = "none"
         return True
+
+    def _show_metrics(self, *, stale: bool) -> None:
+        note = (
+            "<p style='color:#a05a00'>The parameters changed since these runs: press "
+            "<b>compare</b> to run them.</p>"
+            if stale
+            else ""
+        )
+        table = metrics_table(self.runs, self.labels)
+        rows = [[name, *values] for name, values in zip(table.index, table.values, strict=True)]
+        self.metrics.value = note + html_table(["", *table.columns], rows)
+
+
+def _empty(text: str) -> dict[str, Any]:
+    """A figure with nothing but a line of text: a side that has not run, or did not."""
+    return {
+        "data": [],
+        "layout": {
+            "autosize": True,
+            "height": 120,
+            "title": {
+                "text": wrap(html.escape(text), HALF_WIDTH_TITLE),
+                "x": 0,
+                "xanchor": "left",
+                "font": {"size": 14},
+            },
+            "xaxis": {"visible": False},
+            "yaxis": {"visible": False},
+            "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
+        },
+    }
 
 
 def metrics_table(runs: list[ScenarioRun], labels: tuple[str, ...]) -> pd.DataFrame:
@@ -184,9 +291,7 @@ def metrics_table(runs: list[ScenarioRun], labels: tuple[str, ...]) -> pd.DataFr
         column = {METRICS[k]: summary[k] for k in METRICS}
         deadlock = run.result.deadlock if run.result is not None else None
         column[METRICS["deadlock"]] = (
-            " -> ".join((*deadlock.cycle, deadlock.cycle[0]))
-            if deadlock is not None and deadlock.cycle
-            else "-"
+            cycle_text(deadlock.cycle) if deadlock is not None and deadlock.cycle else "-"
         )
         peaks = {} if run.buffers is None else run.buffers.peak
         for kind in ("recovered", "recovered-exclusive", "pre-filter", "post-filter"):

@@ -106,50 +106,101 @@ class ParameterControls:
 
 
 def live_figure() -> go.FigureWidget:
-    """An empty figure widget for :func:`show_spec` to fill.
+    """An empty figure widget for :func:`show_spec` to fill, as wide as the column it is in.
 
     It validates what it is given, as every ``FigureWidget`` must: plotly sends a change to
     the browser only through its validating setters. ``show_spec`` keeps that cheap by setting
     only what changed.
+
+    Plotly's widget draws a figure before the notebook puts it on the page, when there is no
+    column to measure, so an autosized figure comes out 700 px wide, and the widget never
+    measures again by itself. Two fixes: plotly's ``responsive`` option refits it when the
+    window resizes, and :func:`_fit_width` asks the page to measure once the figure is there.
     """
-    return go.FigureWidget()
+    figure = go.FigureWidget()
+    figure._config = {**figure._config, "responsive": True, "displaylogo": False}
+    _fit_width(figure)
+    return figure
+
+
+def _fit_width(figure: go.FigureWidget) -> None:
+    """Once a page has drawn ``figure`` (it then reports the traces it drew), ask it to size
+    the figure to its container again, unless the figure has a fixed width.
+
+    The page measures on any relayout of a figure whose layout sets ``autosize`` (every view
+    sets it), so a step that changes a title refits it too; this covers the first drawing,
+    and a figure shown again later. The report of the first drawing is the first one; one
+    that acknowledges an edit already acknowledged is another drawing (a report that
+    acknowledges a new edit is not: refitting at every step would redraw every step). Plotly
+    sends a relayout only for a value that changed, hence the message sent directly.
+    """
+    acknowledged: set[int] = set()
+
+    def drawn(change: Mapping[str, Any]) -> None:
+        report = change["new"]
+        if not report:
+            return
+        edit = int(report["trace_edit_id"])
+        again = not acknowledged or edit in acknowledged
+        acknowledged.add(edit)
+        fixed = getattr(figure, "_flinkstate_layout", {}).get("width") is not None
+        if again and not fixed:
+            figure._send_relayout_msg({"autosize": True})
+
+    figure.observe(drawn, names="_js2py_traceDeltas")
 
 
 def show_spec(target: go.FigureWidget, spec: Mapping[str, Any] | go.Figure) -> None:
     """Copy a figure (plotly JSON or a ``go.Figure``) into a live figure, in place.
 
-    Only the properties that differ from what the widget shows are set: plotly checks every
-    value it is given, and re-setting thousands of unchanged points at every step would cost
-    most of the step's time. The page does not redraw from scratch and the user's zoom stays.
+    The first figure, and one with other traces, is set through plotly's validating setters.
+    After that only the properties that differ from what the widget shows are sent, in one
+    update: re-sending thousands of unchanged points at every step would cost most of the
+    step's time. The page does not redraw from scratch and the user's zoom stays.
+
+    Every trace in the update gets a value for every property in it (its current one where it
+    did not change). Plotly's browser model keeps the figure for pages that draw it later (a
+    figure shown inside a box, a notebook reopened) and writes a property missing for one
+    trace as the string "_undefined_" into that trace: a page drawing it then lost the nodes
+    of every trace whose positions had not changed.
     """
     if isinstance(spec, go.Figure):
         spec = spec.to_plotly_json()
     data = [_flatten(trace) for trace in spec.get("data", [])]
     layout = dict(spec.get("layout", {}))
     shown: list[dict[str, Any]] | None = getattr(target, "_flinkstate_shown", None)
-    with target.batch_update():
-        if (
-            shown is not None
-            and len(shown) == len(data) == len(target.data)
-            and all(
-                old.get("type") == new.get("type") for old, new in zip(shown, data, strict=True)
+    previous: dict[str, Any] = getattr(target, "_flinkstate_layout", {})
+    relayout: dict[str, Any] = {k: None for k in previous.keys() - layout.keys()}
+    relayout.update((k, v) for k, v in layout.items() if not _same(previous.get(k, _MISSING), v))
+    if (
+        shown is not None
+        and len(shown) == len(data) == len(target.data)
+        and all(old.get("type") == new.get("type") for old, new in zip(shown, data, strict=True))
+    ):
+        edits: dict[int, dict[str, Any]] = {}
+        for index, (old, new) in enumerate(zip(shown, data, strict=True)):
+            changed = {key: None for key in old.keys() - new.keys()}
+            changed.update(
+                (key, value)
+                for key, value in new.items()
+                if key != "type" and not _same(old.get(key, _MISSING), value)
             )
-        ):
-            for live, old, new in zip(target.data, shown, data, strict=True):
-                for key in old.keys() - new.keys():
-                    live[key] = None
-                for key, value in new.items():
-                    if key != "type" and not _same(old.get(key, _MISSING), value):
-                        live[key] = value
-        else:
+            if changed:
+                edits[index] = changed
+        indexes = sorted(edits)
+        keys = sorted({key for changed in edits.values() for key in changed})
+        restyle = {key: [edits[i].get(key, data[i].get(key)) for i in indexes] for key in keys}
+        if restyle or relayout:
+            target.plotly_update(
+                restyle_data=restyle, relayout_data=relayout, trace_indexes=indexes
+            )
+    else:
+        with target.batch_update():
             target.data = []
             if data:
                 target.add_traces([_unflatten(trace) for trace in data])
-        previous: dict[str, Any] = getattr(target, "_flinkstate_layout", {})
-        changed = {k: v for k, v in layout.items() if not _same(previous.get(k, _MISSING), v)}
-        removed = previous.keys() - layout.keys()
-        if changed or removed:
-            target.layout.update({**{k: None for k in removed}, **changed}, overwrite=True)
+            if relayout:
+                target.layout.update(relayout, overwrite=True)
     target._flinkstate_shown = data
     target._flinkstate_layout = layout
 

@@ -646,8 +646,8 @@ class RecoveryStepper:
             final is not None and final.deadlock is not None and simulation.step_count == self.total
         )
         if at_deadlock and final is not None and final.deadlock is not None:
+            self.deadlock_box.layout.display = ""  # shown first: the figure measures its box
             show_spec(self.deadlock, deadlock_figure(final.deadlock))
-            self.deadlock_box.layout.display = ""
         else:
             self.deadlock_box.layout.display = "none"
         self.badge.value = _badge_html(

@@ -11,19 +11,24 @@ import html
 from typing import Any
 
 import ipywidgets as widgets
-import plotly.graph_objects as go
 
 from flinkstate.errors import FlinkstateError
 from flinkstate.keygroups import UPPER_BOUND_MAX_PARALLELISM, check_parallelism_against_max
 from flinkstate.rescale import ExchangeRescale, Partitioner, rescale_exchange
-from flinkstate.views.rescaling import key_group_ownership_figure, state_reading_figure
-from flinkstate.widgets.controls import show_spec
+from flinkstate.views.palette import html_table
+from flinkstate.views.rescaling import (
+    key_group_ownership_figure,
+    not_keyed_note,
+    state_reading_figure,
+)
+from flinkstate.widgets.controls import live_figure, show_spec
 
 PARTITIONER_CHOICES = [(p.datastream_call, p.name) for p in Partitioner]
 
 
 class RescaleExplorer:
-    """Controls (partitioner, max parallelism, old and new parallelism) and two live figures."""
+    """Controls (partitioner, max parallelism, old and new parallelism) and two live figures;
+    the key-group figure only for a keyed exchange, a sentence saying why for any other."""
 
     def __init__(
         self,
@@ -46,8 +51,10 @@ class RescaleExplorer:
         )
         self.message = widgets.HTML()
         self.summary = widgets.HTML()
-        self.ownership = go.FigureWidget()
-        self.reading = go.FigureWidget()
+        self.ownership = live_figure()
+        self.ownership_box = widgets.VBox([self.ownership])
+        self.not_keyed = widgets.HTML()
+        self.reading = live_figure()
         self.plan: ExchangeRescale | None = None
         for control in self.controls:
             control.observe(self._on_change, names="value")
@@ -71,7 +78,8 @@ class RescaleExplorer:
                 widgets.HBox([self.partitioner, self.recover_on_downstream]),
                 widgets.HBox([self.max_parallelism, self.old_parallelism, self.new_parallelism]),
                 self.message,
-                self.ownership,
+                self.not_keyed,
+                self.ownership_box,
                 self.reading,
                 self.summary,
             ]
@@ -100,7 +108,11 @@ class RescaleExplorer:
             return False
         self.message.value = ""
         self.plan = plan
-        show_spec(self.ownership, key_group_ownership_figure(max_p, old_p, new_p))
+        note = not_keyed_note(self.partitioner.value)
+        self.not_keyed.value = "" if note is None else f"<p><i>{html.escape(note)}</i></p>"
+        self.ownership_box.layout.display = "none" if note else ""
+        if note is None:
+            show_spec(self.ownership, key_group_ownership_figure(max_p, old_p, new_p))
         show_spec(self.reading, state_reading_figure(plan))
         self.summary.value = _summary_html(plan)
         return True
@@ -116,16 +128,15 @@ def _parallelism_box(value: int, label: str) -> widgets.BoundedIntText:
 def _summary_html(plan: ExchangeRescale) -> str:
     if not plan.carries_channel_state:
         return f"<p>{html.escape(plan.note)}</p>"
-    rows = "".join(
-        "<tr>"
-        f"<td>{d.subtask}</td>"
-        f"<td>{', '.join(map(str, d.input_state_from)) or '-'}</td>"
-        f"<td>{len(d.all_virtual_channels)}</td>"
-        f"<td>{'yes' if d.filters else 'no'}</td>"
-        "</tr>"
-        for d in plan.downstream
-    )
-    return (
-        "<table><tr><th>new subtask</th><th>reads input state of old</th>"
-        "<th>virtual channels</th><th>filters</th></tr>" + rows + "</table>"
+    return html_table(
+        ["new subtask", "reads input state of old", "virtual channels", "filters"],
+        [
+            [
+                d.subtask,
+                ", ".join(map(str, d.input_state_from)) or None,
+                len(d.all_virtual_channels),
+                d.filters,
+            ]
+            for d in plan.downstream
+        ],
     )

@@ -85,6 +85,20 @@ def test_heatmap_shows_owners_and_in_flight_records(
     np.testing.assert_array_equal(old, frame["old_subtask"])
     np.testing.assert_array_equal(new, frame["new_subtask"])
     assert "key groups change subtask" in figure.layout.title.text
+    assert list(figure.data[0].colorbar.tickvals) == [0, 1, 2, 3]  # a colour bar of subtasks
+    with pytest.raises(InvalidParameterError, match="no key groups"):
+        key_group_heatmap(frame.iloc[:0], "source->first", 4, 3)
+
+
+def test_figures_fit_their_container(result: RescaleResult) -> None:
+    exchange, to = result.exchanges[0], result.targets[0]
+    for figure in (
+        movement_sankey(result, exchange, to),
+        subtask_bars(result, exchange, to),
+        sweep_figure(result),
+    ):
+        assert figure.layout.width is None
+        assert figure.layout.autosize is True
 
 
 def test_unknown_exchange_or_parallelism_is_named(result: RescaleResult) -> None:

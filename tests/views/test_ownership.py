@@ -19,6 +19,7 @@ from flinkstate.views.ownership import (
     ownership_graph,
     ownership_spec,
 )
+from flinkstate.views.palette import ALERT, NODE_COLOURS, wrap
 
 
 def _stepped(name: str, steps: int, **overrides: object) -> ScenarioRun:
@@ -134,8 +135,8 @@ def test_a_blocked_subpartition_is_ringed_in_red() -> None:
     assert "<b>blocked</b>" in node["hover"]
     figure = ownership_figure(world)
     trace = next(t for t in figure.data if t.name == "subpartition")
-    index = list(trace.hovertext).index(node["hover"])
-    assert trace.marker.line.color[index] == "#d62728"
+    index = list(trace.hovertext).index(wrap(node["hover"]))
+    assert trace.marker.line.color[index] == ALERT
 
 
 def test_spec_is_valid_plotly_with_a_trace_per_node_kind() -> None:
@@ -146,6 +147,9 @@ def test_spec_is_valid_plotly_with_a_trace_per_node_kind() -> None:
     assert figure.layout.title.text == f"Buffer ownership at step {world.step}"
     names = [t.name for t in figure.data]
     assert names[-len(NODE_KINDS) :] == list(NODE_KINDS)
+    # every node kind in the palette's colour, shared with the timelines
+    for trace in figure.data[-len(NODE_KINDS) :]:
+        assert trace.marker.color == NODE_COLOURS[trace.name]
     assert go.Figure(figure.to_plotly_json()).to_plotly_json() == figure.to_plotly_json()
 
 

@@ -8,6 +8,7 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.network.metrics import BufferCounts
 from flinkstate.recovery.scenarios import run_scenario
 from flinkstate.recovery.whatif import what_if
+from flinkstate.views.palette import GROUP_COLOURS, OWNER_GROUPS
 from flinkstate.views.recovery import owner_counts, owner_timeline_figure, whatif_figure
 
 
@@ -35,9 +36,15 @@ def test_timeline_shows_recovery_owners_and_hides_idle_pools() -> None:
     assert run.simulation is not None
     owners = run.initial_owners
     figure = owner_timeline_figure(run.simulation.events, owners)
-    names = {trace.name for trace in figure.data}
-    assert "recovered" in names
-    assert "network-pool" not in names
+    traces = {trace.name: trace for trace in figure.data}
+    assert set(traces) <= set(OWNER_GROUPS)  # a line per group, not per owner kind
+    recovery = traces["in recovery"]
+    assert "recovered" in recovery.hovertemplate  # the kinds on hover
+    assert recovery.line.color == GROUP_COLOURS["in recovery"]
+    assert traces["in pools"].visible == "legendonly"
+    assert max(recovery.y) == max(
+        owner_counts(run.simulation.events, owners)[list(OWNER_GROUPS["in recovery"])].sum(axis=1)
+    )
     with pytest.raises(InvalidParameterError, match="every must be at least 1"):
         owner_counts(run.simulation.events, owners, every=0)
 

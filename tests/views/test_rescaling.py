@@ -3,10 +3,11 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.rescale import rescale_exchange
+from flinkstate.rescale import Partitioner, rescale_exchange
 from flinkstate.views.rescaling import (
     key_group_owners,
     key_group_ownership_figure,
+    not_keyed_note,
     state_reading_figure,
     state_reading_graph,
 )
@@ -42,3 +43,21 @@ def test_layout_is_stable_across_parameters() -> None:
     b = state_reading_figure(rescale_exchange("rebalance", (3, 2), (3, 2)))
     assert list(a.data[-1].x) == list(b.data[-1].x)
     assert list(a.data[-1].y) == list(b.data[-1].y)
+
+
+def test_only_a_keyed_exchange_has_key_groups() -> None:
+    assert not_keyed_note("keyBy") is None
+    note = not_keyed_note(Partitioner.REBALANCE)
+    assert note is not None
+    assert "not keyed (rebalance()): records go round robin" in note
+    for partitioner in Partitioner:
+        if partitioner is not Partitioner.HASH:
+            assert "no key groups" in (not_keyed_note(partitioner) or "")
+
+
+def test_ownership_heatmap_names_the_subtasks_on_a_colour_bar() -> None:
+    heatmap = key_group_ownership_figure(128, 3, 5).data[0]
+    assert heatmap.showscale is not False
+    assert list(heatmap.colorbar.tickvals) == list(range(5))
+    assert heatmap.zmin == -0.5
+    assert heatmap.zmax == 4.5

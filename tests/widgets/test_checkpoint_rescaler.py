@@ -54,9 +54,13 @@ def test_another_checkpoint_and_exchange(rescaler: CheckpointRescaler) -> None:
     rescaler.checkpoint.value = "rebalance"
     assert rescaler.message.value == ""
     assert rescaler.exchange.options == ("source->map", "map->slow", "slow->sink")
-    assert "rebalance() exchange: no key groups" in rescaler.heatmap.layout.title.text
+    # no empty key-group chart for a rebalance: a sentence instead
+    assert rescaler.heatmap_box.layout.display == "none"
+    assert "not keyed (rebalance()): records go round robin" in rescaler.not_keyed.value
     rescaler.exchange.value = "map->slow"
     assert "map->slow" in rescaler.sankey.layout.title.text
+    assert rescaler.heatmap_box.layout.display == ""
+    assert rescaler.not_keyed.value == ""
     assert "key groups change subtask" in rescaler.heatmap.layout.title.text
     rescaler.to.value = 1
     assert "at 4 -> 1" in rescaler.sankey.layout.title.text

@@ -10,7 +10,8 @@ def test_initial_figures_show_the_default_rescale() -> None:
     assert "63 of 128 key groups change subtask" in explorer.ownership.layout.title.text
     assert "3 -> 2" in explorer.reading.layout.title.text
     assert explorer.message.value == ""
-    assert "<td>0, 1</td>" in explorer.summary.value
+    assert ">0, 1</td>" in explorer.summary.value
+    assert explorer.ownership.layout.width is None  # as wide as the notebook's column
 
 
 def test_changing_parallelism_updates_figures_in_place() -> None:
@@ -49,3 +50,17 @@ def test_filtered_edges_are_drawn_separately() -> None:
     assert filtered.name == "reads, filters"
     assert len([x for x in filtered.x if x is not None]) == 4  # old 1 -> new 0 and new 1
     assert len([x for x in plain.x if x is not None]) == 4
+
+
+def test_a_non_keyed_exchange_has_no_key_group_chart() -> None:
+    explorer = RescaleExplorer()
+    assert explorer.ownership_box.layout.display == ""
+    assert explorer.not_keyed.value == ""
+    explorer.partitioner.value = "REBALANCE"
+    assert explorer.ownership_box.layout.display == "none"
+    assert "not keyed (rebalance()): records go round robin" in explorer.not_keyed.value
+    assert "no key groups" in explorer.not_keyed.value
+    assert "3 -> 2" in explorer.reading.layout.title.text  # who reads what still shows
+    explorer.partitioner.value = "HASH"
+    assert explorer.ownership_box.layout.display == ""
+    assert explorer.not_keyed.value == ""
