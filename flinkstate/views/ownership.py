@@ -24,7 +24,14 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.fetched_channel_state_drainer import FetchedChannelStateDrainer
 from flinkstate.network.recovery import ChannelStateReader
-from flinkstate.network.world import Channel, NetworkWorld, Subpartition, Task
+from flinkstate.network.world import (
+    Channel,
+    Gate,
+    NetworkWorld,
+    ResultPartition,
+    Subpartition,
+    Task,
+)
 from flinkstate.sim.core import Event
 from flinkstate.views.lines import lines_trace
 from flinkstate.views.palette import ALERT, MOVE, NODE_COLOURS, figure_layout, wrap
@@ -63,6 +70,27 @@ def owner_node(owner: str) -> str:
     raise InvalidParameterError(f"no node holds segments of owner {owner!r}")
 
 
+def task_node(task: Task) -> str:
+    """The node of a task (its deserializer holds the buffer it reads)."""
+    return task.name
+
+
+def partition_node(partition: ResultPartition) -> str:
+    return partition_node(partition)
+
+
+def subpartition_node(sub: Subpartition) -> str:
+    return subpartition_node(sub)
+
+
+def gate_node(gate: Gate) -> str:
+    return f"input-gate {gate.name}"
+
+
+def channel_node(channel: Channel) -> str:
+    return f"channel {channel.name}"
+
+
 @dataclass(frozen=True)
 class OwnershipLayout:
     """Where every node of a world is drawn; computed once per job, reused at every step."""
@@ -93,14 +121,14 @@ class OwnershipLayout:
             columns[x] = name if x not in columns else f"{columns[x]}, {name}"
             for task in (t for t in world.tasks.values() if t.operator == name):
                 y = -float(lane_start[name] + task.index)
-                positions[task.name] = (x, y)
-                _place(positions, [f"result-partition {p.name}" for p in task.partitions], x + 1, y)
+                positions[task_node(task)] = (x, y)
+                _place(positions, [partition_node(p) for p in task.partitions], x + 1, y)
                 subs = [s for p in task.partitions for s in p.subpartitions]
-                _place(positions, [f"subpartition {s.name}" for s in subs], x + 2, y)
-                gate_nodes = [f"input-gate {g.name}" for g in task.gates]
+                _place(positions, [subpartition_node(s) for s in subs], x + 2, y)
+                gate_nodes = [gate_node(g) for g in task.gates]
                 _place(positions, gate_nodes, x - 1, y, spread=0.5)
                 channels = [c for g in task.gates for c in g.channels]
-                _place(positions, [f"channel {c.name}" for c in channels], x - 2, y)
+                _place(positions, [channel_node(c) for c in channels], x - 2, y)
                 if task.name in world.readers:
                     positions[world.readers[task.name].name] = (x - 1.0, y - 0.42)
                 if task.name in world.drainers:
@@ -188,11 +216,11 @@ def ownership_graph(
             capacity=nbp.total,
         )
     for task in world.tasks.values():
-        add(task.name, "task", task.name.removeprefix("task "), _task_details(world, task))
+        add(task_node(task), "task", task.name.removeprefix("task "), _task_details(world, task))
         for partition in task.partitions:
             pool = partition.pool
             add(
-                f"result-partition {partition.name}",
+                partition_node(partition),
                 "result-partition",
                 "",
                 [
@@ -203,20 +231,20 @@ def ownership_graph(
             )
             for sub in partition.subpartitions:
                 add(
-                    f"subpartition {sub.name}",
+                    subpartition_node(sub),
                     "subpartition",
                     "",
                     _subpartition_details(sub),
                     sub.blocked,
                 )
                 graph.add_edge(
-                    f"result-partition {partition.name}",
-                    f"subpartition {sub.name}",
+                    partition_node(partition),
+                    subpartition_node(sub),
                     kind="structure",
                 )
-            graph.add_edge(task.name, f"result-partition {partition.name}", kind="structure")
+            graph.add_edge(task_node(task), partition_node(partition), kind="structure")
         for gate in task.gates:
-            node = f"input-gate {gate.name}"
+            node = gate_node(gate)
             pool = gate.pool
             add(
                 node,
@@ -230,9 +258,9 @@ def ownership_graph(
                     *(["demultiplexing virtual channels"] if gate.demultiplexing else []),
                 ],
             )
-            graph.add_edge(node, task.name, kind="structure")
+            graph.add_edge(node, task_node(task), kind="structure")
             for channel in gate.channels:
-                cnode = f"channel {channel.name}"
+                cnode = channel_node(channel)
                 add(
                     cnode,
                     _channel_kind(channel),
@@ -242,7 +270,7 @@ def ownership_graph(
                 )
                 graph.add_edge(cnode, node, kind="structure")
                 graph.add_edge(
-                    f"subpartition {channel.subpartition}",
+                    subpartition_node(world.subpartitions[channel.subpartition]),
                     cnode,
                     kind="remote" if channel.remote else "local",
                 )
@@ -251,13 +279,13 @@ def ownership_graph(
         task = world.tasks[reader.task.removeprefix("task ")]
         for gate in task.gates:
             if not gate.converted:
-                graph.add_edge(reader.name, f"input-gate {gate.name}", kind="restore")
+                graph.add_edge(reader.name, gate_node(gate), kind="restore")
     for drainer in world.drainers.values():
         add(drainer.name, "drainer", "", _drainer_details(world, drainer))
         if drainer.installed and not drainer.finished:
             task = world.tasks[drainer.task.removeprefix("task ")]
             for gate in task.gates:
-                graph.add_edge(drainer.name, f"input-gate {gate.name}", kind="drain")
+                graph.add_edge(drainer.name, gate_node(gate), kind="drain")
     for writer in world.writers.values():
         add(
             writer.name,

@@ -42,12 +42,18 @@ from flinkstate.network.world import (
     Channel,
     Gate,
     NetworkWorld,
-    ResultPartition,
-    Subpartition,
     Task,
 )
 from flinkstate.sim.core import Event
-from flinkstate.views.ownership import OwnershipLayout, ownership_graph
+from flinkstate.views.ownership import (
+    OwnershipLayout,
+    channel_node,
+    gate_node,
+    ownership_graph,
+    partition_node,
+    subpartition_node,
+    task_node,
+)
 
 #: version of the scene's JSON layout (the canvas and pages written from it read this)
 SCENE_VERSION = 1
@@ -228,27 +234,6 @@ def build_scene(
     }
 
 
-def task_node(task: Task) -> str:
-    """The ownership graph's node of a task (its deserializer holds its current buffer)."""
-    return task.name
-
-
-def partition_node(partition: ResultPartition) -> str:
-    return f"result-partition {partition.name}"
-
-
-def subpartition_node(sub: Subpartition) -> str:
-    return f"subpartition {sub.name}"
-
-
-def channel_node(channel: Channel) -> str:
-    return f"channel {channel.name}"
-
-
-def gate_node(gate: Gate) -> str:
-    return f"input-gate {gate.name}"
-
-
 def _actor_place(world: NetworkWorld, event: Event | None) -> str | None:
     """The place of the actor that took the step, or None (the coordinator has none)."""
     if event is None:
@@ -311,11 +296,11 @@ def _place_details(world: NetworkWorld) -> dict[str, dict[str, Any]]:
         }
         for partition in task.partitions:
             pool = partition.pool
-            details[f"result-partition {partition.name}"] = {
+            details[partition_node(partition)] = {
                 "gauge": [pool.requested - len(pool.free), pool.size],
             }
             for sub in partition.subpartitions:
-                details[f"subpartition {sub.name}"] = {"backlog": sub.backlog}
+                details[subpartition_node(sub)] = {"backlog": sub.backlog}
         for gate in task.gates:
             pool = gate.pool
             details[gate_node(gate)] = {
@@ -379,7 +364,7 @@ class _ItemBuilder:
             for partition in task.partitions:
                 down = partition.exchange.downstream
                 for sub in partition.subpartitions:
-                    place = f"subpartition {sub.name}"
+                    place = subpartition_node(sub)
                     yield from self._queue(sub.queue, place, "queue", down, sub.name)
                     if sub.builder is not None:
                         yield self._buffer(
