@@ -76,11 +76,11 @@ def task_node(task: Task) -> str:
 
 
 def partition_node(partition: ResultPartition) -> str:
-    return partition_node(partition)
+    return f"result-partition {partition.name}"
 
 
 def subpartition_node(sub: Subpartition) -> str:
-    return subpartition_node(sub)
+    return f"subpartition {sub.name}"
 
 
 def gate_node(gate: Gate) -> str:
