@@ -77,7 +77,9 @@ class TourWidget:
 
     @property
     def widget(self) -> widgets.Widget:
-        return widgets.VBox([self.panel, self._stepper_widget])
+        whole = widgets.VBox([self.panel, self._stepper_widget])
+        whole.add_class("flinkstate-tour")
+        return whole
 
     def _on_chapter(self, change: dict[str, Any]) -> None:
         if change["new"] is not None and change["new"] != self.stop:

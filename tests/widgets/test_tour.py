@@ -28,6 +28,7 @@ def test_every_stop_of_every_tour_is_shown_with_its_figures(name: str) -> None:
         assert highlight, f"stop {index + 1} of {name} points at nothing"
         assert set(highlight) <= ids
     assert tour.continue_button.disabled
+    assert "flinkstate-tour" in tour.widget._dom_classes  # how a browser finds the tour
     tour.back_button.click()
     assert tour.stop == len(tour.steps) - 2
 

@@ -55,7 +55,7 @@ BLOCKED_SUBPARTITION = Tour(
             "A subpartition blocks",
             "netty handed a consumer the end of a source's recovered output state: that "
             "subpartition is now **blocked** (red frame) until the counter has the event from "
-            "all its sources. {blocked} subpartitions are blocked.",
+            "all its sources. Blocked subpartitions now: {blocked}.",
             on("send", ActorKind.NETTY, _blocked),
             together(actor_place, places_where(is_blocked)),
             _figures,
@@ -81,8 +81,11 @@ BLOCKED_SUBPARTITION = Tour(
             "Expired, and the job fails",
             "Checkpoint {checkpoint} was not acknowledged within {timeout} steps: it expired. "
             "The job tolerates {tolerable} failed checkpoints, so it fails over, only to meet "
-            "the same blocked subpartitions after its next restart. FLINK-39018 lets priority "
-            "events pass a blocked subpartition (explore: blocked_priority=master).",
+            "the same blocked subpartitions after its next restart. FLINK-39018 lets a priority "
+            "event pass a blocked subpartition, but only to a local reader; these channels are "
+            "remote, and a reader holding credit still misses the barrier (FLINK-40519). "
+            "Explore with blocked_priority=fixed, or with master and slots_per_tm=4 (the whole "
+            "job in one TaskManager, every channel local): the checkpoint completes.",
             ended,
             places_where(is_blocked),
             _figures,

@@ -119,8 +119,10 @@ CHECKPOINTING_DURING_RECOVERY = Tour(
         ),
         Stop(
             "Drain finished",
-            "The drainer of {task} delivered everything: an EndOfFetchedChannelStateEvent took "
-            "each channel out of recovery, and credit flows again.",
+            "The drainer of {task} delivered everything and queued an "
+            "EndOfFetchedChannelStateEvent behind the recovered data of each channel. As the "
+            "task consumes that event, the channel leaves recovery and credit flows again; the "
+            "spill files are deleted once no checkpoint still reads them.",
             on("finish-drain", ActorKind.DRAINER),
             actor_place,
             _figures,

@@ -93,8 +93,10 @@ RESCALING_FILTERING = Tour(
         ),
         Stop(
             "Normal processing",
-            "Every task is running again at step {step}. {filtered} recovered records were "
-            "filtered out in all.",
+            "Every task is running again at step {step}, and {filtered} recovered records have "
+            "been filtered out so far. Not all: records of the sources' recovered output state "
+            "still arrive through the converted channels and are filtered as they come (explore "
+            "on to the end of the run to count them all).",
             all_running,
             places_of_kind("task"),
             lambda e, w: {**restore_figures(e, w), "step": w.step},

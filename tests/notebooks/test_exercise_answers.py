@@ -1,0 +1,356 @@
+"""Every "show answer" of a notebook's exercises, clicked in the kernel that ran the notebook.
+
+The notebook runs top to bottom in a fresh kernel. Then one more cell, added here and never
+saved, does for each exercise what its question asks (sets the widgets, goes to the tour's
+stop), reads the figures the screen shows there (a widget's text, the canvas, a table a cell
+displayed), and clicks the exercise's button. Each answer must be computed without a refusal and
+state every figure its screen shows.
+
+A figure is a piece of text the answer must contain, compared with tags stripped and
+thousands separators dropped; ``re:`` makes it a regular expression searched line by line.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
+REPORT = "EXERCISE-REPORT "
+
+
+@dataclass(frozen=True)
+class Screen:
+    """One exercise: words of its question as the page shows them (markup dropped), and
+    kernel code that leaves ``shown``, the figures the screen shows once the widgets are set as
+    the question asks."""
+
+    question: str
+    code: str
+
+
+#: the notebook's tour widgets, found by the tour they show
+TOURS = """
+import gc as _gc
+from flinkstate.widgets.tour import TourWidget as _TourWidget
+
+def tour_at(name, title):
+    tour = next(o for o in _gc.get_objects()
+                if isinstance(o, _TourWidget) and o.tour.name == name)
+    tour.show(next(n for n, s in enumerate(tour.tour.stops) if s.title == title))
+    return tour
+
+def plain(markup):
+    return _html.unescape(_re.sub("<[^>]+>", "", markup))
+
+import html as _html
+import re as _re
+"""
+
+SCREENS: dict[str, list[Screen]] = {
+    "04-rescaling-in-flight-data.ipynb": [
+        Screen(
+            "Rescale keyBy from 4 to 8",
+            """
+explorer.partitioner.value = "HASH"
+shown = []
+for old, new in [(4, 8), (8, 4)]:
+    explorer.old_parallelism.value, explorer.new_parallelism.value = old, new
+    shown.append(f"{old} -> {new}: {explorer.summary.value.count('<td>yes</td>')} of {new}")
+""",
+        ),
+        Screen(
+            "Switch the exchange to rebalance()",
+            """
+explorer.partitioner.value = "REBALANCE"
+shown = []
+for old, new in [(4, 8), (8, 4)]:
+    explorer.old_parallelism.value, explorer.new_parallelism.value = old, new
+    shown.append(f"{old} -> {new}: {explorer.summary.value.count('<td>yes</td>')} of {new}")
+    if old < new:
+        idle = [int(n) for n in _re.findall(r"<tr><td>(\\d+)</td><td>-</td>",
+                                             explorer.summary.value)]
+        shown.append(f"new subtasks {idle} read no input state")
+""",
+        ),
+        Screen(
+            "max par. to 4 and new par. to 7",
+            """
+explorer.partitioner.value = "HASH"
+explorer.old_parallelism.value = 3
+explorer.max_parallelism.value = 4
+explorer.new_parallelism.value = 7
+shown = [plain(explorer.message.value).removeprefix("Not applied: ")]
+""",
+        ),
+        Screen(
+            "choose forward()",
+            """
+explorer.max_parallelism.value = 128
+explorer.partitioner.value = "FORWARD"
+shown = [plain(explorer.summary.value)]
+""",
+        ),
+        Screen(
+            "which new counter drops the most",
+            """
+last = tour_at("rescaling-filtering", "Normal processing")
+step, so_far = _re.search(r"running again at step (\\d+), and (\\d+) recovered",
+                          plain(last.text.value)).groups()
+shown = [f"drops the most, {filtered.max()} records",
+         f"{upscale.filtered_records} are dropped in all", f"step {step}",
+         f"has counted {so_far}"]
+""",
+        ),
+        Screen(
+            "In the Spark widget (checkpoint keyed)",
+            """
+rescaler.checkpoint.value = "keyed"
+shown = []
+for to in (4, 5):
+    rescaler.to.value = to
+    said = _re.sub(r"(?<=\\d),(?=\\d{3})", "", plain(rescaler.summary.value))
+    read, times, moved, filtered_out, records = _re.search(
+        r"(\\d+) bytes read back \\(([\\d.]+) x the checkpoint\\), (\\d+) by another subtask; "
+        r"(\\d+) of (\\d+) records filtered out", said).groups()
+    shown.append(f"at {to}, {read} bytes are read back ({times} x the checkpoint), {moved} "
+                 f"by another subtask, and {filtered_out} of {records} records are filtered")
+""",
+        ),
+    ],
+    "05-restarting-from-a-checkpoint.ipynb": [
+        Screen(
+            "recovers more bytes than the checkpoint",
+            """
+s = run.summary()
+shown = [f"{s['recovered_bytes']} bytes recovered against {s['checkpoint_bytes']} in flight: "
+         f"{s['recovered_bytes'] - s['checkpoint_bytes']} more", f"{s['filtered_records']} in all"]
+""",
+        ),
+        Screen(
+            "why does 7 -> 7 filter nothing",
+            """
+table = {row["counters"]: row for row in rows}
+shown = [f"7 -> 7**: each new counter reads one old counter".replace("**", ""),
+         f"{table['7 -> 7']['records filtered out']} records filtered out"]
+shown += [f"old counter {o} " for o in table["7 -> 2"]["old counters read by more than one"]]
+shown.append(f"{table['7 -> 2']['records filtered out']} filtered out")
+""",
+        ),
+        Screen(
+            "which settings let the restart's first checkpoint complete",
+            """
+shown = []
+for r in held.itertuples():
+    if r.first_checkpoint_step == r.first_checkpoint_step:  # not NaN: it completed
+        shown.append(f"{r.blocked_priority} and {r.slots_per_tm} slot(s) per TaskManager "
+                     f"(step {int(r.first_checkpoint_step)})")
+    else:
+        shown.append(f"{r.blocked_priority} and {r.slots_per_tm} slot(s) ({r.outcome})")
+""",
+        ),
+        Screen(
+            "which record sizes deadlock",
+            """
+shown = [f"re:^E \\\\+ L = {r.buffers_per_channel} \\\\+ {r.floating_buffers} = "
+         f"{r.buffers_per_channel + r.floating_buffers}; {r.record_size}-byte records .*, "
+         f"{r.outcome}$" for r in budget.itertuples()]
+shown.append("Every run ends as the formula predicts.")
+""",
+        ),
+    ],
+    "06-checkpointing-during-recovery.ipynb": [
+        Screen(
+            "with classic recovery and with v2",
+            """
+seed0 = generations[generations["seed"] == 0].drop_duplicates("effective_generation")
+shown = []
+for r in seed0[seed0["effective_generation"].isin(["classic", "v2"])].itertuples():
+    first = ("no checkpoint completes" if r.first_checkpoint_step != r.first_checkpoint_step
+             else f"the first checkpoint completes at step {int(r.first_checkpoint_step)}")
+    shown.append(f"{r.effective_generation}: every task runs from step {r.resumed_step}, "
+                 f"and {first}")
+""",
+        ),
+        Screen(
+            "which counter's fetch spilled the most",
+            """
+top = drainers.sort_values("bytes", ascending=False).iloc[0]
+shown = [f"{top['task'].removeprefix('task ')} spilled the most: {top['bytes']} bytes in "
+         f"{top['spill files']} file(s) and {top['segments']} segments"]
+shown += [t.removeprefix("task ") for t in drainers.loc[drainers["bytes"] == 0, "task"]]
+""",
+        ),
+        Screen(
+            "hover the drainer of the counter",
+            """
+stop = tour_at("checkpointing-during-recovery", "A checkpoint meets the drain")
+task = stop.stepper.simulation.events[-1].action.actor
+place = next(p for p in stop.stepper.canvas.scene["places"]
+             if p["id"] == f"drainer {task.removeprefix('task ')}")
+segment, of, done, size = _re.search(r"committed: segment (\\d+) of (\\d+), ([\\d,]+) of "
+                                     r"([\\d,]+) bytes", plain(place["hover"])).groups()
+shown = [f"step {stop.stepper.current_step} {task.removeprefix('task ')} takes",
+         f"segment {segment} of {of}, with {done} of that segment's {size} bytes"]
+""",
+        ),
+        Screen(
+            "which tasks decline which checkpoints",
+            """
+shown = [f"checkpoint {f.checkpoint} by {f.task.removeprefix('task ')} at step {f.step}"
+         for f in early.world.failures]
+shown += [f.reason.name for f in early.world.failures]
+first = early.world.completed[0]
+shown.append(f"Checkpoint {first.id} completes at step {first.completed_at}")
+""",
+        ),
+        Screen(
+            "copies of one recovered record",
+            """
+shown = [f"holds {len(copies)} recovered records, each at most {max(copies.values())} time",
+         f"up to {max(bad.values())} times ({sum(bad.values())} copies of {len(bad)} records)",
+         ", ".join(sorted({v.invariant for v in result.violations}))]
+""",
+        ),
+        Screen(
+            "set spill_segment_size to 2000",
+            """
+from flinkstate.widgets.comparison import metrics_table
+panel.sides[1].controls["spill_segment_size"].value = 2000
+assert panel.compare()
+metrics = metrics_table(panel.runs, panel.labels)
+spilled = metrics.loc["bytes spilled to disk", panel.labels[1]]
+files = metrics.loc["spill files written", panel.labels[1]]
+before = generations[(generations["effective_generation"] == "v2")
+                     & (generations["seed"] == 0)].iloc[0]["spilled_bytes"]
+shown = [f"{spilled} bytes spilled against {before}: {spilled - before} more, in {files} spill"]
+""",
+        ),
+    ],
+    "07-inspect-a-real-checkpoint.ipynb": [
+        Screen(
+            "For the four keyed-hash-p2-p4 checkpoints",
+            """
+shown = []
+for name, r in six.iterrows():
+    if name.startswith("keyed-hash-p2-p4"):
+        shown.append(f"{name} (inline threshold {r['inline threshold']}, file merging "
+                     f"{r['file merging']}): {r['handles inline']} handles inline")
+        shown.append(f"{r['handles in files']} in {r['files']} file(s)")
+""",
+        ),
+        Screen(
+            "largest chunk of input state in a file",
+            """
+big = six.loc["bigrecord-10k-keyed-p2-p3"]
+shown = [f"largest input chunk in a file is {big['largest input chunk in a file']} bytes",
+         f"no output chunk is longer than {big['largest output chunk in a file']} bytes"]
+""",
+        ),
+        Screen(
+            "has a rebalance exchange and a forward one",
+            """
+r = six.loc["rebalance-forward-p2-p3"]
+shown = [f"Only {', '.join(r['exchanges with in-flight data'])} carries in-flight data: "
+         f"{r['input bytes']} bytes of input state and {r['output bytes']} of output state"]
+""",
+        ),
+        Screen(
+            "at which new parallelisms is no record filtered out",
+            """
+trace = next(t for t in rescaler.sweep.data if t.name.endswith(": filtered records"))
+shown = ["no record is filtered out at "
+         + ", ".join(str(int(x)) for x, y in zip(trace.x, trace.y) if y == 0) + "."]
+""",
+        ),
+    ],
+}
+
+CLICK = """
+import json as _json
+from flinkstate.widgets.exercise import Exercise as _Exercise
+
+_exercises = [o for o in _gc.get_objects() if isinstance(o, _Exercise)]
+_report = {"exercises": len(_exercises), "checked": []}
+for _question, _code in SCREENS:
+    _found = [e for e in _exercises if _question in plain(e.question.value)]
+    assert len(_found) == 1, f"{len(_found)} exercises ask {_question!r}"
+    _space = dict(globals())  # one namespace: what the notebook defined, and what the code sets
+    exec(_code, _space)
+    _found[0].button.click()
+    _report["checked"].append({
+        "question": _question,
+        "shown": [str(figure) for figure in _space["shown"]],
+        "answer": plain(_found[0].shown.value),
+        "button": _found[0].button.description,
+    })
+print(REPORT + _json.dumps(_report))
+"""
+
+
+def _normal(text: str) -> str:
+    """Thousands separators dropped, so 75,100 and 75100 read the same."""
+    return re.sub(r"(?<=\d),(?=\d{3}(?!\d))", "", text)
+
+
+def states(answer: str, figure: str) -> bool:
+    if figure.startswith("re:"):
+        return re.search(figure.removeprefix("re:"), _normal(answer), re.MULTILINE) is not None
+    return _normal(figure) in _normal(answer)
+
+
+def run_and_click(name: str, tmp_path: Path) -> dict[str, object]:
+    notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
+    screens = [(s.question, s.code) for s in SCREENS[name]]
+    setup = f"{TOURS}\nSCREENS = {screens!r}\nREPORT = {REPORT!r}\n"
+    notebook.cells.append(nbformat.v4.new_code_cell(setup + CLICK))
+    client = NotebookClient(
+        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": tmp_path}}
+    )
+    client.execute()  # raises CellExecutionError naming the failing cell
+    printed = "".join(
+        output.get("text", "")
+        for output in notebook.cells[-1].get("outputs", [])
+        if output.get("output_type") == "stream"
+    )
+    report: dict[str, object] = json.loads(printed.split(REPORT, 1)[1])
+    return report
+
+
+def exercise_cells(name: str) -> int:
+    notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
+    return sum(
+        1 for cell in notebook.cells if cell.cell_type == "code" and "Exercise(\n" in cell.source
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SCREENS))
+def test_every_answer_states_what_its_screen_shows(name: str, tmp_path: Path) -> None:
+    report = run_and_click(name, tmp_path)
+    checked = report["checked"]
+    assert isinstance(checked, list)
+    assert report["exercises"] == len(checked) == exercise_cells(name), (
+        "every exercise of the notebook has its screen here, and only those"
+    )
+    for item in checked:
+        answer = html.unescape(item["answer"])
+        assert answer.strip(), f"{item['question']!r}: no answer shown"
+        assert not answer.startswith("No answer"), f"{item['question']!r}: {answer}"
+        assert item["button"] == "answer (computed from the model)"
+        missing = [figure for figure in item["shown"] if not states(answer, figure)]
+        assert not missing, f"{item['question']!r}: the answer\n{answer}\ndoes not state {missing}"
+
+
+def test_figures_are_compared_without_thousands_separators() -> None:
+    assert states("75,100 bytes read back", "75100 bytes")
+    assert states("new subtasks [4, 5, 6, 7]", "[4, 5, 6, 7]")
+    assert states("E + L = 2 + 8 = 10; x\nok, deadlock", r"re:^ok, deadlock$")
+    assert not states("750 bytes", "75 bytes")

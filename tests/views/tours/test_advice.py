@@ -1,0 +1,56 @@
+"""What a tour's text tells the learner happens, or asks them to try, is what the model does."""
+
+from __future__ import annotations
+
+from flinkstate.network.recovery import RUNNING
+from flinkstate.recovery.scenarios import Outcome, prepare_scenario, run_scenario
+from flinkstate.views.tours import TOURS, locate
+
+
+def test_the_blocked_subpartition_tour_ends_with_advice_that_works() -> None:
+    tour = TOURS["blocked-subpartition"]
+    assert "blocked_priority=fixed" in tour.stops[-1].text
+    assert "master and slots_per_tm=4" in tour.stops[-1].text
+    for overrides in (
+        {"blocked_priority": "fixed"},
+        {"blocked_priority": "master", "slots_per_tm": 4},
+    ):
+        run = run_scenario(tour.scenario, seed=tour.seed, overrides=overrides)
+        assert run.outcome is Outcome.RECOVERED, overrides
+        assert run.first_checkpoint_step is not None, overrides
+    # FLINK-39018 alone does not reach a remote reader that holds credit (FLINK-40519)
+    remote = run_scenario(tour.scenario, seed=tour.seed, overrides={"blocked_priority": "master"})
+    assert remote.outcome is Outcome.JOB_FAILED
+
+
+def test_the_rescaling_tour_counts_filtered_records_so_far_not_in_all() -> None:
+    tour = TOURS["rescaling-filtering"]
+    last = locate(tour)[-1]
+    run = run_scenario(tour.scenario, seed=tour.seed, overrides=tour.overrides)
+    world, assignment = run.world, run.assignment
+    assert world is not None
+    assert assignment is not None
+    assert run.resumed_step == last
+    later = [record for (record, _), step in world.filtered.items() if step >= last]
+    assert later, "nothing is filtered after every task runs: the stop's 'not all' is wrong"
+    outputs = {
+        f.record
+        for state in assignment.checkpoint.result_subpartition_state
+        for f in state.fragments
+    }
+    assert set(later) <= outputs  # what comes later is the sources' recovered output state
+
+
+def test_channels_leave_recovery_after_the_drain_as_the_task_consumes_the_end_event() -> None:
+    tour = TOURS["checkpointing-during-recovery"]
+    step = locate(tour)[-1]
+    run = prepare_scenario(tour.scenario, seed=tour.seed, overrides=tour.overrides)
+    simulation, world = run.simulation, run.world
+    assert simulation is not None
+    assert world is not None
+    simulation.run(step)
+    task = world.tasks[simulation.events[-1].action.actor.removeprefix("drainer ")]
+    assert task.phase == RUNNING
+    assert all(c.in_recovery for g in task.gates for c in g.channels)  # events queued, unread
+    simulation.run()
+    assert not any(c.in_recovery for g in task.gates for c in g.channels)
