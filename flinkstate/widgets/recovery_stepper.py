@@ -470,21 +470,20 @@ class RecoveryStepper:
             else refusal(f"No {self.until.value} after this step: stopped at the end of the run.")
         )
         self._sync_slider()
-        self._render(animate=False)
+        self._render(animate=True)
         return found or not kinds
 
     def _move_to(self, target: int) -> None:
         simulation, timelines = self.simulation, self.timelines
         assert simulation is not None
         assert timelines is not None
-        neighbour = abs(target - simulation.step_count) == 1
         if target < simulation.step_count:
             simulation.goto(target)
             timelines.rewind(target)
         else:
             self._advance(target)
         self._sync_slider()
-        self._render(animate=neighbour)
+        self._render(animate=True)  # back and the slider travel too
 
     def _advance(self, target: int, stop_at: tuple[str, ...] = ()) -> bool:
         """Step towards ``target``, recording the timelines; True when it stopped at an action

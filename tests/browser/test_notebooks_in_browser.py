@@ -302,7 +302,8 @@ class NotebookInBrowser:
         print(f"{self.name}: Run All took {time.monotonic() - started:.1f}s")
 
     def step_button(self) -> Locator:
-        buttons = self.page.locator(STEP_BUTTON)
+        """The first step button a reader can press (a tour hides its stepper's controls)."""
+        buttons = self.page.locator(f"{STEP_BUTTON} >> visible=true")
         buttons.first.wait_for(state="visible", timeout=RENDER_TIMEOUT * 1000)
         return buttons.first
 

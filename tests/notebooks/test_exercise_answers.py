@@ -50,6 +50,12 @@ def tour_at(name, title):
 def plain(markup):
     return _html.unescape(_re.sub("<[^>]+>", "", markup))
 
+def rows(markup):
+    # the cells of an HTML table's body rows, as text (its styling left aside)
+    body = markup.split("<tbody>", 1)[-1]
+    return [[plain(cell) for cell in _re.findall(r"<td[^>]*>(.*?)</td>", row)]
+            for row in _re.findall(r"<tr>(.*?)</tr>", body)]
+
 import html as _html
 import re as _re
 """
@@ -63,7 +69,8 @@ explorer.partitioner.value = "HASH"
 shown = []
 for old, new in [(4, 8), (8, 4)]:
     explorer.old_parallelism.value, explorer.new_parallelism.value = old, new
-    shown.append(f"{old} -> {new}: {explorer.summary.value.count('<td>yes</td>')} of {new}")
+    filtering = sum(1 for row in rows(explorer.summary.value) if row[-1] == "yes")
+    shown.append(f"{old} -> {new}: {filtering} of {new}")
 """,
         ),
         Screen(
@@ -73,10 +80,10 @@ explorer.partitioner.value = "REBALANCE"
 shown = []
 for old, new in [(4, 8), (8, 4)]:
     explorer.old_parallelism.value, explorer.new_parallelism.value = old, new
-    shown.append(f"{old} -> {new}: {explorer.summary.value.count('<td>yes</td>')} of {new}")
+    filtering = sum(1 for row in rows(explorer.summary.value) if row[-1] == "yes")
+    shown.append(f"{old} -> {new}: {filtering} of {new}")
     if old < new:
-        idle = [int(n) for n in _re.findall(r"<tr><td>(\\d+)</td><td>-</td>",
-                                             explorer.summary.value)]
+        idle = [int(row[0]) for row in rows(explorer.summary.value) if row[1] == "-"]
         shown.append(f"new subtasks {idle} read no input state")
 """,
         ),
