@@ -24,7 +24,7 @@ class RecoveryCanvas(anywidget.AnyWidget):
     """A scene (:func:`flinkstate.views.scene.build_scene`) and the captions beside it.
 
     ``captions`` holds ``[step, sentence]`` pairs, newest first. ``animate`` false draws the
-    next scene in place (for jumps, where travelling items would mislead).
+    next scene in place (a new run, a lane opened); otherwise what moved travels.
     """
 
     _esm = CANVAS_MODULE
