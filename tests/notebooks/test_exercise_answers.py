@@ -50,7 +50,7 @@ def tour_at(name, title):
 def plain(markup):
     return _html.unescape(_re.sub("<[^>]+>", "", markup))
 
-def rows(markup):
+def table_rows(markup):
     # the cells of an HTML table's body rows, as text (its styling left aside)
     body = markup.split("<tbody>", 1)[-1]
     return [[plain(cell) for cell in _re.findall(r"<td[^>]*>(.*?)</td>", row)]
@@ -69,7 +69,7 @@ explorer.partitioner.value = "HASH"
 shown = []
 for old, new in [(4, 8), (8, 4)]:
     explorer.old_parallelism.value, explorer.new_parallelism.value = old, new
-    filtering = sum(1 for row in rows(explorer.summary.value) if row[-1] == "yes")
+    filtering = sum(1 for row in table_rows(explorer.summary.value) if row[-1] == "yes")
     shown.append(f"{old} -> {new}: {filtering} of {new}")
 """,
         ),
@@ -80,10 +80,10 @@ explorer.partitioner.value = "REBALANCE"
 shown = []
 for old, new in [(4, 8), (8, 4)]:
     explorer.old_parallelism.value, explorer.new_parallelism.value = old, new
-    filtering = sum(1 for row in rows(explorer.summary.value) if row[-1] == "yes")
+    filtering = sum(1 for row in table_rows(explorer.summary.value) if row[-1] == "yes")
     shown.append(f"{old} -> {new}: {filtering} of {new}")
     if old < new:
-        idle = [int(row[0]) for row in rows(explorer.summary.value) if row[1] == "-"]
+        idle = [int(row[0]) for row in table_rows(explorer.summary.value) if row[1] == "-"]
         shown.append(f"new subtasks {idle} read no input state")
 """,
         ),
