@@ -63,11 +63,7 @@ def load_topology_trace(path: Path, *, step: int | None = None) -> Simulation:
     with TraceReader(path) as reader:
         header = reader.header
         where = reader.where(reader.header_line)
-        if header.kind != TOPOLOGY_TRACE:
-            raise TraceError(
-                f"{where}: a trace of {header.kind} {header.name}, not of a topology"
-                + ("; load it with load_scenario_trace" if header.kind == "scenario" else "")
-            )
+        reader.expect_kind(TOPOLOGY_TRACE, {"scenario": "load_scenario_trace"})
         try:
             item = topology(header.name)
             check_parameters(reader, item.resolve(header.overrides))

@@ -110,11 +110,7 @@ def load_scenario_trace(
     with TraceReader(path) as reader:
         header = reader.header
         where = reader.where(reader.header_line)
-        if header.kind != SCENARIO_TRACE:
-            raise TraceError(
-                f"{where}: a trace of {header.kind} {header.name}, not of a scenario"
-                + ("; load it with load_topology_trace" if header.kind == "topology" else "")
-            )
+        reader.expect_kind(SCENARIO_TRACE, {"topology": "load_topology_trace"})
         marker = scanned.phase(phase)
         target = check_step(marker, step)
         max_steps = header.max_steps if header.max_steps is not None else 2_000_000

@@ -215,6 +215,17 @@ class TraceReader:
     def where(self, line: int) -> str:
         return f"{self.path}:{line}"
 
+    def expect_kind(self, kind: str, others: Mapping[str, str]) -> None:
+        """Refuse a trace of another kind of run, naming the loader its kind needs
+        (``others``: kind -> that loader's name)."""
+        header = self.header
+        if header.kind != kind:
+            loader = others.get(header.kind)
+            raise TraceError(
+                f"{self.where(self.header_line)}: a trace of {header.kind} {header.name}, "
+                f"not of a {kind}" + (f"; load it with {loader}" if loader else "")
+            )
+
     # -- the header ---------------------------------------------------------------------------
 
     def _read_header(self) -> tuple[int, TraceHeader]:

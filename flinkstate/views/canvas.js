@@ -131,7 +131,6 @@ function geometry(scene, width) {
     if (members.length) bandRows += Math.ceil(members.length / perRow);
   }
   return {
-    scale,
     width: full,
     height: jobHeight + 24 + bandRows * BAND_ROW + 12,
     bandTop: jobHeight,
