@@ -12,12 +12,13 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 export PYSPARK_PYTHON ?= $(abspath $(BIN)/python)
 
-.PHONY: lab test lint typecheck pytest bench bench-smoke real-checkpoints reference-values lock clean help
+.PHONY: lab test lint typecheck pytest bench bench-smoke fuzz real-checkpoints reference-values lock clean help
 
 help:
 	@echo "make lab    start JupyterLab on 127.0.0.1:$(LAB_PORT) in notebooks/ (Spark embedded)"
 	@echo "make test   ruff, mypy and the whole pytest suite (notebooks included)"
 	@echo "make bench  run the benchmarks and print ratios against their in-run baselines"
+	@echo "make fuzz   read thousands of broken checkpoints (MUTATIONS=5000 SEED=0)"
 	@echo "make real-checkpoints  run small Flink jobs and keep their unaligned checkpoints"
 	@echo "                       (VARIANTS=a,b RUN_SECONDS=12 OUT=data/generated-checkpoints)"
 
@@ -52,6 +53,13 @@ bench: $(STAMP)
 
 bench-smoke: $(STAMP)
 	$(BIN)/python -m benchmarks --smoke
+
+# The checkpoint reader against thousands of broken copies of the committed checkpoints
+# (MUTATIONS=5000 SEED=0): counts of clean errors, answers and failures, failures listed.
+MUTATIONS ?= 5000
+SEED ?= 0
+fuzz: $(STAMP)
+	$(BIN)/python -m tests.flinkcheckpoint.fuzz --mutations $(MUTATIONS) --seed $(SEED)
 
 # The flink extra (apache-flink: Flink's jars and its Java gateway) in an environment of its own,
 # since its pins differ from constraints.txt; then small back-pressured jobs on a local Flink,

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from hypothesis import settings
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -16,6 +17,11 @@ if TYPE_CHECKING:
 # Every Spark session of the test process (the fixture, the command line run in-process, the
 # notebooks' kernels) is the same small embedded one, whichever test starts it first.
 os.environ.setdefault("FLINKSTATE_SPARK_MASTER", "local[2]")
+
+# Property tests check what holds, never how fast: a busy 2-core machine makes single
+# examples slow, and hypothesis's per-example deadline would fail them for it.
+settings.register_profile("flinkstate", deadline=None)
+settings.load_profile("flinkstate")
 
 REFERENCE = Path(__file__).parent / "reference" / "flink-2.3.0-arithmetic.json"
 

@@ -1,13 +1,15 @@
 """The ``flinkstate`` command line.
 
 Every error a user can cause is one of the package's own exceptions; ``main`` prints its
-message and returns a non-zero status instead of showing a traceback. Ctrl-C during ``run``
-ends the same way, with what was written (status 130).
+message and returns a non-zero status instead of showing a traceback. Ctrl-C ends any command
+with one line (status 130; ``run`` says what it had written whole, every other command writes
+its files whole or not at all), and a reader that closes the pipe (``| head``) ends it quietly.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -28,6 +30,8 @@ from flinkstate.errors import FlinkstateError
 
 #: Exit status for a user error (bad parameter, bad key); argparse uses the same.
 USAGE_ERROR = 2
+#: Exit status when the reader of standard output went away: a shell's for SIGPIPE
+CLOSED_PIPE = 128 + 13
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,6 +62,18 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print("flinkstate: interrupted; nothing written", file=sys.stderr)
+        return INTERRUPTED
+    except BrokenPipeError:
+        # Nothing more can reach the reader; Python's own flush at exit must not complain.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return CLOSED_PIPE
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
@@ -70,7 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"flinkstate: error: {error}", file=sys.stderr)
         return USAGE_ERROR
     except OSError as error:
-        print(f"flinkstate: error: {error.filename or ''}: {error.strerror}", file=sys.stderr)
+        if isinstance(error, BrokenPipeError):
+            raise
+        where = f"{error.filename}: " if error.filename else ""
+        print(f"flinkstate: error: {where}{error.strerror or error}", file=sys.stderr)
         return USAGE_ERROR
     except CommandInterrupted as interruption:
         print(f"flinkstate: {interruption}", file=sys.stderr)
@@ -79,4 +98,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(output, tuple):
         output, status = output
     print(output)
+    sys.stdout.flush()
     return int(status)

@@ -157,11 +157,6 @@ def render(summary: dict[str, Any]) -> str:
                 ],
             ),
         ]
-        parts += [
-            f"entries of {k['operator']}[{k['subtask']}] not counted: {k['entries_unreadable']}"
-            for k in summary["keyed_state"]
-            if k["entries_unreadable"]
-        ]
     parts += [
         "",
         render_table(
@@ -226,6 +221,9 @@ def render(summary: dict[str, Any]) -> str:
             else ""
         ),
     ]
+    if summary["warnings"]:
+        parts += ["", f"{len(summary['warnings'])} warning(s):"]
+        parts += [f"  warning: {w}" for w in summary["warnings"]]
     return "\n".join(parts)
 
 

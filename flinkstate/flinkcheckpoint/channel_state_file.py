@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from flinkstate.errors import CheckpointFormatError
 from flinkstate.flinkcheckpoint.files import StateFiles
-from flinkstate.flinkcheckpoint.handles import ChannelStateHandle
+from flinkstate.flinkcheckpoint.handles import ByteStreamStateHandle, ChannelStateHandle
 
 #: ``ChannelStateSerializerImpl.SERIALIZATION_VERSION``
 SERIALIZATION_VERSION = 0
@@ -44,7 +44,17 @@ class ChannelData:
 
 
 def read_channel(handle: ChannelStateHandle, files: StateFiles) -> ChannelData:
+    """A channel's chunks, checked against the handle: each inside the stream, and together
+    exactly the state size Flink declared (4 bytes of length per chunk, plus the version
+    header of an inlined stream), so that a changed offset or length cannot go unseen."""
     if handle.delegate is None:
+        if handle.state_size or handle.offsets:
+            raise CheckpointFormatError(
+                f"the {handle.kind} handle of subtask {handle.subtask}",
+                0,
+                f"no offsets and no size for a handle without a stream, found "
+                f"{len(handle.offsets)} offsets and {handle.state_size} bytes",
+            )
         return ChannelData(handle, (), b"")
     stream = files.stream(handle.delegate)
     where = files.describe(handle.delegate)
@@ -73,4 +83,15 @@ def read_channel(handle: ChannelStateHandle, files: StateFiles) -> ChannelData:
             )
         chunks.append(Chunk(offset, length))
         parts.append(stream[offset + 4 : offset + 4 + length])
+    covered = sum(HEADER_LENGTH + c.length for c in chunks)
+    if isinstance(handle.delegate, ByteStreamStateHandle):
+        covered += HEADER_LENGTH  # an inlined stream counts its own version header
+    if handle.state_size != covered:
+        raise CheckpointFormatError(
+            where,
+            handle.offsets[0] if handle.offsets else 0,
+            f"the {covered} bytes the {handle.kind} handle of subtask {handle.subtask}, "
+            f"{handle.gate_or_partition}/{handle.channel_or_subpartition} covers (its chunks "
+            f"and their lengths) to be its declared state size, found {handle.state_size}",
+        )
     return ChannelData(handle, tuple(chunks), b"".join(parts))

@@ -9,10 +9,15 @@ bytes left before a list of that size is built.
 
 from __future__ import annotations
 
+import mmap
 import struct
 from typing import NoReturn
 
 from flinkstate.errors import CheckpointFormatError
+
+#: how deep anything nested in a checkpoint may go (serializer snapshots, record types, Java
+#: objects): far beyond what jobs use, far below Python's recursion limit
+MAX_NESTING = 64
 
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
@@ -24,7 +29,7 @@ class DataInput:
 
     __slots__ = ("_data", "pos", "source")
 
-    def __init__(self, data: bytes, source: str, pos: int = 0) -> None:
+    def __init__(self, data: bytes | mmap.mmap, source: str, pos: int = 0) -> None:
         self._data = data
         self.source = source
         self.pos = pos

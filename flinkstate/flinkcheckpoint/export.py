@@ -62,7 +62,17 @@ def key_function(spec: str) -> Callable[[object], int]:
     modulus = None if match.group(2) is None else int(match.group(2))
 
     def key(value: object) -> int:
-        part = value if field is None else value[field]  # type: ignore[index]
+        if field is None:
+            part = value
+        else:
+            try:
+                part = value[field]  # type: ignore[index]
+            except (IndexError, TypeError, KeyError):
+                size = len(value) if hasattr(value, "__len__") else 1
+                raise InvalidParameterError(
+                    f"key {spec!r} reads field {field}, but the records have {size} field(s) "
+                    f"(f0 to f{size - 1}), e.g. {value!r}"
+                ) from None
         if not isinstance(part, int):
             raise InvalidParameterError(f"key {spec!r} of {value!r} is not an integer")
         return part if modulus is None else _java_rem(part, modulus)
@@ -94,6 +104,14 @@ def to_dataset(
     metadata = read_metadata(directory)
     channels = logical_channels(metadata, edges)
     chosen = {c.edge for c in channels}
+    named = {name for edge in chosen for name in (str(edge), exchange_name(edge))}
+    unknown = sorted(set(exchanges) - named)
+    if unknown:
+        raise InvalidParameterError(
+            f"no exchange {', '.join(map(repr, unknown))} carried channel state in checkpoint "
+            f"{metadata.checkpoint_id}; its exchanges are: "
+            + (", ".join(sorted(exchange_name(e) for e in chosen)) or "none")
+        )
     specs = {edge: _spec(edge, exchanges) for edge in chosen}
     _check_covered(metadata, channels)
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in SCHEMAS}

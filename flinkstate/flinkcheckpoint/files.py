@@ -10,12 +10,16 @@ Relative handles resolve against the ``chk-N`` directory, as in Flink.
 
 from __future__ import annotations
 
+import contextlib
 import mmap
+import os
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from types import TracebackType
+from typing import BinaryIO
 
 from flinkstate.errors import CheckpointFormatError
+from flinkstate.filekinds import special_kind
 from flinkstate.flinkcheckpoint.handles import (
     ByteStreamStateHandle,
     EmptySegmentFileStateHandle,
@@ -57,10 +61,15 @@ class StateFiles:
         self.close()
 
     def close(self) -> None:
+        """Unmap every file. A view still in use (held by an error's traceback, or by a
+        caller) keeps its map alive until it is collected: closing must never replace the
+        error being reported with a ``BufferError``."""
         for view in self._maps.values():
-            view.release()
+            with contextlib.suppress(BufferError):
+                view.release()
         for mapped in self._mmaps:
-            mapped.close()
+            with contextlib.suppress(BufferError):
+                mapped.close()
         self._maps.clear()
         self._mmaps.clear()
 
@@ -96,10 +105,20 @@ class StateFiles:
             return memoryview(handle.data)
         if isinstance(handle, EmptySegmentFileStateHandle):
             return memoryview(b"")
-        if isinstance(handle, RelativeFileStateHandle):
-            return self._file(self.checkpoint_dir / handle.relative_path, handle.relative_path)
-        if isinstance(handle, FileStateHandle):
-            return self._file(self.local_path(handle.path), handle.path)
+        if isinstance(handle, RelativeFileStateHandle | FileStateHandle):
+            if isinstance(handle, RelativeFileStateHandle):
+                path, stored = self.checkpoint_dir / handle.relative_path, handle.relative_path
+            else:
+                path, stored = self.local_path(handle.path), handle.path
+            view = self._file(path, stored)
+            if len(view) != handle.size:
+                raise CheckpointFormatError(
+                    str(path),
+                    min(len(view), handle.size),
+                    f"the {handle.size} bytes the checkpoint's metadata gives this file, "
+                    f"found {len(view)}",
+                )
+            return view
         view = self._file(self.local_path(handle.physical_path), handle.physical_path)
         if handle.start + handle.size > len(view):
             raise CheckpointFormatError(
@@ -114,13 +133,14 @@ class StateFiles:
         view = self._maps.get(path)
         if view is not None:
             return view
+        what = f"a state file the checkpoint's metadata names ({stored})"
         try:
-            with path.open("rb") as file:
-                size = path.stat().st_size
+            with open_regular(path, what) as file:
+                size = os.fstat(file.fileno()).st_size
                 if size == 0:
                     view = memoryview(b"")
                 else:
-                    mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+                    mapped = map_file(file, path, what)
                     self._mmaps.append(mapped)
                     view = memoryview(mapped)
         except FileNotFoundError:
@@ -130,7 +150,39 @@ class StateFiles:
                 f"a state file the checkpoint's metadata names ({stored}); give reroot= a "
                 "mapping from where it was written to where it is now",
             ) from None
-        except IsADirectoryError:
-            raise CheckpointFormatError(str(path), 0, "a state file, found a directory") from None
         self._maps[path] = view
         return view
+
+
+def map_file(file: BinaryIO, path: Path, what: str) -> mmap.mmap:
+    """An open file mapped read-only: its pages are read when touched, so a file of
+    gigabytes costs only the bytes really read."""
+    try:
+        return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise CheckpointFormatError(str(path), 0, f"{what} that can be mapped ({reason})") from None
+
+
+def open_regular(path: Path, what: str) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file (symbolic links followed); a
+    :class:`CheckpointFormatError` naming ``what`` otherwise. Special files are refused from
+    their ``stat``, before anything opens them; ``FileNotFoundError`` is left to the caller,
+    which knows what a missing file means."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise
+    except ValueError:  # a NUL byte in a path read from the checkpoint
+        raise CheckpointFormatError(
+            repr(str(path)), 0, f"{what}: a path without NUL bytes"
+        ) from None
+    except OSError as error:
+        raise CheckpointFormatError(str(path), 0, f"{what} ({error.strerror})") from None
+    kind = special_kind(mode)
+    if kind is not None:
+        raise CheckpointFormatError(str(path), 0, f"{what}, a regular file, found {kind}")
+    try:
+        return path.open("rb")
+    except OSError as error:
+        raise CheckpointFormatError(str(path), 0, f"{what} ({error.strerror})") from None

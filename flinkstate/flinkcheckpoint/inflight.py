@@ -80,44 +80,207 @@ class ChannelRecords:
         return tuple(e for e in self.elements if e.is_record)
 
 
-def _sides(
-    metadata: CheckpointMetadata,
-) -> tuple[
-    dict[tuple[str, int], list[ChannelStateHandle]], dict[tuple[str, int], list[ChannelStateHandle]]
-]:
-    outputs: dict[tuple[str, int], list[ChannelStateHandle]] = {}
-    inputs: dict[tuple[str, int], list[ChannelStateHandle]] = {}
+#: one end of an exchange: (operator id, partition or gate index)
+End = tuple[str, int]
+Side = dict[End, list[ChannelStateHandle]]
+
+
+def _sides(metadata: CheckpointMetadata) -> tuple[Side, Side]:
+    """Channel handles with data by (operator id, partition) and by (operator id, gate)."""
+    outputs: Side = {}
+    inputs: Side = {}
     for operator, handle in metadata.channel_handles():
         side = inputs if handle.input else outputs
         side.setdefault((operator.operator_id, handle.gate_or_partition), []).append(handle)
     return outputs, inputs
 
 
+def _fits(metadata: CheckpointMetadata, up: End, down: End, sides: tuple[Side, Side]) -> bool:
+    """Whether a partition may feed a gate: another operator, and every index on each side
+    below the other side's parallelism (an input channel's index is the upstream subtask, a
+    subpartition's the downstream subtask, on the all-to-all exchanges that carry state)."""
+    outputs, inputs = sides
+    if up[0] == down[0]:
+        return False
+    up_op, down_op = metadata.by_id(up[0]), metadata.by_id(down[0])
+    return all(h.channel_or_subpartition < up_op.parallelism for h in inputs.get(down, [])) and all(
+        h.channel_or_subpartition < down_op.parallelism for h in outputs.get(up, [])
+    )
+
+
 def infer_edges(metadata: CheckpointMetadata) -> tuple[Edge, ...]:
-    """The exchanges that carried channel state, where the indices leave one choice."""
-    outputs, inputs = _sides(metadata)
-    by_id = {o.operator_id: o for o in metadata.operators}
-    edges = []
-    for (down_id, gate), in_handles in sorted(inputs.items()):
-        down = by_id[down_id]
-        fits = [
-            (up_id, partition)
-            for (up_id, partition), out_handles in sorted(outputs.items())
-            if up_id != down_id
-            and all(h.channel_or_subpartition < by_id[up_id].parallelism for h in in_handles)
-            and all(h.channel_or_subpartition < down.parallelism for h in out_handles)
+    """The exchanges that carried channel state: every gate with input state matched to its
+    own partition with output state, where the indices leave exactly one way to do it.
+
+    A pipelined result partition feeds one gate, so gates and partitions are matched one to
+    one (a union's two gates are told apart by which upstream's parallelism their channel
+    indices fit). Where no matching or more than one covers all the state, nothing is
+    guessed: :class:`InvalidParameterError` lists the ``--edge`` options to give.
+    """
+    sides = _sides(metadata)
+    outputs, inputs = sides
+    gates = sorted(inputs)
+    partitions = sorted(outputs)
+    fits = {g: [p for p in partitions if _fits(metadata, p, g, sides)] for g in gates}
+    matchings: list[dict[End, End]] = []
+
+    def match(index: int, chosen: dict[End, End]) -> None:
+        if len(matchings) > 1:
+            return
+        if index == len(gates):
+            if set(chosen.values()) == set(partitions):
+                matchings.append(dict(chosen))
+            return
+        gate = gates[index]
+        for partition in fits[gate]:
+            if partition not in chosen.values():
+                chosen[gate] = partition
+                match(index + 1, chosen)
+                del chosen[gate]
+
+    if len(gates) >= len(partitions):
+        match(0, {})
+    if len(matchings) == 1:
+        (found,) = matchings
+        return tuple(
+            Edge(metadata.by_id(up[0]).label, up[1], metadata.by_id(down[0]).label, down[1])
+            for down, up in sorted(found.items())
+        )
+    raise InvalidParameterError(_ambiguity(metadata, gates, partitions, fits, bool(matchings)))
+
+
+def _ambiguity(
+    metadata: CheckpointMetadata,
+    gates: list[End],
+    partitions: list[End],
+    fits: dict[End, list[End]],
+    several: bool,
+) -> str:
+    """Why the edges cannot be inferred, and the ``--edge`` options that would say them."""
+
+    def label(key: End) -> str:
+        return f"{metadata.by_id(key[0]).label}:{key[1]}"
+
+    sides = _sides(metadata)
+    stateless = [o for o in metadata.operators if not any(k[0] == o.operator_id for k in sides[0])]
+    options = []
+    for gate in gates:
+        # upstreams with output state that fit, then those without any (their buffers empty)
+        ups = fits[gate] + [
+            (o.operator_id, 0)
+            for o in stateless
+            if _fits(metadata, (o.operator_id, 0), gate, sides)
         ]
-        if len(fits) == 1:
-            up_id, partition = fits[0]
-            edges.append(Edge(by_id[up_id].label, partition, down.label, gate))
-    return tuple(edges)
+        options += [f"--edge '{label(up)}>{label(gate)}'" for up in ups]
+    fed = {up for gate in gates for up in fits[gate]}
+    for partition in partitions:
+        if partition not in fed:
+            options += [
+                f"--edge '{label(partition)}>{o.label}:GATE'"
+                for o in metadata.operators
+                if _fits(metadata, partition, (o.operator_id, 0), sides)
+            ]
+    why = (
+        "the in-flight data fits more than one set of exchanges"
+        if several
+        else "no set of exchanges accounts for all the in-flight data (an upstream or a "
+        "downstream side of an exchange has no channel state)"
+    )
+    return (
+        f"cannot tell which output partition feeds which input gate: {why}; name every "
+        f"exchange with --edge UP:PARTITION>DOWN:GATE, from: {', '.join(options[:12]) or 'none'}"
+    )
+
+
+def check_edges(metadata: CheckpointMetadata, edges: Iterable[Edge]) -> tuple[str, ...]:
+    """Edges the user named, refused unless each is one that can exist: operators that are
+    there, state on at least one side, indices that fit, no gate or partition twice. The
+    state no edge accounts for comes back as warnings (it is left out of the channels)."""
+    sides = _sides(metadata)
+    outputs, inputs = sides
+    used_gates: dict[End, Edge] = {}
+    used_partitions: dict[End, Edge] = {}
+    for edge in edges:
+        up, down = _operator(metadata, edge.upstream), _operator(metadata, edge.downstream)
+        out_key, in_key = (up.operator_id, edge.partition), (down.operator_id, edge.gate)
+        if up.operator_id == down.operator_id:
+            raise InvalidParameterError(f"edge {edge} goes from an operator to itself")
+        if out_key not in outputs and in_key not in inputs:
+            have_in = sorted({g for (o, g) in inputs if o == down.operator_id})
+            have_out = sorted({q for (o, q) in outputs if o == up.operator_id})
+            raise InvalidParameterError(
+                f"edge {edge} matches no channel state: {down.label} has input state on "
+                f"gate(s) {_list(have_in)}, {up.label} has output state on partition(s) "
+                f"{_list(have_out)}"
+            )
+        if not _fits(metadata, out_key, in_key, sides):
+            raise InvalidParameterError(
+                f"edge {edge} does not fit: {down.label}'s input channels on gate "
+                f"{edge.gate} need an upstream of more than {up.parallelism} subtasks, or "
+                f"{up.label}'s subpartitions need a downstream of more than "
+                f"{down.parallelism} (is the edge reversed?)"
+            )
+        for used, key in ((used_gates, in_key), (used_partitions, out_key)):
+            if key in used:
+                raise InvalidParameterError(f"edges {used[key]} and {edge} share an end")
+            used[key] = edge
+    # An end without state may be real (an output whose buffers were empty), but not while its
+    # operator has state on that side at an index no edge names: then the index is wrong.
+    for edge in used_gates.values():
+        up, down = _operator(metadata, edge.upstream), _operator(metadata, edge.downstream)
+        for side, used, operator, index, what in (
+            (outputs, used_partitions, up, edge.partition, "output state on partition"),
+            (inputs, used_gates, down, edge.gate, "input state on gate"),
+        ):
+            if (operator.operator_id, index) in side:
+                continue
+            unnamed = sorted(
+                i for (o, i) in side if o == operator.operator_id and (o, i) not in used
+            )
+            if unnamed:
+                raise InvalidParameterError(
+                    f"edge {edge}: {operator.label} has no {what} {index}; it has {what}(s) "
+                    f"{_list(unnamed)}, which no --edge names"
+                )
+    warnings = []
+    for (operator_id, index), handles in sorted(inputs.items()):
+        if (operator_id, index) not in used_gates:
+            warnings.append(_left_out(metadata, operator_id, "input", "gate", index, handles))
+    for (operator_id, index), handles in sorted(outputs.items()):
+        if (operator_id, index) not in used_partitions:
+            warnings.append(_left_out(metadata, operator_id, "output", "partition", index, handles))
+    return tuple(warnings)
+
+
+def _left_out(
+    metadata: CheckpointMetadata,
+    operator_id: str,
+    side: str,
+    what: str,
+    index: int,
+    handles: list[ChannelStateHandle],
+) -> str:
+    size = sum(h.state_size for h in handles)
+    return (
+        f"the {side} state of {metadata.by_id(operator_id).label} {what} {index} "
+        f"({len(handles)} channel(s), {size} bytes) is on no --edge: left out of the logical "
+        "channels"
+    )
+
+
+def _list(values: list[int]) -> str:
+    return ", ".join(map(str, values)) if values else "none"
 
 
 def logical_channels(
     metadata: CheckpointMetadata, edges: Iterable[Edge] | None = None
 ) -> tuple[LogicalChannel, ...]:
     """Every (upstream subtask, downstream subtask) pair of each edge that has state."""
-    chosen = infer_edges(metadata) if edges is None else tuple(edges)
+    if edges is None:
+        chosen = infer_edges(metadata)
+    else:
+        chosen = tuple(edges)
+        check_edges(metadata, chosen)
     outputs, inputs = _sides(metadata)
     channels = []
     for edge in chosen:
@@ -132,11 +295,6 @@ def logical_channels(
             for h in inputs.get((down.operator_id, edge.gate), [])
         }
         for up_sub, down_sub in sorted(set(outs) | set(ins)):
-            if up_sub >= up.parallelism or down_sub >= down.parallelism:
-                raise InvalidParameterError(
-                    f"edge {edge} does not fit: subtask {up_sub} -> {down_sub} for parallelism "
-                    f"{up.parallelism} -> {down.parallelism}"
-                )
             channels.append(
                 LogicalChannel(
                     edge,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from flinkstate.flinkcheckpoint.datainput import DataInput
+from flinkstate.flinkcheckpoint.datainput import MAX_NESTING, DataInput
 
 STREAM_MAGIC = 0xACED
 STREAM_VERSION = 5
@@ -37,7 +37,6 @@ SC_EXTERNALIZABLE = 0x04
 SC_BLOCK_DATA = 0x08
 #: bytes of each primitive field type code
 PRIMITIVE_SIZES = {"B": 1, "C": 2, "D": 8, "F": 4, "I": 4, "J": 8, "S": 2, "Z": 1}
-MAX_DEPTH = 64
 
 
 @dataclass
@@ -55,8 +54,8 @@ class _Walker:
 
     def content(self, depth: int) -> object:
         r = self.r
-        if depth > MAX_DEPTH:
-            r.fail(f"Java serialized objects nested at most {MAX_DEPTH} deep")
+        if depth > MAX_NESTING:
+            r.fail(f"Java serialized objects nested at most {MAX_NESTING} deep")
         at = r.pos
         tc = r.u8("a Java serialization type code")
         if tc == TC_NULL:
@@ -181,8 +180,8 @@ class _Walker:
         current: _ClassDesc | None = desc
         while current is not None:
             chain.append(current)
-            if len(chain) > MAX_DEPTH:
-                self.r.fail(f"a class hierarchy at most {MAX_DEPTH} deep")
+            if len(chain) > MAX_NESTING:
+                self.r.fail(f"a class hierarchy at most {MAX_NESTING} deep")
             current = current.parent
         for cls in reversed(chain):
             if cls.flags & SC_EXTERNALIZABLE:
@@ -196,10 +195,12 @@ class _Walker:
                 self.annotation(depth)
 
     def value(self, code: str, depth: int) -> None:
-        if code in "L[":
+        if code in ("L", "["):
             self.content(depth + 1)
-        else:
+        elif code in PRIMITIVE_SIZES:
             self.r.raw(PRIMITIVE_SIZES[code], f"a Java {code} field value")
+        else:
+            self.r.fail(f"a Java type code (B, C, D, F, I, J, S, Z, L or [), found {code!r}")
 
 
 def skip_java_object(reader: DataInput, what: str) -> None:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from flinkstate.errors import CheckpointFormatError
-from flinkstate.flinkcheckpoint.datainput import DataInput
+from flinkstate.flinkcheckpoint.datainput import MAX_NESTING, DataInput
 from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import KeyGroupsStateHandle
 from flinkstate.flinkcheckpoint.stream_element import ValueDecoder, tuple_decoder, value_decoder
@@ -209,7 +209,9 @@ class _UnknownLayout(Exception):
     """A snapshot whose body cannot be stepped over: the rest of the proxy is unreadable."""
 
 
-def _versioned_snapshot(data: DataInput, what: str) -> Serializer:
+def _versioned_snapshot(data: DataInput, what: str, depth: int = 0) -> Serializer:
+    if depth > MAX_NESTING:
+        data.fail(f"serializer snapshots nested at most {MAX_NESTING} deep ({what})")
     name = data.utf(f"the snapshot class of {what}")
     data.i32(f"the snapshot version of {what}")
     if name in _SIMPLE:
@@ -234,7 +236,7 @@ def _versioned_snapshot(data: DataInput, what: str) -> Serializer:
         data.fail(f"the nested snapshots' magic number {NESTED_MAGIC} of {what}", at)
     data.i32(f"the nested snapshots' version of {what}")
     nested = tuple(
-        _versioned_snapshot(data, f"{what}'s nested serializer {i}")
+        _versioned_snapshot(data, f"{what}'s nested serializer {i}", depth + 1)
         for i in range(data.count(f"nested serializers of {what}", 6))
     )
     expected = {_TIMER: 2, _LIST: 1, _MAP: 2}.get(name)
@@ -294,6 +296,7 @@ def _map(key: ValueDecoder, value: ValueDecoder) -> ValueDecoder:
         entries: dict[object, object] = {}
         for _ in range(size):
             k, at = key(data, at)
+            k = _frozen(k)
             null = data[at]
             if null > 1:
                 raise ValueError(f"a null flag (0 or 1), found {null}")
@@ -305,6 +308,17 @@ def _map(key: ValueDecoder, value: ValueDecoder) -> ValueDecoder:
         return entries, at
 
     return read
+
+
+def _frozen(key: object) -> object:
+    """A map key as a dictionary key: Flink's maps may be keyed by a ``List`` or a ``Map``
+    (compared by ``equals``, element by element), which become a tuple of their elements or
+    of their (key, value) pairs."""
+    if isinstance(key, list):
+        return tuple(_frozen(k) for k in key)
+    if isinstance(key, dict):
+        return tuple((k, _frozen(v)) for k, v in key.items())
+    return key
 
 
 def _timer(key: ValueDecoder, namespace: ValueDecoder) -> ValueDecoder:

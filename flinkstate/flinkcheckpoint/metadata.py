@@ -11,12 +11,15 @@ deserialized here, only recognised by its stream header and skipped.
 
 from __future__ import annotations
 
+import mmap
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from flinkstate.errors import CheckpointFormatError
 from flinkstate.flinkcheckpoint.datainput import DataInput
+from flinkstate.flinkcheckpoint.files import map_file, open_regular
 from flinkstate.flinkcheckpoint.handles import (
     OPERATOR_STATE_MODES,
     ByteStreamStateHandle,
@@ -37,6 +40,11 @@ from flinkstate.flinkcheckpoint.handles import (
     StreamTag,
 )
 from flinkstate.flinkcheckpoint.javaserial import skip_java_object
+from flinkstate.keygroups import (
+    UPPER_BOUND_MAX_PARALLELISM,
+    KeyGroupRange,
+    compute_key_group_range_for_operator_index,
+)
 
 #: ``Checkpoints.HEADER_MAGIC_NUMBER``
 MAGIC = 0x4960672D
@@ -48,6 +56,14 @@ SUPPORTED_VERSIONS = (5, 6, 7)
 _MIN_OPERATOR = 2 + 2 + 16 + 4 + 4 + 1 + 4
 _MIN_SUBTASK = 4
 _MIN_CHANNEL_HANDLE = 1 + 4 + 8 + 1
+
+
+#: a subtask's channel-state handle as stored: one channel's, or Flink 2.3's merged one
+ChannelHandle = MergedChannelStateHandle | ChannelStateHandle
+
+
+def _unmerged(handle: ChannelHandle) -> tuple[ChannelStateHandle, ...]:
+    return handle.channels if isinstance(handle, MergedChannelStateHandle) else (handle,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,18 +83,15 @@ class SubtaskState:
     raw_operator_state: OperatorStateHandle | None
     managed_keyed_state: KeyedStateHandle | None
     raw_keyed_state: KeyedStateHandle | None
-    input_channel_state: tuple[MergedChannelStateHandle | ChannelStateHandle, ...]
-    result_subpartition_state: tuple[MergedChannelStateHandle | ChannelStateHandle, ...]
+    input_channel_state: tuple[ChannelHandle, ...]
+    result_subpartition_state: tuple[ChannelHandle, ...]
     #: version 7: the checkpoint whose state this subtask reuses, if any
     ref_checkpoint_id: int | None = None
 
     def channel_handles(self) -> Iterator[ChannelStateHandle]:
         """Every channel's handle, merged ones unpacked, input side first."""
         for handle in (*self.input_channel_state, *self.result_subpartition_state):
-            if isinstance(handle, MergedChannelStateHandle):
-                yield from handle.channels
-            else:
-                yield handle
+            yield from _unmerged(handle)
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,6 +138,10 @@ class CheckpointMetadata:
         known = ", ".join(o.label for o in self.operators)
         raise KeyError(f"no operator {key!r} in checkpoint {self.checkpoint_id}; known: {known}")
 
+    def by_id(self, operator_id: str) -> OperatorState:
+        """An operator by its id hex, which the reader itself found in the file."""
+        return next(o for o in self.operators if o.operator_id == operator_id)
+
     def channel_handles(self) -> Iterator[tuple[OperatorState, ChannelStateHandle]]:
         for operator in self.operators:
             for subtask in operator.subtasks:
@@ -133,20 +150,26 @@ class CheckpointMetadata:
 
 
 def read_metadata(path: str | Path) -> CheckpointMetadata:
-    """Read a ``_metadata`` file, or the one in a ``chk-N`` directory."""
+    """Read a ``_metadata`` file, or the one in a ``chk-N`` directory.
+
+    The file is mapped, not read: a huge or sparse file costs only the bytes the parser
+    really reads, and every count in it is checked against what remains before it is used.
+    """
     target = Path(path)
     if target.is_dir():
         target = target / "_metadata"
     try:
-        data = target.read_bytes()
+        file = open_regular(target, "a checkpoint _metadata file")
     except FileNotFoundError:
         raise CheckpointFormatError(str(target), 0, "a checkpoint _metadata file") from None
-    except IsADirectoryError:
-        raise CheckpointFormatError(str(target), 0, "a file, found a directory") from None
-    return parse_metadata(data, str(target))
+    with file:
+        if os.fstat(file.fileno()).st_size == 0:
+            return parse_metadata(b"", str(target))
+        with map_file(file, target, "a checkpoint _metadata file") as data:
+            return parse_metadata(data, str(target))
 
 
-def parse_metadata(data: bytes, source: str = "_metadata") -> CheckpointMetadata:
+def parse_metadata(data: bytes | mmap.mmap, source: str = "_metadata") -> CheckpointMetadata:
     reader = DataInput(data, source)
     magic = reader.i32("the magic number") & 0xFFFFFFFF
     if magic != MAGIC:
@@ -161,9 +184,13 @@ def parse_metadata(data: bytes, source: str = "_metadata") -> CheckpointMetadata
     body = _Body(reader, version)
     checkpoint_id = reader.i64("the checkpoint id")
     masters = tuple(body.master_state() for _ in range(reader.count("master states", 8)))
-    operators = tuple(
-        body.operator_state() for _ in range(reader.count("operator states", _MIN_OPERATOR))
-    )
+    operators: list[OperatorState] = []
+    for _ in range(reader.count("operator states", _MIN_OPERATOR)):
+        at = reader.pos
+        operator = body.operator_state()
+        if any(o.operator_id == operator.operator_id for o in operators):
+            reader.fail(f"each operator once, found operator id {operator.operator_id} again", at)
+        operators.append(operator)
     trailer = reader.pos
     skip_java_object(reader, "the Java-serialized CheckpointProperties after the last operator")
     if reader.remaining:
@@ -171,7 +198,7 @@ def parse_metadata(data: bytes, source: str = "_metadata") -> CheckpointMetadata
             f"the end of the file after CheckpointProperties, {reader.remaining} bytes remain"
         )
     return CheckpointMetadata(
-        source, version, checkpoint_id, masters, operators, trailer, len(data)
+        source, version, checkpoint_id, masters, tuple(operators), trailer, len(data)
     )
 
 
@@ -204,10 +231,10 @@ class _Body:
         operator_id = r.raw(16, "the operator id").hex()
         parallelism = r.i32("the operator parallelism")
         max_parallelism = r.i32("the operator max parallelism")
-        if parallelism < 1 or max_parallelism < parallelism:
+        if not 1 <= parallelism <= max_parallelism <= UPPER_BOUND_MAX_PARALLELISM:
             r.fail(
-                f"parallelism >= 1 and max parallelism >= parallelism, found {parallelism} "
-                f"and {max_parallelism}",
+                f"1 <= parallelism <= max parallelism <= {UPPER_BOUND_MAX_PARALLELISM}, found "
+                f"{parallelism} and {max_parallelism}",
                 r.pos - 8,
             )
         at = r.pos
@@ -224,15 +251,20 @@ class _Body:
             r.fail(f"a number of subtask states (or -1), found {count}", at)
         subtasks: list[SubtaskState] = []
         finished: list[int] = []
+        seen: set[int] = set()
         for _ in range(count):
             at = r.pos
             index = r.i32("a subtask index")
+            subtask = -index - 1 if index < 0 else index
+            if subtask >= parallelism:
+                r.fail(f"a subtask index below the parallelism {parallelism}, found {subtask}", at)
+            if subtask in seen:
+                r.fail(f"each subtask once, found subtask {subtask} again", at)
+            seen.add(subtask)
             if index < 0:
-                finished.append(-index - 1)
+                finished.append(subtask)
                 continue
-            if index >= parallelism:
-                r.fail(f"a subtask index below the parallelism {parallelism}, found {index}", at)
-            subtasks.append(self.subtask_state(index))
+            subtasks.append(self.subtask_state(index, parallelism, max_parallelism))
         return OperatorState(
             operator_id,
             name,
@@ -245,26 +277,57 @@ class _Body:
             False,
         )
 
-    def subtask_state(self, index: int) -> SubtaskState:
+    def subtask_state(self, index: int, parallelism: int, max_parallelism: int) -> SubtaskState:
         r = self.r
         managed_op = self.operator_handle("managed operator state") if self._flag() else None
         raw_op = self.operator_handle("raw operator state") if self._flag() else None
-        managed_keyed = self.keyed_handle("managed keyed state")
-        raw_keyed = self.keyed_handle("raw keyed state")
+        owned = compute_key_group_range_for_operator_index(max_parallelism, parallelism, index)
+        managed_keyed = self.keyed_handle("managed keyed state", owned)
+        raw_keyed = self.keyed_handle("raw keyed state", owned)
+        at = r.pos
         inputs = tuple(
             self.channel_handle(True)
             for _ in range(r.count("input channel state handles", _MIN_CHANNEL_HANDLE))
         )
+        self._check_channels(inputs, index, at)
+        at = r.pos
         outputs = tuple(
             self.channel_handle(False)
             for _ in range(r.count("result subpartition state handles", _MIN_CHANNEL_HANDLE))
         )
+        self._check_channels(outputs, index, at)
         ref = None
         if self.version >= 7 and r.boolean("the reference checkpoint marker"):
             ref = r.i64("the reference checkpoint id")
         return SubtaskState(
             index, managed_op, raw_op, managed_keyed, raw_keyed, inputs, outputs, ref
         )
+
+    def _check_channels(self, handles: tuple[ChannelHandle, ...], index: int, at: int) -> None:
+        """A subtask's channel handles are its own, and name each channel once."""
+        seen: set[tuple[int, int]] = set()
+        for handle in handles:
+            channels = _unmerged(handle)
+            side = "input channel" if handle.input else "result subpartition"
+            if isinstance(handle, MergedChannelStateHandle):
+                total = sum(c.state_size for c in channels)
+                if handle.state_size != total:
+                    self.r.fail(
+                        f"a merged {side} handle's state size to be its channels' sum {total}, "
+                        f"found {handle.state_size}",
+                        at,
+                    )
+            for channel in channels:
+                if channel.subtask != index:
+                    self.r.fail(
+                        f"the {side} state of subtask {index}, found a handle of subtask "
+                        f"{channel.subtask}",
+                        at,
+                    )
+                key = (channel.gate_or_partition, channel.channel_or_subpartition)
+                if key in seen:
+                    self.r.fail(f"each {side} once, found {key[0]}/{key[1]} again", at)
+                seen.add(key)
 
     def _flag(self) -> bool:
         at = self.r.pos
@@ -315,14 +378,14 @@ class _Body:
 
     # -- keyed handles
 
-    def keyed_handle(self, what: str) -> KeyedStateHandle | None:
+    def keyed_handle(self, what: str, owned: KeyGroupRange) -> KeyedStateHandle | None:
         r = self.r
         at = r.pos
         tag = r.u8(f"the handle type of {what}")
         if tag == StreamTag.NULL:
             return None
         if tag in (StreamTag.KEY_GROUPS, StreamTag.KEY_GROUPS_V2, StreamTag.SAVEPOINT_KEY_GROUPS):
-            first, last = self._key_group_range(what)
+            first, last = self._key_group_range(what, owned)
             offsets = tuple(r.i64(f"a key-group offset of {what}") for _ in range(last - first + 1))
             delegate = self.stream_handle(f"the stream of {what}")
             handle_id = (
@@ -333,7 +396,7 @@ class _Body:
             v2 = tag == StreamTag.INCREMENTAL_KEY_GROUPS_V2
             checkpoint_id = r.i64(f"the checkpoint id of {what}")
             backend = r.utf(f"the backend id of {what}")
-            first, last = self._key_group_range(what)
+            first, last = self._key_group_range(what, owned)
             size = self._size(what) if v2 else None
             meta = self.stream_handle(f"the meta data of {what}")
             shared = self._local_paths(f"shared files of {what}")
@@ -356,14 +419,23 @@ class _Body:
             )
         r.fail(f"a keyed state handle type (0, 3, 5, 7, 11 or 12) for {what}, found {tag}", at)
 
-    def _key_group_range(self, what: str) -> tuple[int, int]:
+    def _key_group_range(self, what: str, owned: KeyGroupRange) -> tuple[int, int]:
+        """A handle's key groups: those its subtask owns (``KeyGroupRangeAssignment``), as a
+        snapshot covers its backend's range and nothing else."""
         r = self.r
         at = r.pos
         first = r.i32(f"the first key group of {what}")
         count = r.i32(f"the number of key groups of {what}")
         if first < 0 or count < 0 or count * 8 > r.remaining:
             r.fail(f"a key-group range of {what}, found start {first} and {count} groups", at)
-        return first, first + count - 1
+        last = first + count - 1
+        if (first, last) != (owned.start, owned.end):
+            r.fail(
+                f"the key groups its subtask owns, [{owned.start}, {owned.end}], for {what}; "
+                f"found [{first}, {last}]",
+                at,
+            )
+        return first, last
 
     def _local_paths(self, what: str) -> tuple[HandleAndLocalPath, ...]:
         r = self.r
@@ -407,7 +479,7 @@ class _Body:
 
     # -- channel handles
 
-    def channel_handle(self, input: bool) -> MergedChannelStateHandle | ChannelStateHandle:
+    def channel_handle(self, input: bool) -> ChannelHandle:
         r = self.r
         side = "input channel" if input else "result subpartition"
         if self.version < 6:  # ChannelStateHandleSerializerV1: unmerged, no type byte

@@ -27,6 +27,7 @@ from enum import IntEnum
 import numpy as np
 
 from flinkstate.errors import CheckpointFormatError, InvalidParameterError
+from flinkstate.flinkcheckpoint.datainput import MAX_NESTING
 
 _I32 = struct.Struct(">i")
 _I64 = struct.Struct(">q")
@@ -226,7 +227,7 @@ def _value(data: bytes, start: int, end: int, value: ValueDecoder | None, source
         return None
     try:
         decoded, stop = value(data, start)
-    except (IndexError, struct.error, UnicodeDecodeError, ValueError) as bad:
+    except (IndexError, struct.error, UnicodeDecodeError, ValueError, OverflowError) as bad:
         raise CheckpointFormatError(source, start, f"a value the decoder reads ({bad})") from None
     if stop != end:
         raise CheckpointFormatError(
@@ -294,6 +295,8 @@ def read_string(data: bytes, at: int) -> tuple[object, int]:
     units = []
     for _ in range(length):
         unit, at = _varint(data, at)
+        if unit > 0xFFFF:
+            raise ValueError(f"a UTF-16 unit (at most 0xFFFF), found 0x{unit:X}")
         units.append(unit)
     return b"".join(u.to_bytes(2, "big") for u in units).decode("utf-16-be", "surrogatepass"), at
 
@@ -376,6 +379,10 @@ def value_decoder(type_name: str) -> ValueDecoder:
     """A decoder for a scalar type (``Long``, ``Integer``, ``Short``, ``Byte``, ``Double``,
     ``Float``, ``Boolean``, ``String``), or ``TupleN<...>`` or ``Row<...>`` of them."""
     name = type_name.replace(" ", "")
+    if _nesting(name) > MAX_NESTING:
+        raise InvalidParameterError(
+            f"a record type nested at most {MAX_NESTING} deep, got {_nesting(name)} levels"
+        )
     if name in _SCALARS:
         return _SCALARS[name]
     match = re.fullmatch(r"Tuple(\d+)<(.+)>", name)
@@ -391,6 +398,15 @@ def value_decoder(type_name: str) -> ValueDecoder:
         f"no decoder for {type_name!r}: known are {', '.join(_SCALARS)}, and TupleN<...> and "
         "Row<...> of them; pass your own decoder for other types"
     )
+
+
+def _nesting(name: str) -> int:
+    """How deep ``<...>`` nest in a type name (checked before the recursive parse)."""
+    depth = deepest = 0
+    for char in name:
+        depth += (char == "<") - (char == ">")
+        deepest = max(deepest, depth)
+    return deepest
 
 
 def _split(fields: str) -> list[str]:

@@ -10,7 +10,13 @@ from typing import Any
 from flinkstate.flinkcheckpoint.channel_state_file import read_channel
 from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import KeyGroupsStateHandle
-from flinkstate.flinkcheckpoint.inflight import Edge, logical_channels, read_records
+from flinkstate.flinkcheckpoint.inflight import (
+    Edge,
+    check_edges,
+    infer_edges,
+    logical_channels,
+    read_records,
+)
 from flinkstate.flinkcheckpoint.keyed_state import read_keyed_state
 from flinkstate.flinkcheckpoint.metadata import read_metadata
 from flinkstate.flinkcheckpoint.stream_element import Row, ValueDecoder
@@ -32,6 +38,9 @@ def summarize(
     """Everything ``flinkstate inspect`` shows, as plain JSON-ready values."""
     directory = checkpoint_dir(path)
     metadata = read_metadata(directory)
+    chosen = infer_edges(metadata) if edges is None else tuple(edges)
+    #: what the reader could not check or had to leave out, said in the tables and the JSON
+    warnings = list(check_edges(metadata, chosen)) if edges is not None else []
     operators = []
     keyed = []
     channels = []
@@ -63,6 +72,11 @@ def summarize(
                             "entries_unreadable": snapshot.unreadable,
                         }
                     )
+                    if snapshot.unreadable:
+                        warnings.append(
+                            f"keyed state entries of {operator.label}[{subtask.index}] not "
+                            f"counted: {snapshot.unreadable}"
+                        )
                 for op_handle in (subtask.managed_operator_state, subtask.raw_operator_state):
                     if op_handle is not None:
                         operator_bytes += op_handle.state_size
@@ -100,8 +114,14 @@ def summarize(
                 }
             )
         logical = []
-        for pair in logical_channels(metadata, edges):
+        for pair in logical_channels(metadata, chosen):
             records = read_records(pair, files, value, lambda h: read[id(h)])
+            if records.trailing:
+                warnings.append(
+                    f"channel {pair.edge} {pair.upstream_subtask}->{pair.downstream_subtask} "
+                    f"ends {records.trailing} bytes inside a record: its data is not whole "
+                    "records, which Flink never writes"
+                )
             values = [r.value for r in records.records if r.value is not None]
             logical.append(
                 {
@@ -133,6 +153,7 @@ def summarize(
             "split_records": sum(c["split_record"] for c in logical),
             "unclean_channels": sum(1 for c in logical if c["trailing_bytes"]),
         },
+        "warnings": warnings,
     }
 
 

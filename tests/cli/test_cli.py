@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -110,3 +113,47 @@ def test_module_entry_point_runs_without_traceback() -> None:
     assert bad.returncode == 2
     assert "Traceback" not in bad.stderr
     assert "parallelism 0" in bad.stderr
+
+
+def test_a_closed_pipe_ends_quietly() -> None:
+    """``keygroup ... | head -2`` used to end in a ``BrokenPipeError`` traceback."""
+    command = [sys.executable, "-m", "flinkstate", "keygroup", "-p", "32768", "-m", "32768"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as process:
+        assert process.stdout is not None
+        assert process.stderr is not None
+        first = process.stdout.readline()
+        process.stdout.close()  # the reader goes away, as head does
+        errors = process.stderr.read().decode()
+        status = process.wait(timeout=60)
+    assert first.startswith(b"max parallelism 32768")
+    assert errors == ""
+    assert status == 141
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["whatif", "keyed-upscale", "--vary", "records=2000,4000,6000,8000", "--seeds", "0,1,2"],
+    ],
+    ids=["whatif"],
+)
+def test_ctrl_c_ends_any_command_in_one_line(command: list[str], tmp_path: Path) -> None:
+    """Ctrl-C used to end every command but ``run`` in a KeyboardInterrupt traceback."""
+    args = [str(tmp_path / "out") if a == "OUT" else a for a in command]
+    with subprocess.Popen(
+        [sys.executable, "-m", "flinkstate", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        time.sleep(6)  # imports done, work under way
+        assert process.poll() is None, process.communicate()
+        process.send_signal(signal.SIGINT)
+        out, errors = process.communicate(timeout=60)
+    assert process.returncode == 130
+    assert "Traceback" not in errors
+    assert errors.replace("\r", "\n").strip().splitlines()[-1] == (
+        "flinkstate: interrupted; nothing written"
+    )
+    assert out == ""
+    assert not (tmp_path / "out").exists()

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from flinkstate.cli import main
+from flinkstate.flinkcheckpoint import real_checkpoint
 from tests.flinkcheckpoint.test_metadata import CHECKPOINTS, ground_truth
 
 
@@ -90,3 +91,64 @@ def test_export_writes_a_dataset_rescale_can_read(
     }
     assert main([*args, "--exchange", "nonsense"]) == 2
     assert "--exchange takes UP->DOWN=PARTITIONER[:KEY]" in capsys.readouterr().err
+
+
+def test_a_union_counts_the_records_of_both_gates(capsys: pytest.CaptureFixture[str]) -> None:
+    """Before, only the gate from the 3-subtask upstream was inferred: 2,308 of 5,420 records
+    were counted, with exit 0."""
+    assert main(["inspect", str(real_checkpoint("union-keyed-p2-p3-p4")), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    edges = {c["edge"] for c in summary["logical_channels"]}
+    assert edges == {"to-record:0>slow-counter:0", "to-record-b:0>slow-counter:1"}
+    logical = summary["logical_channels"]
+    assert sum(c["input_bytes"] for c in logical) == summary["totals"]["input_bytes"] == 136384
+    assert sum(c["output_bytes"] for c in logical) == summary["totals"]["output_bytes"] == 83568
+    assert summary["totals"]["records"] == 5420
+    assert summary["warnings"] == []
+
+
+def test_warnings_are_in_the_tables_and_the_json(capsys: pytest.CaptureFixture[str]) -> None:
+    checkpoint = str(real_checkpoint("union-keyed-p2-p3-p4"))
+    edge = ["--edge", "to-record:0>slow-counter:0"]
+    assert main(["inspect", checkpoint, *edge]) == 0
+    out = capsys.readouterr().out
+    assert "2 warning(s):" in out
+    assert "warning: the input state of slow-counter gate 1 (7 channel(s), 51236 bytes)" in out
+    assert main(["inspect", checkpoint, *edge, "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["warnings"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--edge", "to-record:1>slow-counter:0"], "to-record has no output state on partition 1"),
+        (["--edge", "slow-counter:0>to-record:0"], "matches no channel state"),
+        (
+            ["--export", "EXPORT", "--exchange", "to-record->slow-counter=hash:f5%1000"],
+            "reads field 5, but the records have 2",
+        ),
+        (
+            [
+                "--export",
+                "EXPORT",
+                "--exchange",
+                "to-record->slow-counter=hash:f0%1000",
+                "--exchange",
+                "up->down=rebalance",
+            ],
+            "no exchange 'up->down'",
+        ),
+        (["--record-type", "Tuple1<" * 1500 + "Long" + ">" * 1500], "nested at most 64 deep"),
+    ],
+)
+def test_edges_exchanges_and_types_that_are_not_there_are_refused(
+    args: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    checkpoint = str(real_checkpoint("keyed-hash-p2-p4"))
+    args = [str(tmp_path / "out") if a == "EXPORT" else a for a in args]
+    assert main(["inspect", checkpoint, *args]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1
+    assert "Traceback" not in err
+    assert not (tmp_path / "out").exists()

@@ -119,3 +119,16 @@ def test_key_notation(spec: str, value: object, key: int) -> None:
 def test_a_key_notation_that_is_not_one_is_refused(spec: str) -> None:
     with pytest.raises(InvalidParameterError, match="a key is f<N>"):
         key_function(spec)
+
+
+def test_a_key_field_the_records_do_not_have_is_named() -> None:
+    """``f5`` on a 2-field record used to end in ``IndexError``."""
+    with pytest.raises(InvalidParameterError, match="reads field 5, but the records have 2"):
+        key_function("f5%1000")((1, "x"))
+
+
+def test_an_exchange_the_checkpoint_does_not_have_is_refused() -> None:
+    """An ``--exchange`` for an edge without state used to be ignored."""
+    checkpoint = next(p for p in CHECKPOINTS if p.parents[1].name == "keyed-hash-p2-p4")
+    with pytest.raises(InvalidParameterError, match=r"no exchange 'a->b' .* to-record->slow"):
+        to_dataset(checkpoint, {**KEYED, "a->b": ExchangeSpec("rebalance")}, value=TUPLE)

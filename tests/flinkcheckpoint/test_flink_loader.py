@@ -21,7 +21,7 @@ from flinkstate.flinkcheckpoint.metadata import read_metadata
 from flinkstate.flinkcheckpoint.stream_element import value_decoder
 from flinkstate.flinkcheckpoint.summary import summarize
 from tests.flinkcheckpoint.test_metadata import (
-    CHECKPOINTS,
+    COMMITTED,
     channel,
     delegate,
     keyed_handles,
@@ -33,7 +33,7 @@ LOADER = ROOT / "tools" / "real-checkpoints" / "flink_loader.py"
 GENERATED = ROOT / "data" / "generated-checkpoints"
 FLINK_PYTHON = Path(os.environ.get("FLINKSTATE_FLINK_PYTHON", ROOT / ".venv-flink/bin/python"))
 MADE = sorted(p.parent for p in GENERATED.glob("*/*/chk-*/_metadata"))
-ALL = [*CHECKPOINTS, *MADE]
+ALL = [*COMMITTED, *MADE]
 
 
 def _ids(path: Path) -> str:

@@ -373,3 +373,47 @@ def test_mutated_snapshots_fail_only_with_a_format_error(
     if failure is not None:
         assert failure.file == "inline bytes 'kg' in _metadata"
         assert 0 <= failure.offset <= len(mutated)
+
+
+def test_a_map_state_keyed_by_a_list_is_read() -> None:
+    """Flink writes a ``MapState<List<Long>, Long>`` legally; its keys used to end in
+    ``TypeError: unhashable type: 'list'``. A List key becomes a tuple of its elements."""
+    list_of_long = composite(f"{BASE}ListSerializerSnapshot", [simple("Long")])
+    states = [
+        state(
+            "by-path",
+            0,
+            "MAP",
+            {
+                "NAMESPACE_SERIALIZER": VOID,
+                "VALUE_SERIALIZER": composite(
+                    f"{BASE}MapSerializerSnapshot", [list_of_long, simple("Long")]
+                ),
+            },
+        )
+    ]
+    key = struct.pack(">iqq", 2, 1, 2)  # [1, 2]
+    value = struct.pack(">i", 1) + key + b"\x00" + struct.pack(">q", 42)
+    entry = b"\x00" + struct.pack(">q", 7) + value
+    data = proxy(states)
+    offsets = (len(data),)
+    data += struct.pack(">i", 4) + struct.pack(">hi", 0, 1) + entry
+    with StateFiles(Path(".")) as files:
+        entries = list(keyed_entries(handle(data, offsets), files))
+    assert entries == [Entry(4, "by-path", 7, None, {(1, 2): 42})]
+
+
+def test_serializer_snapshots_nested_too_deep_are_a_format_error() -> None:
+    """A List of a List of ... 200 deep used to end in ``RecursionError``."""
+    nested = simple("Long")
+    for _ in range(200):
+        nested = composite(f"{BASE}ListSerializerSnapshot", [nested])
+    states = [state("deep", 0, "VALUE", {"NAMESPACE_SERIALIZER": VOID, "VALUE_SERIALIZER": nested})]
+    data = proxy(states)
+    offsets = (len(data),)
+    data += struct.pack(">i", 4) + struct.pack(">hi", 0, 0)
+    with (
+        StateFiles(Path(".")) as files,
+        pytest.raises(CheckpointFormatError, match="nested at most 64 deep"),
+    ):
+        read_keyed_state(handle(data, offsets), files)

@@ -193,3 +193,19 @@ def test_a_row_in_a_record() -> None:
     body = b"\x01" + row(2, [struct.pack(">q", 1), string_value("x")])
     decoded = decode(framed(body), value_decoder("Row<Long,String>"))
     assert [e.value for e in decoded.elements] == [Row("+U", (1, "x"))]
+
+
+def test_a_string_unit_beyond_utf16_is_a_format_error() -> None:
+    """A varint unit above 0xFFFF used to end in ``OverflowError``."""
+    value = _varint(2) + b"\xff\xff\x7f"  # one character, unit 0x1FFFFF
+    data = framed(b"\x00" + struct.pack(">q", 0) + value)
+    with pytest.raises(CheckpointFormatError, match="a UTF-16 unit"):
+        decode(data, value_decoder("String"))
+
+
+def test_a_record_type_nested_too_deep_is_refused_before_parsing() -> None:
+    """1,500 levels used to end in ``RecursionError``."""
+    deep = "Tuple1<" * 1500 + "Long" + ">" * 1500
+    with pytest.raises(InvalidParameterError, match="nested at most 64 deep, got 1500"):
+        value_decoder(deep)
+    assert value_decoder("Tuple1<" * 10 + "Long" + ">" * 10) is not None

@@ -3,7 +3,8 @@
 // with Flink's loader (tools/real-checkpoints/flink_loader.py).
 //
 // Usage: java -cp <pyflink/lib/*>:<classes> CheckpointJob KEY=VALUE ...
-//   variant=NAME topology=keyed|rebalance out=DIR seconds=N upstream=P downstream=P
+//   variant=NAME topology=keyed|rebalance|union out=DIR seconds=N upstream=P downstream=P
+//   second_upstream=P (union: the parallelism of the second source)
 //   payload=CHARS sleep_micros=N inline_threshold=SIZE file_merging=true|false
 // Records are Tuple2<Long,String>: a sequence number from fromSequence and "p<seq>" padded with
 // 'x'. The keyed topology keys by f0 % 1000 into a counter that sleeps per record, which
@@ -188,8 +189,39 @@ public class CheckpointJob {
                     .setParallelism(downstream)
                     .uid("sink")
                     .name("sink");
+        } else if (topology.equals("union")) {
+            // Two sources united before one keyBy: the keyed operator reads two input gates,
+            // one per upstream job vertex, with one logical input over both.
+            int secondUpstream = Integer.parseInt(arg.getOrDefault("second_upstream", "3"));
+            DataStream<Tuple2<Long, String>> second =
+                    env.fromSequence(0, Long.MAX_VALUE)
+                            .setParallelism(secondUpstream)
+                            .uid("source-b")
+                            .name("source-b")
+                            .map(new ToRecord(payload))
+                            .returns(Types.TUPLE(Types.LONG, Types.STRING))
+                            .setParallelism(secondUpstream)
+                            .uid("to-record-b")
+                            .name("to-record-b");
+            description.append("topology=[source -> to-record] (p=").append(upstream)
+                    .append(") UNION [source-b -> to-record-b] (p=").append(secondUpstream)
+                    .append(") --HASH(keyBy f0%1000)--> [slow-counter (ValueState<Long>) -> sink] (p=")
+                    .append(downstream).append(")\n");
+            description.append("key=f0 % 1000 (Long)\n");
+            records.union(second)
+                    .keyBy(record -> record.f0 % 1000, Types.LONG)
+                    .process(new SlowCounter(sleepMicros))
+                    .returns(Types.TUPLE(Types.LONG, Types.STRING))
+                    .setParallelism(downstream)
+                    .uid("slow-counter")
+                    .name("slow-counter")
+                    .sinkTo(new DiscardingSink<>())
+                    .setParallelism(downstream)
+                    .uid("sink")
+                    .name("sink");
         } else {
-            throw new IllegalArgumentException("topology is keyed or rebalance, got " + topology);
+            throw new IllegalArgumentException(
+                    "topology is keyed, rebalance or union, got " + topology);
         }
         description.append("record_type=Tuple2<Long,String> (f0=seq, f1=payload)\n");
         description.append("payload_bytes=").append(payload).append('\n');

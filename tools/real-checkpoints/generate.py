@@ -53,6 +53,12 @@ VARIANTS: dict[str, dict[str, str]] = {
         "sleep_micros": "2000",
     },
     "rebalance-forward-p2-p3": {"topology": "rebalance", "upstream": "2", "downstream": "3"},
+    "union-keyed-p2-p3-p4": {
+        "topology": "union",
+        "upstream": "2",
+        "second_upstream": "3",
+        "downstream": "4",
+    },
 }
 
 
