@@ -7,10 +7,21 @@ import json
 from typing import Any
 
 from flinkstate.cli.table import format_indexes, render_table
-from flinkstate.errors import KeyTypeError
+from flinkstate.errors import InvalidParameterError, KeyTypeError
 from flinkstate.javahash import JavaType, infer_java_type
 from flinkstate.keygroups import compute_default_max_parallelism, key_group_ranges, place_key
-from flinkstate.rescale import Partitioner, SubtaskStateMapper, rescale_exchange
+from flinkstate.rescale import (
+    ExchangeSummary,
+    Partitioner,
+    SubtaskStateMapper,
+    VirtualChannelBlock,
+    rescale_exchange,
+    summarise_exchange,
+)
+
+#: the most values ``mapping --json`` lists: a FULL mapping from 20000 to 20000 subtasks is
+#: 400 million pairs, gigabytes of JSON; the tables show any mapping as ranges instead
+MAX_JSON_VALUES = 1_000_000
 
 
 def add_keygroup_parser(subparsers: Any) -> None:
@@ -84,6 +95,11 @@ def add_mapping_parser(subparsers: Any) -> None:
 
 def _keygroup(args: argparse.Namespace) -> str:
     parallelism: int = args.parallelism
+    if not args.keys and args.type != "auto":
+        raise InvalidParameterError(
+            f"--type {args.type} says how to read KEYs, and none is given; name a key or drop "
+            "--type to list every subtask's key-group range"
+        )
     default_used = args.max_parallelism is None
     max_parallelism = (
         compute_default_max_parallelism(parallelism) if default_used else args.max_parallelism
@@ -184,41 +200,65 @@ def _parse_key(text: str, type_name: str) -> tuple[JavaType, object]:
 
 def _mapping(args: argparse.Namespace) -> str:
     if args.mapper is not None:
+        ignored = [
+            option
+            for option, given in (
+                ("--upstream-old", args.upstream_old is not None),
+                ("--upstream-new", args.upstream_new is not None),
+                ("--recover-output-on-downstream", args.recover_output_on_downstream),
+            )
+            if given
+        ]
+        if ignored:
+            verb = "apply" if len(ignored) > 1 else "applies"
+            raise InvalidParameterError(
+                f"{' and '.join(ignored)} only {verb} to a whole exchange: use --partitioner "
+                "instead of --mapper (a mapper maps one side's subtasks only)"
+            )
         return _mapper_tables(args)
     return _exchange_tables(args)
 
 
+def _too_many(values: int, what: str) -> InvalidParameterError:
+    return InvalidParameterError(
+        f"--json would list {values:,} values ({what}), more than the {MAX_JSON_VALUES:,} it "
+        "lists; drop --json for the tables, which show every subtask's share as ranges, or use "
+        "smaller parallelisms"
+    )
+
+
 def _mapper_tables(args: argparse.Namespace) -> str:
     mapper = SubtaskStateMapper.parse(args.mapper)
-    new_to_old = mapper.new_to_old(args.old, args.new)
-    old_to_new = new_to_old.invert()
-    ambiguous = sorted(new_to_old.ambiguous_targets()) if mapper.is_ambiguous else []
+    # rows as ranges: the cost follows the parallelisms, not the (new, old) pairs
+    ranges = mapper.ranges(args.old, args.new)
     if args.json:
+        if 2 * ranges.pairs > MAX_JSON_VALUES:
+            raise _too_many(2 * ranges.pairs, f"its {ranges.pairs:,} (new, old) pairs, each way")
         return json.dumps(
             {
                 "mapper": mapper.name,
                 "old": args.old,
                 "new": args.new,
-                "new_to_old": [list(row) for row in new_to_old.all_rows()],
-                "old_to_new": [list(row) for row in old_to_new.all_rows()],
-                "is_identity": new_to_old.is_identity,
+                "new_to_old": [list(row) for row in ranges.new_to_old],
+                "old_to_new": [list(row) for row in ranges.old_to_new],
+                "is_identity": ranges.is_identity,
                 "is_ambiguous": mapper.is_ambiguous,
-                "ambiguous_old_subtasks": ambiguous,
+                "ambiguous_old_subtasks": sorted(ranges.ambiguous),
             }
         )
     title = f"{mapper.name} {args.old} -> {args.new}: {mapper.description}"
-    if new_to_old.is_identity:
+    if ranges.is_identity:
         title += " (identity)"
     forward = render_table(
         ["new subtask", "reads old subtasks", "shared, filtered"],
         [
-            [index, format_indexes(row), format_indexes([o for o in row if o in ambiguous])]
-            for index, row in enumerate(new_to_old.all_rows())
+            [index, format_indexes(row), format_indexes(ranges.shared(index))]
+            for index, row in enumerate(ranges.new_to_old)
         ],
     )
     backward = render_table(
         ["old subtask", "read by new subtasks"],
-        [[index, format_indexes(row)] for index, row in enumerate(old_to_new.all_rows())],
+        [[index, format_indexes(row)] for index, row in enumerate(ranges.old_to_new)],
     )
     return f"{title}\n\n{forward}\n\n{backward}"
 
@@ -228,64 +268,77 @@ def _exchange_tables(args: argparse.Namespace) -> str:
         args.old if args.upstream_old is None else args.upstream_old,
         args.new if args.upstream_new is None else args.upstream_new,
     )
+    # in ranges first: cheap at any parallelism, and it sizes the full plan before it is built
+    summary = summarise_exchange(
+        args.partitioner,
+        upstream,
+        (args.old, args.new),
+        recover_output_on_downstream=args.recover_output_on_downstream,
+    )
+    if args.json:
+        if summary.plan_size > MAX_JSON_VALUES:
+            raise _too_many(
+                summary.plan_size, f"{summary.virtual_channels:,} of them virtual channels"
+            )
+        return _exchange_json(args, upstream)
+    return _exchange_text(summary)
+
+
+def _exchange_json(args: argparse.Namespace, upstream: tuple[int, int]) -> str:
     plan = rescale_exchange(
         args.partitioner,
         upstream,
         (args.old, args.new),
         recover_output_on_downstream=args.recover_output_on_downstream,
     )
+    return json.dumps(
+        {
+            "partitioner": plan.partitioner.name,
+            "upstream": list(plan.upstream_parallelism),
+            "downstream": list(plan.downstream_parallelism),
+            "carries_channel_state": plan.carries_channel_state,
+            "note": plan.note,
+            "downstream_subtasks": [
+                {
+                    "subtask": d.subtask,
+                    "input_state_from": list(d.input_state_from),
+                    "upstream_output_state_from": [list(p) for p in d.upstream_output_state_from],
+                    "virtual_channels": [
+                        [[vc.old_subtask, vc.old_channel, vc.filtered] for vc in channel]
+                        for channel in d.virtual_channels
+                    ],
+                    "ambiguous_old_subtasks": sorted(d.descriptor.ambiguous_subtask_indexes),
+                }
+                for d in plan.downstream
+            ],
+            "upstream_subtasks": [
+                {"subtask": u.subtask, "output_state_from": list(u.output_state_from)}
+                for u in plan.upstream
+            ],
+        }
+    )
+
+
+def _exchange_text(plan: ExchangeSummary) -> str:
     kind = plan.partitioner
-    if args.json:
-        return json.dumps(
-            {
-                "partitioner": kind.name,
-                "upstream": list(plan.upstream_parallelism),
-                "downstream": list(plan.downstream_parallelism),
-                "carries_channel_state": plan.carries_channel_state,
-                "note": plan.note,
-                "downstream_subtasks": [
-                    {
-                        "subtask": d.subtask,
-                        "input_state_from": list(d.input_state_from),
-                        "upstream_output_state_from": [
-                            list(p) for p in d.upstream_output_state_from
-                        ],
-                        "virtual_channels": [
-                            [[vc.old_subtask, vc.old_channel, vc.filtered] for vc in channel]
-                            for channel in d.virtual_channels
-                        ],
-                        "ambiguous_old_subtasks": sorted(d.descriptor.ambiguous_subtask_indexes),
-                    }
-                    for d in plan.downstream
-                ],
-                "upstream_subtasks": [
-                    {"subtask": u.subtask, "output_state_from": list(u.output_state_from)}
-                    for u in plan.upstream
-                ],
-            }
-        )
+    (up_old, up_new), (down_old, down_new) = plan.upstream_parallelism, plan.downstream_parallelism
     title = (
-        f"{kind.datastream_call} ({kind.flink_class}): upstream {upstream[0]} -> {upstream[1]}, "
-        f"downstream {args.old} -> {args.new}; mappers: downstream "
+        f"{kind.datastream_call} ({kind.flink_class}): upstream {up_old} -> {up_new}, "
+        f"downstream {down_old} -> {down_new}; mappers: downstream "
         f"{kind.downstream_mapper.name}, upstream {kind.upstream_mapper.name}"
     )
     if not plan.carries_channel_state:
         return f"{title}\n\n{plan.note}"
-    down_rows = []
-    for d in plan.downstream:
-        vcs = d.all_virtual_channels
-        down_rows.append(
-            [
-                d.subtask,
-                format_indexes(d.input_state_from),
-                len(d.upstream_output_state_from) if plan.recover_output_on_downstream else "-",
-                " ".join(
-                    f"({vc.old_subtask},{vc.old_channel}){'*' if vc.filtered else ''}" for vc in vcs
-                )
-                or "-",
-                "yes" if d.filters else "no",
-            ]
-        )
+    down_rows = [
+        [
+            d.subtask,
+            format_indexes(d.input_state_from),
+            d.upstream_output_handles if plan.recover_output_on_downstream else "-",
+            " ".join(_block(block) for block in d.virtual_channels) or "-",
+            "yes" if d.filters else "no",
+        ]
+        for d in plan.downstream
+    ]
     down = render_table(
         [
             "new downstream",
@@ -301,11 +354,23 @@ def _exchange_tables(args: argparse.Namespace) -> str:
         [[u.subtask, format_indexes(u.output_state_from)] for u in plan.upstream],
     )
     notes = [
-        "* records of this virtual channel are filtered: each is kept only if its new "
-        "owner is this subtask"
+        "a..b stands for every index from a to b: (1,0..2) is (1,0) (1,1) (1,2)",
+        "* records of these virtual channels are filtered: each is kept only if its new "
+        "owner is this subtask",
     ]
     if plan.note:
         notes.insert(0, plan.note)
     if plan.recover_output_on_downstream:
         notes.append("output state is recovered on the downstream subtasks")
     return f"{title}\n\n{down}\n\n{up}\n\n" + "\n".join(notes)
+
+
+def _block(block: VirtualChannelBlock) -> str:
+    """``(1,0..2)*``: old subtask 1's virtual channels of old channels 0 to 2, filtered."""
+    return f"({_run(block.old_subtasks)},{_run(block.old_channels)})" + (
+        "*" if block.filtered else ""
+    )
+
+
+def _run(indexes: range) -> str:
+    return str(indexes.start) if len(indexes) == 1 else f"{indexes.start}..{indexes[-1]}"

@@ -146,12 +146,20 @@ def _topologies(args: argparse.Namespace) -> str:
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, str]:
-    overrides = {}
+    """``--set KEY=VALUE`` options as a dict; a key given twice is refused rather than one of
+    its values silently winning."""
+    overrides: dict[str, str] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
+        key = key.strip()
+        if not sep or not key:
             raise InvalidParameterError(f"--set takes KEY=VALUE, got {pair!r}")
-        overrides[key.strip()] = value.strip()
+        if key in overrides:
+            raise InvalidParameterError(
+                f"--set {key} is given twice ({overrides[key]!r} and {value.strip()!r}); "
+                "give it once"
+            )
+        overrides[key] = value.strip()
     return overrides
 
 
@@ -172,6 +180,8 @@ def interrupted(written: list[str]) -> str:
 
 def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int]:
     overrides = parse_overrides(args.set)
+    if args.steps is not None and args.steps < 0:
+        raise InvalidParameterError(f"--steps must not be negative, got {args.steps}")
     if args.trace is not None:
         args.trace = check_target(args.trace)  # refused before the run, not after it
     if args.html is not None:
@@ -186,8 +196,6 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
             f"{', '.join(sorted(CATALOGUE))}; scenarios: {', '.join(sorted(SCENARIOS))}"
         )
     item = topology(args.name)
-    if args.steps is not None and args.steps < 0:
-        raise InvalidParameterError(f"--steps must not be negative, got {args.steps}")
     scheduler = make_scheduler(args.scheduler, args.seed)
     initial = item.build(overrides, seed=args.seed)  # validates every parameter first
     header = topology_trace_header(

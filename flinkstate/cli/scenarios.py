@@ -193,9 +193,15 @@ def _whatif(args: argparse.Namespace) -> tuple[str, int]:
     grid: dict[str, list[str]] = {}
     for pair in args.vary:
         key, sep, values = pair.partition("=")
-        if not sep or not key.strip() or not values.strip():
+        key = key.strip()
+        if not sep or not key or not values.strip():
             raise InvalidParameterError(f"--vary takes KEY=V1,V2,..., got {pair!r}")
-        grid[key.strip()] = [v.strip() for v in values.split(",")]
+        if key in grid:
+            raise InvalidParameterError(
+                f"--vary {key} is given twice; give all its values in one --vary "
+                f"{key}={','.join([*grid[key], values.strip()])}"
+            )
+        grid[key] = [v.strip() for v in values.split(",")]
     try:
         seeds = [int(s) for s in args.seeds.split(",")]
     except ValueError:

@@ -28,9 +28,12 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> st
 
 
 def format_indexes(indexes: Sequence[int]) -> str:
-    """``0, 1, 2`` or ``-`` for none; long runs as ``0..9``."""
+    """``0, 1, 2`` or ``-`` for none; long runs as ``0..9`` (from a ``range`` at once, however
+    long: a mapping's rows at parallelism 20000 are)."""
     if not indexes:
         return "-"
+    if isinstance(indexes, range) and indexes.step == 1 and len(indexes) > 3:
+        return f"{indexes.start}..{indexes.stop - 1}"
     values = list(indexes)
     if len(values) > 3 and values == list(range(values[0], values[-1] + 1)):
         return f"{values[0]}..{values[-1]}"

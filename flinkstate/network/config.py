@@ -3,7 +3,8 @@
 Flink 2.x hard-codes what older releases configured (2 exclusive buffers per channel, 8 floating
 buffers per gate, 10 buffers per subpartition at most); the model keeps them as parameters so a
 user can ask "what if". The memory segment size is validated exactly as Flink's
-``ConfigurationParserUtils.getPageSize`` does, with Flink's message.
+``ConfigurationParserUtils.getPageSize`` does, with Flink's message (and, for a size that
+does not fit a Java int, the limit).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from flinkstate.errors import InvalidParameterError
 
 #: ``MemoryManager.MIN_PAGE_SIZE``
 MIN_PAGE_SIZE = 4096
+#: ``ConfigurationParserUtils.getPageSize`` casts the configured size to an int
+MAX_PAGE_SIZE = 2**31 - 1
 #: ``taskmanager.memory.segment-size`` default (32 KiB)
 DEFAULT_SEGMENT_SIZE = 32 * 1024
 SEGMENT_SIZE_KEY = "taskmanager.memory.segment-size"
@@ -22,9 +25,16 @@ LENGTH_PREFIX_BYTES = 4
 
 
 def check_segment_size(size: int) -> int:
-    """Flink's page-size check: at least 4096 bytes and a power of two."""
+    """Flink's page-size check: a Java int, at least 4096 bytes and a power of two."""
     if isinstance(size, bool) or not isinstance(size, int):
         raise InvalidParameterError(f"segment size must be a whole number of bytes, got {size!r}")
+    if size > MAX_PAGE_SIZE:
+        # getPageSize's MathUtils.checkedDownCast, before any other check
+        raise InvalidParameterError(
+            f"{SEGMENT_SIZE_KEY} {size} does not fit a Java int (at most {MAX_PAGE_SIZE} "
+            f"bytes; the largest valid size is 1 GiB) (Flink: 'Cannot downcast long value "
+            f"{size} to integer.')"
+        )
     if size < MIN_PAGE_SIZE:
         raise InvalidParameterError(
             f"Invalid configuration value for {SEGMENT_SIZE_KEY} : {size} - "

@@ -79,7 +79,8 @@ COMMON = (
     Parameter(
         "segment_size",
         4096,
-        "memory segment (network buffer) size in bytes; Flink: >= 4096 and a power of two",
+        "memory segment (network buffer) size in bytes; Flink: a power of two from 4096 to "
+        "2^30 (it must fit a Java int)",
         minimum=1,
     ),
     Parameter(

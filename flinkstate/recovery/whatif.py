@@ -10,6 +10,7 @@ shape plotting and the Spark pipeline expect.
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -43,10 +44,20 @@ def what_if(
     item = scenario if isinstance(scenario, Scenario) else get_scenario(scenario)
     if not seeds:
         raise InvalidParameterError("what-if needs at least one seed")
+    repeated = sorted(seed for seed, times in Counter(seeds).items() if times > 1)
+    if repeated:
+        raise InvalidParameterError(
+            f"seed {repeated[0]} is given twice: its runs would repeat; name each seed once"
+        )
     names = list(grid)
     for name, values in grid.items():
         if isinstance(values, str | bytes) or not isinstance(values, Sequence) or not values:
             raise InvalidParameterError(f"grid values for {name!r} must be a non-empty list")
+        if name in (base or {}):
+            raise InvalidParameterError(
+                f"{name} is both set to {(base or {})[name]!r} for every run and varied over "
+                f"{list(values)!r}; one would silently win: drop one of them"
+            )
     combinations = [
         dict(zip(names, values, strict=True))
         for values in itertools.product(*(grid[n] for n in names))
@@ -58,6 +69,8 @@ def what_if(
         )
     for combination in combinations:
         item.resolve({**(base or {}), **combination})  # fail before running anything
+    for name, values in grid.items():
+        _refuse_repeats(item, name, values, base or {})
     bar = _progress(progress, total, item.name)
     rows = []
     done = 0
@@ -77,6 +90,22 @@ def what_if(
     finally:
         bar(-1)
     return pd.DataFrame(rows, columns=[*names, *_COLUMNS])
+
+
+def _refuse_repeats(
+    item: Scenario, name: str, values: Sequence[object], base: Mapping[str, object]
+) -> None:
+    """Two values of one parameter that mean the same (``1000`` twice, ``true`` and ``1``)
+    would run the same combinations twice."""
+    seen: dict[object, object] = {}
+    for value in values:
+        meaning = item.resolve({**base, name: value})[name]
+        if meaning in seen:
+            raise InvalidParameterError(
+                f"grid values for {name!r} repeat: {seen[meaning]!r} and {value!r} are both "
+                f"{meaning!r}, so its runs would repeat; name each value once"
+            )
+        seen[meaning] = value
 
 
 #: figures copied from each run's summary, in column order

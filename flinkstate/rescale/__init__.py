@@ -9,12 +9,17 @@ from flinkstate.rescale.descriptor import (
 )
 from flinkstate.rescale.exchange import (
     DownstreamSubtaskRescale,
+    DownstreamSubtaskSummary,
     ExchangeRescale,
+    ExchangeSummary,
     UpstreamSubtaskRescale,
+    UpstreamSubtaskSummary,
     VirtualChannel,
+    VirtualChannelBlock,
     rescale_exchange,
+    summarise_exchange,
 )
-from flinkstate.rescale.mapper import UNSUPPORTED_MESSAGE, SubtaskStateMapper
+from flinkstate.rescale.mapper import UNSUPPORTED_MESSAGE, MapperRanges, SubtaskStateMapper
 from flinkstate.rescale.mappings import SYMMETRIC_IDENTITY, RescaleMappings
 from flinkstate.rescale.partitioner import Partitioner
 
@@ -23,13 +28,19 @@ __all__ = [
     "SYMMETRIC_IDENTITY",
     "UNSUPPORTED_MESSAGE",
     "DownstreamSubtaskRescale",
+    "DownstreamSubtaskSummary",
     "ExchangeRescale",
+    "ExchangeSummary",
     "GateOrPartitionRescalingDescriptor",
+    "MapperRanges",
     "MappingType",
     "Partitioner",
     "RescaleMappings",
     "SubtaskStateMapper",
     "UpstreamSubtaskRescale",
+    "UpstreamSubtaskSummary",
     "VirtualChannel",
+    "VirtualChannelBlock",
     "rescale_exchange",
+    "summarise_exchange",
 ]

@@ -6,6 +6,11 @@ subtask: which old subtasks' input and output channel state it recovers, the vir
 (old subtask, old channel) it must demultiplex because bytes of several old channels arrive on
 one new channel, and which of them need record filtering. The recovery model and the Spark
 pipeline both read this plan rather than re-deriving it.
+
+The plan lists every virtual channel and state handle, which grows with the product of the
+parallelisms (tens of millions at 5000 subtasks). :func:`summarise_exchange` answers the same
+questions in ranges, at a cost that grows with the parallelisms alone: what shows or sizes a
+large plan (the ``mapping`` command, the rescale explorer) reads that instead.
 """
 
 from __future__ import annotations
@@ -145,20 +150,8 @@ def rescale_exchange(
     ``aligned_by_graph``: the exchange's consumer also reads a pointwise or broadcast
     exchange, so Flink aligns this one too and it carries no channel state either.
     """
-    kind = Partitioner.parse(partitioner)
-    up_old, up_new = (check_parallelism(p, "upstream parallelism") for p in upstream)
-    down_old, down_new = (check_parallelism(p, "downstream parallelism") for p in downstream)
-    if kind is Partitioner.FORWARD and (up_old != down_old or up_new != down_new):
-        raise InvalidParameterError(
-            "forward partitioning does not allow a change of parallelism between upstream "
-            f"({up_old} -> {up_new}) and downstream ({down_old} -> {down_new}); use "
-            "rebalance, shuffle, broadcast or global"
-        )
-
-    if not kind.supports_unaligned_checkpoint or (aligned_by_graph and not unaligned_forced):
-        rescaled = up_old != up_new or down_old != down_new
-        if unaligned_forced and rescaled:
-            raise UnsupportedRescaleError(UNSUPPORTED_MESSAGE)
+    kind, (up_old, up_new), (down_old, down_new) = _checked(partitioner, upstream, downstream)
+    if _aligned(kind, (up_old, up_new), (down_old, down_new), unaligned_forced, aligned_by_graph):
         return _without_channel_state(
             kind,
             (up_old, up_new),
@@ -169,11 +162,9 @@ def rescale_exchange(
 
     input_mapping = kind.downstream_mapper.new_to_old(down_old, down_new)
     output_mapping = kind.upstream_mapper.new_to_old(up_old, up_new)
-    full_and_upstream_changed = (
-        kind.downstream_mapper is SubtaskStateMapper.FULL and up_old != up_new
+    input_redistributed, output_redistributed = _redistributed(
+        kind, (up_old, up_new), (down_old, down_new)
     )
-    input_redistributed = down_old != down_new or full_and_upstream_changed
-    output_redistributed = up_old != up_new
     rescaled = input_redistributed or output_redistributed
 
     def descriptor(
@@ -242,7 +233,7 @@ def rescale_exchange(
             )
         )
 
-    note = "" if rescaled else "parallelism unchanged: every subtask reads its own state"
+    note = "" if rescaled else UNCHANGED_NOTE
     return ExchangeRescale(
         partitioner=kind,
         upstream_parallelism=(up_old, up_new),
@@ -264,26 +255,13 @@ def _without_channel_state(
     recover_output_on_downstream: bool,
     unaligned_forced: bool,
 ) -> ExchangeRescale:
-    shape = "pointwise" if kind.is_pointwise else "broadcast"
-    if unaligned_forced:
-        note = f"{kind.datastream_call} is {shape}; forced unaligned but not rescaled"
-    elif kind.supports_unaligned_checkpoint:
-        note = (
-            f"{kind.datastream_call} feeds an operator that also reads a pointwise or broadcast "
-            "exchange: Flink aligns all of its inputs, so nothing is persisted or recovered here"
-        )
-    else:
-        note = (
-            f"{kind.datastream_call} is a {shape} exchange: Flink aligns its barriers, so "
-            "unaligned checkpoints persist no in-flight data for it and nothing is recovered"
-        )
     return ExchangeRescale(
         partitioner=kind,
         upstream_parallelism=upstream,
         downstream_parallelism=downstream,
         recover_output_on_downstream=recover_output_on_downstream,
         carries_channel_state=unaligned_forced,
-        note=note,
+        note=_aligned_note(kind, unaligned_forced),
         input_mapping=None,
         output_mapping=None,
         downstream=tuple(
@@ -300,4 +278,260 @@ def _without_channel_state(
             UpstreamSubtaskRescale(index, (index,) if unaligned_forced else (), NO_RESCALE)
             for index in range(upstream[1])
         ),
+    )
+
+
+#: the note of an exchange whose parallelism did not change on either side
+UNCHANGED_NOTE = "parallelism unchanged: every subtask reads its own state"
+
+
+def _checked(
+    partitioner: Partitioner | str, upstream: tuple[int, int], downstream: tuple[int, int]
+) -> tuple[Partitioner, tuple[int, int], tuple[int, int]]:
+    """The partitioner and both sides' parallelisms, refused as Flink refuses them."""
+    kind = Partitioner.parse(partitioner)
+    up_old, up_new = (check_parallelism(p, "upstream parallelism") for p in upstream)
+    down_old, down_new = (check_parallelism(p, "downstream parallelism") for p in downstream)
+    if kind is Partitioner.FORWARD and (up_old != down_old or up_new != down_new):
+        raise InvalidParameterError(
+            "forward partitioning does not allow a change of parallelism between upstream "
+            f"({up_old} -> {up_new}) and downstream ({down_old} -> {down_new}); use "
+            "rebalance, shuffle, broadcast or global"
+        )
+    return kind, (up_old, up_new), (down_old, down_new)
+
+
+def _aligned(
+    kind: Partitioner,
+    upstream: tuple[int, int],
+    downstream: tuple[int, int],
+    unaligned_forced: bool,
+    aligned_by_graph: bool,
+) -> bool:
+    """True when the exchange's barriers are aligned, so it has no channel state to split
+    (with ``unaligned_forced``, a rescale of it is refused as Flink refuses it)."""
+    if kind.supports_unaligned_checkpoint and not (aligned_by_graph and not unaligned_forced):
+        return False
+    rescaled = upstream[0] != upstream[1] or downstream[0] != downstream[1]
+    if unaligned_forced and rescaled:
+        raise UnsupportedRescaleError(UNSUPPORTED_MESSAGE)
+    return True
+
+
+def _redistributed(
+    kind: Partitioner, upstream: tuple[int, int], downstream: tuple[int, int]
+) -> tuple[bool, bool]:
+    """Whether the input state and the output state are split anew (a FULL downstream mapper
+    re-reads every input when only the upstream changed)."""
+    full_and_upstream_changed = (
+        kind.downstream_mapper is SubtaskStateMapper.FULL and upstream[0] != upstream[1]
+    )
+    return downstream[0] != downstream[1] or full_and_upstream_changed, upstream[0] != upstream[1]
+
+
+def _aligned_note(kind: Partitioner, unaligned_forced: bool) -> str:
+    shape = "pointwise" if kind.is_pointwise else "broadcast"
+    if unaligned_forced:
+        return f"{kind.datastream_call} is {shape}; forced unaligned but not rescaled"
+    if kind.supports_unaligned_checkpoint:
+        return (
+            f"{kind.datastream_call} feeds an operator that also reads a pointwise or broadcast "
+            "exchange: Flink aligns all of its inputs, so nothing is persisted or recovered here"
+        )
+    return (
+        f"{kind.datastream_call} is a {shape} exchange: Flink aligns its barriers, so "
+        "unaligned checkpoints persist no in-flight data for it and nothing is recovered"
+    )
+
+
+# --- the same plan in ranges ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VirtualChannelBlock:
+    """The virtual channels (old subtask, old channel) of every old subtask in
+    ``old_subtasks`` and every old channel in ``old_channels``, all filtered or none.
+
+    A new subtask's virtual channels are always such a product (each old subtask it reads, by
+    every old channel that reaches it), so a few blocks describe millions of them."""
+
+    old_subtasks: range
+    old_channels: range
+    filtered: bool
+
+    @property
+    def size(self) -> int:
+        return len(self.old_subtasks) * len(self.old_channels)
+
+
+@dataclass(frozen=True)
+class DownstreamSubtaskSummary:
+    """:class:`DownstreamSubtaskRescale` in ranges and counts."""
+
+    subtask: int
+    input_state_from: range
+    upstream_output_handles: int
+    virtual_channels: tuple[VirtualChannelBlock, ...]
+    #: records are read per virtual channel (the gate was rescaled)
+    demultiplexes: bool
+
+    @property
+    def filters(self) -> bool:
+        return any(block.filtered for block in self.virtual_channels)
+
+    @property
+    def number_of_virtual_channels(self) -> int:
+        return sum(block.size for block in self.virtual_channels)
+
+
+@dataclass(frozen=True)
+class UpstreamSubtaskSummary:
+    """:class:`UpstreamSubtaskRescale` in ranges."""
+
+    subtask: int
+    output_state_from: range
+
+
+@dataclass(frozen=True)
+class ExchangeSummary:
+    """What :func:`rescale_exchange` answers, in ranges and counts, computed in time and
+    memory proportional to the parallelisms: a plan at parallelism 5000 lists tens of millions
+    of virtual channels and upstream output handles, this a few blocks per subtask."""
+
+    partitioner: Partitioner
+    upstream_parallelism: tuple[int, int]
+    downstream_parallelism: tuple[int, int]
+    recover_output_on_downstream: bool
+    carries_channel_state: bool
+    note: str
+    #: the old downstream subtasks that several new ones read (their records are filtered)
+    ambiguous_old_subtasks: frozenset[int]
+    #: (new, old) pairs of the input and the output mapping
+    mapping_pairs: int
+    downstream: tuple[DownstreamSubtaskSummary, ...]
+    upstream: tuple[UpstreamSubtaskSummary, ...]
+
+    @property
+    def virtual_channels(self) -> int:
+        return sum(d.number_of_virtual_channels for d in self.downstream)
+
+    @property
+    def plan_size(self) -> int:
+        """Roughly how many values the full plan holds (and a listing of it prints): state
+        handles, channels and virtual channels of every subtask, the mappings' pairs and the
+        ambiguous subtasks every rescaled gate names. Its cost grows with this."""
+        channels = self.upstream_parallelism[1]
+        downstream = sum(
+            len(d.input_state_from)
+            + d.upstream_output_handles
+            + channels
+            + d.number_of_virtual_channels
+            + (len(self.ambiguous_old_subtasks) if d.demultiplexes else 0)
+            for d in self.downstream
+        )
+        return (
+            downstream + sum(len(u.output_state_from) for u in self.upstream) + self.mapping_pairs
+        )
+
+
+def summarise_exchange(
+    partitioner: Partitioner | str,
+    upstream: tuple[int, int],
+    downstream: tuple[int, int],
+    *,
+    recover_output_on_downstream: bool = False,
+    unaligned_forced: bool = False,
+    aligned_by_graph: bool = False,
+) -> ExchangeSummary:
+    """:func:`rescale_exchange`'s answer in ranges: the same checks and the same decisions
+    (which gates are rescaled, which old subtasks are filtered), cheap at any parallelism, so
+    a plan too large to list can still be shown."""
+    kind, (up_old, up_new), (down_old, down_new) = _checked(partitioner, upstream, downstream)
+    up, down = (up_old, up_new), (down_old, down_new)
+    if _aligned(kind, up, down, unaligned_forced, aligned_by_graph):
+        return ExchangeSummary(
+            partitioner=kind,
+            upstream_parallelism=up,
+            downstream_parallelism=down,
+            recover_output_on_downstream=recover_output_on_downstream,
+            carries_channel_state=unaligned_forced,
+            note=_aligned_note(kind, unaligned_forced),
+            ambiguous_old_subtasks=frozenset(),
+            mapping_pairs=0,
+            downstream=tuple(
+                DownstreamSubtaskSummary(
+                    index,
+                    range(index, index + 1) if unaligned_forced else range(0),
+                    0,
+                    (),
+                    False,
+                )
+                for index in range(down_new)
+            ),
+            upstream=tuple(
+                UpstreamSubtaskSummary(
+                    index, range(index, index + 1) if unaligned_forced else range(0)
+                )
+                for index in range(up_new)
+            ),
+        )
+    inputs = kind.downstream_mapper.ranges(down_old, down_new)
+    outputs = kind.upstream_mapper.ranges(up_old, up_new)
+    input_redistributed, output_redistributed = _redistributed(kind, up, down)
+    rescaled = input_redistributed or output_redistributed
+    both_identity = inputs.is_identity and outputs.is_identity
+    # Every mapper hands each old upstream subtask to some new one, so a rescaled gate's new
+    # channels together carry every old channel.
+    all_old_channels = range(up_old)
+    unrescaled_channels = range(min(up_old, up_new))
+
+    downstream_summaries = []
+    for index in range(down_new):
+        own = inputs.new_to_old[index]
+        input_from = own if input_redistributed else range(index, index + 1)
+        gate_rescaled = rescaled and not both_identity and len(own) > 0
+        if gate_rescaled:
+            blocks = tuple(
+                VirtualChannelBlock(run, all_old_channels, filtered)
+                for run, filtered in inputs.runs(index)
+            )
+        else:
+            blocks = tuple(
+                VirtualChannelBlock(range(old, old + 1), unrescaled_channels, False)
+                for old in input_from
+            )
+        handles = 0
+        if recover_output_on_downstream:
+            # old subpartition s goes to the new subtasks reading old downstream subtask s
+            read = len(own) if rescaled else int(index < down_old)
+            handles = up_old * read
+        downstream_summaries.append(
+            DownstreamSubtaskSummary(
+                index,
+                input_from,
+                handles,
+                tuple(block for block in blocks if block.size),
+                gate_rescaled,
+            )
+        )
+    upstream_summaries = tuple(
+        UpstreamSubtaskSummary(
+            index,
+            range(0)
+            if recover_output_on_downstream
+            else (outputs.new_to_old[index] if output_redistributed else range(index, index + 1)),
+        )
+        for index in range(up_new)
+    )
+    return ExchangeSummary(
+        partitioner=kind,
+        upstream_parallelism=up,
+        downstream_parallelism=down,
+        recover_output_on_downstream=recover_output_on_downstream,
+        carries_channel_state=True,
+        note="" if rescaled else UNCHANGED_NOTE,
+        ambiguous_old_subtasks=inputs.ambiguous,
+        mapping_pairs=inputs.pairs + outputs.pairs,
+        downstream=tuple(downstream_summaries),
+        upstream=upstream_summaries,
     )

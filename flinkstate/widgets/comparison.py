@@ -2,10 +2,11 @@
 one gets stuck) its waits-for graph, e.g. the pre-filter deadlock before and after the fix.
 
 Both sides are run to their end when the user presses *compare*; a value a parameter refuses is
-reported in the widget and nothing is run. Each side is named by what sets it apart from the
-other (``prefilter_source=heap-segment``), so its headings say what it is after any change;
-the metrics table is the one in the panel, redrawn from the runs it shows, and says so when the
-parameters no longer match those runs.
+reported in the widget and nothing is run, and a side Flink refuses to start (or that ends
+without a checkpoint, or fails) says why under the button. Each side is named by what sets it
+apart from the other (``prefilter_source=heap-segment``), so its headings say what it is after
+any change; the metrics table is the one in the panel, redrawn from the runs it shows, and says
+so when the parameters no longer match those runs.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from flinkstate.errors import FlinkstateError
-from flinkstate.recovery.scenarios import ScenarioRun, get_scenario, run_scenario
+from flinkstate.recovery.scenarios import Outcome, ScenarioRun, get_scenario, run_scenario
 from flinkstate.views.deadlock import cycle_text, deadlock_figure
 from flinkstate.views.palette import html_table, wrap
 from flinkstate.views.recovery import owner_timeline_figure
@@ -225,6 +226,7 @@ class ComparisonPanel:
             )
         self.progress.value = ""
         self.runs, self.labels, self._ran = runs, labels, configurations
+        self.message.value = _reasons(runs, labels)
         self._show_metrics(stale=False)
         for run, label, timeline, deadlock, box in zip(
             runs, labels, self.timelines, self.deadlocks, self.deadlock_boxes, strict=True
@@ -261,6 +263,22 @@ class ComparisonPanel:
         table = metrics_table(self.runs, self.labels)
         rows = [[name, *values] for name, values in zip(table.index, table.values, strict=True)]
         self.metrics.value = note + html_table(["", *table.columns], rows)
+
+
+def _reasons(runs: Sequence[ScenarioRun], labels: Sequence[str]) -> str:
+    """Why each side that says why ended as it did (a refused configuration with Flink's
+    message, no checkpoint, a failed job): "rejected" alone does not say what to change."""
+    lines = []
+    for run, label in zip(runs, labels, strict=True):
+        if not run.message:
+            continue
+        line = f"{label}: {run.outcome.value}: {run.message}"
+        lines.append(
+            refusal(line)
+            if run.outcome is Outcome.REJECTED
+            else f"<span>{html.escape(line)}</span>"
+        )
+    return "<br>".join(lines)
 
 
 def _empty(text: str) -> dict[str, Any]:

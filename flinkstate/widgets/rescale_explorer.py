@@ -2,7 +2,9 @@
 
 The controller validates every value before it touches a figure: a value Flink would refuse
 (a parallelism above max parallelism, say) is reported in the widget and the figures keep
-showing the last valid choice. No traceback reaches the user.
+showing the last valid choice. The number boxes never clamp what is typed (0 stays 0 and is
+refused with Flink's bounds). A rescale too large to draw subtask by subtask is refused the
+same way, with the limit, before any of it is computed. No traceback reaches the user.
 """
 
 from __future__ import annotations
@@ -12,9 +14,19 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from flinkstate.errors import FlinkstateError
-from flinkstate.keygroups import UPPER_BOUND_MAX_PARALLELISM, check_parallelism_against_max
-from flinkstate.rescale import ExchangeRescale, Partitioner, rescale_exchange
+from flinkstate.errors import FlinkstateError, InvalidParameterError
+from flinkstate.keygroups import (
+    check_max_parallelism,
+    check_parallelism,
+    check_parallelism_against_max,
+)
+from flinkstate.rescale import (
+    ExchangeRescale,
+    ExchangeSummary,
+    Partitioner,
+    rescale_exchange,
+    summarise_exchange,
+)
 from flinkstate.views.palette import html_table
 from flinkstate.views.rescaling import (
     key_group_ownership_figure,
@@ -24,6 +36,11 @@ from flinkstate.views.rescaling import (
 from flinkstate.widgets.controls import live_figure, show_spec
 
 PARTITIONER_CHOICES = [(p.datastream_call, p.name) for p in Partitioner]
+#: the graph draws a node per subtask, 40 px each: more is no longer a picture
+MAX_DRAWN_SUBTASKS = 256
+#: values of the plan drawn and tabulated (virtual channels, state handles, channels): its cost
+#: (keyBy from 4095 to 2 subtasks is 17 million virtual channels)
+MAX_PLAN_SIZE = 200_000
 
 
 class RescaleExplorer:
@@ -93,13 +110,25 @@ class RescaleExplorer:
         max_p = self.max_parallelism.value
         old_p, new_p = self.old_parallelism.value, self.new_parallelism.value
         try:
+            check_max_parallelism(max_p)
+            check_parallelism(old_p, "old parallelism")
+            check_parallelism(new_p, "new parallelism")
             check_parallelism_against_max(old_p, max_p)
             check_parallelism_against_max(new_p, max_p)
+            recover = self.recover_on_downstream.value
+            kind = Partitioner.parse(self.partitioner.value)
+            _check_drawn_subtasks(kind, old_p, new_p)
+            # sized in ranges first, so a plan too large to draw is never built
+            _check_plan_size(
+                summarise_exchange(
+                    kind, (old_p, new_p), (old_p, new_p), recover_output_on_downstream=recover
+                )
+            )
             plan = rescale_exchange(
                 self.partitioner.value,
                 (old_p, new_p),
                 (old_p, new_p),
-                recover_output_on_downstream=self.recover_on_downstream.value,
+                recover_output_on_downstream=recover,
             )
         except FlinkstateError as error:
             self.message.value = (
@@ -118,11 +147,38 @@ class RescaleExplorer:
         return True
 
 
-def _parallelism_box(value: int, label: str) -> widgets.BoundedIntText:
-    """A number box bounded as Flink bounds parallelism (1 to 32768)."""
-    return widgets.BoundedIntText(
-        value=value, min=1, max=UPPER_BOUND_MAX_PARALLELISM, description=label
-    )
+def _parallelism_box(value: int, label: str) -> widgets.IntText:
+    """A number box that keeps what is typed: a bounded box would silently clamp 0 to 1 and
+    10^9 to 32768 and show a figure of a value nobody chose; ``refresh`` refuses it instead,
+    with Flink's bounds."""
+    return widgets.IntText(value=value, description=label)
+
+
+def _table_command(kind: Partitioner, old_p: int, new_p: int) -> str:
+    call = kind.datastream_call.removesuffix("()")
+    return f"flinkstate mapping --partitioner {call} --old {old_p} --new {new_p}"
+
+
+def _check_drawn_subtasks(kind: Partitioner, old_p: int, new_p: int) -> None:
+    """Refuse more subtasks than the graph can draw, naming the limit."""
+    if max(old_p, new_p) > MAX_DRAWN_SUBTASKS:
+        raise InvalidParameterError(
+            f"the explorer draws every subtask, at most {MAX_DRAWN_SUBTASKS} on a side, and "
+            f"{old_p} -> {new_p} has {max(old_p, new_p)}; for the whole plan as a table run "
+            f"`{_table_command(kind, old_p, new_p)}`"
+        )
+
+
+def _check_plan_size(plan: ExchangeSummary) -> None:
+    """Refuse a plan too large to compute and draw at once, naming the limit."""
+    old_p, new_p = plan.downstream_parallelism
+    if plan.plan_size > MAX_PLAN_SIZE:
+        raise InvalidParameterError(
+            f"{plan.partitioner.datastream_call} {old_p} -> {new_p} is a plan of "
+            f"{plan.plan_size:,} values (virtual channels, state handles, channels), more than "
+            f"the {MAX_PLAN_SIZE:,} the explorer draws; choose smaller parallelisms, or run "
+            f"`{_table_command(plan.partitioner, old_p, new_p)}` for it as a table"
+        )
 
 
 def _summary_html(plan: ExchangeRescale) -> str:

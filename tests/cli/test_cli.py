@@ -5,6 +5,7 @@ import signal
 import subprocess
 import sys
 import time
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -71,7 +72,89 @@ def test_mapping_exchange_plan(capsys: pytest.CaptureFixture[str]) -> None:
     assert [d["input_state_from"] for d in result["downstream_subtasks"]] == [[0, 1], [1, 2]]
     assert result["downstream_subtasks"][0]["ambiguous_old_subtasks"] == [1]
     code, out, _ = run(capsys, "mapping", "--partitioner", "keyBy", "--old", "3", "--new", "2")
-    assert "(1,0)*" in out
+    rows = _first_table(out)
+    # new subtask 1 reads old channels 0 to 2 of old subtasks 1 (shared, filtered) and 2
+    assert rows["1"][-3:] == ["(1,0..2)*", "(2,0..2)", "yes"]
+    assert "(1,0..2) is (1,0) (1,1) (1,2)" in out
+
+
+def _first_table(out: str) -> dict[str, list[str]]:
+    """The words of each row of the first table of the output, by its first cell."""
+    table = out.split("\n\n")[1].splitlines()[2:]
+    return {line.split()[0]: line.split() for line in table}
+
+
+def _peak_of(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str, int]:
+    """A command's status, output and the peak memory it allocated (bytes)."""
+    tracemalloc.start()
+    try:
+        code, out, err = run(capsys, *argv)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return code, out, err, peak
+
+
+def test_a_full_mapping_of_400_million_pairs_is_a_table_of_ranges(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _, peak = _peak_of(
+        capsys, "mapping", "--mapper", "FULL", "--old", "20000", "--new", "20000"
+    )
+    assert code == 0
+    lines = out.splitlines()
+    assert lines.count("") == 2  # two tables, one row per subtask
+    assert len(lines) == 2 + 2 + 20_000 + 1 + 2 + 20_000  # title, blank, header, rule, rows
+    assert lines[5].split() == ["1", "0..19999", "0..19999"]
+    assert lines[-1].split() == ["19999", "0..19999"]
+    assert peak < 100_000_000  # it took 48 s and died of a MemoryError at 7.5 GB
+
+
+def test_a_keyed_plan_of_46_million_virtual_channels_is_a_table_of_blocks(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _, peak = _peak_of(
+        capsys, "mapping", "--partitioner", "keyBy", "--old", "5000", "--new", "4999"
+    )
+    assert code == 0
+    rows = _first_table(out)
+    assert rows["0"][1:] == ["0", "-", "(0,0..4999)", "no"]
+    assert rows["64"][1:] == ["64,", "65", "-", "(64,0..4999)", "(65,0..4999)*", "yes"]
+    assert rows["65"][1:] == ["65", "-", "(65,0..4999)*", "yes"]
+    assert peak < 100_000_000  # it took 106 s and died at 8.7 GB
+
+
+@pytest.mark.parametrize(
+    ("argv", "listed"),
+    [
+        (["--mapper", "FULL", "--old", "20000", "--new", "20000"], "800,000,000 values"),
+        (["--partitioner", "keyBy", "--old", "5000", "--new", "4999"], "92,304,230 values"),
+        (
+            ["--partitioner", "partitionCustom", "--old", "1000", "--new", "999"],
+            "1,002,997,001 values",
+        ),
+    ],
+)
+def test_json_too_large_to_list_is_refused_with_the_limit(
+    capsys: pytest.CaptureFixture[str], argv: list[str], listed: str
+) -> None:
+    code, out, err, peak = _peak_of(capsys, "mapping", *argv, "--json")
+    assert code == 2
+    assert out == ""
+    assert f"--json would list {listed}" in err
+    assert "more than the 1,000,000 it lists; drop --json for the tables" in err
+    assert err.count("\n") == 1
+    assert peak < 100_000_000
+
+
+def test_json_within_the_limit_lists_every_pair(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "mapping", "--mapper", "FULL", "--old", "700", "--new", "700", "--json"
+    )
+    assert code == 0
+    result = json.loads(out)
+    assert result["new_to_old"][699] == list(range(700))
+    assert result["ambiguous_old_subtasks"] == list(range(700))
 
 
 @pytest.mark.parametrize(
@@ -85,6 +168,18 @@ def test_mapping_exchange_plan(capsys: pytest.CaptureFixture[str]) -> None:
         (["mapping", "--mapper", "NOPE", "--old", "3", "--new", "2"], "unknown subtask state"),
         (["mapping", "--mapper", "UNSUPPORTED", "--old", "3", "--new", "2"], "pointwise"),
         (["mapping", "--mapper", "RANGE", "--old", "0", "--new", "2"], "old parallelism 0"),
+        (
+            ["mapping", "--mapper", "RANGE", "--old", "3", "--new", "2", "--upstream-old", "5"],
+            "--upstream-old only applies to a whole exchange: use --partitioner instead",
+        ),
+        (
+            [
+                *("mapping", "--mapper", "FULL", "--old", "3", "--new", "2"),
+                *("--upstream-new", "4", "--recover-output-on-downstream"),
+            ],
+            "--upstream-new and --recover-output-on-downstream only apply to a whole exchange",
+        ),
+        (["keygroup", "-p", "3", "--type", "long"], "--type long says how to read KEYs"),
     ],
 )
 def test_bad_input_is_one_line_and_non_zero(

@@ -65,11 +65,33 @@ def test_run_table_and_steps(capsys: pytest.CaptureFixture[str]) -> None:
         (["run", "keyed", "--set", "bogus=1"], "unknown parameter 'bogus'"),
         (["run", "keyed", "--set", "segment_size=1024"], "Minimum memory segment size is 4096"),
         (["run", "keyed", "--scheduler", "fair"], "unknown scheduling policy"),
+        (
+            ["run", "keyed", "--set", "records=10", "--set", "records = 20"],
+            "--set records is given twice ('10' and '20'); give it once",
+        ),
+        (
+            ["run", "keyed", "--set", "segment_size=2147483648"],
+            "taskmanager.memory.segment-size 2147483648 does not fit a Java int (at most "
+            "2147483647 bytes",
+        ),
+        (["run", "baseline-recovery", "--steps", "-5"], "--steps must not be negative, got -5"),
+        (["run", "keyed", "--steps", "-1"], "--steps must not be negative, got -1"),
     ],
 )
-def test_run_bad_input(capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
+def test_run_bad_input(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+    message: str,
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(Simulation, "run", never)  # refused before anything runs
     assert main(argv) == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1
 
 
 def test_topologies_lists_parameters(capsys: pytest.CaptureFixture[str]) -> None:

@@ -52,6 +52,20 @@ def test_segment_size_is_checked_like_flink(size: int, message: str) -> None:
     assert check_segment_size(4096) == 4096
 
 
+@pytest.mark.parametrize("size", [2**31, 2**40, 3 * 2**31])
+def test_a_segment_size_that_does_not_fit_a_java_int_is_refused_with_the_limit(size: int) -> None:
+    # getPageSize casts to int first (MathUtils.checkedDownCast): 2^31 is a power of two above
+    # 4096 and would pass every other check
+    with pytest.raises(InvalidParameterError) as raised:
+        NetworkConfig(segment_size=size)
+    assert str(raised.value) == (
+        f"taskmanager.memory.segment-size {size} does not fit a Java int (at most 2147483647 "
+        f"bytes; the largest valid size is 1 GiB) (Flink: 'Cannot downcast long value {size} "
+        "to integer.')"
+    )
+    assert check_segment_size(2**30) == 2**30
+
+
 def test_other_bounds() -> None:
     with pytest.raises(InvalidParameterError, match="max_buffers_per_channel"):
         NetworkConfig(max_buffers_per_channel=0)

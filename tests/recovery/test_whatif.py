@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,3 +66,66 @@ def test_whatif_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
     assert main(["whatif", "prefilter-deadlock", "--vary", "record_size=36000", "--quiet"]) == 1
     assert main(["whatif", "keyed-downscale", "--vary", "oops"]) == 2
     assert "--vary takes KEY=V1,V2" in capsys.readouterr().err
+
+
+def _never(*args: object, **kwargs: object) -> None:
+    raise AssertionError("a run started")
+
+
+@pytest.mark.parametrize(
+    ("grid", "options", "message"),
+    [
+        (
+            {"record_size": [1000, 2000]},
+            {"base": {"record_size": 3000}},
+            "record_size is both set to 3000 for every run and varied over [1000, 2000]",
+        ),
+        (
+            {"record_size": [1000, "1000"]},
+            {},
+            "grid values for 'record_size' repeat: 1000 and '1000' are both 1000",
+        ),
+        (
+            {"unaligned": ["true", "1"]},
+            {},
+            "grid values for 'unaligned' repeat: 'true' and '1' are both True",
+        ),
+        ({"records": [10]}, {"seeds": [0, 1, 0]}, "seed 0 is given twice"),
+    ],
+)
+def test_contradictory_or_repeated_grids_are_refused_before_anything_runs(
+    monkeypatch: pytest.MonkeyPatch, grid: dict[str, list[object]], options: Any, message: str
+) -> None:
+    monkeypatch.setattr("flinkstate.recovery.whatif.run_scenario", _never)
+    with pytest.raises(InvalidParameterError) as refused:
+        what_if("baseline-recovery", grid, progress=False, **options)
+    assert message in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--vary", "records=1,2", "--vary", "records=3"],
+            "--vary records is given twice; give all its values in one --vary records=1,2,3",
+        ),
+        (
+            ["--set", "records=2", "--vary", "records=3,4"],
+            "records is both set to '2' for every run and varied over ['3', '4']",
+        ),
+        (["--vary", "nosuch=1,2"], "unknown parameter 'nosuch'"),
+        (["--vary", "records=5,-1"], "records = -1 is below its minimum 0"),
+        (["--seeds", "1,1"], "seed 1 is given twice"),
+    ],
+)
+def test_whatif_refuses_before_any_run(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+    message: str,
+) -> None:
+    monkeypatch.setattr("flinkstate.recovery.whatif.run_scenario", _never)
+    assert main(["whatif", "baseline-recovery", "--quiet", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1

@@ -1,18 +1,27 @@
 from __future__ import annotations
 
+import itertools
+import tracemalloc
+from collections.abc import Callable
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flinkstate.errors import InvalidParameterError, UnsupportedRescaleError
+from flinkstate.errors import FlinkstateError, InvalidParameterError, UnsupportedRescaleError
 from flinkstate.keygroups import assign_to_key_group, compute_operator_index_for_key_group
 from flinkstate.rescale import (
     NO_RESCALE,
+    ExchangeRescale,
+    ExchangeSummary,
     MappingType,
     Partitioner,
     RescaleMappings,
+    SubtaskStateMapper,
     VirtualChannel,
+    VirtualChannelBlock,
     rescale_exchange,
+    summarise_exchange,
 )
 
 from .test_mapper import mappings
@@ -230,3 +239,84 @@ def test_upstream_recovered_buffers_land_on_a_known_virtual_channel(
                     assert (old_subpartition, old_upstream) in {
                         (vc.old_subtask, vc.old_channel) for vc in channel
                     }
+
+
+# --- the same plan in ranges ----------------------------------------------------------------
+
+
+def _same_answer(plan: ExchangeRescale, summary: ExchangeSummary) -> None:
+    assert (summary.note, summary.carries_channel_state) == (plan.note, plan.carries_channel_state)
+    for full, short in zip(plan.downstream, summary.downstream, strict=True):
+        assert tuple(short.input_state_from) == full.input_state_from
+        assert short.upstream_output_handles == len(full.upstream_output_state_from)
+        listed = sorted(
+            (vc.old_subtask, vc.old_channel, vc.filtered) for vc in full.all_virtual_channels
+        )
+        blocks = sorted(
+            (old, channel, block.filtered)
+            for block in short.virtual_channels
+            for old in block.old_subtasks
+            for channel in block.old_channels
+        )
+        assert blocks == listed
+        assert short.number_of_virtual_channels == len(listed)
+        assert (short.demultiplexes, short.filters) == (full.demultiplexes, full.filters)
+    for full_up, short_up in zip(plan.upstream, summary.upstream, strict=True):
+        assert tuple(short_up.output_state_from) == full_up.output_state_from
+
+
+def _refusal(plan: Callable[..., object], *args: object, **options: bool) -> str | None:
+    try:
+        plan(*args, **options)
+    except FlinkstateError as refused:
+        return f"{type(refused).__name__}: {refused}"
+    return None
+
+
+@pytest.mark.parametrize("kind", list(Partitioner))
+def test_the_summary_answers_as_the_plan_for_every_small_exchange(kind: Partitioner) -> None:
+    sizes = range(1, 5)
+    for up_old, up_new, down_old, down_new in itertools.product(sizes, repeat=4):
+        for options in (
+            {},
+            {"recover_output_on_downstream": True},
+            {"unaligned_forced": True},
+            {"aligned_by_graph": True},
+        ):
+            shape = ((up_old, up_new), (down_old, down_new))
+            refusal = _refusal(rescale_exchange, kind, *shape, **options)
+            if refusal is not None:  # the summary refuses it with the same words
+                assert _refusal(summarise_exchange, kind, *shape, **options) == refusal
+                continue
+            plan = rescale_exchange(kind, *shape, **options)
+            _same_answer(plan, summarise_exchange(kind, *shape, **options))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    kind=st.sampled_from([p for p in Partitioner if p.supports_unaligned_checkpoint]),
+    sizes=st.tuples(*[st.integers(min_value=1, max_value=40)] * 4),
+    recover=st.booleans(),
+)
+def test_the_summary_answers_as_the_plan_at_larger_parallelism(
+    kind: Partitioner, sizes: tuple[int, int, int, int], recover: bool
+) -> None:
+    up_old, up_new, down_old, down_new = sizes
+    shape = ((up_old, up_new), (down_old, down_new))
+    plan = rescale_exchange(kind, *shape, recover_output_on_downstream=recover)
+    _same_answer(plan, summarise_exchange(kind, *shape, recover_output_on_downstream=recover))
+
+
+def test_a_plan_of_46_million_virtual_channels_is_summarised_in_little_memory() -> None:
+    tracemalloc.start()
+    try:
+        summary = summarise_exchange("keyBy", (5000, 4999), (5000, 4999))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    reads = sum(len(SubtaskStateMapper.RANGE.old_subtasks(new, 5000, 4999)) for new in range(4999))
+    assert summary.virtual_channels == reads * 5000
+    assert summary.virtual_channels > 45_000_000
+    assert peak < 50_000_000  # the listed plan ran out of memory at 8.7 GB
+    first = summary.downstream[0]
+    assert first.virtual_channels == (VirtualChannelBlock(range(0, 1), range(5000), False),)

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import itertools
+import tracemalloc
 from typing import Any
 
 import pytest
@@ -166,3 +167,73 @@ def test_range_shares_at_most_the_boundaries(old: int, new: int) -> None:
     rows = RANGE.new_to_old(old, new).all_rows()
     for left, right in itertools.pairwise(rows):
         assert right[0] in (left[-1], left[-1] + 1)  # contiguous, overlapping at most one
+
+
+# --- the same mappings as ranges ------------------------------------------------------------
+
+
+def test_ranges_match_flink_for_parallelism_1_to_12(flink_reference: dict[str, Any]) -> None:
+    mismatches = []
+    for case in flink_reference["subtask_state_mappers"]:
+        mapper = SubtaskStateMapper.parse(case["mapper"])
+        ranges = mapper.ranges(case["old"], case["new"])
+        actual = {
+            "rows": [list(row) for row in ranges.new_to_old],
+            "identity": ranges.is_identity,
+            "ambiguous_targets": sorted(ranges.ambiguous),
+            "inverted": [list(row) for row in ranges.old_to_new],
+        }
+        expected = {k: case[k] for k in actual}
+        if actual != expected:
+            mismatches.append((case["mapper"], case["old"], case["new"], expected, actual))
+    assert mismatches == []
+
+
+@given(consistent, sizes, sizes)
+def test_ranges_agree_with_the_listed_mapping(
+    mapper: SubtaskStateMapper, old: int, new: int
+) -> None:
+    ranges = mapper.ranges(old, new)
+    listed = mapper.new_to_old(old, new)
+    assert tuple(tuple(row) for row in ranges.new_to_old) == listed.all_rows()
+    inverted = listed.invert()
+    assert [tuple(row) for row in ranges.old_to_new] == [
+        inverted.mapped_indexes(o) for o in range(old)
+    ]
+    assert ranges.pairs == sum(len(row) for row in listed.all_rows())
+    for index in range(new):
+        runs = ranges.runs(index)
+        assert [o for run, _ in runs for o in run] == list(listed.mapped_indexes(index))
+        assert all(flag == (run[0] in ranges.ambiguous) for run, flag in runs)
+        assert list(ranges.shared(index)) == [
+            o for o in listed.mapped_indexes(index) if o in ranges.ambiguous
+        ]
+
+
+def test_range_rows_split_into_shared_and_own_runs() -> None:
+    ranges = RANGE.ranges(3, 2)
+    assert ranges.runs(0) == ((range(0, 1), False), (range(1, 2), True))
+    assert ranges.runs(1) == ((range(1, 2), True), (range(2, 3), False))
+    assert ranges.shared(0) == range(1, 2)
+
+
+def test_a_full_mapping_of_400_million_pairs_costs_its_parallelisms() -> None:
+    tracemalloc.start()
+    try:
+        ranges = FULL.ranges(20_000, 20_000)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert ranges.pairs == 400_000_000
+    assert ranges.runs(7) == ((range(20_000), True),)
+    assert peak < 20_000_000  # the listed mapping took 7.5 GB and failed
+
+
+def test_ranges_refuse_what_the_mapping_refuses() -> None:
+    with pytest.raises(UnsupportedRescaleError) as raised:
+        SubtaskStateMapper.UNSUPPORTED.ranges(3, 2)
+    assert str(raised.value) == UNSUPPORTED_MESSAGE
+    with pytest.raises(UnsupportedRescaleError, match="topology"):
+        SubtaskStateMapper.POINTWISE_UPSTREAM.ranges(3, 2)
+    with pytest.raises(InvalidParameterError, match="new parallelism 40000"):
+        RANGE.ranges(3, 40_000)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import plotly.graph_objects as go
 
 from flinkstate.widgets.comparison import ComparisonPanel, configuration_labels, metrics_table
@@ -109,3 +111,27 @@ def test_switching_scenario_rebuilds_both_sides_and_clears_the_old_runs() -> Non
     assert panel.headers[1].value == "<h4>B (same parameters)</h4>"
     panel.sides[1].controls["blocked_priority"].value = "fixed"
     assert panel.headers[1].value == "<h4>blocked_priority=fixed</h4>"
+
+
+def test_every_refused_side_says_why() -> None:
+    panel = ComparisonPanel("small-page-size", right={"segment_size": 4096, "max_parallelism": 128})
+    panel.sides[0].controls["segment_size"].value = 10**9
+    panel.sides[1].controls["max_parallelism"].value = 2
+    assert panel.compare()
+    assert [r.outcome.value for r in panel.runs] == ["rejected", "rejected"]
+    left, right = panel.labels
+    shown = html.unescape(panel.message.value)
+    assert (
+        f"{left}: rejected: Invalid configuration value for taskmanager.memory.segment-size : "
+        "1000000000 - Memory segment size must be a power of 2."
+    ) in shown
+    assert (
+        f"{right}: rejected: parallelism 4 is above max parallelism 2: every subtask needs at "
+        "least one key group"
+    ) in shown
+    panel.sides[1].controls["max_parallelism"].value = 128
+    assert panel.compare()
+    assert [r.outcome.value for r in panel.runs] == ["rejected", "recovered"]
+    shown = html.unescape(panel.message.value)
+    assert shown.count("rejected") == 1  # the side that ran says nothing
+    assert "max parallelism" not in shown

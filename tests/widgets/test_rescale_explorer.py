@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from flinkstate.widgets.rescale_explorer import RescaleExplorer
+import html
+import tracemalloc
+
+import pytest
+
+from flinkstate.widgets.rescale_explorer import (
+    MAX_DRAWN_SUBTASKS,
+    MAX_PLAN_SIZE,
+    RescaleExplorer,
+)
 
 
 def test_initial_figures_show_the_default_rescale() -> None:
@@ -64,3 +73,66 @@ def test_a_non_keyed_exchange_has_no_key_group_chart() -> None:
     explorer.partitioner.value = "HASH"
     assert explorer.ownership_box.layout.display == ""
     assert explorer.not_keyed.value == ""
+
+
+def _shown(explorer: RescaleExplorer) -> tuple[object, ...]:
+    """What the figures and the table show now."""
+    return (
+        explorer.ownership.layout.title.text,
+        tuple(explorer.ownership.data[0].z[0]),
+        explorer.reading.layout.title.text,
+        explorer.summary.value,
+    )
+
+
+@pytest.mark.parametrize("box", ["max_parallelism", "old_parallelism", "new_parallelism"])
+@pytest.mark.parametrize("typed", [0, -5, 10**9])
+def test_a_value_out_of_flinks_bounds_is_refused_not_clamped(box: str, typed: int) -> None:
+    explorer = RescaleExplorer()
+    before = _shown(explorer)
+    getattr(explorer, box).value = typed
+    assert getattr(explorer, box).value == typed  # what was typed stays, it is not clamped
+    message = html.unescape(explorer.message.value)
+    name = box.replace("_", " ")
+    if box == "max_parallelism" and typed > 0:
+        assert f"Not applied: max parallelism {typed} is above Flink's upper bound 32768" in message
+    else:
+        assert f"Not applied: {name} {typed} is out of range: Flink accepts 1 to 32768" in message
+    assert _shown(explorer) == before  # the last valid figures, not a clamped one
+    getattr(explorer, box).value = {"max_parallelism": 128, "old_parallelism": 3}.get(box, 2)
+    assert explorer.message.value == ""
+
+
+@pytest.mark.parametrize("max_parallelism", [4096, 32768])
+def test_more_subtasks_than_the_graph_can_draw_are_refused_with_the_limit(
+    max_parallelism: int,
+) -> None:
+    explorer = RescaleExplorer()
+    before = _shown(explorer)
+    explorer.max_parallelism.value = max_parallelism
+    tracemalloc.start()
+    try:
+        explorer.old_parallelism.value = max_parallelism - 1
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    message = html.unescape(explorer.message.value)
+    assert f"at most {MAX_DRAWN_SUBTASKS} on a side" in message
+    assert f"flinkstate mapping --partitioner keyBy --old {max_parallelism - 1} --new 2" in message
+    assert _shown(explorer)[2:] == before[2:]
+    assert peak < 50_000_000  # 4095 subtasks ran out of memory; 32768 took 20 GB
+
+
+def test_a_plan_too_large_to_draw_is_refused_with_the_limit() -> None:
+    explorer = RescaleExplorer()
+    explorer.partitioner.value = "CUSTOM"  # every new subtask reads every old one's channels
+    explorer.old_parallelism.value = 60
+    before = _shown(explorer)
+    explorer.new_parallelism.value = 59
+    message = html.unescape(explorer.message.value)
+    assert "partitionCustom() 60 -> 59 is a plan of " in message
+    assert f"more than the {MAX_PLAN_SIZE:,} the explorer draws" in message
+    assert _shown(explorer) == before
+    explorer.new_parallelism.value = 20
+    assert explorer.message.value == ""
+    assert "60 -> 20" in explorer.reading.layout.title.text
