@@ -4,13 +4,19 @@ One format serves every producer and consumer: the simulator exports its checkpo
 reader of real Flink checkpoints will produce it, and the Spark pipeline and the notebooks read
 it. A dataset is a directory with ``manifest.json`` (format name, version, what it describes)
 and one Parquet file per table. ``data/README.md`` documents every column.
+
+A dataset is written whole or not at all (:func:`dataset_written_whole`): into a temporary
+folder beside the target, swapped in complete, so a failed or interrupted export never leaves
+a mix of two datasets that reads as one. It replaces an earlier dataset or an empty folder and
+refuses a folder holding anything else.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +29,7 @@ from flinkstate.keygroups import assign_to_key_group
 from flinkstate.network.checkpoint import Checkpoint, InputChannelInfo
 from flinkstate.network.graph import OperatorKind
 from flinkstate.network.world import NetworkWorld
+from flinkstate.output import check_directory_target, directory_written_whole
 from flinkstate.rescale.partitioner import Partitioner
 
 FORMAT = "flinkstate-checkpoint-dataset"
@@ -213,12 +220,44 @@ def from_simulation(world: NetworkWorld, checkpoint: Checkpoint, description: st
     )
 
 
-def write_dataset(dataset: Dataset, directory: Path) -> None:
-    """Write the manifest and the tables; an existing dataset there is replaced whole."""
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, table in dataset.tables.items():
-        pq.write_table(table, directory / f"{name}.parquet")
-    (directory / "manifest.json").write_text(json.dumps(dataset.manifest, indent=2) + "\n")
+#: what a dataset target is called in refusals
+_WHAT = "a dataset"
+
+
+def is_dataset(directory: Path) -> bool:
+    """Whether ``directory`` holds a manifest of this format (any version, tables complete or
+    not): a folder that writing a dataset may replace."""
+    try:
+        manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(manifest, Mapping) and manifest.get("format") == FORMAT
+
+
+def check_dataset_target(directory: Path) -> Path:
+    """``directory`` if a dataset can be written there whole (new, empty, or a dataset to
+    replace), else an :class:`~flinkstate.errors.InvalidParameterError` naming it: call it
+    before the work that produces the dataset."""
+    return check_directory_target(directory, is_dataset, _WHAT)
+
+
+@contextmanager
+def dataset_written_whole(directory: Path) -> Iterator[Path]:
+    """A temporary folder to write a dataset's files into, which becomes ``directory`` when
+    the block ends (replacing an earlier dataset there) and vanishes if it raises."""
+    with directory_written_whole(directory, is_dataset, _WHAT) as temporary:
+        yield temporary
+
+
+def write_dataset(dataset: Dataset, directory: Path) -> Path:
+    """Write the manifest and the tables whole (:func:`dataset_written_whole`); the folder."""
+    with dataset_written_whole(directory) as temporary:
+        for name, table in dataset.tables.items():
+            pq.write_table(table, temporary / f"{name}.parquet")
+        (temporary / "manifest.json").write_text(
+            json.dumps(dataset.manifest, indent=2) + "\n", encoding="utf-8"
+        )
+    return directory
 
 
 def check_dataset(directory: Path) -> dict[str, Any]:
@@ -267,18 +306,20 @@ def _castable(found: pa.DataType, wanted: pa.DataType) -> bool:
     return bool(pa.types.is_integer(found) and pa.types.is_integer(wanted))
 
 
-def read_dataset(directory: Path) -> Dataset:
-    """Read and check a dataset; every problem is a :class:`DatasetError` naming it."""
+def read_dataset(directory: Path, tables: Iterable[str] | None = None) -> Dataset:
+    """Read and check a dataset (only ``tables`` of it, when named: the small ones are read on
+    the driver before Spark starts); every problem is a :class:`DatasetError` naming it."""
     manifest = check_dataset(directory)
-    tables = {}
-    for name, schema in SCHEMAS.items():
+    wanted = SCHEMAS if tables is None else {name: SCHEMAS[name] for name in tables}
+    read = {}
+    for name, schema in wanted.items():
         path = directory / f"{name}.parquet"
         try:
             table = pq.read_table(path)
         except (OSError, pa.ArrowInvalid) as error:
             raise DatasetError(f"{path} is not a readable Parquet file: {error}") from None
         try:
-            tables[name] = table.select(schema.names).cast(schema)
+            read[name] = table.select(schema.names).cast(schema)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:
             raise DatasetError(f"{path} has a column of the wrong type: {error}") from None
-    return Dataset(manifest, tables)
+    return Dataset(manifest, read)

@@ -14,7 +14,8 @@ Flink: a deserializer persists a record it had begun to read from its length pre
 record of a channel is ever cut off at the front.
 
 Memory stays bounded by one batch of records: per channel only the stream offset carries over
-from batch to batch, and every finished batch is appended to the Parquet files.
+from batch to batch, and every finished batch is appended to the Parquet files (in a
+temporary folder that becomes the dataset once complete).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from flinkstate.dataset import FORMAT, SCHEMAS, VERSION
+from flinkstate.dataset import FORMAT, SCHEMAS, VERSION, dataset_written_whole
 from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import (
     assign_to_key_group_array,
@@ -107,14 +108,22 @@ def generate(
     batch: int = DEFAULT_BATCH,
     progress: Callable[[int], None] | None = None,
 ) -> Path:
-    """Write the checkpoint dataset of ``spec`` to ``directory`` (created; must not hold a
-    dataset already), ``batch`` records at a time; ``progress(n)`` after every batch."""
+    """Write the checkpoint dataset of ``spec`` to ``directory``, ``batch`` records at a time;
+    ``progress(n)`` after every batch. The folder appears whole or not at all
+    (:func:`~flinkstate.dataset.dataset_written_whole`): an earlier dataset there is replaced
+    only once the new one is complete, and a folder holding anything else is refused before
+    any record is generated."""
     spec.check()
     if batch < 1:
         raise InvalidParameterError(f"batch must be at least 1, got {batch}")
-    if (directory / "manifest.json").exists():
-        raise InvalidParameterError(f"{directory} already holds a dataset; choose a new folder")
-    directory.mkdir(parents=True, exist_ok=True)
+    with dataset_written_whole(directory) as temporary:
+        _generate(spec, temporary, batch, progress)
+    return directory
+
+
+def _generate(
+    spec: GeneratorSpec, directory: Path, batch: int, progress: Callable[[int], None] | None
+) -> None:
     partitioner = PARTITIONERS[spec.partitioner]
     downstream = spec.exchange.split("->")[1]
     keyed = partitioner is Partitioner.HASH
@@ -187,10 +196,7 @@ def generate(
         "checkpoint_type": "unaligned",
         "segment_size": spec.segment_size,
     }
-    # the manifest last: a folder without one is not a dataset, so an interrupted run never
-    # leaves something that reads as complete
     (directory / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    return directory
 
 
 def _frame(

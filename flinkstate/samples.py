@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flinkstate.dataset import Dataset, from_simulation, write_dataset
+from flinkstate.dataset import Dataset, check_dataset_target, from_simulation, write_dataset
 from flinkstate.errors import InvalidParameterError
 from flinkstate.recovery.scenarios import prepare_scenario
 
@@ -86,13 +86,13 @@ def build_sample(sample: Sample) -> Dataset:
 
 
 def write_samples(directory: Path, names: list[str] | None = None) -> list[Path]:
-    """Write the samples (all, or ``names``) as ``directory/<name>/``."""
-    written = []
-    for name in names or list(SAMPLES):
-        target = directory / name
-        write_dataset(build_sample(get_sample(name)), target)
-        written.append(target)
-    return written
+    """Write the samples (all, or ``names``) as ``directory/<name>/``, each whole; every
+    target is checked before the first scenario runs."""
+    chosen = [get_sample(name) for name in dict.fromkeys(names or list(SAMPLES))]
+    targets = [check_dataset_target(directory / sample.name) for sample in chosen]
+    for sample, target in zip(chosen, targets, strict=True):
+        write_dataset(build_sample(sample), target)
+    return targets
 
 
 #: where the repository keeps the committed samples (absent from an installed wheel)

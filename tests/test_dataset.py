@@ -8,13 +8,18 @@ import pyarrow.parquet as pq
 import pytest
 
 from flinkstate.dataset import (
+    FORMAT,
     SCHEMAS,
+    Dataset,
     DatasetError,
     check_dataset,
+    check_dataset_target,
     from_simulation,
+    is_dataset,
     read_dataset,
     write_dataset,
 )
+from flinkstate.errors import InvalidParameterError
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
@@ -87,3 +92,71 @@ def test_bad_datasets_are_named(finished: NetworkWorld, tmp_path: Path) -> None:
     (tmp_path / "manifest.json").write_text("{")
     with pytest.raises(DatasetError, match="cannot be read"):
         read_dataset(tmp_path)
+
+
+def test_an_interrupted_write_leaves_the_earlier_dataset_whole(
+    finished: NetworkWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Written in place, the first tables of the new dataset sat beside the rest of the old
+    one under the old manifest, and check_dataset accepted the mix."""
+    target = tmp_path / "ds"
+    earlier = from_simulation(finished, finished.completed[0], "the earlier one")
+    write_dataset(earlier, target)
+    before = {p.name: p.read_bytes() for p in target.iterdir()}
+    later = Dataset(
+        {**earlier.manifest, "description": "the later one"},
+        {name: table.slice(0, 3) for name, table in earlier.tables.items()},
+    )
+    written = pq.write_table
+    calls = 0
+
+    def interrupted_at_the_third_table(*args: object, **kwargs: object) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 3:
+            raise KeyboardInterrupt
+        written(*args, **kwargs)
+
+    monkeypatch.setattr(pq, "write_table", interrupted_at_the_third_table)
+    with pytest.raises(KeyboardInterrupt):
+        write_dataset(later, target)
+    assert calls == 3
+    assert {p.name: p.read_bytes() for p in target.iterdir()} == before
+    assert list(tmp_path.iterdir()) == [target]
+    monkeypatch.undo()
+    assert write_dataset(later, target) == target
+    assert read_dataset(target).manifest["description"] == "the later one"
+    assert read_dataset(target).tables["buffers"].num_rows == 3
+
+
+def test_a_dataset_replaces_a_dataset_or_an_empty_folder_and_nothing_else(
+    finished: NetworkWorld, tmp_path: Path
+) -> None:
+    dataset = from_simulation(finished, finished.completed[0], "x")
+    empty, earlier, notes = tmp_path / "empty", tmp_path / "earlier", tmp_path / "notes"
+    empty.mkdir()
+    write_dataset(dataset, earlier)
+    (earlier / "stale.parquet").write_bytes(b"from an older format")
+    notes.mkdir()
+    (notes / "notes.txt").write_text("mine")
+    for target in (empty, earlier):
+        assert check_dataset_target(target) == target
+        write_dataset(dataset, target)
+        assert sorted(p.name for p in target.iterdir()) == sorted(
+            ["manifest.json", *(f"{name}.parquet" for name in SCHEMAS)]
+        )
+    refusal = f"cannot write a dataset to {notes}: the folder holds other files (notes.txt)"
+    for attempt in (check_dataset_target, lambda target: write_dataset(dataset, target)):
+        with pytest.raises(InvalidParameterError) as error:
+            attempt(notes)
+        assert str(error.value).startswith(refusal)
+    assert [p.name for p in notes.iterdir()] == ["notes.txt"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["earlier", "empty", "notes"]
+
+
+def test_is_dataset_wants_this_format_in_the_manifest(tmp_path: Path) -> None:
+    assert not is_dataset(tmp_path)
+    (tmp_path / "manifest.json").write_text(json.dumps({"format": "something else"}))
+    assert not is_dataset(tmp_path)
+    (tmp_path / "manifest.json").write_text(json.dumps({"format": FORMAT, "version": 99}))
+    assert is_dataset(tmp_path)  # another version is still ours to replace

@@ -164,9 +164,33 @@ def test_bad_specs_are_refused_before_anything_is_written(
     assert not (tmp_path / "d").exists()
 
 
-def test_an_existing_dataset_is_never_overwritten(tmp_path: Path) -> None:
-    generate(GeneratorSpec(records=10), tmp_path)
-    before = (tmp_path / "fragments.parquet").read_bytes()
-    with pytest.raises(InvalidParameterError, match="already holds a dataset"):
-        generate(GeneratorSpec(records=20), tmp_path)
-    assert (tmp_path / "fragments.parquet").read_bytes() == before
+def test_an_interrupted_run_leaves_the_earlier_dataset_and_a_whole_one_replaces_it(
+    tmp_path: Path,
+) -> None:
+    """Batches are appended as they are generated, into a temporary folder: Ctrl-C half way
+    leaves the earlier dataset as it was, and a finished run replaces it whole."""
+    target = tmp_path / "d"
+    generate(GeneratorSpec(records=10), target)
+    before = {p.name: p.read_bytes() for p in target.iterdir()}
+
+    def interrupted(done: int) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        generate(GeneratorSpec(records=20), target, batch=5, progress=interrupted)
+    assert {p.name: p.read_bytes() for p in target.iterdir()} == before
+    assert list(tmp_path.iterdir()) == [target]
+    generate(GeneratorSpec(records=20), target)
+    assert read_dataset(target).tables["fragments"].column("record").to_pylist() != []
+    assert "20 records" in read_dataset(target).manifest["description"]
+
+
+def test_a_folder_of_other_files_is_refused_before_any_record(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+
+    def never(done: int) -> None:
+        raise AssertionError("records were generated")
+
+    with pytest.raises(InvalidParameterError, match=r"holds other files \(notes.txt\)"):
+        generate(GeneratorSpec(records=10), tmp_path, progress=never)
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]

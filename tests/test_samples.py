@@ -66,6 +66,22 @@ def test_cli_lists_and_writes_samples(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "unknown sample 'nonsense'; known: keyed, rebalance" in capsys.readouterr().err
 
 
+def test_every_target_is_checked_before_any_sample_is_built(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "rebalance").mkdir()
+    (tmp_path / "rebalance" / "notes.txt").write_text("mine")
+
+    def never(sample: object) -> None:
+        raise AssertionError("a sample was built")
+
+    monkeypatch.setattr(samples, "build_sample", never)
+    assert main(["samples", "keyed", "rebalance", "--write", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"cannot write a dataset to {tmp_path / 'rebalance'}: the folder holds other" in err
+    assert [p.name for p in tmp_path.iterdir()] == ["rebalance"]
+
+
 def test_unknown_sample_is_named() -> None:
     with pytest.raises(InvalidParameterError, match="unknown sample 'x'"):
         get_sample("x")

@@ -18,7 +18,8 @@ def add_generate_parser(subparsers: Any) -> None:
         description="Write a checkpoint of source -keyBy/rebalance-> operator with RECORDS "
         "records in flight, following Flink's routing (key groups, round robin) and framing "
         "(records spanning segment-sized buffers), batch by batch with a progress bar. The "
-        "folder must not hold a dataset yet; manifest.json is written last.",
+        "dataset appears whole or not at all: it replaces an earlier dataset in DIR only once "
+        "complete, and a DIR holding other files is refused.",
     )
     parser.add_argument("directory", type=Path, metavar="DIR", help="the new dataset's folder")
     parser.add_argument("--records", type=int, required=True, help="records in flight")
@@ -54,6 +55,7 @@ def add_generate_parser(subparsers: Any) -> None:
 def _generate(args: argparse.Namespace) -> str:
     from tqdm.auto import tqdm
 
+    from flinkstate.dataset import check_dataset_target
     from flinkstate.generator import generate
 
     spec = GeneratorSpec(
@@ -70,6 +72,7 @@ def _generate(args: argparse.Namespace) -> str:
         seed=args.seed,
     )
     spec.check()  # refuse before the progress bar appears
+    check_dataset_target(args.directory)
     with tqdm(total=spec.records, unit="rec", unit_scale=True, file=sys.stderr) as bar:
         generate(spec, args.directory, batch=args.batch, progress=bar.update)
     return f"wrote {spec.records:,} records to {args.directory}"

@@ -186,6 +186,10 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
         args.trace = check_target(args.trace)  # refused before the run, not after it
     if args.html is not None:
         args.html = check_target(args.html)  # refused before any work
+    if args.export is not None:
+        from flinkstate.dataset import check_dataset_target
+
+        args.export = check_dataset_target(args.export)  # refused before the run
     if args.name in SCENARIOS:
         from flinkstate.cli.scenarios import run_scenario_command
 

@@ -16,6 +16,7 @@ from flinkstate.cli.run import (
 )
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
+from flinkstate.output import check_target, written_whole
 from flinkstate.recovery.scenarios import SCENARIOS, ScenarioRun, get_scenario, run_scenario
 
 #: exit status of a scenario whose outcome differs from the expected one
@@ -206,6 +207,8 @@ def _whatif(args: argparse.Namespace) -> tuple[str, int]:
         seeds = [int(s) for s in args.seeds.split(",")]
     except ValueError:
         raise InvalidParameterError(f"--seeds takes whole numbers, got {args.seeds!r}") from None
+    if args.csv is not None:
+        args.csv = check_target(args.csv)  # refused before the runs, not after them
     table = what_if(
         args.name,
         grid,
@@ -214,7 +217,8 @@ def _whatif(args: argparse.Namespace) -> tuple[str, int]:
         progress=not args.quiet,
     )
     if args.csv is not None:
-        table.to_csv(args.csv, index=False)
+        with written_whole(args.csv) as out:
+            table.to_csv(out, index=False)
     status = 0 if bool(table["as_expected"].all()) else UNEXPECTED
     if args.json:
         return table.to_json(orient="records"), status

@@ -41,7 +41,25 @@ def test_bad_values_get_one_line(
     assert not (tmp_path / "x").exists()
 
 
-def test_existing_dataset_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["generate", str(tmp_path), "--records", "10"]) == 0
+def test_a_folder_of_other_files_is_refused_before_the_bar(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
     assert main(["generate", str(tmp_path), "--records", "10"]) == 2
-    assert "already holds a dataset" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err == (
+        f"flinkstate: error: cannot write a dataset to {tmp_path}: the folder holds other files "
+        "(notes.txt), not a dataset; name a new or empty folder, or a dataset to replace\n"
+    )
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_an_existing_dataset_is_replaced(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["generate", str(tmp_path / "d"), "--records", "10"]) == 0
+    assert main(["generate", str(tmp_path / "d"), "--records", "20"]) == 0
+    assert "wrote 20 records" in capsys.readouterr().out
+    assert read_dataset(tmp_path / "d").tables["fragments"].column("record").unique().to_pylist()
+    assert "20 records" in read_dataset(tmp_path / "d").manifest["description"]
+    assert [p.name for p in tmp_path.iterdir()] == ["d"]

@@ -299,3 +299,37 @@ def test_ctrl_c_after_the_trace_names_it(
     assert main([*argv, "--export", str(tmp_path / "d")]) == 130
     assert capsys.readouterr().err == f"flinkstate: interrupted; only {trace} written\n"
     assert load_scenario_trace(trace).run.outcome is Outcome.RECOVERED
+
+
+@pytest.mark.parametrize("name", ["keyed", "baseline-recovery"])
+def test_an_export_into_a_folder_of_other_files_is_refused_before_the_run(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    name: str,
+) -> None:
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(Simulation, "run", never)
+    (tmp_path / "notes.txt").write_text("mine")
+    assert main(["run", name, "--export", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"flinkstate: error: cannot write a dataset to {tmp_path}: the folder holds other files "
+        "(notes.txt), not a dataset; name a new or empty folder, or a dataset to replace\n"
+    )
+    assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_an_export_replaces_an_earlier_dataset_whole(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from flinkstate.dataset import read_dataset
+
+    export = tmp_path / "d"
+    argv = ["run", "keyed", "--set", "checkpoint_interval=150", "--export", str(export)]
+    assert main([*argv, "--seed", "1"]) == 0
+    assert main([*argv, "--seed", "2"]) == 0
+    assert f"exported to {export}" in capsys.readouterr().out
+    assert read_dataset(export).manifest["description"].startswith("keyed seed 2 ")
+    assert [p.name for p in tmp_path.iterdir()] == ["d"]

@@ -1,0 +1,61 @@
+"""``flinkstate whatif --csv``: the target refused before the runs, the table written whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import flinkstate.recovery.whatif
+from flinkstate.cli import main
+
+_GRID = ["whatif", "baseline-recovery", "--quiet", "--csv"]
+
+
+def test_a_csv_target_is_refused_before_the_runs(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """It was written after every run, and a missing folder read ``error: : None``."""
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the runs started")
+
+    monkeypatch.setattr(flinkstate.recovery.whatif, "what_if", never)
+    refused = {
+        tmp_path / "missing" / "grid.csv": f"no directory {tmp_path / 'missing'}",
+        tmp_path: "it is a directory",
+        Path("/proc/grid.csv"): "no file can be created in /proc",
+    }
+    for target, reason in refused.items():
+        assert main([*_GRID, str(target)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"flinkstate: error: cannot write {target}: {reason}")
+        assert err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_an_interrupted_csv_leaves_the_earlier_one(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    csv = tmp_path / "grid.csv"
+    csv.write_text("the earlier table\n")
+    written = pd.DataFrame.to_csv
+
+    def half_then_ctrl_c(frame: pd.DataFrame, out: object, **kwargs: object) -> None:
+        written(frame.head(1), out, **kwargs)  # type: ignore[call-overload]
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", half_then_ctrl_c)
+    try:
+        status = main([*_GRID, str(csv)])
+    except KeyboardInterrupt:  # until main turns Ctrl-C into its own exit status
+        status = 130
+    assert status == 130
+    assert csv.read_text() == "the earlier table\n"
+    assert list(tmp_path.iterdir()) == [csv]
+    monkeypatch.undo()
+    assert main([*_GRID, str(csv)]) == 0
+    assert f"table written to {csv}" in capsys.readouterr().out
+    assert csv.read_text().startswith("seed,outcome,expected,as_expected,")
+    assert list(tmp_path.iterdir()) == [csv]
