@@ -36,5 +36,10 @@ class CheckpointFormatError(FlinkstateError, ValueError):
 
 
 class SparkStartError(FlinkstateError):
-    """Spark's driver JVM did not start (no Java, a wrong JAVA_HOME); the message carries
-    what the JVM printed."""
+    """Spark's driver JVM or session did not start (no Java, a wrong JAVA_HOME, a master that
+    cannot be reached or refuses the application); the message carries what the JVM said."""
+
+
+class SparkJobError(FlinkstateError):
+    """A Spark job failed (in the JVM or in an executor's Python); the message says why in
+    one line, naming what to install or set where that is recognisable."""

@@ -22,7 +22,9 @@ def add_rescale_parser(subparsers: Any) -> None:
         "it at a new parallelism: bytes and records from each old subtask to each new one, "
         "what every new subtask reads and filters out, its virtual channels and spanning "
         "records. Several --to values (or a range) make a what-if sweep in one Spark job. "
-        "Spark runs embedded unless --master or FLINKSTATE_SPARK_MASTER names a cluster.",
+        "Spark runs embedded unless --master or FLINKSTATE_SPARK_MASTER names a cluster. "
+        "What can be checked without the data (the dataset's tables, the parallelisms, the "
+        "operators, the --html target, the master's address) is checked before Spark starts.",
     )
     parser.add_argument("checkpoint", type=Path, metavar="CHECKPOINT", help="a dataset folder")
     parser.add_argument(
@@ -40,6 +42,12 @@ def add_rescale_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--html", type=Path, metavar="FILE", help="write a self-contained report")
     parser.add_argument("--master", help="Spark master URL (default: local[*])")
+    parser.add_argument(
+        "--driver-host",
+        metavar="ADDRESS",
+        help="address of this machine where Spark's driver listens, for a cluster's executors "
+        "to reach (default: $SPARK_DRIVER_HOST, else 127.0.0.1 unless $SPARK_LOCAL_IP is set)",
+    )
     parser.add_argument(
         "--recover-output-on-downstream",
         action="store_true",
@@ -79,22 +87,28 @@ def _whole(text: str, given: str) -> int:
 
 
 def _rescale(args: argparse.Namespace) -> str:
-    from flinkstate.dataset import check_dataset
+    from flinkstate.output import check_target
+    from flinkstate.spark.rescaling import RescalingPipeline, job_shape, sweep_plan
+    from flinkstate.spark.session import master_hosts, master_url
 
+    # everything Spark is not needed for, refused before it starts (that takes seconds)
     targets = parse_targets(args.to)
     if not args.checkpoint.is_dir():
         raise InvalidParameterError(f"{args.checkpoint} is not a folder")
-    check_dataset(args.checkpoint)  # a wrong folder fails before Spark starts
-    if args.html is not None and not args.html.expanduser().parent.is_dir():
-        raise InvalidParameterError(
-            f"cannot write {args.html}: no directory {args.html.expanduser().parent}"
-        )
+    sweep_plan(
+        job_shape(args.checkpoint),  # the dataset checked, its two small tables read
+        targets,
+        args.operator,
+        recover_output_on_downstream=args.recover_output_on_downstream,
+    )
+    if args.html is not None:
+        args.html = check_target(args.html)
+    master_hosts(master_url(args.master))
 
-    from flinkstate.spark.rescaling import RescalingPipeline
     from flinkstate.spark.session import spark_session
     from flinkstate.spark.tables import load
 
-    spark = spark_session(args.master)
+    spark = spark_session(args.master, driver_host=args.driver_host)
     pipeline = RescalingPipeline(load(spark, args.checkpoint))
     try:
         result = pipeline.analyse(

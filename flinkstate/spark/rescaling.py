@@ -19,12 +19,18 @@ exceed the bytes persisted.
 
 Between calls the work that does not depend on the new parallelism (reading the tables, each
 record's key group) stays cached in Spark, so a notebook slider only pays for the routing.
+
+Everything that can be refused without the data is refused before Spark starts:
+:func:`job_shape` reads the two small tables on the driver and :func:`sweep_plan` checks the
+question against them. A failed Spark job is a :class:`~flinkstate.errors.SparkJobError` in
+one line (:mod:`flinkstate.spark.failures`), e.g. an executor's Python without pandas.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -33,11 +39,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from flinkstate.errors import InvalidParameterError
+from flinkstate.dataset import read_dataset
+from flinkstate.errors import InvalidParameterError, SparkJobError
 from flinkstate.keygroups import compute_operator_index_for_key_group_array
 from flinkstate.rescale.exchange import ExchangeRescale
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.rescale.routes import MAX_SWEEP, OUTPUT, JobShape, OwnerRule, SweepPlan
+from flinkstate.spark.failures import spark_errors
 from flinkstate.spark.progress import ProgressCallback, SparkProgress
 from flinkstate.spark.tables import SparkDataset
 
@@ -129,16 +137,57 @@ class RescaleResult:
         )
 
 
+#: what a failed Spark job is called in its one line
+_FAILED = "the Spark job failed"
+
+
+def job_shape(directory: Path) -> JobShape:
+    """The operators and exchanges of the dataset in ``directory``, read on the driver without
+    Spark (two small tables), to check a question before Spark starts."""
+    tables = read_dataset(directory, ("operators", "exchanges")).tables
+    return JobShape.of(tables["operators"].to_pylist(), tables["exchanges"].to_pylist())
+
+
+def rescale_scenarios(
+    shape: JobShape, to: int | Sequence[int], operators: Sequence[str] | None = None
+) -> dict[int, dict[str, int]]:
+    """Per new parallelism in ``to``: every operator's parallelism after rescaling
+    ``operators`` (every operator when None) to it. Refuses what Flink would refuse."""
+    rescaled = (
+        tuple(op.name for op in shape.operators)
+        if operators is None
+        else tuple(dict.fromkeys(operators))
+    )
+    return {t: shape.new_parallelism(t, rescaled) for t in _targets(to)}
+
+
+def sweep_plan(
+    shape: JobShape,
+    to: int | Sequence[int],
+    operators: Sequence[str] | None = None,
+    *,
+    recover_output_on_downstream: bool = False,
+) -> SweepPlan:
+    """The plan :meth:`RescalingPipeline.analyse` follows, with every refusal it can raise
+    before reading the data (a parallelism out of range, an unknown operator, an exchange
+    Flink cannot rescale)."""
+    return shape.sweep(
+        rescale_scenarios(shape, to, operators),
+        recover_output_on_downstream=recover_output_on_downstream,
+    )
+
+
 class RescalingPipeline:
     """One checkpoint dataset in Spark, ready to answer "what if we rescale it to N"."""
 
     def __init__(self, dataset: SparkDataset) -> None:
         self.dataset = dataset
         self.spark: SparkSession = dataset.buffers.sparkSession
-        self.shape = JobShape.of(
-            (row.asDict() for row in dataset.operators.collect()),
-            (row.asDict() for row in dataset.exchanges.collect()),
-        )
+        with spark_errors(SparkJobError, _FAILED):
+            self.shape = JobShape.of(
+                (row.asDict() for row in dataset.operators.collect()),
+                (row.asDict() for row in dataset.exchanges.collect()),
+            )
         self._buffers: DataFrame | None = None
         self._records: DataFrame | None = None
         self._persisted: pd.DataFrame | None = None
@@ -206,6 +255,10 @@ class RescalingPipeline:
 
     def persisted(self) -> pd.DataFrame:
         """Per exchange and side: buffers, bytes and records in the checkpoint."""
+        with spark_errors(SparkJobError, _FAILED):
+            return self._persisted_volume()
+
+    def _persisted_volume(self) -> pd.DataFrame:
         if self._persisted is None:
             from pyspark.sql import functions as F
 
@@ -237,14 +290,8 @@ class RescalingPipeline:
         progress: bool | ProgressCallback = True,
     ) -> RescaleResult:
         """Rescale ``operators`` (every operator when None) to each parallelism in ``to``."""
-        targets = _targets(to)
-        rescaled = (
-            tuple(op.name for op in self.shape.operators)
-            if operators is None
-            else tuple(dict.fromkeys(operators))
-        )
         return self.analyse_parallelisms(
-            {t: self.shape.new_parallelism(t, rescaled) for t in targets},
+            rescale_scenarios(self.shape, to, operators),
             recover_output_on_downstream=recover_output_on_downstream,
             progress=progress,
         )
@@ -268,21 +315,13 @@ class RescalingPipeline:
             if any(p[op.name] != op.parallelism for p in parallelism.values())
         )
         bar = SparkProgress(self.spark, 4, "rescale " + ",".join(map(str, targets)), progress)
-        routed: DataFrame | None = None
         try:
-            with bar.phase("reading the checkpoint"):
-                persisted = self.persisted()
-            with bar.phase("routing buffers"):
-                routed = self._route(routes_frame(plan))
-                movement = self._movement(routed, plan)
-            with bar.phase("virtual channels"):
-                active = self._active_virtual_channels(routed)
+            with spark_errors(SparkJobError, _FAILED):
+                persisted, movement, active = self._volumes(bar, plan)
             with bar.phase("summing up"):
                 subtasks = _subtasks(movement, active, plans, self.shape)
                 sweep = _sweep(movement, subtasks, persisted, plans, self.shape)
         finally:
-            if routed is not None:
-                routed.unpersist()
             bar.close()
         return RescaleResult(
             self.description,
@@ -297,11 +336,28 @@ class RescalingPipeline:
             sweep,
         )
 
+    def _volumes(
+        self, bar: SparkProgress, plan: SweepPlan
+    ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+        """The Spark part of a sweep: the checkpoint's volume, the movement, and the virtual
+        channels with data."""
+        routed: DataFrame | None = None
+        try:
+            with bar.phase("reading the checkpoint"):
+                persisted = self._persisted_volume()
+            with bar.phase("routing buffers"):
+                routed = self._route(routes_frame(plan))
+                movement = self._movement(routed, plan)
+            with bar.phase("virtual channels"):
+                active = self._active_virtual_channels(routed)
+        finally:
+            if routed is not None:
+                routed.unpersist()
+        return persisted, movement, active
+
     def key_groups(self, exchange: str, to: int) -> pd.DataFrame:
         """Per key group of a keyed exchange's consumer: its owner before and after rescaling
         it to ``to``, the in-flight records and bytes in it, and its keyed state entries."""
-        from pyspark.sql import functions as F
-
         shape = self.shape.exchange(exchange)
         if shape.partitioner is not Partitioner.HASH:
             raise InvalidParameterError(
@@ -312,20 +368,8 @@ class RescalingPipeline:
         new = self.shape.checked({operator.name: to})[operator.name]
         max_p = operator.max_parallelism
         if exchange not in self._key_group_contents:
-            volume: pd.DataFrame = (
-                self.records()
-                .where(F.col("exchange") == exchange)
-                .groupBy(F.col("owner_key").cast("int").alias("key_group"))
-                .agg(F.sum("records").alias("records"), F.sum("bytes").alias("bytes"))
-                .toPandas()
-            )
-            state = (
-                self.dataset.keyed_state.where(F.col("operator") == operator.name)
-                .groupBy("key_group")
-                .agg(F.sum("entries").alias("state_entries"))
-                .toPandas()
-            )
-            self._key_group_contents[exchange] = volume.merge(state, on="key_group", how="outer")
+            with spark_errors(SparkJobError, _FAILED):
+                self._key_group_contents[exchange] = self._key_group_volume(exchange, operator.name)
         contents = self._key_group_contents[exchange]
         groups = np.arange(max_p, dtype=np.int64)
         frame = pd.DataFrame(
@@ -339,6 +383,26 @@ class RescalingPipeline:
         )
         frame = frame.merge(contents, on="key_group", how="left")
         return _ints(frame, ["records", "bytes", "state_entries"])
+
+    def _key_group_volume(self, exchange: str, operator: str) -> pd.DataFrame:
+        """Per key group of ``exchange``: in-flight records and bytes, and keyed state entries
+        of its consumer ``operator``."""
+        from pyspark.sql import functions as F
+
+        volume: pd.DataFrame = (
+            self.records()
+            .where(F.col("exchange") == exchange)
+            .groupBy(F.col("owner_key").cast("int").alias("key_group"))
+            .agg(F.sum("records").alias("records"), F.sum("bytes").alias("bytes"))
+            .toPandas()
+        )
+        state = (
+            self.dataset.keyed_state.where(F.col("operator") == operator)
+            .groupBy("key_group")
+            .agg(F.sum("entries").alias("state_entries"))
+            .toPandas()
+        )
+        return volume.merge(state, on="key_group", how="outer")
 
     # -- helpers -----------------------------------------------------------------------------
 

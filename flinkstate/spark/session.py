@@ -4,20 +4,38 @@ Creating a session costs seconds, so every caller (the command line, the noteboo
 shares one. On a cluster the executors get flinkstate itself as a zip added to the job, whoever
 started the session, so they need nothing from the driver's working directory and no install of
 flinkstate; their Python needs flinkstate's dependencies (numpy, pandas, pyarrow), as any
-PySpark job using Arrow does.
+PySpark job using Arrow does. The zip's temporary folder is removed when the process exits.
+
+The driver listens on 127.0.0.1 whatever the master, unless the user gives an address
+(``driver_host``, ``$SPARK_DRIVER_HOST``, or ``$SPARK_LOCAL_IP`` for Spark to derive it): an
+unauthenticated Spark driver on the machine's network address accepts anyone's connections. A
+master elsewhere cannot reach a driver on loopback, so that is refused with what to set rather
+than left to hang; a cluster session without ``spark.authenticate`` gets a one-line note.
+
+Starting fails fast and in one line: a standalone master's port is probed before the JVM starts
+(Spark itself retries for a minute), and Spark's and Py4J's errors while the session starts
+become a :class:`~flinkstate.errors.SparkStartError` with the JVM's own reason.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
+import ipaddress
 import os
+import shutil
+import socket
 import sys
 import tempfile
 import zipfile
+from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from flinkstate.errors import InvalidParameterError, SparkStartError
+from flinkstate.spark.failures import describe, error_text, summary
 
 if TYPE_CHECKING:
     from pyspark import SparkConf
@@ -29,7 +47,16 @@ PACKAGE = Path(__file__).resolve().parents[1]
 #: errors only, on the JVM's stderr (see the file)
 LOG4J2_CONFIG = Path(__file__).resolve().with_name("log4j2.properties")
 LOCAL_IP_ENV = "SPARK_LOCAL_IP"
+#: the driver's address when the user names one without a --driver-host option
+DRIVER_HOST_ENV = "SPARK_DRIVER_HOST"
 LOOPBACK = "127.0.0.1"
+#: seconds a standalone master's port may take to accept a connection
+PROBE_TIMEOUT = 3.0
+#: how a cluster's connections are authenticated (the README says more)
+AUTHENTICATE = (
+    "set spark.authenticate=true and spark.authenticate.secret=SECRET in spark-defaults.conf "
+    "($SPARK_CONF_DIR), the same on the master and every worker"
+)
 
 
 def master_url(master: str | None = None) -> str:
@@ -43,14 +70,20 @@ def master_url(master: str | None = None) -> str:
     return chosen
 
 
-def spark_session(master: str | None = None, *, driver_memory: str | None = None) -> SparkSession:
-    """The session for ``master`` (see :func:`master_url`), created on first use.
+def spark_session(
+    master: str | None = None,
+    *,
+    driver_memory: str | None = None,
+    driver_host: str | None = None,
+) -> SparkSession:
+    """The session for ``master`` (see :func:`master_url`), created on first use, its driver
+    at ``driver_host`` (see :func:`driver_address`).
 
     Without a master named (argument or environment), a session already running in this
     process is used whatever its master; a session on another master than the one named is
     refused rather than silently reused.
     """
-    from pyspark import SparkConf, SparkContext
+    from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
     wanted = master_url(master)
@@ -65,6 +98,11 @@ def spark_session(master: str | None = None, *, driver_memory: str | None = None
                 f"(spark.stop()) before using {wanted}"
             )
         return _shipped(active)
+    local = wanted.startswith("local")
+    if not local:
+        check_driver_reachable(wanted, driver_host)
+        probe_master(wanted)
+    address = driver_address(driver_host)
     settings = {
         "spark.sql.execution.arrow.pyspark.enabled": "true",
         "spark.sql.session.timeZone": "UTC",
@@ -72,31 +110,160 @@ def spark_session(master: str | None = None, *, driver_memory: str | None = None
         # flinkstate draws its own progress (flinkstate.spark.progress)
         "spark.ui.showConsoleProgress": "false",
         "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}",
+        **address,
     }
-    if wanted.startswith("local"):
+    if local:
         # embedded: the Python workers are this interpreter, which has flinkstate and
         # pyarrow installed (pyspark reads the variable when the context starts)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         # few shuffle partitions: one machine's cores, not a cluster's default of 200
         settings["spark.sql.shuffle.partitions"] = str(max(4, 2 * (os.cpu_count() or 2)))
-        settings.update(loopback_driver())
     if driver_memory:
         settings["spark.driver.memory"] = driver_memory
     conf = SparkConf().setMaster(wanted).setAppName("flinkstate").setAll(list(settings.items()))
-    SparkContext(conf=conf, gateway=_quiet_gateway(conf)).setLogLevel("ERROR")
-    return _shipped(SparkSession.builder.getOrCreate())
+    session = _started(wanted, conf)
+    if not local:
+        note = cluster_note(session.sparkContext.getConf().getAll())
+        if note:
+            print(f"flinkstate: note: {note}", file=sys.stderr)
+    return _shipped(session)
 
 
-def loopback_driver() -> dict[str, str]:
-    """Keep an embedded session's driver, block manager and workers on 127.0.0.1 unless the
-    user chose an address in $SPARK_LOCAL_IP: nothing then listens on the machine's network,
-    and Spark does not pick (and warn about) another interface when the host name resolves to
-    loopback. Sets the variable, which the JVM reads at launch, and returns the driver's
-    settings."""
+def _started(master: str, conf: SparkConf) -> SparkSession:
+    """A new session on ``conf``; whatever goes wrong on the way is one
+    :class:`SparkStartError`, with the JVM's own reason where it logged one (the context half
+    started is stopped, so that a retry can start another)."""
+    from py4j.protocol import Py4JError  # type: ignore[import-untyped]
+    from pyspark import SparkContext
+    from pyspark.errors import PySparkException
+    from pyspark.sql import SparkSession
+
+    gateway = _quiet_gateway(conf)
+    try:
+        context = SparkContext(conf=conf, gateway=gateway)
+        context.setLogLevel("ERROR")
+        if context._jsc.sc().isStopped():  # a standalone master refused the application
+            raise SparkStartError("the master did not accept the application")
+        return SparkSession.builder.getOrCreate()
+    except (Py4JError, PySparkException, SparkStartError) as error:
+        with contextlib.suppress(Exception):
+            if SparkContext._active_spark_context is not None:
+                SparkContext._active_spark_context.stop()
+        reason = _jvm_said() or (
+            str(error) if isinstance(error, SparkStartError) else describe(error_text(error))
+        )
+        raise SparkStartError(f"Spark did not start on {master}: {reason}") from error
+
+
+def driver_address(host: str | None = None) -> dict[str, str]:
+    """The driver's address settings: ``host`` if given, else ``$SPARK_DRIVER_HOST``, else
+    none if ``$SPARK_LOCAL_IP`` is set (Spark derives the address from it), else 127.0.0.1
+    for the driver, its block manager and an embedded session's workers, so that nothing
+    listens on the machine's network unasked (and Spark picks, and warns about, no other
+    interface when the host name resolves to loopback). In that last case it sets
+    ``$SPARK_LOCAL_IP``, which the JVM reads at launch."""
+    global _local_ip_set_here
+    chosen = (host or os.environ.get(DRIVER_HOST_ENV) or "").strip()
+    if chosen:
+        return {"spark.driver.host": chosen, "spark.driver.bindAddress": chosen}
     if LOCAL_IP_ENV in os.environ:
         return {}
     os.environ[LOCAL_IP_ENV] = LOOPBACK
+    _local_ip_set_here = True
     return {"spark.driver.host": LOOPBACK, "spark.driver.bindAddress": LOOPBACK}
+
+
+#: whether $SPARK_LOCAL_IP is flinkstate's default rather than the user's choice
+_local_ip_set_here = False
+
+
+def _address_chosen(host: str | None) -> bool:
+    """Whether the user chose the driver's address (:func:`driver_address`)."""
+    if (host or os.environ.get(DRIVER_HOST_ENV) or "").strip():
+        return True
+    return LOCAL_IP_ENV in os.environ and not (
+        _local_ip_set_here and os.environ[LOCAL_IP_ENV] == LOOPBACK
+    )
+
+
+def master_hosts(master: str) -> list[tuple[str, int]]:
+    """The (host, port) pairs of a ``spark://`` master URL (several for a standby list); none
+    for other masters. A malformed one is an :class:`InvalidParameterError`."""
+    if not master.startswith("spark://"):
+        return []
+    hosts = []
+    for entry in master.removeprefix("spark://").split(","):
+        try:
+            parts = urlsplit(f"spark://{entry.strip()}")
+            host, port = parts.hostname, parts.port
+        except ValueError:
+            host, port = None, None
+        if not host or port is None:
+            raise InvalidParameterError(
+                f"Spark master {master}: {entry.strip()!r} is not host:port (spark://host:7077)"
+            )
+        hosts.append((host, port))
+    return hosts
+
+
+def check_driver_reachable(master: str, host: str | None = None) -> None:
+    """Refuse the default driver address, loopback (:func:`driver_address` without a choice
+    of the user's), for a master on another machine: its executors could never connect to
+    the driver, and Spark would wait for them without end."""
+    if _address_chosen(host):
+        return
+    hosts = [name for name, _ in master_hosts(master)]
+    if hosts and all(_is_loopback(name) for name in hosts):
+        return
+    raise InvalidParameterError(
+        f"the executors of {master} cannot reach Spark's driver on {LOOPBACK}, where "
+        f"flinkstate keeps it unless told: give an address of this machine they can reach "
+        f"with --driver-host ADDRESS or ${DRIVER_HOST_ENV}, and enable spark.authenticate "
+        "(README: Spark on a cluster)"
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    try:
+        found = {str(info[4][0]) for info in socket.getaddrinfo(host, None)}
+    except OSError:
+        return False
+    return bool(found) and all(ipaddress.ip_address(a.split("%")[0]).is_loopback for a in found)
+
+
+def probe_master(master: str, timeout: float = PROBE_TIMEOUT) -> None:
+    """Return once one of a ``spark://`` master's addresses accepts a TCP connection (other
+    masters are not probed); else a :class:`SparkStartError` saying why, within ``timeout``
+    seconds per address, before any JVM starts (Spark would retry for a minute and then
+    print pages of Java)."""
+    failures = []
+    for host, port in master_hosts(master):
+        try:
+            with socket.create_connection((host, port), timeout=timeout):
+                return
+        except socket.gaierror:
+            failures.append(f"{host}: no such host")
+        except TimeoutError:
+            failures.append(f"{host}:{port}: no answer within {timeout:g} s")
+        except OSError as error:
+            failures.append(f"{host}:{port}: {error.strerror or error}")
+    if failures:
+        raise SparkStartError(
+            f"cannot reach the Spark master {master} ({'; '.join(failures)}): is it running, "
+            "and is that its URL?"
+        )
+
+
+def cluster_note(conf: Sequence[tuple[str, str]]) -> str | None:
+    """The note for a session on a cluster whose connections are not authenticated."""
+    settings = dict(conf)
+    if settings.get("spark.authenticate", "false").lower() == "true":
+        return None
+    host = settings.get("spark.driver.host", "this machine's address")
+    return (
+        f"Spark's driver listens on {host} and nothing authenticates who connects to it or to "
+        f"the cluster; to change that, {AUTHENTICATE} (README: Spark on a cluster)"
+    )
 
 
 def _quiet_gateway(conf: SparkConf) -> Any:
@@ -114,6 +281,7 @@ def _quiet_gateway(conf: SparkConf) -> Any:
     from pyspark.errors import PySparkRuntimeError
     from pyspark.java_gateway import launch_gateway
 
+    global _jvm_log
     if SparkContext._gateway is not None:
         return None
     descriptor, name = tempfile.mkstemp(prefix="flinkstate-spark-jvm-", suffix=".log")
@@ -121,14 +289,31 @@ def _quiet_gateway(conf: SparkConf) -> Any:
     try:
         with os.fdopen(descriptor, "wb") as stream:  # the JVM gets a copy of the descriptor
             try:
-                return launch_gateway(  # type: ignore[no-untyped-call]
+                gateway = launch_gateway(  # type: ignore[no-untyped-call]
                     conf, popen_kwargs={"stdout": stream, "stderr": stream}
                 )
             except PySparkRuntimeError as error:
                 said = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
                 raise SparkStartError(f"Spark's JVM did not start ({error}):\n{said}") from error
+        # kept open to read the JVM's reason if the session does not start (_jvm_said)
+        _jvm_log = log.open("rb")
+        atexit.register(_jvm_log.close)
+        return gateway
     finally:
         log.unlink(missing_ok=True)
+
+
+#: what the JVM prints (errors only), read from where the last read stopped
+_jvm_log: IO[bytes] | None = None
+
+
+def _jvm_said() -> str:
+    """The JVM's last error message since the last call, in one line ("" if none)."""
+    if _jvm_log is None:
+        return ""
+    lines = _jvm_log.read().decode(errors="replace").splitlines()
+    errors = [line.split(": ", 1)[-1] for line in lines if " ERROR " in line]
+    return summary(errors[-1]) if errors else ""
 
 
 def _shipped(session: SparkSession) -> SparkSession:
@@ -145,8 +330,12 @@ def _shipped(session: SparkSession) -> SparkSession:
 
 @cache
 def package_zip() -> Path:
-    """flinkstate's own modules as a zip an executor can import from."""
-    target = Path(tempfile.mkdtemp(prefix="flinkstate-spark-")) / "flinkstate.zip"
+    """flinkstate's own modules as a zip an executor can import from, in a temporary folder
+    removed when the process exits (however it ends but killed: the driver serves the file to
+    executors as long as the session lives)."""
+    folder = tempfile.mkdtemp(prefix="flinkstate-spark-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    target = Path(folder) / "flinkstate.zip"
     with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as archive:
         for path in sorted(PACKAGE.rglob("*.py")):
             archive.write(path, Path("flinkstate") / path.relative_to(PACKAGE))

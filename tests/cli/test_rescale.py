@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+import flinkstate.spark.session
 from flinkstate.cli import main
 from flinkstate.cli.rescale import parse_targets
 from flinkstate.errors import InvalidParameterError
@@ -94,14 +95,16 @@ def _broken(tmp_path: Path, change: str) -> Path:
         ("", ["--to", "500"], "maximum parallelism"),
     ],
 )
-def test_bad_input_is_refused_and_the_old_report_kept(
-    spark: SparkSession,
+def test_bad_input_is_refused_before_spark_and_the_old_report_kept(
+    monkeypatch: pytest.MonkeyPatch,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     change: str,
     arguments: list[str],
     message: str,
 ) -> None:
+    """Refused in a second, where ``--to 0`` waited 26 s for Spark to start."""
+    monkeypatch.setattr(flinkstate.spark.session, "spark_session", _spark_never_starts)
     report = tmp_path / "report.html"
     report.write_text("the previous report")
     checkpoint = _broken(tmp_path, change)
@@ -114,14 +117,27 @@ def test_bad_input_is_refused_and_the_old_report_kept(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["checkpoint", "report.html"]
 
 
-def test_report_into_a_missing_folder_is_refused_before_spark(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+def _spark_never_starts(*args: object, **kwargs: object) -> None:
+    raise AssertionError("Spark started")
+
+
+def test_a_report_that_cannot_be_written_is_refused_before_spark(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status = main(
-        _rescale(str(DATA / "keyed"), "--to", "3", "--html", str(tmp_path / "no" / "r.html"))
-    )
-    assert status == 2
-    assert "no directory" in capsys.readouterr().err
+    """``--html /proc/x.html`` was refused only after the whole Spark run."""
+    monkeypatch.setattr(flinkstate.spark.session, "spark_session", _spark_never_starts)
+    refused = {
+        tmp_path / "no" / "r.html": f"no directory {tmp_path / 'no'}",
+        tmp_path: "it is a directory",
+        Path("/dev/null"): "it is a character device",
+        Path("/proc/r.html"): "no file can be created in /proc",
+    }
+    for target, reason in refused.items():
+        assert main(_rescale(str(DATA / "keyed"), "--to", "3", "--html", str(target))) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"flinkstate: error: cannot write {target}: {reason}")
+        assert err.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_targets_accept_lists_and_ranges() -> None:

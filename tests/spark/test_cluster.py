@@ -6,6 +6,10 @@ a worker with the launch classes that ship with pyspark, gives the executors a P
 cannot see the editable install (only the zip that ``spark_session`` adds to the job), runs the
 pipeline against the cluster in a subprocess (a process holds one Spark session, and this one
 holds the embedded ``spark`` fixture) and compares every table with the local answer.
+
+The cluster authenticates every connection (``spark.authenticate`` with a secret of this run,
+in the configuration its master, worker and driver read), and the driver is left to choose its
+own address: flinkstate keeps it on 127.0.0.1 and removes its temporary folder at exit.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import contextlib
 import importlib
 import json
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -163,10 +168,14 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     # spark_session leaves a cluster Spark's 200 shuffle partitions, 30 s of task overhead on
     # one core; still more than local mode's, so rows are partitioned differently there. The
     # master's REST submission server would take the fixed port 6066.
+    # Nothing on the machine may use the cluster without the secret (the same for the master,
+    # the worker, its executors and the driver: spark.authenticate on a standalone cluster).
     (root / "conf" / "spark-defaults.conf").write_text(
-        f"spark.sql.shuffle.partitions {SHUFFLE_PARTITIONS}\nspark.master.rest.enabled false\n",
+        f"spark.sql.shuffle.partitions {SHUFFLE_PARTITIONS}\nspark.master.rest.enabled false\n"
+        f"spark.authenticate true\nspark.authenticate.secret {secrets.token_hex(16)}\n",
         encoding="utf-8",
     )
+    (root / "conf" / "spark-defaults.conf").chmod(0o600)
     env = {
         key: value
         for key, value in os.environ.items()
@@ -257,8 +266,11 @@ def drive(master: str, out: str) -> None:
         # built-ins only, so nothing of this module has to be pickled for the executor
         flinkstate = context.parallelize(["flinkstate"], 1).map(importlib.import_module)
         system = context.parallelize(["sys"], 1).map(importlib.import_module)
+        conf = context.getConf()
         report: dict[str, Any] = {
             "master": context.master,
+            "driver": [conf.get(key) for key in ("spark.driver.host", "spark.driver.bindAddress")],
+            "authenticate": conf.get("spark.authenticate"),
             "executor_flinkstate": flinkstate.map(attrgetter("__file__"))
             .map(os.path.abspath)
             .collect(),
@@ -279,12 +291,16 @@ def driving(cluster: Cluster) -> Iterator[subprocess.Popen[bytes]]:
     """:func:`drive` in a subprocess working in a temporary directory, stopped at the end."""
     cwd = cluster.root / "driver"
     cwd.mkdir()
+    (cluster.root / "driver-tmp").mkdir()
+    # the driver's address is flinkstate's to choose; its temporary files go where we look
+    env = {k: v for k, v in cluster.env.items() if k != "SPARK_LOCAL_IP"}
+    env["TMPDIR"] = str(cluster.root / "driver-tmp")
     command = [sys.executable, "-c", _DRIVER, __file__, cluster.master, str(cwd / ANSWERS)]
     with (cluster.root / "logs" / "driver.log").open("wb") as output:
         driver = subprocess.Popen(
             command,
             cwd=cwd,
-            env=cluster.env,
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=output,
             stderr=subprocess.STDOUT,
@@ -332,6 +348,10 @@ def test_pipeline_on_a_standalone_cluster_equals_local_mode(
         report = report_of(cluster, driver)
 
     assert report["master"] == cluster.master
+    assert report["driver"] == ["127.0.0.1", "127.0.0.1"]  # not the machine's network address
+    assert report["authenticate"] == "true"
+    assert "flinkstate: note" not in (cluster.root / "logs" / "driver.log").read_text()
+    assert list((cluster.root / "driver-tmp").iterdir()) == []  # the zip's folder removed
     assert report["executor_flinkstate"], "no executor answered"
     for path in map(Path, report["executor_flinkstate"]):
         assert path.parts[-3:] == ("flinkstate.zip", "flinkstate", "__init__.py"), path

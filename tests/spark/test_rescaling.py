@@ -4,6 +4,7 @@ scalar key-group functions row by row (generated checkpoints)."""
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
@@ -13,14 +14,14 @@ import pandas as pd
 import pytest
 
 from flinkstate.dataset import read_dataset
-from flinkstate.errors import InvalidParameterError
+from flinkstate.errors import InvalidParameterError, SparkJobError
 from flinkstate.generator import GeneratorSpec, generate
 from flinkstate.keygroups import assign_key_to_parallel_operator
 from flinkstate.recovery.scenarios import ScenarioRun, run_scenario
 from flinkstate.recovery.state_assignment import assign_state
 from flinkstate.rescale.routes import JobShape
 from flinkstate.samples import SAMPLES
-from flinkstate.spark.rescaling import MOVEMENT_COLUMNS, RescalingPipeline
+from flinkstate.spark.rescaling import MOVEMENT_COLUMNS, RescalingPipeline, job_shape, sweep_plan
 from flinkstate.spark.tables import load
 from tests.movement_model import SUMS, model_movement, normalised, sweep
 
@@ -233,3 +234,61 @@ def test_bad_questions_get_clear_errors(pipelines: dict[str, RescalingPipeline])
         pipeline.analyse(3, ["counter"], progress=False)
     with pytest.raises(InvalidParameterError, match="whole number"):
         pipeline.analyse([2, 2.5], progress=False)  # type: ignore[list-item]
+
+
+def test_the_same_questions_are_refused_without_spark() -> None:
+    """What ``flinkstate rescale`` checks before Spark starts is what the pipeline refuses."""
+    shape = job_shape(DATA / "keyed")
+    for to, operators, message in [
+        (0, None, "new parallelism 0 is out of range"),
+        (3, ["nope"], "no operator 'nope'"),
+        (200, None, "maximum parallelism"),
+        (3, ["counter"], "forward partitioning"),
+    ]:
+        with pytest.raises(InvalidParameterError, match=message):
+            sweep_plan(shape, to, operators)
+    assert sweep_plan(shape, [2, 3]).targets == (2, 3)
+
+
+#: first on the executors' PYTHONPATH: their Python cannot import pandas
+_NO_PANDAS = """\
+import sys
+
+
+class NoPandas:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "pandas":
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NoPandas())
+"""
+
+
+@pytest.mark.filterwarnings("error")
+def test_executors_without_pandas_are_one_line(
+    spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It was a PythonException with the executor's traceback and the JVM's stack, after a
+    warning with both."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_NO_PANDAS, encoding="utf-8")
+    python = tmp_path / "python"
+    path = f'PYTHONPATH="{site}${{PYTHONPATH:+:$PYTHONPATH}}"'
+    python.write_text(f'#!/bin/sh\n{path} exec "{sys.executable}" "$@"\n', encoding="utf-8")
+    python.chmod(0o755)
+    # the Python a job's tasks run in is the context's when the job's functions are made
+    monkeypatch.setattr(spark.sparkContext, "pythonExec", str(python))
+    pipeline = RescalingPipeline(load(spark, DATA / "keyed"))
+    try:
+        with pytest.raises(SparkJobError) as error:
+            pipeline.analyse(3, progress=False)
+    finally:
+        pipeline.close()
+    assert str(error.value) == (
+        "the Spark job failed: the executors' Python lacks pandas (needed by flinkstate's Arrow "
+        "functions on the executors: numpy, pandas, pyarrow); install them there or set "
+        "PYSPARK_PYTHON to a Python that has them"
+    )
