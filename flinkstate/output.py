@@ -25,14 +25,7 @@ from pathlib import Path
 from typing import TextIO
 
 from flinkstate.errors import InvalidParameterError
-
-_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
+from flinkstate.filekinds import special_kind
 
 
 def check_target(path: Path) -> Path:
@@ -74,9 +67,9 @@ def _plain_target(path: Path) -> Path:
         return target
     except OSError as error:
         raise InvalidParameterError(f"cannot write {target}: {error.strerror}") from None
-    for test, kind in _KINDS:
-        if test(mode):
-            raise InvalidParameterError(f"cannot write {target}: it is {kind}")
+    kind = special_kind(mode)
+    if kind is not None:
+        raise InvalidParameterError(f"cannot write {target}: it is {kind}")
     return target
 
 
@@ -160,7 +153,7 @@ def _folder_target(path: Path, replaceable: Replaceable, what: str) -> tuple[Pat
     except OSError as error:
         raise InvalidParameterError(f"cannot write {what} to {target}: {error.strerror}") from None
     if not stat.S_ISDIR(mode):
-        kind = next((kind for test, kind in _KINDS if test(mode)), "a file")
+        kind = special_kind(mode) or "a file"
         raise InvalidParameterError(f"cannot write {what} to {target}: it is {kind}")
     try:
         entries = sorted(entry.name for entry in real.iterdir())
