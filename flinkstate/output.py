@@ -139,7 +139,7 @@ def _folder_target(path: Path, replaceable: Replaceable, what: str) -> tuple[Pat
     real = Path(os.path.realpath(target)) if target.is_symlink() else Path(os.path.abspath(target))
     if real.parent == real:
         raise InvalidParameterError(f"cannot write {what} to {target}: name a folder below it")
-    if Path.cwd().is_relative_to(real):
+    if _current_folder().is_relative_to(real):
         raise InvalidParameterError(
             f"cannot write {what} to {target}: it holds the current folder; name another"
         )
@@ -168,6 +168,14 @@ def _folder_target(path: Path, replaceable: Replaceable, what: str) -> tuple[Pat
             f"{what}; name a new or empty folder, or {what} to replace"
         )
     return target, real
+
+
+def _current_folder() -> Path:
+    """The working directory; the root when it is gone (nothing then lies inside a target)."""
+    try:
+        return Path.cwd()
+    except OSError:
+        return Path("/")
 
 
 def _existing_ancestor(folder: Path) -> Path:
