@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from flinkstate.cli.table import render_table
@@ -63,6 +64,12 @@ def _inspect(args: argparse.Namespace) -> str:
     from flinkstate.flinkcheckpoint.stream_element import value_decoder
     from flinkstate.flinkcheckpoint.summary import summarize
 
+    if args.export:
+        from flinkstate.dataset import check_dataset_target
+
+        check_dataset_target(Path(args.export))  # refused before the checkpoint is read
+    elif args.exchange:
+        raise InvalidParameterError("--exchange says how to export: give --export DIR too")
     reroot = {}
     for item in args.reroot:
         stored, sep, local = item.partition("=")
@@ -77,8 +84,6 @@ def _inspect(args: argparse.Namespace) -> str:
     )
     exported = ""
     if args.export:
-        from pathlib import Path
-
         from flinkstate.dataset import write_dataset
         from flinkstate.flinkcheckpoint.export import ExchangeSpec, key_function, to_dataset
 

@@ -229,8 +229,9 @@ def test_a_closed_pipe_ends_quietly() -> None:
     "command",
     [
         ["whatif", "keyed-upscale", "--vary", "records=2000,4000,6000,8000", "--seeds", "0,1,2"],
+        ["generate", "OUT", "--records", "50000000"],
     ],
-    ids=["whatif"],
+    ids=["whatif", "generate"],
 )
 def test_ctrl_c_ends_any_command_in_one_line(command: list[str], tmp_path: Path) -> None:
     """Ctrl-C used to end every command but ``run`` in a KeyboardInterrupt traceback."""

@@ -152,3 +152,24 @@ def test_edges_exchanges_and_types_that_are_not_there_are_refused(
     assert err.count("\n") == 1
     assert "Traceback" not in err
     assert not (tmp_path / "out").exists()
+
+
+def test_an_export_target_that_cannot_be_a_dataset_is_refused_before_reading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("mine")
+    corrupt = tmp_path / "chk-1"
+    corrupt.mkdir()
+    (corrupt / "_metadata").write_bytes(b"not a checkpoint")
+    # the target is refused first: the corrupt checkpoint is never read
+    args = ["inspect", str(corrupt), "--export", str(tmp_path), "--exchange", "a->b=rebalance"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "the folder holds other files (chk-1, notes.txt), not a dataset" in err
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_an_exchange_without_an_export_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    checkpoint = str(real_checkpoint("keyed-hash-p2-p4"))
+    assert main(["inspect", checkpoint, "--exchange", "to-record->slow-counter=rebalance"]) == 2
+    assert "give --export DIR too" in capsys.readouterr().err
