@@ -24,12 +24,19 @@ class UnsupportedRescaleError(FlinkstateError):
     """Flink refuses to rescale this in-flight data (for example a pointwise exchange)."""
 
 
+def printable(text: str) -> str:
+    """``text`` with what a terminal would act on (newlines, escapes, other control and
+    separator characters) written as Python escapes: names read from a corrupt or hostile
+    file stay on one line and cannot move the cursor."""
+    return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
 class CheckpointFormatError(FlinkstateError, ValueError):
     """A file of a Flink checkpoint is not what Flink writes: the message names the file, the
-    byte offset and what was expected there."""
+    byte offset and what was expected there (names from the file made printable)."""
 
     def __init__(self, file: str, offset: int, expected: str) -> None:
-        super().__init__(f"{file}: at byte {offset}: expected {expected}")
+        super().__init__(f"{printable(file)}: at byte {offset}: expected {printable(expected)}")
         self.file = file
         self.offset = offset
         self.expected = expected

@@ -26,7 +26,7 @@ from flinkstate.cli.run import (
 )
 from flinkstate.cli.samples import add_samples_parser
 from flinkstate.cli.scenarios import add_scenarios_parser, add_whatif_parser
-from flinkstate.errors import FlinkstateError
+from flinkstate.errors import FlinkstateError, printable
 
 #: Exit status for a user error (bad parameter, bad key); argparse uses the same.
 USAGE_ERROR = 2
@@ -83,7 +83,8 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         output = handler(args)
     except FlinkstateError as error:
-        print(f"flinkstate: error: {error}", file=sys.stderr)
+        # one line, whatever names from a file or the user it quotes
+        print(f"flinkstate: error: {printable(str(error))}", file=sys.stderr)
         return USAGE_ERROR
     except OSError as error:
         if isinstance(error, BrokenPipeError):

@@ -293,8 +293,9 @@ def _quiet_gateway(conf: SparkConf) -> Any:
                     conf, popen_kwargs={"stdout": stream, "stderr": stream}
                 )
             except PySparkRuntimeError as error:
-                said = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
-                raise SparkStartError(f"Spark's JVM did not start ({error}):\n{said}") from error
+                lines = [x.strip() for x in log.read_text(errors="replace").splitlines()]
+                said = "; ".join([x for x in lines if x][-3:])  # one line, its last words
+                raise SparkStartError(f"Spark's JVM did not start ({error}): {said}") from error
         # kept open to read the JVM's reason if the session does not start (_jvm_said)
         _jvm_log = log.open("rb")
         atexit.register(_jvm_log.close)

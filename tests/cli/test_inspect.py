@@ -173,3 +173,45 @@ def test_an_exchange_without_an_export_is_refused(capsys: pytest.CaptureFixture[
     checkpoint = str(real_checkpoint("keyed-hash-p2-p4"))
     assert main(["inspect", checkpoint, "--exchange", "to-record->slow-counter=rebalance"]) == 2
     assert "give --export DIR too" in capsys.readouterr().err
+
+
+def test_a_name_from_the_file_cannot_break_the_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A state file named with a newline and a terminal escape: one line, escaped."""
+    import dataclasses
+
+    from flinkstate.flinkcheckpoint.handles import MergedChannelStateHandle
+    from tests.flinkcheckpoint.fuzz import copy_checkpoint, rewrite_metadata
+
+    chk = copy_checkpoint(real_checkpoint("keyed-hash-p2-p4"), tmp_path)
+
+    def renamed(m):  # type: ignore[no-untyped-def]
+        def handle(h: MergedChannelStateHandle) -> MergedChannelStateHandle:
+            delegate = dataclasses.replace(h.delegate, relative_path="x\n\x1b[2Jy")
+            return dataclasses.replace(
+                h,
+                delegate=delegate,
+                channels=tuple(dataclasses.replace(c, delegate=delegate) for c in h.channels),
+            )
+
+        to_record = m.operator("to-record")
+        subtasks = tuple(
+            dataclasses.replace(
+                s, result_subpartition_state=tuple(map(handle, s.result_subpartition_state))
+            )
+            for s in to_record.subtasks
+        )
+        return dataclasses.replace(
+            m,
+            operators=tuple(
+                dataclasses.replace(o, subtasks=subtasks) if o is to_record else o
+                for o in m.operators
+            ),
+        )
+
+    rewrite_metadata(chk, renamed)
+    assert main(["inspect", str(chk)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "x\\n\\x1b[2Jy" in err
