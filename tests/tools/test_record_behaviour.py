@@ -1,0 +1,57 @@
+"""``tools/record-behaviour.py``: a recording is reproducible, and a comparison names the
+first line where two recordings part."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).parents[2] / "tools" / "record-behaviour.py"
+
+
+@pytest.fixture(scope="module")
+def tool() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("record_behaviour", SCRIPT)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_every_scenario_seed_and_topology_is_recorded(tool: ModuleType) -> None:
+    from flinkstate.network.topologies import CATALOGUE
+    from flinkstate.recovery.scenarios import SCENARIOS
+
+    planned = tool.runs(None)
+    assert len(planned) == 3 * len(SCENARIOS) + len(CATALOGUE)
+    assert ("baseline-recovery", 2) in planned
+
+
+def test_two_recordings_are_identical_and_a_change_is_named(
+    tool: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    only = {"baseline-recovery", "keyed"}
+    assert tool.record(tmp_path / "a", 1, only) == 0
+    assert tool.record(tmp_path / "b", 1, only) == 0
+    assert len(json.loads((tmp_path / "a" / "manifest.json").read_text())) == 8
+    capsys.readouterr()
+    assert tool.compare(tmp_path / "a", tmp_path / "b") == 0
+    assert "8 of 8 files byte-identical" in capsys.readouterr().out
+    trace = tmp_path / "b" / "keyed.seed0.trace.jsonl"
+    lines = trace.read_text().splitlines()
+    lines[3] = lines[3].replace('"step"', '"stop"', 1)
+    trace.write_text("\n".join(lines) + "\n")
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    manifest[trace.name] = "changed"
+    (tmp_path / "b" / "manifest.json").write_text(json.dumps(manifest))
+    assert tool.compare(tmp_path / "a", tmp_path / "b") == 1
+    out = capsys.readouterr().out
+    assert "7 of 8 files byte-identical" in out
+    assert "keyed.seed0.trace.jsonl: line 4:" in out
