@@ -4,20 +4,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
+from flinkstate.cli.overrides import parse_overrides
+from flinkstate.cli.run_report import buffer_table, invariant_lines, page_line, write_run_page
+from flinkstate.cli.scenarios import run_scenario_command
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.checkpoint import Checkpoint
-from flinkstate.network.metrics import OWNER_KINDS, RECOVERY_KINDS, BufferCounts
+from flinkstate.network.metrics import OWNER_KINDS, BufferCounts
 from flinkstate.network.topologies import CATALOGUE, topology
 from flinkstate.network.topology_trace import topology_trace_header, write_topology_trace
 from flinkstate.network.world import NetworkWorld
 from flinkstate.output import check_target
 from flinkstate.recovery.scenarios import SCENARIOS
-from flinkstate.sim.core import RunResult, RunStatus, Simulation
+from flinkstate.sim.core import RunStatus, Simulation
 from flinkstate.sim.scheduler import make_scheduler
 
 #: exit status of a run that deadlocked or broke an invariant
@@ -88,52 +90,6 @@ def add_run_parser(subparsers: Any) -> None:
     parser.set_defaults(handler=_run)
 
 
-def write_run_page(
-    args: argparse.Namespace, overrides: dict[str, str], scenario: bool
-) -> dict[str, Any]:
-    """Draw every step of the run into ``args.html`` (a progress bar on stderr); where the
-    page went and its size."""
-    from tqdm.auto import tqdm
-
-    from flinkstate.output import write_whole
-    from flinkstate.views.page import scenario_page, topology_page
-
-    bars: dict[str, Any] = {}
-
-    def progress(phase: str, step: int, steps: int) -> None:
-        bar = bars.get(phase)
-        if bar is None:
-            for done in bars.values():
-                done.close()
-            bar = bars[phase] = tqdm(
-                total=steps, desc=f"drawing {phase}", unit="step", file=sys.stderr
-            )
-        bar.n = step
-        if step == steps or step % 250 == 0:
-            bar.refresh()
-
-    build = scenario_page if scenario else topology_page
-    steps = 2_000_000 if args.steps is None else args.steps
-    try:
-        page = build(
-            args.name,
-            seed=args.seed,
-            overrides=overrides,
-            scheduler=args.scheduler,
-            max_steps=steps,
-            progress=progress,
-        )
-    finally:
-        for bar in bars.values():
-            bar.close()
-    written = write_whole(args.html, page)
-    return {"page": str(written), "page_bytes": len(page.encode())}
-
-
-def page_line(page: dict[str, Any]) -> str:
-    return f"page written to {page['page']} ({page['page_bytes']:,} bytes)"
-
-
 def _topologies(args: argparse.Namespace) -> str:
     blocks = []
     for item in CATALOGUE.values():
@@ -143,24 +99,6 @@ def _topologies(args: argparse.Namespace) -> str:
             + render_table(["parameter", "default", "meaning"], rows)
         )
     return "\n\n".join(blocks)
-
-
-def parse_overrides(pairs: list[str]) -> dict[str, str]:
-    """``--set KEY=VALUE`` options as a dict; a key given twice is refused rather than one of
-    its values silently winning."""
-    overrides: dict[str, str] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        key = key.strip()
-        if not sep or not key:
-            raise InvalidParameterError(f"--set takes KEY=VALUE, got {pair!r}")
-        if key in overrides:
-            raise InvalidParameterError(
-                f"--set {key} is given twice ({overrides[key]!r} and {value.strip()!r}); "
-                "give it once"
-            )
-        overrides[key] = value.strip()
-    return overrides
 
 
 def _run(args: argparse.Namespace) -> tuple[str, int]:
@@ -191,8 +129,6 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
 
         args.export = check_dataset_target(args.export)  # refused before the run
     if args.name in SCENARIOS:
-        from flinkstate.cli.scenarios import run_scenario_command
-
         return run_scenario_command(args, overrides, written)
     if args.name not in CATALOGUE:
         raise InvalidParameterError(
@@ -265,27 +201,6 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
     if exported is not None:
         lines.append(f"checkpoint {exported} exported to {args.export}")
     return "\n".join(lines), RUN_FAILED if failed else 0
-
-
-def buffer_table(counts: BufferCounts, *, only_used: bool = False) -> str:
-    """Segments per owner kind at the end and at peak; recovery owners only when used."""
-    return render_table(
-        ["buffers held by", "at end", "at peak"],
-        [
-            [k, counts.current[k], counts.peak[k]]
-            for k in OWNER_KINDS
-            if counts.peak[k] or not (only_used or k in RECOVERY_KINDS)
-        ],
-    )
-
-
-def invariant_lines(result: RunResult) -> list[str]:
-    """The invariant verdict, the first broken ones, and a deadlock report if any."""
-    verdict = "all held" if not result.violations else f"{len(result.violations)} broken"
-    lines = [f"invariants: {verdict}", *(f"  {v}" for v in result.violations[:10])]
-    if result.deadlock is not None:
-        lines += ["", result.deadlock.describe()]
-    return lines
 
 
 def checkpoint_summary(checkpoint: Checkpoint) -> dict[str, Any]:

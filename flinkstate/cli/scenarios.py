@@ -7,13 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from flinkstate.cli.run import (
-    buffer_table,
-    invariant_lines,
-    page_line,
-    parse_overrides,
-    write_run_page,
-)
+from flinkstate.cli.overrides import parse_overrides
+from flinkstate.cli.run_report import buffer_table, invariant_lines, page_line, write_run_page
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
 from flinkstate.output import check_target, written_whole

@@ -36,8 +36,8 @@ from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.fetched_channel_state import SpillWriter
 from flinkstate.network.options import RecoveryGeneration
 from flinkstate.network.records import Fragment
-from flinkstate.recovery.state_assignment import RecoveredChunk
-from flinkstate.sim.core import Action
+from flinkstate.network.state_assignment import RecoveredChunk
+from flinkstate.sim.action import Action
 from flinkstate.sim.deadlock import Wait
 
 if TYPE_CHECKING:

@@ -26,8 +26,8 @@ from flinkstate.network.options import (
     RecoveryGeneration,
 )
 from flinkstate.network.recovery import BlockedPriority, GateConversion
+from flinkstate.network.state_assignment import StateAssignment
 from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.state_assignment import StateAssignment
 from flinkstate.rescale.partitioner import Partitioner
 
 

@@ -88,10 +88,11 @@ from flinkstate.network.recovery import (
     GateConversion,
     split_chunk,
 )
-from flinkstate.recovery.state_assignment import RecoveredChunk, StateAssignment
+from flinkstate.network.state_assignment import RecoveredChunk, StateAssignment
 from flinkstate.rescale.exchange import DownstreamSubtaskRescale
 from flinkstate.rescale.partitioner import Partitioner
-from flinkstate.sim.core import Action, Event, Move, Violation
+from flinkstate.sim.action import Action
+from flinkstate.sim.core import Event, Move, Violation
 from flinkstate.sim.deadlock import Wait
 from flinkstate.sim.scheduler import splitmix64
 

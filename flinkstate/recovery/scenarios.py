@@ -18,9 +18,9 @@ from flinkstate.errors import InvalidParameterError, UnsupportedRescaleError
 from flinkstate.network.checkpoint import Checkpoint
 from flinkstate.network.metrics import BufferCounts
 from flinkstate.network.recovery import RUNNING
+from flinkstate.network.state_assignment import StateAssignment, assign_state
 from flinkstate.network.topologies import Parameter, Topology, topology
 from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.state_assignment import StateAssignment, assign_state
 from flinkstate.sim.core import Event, RunResult, RunStatus, Simulation
 from flinkstate.sim.scheduler import make_scheduler
 

@@ -8,8 +8,8 @@ goes back and replays. Nothing here knows about Flink: the network model plugs i
 
 from __future__ import annotations
 
+from flinkstate.sim.action import Action
 from flinkstate.sim.core import (
-    Action,
     Event,
     Model,
     Move,

@@ -18,22 +18,11 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, Self
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.sim.action import Action
 from flinkstate.sim.deadlock import DeadlockReport, Wait, find_deadlock
 
 if TYPE_CHECKING:
     from flinkstate.sim.scheduler import Scheduler
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class Action:
-    """One atomic thing an actor can do now, e.g. ``Action("task map[0]", "process")``."""
-
-    actor: str
-    kind: str
-    target: str = ""
-
-    def __str__(self) -> str:
-        return f"{self.actor}: {self.kind}" + (f" {self.target}" if self.target else "")
 
 
 class Move(NamedTuple):

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.sim.core import Action
+from flinkstate.sim.action import Action
 
 _MASK64 = 0xFFFFFFFFFFFFFFFF
 

@@ -44,7 +44,8 @@ from typing import Any, TextIO
 from flinkstate import __version__
 from flinkstate.errors import FlinkstateError, InvalidParameterError
 from flinkstate.output import written_whole
-from flinkstate.sim.core import Action, Event, Simulation, collector_paused
+from flinkstate.sim.action import Action
+from flinkstate.sim.core import Event, Simulation, collector_paused
 
 TRACE_FORMAT = "flinkstate-trace"
 TRACE_VERSION = 2

@@ -10,9 +10,9 @@ import pytest
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.channel_state_filtering import ONE_BUFFER_AT_A_TIME
 from flinkstate.network.options import RecoveryGeneration
+from flinkstate.network.state_assignment import assign_state
 from flinkstate.network.topologies import topology
 from flinkstate.recovery.scenarios import Outcome, get_scenario, run_scenario
-from flinkstate.recovery.state_assignment import assign_state
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
 
 

@@ -7,9 +7,9 @@ import pytest
 
 from flinkstate.network.checkpoint import Checkpoint
 from flinkstate.network.options import CheckpointFailureReason
+from flinkstate.network.state_assignment import assign_state
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.state_assignment import assign_state
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
 from tests.network.test_recovery import PARAMS, finished, restored, world
 from tests.network.test_spilling_handler import v2

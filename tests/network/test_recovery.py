@@ -17,9 +17,9 @@ from flinkstate.network.recovery import (
     RUNNING,
     split_chunk,
 )
+from flinkstate.network.state_assignment import RecoveredChunk, assign_state
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.state_assignment import RecoveredChunk, assign_state
 from flinkstate.sim import RunResult, RunStatus, Simulation, make_scheduler
 
 PARAMS = {"records": 80, "record_size": 2000, "cost": 4, "checkpoint_interval": 200}

@@ -8,9 +8,9 @@ import pytest
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
 from flinkstate.network.recovery import GateConversion
+from flinkstate.network.state_assignment import assign_state
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import END_OF_PARTITION, NetworkWorld
-from flinkstate.recovery.state_assignment import assign_state
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.sim import Event, RunStatus, Simulation, make_scheduler
 

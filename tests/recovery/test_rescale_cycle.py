@@ -9,10 +9,10 @@ import pytest
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.checkpoint import Checkpoint
+from flinkstate.network.state_assignment import assign_state
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.scenarios import Outcome, get_scenario, prepare_scenario, run_scenario
-from flinkstate.recovery.state_assignment import assign_state
 from flinkstate.sim import Simulation, make_scheduler
 
 

@@ -17,8 +17,8 @@ from flinkstate.dataset import read_dataset
 from flinkstate.errors import InvalidParameterError, SparkJobError
 from flinkstate.generator import GeneratorSpec, generate
 from flinkstate.keygroups import assign_key_to_parallel_operator
+from flinkstate.network.state_assignment import assign_state
 from flinkstate.recovery.scenarios import ScenarioRun, run_scenario
-from flinkstate.recovery.state_assignment import assign_state
 from flinkstate.rescale.routes import JobShape
 from flinkstate.samples import SAMPLES
 from flinkstate.spark.rescaling import MOVEMENT_COLUMNS, RescalingPipeline, job_shape, sweep_plan

@@ -9,9 +9,9 @@ import pytest
 from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import assign_key_to_parallel_operator, assign_to_key_group
 from flinkstate.network.checkpoint import Checkpoint
+from flinkstate.network.state_assignment import assign_state
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.state_assignment import assign_state
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
 
 
