@@ -105,7 +105,12 @@ def first_difference(a: Path, b: Path) -> str:
     right = b.read_text(encoding="utf-8").splitlines()
     for number, (x, y) in enumerate(zip(left, right, strict=False), 1):
         if x != y:
-            return f"line {number}: {x[:160]!r} became {y[:160]!r}"
+            at = next(
+                (i for i, (a, b) in enumerate(zip(x, y, strict=False)) if a != b),
+                min(len(x), len(y)),
+            )
+            was, now = x[max(0, at - 60) : at + 80], y[max(0, at - 60) : at + 80]
+            return f"line {number}, column {at + 1}: {was!r} became {now!r}"
     return f"{len(left)} lines became {len(right)}"
 
 

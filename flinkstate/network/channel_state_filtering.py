@@ -123,6 +123,14 @@ def _give_back(
     # the heap pre-filter segment stays allocated for reuse; only its in-use flag clears
 
 
+def free_prefilter_segment(world: NetworkWorld, reader: ChannelStateReader) -> None:
+    """The reader's handler closes: its reusable heap pre-filter segment, if it took one, is
+    freed (Flink's handlers free it in ``close()``), whichever generation read the state."""
+    if reader.heap_segment_allocated:
+        reader.heap_segment_allocated = False
+        world._heap(-world.config.segment_size)
+
+
 def filter_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
     """Take a pre-filter buffer, fill it with one source buffer, filter what completes."""
     task, gate, channel = _target(world, reader)
@@ -133,8 +141,7 @@ def filter_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
             world._violate("one-buffer-at-a-time", ONE_BUFFER_AT_A_TIME)
         if not reader.heap_segment_allocated:
             reader.heap_segment_allocated = True
-            world.heap_bytes += world.config.segment_size
-            world.heap_peak = max(world.heap_peak, world.heap_bytes)
+            world._heap(world.config.segment_size)
         reader.heap_segment_in_use = True
         segment, origin = HEAP, "heap-segment"
     else:

@@ -268,6 +268,7 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
             for channel in gate.channels:
                 channel.recovered_queue.append(world.new_buffer(HEAP, 0, event=END_OF_INPUT_STATE))
                 world._touch_channel(channel)
+        channel_state_filtering.free_prefilter_segment(world, reader)
         reader.finished = True
         world._note = "input state read; EndOfInputChannelStateEvent on every channel"
         return

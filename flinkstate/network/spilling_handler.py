@@ -121,9 +121,7 @@ def finish_fetch(world: NetworkWorld, reader: ChannelStateReader) -> None:
     heap = writer.heap_bytes
     state = writer.close()
     world._heap(-heap)
-    if reader.heap_segment_allocated:  # the pre-filter segment is freed with the handler
-        reader.heap_segment_allocated = False
-        world._heap(-world.config.segment_size)
+    channel_state_filtering.free_prefilter_segment(world, reader)
     for virtual, record in reader.partials.items():
         world._violate(
             "exactly-once",

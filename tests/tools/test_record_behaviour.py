@@ -54,4 +54,4 @@ def test_two_recordings_are_identical_and_a_change_is_named(
     assert tool.compare(tmp_path / "a", tmp_path / "b") == 1
     out = capsys.readouterr().out
     assert "7 of 8 files byte-identical" in out
-    assert "keyed.seed0.trace.jsonl: line 4:" in out
+    assert "keyed.seed0.trace.jsonl: line 4, column " in out
