@@ -2751,11 +2751,17 @@ class NetworkWorld:
         )
 
 
+#: what a task's action of each kind does, by its kind as actions and traces name it
 _TASK_HANDLERS: dict[str, Callable[[NetworkWorld, Task, Action], None]] = {
-    kind.removeprefix("_do_").replace("_", "-"): handler
-    for kind, handler in vars(NetworkWorld).items()
-    if kind.startswith("_do_")
-} | {
+    "compute": NetworkWorld._do_compute,
+    "emit": NetworkWorld._do_emit,
+    "request-buffer": NetworkWorld._do_request_buffer,
+    "write": NetworkWorld._do_write,
+    "finish": NetworkWorld._do_finish,
+    "poll": NetworkWorld._do_poll,
+    "process": NetworkWorld._do_process,
+    "checkpoint": NetworkWorld._do_checkpoint,
+    "barrier": NetworkWorld._do_barrier,
     "recover-output": recovery.do_recover_output,
     "finish-output": recovery.do_finish_output,
     "convert": recovery.do_convert,
