@@ -51,7 +51,7 @@ def _target(world: NetworkWorld, reader: ChannelStateReader) -> tuple[Task, Gate
     task = world.tasks[reader.task.removeprefix("task ")]
     if reader.pre is not None:
         channel = world.channels[reader.pre_channel]
-        return task, world._gate(channel), channel
+        return task, world.gate_of(channel), channel
     chunk = reader.chunks[0]
     gate = task.gates[chunk.index]
     return task, gate, gate.channels[chunk.targets[0]]

@@ -168,7 +168,7 @@ def _physical(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> Chann
 
 
 def _can_take(world: NetworkWorld, channel: Channel) -> bool:
-    return bool(channel.exclusive) or world._pool_can_request(world._gate(channel).pool, False)
+    return bool(channel.exclusive) or world._pool_can_request(world.gate_of(channel).pool, False)
 
 
 def drainer_action(
@@ -200,7 +200,7 @@ def drain_step(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> None
         segment = channel.exclusive.pop()
         world._move(segment, f"exclusive {channel.name}", holder)
     else:
-        floating = world._pool_request(world._gate(channel).pool, holder)
+        floating = world._pool_request(world.gate_of(channel).pool, holder)
         assert floating is not None
         segment = floating
     used = sum(f.length for f in fragments)
@@ -332,7 +332,7 @@ def drainer_wait(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> Wa
         return None
     channel = _physical(world, drainer)
     assert channel is not None
-    names = {c.name for c in world._gate(channel).channels}
+    names = {c.name for c in world.gate_of(channel).channels}
     holders = set()
     for owner in world.owner:
         kind, _, name = owner.partition(" ")

@@ -274,7 +274,7 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
         return
     if reader.pre_channel:
         channel = world.channels[reader.pre_channel]
-        gate = world._gate(channel)
+        gate = world.gate_of(channel)
     else:
         chunk = reader.chunks[0]
         gate = task.gates[chunk.index]
@@ -458,7 +458,7 @@ def convert_gate(
 
 def on_recovery_event(world: NetworkWorld, task: Task, channel: Channel, buffer: Buffer) -> None:
     """A descriptor or end-of-state event polled by the task."""
-    gate = world._gate(channel)
+    gate = world.gate_of(channel)
     if buffer.event == SUBTASK_CONNECTION:
         assert buffer.descriptor is not None
         if gate.demultiplexing:
@@ -503,7 +503,7 @@ def finish_demultiplexing(world: NetworkWorld, gate: Gate) -> None:
 
 def keeps(world: NetworkWorld, channel: Channel, record: int) -> bool:
     """The filter of an ambiguous virtual channel: does this subtask own the record?"""
-    gate = world._gate(channel)
+    gate = world.gate_of(channel)
     task = world.tasks[channel.task.removeprefix("task ")]
     selected = channel.selected
     if (
@@ -522,7 +522,7 @@ def keeps(world: NetworkWorld, channel: Channel, record: int) -> bool:
 
 
 def recycle_recovered(world: NetworkWorld, channel: Channel, segment: int, holder: str) -> None:
-    gate = world._gate(channel)
+    gate = world.gate_of(channel)
     world._touch_channel(channel)
     if segment in channel.recovery_segments:
         world._move(segment, holder, f"recovered-exclusive {channel.name}")
@@ -547,10 +547,3 @@ def sub_head(world: NetworkWorld, channel: Channel) -> Buffer | None:
     if world.blocked_priority is BlockedPriority.MASTER and channel.remote and channel.available:
         return None  # FLINK-40519: a credited reader asks "is data available?" -> no
     return head
-
-
-def recovery_waits(world: NetworkWorld, task: Task) -> tuple[str, tuple[str, ...]] | None:
-    if task.phase == RESTORING_OUTPUT and task.output_state:
-        pool = task.partitions[task.output_state[0].index].pool
-        return (f"a buffer of {pool.name}", world._holders_of_pool(pool))
-    return None

@@ -607,7 +607,8 @@ class NetworkWorld:
     _key_ordered: frozenset[str] = field(init=False)
     #: operators that read their inputs one after the other (``InputSelectable``)
     _sequential: frozenset[str] = field(init=False)
-    _recovered_records: frozenset[int] = frozenset()
+    #: the records the restart read back from the checkpoint, by id (empty for a fresh job)
+    recovered_records: frozenset[int] = frozenset()
     _cached: list[tuple[Action, ...]] = field(default_factory=list)
     _dirty: set[int] = field(default_factory=set)
 
@@ -715,7 +716,7 @@ class NetworkWorld:
                     )
                     task.recovery_trigger = RecoveryCheckpointTrigger.NOT_READY
         self.records = dict(restore.records)
-        self._recovered_records = frozenset(restore.records)
+        self.recovered_records = frozenset(restore.records)
         self.next_record = max(self.records, default=-1) + 1
         for (record, exchange_name), owner in restore.expected_owner.items():
             exchange = next(e for e in self.graph.exchanges if e.name == exchange_name)
@@ -1344,7 +1345,7 @@ class NetworkWorld:
             for channel in gate.channels:
                 if channel.blocked:
                     continue
-                head = self._visible_head(channel)
+                head = self.visible_head(channel)
                 if (
                     head is not None
                     and head.event == BARRIER
@@ -1369,7 +1370,7 @@ class NetworkWorld:
                 return partition
         raise AssertionError(f"{sub.name} is not a subpartition of {task.name}")
 
-    def _visible_head(self, channel: Channel) -> Buffer | None:
+    def visible_head(self, channel: Channel) -> Buffer | None:
         if channel.in_recovery:
             return fetched_channel_state_drainer.recovery_head(self, channel)
         if channel.recovered:
@@ -1394,7 +1395,7 @@ class NetworkWorld:
                 channel = gate.channels[(gate.next_channel + offset) % count]
                 if channel.finished or channel.blocked:
                     continue
-                head = self._visible_head(channel)
+                head = self.visible_head(channel)
                 if head is not None and head.event != BARRIER:
                     return channel
         return None
@@ -1422,14 +1423,14 @@ class NetworkWorld:
             head.is_event or (channel.available and not channel.upstream_blocked)
         ):
             actions.append(_action(f"netty {channel.name}", "send"))
-        gate = self._gate(channel)
+        gate = self.gate_of(channel)
         if channel.available < channel.backlog_seen + gate.exclusive_per_channel and (
             self._pool_can_request(gate.pool, False)
         ):
             actions.append(_action(f"netty {channel.name}", "request-floating"))
         return actions
 
-    def _gate(self, channel: Channel) -> Gate:
+    def gate_of(self, channel: Channel) -> Gate:
         return self.gates[channel.gate]
 
     def apply(self, action: Action) -> Event:
@@ -1614,7 +1615,7 @@ class NetworkWorld:
 
     def _do_poll(self, task: Task, action: Action) -> None:
         channel = self.channels[action.target]
-        gate = self._gate(channel)
+        gate = self.gate_of(channel)
         selected = self._selected_input(task)
         if selected >= 0 and (selected == len(task.gates) or task.gates[selected] is not gate):
             self._violate(
@@ -1741,7 +1742,7 @@ class NetworkWorld:
         if channel.recovered:
             recovery.recycle_recovered(self, channel, segment, holder)
             return
-        gate = self._gate(channel)
+        gate = self.gate_of(channel)
         if segment in channel.recovery_segments:  # V1: a migrated buffer of the recovered
             nbp = self.network_pools[gate.pool.global_pool]  # channel, whose manager is gone
             channel.recovery_segments -= {segment}
@@ -1795,7 +1796,7 @@ class NetworkWorld:
         # not routes), so its path starts afresh here; per-key order still covers it.
         upstream = self.paths.get((record_id, channel.producer))
         if upstream is None:
-            upstream = -1 - record_id if record_id in self._recovered_records else 0
+            upstream = -1 - record_id if record_id in self.recovered_records else 0
         hop = self.recovered_via.pop((record_id, task.name), channel.name)
         path = self._path_id(upstream, hop)
         self.paths[(record_id, task.name)] = path
@@ -1894,7 +1895,7 @@ class NetworkWorld:
         self._note = f"{buffer.used} bytes, backlog {channel.backlog_seen}"
 
     def _request_floating(self, channel: Channel) -> None:
-        gate = self._gate(channel)
+        gate = self.gate_of(channel)
         segment = self._pool_request(gate.pool, f"floating {channel.name}")
         assert segment is not None
         channel.floating.append(segment)
@@ -2371,7 +2372,7 @@ class NetworkWorld:
         is, at the subtask that owns it, processed before the snapshot or whole in channel
         state, never both; a subtask that does not own it must not persist it (FLIP-547: an
         unfiltered checkpoint hands every new subtask all of the old state)."""
-        recovered = self._recovered_records
+        recovered = self.recovered_records
         if not recovered:
             return
         for key, processed in self.deliveries.items():
@@ -2505,7 +2506,7 @@ class NetworkWorld:
             channel = task.gates[chunk.index].channels[chunk.targets[0]]
         else:
             return None
-        gate = self._gate(channel)
+        gate = self.gate_of(channel)
         if not channel.recovery_segments and gate.exclusive_per_channel:
             return Wait(reader.name, f"{gate.exclusive_per_channel} exclusive buffers", ())
         names = {c.name for c in gate.channels}

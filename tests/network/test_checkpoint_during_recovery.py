@@ -46,7 +46,7 @@ def test_a_checkpoint_during_the_drain_holds_every_recovered_record_once(
             for i in during
             for state in completed[i].input_channel_state
             for f in state.fragments
-            if f.record in model._recovered_records
+            if f.record in model.recovered_records
         ]
         assert recovered
 
@@ -157,7 +157,7 @@ def test_restoring_from_a_checkpoint_taken_during_recovery_processes_every_recor
     model: NetworkWorld = world(phase2)
     taken = next(c for c in model.completed if c.id in during)
     assert any(
-        f.record in model._recovered_records
+        f.record in model.recovered_records
         for state in taken.input_channel_state
         for f in state.fragments
     )
@@ -192,7 +192,7 @@ def test_v1_migrates_recovered_buffers_and_a_checkpoint_persists_them() -> None:
             if c.id in during
             for state in c.input_channel_state
             for f in state.fragments
-            if f.record in model._recovered_records
+            if f.record in model.recovered_records
         )
     assert held
 

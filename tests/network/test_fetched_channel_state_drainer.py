@@ -53,7 +53,7 @@ def test_channels_in_recovery_take_no_live_data_and_stash_ordinary_events() -> N
             assert all(b.priority for b in channel.received)  # no credit: no data
             assert all(b.event == END_OF_OUTPUT_STATE for b in channel.stash)
             stashed = max(stashed, len(channel.stash))
-            gate = model._gate(channel)
+            gate = model.gate_of(channel)
             assert len(channel.exclusive_segments) == gate.exclusive_per_channel
     finished(sim.run())
     assert stashed  # a remote producer handed out its end-of-output event meanwhile
@@ -66,7 +66,7 @@ def test_local_channels_keep_the_exclusive_buffers_recovery_gave_them() -> None:
     local = [c for c in model.channels.values() if not c.remote and c.gate in _restored_gates(sim)]
     assert local
     for channel in local:
-        assert len(channel.exclusive_segments) == model._gate(channel).exclusive_per_channel
+        assert len(channel.exclusive_segments) == model.gate_of(channel).exclusive_per_channel
         for segment in channel.exclusive_segments:
             assert model.home[segment] == f"exclusive {channel.name}"
 

@@ -198,7 +198,7 @@ def test_upstream_stays_blocked_until_every_channel_of_the_gate_is_through() -> 
                         sub = model.subpartitions[channel.subpartition]
                         blocked_seen = True
                         assert sub.blocked
-                        head = model._visible_head(channel)
+                        head = model.visible_head(channel)
                         assert head is None or head.is_event
     assert blocked_seen
     assert not model.violations

@@ -25,7 +25,7 @@ def test_a_checkpoint_completes_while_the_drainer_is_still_delivering(seed: int)
     taken = [c for c in model.completed if c.id in during]
     assert taken
     assert any(
-        f.record in model._recovered_records
+        f.record in model.recovered_records
         for checkpoint in taken
         for state in checkpoint.input_channel_state
         for f in state.fragments

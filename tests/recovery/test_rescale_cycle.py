@@ -34,7 +34,7 @@ def test_every_record_once_across_three_phases(name: str) -> None:
         assert run.outcome is Outcome.RECOVERED, run.summary()
         assert run.between is not None
         assert run.second_checkpoint is not None
-        copies = _recovered_copies(run.second_checkpoint, run.between._recovered_records)
+        copies = _recovered_copies(run.second_checkpoint, run.between.recovered_records)
         assert all(n == 1 for n in copies.values())
         held += bool(copies)
     assert held >= 3  # most seeds checkpoint while recovered data is still on its way
@@ -97,7 +97,7 @@ def test_an_unfiltered_checkpoint_during_recovery_holds_the_state_ten_times() ->
         result = sim.run(stop_on_violation=False)
         model = sim.model
         assert isinstance(model, NetworkWorld)
-        copies = _recovered_copies(model.completed[0], model._recovered_records)
+        copies = _recovered_copies(model.completed[0], model.recovered_records)
         results[bool(faults)] = (result, copies)
     filtered_result, filtered = results[False]
     assert not filtered_result.violations
