@@ -1,7 +1,6 @@
 """Buffers per owner kind over a run, derived from the events' segment moves.
 
-Owner names start with their kind (``network-pool``, ``pool``, ``builder``, ``queue``,
-``exclusive``, ``floating``, ``received``, ``deserializer``, ``channel-state-writer``), so
+Owner names start with their kind (:class:`~flinkstate.network.owners.OwnerKind`), so
 counting per kind needs no access to the world: the tracker starts from the initial owners
 and replays moves. The CLI prints the end and peak counts; the timelines of the notebooks
 plot the same series.
@@ -13,30 +12,15 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from flinkstate.network.owners import OwnerKind, OwnerPlace, kinds_at
 from flinkstate.sim.core import Event
 
-OWNER_KINDS = (
-    "network-pool",
-    "pool",
-    "builder",
-    "queue",
-    "exclusive",
-    "floating",
-    "received",
-    "deserializer",
-    "channel-state-writer",
-    "recovered",
-    "recovered-exclusive",
-    "pre-filter",
-    "post-filter",
-    "spilling",
-)
+#: every owner kind, in the order tables and legends list them
+OWNER_KINDS = tuple(k.value for k in OwnerKind)
 #: the pools hold most segments most of the time; plotted beside the others they flatten them
-POOL_KINDS = ("network-pool", "pool")
+POOL_KINDS = tuple(sorted(kinds_at(OwnerPlace.POOLS), key=OWNER_KINDS.index))
 #: owners that exist only while a restored job recovers its in-flight data
-RECOVERY_KINDS = frozenset(
-    {"recovered", "recovered-exclusive", "pre-filter", "post-filter", "spilling"}
-)
+RECOVERY_KINDS = frozenset(k.value for k in OwnerKind if k.recovery)
 
 
 def owner_kind(owner: str) -> str:

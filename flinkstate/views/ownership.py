@@ -23,6 +23,7 @@ import plotly.graph_objects as go
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.fetched_channel_state_drainer import FetchedChannelStateDrainer
+from flinkstate.network.owners import OwnerPlace, kinds_at
 from flinkstate.network.recovery import ChannelStateReader
 from flinkstate.network.world import (
     Channel,
@@ -40,12 +41,10 @@ from flinkstate.views.palette import ALERT, MOVE, NODE_COLOURS, figure_layout, w
 #: the timelines (the palette is the one source)
 NODE_KINDS: Mapping[str, str] = NODE_COLOURS
 #: owner kinds (the first word of an owner name) that are buffers of an input channel
-_CHANNEL_OWNERS = frozenset(
-    {"exclusive", "floating", "received", "recovered", "recovered-exclusive"}
-)
+_CHANNEL_OWNERS = kinds_at(OwnerPlace.CHANNEL)
 #: owner kinds held by a task's channel-state reader while it filters (checkpointing during
 #: recovery); the owner name names the channel, the reader of its task holds them
-_READER_OWNERS = frozenset({"pre-filter", "post-filter", "spilling"})
+_READER_OWNERS = kinds_at(OwnerPlace.READER)
 _BLOCKED = ALERT
 #: horizontal distance between two operator columns (each column has four node columns)
 _COLUMN = 6.0

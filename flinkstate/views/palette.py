@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from flinkstate.network.metrics import OWNER_KINDS, POOL_KINDS, RECOVERY_KINDS
+from flinkstate.network.owners import OwnerPlace, kinds_at
 
 IN_POOLS = "in pools"
 IN_FLIGHT = "in flight in the network"
@@ -38,9 +39,9 @@ GROUP_COLOURS: Mapping[str, str] = {
     PERSISTING: "#cc79a7",
 }
 #: owner kinds on the producer's side of an exchange (being filled, queued in a subpartition)
-_PRODUCER_KINDS = frozenset({"builder", "queue"})
+_PRODUCER_KINDS = kinds_at(OwnerPlace.PRODUCER)
 #: owner kinds held for a checkpoint's channel state
-_PERSISTING_KINDS = frozenset({"channel-state-writer"})
+_PERSISTING_KINDS = kinds_at(OwnerPlace.WRITER)
 #: what is wrong: a waits-for cycle, a blocked place, an expired checkpoint
 ALERT = "#d62728"
 #: neutral grey for what is no owner kind (the heap, the checkpoint coordinator)
