@@ -146,11 +146,14 @@ def infer_edges(metadata: CheckpointMetadata) -> tuple[Edge, ...]:
             Edge(metadata.by_id(up[0]).label, up[1], metadata.by_id(down[0]).label, down[1])
             for down, up in sorted(found.items())
         )
-    raise InvalidParameterError(_ambiguity(metadata, gates, partitions, fits, bool(matchings)))
+    raise InvalidParameterError(
+        _ambiguity(metadata, sides, gates, partitions, fits, bool(matchings))
+    )
 
 
 def _ambiguity(
     metadata: CheckpointMetadata,
+    sides: tuple[Side, Side],
     gates: list[End],
     partitions: list[End],
     fits: dict[End, list[End]],
@@ -161,7 +164,6 @@ def _ambiguity(
     def label(key: End) -> str:
         return f"{metadata.by_id(key[0]).label}:{key[1]}"
 
-    sides = _sides(metadata)
     stateless = [o for o in metadata.operators if not any(k[0] == o.operator_id for k in sides[0])]
     options = []
     for gate in gates:
@@ -272,15 +274,27 @@ def _list(values: list[int]) -> str:
     return ", ".join(map(str, values)) if values else "none"
 
 
+def resolve_edges(
+    metadata: CheckpointMetadata, edges: Iterable[Edge] | None = None
+) -> tuple[tuple[Edge, ...], tuple[str, ...]]:
+    """The exchanges to read: inferred (``edges`` None), or the named ones checked, with the
+    warnings :func:`check_edges` gives for the state they leave out."""
+    if edges is None:
+        return infer_edges(metadata), ()
+    chosen = tuple(edges)
+    return chosen, check_edges(metadata, chosen)
+
+
 def logical_channels(
     metadata: CheckpointMetadata, edges: Iterable[Edge] | None = None
 ) -> tuple[LogicalChannel, ...]:
     """Every (upstream subtask, downstream subtask) pair of each edge that has state."""
-    if edges is None:
-        chosen = infer_edges(metadata)
-    else:
-        chosen = tuple(edges)
-        check_edges(metadata, chosen)
+    return channels_of(metadata, resolve_edges(metadata, edges)[0])
+
+
+def channels_of(metadata: CheckpointMetadata, edges: Iterable[Edge]) -> tuple[LogicalChannel, ...]:
+    """The logical channels of edges already resolved (:func:`resolve_edges`)."""
+    chosen = tuple(edges)
     outputs, inputs = _sides(metadata)
     channels = []
     for edge in chosen:

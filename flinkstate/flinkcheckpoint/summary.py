@@ -10,13 +10,7 @@ from typing import Any
 from flinkstate.flinkcheckpoint.channel_state_file import read_channel
 from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import KeyGroupsStateHandle
-from flinkstate.flinkcheckpoint.inflight import (
-    Edge,
-    check_edges,
-    infer_edges,
-    logical_channels,
-    read_records,
-)
+from flinkstate.flinkcheckpoint.inflight import Edge, channels_of, read_records, resolve_edges
 from flinkstate.flinkcheckpoint.keyed_state import read_keyed_state
 from flinkstate.flinkcheckpoint.metadata import read_metadata
 from flinkstate.flinkcheckpoint.stream_element import Row, ValueDecoder
@@ -38,9 +32,9 @@ def summarize(
     """Everything ``flinkstate inspect`` shows, as plain JSON-ready values."""
     directory = checkpoint_dir(path)
     metadata = read_metadata(directory)
-    chosen = infer_edges(metadata) if edges is None else tuple(edges)
+    chosen, left_out = resolve_edges(metadata, edges)
     #: what the reader could not check or had to leave out, said in the tables and the JSON
-    warnings = list(check_edges(metadata, chosen)) if edges is not None else []
+    warnings = list(left_out)
     operators = []
     keyed = []
     channels = []
@@ -114,7 +108,7 @@ def summarize(
                 }
             )
         logical = []
-        for pair in logical_channels(metadata, chosen):
+        for pair in channels_of(metadata, chosen):
             records = read_records(pair, files, value, lambda h: read[id(h)])
             if records.trailing:
                 warnings.append(

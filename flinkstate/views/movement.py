@@ -21,10 +21,10 @@ from flinkstate.views.palette import (
     LEGEND_BELOW,
     STATE_SIDE_COLOURS,
     figure_layout,
-    subtask_colours,
     translucent,
     wrap,
 )
+from flinkstate.views.rescaling import owner_bands
 
 _BANDS = {side: translucent(colour, 0.6) for side, colour in STATE_SIDE_COLOURS.items()}
 
@@ -283,25 +283,12 @@ def key_group_heatmap(
         ]
     )
     moving = int(frame.loc[changes, "records"].sum())
-    figure = go.Figure(
-        go.Heatmap(
-            z=[new, old],
-            x=groups,
-            y=[f"new ({new_parallelism})", f"old ({old_parallelism})"],
-            customdata=np.stack([np.stack([new, details], -1), np.stack([old, details], -1)]),
-            hovertemplate="key group %{x}: subtask %{customdata[0]}<br>%{customdata[1]}"
-            "<extra>%{y}</extra>",
-            **subtask_colours(max(old_parallelism, new_parallelism)),
-        )
+    return owner_bands(
+        groups,
+        old,
+        new,
+        (old_parallelism, new_parallelism),
+        f"{exchange}: {int(changes.sum())} of {len(groups)} key groups change subtask, "
+        f"carrying {moving:,} in-flight records",
+        details,
     )
-    figure.update_layout(
-        figure_layout(
-            f"{exchange}: {int(changes.sum())} of {len(groups)} key groups change subtask, "
-            f"carrying {moving:,} in-flight records",
-            subtitle="each key group's owning subtask before (old) and after (new) rescaling",
-            height=200,
-            left=80,
-            xaxis={"title": {"text": "key group"}},
-        )
-    )
-    return figure

@@ -79,21 +79,46 @@ def key_group_ownership_figure(
     old = key_group_owners(max_parallelism, old_parallelism)
     new = key_group_owners(max_parallelism, new_parallelism)
     moved = int(np.count_nonzero(old != new))
-    groups = np.arange(max_parallelism)
+    return owner_bands(
+        np.arange(max_parallelism),
+        old,
+        new,
+        (old_parallelism, new_parallelism),
+        f"Key-group ownership, max parallelism {max_parallelism}: "
+        f"{moved} of {max_parallelism} key groups change subtask",
+    )
+
+
+def owner_bands(
+    groups: np.ndarray,
+    old: np.ndarray,
+    new: np.ndarray,
+    parallelism: tuple[int, int],
+    title: str,
+    details: np.ndarray | None = None,
+) -> go.Figure:
+    """Key groups as two bands coloured by owning subtask, old above new, with a colour bar
+    naming the subtasks; ``details`` (one line per group) joins the hover text."""
+    old_parallelism, new_parallelism = parallelism
+    if details is None:
+        customdata = np.stack([new, old])
+        hover = "key group %{x}<br>subtask %{customdata}<extra>%{y}</extra>"
+    else:
+        customdata = np.stack([np.stack([new, details], -1), np.stack([old, details], -1)])
+        hover = "key group %{x}: subtask %{customdata[0]}<br>%{customdata[1]}<extra>%{y}</extra>"
     figure = go.Figure(
         go.Heatmap(
             z=[new, old],
             x=groups,
             y=[f"new ({new_parallelism})", f"old ({old_parallelism})"],
-            customdata=np.stack([new, old]),
-            hovertemplate="key group %{x}<br>subtask %{customdata}<extra>%{y}</extra>",
+            customdata=customdata,
+            hovertemplate=hover,
             **subtask_colours(max(old_parallelism, new_parallelism)),
         )
     )
     figure.update_layout(
         figure_layout(
-            f"Key-group ownership, max parallelism {max_parallelism}: "
-            f"{moved} of {max_parallelism} key groups change subtask",
+            title,
             subtitle="each key group's owning subtask before (old) and after (new) rescaling",
             height=200,
             left=80,

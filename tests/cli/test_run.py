@@ -57,6 +57,16 @@ def test_run_table_and_steps(capsys: pytest.CaptureFixture[str]) -> None:
     assert "invariants: all held" in out
 
 
+@pytest.fixture
+def no_simulation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any simulation that starts fails the test: what is refused, is refused before it."""
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the run started")
+
+    monkeypatch.setattr(Simulation, "run", never)
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -80,14 +90,10 @@ def test_run_table_and_steps(capsys: pytest.CaptureFixture[str]) -> None:
 )
 def test_run_bad_input(
     capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    no_simulation: None,
     argv: list[str],
     message: str,
 ) -> None:
-    def never(*args: object, **kwargs: object) -> None:
-        raise AssertionError("the run started")
-
-    monkeypatch.setattr(Simulation, "run", never)  # refused before anything runs
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err
@@ -173,14 +179,10 @@ def _refusals(tmp_path: Path) -> dict[Path, str]:
 @pytest.mark.parametrize("name", ["keyed", "baseline-recovery"])
 def test_a_trace_target_is_refused_before_the_run(
     capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    no_simulation: None,
     tmp_path: Path,
     name: str,
 ) -> None:
-    def never(*args: object, **kwargs: object) -> None:
-        raise AssertionError("the run started")
-
-    monkeypatch.setattr(Simulation, "run", never)
     for target, reason in _refusals(tmp_path).items():
         assert main(["run", name, "--trace", str(target)]) == 2
         err = capsys.readouterr().err
@@ -304,14 +306,10 @@ def test_ctrl_c_after_the_trace_names_it(
 @pytest.mark.parametrize("name", ["keyed", "baseline-recovery"])
 def test_an_export_into_a_folder_of_other_files_is_refused_before_the_run(
     capsys: pytest.CaptureFixture[str],
-    monkeypatch: pytest.MonkeyPatch,
+    no_simulation: None,
     tmp_path: Path,
     name: str,
 ) -> None:
-    def never(*args: object, **kwargs: object) -> None:
-        raise AssertionError("the run started")
-
-    monkeypatch.setattr(Simulation, "run", never)
     (tmp_path / "notes.txt").write_text("mine")
     assert main(["run", name, "--export", str(tmp_path)]) == 2
     assert capsys.readouterr().err == (

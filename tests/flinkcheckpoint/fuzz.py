@@ -127,23 +127,31 @@ def _overwrite(relative: Path, at: int, value: bytes) -> Callable[[Path], None]:
     return apply
 
 
+#: what a file of a checkpoint can be replaced by
+SPECIAL_KINDS = ("fifo", "dev-zero", "symlink-loop", "directory", "sparse-3GiB")
+
+
+def make_special(path: Path, kind: str) -> None:
+    """Replace the file ``path`` by a special file of ``kind`` (one of SPECIAL_KINDS)."""
+    path.unlink()
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "symlink-loop":
+        path.symlink_to(path.name)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "sparse-3GiB":
+        with path.open("wb") as out:
+            out.truncate(3 << 30)
+    else:
+        raise ValueError(kind)
+
+
 def _special(relative: Path, kind: str) -> Callable[[Path], None]:
     def apply(job: Path) -> None:
-        path = job / relative
-        path.unlink()
-        if kind == "fifo":
-            os.mkfifo(path)
-        elif kind == "dev-zero":
-            path.symlink_to("/dev/zero")
-        elif kind == "symlink-loop":
-            path.symlink_to(path.name)
-        elif kind == "directory":
-            path.mkdir()
-        elif kind == "sparse-3GiB":
-            with path.open("wb") as out:
-                out.truncate(3 << 30)
-        else:
-            raise ValueError(kind)
+        make_special(job / relative, kind)
 
     return apply
 
@@ -404,7 +412,7 @@ def mutations(checkpoints: list[Path], seed: int) -> Iterator[Mutation]:
             if found is not None:
                 yield found
         else:
-            kind = rng.choice(["fifo", "dev-zero", "symlink-loop", "directory", "sparse-3GiB"])
+            kind = rng.choice(SPECIAL_KINDS)
             yield Mutation(
                 chk, "special", f"{relative} replaced by {kind}", _special(relative, kind)
             )

@@ -3,7 +3,6 @@ files refused before they are opened, sizes held to the metadata, the real error
 
 from __future__ import annotations
 
-import os
 import struct
 import time
 from pathlib import Path
@@ -16,7 +15,7 @@ from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import RelativeFileStateHandle
 from flinkstate.flinkcheckpoint.metadata import read_metadata
 from flinkstate.flinkcheckpoint.summary import summarize
-from tests.flinkcheckpoint.fuzz import copy_checkpoint
+from tests.flinkcheckpoint.fuzz import copy_checkpoint, make_special
 
 
 @pytest.fixture
@@ -33,24 +32,12 @@ def state_file(chk: Path) -> Path:
     raise AssertionError("no channel-state file")
 
 
-def replace(path: Path, kind: str) -> None:
-    path.unlink()
-    if kind == "fifo":
-        os.mkfifo(path)
-    elif kind == "device":
-        path.symlink_to("/dev/zero")
-    elif kind == "loop":
-        path.symlink_to(path.name)
-    else:
-        path.mkdir()
-
-
 @pytest.mark.parametrize(
     ("kind", "found"),
     [
         ("fifo", "found a FIFO"),
-        ("device", "found a character device"),
-        ("loop", "Too many levels of symbolic links"),
+        ("dev-zero", "found a character device"),
+        ("symlink-loop", "Too many levels of symbolic links"),
         ("directory", "found a directory"),
     ],
 )
@@ -59,7 +46,7 @@ def test_special_files_are_refused_before_they_are_read(
     keyed: Path, which: str, kind: str, found: str
 ) -> None:
     target = keyed / "_metadata" if which == "_metadata" else state_file(keyed)
-    replace(target, kind)
+    make_special(target, kind)
     started = time.monotonic()
     with pytest.raises(CheckpointFormatError, match=found) as raised:
         summarize(keyed)

@@ -2,27 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).parents[2] / "tools" / "real-checkpoints" / "generate.py"
+from tests.tools import load_script
 
-
-def _generate() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("generate_real_checkpoints", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-generate = _generate()
+generate = load_script("real-checkpoints/generate.py", "generate_real_checkpoints")
 
 
 @pytest.mark.parametrize(

@@ -3,26 +3,18 @@ first line where two recordings part."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
-SCRIPT = Path(__file__).parents[2] / "tools" / "record-behaviour.py"
+from tests.tools import load_script
 
 
 @pytest.fixture(scope="module")
 def tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("record_behaviour", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("record-behaviour.py", "record_behaviour")
 
 
 def test_every_scenario_seed_and_topology_is_recorded(tool: ModuleType) -> None:

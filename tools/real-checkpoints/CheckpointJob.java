@@ -143,16 +143,7 @@ public class CheckpointJob {
         description.append("variant=").append(variant).append('\n');
         StreamExecutionEnvironment env =
                 StreamExecutionEnvironment.getExecutionEnvironment(Configuration.fromMap(conf));
-        DataStream<Tuple2<Long, String>> records =
-                env.fromSequence(0, Long.MAX_VALUE)
-                        .setParallelism(upstream)
-                        .uid("source")
-                        .name("source")
-                        .map(new ToRecord(payload))
-                        .returns(Types.TUPLE(Types.LONG, Types.STRING))
-                        .setParallelism(upstream)
-                        .uid("to-record")
-                        .name("to-record");
+        DataStream<Tuple2<Long, String>> records = records(env, upstream, payload, "");
         if (topology.equals("keyed")) {
             description.append("topology=[source -> to-record] (p=").append(upstream)
                     .append(") --HASH(keyBy f0%1000)--> [slow-counter (ValueState<Long>) -> sink] (p=")
@@ -194,15 +185,7 @@ public class CheckpointJob {
             // one per upstream job vertex, with one logical input over both.
             int secondUpstream = Integer.parseInt(arg.getOrDefault("second_upstream", "3"));
             DataStream<Tuple2<Long, String>> second =
-                    env.fromSequence(0, Long.MAX_VALUE)
-                            .setParallelism(secondUpstream)
-                            .uid("source-b")
-                            .name("source-b")
-                            .map(new ToRecord(payload))
-                            .returns(Types.TUPLE(Types.LONG, Types.STRING))
-                            .setParallelism(secondUpstream)
-                            .uid("to-record-b")
-                            .name("to-record-b");
+                    records(env, secondUpstream, payload, "-b");
             description.append("topology=[source -> to-record] (p=").append(upstream)
                     .append(") UNION [source-b -> to-record-b] (p=").append(secondUpstream)
                     .append(") --HASH(keyBy f0%1000)--> [slow-counter (ValueState<Long>) -> sink] (p=")
@@ -252,6 +235,20 @@ public class CheckpointJob {
                 "%s: cancelled after %.1f s, %d checkpoints retained in %s%n",
                 variant, (System.nanoTime() - start) / 1e9, retained(jobDir), jobDir);
         System.exit(0);
+    }
+
+    /** A sequence source and its map to records, named source{suffix} and to-record{suffix}. */
+    private static DataStream<Tuple2<Long, String>> records(
+            StreamExecutionEnvironment env, int parallelism, int payload, String suffix) {
+        return env.fromSequence(0, Long.MAX_VALUE)
+                .setParallelism(parallelism)
+                .uid("source" + suffix)
+                .name("source" + suffix)
+                .map(new ToRecord(payload))
+                .returns(Types.TUPLE(Types.LONG, Types.STRING))
+                .setParallelism(parallelism)
+                .uid("to-record" + suffix)
+                .name("to-record" + suffix);
     }
 
     private static long retained(Path jobDir) throws Exception {
