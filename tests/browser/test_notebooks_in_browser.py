@@ -217,14 +217,19 @@ display(widgets.VBox([button, figure]))
 
 
 def write_minimal_stepper(directory: Path) -> str:
-    name = "minimal-stepper.ipynb"
+    return write_notebook(directory, "minimal-stepper", MINIMAL_STEPPER_SOURCE)
+
+
+def write_notebook(directory: Path, stem: str, source: str) -> str:
+    """A notebook of one code cell, ``stem.ipynb`` in ``directory``; its name."""
+    name = f"{stem}.ipynb"
     cell: dict[str, Any] = {
         "cell_type": "code",
         "execution_count": None,
-        "id": "minimal-stepper",
+        "id": stem,
         "metadata": {},
         "outputs": [],
-        "source": MINIMAL_STEPPER_SOURCE,
+        "source": source,
     }
     kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
     notebook = {
@@ -460,6 +465,48 @@ def test_minimal_stepper_renders_and_steps_in_chromium(
     assert f"kernel prefix: {sys.prefix}" in notebook.helper("outputText", notebook.name)
     assert (_step_of(before["title"]), _step_of(after["title"])) == (0, 1)
     assert after["data"] != before["data"]
+
+
+EXPLORER_SOURCE = """\
+from flinkstate.widgets.rescale_explorer import RescaleExplorer
+
+explorer = RescaleExplorer(partitioner="HASH", max_parallelism=128, old_parallelism=3,
+                           new_parallelism=2)
+explorer.widget
+"""
+
+
+@pytest.mark.timeout(480)
+def test_the_rescale_explorer_refuses_a_typed_value_without_clamping_it(
+    open_notebook: Callable[[Path, str], NotebookInBrowser], tmp_path: Path
+) -> None:
+    """A learner types 0 as the new parallelism: the box keeps the 0, a red line says why it
+    is not applied, and the figures of the last valid rescale stay; 5 then applies."""
+    root_dir = tmp_path / "notebooks"
+    root_dir.mkdir()
+    notebook = open_notebook(
+        root_dir, write_notebook(root_dir, "rescale-explorer", EXPLORER_SOURCE)
+    )
+    page = notebook.page
+    with notebook.explained():
+        notebook.run_all()
+        box = page.locator(".widget-text", has_text="new par.").locator("input")
+        box.wait_for(state="visible", timeout=RENDER_TIMEOUT * 1000)
+        output = page.locator(".jp-OutputArea-output").last
+        page.locator(".js-plotly-plot").first.wait_for(timeout=RENDER_TIMEOUT * 1000)
+        box.fill("0")
+        box.press("Enter")
+        refusal = page.get_by_text("Not applied: new parallelism 0 is out of range")
+        refusal.wait_for(timeout=CLICK_TIMEOUT * 1000)
+        notebook.screenshot(output, "refused")
+        assert box.input_value() == "0"  # the value typed stays: nothing clamped it
+        assert page.locator(".js-plotly-plot").count() >= 2  # the last figures stay
+        box.fill("5")
+        box.press("Enter")
+        refusal.wait_for(state="hidden", timeout=CLICK_TIMEOUT * 1000)
+        page.get_by_text("new (5)").first.wait_for(timeout=CLICK_TIMEOUT * 1000)
+        page.get_by_text("(3 -> 5, mapper RANGE)").wait_for(timeout=CLICK_TIMEOUT * 1000)
+        notebook.screenshot(output, "applied")
 
 
 @pytest.mark.timeout(480)
