@@ -98,14 +98,13 @@ def _take(world: NetworkWorld, gate: Gate, channel: Channel, holder: str) -> tup
     """A buffer for recovery: (segment or HEAP, where it returns to)."""
     if channel.recovery_exclusive:
         segment = channel.recovery_exclusive.pop()
-        world._move(segment, f"recovered-exclusive {channel.name}", holder)
+        world.ledger.move(segment, f"recovered-exclusive {channel.name}", holder)
         return segment, "exclusive"
     if world.prefilter_source is PrefilterSource.NETWORK:
         floating = world._pool_request(gate.pool, holder)
         assert floating is not None
         return floating, "floating"
-    world.heap_bytes += HEAP_FALLBACK_SIZE
-    world.heap_peak = max(world.heap_peak, world.heap_bytes)
+    world.ledger.heap(HEAP_FALLBACK_SIZE)
     return HEAP, "heap"
 
 
@@ -114,12 +113,12 @@ def _give_back(
 ) -> None:
     world._touch_channel(channel)
     if origin == "exclusive":
-        world._move(segment, holder, f"recovered-exclusive {channel.name}")
+        world.ledger.move(segment, holder, f"recovered-exclusive {channel.name}")
         channel.recovery_exclusive.append(segment)
     elif origin == "floating":
         world._pool_recycle(gate.pool, segment, holder)
     elif origin == "heap":
-        world.heap_bytes -= HEAP_FALLBACK_SIZE
+        world.ledger.heap(-HEAP_FALLBACK_SIZE)
     # the heap pre-filter segment stays allocated for reuse; only its in-use flag clears
 
 
@@ -128,7 +127,7 @@ def free_prefilter_segment(world: NetworkWorld, reader: ChannelStateReader) -> N
     freed (Flink's handlers free it in ``close()``), whichever generation read the state."""
     if reader.heap_segment_allocated:
         reader.heap_segment_allocated = False
-        world._heap(-world.config.segment_size)
+        world.ledger.heap(-world.config.segment_size)
 
 
 def filter_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
@@ -138,10 +137,10 @@ def filter_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
     holder = f"pre-filter {channel.name}"
     if world.prefilter_source is PrefilterSource.HEAP_SEGMENT:
         if reader.heap_segment_in_use:
-            world._violate("one-buffer-at-a-time", ONE_BUFFER_AT_A_TIME)
+            world.journal.violate("one-buffer-at-a-time", ONE_BUFFER_AT_A_TIME)
         if not reader.heap_segment_allocated:
             reader.heap_segment_allocated = True
-            world._heap(world.config.segment_size)
+            world.ledger.heap(world.config.segment_size)
         reader.heap_segment_in_use = True
         segment, origin = HEAP, "heap-segment"
     else:
@@ -162,7 +161,7 @@ def filter_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
             kept += 1
         else:
             filtered += 1
-    world._note = (
+    world.journal.note = (
         f"pre-filter buffer ({origin}) for {channel.name}: {kept} record(s) to rewrite, "
         f"{filtered} filtered out"
     )
@@ -181,9 +180,9 @@ def reassemble(
     partial = reader.partials.get(virtual)
     if fragment.is_first:
         if partial is not None:
-            world._violate("exactly-once", f"record {partial} was cut off in {channel.name}")
+            world.journal.violate("exactly-once", f"record {partial} was cut off in {channel.name}")
     elif partial != fragment.record:
-        world._violate(
+        world.journal.violate(
             "channel-order",
             f"fragment of record {fragment.record} does not continue the record being "
             f"filtered on {channel.name}",
@@ -237,7 +236,7 @@ def rewrite_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
         else:
             reader.pending[0] = (record, written + length)
     reader.posts.append(buffer)
-    world._note = f"post-filter buffer {len(reader.posts)} ({origin}) for {channel.name}"
+    world.journal.note = f"post-filter buffer {len(reader.posts)} ({origin}) for {channel.name}"
     if not reader.pending:
         _deliver(world, reader, task, gate, channel)
 
@@ -248,7 +247,9 @@ def _deliver(
     """Queue the rewritten buffers in the recovered channel, then recycle the pre-filter one."""
     for buffer in reader.posts:
         if buffer.segment != HEAP:
-            world._move(buffer.segment, f"post-filter {channel.name}", f"recovered {channel.name}")
+            world.ledger.move(
+                buffer.segment, f"post-filter {channel.name}", f"recovered {channel.name}"
+            )
         channel.recovered_queue.append(buffer)
     reader.posts = []
     assert reader.pre is not None

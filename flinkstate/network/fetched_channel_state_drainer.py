@@ -133,11 +133,11 @@ def do_request_partitions(world: NetworkWorld, task: Task) -> None:
             channel.in_recovery = needs_recovery
             channel.state_consumed = not needs_recovery
     if needs_recovery:
-        world._note = "all gates converted; every channel in recovery (needsRecovery)"
+        world.journal.note = "all gates converted; every channel in recovery (needsRecovery)"
     else:
         task.recovery_trigger = RecoveryCheckpointTrigger.NO_OP
         task.phase = RUNNING
-        world._note = "all gates converted; nothing to drain: trigger NO_OP, task RUNNING"
+        world.journal.note = "all gates converted; nothing to drain: trigger NO_OP, task RUNNING"
 
 
 def do_install_drainer(world: NetworkWorld, task: Task) -> None:
@@ -149,7 +149,7 @@ def do_install_drainer(world: NetworkWorld, task: Task) -> None:
     task.recovery_trigger = RecoveryCheckpointTrigger.DRAINER
     task.phase = RUNNING
     world._dirty.add(world._actors.by_drainer[drainer.name])
-    world._note = "drainer installed as the recovery checkpoint trigger; task RUNNING"
+    world.journal.note = "drainer installed as the recovery checkpoint trigger; task RUNNING"
 
 
 # -- the drainer (IO thread)
@@ -198,7 +198,7 @@ def drain_step(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> None
     holder = f"recovered {channel.name}"
     if channel.exclusive:
         segment = channel.exclusive.pop()
-        world._move(segment, f"exclusive {channel.name}", holder)
+        world.ledger.move(segment, f"exclusive {channel.name}", holder)
     else:
         floating = world._pool_request(world.gate_of(channel).pool, holder)
         assert floating is not None
@@ -209,7 +209,7 @@ def drain_step(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> None
     )
     cursor.commit(state, used)
     world._touch_channel(channel)
-    world._note = f"{used} bytes drained into {channel.name}"
+    world.journal.note = f"{used} bytes drained into {channel.name}"
 
 
 def finish_drain(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> None:
@@ -225,7 +225,7 @@ def finish_drain(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> No
         drainer.draining = True
         world._release_spill(drainer.task)
     deleted = world._release_spill(drainer.task)
-    world._note = "drain finished: EndOfFetchedChannelStateEvent on every channel" + (
+    world.journal.note = "drain finished: EndOfFetchedChannelStateEvent on every channel" + (
         "; spill files deleted" if deleted else "; spill files kept for a checkpoint"
     )
 
@@ -256,9 +256,9 @@ def on_recovered_state_consumed(world: NetworkWorld, task: Task, channel: Channe
     world._touch_sub(world.subpartitions[channel.subpartition])
     if all(not c.in_recovery for gate in task.gates for c in gate.channels):
         task.recovery_trigger = RecoveryCheckpointTrigger.NO_OP
-        world._note = f"{channel.name}: recovered state consumed; trigger NO_OP"
+        world.journal.note = f"{channel.name}: recovered state consumed; trigger NO_OP"
     else:
-        world._note = f"{channel.name}: recovered state consumed"
+        world.journal.note = f"{channel.name}: recovered state consumed"
 
 
 def snapshot_and_insert_barriers(

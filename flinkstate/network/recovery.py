@@ -34,6 +34,7 @@ from flinkstate.choice import Choice
 from flinkstate.network import channel_state_filtering, spilling_handler
 from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.fetched_channel_state import SpillWriter
+from flinkstate.network.ledger import ReturnKind, ReturnTo
 from flinkstate.network.options import RecoveryGeneration
 from flinkstate.network.records import Fragment
 from flinkstate.network.state_assignment import RecoveredChunk
@@ -183,10 +184,12 @@ def do_recover_output(world: NetworkWorld, task: Task, action: Action) -> None:
             )
         )
         if position:
-            world._share(segment, holders[position], ("partition", partition.name))
+            world.ledger.share(
+                segment, holders[position], ReturnTo(ReturnKind.PARTITION, partition.name)
+            )
         world._touch_sub(sub)
-    world._release_to.setdefault(segment, ("partition", partition.name))
-    world._note = (
+    world.ledger.will_return(segment, ReturnTo(ReturnKind.PARTITION, partition.name))
+    world.journal.note = (
         f"output state of old subtask {chunk.old_channel}, subpartition {chunk.old_subtask}: "
         f"{used} bytes into subpartition(s) {list(chunk.targets)}"
     )
@@ -201,7 +204,7 @@ def do_finish_output(world: NetworkWorld, task: Task, action: Action) -> None:
     reader = world.readers.get(task.name)
     if reader is not None:
         world._dirty.add(world._actors.by_reader[reader.name])
-    world._note = "output state restored; EndOfOutputChannelStateEvent to every subpartition"
+    world.journal.note = "output state restored; EndOfOutputChannelStateEvent to every subpartition"
 
 
 # -- reader thread: input state
@@ -227,7 +230,7 @@ def take_buffer(world: NetworkWorld, gate: Gate, channel: Channel, holder: str) 
     one of the gate (``buffer_step`` said one is there)."""
     if channel.recovery_exclusive:
         segment = channel.recovery_exclusive.pop()
-        world._move(segment, f"recovered-exclusive {channel.name}", holder)
+        world.ledger.move(segment, f"recovered-exclusive {channel.name}", holder)
         return segment
     floating = world._pool_request(gate.pool, holder)
     assert floating is not None
@@ -270,7 +273,7 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
                 world._touch_channel(channel)
         channel_state_filtering.free_prefilter_segment(world, reader)
         reader.finished = True
-        world._note = "input state read; EndOfInputChannelStateEvent on every channel"
+        world.journal.note = "input state read; EndOfInputChannelStateEvent on every channel"
         return
     if reader.pre_channel:
         channel = world.channels[reader.pre_channel]
@@ -284,11 +287,11 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
         nbp = world.network_pools[gate.pool.global_pool]
         taken = [nbp.free.pop() for _ in range(gate.exclusive_per_channel)]
         for segment in taken:
-            world._move(segment, nbp.name, f"recovered-exclusive {channel.name}")
+            world.ledger.move(segment, nbp.name, f"recovered-exclusive {channel.name}")
         channel.recovery_segments = frozenset(taken)
         channel.recovery_exclusive = taken
         world._touch(world._actors.by_network_pool[nbp.name])
-        world._note = f"{len(taken)} exclusive buffers for recovered channel {channel.name}"
+        world.journal.note = f"{len(taken)} exclusive buffers for recovered channel {channel.name}"
         return
     chunk = reader.chunks.popleft()
     segment = take_buffer(world, gate, channel, f"recovered {channel.name}")
@@ -304,7 +307,7 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
         )
     )
     side = "upstream output" if chunk.upstream_output else "input"
-    world._note = (
+    world.journal.note = (
         f"{side} state of old subtask {chunk.old_subtask}, channel {chunk.old_channel}: "
         f"{used} bytes into {channel.name}"
     )
@@ -413,11 +416,11 @@ def do_convert(world: NetworkWorld, task: Task, action: Action) -> None:
                 migrated += sum(1 for b in channel.recovered_queue if not b.is_event)
     if all(g.converted for g in task.gates):
         task.phase = RUNNING
-    world._note = f"{gate.name}: recovered channels converted; subpartitions requested" + (
+    world.journal.note = f"{gate.name}: recovered channels converted; subpartitions requested" + (
         f"; {migrated} recovered buffer(s) migrated" if v1 else ""
     )
     if dropped:
-        world._note += f"; {dropped} recovered fragment(s) still queued were dropped"
+        world.journal.note += f"; {dropped} recovered fragment(s) still queued were dropped"
 
 
 def convert_gate(
@@ -435,7 +438,7 @@ def convert_gate(
     for channel in gate.channels:
         idle = channel.recovery_exclusive
         for segment in idle:
-            world._move(segment, f"recovered-exclusive {channel.name}", nbp.name)
+            world.ledger.move(segment, f"recovered-exclusive {channel.name}", nbp.name)
             nbp.free.append(segment)
         channel.recovery_exclusive = []
         channel.recovery_segments = (
@@ -445,8 +448,8 @@ def convert_gate(
         if exclusive(channel) and gate.exclusive_per_channel:
             taken = [nbp.free.pop() for _ in range(gate.exclusive_per_channel)]
             for segment in taken:
-                world._move(segment, nbp.name, f"exclusive {channel.name}")
-                world.home[segment] = f"exclusive {channel.name}"
+                world.ledger.move(segment, nbp.name, f"exclusive {channel.name}")
+                world.ledger.rehome(segment, f"exclusive {channel.name}")
             channel.exclusive_segments = frozenset(taken)
             channel.exclusive = taken
         channel.recovered = False
@@ -463,12 +466,12 @@ def on_recovery_event(world: NetworkWorld, task: Task, channel: Channel, buffer:
         assert buffer.descriptor is not None
         if gate.demultiplexing:
             channel.selected = buffer.descriptor
-            world._note = f"{channel.name}: virtual channel {buffer.descriptor}"
+            world.journal.note = f"{channel.name}: virtual channel {buffer.descriptor}"
         else:
-            world._note = f"{channel.name}: descriptor ignored (gate not rescaled)"
+            world.journal.note = f"{channel.name}: descriptor ignored (gate not rescaled)"
     elif buffer.event == END_OF_INPUT_STATE:
         channel.state_consumed = True
-        world._note = f"{channel.name}: recovered input state consumed"
+        world.journal.note = f"{channel.name}: recovered input state consumed"
     elif buffer.event == END_OF_OUTPUT_STATE:
         channel.end_of_output = True
         if not channel.remote:
@@ -481,9 +484,9 @@ def on_recovery_event(world: NetworkWorld, task: Task, channel: Channel, buffer:
                 sub.blocked = False
                 world._touch_sub(sub)
             finish_demultiplexing(world, gate)
-            world._note = f"{gate.name}: upstream recovery complete, consumption resumed"
+            world.journal.note = f"{gate.name}: upstream recovery complete, consumption resumed"
         else:
-            world._note = f"{channel.name}: upstream recovered output through; blocked"
+            world.journal.note = f"{channel.name}: upstream recovered output through; blocked"
 
 
 def finish_demultiplexing(world: NetworkWorld, gate: Gate) -> None:
@@ -491,7 +494,7 @@ def finish_demultiplexing(world: NetworkWorld, gate: Gate) -> None:
     empty, then the gate reads with one plain deserializer per channel."""
     for channel in gate.channels:
         for (old_subtask, old_channel), (record, _) in channel.partials.items():
-            world._violate(
+            world.journal.violate(
                 "exactly-once",
                 f"Not all data has been fully consumed: record {record} on {channel.name} "
                 f"(virtual channel {old_subtask}, {old_channel}) is incomplete",
@@ -517,7 +520,7 @@ def keeps(world: NetworkWorld, channel: Channel, record: int) -> bool:
     if channel_state_filtering.keeps_record(world, task, gate, channel, selected, record):
         return True
     owner = world.record_owner(gate, record)
-    world._note += f"; record {record} filtered out (belongs to subtask {owner})"
+    world.journal.note += f"; record {record} filtered out (belongs to subtask {owner})"
     return False
 
 
@@ -525,7 +528,7 @@ def recycle_recovered(world: NetworkWorld, channel: Channel, segment: int, holde
     gate = world.gate_of(channel)
     world._touch_channel(channel)
     if segment in channel.recovery_segments:
-        world._move(segment, holder, f"recovered-exclusive {channel.name}")
+        world.ledger.move(segment, holder, f"recovered-exclusive {channel.name}")
         channel.recovery_exclusive.append(segment)
     else:
         world._pool_recycle(gate.pool, segment, holder)

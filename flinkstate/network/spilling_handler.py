@@ -76,7 +76,7 @@ def spill_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
     if filters(gate):
         if not reader.heap_segment_allocated:
             reader.heap_segment_allocated = True
-            world._heap(world.config.segment_size)
+            world.ledger.heap(world.config.segment_size)
         kept: list[Fragment] = []
         dropped = 0
         virtual = (chunk.index, channel.index, chunk.old_subtask, chunk.old_channel)
@@ -95,7 +95,7 @@ def spill_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
             else:
                 dropped += 1
         writer.append(info, kept)
-        world._note = (
+        world.journal.note = (
             f"heap pre-filter segment: {len(kept)} record(s) of old {chunk.old_subtask}<"
             f"{chunk.old_channel} spilled for {channel.name}, {dropped} filtered out"
         )
@@ -106,11 +106,11 @@ def spill_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
         # the bytes are on their way to disk: the buffer is recycled at once
         recovery.recycle_recovered(world, channel, segment, holder)
         used = sum(f.length for f in chunk.fragments)
-        world._note = (
+        world.journal.note = (
             f"{used} bytes of old {chunk.old_subtask}<{chunk.old_channel} spilled for "
             f"{channel.name}"
         )
-    world._heap(writer.heap_bytes - heap_before)
+    world.ledger.heap(writer.heap_bytes - heap_before)
     world._touch_channel(channel)
 
 
@@ -120,10 +120,10 @@ def finish_fetch(world: NetworkWorld, reader: ChannelStateReader) -> None:
     writer = _writer(world, reader)
     heap = writer.heap_bytes
     state = writer.close()
-    world._heap(-heap)
+    world.ledger.heap(-heap)
     channel_state_filtering.free_prefilter_segment(world, reader)
     for virtual, record in reader.partials.items():
-        world._violate(
+        world.journal.violate(
             "exactly-once",
             f"record {record} of virtual channel {virtual} is incomplete at the end of the fetch",
         )
@@ -137,9 +137,9 @@ def finish_fetch(world: NetworkWorld, reader: ChannelStateReader) -> None:
         world.spill_files_peak = max(world.spill_files_peak, world.spill_files_alive)
     world._dirty.add(world._actors.by_task[task.name.removeprefix("task ")])
     if state is None:
-        world._note = "fetch done: nothing to recover"
+        world.journal.note = "fetch done: nothing to recover"
     else:
-        world._note = (
+        world.journal.note = (
             f"fetch done: {len(state.segments)} segment(s) in {len(state.files)} spill file(s), "
             f"{state.size} bytes"
         )

@@ -67,6 +67,7 @@ from flinkstate.network.fetched_channel_state_drainer import (
     drainer_name,
 )
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
+from flinkstate.network.ledger import ReturnKind, ReturnTo, SegmentLedger, StepJournal
 from flinkstate.network.options import (
     CheckpointFailure,
     CheckpointFailureReason,
@@ -92,7 +93,7 @@ from flinkstate.network.state_assignment import RecoveredChunk, StateAssignment
 from flinkstate.rescale.exchange import DownstreamSubtaskRescale
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.sim.action import Action
-from flinkstate.sim.core import Event, Move, Violation
+from flinkstate.sim.core import Event, Violation
 from flinkstate.sim.deadlock import Wait
 from flinkstate.sim.scheduler import splitmix64
 
@@ -528,10 +529,9 @@ class NetworkWorld:
     #: ``checkpoint_interval`` steps later, as Flink's timer fires an interval after a failure
     _last_checkpoint_end: int = 0
     unaligned: bool = True
-    step: int = 0
-    violations: list[Violation] = field(default_factory=list)
-    owner: list[str] = field(default_factory=list)
-    home: list[str] = field(default_factory=list)
+    #: the step in progress and the run's violations; every segment's owner
+    journal: StepJournal = field(default_factory=StepJournal)
+    ledger: SegmentLedger = field(init=False)
     network_pools: dict[str, NetworkBufferPool] = field(default_factory=dict)
     pools: dict[str, LocalBufferPool] = field(default_factory=dict)
     tasks: dict[str, Task] = field(default_factory=dict)
@@ -552,14 +552,6 @@ class NetworkWorld:
     writers: dict[str, ChannelStateWriter] = field(default_factory=dict)
     #: which writer serves each task (fixed once built)
     writer_of: dict[str, str] = field(default_factory=dict)
-    #: holders of a segment besides its owner: Flink's reference counting (a buffer retained
-    #: by the channel-state writer, one recovered buffer in several subpartitions). The last
-    #: holder to let go recycles it.
-    shares: dict[int, list[str]] = field(default_factory=dict)
-    #: where a shared segment goes when its last holder lets go: ("subpartition", name) to the
-    #: producer's pool counted against that subpartition, ("partition", name) to the pool
-    #: uncounted, ("channel", name) back to a consumer channel's buffers
-    _release_to: dict[int, tuple[str, str]] = field(default_factory=dict)
     #: a restored job: the checkpoint's share of each new subtask (None: a fresh start)
     restore: StateAssignment | None = None
     blocked_priority: BlockedPriority = BlockedPriority.MASTER
@@ -582,9 +574,6 @@ class NetworkWorld:
     spill_files_alive: int = 0
     spill_files_peak: int = 0
     prefilter_source: PrefilterSource = PrefilterSource.HEAP_FALLBACK
-    #: heap taken by recovery buffers outside the network pools (the 2.3 fallback), now and peak
-    heap_bytes: int = 0
-    heap_peak: int = 0
     readers: dict[str, ChannelStateReader] = field(default_factory=dict)
     #: records a subtask dropped after rescaling because another subtask owns them
     filtered: dict[tuple[int, str], int] = field(default_factory=dict)
@@ -596,11 +585,6 @@ class NetworkWorld:
     next_uid: int = 0
     #: the old channel a demultiplexed record came through, until it is processed
     recovered_via: dict[tuple[int, str], str] = field(default_factory=dict)
-    _persisted: list[int] = field(default_factory=list)
-    _moves: list[Move] = field(default_factory=list)
-    _emitted: list[int] = field(default_factory=list)
-    _delivered: list[int] = field(default_factory=list)
-    _note: str = ""
     #: compare the incremental enabled actions with a full scan at every step (tests)
     check_actions: bool = False
     _actors: ActorIndex = field(init=False)
@@ -611,6 +595,38 @@ class NetworkWorld:
     recovered_records: frozenset[int] = frozenset()
     _cached: list[tuple[Action, ...]] = field(default_factory=list)
     _dirty: set[int] = field(default_factory=set)
+
+    # ------------------------------------------------------------------ the ledger, read
+
+    @property
+    def step(self) -> int:
+        """The number of steps taken (the next step's index)."""
+        return self.journal.step
+
+    @property
+    def violations(self) -> list[Violation]:
+        return self.journal.violations
+
+    @property
+    def owner(self) -> list[str]:
+        """Each segment's owner now (``SegmentLedger.owner``)."""
+        return self.ledger.owner
+
+    @property
+    def home(self) -> list[str]:
+        return self.ledger.home
+
+    @property
+    def shares(self) -> dict[int, list[str]]:
+        return self.ledger.shares
+
+    @property
+    def heap_bytes(self) -> int:
+        return self.ledger.heap_bytes
+
+    @property
+    def heap_peak(self) -> int:
+        return self.ledger.heap_peak
 
     # ------------------------------------------------------------------ building
 
@@ -641,6 +657,7 @@ class NetworkWorld:
             self.generation, False, self.checkpointing_during_recovery
         ).generation
         self.prefilter_source = PrefilterSource.parse(self.prefilter_source)
+        self.ledger = SegmentLedger(self.journal)
         if not self.tasks:
             self._build()
             if self.restore is not None:
@@ -695,8 +712,7 @@ class NetworkWorld:
                         # channel takes its exclusive buffers only at conversion
                         nbp = self.network_pools[gate.pool.global_pool]
                         for segment in channel.exclusive:
-                            self.owner[segment] = nbp.name
-                            self.home[segment] = nbp.name
+                            self.ledger.place(segment, nbp.name)
                             nbp.free.append(segment)
                         channel.exclusive = []
                         channel.exclusive_segments = frozenset()
@@ -770,12 +786,6 @@ class NetworkWorld:
             recovered,
         )
 
-    def _new_segments(self, count: int, owner: str) -> list[int]:
-        start = len(self.owner)
-        self.owner.extend([owner] * count)
-        self.home.extend([owner] * count)
-        return list(range(start, start + count))
-
     def _build(self) -> None:
         cfg = self.config
         graph = self.graph
@@ -784,7 +794,7 @@ class NetworkWorld:
         }
         for tm in sorted(task_managers):
             name = f"network-pool tm{tm}"
-            segments = self._new_segments(cfg.network_buffers_per_task_manager, name)
+            segments = self.ledger.new_segments(cfg.network_buffers_per_task_manager, name)
             self.network_pools[name] = NetworkBufferPool(name, len(segments), segments)
         for op in graph.operators:
             for index in range(op.parallelism):
@@ -882,8 +892,7 @@ class NetworkWorld:
                 nbp = self.network_pools[global_name]
                 taken = [nbp.free.pop() for _ in range(exclusive)]
                 for segment in taken:
-                    self.owner[segment] = f"exclusive {channel.name}"
-                    self.home[segment] = f"exclusive {channel.name}"
+                    self.ledger.place(segment, f"exclusive {channel.name}")
                 channel.exclusive_segments = frozenset(taken)
                 channel.exclusive = taken
             channels.append(channel)
@@ -959,8 +968,8 @@ class NetworkWorld:
             )
             for n, t in self.tasks.items()
         }
-        twin.owner = list(self.owner)
-        twin.violations = list(self.violations)
+        twin.journal = self.journal.copy()
+        twin.ledger = self.ledger.copy(twin.journal)
         twin.records = dict(self.records)
         twin.deliveries = dict(self.deliveries)
         twin.paths = dict(self.paths)
@@ -972,8 +981,6 @@ class NetworkWorld:
         twin.expired = list(self.expired)
         twin.failures = list(self.failures)
         twin.writers = {n: w.copy() for n, w in self.writers.items()}
-        twin.shares = {segment: list(h) for segment, h in self.shares.items()}
-        twin._release_to = dict(self._release_to)
         twin.readers = {n: r.copy() for n, r in self.readers.items()}
         twin.drainers = {n: d.copy() for n, d in self.drainers.items()}
         twin.filtered = dict(self.filtered)
@@ -981,37 +988,12 @@ class NetworkWorld:
         twin.recovered_via = dict(self.recovered_via)
         twin._cached = list(self._cached)
         twin._dirty = set(self._dirty)
-        twin._moves, twin._emitted, twin._delivered, twin._persisted = [], [], [], []
         return twin
 
     # ------------------------------------------------------------------ moving segments
 
-    def _move(self, segment: int, source: str, target: str) -> None:
-        current = self.owner[segment]
-        if current != source:
-            invariant = "double-recycle" if current == target else "segment-ownership"
-            self._violate(
-                invariant, f"segment {segment} expected at {source} but owned by {current}"
-            )
-        self.owner[segment] = target
-        self._moves.append(Move(segment, source, target))
-
-    def _hand_over(self, segment: int, source: str, target: str) -> None:
-        """Pass one reference on: an ownership move, or, for a holder that shares a segment
-        it does not own, the shared reference changing hands."""
-        others = self.shares.get(segment)
-        if others and self.owner[segment] != source and source in others:
-            others[others.index(source)] = target
-            return
-        self._move(segment, source, target)
-
-    def _heap(self, delta: int) -> None:
-        """Heap taken (or, negative, freed) by recovery outside the network pools."""
-        self.heap_bytes += delta
-        self.heap_peak = max(self.heap_peak, self.heap_bytes)
-
     def _violate(self, invariant: str, message: str) -> None:
-        self.violations.append(Violation(invariant, self.step, message))
+        self.journal.violate(invariant, message)
 
     def _pool_request(
         self, pool: LocalBufferPool, owner: str, subpartition: int = -1
@@ -1024,14 +1006,14 @@ class NetworkWorld:
         elif pool.requested < pool.size and self.network_pools[pool.global_pool].free:
             nbp = self.network_pools[pool.global_pool]
             segment = nbp.free.pop()
-            self._move(segment, nbp.name, pool.name)
+            self.ledger.move(segment, nbp.name, pool.name)
             pool.requested += 1
             source = pool.name
             self._touch(self._actors.by_network_pool[nbp.name])
         else:
             return None
         self._touch(self._actors.by_pool[pool.name])
-        self._move(segment, source, owner)
+        self.ledger.move(segment, source, owner)
         if subpartition >= 0:
             pool.per_subpartition[subpartition] += 1
             if pool.per_subpartition[subpartition] == pool.max_per_subpartition:
@@ -1054,12 +1036,12 @@ class NetworkWorld:
             pool.per_subpartition[subpartition] -= 1
         if pool.requested > pool.size:
             nbp = self.network_pools[pool.global_pool]
-            self._move(segment, holder, nbp.name)
+            self.ledger.move(segment, holder, nbp.name)
             nbp.free.append(segment)
             pool.requested -= 1
             self._touch(self._actors.by_network_pool[nbp.name])
         else:
-            self._move(segment, holder, pool.name)
+            self.ledger.move(segment, holder, pool.name)
             pool.free.append(segment)
         self._touch(self._actors.by_pool[pool.name])
 
@@ -1187,7 +1169,7 @@ class NetworkWorld:
                 detail=f"after {self.checkpoint_timeout} steps",
             )
         )
-        self._note = (
+        self.journal.note = (
             f"checkpoint {progress.id} expired after {self.checkpoint_timeout} steps; "
             f"not acknowledged by {', '.join(waiting)}"
         )
@@ -1237,7 +1219,9 @@ class NetworkWorld:
         """A task declines the checkpoint: the coordinator aborts it everywhere."""
         self._abort(progress)
         self._fail(CheckpointFailure(progress.id, reason, self.step + 1, task.name, why))
-        self._note = f"checkpoint {progress.id} declined by {task.name} ({reason.name}): {why}"
+        self.journal.note = (
+            f"checkpoint {progress.id} declined by {task.name} ({reason.name}): {why}"
+        )
 
     def _release_spill(self, task: str) -> bool:
         """Drop one reference to a task's spill files; True when that deleted them."""
@@ -1434,11 +1418,7 @@ class NetworkWorld:
         return self.gates[channel.gate]
 
     def apply(self, action: Action) -> Event:
-        self._moves = []
-        self._emitted = []
-        self._delivered = []
-        self._persisted = []
-        self._note = ""
+        self.journal.begin()
         actor = action.actor
         task_actor = self._actors.by_task_actor.get(actor)
         if task_actor is not None:
@@ -1472,16 +1452,7 @@ class NetworkWorld:
                 fetched_channel_state_drainer.finish_drain(self, drainer)
         else:
             raise InvalidParameterError(f"no actor {actor!r} in this world")
-        event = Event(
-            self.step,
-            action,
-            tuple(self._moves),
-            tuple(self._emitted),
-            tuple(self._delivered),
-            tuple(self._persisted),
-            self._note,
-        )
-        self.step += 1
+        event = self.journal.event(action)
         if self.full_check_every and self.step % self.full_check_every == 0:
             scan = self.step // self.full_check_every
             self.check_consistency(idle_pools=scan % IDLE_POOL_SCAN_EVERY == 0)
@@ -1519,7 +1490,9 @@ class NetworkWorld:
             for name, other in self.tasks.items():
                 if other.kind is OperatorKind.SOURCE:
                     self._dirty.add(self._actors.by_task[name])
-        self._note = f"record {record.id} key {record.key} ({record.serialized_length} bytes)"
+        self.journal.note = (
+            f"record {record.id} key {record.key} ({record.serialized_length} bytes)"
+        )
         self._route(task, record)
 
     def _route(self, task: Task, record: Record) -> None:
@@ -1584,12 +1557,12 @@ class NetworkWorld:
         if key in self.deliveries:
             self._violate("exactly-once", f"record {record} emitted twice towards {gate}")
         self.deliveries[key] = IN_FLIGHT
-        self._emitted.append(record)
+        self.journal.emitted.append(record)
 
     def _finish_builder(self, sub: Subpartition) -> None:
         builder = sub.builder
         assert builder is not None
-        self._move(builder.segment, f"builder {sub.name}", f"queue {sub.name}")
+        self.ledger.move(builder.segment, f"builder {sub.name}", f"queue {sub.name}")
         sub.queue.append(builder)
         sub.builder = None
         self._touch_sub(sub)
@@ -1611,7 +1584,7 @@ class NetworkWorld:
                 sub.queue.append(self.new_buffer(HEAP, 0, event=END_OF_PARTITION))
                 self._touch_sub(sub)
         task.finished = True
-        self._note = "end of input: flushed and sent EndOfPartitionEvent"
+        self.journal.note = "end of input: flushed and sent EndOfPartitionEvent"
 
     def _do_poll(self, task: Task, action: Action) -> None:
         channel = self.channels[action.target]
@@ -1646,10 +1619,12 @@ class NetworkWorld:
                 fetched_channel_state_drainer.on_recovered_state_consumed(self, task, channel)
                 return
             if buffer.event == RECOVERY_BARRIER:  # one a failed checkpoint left: ignored
-                self._note = f"stale {RECOVERY_BARRIER} of checkpoint {buffer.checkpoint} skipped"
+                self.journal.note = (
+                    f"stale {RECOVERY_BARRIER} of checkpoint {buffer.checkpoint} skipped"
+                )
                 return
             channel.finished = True
-            self._note = f"{buffer.event} on {channel.name}"
+            self.journal.note = f"{buffer.event} on {channel.name}"
             return
         if not channel.remote and channel.persisting and holder.startswith("queue "):
             self._persist_input(channel, buffer)
@@ -1658,12 +1633,12 @@ class NetworkWorld:
             # checkpointStarted already persisted
             self._persist_input(channel, buffer)
         if buffer.segment != HEAP:
-            self._hand_over(buffer.segment, holder, f"deserializer {task.name}")
+            self.ledger.hand_over(buffer.segment, holder, f"deserializer {task.name}")
         ready = self._deserialize(channel, buffer)
         task.current = channel
         task.current_buffer = buffer
         task.ready.extend(ready)
-        self._note = f"{len(ready)} complete record(s) from {channel.name}"
+        self.journal.note = f"{len(ready)} complete record(s) from {channel.name}"
         if not ready:
             self._release_current(task)
 
@@ -1715,7 +1690,7 @@ class NetworkWorld:
         assert buffer is not None
         holder = f"deserializer {task.name}"
         if buffer.segment == HEAP:  # a heap fallback buffer: freed, nothing to recycle
-            self.heap_bytes -= buffer.capacity
+            self.ledger.heap(-buffer.capacity)
             self._touch_channel(channel)
             task.current = None
             task.current_buffer = None
@@ -1731,11 +1706,11 @@ class NetworkWorld:
             return
         self._touch_channel(channel)
         if channel.recovered or channel.in_recovery:
-            self._drop(segment, holder, ("channel", channel.name))
+            self._drop(segment, holder, ReturnTo(ReturnKind.CHANNEL, channel.name))
         elif not channel.remote:
-            self._drop(segment, holder, ("subpartition", channel.subpartition))
+            self._drop(segment, holder, ReturnTo(ReturnKind.SUBPARTITION, channel.subpartition))
         else:
-            self._drop(segment, holder, ("channel", channel.name))
+            self._drop(segment, holder, ReturnTo(ReturnKind.CHANNEL, channel.name))
 
     def _recycle_to_channel(self, channel: Channel, segment: int, holder: str) -> None:
         self._touch_channel(channel)
@@ -1746,19 +1721,19 @@ class NetworkWorld:
         if segment in channel.recovery_segments:  # V1: a migrated buffer of the recovered
             nbp = self.network_pools[gate.pool.global_pool]  # channel, whose manager is gone
             channel.recovery_segments -= {segment}
-            self._move(segment, holder, nbp.name)
+            self.ledger.move(segment, holder, nbp.name)
             nbp.free.append(segment)
             self._touch(self._actors.by_network_pool[nbp.name])
             return
         if channel.in_recovery:  # no credit is announced: back where the drainer takes it
             if segment in channel.exclusive_segments:
-                self._move(segment, holder, f"exclusive {channel.name}")
+                self.ledger.move(segment, holder, f"exclusive {channel.name}")
                 channel.exclusive.append(segment)
             else:
                 self._pool_recycle(gate.pool, segment, holder)
             return
         if segment in channel.exclusive_segments:
-            self._move(segment, holder, f"exclusive {channel.name}")
+            self.ledger.move(segment, holder, f"exclusive {channel.name}")
             channel.exclusive.append(segment)
             required = channel.backlog_seen + gate.exclusive_per_channel
             if channel.floating and channel.available > required:
@@ -1769,7 +1744,7 @@ class NetworkWorld:
         ):  # a local channel keeps no floating buffers (a recovered one came from the gate)
             self._pool_recycle(gate.pool, segment, holder)
         else:
-            self._move(segment, holder, f"floating {channel.name}")
+            self.ledger.move(segment, holder, f"floating {channel.name}")
             channel.floating.append(segment)
 
     def _path_id(self, upstream: int, channel: str) -> int:
@@ -1790,7 +1765,7 @@ class NetworkWorld:
             what = "without it being sent" if state is None else "twice"
             self._violate("exactly-once", f"{task.name} processed record {record_id} {what}")
         self.deliveries[key] = self.step
-        self._delivered.append(record_id)
+        self.journal.delivered.append(record_id)
         # Order holds per path: records of one source subtask that took the same channels.
         # A recovered record's path before the checkpoint is not known (Flink persists bytes,
         # not routes), so its path starts afresh here; per-key order still covers it.
@@ -1836,7 +1811,7 @@ class NetworkWorld:
         task.processed += 1
         op = self.graph.operator(task.operator)
         task.busy = op.cost
-        self._note = f"record {record_id} key {record.key}"
+        self.journal.note = f"record {record_id} key {record.key}"
         if "duplicate-record" in self.faults and record_id == 1 and state == IN_FLIGHT:
             task.ready.appendleft(record_id)
         if not broadcast:
@@ -1869,7 +1844,7 @@ class NetworkWorld:
                 channel.stash.append(buffer)  # consumed after the recovered buffers
             else:
                 channel.received.append(buffer)
-            self._note = f"{buffer.event} to {channel.name}"
+            self.journal.note = f"{buffer.event} to {channel.name}"
             return
         if channel.exclusive:
             target = channel.exclusive.pop()
@@ -1877,7 +1852,7 @@ class NetworkWorld:
         else:
             target = channel.floating.pop()
             source = f"floating {channel.name}"
-        self._move(target, source, f"received {channel.name}")
+        self.ledger.move(target, source, f"received {channel.name}")
         # the same buffer, travelled: netty copies its bytes into the receiver's segment
         received = Buffer(
             target,
@@ -1890,9 +1865,9 @@ class NetworkWorld:
         channel.received.append(received)
         if channel.persisting:
             self._persist_input(channel, received)
-        self._drop(buffer.segment, f"queue {sub.name}", ("subpartition", sub.name))
+        self._drop(buffer.segment, f"queue {sub.name}", ReturnTo(ReturnKind.SUBPARTITION, sub.name))
         channel.backlog_seen = sub.backlog
-        self._note = f"{buffer.used} bytes, backlog {channel.backlog_seen}"
+        self.journal.note = f"{buffer.used} bytes, backlog {channel.backlog_seen}"
 
     def _request_floating(self, channel: Channel) -> None:
         gate = self.gate_of(channel)
@@ -1927,7 +1902,7 @@ class NetworkWorld:
                 task.trigger = number
                 self._dirty.add(self._actors.by_task[task.name.removeprefix("task ")])
         kind = "unaligned" if self.unaligned else "aligned"
-        self._note = f"{kind} checkpoint {number} triggered at the sources"
+        self.journal.note = f"{kind} checkpoint {number} triggered at the sources"
 
     def _do_checkpoint(self, task: Task, action: Action) -> None:
         checkpoint = self.checkpoint
@@ -1948,7 +1923,7 @@ class NetworkWorld:
             self._touch_sub(self.subpartitions[channel.subpartition])
         checkpoint = self.checkpoint
         if checkpoint is None or barrier.checkpoint != checkpoint.id:
-            self._note = f"stale barrier of checkpoint {barrier.checkpoint} dropped"
+            self.journal.note = f"stale barrier of checkpoint {barrier.checkpoint} dropped"
             return
         channel.barrier_seen = checkpoint.id
         channel.persisting = 0
@@ -1971,7 +1946,7 @@ class NetworkWorld:
                 c.blocked = False
                 c.upstream_blocked = False
             self._acknowledge(task, checkpoint)
-        self._note = f"barrier of checkpoint {checkpoint.id} on {channel.name}"
+        self.journal.note = f"barrier of checkpoint {checkpoint.id} on {channel.name}"
 
     def _start_unaligned(
         self, task: Task, checkpoint: CheckpointInProgress, arrived: Channel
@@ -2134,7 +2109,7 @@ class NetworkWorld:
             checkpoint.persisted_buffers.add(buffer)
         checkpoint.pending_writes[task.name] = checkpoint.pending_writes.get(task.name, 0) + 1
         if segment != HEAP:
-            self._share(segment, writer.name)
+            self.ledger.share(segment, writer.name)
         self._dirty.add(self._actors.by_writer[writer.name])
 
     def _persist_input(self, channel: Channel, buffer: Buffer) -> None:
@@ -2151,40 +2126,22 @@ class NetworkWorld:
                 task, checkpoint, False, channel.name, fragments, buffer.segment, buffer=buffer.uid
             )
 
-    def _share(self, segment: int, holder: str, release: tuple[str, str] | None = None) -> None:
-        """Another reference to a segment (``Buffer.retainBuffer``)."""
-        self.shares.setdefault(segment, []).append(holder)
-        if release is not None:
-            self._release_to.setdefault(segment, release)
-
-    def _drop(self, segment: int, holder: str, release: tuple[str, str] | None) -> None:
-        """``holder`` is done with a segment. If others still reference it, the next one
-        becomes its owner; the last one recycles it to where it belongs."""
-        others = self.shares.get(segment)
-        if others:
-            if self.owner[segment] == holder:
-                self._move(segment, holder, others.pop(0))
-            else:
-                others.remove(holder)
-            if not others:
-                del self.shares[segment]
-            if release is not None:
-                self._release_to.setdefault(segment, release)
+    def _drop(self, segment: int, holder: str, release: ReturnTo | None) -> None:
+        """``holder`` is done with a segment; if it was the last holder, the segment is
+        recycled to where it belongs."""
+        destination = self.ledger.let_go(segment, holder, release)
+        if destination is None:
             return
-        destination = self._release_to.pop(segment, release)
-        assert destination is not None, f"segment {segment} has nowhere to go"
-        kind, name = destination
-        if kind == "channel":
-            self._recycle_to_channel(self.channels[name], segment, holder)
+        if destination.kind is ReturnKind.CHANNEL:
+            self._recycle_to_channel(self.channels[destination.name], segment, holder)
+            return
+        if destination.kind is ReturnKind.SUBPARTITION:
+            sub = self.subpartitions[destination.name]
+            partition = self._partition_of(self.tasks[sub.producer], sub)
+            self._pool_recycle(partition.pool, segment, holder, sub.index)
         else:
-            sub = self.subpartitions[name] if kind == "subpartition" else None
-            partition = (
-                self._partition_of(self.tasks[sub.producer], sub)
-                if sub is not None
-                else self._partition_named(name)
-            )
-            index = sub.index if sub is not None else -1
-            self._pool_recycle(partition.pool, segment, holder, index)
+            partition = self._partition_named(destination.name)
+            self._pool_recycle(partition.pool, segment, holder, -1)
 
     def _write_channel_state(self, writer: ChannelStateWriter) -> None:
         request = writer.requests.popleft()
@@ -2194,10 +2151,12 @@ class NetworkWorld:
         assert checkpoint.id == request.checkpoint
         into = checkpoint.outputs if request.output else checkpoint.inputs
         into.setdefault(request.channel, []).append(PersistedBuffer(request.fragments))
-        self._persisted.extend(f.record for f in request.fragments)
+        self.journal.persisted.extend(f.record for f in request.fragments)
         checkpoint.pending_writes[request.task] -= 1
         side = "output" if request.output else "input"
-        self._note = f"{side} state of {request.channel}: {len(request.fragments)} fragment(s)"
+        self.journal.note = (
+            f"{side} state of {request.channel}: {len(request.fragments)} fragment(s)"
+        )
         if request.segment != HEAP:
             self._drop(request.segment, writer.name, None)
         if request.release_spill:
@@ -2535,9 +2494,10 @@ class NetworkWorld:
     def _holders_of_pool(self, pool: LocalBufferPool) -> tuple[str, ...]:
         holders = set()
         partition = pool.name.removeprefix("pool ")
-        for segment, (kind, name) in self._release_to.items():
-            if (kind == "partition" and name == partition) or (
-                kind == "subpartition" and self.subpartitions[name].partition == partition
+        for segment, returns in self.ledger.returns.items():
+            kind, name = returns.kind, returns.name
+            if (kind is ReturnKind.PARTITION and name == partition) or (
+                kind is ReturnKind.SUBPARTITION and self.subpartitions[name].partition == partition
             ):
                 holders.add(self.owner[segment])  # e.g. the writer that has yet to write it
         for segment, owner in enumerate(self.owner):

@@ -88,8 +88,15 @@ class Event(NamedTuple):
 class Model(Protocol):
     """What the engine needs from a world."""
 
-    step: int
-    violations: list[Violation]
+    @property
+    def step(self) -> int:
+        """The number of steps taken."""
+        ...
+
+    @property
+    def violations(self) -> list[Violation]:
+        """Every invariant broken so far, in the order found."""
+        ...
 
     def enabled_actions(self) -> Sequence[Action]:
         """The actions that can run now, in a deterministic order."""

@@ -1,0 +1,99 @@
+"""The segment ledger: every move checked against the owner, reference counting, the journal."""
+
+from __future__ import annotations
+
+from flinkstate.network.ledger import ReturnKind, ReturnTo, SegmentLedger, StepJournal
+from flinkstate.sim.action import Action
+from flinkstate.sim.core import Move
+
+
+def ledger_of(count: int = 3, owner: str = "pool p") -> SegmentLedger:
+    ledger = SegmentLedger(StepJournal())
+    ledger.new_segments(count, owner)
+    return ledger
+
+
+def test_a_move_from_the_owner_is_recorded_and_breaks_nothing() -> None:
+    ledger = ledger_of()
+    ledger.move(1, "pool p", "queue a>b")
+    assert ledger.owner == ["pool p", "queue a>b", "pool p"]
+    assert ledger.home == ["pool p"] * 3
+    assert ledger.journal.moves == [Move(1, "pool p", "queue a>b")]
+    assert ledger.journal.violations == []
+
+
+def test_a_move_from_the_wrong_holder_is_a_violation_and_a_repeated_recycle_a_double_one() -> None:
+    ledger = ledger_of()
+    ledger.journal.step = 7
+    ledger.move(0, "queue a>b", "pool p")  # the pool already has it: recycled twice
+    ledger.move(1, "received c", "pool q")
+    found = [(v.invariant, v.step) for v in ledger.journal.violations]
+    assert found == [("double-recycle", 7), ("segment-ownership", 7)]
+    assert "expected at received c but owned by pool p" in ledger.journal.violations[1].message
+
+
+def test_the_last_holder_of_a_shared_segment_learns_where_it_returns() -> None:
+    ledger = ledger_of()
+    ledger.move(2, "pool p", "queue a>b0")
+    back = ReturnTo(ReturnKind.PARTITION, "a>b")
+    ledger.share(2, "queue a>b1", back)
+    ledger.share(2, "channel-state-writer w0")
+    assert ledger.let_go(2, "queue a>b1", None) is None
+    # the owner lets go while the writer still holds it: the writer becomes the owner
+    assert ledger.let_go(2, "queue a>b0", None) is None
+    assert ledger.owner[2] == "channel-state-writer w0"
+    assert ledger.shares == {}
+    assert ledger.let_go(2, "channel-state-writer w0", None) == back
+    assert ledger.returns == {}
+
+
+def test_an_unshared_segment_returns_where_its_holder_says() -> None:
+    ledger = ledger_of()
+    to_channel = ReturnTo(ReturnKind.CHANNEL, "b<a")
+    assert ledger.let_go(0, "pool p", to_channel) == to_channel
+
+
+def test_a_shared_reference_changes_hands_without_moving_the_segment() -> None:
+    ledger = ledger_of()
+    ledger.share(0, "queue x")
+    ledger.hand_over(0, "queue x", "deserializer task b")
+    assert ledger.shares == {0: ["deserializer task b"]}
+    assert ledger.owner[0] == "pool p"
+    assert ledger.journal.moves == []
+    ledger.hand_over(0, "pool p", "builder x")  # the owner's reference is a move
+    assert ledger.journal.moves == [Move(0, "pool p", "builder x")]
+
+
+def test_the_heap_keeps_its_peak() -> None:
+    ledger = ledger_of()
+    ledger.heap(32768)
+    ledger.heap(4096)
+    ledger.heap(-32768)
+    assert (ledger.heap_bytes, ledger.heap_peak) == (4096, 36864)
+
+
+def test_a_copy_is_independent_and_writes_into_its_own_journal() -> None:
+    ledger = ledger_of()
+    ledger.share(1, "w")
+    journal = ledger.journal.copy()
+    twin = ledger.copy(journal)
+    twin.move(0, "pool p", "builder x")
+    twin.rehome(2, "exclusive c")
+    twin.shares[1].append("v")
+    assert ledger.owner[0] == "pool p"
+    assert ledger.home[2] == "pool p"
+    assert ledger.shares == {1: ["w"]}
+    assert ledger.journal.moves == []
+    assert journal.moves == [Move(0, "pool p", "builder x")]
+
+
+def test_the_journal_turns_a_step_into_an_event_and_counts_it() -> None:
+    journal = StepJournal()
+    journal.begin()
+    journal.emitted.append(4)
+    journal.note = "record 4 key 1"
+    event = journal.event(Action("task src[0]", "emit"))
+    assert (event.step, event.emitted, event.note) == (0, (4,), "record 4 key 1")
+    assert journal.step == 1
+    journal.begin()
+    assert (journal.emitted, journal.note) == ([], "")
