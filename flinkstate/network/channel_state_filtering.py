@@ -29,8 +29,10 @@ from flinkstate.network.buffer import HEAP
 from flinkstate.network.records import Fragment
 
 if TYPE_CHECKING:
-    from flinkstate.network.recovery import ChannelStateReader
-    from flinkstate.network.world import Channel, Gate, NetworkWorld, Task
+    from flinkstate.network.channel_state_reader import ChannelStateReader
+    from flinkstate.network.consumer import Channel, Gate
+    from flinkstate.network.task import Task
+    from flinkstate.network.world import NetworkWorld
 
 #: ``MemoryManager.DEFAULT_PAGE_SIZE``: the 2.3 heap fallback allocates this much whatever the
 #: network segment size

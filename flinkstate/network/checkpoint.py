@@ -137,3 +137,36 @@ class Checkpoint:
             if state.subtask == name:
                 return state
         raise KeyError(name)
+
+
+@dataclass
+class CheckpointInProgress:
+    """The checkpoint the coordinator triggered and has not yet completed or aborted: the
+    snapshots, channel state and acknowledgements gathered so far."""
+
+    id: int
+    unaligned: bool
+    trigger_step: int
+    snapshots: dict[str, SubtaskState] = field(default_factory=dict)
+    acknowledged: set[str] = field(default_factory=set)
+    inputs: dict[str, list[PersistedBuffer]] = field(default_factory=dict)
+    outputs: dict[str, list[PersistedBuffer]] = field(default_factory=dict)
+    #: tasks that have their snapshot and all barriers, and their writes not yet done
+    barriers_complete: set[str] = field(default_factory=set)
+    pending_writes: dict[str, int] = field(default_factory=dict)
+    #: uids of the buffers handed to the writers (what the canvas outlines as persisted)
+    persisted_buffers: set[int] = field(default_factory=set)
+
+    def copy(self) -> CheckpointInProgress:
+        return CheckpointInProgress(
+            self.id,
+            self.unaligned,
+            self.trigger_step,
+            dict(self.snapshots),
+            set(self.acknowledged),
+            {n: list(b) for n, b in self.inputs.items()},
+            {n: list(b) for n, b in self.outputs.items()},
+            set(self.barriers_complete),
+            dict(self.pending_writes),
+            set(self.persisted_buffers),
+        )

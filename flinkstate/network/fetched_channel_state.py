@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from flinkstate.choice import Choice
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.checkpoint import InputChannelInfo
 from flinkstate.network.records import Fragment
@@ -354,3 +355,44 @@ class DrainCursor:
 
     def copy(self) -> DrainCursor:
         return DrainCursor(self.segment, self.consumed)
+
+
+class RecoveryCheckpointTrigger(Choice):
+    """What a checkpoint finds at a task (``RecoveryCheckpointTrigger``): NOT_READY declines it,
+    the drainer cuts the recovered state, NO_OP has nothing to cut."""
+
+    NOT_READY = "not-ready"
+    DRAINER = "drainer"
+    NO_OP = "no-op"
+
+
+@dataclass(slots=True)
+class FetchedChannelStateDrainer:
+    """One task's drainer: the fetched state, its committed position, how far it got."""
+
+    name: str
+    task: str
+    state: FetchedChannelState | None = None
+    cursor: DrainCursor | None = None
+    #: the fetch's reference has been handed over (``drain()`` releases it first)
+    draining: bool = False
+    finished: bool = False
+
+    @property
+    def installed(self) -> bool:
+        return self.cursor is not None
+
+    def copy(self) -> FetchedChannelStateDrainer:
+        return FetchedChannelStateDrainer(
+            self.name,
+            self.task,
+            None if self.state is None else self.state.copy(),
+            None if self.cursor is None else self.cursor.copy(),
+            self.draining,
+            self.finished,
+        )
+
+
+def drainer_name(task_name: str) -> str:
+    """The drainer actor's name for a task (``task X[i]``)."""
+    return f"drainer {task_name.removeprefix('task ')}"

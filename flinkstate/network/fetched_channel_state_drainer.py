@@ -27,67 +27,28 @@ into every channel still in recovery and the drainer's committed position as a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from flinkstate.choice import Choice
 from flinkstate.network.buffer import HEAP, Buffer
+from flinkstate.network.events import END_OF_FETCHED_STATE, RECOVERY_BARRIER
 from flinkstate.network.fetched_channel_state import (
     EMPTY_SNAPSHOT,
     DrainCursor,
-    FetchedChannelState,
+    FetchedChannelStateDrainer,
     FetchedChannelStateSnapshot,
+    RecoveryCheckpointTrigger,
 )
-from flinkstate.network.recovery import RUNNING, convert_gate
+from flinkstate.network.recovery import convert_gate
+from flinkstate.network.task import TaskPhase
 from flinkstate.sim.deadlock import Wait
 
 if TYPE_CHECKING:
-    from flinkstate.network.world import Channel, NetworkWorld, Task
+    from flinkstate.network.consumer import Channel
+    from flinkstate.network.task import Task
+    from flinkstate.network.world import NetworkWorld
 
-END_OF_FETCHED_STATE = "EndOfFetchedChannelStateEvent"
-RECOVERY_BARRIER = "RecoveryCheckpointBarrier"
 #: the actor standing for V2's one "Input gate request partitions" mail in waits-for reports
 REQUEST_PARTITIONS_V2 = "request-partitions"
-
-
-class RecoveryCheckpointTrigger(Choice):
-    """What a checkpoint finds at a task (``RecoveryCheckpointTrigger``): NOT_READY declines it,
-    the drainer cuts the recovered state, NO_OP has nothing to cut."""
-
-    NOT_READY = "not-ready"
-    DRAINER = "drainer"
-    NO_OP = "no-op"
-
-
-@dataclass(slots=True)
-class FetchedChannelStateDrainer:
-    """One task's drainer: the fetched state, its committed position, how far it got."""
-
-    name: str
-    task: str
-    state: FetchedChannelState | None = None
-    cursor: DrainCursor | None = None
-    #: the fetch's reference has been handed over (``drain()`` releases it first)
-    draining: bool = False
-    finished: bool = False
-
-    @property
-    def installed(self) -> bool:
-        return self.cursor is not None
-
-    def copy(self) -> FetchedChannelStateDrainer:
-        return FetchedChannelStateDrainer(
-            self.name,
-            self.task,
-            None if self.state is None else self.state.copy(),
-            None if self.cursor is None else self.cursor.copy(),
-            self.draining,
-            self.finished,
-        )
-
-
-def drainer_name(task: Task) -> str:
-    return f"drainer {task.name.removeprefix('task ')}"
 
 
 # -- task mails
@@ -136,7 +97,7 @@ def do_request_partitions(world: NetworkWorld, task: Task) -> None:
         world.journal.note = "all gates converted; every channel in recovery (needsRecovery)"
     else:
         task.recovery_trigger = RecoveryCheckpointTrigger.NO_OP
-        task.phase = RUNNING
+        task.phase = TaskPhase.RUNNING
         world.journal.note = "all gates converted; nothing to drain: trigger NO_OP, task RUNNING"
 
 
@@ -147,7 +108,7 @@ def do_install_drainer(world: NetworkWorld, task: Task) -> None:
     drainer.state.acquire()  # the drainer's root reader
     drainer.cursor = DrainCursor()
     task.recovery_trigger = RecoveryCheckpointTrigger.DRAINER
-    task.phase = RUNNING
+    task.phase = TaskPhase.RUNNING
     world._dirty.add(world._actors.by_drainer[drainer.name])
     world.journal.note = "drainer installed as the recovery checkpoint trigger; task RUNNING"
 

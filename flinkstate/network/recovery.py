@@ -24,33 +24,24 @@ and ``recoverChannelsWithoutCheckpointing``):
 
 from __future__ import annotations
 
-import dataclasses
-from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from flinkstate.choice import Choice
 from flinkstate.network import channel_state_filtering, spilling_handler
 from flinkstate.network.buffer import HEAP, Buffer
-from flinkstate.network.fetched_channel_state import SpillWriter
+from flinkstate.network.channel_state_reader import ChannelStateReader
+from flinkstate.network.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE, SUBTASK_CONNECTION
 from flinkstate.network.ledger import ReturnKind, ReturnTo
 from flinkstate.network.options import RecoveryGeneration
-from flinkstate.network.records import Fragment
-from flinkstate.network.state_assignment import RecoveredChunk
+from flinkstate.network.task import TaskPhase
 from flinkstate.sim.action import Action
 from flinkstate.sim.deadlock import Wait
 
 if TYPE_CHECKING:
-    from flinkstate.network.world import Channel, Gate, NetworkWorld, Task
-
-SUBTASK_CONNECTION = "SubtaskConnectionDescriptor"
-END_OF_INPUT_STATE = "EndOfInputChannelStateEvent"
-END_OF_OUTPUT_STATE = "EndOfOutputChannelStateEvent"
-
-RESTORING_OUTPUT = "restoring-output"
-RECOVERING = "recovering"
-RUNNING = "running"
+    from flinkstate.network.consumer import Channel, Gate
+    from flinkstate.network.task import Task
+    from flinkstate.network.world import NetworkWorld
 
 
 class BlockedPriority(Choice):
@@ -87,67 +78,6 @@ class GateConversion(Choice):
 #: "Input gate request partitions" mail, which converts the recovered channels and requests
 #: the subpartitions
 REQUEST_PARTITIONS = "request-partitions"
-
-
-@dataclass(slots=True)
-class ChannelStateReader:
-    """A task's channel-state reader thread ("channel-state-unspilling") and what it still
-    has to read; in filter-on-read mode also the buffers it holds while filtering."""
-
-    name: str
-    task: str
-    chunks: deque[RecoveredChunk] = field(default_factory=deque)
-    finished: bool = False
-    #: filter-on-read: the pre-filter buffer (segment or HEAP), where it returns to, its channel
-    pre: int | None = None
-    pre_origin: str = ""
-    pre_channel: str = ""
-    #: records still to re-serialize (record, bytes written) and the post-filter buffers so far
-    pending: deque[tuple[int, int]] = field(default_factory=deque)
-    posts: list[Buffer] = field(default_factory=list)
-    #: the record being reassembled per virtual channel (gate, channel, old subtask, old channel)
-    partials: dict[tuple[int, int, int, int], int] = field(default_factory=dict)
-    heap_segment_allocated: bool = False
-    heap_segment_in_use: bool = False
-    #: V2: the spill files being written
-    spill: SpillWriter | None = None
-
-    def copy(self) -> ChannelStateReader:
-        return ChannelStateReader(
-            self.name,
-            self.task,
-            deque(self.chunks),
-            self.finished,
-            self.pre,
-            self.pre_origin,
-            self.pre_channel,
-            deque(self.pending),
-            [b.copy() for b in self.posts],
-            dict(self.partials),
-            self.heap_segment_allocated,
-            self.heap_segment_in_use,
-            None if self.spill is None else self.spill.copy(),
-        )
-
-
-def split_chunk(chunk: RecoveredChunk, capacity: int) -> list[RecoveredChunk]:
-    """A persisted chunk as network buffers of ``capacity`` bytes: the reader fills one buffer
-    at a time, so a chunk larger than a buffer (a long partial record) spans several."""
-    pieces: list[RecoveredChunk] = []
-    current: list[Fragment] = []
-    room = capacity
-    for fragment in chunk.fragments:
-        start, left = fragment.start, fragment.length
-        while left:
-            if room == 0:
-                pieces.append(dataclasses.replace(chunk, fragments=tuple(current)))
-                current, room = [], capacity
-            take = min(room, left)
-            current.append(Fragment(fragment.record, start, take, fragment.total))
-            start, left, room = start + take, left - take, room - take
-    if current:
-        pieces.append(dataclasses.replace(chunk, fragments=tuple(current)))
-    return pieces
 
 
 # -- task thread: output state
@@ -200,7 +130,7 @@ def do_finish_output(world: NetworkWorld, task: Task, action: Action) -> None:
         for sub in partition.subpartitions:
             sub.queue.append(world.new_buffer(HEAP, 0, event=END_OF_OUTPUT_STATE))
             world._touch_sub(sub)
-    task.phase = RECOVERING if task.gates else RUNNING
+    task.phase = TaskPhase.RECOVERING if task.gates else TaskPhase.RUNNING
     reader = world.readers.get(task.name)
     if reader is not None:
         world._dirty.add(world._actors.by_reader[reader.name])
@@ -212,7 +142,7 @@ def do_finish_output(world: NetworkWorld, task: Task, action: Action) -> None:
 
 def reader_actions(world: NetworkWorld, reader: ChannelStateReader) -> tuple[str, str] | None:
     task = world.tasks[reader.task.removeprefix("task ")]
-    if reader.finished or task.phase == RESTORING_OUTPUT:
+    if reader.finished or task.phase is TaskPhase.RESTORING_OUTPUT:
         return None
     if world.effective_generation is RecoveryGeneration.V1:
         return channel_state_filtering.reader_action(world, reader)
@@ -415,7 +345,7 @@ def do_convert(world: NetworkWorld, task: Task, action: Action) -> None:
                 channel.in_recovery = True
                 migrated += sum(1 for b in channel.recovered_queue if not b.is_event)
     if all(g.converted for g in task.gates):
-        task.phase = RUNNING
+        task.phase = TaskPhase.RUNNING
     world.journal.note = f"{gate.name}: recovered channels converted; subpartitions requested" + (
         f"; {migrated} recovered buffer(s) migrated" if v1 else ""
     )

@@ -31,8 +31,10 @@ from flinkstate.network.fetched_channel_state import SpillWriter
 from flinkstate.network.records import Fragment
 
 if TYPE_CHECKING:
-    from flinkstate.network.recovery import ChannelStateReader
-    from flinkstate.network.world import Channel, Gate, NetworkWorld, Task
+    from flinkstate.network.channel_state_reader import ChannelStateReader
+    from flinkstate.network.consumer import Channel, Gate
+    from flinkstate.network.task import Task
+    from flinkstate.network.world import NetworkWorld
 
 #: owner of a recovered channel's buffer while the no-filtering handler copies it to disk
 SPILLING = "spilling"

@@ -17,7 +17,6 @@ the other invariants are checked where the event that could break them happens.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 import itertools
 import operator
@@ -25,7 +24,7 @@ from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Self, TypeVar
+from typing import Self
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import (
@@ -41,6 +40,7 @@ from flinkstate.network import (
 )
 from flinkstate.network.buffer import HEAP, Buffer, LocalBufferPool, NetworkBufferPool
 from flinkstate.network.channel_state_filtering import PrefilterSource
+from flinkstate.network.channel_state_reader import ChannelStateReader, split_chunk
 from flinkstate.network.channel_state_writer import (
     ChannelStateWriter,
     WriteRequest,
@@ -49,19 +49,26 @@ from flinkstate.network.channel_state_writer import (
 from flinkstate.network.checkpoint import (
     ChannelState,
     Checkpoint,
+    CheckpointInProgress,
     InputChannelInfo,
     PersistedBuffer,
     ResultSubpartitionInfo,
     SubtaskState,
 )
 from flinkstate.network.config import NetworkConfig
+from flinkstate.network.consumer import Channel, Gate
+from flinkstate.network.events import (
+    BARRIER,
+    END_OF_FETCHED_STATE,
+    END_OF_INPUT_STATE,
+    END_OF_OUTPUT_STATE,
+    END_OF_PARTITION,
+    RECOVERY_BARRIER,
+    SUBTASK_CONNECTION,
+)
 from flinkstate.network.fetched_channel_state import (
     DEFAULT_MAX_SEGMENT_SIZE,
     DEFAULT_SPILL_FILE_SIZE,
-)
-from flinkstate.network.fetched_channel_state_drainer import (
-    END_OF_FETCHED_STATE,
-    RECOVERY_BARRIER,
     FetchedChannelStateDrainer,
     RecoveryCheckpointTrigger,
     drainer_name,
@@ -76,29 +83,17 @@ from flinkstate.network.options import (
     RecoveryOptions,
     job_fails,
 )
+from flinkstate.network.partition import ResultPartition, Subpartition
 from flinkstate.network.records import Fragment, Record
-from flinkstate.network.recovery import (
-    END_OF_INPUT_STATE,
-    END_OF_OUTPUT_STATE,
-    REQUEST_PARTITIONS,
-    RESTORING_OUTPUT,
-    RUNNING,
-    SUBTASK_CONNECTION,
-    BlockedPriority,
-    ChannelStateReader,
-    GateConversion,
-    split_chunk,
-)
-from flinkstate.network.state_assignment import RecoveredChunk, StateAssignment
-from flinkstate.rescale.exchange import DownstreamSubtaskRescale
+from flinkstate.network.recovery import REQUEST_PARTITIONS, BlockedPriority, GateConversion
+from flinkstate.network.state_assignment import StateAssignment
+from flinkstate.network.task import Output, Task, TaskPhase
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event, Violation
 from flinkstate.sim.deadlock import Wait
 from flinkstate.sim.scheduler import splitmix64
 
-END_OF_PARTITION = "EndOfPartitionEvent"
-BARRIER = "CheckpointBarrier"
 COORDINATOR = "checkpoint-coordinator"
 
 #: Fault names a test can inject to re-introduce the bug an invariant guards against.
@@ -124,243 +119,12 @@ FAULTS = frozenset(
     }
 )
 
-_T = TypeVar("_T")
-
-
-def _shallow_copier(cls: type[_T]) -> Callable[[_T], _T]:
-    """A shallow copy through the dataclass's own ``__init__``: several times faster than
-    ``copy.copy`` on a slotted class, and snapshots copy every channel and task."""
-    get = operator.attrgetter(*(f.name for f in dataclasses.fields(cls)))  # type: ignore[arg-type]
-
-    def shallow_copy(obj: _T) -> _T:
-        values: tuple[Any, ...] = get(obj)
-        return cls(*values)
-
-    return shallow_copy
-
-
 #: every how many consistency scans the network pools' free segments are checked one by one
 #: (in between, they are counted)
 IDLE_POOL_SCAN_EVERY = 16
 
 #: a delivery not processed yet (a processed one holds the step it was processed at)
 IN_FLIGHT = -1
-
-
-@dataclass(slots=True)
-class Subpartition:
-    name: str
-    partition: str
-    producer: str
-    consumer: str
-    channel: str
-    index: int
-    queue: deque[Buffer] = field(default_factory=deque)
-    builder: Buffer | None = None
-    #: after handing out a recovery-completion event: no data until the consumer resumes
-    blocked: bool = False
-
-    @property
-    def backlog(self) -> int:
-        return sum(1 for b in self.queue if not b.is_event)
-
-    def copy(self) -> Subpartition:
-        builder = self.builder
-        return Subpartition(
-            self.name,
-            self.partition,
-            self.producer,
-            self.consumer,
-            self.channel,
-            self.index,
-            deque(self.queue),
-            None if builder is None else builder.copy(),
-            self.blocked,
-        )
-
-
-@dataclass(slots=True)
-class ResultPartition:
-    name: str
-    exchange: Exchange
-    task: str
-    subpartitions: list[Subpartition]
-    pool: LocalBufferPool
-    next_channel: int = -1
-
-
-@dataclass(slots=True)
-class Channel:
-    name: str
-    gate: str
-    task: str
-    producer: str
-    subpartition: str
-    remote: bool
-    index: int
-    exclusive_segments: frozenset[int] = frozenset()
-    exclusive: list[int] = field(default_factory=list)
-    floating: list[int] = field(default_factory=list)
-    received: deque[Buffer] = field(default_factory=deque)
-    backlog_seen: int = 0
-    finished: bool = False
-    partial: tuple[int, int] | None = None  # (record id, bytes received) of a spanning record
-    #: checkpoint whose barrier this channel delivered last; checkpoint it persists data for
-    barrier_seen: int = 0
-    persisting: int = 0
-    #: an aligned barrier arrived: no data is read until the task has every barrier
-    blocked: bool = False
-    #: the transport sent an aligned barrier: no data is sent until consumption resumes
-    upstream_blocked: bool = False
-    #: checkpoint whose barrier reached this channel, and how many data buffers were
-    #: received before it (a priority barrier overtakes them in the queue)
-    barrier_arrived: int = 0
-    pre_barrier: int = 0
-    #: a ``RecoveredInputChannel`` until its gate is converted to local/remote channels
-    recovered: bool = False
-    recovered_queue: deque[Buffer] = field(default_factory=deque)
-    #: the recovered channel's own exclusive buffers (requested lazily from the global pool)
-    recovery_segments: frozenset[int] = frozenset()
-    recovery_exclusive: list[int] = field(default_factory=list)
-    state_consumed: bool = False
-    #: ``EndOfOutputChannelStateEvent`` received: the upstream's recovered output is through
-    end_of_output: bool = False
-    #: the virtual channel (old subtask, old channel) the last descriptor selected, and the
-    #: partial record of each virtual channel
-    selected: tuple[int, int] | None = None
-    partials: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
-    #: V2: a physical channel built ``needsRecovery``, fed by the drainer until its
-    #: ``EndOfFetchedChannelStateEvent`` is consumed; ordinary events received meanwhile wait
-    #: in ``stash``
-    in_recovery: bool = False
-    stash: deque[Buffer] = field(default_factory=deque)
-
-    @property
-    def available(self) -> int:
-        return len(self.exclusive) + len(self.floating)
-
-    def copy(self) -> Channel:
-        twin = _copy_channel(self)
-        twin.exclusive = list(self.exclusive)
-        twin.floating = list(self.floating)
-        twin.received = deque(self.received)
-        twin.recovered_queue = deque(self.recovered_queue)
-        twin.recovery_exclusive = list(self.recovery_exclusive)
-        twin.partials = dict(self.partials)
-        twin.stash = deque(self.stash)
-        return twin
-
-
-_copy_channel = _shallow_copier(Channel)
-
-
-@dataclass(slots=True)
-class Gate:
-    name: str
-    exchange: Exchange
-    task: str
-    channels: list[Channel]
-    pool: LocalBufferPool
-    exclusive_per_channel: int
-    next_channel: int = 0
-    #: false while its channels are recovered input channels
-    converted: bool = True
-    #: reading rescaled recovered data per virtual channel (until upstream recovery is through)
-    demultiplexing: bool = False
-    #: the gate's share of a rescale (None when not restored)
-    plan: DownstreamSubtaskRescale | None = None
-
-
-@dataclass(slots=True)
-class Output:
-    """Bytes of one record still to be written into one subpartition."""
-
-    subpartition: str
-    record: int
-    written: int
-    total: int
-
-
-@dataclass(slots=True)
-class Task:
-    name: str
-    operator: str
-    kind: OperatorKind
-    index: int
-    task_manager: int
-    gates: list[Gate]
-    partitions: list[ResultPartition]
-    key_groups: tuple[int, int] | None
-    pending: deque[Output] = field(default_factory=deque)
-    busy: int = 0
-    current: Channel | None = None
-    current_buffer: Buffer | None = None
-    ready: deque[int] = field(default_factory=deque)
-    emitted: int = 0
-    processed: int = 0
-    finished: bool = False
-    keyed_state: dict[int, int] = field(default_factory=dict)
-    #: for sources: the checkpoint the coordinator asked to take
-    trigger: int = 0
-    #: restoring-output, recovering or running (``Task.restoreAndInvoke``)
-    phase: str = "running"
-    #: for sources: next seq of each split it reads, and whose turn it is
-    splits: dict[str, int] = field(default_factory=dict)
-    split_turn: int = 0
-    #: output state still to be read into the result partitions, one buffer each
-    output_state: deque[RecoveredChunk] = field(default_factory=deque)
-    #: what a checkpoint finds at the task while it recovers (V2; NO_OP otherwise)
-    recovery_trigger: RecoveryCheckpointTrigger = RecoveryCheckpointTrigger.NO_OP
-
-    def copy(
-        self, gates: list[Gate], partitions: list[ResultPartition], current: Channel | None
-    ) -> Task:
-        """A copy wired to the given (already copied) gates, partitions and channel."""
-        twin = _copy_task(self)
-        twin.gates = gates
-        twin.partitions = partitions
-        twin.current = current
-        twin.pending = deque(
-            Output(o.subpartition, o.record, o.written, o.total) for o in self.pending
-        )
-        twin.ready = deque(self.ready)
-        twin.keyed_state = dict(self.keyed_state)
-        twin.output_state = deque(self.output_state)
-        twin.splits = dict(self.splits)
-        return twin
-
-
-_copy_task = _shallow_copier(Task)
-
-
-@dataclass
-class CheckpointInProgress:
-    id: int
-    unaligned: bool
-    trigger_step: int
-    snapshots: dict[str, SubtaskState] = field(default_factory=dict)
-    acknowledged: set[str] = field(default_factory=set)
-    inputs: dict[str, list[PersistedBuffer]] = field(default_factory=dict)
-    outputs: dict[str, list[PersistedBuffer]] = field(default_factory=dict)
-    #: tasks that have their snapshot and all barriers, and their writes not yet done
-    barriers_complete: set[str] = field(default_factory=set)
-    pending_writes: dict[str, int] = field(default_factory=dict)
-    #: uids of the buffers handed to the writers (what the canvas outlines as persisted)
-    persisted_buffers: set[int] = field(default_factory=set)
-
-    def copy(self) -> CheckpointInProgress:
-        return CheckpointInProgress(
-            self.id,
-            self.unaligned,
-            self.trigger_step,
-            dict(self.snapshots),
-            set(self.acknowledged),
-            {n: list(b) for n, b in self.inputs.items()},
-            {n: list(b) for n, b in self.outputs.items()},
-            set(self.barriers_complete),
-            dict(self.pending_writes),
-            set(self.persisted_buffers),
-        )
 
 
 class ActorKind(StrEnum):
@@ -700,7 +464,7 @@ class NetworkWorld:
             task.output_state = deque(
                 piece for chunk in share.output_state for piece in split_chunk(chunk, capacity)
             )
-            task.phase = RESTORING_OUTPUT
+            task.phase = TaskPhase.RESTORING_OUTPUT
             for gate, plan in zip(task.gates, share.gates, strict=True):
                 gate.plan = plan
                 gate.converted = False
@@ -728,7 +492,7 @@ class NetworkWorld:
                 )
                 if v2:
                     self.drainers[task.name] = FetchedChannelStateDrainer(
-                        drainer_name(task), task.name
+                        drainer_name(task.name), task.name
                     )
                     task.recovery_trigger = RecoveryCheckpointTrigger.NOT_READY
         self.records = dict(restore.records)
@@ -1251,7 +1015,7 @@ class NetworkWorld:
             and (
                 not self.coordinator_waits_for_running
                 or (
-                    all(t.phase == RUNNING for t in self.tasks.values())
+                    all(t.phase is TaskPhase.RUNNING for t in self.tasks.values())
                     and not any(g.demultiplexing for g in self.gates.values())
                 )
             )
@@ -1262,8 +1026,8 @@ class NetworkWorld:
     def _task_action(self, task: Task) -> Action | None:
         if task.finished:
             return None
-        if task.phase != RUNNING:
-            if task.phase == RESTORING_OUTPUT:
+        if task.phase is not TaskPhase.RUNNING:
+            if task.phase is TaskPhase.RESTORING_OUTPUT:
                 kind = recovery.restore_output_action(self, task)
                 return None if kind is None else _action(task.name, kind)
             if task.name in self.drainers:
@@ -1304,7 +1068,9 @@ class NetworkWorld:
         channel = self._next_channel_with_data(task)
         if channel is not None:
             return _action(task.name, "poll", channel.name)
-        if task.phase == RUNNING and all(c.finished for gate in task.gates for c in gate.channels):
+        if task.phase is TaskPhase.RUNNING and all(
+            c.finished for gate in task.gates for c in gate.channels
+        ):
             return _action(task.name, "finish")
         return None
 
@@ -1885,7 +1651,9 @@ class NetworkWorld:
             (
                 t
                 for t in self.tasks.values()
-                if t.kind is OperatorKind.SOURCE and t.phase != RUNNING and not t.finished
+                if t.kind is OperatorKind.SOURCE
+                and t.phase is not TaskPhase.RUNNING
+                and not t.finished
             ),
             None,
         )
@@ -2382,7 +2150,7 @@ class NetworkWorld:
                 waits.append(Wait(task.name, f"a buffer of {pool.name}", holders))
             else:
                 waits += self._input_waits(task)
-            if task.phase != RUNNING:
+            if task.phase is not TaskPhase.RUNNING:
                 if task.name in self.drainers:
                     waits += fetched_channel_state_drainer.waits(self, task)
                 else:
@@ -2454,7 +2222,7 @@ class NetworkWorld:
         """A blocked reader waits for a buffer of the channel it recovers into; the holders are
         whoever has that channel's recovery buffers or the gate's floating ones."""
         task = self.tasks[reader.task.removeprefix("task ")]
-        if reader.finished or task.phase == RESTORING_OUTPUT:
+        if reader.finished or task.phase is TaskPhase.RESTORING_OUTPUT:
             return None
         if recovery.reader_actions(self, reader) is not None:
             return None

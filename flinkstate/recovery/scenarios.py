@@ -17,8 +17,8 @@ from typing import Any
 from flinkstate.errors import InvalidParameterError, UnsupportedRescaleError
 from flinkstate.network.checkpoint import Checkpoint
 from flinkstate.network.metrics import BufferCounts
-from flinkstate.network.recovery import RUNNING
 from flinkstate.network.state_assignment import StateAssignment, assign_state
+from flinkstate.network.task import TaskPhase
 from flinkstate.network.topologies import Parameter, Topology, topology
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Event, RunResult, RunStatus, Simulation
@@ -234,7 +234,7 @@ class ScenarioRun:
         world = self.world
         if self.simulation is None or world is None:
             return None
-        if not all(t.phase == RUNNING for t in world.tasks.values()):
+        if not all(t.phase is TaskPhase.RUNNING for t in world.tasks.values()):
             return None
         # a task leaves restoring with its last gate conversion (V2: the drainer installed,
         # or partitions requested with nothing to drain), or right after its output state

@@ -22,17 +22,13 @@ import plotly.graph_objects as go
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.buffer import HEAP, Buffer
-from flinkstate.network.fetched_channel_state_drainer import FetchedChannelStateDrainer
+from flinkstate.network.channel_state_reader import ChannelStateReader
+from flinkstate.network.consumer import Channel, Gate
+from flinkstate.network.fetched_channel_state import FetchedChannelStateDrainer
 from flinkstate.network.owners import OwnerPlace, kinds_at
-from flinkstate.network.recovery import ChannelStateReader
-from flinkstate.network.world import (
-    Channel,
-    Gate,
-    NetworkWorld,
-    ResultPartition,
-    Subpartition,
-    Task,
-)
+from flinkstate.network.partition import ResultPartition, Subpartition
+from flinkstate.network.task import Task
+from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Event
 from flinkstate.views.lines import lines_trace
 from flinkstate.views.palette import ALERT, MOVE, NODE_COLOURS, figure_layout, wrap

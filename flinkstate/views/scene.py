@@ -27,23 +27,18 @@ from typing import Any
 
 from flinkstate.keygroups import assign_to_key_group
 from flinkstate.network.buffer import HEAP, Buffer
-from flinkstate.network.fetched_channel_state_drainer import RECOVERY_BARRIER
-from flinkstate.network.graph import JobGraph
-from flinkstate.network.recovery import (
+from flinkstate.network.consumer import Channel, Gate
+from flinkstate.network.events import (
+    BARRIER,
     END_OF_INPUT_STATE,
     END_OF_OUTPUT_STATE,
-    RUNNING,
+    END_OF_PARTITION,
+    RECOVERY_BARRIER,
     SUBTASK_CONNECTION,
 )
-from flinkstate.network.world import (
-    BARRIER,
-    END_OF_PARTITION,
-    ActorKind,
-    Channel,
-    Gate,
-    NetworkWorld,
-    Task,
-)
+from flinkstate.network.graph import JobGraph
+from flinkstate.network.task import Task, TaskPhase
+from flinkstate.network.world import ActorKind, NetworkWorld
 from flinkstate.sim.core import Event
 from flinkstate.views.ownership import (
     OwnershipLayout,
@@ -269,7 +264,7 @@ def _waiting_places(world: NetworkWorld) -> dict[str, str]:
         ref = world.actor(wait.actor)
         if ref is not None and ref.kind is ActorKind.TASK:
             task = world.tasks[ref.task]
-            if not task.pending and task.phase == RUNNING:
+            if not task.pending and task.phase is TaskPhase.RUNNING:
                 continue
         place = _place_of_actor(world, wait.actor)
         if place is not None and place not in places:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.network.checkpoint import Checkpoint
+from flinkstate.network.events import BARRIER
 from flinkstate.network.options import CheckpointFailureReason
 from flinkstate.network.topologies import topology
-from flinkstate.network.world import BARRIER, NetworkWorld
+from flinkstate.network.world import NetworkWorld
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
 
 

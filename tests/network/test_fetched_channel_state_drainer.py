@@ -4,11 +4,9 @@ trigger (restore ends there), channels in recovery until their end event is cons
 from __future__ import annotations
 
 from flinkstate.network.buffer import HEAP
-from flinkstate.network.fetched_channel_state_drainer import (
-    END_OF_FETCHED_STATE,
-    RecoveryCheckpointTrigger,
-)
-from flinkstate.network.recovery import END_OF_OUTPUT_STATE, RUNNING
+from flinkstate.network.events import END_OF_FETCHED_STATE, END_OF_OUTPUT_STATE
+from flinkstate.network.fetched_channel_state import RecoveryCheckpointTrigger
+from flinkstate.network.task import TaskPhase
 from tests.network.test_recovery import finished, world
 from tests.network.test_spilling_handler import v2
 
@@ -26,10 +24,10 @@ def test_trigger_not_ready_until_the_drainer_is_installed_then_no_op_once_consum
             if not seen[task.name] or seen[task.name][-1] != trigger:
                 seen[task.name].append(trigger)
             if task.recovery_trigger is RecoveryCheckpointTrigger.NOT_READY:
-                assert task.phase != RUNNING
+                assert task.phase != TaskPhase.RUNNING
         if event.action.kind == "install-drainer":
             task = model.tasks[event.action.actor.removeprefix("task ")]
-            assert task.phase == RUNNING
+            assert task.phase == TaskPhase.RUNNING
             # restore is over while every channel is still in recovery
             assert all(c.in_recovery for g in task.gates for c in g.channels)
     finished(sim.run())

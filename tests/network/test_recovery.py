@@ -9,15 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flinkstate.keygroups import assign_key_to_parallel_operator
+from flinkstate.network.channel_state_reader import split_chunk
 from flinkstate.network.checkpoint import Checkpoint
+from flinkstate.network.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE
 from flinkstate.network.records import Fragment
-from flinkstate.network.recovery import (
-    END_OF_INPUT_STATE,
-    END_OF_OUTPUT_STATE,
-    RUNNING,
-    split_chunk,
-)
 from flinkstate.network.state_assignment import RecoveredChunk, assign_state
+from flinkstate.network.task import TaskPhase
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim import RunResult, RunStatus, Simulation, make_scheduler
@@ -100,7 +97,7 @@ def test_restore_without_rescale_follows_flinks_sequence() -> None:
     for task in model.tasks.values():  # a task's output state is restored before it runs
         own = [e.action.kind for e in sim.events if e.action.actor == task.name]
         assert own.index("finish-output") == own.count("recover-output")
-    assert all(t.phase == RUNNING for t in model.tasks.values())
+    assert all(t.phase == TaskPhase.RUNNING for t in model.tasks.values())
     assert not model.filtered
     checkpoint = taken("keyed", 1)
     # every persisted record was processed exactly once (check_end held), by its key's owner

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.network.events import END_OF_PARTITION
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
 from flinkstate.network.recovery import GateConversion
 from flinkstate.network.state_assignment import assign_state
 from flinkstate.network.topologies import topology
-from flinkstate.network.world import END_OF_PARTITION, NetworkWorld
+from flinkstate.network.world import NetworkWorld
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.sim import Event, RunStatus, Simulation, make_scheduler
 

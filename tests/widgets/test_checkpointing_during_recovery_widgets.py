@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from flinkstate.network.fetched_channel_state_drainer import RecoveryCheckpointTrigger
-from flinkstate.network.recovery import RUNNING
+from flinkstate.network.fetched_channel_state import RecoveryCheckpointTrigger
+from flinkstate.network.task import TaskPhase
 from flinkstate.views.ownership import ownership_graph
 from flinkstate.widgets.comparison import ComparisonPanel
 from flinkstate.widgets.recovery_stepper import RecoveryStepper
@@ -29,7 +29,7 @@ def test_run_to_the_drainer_shows_it_installed_while_channels_recover(
     event = simulation.events[-1]
     assert event.action.kind == "install-drainer"
     task = world.tasks[event.action.actor.removeprefix("task ")]
-    assert task.phase == RUNNING
+    assert task.phase == TaskPhase.RUNNING
     assert task.recovery_trigger is RecoveryCheckpointTrigger.DRAINER
     drainer = world.drainers[task.name]
     assert stepper.layout is not None

@@ -16,6 +16,7 @@ from typing import Any
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.graph import OperatorKind
+from flinkstate.network.task import TaskPhase
 from flinkstate.network.world import ActorKind, NetworkWorld
 from flinkstate.recovery.scenarios import prepare_scenario
 from flinkstate.sim.core import Event
@@ -116,7 +117,7 @@ def ended(event: Event, world: NetworkWorld) -> bool:
 
 
 def all_running(event: Event, world: NetworkWorld) -> bool:
-    return all(t.phase == "running" for t in world.tasks.values())
+    return all(t.phase is TaskPhase.RUNNING for t in world.tasks.values())
 
 
 def checkpoint_completed(event: Event, world: NetworkWorld) -> bool:

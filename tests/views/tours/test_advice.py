@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flinkstate.network.recovery import RUNNING
+from flinkstate.network.task import TaskPhase
 from flinkstate.recovery.scenarios import Outcome, prepare_scenario, run_scenario
 from flinkstate.views.tours import TOURS, locate
 
@@ -50,7 +50,7 @@ def test_channels_leave_recovery_after_the_drain_as_the_task_consumes_the_end_ev
     assert world is not None
     simulation.run(step)
     task = world.tasks[simulation.events[-1].action.actor.removeprefix("drainer ")]
-    assert task.phase == RUNNING
+    assert task.phase == TaskPhase.RUNNING
     assert all(c.in_recovery for g in task.gates for c in g.channels)  # events queued, unread
     simulation.run()
     assert not any(c.in_recovery for g in task.gates for c in g.channels)

@@ -1,0 +1,88 @@
+"""A subtask: its mailbox thread's state, its inputs and outputs, and its recovery phase."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from flinkstate.network.buffer import Buffer
+from flinkstate.network.consumer import Channel, Gate
+from flinkstate.network.copying import shallow_copier
+from flinkstate.network.fetched_channel_state import RecoveryCheckpointTrigger
+from flinkstate.network.graph import OperatorKind
+from flinkstate.network.partition import ResultPartition
+from flinkstate.network.state_assignment import RecoveredChunk
+
+
+class TaskPhase(StrEnum):
+    """Where a subtask is in ``Task.restoreAndInvoke``."""
+
+    #: its recovered output state is still being written into its result partitions
+    RESTORING_OUTPUT = "restoring-output"
+    #: its inputs are still recovered channels (their state read, consumed, converted)
+    RECOVERING = "recovering"
+    #: restore is over: the task processes live data and may be checkpointed
+    RUNNING = "running"
+
+
+@dataclass(slots=True)
+class Output:
+    """Bytes of one record still to be written into one subpartition."""
+
+    subpartition: str
+    record: int
+    written: int
+    total: int
+
+
+@dataclass(slots=True)
+class Task:
+    name: str
+    operator: str
+    kind: OperatorKind
+    index: int
+    task_manager: int
+    gates: list[Gate]
+    partitions: list[ResultPartition]
+    key_groups: tuple[int, int] | None
+    pending: deque[Output] = field(default_factory=deque)
+    busy: int = 0
+    current: Channel | None = None
+    current_buffer: Buffer | None = None
+    ready: deque[int] = field(default_factory=deque)
+    emitted: int = 0
+    processed: int = 0
+    finished: bool = False
+    keyed_state: dict[int, int] = field(default_factory=dict)
+    #: for sources: the checkpoint the coordinator asked to take
+    trigger: int = 0
+    #: restoring-output, recovering or running (``Task.restoreAndInvoke``)
+    phase: TaskPhase = TaskPhase.RUNNING
+    #: for sources: next seq of each split it reads, and whose turn it is
+    splits: dict[str, int] = field(default_factory=dict)
+    split_turn: int = 0
+    #: output state still to be read into the result partitions, one buffer each
+    output_state: deque[RecoveredChunk] = field(default_factory=deque)
+    #: what a checkpoint finds at the task while it recovers (V2; NO_OP otherwise)
+    recovery_trigger: RecoveryCheckpointTrigger = RecoveryCheckpointTrigger.NO_OP
+
+    def copy(
+        self, gates: list[Gate], partitions: list[ResultPartition], current: Channel | None
+    ) -> Task:
+        """A copy wired to the given (already copied) gates, partitions and channel."""
+        twin = _copy_task(self)
+        twin.gates = gates
+        twin.partitions = partitions
+        twin.current = current
+        twin.pending = deque(
+            Output(o.subpartition, o.record, o.written, o.total) for o in self.pending
+        )
+        twin.ready = deque(self.ready)
+        twin.keyed_state = dict(self.keyed_state)
+        twin.output_state = deque(self.output_state)
+        twin.splits = dict(self.splits)
+        return twin
+
+
+_copy_task = shallow_copier(Task)
