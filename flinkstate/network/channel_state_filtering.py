@@ -113,7 +113,7 @@ def _take(world: NetworkWorld, gate: Gate, channel: Channel, holder: str) -> tup
 def _give_back(
     world: NetworkWorld, gate: Gate, channel: Channel, segment: int, origin: str, holder: str
 ) -> None:
-    world._touch_channel(channel)
+    world.journal.changes.channels.add(channel.name)
     if origin == "exclusive":
         world.ledger.move(segment, holder, f"recovered-exclusive {channel.name}")
         channel.recovery_exclusive.append(segment)
@@ -263,7 +263,7 @@ def _deliver(
             world, gate, channel, reader.pre, reader.pre_origin, f"pre-filter {channel.name}"
         )
     reader.pre, reader.pre_origin, reader.pre_channel = None, "", ""
-    world._touch_channel(channel)
+    world.journal.changes.channels.add(channel.name)
 
 
 def holdings(world: NetworkWorld) -> list[tuple[str, list[int]]]:

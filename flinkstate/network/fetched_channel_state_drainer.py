@@ -109,7 +109,7 @@ def do_install_drainer(world: NetworkWorld, task: Task) -> None:
     drainer.cursor = DrainCursor()
     task.recovery_trigger = RecoveryCheckpointTrigger.DRAINER
     task.phase = TaskPhase.RUNNING
-    world._dirty.add(world._actors.by_drainer[drainer.name])
+    world.journal.changes.drainers.add(drainer.name)
     world.journal.note = "drainer installed as the recovery checkpoint trigger; task RUNNING"
 
 
@@ -169,7 +169,7 @@ def drain_step(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> None
         world.new_buffer(segment, world.config.segment_size, used, list(fragments), recovered=True)
     )
     cursor.commit(state, used)
-    world._touch_channel(channel)
+    world.journal.changes.channels.add(channel.name)
     world.journal.note = f"{used} bytes drained into {channel.name}"
 
 
@@ -181,7 +181,7 @@ def finish_drain(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> No
     for gate in task.gates:
         for channel in gate.channels:
             channel.recovered_queue.append(world.new_buffer(HEAP, 0, event=END_OF_FETCHED_STATE))
-            world._touch_channel(channel)
+            world.journal.changes.channels.add(channel.name)
     if not drainer.draining:  # nothing was delivered: the fetch's reference is still held
         drainer.draining = True
         world._release_spill(drainer.task)
@@ -213,8 +213,8 @@ def on_recovered_state_consumed(world: NetworkWorld, task: Task, channel: Channe
     channel.state_consumed = True
     channel.received.extend(channel.stash)
     channel.stash.clear()
-    world._touch_channel(channel)
-    world._touch_sub(world.subpartitions[channel.subpartition])
+    world.journal.changes.channels.add(channel.name)
+    world.journal.changes.subpartitions.add(channel.subpartition)
     if all(not c.in_recovery for gate in task.gates for c in gate.channels):
         task.recovery_trigger = RecoveryCheckpointTrigger.NO_OP
         world.journal.note = f"{channel.name}: recovered state consumed; trigger NO_OP"

@@ -22,8 +22,38 @@ from flinkstate.sim.core import Event, Move, Violation
 
 
 @dataclass(slots=True)
+class Changes:
+    """The containers changed since the action cache last looked, by name."""
+
+    tasks: set[str] = field(default_factory=set)
+    channels: set[str] = field(default_factory=set)
+    subpartitions: set[str] = field(default_factory=set)
+    pools: set[str] = field(default_factory=set)
+    network_pools: set[str] = field(default_factory=set)
+    writers: set[str] = field(default_factory=set)
+    readers: set[str] = field(default_factory=set)
+    drainers: set[str] = field(default_factory=set)
+    #: state changed in a way no container names (a checkpoint aborted, the job failed)
+    everything: bool = False
+
+    def copy(self) -> Changes:
+        return Changes(
+            set(self.tasks),
+            set(self.channels),
+            set(self.subpartitions),
+            set(self.pools),
+            set(self.network_pools),
+            set(self.writers),
+            set(self.readers),
+            set(self.drainers),
+            self.everything,
+        )
+
+
+@dataclass(slots=True)
 class StepJournal:
-    """The step being taken (its number, what it did, its note) and the run's violations."""
+    """The step being taken (its number, what it did, its note), what changed since the
+    actions were last computed, and the run's violations."""
 
     step: int = 0
     violations: list[Violation] = field(default_factory=list)
@@ -32,6 +62,8 @@ class StepJournal:
     delivered: list[int] = field(default_factory=list)
     persisted: list[int] = field(default_factory=list)
     note: str = ""
+    #: what changed since the action cache last looked (kept across steps until it does)
+    changes: Changes = field(default_factory=Changes)
 
     def begin(self) -> None:
         """Start a step: nothing done yet."""
@@ -60,7 +92,9 @@ class StepJournal:
 
     def copy(self) -> StepJournal:
         """A copy between steps: the run's violations, no step in progress."""
-        return StepJournal(self.step, list(self.violations), note=self.note)
+        return StepJournal(
+            self.step, list(self.violations), note=self.note, changes=self.changes.copy()
+        )
 
 
 class ReturnKind(StrEnum):

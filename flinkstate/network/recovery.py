@@ -117,7 +117,7 @@ def do_recover_output(world: NetworkWorld, task: Task, action: Action) -> None:
             world.ledger.share(
                 segment, holders[position], ReturnTo(ReturnKind.PARTITION, partition.name)
             )
-        world._touch_sub(sub)
+        world.journal.changes.subpartitions.add(sub.name)
     world.ledger.will_return(segment, ReturnTo(ReturnKind.PARTITION, partition.name))
     world.journal.note = (
         f"output state of old subtask {chunk.old_channel}, subpartition {chunk.old_subtask}: "
@@ -129,11 +129,11 @@ def do_finish_output(world: NetworkWorld, task: Task, action: Action) -> None:
     for partition in task.partitions:
         for sub in partition.subpartitions:
             sub.queue.append(world.new_buffer(HEAP, 0, event=END_OF_OUTPUT_STATE))
-            world._touch_sub(sub)
+            world.journal.changes.subpartitions.add(sub.name)
     task.phase = TaskPhase.RECOVERING if task.gates else TaskPhase.RUNNING
     reader = world.readers.get(task.name)
     if reader is not None:
-        world._dirty.add(world._actors.by_reader[reader.name])
+        world.journal.changes.readers.add(reader.name)
     world.journal.note = "output state restored; EndOfOutputChannelStateEvent to every subpartition"
 
 
@@ -200,7 +200,7 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
         for gate in task.gates:
             for channel in gate.channels:
                 channel.recovered_queue.append(world.new_buffer(HEAP, 0, event=END_OF_INPUT_STATE))
-                world._touch_channel(channel)
+                world.journal.changes.channels.add(channel.name)
         channel_state_filtering.free_prefilter_segment(world, reader)
         reader.finished = True
         world.journal.note = "input state read; EndOfInputChannelStateEvent on every channel"
@@ -212,7 +212,7 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
         chunk = reader.chunks[0]
         gate = task.gates[chunk.index]
         channel = gate.channels[chunk.targets[0]]
-    world._touch_channel(channel)
+    world.journal.changes.channels.add(channel.name)
     if kind == "request-exclusive":
         nbp = world.network_pools[gate.pool.global_pool]
         taken = [nbp.free.pop() for _ in range(gate.exclusive_per_channel)]
@@ -220,7 +220,7 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
             world.ledger.move(segment, nbp.name, f"recovered-exclusive {channel.name}")
         channel.recovery_segments = frozenset(taken)
         channel.recovery_exclusive = taken
-        world._touch(world._actors.by_network_pool[nbp.name])
+        world.journal.changes.network_pools.add(nbp.name)
         world.journal.note = f"{len(taken)} exclusive buffers for recovered channel {channel.name}"
         return
     chunk = reader.chunks.popleft()
@@ -383,9 +383,9 @@ def convert_gate(
             channel.exclusive_segments = frozenset(taken)
             channel.exclusive = taken
         channel.recovered = False
-        world._touch_channel(channel)
-        world._touch_sub(world.subpartitions[channel.subpartition])
-    world._touch(world._actors.by_network_pool[nbp.name])
+        world.journal.changes.channels.add(channel.name)
+        world.journal.changes.subpartitions.add(channel.subpartition)
+    world.journal.changes.network_pools.add(nbp.name)
     gate.converted = True
 
 
@@ -412,7 +412,7 @@ def on_recovery_event(world: NetworkWorld, task: Task, channel: Channel, buffer:
             for c in gate.channels:
                 sub = world.subpartitions[c.subpartition]
                 sub.blocked = False
-                world._touch_sub(sub)
+                world.journal.changes.subpartitions.add(sub.name)
             finish_demultiplexing(world, gate)
             world.journal.note = f"{gate.name}: upstream recovery complete, consumption resumed"
         else:
@@ -456,7 +456,7 @@ def keeps(world: NetworkWorld, channel: Channel, record: int) -> bool:
 
 def recycle_recovered(world: NetworkWorld, channel: Channel, segment: int, holder: str) -> None:
     gate = world.gate_of(channel)
-    world._touch_channel(channel)
+    world.journal.changes.channels.add(channel.name)
     if segment in channel.recovery_segments:
         world.ledger.move(segment, holder, f"recovered-exclusive {channel.name}")
         channel.recovery_exclusive.append(segment)

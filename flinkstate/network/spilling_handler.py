@@ -113,7 +113,7 @@ def spill_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
             f"{channel.name}"
         )
     world.ledger.heap(writer.heap_bytes - heap_before)
-    world._touch_channel(channel)
+    world.journal.changes.channels.add(channel.name)
 
 
 def finish_fetch(world: NetworkWorld, reader: ChannelStateReader) -> None:
@@ -137,7 +137,7 @@ def finish_fetch(world: NetworkWorld, reader: ChannelStateReader) -> None:
     if state is not None:
         world.spill_files_alive += len(state.files)
         world.spill_files_peak = max(world.spill_files_peak, world.spill_files_alive)
-    world._dirty.add(world._actors.by_task[task.name.removeprefix("task ")])
+    world.journal.changes.tasks.add(task.name)
     if state is None:
         world.journal.note = "fetch done: nothing to recover"
     else:

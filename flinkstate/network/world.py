@@ -23,7 +23,6 @@ import operator
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import Self
 
 from flinkstate.errors import InvalidParameterError
@@ -37,6 +36,13 @@ from flinkstate.network import (
     channel_state_filtering,
     fetched_channel_state_drainer,
     recovery,
+)
+from flinkstate.network.actors import (
+    COORDINATOR,
+    ActionCache,
+    ActorIndex,
+    ActorRef,
+    action,
 )
 from flinkstate.network.buffer import HEAP, Buffer, LocalBufferPool, NetworkBufferPool
 from flinkstate.network.channel_state_filtering import PrefilterSource
@@ -74,7 +80,7 @@ from flinkstate.network.fetched_channel_state import (
     drainer_name,
 )
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
-from flinkstate.network.ledger import ReturnKind, ReturnTo, SegmentLedger, StepJournal
+from flinkstate.network.ledger import Changes, ReturnKind, ReturnTo, SegmentLedger, StepJournal
 from flinkstate.network.options import (
     CheckpointFailure,
     CheckpointFailureReason,
@@ -93,8 +99,6 @@ from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event, Violation
 from flinkstate.sim.deadlock import Wait
 from flinkstate.sim.scheduler import splitmix64
-
-COORDINATOR = "checkpoint-coordinator"
 
 #: Fault names a test can inject to re-introduce the bug an invariant guards against.
 FAULTS = frozenset(
@@ -125,139 +129,6 @@ IDLE_POOL_SCAN_EVERY = 16
 
 #: a delivery not processed yet (a processed one holds the step it was processed at)
 IN_FLIGHT = -1
-
-
-class ActorKind(StrEnum):
-    """What kind of thread an actor of the world stands for."""
-
-    TASK = "task"
-    NETTY = "netty"
-    WRITER = "channel-state-writer"
-    READER = "channel-state-reader"
-    DRAINER = "drainer"
-    COORDINATOR = "checkpoint-coordinator"
-
-
-@dataclass(frozen=True, slots=True)
-class ActorRef:
-    """An actor as typed keys into the world: ``task`` into ``tasks`` (the task itself, or the
-    task a reader or drainer works for), ``channel`` into ``channels`` (a netty transport),
-    ``writer`` into ``writers``. Views follow these instead of reading actor names."""
-
-    kind: ActorKind
-    task: str = ""
-    channel: str = ""
-    writer: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class ActorIndex:
-    """Which actors read which state, fixed once a world is built.
-
-    Actors have slots: tasks first, then the transports of remote channels, then the
-    channel-state writers. A step marks the
-    slots of whatever it touched, and only those actors' actions are recomputed.
-    """
-
-    actors: tuple[str, ...]
-    task_count: int
-    transport_end: int
-    writer_end: int
-    reader_end: int
-    by_task: dict[str, int]
-    #: a task's actor name ("task map[0]") to its slot and task name, for dispatching actions
-    by_task_actor: dict[str, tuple[int, str]]
-    by_writer: dict[str, int]
-    by_reader: dict[str, int]
-    by_drainer: dict[str, int]
-    by_channel: dict[str, tuple[int, ...]]
-    by_subpartition: dict[str, tuple[int, ...]]
-    by_pool: dict[str, tuple[int, ...]]
-    by_network_pool: dict[str, tuple[int, ...]]
-    #: every actor's typed reference, the coordinator's included
-    refs: dict[str, ActorRef]
-
-    @classmethod
-    def of(cls, world: NetworkWorld) -> ActorIndex:
-        tasks = list(world.tasks)
-        remote = [name for name, c in world.channels.items() if c.remote]
-        writers = list(world.writers)
-        readers = [reader.name for reader in world.readers.values()]
-        drainers = [drainer.name for drainer in world.drainers.values()]
-        actors = tuple(tasks + remote + writers + readers + drainers)
-        slot_of = {name: slot for slot, name in enumerate(actors)}
-        by_task = {name: slot_of[name] for name in tasks}
-        reader_of = {r.task: slot_of[r.name] for r in world.readers.values()}
-        drainer_of = {d.task: slot_of[d.name] for d in world.drainers.values()}
-
-        def consumer_side(channel: Channel) -> tuple[int, ...]:
-            slots: tuple[int, ...] = (by_task[channel.task.removeprefix("task ")],)
-            if channel.remote:
-                slots += (slot_of[channel.name],)
-            if channel.task in reader_of:
-                slots += (reader_of[channel.task],)
-            if channel.task in drainer_of:
-                slots += (drainer_of[channel.task],)
-            return slots
-
-        by_channel = {name: consumer_side(c) for name, c in world.channels.items()}
-        by_subpartition = {
-            name: (by_task[s.producer], *by_channel[s.channel])
-            for name, s in world.subpartitions.items()
-        }
-        by_pool: dict[str, tuple[int, ...]] = {}
-        for name, task in world.tasks.items():
-            for partition in task.partitions:
-                by_pool[partition.pool.name] = (by_task[name],)
-            for gate in task.gates:
-                by_pool[gate.pool.name] = (
-                    tuple(slot_of[c.name] for c in gate.channels if c.remote)
-                    + ((reader_of[task.name],) if task.name in reader_of else ())
-                    + ((drainer_of[task.name],) if task.name in drainer_of else ())
-                )
-        by_network_pool: dict[str, tuple[int, ...]] = {}
-        for nbp in world.network_pools:
-            slots = {
-                slot
-                for pool in world.pools.values()
-                if pool.global_pool == nbp
-                for slot in by_pool.get(pool.name, ())
-            }
-            if world.readers:  # recovery takes buffers straight from the global pool
-                for name, task in world.tasks.items():
-                    if f"network-pool tm{task.task_manager}" == nbp:
-                        slots.add(by_task[name])
-                        if task.name in reader_of:
-                            slots.add(reader_of[task.name])
-            by_network_pool[nbp] = tuple(sorted(slots))
-        refs = {COORDINATOR: ActorRef(ActorKind.COORDINATOR)}
-        for key, task in world.tasks.items():
-            refs[task.name] = ActorRef(ActorKind.TASK, task=key)
-            if task.name in world.readers:
-                refs[world.readers[task.name].name] = ActorRef(ActorKind.READER, task=key)
-            if task.name in world.drainers:
-                refs[world.drainers[task.name].name] = ActorRef(ActorKind.DRAINER, task=key)
-        for name in remote:
-            refs[f"netty {name}"] = ActorRef(ActorKind.NETTY, channel=name)
-        for name in writers:
-            refs[name] = ActorRef(ActorKind.WRITER, writer=name)
-        return cls(
-            actors,
-            len(tasks),
-            len(tasks) + len(remote),
-            len(tasks) + len(remote) + len(writers),
-            len(tasks) + len(remote) + len(writers) + len(readers),
-            by_task,
-            {world.tasks[name].name: (slot, name) for name, slot in by_task.items()},
-            {name: slot_of[name] for name in writers},
-            {name: slot_of[name] for name in readers},
-            {name: slot_of[name] for name in drainers},
-            by_channel,
-            by_subpartition,
-            by_pool,
-            by_network_pool,
-            refs,
-        )
 
 
 @dataclass
@@ -351,14 +222,13 @@ class NetworkWorld:
     recovered_via: dict[tuple[int, str], str] = field(default_factory=dict)
     #: compare the incremental enabled actions with a full scan at every step (tests)
     check_actions: bool = False
-    _actors: ActorIndex = field(init=False)
+    #: each actor's enabled actions, recomputed only for actors whose state changed
+    actions: ActionCache = field(init=False)
     _key_ordered: frozenset[str] = field(init=False)
     #: operators that read their inputs one after the other (``InputSelectable``)
     _sequential: frozenset[str] = field(init=False)
     #: the records the restart read back from the checkpoint, by id (empty for a fresh job)
     recovered_records: frozenset[int] = frozenset()
-    _cached: list[tuple[Action, ...]] = field(default_factory=list)
-    _dirty: set[int] = field(default_factory=set)
 
     # ------------------------------------------------------------------ the ledger, read
 
@@ -434,9 +304,19 @@ class NetworkWorld:
             self.writers = {w.name: w for w in writers}
             self.writer_of = {t: w.name for w in writers for t in w.subtasks}
         self._key_ordered = self.graph.key_ordered()
-        self._actors = ActorIndex.of(self)
-        self._cached = [()] * len(self._actors.actors)
-        self._dirty = set(range(len(self._actors.actors)))
+        self.actions = ActionCache.of(
+            ActorIndex.of(
+                self.tasks,
+                self.channels,
+                self.subpartitions,
+                self.pools,
+                self.network_pools,
+                self.writers,
+                self.readers,
+                self.drainers,
+            )
+        )
+        self.journal.changes = Changes()  # building changed everything: all actions are due
 
     def _sequential_operators(self) -> frozenset[str]:
         """Operators that read their inputs sequentially (``InputSelectable``)."""
@@ -750,8 +630,7 @@ class NetworkWorld:
         twin.filtered = dict(self.filtered)
         twin.key_seq = dict(self.key_seq)
         twin.recovered_via = dict(self.recovered_via)
-        twin._cached = list(self._cached)
-        twin._dirty = set(self._dirty)
+        twin.actions = self.actions.copy()
         return twin
 
     # ------------------------------------------------------------------ moving segments
@@ -773,10 +652,10 @@ class NetworkWorld:
             self.ledger.move(segment, nbp.name, pool.name)
             pool.requested += 1
             source = pool.name
-            self._touch(self._actors.by_network_pool[nbp.name])
+            self.journal.changes.network_pools.add(nbp.name)
         else:
             return None
-        self._touch(self._actors.by_pool[pool.name])
+        self.journal.changes.pools.add(pool.name)
         self.ledger.move(segment, source, owner)
         if subpartition >= 0:
             pool.per_subpartition[subpartition] += 1
@@ -803,31 +682,28 @@ class NetworkWorld:
             self.ledger.move(segment, holder, nbp.name)
             nbp.free.append(segment)
             pool.requested -= 1
-            self._touch(self._actors.by_network_pool[nbp.name])
+            self.journal.changes.network_pools.add(nbp.name)
         else:
             self.ledger.move(segment, holder, pool.name)
             pool.free.append(segment)
-        self._touch(self._actors.by_pool[pool.name])
+        self.journal.changes.pools.add(pool.name)
 
     # ------------------------------------------------------------------ actions
 
-    def _touch(self, slots: Sequence[int]) -> None:
-        self._dirty.update(slots)
-
     def _touch_sub(self, sub: Subpartition) -> None:
-        self._dirty.update(self._actors.by_subpartition[sub.name])
+        self.journal.changes.subpartitions.add(sub.name)
 
     def _touch_channel(self, channel: Channel) -> None:
-        self._dirty.update(self._actors.by_channel[channel.name])
+        self.journal.changes.channels.add(channel.name)
 
     def actor(self, name: str) -> ActorRef | None:
         """The typed reference of an actor named in an action or a wait (None for the
         stand-ins of waits-for reports, such as a gate's request-partitions mail)."""
-        return self._actors.refs.get(name)
+        return self.actions.index.refs.get(name)
 
     def invalidate_actions(self) -> None:
         """Forget every cached action: for code that changed the world's state directly."""
-        self._dirty.update(range(len(self._cached)))
+        self.journal.changes.everything = True
 
     def enabled_actions(self) -> Sequence[Action]:
         """The actions enabled now, in a fixed order: tasks, transports, the coordinator.
@@ -838,9 +714,11 @@ class NetworkWorld:
         """
         if self.job_failed:
             return []
-        index = self._actors
-        cached = self._cached
-        for slot in self._dirty:
+        cache = self.actions
+        cache.absorb(self.journal.changes)
+        index = cache.index
+        cached = cache.cached
+        for slot in cache.stale:
             name = index.actors[slot]
             if slot < index.task_count:
                 action = self._task_action(self.tasks[name])
@@ -853,7 +731,7 @@ class NetworkWorld:
                 cached[slot] = self._reader_action(name)
             else:
                 cached[slot] = self._drainer_action(name)
-        self._dirty.clear()
+        cache.stale.clear()
         actions = list(itertools.chain.from_iterable(cached))
         actions.extend(self._coordinator_actions())
         if self.check_actions:
@@ -868,25 +746,25 @@ class NetworkWorld:
         if self.checkpoint is None:
             if self._can_trigger():
                 number = self._next_checkpoint_id()
-                return (_action(COORDINATOR, "trigger", f"checkpoint {number}"),)
+                return (action(COORDINATOR, "trigger", f"checkpoint {number}"),)
         elif self._can_expire():
-            return (_action(COORDINATOR, "expire", f"checkpoint {self.checkpoint.id}"),)
+            return (action(COORDINATOR, "expire", f"checkpoint {self.checkpoint.id}"),)
         return ()
 
     def _writer_actions(self, writer: ChannelStateWriter) -> tuple[Action, ...]:
         if not writer.requests:
             return ()
-        return (_action(writer.name, "write", writer.requests[0].channel),)
+        return (action(writer.name, "write", writer.requests[0].channel),)
 
     def _reader_action(self, name: str) -> tuple[Action, ...]:
         reader = self.readers["task " + name.removeprefix("channel-state-reader ")]
         step = recovery.reader_actions(self, reader)
-        return () if step is None else (_action(reader.name, *step),)
+        return () if step is None else (action(reader.name, *step),)
 
     def _drainer_action(self, name: str) -> tuple[Action, ...]:
         drainer = self.drainers["task " + name.removeprefix("drainer ")]
         step = fetched_channel_state_drainer.drainer_action(self, drainer)
-        return () if step is None else (_action(drainer.name, *step),)
+        return () if step is None else (action(drainer.name, *step),)
 
     def _scan_actions(self) -> list[Action]:
         actions: list[Action] = []
@@ -1029,49 +907,49 @@ class NetworkWorld:
         if task.phase is not TaskPhase.RUNNING:
             if task.phase is TaskPhase.RESTORING_OUTPUT:
                 kind = recovery.restore_output_action(self, task)
-                return None if kind is None else _action(task.name, kind)
+                return None if kind is None else action(task.name, kind)
             if task.name in self.drainers:
                 mail = fetched_channel_state_drainer.task_action(self, task)
                 # a priority barrier is an urgent mail: it runs before the drainer is installed
                 urgent = mail == "install-drainer" and self._barrier_channel(task) is not None
                 if mail is not None and not urgent:
-                    return _action(task.name, mail)
+                    return action(task.name, mail)
             else:
                 gate = recovery.gate_to_convert(self, task)
                 if gate is not None and not task.ready and not task.busy and not task.pending:
-                    return _action(task.name, "convert", gate.name)
+                    return action(task.name, "convert", gate.name)
         if task.busy:
-            return _action(task.name, "compute")
+            return action(task.name, "compute")
         if task.pending:
             out = task.pending[0]
             sub = self.subpartitions[out.subpartition]
             if sub.builder is not None:
-                return _action(task.name, "write", sub.name)
+                return action(task.name, "write", sub.name)
             partition = self._partition_of(task, sub)
             if self._pool_can_request(partition.pool, True):
-                return _action(task.name, "request-buffer", sub.name)
+                return action(task.name, "request-buffer", sub.name)
             return None
         if task.kind is OperatorKind.SOURCE and task.trigger:
-            return _action(task.name, "checkpoint")
+            return action(task.name, "checkpoint")
         barrier = self._barrier_channel(task)
         if barrier is not None:
-            return _action(task.name, "barrier", barrier.name)
+            return action(task.name, "barrier", barrier.name)
         if task.ready:
-            return _action(task.name, "process")
+            return action(task.name, "process")
         if task.kind is OperatorKind.SOURCE:
             total = self.graph.operator(task.operator).records_per_subtask
             if any(offset < total for offset in task.splits.values()):
-                return _action(task.name, "emit")
+                return action(task.name, "emit")
             if task.splits or not self._sources_have_data():
-                return _action(task.name, "finish")
+                return action(task.name, "finish")
             return None  # no split of its own: idle until the other sources are done
         channel = self._next_channel_with_data(task)
         if channel is not None:
-            return _action(task.name, "poll", channel.name)
+            return action(task.name, "poll", channel.name)
         if task.phase is TaskPhase.RUNNING and all(
             c.finished for gate in task.gates for c in gate.channels
         ):
-            return _action(task.name, "finish")
+            return action(task.name, "finish")
         return None
 
     def _barrier_channel(self, task: Task) -> Channel | None:
@@ -1161,7 +1039,7 @@ class NetworkWorld:
                 else (sub.queue[0] if sub.queue else None)
             )
             if head is not None and head.is_event:
-                return [_action(f"netty {channel.name}", "send")]
+                return [action(f"netty {channel.name}", "send")]
             return []
         actions = []
         sub = self.subpartitions[channel.subpartition]
@@ -1172,12 +1050,12 @@ class NetworkWorld:
         if head is not None and (
             head.is_event or (channel.available and not channel.upstream_blocked)
         ):
-            actions.append(_action(f"netty {channel.name}", "send"))
+            actions.append(action(f"netty {channel.name}", "send"))
         gate = self.gate_of(channel)
         if channel.available < channel.backlog_seen + gate.exclusive_per_channel and (
             self._pool_can_request(gate.pool, False)
         ):
-            actions.append(_action(f"netty {channel.name}", "request-floating"))
+            actions.append(action(f"netty {channel.name}", "request-floating"))
         return actions
 
     def gate_of(self, channel: Channel) -> Gate:
@@ -1186,9 +1064,9 @@ class NetworkWorld:
     def apply(self, action: Action) -> Event:
         self.journal.begin()
         actor = action.actor
-        task_actor = self._actors.by_task_actor.get(actor)
+        task_actor = self.actions.index.by_task_actor.get(actor)
         if task_actor is not None:
-            self._dirty.add(task_actor[0])
+            self.journal.changes.tasks.add(actor)
             _TASK_HANDLERS[action.kind](self, self.tasks[task_actor[1]], action)
         elif actor == COORDINATOR:
             if action.kind == "expire":
@@ -1203,14 +1081,14 @@ class NetworkWorld:
             else:
                 self._request_floating(channel)
         elif actor in self.writers:
-            self._dirty.add(self._actors.by_writer[actor])
+            self.journal.changes.writers.add(actor)
             self._write_channel_state(self.writers[actor])
         elif actor.startswith("channel-state-reader "):
-            self._dirty.add(self._actors.by_reader[actor])
+            self.journal.changes.readers.add(actor)
             reader = self.readers["task " + actor.removeprefix("channel-state-reader ")]
             recovery.reader_step(self, reader, action.kind)
         elif actor.startswith("drainer "):
-            self._dirty.add(self._actors.by_drainer[actor])
+            self.journal.changes.drainers.add(actor)
             drainer = self.drainers["task " + actor.removeprefix("drainer ")]
             if action.kind == "drain":
                 fetched_channel_state_drainer.drain_step(self, drainer)
@@ -1253,9 +1131,9 @@ class NetworkWorld:
         task.emitted += 1
         if seq + 1 == total and not self._sources_have_data():
             # "no more splits": sources that read nothing may finish now
-            for name, other in self.tasks.items():
+            for other in self.tasks.values():
                 if other.kind is OperatorKind.SOURCE:
-                    self._dirty.add(self._actors.by_task[name])
+                    self.journal.changes.tasks.add(other.name)
         self.journal.note = (
             f"record {record.id} key {record.key} ({record.serialized_length} bytes)"
         )
@@ -1489,7 +1367,7 @@ class NetworkWorld:
             channel.recovery_segments -= {segment}
             self.ledger.move(segment, holder, nbp.name)
             nbp.free.append(segment)
-            self._touch(self._actors.by_network_pool[nbp.name])
+            self.journal.changes.network_pools.add(nbp.name)
             return
         if channel.in_recovery:  # no credit is announced: back where the drainer takes it
             if segment in channel.exclusive_segments:
@@ -1668,7 +1546,7 @@ class NetworkWorld:
         for task in self.tasks.values():
             if task.kind is OperatorKind.SOURCE:
                 task.trigger = number
-                self._dirty.add(self._actors.by_task[task.name.removeprefix("task ")])
+                self.journal.changes.tasks.add(task.name)
         kind = "unaligned" if self.unaligned else "aligned"
         self.journal.note = f"{kind} checkpoint {number} triggered at the sources"
 
@@ -1878,7 +1756,7 @@ class NetworkWorld:
         checkpoint.pending_writes[task.name] = checkpoint.pending_writes.get(task.name, 0) + 1
         if segment != HEAP:
             self.ledger.share(segment, writer.name)
-        self._dirty.add(self._actors.by_writer[writer.name])
+        self.journal.changes.writers.add(writer.name)
 
     def _persist_input(self, channel: Channel, buffer: Buffer) -> None:
         checkpoint = self.checkpoint
@@ -2515,12 +2393,6 @@ def _placement_problem(in_state: bool, stored: int, total: int) -> str:
     if not in_state and not stored:
         return "neither processed before the snapshot nor persisted"
     return ""
-
-
-@functools.lru_cache(maxsize=65536)
-def _action(actor: str, kind: str, target: str = "") -> Action:
-    """Actions are values; building the same few again every step is the engine's hot path."""
-    return Action(actor, kind, target)
 
 
 @functools.lru_cache(maxsize=65536)

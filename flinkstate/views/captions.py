@@ -15,7 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from flinkstate.network.world import ActorKind, ActorRef, NetworkWorld
+from flinkstate.network.actors import ActorKind, ActorRef
+from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Event
 
 Scene = Mapping[str, Any]

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from flinkstate.keygroups import assign_to_key_group
+from flinkstate.network.actors import ActorKind
 from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.events import (
@@ -38,7 +39,7 @@ from flinkstate.network.events import (
 )
 from flinkstate.network.graph import JobGraph
 from flinkstate.network.task import Task, TaskPhase
-from flinkstate.network.world import ActorKind, NetworkWorld
+from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Event
 from flinkstate.views.ownership import (
     OwnershipLayout,

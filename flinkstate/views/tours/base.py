@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.network.actors import ActorKind
 from flinkstate.network.graph import OperatorKind
 from flinkstate.network.task import TaskPhase
-from flinkstate.network.world import ActorKind, NetworkWorld
+from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.scenarios import prepare_scenario
 from flinkstate.sim.core import Event
 

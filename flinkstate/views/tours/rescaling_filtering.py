@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from flinkstate.network.world import ActorKind, NetworkWorld
+from flinkstate.network.actors import ActorKind
+from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Event
 from flinkstate.views.tours.base import (
     Stop,

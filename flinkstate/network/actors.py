@@ -1,0 +1,227 @@
+"""The world's actors (the threads of a job) and the cache of their enabled actions.
+
+Every thread Flink runs for a job is an actor: a subtask's mailbox thread, the transport of one
+remote channel, a channel-state writer, a restored task's channel-state reader and V2 drainer,
+and the checkpoint coordinator. An actor's next actions depend on a few containers only (its
+task, the channels and subpartitions it reads, the pools it requests from), so the cache keeps
+each actor's actions and recomputes them only when a step changed one of those. Components do
+not know who reads them: a step notes what it changed in :class:`Changes`, and the
+:class:`ActorIndex` maps each change to the actors it concerns.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+
+from flinkstate.network.buffer import LocalBufferPool, NetworkBufferPool
+from flinkstate.network.channel_state_reader import ChannelStateReader
+from flinkstate.network.channel_state_writer import ChannelStateWriter
+from flinkstate.network.consumer import Channel
+from flinkstate.network.fetched_channel_state import FetchedChannelStateDrainer
+from flinkstate.network.ledger import Changes
+from flinkstate.network.partition import Subpartition
+from flinkstate.network.task import Task
+from flinkstate.sim.action import Action
+
+COORDINATOR = "checkpoint-coordinator"
+
+
+class ActorKind(StrEnum):
+    """What kind of thread an actor of the world stands for."""
+
+    TASK = "task"
+    NETTY = "netty"
+    WRITER = "channel-state-writer"
+    READER = "channel-state-reader"
+    DRAINER = "drainer"
+    COORDINATOR = "checkpoint-coordinator"
+
+
+@dataclass(frozen=True, slots=True)
+class ActorRef:
+    """An actor as typed keys into the world: ``task`` into ``tasks`` (the task itself, or the
+    task a reader or drainer works for), ``channel`` into ``channels`` (a netty transport),
+    ``writer`` into ``writers``. Views follow these instead of reading actor names."""
+
+    kind: ActorKind
+    task: str = ""
+    channel: str = ""
+    writer: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ActorIndex:
+    """Which actors read which state, fixed once a world is built.
+
+    Actors have slots: tasks first (by their key in ``tasks``), then the transports of remote
+    channels, then the channel-state writers, readers and drainers.
+    """
+
+    actors: tuple[str, ...]
+    task_count: int
+    transport_end: int
+    writer_end: int
+    reader_end: int
+    #: a task's name ("task map[0]") to its slot and its key in ``tasks`` ("map[0]")
+    by_task_actor: dict[str, tuple[int, str]]
+    by_writer: dict[str, int]
+    by_reader: dict[str, int]
+    by_drainer: dict[str, int]
+    by_channel: dict[str, tuple[int, ...]]
+    by_subpartition: dict[str, tuple[int, ...]]
+    by_pool: dict[str, tuple[int, ...]]
+    by_network_pool: dict[str, tuple[int, ...]]
+    #: every actor's typed reference, the coordinator's included
+    refs: dict[str, ActorRef]
+
+    @classmethod
+    def of(
+        cls,
+        tasks: Mapping[str, Task],
+        channels: Mapping[str, Channel],
+        subpartitions: Mapping[str, Subpartition],
+        pools: Mapping[str, LocalBufferPool],
+        network_pools: Mapping[str, NetworkBufferPool],
+        writers: Mapping[str, ChannelStateWriter],
+        readers: Mapping[str, ChannelStateReader],
+        drainers: Mapping[str, FetchedChannelStateDrainer],
+    ) -> ActorIndex:
+        task_keys = list(tasks)
+        remote = [name for name, c in channels.items() if c.remote]
+        writer_names = list(writers)
+        reader_names = [reader.name for reader in readers.values()]
+        drainer_names = [drainer.name for drainer in drainers.values()]
+        actors = tuple(task_keys + remote + writer_names + reader_names + drainer_names)
+        slot_of = {name: slot for slot, name in enumerate(actors)}
+        task_slot = {task.name: slot_of[key] for key, task in tasks.items()}
+        reader_of = {r.task: slot_of[r.name] for r in readers.values()}
+        drainer_of = {d.task: slot_of[d.name] for d in drainers.values()}
+
+        def consumer_side(channel: Channel) -> tuple[int, ...]:
+            slots: tuple[int, ...] = (task_slot[channel.task],)
+            if channel.remote:
+                slots += (slot_of[channel.name],)
+            if channel.task in reader_of:
+                slots += (reader_of[channel.task],)
+            if channel.task in drainer_of:
+                slots += (drainer_of[channel.task],)
+            return slots
+
+        by_channel = {name: consumer_side(c) for name, c in channels.items()}
+        by_subpartition = {
+            name: (slot_of[s.producer], *by_channel[s.channel])
+            for name, s in subpartitions.items()
+        }
+        by_pool: dict[str, tuple[int, ...]] = {}
+        for task in tasks.values():
+            for partition in task.partitions:
+                by_pool[partition.pool.name] = (task_slot[task.name],)
+            for gate in task.gates:
+                by_pool[gate.pool.name] = (
+                    tuple(slot_of[c.name] for c in gate.channels if c.remote)
+                    + ((reader_of[task.name],) if task.name in reader_of else ())
+                    + ((drainer_of[task.name],) if task.name in drainer_of else ())
+                )
+        by_network_pool: dict[str, tuple[int, ...]] = {}
+        for nbp in network_pools:
+            slots = {
+                slot
+                for pool in pools.values()
+                if pool.global_pool == nbp
+                for slot in by_pool.get(pool.name, ())
+            }
+            if readers:  # recovery takes buffers straight from the global pool
+                for task in tasks.values():
+                    if f"network-pool tm{task.task_manager}" == nbp:
+                        slots.add(task_slot[task.name])
+                        if task.name in reader_of:
+                            slots.add(reader_of[task.name])
+            by_network_pool[nbp] = tuple(sorted(slots))
+        refs = {COORDINATOR: ActorRef(ActorKind.COORDINATOR)}
+        for key, task in tasks.items():
+            refs[task.name] = ActorRef(ActorKind.TASK, task=key)
+            if task.name in readers:
+                refs[readers[task.name].name] = ActorRef(ActorKind.READER, task=key)
+            if task.name in drainers:
+                refs[drainers[task.name].name] = ActorRef(ActorKind.DRAINER, task=key)
+        for name in remote:
+            refs[f"netty {name}"] = ActorRef(ActorKind.NETTY, channel=name)
+        for name in writer_names:
+            refs[name] = ActorRef(ActorKind.WRITER, writer=name)
+        return cls(
+            actors,
+            len(task_keys),
+            len(task_keys) + len(remote),
+            len(task_keys) + len(remote) + len(writer_names),
+            len(task_keys) + len(remote) + len(writer_names) + len(reader_names),
+            {task.name: (task_slot[task.name], key) for key, task in tasks.items()},
+            {name: slot_of[name] for name in writer_names},
+            {name: slot_of[name] for name in reader_names},
+            {name: slot_of[name] for name in drainer_names},
+            by_channel,
+            by_subpartition,
+            by_pool,
+            by_network_pool,
+            refs,
+        )
+
+
+@dataclass(slots=True)
+class ActionCache:
+    """Each actor's actions as last computed, and the slots whose actions are stale."""
+
+    index: ActorIndex
+    cached: list[tuple[Action, ...]]
+    stale: set[int]
+
+    @classmethod
+    def of(cls, index: ActorIndex) -> ActionCache:
+        """A cache with every actor's actions still to compute."""
+        count = len(index.actors)
+        return cls(index, [()] * count, set(range(count)))
+
+    def absorb(self, changes: Changes) -> None:
+        """Mark stale the actors that read what changed; the changes are consumed."""
+        index, stale = self.index, self.stale
+        if changes.everything:
+            stale.update(range(len(self.cached)))
+            changes.everything = False
+        for name in changes.tasks:
+            stale.add(index.by_task_actor[name][0])
+        for name in changes.channels:
+            stale.update(index.by_channel[name])
+        for name in changes.subpartitions:
+            stale.update(index.by_subpartition[name])
+        for name in changes.pools:
+            stale.update(index.by_pool[name])
+        for name in changes.network_pools:
+            stale.update(index.by_network_pool[name])
+        for name in changes.writers:
+            stale.add(index.by_writer[name])
+        for name in changes.readers:
+            stale.add(index.by_reader[name])
+        for name in changes.drainers:
+            stale.add(index.by_drainer[name])
+        for touched in (
+            changes.tasks,
+            changes.channels,
+            changes.subpartitions,
+            changes.pools,
+            changes.network_pools,
+            changes.writers,
+            changes.readers,
+            changes.drainers,
+        ):
+            touched.clear()
+
+    def copy(self) -> ActionCache:
+        return ActionCache(self.index, list(self.cached), set(self.stale))
+
+
+@functools.lru_cache(maxsize=65536)
+def action(actor: str, kind: str, target: str = "") -> Action:
+    """Actions are values; building the same few again every step is the engine's hot path."""
+    return Action(actor, kind, target)
