@@ -112,8 +112,7 @@ class ActorIndex:
 
         by_channel = {name: consumer_side(c) for name, c in channels.items()}
         by_subpartition = {
-            name: (slot_of[s.producer], *by_channel[s.channel])
-            for name, s in subpartitions.items()
+            name: (slot_of[s.producer], *by_channel[s.channel]) for name, s in subpartitions.items()
         }
         by_pool: dict[str, tuple[int, ...]] = {}
         for task in tasks.values():

@@ -64,7 +64,7 @@ def _needs_exclusive(world: NetworkWorld, gate: Gate, channel: Channel) -> bool:
 
 
 def _network_available(world: NetworkWorld, gate: Gate, channel: Channel) -> bool:
-    return bool(channel.recovery_exclusive) or world._pool_can_request(gate.pool, False)
+    return bool(channel.recovery_exclusive) or world.buffer_pools.can_request(gate.pool, False)
 
 
 def reader_action(world: NetworkWorld, reader: ChannelStateReader) -> tuple[str, str] | None:
@@ -90,8 +90,7 @@ def reader_action(world: NetworkWorld, reader: ChannelStateReader) -> tuple[str,
 
 
 def _exclusive_request(world: NetworkWorld, gate: Gate, channel: Channel) -> tuple[str, str] | None:
-    nbp = world.network_pools[gate.pool.global_pool]
-    if len(nbp.free) >= gate.exclusive_per_channel:
+    if world.buffer_pools.free_in(gate.pool.global_pool) >= gate.exclusive_per_channel:
         return ("request-exclusive", channel.name)
     return None
 
@@ -103,7 +102,7 @@ def _take(world: NetworkWorld, gate: Gate, channel: Channel, holder: str) -> tup
         world.ledger.move(segment, f"recovered-exclusive {channel.name}", holder)
         return segment, "exclusive"
     if world.prefilter_source is PrefilterSource.NETWORK:
-        floating = world._pool_request(gate.pool, holder)
+        floating = world.buffer_pools.request(gate.pool, holder)
         assert floating is not None
         return floating, "floating"
     world.ledger.heap(HEAP_FALLBACK_SIZE)
@@ -118,7 +117,7 @@ def _give_back(
         world.ledger.move(segment, holder, f"recovered-exclusive {channel.name}")
         channel.recovery_exclusive.append(segment)
     elif origin == "floating":
-        world._pool_recycle(gate.pool, segment, holder)
+        world.buffer_pools.recycle(gate.pool, segment, holder)
     elif origin == "heap":
         world.ledger.heap(-HEAP_FALLBACK_SIZE)
     # the heap pre-filter segment stays allocated for reuse; only its in-use flag clears

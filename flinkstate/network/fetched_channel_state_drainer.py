@@ -77,7 +77,7 @@ def task_action(world: NetworkWorld, task: Task) -> str | None:
         return None
     if not all(g.converted for g in task.gates):
         needed = conversion_buffers(world, task, drainer.state is not None)
-        free = len(world.network_pools[task.gates[0].pool.global_pool].free)
+        free = world.buffer_pools.free_in(task.gates[0].pool.global_pool)
         return "request-partitions" if free + _held_for_fetch(task) >= needed else None
     if drainer.state is not None and not drainer.installed:
         return "install-drainer"
@@ -129,7 +129,9 @@ def _physical(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> Chann
 
 
 def _can_take(world: NetworkWorld, channel: Channel) -> bool:
-    return bool(channel.exclusive) or world._pool_can_request(world.gate_of(channel).pool, False)
+    return bool(channel.exclusive) or world.buffer_pools.can_request(
+        world.gate_of(channel).pool, False
+    )
 
 
 def drainer_action(
@@ -161,7 +163,7 @@ def drain_step(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> None
         segment = channel.exclusive.pop()
         world.ledger.move(segment, f"exclusive {channel.name}", holder)
     else:
-        floating = world._pool_request(world.gate_of(channel).pool, holder)
+        floating = world.buffer_pools.request(world.gate_of(channel).pool, holder)
         assert floating is not None
         segment = floating
     used = sum(f.length for f in fragments)

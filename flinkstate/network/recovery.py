@@ -87,7 +87,7 @@ def restore_output_action(world: NetworkWorld, task: Task) -> str | None:
     if task.output_state:
         chunk = task.output_state[0]
         pool = task.partitions[chunk.index].pool
-        return "recover-output" if world._pool_can_request(pool, False) else None
+        return "recover-output" if world.buffer_pools.can_request(pool, False) else None
     return "finish-output"
 
 
@@ -95,7 +95,7 @@ def do_recover_output(world: NetworkWorld, task: Task, action: Action) -> None:
     chunk = task.output_state.popleft()
     partition = task.partitions[chunk.index]
     holders = [f"queue {partition.subpartitions[t].name}" for t in chunk.targets]
-    segment = world._pool_request(partition.pool, holders[0])
+    segment = world.buffer_pools.request(partition.pool, holders[0])
     assert segment is not None
     used = sum(f.length for f in chunk.fragments)
     for position, target in enumerate(chunk.targets):
@@ -162,7 +162,7 @@ def take_buffer(world: NetworkWorld, gate: Gate, channel: Channel, holder: str) 
         segment = channel.recovery_exclusive.pop()
         world.ledger.move(segment, f"recovered-exclusive {channel.name}", holder)
         return segment
-    floating = world._pool_request(gate.pool, holder)
+    floating = world.buffer_pools.request(gate.pool, holder)
     assert floating is not None
     return floating
 
@@ -173,11 +173,10 @@ def buffer_step(
     """A reader step that needs a buffer of a recovered channel: first its exclusive buffers
     (requested from the global pool on first use), then the gate's floating ones."""
     if not channel.recovery_segments and gate.exclusive_per_channel:
-        nbp = world.network_pools[gate.pool.global_pool]
-        if len(nbp.free) >= gate.exclusive_per_channel:
+        if world.buffer_pools.free_in(gate.pool.global_pool) >= gate.exclusive_per_channel:
             return ("request-exclusive", channel.name)
         return None
-    if channel.recovery_exclusive or world._pool_can_request(gate.pool, False):
+    if channel.recovery_exclusive or world.buffer_pools.can_request(gate.pool, False):
         return (kind, channel.name)
     return None
 
@@ -214,13 +213,11 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
         channel = gate.channels[chunk.targets[0]]
     world.journal.changes.channels.add(channel.name)
     if kind == "request-exclusive":
-        nbp = world.network_pools[gate.pool.global_pool]
-        taken = [nbp.free.pop() for _ in range(gate.exclusive_per_channel)]
-        for segment in taken:
-            world.ledger.move(segment, nbp.name, f"recovered-exclusive {channel.name}")
+        taken = world.buffer_pools.take(
+            gate.pool.global_pool, gate.exclusive_per_channel, f"recovered-exclusive {channel.name}"
+        )
         channel.recovery_segments = frozenset(taken)
         channel.recovery_exclusive = taken
-        world.journal.changes.network_pools.add(nbp.name)
         world.journal.note = f"{len(taken)} exclusive buffers for recovered channel {channel.name}"
         return
     chunk = reader.chunks.popleft()
@@ -266,7 +263,7 @@ def gate_to_convert(world: NetworkWorld, task: Task) -> Gate | None:
         if (
             not gate.converted
             and (v1 or early or all(c.state_consumed for c in gate.channels))
-            and len(world.network_pools[gate.pool.global_pool].free) + recovery_held(world, gate)
+            and world.buffer_pools.free_in(gate.pool.global_pool) + recovery_held(world, gate)
             >= conversion_buffers(gate)
         ):
             return gate
@@ -307,13 +304,13 @@ def conversion_waits(world: NetworkWorld, task: Task) -> list[Wait]:
                     )
                 )
             continue
-        nbp = world.network_pools[gate.pool.global_pool]
+        global_pool = gate.pool.global_pool
         needed = conversion_buffers(gate)
-        if len(nbp.free) + recovery_held(world, gate) < needed:
+        if world.buffer_pools.free_in(global_pool) + recovery_held(world, gate) < needed:
             waits.append(
                 Wait(
                     actor,
-                    f"{needed} exclusive buffers of {nbp.name} for its remote channels",
+                    f"{needed} exclusive buffers of {global_pool} for its remote channels",
                 )
             )
     return waits
@@ -364,28 +361,27 @@ def convert_gate(
     go back to the global pool, and the channels ``exclusive`` picks take their exclusive ones.
     With migrated buffers still in use (V1) the channel remembers which were its recovery
     buffers, so that they too go back to the global pool once consumed."""
-    nbp = world.network_pools[gate.pool.global_pool]
+    pools = world.buffer_pools
+    global_pool = gate.pool.global_pool
     for channel in gate.channels:
         idle = channel.recovery_exclusive
         for segment in idle:
-            world.ledger.move(segment, f"recovered-exclusive {channel.name}", nbp.name)
-            nbp.free.append(segment)
+            pools.give_back(global_pool, segment, f"recovered-exclusive {channel.name}")
         channel.recovery_exclusive = []
         channel.recovery_segments = (
             channel.recovery_segments - frozenset(idle) if keep_recovery_segments else frozenset()
         )
     for channel in gate.channels:
         if exclusive(channel) and gate.exclusive_per_channel:
-            taken = [nbp.free.pop() for _ in range(gate.exclusive_per_channel)]
+            taken = pools.take(global_pool, gate.exclusive_per_channel, f"exclusive {channel.name}")
             for segment in taken:
-                world.ledger.move(segment, nbp.name, f"exclusive {channel.name}")
                 world.ledger.rehome(segment, f"exclusive {channel.name}")
             channel.exclusive_segments = frozenset(taken)
             channel.exclusive = taken
         channel.recovered = False
         world.journal.changes.channels.add(channel.name)
         world.journal.changes.subpartitions.add(channel.subpartition)
-    world.journal.changes.network_pools.add(nbp.name)
+    world.journal.changes.network_pools.add(global_pool)
     gate.converted = True
 
 
@@ -461,7 +457,7 @@ def recycle_recovered(world: NetworkWorld, channel: Channel, segment: int, holde
         world.ledger.move(segment, holder, f"recovered-exclusive {channel.name}")
         channel.recovery_exclusive.append(segment)
     else:
-        world._pool_recycle(gate.pool, segment, holder)
+        world.buffer_pools.recycle(gate.pool, segment, holder)
 
 
 # -- blocked subpartitions

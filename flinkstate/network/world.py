@@ -90,6 +90,7 @@ from flinkstate.network.options import (
     job_fails,
 )
 from flinkstate.network.partition import ResultPartition, Subpartition
+from flinkstate.network.pools import BufferPools
 from flinkstate.network.records import Fragment, Record
 from flinkstate.network.recovery import REQUEST_PARTITIONS, BlockedPriority, GateConversion
 from flinkstate.network.state_assignment import StateAssignment
@@ -167,8 +168,8 @@ class NetworkWorld:
     #: the step in progress and the run's violations; every segment's owner
     journal: StepJournal = field(default_factory=StepJournal)
     ledger: SegmentLedger = field(init=False)
-    network_pools: dict[str, NetworkBufferPool] = field(default_factory=dict)
-    pools: dict[str, LocalBufferPool] = field(default_factory=dict)
+    #: the TaskManagers' network buffer pools and the local pools taken from them
+    buffer_pools: BufferPools = field(init=False)
     tasks: dict[str, Task] = field(default_factory=dict)
     subpartitions: dict[str, Subpartition] = field(default_factory=dict)
     channels: dict[str, Channel] = field(default_factory=dict)
@@ -255,6 +256,16 @@ class NetworkWorld:
         return self.ledger.shares
 
     @property
+    def network_pools(self) -> dict[str, NetworkBufferPool]:
+        """Each TaskManager's global pool, by name (``BufferPools.network``)."""
+        return self.buffer_pools.network
+
+    @property
+    def pools(self) -> dict[str, LocalBufferPool]:
+        """Every result partition's and input gate's local pool, by name."""
+        return self.buffer_pools.local
+
+    @property
     def heap_bytes(self) -> int:
         return self.ledger.heap_bytes
 
@@ -292,6 +303,7 @@ class NetworkWorld:
         ).generation
         self.prefilter_source = PrefilterSource.parse(self.prefilter_source)
         self.ledger = SegmentLedger(self.journal)
+        self.buffer_pools = BufferPools(self.ledger)
         if not self.tasks:
             self._build()
             if self.restore is not None:
@@ -354,10 +366,7 @@ class NetworkWorld:
                     if channel.exclusive:
                         # a recovered channel has no credit-based buffers: the physical
                         # channel takes its exclusive buffers only at conversion
-                        nbp = self.network_pools[gate.pool.global_pool]
-                        for segment in channel.exclusive:
-                            self.ledger.place(segment, nbp.name)
-                            nbp.free.append(segment)
+                        self.buffer_pools.unassign(gate.pool.global_pool, channel.exclusive)
                         channel.exclusive = []
                         channel.exclusive_segments = frozenset()
             if task.gates:
@@ -438,8 +447,7 @@ class NetworkWorld:
         }
         for tm in sorted(task_managers):
             name = f"network-pool tm{tm}"
-            segments = self.ledger.new_segments(cfg.network_buffers_per_task_manager, name)
-            self.network_pools[name] = NetworkBufferPool(name, len(segments), segments)
+            self.buffer_pools.add_network_pool(name, cfg.network_buffers_per_task_manager)
         for op in graph.operators:
             for index in range(op.parallelism):
                 self._build_task(op, index)
@@ -448,18 +456,7 @@ class NetworkWorld:
                 for index in range(op.parallelism):
                     self._build_gate(self.tasks[op.subtask_name(index)], exchange)
         for pool in self.network_pools.values():
-            self._redistribute(pool)
-
-    def _reserve(self, global_name: str, count: int) -> None:
-        pool = self.network_pools[global_name]
-        if pool.required + count > pool.total:
-            raise InvalidParameterError(
-                f"Insufficient number of network buffers: required {count}, but only "
-                f"{pool.total - pool.required} available. The total number of network buffers "
-                f"is currently set to {pool.total} of {self.config.segment_size} bytes each "
-                f"({global_name}); give the TaskManager more network buffers"
-            )
-        pool.required += count
+            self.buffer_pools.redistribute(pool)
 
     def _build_task(self, op: Operator, index: int) -> None:
         name = op.subtask_name(index)
@@ -480,7 +477,7 @@ class NetworkWorld:
             minimum, maximum = self.config.result_partition_pool_bounds(len(consumers))
             partition_name = f"{name}>{downstream.name}"
             global_name = f"network-pool tm{tm}"
-            self._reserve(global_name, minimum)
+            self.buffer_pools.reserve(global_name, minimum, self.config.segment_size)
             pool = LocalBufferPool(
                 f"pool {partition_name}",
                 global_name,
@@ -490,7 +487,7 @@ class NetworkWorld:
                 per_subpartition=[0] * len(consumers),
                 max_per_subpartition=self.config.max_buffers_per_channel,
             )
-            self.pools[pool.name] = pool
+            self.buffer_pools.add_local_pool(pool)
             subs = []
             for position, consumer in enumerate(consumers):
                 consumer_name = downstream.subtask_name(consumer)
@@ -513,11 +510,11 @@ class NetworkWorld:
         exclusive, floating_min, floating_max = self.config.gate_buffers(len(producers))
         global_name = f"network-pool tm{task.task_manager}"
         gate_name = f"{consumer}<{upstream.name}"
-        self._reserve(global_name, floating_min)
+        self.buffer_pools.reserve(global_name, floating_min, self.config.segment_size)
         pool = LocalBufferPool(
             f"pool {gate_name}", global_name, floating_min, floating_max, floating_min
         )
-        self.pools[pool.name] = pool
+        self.buffer_pools.add_local_pool(pool)
         channels = []
         for position, producer in enumerate(producers):
             producer_name = upstream.subtask_name(producer)
@@ -532,11 +529,10 @@ class NetworkWorld:
                 position,
             )
             if remote and exclusive:
-                self._reserve(global_name, exclusive)
-                nbp = self.network_pools[global_name]
-                taken = [nbp.free.pop() for _ in range(exclusive)]
-                for segment in taken:
-                    self.ledger.place(segment, f"exclusive {channel.name}")
+                self.buffer_pools.reserve(global_name, exclusive, self.config.segment_size)
+                taken = self.buffer_pools.assign(
+                    global_name, exclusive, f"exclusive {channel.name}"
+                )
                 channel.exclusive_segments = frozenset(taken)
                 channel.exclusive = taken
             channels.append(channel)
@@ -544,24 +540,6 @@ class NetworkWorld:
         gate = Gate(gate_name, exchange, task.name, channels, pool, exclusive)
         task.gates.append(gate)
         self.gates[gate_name] = gate
-
-    def _redistribute(self, nbp: NetworkBufferPool) -> None:
-        """Share the unreserved segments among resizable pools as Flink's
-        ``NetworkBufferPool.redistributeBuffers`` does (pools in creation order)."""
-        pools = [
-            p for p in self.pools.values() if p.global_pool == nbp.name and p.maximum > p.minimum
-        ]
-        available = nbp.total - nbp.required
-        capacity = sum(min(available, p.maximum - p.minimum) for p in pools)
-        if available <= 0 or capacity == 0:
-            return
-        to_distribute = min(available, capacity)
-        used = distributed = 0
-        for pool in pools:
-            used += min(available, pool.maximum - pool.minimum)
-            share = to_distribute * used // capacity - distributed
-            distributed += share
-            pool.size = pool.minimum + share
 
     def clone(self) -> Self:
         """A copy for snapshots and for exploring another interleaving.
@@ -572,11 +550,10 @@ class NetworkWorld:
         point into the copy.
         """
         twin = copy.copy(self)
-        twin.network_pools = {
-            n: NetworkBufferPool(p.name, p.total, list(p.free), p.required)
-            for n, p in self.network_pools.items()
-        }
-        pools = twin.pools = {n: p.copy() for n, p in self.pools.items()}
+        twin.journal = self.journal.copy()
+        twin.ledger = self.ledger.copy(twin.journal)
+        twin.buffer_pools = self.buffer_pools.copy(twin.ledger)
+        pools = twin.buffer_pools.local
         subs = twin.subpartitions = {n: s.copy() for n, s in self.subpartitions.items()}
         channels = twin.channels = {n: c.copy() for n, c in self.channels.items()}
         gates = twin.gates = {
@@ -612,8 +589,6 @@ class NetworkWorld:
             )
             for n, t in self.tasks.items()
         }
-        twin.journal = self.journal.copy()
-        twin.ledger = self.ledger.copy(twin.journal)
         twin.records = dict(self.records)
         twin.deliveries = dict(self.deliveries)
         twin.paths = dict(self.paths)
@@ -637,56 +612,6 @@ class NetworkWorld:
 
     def _violate(self, invariant: str, message: str) -> None:
         self.journal.violate(invariant, message)
-
-    def _pool_request(
-        self, pool: LocalBufferPool, owner: str, subpartition: int = -1
-    ) -> int | None:
-        if subpartition >= 0 and pool.saturated_subpartitions:
-            return None
-        if pool.free:
-            segment = pool.free.pop()
-            source = pool.name
-        elif pool.requested < pool.size and self.network_pools[pool.global_pool].free:
-            nbp = self.network_pools[pool.global_pool]
-            segment = nbp.free.pop()
-            self.ledger.move(segment, nbp.name, pool.name)
-            pool.requested += 1
-            source = pool.name
-            self.journal.changes.network_pools.add(nbp.name)
-        else:
-            return None
-        self.journal.changes.pools.add(pool.name)
-        self.ledger.move(segment, source, owner)
-        if subpartition >= 0:
-            pool.per_subpartition[subpartition] += 1
-            if pool.per_subpartition[subpartition] == pool.max_per_subpartition:
-                pool.saturated_subpartitions += 1
-        return segment
-
-    def _pool_can_request(self, pool: LocalBufferPool, for_subpartition: bool) -> bool:
-        if for_subpartition and pool.saturated_subpartitions:
-            return False
-        return bool(pool.free) or (
-            pool.requested < pool.size and bool(self.network_pools[pool.global_pool].free)
-        )
-
-    def _pool_recycle(
-        self, pool: LocalBufferPool, segment: int, holder: str, subpartition: int = -1
-    ) -> None:
-        if subpartition >= 0:
-            if pool.per_subpartition[subpartition] == pool.max_per_subpartition:
-                pool.saturated_subpartitions -= 1
-            pool.per_subpartition[subpartition] -= 1
-        if pool.requested > pool.size:
-            nbp = self.network_pools[pool.global_pool]
-            self.ledger.move(segment, holder, nbp.name)
-            nbp.free.append(segment)
-            pool.requested -= 1
-            self.journal.changes.network_pools.add(nbp.name)
-        else:
-            self.ledger.move(segment, holder, pool.name)
-            pool.free.append(segment)
-        self.journal.changes.pools.add(pool.name)
 
     # ------------------------------------------------------------------ actions
 
@@ -926,7 +851,7 @@ class NetworkWorld:
             if sub.builder is not None:
                 return action(task.name, "write", sub.name)
             partition = self._partition_of(task, sub)
-            if self._pool_can_request(partition.pool, True):
+            if self.buffer_pools.can_request(partition.pool, True):
                 return action(task.name, "request-buffer", sub.name)
             return None
         if task.kind is OperatorKind.SOURCE and task.trigger:
@@ -1053,7 +978,7 @@ class NetworkWorld:
             actions.append(action(f"netty {channel.name}", "send"))
         gate = self.gate_of(channel)
         if channel.available < channel.backlog_seen + gate.exclusive_per_channel and (
-            self._pool_can_request(gate.pool, False)
+            self.buffer_pools.can_request(gate.pool, False)
         ):
             actions.append(action(f"netty {channel.name}", "request-floating"))
         return actions
@@ -1173,7 +1098,7 @@ class NetworkWorld:
     def _do_request_buffer(self, task: Task, action: Action) -> None:
         sub = self.subpartitions[action.target]
         pool = self._partition_of(task, sub).pool
-        segment = self._pool_request(pool, f"builder {sub.name}", sub.index)
+        segment = self.buffer_pools.request(pool, f"builder {sub.name}", sub.index)
         if segment is None:
             raise AssertionError(f"{action} was enabled but the pool is empty")
         sub.builder = self.new_buffer(segment, self.config.segment_size)
@@ -1222,7 +1147,7 @@ class NetworkWorld:
                     else:
                         segment = sub.builder.segment
                         sub.builder = None
-                        self._pool_recycle(
+                        self.buffer_pools.recycle(
                             partition.pool, segment, f"builder {sub.name}", sub.index
                         )
                 sub.queue.append(self.new_buffer(HEAP, 0, event=END_OF_PARTITION))
@@ -1363,18 +1288,15 @@ class NetworkWorld:
             return
         gate = self.gate_of(channel)
         if segment in channel.recovery_segments:  # V1: a migrated buffer of the recovered
-            nbp = self.network_pools[gate.pool.global_pool]  # channel, whose manager is gone
-            channel.recovery_segments -= {segment}
-            self.ledger.move(segment, holder, nbp.name)
-            nbp.free.append(segment)
-            self.journal.changes.network_pools.add(nbp.name)
+            channel.recovery_segments -= {segment}  # channel, whose manager is gone
+            self.buffer_pools.give_back(gate.pool.global_pool, segment, holder)
             return
         if channel.in_recovery:  # no credit is announced: back where the drainer takes it
             if segment in channel.exclusive_segments:
                 self.ledger.move(segment, holder, f"exclusive {channel.name}")
                 channel.exclusive.append(segment)
             else:
-                self._pool_recycle(gate.pool, segment, holder)
+                self.buffer_pools.recycle(gate.pool, segment, holder)
             return
         if segment in channel.exclusive_segments:
             self.ledger.move(segment, holder, f"exclusive {channel.name}")
@@ -1382,11 +1304,11 @@ class NetworkWorld:
             required = channel.backlog_seen + gate.exclusive_per_channel
             if channel.floating and channel.available > required:
                 extra = channel.floating.pop()
-                self._pool_recycle(gate.pool, extra, f"floating {channel.name}")
+                self.buffer_pools.recycle(gate.pool, extra, f"floating {channel.name}")
         elif not channel.remote or (
             channel.available >= channel.backlog_seen + gate.exclusive_per_channel
         ):  # a local channel keeps no floating buffers (a recovered one came from the gate)
-            self._pool_recycle(gate.pool, segment, holder)
+            self.buffer_pools.recycle(gate.pool, segment, holder)
         else:
             self.ledger.move(segment, holder, f"floating {channel.name}")
             channel.floating.append(segment)
@@ -1515,7 +1437,7 @@ class NetworkWorld:
 
     def _request_floating(self, channel: Channel) -> None:
         gate = self.gate_of(channel)
-        segment = self._pool_request(gate.pool, f"floating {channel.name}")
+        segment = self.buffer_pools.request(gate.pool, f"floating {channel.name}")
         assert segment is not None
         channel.floating.append(segment)
         self._touch_channel(channel)
@@ -1784,10 +1706,10 @@ class NetworkWorld:
         if destination.kind is ReturnKind.SUBPARTITION:
             sub = self.subpartitions[destination.name]
             partition = self._partition_of(self.tasks[sub.producer], sub)
-            self._pool_recycle(partition.pool, segment, holder, sub.index)
+            self.buffer_pools.recycle(partition.pool, segment, holder, sub.index)
         else:
             partition = self._partition_named(destination.name)
-            self._pool_recycle(partition.pool, segment, holder, -1)
+            self.buffer_pools.recycle(partition.pool, segment, holder, -1)
 
     def _write_channel_state(self, writer: ChannelStateWriter) -> None:
         request = writer.requests.popleft()

@@ -1,0 +1,120 @@
+"""Buffer pools: local pools over a TaskManager's global pool, every move in the ledger."""
+
+from __future__ import annotations
+
+import pytest
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.network.buffer import LocalBufferPool
+from flinkstate.network.ledger import SegmentLedger, StepJournal
+from flinkstate.network.pools import BufferPools
+
+GLOBAL = "network-pool tm0"
+
+
+def pools_with(segments: int = 4, size: int = 2, max_per_subpartition: int = 0) -> BufferPools:
+    pools = BufferPools(SegmentLedger(StepJournal()))
+    pools.add_network_pool(GLOBAL, segments)
+    pools.add_local_pool(
+        LocalBufferPool(
+            "pool a>b",
+            GLOBAL,
+            1,
+            size,
+            size,
+            per_subpartition=[0, 0],
+            max_per_subpartition=max_per_subpartition,
+        )
+    )
+    return pools
+
+
+def test_a_request_takes_from_the_global_pool_up_to_the_local_size() -> None:
+    pools = pools_with()
+    pool = pools.local["pool a>b"]
+    first = pools.request(pool, "builder a>b0")
+    second = pools.request(pool, "builder a>b1")
+    assert (first, second) == (3, 2)  # the global pool's free list is a stack
+    assert pools.request(pool, "builder a>b0") is None  # at its size
+    assert not pools.can_request(pool, False)
+    assert pools.ledger.owner[:4] == [GLOBAL, GLOBAL, "builder a>b1", "builder a>b0"]
+    assert pools.ledger.journal.changes.pools == {"pool a>b"}
+    assert pools.ledger.journal.changes.network_pools == {GLOBAL}
+
+
+def test_a_recycled_segment_stays_in_the_local_pool_and_is_handed_out_first() -> None:
+    pools = pools_with()
+    pool = pools.local["pool a>b"]
+    segment = pools.request(pool, "builder a>b0")
+    assert segment is not None
+    pools.recycle(pool, segment, "builder a>b0")
+    assert pool.free == [segment]
+    assert pools.request(pool, "builder a>b1") == segment
+    assert pool.requested == 1
+
+
+def test_a_pool_shrunk_below_what_it_holds_returns_recycled_segments_to_the_global_pool() -> None:
+    pools = pools_with()
+    pool = pools.local["pool a>b"]
+    segment = pools.request(pool, "x")
+    assert segment is not None
+    assert pools.request(pool, "y") is not None
+    pool.size = 1  # redistribution gave it less
+    pools.recycle(pool, segment, "x")
+    assert pools.free_in(GLOBAL) == 3
+    assert pool.requested == 1
+    assert pool.free == []
+
+
+def test_one_subpartition_at_its_maximum_makes_the_pool_unavailable_to_all() -> None:
+    pools = pools_with(size=4, max_per_subpartition=1)
+    pool = pools.local["pool a>b"]
+    segment = pools.request(pool, "builder a>b0", 0)
+    assert segment is not None
+    assert pool.saturated_subpartitions == 1
+    assert not pools.can_request(pool, True)
+    assert pools.request(pool, "builder a>b1", 1) is None
+    assert pools.can_request(pool, False)  # not for a subpartition: recovery, floating
+    pools.recycle(pool, segment, "builder a>b0", 0)
+    assert pools.can_request(pool, True)
+
+
+def test_taking_exclusive_buffers_and_giving_them_back_moves_them_in_the_ledger() -> None:
+    pools = pools_with()
+    taken = pools.take(GLOBAL, 2, "recovered-exclusive b<a")
+    assert taken == [3, 2]
+    assert pools.free_in(GLOBAL) == 2
+    pools.give_back(GLOBAL, 3, "recovered-exclusive b<a")
+    assert pools.free_in(GLOBAL) == 3
+    assert [m.target for m in pools.ledger.journal.moves] == [
+        "recovered-exclusive b<a",
+        "recovered-exclusive b<a",
+        GLOBAL,
+    ]
+
+
+def test_a_reservation_beyond_the_global_pool_is_refused_as_flink_does() -> None:
+    pools = pools_with(segments=3)
+    pools.reserve(GLOBAL, 2, 32768)
+    with pytest.raises(InvalidParameterError, match="required 2, but only 1 available"):
+        pools.reserve(GLOBAL, 2, 32768)
+
+
+def test_redistribution_shares_the_unreserved_segments_in_creation_order() -> None:
+    # NetworkBufferPool.redistributeBuffers: 10 unreserved segments, two pools that could
+    # take 8 and 4 more: 10 * 8 // 12 = 6 to the first, the rest (4) to the second
+    pools = BufferPools(SegmentLedger(StepJournal()))
+    nbp = pools.add_network_pool(GLOBAL, 12)
+    pools.reserve(GLOBAL, 2, 32768)
+    for name, maximum in (("pool a", 9), ("pool b", 5)):
+        pools.add_local_pool(LocalBufferPool(name, GLOBAL, 1, maximum, 1))
+    pools.redistribute(nbp)
+    assert [p.size for p in pools.local.values()] == [7, 5]
+
+
+def test_a_copy_moves_segments_in_its_own_ledger() -> None:
+    pools = pools_with()
+    twin = pools.copy(pools.ledger.copy(pools.ledger.journal.copy()))
+    assert twin.request(twin.local["pool a>b"], "x") == 3
+    assert pools.free_in(GLOBAL) == 4
+    assert pools.ledger.owner[3] == GLOBAL
