@@ -24,15 +24,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flinkstate.choice import Choice
+from flinkstate.network import recovered_channel
 from flinkstate.network.buffer import HEAP
+from flinkstate.network.options import PrefilterSource
 from flinkstate.network.records import Fragment
 
 if TYPE_CHECKING:
     from flinkstate.network.channel_state_reader import ChannelStateReader
     from flinkstate.network.consumer import Channel, Gate
+    from flinkstate.network.state import NetworkState
     from flinkstate.network.task import Task
-    from flinkstate.network.world import NetworkWorld
 
 #: ``MemoryManager.DEFAULT_PAGE_SIZE``: the 2.3 heap fallback allocates this much whatever the
 #: network segment size
@@ -43,87 +44,50 @@ ONE_BUFFER_AT_A_TIME = (
 )
 
 
-class PrefilterSource(Choice):
-    NETWORK = "network"
-    HEAP_FALLBACK = "heap-fallback"
-    HEAP_SEGMENT = "heap-segment"
-
-
-def _target(world: NetworkWorld, reader: ChannelStateReader) -> tuple[Task, Gate, Channel]:
-    task = world.tasks[reader.task.removeprefix("task ")]
-    if reader.pre is not None:
-        channel = world.channels[reader.pre_channel]
-        return task, world.gate_of(channel), channel
-    chunk = reader.chunks[0]
-    gate = task.gates[chunk.index]
-    return task, gate, gate.channels[chunk.targets[0]]
-
-
-def _needs_exclusive(world: NetworkWorld, gate: Gate, channel: Channel) -> bool:
-    return not channel.recovery_segments and gate.exclusive_per_channel > 0
-
-
-def _network_available(world: NetworkWorld, gate: Gate, channel: Channel) -> bool:
-    return bool(channel.recovery_exclusive) or world.buffer_pools.can_request(gate.pool, False)
-
-
-def reader_action(world: NetworkWorld, reader: ChannelStateReader) -> tuple[str, str] | None:
+def reader_action(world: NetworkState, reader: ChannelStateReader) -> tuple[str, str] | None:
     """The reader's next step in filter-on-read mode, or None while it is blocked."""
+    network_only = world.prefilter_source is PrefilterSource.NETWORK
     if reader.pre is None and not reader.pending:
         if not reader.chunks:
             return ("finish-input", "")
-        _, gate, channel = _target(world, reader)
-        source = world.prefilter_source
-        if source is not PrefilterSource.HEAP_SEGMENT and _needs_exclusive(world, gate, channel):
-            return _exclusive_request(world, gate, channel)
-        if source is PrefilterSource.NETWORK and not _network_available(world, gate, channel):
+        _, gate, channel = recovered_channel.reader_target(world, reader)
+        # the heap pre-filter segment needs no network buffer: the exclusive ones wait
+        heap_segment = world.prefilter_source is PrefilterSource.HEAP_SEGMENT
+        if not heap_segment and recovered_channel.needs_exclusive(gate, channel):
+            return recovered_channel.exclusive_request(world, gate, channel)
+        if network_only and not recovered_channel.has_buffer(world, gate, channel):
             return None
         return ("filter", channel.name)
-    _, gate, channel = _target(world, reader)
-    if _needs_exclusive(world, gate, channel):  # heap-segment: first post-filter request
-        return _exclusive_request(world, gate, channel)
-    if world.prefilter_source is PrefilterSource.NETWORK and not _network_available(
-        world, gate, channel
-    ):
+    _, gate, channel = recovered_channel.reader_target(world, reader)
+    if recovered_channel.needs_exclusive(gate, channel):  # heap-segment: first post-filter one
+        return recovered_channel.exclusive_request(world, gate, channel)
+    if network_only and not recovered_channel.has_buffer(world, gate, channel):
         return None
     return ("rewrite", channel.name)
 
 
-def _exclusive_request(world: NetworkWorld, gate: Gate, channel: Channel) -> tuple[str, str] | None:
-    if world.buffer_pools.free_in(gate.pool.global_pool) >= gate.exclusive_per_channel:
-        return ("request-exclusive", channel.name)
-    return None
-
-
-def _take(world: NetworkWorld, gate: Gate, channel: Channel, holder: str) -> tuple[int, str]:
+def _take(world: NetworkState, gate: Gate, channel: Channel, holder: str) -> tuple[int, str]:
     """A buffer for recovery: (segment or HEAP, where it returns to)."""
-    if channel.recovery_exclusive:
-        segment = channel.recovery_exclusive.pop()
-        world.ledger.move(segment, f"recovered-exclusive {channel.name}", holder)
-        return segment, "exclusive"
-    if world.prefilter_source is PrefilterSource.NETWORK:
-        floating = world.buffer_pools.request(gate.pool, holder)
-        assert floating is not None
-        return floating, "floating"
+    if channel.recovery_exclusive or world.prefilter_source is PrefilterSource.NETWORK:
+        origin = "exclusive" if channel.recovery_exclusive else "floating"
+        return recovered_channel.take_buffer(world, gate, channel, holder), origin
     world.ledger.heap(HEAP_FALLBACK_SIZE)
     return HEAP, "heap"
 
 
 def _give_back(
-    world: NetworkWorld, gate: Gate, channel: Channel, segment: int, origin: str, holder: str
+    world: NetworkState, gate: Gate, channel: Channel, segment: int, origin: str, holder: str
 ) -> None:
+    if origin in ("exclusive", "floating"):
+        recovered_channel.recycle(world, channel, segment, holder)
+        return
     world.journal.changes.channels.add(channel.name)
-    if origin == "exclusive":
-        world.ledger.move(segment, holder, f"recovered-exclusive {channel.name}")
-        channel.recovery_exclusive.append(segment)
-    elif origin == "floating":
-        world.buffer_pools.recycle(gate.pool, segment, holder)
-    elif origin == "heap":
+    if origin == "heap":
         world.ledger.heap(-HEAP_FALLBACK_SIZE)
     # the heap pre-filter segment stays allocated for reuse; only its in-use flag clears
 
 
-def free_prefilter_segment(world: NetworkWorld, reader: ChannelStateReader) -> None:
+def free_prefilter_segment(world: NetworkState, reader: ChannelStateReader) -> None:
     """The reader's handler closes: its reusable heap pre-filter segment, if it took one, is
     freed (Flink's handlers free it in ``close()``), whichever generation read the state."""
     if reader.heap_segment_allocated:
@@ -131,9 +95,9 @@ def free_prefilter_segment(world: NetworkWorld, reader: ChannelStateReader) -> N
         world.ledger.heap(-world.config.segment_size)
 
 
-def filter_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
+def filter_step(world: NetworkState, reader: ChannelStateReader) -> None:
     """Take a pre-filter buffer, fill it with one source buffer, filter what completes."""
-    task, gate, channel = _target(world, reader)
+    task, gate, channel = recovered_channel.reader_target(world, reader)
     chunk = reader.chunks.popleft()
     holder = f"pre-filter {channel.name}"
     if world.prefilter_source is PrefilterSource.HEAP_SEGMENT:
@@ -171,7 +135,7 @@ def filter_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
 
 
 def reassemble(
-    world: NetworkWorld,
+    world: NetworkState,
     reader: ChannelStateReader,
     virtual: tuple[int, int, int, int],
     fragment: Fragment,
@@ -197,7 +161,7 @@ def reassemble(
 
 
 def keeps_record(
-    world: NetworkWorld,
+    world: NetworkState,
     task: Task,
     gate: Gate,
     channel: Channel,
@@ -219,9 +183,9 @@ def keeps_record(
     return False
 
 
-def rewrite_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
+def rewrite_step(world: NetworkState, reader: ChannelStateReader) -> None:
     """Take one post-filter buffer and re-serialize pending records into it."""
-    task, gate, channel = _target(world, reader)
+    task, gate, channel = recovered_channel.reader_target(world, reader)
     holder = f"post-filter {channel.name}"
     segment, origin = _take(world, gate, channel, holder)
     capacity = HEAP_FALLBACK_SIZE if segment == HEAP else world.config.segment_size
@@ -243,7 +207,7 @@ def rewrite_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
 
 
 def _deliver(
-    world: NetworkWorld, reader: ChannelStateReader, task: Task, gate: Gate, channel: Channel
+    world: NetworkState, reader: ChannelStateReader, task: Task, gate: Gate, channel: Channel
 ) -> None:
     """Queue the rewritten buffers in the recovered channel, then recycle the pre-filter one."""
     for buffer in reader.posts:
@@ -265,7 +229,7 @@ def _deliver(
     world.journal.changes.channels.add(channel.name)
 
 
-def holdings(world: NetworkWorld) -> list[tuple[str, list[int]]]:
+def holdings(world: NetworkState) -> list[tuple[str, list[int]]]:
     held = []
     for reader in world.readers.values():
         if reader.pre is not None and reader.pre != HEAP:

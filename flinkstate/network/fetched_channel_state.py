@@ -34,7 +34,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from flinkstate.choice import Choice
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.checkpoint import InputChannelInfo
 from flinkstate.network.records import Fragment
@@ -355,15 +354,6 @@ class DrainCursor:
 
     def copy(self) -> DrainCursor:
         return DrainCursor(self.segment, self.consumed)
-
-
-class RecoveryCheckpointTrigger(Choice):
-    """What a checkpoint finds at a task (``RecoveryCheckpointTrigger``): NOT_READY declines it,
-    the drainer cuts the recovered state, NO_OP has nothing to cut."""
-
-    NOT_READY = "not-ready"
-    DRAINER = "drainer"
-    NO_OP = "no-op"
 
 
 @dataclass(slots=True)

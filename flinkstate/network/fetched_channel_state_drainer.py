@@ -36,16 +36,16 @@ from flinkstate.network.fetched_channel_state import (
     DrainCursor,
     FetchedChannelStateDrainer,
     FetchedChannelStateSnapshot,
-    RecoveryCheckpointTrigger,
 )
-from flinkstate.network.recovery import convert_gate
+from flinkstate.network.options import RecoveryCheckpointTrigger
+from flinkstate.network.recovered_channel import convert_gate
 from flinkstate.network.task import TaskPhase
 from flinkstate.sim.deadlock import Wait
 
 if TYPE_CHECKING:
     from flinkstate.network.consumer import Channel
+    from flinkstate.network.state import NetworkState
     from flinkstate.network.task import Task
-    from flinkstate.network.world import NetworkWorld
 
 #: the actor standing for V2's one "Input gate request partitions" mail in waits-for reports
 REQUEST_PARTITIONS_V2 = "request-partitions"
@@ -54,7 +54,7 @@ REQUEST_PARTITIONS_V2 = "request-partitions"
 # -- task mails
 
 
-def conversion_buffers(world: NetworkWorld, task: Task, needs_recovery: bool) -> int:
+def conversion_buffers(world: NetworkState, task: Task, needs_recovery: bool) -> int:
     """Exclusive buffers the conversion takes: every channel's with recovery (local ones have a
     buffer manager only then), else the remote ones'."""
     return sum(
@@ -69,7 +69,7 @@ def _held_for_fetch(task: Task) -> int:
     return sum(len(c.recovery_exclusive) for gate in task.gates for c in gate.channels)
 
 
-def task_action(world: NetworkWorld, task: Task) -> str | None:
+def task_action(world: NetworkState, task: Task) -> str | None:
     """The task's next V2 recovery mail, if one may run now."""
     drainer = world.drainers[task.name]
     reader = world.readers[task.name]
@@ -84,7 +84,7 @@ def task_action(world: NetworkWorld, task: Task) -> str | None:
     return None
 
 
-def do_request_partitions(world: NetworkWorld, task: Task) -> None:
+def do_request_partitions(world: NetworkState, task: Task) -> None:
     """Convert every gate; with state to drain, every channel starts in recovery."""
     drainer = world.drainers[task.name]
     needs_recovery = drainer.state is not None
@@ -101,7 +101,7 @@ def do_request_partitions(world: NetworkWorld, task: Task) -> None:
         world.journal.note = "all gates converted; nothing to drain: trigger NO_OP, task RUNNING"
 
 
-def do_install_drainer(world: NetworkWorld, task: Task) -> None:
+def do_install_drainer(world: NetworkState, task: Task) -> None:
     """The drainer becomes the trigger; restore() returns: the task is RUNNING."""
     drainer = world.drainers[task.name]
     assert drainer.state is not None
@@ -116,7 +116,7 @@ def do_install_drainer(world: NetworkWorld, task: Task) -> None:
 # -- the drainer (IO thread)
 
 
-def _physical(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> Channel | None:
+def _physical(world: NetworkState, drainer: FetchedChannelStateDrainer) -> Channel | None:
     """The channel of the next buffer, or None when everything is delivered."""
     assert drainer.state is not None
     assert drainer.cursor is not None
@@ -128,14 +128,14 @@ def _physical(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> Chann
     return task.gates[info.gate].channels[info.channel]
 
 
-def _can_take(world: NetworkWorld, channel: Channel) -> bool:
+def _can_take(world: NetworkState, channel: Channel) -> bool:
     return bool(channel.exclusive) or world.buffer_pools.can_request(
         world.gate_of(channel).pool, False
     )
 
 
 def drainer_action(
-    world: NetworkWorld, drainer: FetchedChannelStateDrainer
+    world: NetworkState, drainer: FetchedChannelStateDrainer
 ) -> tuple[str, str] | None:
     if not drainer.installed or drainer.finished:
         return None
@@ -145,14 +145,14 @@ def drainer_action(
     return ("drain", channel.name) if _can_take(world, channel) else None
 
 
-def drain_step(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> None:
+def drain_step(world: NetworkState, drainer: FetchedChannelStateDrainer) -> None:
     """Request a buffer of the physical channel, fill it from the segment, deliver, commit."""
     state, cursor = drainer.state, drainer.cursor
     assert state is not None
     assert cursor is not None
     if not drainer.draining:
         drainer.draining = True
-        world._release_spill(drainer.task)  # the fetch's reference: the root reader's now
+        world.release_spill(drainer.task)  # the fetch's reference: the root reader's now
     channel = _physical(world, drainer)
     assert channel is not None
     taken = cursor.next_buffer(state, world.config.segment_size)
@@ -175,7 +175,7 @@ def drain_step(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> None
     world.journal.note = f"{used} bytes drained into {channel.name}"
 
 
-def finish_drain(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> None:
+def finish_drain(world: NetworkState, drainer: FetchedChannelStateDrainer) -> None:
     """Every channel gets its end event; the root reader's reference is released."""
     assert drainer.state is not None
     drainer.finished = True
@@ -186,8 +186,8 @@ def finish_drain(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> No
             world.journal.changes.channels.add(channel.name)
     if not drainer.draining:  # nothing was delivered: the fetch's reference is still held
         drainer.draining = True
-        world._release_spill(drainer.task)
-    deleted = world._release_spill(drainer.task)
+        world.release_spill(drainer.task)
+    deleted = world.release_spill(drainer.task)
     world.journal.note = "drain finished: EndOfFetchedChannelStateEvent on every channel" + (
         "; spill files deleted" if deleted else "; spill files kept for a checkpoint"
     )
@@ -196,7 +196,7 @@ def finish_drain(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> No
 # -- the consumer
 
 
-def recovery_head(world: NetworkWorld, channel: Channel) -> Buffer | None:
+def recovery_head(world: NetworkState, channel: Channel) -> Buffer | None:
     """What a task sees first on a channel in recovery: a pending priority event of the live
     side (an unaligned barrier), else the next recovered buffer."""
     if channel.remote:
@@ -209,7 +209,7 @@ def recovery_head(world: NetworkWorld, channel: Channel) -> Buffer | None:
     return channel.recovered_queue[0] if channel.recovered_queue else None
 
 
-def on_recovered_state_consumed(world: NetworkWorld, task: Task, channel: Channel) -> None:
+def on_recovered_state_consumed(world: NetworkState, task: Task, channel: Channel) -> None:
     """``onRecoveredStateConsumed``: out of recovery, stashed events released, credit open."""
     channel.in_recovery = False
     channel.state_consumed = True
@@ -225,7 +225,7 @@ def on_recovered_state_consumed(world: NetworkWorld, task: Task, channel: Channe
 
 
 def snapshot_and_insert_barriers(
-    world: NetworkWorld, task: Task, checkpoint: int
+    world: NetworkState, task: Task, checkpoint: int
 ) -> FetchedChannelStateSnapshot:
     """A sentinel into every channel still in recovery and the committed position, together."""
     drainer = world.drainers.get(task.name)
@@ -271,7 +271,7 @@ def collect_pre_recovery_barrier(channel: Channel, checkpoint: int) -> list[Buff
 # -- waits for deadlock reports
 
 
-def waits(world: NetworkWorld, task: Task) -> list[Wait]:
+def waits(world: NetworkState, task: Task) -> list[Wait]:
     """The V2 mail that cannot run: request partitions without the exclusive buffers."""
     drainer = world.drainers.get(task.name)
     reader = world.readers.get(task.name)
@@ -289,7 +289,7 @@ def waits(world: NetworkWorld, task: Task) -> list[Wait]:
     ]
 
 
-def drainer_wait(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> Wait | None:
+def drainer_wait(world: NetworkState, drainer: FetchedChannelStateDrainer) -> Wait | None:
     """A drainer without a buffer for its channel waits for whoever holds that channel's."""
     if not drainer.installed or drainer.finished or drainer_action(world, drainer) is not None:
         return None

@@ -157,3 +157,52 @@ def job_fails(failures: list[CheckpointFailure], tolerable: int) -> bool:
             f"{TOLERABLE_FAILED_CHECKPOINTS_KEY} must not be negative, got {tolerable}"
         )
     return len({f.checkpoint for f in failures if f.reason.counted}) > tolerable
+
+
+class BlockedPriority(Choice):
+    """How a priority event (an unaligned barrier) meets a blocked subpartition.
+
+    ``held``: not handed out until the consumer resumes (before FLINK-39018).
+    ``master``: handed out, except to a remote reader that holds credit, whose availability
+    check still hides it (Flink 2.3 and the master snapshot; FLINK-40519).
+    ``fixed``: always handed out (FLINK-40519's fix).
+    """
+
+    HELD = "held"
+    MASTER = "master"
+    FIXED = "fixed"
+
+
+class GateConversion(Choice):
+    """When a recovered gate is converted and requests its partitions
+    (``inputGate.requestPartitions(false)`` in ``StreamTask.recoverChannelsWithoutCheckpointing``).
+
+    ``per-gate``: each gate as soon as its own recovered state is consumed (master since
+    FLINK-39522; the last commit of PR #28554). Only the end of restore waits for every gate.
+    ``all-gates``: no gate before every gate's state is consumed (the intermediate rewrite of
+    PR #28554). An operator that reads its inputs selectively never consumes an unselected
+    gate's state while it waits for the selected input to end, which needs live data, which
+    needs conversion: it deadlocks (docs/concepts/hazards.md#selective-reading).
+    """
+
+    PER_GATE = "per-gate"
+    ALL_GATES = "all-gates"
+
+
+class PrefilterSource(Choice):
+    """Where the V1 reader's pre-filter buffers come from (``channel_state_filtering``):
+    the channel's network buffers only (before FLINK-38930), network buffers with an
+    unbounded heap fallback (Flink 2.3), or one reusable heap segment per task (FLINK-39519)."""
+
+    NETWORK = "network"
+    HEAP_FALLBACK = "heap-fallback"
+    HEAP_SEGMENT = "heap-segment"
+
+
+class RecoveryCheckpointTrigger(Choice):
+    """What a checkpoint finds at a task (``RecoveryCheckpointTrigger``): NOT_READY declines it,
+    the drainer cuts the recovered state, NO_OP has nothing to cut."""
+
+    NOT_READY = "not-ready"
+    DRAINER = "drainer"
+    NO_OP = "no-op"

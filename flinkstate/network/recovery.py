@@ -24,54 +24,22 @@ and ``recoverChannelsWithoutCheckpointing``):
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from flinkstate.choice import Choice
-from flinkstate.network import channel_state_filtering, spilling_handler
+from flinkstate.network import channel_state_filtering, recovered_channel, spilling_handler
 from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE, SUBTASK_CONNECTION
 from flinkstate.network.ledger import ReturnKind, ReturnTo
-from flinkstate.network.options import RecoveryGeneration
+from flinkstate.network.options import BlockedPriority, GateConversion, RecoveryGeneration
 from flinkstate.network.task import TaskPhase
 from flinkstate.sim.action import Action
 from flinkstate.sim.deadlock import Wait
 
 if TYPE_CHECKING:
     from flinkstate.network.consumer import Channel, Gate
+    from flinkstate.network.state import NetworkState
     from flinkstate.network.task import Task
-    from flinkstate.network.world import NetworkWorld
-
-
-class BlockedPriority(Choice):
-    """How a priority event (an unaligned barrier) meets a blocked subpartition.
-
-    ``held``: not handed out until the consumer resumes (before FLINK-39018).
-    ``master``: handed out, except to a remote reader that holds credit, whose availability
-    check still hides it (Flink 2.3 and the master snapshot; FLINK-40519).
-    ``fixed``: always handed out (FLINK-40519's fix).
-    """
-
-    HELD = "held"
-    MASTER = "master"
-    FIXED = "fixed"
-
-
-class GateConversion(Choice):
-    """When a recovered gate is converted and requests its partitions
-    (``inputGate.requestPartitions(false)`` in ``StreamTask.recoverChannelsWithoutCheckpointing``).
-
-    ``per-gate``: each gate as soon as its own recovered state is consumed (master since
-    FLINK-39522; the last commit of PR #28554). Only the end of restore waits for every gate.
-    ``all-gates``: no gate before every gate's state is consumed (the intermediate rewrite of
-    PR #28554). An operator that reads its inputs selectively never consumes an unselected
-    gate's state while it waits for the selected input to end, which needs live data, which
-    needs conversion: it deadlocks (docs/concepts/hazards.md#selective-reading).
-    """
-
-    PER_GATE = "per-gate"
-    ALL_GATES = "all-gates"
 
 
 #: the actor that stands for a gate's conversion in waits-for reports: Flink's
@@ -83,7 +51,7 @@ REQUEST_PARTITIONS = "request-partitions"
 # -- task thread: output state
 
 
-def restore_output_action(world: NetworkWorld, task: Task) -> str | None:
+def restore_output_action(world: NetworkState, task: Task) -> str | None:
     if task.output_state:
         chunk = task.output_state[0]
         pool = task.partitions[chunk.index].pool
@@ -91,7 +59,7 @@ def restore_output_action(world: NetworkWorld, task: Task) -> str | None:
     return "finish-output"
 
 
-def do_recover_output(world: NetworkWorld, task: Task, action: Action) -> None:
+def do_recover_output(world: NetworkState, task: Task, action: Action) -> None:
     chunk = task.output_state.popleft()
     partition = task.partitions[chunk.index]
     holders = [f"queue {partition.subpartitions[t].name}" for t in chunk.targets]
@@ -125,7 +93,7 @@ def do_recover_output(world: NetworkWorld, task: Task, action: Action) -> None:
     )
 
 
-def do_finish_output(world: NetworkWorld, task: Task, action: Action) -> None:
+def do_finish_output(world: NetworkState, task: Task, action: Action) -> None:
     for partition in task.partitions:
         for sub in partition.subpartitions:
             sub.queue.append(world.new_buffer(HEAP, 0, event=END_OF_OUTPUT_STATE))
@@ -140,7 +108,7 @@ def do_finish_output(world: NetworkWorld, task: Task, action: Action) -> None:
 # -- reader thread: input state
 
 
-def reader_actions(world: NetworkWorld, reader: ChannelStateReader) -> tuple[str, str] | None:
+def reader_actions(world: NetworkState, reader: ChannelStateReader) -> tuple[str, str] | None:
     task = world.tasks[reader.task.removeprefix("task ")]
     if reader.finished or task.phase is TaskPhase.RESTORING_OUTPUT:
         return None
@@ -152,36 +120,12 @@ def reader_actions(world: NetworkWorld, reader: ChannelStateReader) -> tuple[str
         return ("finish-input", "")
     chunk = reader.chunks[0]
     gate = task.gates[chunk.index]
-    return buffer_step(world, gate, gate.channels[chunk.targets[0]], "recover-input")
+    return recovered_channel.buffer_step(
+        world, gate, gate.channels[chunk.targets[0]], "recover-input"
+    )
 
 
-def take_buffer(world: NetworkWorld, gate: Gate, channel: Channel, holder: str) -> int:
-    """A buffer of a recovered channel for ``holder``: its own exclusive one, else a floating
-    one of the gate (``buffer_step`` said one is there)."""
-    if channel.recovery_exclusive:
-        segment = channel.recovery_exclusive.pop()
-        world.ledger.move(segment, f"recovered-exclusive {channel.name}", holder)
-        return segment
-    floating = world.buffer_pools.request(gate.pool, holder)
-    assert floating is not None
-    return floating
-
-
-def buffer_step(
-    world: NetworkWorld, gate: Gate, channel: Channel, kind: str
-) -> tuple[str, str] | None:
-    """A reader step that needs a buffer of a recovered channel: first its exclusive buffers
-    (requested from the global pool on first use), then the gate's floating ones."""
-    if not channel.recovery_segments and gate.exclusive_per_channel:
-        if world.buffer_pools.free_in(gate.pool.global_pool) >= gate.exclusive_per_channel:
-            return ("request-exclusive", channel.name)
-        return None
-    if channel.recovery_exclusive or world.buffer_pools.can_request(gate.pool, False):
-        return (kind, channel.name)
-    return None
-
-
-def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> None:
+def reader_step(world: NetworkState, reader: ChannelStateReader, kind: str) -> None:
     task = world.tasks[reader.task.removeprefix("task ")]
     if kind == "filter":
         channel_state_filtering.filter_step(world, reader)
@@ -204,24 +148,13 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
         reader.finished = True
         world.journal.note = "input state read; EndOfInputChannelStateEvent on every channel"
         return
-    if reader.pre_channel:
-        channel = world.channels[reader.pre_channel]
-        gate = world.gate_of(channel)
-    else:
-        chunk = reader.chunks[0]
-        gate = task.gates[chunk.index]
-        channel = gate.channels[chunk.targets[0]]
-    world.journal.changes.channels.add(channel.name)
+    _, gate, channel = recovered_channel.reader_target(world, reader)
     if kind == "request-exclusive":
-        taken = world.buffer_pools.take(
-            gate.pool.global_pool, gate.exclusive_per_channel, f"recovered-exclusive {channel.name}"
-        )
-        channel.recovery_segments = frozenset(taken)
-        channel.recovery_exclusive = taken
-        world.journal.note = f"{len(taken)} exclusive buffers for recovered channel {channel.name}"
+        recovered_channel.request_exclusive(world, gate, channel)
         return
+    world.journal.changes.channels.add(channel.name)
     chunk = reader.chunks.popleft()
-    segment = take_buffer(world, gate, channel, f"recovered {channel.name}")
+    segment = recovered_channel.take_buffer(world, gate, channel, f"recovered {channel.name}")
     used = sum(f.length for f in chunk.fragments)
     channel.recovered_queue.append(
         world.new_buffer(
@@ -243,7 +176,7 @@ def reader_step(world: NetworkWorld, reader: ChannelStateReader, kind: str) -> N
 # -- task thread: consuming recovered data
 
 
-def gate_to_convert(world: NetworkWorld, task: Task) -> Gate | None:
+def gate_to_convert(world: NetworkState, task: Task) -> Gate | None:
     """The first gate whose conversion may run now: its recovered state is consumed (with
     ``all-gates``, every gate's is), and the pool has the remote channels' exclusive buffers.
 
@@ -275,7 +208,7 @@ def conversion_buffers(gate: Gate) -> int:
     return gate.exclusive_per_channel * sum(1 for c in gate.channels if c.remote)
 
 
-def conversion_waits(world: NetworkWorld, task: Task) -> list[Wait]:
+def conversion_waits(world: NetworkState, task: Task) -> list[Wait]:
     """Why a gate whose recovered state is consumed is not converted yet, as waits of its
     ``request-partitions`` actor: for the other gates' recovered state (``all-gates``), held
     by the task that has yet to consume it or by the reader that has yet to read it; or for
@@ -316,11 +249,11 @@ def conversion_waits(world: NetworkWorld, task: Task) -> list[Wait]:
     return waits
 
 
-def recovery_held(world: NetworkWorld, gate: Gate) -> int:
+def recovery_held(world: NetworkState, gate: Gate) -> int:
     return sum(len(c.recovery_exclusive) for c in gate.channels)
 
 
-def do_convert(world: NetworkWorld, task: Task, action: Action) -> None:
+def do_convert(world: NetworkState, task: Task, action: Action) -> None:
     gate = world.gates[action.target]
     v1 = world.effective_generation is RecoveryGeneration.V1
     dropped = 0
@@ -330,11 +263,15 @@ def do_convert(world: NetworkWorld, task: Task, action: Action) -> None:
         for channel in gate.channels:
             for buffer in channel.recovered_queue:
                 if buffer.segment != HEAP:
-                    recycle_recovered(world, channel, buffer.segment, f"recovered {channel.name}")
+                    recovered_channel.recycle(
+                        world, channel, buffer.segment, f"recovered {channel.name}"
+                    )
                 dropped += len(buffer.fragments)
             channel.recovered_queue.clear()
             channel.state_consumed = True
-    convert_gate(world, gate, lambda channel: channel.remote, keep_recovery_segments=v1)
+    recovered_channel.convert_gate(
+        world, gate, lambda channel: channel.remote, keep_recovery_segments=v1
+    )
     migrated = 0
     if v1:  # ``toInputChannel``: what is still queued moves into the physical channel
         for channel in gate.channels:
@@ -350,42 +287,7 @@ def do_convert(world: NetworkWorld, task: Task, action: Action) -> None:
         world.journal.note += f"; {dropped} recovered fragment(s) still queued were dropped"
 
 
-def convert_gate(
-    world: NetworkWorld,
-    gate: Gate,
-    exclusive: Callable[[Channel], bool],
-    *,
-    keep_recovery_segments: bool = False,
-) -> None:
-    """Recovered channels become local and remote ones: the recovered channels' idle buffers
-    go back to the global pool, and the channels ``exclusive`` picks take their exclusive ones.
-    With migrated buffers still in use (V1) the channel remembers which were its recovery
-    buffers, so that they too go back to the global pool once consumed."""
-    pools = world.buffer_pools
-    global_pool = gate.pool.global_pool
-    for channel in gate.channels:
-        idle = channel.recovery_exclusive
-        for segment in idle:
-            pools.give_back(global_pool, segment, f"recovered-exclusive {channel.name}")
-        channel.recovery_exclusive = []
-        channel.recovery_segments = (
-            channel.recovery_segments - frozenset(idle) if keep_recovery_segments else frozenset()
-        )
-    for channel in gate.channels:
-        if exclusive(channel) and gate.exclusive_per_channel:
-            taken = pools.take(global_pool, gate.exclusive_per_channel, f"exclusive {channel.name}")
-            for segment in taken:
-                world.ledger.rehome(segment, f"exclusive {channel.name}")
-            channel.exclusive_segments = frozenset(taken)
-            channel.exclusive = taken
-        channel.recovered = False
-        world.journal.changes.channels.add(channel.name)
-        world.journal.changes.subpartitions.add(channel.subpartition)
-    world.journal.changes.network_pools.add(global_pool)
-    gate.converted = True
-
-
-def on_recovery_event(world: NetworkWorld, task: Task, channel: Channel, buffer: Buffer) -> None:
+def on_recovery_event(world: NetworkState, task: Task, channel: Channel, buffer: Buffer) -> None:
     """A descriptor or end-of-state event polled by the task."""
     gate = world.gate_of(channel)
     if buffer.event == SUBTASK_CONNECTION:
@@ -415,7 +317,7 @@ def on_recovery_event(world: NetworkWorld, task: Task, channel: Channel, buffer:
             world.journal.note = f"{channel.name}: upstream recovered output through; blocked"
 
 
-def finish_demultiplexing(world: NetworkWorld, gate: Gate) -> None:
+def finish_demultiplexing(world: NetworkState, gate: Gate) -> None:
     """``RescalingStreamTaskNetworkInput.finishRecovery``: every virtual channel must be
     empty, then the gate reads with one plain deserializer per channel."""
     for channel in gate.channels:
@@ -430,7 +332,7 @@ def finish_demultiplexing(world: NetworkWorld, gate: Gate) -> None:
     gate.demultiplexing = False
 
 
-def keeps(world: NetworkWorld, channel: Channel, record: int) -> bool:
+def keeps(world: NetworkState, channel: Channel, record: int) -> bool:
     """The filter of an ambiguous virtual channel: does this subtask own the record?"""
     gate = world.gate_of(channel)
     task = world.tasks[channel.task.removeprefix("task ")]
@@ -450,20 +352,10 @@ def keeps(world: NetworkWorld, channel: Channel, record: int) -> bool:
     return False
 
 
-def recycle_recovered(world: NetworkWorld, channel: Channel, segment: int, holder: str) -> None:
-    gate = world.gate_of(channel)
-    world.journal.changes.channels.add(channel.name)
-    if segment in channel.recovery_segments:
-        world.ledger.move(segment, holder, f"recovered-exclusive {channel.name}")
-        channel.recovery_exclusive.append(segment)
-    else:
-        world.buffer_pools.recycle(gate.pool, segment, holder)
-
-
 # -- blocked subpartitions
 
 
-def sub_head(world: NetworkWorld, channel: Channel) -> Buffer | None:
+def sub_head(world: NetworkState, channel: Channel) -> Buffer | None:
     """The head of a channel's subpartition as the consumer (or its transport) sees it."""
     sub = world.subpartitions[channel.subpartition]
     if not sub.queue:

@@ -25,26 +25,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flinkstate.network import channel_state_filtering, recovery
+from flinkstate.network import channel_state_filtering, recovered_channel
 from flinkstate.network.checkpoint import InputChannelInfo
 from flinkstate.network.fetched_channel_state import SpillWriter
 from flinkstate.network.records import Fragment
 
 if TYPE_CHECKING:
     from flinkstate.network.channel_state_reader import ChannelStateReader
-    from flinkstate.network.consumer import Channel, Gate
-    from flinkstate.network.task import Task
-    from flinkstate.network.world import NetworkWorld
+    from flinkstate.network.consumer import Gate
+    from flinkstate.network.state import NetworkState
 
 #: owner of a recovered channel's buffer while the no-filtering handler copies it to disk
 SPILLING = "spilling"
-
-
-def _target(world: NetworkWorld, reader: ChannelStateReader) -> tuple[Task, Gate, Channel]:
-    task = world.tasks[reader.task.removeprefix("task ")]
-    chunk = reader.chunks[0]
-    gate = task.gates[chunk.index]
-    return task, gate, gate.channels[chunk.targets[0]]
 
 
 def filters(gate: Gate) -> bool:
@@ -52,25 +44,25 @@ def filters(gate: Gate) -> bool:
     return gate.plan is not None and gate.plan.demultiplexes
 
 
-def fetch_action(world: NetworkWorld, reader: ChannelStateReader) -> tuple[str, str] | None:
+def fetch_action(world: NetworkState, reader: ChannelStateReader) -> tuple[str, str] | None:
     """The reader's next step while fetching, or None while it waits for a buffer."""
     if not reader.chunks:
         return ("finish-fetch", "")
-    _, gate, channel = _target(world, reader)
+    _, gate, channel = recovered_channel.reader_target(world, reader)
     if filters(gate):
         return ("spill", channel.name)  # the heap pre-filter segment never runs out
-    return recovery.buffer_step(world, gate, channel, "spill")
+    return recovered_channel.buffer_step(world, gate, channel, "spill")
 
 
-def _writer(world: NetworkWorld, reader: ChannelStateReader) -> SpillWriter:
+def _writer(world: NetworkState, reader: ChannelStateReader) -> SpillWriter:
     if reader.spill is None:
         reader.spill = SpillWriter(world.spill_file_size, world.spill_segment_size)
     return reader.spill
 
 
-def spill_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
+def spill_step(world: NetworkState, reader: ChannelStateReader) -> None:
     """Read one source buffer and append what survives to its channel's open segment."""
-    task, gate, channel = _target(world, reader)
+    task, gate, channel = recovered_channel.reader_target(world, reader)
     chunk = reader.chunks.popleft()
     writer = _writer(world, reader)
     heap_before = writer.heap_bytes
@@ -103,10 +95,10 @@ def spill_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
         )
     else:
         holder = f"{SPILLING} {channel.name}"
-        segment = recovery.take_buffer(world, gate, channel, holder)
+        segment = recovered_channel.take_buffer(world, gate, channel, holder)
         writer.append(info, chunk.fragments)
         # the bytes are on their way to disk: the buffer is recycled at once
-        recovery.recycle_recovered(world, channel, segment, holder)
+        recovered_channel.recycle(world, channel, segment, holder)
         used = sum(f.length for f in chunk.fragments)
         world.journal.note = (
             f"{used} bytes of old {chunk.old_subtask}<{chunk.old_channel} spilled for "
@@ -116,7 +108,7 @@ def spill_step(world: NetworkWorld, reader: ChannelStateReader) -> None:
     world.journal.changes.channels.add(channel.name)
 
 
-def finish_fetch(world: NetworkWorld, reader: ChannelStateReader) -> None:
+def finish_fetch(world: NetworkState, reader: ChannelStateReader) -> None:
     """Seal the files; hand the state (holding the fetch's reference) to the task's drainer."""
     task = world.tasks[reader.task.removeprefix("task ")]
     writer = _writer(world, reader)

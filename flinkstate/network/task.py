@@ -9,8 +9,8 @@ from enum import StrEnum
 from flinkstate.network.buffer import Buffer
 from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.copying import shallow_copier
-from flinkstate.network.fetched_channel_state import RecoveryCheckpointTrigger
 from flinkstate.network.graph import OperatorKind
+from flinkstate.network.options import RecoveryCheckpointTrigger
 from flinkstate.network.partition import ResultPartition
 from flinkstate.network.state_assignment import RecoveredChunk
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.channel_state_filtering import PrefilterSource
 from flinkstate.network.config import NetworkConfig
 from flinkstate.network.fetched_channel_state import (
     DEFAULT_MAX_SEGMENT_SIZE,
@@ -22,10 +21,12 @@ from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
 from flinkstate.network.options import (
     CHECKPOINTING_DURING_RECOVERY_KEY,
     TOLERABLE_FAILED_CHECKPOINTS_KEY,
+    BlockedPriority,
+    GateConversion,
+    PrefilterSource,
     RecoveryBarrierDecline,
     RecoveryGeneration,
 )
-from flinkstate.network.recovery import BlockedPriority, GateConversion
 from flinkstate.network.state_assignment import StateAssignment
 from flinkstate.network.world import NetworkWorld
 from flinkstate.rescale.partitioner import Partitioner

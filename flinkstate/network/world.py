@@ -22,19 +22,15 @@ import itertools
 import operator
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Self
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.keygroups import (
-    KeyGroupRange,
-    assign_key_to_parallel_operator,
-    assign_to_key_group,
-    compute_key_group_range_for_operator_index,
-)
+from flinkstate.keygroups import KeyGroupRange, compute_key_group_range_for_operator_index
 from flinkstate.network import (
     channel_state_filtering,
     fetched_channel_state_drainer,
+    recovered_channel,
     recovery,
 )
 from flinkstate.network.actors import (
@@ -44,8 +40,7 @@ from flinkstate.network.actors import (
     ActorRef,
     action,
 )
-from flinkstate.network.buffer import HEAP, Buffer, LocalBufferPool, NetworkBufferPool
-from flinkstate.network.channel_state_filtering import PrefilterSource
+from flinkstate.network.buffer import HEAP, Buffer, LocalBufferPool
 from flinkstate.network.channel_state_reader import ChannelStateReader, split_chunk
 from flinkstate.network.channel_state_writer import (
     ChannelStateWriter,
@@ -61,7 +56,6 @@ from flinkstate.network.checkpoint import (
     ResultSubpartitionInfo,
     SubtaskState,
 )
-from flinkstate.network.config import NetworkConfig
 from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.events import (
     BARRIER,
@@ -73,18 +67,19 @@ from flinkstate.network.events import (
     SUBTASK_CONNECTION,
 )
 from flinkstate.network.fetched_channel_state import (
-    DEFAULT_MAX_SEGMENT_SIZE,
-    DEFAULT_SPILL_FILE_SIZE,
     FetchedChannelStateDrainer,
-    RecoveryCheckpointTrigger,
     drainer_name,
 )
-from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
-from flinkstate.network.ledger import Changes, ReturnKind, ReturnTo, SegmentLedger, StepJournal
+from flinkstate.network.graph import Exchange, Operator, OperatorKind
+from flinkstate.network.ledger import Changes, ReturnKind, ReturnTo, SegmentLedger
 from flinkstate.network.options import (
+    BlockedPriority,
     CheckpointFailure,
     CheckpointFailureReason,
+    GateConversion,
+    PrefilterSource,
     RecoveryBarrierDecline,
+    RecoveryCheckpointTrigger,
     RecoveryGeneration,
     RecoveryOptions,
     job_fails,
@@ -92,186 +87,25 @@ from flinkstate.network.options import (
 from flinkstate.network.partition import ResultPartition, Subpartition
 from flinkstate.network.pools import BufferPools
 from flinkstate.network.records import Fragment, Record
-from flinkstate.network.recovery import REQUEST_PARTITIONS, BlockedPriority, GateConversion
+from flinkstate.network.recovery import REQUEST_PARTITIONS
+from flinkstate.network.state import FAULTS, IN_FLIGHT, NetworkState, key_group_of, key_subtask
 from flinkstate.network.state_assignment import StateAssignment
 from flinkstate.network.task import Output, Task, TaskPhase
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.sim.action import Action
-from flinkstate.sim.core import Event, Violation
+from flinkstate.sim.core import Event
 from flinkstate.sim.deadlock import Wait
 from flinkstate.sim.scheduler import splitmix64
-
-#: Fault names a test can inject to re-introduce the bug an invariant guards against.
-FAULTS = frozenset(
-    {
-        "double-recycle",
-        "leak-buffer",
-        "lose-record",
-        "duplicate-record",
-        "reorder-buffers",
-        "wrong-key-group",
-        "persist-twice",
-        "forget-in-flight",
-        "no-filter",
-        "drop-recovered",
-        "no-upstream-block",
-        "keep-prefilter-buffer",
-        "ignore-input-selection",
-        "missing-recovery-barrier",
-        "forget-spill-slice",
-        "persist-migrated",
-        "convert-before-consumed",
-    }
-)
 
 #: every how many consistency scans the network pools' free segments are checked one by one
 #: (in between, they are counted)
 IDLE_POOL_SCAN_EVERY = 16
 
-#: a delivery not processed yet (a processed one holds the step it was processed at)
-IN_FLIGHT = -1
-
 
 @dataclass
-class NetworkWorld:
-    """All mutable state of one run; implements the simulation core's ``Model`` protocol."""
-
-    graph: JobGraph
-    config: NetworkConfig
-    seed: int = 0
-    flush_every_record: bool = False
-    faults: frozenset[str] = frozenset()
-    full_check_every: int = 64
-    #: steps from the end of one checkpoint to the trigger of the next (0: no checkpoints)
-    checkpoint_interval: int = 0
-    max_checkpoints: int = 1
-    #: steps after which a checkpoint still in progress expires (0: never)
-    checkpoint_timeout: int = 0
-    #: ids of checkpoints that expired
-    expired: list[int] = field(default_factory=list)
-    #: every failed checkpoint with its reason (expired ones too), and the tolerance
-    #: (``execution.checkpointing.tolerable-failed-checkpoints``) after which the job fails
-    failures: list[CheckpointFailure] = field(default_factory=list)
-    tolerable_failed_checkpoints: int = 0
-    #: how a channel in recovery declines a checkpoint whose recovery barrier it lacks:
-    #: ``master`` (CHECKPOINT_DECLINED, counted) or ``seed`` (PR #28554: TASK_NOT_READY)
-    recovery_barrier_decline: RecoveryBarrierDecline = RecoveryBarrierDecline.MASTER
-    #: why the job failed (the run ends; Flink would restart it from its last checkpoint)
-    job_failed: str = ""
-    #: the coordinator plans a checkpoint only once every task is RUNNING (Flink's
-    #: ``DefaultCheckpointPlanCalculator``); false: a what-if where recovering tasks meet it
-    coordinator_waits_for_running: bool = True
-    #: step the last checkpoint completed or failed at (0 before any): the next is triggered
-    #: ``checkpoint_interval`` steps later, as Flink's timer fires an interval after a failure
-    _last_checkpoint_end: int = 0
-    unaligned: bool = True
-    #: the step in progress and the run's violations; every segment's owner
-    journal: StepJournal = field(default_factory=StepJournal)
-    ledger: SegmentLedger = field(init=False)
-    #: the TaskManagers' network buffer pools and the local pools taken from them
-    buffer_pools: BufferPools = field(init=False)
-    tasks: dict[str, Task] = field(default_factory=dict)
-    subpartitions: dict[str, Subpartition] = field(default_factory=dict)
-    channels: dict[str, Channel] = field(default_factory=dict)
-    gates: dict[str, Gate] = field(default_factory=dict)
-    records: dict[int, Record] = field(default_factory=dict)
-    #: each (record, consuming gate): IN_FLIGHT, or the step the record was processed at
-    deliveries: dict[tuple[int, str], int] = field(default_factory=dict)
-    #: path id of each record at each task that processed it, and the last seq per path
-    paths: dict[tuple[int, str], int] = field(default_factory=dict)
-    path_ids: dict[tuple[int, str], int] = field(default_factory=dict)
-    path_seq: dict[tuple[str, int], int] = field(default_factory=dict)
-    #: step at which each delivery finished being written, and by which task
-    emitted_at: dict[tuple[int, str], tuple[int, str]] = field(default_factory=dict)
-    checkpoint: CheckpointInProgress | None = None
-    completed: list[Checkpoint] = field(default_factory=list)
-    writers: dict[str, ChannelStateWriter] = field(default_factory=dict)
-    #: which writer serves each task (fixed once built)
-    writer_of: dict[str, str] = field(default_factory=dict)
-    #: a restored job: the checkpoint's share of each new subtask (None: a fresh start)
-    restore: StateAssignment | None = None
-    blocked_priority: BlockedPriority = BlockedPriority.MASTER
-    #: when a recovered gate is converted: as soon as its own state is consumed, or only
-    #: once every gate's is (the rewrite that deadlocked selective readers)
-    gate_conversion: GateConversion = GateConversion.PER_GATE
-    #: the recovery code a restored run uses if checkpointing during recovery is on (with
-    #: recover-output-on-downstream, from the restore); ``effective_generation`` is what runs
-    generation: RecoveryGeneration = RecoveryGeneration.V2
-    checkpointing_during_recovery: bool = False
-    effective_generation: RecoveryGeneration = RecoveryGeneration.CLASSIC
-    recovery_note: str = ""
-    #: V2's spill file and segment bounds (Flink: 64 MiB and 1 MiB)
-    spill_file_size: int = DEFAULT_SPILL_FILE_SIZE
-    spill_segment_size: int = DEFAULT_MAX_SEGMENT_SIZE
-    drainers: dict[str, FetchedChannelStateDrainer] = field(default_factory=dict)
-    #: bytes written to spill files (headers included) over the run; files not yet deleted,
-    #: now and at most
-    spilled_bytes: int = 0
-    spill_files_alive: int = 0
-    spill_files_peak: int = 0
-    prefilter_source: PrefilterSource = PrefilterSource.HEAP_FALLBACK
-    readers: dict[str, ChannelStateReader] = field(default_factory=dict)
-    #: records a subtask dropped after rescaling because another subtask owns them
-    filtered: dict[tuple[int, str], int] = field(default_factory=dict)
-    #: last seq per (operator, source subtask, key): per-key order at keyed operators
-    key_seq: dict[tuple[str, str, int], int] = field(default_factory=dict)
-    next_record: int = 0
-    #: the next buffer or write request number (``Buffer.uid``): presentation only, never
-    #: part of the fingerprint
-    next_uid: int = 0
-    #: the old channel a demultiplexed record came through, until it is processed
-    recovered_via: dict[tuple[int, str], str] = field(default_factory=dict)
-    #: compare the incremental enabled actions with a full scan at every step (tests)
-    check_actions: bool = False
-    #: each actor's enabled actions, recomputed only for actors whose state changed
-    actions: ActionCache = field(init=False)
-    _key_ordered: frozenset[str] = field(init=False)
-    #: operators that read their inputs one after the other (``InputSelectable``)
-    _sequential: frozenset[str] = field(init=False)
-    #: the records the restart read back from the checkpoint, by id (empty for a fresh job)
-    recovered_records: frozenset[int] = frozenset()
-
-    # ------------------------------------------------------------------ the ledger, read
-
-    @property
-    def step(self) -> int:
-        """The number of steps taken (the next step's index)."""
-        return self.journal.step
-
-    @property
-    def violations(self) -> list[Violation]:
-        return self.journal.violations
-
-    @property
-    def owner(self) -> list[str]:
-        """Each segment's owner now (``SegmentLedger.owner``)."""
-        return self.ledger.owner
-
-    @property
-    def home(self) -> list[str]:
-        return self.ledger.home
-
-    @property
-    def shares(self) -> dict[int, list[str]]:
-        return self.ledger.shares
-
-    @property
-    def network_pools(self) -> dict[str, NetworkBufferPool]:
-        """Each TaskManager's global pool, by name (``BufferPools.network``)."""
-        return self.buffer_pools.network
-
-    @property
-    def pools(self) -> dict[str, LocalBufferPool]:
-        """Every result partition's and input gate's local pool, by name."""
-        return self.buffer_pools.local
-
-    @property
-    def heap_bytes(self) -> int:
-        return self.ledger.heap_bytes
-
-    @property
-    def heap_peak(self) -> int:
-        return self.ledger.heap_peak
+class NetworkWorld(NetworkState):
+    """A run of the job: the state and what its actors do to it; implements the simulation
+    core's ``Model`` protocol."""
 
     # ------------------------------------------------------------------ building
 
@@ -289,10 +123,10 @@ class NetworkWorld:
                 "tolerable_failed_checkpoints must not be negative, got "
                 f"{self.tolerable_failed_checkpoints}"
             )
-        self._sequential = self._sequential_operators()
-        if self._sequential and self.checkpoint_interval and not self.unaligned:
+        self.sequential = frozenset(op.name for op in self.graph.operators if op.sequential_inputs)
+        if self.sequential and self.checkpoint_interval and not self.unaligned:
             raise InvalidParameterError(
-                f"aligned checkpoints of {', '.join(sorted(self._sequential))}, which reads its "
+                f"aligned checkpoints of {', '.join(sorted(self.sequential))}, which reads its "
                 "inputs sequentially, would never complete: an aligned barrier on an input not "
                 "selected is never read (Flink refuses any checkpointing of an InputSelectable "
                 "operator); set unaligned=true or checkpoint_interval=0"
@@ -315,7 +149,7 @@ class NetworkWorld:
             )
             self.writers = {w.name: w for w in writers}
             self.writer_of = {t: w.name for w in writers for t in w.subtasks}
-        self._key_ordered = self.graph.key_ordered()
+        self.key_ordered = self.graph.key_ordered()
         self.actions = ActionCache.of(
             ActorIndex.of(
                 self.tasks,
@@ -329,10 +163,6 @@ class NetworkWorld:
             )
         )
         self.journal.changes = Changes()  # building changed everything: all actions are due
-
-    def _sequential_operators(self) -> frozenset[str]:
-        """Operators that read their inputs sequentially (``InputSelectable``)."""
-        return frozenset(op.name for op in self.graph.operators if op.sequential_inputs)
 
     def _build_restore(self, restore: StateAssignment) -> None:
         """Start every subtask from its share of the checkpoint, in the restoring phase."""
@@ -391,53 +221,6 @@ class NetworkWorld:
             exchange = next(e for e in self.graph.exchanges if e.name == exchange_name)
             consumer = self.graph.operator(exchange.downstream).subtask_name(owner)
             self.deliveries[(record, f"{consumer}<{exchange.upstream}")] = IN_FLIGHT
-
-    def _partition_named(self, name: str) -> ResultPartition:
-        task = self.tasks[name.split(">", 1)[0]]
-        for partition in task.partitions:
-            if partition.name == name:
-                return partition
-        raise AssertionError(f"no result partition {name}")
-
-    def record_owner(self, gate: Gate, record: int) -> int:
-        """The subtask a record belongs to under the gate's partitioner (new parallelism):
-        the rule every generation's record filter applies."""
-        down = self.graph.operator(self.tasks[gate.task.removeprefix("task ")].operator)
-        key = self.records[record].key
-        if gate.exchange.partitioner is Partitioner.CUSTOM:
-            return key % down.parallelism
-        return _operator_index(key, down.effective_max_parallelism, down.parallelism)
-
-    def new_buffer(
-        self,
-        segment: int,
-        capacity: int,
-        used: int = 0,
-        fragments: list[Fragment] | None = None,
-        *,
-        event: str | None = None,
-        checkpoint: int = -1,
-        priority: bool = False,
-        descriptor: tuple[int, int] | None = None,
-        recovered: bool = False,
-    ) -> Buffer:
-        """A new buffer (or heap event) with the next uid, so that it can be followed while
-        it travels; every buffer of the world is made here. ``recovered``: it carries channel
-        state read back by recovery."""
-        uid = self.next_uid
-        self.next_uid += 1
-        return Buffer(
-            segment,
-            capacity,
-            used,
-            [] if fragments is None else fragments,
-            event,
-            checkpoint,
-            priority,
-            descriptor,
-            uid,
-            recovered,
-        )
 
     def _build(self) -> None:
         cfg = self.config
@@ -754,7 +537,7 @@ class NetworkWorld:
                 if request.segment != HEAP:
                     self._drop(request.segment, writer.name, None)
                 if request.release_spill:
-                    self._release_spill(request.release_spill)
+                    self.release_spill(request.release_spill)
         for channel in self.channels.values():
             if channel.persisting == progress.id:
                 channel.persisting = 0
@@ -769,7 +552,7 @@ class NetworkWorld:
         """Record a failed checkpoint; too many counted ones in a row fail the job
         (``CheckpointFailureManager``)."""
         self.failures.append(failure)
-        self._last_checkpoint_end = self.step
+        self.last_checkpoint_end = self.step
         last = max((c.id for c in self.completed), default=0)
         since = [f for f in self.failures if f.checkpoint > last]
         if job_fails(since, self.tolerable_failed_checkpoints):
@@ -790,15 +573,6 @@ class NetworkWorld:
             f"checkpoint {progress.id} declined by {task.name} ({reason.name}): {why}"
         )
 
-    def _release_spill(self, task: str) -> bool:
-        """Drop one reference to a task's spill files; True when that deleted them."""
-        state = self.drainers[task].state
-        assert state is not None
-        deleted = state.release()
-        if deleted:
-            self.spill_files_alive -= len(state.files)
-        return deleted
-
     def _sources_have_data(self) -> bool:
         for task in self.tasks.values():
             if task.kind is OperatorKind.SOURCE:
@@ -812,7 +586,7 @@ class NetworkWorld:
             self.checkpoint_interval > 0
             and self.checkpoint is None
             and len(self.completed) < self.max_checkpoints
-            and self.step >= self._last_checkpoint_end + self.checkpoint_interval
+            and self.step >= self.last_checkpoint_end + self.checkpoint_interval
             # Flink triggers once every task is RUNNING (restore over); a rescaled input still
             # demultiplexing recovered data would decline as not ready, so wait for it too
             and (
@@ -850,7 +624,7 @@ class NetworkWorld:
             sub = self.subpartitions[out.subpartition]
             if sub.builder is not None:
                 return action(task.name, "write", sub.name)
-            partition = self._partition_of(task, sub)
+            partition = self.partition_of(task, sub)
             if self.buffer_pools.can_request(partition.pool, True):
                 return action(task.name, "request-buffer", sub.name)
             return None
@@ -910,18 +684,12 @@ class NetworkWorld:
     def _selected_input(self, task: Task) -> int:
         """The one input a sequential reader reads now (the first that has not ended; the
         number of inputs once all have), or -1 where every input is selected."""
-        if task.operator not in self._sequential:
+        if task.operator not in self.sequential:
             return -1
         for index, gate in enumerate(task.gates):
             if not all(c.finished for c in gate.channels):
                 return index
         return len(task.gates)
-
-    def _partition_of(self, task: Task, sub: Subpartition) -> ResultPartition:
-        for partition in task.partitions:
-            if partition.name == sub.partition:
-                return partition
-        raise AssertionError(f"{sub.name} is not a subpartition of {task.name}")
 
     def visible_head(self, channel: Channel) -> Buffer | None:
         if channel.in_recovery:
@@ -982,9 +750,6 @@ class NetworkWorld:
         ):
             actions.append(action(f"netty {channel.name}", "request-floating"))
         return actions
-
-    def gate_of(self, channel: Channel) -> Gate:
-        return self.gates[channel.gate]
 
     def apply(self, action: Action) -> Event:
         self.journal.begin()
@@ -1077,7 +842,7 @@ class NetworkWorld:
             return list(subs)
         if kind is Partitioner.HASH:
             down = self.graph.operator(partition.exchange.downstream)
-            target = _operator_index(record.key, down.effective_max_parallelism, down.parallelism)
+            target = key_subtask(record.key, down.effective_max_parallelism, down.parallelism)
             if "wrong-key-group" in self.faults:
                 target = (target + 1) % count
             return [subs[target]]
@@ -1097,7 +862,7 @@ class NetworkWorld:
 
     def _do_request_buffer(self, task: Task, action: Action) -> None:
         sub = self.subpartitions[action.target]
-        pool = self._partition_of(task, sub).pool
+        pool = self.partition_of(task, sub).pool
         segment = self.buffer_pools.request(pool, f"builder {sub.name}", sub.index)
         if segment is None:
             raise AssertionError(f"{action} was enabled but the pool is empty")
@@ -1284,7 +1049,7 @@ class NetworkWorld:
     def _recycle_to_channel(self, channel: Channel, segment: int, holder: str) -> None:
         self._touch_channel(channel)
         if channel.recovered:
-            recovery.recycle_recovered(self, channel, segment, holder)
+            recovered_channel.recycle(self, channel, segment, holder)
             return
         gate = self.gate_of(channel)
         if segment in channel.recovery_segments:  # V1: a migrated buffer of the recovered
@@ -1357,7 +1122,7 @@ class NetworkWorld:
             # one path: they must reach the key's owner in order, across checkpoint and
             # recovery too (live data must not overtake recovered data).
             key_order = (task.operator, record.source, record.key)
-            if task.operator in self._key_ordered and record.seq <= self.key_seq.get(key_order, -1):
+            if task.operator in self.key_ordered and record.seq <= self.key_seq.get(key_order, -1):
                 self._violate(
                     "key-order",
                     f"record {record_id} (seq {record.seq} of {record.source}, key "
@@ -1365,7 +1130,7 @@ class NetworkWorld:
                 )
             self.key_seq[key_order] = record.seq
             op = self.graph.operator(task.operator)
-            group = _key_group(record.key, op.effective_max_parallelism)
+            group = key_group_of(record.key, op.effective_max_parallelism)
             first, last_group = task.key_groups
             if not first <= group <= last_group:
                 self._violate(
@@ -1562,7 +1327,7 @@ class NetworkWorld:
                         )
                     if queued is None:
                         if cut is not None and not cut.empty:
-                            self._release_spill(task.name)
+                            self.release_spill(task.name)
                         self._decline_missing_barrier(task, checkpoint, channel)
                         return
                     for buffer in queued:
@@ -1615,7 +1380,7 @@ class NetworkWorld:
                     release_spill=task.name if last else "",
                 )
             if not chunks:
-                self._release_spill(task.name)
+                self.release_spill(task.name)
         self._snapshot(task, checkpoint)
         self._broadcast_barrier(task, checkpoint)
 
@@ -1705,10 +1470,10 @@ class NetworkWorld:
             return
         if destination.kind is ReturnKind.SUBPARTITION:
             sub = self.subpartitions[destination.name]
-            partition = self._partition_of(self.tasks[sub.producer], sub)
+            partition = self.partition_of(self.tasks[sub.producer], sub)
             self.buffer_pools.recycle(partition.pool, segment, holder, sub.index)
         else:
-            partition = self._partition_named(destination.name)
+            partition = self.partition_named(destination.name)
             self.buffer_pools.recycle(partition.pool, segment, holder, -1)
 
     def _write_channel_state(self, writer: ChannelStateWriter) -> None:
@@ -1728,7 +1493,7 @@ class NetworkWorld:
         if request.segment != HEAP:
             self._drop(request.segment, writer.name, None)
         if request.release_spill:
-            self._release_spill(request.release_spill)
+            self.release_spill(request.release_spill)
         self._maybe_acknowledge(self.tasks[request.task.removeprefix("task ")], checkpoint)
 
     def _snapshot(self, task: Task, checkpoint: CheckpointInProgress) -> None:
@@ -1852,7 +1617,7 @@ class NetworkWorld:
         )
         self.completed.append(checkpoint)
         self.checkpoint = None
-        self._last_checkpoint_end = self.step
+        self.last_checkpoint_end = self.step
         self._check_checkpoint(checkpoint, progress)
 
     def _check_checkpoint(self, checkpoint: Checkpoint, progress: CheckpointInProgress) -> None:
@@ -1945,7 +1710,7 @@ class NetworkWorld:
                 continue
             if task.pending:
                 sub = self.subpartitions[task.pending[0].subpartition]
-                pool = self._partition_of(task, sub).pool
+                pool = self.partition_of(task, sub).pool
                 holders = self._holders_of_pool(pool)
                 waits.append(Wait(task.name, f"a buffer of {pool.name}", holders))
             else:
@@ -2315,17 +2080,6 @@ def _placement_problem(in_state: bool, stored: int, total: int) -> str:
     if not in_state and not stored:
         return "neither processed before the snapshot nor persisted"
     return ""
-
-
-@functools.lru_cache(maxsize=65536)
-def _operator_index(key: int, max_parallelism: int, parallelism: int) -> int:
-    """Keys repeat within a run; their subtask is Flink's arithmetic, computed once each."""
-    return assign_key_to_parallel_operator(key, max_parallelism, parallelism, "long")
-
-
-@functools.lru_cache(maxsize=65536)
-def _key_group(key: int, max_parallelism: int) -> int:
-    return assign_to_key_group(key, max_parallelism, "long")
 
 
 @functools.lru_cache(maxsize=4096)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from flinkstate.network.buffer import HEAP
 from flinkstate.network.events import END_OF_FETCHED_STATE, END_OF_OUTPUT_STATE
-from flinkstate.network.fetched_channel_state import RecoveryCheckpointTrigger
+from flinkstate.network.options import RecoveryCheckpointTrigger
 from flinkstate.network.task import TaskPhase
 from tests.network.test_recovery import finished, world
 from tests.network.test_spilling_handler import v2

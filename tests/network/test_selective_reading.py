@@ -8,7 +8,7 @@ import pytest
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.events import END_OF_PARTITION
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
-from flinkstate.network.recovery import GateConversion
+from flinkstate.network.options import GateConversion
 from flinkstate.network.state_assignment import assign_state
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld

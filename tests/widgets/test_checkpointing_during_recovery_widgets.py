@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from flinkstate.network.fetched_channel_state import RecoveryCheckpointTrigger
+from flinkstate.network.options import RecoveryCheckpointTrigger
 from flinkstate.network.task import TaskPhase
 from flinkstate.views.ownership import ownership_graph
 from flinkstate.widgets.comparison import ComparisonPanel

@@ -1,0 +1,133 @@
+"""A restored task's recovered input channels: their buffers and their conversion.
+
+Until its gate is converted, each input channel of a restored task is a
+``RecoveredInputChannel``: it has no credit-based buffers of its own, but requests its
+exclusive buffers from the global pool the first time the reader needs one
+(``RecoveredInputChannel.requestBufferBlocking``), and after those takes floating buffers of
+the gate. Every recovery generation's reader takes its buffers this way (the classic reader for
+the recovered data itself, V1 for pre- and post-filter buffers, V2's no-filtering handler for the
+buffer it copies to disk), so it is written here once. Conversion (``toInputChannel``) gives
+the idle recovery buffers back and lets the physical channels take their exclusive ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from flinkstate.network.channel_state_reader import ChannelStateReader
+from flinkstate.network.consumer import Channel, Gate
+from flinkstate.network.task import Task
+
+if TYPE_CHECKING:
+    from flinkstate.network.state import NetworkState
+
+
+def reader_target(world: NetworkState, reader: ChannelStateReader) -> tuple[Task, Gate, Channel]:
+    """The task, gate and recovered channel the reader works for now: the channel of the
+    buffer it holds (V1's pre-filter buffer), else the first target of its next chunk."""
+    task = world.tasks[reader.task.removeprefix("task ")]
+    if reader.pre_channel:
+        channel = world.channels[reader.pre_channel]
+        return task, world.gate_of(channel), channel
+    chunk = reader.chunks[0]
+    gate = task.gates[chunk.index]
+    return task, gate, gate.channels[chunk.targets[0]]
+
+
+def needs_exclusive(gate: Gate, channel: Channel) -> bool:
+    """The channel has not requested its exclusive buffers yet (and the gate has some)."""
+    return not channel.recovery_segments and gate.exclusive_per_channel > 0
+
+
+def exclusive_request(world: NetworkState, gate: Gate, channel: Channel) -> tuple[str, str] | None:
+    """The reader's step that requests the exclusive buffers, once the global pool has them."""
+    if world.buffer_pools.free_in(gate.pool.global_pool) >= gate.exclusive_per_channel:
+        return ("request-exclusive", channel.name)
+    return None
+
+
+def has_buffer(world: NetworkState, gate: Gate, channel: Channel) -> bool:
+    """An exclusive buffer of the channel is idle, or the gate's pool can give a floating one."""
+    return bool(channel.recovery_exclusive) or world.buffer_pools.can_request(gate.pool, False)
+
+
+def buffer_step(
+    world: NetworkState, gate: Gate, channel: Channel, kind: str
+) -> tuple[str, str] | None:
+    """A reader step of ``kind`` that needs a buffer of the channel: first its exclusive
+    buffers are requested, then it waits for one (exclusive or floating) to be there."""
+    if needs_exclusive(gate, channel):
+        return exclusive_request(world, gate, channel)
+    if has_buffer(world, gate, channel):
+        return (kind, channel.name)
+    return None
+
+
+def request_exclusive(world: NetworkState, gate: Gate, channel: Channel) -> None:
+    """The channel takes its exclusive buffers from the global pool."""
+    taken = world.buffer_pools.take(
+        gate.pool.global_pool, gate.exclusive_per_channel, f"recovered-exclusive {channel.name}"
+    )
+    channel.recovery_segments = frozenset(taken)
+    channel.recovery_exclusive = taken
+    world.journal.changes.channels.add(channel.name)
+    world.journal.note = f"{len(taken)} exclusive buffers for recovered channel {channel.name}"
+
+
+def take_buffer(world: NetworkState, gate: Gate, channel: Channel, holder: str) -> int:
+    """A buffer of the channel for ``holder``: an exclusive one, else a floating one of the
+    gate (:func:`has_buffer` said one is there)."""
+    if channel.recovery_exclusive:
+        segment = channel.recovery_exclusive.pop()
+        world.ledger.move(segment, f"recovered-exclusive {channel.name}", holder)
+        return segment
+    floating = world.buffer_pools.request(gate.pool, holder)
+    assert floating is not None
+    return floating
+
+
+def recycle(world: NetworkState, channel: Channel, segment: int, holder: str) -> None:
+    """A buffer taken with :func:`take_buffer` returns: to the channel if it is one of its
+    exclusive buffers, else to the gate's pool."""
+    world.journal.changes.channels.add(channel.name)
+    if segment in channel.recovery_segments:
+        world.ledger.move(segment, holder, f"recovered-exclusive {channel.name}")
+        channel.recovery_exclusive.append(segment)
+    else:
+        world.buffer_pools.recycle(world.gate_of(channel).pool, segment, holder)
+
+
+def convert_gate(
+    world: NetworkState,
+    gate: Gate,
+    exclusive: Callable[[Channel], bool],
+    *,
+    keep_recovery_segments: bool = False,
+) -> None:
+    """Recovered channels become local and remote ones: the recovered channels' idle buffers
+    go back to the global pool, and the channels ``exclusive`` picks take their exclusive ones.
+    With migrated buffers still in use (V1) the channel remembers which were its recovery
+    buffers, so that they too go back to the global pool once consumed."""
+    pools = world.buffer_pools
+    global_pool = gate.pool.global_pool
+    for channel in gate.channels:
+        idle = channel.recovery_exclusive
+        for segment in idle:
+            pools.give_back(global_pool, segment, f"recovered-exclusive {channel.name}")
+        channel.recovery_exclusive = []
+        channel.recovery_segments = (
+            channel.recovery_segments - frozenset(idle) if keep_recovery_segments else frozenset()
+        )
+    for channel in gate.channels:
+        if exclusive(channel) and gate.exclusive_per_channel:
+            taken = pools.take(global_pool, gate.exclusive_per_channel, f"exclusive {channel.name}")
+            for segment in taken:
+                world.ledger.rehome(segment, f"exclusive {channel.name}")
+            channel.exclusive_segments = frozenset(taken)
+            channel.exclusive = taken
+        channel.recovered = False
+        world.journal.changes.channels.add(channel.name)
+        world.journal.changes.subpartitions.add(channel.subpartition)
+    world.journal.changes.network_pools.add(global_pool)
+    gate.converted = True

@@ -1,0 +1,291 @@
+"""The state of one run: every component, and the few queries the behaviour modules share.
+
+The state is data: segment ledger and journal, buffer pools, the tasks with their result
+partitions and input gates, records and where they are, the checkpoint in progress and the
+completed ones, the restore's readers and drainers, and the action cache. What the actors do to
+it is written in the behaviour modules, which import this module and nothing above it;
+:class:`~flinkstate.network.world.NetworkWorld` puts both together for the simulator.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+from flinkstate.keygroups import assign_key_to_parallel_operator, assign_to_key_group
+from flinkstate.network.actors import ActionCache
+from flinkstate.network.buffer import Buffer, LocalBufferPool, NetworkBufferPool
+from flinkstate.network.channel_state_reader import ChannelStateReader
+from flinkstate.network.channel_state_writer import ChannelStateWriter
+from flinkstate.network.checkpoint import Checkpoint, CheckpointInProgress
+from flinkstate.network.config import NetworkConfig
+from flinkstate.network.consumer import Channel, Gate
+from flinkstate.network.fetched_channel_state import (
+    DEFAULT_MAX_SEGMENT_SIZE,
+    DEFAULT_SPILL_FILE_SIZE,
+    FetchedChannelStateDrainer,
+)
+from flinkstate.network.graph import JobGraph
+from flinkstate.network.ledger import SegmentLedger, StepJournal
+from flinkstate.network.options import (
+    BlockedPriority,
+    CheckpointFailure,
+    GateConversion,
+    PrefilterSource,
+    RecoveryBarrierDecline,
+    RecoveryGeneration,
+)
+from flinkstate.network.partition import ResultPartition, Subpartition
+from flinkstate.network.pools import BufferPools
+from flinkstate.network.records import Fragment, Record
+from flinkstate.network.state_assignment import StateAssignment
+from flinkstate.network.task import Task
+from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.sim.core import Violation
+
+#: Fault names a test can inject to re-introduce the bug an invariant guards against.
+FAULTS = frozenset(
+    {
+        "double-recycle",
+        "leak-buffer",
+        "lose-record",
+        "duplicate-record",
+        "reorder-buffers",
+        "wrong-key-group",
+        "persist-twice",
+        "forget-in-flight",
+        "no-filter",
+        "drop-recovered",
+        "no-upstream-block",
+        "keep-prefilter-buffer",
+        "ignore-input-selection",
+        "missing-recovery-barrier",
+        "forget-spill-slice",
+        "persist-migrated",
+        "convert-before-consumed",
+    }
+)
+
+#: a delivery not processed yet (a processed one holds the step it was processed at)
+IN_FLIGHT = -1
+
+
+@dataclass
+class NetworkState:
+    """All mutable state of one run, as components; what the actors do to it lives in the
+    behaviour modules and :class:`~flinkstate.network.world.NetworkWorld`."""
+
+    graph: JobGraph
+    config: NetworkConfig
+    seed: int = 0
+    flush_every_record: bool = False
+    faults: frozenset[str] = frozenset()
+    full_check_every: int = 64
+    #: steps from the end of one checkpoint to the trigger of the next (0: no checkpoints)
+    checkpoint_interval: int = 0
+    max_checkpoints: int = 1
+    #: steps after which a checkpoint still in progress expires (0: never)
+    checkpoint_timeout: int = 0
+    #: ids of checkpoints that expired
+    expired: list[int] = field(default_factory=list)
+    #: every failed checkpoint with its reason (expired ones too), and the tolerance
+    #: (``execution.checkpointing.tolerable-failed-checkpoints``) after which the job fails
+    failures: list[CheckpointFailure] = field(default_factory=list)
+    tolerable_failed_checkpoints: int = 0
+    #: how a channel in recovery declines a checkpoint whose recovery barrier it lacks:
+    #: ``master`` (CHECKPOINT_DECLINED, counted) or ``seed`` (PR #28554: TASK_NOT_READY)
+    recovery_barrier_decline: RecoveryBarrierDecline = RecoveryBarrierDecline.MASTER
+    #: why the job failed (the run ends; Flink would restart it from its last checkpoint)
+    job_failed: str = ""
+    #: the coordinator plans a checkpoint only once every task is RUNNING (Flink's
+    #: ``DefaultCheckpointPlanCalculator``); false: a what-if where recovering tasks meet it
+    coordinator_waits_for_running: bool = True
+    #: step the last checkpoint completed or failed at (0 before any): the next is triggered
+    #: ``checkpoint_interval`` steps later, as Flink's timer fires an interval after a failure
+    last_checkpoint_end: int = 0
+    unaligned: bool = True
+    #: the step in progress and the run's violations; every segment's owner
+    journal: StepJournal = field(default_factory=StepJournal)
+    ledger: SegmentLedger = field(init=False)
+    #: the TaskManagers' network buffer pools and the local pools taken from them
+    buffer_pools: BufferPools = field(init=False)
+    tasks: dict[str, Task] = field(default_factory=dict)
+    subpartitions: dict[str, Subpartition] = field(default_factory=dict)
+    channels: dict[str, Channel] = field(default_factory=dict)
+    gates: dict[str, Gate] = field(default_factory=dict)
+    records: dict[int, Record] = field(default_factory=dict)
+    #: each (record, consuming gate): IN_FLIGHT, or the step the record was processed at
+    deliveries: dict[tuple[int, str], int] = field(default_factory=dict)
+    #: path id of each record at each task that processed it, and the last seq per path
+    paths: dict[tuple[int, str], int] = field(default_factory=dict)
+    path_ids: dict[tuple[int, str], int] = field(default_factory=dict)
+    path_seq: dict[tuple[str, int], int] = field(default_factory=dict)
+    #: step at which each delivery finished being written, and by which task
+    emitted_at: dict[tuple[int, str], tuple[int, str]] = field(default_factory=dict)
+    checkpoint: CheckpointInProgress | None = None
+    completed: list[Checkpoint] = field(default_factory=list)
+    writers: dict[str, ChannelStateWriter] = field(default_factory=dict)
+    #: which writer serves each task (fixed once built)
+    writer_of: dict[str, str] = field(default_factory=dict)
+    #: a restored job: the checkpoint's share of each new subtask (None: a fresh start)
+    restore: StateAssignment | None = None
+    blocked_priority: BlockedPriority = BlockedPriority.MASTER
+    #: when a recovered gate is converted: as soon as its own state is consumed, or only
+    #: once every gate's is (the rewrite that deadlocked selective readers)
+    gate_conversion: GateConversion = GateConversion.PER_GATE
+    #: the recovery code a restored run uses if checkpointing during recovery is on (with
+    #: recover-output-on-downstream, from the restore); ``effective_generation`` is what runs
+    generation: RecoveryGeneration = RecoveryGeneration.V2
+    checkpointing_during_recovery: bool = False
+    effective_generation: RecoveryGeneration = RecoveryGeneration.CLASSIC
+    recovery_note: str = ""
+    #: V2's spill file and segment bounds (Flink: 64 MiB and 1 MiB)
+    spill_file_size: int = DEFAULT_SPILL_FILE_SIZE
+    spill_segment_size: int = DEFAULT_MAX_SEGMENT_SIZE
+    drainers: dict[str, FetchedChannelStateDrainer] = field(default_factory=dict)
+    #: bytes written to spill files (headers included) over the run; files not yet deleted,
+    #: now and at most
+    spilled_bytes: int = 0
+    spill_files_alive: int = 0
+    spill_files_peak: int = 0
+    prefilter_source: PrefilterSource = PrefilterSource.HEAP_FALLBACK
+    readers: dict[str, ChannelStateReader] = field(default_factory=dict)
+    #: records a subtask dropped after rescaling because another subtask owns them
+    filtered: dict[tuple[int, str], int] = field(default_factory=dict)
+    #: last seq per (operator, source subtask, key): per-key order at keyed operators
+    key_seq: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    next_record: int = 0
+    #: the next buffer or write request number (``Buffer.uid``): presentation only, never
+    #: part of the fingerprint
+    next_uid: int = 0
+    #: the old channel a demultiplexed record came through, until it is processed
+    recovered_via: dict[tuple[int, str], str] = field(default_factory=dict)
+    #: compare the incremental enabled actions with a full scan at every step (tests)
+    check_actions: bool = False
+    #: each actor's enabled actions, recomputed only for actors whose state changed
+    actions: ActionCache = field(init=False)
+    key_ordered: frozenset[str] = field(init=False)
+    #: operators that read their inputs one after the other (``InputSelectable``)
+    sequential: frozenset[str] = field(init=False)
+    #: the records the restart read back from the checkpoint, by id (empty for a fresh job)
+    recovered_records: frozenset[int] = frozenset()
+
+    # ------------------------------------------------------------------ the ledger, read
+
+    @property
+    def step(self) -> int:
+        """The number of steps taken (the next step's index)."""
+        return self.journal.step
+
+    @property
+    def violations(self) -> list[Violation]:
+        return self.journal.violations
+
+    @property
+    def owner(self) -> list[str]:
+        """Each segment's owner now (``SegmentLedger.owner``)."""
+        return self.ledger.owner
+
+    @property
+    def home(self) -> list[str]:
+        return self.ledger.home
+
+    @property
+    def shares(self) -> dict[int, list[str]]:
+        return self.ledger.shares
+
+    @property
+    def network_pools(self) -> dict[str, NetworkBufferPool]:
+        """Each TaskManager's global pool, by name (``BufferPools.network``)."""
+        return self.buffer_pools.network
+
+    @property
+    def pools(self) -> dict[str, LocalBufferPool]:
+        """Every result partition's and input gate's local pool, by name."""
+        return self.buffer_pools.local
+
+    @property
+    def heap_bytes(self) -> int:
+        return self.ledger.heap_bytes
+
+    @property
+    def heap_peak(self) -> int:
+        return self.ledger.heap_peak
+
+    def partition_named(self, name: str) -> ResultPartition:
+        task = self.tasks[name.split(">", 1)[0]]
+        for partition in task.partitions:
+            if partition.name == name:
+                return partition
+        raise AssertionError(f"no result partition {name}")
+
+    def record_owner(self, gate: Gate, record: int) -> int:
+        """The subtask a record belongs to under the gate's partitioner (new parallelism):
+        the rule every generation's record filter applies."""
+        down = self.graph.operator(self.tasks[gate.task.removeprefix("task ")].operator)
+        key = self.records[record].key
+        if gate.exchange.partitioner is Partitioner.CUSTOM:
+            return key % down.parallelism
+        return key_subtask(key, down.effective_max_parallelism, down.parallelism)
+
+    def new_buffer(
+        self,
+        segment: int,
+        capacity: int,
+        used: int = 0,
+        fragments: list[Fragment] | None = None,
+        *,
+        event: str | None = None,
+        checkpoint: int = -1,
+        priority: bool = False,
+        descriptor: tuple[int, int] | None = None,
+        recovered: bool = False,
+    ) -> Buffer:
+        """A new buffer (or heap event) with the next uid, so that it can be followed while
+        it travels; every buffer of the world is made here. ``recovered``: it carries channel
+        state read back by recovery."""
+        uid = self.next_uid
+        self.next_uid += 1
+        return Buffer(
+            segment,
+            capacity,
+            used,
+            [] if fragments is None else fragments,
+            event,
+            checkpoint,
+            priority,
+            descriptor,
+            uid,
+            recovered,
+        )
+
+    def partition_of(self, task: Task, sub: Subpartition) -> ResultPartition:
+        for partition in task.partitions:
+            if partition.name == sub.partition:
+                return partition
+        raise AssertionError(f"{sub.name} is not a subpartition of {task.name}")
+
+    def gate_of(self, channel: Channel) -> Gate:
+        return self.gates[channel.gate]
+
+    def release_spill(self, task: str) -> bool:
+        """Drop one reference to a task's spill files; True when that deleted them."""
+        state = self.drainers[task].state
+        assert state is not None
+        deleted = state.release()
+        if deleted:
+            self.spill_files_alive -= len(state.files)
+        return deleted
+
+
+@functools.lru_cache(maxsize=65536)
+def key_subtask(key: int, max_parallelism: int, parallelism: int) -> int:
+    """The subtask a (long) key goes to: Flink's arithmetic, computed once per key, as keys
+    repeat within a run."""
+    return assign_key_to_parallel_operator(key, max_parallelism, parallelism, "long")
+
+
+@functools.lru_cache(maxsize=65536)
+def key_group_of(key: int, max_parallelism: int) -> int:
+    """The key group of a (long) key, cached as :func:`key_subtask` is."""
+    return assign_to_key_group(key, max_parallelism, "long")

@@ -1,0 +1,72 @@
+"""A recovered input channel's buffers: exclusive ones first (requested on first use), then
+the gate's floating ones, each returning where it came from; conversion hands them over."""
+
+from __future__ import annotations
+
+from flinkstate.network import recovered_channel
+from flinkstate.network.state import NetworkState
+from flinkstate.network.state_assignment import assign_state
+from flinkstate.network.topologies import topology
+from tests.network.test_recovery import PARAMS, taken
+
+
+def restored_world() -> NetworkState:
+    checkpoint = taken("keyed", 0)
+    assignment = assign_state(checkpoint, {})
+    return topology("keyed").build({**PARAMS, "checkpoint_interval": 0}, restore=assignment)
+
+
+def test_a_recovered_channel_asks_for_its_exclusive_buffers_before_anything_else() -> None:
+    world = restored_world()
+    gate = world.tasks["counter[0]"].gates[0]
+    channel = gate.channels[1]
+    assert recovered_channel.needs_exclusive(gate, channel)
+    step = recovered_channel.buffer_step(world, gate, channel, "recover-input")
+    assert step == ("request-exclusive", channel.name)
+    free = world.buffer_pools.free_in(gate.pool.global_pool)
+    recovered_channel.request_exclusive(world, gate, channel)
+    taken_now = free - world.buffer_pools.free_in(gate.pool.global_pool)
+    assert taken_now == gate.exclusive_per_channel == len(channel.recovery_exclusive)
+    assert recovered_channel.buffer_step(world, gate, channel, "recover-input") == (
+        "recover-input",
+        channel.name,
+    )
+
+
+def test_an_exclusive_buffer_is_taken_first_and_returns_to_its_channel() -> None:
+    world = restored_world()
+    gate = world.tasks["counter[0]"].gates[0]
+    channel = gate.channels[1]
+    recovered_channel.request_exclusive(world, gate, channel)
+    exclusive = set(channel.recovery_exclusive)
+    taken = [
+        recovered_channel.take_buffer(world, gate, channel, f"recovered {channel.name}")
+        for _ in range(len(exclusive) + 1)
+    ]
+    assert set(taken[:-1]) == exclusive
+    assert taken[-1] not in exclusive  # a floating buffer of the gate
+    assert world.owner[taken[-1]] == f"recovered {channel.name}"
+    for segment in taken:
+        recovered_channel.recycle(world, channel, segment, f"recovered {channel.name}")
+    assert set(channel.recovery_exclusive) == exclusive
+    assert taken[-1] in gate.pool.free
+    assert world.violations == []
+
+
+def test_conversion_gives_idle_recovery_buffers_back_and_remote_channels_take_exclusive_ones() -> (
+    None
+):
+    world = restored_world()
+    gate = world.tasks["counter[0]"].gates[0]
+    for channel in gate.channels:
+        recovered_channel.request_exclusive(world, gate, channel)
+    free = world.buffer_pools.free_in(gate.pool.global_pool)
+    recovered_channel.convert_gate(world, gate, lambda channel: channel.remote)
+    remote = [c for c in gate.channels if c.remote]
+    assert gate.converted
+    assert all(not c.recovered and not c.recovery_exclusive for c in gate.channels)
+    assert all(len(c.exclusive) == gate.exclusive_per_channel for c in remote)
+    assert all(world.home[s] == f"exclusive {c.name}" for c in remote for s in c.exclusive)
+    # every channel gave its recovery buffers back; the remote ones took as many again
+    assert world.buffer_pools.free_in(gate.pool.global_pool) == free + gate.exclusive_per_channel
+    assert world.violations == []
