@@ -183,38 +183,44 @@ class ActionCache:
         return cls(index, [()] * count, set(range(count)))
 
     def absorb(self, changes: Changes) -> None:
-        """Mark stale the actors that read what changed; the changes are consumed."""
+        """Mark stale the actors that read what changed; the changes are consumed. Called
+        every step, so each kind of change costs nothing when there is none."""
         index, stale = self.index, self.stale
         if changes.everything:
             stale.update(range(len(self.cached)))
             changes.everything = False
-        for name in changes.tasks:
-            stale.add(index.by_task_actor[name][0])
-        for name in changes.channels:
-            stale.update(index.by_channel[name])
-        for name in changes.subpartitions:
-            stale.update(index.by_subpartition[name])
-        for name in changes.pools:
-            stale.update(index.by_pool[name])
-        for name in changes.network_pools:
-            stale.update(index.by_network_pool[name])
-        for name in changes.writers:
-            stale.add(index.by_writer[name])
-        for name in changes.readers:
-            stale.add(index.by_reader[name])
-        for name in changes.drainers:
-            stale.add(index.by_drainer[name])
-        for touched in (
-            changes.tasks,
-            changes.channels,
-            changes.subpartitions,
-            changes.pools,
-            changes.network_pools,
-            changes.writers,
-            changes.readers,
-            changes.drainers,
-        ):
-            touched.clear()
+        if changes.tasks:
+            for name in changes.tasks:
+                stale.add(index.by_task_actor[name][0])
+            changes.tasks.clear()
+        if changes.channels:
+            for name in changes.channels:
+                stale.update(index.by_channel[name])
+            changes.channels.clear()
+        if changes.subpartitions:
+            for name in changes.subpartitions:
+                stale.update(index.by_subpartition[name])
+            changes.subpartitions.clear()
+        if changes.pools:
+            for name in changes.pools:
+                stale.update(index.by_pool[name])
+            changes.pools.clear()
+        if changes.network_pools:
+            for name in changes.network_pools:
+                stale.update(index.by_network_pool[name])
+            changes.network_pools.clear()
+        if changes.writers:
+            for name in changes.writers:
+                stale.add(index.by_writer[name])
+            changes.writers.clear()
+        if changes.readers:
+            for name in changes.readers:
+                stale.add(index.by_reader[name])
+            changes.readers.clear()
+        if changes.drainers:
+            for name in changes.drainers:
+                stale.add(index.by_drainer[name])
+            changes.drainers.clear()
 
     def copy(self) -> ActionCache:
         return ActionCache(self.index, list(self.cached), set(self.stale))

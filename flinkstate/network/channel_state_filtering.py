@@ -179,7 +179,7 @@ def keeps_record(
         return True
     if world.record_owner(gate, record) == task.index:
         return True
-    world.filtered[(record, task.name)] = world.step
+    world.filtered[(record, task.name)] = world.journal.step
     return False
 
 

@@ -446,7 +446,8 @@ class NetworkWorld(NetworkState):
             full = self._scan_actions()
             if full != actions:
                 raise AssertionError(
-                    f"step {self.step}: cached actions {actions} differ from a full scan {full}"
+                    f"step {self.journal.step}: cached actions {actions} differ from a full "
+                    f"scan {full}"
                 )
         return actions
 
@@ -499,7 +500,7 @@ class NetworkWorld(NetworkState):
         return (
             self.checkpoint is not None
             and self.checkpoint_timeout > 0
-            and self.step - self.checkpoint.trigger_step >= self.checkpoint_timeout
+            and self.journal.step - self.checkpoint.trigger_step >= self.checkpoint_timeout
         )
 
     def _expire(self) -> None:
@@ -515,7 +516,7 @@ class NetworkWorld(NetworkState):
             CheckpointFailure(
                 progress.id,
                 CheckpointFailureReason.CHECKPOINT_EXPIRED,
-                self.step + 1,  # the step this action makes, as the stepper counts
+                self.journal.step + 1,  # the step this action makes, as the stepper counts
                 detail=f"after {self.checkpoint_timeout} steps",
             )
         )
@@ -552,7 +553,7 @@ class NetworkWorld(NetworkState):
         """Record a failed checkpoint; too many counted ones in a row fail the job
         (``CheckpointFailureManager``)."""
         self.failures.append(failure)
-        self.last_checkpoint_end = self.step
+        self.last_checkpoint_end = self.journal.step
         last = max((c.id for c in self.completed), default=0)
         since = [f for f in self.failures if f.checkpoint > last]
         if job_fails(since, self.tolerable_failed_checkpoints):
@@ -568,7 +569,7 @@ class NetworkWorld(NetworkState):
     ) -> None:
         """A task declines the checkpoint: the coordinator aborts it everywhere."""
         self._abort(progress)
-        self._fail(CheckpointFailure(progress.id, reason, self.step + 1, task.name, why))
+        self._fail(CheckpointFailure(progress.id, reason, self.journal.step + 1, task.name, why))
         self.journal.note = (
             f"checkpoint {progress.id} declined by {task.name} ({reason.name}): {why}"
         )
@@ -586,7 +587,7 @@ class NetworkWorld(NetworkState):
             self.checkpoint_interval > 0
             and self.checkpoint is None
             and len(self.completed) < self.max_checkpoints
-            and self.step >= self.last_checkpoint_end + self.checkpoint_interval
+            and self.journal.step >= self.last_checkpoint_end + self.checkpoint_interval
             # Flink triggers once every task is RUNNING (restore over); a rescaled input still
             # demultiplexing recovered data would decline as not ready, so wait for it too
             and (
@@ -787,8 +788,8 @@ class NetworkWorld(NetworkState):
         else:
             raise InvalidParameterError(f"no actor {actor!r} in this world")
         event = self.journal.event(action)
-        if self.full_check_every and self.step % self.full_check_every == 0:
-            scan = self.step // self.full_check_every
+        if self.full_check_every and self.journal.step % self.full_check_every == 0:
+            scan = self.journal.step // self.full_check_every
             self.check_consistency(idle_pools=scan % IDLE_POOL_SCAN_EVERY == 0)
         return event
 
@@ -882,7 +883,7 @@ class NetworkWorld(NetworkState):
             task.pending.popleft()
             gate = self.channels[sub.channel].gate
             self._start_delivery(out.record, gate)
-            self.emitted_at[(out.record, gate)] = (self.step, task.name)
+            self.emitted_at[(out.record, gate)] = (self.journal.step, task.name)
         if builder.space == 0 or (self.flush_every_record and out.written == out.total):
             self._finish_builder(sub)
 
@@ -1095,7 +1096,7 @@ class NetworkWorld(NetworkState):
         if state != IN_FLIGHT:
             what = "without it being sent" if state is None else "twice"
             self._violate("exactly-once", f"{task.name} processed record {record_id} {what}")
-        self.deliveries[key] = self.step
+        self.deliveries[key] = self.journal.step
         self.journal.delivered.append(record_id)
         # Order holds per path: records of one source subtask that took the same channels.
         # A recovered record's path before the checkpoint is not known (Flink persists bytes,
@@ -1211,7 +1212,7 @@ class NetworkWorld(NetworkState):
 
     def _trigger(self) -> None:
         number = self._next_checkpoint_id()
-        self.checkpoint = CheckpointInProgress(number, self.unaligned, self.step)
+        self.checkpoint = CheckpointInProgress(number, self.unaligned, self.journal.step)
         restoring = next(
             (
                 t
@@ -1503,7 +1504,7 @@ class NetworkWorld(NetworkState):
             subtask=name,
             operator=op.name,
             index=task.index,
-            snapshot_step=self.step,
+            snapshot_step=self.journal.step,
             key_groups=None if task.key_groups is None else KeyGroupRange(*task.key_groups),
             keyed_state=tuple(sorted(task.keyed_state.items())),
             source_splits=tuple(task.splits.items()),
@@ -1598,7 +1599,7 @@ class NetworkWorld(NetworkState):
             id=progress.id,
             unaligned=progress.unaligned,
             trigger_step=progress.trigger_step,
-            completion_step=self.step,
+            completion_step=self.journal.step,
             subtasks=tuple(
                 progress.snapshots[t.name]
                 for t in self.tasks.values()
@@ -1617,7 +1618,7 @@ class NetworkWorld(NetworkState):
         )
         self.completed.append(checkpoint)
         self.checkpoint = None
-        self.last_checkpoint_end = self.step
+        self.last_checkpoint_end = self.journal.step
         self._check_checkpoint(checkpoint, progress)
 
     def _check_checkpoint(self, checkpoint: Checkpoint, progress: CheckpointInProgress) -> None:
