@@ -383,6 +383,6 @@ class FetchedChannelStateDrainer:
         )
 
 
-def drainer_name(task_name: str) -> str:
-    """The drainer actor's name for a task (``task X[i]``)."""
-    return f"drainer {task_name.removeprefix('task ')}"
+def drainer_name(task_key: str) -> str:
+    """The drainer actor's name for a task, by its key in ``tasks`` (``X[i]``)."""
+    return f"drainer {task_key}"

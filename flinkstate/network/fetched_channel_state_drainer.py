@@ -124,7 +124,7 @@ def _physical(world: NetworkState, drainer: FetchedChannelStateDrainer) -> Chann
     if drainer.cursor.segment >= len(segments):
         return None
     info = segments[drainer.cursor.segment].channel
-    task = world.tasks[drainer.task.removeprefix("task ")]
+    task = world.task_named(drainer.task)
     return task.gates[info.gate].channels[info.channel]
 
 
@@ -179,7 +179,7 @@ def finish_drain(world: NetworkState, drainer: FetchedChannelStateDrainer) -> No
     """Every channel gets its end event; the root reader's reference is released."""
     assert drainer.state is not None
     drainer.finished = True
-    task = world.tasks[drainer.task.removeprefix("task ")]
+    task = world.task_named(drainer.task)
     for gate in task.gates:
         for channel in gate.channels:
             channel.recovered_queue.append(world.new_buffer(HEAP, 0, event=END_OF_FETCHED_STATE))
@@ -283,7 +283,7 @@ def waits(world: NetworkState, task: Task) -> list[Wait]:
     nbp = task.gates[0].pool.global_pool
     return [
         Wait(
-            f"{REQUEST_PARTITIONS_V2} {task.name.removeprefix('task ')}",
+            f"{REQUEST_PARTITIONS_V2} {world.task_keys[task.name]}",
             f"{needed} exclusive buffers of {nbp} for the channels it converts",
         )
     ]

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 def reader_target(world: NetworkState, reader: ChannelStateReader) -> tuple[Task, Gate, Channel]:
     """The task, gate and recovered channel the reader works for now: the channel of the
     buffer it holds (V1's pre-filter buffer), else the first target of its next chunk."""
-    task = world.tasks[reader.task.removeprefix("task ")]
+    task = world.task_named(reader.task)
     if reader.pre_channel:
         channel = world.channels[reader.pre_channel]
         return task, world.gate_of(channel), channel

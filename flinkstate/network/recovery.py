@@ -109,7 +109,7 @@ def do_finish_output(world: NetworkState, task: Task, action: Action) -> None:
 
 
 def reader_actions(world: NetworkState, reader: ChannelStateReader) -> tuple[str, str] | None:
-    task = world.tasks[reader.task.removeprefix("task ")]
+    task = world.task_named(reader.task)
     if reader.finished or task.phase is TaskPhase.RESTORING_OUTPUT:
         return None
     if world.effective_generation is RecoveryGeneration.V1:
@@ -126,7 +126,7 @@ def reader_actions(world: NetworkState, reader: ChannelStateReader) -> tuple[str
 
 
 def reader_step(world: NetworkState, reader: ChannelStateReader, kind: str) -> None:
-    task = world.tasks[reader.task.removeprefix("task ")]
+    task = world.task_named(reader.task)
     if kind == "filter":
         channel_state_filtering.filter_step(world, reader)
         return
@@ -335,7 +335,7 @@ def finish_demultiplexing(world: NetworkState, gate: Gate) -> None:
 def keeps(world: NetworkState, channel: Channel, record: int) -> bool:
     """The filter of an ambiguous virtual channel: does this subtask own the record?"""
     gate = world.gate_of(channel)
-    task = world.tasks[channel.task.removeprefix("task ")]
+    task = world.task_named(channel.task)
     selected = channel.selected
     if (
         "drop-recovered" in world.faults

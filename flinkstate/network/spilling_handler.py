@@ -110,7 +110,7 @@ def spill_step(world: NetworkState, reader: ChannelStateReader) -> None:
 
 def finish_fetch(world: NetworkState, reader: ChannelStateReader) -> None:
     """Seal the files; hand the state (holding the fetch's reference) to the task's drainer."""
-    task = world.tasks[reader.task.removeprefix("task ")]
+    task = world.task_named(reader.task)
     writer = _writer(world, reader)
     heap = writer.heap_bytes
     state = writer.close()

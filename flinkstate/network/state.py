@@ -164,6 +164,8 @@ class NetworkState:
     check_actions: bool = False
     #: each actor's enabled actions, recomputed only for actors whose state changed
     actions: ActionCache = field(init=False)
+    #: each task's key in ``tasks`` by its name ("task map[0]" -> "map[0]"), fixed once built
+    task_keys: dict[str, str] = field(init=False)
     key_ordered: frozenset[str] = field(init=False)
     #: operators that read their inputs one after the other (``InputSelectable``)
     sequential: frozenset[str] = field(init=False)
@@ -219,10 +221,15 @@ class NetworkState:
                 return partition
         raise AssertionError(f"no result partition {name}")
 
+    def task_named(self, name: str) -> Task:
+        """The task of an actor or holder name (``task map[0]``), as channels, readers,
+        drainers and write requests record it."""
+        return self.tasks[self.task_keys[name]]
+
     def record_owner(self, gate: Gate, record: int) -> int:
         """The subtask a record belongs to under the gate's partitioner (new parallelism):
         the rule every generation's record filter applies."""
-        down = self.graph.operator(self.tasks[gate.task.removeprefix("task ")].operator)
+        down = self.graph.operator(self.task_named(gate.task).operator)
         key = self.records[record].key
         if gate.exchange.partitioner is Partitioner.CUSTOM:
             return key % down.parallelism

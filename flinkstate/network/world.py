@@ -37,6 +37,7 @@ from flinkstate.network.actors import (
     COORDINATOR,
     ActionCache,
     ActorIndex,
+    ActorKind,
     ActorRef,
     action,
 )
@@ -150,6 +151,7 @@ class NetworkWorld(NetworkState):
             self.writers = {w.name: w for w in writers}
             self.writer_of = {t: w.name for w in writers for t in w.subtasks}
         self.key_ordered = self.graph.key_ordered()
+        self.task_keys = {task.name: key for key, task in self.tasks.items()}
         self.actions = ActionCache.of(
             ActorIndex.of(
                 self.tasks,
@@ -211,7 +213,7 @@ class NetworkWorld(NetworkState):
                 )
                 if v2:
                     self.drainers[task.name] = FetchedChannelStateDrainer(
-                        drainer_name(task.name), task.name
+                        drainer_name(name), task.name
                     )
                     task.recovery_trigger = RecoveryCheckpointTrigger.NOT_READY
         self.records = dict(restore.records)
@@ -237,7 +239,8 @@ class NetworkWorld(NetworkState):
         for op in graph.operators:
             for exchange in graph.inputs_of(op.name):
                 for index in range(op.parallelism):
-                    self._build_gate(self.tasks[op.subtask_name(index)], exchange)
+                    name = op.subtask_name(index)
+                    self._build_gate(name, self.tasks[name], exchange)
         for pool in self.network_pools.values():
             self.buffer_pools.redistribute(pool)
 
@@ -286,8 +289,7 @@ class NetworkWorld(NetworkState):
                 self.subpartitions[sub.name] = sub
             task.partitions.append(ResultPartition(partition_name, exchange, name, subs, pool))
 
-    def _build_gate(self, task: Task, exchange: Exchange) -> None:
-        consumer = task.name.removeprefix("task ")
+    def _build_gate(self, consumer: str, task: Task, exchange: Exchange) -> None:
         upstream = self.graph.operator(exchange.upstream)
         producers = self.graph.producers(exchange, task.index)
         exclusive, floating_min, floating_max = self.config.gate_buffers(len(producers))
@@ -466,12 +468,12 @@ class NetworkWorld(NetworkState):
         return (action(writer.name, "write", writer.requests[0].channel),)
 
     def _reader_action(self, name: str) -> tuple[Action, ...]:
-        reader = self.readers["task " + name.removeprefix("channel-state-reader ")]
+        reader = self.readers[self.tasks[self.actions.index.refs[name].task].name]
         step = recovery.reader_actions(self, reader)
         return () if step is None else (action(reader.name, *step),)
 
     def _drainer_action(self, name: str) -> tuple[Action, ...]:
-        drainer = self.drainers["task " + name.removeprefix("drainer ")]
+        drainer = self.drainers[self.tasks[self.actions.index.refs[name].task].name]
         step = fetched_channel_state_drainer.drainer_action(self, drainer)
         return () if step is None else (action(drainer.name, *step),)
 
@@ -759,34 +761,8 @@ class NetworkWorld(NetworkState):
         if task_actor is not None:
             self.journal.changes.tasks.add(actor)
             _TASK_HANDLERS[action.kind](self, self.tasks[task_actor[1]], action)
-        elif actor == COORDINATOR:
-            if action.kind == "expire":
-                self._expire()
-            else:
-                self._trigger()
-        elif actor.startswith("netty "):
-            channel = self.channels[actor.removeprefix("netty ")]
-            self._touch_channel(channel)
-            if action.kind == "send":
-                self._send(channel)
-            else:
-                self._request_floating(channel)
-        elif actor in self.writers:
-            self.journal.changes.writers.add(actor)
-            self._write_channel_state(self.writers[actor])
-        elif actor.startswith("channel-state-reader "):
-            self.journal.changes.readers.add(actor)
-            reader = self.readers["task " + actor.removeprefix("channel-state-reader ")]
-            recovery.reader_step(self, reader, action.kind)
-        elif actor.startswith("drainer "):
-            self.journal.changes.drainers.add(actor)
-            drainer = self.drainers["task " + actor.removeprefix("drainer ")]
-            if action.kind == "drain":
-                fetched_channel_state_drainer.drain_step(self, drainer)
-            else:
-                fetched_channel_state_drainer.finish_drain(self, drainer)
         else:
-            raise InvalidParameterError(f"no actor {actor!r} in this world")
+            self._apply_other(actor, action)
         event = self.journal.event(action)
         if self.full_check_every and self.journal.step % self.full_check_every == 0:
             scan = self.journal.step // self.full_check_every
@@ -794,6 +770,39 @@ class NetworkWorld(NetworkState):
         return event
 
     # -- task actions
+
+    def _apply_other(self, actor: str, action: Action) -> None:
+        """An action of an actor other than a task: the coordinator, a transport, a writer,
+        a reader or a drainer, found by its typed reference."""
+        ref = self.actions.index.refs.get(actor)
+        if ref is None:
+            raise InvalidParameterError(f"no actor {actor!r} in this world")
+        if ref.kind is ActorKind.COORDINATOR:
+            if action.kind == "expire":
+                self._expire()
+            else:
+                self._trigger()
+        elif ref.kind is ActorKind.NETTY:
+            channel = self.channels[ref.channel]
+            self._touch_channel(channel)
+            if action.kind == "send":
+                self._send(channel)
+            else:
+                self._request_floating(channel)
+        elif ref.kind is ActorKind.WRITER:
+            self.journal.changes.writers.add(actor)
+            self._write_channel_state(self.writers[ref.writer])
+        elif ref.kind is ActorKind.READER:
+            self.journal.changes.readers.add(actor)
+            reader = self.readers[self.tasks[ref.task].name]
+            recovery.reader_step(self, reader, action.kind)
+        else:
+            self.journal.changes.drainers.add(actor)
+            drainer = self.drainers[self.tasks[ref.task].name]
+            if action.kind == "drain":
+                fetched_channel_state_drainer.drain_step(self, drainer)
+            else:
+                fetched_channel_state_drainer.finish_drain(self, drainer)
 
     def _do_compute(self, task: Task, action: Action) -> None:
         task.busy -= 1
@@ -1450,7 +1459,7 @@ class NetworkWorld(NetworkState):
         checkpoint = self.checkpoint
         assert checkpoint is not None
         assert checkpoint.id == channel.persisting
-        task = self.tasks[channel.task.removeprefix("task ")]
+        task = self.task_named(channel.task)
         fragments = tuple(buffer.fragments)
         self._persist(
             task, checkpoint, False, channel.name, fragments, buffer.segment, buffer=buffer.uid
@@ -1495,11 +1504,11 @@ class NetworkWorld(NetworkState):
             self._drop(request.segment, writer.name, None)
         if request.release_spill:
             self.release_spill(request.release_spill)
-        self._maybe_acknowledge(self.tasks[request.task.removeprefix("task ")], checkpoint)
+        self._maybe_acknowledge(self.task_named(request.task), checkpoint)
 
     def _snapshot(self, task: Task, checkpoint: CheckpointInProgress) -> None:
         op = self.graph.operator(task.operator)
-        name = task.name.removeprefix("task ")
+        name = self.task_keys[task.name]
         checkpoint.snapshots[task.name] = SubtaskState(
             subtask=name,
             operator=op.name,
@@ -1572,9 +1581,7 @@ class NetworkWorld(NetworkState):
         ) -> None:
             buffers = persisted.get(name)
             if buffers:
-                into.append(
-                    ChannelState(task.name.removeprefix("task "), name, info, tuple(buffers))
-                )
+                into.append(ChannelState(self.task_keys[task.name], name, info, tuple(buffers)))
 
         for task in self.tasks.values():
             for gate_index, gate in enumerate(task.gates):
@@ -1711,9 +1718,9 @@ class NetworkWorld(NetworkState):
                 continue
             if task.pending:
                 sub = self.subpartitions[task.pending[0].subpartition]
-                pool = self.partition_of(task, sub).pool
-                holders = self._holders_of_pool(pool)
-                waits.append(Wait(task.name, f"a buffer of {pool.name}", holders))
+                partition = self.partition_of(task, sub)
+                holders = self._holders_of_pool(partition)
+                waits.append(Wait(task.name, f"a buffer of {partition.pool.name}", holders))
             else:
                 waits += self._input_waits(task)
             if task.phase is not TaskPhase.RUNNING:
@@ -1787,7 +1794,7 @@ class NetworkWorld(NetworkState):
     def _reader_wait(self, reader: ChannelStateReader) -> Wait | None:
         """A blocked reader waits for a buffer of the channel it recovers into; the holders are
         whoever has that channel's recovery buffers or the gate's floating ones."""
-        task = self.tasks[reader.task.removeprefix("task ")]
+        task = self.task_named(reader.task)
         if reader.finished or task.phase is TaskPhase.RESTORING_OUTPUT:
             return None
         if recovery.reader_actions(self, reader) is not None:
@@ -1825,20 +1832,26 @@ class NetworkWorld(NetworkState):
             return self.readers[channel.task].name
         return f"netty {channel.name}" if channel.remote else channel.producer
 
-    def _holders_of_pool(self, pool: LocalBufferPool) -> tuple[str, ...]:
+    def _holders_of_pool(self, partition: ResultPartition) -> tuple[str, ...]:
+        """Who holds the buffers of a result partition's pool: the holders of shared ones
+        that return to it, and the consumers (or transports) of its queued buffers."""
         holders = set()
-        partition = pool.name.removeprefix("pool ")
+        name = partition.name
         for segment, returns in self.ledger.returns.items():
-            kind, name = returns.kind, returns.name
-            if (kind is ReturnKind.PARTITION and name == partition) or (
-                kind is ReturnKind.SUBPARTITION and self.subpartitions[name].partition == partition
+            kind = returns.kind
+            if (kind is ReturnKind.PARTITION and returns.name == name) or (
+                kind is ReturnKind.SUBPARTITION
+                and self.subpartitions[returns.name].partition == name
             ):
                 holders.add(self.owner[segment])  # e.g. the writer that has yet to write it
-        for segment, owner in enumerate(self.owner):
-            if self.home[segment] != pool.global_pool or not owner.startswith("queue "):
-                continue
-            sub = self.subpartitions[owner.removeprefix("queue ")]
-            if sub.partition == pool.name.removeprefix("pool "):
+        owner, home, global_pool = self.owner, self.home, partition.pool.global_pool
+        for sub in partition.subpartitions:
+            queued = f"queue {sub.name}"
+            if any(
+                owner[b.segment] == queued and home[b.segment] == global_pool
+                for b in sub.queue
+                if b.event is None
+            ):
                 channel = self.channels[sub.channel]
                 holders.add(self._producer_actor(channel) if channel.remote else channel.task)
         return tuple(sorted(holders))

@@ -211,7 +211,7 @@ def ownership_graph(
             capacity=nbp.total,
         )
     for task in world.tasks.values():
-        add(task_node(task), "task", task.name.removeprefix("task "), _task_details(world, task))
+        add(task_node(task), "task", world.task_keys[task.name], _task_details(world, task))
         for partition in task.partitions:
             pool = partition.pool
             add(
@@ -271,14 +271,14 @@ def ownership_graph(
                 )
     for reader in world.readers.values():
         add(reader.name, "channel-state-reader", "", _reader_details(reader))
-        task = world.tasks[reader.task.removeprefix("task ")]
+        task = world.task_named(reader.task)
         for gate in task.gates:
             if not gate.converted:
                 graph.add_edge(reader.name, gate_node(gate), kind="restore")
     for drainer in world.drainers.values():
         add(drainer.name, "drainer", "", _drainer_details(world, drainer))
         if drainer.installed and not drainer.finished:
-            task = world.tasks[drainer.task.removeprefix("task ")]
+            task = world.task_named(drainer.task)
             for gate in task.gates:
                 graph.add_edge(drainer.name, gate_node(gate), kind="drain")
     for writer in world.writers.values():
@@ -380,7 +380,7 @@ def _channel_details(channel: Channel) -> list[str]:
 
 
 def _drainer_details(world: NetworkWorld, drainer: FetchedChannelStateDrainer) -> list[str]:
-    task = world.tasks[drainer.task.removeprefix("task ")]
+    task = world.task_named(drainer.task)
     lines = [f"recovery checkpoint trigger: {task.recovery_trigger.value}"]
     state = drainer.state
     if state is None:
