@@ -24,8 +24,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flinkstate.network import recovered_channel
+from flinkstate.network import deserializer, recovered_channel
 from flinkstate.network.buffer import HEAP
+from flinkstate.network.deserializer import Framing
 from flinkstate.network.options import PrefilterSource
 from flinkstate.network.records import Fragment
 
@@ -142,22 +143,23 @@ def reassemble(
     channel: Channel,
 ) -> bool:
     """Feed one fragment to its virtual channel's record; True when it completes the record."""
-    partial = reader.partials.get(virtual)
-    if fragment.is_first:
-        if partial is not None:
-            world.journal.violate("exactly-once", f"record {partial} was cut off in {channel.name}")
-    elif partial != fragment.record:
+    before = reader.partials.get(virtual)
+    partial, framing = deserializer.reassemble(before, fragment)
+    if framing is Framing.NOT_CONTINUED:
         world.journal.violate(
             "channel-order",
             f"fragment of record {fragment.record} does not continue the record being "
             f"filtered on {channel.name}",
         )
         return False
-    reader.partials[virtual] = fragment.record
-    if not fragment.is_last:
-        return False
-    del reader.partials[virtual]
-    return True
+    if framing is Framing.CUT_OFF:
+        assert before is not None
+        world.journal.violate("exactly-once", f"record {before[0]} was cut off in {channel.name}")
+    if partial is None:
+        reader.partials.pop(virtual, None)
+        return True
+    reader.partials[virtual] = partial
+    return False
 
 
 def keeps_record(

@@ -34,8 +34,9 @@ class ChannelStateReader:
     #: records still to re-serialize (record, bytes written) and the post-filter buffers so far
     pending: deque[tuple[int, int]] = field(default_factory=deque)
     posts: list[Buffer] = field(default_factory=list)
-    #: the record being reassembled per virtual channel (gate, channel, old subtask, old channel)
-    partials: dict[tuple[int, int, int, int], int] = field(default_factory=dict)
+    #: per virtual channel (gate, channel, old subtask, old channel): the record being
+    #: reassembled and the bytes of it received
+    partials: dict[tuple[int, int, int, int], tuple[int, int]] = field(default_factory=dict)
     heap_segment_allocated: bool = False
     heap_segment_in_use: bool = False
     #: V2: the spill files being written

@@ -116,7 +116,7 @@ def finish_fetch(world: NetworkState, reader: ChannelStateReader) -> None:
     state = writer.close()
     world.ledger.heap(-heap)
     channel_state_filtering.free_prefilter_segment(world, reader)
-    for virtual, record in reader.partials.items():
+    for virtual, (record, _) in reader.partials.items():
         world.journal.violate(
             "exactly-once",
             f"record {record} of virtual channel {virtual} is incomplete at the end of the fetch",

@@ -58,6 +58,7 @@ from flinkstate.network.checkpoint import (
     SubtaskState,
 )
 from flinkstate.network.consumer import Channel, Gate
+from flinkstate.network.deserializer import Framing, reassemble
 from flinkstate.network.events import (
     BARRIER,
     END_OF_FETCHED_STATE,
@@ -995,21 +996,19 @@ class NetworkWorld(NetworkState):
         where = channel.name if vc is None else f"{channel.name} (virtual channel {vc})"
         restored = self.restore is not None
         for fragment in buffer.fragments:
-            if fragment.is_first:
-                if partial is not None:
-                    self._violate("exactly-once", f"record {partial[0]} on {where} was cut off")
-                partial = (fragment.record, fragment.length)
-            elif partial is None or partial[0] != fragment.record:
+            before = partial
+            partial, framing = reassemble(partial, fragment)
+            if framing is Framing.NOT_CONTINUED:
                 self._violate(
                     "channel-order",
                     f"fragment of record {fragment.record} on {where} does not "
                     "continue the record being reassembled",
                 )
                 continue
-            else:
-                partial = (fragment.record, partial[1] + fragment.length)
+            if framing is Framing.CUT_OFF:
+                assert before is not None
+                self._violate("exactly-once", f"record {before[0]} on {where} was cut off")
             if fragment.is_last:
-                partial = None
                 if not restored:
                     complete.append(fragment.record)
                 elif recovery.keeps(self, channel, fragment.record):
