@@ -1,9 +1,9 @@
 """Buffers per owner kind over a run, derived from the events' segment moves.
 
 Owner names start with their kind (:class:`~flinkstate.network.owners.OwnerKind`), so
-counting per kind needs no access to the world: the tracker starts from the initial owners
-and replays moves. The CLI prints the end and peak counts; the timelines of the notebooks
-plot the same series.
+counting per kind needs no access to the world: :class:`BufferCounts` starts from the initial
+owners and replays moves. It is the one replay: the CLI prints its end and peak counts, the
+stepper's timelines and the restart's owner figure plot its counts step by step.
 """
 
 from __future__ import annotations
@@ -40,15 +40,19 @@ class BufferCounts:
         counts.peak = Counter(counts.current)
         return counts
 
-    def apply(self, event: Event) -> None:
+    def apply(self, event: Event) -> set[str]:
+        """Replay the step's moves; the kinds whose count changed."""
+        changed: set[str] = set()
         for move in event.moves:
             source, target = owner_kind(move.source), owner_kind(move.target)
             if source == target:
                 continue
             self.current[source] -= 1
             self.current[target] += 1
+            changed.update((source, target))
             if self.current[target] > self.peak[target]:
                 self.peak[target] = self.current[target]
+        return changed
 
     def apply_all(self, events: Iterable[Event]) -> BufferCounts:
         for event in events:

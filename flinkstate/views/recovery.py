@@ -6,14 +6,13 @@ check their data.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
 import pandas as pd
 import plotly.graph_objects as go
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.metrics import OWNER_KINDS, owner_kind
+from flinkstate.network.metrics import OWNER_KINDS, BufferCounts
 from flinkstate.sim.core import Event
 from flinkstate.views.palette import (
     ALERT,
@@ -44,12 +43,11 @@ def owner_counts(
     """Segments held per owner kind after every ``every``-th step (one row per sample)."""
     if every < 1:
         raise InvalidParameterError(f"every must be at least 1, got {every}")
-    current = Counter(owner_kind(o) for o in initial_owners)
+    counts = BufferCounts.start(initial_owners)
+    current = counts.current
     rows = [{"step": 0, **{k: current[k] for k in OWNER_KINDS}}]
     for event in events:
-        for move in event.moves:
-            current[owner_kind(move.source)] -= 1
-            current[owner_kind(move.target)] += 1
+        counts.apply(event)
         step = event.step + 1
         if step % every == 0 or event is events[-1]:
             rows.append({"step": step, **{k: current[k] for k in OWNER_KINDS}})

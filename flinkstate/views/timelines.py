@@ -10,6 +10,7 @@ step. The figure is built as plotly JSON so that a live widget can copy it every
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,7 +19,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.metrics import OWNER_KINDS, owner_kind
+from flinkstate.network.actors import ActorKind
+from flinkstate.network.metrics import OWNER_KINDS, BufferCounts
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Event, Simulation, collector_paused
 from flinkstate.views.palette import (
@@ -53,18 +55,14 @@ class Timelines:
     #: acknowledged subtasks of the checkpoint in progress, checkpoints completed, expired
     checkpoint: dict[str, Points] = field(default_factory=dict)
     tasks: int = 0
-    _kinds: dict[str, int] = field(default_factory=dict)
+    _counts: BufferCounts = field(default_factory=BufferCounts)
 
     @classmethod
     def start(cls, world: NetworkWorld) -> Timelines:
         timelines = cls(step=world.step, tasks=len(world.tasks))
-        counts = {kind: 0 for kind in OWNER_KINDS}
-        for owner in world.owner:
-            kind = owner_kind(owner)
-            counts[kind] = counts.get(kind, 0) + 1
-        timelines._kinds = counts
-        for kind, count in counts.items():
-            timelines.buffers[kind] = [(world.step, count)]
+        counts = timelines._counts = BufferCounts.start(world.owner)
+        for kind in dict.fromkeys([*OWNER_KINDS, *counts.current]):
+            timelines.buffers[kind] = [(world.step, counts.current[kind])]
         timelines._read(world, world.channels, world.tasks)
         return timelines
 
@@ -92,24 +90,22 @@ class Timelines:
                     channels.add(name)
                 elif kind in _QUEUE_KINDS:
                     channels.add(world.subpartitions[name].channel)
-            source, target = owner_kind(move.source), owner_kind(move.target)
-            if source != target:
-                for kind, delta in ((source, -1), (target, 1)):
-                    self._kinds[kind] = self._kinds.get(kind, 0) + delta
-                    _put(self.buffers.setdefault(kind, []), self.step, self._kinds[kind])
-        actor_kind, _, actor = event.action.actor.partition(" ")
+        for kind in self._counts.apply(event):
+            _put(self.buffers.setdefault(kind, []), self.step, self._counts.current[kind])
+        ref = world.actor(event.action.actor)
+        actor_kind = None if ref is None else ref.kind
         tasks: list[str] = []
-        if actor_kind == "task":
-            task = world.tasks[actor]
-            tasks.append(actor)
+        if ref is not None and actor_kind is ActorKind.TASK:
+            task = world.tasks[ref.task]
+            tasks.append(ref.task)
             channels.update(c.name for g in task.gates for c in g.channels)
             channels.update(s.channel for p in task.partitions for s in p.subpartitions)
-        elif actor_kind == "netty":
-            channels.add(actor)
-        elif actor_kind == "channel-state-reader":
-            task = world.tasks[actor]
+        elif ref is not None and actor_kind is ActorKind.NETTY:
+            channels.add(ref.channel)
+        elif ref is not None and actor_kind is ActorKind.READER:
+            task = world.tasks[ref.task]
             channels.update(c.name for g in task.gates for c in g.channels)
-        elif actor_kind == "checkpoint-coordinator":
+        elif actor_kind is ActorKind.COORDINATOR:
             channels.update(world.channels)
         self._read(world, channels, tasks)
 
@@ -120,7 +116,9 @@ class Timelines:
             for points in family.values():
                 while len(points) > 1 and points[-1][0] > step:
                     points.pop()
-        self._kinds = {kind: points[-1][1] for kind, points in self.buffers.items()}
+        self._counts = BufferCounts(
+            Counter({kind: points[-1][1] for kind, points in self.buffers.items()})
+        )
 
     def _read(self, world: NetworkWorld, channels: Iterable[str], tasks: Iterable[str]) -> None:
         step = world.step
