@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-from flinkstate.keygroups import assign_key_to_parallel_operator, assign_to_key_group
+from flinkstate.keygroups import assign_to_key_group
 from flinkstate.network.actors import ActionCache
 from flinkstate.network.buffer import Buffer, LocalBufferPool, NetworkBufferPool
 from flinkstate.network.channel_state_reader import ChannelStateReader
@@ -40,7 +40,7 @@ from flinkstate.network.pools import BufferPools
 from flinkstate.network.records import Fragment, Record
 from flinkstate.network.state_assignment import StateAssignment
 from flinkstate.network.task import Task
-from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.sim.core import Violation
 
 #: Fault names a test can inject to re-introduce the bug an invariant guards against.
@@ -230,10 +230,11 @@ class NetworkState:
         """The subtask a record belongs to under the gate's partitioner (new parallelism):
         the rule every generation's record filter applies."""
         down = self.graph.operator(self.task_named(gate.task).operator)
-        key = self.records[record].key
-        if gate.exchange.partitioner is Partitioner.CUSTOM:
-            return key % down.parallelism
-        return key_subtask(key, down.effective_max_parallelism, down.parallelism)
+        rule = OwnerRule.of(gate.exchange.partitioner)
+        assert rule is not OwnerRule.NONE, f"{gate.name}: no owner without a keyed partitioner"
+        return rule.owner(
+            self.records[record].key, down.effective_max_parallelism, down.parallelism
+        )
 
     def new_buffer(
         self,
@@ -286,13 +287,7 @@ class NetworkState:
 
 
 @functools.lru_cache(maxsize=65536)
-def key_subtask(key: int, max_parallelism: int, parallelism: int) -> int:
-    """The subtask a (long) key goes to: Flink's arithmetic, computed once per key, as keys
-    repeat within a run."""
-    return assign_key_to_parallel_operator(key, max_parallelism, parallelism, "long")
-
-
-@functools.lru_cache(maxsize=65536)
 def key_group_of(key: int, max_parallelism: int) -> int:
-    """The key group of a (long) key, cached as :func:`key_subtask` is."""
+    """The key group of a (long) key: Flink's arithmetic, computed once per key, as keys
+    repeat within a run."""
     return assign_to_key_group(key, max_parallelism, "long")

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import (
     KeyGroupRange,
-    assign_key_to_parallel_operator,
     assign_to_key_group,
     compute_key_group_range_for_operator_index,
 )
@@ -37,7 +36,7 @@ from flinkstate.rescale.exchange import (
     UpstreamSubtaskRescale,
     rescale_exchange,
 )
-from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.rescale.owner_rule import OwnerRule
 
 
 @dataclass(frozen=True)
@@ -340,13 +339,11 @@ def _expected_owners(
     for (record, name), candidates in receivers.items():
         exchange = next(e for e in graph.exchanges if e.name == name)
         downstream = graph.operator(exchange.downstream)
-        key = records[record].key
-        if exchange.partitioner is Partitioner.HASH:
-            owner = assign_key_to_parallel_operator(
-                key, downstream.effective_max_parallelism, downstream.parallelism, "long"
+        rule = OwnerRule.of(exchange.partitioner)
+        if rule is not OwnerRule.NONE:
+            owner = rule.owner(
+                records[record].key, downstream.effective_max_parallelism, downstream.parallelism
             )
-        elif exchange.partitioner is Partitioner.CUSTOM:
-            owner = key % downstream.parallelism
         elif len(candidates) == 1:
             (owner,) = candidates
         else:

@@ -90,9 +90,10 @@ from flinkstate.network.partition import ResultPartition, Subpartition
 from flinkstate.network.pools import BufferPools
 from flinkstate.network.records import Fragment, Record
 from flinkstate.network.recovery import REQUEST_PARTITIONS
-from flinkstate.network.state import FAULTS, IN_FLIGHT, NetworkState, key_group_of, key_subtask
+from flinkstate.network.state import FAULTS, IN_FLIGHT, NetworkState, key_group_of
 from flinkstate.network.state_assignment import StateAssignment
 from flinkstate.network.task import Output, Task, TaskPhase
+from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event
@@ -851,9 +852,10 @@ class NetworkWorld(NetworkState):
         count = len(subs)
         if kind is Partitioner.BROADCAST:
             return list(subs)
-        if kind is Partitioner.HASH:
+        if kind is Partitioner.HASH or kind is Partitioner.CUSTOM:
             down = self.graph.operator(partition.exchange.downstream)
-            target = key_subtask(record.key, down.effective_max_parallelism, down.parallelism)
+            rule = OwnerRule.KEY_GROUP if kind is Partitioner.HASH else OwnerRule.KEY
+            target = rule.owner(record.key, down.effective_max_parallelism, count)
             if "wrong-key-group" in self.faults:
                 target = (target + 1) % count
             return [subs[target]]
@@ -867,8 +869,6 @@ class NetworkWorld(NetworkState):
             return [subs[partition.next_channel]]
         if kind is Partitioner.SHUFFLE:
             return [subs[splitmix64(self.seed ^ (record.id << 8)) % count]]
-        if kind is Partitioner.CUSTOM:
-            return [subs[record.key % count]]
         return [subs[0]]  # FORWARD (one subpartition) and GLOBAL
 
     def _do_request_buffer(self, task: Task, action: Action) -> None:

@@ -20,20 +20,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from enum import Enum
-
-import numpy as np
-import numpy.typing as npt
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import (
-    assign_to_key_group_array,
     check_parallelism,
     check_parallelism_against_max,
-    compute_operator_index_for_key_group_array,
 )
 from flinkstate.rescale.descriptor import NO_RESCALE
 from flinkstate.rescale.exchange import ExchangeRescale, rescale_exchange
+from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
 
 INPUT = "input"
@@ -41,49 +36,6 @@ OUTPUT = "output"
 
 #: at most this many new parallelisms in one sweep (each one is a route set and an owner column)
 MAX_SWEEP = 64
-
-
-class OwnerRule(Enum):
-    """How a record's new owner follows from its key, by the exchange's partitioner.
-
-    Ownership is computed in two steps so that the expensive one is done once per record,
-    whatever the new parallelism: an *owner key* (the key group for keyBy, the key itself for
-    the model's custom partitioner) and then the owner at a parallelism.
-    """
-
-    NONE = 0  # the partitioner gives no owner: such exchanges never filter
-    KEY_GROUP = 1
-    KEY = 2
-
-    @classmethod
-    def of(cls, partitioner: Partitioner) -> OwnerRule:
-        if partitioner is Partitioner.HASH:
-            return cls.KEY_GROUP
-        if partitioner is Partitioner.CUSTOM:
-            return cls.KEY
-        return cls.NONE
-
-    def owner_keys(
-        self, keys: npt.NDArray[np.int64], max_parallelism: int
-    ) -> npt.NDArray[np.int64]:
-        """Each ``Long`` key's owner key (-1 where the rule gives none)."""
-        if self is OwnerRule.KEY_GROUP:
-            return assign_to_key_group_array(keys, max_parallelism, "long").astype(np.int64)
-        if self is OwnerRule.KEY:
-            return keys.astype(np.int64)
-        return np.full(len(keys), -1, dtype=np.int64)
-
-    def owners(
-        self, owner_keys: npt.NDArray[np.int64], max_parallelism: int, parallelism: int
-    ) -> npt.NDArray[np.int32]:
-        """The owning subtask at ``parallelism`` of each owner key (-1 where none)."""
-        if self is OwnerRule.KEY_GROUP:
-            return compute_operator_index_for_key_group_array(
-                max_parallelism, parallelism, owner_keys
-            )
-        if self is OwnerRule.KEY:
-            return (owner_keys % parallelism).astype(np.int32)
-        return np.full(len(owner_keys), -1, dtype=np.int32)
 
 
 @dataclass(frozen=True)

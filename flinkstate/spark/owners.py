@@ -15,10 +15,9 @@ import pyarrow as pa
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import (
-    assign_to_key_group_array,
     check_parallelism_against_max,
-    compute_operator_index_for_key_group_array,
 )
+from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.spark.tables import SparkDataset
 
@@ -55,10 +54,8 @@ def keyed_owners(dataset: SparkDataset, exchange: str, new_parallelism: int) -> 
     def owners(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
             keys = batch.column("key").to_numpy(zero_copy_only=False)
-            groups = assign_to_key_group_array(keys, max_parallelism, "long")
-            subtasks = compute_operator_index_for_key_group_array(
-                max_parallelism, new_parallelism, groups
-            )
+            groups = OwnerRule.KEY_GROUP.owner_keys(keys, max_parallelism)
+            subtasks = OwnerRule.KEY_GROUP.owners(groups, max_parallelism, new_parallelism)
             yield pa.RecordBatch.from_arrays(
                 [
                     batch.column("buffer_id"),

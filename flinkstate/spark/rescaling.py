@@ -43,8 +43,9 @@ from flinkstate.dataset import read_dataset
 from flinkstate.errors import InvalidParameterError, SparkJobError
 from flinkstate.keygroups import compute_operator_index_for_key_group_array
 from flinkstate.rescale.exchange import ExchangeRescale
+from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
-from flinkstate.rescale.routes import MAX_SWEEP, OUTPUT, JobShape, OwnerRule, SweepPlan
+from flinkstate.rescale.routes import MAX_SWEEP, OUTPUT, JobShape, SweepPlan
 from flinkstate.spark.failures import spark_errors
 from flinkstate.spark.progress import ProgressCallback, SparkProgress
 from flinkstate.spark.tables import SparkDataset

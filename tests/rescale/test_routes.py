@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.keygroups import assign_key_to_parallel_operator
+from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.rescale.routes import (
     INPUT,
@@ -15,7 +14,6 @@ from flinkstate.rescale.routes import (
     ExchangeShape,
     JobShape,
     OperatorShape,
-    OwnerRule,
     buffer_routes,
 )
 
@@ -56,16 +54,7 @@ def test_keyed_downscale_routes_each_old_subtask_to_the_ranges_it_overlaps() -> 
     }
 
 
-def test_owner_rules_equal_flinks_scalar_assignment() -> None:
-    keys = np.array([0, 1, -1, 42, 2**40, -(2**62)], dtype=np.int64)
-    groups = OwnerRule.KEY_GROUP.owner_keys(keys, 128)
-    for parallelism in (1, 3, 7):
-        owners = OwnerRule.KEY_GROUP.owners(groups, 128, parallelism)
-        assert list(owners) == [
-            assign_key_to_parallel_operator(int(k), 128, parallelism, "long") for k in keys
-        ]
-    assert list(OwnerRule.KEY.owners(keys, 0, 3)) == [int(k) % 3 for k in keys]
-    assert list(OwnerRule.NONE.owners(keys, 128, 3)) == [-1] * len(keys)
+def test_a_job_shape_knows_each_exchanges_owner_rule() -> None:
     assert SHAPE.owner_rules() == {"source->counter": (OwnerRule.KEY_GROUP, 128)}
 
 
