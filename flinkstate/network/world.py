@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from typing import Self
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.keygroups import KeyGroupRange, compute_key_group_range_for_operator_index
+from flinkstate.keygroups import KeyGroupRange
 from flinkstate.network import (
+    builder,
     channel_state_filtering,
     fetched_channel_state_drainer,
     recovered_channel,
@@ -35,18 +36,15 @@ from flinkstate.network import (
 )
 from flinkstate.network.actors import (
     COORDINATOR,
-    ActionCache,
-    ActorIndex,
     ActorKind,
     ActorRef,
     action,
 )
-from flinkstate.network.buffer import HEAP, Buffer, LocalBufferPool
-from flinkstate.network.channel_state_reader import ChannelStateReader, split_chunk
+from flinkstate.network.buffer import HEAP, Buffer
+from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.channel_state_writer import (
     ChannelStateWriter,
     WriteRequest,
-    assign_writers,
 )
 from flinkstate.network.checkpoint import (
     ChannelState,
@@ -68,30 +66,18 @@ from flinkstate.network.events import (
     RECOVERY_BARRIER,
     SUBTASK_CONNECTION,
 )
-from flinkstate.network.fetched_channel_state import (
-    FetchedChannelStateDrainer,
-    drainer_name,
-)
-from flinkstate.network.graph import Exchange, Operator, OperatorKind
-from flinkstate.network.ledger import Changes, ReturnKind, ReturnTo, SegmentLedger
+from flinkstate.network.graph import OperatorKind
+from flinkstate.network.ledger import ReturnKind, ReturnTo
 from flinkstate.network.options import (
-    BlockedPriority,
     CheckpointFailure,
     CheckpointFailureReason,
-    GateConversion,
-    PrefilterSource,
-    RecoveryBarrierDecline,
     RecoveryCheckpointTrigger,
-    RecoveryGeneration,
-    RecoveryOptions,
     job_fails,
 )
 from flinkstate.network.partition import ResultPartition, Subpartition
-from flinkstate.network.pools import BufferPools
 from flinkstate.network.records import Fragment, Record
 from flinkstate.network.recovery import REQUEST_PARTITIONS
-from flinkstate.network.state import FAULTS, IN_FLIGHT, NetworkState, key_group_of
-from flinkstate.network.state_assignment import StateAssignment
+from flinkstate.network.state import IN_FLIGHT, NetworkState, key_group_of
 from flinkstate.network.task import Output, Task, TaskPhase
 from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
@@ -113,220 +99,7 @@ class NetworkWorld(NetworkState):
     # ------------------------------------------------------------------ building
 
     def __post_init__(self) -> None:
-        unknown = set(self.faults) - FAULTS
-        if unknown:
-            raise InvalidParameterError(
-                f"unknown fault(s) {sorted(unknown)}; known: {', '.join(sorted(FAULTS))}"
-            )
-        self.blocked_priority = BlockedPriority.parse(self.blocked_priority)
-        self.gate_conversion = GateConversion.parse(self.gate_conversion)
-        self.recovery_barrier_decline = RecoveryBarrierDecline.parse(self.recovery_barrier_decline)
-        if self.tolerable_failed_checkpoints < 0:
-            raise InvalidParameterError(
-                "tolerable_failed_checkpoints must not be negative, got "
-                f"{self.tolerable_failed_checkpoints}"
-            )
-        self.sequential = frozenset(op.name for op in self.graph.operators if op.sequential_inputs)
-        if self.sequential and self.checkpoint_interval and not self.unaligned:
-            raise InvalidParameterError(
-                f"aligned checkpoints of {', '.join(sorted(self.sequential))}, which reads its "
-                "inputs sequentially, would never complete: an aligned barrier on an input not "
-                "selected is never read (Flink refuses any checkpointing of an InputSelectable "
-                "operator); set unaligned=true or checkpoint_interval=0"
-            )
-        # checked here too, so that a job that is never restored still refuses it
-        self.generation = RecoveryOptions(
-            self.generation, False, self.checkpointing_during_recovery
-        ).generation
-        self.prefilter_source = PrefilterSource.parse(self.prefilter_source)
-        self.ledger = SegmentLedger(self.journal)
-        self.buffer_pools = BufferPools(self.ledger)
-        if not self.tasks:
-            self._build()
-            if self.restore is not None:
-                self._build_restore(self.restore)
-        if not self.writers:
-            writers = assign_writers(
-                ((t.name, t.task_manager) for t in self.tasks.values()),
-                self.config.max_subtasks_per_channel_state_file,
-            )
-            self.writers = {w.name: w for w in writers}
-            self.writer_of = {t: w.name for w in writers for t in w.subtasks}
-        self.key_ordered = self.graph.key_ordered()
-        self.task_keys = {task.name: key for key, task in self.tasks.items()}
-        self.actions = ActionCache.of(
-            ActorIndex.of(
-                self.tasks,
-                self.channels,
-                self.subpartitions,
-                self.pools,
-                self.network_pools,
-                self.writers,
-                self.readers,
-                self.drainers,
-            )
-        )
-        self.journal.changes = Changes()  # building changed everything: all actions are due
-
-    def _build_restore(self, restore: StateAssignment) -> None:
-        """Start every subtask from its share of the checkpoint, in the restoring phase."""
-        if restore.graph != self.graph:
-            raise InvalidParameterError("a restored world must be built from the restore's graph")
-        options = RecoveryOptions(
-            self.generation,
-            restore.recover_output_on_downstream,
-            self.checkpointing_during_recovery,
-        )
-        self.effective_generation = options.effective_generation
-        self.recovery_note = options.note
-        v2 = self.effective_generation is RecoveryGeneration.V2
-        classic = self.effective_generation is RecoveryGeneration.CLASSIC
-        capacity = self.config.segment_size
-        for name, task in self.tasks.items():
-            share = restore.subtasks[name]
-            task.keyed_state = dict(share.keyed_state)
-            if task.kind is OperatorKind.SOURCE:
-                task.splits = dict(share.source_splits)
-            task.output_state = deque(
-                piece for chunk in share.output_state for piece in split_chunk(chunk, capacity)
-            )
-            task.phase = TaskPhase.RESTORING_OUTPUT
-            for gate, plan in zip(task.gates, share.gates, strict=True):
-                gate.plan = plan
-                gate.converted = False
-                gate.demultiplexing = plan.demultiplexes and classic
-                for channel in gate.channels:
-                    channel.recovered = True
-                    if channel.exclusive:
-                        # a recovered channel has no credit-based buffers: the physical
-                        # channel takes its exclusive buffers only at conversion
-                        self.buffer_pools.unassign(gate.pool.global_pool, channel.exclusive)
-                        channel.exclusive = []
-                        channel.exclusive_segments = frozenset()
-            if task.gates:
-                self.readers[task.name] = ChannelStateReader(
-                    f"channel-state-reader {name}",
-                    task.name,
-                    deque(
-                        piece
-                        for chunk in share.input_state
-                        for piece in split_chunk(chunk, capacity)
-                    ),
-                )
-                if v2:
-                    self.drainers[task.name] = FetchedChannelStateDrainer(
-                        drainer_name(name), task.name
-                    )
-                    task.recovery_trigger = RecoveryCheckpointTrigger.NOT_READY
-        self.records = dict(restore.records)
-        self.recovered_records = frozenset(restore.records)
-        self.next_record = max(self.records, default=-1) + 1
-        for (record, exchange_name), owner in restore.expected_owner.items():
-            exchange = next(e for e in self.graph.exchanges if e.name == exchange_name)
-            consumer = self.graph.operator(exchange.downstream).subtask_name(owner)
-            self.deliveries[(record, f"{consumer}<{exchange.upstream}")] = IN_FLIGHT
-
-    def _build(self) -> None:
-        cfg = self.config
-        graph = self.graph
-        task_managers = {
-            cfg.task_manager_of(i) for op in graph.operators for i in range(op.parallelism)
-        }
-        for tm in sorted(task_managers):
-            name = f"network-pool tm{tm}"
-            self.buffer_pools.add_network_pool(name, cfg.network_buffers_per_task_manager)
-        for op in graph.operators:
-            for index in range(op.parallelism):
-                self._build_task(op, index)
-        for op in graph.operators:
-            for exchange in graph.inputs_of(op.name):
-                for index in range(op.parallelism):
-                    name = op.subtask_name(index)
-                    self._build_gate(name, self.tasks[name], exchange)
-        for pool in self.network_pools.values():
-            self.buffer_pools.redistribute(pool)
-
-    def _build_task(self, op: Operator, index: int) -> None:
-        name = op.subtask_name(index)
-        tm = self.config.task_manager_of(index)
-        key_groups = None
-        if op.kind is OperatorKind.KEYED:
-            r = compute_key_group_range_for_operator_index(
-                op.effective_max_parallelism, op.parallelism, index
-            )
-            key_groups = (r.start, r.end)
-        task = Task(f"task {name}", op.name, op.kind, index, tm, [], [], key_groups)
-        if op.kind is OperatorKind.SOURCE:
-            task.splits = {task.name: 0}  # a fresh job: each subtask reads its own split
-        self.tasks[name] = task
-        for exchange in self.graph.outputs_of(op.name):
-            consumers = self.graph.consumers(exchange, index)
-            downstream = self.graph.operator(exchange.downstream)
-            minimum, maximum = self.config.result_partition_pool_bounds(len(consumers))
-            partition_name = f"{name}>{downstream.name}"
-            global_name = f"network-pool tm{tm}"
-            self.buffer_pools.reserve(global_name, minimum, self.config.segment_size)
-            pool = LocalBufferPool(
-                f"pool {partition_name}",
-                global_name,
-                minimum,
-                maximum,
-                minimum,
-                per_subpartition=[0] * len(consumers),
-                max_per_subpartition=self.config.max_buffers_per_channel,
-            )
-            self.buffer_pools.add_local_pool(pool)
-            subs = []
-            for position, consumer in enumerate(consumers):
-                consumer_name = downstream.subtask_name(consumer)
-                sub = Subpartition(
-                    f"{name}>{consumer_name}",
-                    partition_name,
-                    name,
-                    consumer_name,
-                    f"{consumer_name}<{name}",
-                    position,
-                )
-                subs.append(sub)
-                self.subpartitions[sub.name] = sub
-            task.partitions.append(ResultPartition(partition_name, exchange, name, subs, pool))
-
-    def _build_gate(self, consumer: str, task: Task, exchange: Exchange) -> None:
-        upstream = self.graph.operator(exchange.upstream)
-        producers = self.graph.producers(exchange, task.index)
-        exclusive, floating_min, floating_max = self.config.gate_buffers(len(producers))
-        global_name = f"network-pool tm{task.task_manager}"
-        gate_name = f"{consumer}<{upstream.name}"
-        self.buffer_pools.reserve(global_name, floating_min, self.config.segment_size)
-        pool = LocalBufferPool(
-            f"pool {gate_name}", global_name, floating_min, floating_max, floating_min
-        )
-        self.buffer_pools.add_local_pool(pool)
-        channels = []
-        for position, producer in enumerate(producers):
-            producer_name = upstream.subtask_name(producer)
-            remote = self.config.task_manager_of(producer) != task.task_manager
-            channel = Channel(
-                f"{consumer}<{producer_name}",
-                gate_name,
-                task.name,
-                f"task {producer_name}",
-                f"{producer_name}>{consumer}",
-                remote,
-                position,
-            )
-            if remote and exclusive:
-                self.buffer_pools.reserve(global_name, exclusive, self.config.segment_size)
-                taken = self.buffer_pools.assign(
-                    global_name, exclusive, f"exclusive {channel.name}"
-                )
-                channel.exclusive_segments = frozenset(taken)
-                channel.exclusive = taken
-            channels.append(channel)
-            self.channels[channel.name] = channel
-        gate = Gate(gate_name, exchange, task.name, channels, pool, exclusive)
-        task.gates.append(gate)
-        self.gates[gate_name] = gate
+        builder.build(self)
 
     def clone(self) -> Self:
         """A copy for snapshots and for exploring another interleaving.

@@ -1,0 +1,259 @@
+"""Building a run: the job's network as Flink deploys it, and a restored job's starting state.
+
+Every TaskManager gets its network buffer pool; every subtask its result partitions (a local
+pool sized from its subpartitions, one subpartition per consumer) and its input gates (a pool of
+floating buffers, one channel per producer, remote channels taking their exclusive buffers
+now), each reservation refused as Flink refuses it; the pools' sizes are then redistributed.
+A restored job's subtasks start in the restoring phase with their share of the checkpoint:
+keyed state, source splits, output state to write back, and a channel-state reader (and with
+V2 a drainer) for their input state.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.keygroups import compute_key_group_range_for_operator_index
+from flinkstate.network.actors import ActionCache, ActorIndex
+from flinkstate.network.buffer import LocalBufferPool
+from flinkstate.network.channel_state_reader import ChannelStateReader, split_chunk
+from flinkstate.network.channel_state_writer import assign_writers
+from flinkstate.network.consumer import Channel, Gate
+from flinkstate.network.fetched_channel_state import FetchedChannelStateDrainer, drainer_name
+from flinkstate.network.graph import Exchange, Operator, OperatorKind
+from flinkstate.network.ledger import Changes, SegmentLedger
+from flinkstate.network.options import (
+    BlockedPriority,
+    GateConversion,
+    PrefilterSource,
+    RecoveryBarrierDecline,
+    RecoveryCheckpointTrigger,
+    RecoveryGeneration,
+    RecoveryOptions,
+)
+from flinkstate.network.partition import ResultPartition, Subpartition
+from flinkstate.network.pools import BufferPools
+from flinkstate.network.state import FAULTS, IN_FLIGHT, NetworkState
+from flinkstate.network.state_assignment import StateAssignment
+from flinkstate.network.task import Task, TaskPhase
+
+
+def build(state: NetworkState) -> None:
+    """Check the run's options, then build the job's network (and, restored, each subtask's
+    share of the checkpoint), the channel-state writers and the actor index."""
+    unknown = set(state.faults) - FAULTS
+    if unknown:
+        raise InvalidParameterError(
+            f"unknown fault(s) {sorted(unknown)}; known: {', '.join(sorted(FAULTS))}"
+        )
+    state.blocked_priority = BlockedPriority.parse(state.blocked_priority)
+    state.gate_conversion = GateConversion.parse(state.gate_conversion)
+    state.recovery_barrier_decline = RecoveryBarrierDecline.parse(state.recovery_barrier_decline)
+    if state.tolerable_failed_checkpoints < 0:
+        raise InvalidParameterError(
+            "tolerable_failed_checkpoints must not be negative, got "
+            f"{state.tolerable_failed_checkpoints}"
+        )
+    state.sequential = frozenset(op.name for op in state.graph.operators if op.sequential_inputs)
+    if state.sequential and state.checkpoint_interval and not state.unaligned:
+        raise InvalidParameterError(
+            f"aligned checkpoints of {', '.join(sorted(state.sequential))}, which reads its "
+            "inputs sequentially, would never complete: an aligned barrier on an input not "
+            "selected is never read (Flink refuses any checkpointing of an InputSelectable "
+            "operator); set unaligned=true or checkpoint_interval=0"
+        )
+    # checked here too, so that a job that is never restored still refuses it
+    state.generation = RecoveryOptions(
+        state.generation, False, state.checkpointing_during_recovery
+    ).generation
+    state.prefilter_source = PrefilterSource.parse(state.prefilter_source)
+    state.ledger = SegmentLedger(state.journal)
+    state.buffer_pools = BufferPools(state.ledger)
+    if not state.tasks:
+        _build_job(state)
+        if state.restore is not None:
+            _restore(state, state.restore)
+    if not state.writers:
+        writers = assign_writers(
+            ((t.name, t.task_manager) for t in state.tasks.values()),
+            state.config.max_subtasks_per_channel_state_file,
+        )
+        state.writers = {w.name: w for w in writers}
+        state.writer_of = {t: w.name for w in writers for t in w.subtasks}
+    state.key_ordered = state.graph.key_ordered()
+    state.task_keys = {task.name: key for key, task in state.tasks.items()}
+    state.actions = ActionCache.of(
+        ActorIndex.of(
+            state.tasks,
+            state.channels,
+            state.subpartitions,
+            state.pools,
+            state.network_pools,
+            state.writers,
+            state.readers,
+            state.drainers,
+        )
+    )
+    state.journal.changes = Changes()  # building changed everything: all actions are due
+
+
+def _build_job(state: NetworkState) -> None:
+    """The TaskManagers' pools, every subtask with its result partitions, then every gate."""
+    cfg = state.config
+    graph = state.graph
+    task_managers = {
+        cfg.task_manager_of(i) for op in graph.operators for i in range(op.parallelism)
+    }
+    for tm in sorted(task_managers):
+        name = f"network-pool tm{tm}"
+        state.buffer_pools.add_network_pool(name, cfg.network_buffers_per_task_manager)
+    for op in graph.operators:
+        for index in range(op.parallelism):
+            _build_task(state, op, index)
+    for op in graph.operators:
+        for exchange in graph.inputs_of(op.name):
+            for index in range(op.parallelism):
+                name = op.subtask_name(index)
+                _build_gate(state, name, state.tasks[name], exchange)
+    for pool in state.network_pools.values():
+        state.buffer_pools.redistribute(pool)
+
+
+def _build_task(state: NetworkState, op: Operator, index: int) -> None:
+    name = op.subtask_name(index)
+    tm = state.config.task_manager_of(index)
+    key_groups = None
+    if op.kind is OperatorKind.KEYED:
+        r = compute_key_group_range_for_operator_index(
+            op.effective_max_parallelism, op.parallelism, index
+        )
+        key_groups = (r.start, r.end)
+    task = Task(f"task {name}", op.name, op.kind, index, tm, [], [], key_groups)
+    if op.kind is OperatorKind.SOURCE:
+        task.splits = {task.name: 0}  # a fresh job: each subtask reads its own split
+    state.tasks[name] = task
+    for exchange in state.graph.outputs_of(op.name):
+        consumers = state.graph.consumers(exchange, index)
+        downstream = state.graph.operator(exchange.downstream)
+        minimum, maximum = state.config.result_partition_pool_bounds(len(consumers))
+        partition_name = f"{name}>{downstream.name}"
+        global_name = f"network-pool tm{tm}"
+        state.buffer_pools.reserve(global_name, minimum, state.config.segment_size)
+        pool = LocalBufferPool(
+            f"pool {partition_name}",
+            global_name,
+            minimum,
+            maximum,
+            minimum,
+            per_subpartition=[0] * len(consumers),
+            max_per_subpartition=state.config.max_buffers_per_channel,
+        )
+        state.buffer_pools.add_local_pool(pool)
+        subs = []
+        for position, consumer in enumerate(consumers):
+            consumer_name = downstream.subtask_name(consumer)
+            sub = Subpartition(
+                f"{name}>{consumer_name}",
+                partition_name,
+                name,
+                consumer_name,
+                f"{consumer_name}<{name}",
+                position,
+            )
+            subs.append(sub)
+            state.subpartitions[sub.name] = sub
+        task.partitions.append(ResultPartition(partition_name, exchange, name, subs, pool))
+
+
+def _build_gate(state: NetworkState, consumer: str, task: Task, exchange: Exchange) -> None:
+    upstream = state.graph.operator(exchange.upstream)
+    producers = state.graph.producers(exchange, task.index)
+    exclusive, floating_min, floating_max = state.config.gate_buffers(len(producers))
+    global_name = f"network-pool tm{task.task_manager}"
+    gate_name = f"{consumer}<{upstream.name}"
+    state.buffer_pools.reserve(global_name, floating_min, state.config.segment_size)
+    pool = LocalBufferPool(
+        f"pool {gate_name}", global_name, floating_min, floating_max, floating_min
+    )
+    state.buffer_pools.add_local_pool(pool)
+    channels = []
+    for position, producer in enumerate(producers):
+        producer_name = upstream.subtask_name(producer)
+        remote = state.config.task_manager_of(producer) != task.task_manager
+        channel = Channel(
+            f"{consumer}<{producer_name}",
+            gate_name,
+            task.name,
+            f"task {producer_name}",
+            f"{producer_name}>{consumer}",
+            remote,
+            position,
+        )
+        if remote and exclusive:
+            state.buffer_pools.reserve(global_name, exclusive, state.config.segment_size)
+            taken = state.buffer_pools.assign(global_name, exclusive, f"exclusive {channel.name}")
+            channel.exclusive_segments = frozenset(taken)
+            channel.exclusive = taken
+        channels.append(channel)
+        state.channels[channel.name] = channel
+    gate = Gate(gate_name, exchange, task.name, channels, pool, exclusive)
+    task.gates.append(gate)
+    state.gates[gate_name] = gate
+
+
+def _restore(state: NetworkState, restore: StateAssignment) -> None:
+    """Start every subtask from its share of the checkpoint, in the restoring phase."""
+    if restore.graph != state.graph:
+        raise InvalidParameterError("a restored world must be built from the restore's graph")
+    options = RecoveryOptions(
+        state.generation,
+        restore.recover_output_on_downstream,
+        state.checkpointing_during_recovery,
+    )
+    state.effective_generation = options.effective_generation
+    state.recovery_note = options.note
+    v2 = state.effective_generation is RecoveryGeneration.V2
+    classic = state.effective_generation is RecoveryGeneration.CLASSIC
+    capacity = state.config.segment_size
+    for name, task in state.tasks.items():
+        share = restore.subtasks[name]
+        task.keyed_state = dict(share.keyed_state)
+        if task.kind is OperatorKind.SOURCE:
+            task.splits = dict(share.source_splits)
+        task.output_state = deque(
+            piece for chunk in share.output_state for piece in split_chunk(chunk, capacity)
+        )
+        task.phase = TaskPhase.RESTORING_OUTPUT
+        for gate, plan in zip(task.gates, share.gates, strict=True):
+            gate.plan = plan
+            gate.converted = False
+            gate.demultiplexing = plan.demultiplexes and classic
+            for channel in gate.channels:
+                channel.recovered = True
+                if channel.exclusive:
+                    # a recovered channel has no credit-based buffers: the physical
+                    # channel takes its exclusive buffers only at conversion
+                    state.buffer_pools.unassign(gate.pool.global_pool, channel.exclusive)
+                    channel.exclusive = []
+                    channel.exclusive_segments = frozenset()
+        if task.gates:
+            state.readers[task.name] = ChannelStateReader(
+                f"channel-state-reader {name}",
+                task.name,
+                deque(
+                    piece for chunk in share.input_state for piece in split_chunk(chunk, capacity)
+                ),
+            )
+            if v2:
+                state.drainers[task.name] = FetchedChannelStateDrainer(
+                    drainer_name(name), task.name
+                )
+                task.recovery_trigger = RecoveryCheckpointTrigger.NOT_READY
+    state.records = dict(restore.records)
+    state.recovered_records = frozenset(restore.records)
+    state.next_record = max(state.records, default=-1) + 1
+    for (record, exchange_name), owner in restore.expected_owner.items():
+        exchange = next(e for e in state.graph.exchanges if e.name == exchange_name)
+        consumer = state.graph.operator(exchange.downstream).subtask_name(owner)
+        state.deliveries[(record, f"{consumer}<{exchange.upstream}")] = IN_FLIGHT
