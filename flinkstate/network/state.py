@@ -215,10 +215,12 @@ class NetworkState:
         return self.ledger.heap_peak
 
     def partition_named(self, name: str) -> ResultPartition:
-        task = self.tasks[name.split(">", 1)[0]]
-        for partition in task.partitions:
-            if partition.name == name:
-                return partition
+        """A result partition by its name (where a shared recovered buffer returns: rare, so
+        looked up rather than indexed)."""
+        for task in self.tasks.values():
+            for partition in task.partitions:
+                if partition.name == name:
+                    return partition
         raise AssertionError(f"no result partition {name}")
 
     def task_named(self, name: str) -> Task:

@@ -19,7 +19,6 @@ from __future__ import annotations
 import copy
 import functools
 import itertools
-import operator
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -29,8 +28,8 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import KeyGroupRange
 from flinkstate.network import (
     builder,
-    channel_state_filtering,
     fetched_channel_state_drainer,
+    invariants,
     recovered_channel,
     recovery,
 )
@@ -1398,76 +1397,7 @@ class NetworkWorld(NetworkState):
         self.completed.append(checkpoint)
         self.checkpoint = None
         self.last_checkpoint_end = self.journal.step
-        self._check_checkpoint(checkpoint, progress)
-
-    def _check_checkpoint(self, checkpoint: Checkpoint, progress: CheckpointInProgress) -> None:
-        """Every record is in exactly one place at the cut: processed before the consumer's
-        snapshot, or whole in channel state, or sent after the producer's snapshot."""
-        persisted: dict[tuple[int, str], int] = {}
-        for state in checkpoint.input_channel_state:
-            gate = self.channels[state.channel].gate
-            for f in state.fragments:
-                persisted[(f.record, gate)] = persisted.get((f.record, gate), 0) + f.length
-        for state in checkpoint.result_subpartition_state:
-            gate = self.channels[self.subpartitions[state.channel].channel].gate
-            for f in state.fragments:
-                persisted[(f.record, gate)] = persisted.get((f.record, gate), 0) + f.length
-        snapshot_step = {name: s.snapshot_step for name, s in progress.snapshots.items()}
-        for key, (emitted, producer) in self.emitted_at.items():
-            record, gate = key
-            consumer = "task " + gate.split("<", 1)[0]
-            before_cut = emitted < snapshot_step[producer]
-            processed = self.deliveries.get(key, IN_FLIGHT)
-            in_state = processed != IN_FLIGHT and processed < snapshot_step[consumer]
-            stored = persisted.get(key, 0)
-            problem = ""
-            if before_cut:
-                problem = _placement_problem(
-                    in_state, stored, self.records[record].serialized_length
-                )
-            elif in_state or stored:
-                problem = "sent after the producer's snapshot but captured by the checkpoint"
-            if problem:
-                self._violate(
-                    "checkpoint-consistency",
-                    f"checkpoint {checkpoint.id}: record {record} towards {gate}: {problem}",
-                )
-        self._check_recovered_records(checkpoint, persisted, snapshot_step)
-
-    def _check_recovered_records(
-        self,
-        checkpoint: Checkpoint,
-        persisted: dict[tuple[int, str], int],
-        snapshot_step: dict[str, int],
-    ) -> None:
-        """A checkpoint taken while recovered data is still on its way: each recovered record
-        is, at the subtask that owns it, processed before the snapshot or whole in channel
-        state, never both; a subtask that does not own it must not persist it (FLIP-547: an
-        unfiltered checkpoint hands every new subtask all of the old state)."""
-        recovered = self.recovered_records
-        if not recovered:
-            return
-        for key, processed in self.deliveries.items():
-            record, gate = key
-            if record not in recovered or key in self.emitted_at:
-                continue  # sent again after the restore: checked as live data
-            consumer = "task " + gate.split("<", 1)[0]
-            in_state = processed != IN_FLIGHT and processed < snapshot_step[consumer]
-            problem = _placement_problem(
-                in_state, persisted.get(key, 0), self.records[record].serialized_length
-            )
-            if problem:
-                self._violate(
-                    "checkpoint-consistency",
-                    f"checkpoint {checkpoint.id}: recovered record {record} at {gate}: {problem}",
-                )
-        for record, gate in persisted:
-            if record in recovered and (record, gate) not in self.deliveries:
-                self._violate(
-                    "checkpoint-consistency",
-                    f"checkpoint {checkpoint.id}: recovered record {record} persisted at {gate}, "
-                    "which does not own it: the next restore would process it twice",
-                )
+        invariants.check_checkpoint(self, checkpoint, progress)
 
     # ------------------------------------------------------------------ status
 
@@ -1630,130 +1560,13 @@ class NetworkWorld(NetworkState):
 
     # ------------------------------------------------------------------ invariants
 
-    def _holdings(self, network_pools: bool = True) -> list[tuple[str, list[int]]]:
-        """Every container holding segments, with its segments (empty ones left out); the
-        network pools' free lists too unless ``network_pools`` is false."""
-        held: list[tuple[str, list[int]]] = []
-        if network_pools:
-            held += [(nbp.name, nbp.free) for nbp in self.network_pools.values() if nbp.free]
-        held += [(pool.name, pool.free) for pool in self.pools.values() if pool.free]
-        held += [
-            (writer.name, [r.segment for r in writer.requests if r.segment != HEAP])
-            for writer in self.writers.values()
-            if writer.requests
-        ]
-        for sub in self.subpartitions.values():
-            if sub.builder is not None:
-                held.append((f"builder {sub.name}", [sub.builder.segment]))
-            if sub.queue:
-                held.append(
-                    (f"queue {sub.name}", [b.segment for b in sub.queue if b.event is None])
-                )
-        for channel in self.channels.values():
-            if channel.recovery_exclusive:
-                held.append((f"recovered-exclusive {channel.name}", channel.recovery_exclusive))
-            if channel.recovered_queue:
-                held.append(
-                    (
-                        f"recovered {channel.name}",
-                        [
-                            b.segment
-                            for b in channel.recovered_queue
-                            if b.event is None and b.segment != HEAP
-                        ],
-                    )
-                )
-            if channel.exclusive:
-                held.append((f"exclusive {channel.name}", channel.exclusive))
-            if channel.floating:
-                held.append((f"floating {channel.name}", channel.floating))
-            if channel.received:
-                held.append(
-                    (
-                        f"received {channel.name}",
-                        [b.segment for b in channel.received if b.event is None],
-                    )
-                )
-        for task in self.tasks.values():
-            if task.current_buffer is not None and task.current_buffer.segment != HEAP:
-                held.append((f"deserializer {task.name}", [task.current_buffer.segment]))
-        held += channel_state_filtering.holdings(self)
-        return held
-
     def check_consistency(self, *, idle_pools: bool = True) -> None:
-        """Every segment is held by its owner's container and by each of its sharers, and by
-        nobody else.
-
-        ``idle_pools=False`` only counts the segments free in the network pools: they are most
-        of the segments, and they change only one request or recycle at a time, each checked
-        by :meth:`_move`. Anything that does not add up gets the full audit, which names the
-        segment.
-        """
-        owner = self.owner
-        shares = self.shares
-        holdings = self._holdings(idle_pools)
-        total = 0 if idle_pools else sum(len(nbp.free) for nbp in self.network_pools.values())
-        consistent = True
-        for name, segments in holdings:
-            total += len(segments)
-            if not segments:
-                continue
-            if len(segments) == 1:
-                held = owner[segments[0]] == name
-            else:
-                held = operator.itemgetter(*segments)(owner).count(name) == len(segments)
-            if not held and not (
-                shares and all(owner[s] == name or name in shares.get(s, ()) for s in segments)
-            ):
-                consistent = False
-                break
-        if consistent and total == len(owner) + sum(map(len, shares.values())):
-            return  # every holder is a rightful one and none is missing or doubled
-        if not idle_pools:
-            holdings = self._holdings()
-        holders: dict[int, list[str]] = {}
-        for name, segments in holdings:
-            for segment in segments:
-                holders.setdefault(segment, []).append(name)
-        for segment, expected in enumerate(owner):
-            held_by = holders.get(segment, [])
-            wanted = [expected, *self.shares.get(segment, ())]
-            if not held_by:
-                self._violate(
-                    "leak",
-                    f"segment {segment} (owner {expected}) is held by nobody: it was never "
-                    "recycled",
-                )
-            elif sorted(held_by) != sorted(wanted):
-                if len(held_by) > len(wanted):
-                    problem = "is held by both " + " and ".join(sorted(held_by))
-                else:
-                    problem = f"is owned by {expected} but held by {', '.join(held_by)}"
-                self._violate("segment-ownership", f"segment {segment} {problem}")
+        """Every segment is where the ledger says (``invariants.check_consistency``)."""
+        invariants.check_consistency(self, idle_pools=idle_pools)
 
     def check_end(self) -> None:
         """At the end of a finished run: nothing lost, nothing leaked."""
-        self.check_consistency()
-        if self.job_failed:
-            return  # in flight when the job failed: the restart replays it
-        lost = [key for key, state in self.deliveries.items() if state == IN_FLIGHT]
-        if lost:
-            record, gate = lost[0]
-            self._violate(
-                "exactly-once",
-                f"{len(lost)} record(s) never processed, e.g. record {record} towards {gate}",
-            )
-        away = [
-            s
-            for s, owner in enumerate(self.owner)
-            if owner != self.home[s] and not owner.startswith("pool ")
-        ]
-        if away:
-            self._violate(
-                "leak",
-                f"{len(away)} segment(s) not back in a pool at the end, e.g. "
-                f"segment {away[0]} at {self.owner[away[0]]}",
-            )
+        invariants.check_end(self)
 
     def fingerprint(self) -> Hashable:
         return (
@@ -1852,20 +1665,6 @@ _TASK_HANDLERS: dict[str, Callable[[NetworkWorld, Task, Action], None]] = {
         world, task
     ),
 }
-
-
-def _placement_problem(in_state: bool, stored: int, total: int) -> str:
-    """What is wrong with a record sent before the cut: it must be processed before the
-    consumer's snapshot or whole in channel state, exactly one of the two."""
-    if 0 < stored < total:
-        return f"only {stored} of {total} bytes were persisted"
-    if stored > total:
-        return f"{stored} bytes of its {total} were persisted: some more than once"
-    if in_state and stored:
-        return "both processed before the snapshot and persisted"
-    if not in_state and not stored:
-        return "neither processed before the snapshot nor persisted"
-    return ""
 
 
 @functools.lru_cache(maxsize=4096)

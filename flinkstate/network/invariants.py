@@ -1,0 +1,228 @@
+"""The invariants the model checks, beyond each move's own check in the ledger.
+
+Every segment sits in exactly the container its owner names and in each of its sharers'
+(``check_consistency``, every ``full_check_every`` steps and at the end); at the end nothing is
+lost and nothing is leaked (``check_end``); and every completed checkpoint is a consistent cut
+(``check_checkpoint``): each record sent before its producer's snapshot is processed before its
+consumer's snapshot or whole in channel state, never both, never in part, and a recovered record
+is persisted only by the subtask that owns it (FLIP-547).
+"""
+
+from __future__ import annotations
+
+import operator
+
+from flinkstate.network import channel_state_filtering
+from flinkstate.network.buffer import HEAP
+from flinkstate.network.checkpoint import Checkpoint, CheckpointInProgress
+from flinkstate.network.state import IN_FLIGHT, NetworkState
+
+
+def _holdings(state: NetworkState, network_pools: bool = True) -> list[tuple[str, list[int]]]:
+    """Every container holding segments, with its segments (empty ones left out); the
+    network pools' free lists too unless ``network_pools`` is false."""
+    held: list[tuple[str, list[int]]] = []
+    if network_pools:
+        held += [(nbp.name, nbp.free) for nbp in state.network_pools.values() if nbp.free]
+    held += [(pool.name, pool.free) for pool in state.pools.values() if pool.free]
+    held += [
+        (writer.name, [r.segment for r in writer.requests if r.segment != HEAP])
+        for writer in state.writers.values()
+        if writer.requests
+    ]
+    for sub in state.subpartitions.values():
+        if sub.builder is not None:
+            held.append((f"builder {sub.name}", [sub.builder.segment]))
+        if sub.queue:
+            held.append((f"queue {sub.name}", [b.segment for b in sub.queue if b.event is None]))
+    for channel in state.channels.values():
+        if channel.recovery_exclusive:
+            held.append((f"recovered-exclusive {channel.name}", channel.recovery_exclusive))
+        if channel.recovered_queue:
+            held.append(
+                (
+                    f"recovered {channel.name}",
+                    [
+                        b.segment
+                        for b in channel.recovered_queue
+                        if b.event is None and b.segment != HEAP
+                    ],
+                )
+            )
+        if channel.exclusive:
+            held.append((f"exclusive {channel.name}", channel.exclusive))
+        if channel.floating:
+            held.append((f"floating {channel.name}", channel.floating))
+        if channel.received:
+            held.append(
+                (
+                    f"received {channel.name}",
+                    [b.segment for b in channel.received if b.event is None],
+                )
+            )
+    for task in state.tasks.values():
+        if task.current_buffer is not None and task.current_buffer.segment != HEAP:
+            held.append((f"deserializer {task.name}", [task.current_buffer.segment]))
+    held += channel_state_filtering.holdings(state)
+    return held
+
+
+def check_consistency(state: NetworkState, *, idle_pools: bool = True) -> None:
+    """Every segment is held by its owner's container and by each of its sharers, and by
+    nobody else.
+
+    ``idle_pools=False`` only counts the segments free in the network pools: they are most
+    of the segments, and they change only one request or recycle at a time, each checked
+    by :meth:`_move`. Anything that does not add up gets the full audit, which names the
+    segment.
+    """
+    owner = state.owner
+    shares = state.shares
+    holdings = _holdings(state, idle_pools)
+    total = 0 if idle_pools else sum(len(nbp.free) for nbp in state.network_pools.values())
+    consistent = True
+    for name, segments in holdings:
+        total += len(segments)
+        if not segments:
+            continue
+        if len(segments) == 1:
+            held = owner[segments[0]] == name
+        else:
+            held = operator.itemgetter(*segments)(owner).count(name) == len(segments)
+        if not held and not (
+            shares and all(owner[s] == name or name in shares.get(s, ()) for s in segments)
+        ):
+            consistent = False
+            break
+    if consistent and total == len(owner) + sum(map(len, shares.values())):
+        return  # every holder is a rightful one and none is missing or doubled
+    if not idle_pools:
+        holdings = _holdings(state)
+    holders: dict[int, list[str]] = {}
+    for name, segments in holdings:
+        for segment in segments:
+            holders.setdefault(segment, []).append(name)
+    for segment, expected in enumerate(owner):
+        held_by = holders.get(segment, [])
+        wanted = [expected, *state.shares.get(segment, ())]
+        if not held_by:
+            state.journal.violate(
+                "leak",
+                f"segment {segment} (owner {expected}) is held by nobody: it was never recycled",
+            )
+        elif sorted(held_by) != sorted(wanted):
+            if len(held_by) > len(wanted):
+                problem = "is held by both " + " and ".join(sorted(held_by))
+            else:
+                problem = f"is owned by {expected} but held by {', '.join(held_by)}"
+            state.journal.violate("segment-ownership", f"segment {segment} {problem}")
+
+
+def check_end(state: NetworkState) -> None:
+    """At the end of a finished run: nothing lost, nothing leaked."""
+    check_consistency(state)
+    if state.job_failed:
+        return  # in flight when the job failed: the restart replays it
+    lost = [key for key, state in state.deliveries.items() if state == IN_FLIGHT]
+    if lost:
+        record, gate = lost[0]
+        state.journal.violate(
+            "exactly-once",
+            f"{len(lost)} record(s) never processed, e.g. record {record} towards {gate}",
+        )
+    away = [
+        s
+        for s, owner in enumerate(state.owner)
+        if owner != state.home[s] and not owner.startswith("pool ")
+    ]
+    if away:
+        state.journal.violate(
+            "leak",
+            f"{len(away)} segment(s) not back in a pool at the end, e.g. "
+            f"segment {away[0]} at {state.owner[away[0]]}",
+        )
+
+
+def check_checkpoint(
+    state: NetworkState, checkpoint: Checkpoint, progress: CheckpointInProgress
+) -> None:
+    """Every record is in exactly one place at the cut: processed before the consumer's
+    snapshot, or whole in channel state, or sent after the producer's snapshot."""
+    persisted: dict[tuple[int, str], int] = {}
+    for persisted_state in checkpoint.input_channel_state:
+        gate = state.channels[persisted_state.channel].gate
+        for f in persisted_state.fragments:
+            persisted[(f.record, gate)] = persisted.get((f.record, gate), 0) + f.length
+    for persisted_state in checkpoint.result_subpartition_state:
+        gate = state.channels[state.subpartitions[persisted_state.channel].channel].gate
+        for f in persisted_state.fragments:
+            persisted[(f.record, gate)] = persisted.get((f.record, gate), 0) + f.length
+    snapshot_step = {name: s.snapshot_step for name, s in progress.snapshots.items()}
+    for key, (emitted, producer) in state.emitted_at.items():
+        record, gate = key
+        consumer = state.gates[gate].task
+        before_cut = emitted < snapshot_step[producer]
+        processed = state.deliveries.get(key, IN_FLIGHT)
+        in_state = processed != IN_FLIGHT and processed < snapshot_step[consumer]
+        stored = persisted.get(key, 0)
+        problem = ""
+        if before_cut:
+            problem = _placement_problem(in_state, stored, state.records[record].serialized_length)
+        elif in_state or stored:
+            problem = "sent after the producer's snapshot but captured by the checkpoint"
+        if problem:
+            state.journal.violate(
+                "checkpoint-consistency",
+                f"checkpoint {checkpoint.id}: record {record} towards {gate}: {problem}",
+            )
+    _check_recovered_records(state, checkpoint, persisted, snapshot_step)
+
+
+def _check_recovered_records(
+    state: NetworkState,
+    checkpoint: Checkpoint,
+    persisted: dict[tuple[int, str], int],
+    snapshot_step: dict[str, int],
+) -> None:
+    """A checkpoint taken while recovered data is still on its way: each recovered record
+    is, at the subtask that owns it, processed before the snapshot or whole in channel
+    state, never both; a subtask that does not own it must not persist it (FLIP-547: an
+    unfiltered checkpoint hands every new subtask all of the old state)."""
+    recovered = state.recovered_records
+    if not recovered:
+        return
+    for key, processed in state.deliveries.items():
+        record, gate = key
+        if record not in recovered or key in state.emitted_at:
+            continue  # sent again after the restore: checked as live data
+        consumer = state.gates[gate].task
+        in_state = processed != IN_FLIGHT and processed < snapshot_step[consumer]
+        problem = _placement_problem(
+            in_state, persisted.get(key, 0), state.records[record].serialized_length
+        )
+        if problem:
+            state.journal.violate(
+                "checkpoint-consistency",
+                f"checkpoint {checkpoint.id}: recovered record {record} at {gate}: {problem}",
+            )
+    for record, gate in persisted:
+        if record in recovered and (record, gate) not in state.deliveries:
+            state.journal.violate(
+                "checkpoint-consistency",
+                f"checkpoint {checkpoint.id}: recovered record {record} persisted at {gate}, "
+                "which does not own it: the next restore would process it twice",
+            )
+
+
+def _placement_problem(in_state: bool, stored: int, total: int) -> str:
+    """What is wrong with a record sent before the cut: it must be processed before the
+    consumer's snapshot or whole in channel state, exactly one of the two."""
+    if 0 < stored < total:
+        return f"only {stored} of {total} bytes were persisted"
+    if stored > total:
+        return f"{stored} bytes of its {total} were persisted: some more than once"
+    if in_state and stored:
+        return "both processed before the snapshot and persisted"
+    if not in_state and not stored:
+        return "neither processed before the snapshot nor persisted"
+    return ""
