@@ -5,8 +5,9 @@ remote channel, a channel-state writer, a restored task's channel-state reader a
 and the checkpoint coordinator. An actor's next actions depend on a few containers only (its
 task, the channels and subpartitions it reads, the pools it requests from), so the cache keeps
 each actor's actions and recomputes them only when a step changed one of those. Components do
-not know who reads them: a step notes what it changed in :class:`Changes`, and the
-:class:`ActorIndex` maps each change to the actors it concerns.
+not know who reads them: a step notes what it changed in the journal's
+:class:`~flinkstate.network.ledger.Changes`, which marks the actors the :class:`ActorIndex`
+says read it.
 """
 
 from __future__ import annotations
@@ -76,6 +77,8 @@ class ActorIndex:
     by_network_pool: dict[str, tuple[int, ...]]
     #: every actor's typed reference, the coordinator's included
     refs: dict[str, ActorRef]
+    #: per kind of container (``Container`` order), the slots of the actors that read each
+    readers_of: tuple[dict[str, tuple[int, ...]], ...]
 
     @classmethod
     def of(
@@ -150,6 +153,19 @@ class ActorIndex:
             refs[f"netty {name}"] = ActorRef(ActorKind.NETTY, channel=name)
         for name in writer_names:
             refs[name] = ActorRef(ActorKind.WRITER, writer=name)
+        # in ``Container`` order: what each kind of change marks stale
+        one: list[dict[str, tuple[int, ...]]] = [
+            {name: (slot_of[name],) for name in names}
+            for names in (writer_names, reader_names, drainer_names)
+        ]
+        readers_of: tuple[dict[str, tuple[int, ...]], ...] = (
+            {name: (slot,) for name, slot in task_slot.items()},
+            by_channel,
+            by_subpartition,
+            by_pool,
+            by_network_pool,
+            *one,
+        )
         return cls(
             actors,
             len(task_keys),
@@ -165,6 +181,7 @@ class ActorIndex:
             by_pool,
             by_network_pool,
             refs,
+            readers_of,
         )
 
 
@@ -182,48 +199,16 @@ class ActionCache:
         count = len(index.actors)
         return cls(index, [()] * count, set(range(count)))
 
-    def absorb(self, changes: Changes) -> None:
-        """Mark stale the actors that read what changed; the changes are consumed. Called
-        every step, so each kind of change costs nothing when there is none."""
-        index, stale = self.index, self.stale
-        if changes.everything:
-            stale.update(range(len(self.cached)))
-            changes.everything = False
-        if changes.tasks:
-            for name in changes.tasks:
-                stale.add(index.by_task_actor[name][0])
-            changes.tasks.clear()
-        if changes.channels:
-            for name in changes.channels:
-                stale.update(index.by_channel[name])
-            changes.channels.clear()
-        if changes.subpartitions:
-            for name in changes.subpartitions:
-                stale.update(index.by_subpartition[name])
-            changes.subpartitions.clear()
-        if changes.pools:
-            for name in changes.pools:
-                stale.update(index.by_pool[name])
-            changes.pools.clear()
-        if changes.network_pools:
-            for name in changes.network_pools:
-                stale.update(index.by_network_pool[name])
-            changes.network_pools.clear()
-        if changes.writers:
-            for name in changes.writers:
-                stale.add(index.by_writer[name])
-            changes.writers.clear()
-        if changes.readers:
-            for name in changes.readers:
-                stale.add(index.by_reader[name])
-            changes.readers.clear()
-        if changes.drainers:
-            for name in changes.drainers:
-                stale.add(index.by_drainer[name])
-            changes.drainers.clear()
-
     def copy(self) -> ActionCache:
         return ActionCache(self.index, list(self.cached), set(self.stale))
+
+    def listen(self, changes: Changes) -> None:
+        """The changes a step notes mark this cache's actors stale."""
+        changes.attach(self.stale, self.index.readers_of)
+
+    def invalidate(self) -> None:
+        """Every actor's actions are due again."""
+        self.stale.update(range(len(self.cached)))
 
 
 @functools.lru_cache(maxsize=65536)

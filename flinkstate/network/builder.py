@@ -22,7 +22,7 @@ from flinkstate.network.channel_state_writer import assign_writers
 from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.fetched_channel_state import FetchedChannelStateDrainer, drainer_name
 from flinkstate.network.graph import Exchange, Operator, OperatorKind
-from flinkstate.network.ledger import Changes, SegmentLedger
+from flinkstate.network.ledger import SegmentLedger
 from flinkstate.network.options import (
     BlockedPriority,
     GateConversion,
@@ -69,6 +69,7 @@ def build(state: NetworkState) -> None:
     ).generation
     state.prefilter_source = PrefilterSource.parse(state.prefilter_source)
     state.ledger = SegmentLedger(state.journal)
+    state.violations = state.journal.violations
     state.buffer_pools = BufferPools(state.ledger)
     if not state.tasks:
         _build_job(state)
@@ -95,7 +96,7 @@ def build(state: NetworkState) -> None:
             state.drainers,
         )
     )
-    state.journal.changes = Changes()  # building changed everything: all actions are due
+    state.actions.listen(state.journal.changes)  # every action is due: the cache starts stale
 
 
 def _build_job(state: NetworkState) -> None:

@@ -82,7 +82,7 @@ def _give_back(
     if origin in ("exclusive", "floating"):
         recovered_channel.recycle(world, channel, segment, holder)
         return
-    world.journal.changes.channels.add(channel.name)
+    world.journal.changes.channel(channel.name)
     if origin == "heap":
         world.ledger.heap(-HEAP_FALLBACK_SIZE)
     # the heap pre-filter segment stays allocated for reuse; only its in-use flag clears
@@ -228,7 +228,7 @@ def _deliver(
             world, gate, channel, reader.pre, reader.pre_origin, f"pre-filter {channel.name}"
         )
     reader.pre, reader.pre_origin, reader.pre_channel = None, "", ""
-    world.journal.changes.channels.add(channel.name)
+    world.journal.changes.channel(channel.name)
 
 
 def holdings(world: NetworkState) -> list[tuple[str, list[int]]]:

@@ -109,7 +109,7 @@ def do_install_drainer(world: NetworkState, task: Task) -> None:
     drainer.cursor = DrainCursor()
     task.recovery_trigger = RecoveryCheckpointTrigger.DRAINER
     task.phase = TaskPhase.RUNNING
-    world.journal.changes.drainers.add(drainer.name)
+    world.journal.changes.drainer(drainer.name)
     world.journal.note = "drainer installed as the recovery checkpoint trigger; task RUNNING"
 
 
@@ -171,7 +171,7 @@ def drain_step(world: NetworkState, drainer: FetchedChannelStateDrainer) -> None
         world.new_buffer(segment, world.config.segment_size, used, list(fragments), recovered=True)
     )
     cursor.commit(state, used)
-    world.journal.changes.channels.add(channel.name)
+    world.journal.changes.channel(channel.name)
     world.journal.note = f"{used} bytes drained into {channel.name}"
 
 
@@ -183,7 +183,7 @@ def finish_drain(world: NetworkState, drainer: FetchedChannelStateDrainer) -> No
     for gate in task.gates:
         for channel in gate.channels:
             channel.recovered_queue.append(world.new_buffer(HEAP, 0, event=END_OF_FETCHED_STATE))
-            world.journal.changes.channels.add(channel.name)
+            world.journal.changes.channel(channel.name)
     if not drainer.draining:  # nothing was delivered: the fetch's reference is still held
         drainer.draining = True
         world.release_spill(drainer.task)
@@ -215,8 +215,8 @@ def on_recovered_state_consumed(world: NetworkState, task: Task, channel: Channe
     channel.state_consumed = True
     channel.received.extend(channel.stash)
     channel.stash.clear()
-    world.journal.changes.channels.add(channel.name)
-    world.journal.changes.subpartitions.add(channel.subpartition)
+    world.journal.changes.channel(channel.name)
+    world.journal.changes.subpartition(channel.subpartition)
     if all(not c.in_recovery for gate in task.gates for c in gate.channels):
         task.recovery_trigger = RecoveryCheckpointTrigger.NO_OP
         world.journal.note = f"{channel.name}: recovered state consumed; trigger NO_OP"

@@ -15,39 +15,94 @@ turns it into the step's :class:`~flinkstate.sim.core.Event`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import StrEnum
+from enum import IntEnum, StrEnum
+from typing import NamedTuple
 
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event, Move, Violation
 
 
+class Container(IntEnum):
+    """The kinds of container a step changes, in the order ``Changes.attach`` takes their
+    readers."""
+
+    TASK = 0
+    CHANNEL = 1
+    SUBPARTITION = 2
+    POOL = 3
+    NETWORK_POOL = 4
+    WRITER = 5
+    READER = 6
+    DRAINER = 7
+
+
+#: a container's name to the slots of the actors that read it (``ActorIndex.readers_of``)
+Readers = dict[str, tuple[int, ...]]
+
+
 @dataclass(slots=True)
 class Changes:
-    """The containers changed since the action cache last looked, by name."""
+    """Where a step notes the containers it changed, so that the actors reading them compute
+    their actions again.
 
-    tasks: set[str] = field(default_factory=set)
-    channels: set[str] = field(default_factory=set)
-    subpartitions: set[str] = field(default_factory=set)
-    pools: set[str] = field(default_factory=set)
-    network_pools: set[str] = field(default_factory=set)
-    writers: set[str] = field(default_factory=set)
-    readers: set[str] = field(default_factory=set)
-    drainers: set[str] = field(default_factory=set)
-    #: state changed in a way no container names (a checkpoint aborted, the job failed)
-    everything: bool = False
+    Components name what they changed (a channel, a subpartition, a pool); which actors read
+    it is the action cache's knowledge, given with :meth:`attach`, so no component knows its
+    readers, and a change costs one lookup. A change is noted only once they are attached: a
+    world is built before its actors exist, and starts with every actor due.
+    """
 
-    def copy(self) -> Changes:
-        return Changes(
-            set(self.tasks),
-            set(self.channels),
-            set(self.subpartitions),
-            set(self.pools),
-            set(self.network_pools),
-            set(self.writers),
-            set(self.readers),
-            set(self.drainers),
-            self.everything,
-        )
+    #: the action cache's stale slots, marked in place
+    stale: set[int] = field(default_factory=set)
+    tasks: Readers = field(default_factory=dict)
+    channels: Readers = field(default_factory=dict)
+    subpartitions: Readers = field(default_factory=dict)
+    pools: Readers = field(default_factory=dict)
+    network_pools: Readers = field(default_factory=dict)
+    writers: Readers = field(default_factory=dict)
+    readers: Readers = field(default_factory=dict)
+    drainers: Readers = field(default_factory=dict)
+
+    def attach(self, stale: set[int], readers_of: tuple[Readers, ...]) -> None:
+        """Mark into ``stale``, by ``readers_of`` (one mapping per kind, in ``Container``
+        order)."""
+        self.stale = stale
+        (
+            self.tasks,
+            self.channels,
+            self.subpartitions,
+            self.pools,
+            self.network_pools,
+            self.writers,
+            self.readers,
+            self.drainers,
+        ) = readers_of
+
+    def task(self, name: str) -> None:
+        """A task changed (by its name, ``task X[i]``)."""
+        self.stale.update(self.tasks[name])
+
+    def channel(self, name: str) -> None:
+        self.stale.update(self.channels[name])
+
+    def subpartition(self, name: str) -> None:
+        self.stale.update(self.subpartitions[name])
+
+    def pool(self, name: str) -> None:
+        """A local buffer pool changed."""
+        self.stale.update(self.pools[name])
+
+    def network_pool(self, name: str) -> None:
+        """A TaskManager's global pool changed."""
+        self.stale.update(self.network_pools[name])
+
+    def writer(self, name: str) -> None:
+        self.stale.update(self.writers[name])
+
+    def reader(self, name: str) -> None:
+        self.stale.update(self.readers[name])
+
+    def drainer(self, name: str) -> None:
+        self.stale.update(self.drainers[name])
 
 
 @dataclass(slots=True)
@@ -62,22 +117,15 @@ class StepJournal:
     delivered: list[int] = field(default_factory=list)
     persisted: list[int] = field(default_factory=list)
     note: str = ""
-    #: what changed since the action cache last looked (kept across steps until it does)
+    #: where the step notes what it changed, for the action cache
     changes: Changes = field(default_factory=Changes)
-
-    def begin(self) -> None:
-        """Start a step: nothing done yet."""
-        self.moves = []
-        self.emitted = []
-        self.delivered = []
-        self.persisted = []
-        self.note = ""
 
     def violate(self, invariant: str, message: str) -> None:
         self.violations.append(Violation(invariant, self.step, message))
 
     def event(self, action: Action) -> Event:
-        """The step as the simulator records it; the step count moves on."""
+        """The step as the simulator records it. The step count moves on and the journal is
+        empty again for the next step (one call per step: this is the engine's hot path)."""
         event = Event(
             self.step,
             action,
@@ -88,13 +136,17 @@ class StepJournal:
             self.note,
         )
         self.step += 1
+        self.moves = []
+        self.emitted = []
+        self.delivered = []
+        self.persisted = []
+        self.note = ""
         return event
 
     def copy(self) -> StepJournal:
-        """A copy between steps: the run's violations, no step in progress."""
-        return StepJournal(
-            self.step, list(self.violations), note=self.note, changes=self.changes.copy()
-        )
+        """A copy between steps: the run's violations, nothing of a step. Its changes are
+        attached to nothing until the copy's action cache is (``Changes.attach``)."""
+        return StepJournal(self.step, list(self.violations))
 
 
 class ReturnKind(StrEnum):
@@ -109,9 +161,9 @@ class ReturnKind(StrEnum):
     CHANNEL = "channel"
 
 
-@dataclass(frozen=True, slots=True)
-class ReturnTo:
-    """The place a segment returns to: a subpartition, result partition or channel, by name."""
+class ReturnTo(NamedTuple):
+    """The place a segment returns to: a subpartition, result partition or channel, by name.
+    (A named tuple: one is made for nearly every buffer a consumer recycles.)"""
 
     kind: ReturnKind
     name: str
@@ -134,6 +186,9 @@ class SegmentLedger:
     #: pre-filter segment, spill-file write buffers), now and at most
     heap_bytes: int = 0
     heap_peak: int = 0
+    #: ``home`` is shared with a copy until one of them changes it (only a gate's conversion
+    #: does, so most copies never pay for it)
+    home_shared: bool = False
 
     def new_segments(self, count: int, owner: str) -> list[int]:
         """``count`` new segments owned by (and at home in) ``owner``."""
@@ -145,7 +200,7 @@ class SegmentLedger:
     def place(self, segment: int, owner: str) -> None:
         """While building: the segment belongs to ``owner`` from now on (no move recorded)."""
         self.owner[segment] = owner
-        self.home[segment] = owner
+        self.rehome(segment, owner)
 
     def move(self, segment: int, source: str, target: str) -> None:
         """The segment passes from ``source`` to ``target``; a wrong source is a violation:
@@ -161,6 +216,9 @@ class SegmentLedger:
 
     def rehome(self, segment: int, home: str) -> None:
         """The segment's idle place changes (a channel takes it as an exclusive buffer)."""
+        if self.home_shared:
+            self.home = list(self.home)
+            self.home_shared = False
         self.home[segment] = home
 
     def hand_over(self, segment: int, source: str, target: str) -> None:
@@ -206,14 +264,16 @@ class SegmentLedger:
         self.heap_peak = max(self.heap_peak, self.heap_bytes)
 
     def copy(self, journal: StepJournal) -> SegmentLedger:
-        """A copy writing into ``journal``; homes never change once a run is under way but
-        for a conversion's exclusive buffers, so they are copied too."""
+        """A copy writing into ``journal``. Homes change only when a gate converts, so the
+        two share them until one of them does."""
+        self.home_shared = True
         return SegmentLedger(
             journal,
             list(self.owner),
-            list(self.home),
+            self.home,
             {segment: list(h) for segment, h in self.shares.items()},
             dict(self.returns),
             self.heap_bytes,
             self.heap_peak,
+            home_shared=True,
         )

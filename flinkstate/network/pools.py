@@ -96,7 +96,7 @@ class BufferPools:
         taken = [nbp.free.pop() for _ in range(count)]
         for segment in taken:
             self.ledger.move(segment, nbp.name, owner)
-        self.ledger.journal.changes.network_pools.add(nbp.name)
+        self.ledger.journal.changes.network_pool(nbp.name)
         return taken
 
     def give_back(self, global_name: str, segment: int, holder: str) -> None:
@@ -104,7 +104,7 @@ class BufferPools:
         nbp = self.network[global_name]
         self.ledger.move(segment, holder, nbp.name)
         nbp.free.append(segment)
-        self.ledger.journal.changes.network_pools.add(nbp.name)
+        self.ledger.journal.changes.network_pool(nbp.name)
 
     # -- the local pools
 
@@ -128,10 +128,10 @@ class BufferPools:
             segment = nbp.free.pop()
             self.ledger.move(segment, nbp.name, pool.name)
             pool.requested += 1
-            changes.network_pools.add(nbp.name)
+            changes.network_pool(nbp.name)
         else:
             return None
-        changes.pools.add(pool.name)
+        changes.pool(pool.name)
         self.ledger.move(segment, pool.name, owner)
         if subpartition >= 0:
             pool.per_subpartition[subpartition] += 1
@@ -154,11 +154,11 @@ class BufferPools:
             self.ledger.move(segment, holder, nbp.name)
             nbp.free.append(segment)
             pool.requested -= 1
-            changes.network_pools.add(nbp.name)
+            changes.network_pool(nbp.name)
         else:
             self.ledger.move(segment, holder, pool.name)
             pool.free.append(segment)
-        changes.pools.add(pool.name)
+        changes.pool(pool.name)
 
     def copy(self, ledger: SegmentLedger) -> BufferPools:
         """A copy moving segments in ``ledger``."""

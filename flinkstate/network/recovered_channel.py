@@ -71,7 +71,7 @@ def request_exclusive(world: NetworkState, gate: Gate, channel: Channel) -> None
     )
     channel.recovery_segments = frozenset(taken)
     channel.recovery_exclusive = taken
-    world.journal.changes.channels.add(channel.name)
+    world.journal.changes.channel(channel.name)
     world.journal.note = f"{len(taken)} exclusive buffers for recovered channel {channel.name}"
 
 
@@ -90,7 +90,7 @@ def take_buffer(world: NetworkState, gate: Gate, channel: Channel, holder: str) 
 def recycle(world: NetworkState, channel: Channel, segment: int, holder: str) -> None:
     """A buffer taken with :func:`take_buffer` returns: to the channel if it is one of its
     exclusive buffers, else to the gate's pool."""
-    world.journal.changes.channels.add(channel.name)
+    world.journal.changes.channel(channel.name)
     if segment in channel.recovery_segments:
         world.ledger.move(segment, holder, f"recovered-exclusive {channel.name}")
         channel.recovery_exclusive.append(segment)
@@ -127,7 +127,7 @@ def convert_gate(
             channel.exclusive_segments = frozenset(taken)
             channel.exclusive = taken
         channel.recovered = False
-        world.journal.changes.channels.add(channel.name)
-        world.journal.changes.subpartitions.add(channel.subpartition)
-    world.journal.changes.network_pools.add(global_pool)
+        world.journal.changes.channel(channel.name)
+        world.journal.changes.subpartition(channel.subpartition)
+    world.journal.changes.network_pool(global_pool)
     gate.converted = True

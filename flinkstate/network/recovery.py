@@ -85,7 +85,7 @@ def do_recover_output(world: NetworkState, task: Task, action: Action) -> None:
             world.ledger.share(
                 segment, holders[position], ReturnTo(ReturnKind.PARTITION, partition.name)
             )
-        world.journal.changes.subpartitions.add(sub.name)
+        world.journal.changes.subpartition(sub.name)
     world.ledger.will_return(segment, ReturnTo(ReturnKind.PARTITION, partition.name))
     world.journal.note = (
         f"output state of old subtask {chunk.old_channel}, subpartition {chunk.old_subtask}: "
@@ -97,11 +97,11 @@ def do_finish_output(world: NetworkState, task: Task, action: Action) -> None:
     for partition in task.partitions:
         for sub in partition.subpartitions:
             sub.queue.append(world.new_buffer(HEAP, 0, event=END_OF_OUTPUT_STATE))
-            world.journal.changes.subpartitions.add(sub.name)
+            world.journal.changes.subpartition(sub.name)
     task.phase = TaskPhase.RECOVERING if task.gates else TaskPhase.RUNNING
     reader = world.readers.get(task.name)
     if reader is not None:
-        world.journal.changes.readers.add(reader.name)
+        world.journal.changes.reader(reader.name)
     world.journal.note = "output state restored; EndOfOutputChannelStateEvent to every subpartition"
 
 
@@ -143,7 +143,7 @@ def reader_step(world: NetworkState, reader: ChannelStateReader, kind: str) -> N
         for gate in task.gates:
             for channel in gate.channels:
                 channel.recovered_queue.append(world.new_buffer(HEAP, 0, event=END_OF_INPUT_STATE))
-                world.journal.changes.channels.add(channel.name)
+                world.journal.changes.channel(channel.name)
         channel_state_filtering.free_prefilter_segment(world, reader)
         reader.finished = True
         world.journal.note = "input state read; EndOfInputChannelStateEvent on every channel"
@@ -152,7 +152,7 @@ def reader_step(world: NetworkState, reader: ChannelStateReader, kind: str) -> N
     if kind == "request-exclusive":
         recovered_channel.request_exclusive(world, gate, channel)
         return
-    world.journal.changes.channels.add(channel.name)
+    world.journal.changes.channel(channel.name)
     chunk = reader.chunks.popleft()
     segment = recovered_channel.take_buffer(world, gate, channel, f"recovered {channel.name}")
     used = sum(f.length for f in chunk.fragments)
@@ -310,7 +310,7 @@ def on_recovery_event(world: NetworkState, task: Task, channel: Channel, buffer:
             for c in gate.channels:
                 sub = world.subpartitions[c.subpartition]
                 sub.blocked = False
-                world.journal.changes.subpartitions.add(sub.name)
+                world.journal.changes.subpartition(sub.name)
             finish_demultiplexing(world, gate)
             world.journal.note = f"{gate.name}: upstream recovery complete, consumption resumed"
         else:

@@ -105,7 +105,7 @@ def spill_step(world: NetworkState, reader: ChannelStateReader) -> None:
             f"{channel.name}"
         )
     world.ledger.heap(writer.heap_bytes - heap_before)
-    world.journal.changes.channels.add(channel.name)
+    world.journal.changes.channel(channel.name)
 
 
 def finish_fetch(world: NetworkState, reader: ChannelStateReader) -> None:
@@ -129,7 +129,7 @@ def finish_fetch(world: NetworkState, reader: ChannelStateReader) -> None:
     if state is not None:
         world.spill_files_alive += len(state.files)
         world.spill_files_peak = max(world.spill_files_peak, world.spill_files_alive)
-    world.journal.changes.tasks.add(task.name)
+    world.journal.changes.task(task.name)
     if state is None:
         world.journal.note = "fetch done: nothing to recover"
     else:

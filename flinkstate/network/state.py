@@ -107,6 +107,8 @@ class NetworkState:
     #: the step in progress and the run's violations; every segment's owner
     journal: StepJournal = field(default_factory=StepJournal)
     ledger: SegmentLedger = field(init=False)
+    #: the journal's list of violations (read by the engine after every step)
+    violations: list[Violation] = field(init=False)
     #: the TaskManagers' network buffer pools and the local pools taken from them
     buffer_pools: BufferPools = field(init=False)
     tasks: dict[str, Task] = field(default_factory=dict)
@@ -178,10 +180,6 @@ class NetworkState:
     def step(self) -> int:
         """The number of steps taken (the next step's index)."""
         return self.journal.step
-
-    @property
-    def violations(self) -> list[Violation]:
-        return self.journal.violations
 
     @property
     def owner(self) -> list[str]:

@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 from flinkstate.network.actors import ActionCache, ActorKind, ActorRef
-from flinkstate.network.ledger import Changes
+from flinkstate.network.ledger import Changes, Container
 from flinkstate.network.topologies import topology
 
 
 def keyed_cache() -> ActionCache:
     world = topology("keyed").build({})
     return ActionCache(world.actions.index, list(world.actions.cached), set())
+
+
+def listening(cache: ActionCache) -> Changes:
+    changes = Changes()
+    cache.listen(changes)
+    return changes
 
 
 def test_actors_have_slots_tasks_then_transports_then_writers() -> None:
@@ -30,18 +36,16 @@ def test_actors_have_slots_tasks_then_transports_then_writers() -> None:
 def test_a_changed_remote_channel_marks_its_consumer_and_its_transport() -> None:
     cache = keyed_cache()
     index = cache.index
-    changes = Changes(channels={"counter[0]<source[1]"})
-    cache.absorb(changes)
+    listening(cache).channel("counter[0]<source[1]")
     consumer = index.by_task_actor["task counter[0]"][0]
     transport = index.actors.index("counter[0]<source[1]")
     assert cache.stale == {consumer, transport}
-    assert changes == Changes()  # consumed
 
 
 def test_a_changed_subpartition_marks_its_producer_and_consumer_side() -> None:
     cache = keyed_cache()
     index = cache.index
-    cache.absorb(Changes(subpartitions={"source[0]>counter[0]"}))  # a local channel
+    listening(cache).subpartition("source[0]>counter[0]")  # a local channel
     assert cache.stale == {
         index.by_task_actor["task source[0]"][0],
         index.by_task_actor["task counter[0]"][0],
@@ -51,7 +55,7 @@ def test_a_changed_subpartition_marks_its_producer_and_consumer_side() -> None:
 def test_a_changed_gate_pool_marks_the_transports_that_request_floating_buffers() -> None:
     cache = keyed_cache()
     index = cache.index
-    cache.absorb(Changes(pools={"pool counter[0]<source"}))
+    listening(cache).pool("pool counter[0]<source")
     remote = {f"counter[0]<source[{i}]" for i in (1, 2, 3)}
     assert {index.actors[slot] for slot in cache.stale} == remote
 
@@ -59,6 +63,20 @@ def test_a_changed_gate_pool_marks_the_transports_that_request_floating_buffers(
 def test_everything_changed_marks_every_actor_and_a_copy_is_independent() -> None:
     cache = keyed_cache()
     twin = cache.copy()
-    cache.absorb(Changes(everything=True))
+    cache.invalidate()
     assert cache.stale == set(range(len(cache.index.actors)))
     assert twin.stale == set()
+
+
+def test_each_kind_of_change_marks_what_the_index_says_reads_it() -> None:
+    index = keyed_cache().index
+    assert len(index.readers_of) == len(Container)
+    assert index.readers_of[Container.CHANNEL] is index.by_channel
+    assert index.readers_of[Container.SUBPARTITION] is index.by_subpartition
+    assert index.readers_of[Container.POOL] is index.by_pool
+    assert index.readers_of[Container.NETWORK_POOL] is index.by_network_pool
+    assert index.readers_of[Container.TASK]["task sink[2]"] == (
+        index.by_task_actor["task sink[2]"][0],
+    )
+    writer = next(iter(index.by_writer))
+    assert index.readers_of[Container.WRITER][writer] == (index.by_writer[writer],)

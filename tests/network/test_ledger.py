@@ -87,13 +87,11 @@ def test_a_copy_is_independent_and_writes_into_its_own_journal() -> None:
     assert journal.moves == [Move(0, "pool p", "builder x")]
 
 
-def test_the_journal_turns_a_step_into_an_event_and_counts_it() -> None:
+def test_the_journal_turns_a_step_into_an_event_and_starts_the_next_one_empty() -> None:
     journal = StepJournal()
-    journal.begin()
     journal.emitted.append(4)
     journal.note = "record 4 key 1"
     event = journal.event(Action("task src[0]", "emit"))
     assert (event.step, event.emitted, event.note) == (0, (4,), "record 4 key 1")
     assert journal.step == 1
-    journal.begin()
     assert (journal.emitted, journal.note) == ([], "")

@@ -6,14 +6,23 @@ import pytest
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.buffer import LocalBufferPool
-from flinkstate.network.ledger import SegmentLedger, StepJournal
+from flinkstate.network.ledger import Container, SegmentLedger, StepJournal
 from flinkstate.network.pools import BufferPools
 
 GLOBAL = "network-pool tm0"
 
 
+def attach(journal: StepJournal) -> None:
+    """Changes to the pool mark slot 1, to the global pool slot 2."""
+    readers: list[dict[str, tuple[int, ...]]] = [{} for _ in Container]
+    readers[Container.POOL] = {"pool a>b": (1,)}
+    readers[Container.NETWORK_POOL] = {GLOBAL: (2,)}
+    journal.changes.attach(set(), tuple(readers))
+
+
 def pools_with(segments: int = 4, size: int = 2, max_per_subpartition: int = 0) -> BufferPools:
     pools = BufferPools(SegmentLedger(StepJournal()))
+    attach(pools.ledger.journal)
     pools.add_network_pool(GLOBAL, segments)
     pools.add_local_pool(
         LocalBufferPool(
@@ -31,6 +40,7 @@ def pools_with(segments: int = 4, size: int = 2, max_per_subpartition: int = 0) 
 
 def test_a_request_takes_from_the_global_pool_up_to_the_local_size() -> None:
     pools = pools_with()
+    stale = pools.ledger.journal.changes.stale
     pool = pools.local["pool a>b"]
     first = pools.request(pool, "builder a>b0")
     second = pools.request(pool, "builder a>b1")
@@ -38,8 +48,7 @@ def test_a_request_takes_from_the_global_pool_up_to_the_local_size() -> None:
     assert pools.request(pool, "builder a>b0") is None  # at its size
     assert not pools.can_request(pool, False)
     assert pools.ledger.owner[:4] == [GLOBAL, GLOBAL, "builder a>b1", "builder a>b0"]
-    assert pools.ledger.journal.changes.pools == {"pool a>b"}
-    assert pools.ledger.journal.changes.network_pools == {GLOBAL}
+    assert stale == {1, 2}  # the readers of the local pool and of the global one
 
 
 def test_a_recycled_segment_stays_in_the_local_pool_and_is_handed_out_first() -> None:
@@ -114,7 +123,9 @@ def test_redistribution_shares_the_unreserved_segments_in_creation_order() -> No
 
 def test_a_copy_moves_segments_in_its_own_ledger() -> None:
     pools = pools_with()
-    twin = pools.copy(pools.ledger.copy(pools.ledger.journal.copy()))
+    journal = pools.ledger.journal.copy()
+    attach(journal)
+    twin = pools.copy(pools.ledger.copy(journal))
     assert twin.request(twin.local["pool a>b"], "x") == 3
     assert pools.free_in(GLOBAL) == 4
     assert pools.ledger.owner[3] == GLOBAL
