@@ -1,0 +1,433 @@
+"""Checkpoints at the tasks: barriers, unaligned snapshots, persisting, acknowledgement.
+
+A source takes its snapshot when triggered and puts a barrier into every subpartition (at the
+head, overtaking and persisting the queued data, on exchanges Flink checkpoints unaligned). A
+task's first unaligned barrier starts its unaligned snapshot (``SingleCheckpointBarrierHandler``
+with the alternating handler): the deserializer's leftovers, the data received before each
+channel's barrier and whatever arrives before it are handed to the channel-state writer, which
+retains the buffers; aligned barriers block their channel until all are in. A task acknowledges
+once it has every barrier and its writer has written all it was given; the last
+acknowledgement completes the checkpoint, which is then checked as a consistent cut.
+"""
+
+from __future__ import annotations
+
+from flinkstate.keygroups import KeyGroupRange
+from flinkstate.network import (
+    coordinator,
+    fetched_channel_state_drainer,
+    invariants,
+    record_writer,
+    recycling,
+)
+from flinkstate.network.actors import action
+from flinkstate.network.buffer import HEAP, Buffer
+from flinkstate.network.channel_state_writer import ChannelStateWriter, WriteRequest
+from flinkstate.network.checkpoint import (
+    ChannelState,
+    Checkpoint,
+    CheckpointInProgress,
+    InputChannelInfo,
+    PersistedBuffer,
+    ResultSubpartitionInfo,
+    SubtaskState,
+)
+from flinkstate.network.consumer import Channel
+from flinkstate.network.events import (
+    BARRIER,
+    RECOVERY_BARRIER,
+)
+from flinkstate.network.options import (
+    CheckpointFailureReason,
+    RecoveryCheckpointTrigger,
+)
+from flinkstate.network.records import Fragment
+from flinkstate.network.state import NetworkState
+from flinkstate.network.task import Task
+from flinkstate.sim.action import Action
+
+
+def writer_actions(world: NetworkState, writer: ChannelStateWriter) -> tuple[Action, ...]:
+    if not writer.requests:
+        return ()
+    return (action(writer.name, "write", writer.requests[0].channel),)
+
+
+def do_checkpoint(world: NetworkState, task: Task, action: Action) -> None:
+    checkpoint = world.checkpoint
+    assert checkpoint is not None
+    task.trigger = 0
+    _snapshot(world, task, checkpoint)
+    _broadcast_barrier(world, task, checkpoint)
+    _acknowledge(world, task, checkpoint)
+
+
+def do_barrier(world: NetworkState, task: Task, action: Action) -> None:
+    channel = world.channels[action.target]
+    for c in (c for gate in task.gates for c in gate.channels):
+        world.journal.changes.channel(c.name)  # a barrier may block or unblock every input
+    if channel.remote:
+        barrier = channel.received.popleft()
+    else:
+        barrier = world.subpartitions[channel.subpartition].queue.popleft()
+        world.journal.changes.subpartition(channel.subpartition)
+    checkpoint = world.checkpoint
+    if checkpoint is None or barrier.checkpoint != checkpoint.id:
+        world.journal.note = f"stale barrier of checkpoint {barrier.checkpoint} dropped"
+        return
+    channel.barrier_seen = checkpoint.id
+    channel.persisting = 0
+    # Flink's alternating barrier handler: an unaligned (priority) barrier starts an
+    # unaligned snapshot of every input; an aligned one (the inputs of an operator fed by a
+    # pointwise or broadcast exchange) blocks its channel until all barriers are in.
+    if barrier.priority:
+        if task.name not in checkpoint.snapshots:
+            _start_unaligned(world, task, checkpoint, channel)
+            if world.checkpoint is not checkpoint:
+                return  # declined: the coordinator aborted it
+    else:
+        channel.blocked = True
+    channels = [c for gate in task.gates for c in gate.channels]
+    if all(c.barrier_seen == checkpoint.id for c in channels):
+        if task.name not in checkpoint.snapshots:
+            _snapshot(world, task, checkpoint)
+            _broadcast_barrier(world, task, checkpoint)
+        for c in channels:
+            c.blocked = False
+            c.upstream_blocked = False
+        _acknowledge(world, task, checkpoint)
+    world.journal.note = f"barrier of checkpoint {checkpoint.id} on {channel.name}"
+
+
+def _start_unaligned(
+    world: NetworkState, task: Task, checkpoint: CheckpointInProgress, arrived: Channel
+) -> None:
+    """Persist every input's in-flight data, snapshot state, pass the barrier on.
+
+    A task recovering with V2 first cuts its recovered state
+    (``ChannelState.onCheckpointStartedForAllInputs``): recovery barriers and the drainer's
+    position; each channel in recovery persists its recovered buffers queued before its
+    barrier; the undrained rest of the spill files follows on the writer.
+    """
+    why = not_ready(world, task)
+    if why:
+        coordinator.decline(
+            world,
+            task,
+            checkpoint,
+            CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY,
+            why,
+        )
+        return
+    cut = None
+    if task.recovery_trigger is RecoveryCheckpointTrigger.DRAINER:
+        cut = fetched_channel_state_drainer.snapshot_and_insert_barriers(world, task, checkpoint.id)
+    for gate in task.gates:
+        for channel in gate.channels:
+            unconsumed = []
+            if task.current is channel:
+                unconsumed += [_whole(world, r) for r in task.ready]
+            if channel.partial is not None:
+                record, received = channel.partial
+                total = world.records[record].serialized_length
+                unconsumed.append(Fragment(record, 0, received, total))
+            if unconsumed:
+                persist(world, task, checkpoint, False, channel.name, tuple(unconsumed))
+            if channel.in_recovery:
+                if cut is None:  # V1: every migrated buffer precedes the barrier
+                    queued: list[Buffer] | None = [
+                        b for b in channel.recovered_queue if not b.is_event
+                    ]
+                else:
+                    queued = fetched_channel_state_drainer.collect_pre_recovery_barrier(
+                        channel, checkpoint.id
+                    )
+                if queued is None:
+                    if cut is not None and not cut.empty:
+                        world.release_spill(task.name)
+                    _decline_missing_barrier(world, task, checkpoint, channel)
+                    return
+                for buffer in queued:
+                    persist(
+                        world,
+                        task,
+                        checkpoint,
+                        False,
+                        channel.name,
+                        tuple(buffer.fragments),
+                        buffer.segment,
+                        buffer=buffer.uid,
+                    )
+            elif channel.remote:
+                data = [b for b in channel.received if not b.is_event]
+                if channel.barrier_arrived == checkpoint.id:
+                    data = data[: channel.pre_barrier]  # later ones came after the barrier
+                if "forget-in-flight" in world.faults:
+                    data = []
+                for buffer in data:
+                    fragments = tuple(buffer.fragments)
+                    persist(
+                        world,
+                        task,
+                        checkpoint,
+                        False,
+                        channel.name,
+                        fragments,
+                        buffer.segment,
+                        buffer=buffer.uid,
+                    )
+            if channel is not arrived and checkpoint.id not in (
+                channel.barrier_seen,
+                channel.barrier_arrived if channel.remote else 0,
+            ):
+                channel.persisting = checkpoint.id
+    if cut is not None and not cut.empty:
+        state = world.drainers[task.name].state
+        assert state is not None
+        chunks = cut.remaining_slice(state)
+        if "forget-spill-slice" in world.faults:
+            chunks = ()
+        for position, (info, fragments) in enumerate(chunks):
+            channel = task.gates[info.gate].channels[info.channel]
+            last = position == len(chunks) - 1
+            persist(
+                world,
+                task,
+                checkpoint,
+                False,
+                channel.name,
+                fragments,
+                release_spill=task.name if last else "",
+            )
+        if not chunks:
+            world.release_spill(task.name)
+    _snapshot(world, task, checkpoint)
+    _broadcast_barrier(world, task, checkpoint)
+
+
+def not_ready(world: NetworkState, task: Task) -> str:
+    """Why a task still restoring cannot take an unaligned snapshot ("" if it can)."""
+    if task.recovery_trigger is RecoveryCheckpointTrigger.NOT_READY:
+        return "recovery checkpoint trigger NOT_READY: the drainer is not installed yet"
+    for gate in task.gates:
+        if gate.demultiplexing:
+            return f"{gate.name} still demultiplexes recovered data"
+        for channel in gate.channels:
+            if channel.recovered:
+                return f"{channel.name} is still a RecoveredInputChannel"
+    return ""
+
+
+def _decline_missing_barrier(
+    world: NetworkState, task: Task, checkpoint: CheckpointInProgress, channel: Channel
+) -> None:
+    """``collectPreRecoveryBarrier`` found no recovery barrier of this checkpoint."""
+    why = f"no {RECOVERY_BARRIER} of checkpoint {checkpoint.id} in {channel.name}"
+    coordinator.decline(world, task, checkpoint, world.recovery_barrier_decline.reason, why)
+
+
+def _whole(world: NetworkState, record: int) -> Fragment:
+    total = world.records[record].serialized_length
+    return Fragment(record, 0, total, total)
+
+
+def persist(
+    world: NetworkState,
+    task: Task,
+    checkpoint: CheckpointInProgress,
+    output: bool,
+    name: str,
+    fragments: tuple[Fragment, ...],
+    segment: int = HEAP,
+    release_spill: str = "",
+    buffer: int = -1,
+) -> None:
+    """Hand one buffer to the task's channel-state writer, retaining its segment.
+
+    ``buffer`` is the uid of the buffer handed over (-1 for bytes copied out of the
+    deserializer or a spill file)."""
+    writer = world.writers[world.writer_of[task.name]]
+    uid = world.next_uid
+    world.next_uid += 1
+    writer.requests.append(
+        WriteRequest(
+            checkpoint.id,
+            task.name,
+            name,
+            output,
+            fragments,
+            segment,
+            release_spill,
+            uid=uid,
+            buffer=buffer,
+        )
+    )
+    if buffer >= 0:
+        checkpoint.persisted_buffers.add(buffer)
+    checkpoint.pending_writes[task.name] = checkpoint.pending_writes.get(task.name, 0) + 1
+    if segment != HEAP:
+        world.ledger.share(segment, writer.name)
+    world.journal.changes.writer(writer.name)
+
+
+def persist_input(world: NetworkState, channel: Channel, buffer: Buffer) -> None:
+    checkpoint = world.checkpoint
+    assert checkpoint is not None
+    assert checkpoint.id == channel.persisting
+    task = world.task_named(channel.task)
+    fragments = tuple(buffer.fragments)
+    persist(
+        world, task, checkpoint, False, channel.name, fragments, buffer.segment, buffer=buffer.uid
+    )
+    if "persist-twice" in world.faults:  # FLINK-40016: a buffer persisted a second time
+        persist(
+            world,
+            task,
+            checkpoint,
+            False,
+            channel.name,
+            fragments,
+            buffer.segment,
+            buffer=buffer.uid,
+        )
+
+
+def write_channel_state(world: NetworkState, writer: ChannelStateWriter) -> None:
+    request = writer.requests.popleft()
+    checkpoint = world.checkpoint
+    # a task acknowledges only after its writes, so its checkpoint is still in progress
+    assert checkpoint is not None
+    assert checkpoint.id == request.checkpoint
+    into = checkpoint.outputs if request.output else checkpoint.inputs
+    into.setdefault(request.channel, []).append(PersistedBuffer(request.fragments))
+    world.journal.persisted.extend(f.record for f in request.fragments)
+    checkpoint.pending_writes[request.task] -= 1
+    side = "output" if request.output else "input"
+    world.journal.note = f"{side} state of {request.channel}: {len(request.fragments)} fragment(s)"
+    if request.segment != HEAP:
+        recycling.drop(world, request.segment, writer.name, None)
+    if request.release_spill:
+        world.release_spill(request.release_spill)
+    _maybe_acknowledge(world, world.task_named(request.task), checkpoint)
+
+
+def _snapshot(world: NetworkState, task: Task, checkpoint: CheckpointInProgress) -> None:
+    op = world.graph.operator(task.operator)
+    name = world.task_keys[task.name]
+    checkpoint.snapshots[task.name] = SubtaskState(
+        subtask=name,
+        operator=op.name,
+        index=task.index,
+        snapshot_step=world.journal.step,
+        key_groups=None if task.key_groups is None else KeyGroupRange(*task.key_groups),
+        keyed_state=tuple(sorted(task.keyed_state.items())),
+        source_splits=tuple(task.splits.items()),
+    )
+
+
+def _broadcast_barrier(world: NetworkState, task: Task, checkpoint: CheckpointInProgress) -> None:
+    """Finish open buffers, then put the barrier into every subpartition: at the head,
+    persisting the data it overtakes, on exchanges Flink checkpoints unaligned; at the
+    tail on the others (pointwise and broadcast exchanges, and every input of an operator
+    that has one, are always aligned)."""
+    for partition in task.partitions:
+        overtakes = checkpoint.unaligned and world.graph.checkpoints_unaligned(partition.exchange)
+        for sub in partition.subpartitions:
+            world.journal.changes.subpartition(sub.name)
+            if sub.builder is not None and sub.builder.used:
+                record_writer.finish_builder(world, sub)
+            barrier = world.new_buffer(
+                HEAP, 0, event=BARRIER, checkpoint=checkpoint.id, priority=overtakes
+            )
+            if overtakes:
+                for buffer in sub.queue:
+                    if not buffer.is_event:
+                        fragments = tuple(buffer.fragments)
+                        persist(
+                            world,
+                            task,
+                            checkpoint,
+                            True,
+                            sub.name,
+                            fragments,
+                            buffer.segment,
+                            buffer=buffer.uid,
+                        )
+                sub.queue.appendleft(barrier)
+            else:
+                sub.queue.append(barrier)
+
+
+def _acknowledge(world: NetworkState, task: Task, checkpoint: CheckpointInProgress) -> None:
+    """The task has its snapshot and every barrier; it acknowledges once its writer has
+    written all the channel state it was given."""
+    checkpoint.barriers_complete.add(task.name)
+    _maybe_acknowledge(world, task, checkpoint)
+
+
+def _maybe_acknowledge(world: NetworkState, task: Task, checkpoint: CheckpointInProgress) -> None:
+    if (
+        task.name in checkpoint.barriers_complete
+        and not checkpoint.pending_writes.get(task.name)
+        and task.name not in checkpoint.acknowledged
+    ):
+        checkpoint.acknowledged.add(task.name)
+        if len(checkpoint.acknowledged) == len(world.tasks):
+            _complete(world, checkpoint)
+
+
+def _complete(world: NetworkState, progress: CheckpointInProgress) -> None:
+    inputs: list[ChannelState] = []
+    outputs: list[ChannelState] = []
+
+    def collect(
+        into: list[ChannelState],
+        persisted: dict[str, list[PersistedBuffer]],
+        task: Task,
+        name: str,
+        info: InputChannelInfo | ResultSubpartitionInfo,
+    ) -> None:
+        buffers = persisted.get(name)
+        if buffers:
+            into.append(ChannelState(world.task_keys[task.name], name, info, tuple(buffers)))
+
+    for task in world.tasks.values():
+        for gate_index, gate in enumerate(task.gates):
+            for channel in gate.channels:
+                collect(
+                    inputs,
+                    progress.inputs,
+                    task,
+                    channel.name,
+                    InputChannelInfo(gate_index, channel.index),
+                )
+        for partition_index, partition in enumerate(task.partitions):
+            for sub in partition.subpartitions:
+                collect(
+                    outputs,
+                    progress.outputs,
+                    task,
+                    sub.name,
+                    ResultSubpartitionInfo(partition_index, sub.index),
+                )
+    checkpoint = Checkpoint(
+        id=progress.id,
+        unaligned=progress.unaligned,
+        trigger_step=progress.trigger_step,
+        completion_step=world.journal.step,
+        subtasks=tuple(
+            progress.snapshots[t.name] for t in world.tasks.values() if t.name in progress.snapshots
+        ),
+        input_channel_state=tuple(inputs),
+        result_subpartition_state=tuple(outputs),
+        graph=world.graph,
+        records=tuple(
+            world.records[r]
+            for r in sorted({f.record for state in (*inputs, *outputs) for f in state.fragments})
+        ),
+        persisted_buffers=frozenset(progress.persisted_buffers),
+    )
+    world.completed.append(checkpoint)
+    world.checkpoint = None
+    world.last_checkpoint_end = world.journal.step
+    invariants.check_checkpoint(world, checkpoint, progress)
