@@ -51,3 +51,8 @@ def test_a_restored_subtask_starts_restoring_with_its_share_and_a_reader() -> No
     # a recovered channel has no credit-based buffers until its gate is converted
     assert all(c.recovered and not c.exclusive for c in world.channels.values())
     assert world.recovered_records == frozenset(assignment.records)
+
+
+def test_insufficient_network_buffers_is_flinks_error() -> None:
+    with pytest.raises(InvalidParameterError, match="Insufficient number of network buffers"):
+        topology("keyed").build({"network_buffers": 10})

@@ -6,7 +6,6 @@ import pytest
 
 from flinkstate.network.checkpoint import Checkpoint
 from flinkstate.network.events import BARRIER
-from flinkstate.network.options import CheckpointFailureReason
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
@@ -159,61 +158,3 @@ def test_checkpoint_consistency_catches_broken_persistence(fault: str) -> None:
 
 
 #: a back-pressured job whose first checkpoint outlives a 40-step timeout
-_EXPIRING = {
-    "checkpoints": 1,
-    "checkpoint_interval": 100,
-    "checkpoint_timeout": 40,
-    "record_size": 2500,
-    "records": 60,
-    "cost": 8,
-}
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_an_expired_checkpoint_is_aborted_cleanly(seed: int) -> None:
-    """Timeout: its barriers are dropped where they arrive, its unwritten channel state is
-    released, and a later checkpoint (with a new id) still completes."""
-    sim = Simulation(
-        lambda: topology("backpressure").build(
-            {**_EXPIRING, "tolerable_failed_checkpoints": 1},
-            seed=seed,
-            full_check_every=9,
-            check_actions=True,
-        ),
-        make_scheduler("random", seed),
-    )
-    result = sim.run()
-    assert result.status is RunStatus.FINISHED, [str(v) for v in result.violations]
-    world = sim.model
-    assert isinstance(world, NetworkWorld)
-    assert world.expired, "the timeout never hit"
-    notes = [e.note for e in sim.events]
-    assert any(n.startswith(f"checkpoint {world.expired[0]} expired after 40 steps") for n in notes)
-    assert all(c.id not in world.expired for c in world.completed)
-    assert not world.shares  # nothing retained for an aborted checkpoint
-
-
-def test_timeout_zero_never_expires() -> None:
-    sim = run(checkpoint_timeout=0)
-    assert isinstance(sim.model, NetworkWorld)
-    assert not sim.model.expired
-
-
-def test_at_the_default_tolerance_an_expired_checkpoint_fails_the_job() -> None:
-    """``execution.checkpointing.tolerable-failed-checkpoints`` defaults to 0 and an expiry
-    counts (``CheckpointFailureManager``): the first one fails the job over."""
-    sim = Simulation(
-        lambda: topology("backpressure").build(
-            _EXPIRING,
-            seed=0,
-        ),
-        make_scheduler("random", 0),
-    )
-    result = sim.run()
-    world = sim.model
-    assert isinstance(world, NetworkWorld)
-    assert result.status is RunStatus.FINISHED, [str(v) for v in result.violations]
-    assert world.expired == [world.failures[0].checkpoint]
-    assert world.failures[0].reason is CheckpointFailureReason.CHECKPOINT_EXPIRED
-    assert "CHECKPOINT_EXPIRED, counted" in world.job_failed
-    assert not world.completed

@@ -1,0 +1,32 @@
+"""Why actors wait: the facts a deadlock report's waits-for cycle is built from."""
+
+from __future__ import annotations
+
+from flinkstate.sim import RunStatus
+from tests.network.runs import simulate, world
+
+
+def test_a_finished_run_waits_for_nothing() -> None:
+    sim = simulate(records=10)
+    assert sim.run().status is RunStatus.FINISHED
+    assert world(sim).waits() == []
+
+
+def test_a_producer_blocked_on_its_pool_waits_for_whoever_holds_the_pools_buffers() -> None:
+    sim = simulate(
+        "backpressure",
+        records=60,
+        cost=30,
+        max_buffers_per_channel=2,
+        parallelism=2,
+        record_size=2000,
+    )
+    sim.run(600)
+    w = world(sim)
+    blocked = [wait for wait in w.waits() if wait.resource.startswith("a buffer of pool ")]
+    assert blocked
+    for wait in blocked:
+        assert w.actor(wait.actor) is not None  # the task itself
+        assert wait.holders  # the consumers (or transports) of its queued buffers
+        for holder in wait.holders:
+            assert w.actor(holder) is not None, holder
