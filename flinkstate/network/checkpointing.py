@@ -148,16 +148,7 @@ def _start_unaligned(
                     _decline_missing_barrier(world, task, checkpoint, channel)
                     return
                 for buffer in queued:
-                    persist(
-                        world,
-                        task,
-                        checkpoint,
-                        False,
-                        channel.name,
-                        tuple(buffer.fragments),
-                        buffer.segment,
-                        buffer=buffer.uid,
-                    )
+                    persist_buffer(world, task, checkpoint, channel.name, buffer)
             elif channel.remote:
                 data = [b for b in channel.received if not b.is_event]
                 if channel.barrier_arrived == checkpoint.id:
@@ -165,17 +156,7 @@ def _start_unaligned(
                 if "forget-in-flight" in world.faults:
                     data = []
                 for buffer in data:
-                    fragments = tuple(buffer.fragments)
-                    persist(
-                        world,
-                        task,
-                        checkpoint,
-                        False,
-                        channel.name,
-                        fragments,
-                        buffer.segment,
-                        buffer=buffer.uid,
-                    )
+                    persist_buffer(world, task, checkpoint, channel.name, buffer)
             if channel is not arrived and checkpoint.id not in (
                 channel.barrier_seen,
                 channel.barrier_arrived if channel.remote else 0,
@@ -270,26 +251,37 @@ def persist(
     world.journal.changes.writer(writer.name)
 
 
+def persist_buffer(
+    world: NetworkState,
+    task: Task,
+    checkpoint: CheckpointInProgress,
+    name: str,
+    buffer: Buffer,
+    *,
+    output: bool = False,
+) -> None:
+    """Hand a whole buffer of a channel (or, ``output``, a subpartition) to the writer,
+    retaining its segment; the buffer is outlined as persisted."""
+    persist(
+        world,
+        task,
+        checkpoint,
+        output,
+        name,
+        tuple(buffer.fragments),
+        buffer.segment,
+        buffer=buffer.uid,
+    )
+
+
 def persist_input(world: NetworkState, channel: Channel, buffer: Buffer) -> None:
     checkpoint = world.checkpoint
     assert checkpoint is not None
     assert checkpoint.id == channel.persisting
     task = world.task_named(channel.task)
-    fragments = tuple(buffer.fragments)
-    persist(
-        world, task, checkpoint, False, channel.name, fragments, buffer.segment, buffer=buffer.uid
-    )
+    persist_buffer(world, task, checkpoint, channel.name, buffer)
     if "persist-twice" in world.faults:  # FLINK-40016: a buffer persisted a second time
-        persist(
-            world,
-            task,
-            checkpoint,
-            False,
-            channel.name,
-            fragments,
-            buffer.segment,
-            buffer=buffer.uid,
-        )
+        persist_buffer(world, task, checkpoint, channel.name, buffer)
 
 
 def write_channel_state(world: NetworkState, writer: ChannelStateWriter) -> None:
@@ -342,17 +334,7 @@ def _broadcast_barrier(world: NetworkState, task: Task, checkpoint: CheckpointIn
             if overtakes:
                 for buffer in sub.queue:
                     if not buffer.is_event:
-                        fragments = tuple(buffer.fragments)
-                        persist(
-                            world,
-                            task,
-                            checkpoint,
-                            True,
-                            sub.name,
-                            fragments,
-                            buffer.segment,
-                            buffer=buffer.uid,
-                        )
+                        persist_buffer(world, task, checkpoint, sub.name, buffer, output=True)
                 sub.queue.appendleft(barrier)
             else:
                 sub.queue.append(barrier)

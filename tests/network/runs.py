@@ -24,3 +24,18 @@ def simulate(
 def world(sim: Simulation) -> NetworkWorld:
     assert isinstance(sim.model, NetworkWorld)
     return sim.model
+
+
+def saturated_backpressure() -> Simulation:
+    """A slow consumer (cost 30) whose subpartitions hold at most 2 buffers, 600 steps in:
+    some producer waits for a buffer of its saturated pool."""
+    sim = simulate(
+        "backpressure",
+        records=60,
+        cost=30,
+        max_buffers_per_channel=2,
+        parallelism=2,
+        record_size=2000,
+    )
+    sim.run(600)
+    return sim

@@ -8,7 +8,7 @@ from flinkstate.network.records import Record
 from flinkstate.network.topologies import topology
 from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.sim import RunStatus
-from tests.network.runs import simulate, world
+from tests.network.runs import saturated_backpressure, simulate, world
 
 
 def test_records_larger_than_a_segment_span_buffers() -> None:
@@ -23,15 +23,7 @@ def test_records_larger_than_a_segment_span_buffers() -> None:
 
 
 def test_full_subpartition_blocks_the_producer() -> None:
-    sim = simulate(
-        "backpressure",
-        records=60,
-        cost=30,
-        max_buffers_per_channel=2,
-        parallelism=2,
-        record_size=2000,
-    )
-    sim.run(600)
+    sim = saturated_backpressure()
     w = world(sim)
     blocked = [
         t

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from flinkstate.sim import RunStatus
-from tests.network.runs import simulate, world
+from tests.network.runs import saturated_backpressure, simulate, world
 
 
 def test_a_finished_run_waits_for_nothing() -> None:
@@ -13,15 +13,7 @@ def test_a_finished_run_waits_for_nothing() -> None:
 
 
 def test_a_producer_blocked_on_its_pool_waits_for_whoever_holds_the_pools_buffers() -> None:
-    sim = simulate(
-        "backpressure",
-        records=60,
-        cost=30,
-        max_buffers_per_channel=2,
-        parallelism=2,
-        record_size=2000,
-    )
-    sim.run(600)
+    sim = saturated_backpressure()
     w = world(sim)
     blocked = [wait for wait in w.waits() if wait.resource.startswith("a buffer of pool ")]
     assert blocked
