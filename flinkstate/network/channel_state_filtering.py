@@ -240,3 +240,21 @@ def holdings(world: NetworkState) -> list[tuple[str, list[int]]]:
         if posts:
             held.append((f"post-filter {reader.pre_channel}", posts))
     return held
+
+
+def holds_buffers(world: NetworkState, reader: ChannelStateReader, channels: set[str]) -> bool:
+    """Whether the reader owns a pre- or post-filter network buffer of one of ``channels``
+    (for waits-for reports: a reader can wait on itself)."""
+    channel = reader.pre_channel
+    if channel not in channels:
+        return False
+    owner = world.owner
+    if (
+        reader.pre is not None
+        and reader.pre != HEAP
+        and owner[reader.pre] == f"pre-filter {channel}"
+    ):
+        return True
+    return any(
+        b.segment != HEAP and owner[b.segment] == f"post-filter {channel}" for b in reader.posts
+    )

@@ -38,7 +38,7 @@ from flinkstate.network.fetched_channel_state import (
     FetchedChannelStateSnapshot,
 )
 from flinkstate.network.options import RecoveryCheckpointTrigger
-from flinkstate.network.recovered_channel import convert_gate
+from flinkstate.network.recovered_channel import buffer_holders, convert_gate
 from flinkstate.network.task import TaskPhase
 from flinkstate.sim.deadlock import Wait
 
@@ -295,12 +295,5 @@ def drainer_wait(world: NetworkState, drainer: FetchedChannelStateDrainer) -> Wa
         return None
     channel = _physical(world, drainer)
     assert channel is not None
-    names = {c.name for c in world.gate_of(channel).channels}
-    holders = set()
-    for owner in world.owner:
-        kind, _, name = owner.partition(" ")
-        if kind in ("recovered", "received") and name in names:
-            holders.add(world.channels[name].task)
-        elif kind == "deserializer" and name == channel.task:
-            holders.add(channel.task)
+    holders = buffer_holders(world, world.gate_of(channel), received=True)
     return Wait(drainer.name, f"a buffer of {channel.name}", tuple(sorted(holders)))

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from flinkstate.network.buffer import HEAP
 from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.task import Task
@@ -131,3 +132,30 @@ def convert_gate(
         world.journal.changes.subpartition(channel.subpartition)
     world.journal.changes.network_pool(global_pool)
     gate.converted = True
+
+
+def buffer_holders(world: NetworkState, gate: Gate, *, received: bool = False) -> set[str]:
+    """The tasks holding network buffers of the gate's channels: recovered buffers queued in
+    a channel (and, ``received``, received ones) or the buffer in the task's deserializer.
+    For waits-for reports: whoever must consume them before a buffer comes back."""
+    owner = world.owner
+    holders = set()
+    for channel in gate.channels:
+        queued = f"recovered {channel.name}"
+        if any(
+            b.event is None and b.segment != HEAP and owner[b.segment] == queued
+            for b in channel.recovered_queue
+        ):
+            holders.add(channel.task)
+        got = f"received {channel.name}"
+        if received and any(b.event is None and owner[b.segment] == got for b in channel.received):
+            holders.add(channel.task)
+    task = world.task_named(gate.task)
+    current = task.current_buffer
+    if (
+        current is not None
+        and current.segment != HEAP
+        and owner[current.segment] == f"deserializer {task.name}"
+    ):
+        holders.add(task.name)
+    return holders

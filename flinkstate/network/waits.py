@@ -9,8 +9,10 @@ buffer of its channel; a transport waits for credit. The engine looks for a cycl
 from __future__ import annotations
 
 from flinkstate.network import (
+    channel_state_filtering,
     fetched_channel_state_drainer,
     mailbox,
+    recovered_channel,
     recovery,
     transport,
 )
@@ -119,26 +121,14 @@ def _reader_wait(world: NetworkState, reader: ChannelStateReader) -> Wait | None
         return None
     if recovery.reader_actions(world, reader) is not None:
         return None
-    if reader.pre_channel:
-        channel = world.channels[reader.pre_channel]
-    elif reader.chunks:
-        chunk = reader.chunks[0]
-        channel = task.gates[chunk.index].channels[chunk.targets[0]]
-    else:
+    if not reader.pre_channel and not reader.chunks:
         return None
-    gate = world.gate_of(channel)
-    if not channel.recovery_segments and gate.exclusive_per_channel:
+    _, gate, channel = recovered_channel.reader_target(world, reader)
+    if recovered_channel.needs_exclusive(gate, channel):
         return Wait(reader.name, f"{gate.exclusive_per_channel} exclusive buffers", ())
-    names = {c.name for c in gate.channels}
-    holders = set()
-    for owner in world.owner:
-        kind, _, name = owner.partition(" ")
-        if kind in ("pre-filter", "post-filter") and name in names:
-            holders.add(reader.name)
-        elif kind == "recovered" and name in names:
-            holders.add(world.channels[name].task)
-        elif kind == "deserializer" and name == task.name:
-            holders.add(task.name)
+    holders = recovered_channel.buffer_holders(world, gate)
+    if channel_state_filtering.holds_buffers(world, reader, {c.name for c in gate.channels}):
+        holders.add(reader.name)  # its own pre- and post-filter buffers
     return Wait(
         reader.name, f"a buffer of recovered channel {channel.name}", tuple(sorted(holders))
     )

@@ -3,11 +3,14 @@ the gate's floating ones, each returning where it came from; conversion hands th
 
 from __future__ import annotations
 
+import pytest
+
 from flinkstate.network import recovered_channel
+from flinkstate.network.consumer import Gate
 from flinkstate.network.state import NetworkState
 from flinkstate.network.state_assignment import assign_state
 from flinkstate.network.topologies import topology
-from tests.network.test_recovery import PARAMS, taken
+from tests.network.test_recovery import PARAMS, restored, taken
 
 
 def restored_world() -> NetworkState:
@@ -70,3 +73,45 @@ def test_conversion_gives_idle_recovery_buffers_back_and_remote_channels_take_ex
     # every channel gave its recovery buffers back; the remote ones took as many again
     assert world.buffer_pools.free_in(gate.pool.global_pool) == free + gate.exclusive_per_channel
     assert world.violations == []
+
+
+def scanned_holders(world: NetworkState, gate: Gate, kinds: tuple[str, ...]) -> set[str]:
+    """The rule the holders follow, stated on the owner names: a channel's task for segments
+    owned as ``<kind> <channel>``, the task for its deserializer's segment."""
+    names = {c.name for c in gate.channels}
+    holders = set()
+    for owner in world.owner:
+        kind, _, name = owner.partition(" ")
+        if kind in kinds and name in names:
+            holders.add(world.channels[name].task)
+        elif kind == "deserializer" and name == gate.task:
+            holders.add(gate.task)
+    return holders
+
+
+@pytest.mark.parametrize(("generation", "seed"), [("classic", 0), ("v1", 1), ("v2", 2)])
+def test_buffer_holders_are_the_owners_of_the_gates_buffers_as_a_restore_runs(
+    generation: str, seed: int
+) -> None:
+    sim = restored(
+        "keyed",
+        seed,
+        3,
+        generation=generation,
+        checkpointing_during_recovery=generation != "classic",
+        downstream=generation != "classic",
+    )
+    world = sim.model
+    assert isinstance(world, NetworkState)
+    checked = 0
+    while (event := sim.step()) is not None:
+        if event.step % 4:
+            continue  # every fourth step: the owner scan is slow
+        for gate in world.gates.values():
+            both = scanned_holders(world, gate, ("recovered", "received"))
+            assert recovered_channel.buffer_holders(world, gate, received=True) == both
+            assert recovered_channel.buffer_holders(world, gate) == scanned_holders(
+                world, gate, ("recovered",)
+            )
+            checked += bool(both)
+    assert checked
