@@ -244,8 +244,6 @@ class NetworkWorld(NetworkState):
             self.check_consistency(idle_pools=scan % IDLE_POOL_SCAN_EVERY == 0)
         return event
 
-    # -- task actions
-
     def _apply_other(self, actor: str, action: Action) -> None:
         """An action of an actor other than a task: the coordinator, a transport, a writer,
         a reader or a drainer, found by its typed reference."""
@@ -279,10 +277,6 @@ class NetworkWorld(NetworkState):
                 fetched_channel_state_drainer.drain_step(self, drainer)
             else:
                 fetched_channel_state_drainer.finish_drain(self, drainer)
-
-    # -- transport actions
-
-    # ------------------------------------------------------------------ checkpoints
 
     # ------------------------------------------------------------------ status
 
