@@ -141,11 +141,6 @@ class NetworkWorld(NetworkState):
         twin.actions.listen(twin.journal.changes)
         return twin
 
-    # ------------------------------------------------------------------ moving segments
-
-    def _violate(self, invariant: str, message: str) -> None:
-        self.journal.violate(invariant, message)
-
     # ------------------------------------------------------------------ actions
 
     def actor(self, name: str) -> ActorRef | None:
