@@ -22,7 +22,7 @@ from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.channel_state_writer import ChannelStateWriter
 from flinkstate.network.consumer import Channel
 from flinkstate.network.fetched_channel_state import FetchedChannelStateDrainer
-from flinkstate.network.ledger import Changes
+from flinkstate.network.ledger import Changes, ReadersOf
 from flinkstate.network.partition import Subpartition
 from flinkstate.network.task import Task
 from flinkstate.sim.action import Action
@@ -68,17 +68,11 @@ class ActorIndex:
     reader_end: int
     #: a task's name ("task map[0]") to its slot and its key in ``tasks`` ("map[0]")
     by_task_actor: dict[str, tuple[int, str]]
-    by_writer: dict[str, int]
-    by_reader: dict[str, int]
-    by_drainer: dict[str, int]
-    by_channel: dict[str, tuple[int, ...]]
-    by_subpartition: dict[str, tuple[int, ...]]
-    by_pool: dict[str, tuple[int, ...]]
-    by_network_pool: dict[str, tuple[int, ...]]
     #: every actor's typed reference, the coordinator's included
     refs: dict[str, ActorRef]
-    #: per kind of container (``Container`` order), the slots of the actors that read each
-    readers_of: tuple[dict[str, tuple[int, ...]], ...]
+    #: per task, channel, subpartition, pool, global pool, writer, reader and drainer: the
+    #: slots of the actors whose actions depend on it
+    readers_of: ReadersOf
 
     @classmethod
     def of(
@@ -153,19 +147,6 @@ class ActorIndex:
             refs[f"netty {name}"] = ActorRef(ActorKind.NETTY, channel=name)
         for name in writer_names:
             refs[name] = ActorRef(ActorKind.WRITER, writer=name)
-        # in ``Container`` order: what each kind of change marks stale
-        one: list[dict[str, tuple[int, ...]]] = [
-            {name: (slot_of[name],) for name in names}
-            for names in (writer_names, reader_names, drainer_names)
-        ]
-        readers_of: tuple[dict[str, tuple[int, ...]], ...] = (
-            {name: (slot,) for name, slot in task_slot.items()},
-            by_channel,
-            by_subpartition,
-            by_pool,
-            by_network_pool,
-            *one,
-        )
         return cls(
             actors,
             len(task_keys),
@@ -173,15 +154,17 @@ class ActorIndex:
             len(task_keys) + len(remote) + len(writer_names),
             len(task_keys) + len(remote) + len(writer_names) + len(reader_names),
             {task.name: (task_slot[task.name], key) for key, task in tasks.items()},
-            {name: slot_of[name] for name in writer_names},
-            {name: slot_of[name] for name in reader_names},
-            {name: slot_of[name] for name in drainer_names},
-            by_channel,
-            by_subpartition,
-            by_pool,
-            by_network_pool,
             refs,
-            readers_of,
+            ReadersOf(
+                tasks={name: (slot,) for name, slot in task_slot.items()},
+                channels=by_channel,
+                subpartitions=by_subpartition,
+                pools=by_pool,
+                network_pools=by_network_pool,
+                writers={name: (slot_of[name],) for name in writer_names},
+                readers={name: (slot_of[name],) for name in reader_names},
+                drainers={name: (slot_of[name],) for name in drainer_names},
+            ),
         )
 
 

@@ -9,35 +9,34 @@ says where the segment returns.
 
 The journal is what the step in progress did: the moves the ledger checked, the records emitted,
 delivered and persisted, a sentence, and (for the whole run) every violation found. ``apply``
-turns it into the step's :class:`~flinkstate.sim.core.Event`.
+turns it into the step's :class:`~flinkstate.sim.core.Event`. Its :class:`Changes` are where a
+step names the containers it changed; the action cache attaches who reads each.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import IntEnum, StrEnum
+from enum import StrEnum
 from typing import NamedTuple
 
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event, Move, Violation
 
-
-class Container(IntEnum):
-    """The kinds of container a step changes, in the order ``Changes.attach`` takes their
-    readers."""
-
-    TASK = 0
-    CHANNEL = 1
-    SUBPARTITION = 2
-    POOL = 3
-    NETWORK_POOL = 4
-    WRITER = 5
-    READER = 6
-    DRAINER = 7
-
-
-#: a container's name to the slots of the actors that read it (``ActorIndex.readers_of``)
+#: a container's name to the slots of the actors that read it
 Readers = dict[str, tuple[int, ...]]
+
+
+class ReadersOf(NamedTuple):
+    """Per kind of container, who reads each: what a change of it marks stale."""
+
+    tasks: Readers
+    channels: Readers
+    subpartitions: Readers
+    pools: Readers
+    network_pools: Readers
+    writers: Readers
+    readers: Readers
+    drainers: Readers
 
 
 @dataclass(slots=True)
@@ -62,20 +61,17 @@ class Changes:
     readers: Readers = field(default_factory=dict)
     drainers: Readers = field(default_factory=dict)
 
-    def attach(self, stale: set[int], readers_of: tuple[Readers, ...]) -> None:
-        """Mark into ``stale``, by ``readers_of`` (one mapping per kind, in ``Container``
-        order)."""
+    def attach(self, stale: set[int], readers_of: ReadersOf) -> None:
+        """Mark into ``stale`` the actors ``readers_of`` names."""
         self.stale = stale
-        (
-            self.tasks,
-            self.channels,
-            self.subpartitions,
-            self.pools,
-            self.network_pools,
-            self.writers,
-            self.readers,
-            self.drainers,
-        ) = readers_of
+        self.tasks = readers_of.tasks
+        self.channels = readers_of.channels
+        self.subpartitions = readers_of.subpartitions
+        self.pools = readers_of.pools
+        self.network_pools = readers_of.network_pools
+        self.writers = readers_of.writers
+        self.readers = readers_of.readers
+        self.drainers = readers_of.drainers
 
     def task(self, name: str) -> None:
         """A task changed (by its name, ``task X[i]``)."""

@@ -41,7 +41,6 @@ import pyarrow.compute as pc
 
 from flinkstate.dataset import read_dataset
 from flinkstate.errors import InvalidParameterError, SparkJobError
-from flinkstate.keygroups import compute_operator_index_for_key_group_array
 from flinkstate.rescale.exchange import ExchangeRescale
 from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
@@ -376,10 +375,8 @@ class RescalingPipeline:
         frame = pd.DataFrame(
             {
                 "key_group": groups.astype(np.int32),
-                "old_subtask": compute_operator_index_for_key_group_array(
-                    max_p, operator.parallelism, groups
-                ),
-                "new_subtask": compute_operator_index_for_key_group_array(max_p, new, groups),
+                "old_subtask": OwnerRule.KEY_GROUP.owners(groups, max_p, operator.parallelism),
+                "new_subtask": OwnerRule.KEY_GROUP.owners(groups, max_p, new),
             }
         )
         frame = frame.merge(contents, on="key_group", how="left")

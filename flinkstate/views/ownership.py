@@ -210,8 +210,8 @@ def ownership_graph(
             [f"segments: {nbp.total}, free: {len(nbp.free)}, reserved: {nbp.required}"],
             capacity=nbp.total,
         )
-    for task in world.tasks.values():
-        add(task_node(task), "task", world.task_keys[task.name], _task_details(world, task))
+    for key, task in world.tasks.items():
+        add(task_node(task), "task", key, _task_details(world, task))
         for partition in task.partitions:
             pool = partition.pool
             add(

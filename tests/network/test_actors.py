@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from flinkstate.network.actors import ActionCache, ActorKind, ActorRef
-from flinkstate.network.ledger import Changes, Container
+from flinkstate.network.ledger import Changes
 from flinkstate.network.topologies import topology
 
 
@@ -70,13 +70,10 @@ def test_everything_changed_marks_every_actor_and_a_copy_is_independent() -> Non
 
 def test_each_kind_of_change_marks_what_the_index_says_reads_it() -> None:
     index = keyed_cache().index
-    assert len(index.readers_of) == len(Container)
-    assert index.readers_of[Container.CHANNEL] is index.by_channel
-    assert index.readers_of[Container.SUBPARTITION] is index.by_subpartition
-    assert index.readers_of[Container.POOL] is index.by_pool
-    assert index.readers_of[Container.NETWORK_POOL] is index.by_network_pool
-    assert index.readers_of[Container.TASK]["task sink[2]"] == (
-        index.by_task_actor["task sink[2]"][0],
-    )
-    writer = next(iter(index.by_writer))
-    assert index.readers_of[Container.WRITER][writer] == (index.by_writer[writer],)
+    sink = index.by_task_actor["task sink[2]"][0]
+    assert index.readers_of.tasks["task sink[2]"] == (sink,)
+    writer = next(iter(index.readers_of.writers))
+    assert index.readers_of.writers[writer] == (index.actors.index(writer),)
+    cache = keyed_cache()
+    listening(cache).writer(writer)
+    assert cache.stale == {index.actors.index(writer)}

@@ -6,7 +6,7 @@ import pytest
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.buffer import LocalBufferPool
-from flinkstate.network.ledger import Container, SegmentLedger, StepJournal
+from flinkstate.network.ledger import ReadersOf, SegmentLedger, StepJournal
 from flinkstate.network.pools import BufferPools
 
 GLOBAL = "network-pool tm0"
@@ -14,10 +14,8 @@ GLOBAL = "network-pool tm0"
 
 def attach(journal: StepJournal) -> None:
     """Changes to the pool mark slot 1, to the global pool slot 2."""
-    readers: list[dict[str, tuple[int, ...]]] = [{} for _ in Container]
-    readers[Container.POOL] = {"pool a>b": (1,)}
-    readers[Container.NETWORK_POOL] = {GLOBAL: (2,)}
-    journal.changes.attach(set(), tuple(readers))
+    readers = ReadersOf({}, {}, {}, {"pool a>b": (1,)}, {GLOBAL: (2,)}, {}, {}, {})
+    journal.changes.attach(set(), readers)
 
 
 def pools_with(segments: int = 4, size: int = 2, max_per_subpartition: int = 0) -> BufferPools:
