@@ -17,7 +17,9 @@ from typing import Any
 
 import pytest
 
-from flinkstate.flinkcheckpoint.metadata import read_metadata
+from flinkstate.errors import InvalidParameterError
+from flinkstate.flinkcheckpoint.inflight import Edge, infer_edges
+from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
 from flinkstate.flinkcheckpoint.stream_element import value_decoder
 from flinkstate.flinkcheckpoint.summary import summarize
 from tests.flinkcheckpoint.test_metadata import (
@@ -34,6 +36,36 @@ GENERATED = ROOT / "data" / "generated-checkpoints"
 FLINK_PYTHON = Path(os.environ.get("FLINKSTATE_FLINK_PYTHON", ROOT / ".venv-flink/bin/python"))
 MADE = sorted(p.parent for p in GENERATED.glob("*/*/chk-*/_metadata"))
 ALL = [*COMMITTED, *MADE]
+
+#: the exchanges of each of ``CheckpointJob``'s topologies (a union's first input is gate 0)
+JOB_EDGES = {
+    "keyed": ("to-record:0>slow-counter:0",),
+    "rebalance": ("to-record:0>relay:0", "relay:0>slow-relay:0"),
+    "union": ("to-record:0>slow-counter:0", "to-record-b:0>slow-counter:1"),
+}
+
+
+def _job_edges(checkpoint: Path, metadata: CheckpointMetadata) -> tuple[tuple[Edge, ...], bool]:
+    """The made job's exchanges that carried state on at least one side at this checkpoint,
+    and whether every one of them had state on both (an early checkpoint may hold a partition's
+    buffers before any reached the gate)."""
+    config = (checkpoint.parents[1] / "job-config.txt").read_text()
+    topology = next(line for line in config.splitlines() if line.startswith("topology="))
+    kind = "union" if " UNION " in topology else "rebalance" if "REBALANCE" in topology else "keyed"
+    ends = {
+        (metadata.by_id(o.operator_id).label, h.gate_or_partition, h.input)
+        for o, h in metadata.channel_handles()
+    }
+    sides = [
+        (
+            edge,
+            (edge.upstream, edge.partition, False) in ends,
+            (edge.downstream, edge.gate, True) in ends,
+        )
+        for edge in map(Edge.parse, JOB_EDGES[kind])
+    ]
+    carried = [(edge, up and down) for edge, up, down in sides if up or down]
+    return tuple(edge for edge, _ in carried), all(both for _, both in carried)
 
 
 def _ids(path: Path) -> str:
@@ -136,8 +168,16 @@ def test_every_keyed_state_handle_as_flink_loads_it(
 @pytest.mark.parametrize("checkpoint", MADE, ids=_ids)
 def test_made_checkpoints_read_whole(checkpoint: Path) -> None:
     """Every logical channel of a made checkpoint frames into whole records, and the keyed
-    state counts every key the job has seen at most once."""
-    summary = summarize(checkpoint, value=value_decoder("Tuple2<Long,String>"))
+    state counts every key the job has seen at most once. The edges are the job's own; where
+    the state alone tells them, the reader's inference must name the same ones."""
+    metadata = read_metadata(checkpoint)
+    edges, both_sides = _job_edges(checkpoint, metadata)
+    if both_sides:
+        assert set(infer_edges(metadata)) == set(edges)
+    else:  # the state alone cannot tell an exchange with an empty side: the user names it
+        with pytest.raises(InvalidParameterError, match="has no channel state"):
+            infer_edges(metadata)
+    summary = summarize(checkpoint, edges=edges, value=value_decoder("Tuple2<Long,String>"))
     assert summary["totals"]["unclean_channels"] == 0
     keyed = [k for k in summary["keyed_state"] if k["entries_unreadable"] is None]
     assert len(keyed) == len(summary["keyed_state"])
