@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
-from flinkstate.network.buffer import LocalBufferPool, NetworkBufferPool
+from flinkstate.network.buffer import LocalBufferPool, NetworkBufferPool, network_pool_name
 from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.channel_state_writer import ChannelStateWriter
 from flinkstate.network.consumer import Channel
@@ -131,7 +131,7 @@ class ActorIndex:
             }
             if readers:  # recovery takes buffers straight from the global pool
                 for task in tasks.values():
-                    if f"network-pool tm{task.task_manager}" == nbp:
+                    if network_pool_name(task.task_manager) == nbp:
                         slots.add(task_slot[task.name])
                         if task.name in reader_of:
                             slots.add(reader_of[task.name])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from flinkstate.network.owners import Owner, OwnerKind
 from flinkstate.network.records import Fragment
 
 #: Events live in small heap buffers, not network segments.
@@ -57,11 +58,40 @@ class Buffer:
         return self.capacity - self.used
 
 
+def network_pool_name(task_manager: int) -> str:
+    """The name a TaskManager's global pool is found by."""
+    return f"network-pool tm{task_manager}"
+
+
+def local_pool(
+    holder: str,
+    global_pool: str,
+    minimum: int,
+    maximum: int,
+    subpartitions: int = 0,
+    max_per_subpartition: int = 0,
+) -> LocalBufferPool:
+    """The local pool of a result partition (with its ``subpartitions``) or an input gate
+    (``holder``), at its minimum size until the global pool redistributes."""
+    return LocalBufferPool(
+        f"pool {holder}",
+        Owner(OwnerKind.POOL, holder),
+        global_pool,
+        minimum,
+        maximum,
+        minimum,
+        per_subpartition=[0] * subpartitions,
+        max_per_subpartition=max_per_subpartition,
+    )
+
+
 @dataclass(slots=True)
 class NetworkBufferPool:
     """All network segments of one TaskManager (``NetworkBufferPool``)."""
 
     name: str
+    #: what holds its free segments
+    owner: Owner
     total: int
     free: list[int]
     required: int = 0
@@ -79,6 +109,8 @@ class LocalBufferPool:
     """
 
     name: str
+    #: what holds its free segments
+    owner: Owner
     global_pool: str
     minimum: int
     maximum: int
@@ -92,6 +124,7 @@ class LocalBufferPool:
     def copy(self) -> LocalBufferPool:
         return LocalBufferPool(
             self.name,
+            self.owner,
             self.global_pool,
             self.minimum,
             self.maximum,

@@ -16,7 +16,7 @@ from collections import deque
 from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import compute_key_group_range_for_operator_index
 from flinkstate.network.actors import ActionCache, ActorIndex
-from flinkstate.network.buffer import LocalBufferPool
+from flinkstate.network.buffer import local_pool, network_pool_name
 from flinkstate.network.channel_state_reader import ChannelStateReader, split_chunk
 from flinkstate.network.channel_state_writer import assign_writers
 from flinkstate.network.consumer import Channel, Gate
@@ -32,6 +32,7 @@ from flinkstate.network.options import (
     RecoveryGeneration,
     RecoveryOptions,
 )
+from flinkstate.network.owners import ChannelOwners, Owner, OwnerKind, SubpartitionOwners
 from flinkstate.network.partition import ResultPartition, Subpartition
 from flinkstate.network.pools import BufferPools
 from flinkstate.network.state import FAULTS, IN_FLIGHT, NetworkState
@@ -107,8 +108,7 @@ def _build_job(state: NetworkState) -> None:
         cfg.task_manager_of(i) for op in graph.operators for i in range(op.parallelism)
     }
     for tm in sorted(task_managers):
-        name = f"network-pool tm{tm}"
-        state.buffer_pools.add_network_pool(name, cfg.network_buffers_per_task_manager)
+        state.buffer_pools.add_network_pool(tm, cfg.network_buffers_per_task_manager)
     for op in graph.operators:
         for index in range(op.parallelism):
             _build_task(state, op, index)
@@ -130,7 +130,9 @@ def _build_task(state: NetworkState, op: Operator, index: int) -> None:
             op.effective_max_parallelism, op.parallelism, index
         )
         key_groups = (r.start, r.end)
-    task = Task(f"task {name}", op.name, op.kind, index, tm, [], [], key_groups)
+    task_name = f"task {name}"
+    deserializer = Owner(OwnerKind.DESERIALIZER, task_name)
+    task = Task(task_name, op.name, op.kind, index, tm, [], [], key_groups, deserializer)
     if op.kind is OperatorKind.SOURCE:
         task.splits = {task.name: 0}  # a fresh job: each subtask reads its own split
     state.tasks[name] = task
@@ -139,28 +141,29 @@ def _build_task(state: NetworkState, op: Operator, index: int) -> None:
         downstream = state.graph.operator(exchange.downstream)
         minimum, maximum = state.config.result_partition_pool_bounds(len(consumers))
         partition_name = f"{name}>{downstream.name}"
-        global_name = f"network-pool tm{tm}"
+        global_name = network_pool_name(tm)
         state.buffer_pools.reserve(global_name, minimum, state.config.segment_size)
-        pool = LocalBufferPool(
-            f"pool {partition_name}",
+        pool = local_pool(
+            partition_name,
             global_name,
             minimum,
             maximum,
-            minimum,
-            per_subpartition=[0] * len(consumers),
+            subpartitions=len(consumers),
             max_per_subpartition=state.config.max_buffers_per_channel,
         )
         state.buffer_pools.add_local_pool(pool)
         subs = []
         for position, consumer in enumerate(consumers):
             consumer_name = downstream.subtask_name(consumer)
+            sub_name = f"{name}>{consumer_name}"
             sub = Subpartition(
-                f"{name}>{consumer_name}",
+                sub_name,
                 partition_name,
                 name,
                 consumer_name,
                 f"{consumer_name}<{name}",
                 position,
+                SubpartitionOwners.of(sub_name),
             )
             subs.append(sub)
             state.subpartitions[sub.name] = sub
@@ -171,29 +174,29 @@ def _build_gate(state: NetworkState, consumer: str, task: Task, exchange: Exchan
     upstream = state.graph.operator(exchange.upstream)
     producers = state.graph.producers(exchange, task.index)
     exclusive, floating_min, floating_max = state.config.gate_buffers(len(producers))
-    global_name = f"network-pool tm{task.task_manager}"
+    global_name = network_pool_name(task.task_manager)
     gate_name = f"{consumer}<{upstream.name}"
     state.buffer_pools.reserve(global_name, floating_min, state.config.segment_size)
-    pool = LocalBufferPool(
-        f"pool {gate_name}", global_name, floating_min, floating_max, floating_min
-    )
+    pool = local_pool(gate_name, global_name, floating_min, floating_max)
     state.buffer_pools.add_local_pool(pool)
     channels = []
     for position, producer in enumerate(producers):
         producer_name = upstream.subtask_name(producer)
         remote = state.config.task_manager_of(producer) != task.task_manager
+        channel_name = f"{consumer}<{producer_name}"
         channel = Channel(
-            f"{consumer}<{producer_name}",
+            channel_name,
             gate_name,
             task.name,
             f"task {producer_name}",
             f"{producer_name}>{consumer}",
             remote,
             position,
+            ChannelOwners.of(channel_name),
         )
         if remote and exclusive:
             state.buffer_pools.reserve(global_name, exclusive, state.config.segment_size)
-            taken = state.buffer_pools.assign(global_name, exclusive, f"exclusive {channel.name}")
+            taken = state.buffer_pools.assign(global_name, exclusive, channel.owners.exclusive)
             channel.exclusive_segments = frozenset(taken)
             channel.exclusive = taken
         channels.append(channel)

@@ -28,6 +28,7 @@ from flinkstate.network import deserializer, recovered_channel
 from flinkstate.network.buffer import HEAP
 from flinkstate.network.deserializer import Framing
 from flinkstate.network.options import PrefilterSource
+from flinkstate.network.owners import Owner
 from flinkstate.network.records import Fragment
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ def reader_action(world: NetworkState, reader: ChannelStateReader) -> tuple[str,
     return ("rewrite", channel.name)
 
 
-def _take(world: NetworkState, gate: Gate, channel: Channel, holder: str) -> tuple[int, str]:
+def _take(world: NetworkState, gate: Gate, channel: Channel, holder: Owner) -> tuple[int, str]:
     """A buffer for recovery: (segment or HEAP, where it returns to)."""
     if channel.recovery_exclusive or world.prefilter_source is PrefilterSource.NETWORK:
         origin = "exclusive" if channel.recovery_exclusive else "floating"
@@ -77,7 +78,7 @@ def _take(world: NetworkState, gate: Gate, channel: Channel, holder: str) -> tup
 
 
 def _give_back(
-    world: NetworkState, gate: Gate, channel: Channel, segment: int, origin: str, holder: str
+    world: NetworkState, gate: Gate, channel: Channel, segment: int, origin: str, holder: Owner
 ) -> None:
     if origin in ("exclusive", "floating"):
         recovered_channel.recycle(world, channel, segment, holder)
@@ -100,7 +101,7 @@ def filter_step(world: NetworkState, reader: ChannelStateReader) -> None:
     """Take a pre-filter buffer, fill it with one source buffer, filter what completes."""
     task, gate, channel = recovered_channel.reader_target(world, reader)
     chunk = reader.chunks.popleft()
-    holder = f"pre-filter {channel.name}"
+    holder = channel.owners.pre_filter
     if world.prefilter_source is PrefilterSource.HEAP_SEGMENT:
         if reader.heap_segment_in_use:
             world.journal.violate("one-buffer-at-a-time", ONE_BUFFER_AT_A_TIME)
@@ -188,7 +189,7 @@ def keeps_record(
 def rewrite_step(world: NetworkState, reader: ChannelStateReader) -> None:
     """Take one post-filter buffer and re-serialize pending records into it."""
     task, gate, channel = recovered_channel.reader_target(world, reader)
-    holder = f"post-filter {channel.name}"
+    holder = channel.owners.post_filter
     segment, origin = _take(world, gate, channel, holder)
     capacity = HEAP_FALLBACK_SIZE if segment == HEAP else world.config.segment_size
     buffer = world.new_buffer(segment, capacity, recovered=True)
@@ -214,9 +215,7 @@ def _deliver(
     """Queue the rewritten buffers in the recovered channel, then recycle the pre-filter one."""
     for buffer in reader.posts:
         if buffer.segment != HEAP:
-            world.ledger.move(
-                buffer.segment, f"post-filter {channel.name}", f"recovered {channel.name}"
-            )
+            world.ledger.move(buffer.segment, channel.owners.post_filter, channel.owners.recovered)
         channel.recovered_queue.append(buffer)
     reader.posts = []
     assert reader.pre is not None
@@ -224,21 +223,22 @@ def _deliver(
         # the fault: the recycler never clears the in-use flag
         reader.heap_segment_in_use = "keep-prefilter-buffer" in world.faults
     else:
-        _give_back(
-            world, gate, channel, reader.pre, reader.pre_origin, f"pre-filter {channel.name}"
-        )
+        _give_back(world, gate, channel, reader.pre, reader.pre_origin, channel.owners.pre_filter)
     reader.pre, reader.pre_origin, reader.pre_channel = None, "", ""
     world.journal.changes.channel(channel.name)
 
 
-def holdings(world: NetworkState) -> list[tuple[str, list[int]]]:
+def holdings(world: NetworkState) -> list[tuple[Owner, list[int]]]:
     held = []
     for reader in world.readers.values():
+        if not reader.pre_channel:
+            continue
+        owners = world.channels[reader.pre_channel].owners
         if reader.pre is not None and reader.pre != HEAP:
-            held.append((f"pre-filter {reader.pre_channel}", [reader.pre]))
+            held.append((owners.pre_filter, [reader.pre]))
         posts = [b.segment for b in reader.posts if b.segment != HEAP]
         if posts:
-            held.append((f"post-filter {reader.pre_channel}", posts))
+            held.append((owners.post_filter, posts))
     return held
 
 
@@ -249,12 +249,7 @@ def holds_buffers(world: NetworkState, reader: ChannelStateReader, channels: set
     if channel not in channels:
         return False
     owner = world.owner
-    if (
-        reader.pre is not None
-        and reader.pre != HEAP
-        and owner[reader.pre] == f"pre-filter {channel}"
-    ):
+    owners = world.channels[channel].owners
+    if reader.pre is not None and reader.pre != HEAP and owner[reader.pre] == owners.pre_filter:
         return True
-    return any(
-        b.segment != HEAP and owner[b.segment] == f"post-filter {channel}" for b in reader.posts
-    )
+    return any(b.segment != HEAP and owner[b.segment] == owners.post_filter for b in reader.posts)

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.buffer import HEAP
+from flinkstate.network.owners import Owner, OwnerKind
 from flinkstate.network.records import Fragment
 
 #: ``CheckpointingOptions.UNALIGNED_MAX_SUBTASKS_PER_CHANNEL_STATE_FILE`` default
@@ -55,12 +56,16 @@ class ChannelStateWriter:
     """One writer thread and its request queue (written in the order requests were added)."""
 
     name: str
+    #: what holds the buffers it retains until written
+    owner: Owner
     task_manager: int
     subtasks: tuple[str, ...]
     requests: deque[WriteRequest] = field(default_factory=deque)
 
     def copy(self) -> ChannelStateWriter:
-        return ChannelStateWriter(self.name, self.task_manager, self.subtasks, deque(self.requests))
+        return ChannelStateWriter(
+            self.name, self.owner, self.task_manager, self.subtasks, deque(self.requests)
+        )
 
 
 def assign_writers(
@@ -83,7 +88,12 @@ def assign_writers(
             per_tm.append([])
         per_tm[-1].append(subtask)
     return [
-        ChannelStateWriter(f"channel-state-writer tm{tm}.{number}", tm, tuple(members))
+        ChannelStateWriter(
+            f"channel-state-writer tm{tm}.{number}",
+            Owner(OwnerKind.CHANNEL_STATE_WRITER, f"tm{tm}.{number}"),
+            tm,
+            tuple(members),
+        )
         for tm in sorted(groups)
         for number, members in enumerate(groups[tm])
     ]

@@ -247,7 +247,7 @@ def persist(
         checkpoint.persisted_buffers.add(buffer)
     checkpoint.pending_writes[task.name] = checkpoint.pending_writes.get(task.name, 0) + 1
     if segment != HEAP:
-        world.ledger.share(segment, writer.name)
+        world.ledger.share(segment, writer.owner)
     world.journal.changes.writer(writer.name)
 
 
@@ -297,7 +297,7 @@ def write_channel_state(world: NetworkState, writer: ChannelStateWriter) -> None
     side = "output" if request.output else "input"
     world.journal.note = f"{side} state of {request.channel}: {len(request.fragments)} fragment(s)"
     if request.segment != HEAP:
-        recycling.drop(world, request.segment, writer.name, None)
+        recycling.drop(world, request.segment, writer.owner, None)
     if request.release_spill:
         world.release_spill(request.release_spill)
     _maybe_acknowledge(world, world.task_named(request.task), checkpoint)

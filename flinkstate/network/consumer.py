@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from flinkstate.network.buffer import Buffer, LocalBufferPool
 from flinkstate.network.copying import shallow_copier
 from flinkstate.network.graph import Exchange
+from flinkstate.network.owners import ChannelOwners
 from flinkstate.rescale.exchange import DownstreamSubtaskRescale
 
 
@@ -28,6 +29,8 @@ class Channel:
     subpartition: str
     remote: bool
     index: int
+    #: who holds its segments, made once (``ChannelOwners.of(name)``)
+    owners: ChannelOwners
     exclusive_segments: frozenset[int] = frozenset()
     exclusive: list[int] = field(default_factory=list)
     floating: list[int] = field(default_factory=list)

@@ -90,7 +90,7 @@ def abort(world: NetworkState, progress: CheckpointInProgress) -> None:
         writer.requests = keep
         for request in dropped:
             if request.segment != HEAP:
-                recycling.drop(world, request.segment, writer.name, None)
+                recycling.drop(world, request.segment, writer.owner, None)
             if request.release_spill:
                 world.release_spill(request.release_spill)
     for channel in world.channels.values():

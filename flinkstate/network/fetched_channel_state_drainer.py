@@ -158,10 +158,10 @@ def drain_step(world: NetworkState, drainer: FetchedChannelStateDrainer) -> None
     taken = cursor.next_buffer(state, world.config.segment_size)
     assert taken is not None
     _, fragments = taken
-    holder = f"recovered {channel.name}"
+    holder = channel.owners.recovered
     if channel.exclusive:
         segment = channel.exclusive.pop()
-        world.ledger.move(segment, f"exclusive {channel.name}", holder)
+        world.ledger.move(segment, channel.owners.exclusive, holder)
     else:
         floating = world.buffer_pools.request(world.gate_of(channel).pool, holder)
         assert floating is not None

@@ -15,33 +15,34 @@ import operator
 from flinkstate.network import channel_state_filtering
 from flinkstate.network.buffer import HEAP
 from flinkstate.network.checkpoint import Checkpoint, CheckpointInProgress
+from flinkstate.network.owners import Owner, OwnerKind
 from flinkstate.network.state import IN_FLIGHT, NetworkState
 
 
-def _holdings(state: NetworkState, network_pools: bool = True) -> list[tuple[str, list[int]]]:
+def _holdings(state: NetworkState, network_pools: bool = True) -> list[tuple[Owner, list[int]]]:
     """Every container holding segments, with its segments (empty ones left out); the
     network pools' free lists too unless ``network_pools`` is false."""
-    held: list[tuple[str, list[int]]] = []
+    held: list[tuple[Owner, list[int]]] = []
     if network_pools:
-        held += [(nbp.name, nbp.free) for nbp in state.network_pools.values() if nbp.free]
-    held += [(pool.name, pool.free) for pool in state.pools.values() if pool.free]
+        held += [(nbp.owner, nbp.free) for nbp in state.network_pools.values() if nbp.free]
+    held += [(pool.owner, pool.free) for pool in state.pools.values() if pool.free]
     held += [
-        (writer.name, [r.segment for r in writer.requests if r.segment != HEAP])
+        (writer.owner, [r.segment for r in writer.requests if r.segment != HEAP])
         for writer in state.writers.values()
         if writer.requests
     ]
     for sub in state.subpartitions.values():
         if sub.builder is not None:
-            held.append((f"builder {sub.name}", [sub.builder.segment]))
+            held.append((sub.owners.builder, [sub.builder.segment]))
         if sub.queue:
-            held.append((f"queue {sub.name}", [b.segment for b in sub.queue if b.event is None]))
+            held.append((sub.owners.queue, [b.segment for b in sub.queue if b.event is None]))
     for channel in state.channels.values():
         if channel.recovery_exclusive:
-            held.append((f"recovered-exclusive {channel.name}", channel.recovery_exclusive))
+            held.append((channel.owners.recovered_exclusive, channel.recovery_exclusive))
         if channel.recovered_queue:
             held.append(
                 (
-                    f"recovered {channel.name}",
+                    channel.owners.recovered,
                     [
                         b.segment
                         for b in channel.recovered_queue
@@ -50,19 +51,19 @@ def _holdings(state: NetworkState, network_pools: bool = True) -> list[tuple[str
                 )
             )
         if channel.exclusive:
-            held.append((f"exclusive {channel.name}", channel.exclusive))
+            held.append((channel.owners.exclusive, channel.exclusive))
         if channel.floating:
-            held.append((f"floating {channel.name}", channel.floating))
+            held.append((channel.owners.floating, channel.floating))
         if channel.received:
             held.append(
                 (
-                    f"received {channel.name}",
+                    channel.owners.received,
                     [b.segment for b in channel.received if b.event is None],
                 )
             )
     for task in state.tasks.values():
         if task.current_buffer is not None and task.current_buffer.segment != HEAP:
-            held.append((f"deserializer {task.name}", [task.current_buffer.segment]))
+            held.append((task.deserializer, [task.current_buffer.segment]))
     held += channel_state_filtering.holdings(state)
     return held
 
@@ -98,7 +99,7 @@ def check_consistency(state: NetworkState, *, idle_pools: bool = True) -> None:
         return  # every holder is a rightful one and none is missing or doubled
     if not idle_pools:
         holdings = _holdings(state)
-    holders: dict[int, list[str]] = {}
+    holders: dict[int, list[Owner]] = {}
     for name, segments in holdings:
         for segment in segments:
             holders.setdefault(segment, []).append(name)
@@ -112,9 +113,9 @@ def check_consistency(state: NetworkState, *, idle_pools: bool = True) -> None:
             )
         elif sorted(held_by) != sorted(wanted):
             if len(held_by) > len(wanted):
-                problem = "is held by both " + " and ".join(sorted(held_by))
+                problem = "is held by both " + " and ".join(sorted(map(str, held_by)))
             else:
-                problem = f"is owned by {expected} but held by {', '.join(held_by)}"
+                problem = f"is owned by {expected} but held by {', '.join(map(str, held_by))}"
             state.journal.violate("segment-ownership", f"segment {segment} {problem}")
 
 
@@ -133,7 +134,7 @@ def check_end(state: NetworkState) -> None:
     away = [
         s
         for s, owner in enumerate(state.owner)
-        if owner != state.home[s] and not owner.startswith("pool ")
+        if owner != state.home[s] and owner.kind is not OwnerKind.POOL
     ]
     if away:
         state.journal.violate(

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import NamedTuple
 
+from flinkstate.network.owners import Owner
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event, Move, Violation
 
@@ -172,11 +173,11 @@ class SegmentLedger:
 
     journal: StepJournal
     #: who holds each segment now, and the container it belongs to when idle
-    owner: list[str] = field(default_factory=list)
-    home: list[str] = field(default_factory=list)
+    owner: list[Owner] = field(default_factory=list)
+    home: list[Owner] = field(default_factory=list)
     #: holders of a segment besides its owner (a buffer retained by the channel-state writer,
     #: one recovered buffer in several subpartitions): the last one to let go recycles it
-    shares: dict[int, list[str]] = field(default_factory=dict)
+    shares: dict[int, list[Owner]] = field(default_factory=dict)
     returns: dict[int, ReturnTo] = field(default_factory=dict)
     #: heap taken by recovery buffers outside the network pools (the 2.3 fallback, the
     #: pre-filter segment, spill-file write buffers), now and at most
@@ -186,19 +187,19 @@ class SegmentLedger:
     #: does, so most copies never pay for it)
     home_shared: bool = False
 
-    def new_segments(self, count: int, owner: str) -> list[int]:
+    def new_segments(self, count: int, owner: Owner) -> list[int]:
         """``count`` new segments owned by (and at home in) ``owner``."""
         start = len(self.owner)
         self.owner.extend([owner] * count)
         self.home.extend([owner] * count)
         return list(range(start, start + count))
 
-    def place(self, segment: int, owner: str) -> None:
+    def place(self, segment: int, owner: Owner) -> None:
         """While building: the segment belongs to ``owner`` from now on (no move recorded)."""
         self.owner[segment] = owner
         self.rehome(segment, owner)
 
-    def move(self, segment: int, source: str, target: str) -> None:
+    def move(self, segment: int, source: Owner, target: Owner) -> None:
         """The segment passes from ``source`` to ``target``; a wrong source is a violation:
         a recycle of a segment already at its target is a double recycle."""
         current = self.owner[segment]
@@ -210,14 +211,14 @@ class SegmentLedger:
         self.owner[segment] = target
         self.journal.moves.append(Move(segment, source, target))
 
-    def rehome(self, segment: int, home: str) -> None:
+    def rehome(self, segment: int, home: Owner) -> None:
         """The segment's idle place changes (a channel takes it as an exclusive buffer)."""
         if self.home_shared:
             self.home = list(self.home)
             self.home_shared = False
         self.home[segment] = home
 
-    def hand_over(self, segment: int, source: str, target: str) -> None:
+    def hand_over(self, segment: int, source: Owner, target: Owner) -> None:
         """Pass one reference on: an ownership move, or, for a holder that shares a segment
         it does not own, the shared reference changing hands."""
         others = self.shares.get(segment)
@@ -226,7 +227,7 @@ class SegmentLedger:
             return
         self.move(segment, source, target)
 
-    def share(self, segment: int, holder: str, returns: ReturnTo | None = None) -> None:
+    def share(self, segment: int, holder: Owner, returns: ReturnTo | None = None) -> None:
         """Another reference to a segment (``Buffer.retainBuffer``)."""
         self.shares.setdefault(segment, []).append(holder)
         if returns is not None:
@@ -236,7 +237,7 @@ class SegmentLedger:
         """Where the segment goes when its last holder lets go, unless already known."""
         self.returns.setdefault(segment, returns)
 
-    def let_go(self, segment: int, holder: str, returns: ReturnTo | None) -> ReturnTo | None:
+    def let_go(self, segment: int, holder: Owner, returns: ReturnTo | None) -> ReturnTo | None:
         """``holder`` is done with a segment. If others still reference it, the next one
         becomes its owner and None is returned; from the last one, where it must go now."""
         others = self.shares.get(segment)

@@ -219,16 +219,18 @@ def do_poll(world: NetworkState, task: Task, action: Action) -> None:
     gate.next_channel = (channel.index + 1) % len(gate.channels)
     world.journal.changes.channel(channel.name)
     world.journal.changes.subpartition(channel.subpartition)
+    local = False  # taken straight from the producer's subpartition
     if channel.recovered or channel.in_recovery:
         buffer = channel.recovered_queue.popleft()
-        holder = f"recovered {channel.name}"
+        holder = channel.owners.recovered
     elif channel.remote:
         buffer = channel.received.popleft()
-        holder = f"received {channel.name}"
+        holder = channel.owners.received
     else:
         sub = world.subpartitions[channel.subpartition]
         buffer = sub.queue.popleft()
-        holder = f"queue {sub.name}"
+        holder = sub.owners.queue
+        local = True
     if buffer.is_event:
         if buffer.event == END_OF_INPUT_STATE and channel.in_recovery:  # V1, migrated
             fetched_channel_state_drainer.on_recovered_state_consumed(world, task, channel)
@@ -247,14 +249,14 @@ def do_poll(world: NetworkState, task: Task, action: Action) -> None:
         channel.finished = True
         world.journal.note = f"{buffer.event} on {channel.name}"
         return
-    if not channel.remote and channel.persisting and holder.startswith("queue "):
+    if local and channel.persisting:
         checkpointing.persist_input(world, channel, buffer)
     elif channel.persisting and channel.in_recovery and "persist-migrated" in world.faults:
         # FLINK-40016: the consume path persists a migrated buffer that
         # checkpointStarted already persisted
         checkpointing.persist_input(world, channel, buffer)
     if buffer.segment != HEAP:
-        world.ledger.hand_over(buffer.segment, holder, f"deserializer {task.name}")
+        world.ledger.hand_over(buffer.segment, holder, task.deserializer)
     ready = _deserialize(world, channel, buffer)
     task.current = channel
     task.current_buffer = buffer

@@ -1,15 +1,21 @@
-"""The kinds of owner a memory segment can have, in one list.
+"""Who holds a memory segment: the kinds of owner, in one list, and the owner values.
 
-Every segment of a TaskManager is owned by exactly one owner at a time, and an owner's name
-starts with its kind (``exclusive counter[0]<-source[1]``, ``pool source[0]>0``). The kinds
-are listed here once, with where in the job each one is and whether it exists only while a
-restored job recovers its in-flight data; metrics, the command line and the views all take
-their lists from this one, so they cannot drift apart.
+Every segment of a TaskManager is owned by exactly one :class:`Owner` at a time: a kind and
+the container it belongs to (a channel, a subpartition, a task, a pool, a TaskManager, a
+writer). It becomes text (``exclusive counter[0]<-source[1]``, ``pool source[0]>0``) only in
+traces, captions and reports; nothing reads that text back. The kinds are listed here once,
+with where in the job each one is and whether it exists only while a restored job recovers its
+in-flight data; metrics, the command line and the views all take their lists from this one, so
+they cannot drift apart.
+
+A container's owners are made once, when the network is built (:class:`ChannelOwners`,
+:class:`SubpartitionOwners`), so that a step that moves a segment makes no new value.
 """
 
 from __future__ import annotations
 
 from enum import Enum, StrEnum
+from typing import NamedTuple
 
 
 class OwnerPlace(Enum):
@@ -78,6 +84,62 @@ _RECOVERY = frozenset(
 )
 
 
-def kinds_at(place: OwnerPlace) -> frozenset[str]:
-    """The owner kinds (as they start owner names) at one place."""
-    return frozenset(k.value for k in OwnerKind if k.place is place)
+def kinds_at(place: OwnerPlace) -> frozenset[OwnerKind]:
+    """The owner kinds at one place."""
+    return frozenset(k for k in OwnerKind if k.place is place)
+
+
+class Owner(NamedTuple):
+    """A holder of segments: its kind and the name of the container it belongs to.
+
+    (A named tuple: compared at every move, and ordered as its text is.)"""
+
+    kind: OwnerKind
+    #: the container: a channel, subpartition, task, result partition or gate (a local pool),
+    #: TaskManager (its network pool) or channel-state writer
+    holder: str
+
+    def __str__(self) -> str:
+        return f"{self.kind.value} {self.holder}"
+
+    @property
+    def place(self) -> OwnerPlace:
+        return _PLACES[self.kind]
+
+
+class ChannelOwners(NamedTuple):
+    """The owners of one input channel's segments, by what holds them."""
+
+    exclusive: Owner
+    floating: Owner
+    received: Owner
+    recovered: Owner
+    recovered_exclusive: Owner
+    #: the channel-state reader's, while it filters or spills this channel's recovered state
+    pre_filter: Owner
+    post_filter: Owner
+    spilling: Owner
+
+    @classmethod
+    def of(cls, channel: str) -> ChannelOwners:
+        return cls(
+            Owner(OwnerKind.EXCLUSIVE, channel),
+            Owner(OwnerKind.FLOATING, channel),
+            Owner(OwnerKind.RECEIVED, channel),
+            Owner(OwnerKind.RECOVERED, channel),
+            Owner(OwnerKind.RECOVERED_EXCLUSIVE, channel),
+            Owner(OwnerKind.PRE_FILTER, channel),
+            Owner(OwnerKind.POST_FILTER, channel),
+            Owner(OwnerKind.SPILLING, channel),
+        )
+
+
+class SubpartitionOwners(NamedTuple):
+    """The owners of one subpartition's segments: the buffer being filled, and the queue."""
+
+    builder: Owner
+    queue: Owner
+
+    @classmethod
+    def of(cls, subpartition: str) -> SubpartitionOwners:
+        return cls(Owner(OwnerKind.BUILDER, subpartition), Owner(OwnerKind.QUEUE, subpartition))

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from flinkstate.network.buffer import Buffer, LocalBufferPool
 from flinkstate.network.graph import Exchange
+from flinkstate.network.owners import SubpartitionOwners
 
 
 @dataclass(slots=True)
@@ -23,6 +24,8 @@ class Subpartition:
     consumer: str
     channel: str
     index: int
+    #: who holds its segments, made once (``SubpartitionOwners.of(name)``)
+    owners: SubpartitionOwners
     queue: deque[Buffer] = field(default_factory=deque)
     builder: Buffer | None = None
     #: after handing out a recovery-completion event: no data until the consumer resumes
@@ -41,6 +44,7 @@ class Subpartition:
             self.consumer,
             self.channel,
             self.index,
+            self.owners,
             deque(self.queue),
             None if builder is None else builder.copy(),
             self.blocked,

@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.buffer import LocalBufferPool, NetworkBufferPool
+from flinkstate.network.buffer import LocalBufferPool, NetworkBufferPool, network_pool_name
 from flinkstate.network.ledger import SegmentLedger
+from flinkstate.network.owners import Owner, OwnerKind
 
 
 @dataclass(slots=True)
@@ -28,9 +29,11 @@ class BufferPools:
 
     # -- building
 
-    def add_network_pool(self, name: str, segments: int) -> NetworkBufferPool:
+    def add_network_pool(self, task_manager: int, segments: int) -> NetworkBufferPool:
         """A TaskManager's global pool with ``segments`` new segments."""
-        pool = NetworkBufferPool(name, segments, self.ledger.new_segments(segments, name))
+        name = network_pool_name(task_manager)
+        owner = Owner(OwnerKind.NETWORK_POOL, f"tm{task_manager}")
+        pool = NetworkBufferPool(name, owner, segments, self.ledger.new_segments(segments, owner))
         self.network[name] = pool
         return pool
 
@@ -50,7 +53,7 @@ class BufferPools:
             )
         pool.required += count
 
-    def assign(self, global_name: str, count: int, owner: str) -> list[int]:
+    def assign(self, global_name: str, count: int, owner: Owner) -> list[int]:
         """While building: ``count`` free segments of a global pool belong to ``owner``."""
         nbp = self.network[global_name]
         taken = [nbp.free.pop() for _ in range(count)]
@@ -62,7 +65,7 @@ class BufferPools:
         """While building: the segments belong to the global pool again."""
         nbp = self.network[global_name]
         for segment in segments:
-            self.ledger.place(segment, nbp.name)
+            self.ledger.place(segment, nbp.owner)
             nbp.free.append(segment)
 
     def redistribute(self, nbp: NetworkBufferPool) -> None:
@@ -89,20 +92,20 @@ class BufferPools:
         """Segments free in a global pool."""
         return len(self.network[global_name].free)
 
-    def take(self, global_name: str, count: int, owner: str) -> list[int]:
+    def take(self, global_name: str, count: int, owner: Owner) -> list[int]:
         """``count`` segments straight from a global pool (exclusive buffers); the caller
         made sure they are there."""
         nbp = self.network[global_name]
         taken = [nbp.free.pop() for _ in range(count)]
         for segment in taken:
-            self.ledger.move(segment, nbp.name, owner)
+            self.ledger.move(segment, nbp.owner, owner)
         self.ledger.journal.changes.network_pool(nbp.name)
         return taken
 
-    def give_back(self, global_name: str, segment: int, holder: str) -> None:
+    def give_back(self, global_name: str, segment: int, holder: Owner) -> None:
         """A segment taken with :meth:`take` returns to its global pool."""
         nbp = self.network[global_name]
-        self.ledger.move(segment, holder, nbp.name)
+        self.ledger.move(segment, holder, nbp.owner)
         nbp.free.append(segment)
         self.ledger.journal.changes.network_pool(nbp.name)
 
@@ -115,7 +118,7 @@ class BufferPools:
             pool.requested < pool.size and bool(self.network[pool.global_pool].free)
         )
 
-    def request(self, pool: LocalBufferPool, owner: str, subpartition: int = -1) -> int | None:
+    def request(self, pool: LocalBufferPool, owner: Owner, subpartition: int = -1) -> int | None:
         """A segment of the pool for ``owner`` (counted against ``subpartition`` if given),
         or None when the pool has none to give."""
         if subpartition >= 0 and pool.saturated_subpartitions:
@@ -126,13 +129,13 @@ class BufferPools:
         elif pool.requested < pool.size and self.network[pool.global_pool].free:
             nbp = self.network[pool.global_pool]
             segment = nbp.free.pop()
-            self.ledger.move(segment, nbp.name, pool.name)
+            self.ledger.move(segment, nbp.owner, pool.owner)
             pool.requested += 1
             changes.network_pool(nbp.name)
         else:
             return None
         changes.pool(pool.name)
-        self.ledger.move(segment, pool.name, owner)
+        self.ledger.move(segment, pool.owner, owner)
         if subpartition >= 0:
             pool.per_subpartition[subpartition] += 1
             if pool.per_subpartition[subpartition] == pool.max_per_subpartition:
@@ -140,7 +143,7 @@ class BufferPools:
         return segment
 
     def recycle(
-        self, pool: LocalBufferPool, segment: int, holder: str, subpartition: int = -1
+        self, pool: LocalBufferPool, segment: int, holder: Owner, subpartition: int = -1
     ) -> None:
         """``holder`` returns a segment to the pool, or to the global pool while the pool
         holds more than its size."""
@@ -151,12 +154,12 @@ class BufferPools:
         changes = self.ledger.journal.changes
         if pool.requested > pool.size:
             nbp = self.network[pool.global_pool]
-            self.ledger.move(segment, holder, nbp.name)
+            self.ledger.move(segment, holder, nbp.owner)
             nbp.free.append(segment)
             pool.requested -= 1
             changes.network_pool(nbp.name)
         else:
-            self.ledger.move(segment, holder, pool.name)
+            self.ledger.move(segment, holder, pool.owner)
             pool.free.append(segment)
         changes.pool(pool.name)
 
@@ -165,7 +168,7 @@ class BufferPools:
         return BufferPools(
             ledger,
             {
-                n: NetworkBufferPool(p.name, p.total, list(p.free), p.required)
+                n: NetworkBufferPool(p.name, p.owner, p.total, list(p.free), p.required)
                 for n, p in self.network.items()
             },
             {n: p.copy() for n, p in self.local.items()},

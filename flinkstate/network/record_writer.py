@@ -60,7 +60,7 @@ def select(world: NetworkState, partition: ResultPartition, record: Record) -> l
 def do_request_buffer(world: NetworkState, task: Task, action: Action) -> None:
     sub = world.subpartitions[action.target]
     pool = world.partition_of(task, sub).pool
-    segment = world.buffer_pools.request(pool, f"builder {sub.name}", sub.index)
+    segment = world.buffer_pools.request(pool, sub.owners.builder, sub.index)
     if segment is None:
         raise AssertionError(f"{action} was enabled but the pool is empty")
     sub.builder = world.new_buffer(segment, world.config.segment_size)
@@ -96,7 +96,7 @@ def start_delivery(world: NetworkState, record: int, gate: str) -> None:
 def finish_builder(world: NetworkState, sub: Subpartition) -> None:
     builder = sub.builder
     assert builder is not None
-    world.ledger.move(builder.segment, f"builder {sub.name}", f"queue {sub.name}")
+    world.ledger.move(builder.segment, sub.owners.builder, sub.owners.queue)
     sub.queue.append(builder)
     sub.builder = None
     world.journal.changes.subpartition(sub.name)
@@ -114,7 +114,7 @@ def do_finish(world: NetworkState, task: Task, action: Action) -> None:
                     segment = sub.builder.segment
                     sub.builder = None
                     world.buffer_pools.recycle(
-                        partition.pool, segment, f"builder {sub.name}", sub.index
+                        partition.pool, segment, sub.owners.builder, sub.index
                     )
             sub.queue.append(world.new_buffer(HEAP, 0, event=END_OF_PARTITION))
             world.journal.changes.subpartition(sub.name)

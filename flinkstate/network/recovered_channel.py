@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from flinkstate.network.buffer import HEAP
 from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.consumer import Channel, Gate
+from flinkstate.network.owners import Owner
 from flinkstate.network.task import Task
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ def buffer_step(
 def request_exclusive(world: NetworkState, gate: Gate, channel: Channel) -> None:
     """The channel takes its exclusive buffers from the global pool."""
     taken = world.buffer_pools.take(
-        gate.pool.global_pool, gate.exclusive_per_channel, f"recovered-exclusive {channel.name}"
+        gate.pool.global_pool, gate.exclusive_per_channel, channel.owners.recovered_exclusive
     )
     channel.recovery_segments = frozenset(taken)
     channel.recovery_exclusive = taken
@@ -76,24 +77,24 @@ def request_exclusive(world: NetworkState, gate: Gate, channel: Channel) -> None
     world.journal.note = f"{len(taken)} exclusive buffers for recovered channel {channel.name}"
 
 
-def take_buffer(world: NetworkState, gate: Gate, channel: Channel, holder: str) -> int:
+def take_buffer(world: NetworkState, gate: Gate, channel: Channel, holder: Owner) -> int:
     """A buffer of the channel for ``holder``: an exclusive one, else a floating one of the
     gate (:func:`has_buffer` said one is there)."""
     if channel.recovery_exclusive:
         segment = channel.recovery_exclusive.pop()
-        world.ledger.move(segment, f"recovered-exclusive {channel.name}", holder)
+        world.ledger.move(segment, channel.owners.recovered_exclusive, holder)
         return segment
     floating = world.buffer_pools.request(gate.pool, holder)
     assert floating is not None
     return floating
 
 
-def recycle(world: NetworkState, channel: Channel, segment: int, holder: str) -> None:
+def recycle(world: NetworkState, channel: Channel, segment: int, holder: Owner) -> None:
     """A buffer taken with :func:`take_buffer` returns: to the channel if it is one of its
     exclusive buffers, else to the gate's pool."""
     world.journal.changes.channel(channel.name)
     if segment in channel.recovery_segments:
-        world.ledger.move(segment, holder, f"recovered-exclusive {channel.name}")
+        world.ledger.move(segment, holder, channel.owners.recovered_exclusive)
         channel.recovery_exclusive.append(segment)
     else:
         world.buffer_pools.recycle(world.gate_of(channel).pool, segment, holder)
@@ -115,16 +116,16 @@ def convert_gate(
     for channel in gate.channels:
         idle = channel.recovery_exclusive
         for segment in idle:
-            pools.give_back(global_pool, segment, f"recovered-exclusive {channel.name}")
+            pools.give_back(global_pool, segment, channel.owners.recovered_exclusive)
         channel.recovery_exclusive = []
         channel.recovery_segments = (
             channel.recovery_segments - frozenset(idle) if keep_recovery_segments else frozenset()
         )
     for channel in gate.channels:
         if exclusive(channel) and gate.exclusive_per_channel:
-            taken = pools.take(global_pool, gate.exclusive_per_channel, f"exclusive {channel.name}")
+            taken = pools.take(global_pool, gate.exclusive_per_channel, channel.owners.exclusive)
             for segment in taken:
-                world.ledger.rehome(segment, f"exclusive {channel.name}")
+                world.ledger.rehome(segment, channel.owners.exclusive)
             channel.exclusive_segments = frozenset(taken)
             channel.exclusive = taken
         channel.recovered = False
@@ -141,13 +142,13 @@ def buffer_holders(world: NetworkState, gate: Gate, *, received: bool = False) -
     owner = world.owner
     holders = set()
     for channel in gate.channels:
-        queued = f"recovered {channel.name}"
+        queued = channel.owners.recovered
         if any(
             b.event is None and b.segment != HEAP and owner[b.segment] == queued
             for b in channel.recovered_queue
         ):
             holders.add(channel.task)
-        got = f"received {channel.name}"
+        got = channel.owners.received
         if received and any(b.event is None and owner[b.segment] == got for b in channel.received):
             holders.add(channel.task)
     task = world.task_named(gate.task)
@@ -155,7 +156,7 @@ def buffer_holders(world: NetworkState, gate: Gate, *, received: bool = False) -
     if (
         current is not None
         and current.segment != HEAP
-        and owner[current.segment] == f"deserializer {task.name}"
+        and owner[current.segment] == task.deserializer
     ):
         holders.add(task.name)
     return holders

@@ -62,7 +62,7 @@ def restore_output_action(world: NetworkState, task: Task) -> str | None:
 def do_recover_output(world: NetworkState, task: Task, action: Action) -> None:
     chunk = task.output_state.popleft()
     partition = task.partitions[chunk.index]
-    holders = [f"queue {partition.subpartitions[t].name}" for t in chunk.targets]
+    holders = [partition.subpartitions[t].owners.queue for t in chunk.targets]
     segment = world.buffer_pools.request(partition.pool, holders[0])
     assert segment is not None
     used = sum(f.length for f in chunk.fragments)
@@ -154,7 +154,7 @@ def reader_step(world: NetworkState, reader: ChannelStateReader, kind: str) -> N
         return
     world.journal.changes.channel(channel.name)
     chunk = reader.chunks.popleft()
-    segment = recovered_channel.take_buffer(world, gate, channel, f"recovered {channel.name}")
+    segment = recovered_channel.take_buffer(world, gate, channel, channel.owners.recovered)
     used = sum(f.length for f in chunk.fragments)
     channel.recovered_queue.append(
         world.new_buffer(
@@ -264,7 +264,7 @@ def do_convert(world: NetworkState, task: Task, action: Action) -> None:
             for buffer in channel.recovered_queue:
                 if buffer.segment != HEAP:
                     recovered_channel.recycle(
-                        world, channel, buffer.segment, f"recovered {channel.name}"
+                        world, channel, buffer.segment, channel.owners.recovered
                     )
                 dropped += len(buffer.fragments)
             channel.recovered_queue.clear()

@@ -15,6 +15,7 @@ from flinkstate.network import (
 from flinkstate.network.buffer import HEAP
 from flinkstate.network.consumer import Channel
 from flinkstate.network.ledger import ReturnKind, ReturnTo
+from flinkstate.network.owners import Owner
 from flinkstate.network.state import NetworkState
 from flinkstate.network.task import Task
 
@@ -28,7 +29,7 @@ def release_current(world: NetworkState, task: Task) -> None:
     channel, buffer = task.current, task.current_buffer
     assert channel is not None
     assert buffer is not None
-    holder = f"deserializer {task.name}"
+    holder = task.deserializer
     if buffer.segment == HEAP:  # a heap fallback buffer: freed, nothing to recycle
         world.ledger.heap(-buffer.capacity)
         world.journal.changes.channel(channel.name)
@@ -42,7 +43,7 @@ def release_current(world: NetworkState, task: Task) -> None:
     task.current_buffer = None
 
 
-def recycle_consumed(world: NetworkState, channel: Channel, segment: int, holder: str) -> None:
+def recycle_consumed(world: NetworkState, channel: Channel, segment: int, holder: Owner) -> None:
     if "leak-buffer" in world.faults:
         return
     world.journal.changes.channel(channel.name)
@@ -54,7 +55,7 @@ def recycle_consumed(world: NetworkState, channel: Channel, segment: int, holder
         drop(world, segment, holder, ReturnTo(_TO_CHANNEL, channel.name))
 
 
-def recycle_to_channel(world: NetworkState, channel: Channel, segment: int, holder: str) -> None:
+def recycle_to_channel(world: NetworkState, channel: Channel, segment: int, holder: Owner) -> None:
     world.journal.changes.channel(channel.name)
     if channel.recovered:
         recovered_channel.recycle(world, channel, segment, holder)
@@ -66,28 +67,28 @@ def recycle_to_channel(world: NetworkState, channel: Channel, segment: int, hold
         return
     if channel.in_recovery:  # no credit is announced: back where the drainer takes it
         if segment in channel.exclusive_segments:
-            world.ledger.move(segment, holder, f"exclusive {channel.name}")
+            world.ledger.move(segment, holder, channel.owners.exclusive)
             channel.exclusive.append(segment)
         else:
             world.buffer_pools.recycle(gate.pool, segment, holder)
         return
     if segment in channel.exclusive_segments:
-        world.ledger.move(segment, holder, f"exclusive {channel.name}")
+        world.ledger.move(segment, holder, channel.owners.exclusive)
         channel.exclusive.append(segment)
         required = channel.backlog_seen + gate.exclusive_per_channel
         if channel.floating and channel.available > required:
             extra = channel.floating.pop()
-            world.buffer_pools.recycle(gate.pool, extra, f"floating {channel.name}")
+            world.buffer_pools.recycle(gate.pool, extra, channel.owners.floating)
     elif not channel.remote or (
         channel.available >= channel.backlog_seen + gate.exclusive_per_channel
     ):  # a local channel keeps no floating buffers (a recovered one came from the gate)
         world.buffer_pools.recycle(gate.pool, segment, holder)
     else:
-        world.ledger.move(segment, holder, f"floating {channel.name}")
+        world.ledger.move(segment, holder, channel.owners.floating)
         channel.floating.append(segment)
 
 
-def drop(world: NetworkState, segment: int, holder: str, release: ReturnTo | None) -> None:
+def drop(world: NetworkState, segment: int, holder: Owner, release: ReturnTo | None) -> None:
     """``holder`` is done with a segment; if it was the last holder, the segment is
     recycled to where it belongs."""
     destination = world.ledger.let_go(segment, holder, release)

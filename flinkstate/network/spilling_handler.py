@@ -35,9 +35,6 @@ if TYPE_CHECKING:
     from flinkstate.network.consumer import Gate
     from flinkstate.network.state import NetworkState
 
-#: owner of a recovered channel's buffer while the no-filtering handler copies it to disk
-SPILLING = "spilling"
-
 
 def filters(gate: Gate) -> bool:
     """Whether the gate's state goes through the filtering handler (it has virtual channels)."""
@@ -94,7 +91,7 @@ def spill_step(world: NetworkState, reader: ChannelStateReader) -> None:
             f"{chunk.old_channel} spilled for {channel.name}, {dropped} filtered out"
         )
     else:
-        holder = f"{SPILLING} {channel.name}"
+        holder = channel.owners.spilling
         segment = recovered_channel.take_buffer(world, gate, channel, holder)
         writer.append(info, chunk.fragments)
         # the bytes are on their way to disk: the buffer is recycled at once

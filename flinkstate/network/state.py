@@ -35,6 +35,7 @@ from flinkstate.network.options import (
     RecoveryBarrierDecline,
     RecoveryGeneration,
 )
+from flinkstate.network.owners import Owner
 from flinkstate.network.partition import ResultPartition, Subpartition
 from flinkstate.network.pools import BufferPools
 from flinkstate.network.records import Fragment, Record
@@ -182,16 +183,16 @@ class NetworkState:
         return self.journal.step
 
     @property
-    def owner(self) -> list[str]:
+    def owner(self) -> list[Owner]:
         """Each segment's owner now (``SegmentLedger.owner``)."""
         return self.ledger.owner
 
     @property
-    def home(self) -> list[str]:
+    def home(self) -> list[Owner]:
         return self.ledger.home
 
     @property
-    def shares(self) -> dict[int, list[str]]:
+    def shares(self) -> dict[int, list[Owner]]:
         return self.ledger.shares
 
     @property

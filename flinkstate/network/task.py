@@ -11,6 +11,7 @@ from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.copying import shallow_copier
 from flinkstate.network.graph import OperatorKind
 from flinkstate.network.options import RecoveryCheckpointTrigger
+from flinkstate.network.owners import Owner
 from flinkstate.network.partition import ResultPartition
 from flinkstate.network.state_assignment import RecoveredChunk
 
@@ -46,6 +47,8 @@ class Task:
     gates: list[Gate]
     partitions: list[ResultPartition]
     key_groups: tuple[int, int] | None
+    #: what holds the buffer its record deserializer reads
+    deserializer: Owner
     pending: deque[Output] = field(default_factory=deque)
     busy: int = 0
     current: Channel | None = None

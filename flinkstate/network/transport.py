@@ -85,11 +85,11 @@ def send(world: NetworkState, channel: Channel) -> None:
         return
     if channel.exclusive:
         target = channel.exclusive.pop()
-        source = f"exclusive {channel.name}"
+        source = channel.owners.exclusive
     else:
         target = channel.floating.pop()
-        source = f"floating {channel.name}"
-    world.ledger.move(target, source, f"received {channel.name}")
+        source = channel.owners.floating
+    world.ledger.move(target, source, channel.owners.received)
     # the same buffer, travelled: netty copies its bytes into the receiver's segment
     received = Buffer(
         target,
@@ -102,14 +102,14 @@ def send(world: NetworkState, channel: Channel) -> None:
     channel.received.append(received)
     if channel.persisting:
         checkpointing.persist_input(world, channel, received)
-    recycling.drop(world, buffer.segment, f"queue {sub.name}", ReturnTo(_TO_SUBPARTITION, sub.name))
+    recycling.drop(world, buffer.segment, sub.owners.queue, ReturnTo(_TO_SUBPARTITION, sub.name))
     channel.backlog_seen = sub.backlog
     world.journal.note = f"{buffer.used} bytes, backlog {channel.backlog_seen}"
 
 
 def request_floating(world: NetworkState, channel: Channel) -> None:
     gate = world.gate_of(channel)
-    segment = world.buffer_pools.request(gate.pool, f"floating {channel.name}")
+    segment = world.buffer_pools.request(gate.pool, channel.owners.floating)
     assert segment is not None
     channel.floating.append(segment)
     world.journal.changes.channel(channel.name)

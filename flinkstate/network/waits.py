@@ -149,10 +149,12 @@ def _holders_of_pool(world: NetworkState, partition: ResultPartition) -> tuple[s
         if (kind is ReturnKind.PARTITION and returns.name == name) or (
             kind is ReturnKind.SUBPARTITION and world.subpartitions[returns.name].partition == name
         ):
-            holders.add(world.owner[segment])  # e.g. the writer that has yet to write it
-    owner, home, global_pool = world.owner, world.home, partition.pool.global_pool
+            # e.g. the writer that has yet to write it (its owner's text is its actor's name)
+            holders.add(str(world.owner[segment]))
+    owner, home = world.owner, world.home
+    global_pool = world.network_pools[partition.pool.global_pool].owner
     for sub in partition.subpartitions:
-        queued = f"queue {sub.name}"
+        queued = sub.owners.queue
         if any(
             owner[b.segment] == queued and home[b.segment] == global_pool
             for b in sub.queue

@@ -17,6 +17,7 @@ from typing import Any
 from flinkstate.errors import InvalidParameterError, UnsupportedRescaleError
 from flinkstate.network.checkpoint import Checkpoint
 from flinkstate.network.metrics import BufferCounts
+from flinkstate.network.owners import Owner
 from flinkstate.network.state_assignment import StateAssignment, assign_state
 from flinkstate.network.task import TaskPhase
 from flinkstate.network.topologies import Parameter, Topology, topology
@@ -145,7 +146,7 @@ class ScenarioRun:
     message: str = ""
     buffers: BufferCounts | None = None
     #: owner of every segment when the restored job starts (replaying events from here)
-    initial_owners: list[str] = field(default_factory=list)
+    initial_owners: list[Owner] = field(default_factory=list)
     #: which run the simulation steps: the restarted job, or the job before its checkpoint
     #: (or, with ``then_parallelism``, the first restart: ``RUN_PHASES``)
     phase: str = "restart"

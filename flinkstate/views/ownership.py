@@ -15,7 +15,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import networkx as nx
 import plotly.graph_objects as go
@@ -25,7 +25,7 @@ from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.fetched_channel_state import FetchedChannelStateDrainer
-from flinkstate.network.owners import OwnerPlace, kinds_at
+from flinkstate.network.owners import Owner, OwnerKind, OwnerPlace
 from flinkstate.network.partition import ResultPartition, Subpartition
 from flinkstate.network.task import Task
 from flinkstate.network.world import NetworkWorld
@@ -36,33 +36,29 @@ from flinkstate.views.palette import ALERT, MOVE, NODE_COLOURS, figure_layout, w
 #: node kinds, in legend order, with their colours: each that of the owner kind it holds, as in
 #: the timelines (the palette is the one source)
 NODE_KINDS: Mapping[str, str] = NODE_COLOURS
-#: owner kinds (the first word of an owner name) that are buffers of an input channel
-_CHANNEL_OWNERS = kinds_at(OwnerPlace.CHANNEL)
-#: owner kinds held by a task's channel-state reader while it filters (checkpointing during
-#: recovery); the owner name names the channel, the reader of its task holds them
-_READER_OWNERS = kinds_at(OwnerPlace.READER)
 _BLOCKED = ALERT
 #: horizontal distance between two operator columns (each column has four node columns)
 _COLUMN = 6.0
 _LANE_SPREAD = 0.8
 
 
-def owner_node(owner: str) -> str:
+def owner_node(world: NetworkWorld, owner: Owner) -> str:
     """The graph node that holds segments of ``owner`` (an entry of the world's owner array)."""
-    kind, _, name = owner.partition(" ")
-    if kind in ("network-pool", "channel-state-writer"):
-        return owner
-    if kind == "pool":
-        return ("result-partition " if ">" in name else "input-gate ") + name
-    if kind in ("builder", "queue"):
-        return f"subpartition {name}"
-    if kind in _CHANNEL_OWNERS:
-        return f"channel {name}"
-    if kind in _READER_OWNERS:
-        return f"channel-state-reader {name.split('<', 1)[0]}"
-    if kind == "deserializer":
-        return name  # "task X[i]"
-    raise InvalidParameterError(f"no node holds segments of owner {owner!r}")
+    kind, holder = owner
+    place = owner.place
+    if place is OwnerPlace.POOLS:
+        if kind is OwnerKind.NETWORK_POOL:
+            return str(owner)  # the node is named as the pool is ("network-pool tmN")
+        return ("input-gate " if holder in world.gates else "result-partition ") + holder
+    if place is OwnerPlace.PRODUCER:
+        return f"subpartition {holder}"
+    if place is OwnerPlace.CHANNEL:
+        return f"channel {holder}"
+    if place is OwnerPlace.READER:
+        return world.readers[world.channels[holder].task].name
+    if place is OwnerPlace.WRITER:
+        return str(owner)  # as the writer is named ("channel-state-writer tmN.k")
+    return holder  # the deserializer's task, by its name ("task X[i]")
 
 
 def task_node(task: Task) -> str:
@@ -163,13 +159,13 @@ def ownership_graph(
     ``event`` (the step just taken) adds its segment moves as ``move`` edges with a count.
     """
     layout = layout or OwnershipLayout.of(world)
-    held: dict[str, Counter[str]] = {}
+    held: dict[str, Counter[OwnerKind]] = {}
     for owner, count in Counter(world.owner).items():
-        held.setdefault(owner_node(owner), Counter())[owner.partition(" ")[0]] += count
+        held.setdefault(owner_node(world, owner), Counter())[owner.kind] += count
     shared: Counter[str] = Counter()
     for sharers in world.shares.values():
         for sharer in sharers:
-            shared[owner_node(sharer)] += 1
+            shared[owner_node(world, sharer)] += 1
     graph = nx.DiGraph(step=world.step)
 
     def add(
@@ -206,7 +202,7 @@ def ownership_graph(
         add(
             nbp.name,
             "network-pool",
-            nbp.name.split(" ", 1)[1],
+            nbp.owner.holder,
             [f"segments: {nbp.total}, free: {len(nbp.free)}, reserved: {nbp.required}"],
             capacity=nbp.total,
         )
@@ -285,7 +281,7 @@ def ownership_graph(
         add(
             writer.name,
             "channel-state-writer",
-            writer.name.split(" ", 1)[1],
+            writer.owner.holder,
             [
                 f"writes channel state of {', '.join(writer.subtasks)}",
                 f"requests queued: {len(writer.requests)}",
@@ -299,7 +295,8 @@ def ownership_graph(
     )
     if event is not None:
         moves: Counter[tuple[str, str]] = Counter(
-            (owner_node(m.source), owner_node(m.target)) for m in event.moves
+            (owner_node(world, cast(Owner, m.source)), owner_node(world, cast(Owner, m.target)))
+            for m in event.moves
         )
         for (source, target), count in moves.items():
             if source != target:

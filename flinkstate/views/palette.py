@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from flinkstate.network.metrics import OWNER_KINDS, POOL_KINDS, RECOVERY_KINDS
-from flinkstate.network.owners import OwnerPlace, kinds_at
+from flinkstate.network.owners import OwnerKind, OwnerPlace, kinds_at
 
 IN_POOLS = "in pools"
 IN_FLIGHT = "in flight in the network"
@@ -48,7 +48,7 @@ ALERT = "#d62728"
 NEUTRAL = "#a0a0a0"
 
 
-def owner_group(kind: str) -> str:
+def owner_group(kind: OwnerKind) -> str:
     """Where a segment of this owner kind is, in a learner's words."""
     if kind in POOL_KINDS:
         return IN_POOLS
@@ -62,7 +62,7 @@ def owner_group(kind: str) -> str:
 
 
 #: group -> its owner kinds, in OWNER_KINDS order
-OWNER_GROUPS: Mapping[str, tuple[str, ...]] = {
+OWNER_GROUPS: Mapping[str, tuple[OwnerKind, ...]] = {
     group: tuple(k for k in OWNER_KINDS if owner_group(k) == group) for group in GROUP_COLOURS
 }
 
@@ -87,7 +87,7 @@ def _shades(colour: str, count: int) -> list[str]:
 
 
 #: every owner kind of the model -> its colour (a shade of its group's)
-OWNER_COLOURS: Mapping[str, str] = {
+OWNER_COLOURS: Mapping[OwnerKind, str] = {
     kind: colour
     for group, kinds in OWNER_GROUPS.items()
     for kind, colour in zip(kinds, _shades(GROUP_COLOURS[group], len(kinds)), strict=True)
@@ -95,20 +95,20 @@ OWNER_COLOURS: Mapping[str, str] = {
 
 #: node kinds of the ownership graph, in legend order, coloured by the owner kind they hold
 NODE_COLOURS: Mapping[str, str] = {
-    "network-pool": OWNER_COLOURS["network-pool"],
-    "task": OWNER_COLOURS["deserializer"],
-    "result-partition": OWNER_COLOURS["pool"],
-    "subpartition": OWNER_COLOURS["queue"],
-    "remote-channel": OWNER_COLOURS["received"],
+    "network-pool": OWNER_COLOURS[OwnerKind.NETWORK_POOL],
+    "task": OWNER_COLOURS[OwnerKind.DESERIALIZER],
+    "result-partition": OWNER_COLOURS[OwnerKind.POOL],
+    "subpartition": OWNER_COLOURS[OwnerKind.QUEUE],
+    "remote-channel": OWNER_COLOURS[OwnerKind.RECEIVED],
     # a local channel reads its producer's subpartition and holds nothing of its own
     "local-channel": shade(GROUP_COLOURS[AT_CONSUMER], 0.8),
-    "recovered-channel": OWNER_COLOURS["recovered"],
+    "recovered-channel": OWNER_COLOURS[OwnerKind.RECOVERED],
     # the gate's pool (owner kind "pool", like a partition's) in a darker grey: it sits between
     # the channels and the task and must stand apart from both
     "input-gate": shade(GROUP_COLOURS[IN_POOLS], -0.3),
-    "channel-state-reader": OWNER_COLOURS["pre-filter"],
-    "drainer": OWNER_COLOURS["spilling"],
-    "channel-state-writer": OWNER_COLOURS["channel-state-writer"],
+    "channel-state-reader": OWNER_COLOURS[OwnerKind.PRE_FILTER],
+    "drainer": OWNER_COLOURS[OwnerKind.SPILLING],
+    "channel-state-writer": OWNER_COLOURS[OwnerKind.CHANNEL_STATE_WRITER],
     "heap": shade(NEUTRAL, 0.8),  # memory outside the network pools: nearly white
 }
 #: actor kinds (the first word of an actor's name) of a waits-for graph

@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.metrics import OWNER_KINDS, BufferCounts
+from flinkstate.network.owners import Owner
 from flinkstate.sim.core import Event
 from flinkstate.views.palette import (
     ALERT,
@@ -38,14 +39,14 @@ _OUTCOME_COLOURS = {
 
 
 def owner_counts(
-    events: Sequence[Event], initial_owners: Sequence[str], every: int = 1
+    events: Sequence[Event], initial_owners: Sequence[Owner], every: int = 1
 ) -> pd.DataFrame:
     """Segments held per owner kind after every ``every``-th step (one row per sample)."""
     if every < 1:
         raise InvalidParameterError(f"every must be at least 1, got {every}")
     counts = BufferCounts.start(initial_owners)
     current = counts.current
-    rows = [{"step": 0, **{k: current[k] for k in OWNER_KINDS}}]
+    rows: list[dict[str, int]] = [{"step": 0, **{k: current[k] for k in OWNER_KINDS}}]
     for event in events:
         counts.apply(event)
         step = event.step + 1
@@ -56,7 +57,7 @@ def owner_counts(
 
 def owner_timeline_figure(
     events: Sequence[Event],
-    initial_owners: Sequence[str],
+    initial_owners: Sequence[Owner],
     *,
     title: str = "Where the buffers are",
     every: int = 1,

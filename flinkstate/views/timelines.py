@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import plotly.graph_objects as go
@@ -21,6 +21,7 @@ import plotly.graph_objects as go
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.actors import ActorKind
 from flinkstate.network.metrics import OWNER_KINDS, BufferCounts
+from flinkstate.network.owners import Owner, OwnerKind
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Event, Simulation, collector_paused
 from flinkstate.views.palette import (
@@ -35,8 +36,8 @@ from flinkstate.views.palette import (
 
 #: how many connections the credits/backlog panel draws (those with the highest backlog)
 MAX_CONNECTIONS = 12
-_CHANNEL_KINDS = frozenset({"exclusive", "floating"})
-_QUEUE_KINDS = frozenset({"builder", "queue"})
+_CHANNEL_KINDS = frozenset({OwnerKind.EXCLUSIVE, OwnerKind.FLOATING})
+_QUEUE_KINDS = frozenset({OwnerKind.BUILDER, OwnerKind.QUEUE})
 
 Points = list[tuple[int, int]]
 
@@ -46,7 +47,7 @@ class Timelines:
     """Change points of every series, from the step the recording started to ``step``."""
 
     step: int = 0
-    buffers: dict[str, Points] = field(default_factory=dict)
+    buffers: dict[OwnerKind, Points] = field(default_factory=dict)
     #: per remote input channel: buffers it can announce as credit (exclusive + floating)
     credits: dict[str, Points] = field(default_factory=dict)
     #: per subpartition (keyed by the channel that reads it): data buffers queued
@@ -84,12 +85,11 @@ class Timelines:
         self.step = world.step
         channels: set[str] = set()
         for move in event.moves:
-            for owner in (move.source, move.target):
-                kind, _, name = owner.partition(" ")
-                if kind in _CHANNEL_KINDS:
-                    channels.add(name)
-                elif kind in _QUEUE_KINDS:
-                    channels.add(world.subpartitions[name].channel)
+            for owner in (cast(Owner, move.source), cast(Owner, move.target)):
+                if owner.kind in _CHANNEL_KINDS:
+                    channels.add(owner.holder)
+                elif owner.kind in _QUEUE_KINDS:
+                    channels.add(world.subpartitions[owner.holder].channel)
         for kind in self._counts.apply(event):
             _put(self.buffers.setdefault(kind, []), self.step, self._counts.current[kind])
         ref = world.actor(event.action.actor)
@@ -180,7 +180,7 @@ def _merged(series: list[Points], until: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def owner_group_traces(
-    buffers: Mapping[str, Points], until: int, **placement: Any
+    buffers: Mapping[OwnerKind, Points], until: int, **placement: Any
 ) -> list[dict[str, Any]]:
     """A step line per group of owner kinds (:data:`~flinkstate.views.palette.OWNER_GROUPS`)
     that ever holds a segment, in the group's colour; hovering a point shows each kind's count.

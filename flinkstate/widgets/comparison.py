@@ -19,6 +19,7 @@ import ipywidgets as widgets
 import pandas as pd
 
 from flinkstate.errors import FlinkstateError
+from flinkstate.network.owners import OwnerKind
 from flinkstate.recovery.scenarios import Outcome, ScenarioRun, get_scenario, run_scenario
 from flinkstate.views.deadlock import cycle_text, deadlock_figure
 from flinkstate.views.palette import html_table, wrap
@@ -312,7 +313,12 @@ def metrics_table(runs: list[ScenarioRun], labels: tuple[str, ...]) -> pd.DataFr
             cycle_text(deadlock.cycle) if deadlock is not None and deadlock.cycle else "-"
         )
         peaks = {} if run.buffers is None else run.buffers.peak
-        for kind in ("recovered", "recovered-exclusive", "pre-filter", "post-filter"):
+        for kind in (
+            OwnerKind.RECOVERED,
+            OwnerKind.RECOVERED_EXCLUSIVE,
+            OwnerKind.PRE_FILTER,
+            OwnerKind.POST_FILTER,
+        ):
             column[f"peak {kind} buffers"] = peaks.get(kind, 0)
         columns[label] = column
     return pd.DataFrame(columns)

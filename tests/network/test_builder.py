@@ -18,7 +18,7 @@ def test_remote_channels_own_their_exclusive_buffers_and_local_ones_have_none() 
         gate = world.gate_of(channel)
         if channel.remote:
             assert len(channel.exclusive) == gate.exclusive_per_channel > 0
-            holder = f"exclusive {channel.name}"
+            holder = channel.owners.exclusive
             assert all(world.owner[s] == world.home[s] == holder for s in channel.exclusive)
         else:
             assert channel.exclusive == []

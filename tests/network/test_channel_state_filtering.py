@@ -10,6 +10,7 @@ import pytest
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.channel_state_filtering import ONE_BUFFER_AT_A_TIME
 from flinkstate.network.options import RecoveryGeneration
+from flinkstate.network.owners import OwnerKind
 from flinkstate.network.state_assignment import assign_state
 from flinkstate.network.topologies import topology
 from flinkstate.recovery.scenarios import Outcome, get_scenario, run_scenario
@@ -59,17 +60,17 @@ def test_flink_2_3_heap_fallback_never_blocks_and_skips_the_floating_buffers() -
     assert run.simulation is not None
     for event in run.simulation.events:
         for move in event.moves:
-            if move.target.startswith(("pre-filter", "post-filter")):
-                assert move.source.startswith("recovered-exclusive")
+            if move.target.kind in (OwnerKind.PRE_FILTER, OwnerKind.POST_FILTER):
+                assert move.source.kind is OwnerKind.RECOVERED_EXCLUSIVE
 
 
 def test_flink_39519_pre_filter_reads_never_touch_the_network_pools() -> None:
     run = run_scenario("prefilter-heap-segment", seed=1)
     assert run.outcome is Outcome.RECOVERED
     assert run.simulation is not None
-    targets = {m.target.split(" ")[0] for e in run.simulation.events for m in e.moves}
-    assert "pre-filter" not in targets
-    assert "post-filter" in targets
+    targets = {m.target.kind for e in run.simulation.events for m in e.moves}
+    assert OwnerKind.PRE_FILTER not in targets
+    assert OwnerKind.POST_FILTER in targets
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

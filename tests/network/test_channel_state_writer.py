@@ -6,6 +6,7 @@ import pytest
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.channel_state_writer import assign_writers
+from flinkstate.network.owners import OwnerKind
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
@@ -52,11 +53,11 @@ def test_a_sent_buffer_stays_with_the_writer_until_written() -> None:
         world = sim.model
         assert isinstance(world, NetworkWorld)
         while (event := sim.step()) is not None:
-            handed = [m for m in event.moves if m.target.startswith("channel-state-writer")]
+            handed = [m for m in event.moves if m.target.kind is OwnerKind.CHANNEL_STATE_WRITER]
             if handed:
                 segment = handed[0].segment
-                writer = world.writers[handed[0].target]
-                assert world.owner[segment] == writer.name
+                writer = next(w for w in world.writers.values() if w.owner == handed[0].target)
+                assert world.owner[segment] == writer.owner
                 assert any(r.segment == segment for r in writer.requests)
                 break
         else:
@@ -67,8 +68,12 @@ def test_a_sent_buffer_stays_with_the_writer_until_written() -> None:
             if released:
                 assert event.action.actor == writer.name
                 assert event.action.kind == "write"
-                assert released[0].source == writer.name
-                assert released[0].target.startswith(("pool ", "network-pool", "exclusive "))
+                assert released[0].source == writer.owner
+                assert released[0].target.kind in (
+                    OwnerKind.POOL,
+                    OwnerKind.NETWORK_POOL,
+                    OwnerKind.EXCLUSIVE,
+                )
                 assert segment not in world.shares
                 break
         assert sim.run().status is RunStatus.FINISHED

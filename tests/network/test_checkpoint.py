@@ -128,7 +128,7 @@ def test_barrier_overtakes_the_queue_and_the_queue_is_persisted() -> None:
             assert all(r.output for r in handed)
             assert [r.fragments for r in handed] == [tuple(b.fragments) for b in behind]
             assert [r.segment for r in handed] == [b.segment for b in behind]
-            assert all(world.shares[b.segment] == [writer.name] for b in behind)
+            assert all(world.shares[b.segment] == [writer.owner] for b in behind)
             assert sub.name not in progress.outputs
 
 

@@ -66,7 +66,7 @@ def test_local_channels_keep_the_exclusive_buffers_recovery_gave_them() -> None:
     for channel in local:
         assert len(channel.exclusive_segments) == model.gate_of(channel).exclusive_per_channel
         for segment in channel.exclusive_segments:
-            assert model.home[segment] == f"exclusive {channel.name}"
+            assert model.home[segment] == channel.owners.exclusive
 
 
 def _restored_gates(sim: object) -> set[str]:

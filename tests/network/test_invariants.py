@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.network.owners import OwnerKind
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
@@ -63,7 +64,7 @@ def test_idle_pools_are_counted_between_full_scans() -> None:
     # even the scan that does not look at each free segment finds it and names the segment
     world = _busy_world()
     nbp = next(iter(world.network_pools.values()))
-    taken = next(s for s, owner in enumerate(world.owner) if owner.startswith("exclusive "))
+    taken = next(s for s, owner in enumerate(world.owner) if owner.kind is OwnerKind.EXCLUSIVE)
     nbp.free.append(taken)
     world.check_consistency(idle_pools=False)
     assert [v.invariant for v in world.violations] == ["segment-ownership"]

@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 from flinkstate.network.ledger import ReturnKind, ReturnTo, SegmentLedger, StepJournal
+from flinkstate.network.owners import Owner, OwnerKind
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Move
 
+W = Owner(OwnerKind.CHANNEL_STATE_WRITER, "tm0.0")
+V = Owner(OwnerKind.CHANNEL_STATE_WRITER, "tm0.1")
+POOL_P = Owner(OwnerKind.POOL, "p")
+POOL_Q = Owner(OwnerKind.POOL, "q")
+QUEUE_AB = Owner(OwnerKind.QUEUE, "a>b")
+QUEUE_AB0 = Owner(OwnerKind.QUEUE, "a>b0")
+QUEUE_AB1 = Owner(OwnerKind.QUEUE, "a>b1")
+QUEUE_X = Owner(OwnerKind.QUEUE, "x")
+RECEIVED_C = Owner(OwnerKind.RECEIVED, "c")
+BUILDER_X = Owner(OwnerKind.BUILDER, "x")
+EXCLUSIVE_C = Owner(OwnerKind.EXCLUSIVE, "c")
+DESERIALIZER_B = Owner(OwnerKind.DESERIALIZER, "task b")
+WRITER = Owner(OwnerKind.CHANNEL_STATE_WRITER, "w0")
 
-def ledger_of(count: int = 3, owner: str = "pool p") -> SegmentLedger:
+
+def ledger_of(count: int = 3, owner: Owner = POOL_P) -> SegmentLedger:
     ledger = SegmentLedger(StepJournal())
     ledger.new_segments(count, owner)
     return ledger
@@ -15,18 +30,22 @@ def ledger_of(count: int = 3, owner: str = "pool p") -> SegmentLedger:
 
 def test_a_move_from_the_owner_is_recorded_and_breaks_nothing() -> None:
     ledger = ledger_of()
-    ledger.move(1, "pool p", "queue a>b")
-    assert ledger.owner == ["pool p", "queue a>b", "pool p"]
-    assert ledger.home == ["pool p"] * 3
-    assert ledger.journal.moves == [Move(1, "pool p", "queue a>b")]
+    ledger.move(1, POOL_P, QUEUE_AB)
+    assert ledger.owner == [
+        POOL_P,
+        QUEUE_AB,
+        POOL_P,
+    ]
+    assert ledger.home == [POOL_P] * 3
+    assert ledger.journal.moves == [Move(1, POOL_P, QUEUE_AB)]
     assert ledger.journal.violations == []
 
 
 def test_a_move_from_the_wrong_holder_is_a_violation_and_a_repeated_recycle_a_double_one() -> None:
     ledger = ledger_of()
     ledger.journal.step = 7
-    ledger.move(0, "queue a>b", "pool p")  # the pool already has it: recycled twice
-    ledger.move(1, "received c", "pool q")
+    ledger.move(0, QUEUE_AB, POOL_P)  # the pool already has it: recycled twice
+    ledger.move(1, RECEIVED_C, POOL_Q)
     found = [(v.invariant, v.step) for v in ledger.journal.violations]
     assert found == [("double-recycle", 7), ("segment-ownership", 7)]
     assert "expected at received c but owned by pool p" in ledger.journal.violations[1].message
@@ -34,34 +53,34 @@ def test_a_move_from_the_wrong_holder_is_a_violation_and_a_repeated_recycle_a_do
 
 def test_the_last_holder_of_a_shared_segment_learns_where_it_returns() -> None:
     ledger = ledger_of()
-    ledger.move(2, "pool p", "queue a>b0")
+    ledger.move(2, POOL_P, QUEUE_AB0)
     back = ReturnTo(ReturnKind.PARTITION, "a>b")
-    ledger.share(2, "queue a>b1", back)
-    ledger.share(2, "channel-state-writer w0")
-    assert ledger.let_go(2, "queue a>b1", None) is None
+    ledger.share(2, QUEUE_AB1, back)
+    ledger.share(2, WRITER)
+    assert ledger.let_go(2, QUEUE_AB1, None) is None
     # the owner lets go while the writer still holds it: the writer becomes the owner
-    assert ledger.let_go(2, "queue a>b0", None) is None
-    assert ledger.owner[2] == "channel-state-writer w0"
+    assert ledger.let_go(2, QUEUE_AB0, None) is None
+    assert ledger.owner[2] == WRITER
     assert ledger.shares == {}
-    assert ledger.let_go(2, "channel-state-writer w0", None) == back
+    assert ledger.let_go(2, WRITER, None) == back
     assert ledger.returns == {}
 
 
 def test_an_unshared_segment_returns_where_its_holder_says() -> None:
     ledger = ledger_of()
     to_channel = ReturnTo(ReturnKind.CHANNEL, "b<a")
-    assert ledger.let_go(0, "pool p", to_channel) == to_channel
+    assert ledger.let_go(0, POOL_P, to_channel) == to_channel
 
 
 def test_a_shared_reference_changes_hands_without_moving_the_segment() -> None:
     ledger = ledger_of()
-    ledger.share(0, "queue x")
-    ledger.hand_over(0, "queue x", "deserializer task b")
-    assert ledger.shares == {0: ["deserializer task b"]}
-    assert ledger.owner[0] == "pool p"
+    ledger.share(0, QUEUE_X)
+    ledger.hand_over(0, QUEUE_X, DESERIALIZER_B)
+    assert ledger.shares == {0: [DESERIALIZER_B]}
+    assert ledger.owner[0] == POOL_P
     assert ledger.journal.moves == []
-    ledger.hand_over(0, "pool p", "builder x")  # the owner's reference is a move
-    assert ledger.journal.moves == [Move(0, "pool p", "builder x")]
+    ledger.hand_over(0, POOL_P, BUILDER_X)  # the owner's reference is a move
+    assert ledger.journal.moves == [Move(0, POOL_P, BUILDER_X)]
 
 
 def test_the_heap_keeps_its_peak() -> None:
@@ -74,17 +93,17 @@ def test_the_heap_keeps_its_peak() -> None:
 
 def test_a_copy_is_independent_and_writes_into_its_own_journal() -> None:
     ledger = ledger_of()
-    ledger.share(1, "w")
+    ledger.share(1, W)
     journal = ledger.journal.copy()
     twin = ledger.copy(journal)
-    twin.move(0, "pool p", "builder x")
-    twin.rehome(2, "exclusive c")
-    twin.shares[1].append("v")
-    assert ledger.owner[0] == "pool p"
-    assert ledger.home[2] == "pool p"
-    assert ledger.shares == {1: ["w"]}
+    twin.move(0, POOL_P, BUILDER_X)
+    twin.rehome(2, EXCLUSIVE_C)
+    twin.shares[1].append(V)
+    assert ledger.owner[0] == POOL_P
+    assert ledger.home[2] == POOL_P
+    assert ledger.shares == {1: [W]}
     assert ledger.journal.moves == []
-    assert journal.moves == [Move(0, "pool p", "builder x")]
+    assert journal.moves == [Move(0, POOL_P, BUILDER_X)]
 
 
 def test_the_journal_turns_a_step_into_an_event_and_starts_the_next_one_empty() -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from flinkstate.network.metrics import BufferCounts, owner_kind
+from flinkstate.network.metrics import BufferCounts
+from flinkstate.network.owners import Owner, OwnerKind
 from flinkstate.network.topologies import topology
 from flinkstate.sim import Simulation, make_scheduler
 from flinkstate.sim.action import Action
@@ -22,7 +23,7 @@ def test_replayed_counts_equal_the_owners_at_every_step_and_peaks_are_maxima() -
     highest = Counter(counts.current)
     while (event := sim.step()) is not None:
         changed = counts.apply(event)
-        now = Counter(owner_kind(o) for o in world.owner)  # type: ignore[attr-defined]
+        now = Counter(o.kind for o in world.owner)  # type: ignore[attr-defined]
         assert +counts.current == now
         assert {k for k in set(before) | set(now) if before[k] != now[k]} <= changed
         highest = Counter({k: max(highest[k], now[k]) for k in set(highest) | set(now)})
@@ -31,11 +32,15 @@ def test_replayed_counts_equal_the_owners_at_every_step_and_peaks_are_maxima() -
 
 
 def test_apply_names_the_kinds_whose_count_changed() -> None:
-    counts = BufferCounts.start(["pool a", "pool a", "queue x>y"])
+    pool, queue = Owner(OwnerKind.POOL, "a"), Owner(OwnerKind.QUEUE, "x>y")
+    counts = BufferCounts.start([pool, pool, queue])
     event = Event(
         0,
         Action("task x", "poll"),
-        (Move(0, "pool a", "builder x>y"), Move(2, "queue x>y", "queue x>z")),
+        (
+            Move(0, pool, Owner(OwnerKind.BUILDER, "x>y")),
+            Move(2, queue, Owner(OwnerKind.QUEUE, "x>z")),
+        ),
     )
     assert counts.apply(event) == {"pool", "builder"}
     assert counts.current == Counter({"pool": 1, "builder": 1, "queue": 1})

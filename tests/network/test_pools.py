@@ -5,11 +5,15 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.buffer import LocalBufferPool
+from flinkstate.network.buffer import LocalBufferPool, local_pool
 from flinkstate.network.ledger import ReadersOf, SegmentLedger, StepJournal
+from flinkstate.network.owners import Owner, OwnerKind
 from flinkstate.network.pools import BufferPools
 
 GLOBAL = "network-pool tm0"
+GLOBAL_OWNER = Owner(OwnerKind.NETWORK_POOL, "tm0")
+B0, B1 = Owner(OwnerKind.BUILDER, "a>b0"), Owner(OwnerKind.BUILDER, "a>b1")
+X, Y = Owner(OwnerKind.FLOATING, "x"), Owner(OwnerKind.FLOATING, "y")
 
 
 def attach(journal: StepJournal) -> None:
@@ -21,10 +25,11 @@ def attach(journal: StepJournal) -> None:
 def pools_with(segments: int = 4, size: int = 2, max_per_subpartition: int = 0) -> BufferPools:
     pools = BufferPools(SegmentLedger(StepJournal()))
     attach(pools.ledger.journal)
-    pools.add_network_pool(GLOBAL, segments)
+    pools.add_network_pool(0, segments)
     pools.add_local_pool(
         LocalBufferPool(
             "pool a>b",
+            Owner(OwnerKind.POOL, "a>b"),
             GLOBAL,
             1,
             size,
@@ -40,34 +45,39 @@ def test_a_request_takes_from_the_global_pool_up_to_the_local_size() -> None:
     pools = pools_with()
     stale = pools.ledger.journal.changes.stale
     pool = pools.local["pool a>b"]
-    first = pools.request(pool, "builder a>b0")
-    second = pools.request(pool, "builder a>b1")
+    first = pools.request(pool, B0)
+    second = pools.request(pool, B1)
     assert (first, second) == (3, 2)  # the global pool's free list is a stack
-    assert pools.request(pool, "builder a>b0") is None  # at its size
+    assert pools.request(pool, B0) is None  # at its size
     assert not pools.can_request(pool, False)
-    assert pools.ledger.owner[:4] == [GLOBAL, GLOBAL, "builder a>b1", "builder a>b0"]
+    assert pools.ledger.owner[:4] == [
+        GLOBAL_OWNER,
+        GLOBAL_OWNER,
+        B1,
+        B0,
+    ]
     assert stale == {1, 2}  # the readers of the local pool and of the global one
 
 
 def test_a_recycled_segment_stays_in_the_local_pool_and_is_handed_out_first() -> None:
     pools = pools_with()
     pool = pools.local["pool a>b"]
-    segment = pools.request(pool, "builder a>b0")
+    segment = pools.request(pool, B0)
     assert segment is not None
-    pools.recycle(pool, segment, "builder a>b0")
+    pools.recycle(pool, segment, B0)
     assert pool.free == [segment]
-    assert pools.request(pool, "builder a>b1") == segment
+    assert pools.request(pool, B1) == segment
     assert pool.requested == 1
 
 
 def test_a_pool_shrunk_below_what_it_holds_returns_recycled_segments_to_the_global_pool() -> None:
     pools = pools_with()
     pool = pools.local["pool a>b"]
-    segment = pools.request(pool, "x")
+    segment = pools.request(pool, X)
     assert segment is not None
-    assert pools.request(pool, "y") is not None
+    assert pools.request(pool, Y) is not None
     pool.size = 1  # redistribution gave it less
-    pools.recycle(pool, segment, "x")
+    pools.recycle(pool, segment, X)
     assert pools.free_in(GLOBAL) == 3
     assert pool.requested == 1
     assert pool.free == []
@@ -76,27 +86,27 @@ def test_a_pool_shrunk_below_what_it_holds_returns_recycled_segments_to_the_glob
 def test_one_subpartition_at_its_maximum_makes_the_pool_unavailable_to_all() -> None:
     pools = pools_with(size=4, max_per_subpartition=1)
     pool = pools.local["pool a>b"]
-    segment = pools.request(pool, "builder a>b0", 0)
+    segment = pools.request(pool, B0, 0)
     assert segment is not None
     assert pool.saturated_subpartitions == 1
     assert not pools.can_request(pool, True)
-    assert pools.request(pool, "builder a>b1", 1) is None
+    assert pools.request(pool, B1, 1) is None
     assert pools.can_request(pool, False)  # not for a subpartition: recovery, floating
-    pools.recycle(pool, segment, "builder a>b0", 0)
+    pools.recycle(pool, segment, B0, 0)
     assert pools.can_request(pool, True)
 
 
 def test_taking_exclusive_buffers_and_giving_them_back_moves_them_in_the_ledger() -> None:
     pools = pools_with()
-    taken = pools.take(GLOBAL, 2, "recovered-exclusive b<a")
+    taken = pools.take(GLOBAL, 2, Owner(OwnerKind.RECOVERED_EXCLUSIVE, "b<a"))
     assert taken == [3, 2]
     assert pools.free_in(GLOBAL) == 2
-    pools.give_back(GLOBAL, 3, "recovered-exclusive b<a")
+    pools.give_back(GLOBAL, 3, Owner(OwnerKind.RECOVERED_EXCLUSIVE, "b<a"))
     assert pools.free_in(GLOBAL) == 3
     assert [m.target for m in pools.ledger.journal.moves] == [
-        "recovered-exclusive b<a",
-        "recovered-exclusive b<a",
-        GLOBAL,
+        Owner(OwnerKind.RECOVERED_EXCLUSIVE, "b<a"),
+        Owner(OwnerKind.RECOVERED_EXCLUSIVE, "b<a"),
+        GLOBAL_OWNER,
     ]
 
 
@@ -111,10 +121,10 @@ def test_redistribution_shares_the_unreserved_segments_in_creation_order() -> No
     # NetworkBufferPool.redistributeBuffers: 10 unreserved segments, two pools that could
     # take 8 and 4 more: 10 * 8 // 12 = 6 to the first, the rest (4) to the second
     pools = BufferPools(SegmentLedger(StepJournal()))
-    nbp = pools.add_network_pool(GLOBAL, 12)
+    nbp = pools.add_network_pool(0, 12)
     pools.reserve(GLOBAL, 2, 32768)
-    for name, maximum in (("pool a", 9), ("pool b", 5)):
-        pools.add_local_pool(LocalBufferPool(name, GLOBAL, 1, maximum, 1))
+    for holder, maximum in (("a", 9), ("b", 5)):
+        pools.add_local_pool(local_pool(holder, GLOBAL, 1, maximum))
     pools.redistribute(nbp)
     assert [p.size for p in pools.local.values()] == [7, 5]
 
@@ -124,6 +134,6 @@ def test_a_copy_moves_segments_in_its_own_ledger() -> None:
     journal = pools.ledger.journal.copy()
     attach(journal)
     twin = pools.copy(pools.ledger.copy(journal))
-    assert twin.request(twin.local["pool a>b"], "x") == 3
+    assert twin.request(twin.local["pool a>b"], X) == 3
     assert pools.free_in(GLOBAL) == 4
-    assert pools.ledger.owner[3] == GLOBAL
+    assert pools.ledger.owner[3] == GLOBAL_OWNER

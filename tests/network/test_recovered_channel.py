@@ -7,6 +7,7 @@ import pytest
 
 from flinkstate.network import recovered_channel
 from flinkstate.network.consumer import Gate
+from flinkstate.network.owners import OwnerKind
 from flinkstate.network.state import NetworkState
 from flinkstate.network.state_assignment import assign_state
 from flinkstate.network.topologies import topology
@@ -43,14 +44,14 @@ def test_an_exclusive_buffer_is_taken_first_and_returns_to_its_channel() -> None
     recovered_channel.request_exclusive(world, gate, channel)
     exclusive = set(channel.recovery_exclusive)
     taken = [
-        recovered_channel.take_buffer(world, gate, channel, f"recovered {channel.name}")
+        recovered_channel.take_buffer(world, gate, channel, channel.owners.recovered)
         for _ in range(len(exclusive) + 1)
     ]
     assert set(taken[:-1]) == exclusive
     assert taken[-1] not in exclusive  # a floating buffer of the gate
-    assert world.owner[taken[-1]] == f"recovered {channel.name}"
+    assert world.owner[taken[-1]] == channel.owners.recovered
     for segment in taken:
-        recovered_channel.recycle(world, channel, segment, f"recovered {channel.name}")
+        recovered_channel.recycle(world, channel, segment, channel.owners.recovered)
     assert set(channel.recovery_exclusive) == exclusive
     assert taken[-1] in gate.pool.free
     assert world.violations == []
@@ -69,22 +70,21 @@ def test_conversion_gives_idle_recovery_buffers_back_and_remote_channels_take_ex
     assert gate.converted
     assert all(not c.recovered and not c.recovery_exclusive for c in gate.channels)
     assert all(len(c.exclusive) == gate.exclusive_per_channel for c in remote)
-    assert all(world.home[s] == f"exclusive {c.name}" for c in remote for s in c.exclusive)
+    assert all(world.home[s] == c.owners.exclusive for c in remote for s in c.exclusive)
     # every channel gave its recovery buffers back; the remote ones took as many again
     assert world.buffer_pools.free_in(gate.pool.global_pool) == free + gate.exclusive_per_channel
     assert world.violations == []
 
 
-def scanned_holders(world: NetworkState, gate: Gate, kinds: tuple[str, ...]) -> set[str]:
-    """The rule the holders follow, stated on the owner names: a channel's task for segments
-    owned as ``<kind> <channel>``, the task for its deserializer's segment."""
+def scanned_holders(world: NetworkState, gate: Gate, kinds: tuple[OwnerKind, ...]) -> set[str]:
+    """The rule the holders follow, stated on the owners: a channel's task for segments of one
+    of ``kinds`` held for one of the gate's channels, the task for its deserializer's segment."""
     names = {c.name for c in gate.channels}
     holders = set()
-    for owner in world.owner:
-        kind, _, name = owner.partition(" ")
-        if kind in kinds and name in names:
-            holders.add(world.channels[name].task)
-        elif kind == "deserializer" and name == gate.task:
+    for kind, holder in world.owner:
+        if kind in kinds and holder in names:
+            holders.add(world.channels[holder].task)
+        elif kind is OwnerKind.DESERIALIZER and holder == gate.task:
             holders.add(gate.task)
     return holders
 
@@ -108,10 +108,10 @@ def test_buffer_holders_are_the_owners_of_the_gates_buffers_as_a_restore_runs(
         if event.step % 4:
             continue  # every fourth step: the owner scan is slow
         for gate in world.gates.values():
-            both = scanned_holders(world, gate, ("recovered", "received"))
+            both = scanned_holders(world, gate, (OwnerKind.RECOVERED, OwnerKind.RECEIVED))
             assert recovered_channel.buffer_holders(world, gate, received=True) == both
             assert recovered_channel.buffer_holders(world, gate) == scanned_holders(
-                world, gate, ("recovered",)
+                world, gate, (OwnerKind.RECOVERED,)
             )
             checked += bool(both)
     assert checked

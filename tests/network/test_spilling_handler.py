@@ -7,6 +7,7 @@ import pytest
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.options import RecoveryGeneration
+from flinkstate.network.owners import OwnerKind
 from flinkstate.network.topologies import topology
 from flinkstate.sim import Simulation
 from tests.network.test_recovery import finished, restored, world
@@ -39,9 +40,9 @@ def test_unrescaled_fetch_copies_through_a_channel_buffer_recycled_at_once() -> 
     spills = [e for e in sim.events if e.action.kind == "spill"]
     assert spills
     for event in spills:
-        assert [m.target.split(" ")[0] for m in event.moves][-2:] in (
-            ["spilling", "recovered-exclusive"],
-            ["spilling", "pool"],
+        assert [m.target.kind for m in event.moves][-2:] in (
+            [OwnerKind.SPILLING, OwnerKind.RECOVERED_EXCLUSIVE],
+            [OwnerKind.SPILLING, OwnerKind.POOL],
         )
     assert not world(sim).filtered
 

@@ -22,9 +22,9 @@ def test_no_credit_no_send() -> None:
         enabled = set(sim.enabled_actions())
         for channel in (c for c in w.channels.values() if c.remote):
             allowed = {
-                f"exclusive {channel.name}",
-                f"received {channel.name}",
-                f"deserializer {channel.task}",
+                channel.owners.exclusive,
+                channel.owners.received,
+                w.task_named(channel.task).deserializer,
             }
             assert {w.owner[s] for s in channel.exclusive_segments} <= allowed
             queue = w.subpartitions[channel.subpartition].queue

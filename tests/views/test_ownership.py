@@ -8,6 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.network.owners import Owner, OwnerKind
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.scenarios import ScenarioRun, prepare_scenario
 from flinkstate.sim.core import Event
@@ -49,22 +50,29 @@ def test_every_segment_is_held_by_exactly_one_node(scenario: str, steps: int) ->
     world = _world(run)
     graph = ownership_graph(world)
     assert sum(data["buffers"] for _, data in graph.nodes(data=True)) == len(world.owner)
-    expected = Counter(owner_node(owner) for owner in world.owner)
+    expected = Counter(owner_node(world, owner) for owner in world.owner)
     for node, count in expected.items():
         assert graph.nodes[node]["buffers"] == count, node
 
 
-def test_owner_names_map_to_the_places_flink_keeps_buffers() -> None:
-    assert owner_node("network-pool tm0") == "network-pool tm0"
-    assert owner_node("pool counter[0]>sink") == "result-partition counter[0]>sink"
-    assert owner_node("pool counter[0]<source") == "input-gate counter[0]<source"
-    assert owner_node("queue source[1]>counter[0]") == "subpartition source[1]>counter[0]"
-    assert owner_node("builder source[1]>counter[0]") == "subpartition source[1]>counter[0]"
-    assert owner_node("recovered-exclusive counter[0]<source[1]") == "channel counter[0]<source[1]"
-    assert owner_node("pre-filter counter[2]<source[0]") == "channel-state-reader counter[2]"
-    assert owner_node("deserializer task sink[3]") == "task sink[3]"
-    with pytest.raises(InvalidParameterError, match="no node holds segments of owner 'mystery x'"):
-        owner_node("mystery x")
+def test_owners_map_to_the_places_flink_keeps_buffers() -> None:
+    world = _world(_stepped("baseline-recovery", 0))  # a restart: its tasks have readers
+
+    def node(kind: OwnerKind, holder: str) -> str:
+        return owner_node(world, Owner(kind, holder))
+
+    assert node(OwnerKind.NETWORK_POOL, "tm0") == "network-pool tm0"
+    assert node(OwnerKind.POOL, "counter[0]>sink") == "result-partition counter[0]>sink"
+    assert node(OwnerKind.POOL, "counter[0]<source") == "input-gate counter[0]<source"
+    assert node(OwnerKind.QUEUE, "source[1]>counter[0]") == "subpartition source[1]>counter[0]"
+    assert node(OwnerKind.BUILDER, "source[1]>counter[0]") == "subpartition source[1]>counter[0]"
+    assert (
+        node(OwnerKind.RECOVERED_EXCLUSIVE, "counter[0]<source[1]")
+        == "channel counter[0]<source[1]"
+    )
+    assert node(OwnerKind.PRE_FILTER, "counter[1]<source[0]") == "channel-state-reader counter[1]"
+    assert node(OwnerKind.DESERIALIZER, "task sink[1]") == "task sink[1]"
+    assert node(OwnerKind.CHANNEL_STATE_WRITER, "tm0.0") == "channel-state-writer tm0.0"
 
 
 def test_layout_is_fixed_by_the_job_and_reads_upstream_to_downstream() -> None:
@@ -99,11 +107,9 @@ def test_last_step_moves_are_drawn_as_edges_with_counts() -> None:
         event = run.simulation.step()
         assert event is not None
     graph = ownership_graph(_world(run), event)
-    moves = Counter(
-        (owner_node(m.source), owner_node(m.target))
-        for m in event.moves
-        if owner_node(m.source) != owner_node(m.target)
-    )
+    world = _world(run)
+    nodes = [(owner_node(world, m.source), owner_node(world, m.target)) for m in event.moves]
+    moves = Counter((source, target) for source, target in nodes if source != target)
     drawn = {(s, t): d["count"] for s, t, d in graph.edges(data=True) if d["kind"] == "move"}
     assert drawn == dict(moves)
     spec = ownership_spec(graph, OwnershipLayout.of(_world(run)))

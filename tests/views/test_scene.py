@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from flinkstate.network.owners import OwnerKind
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.scenarios import prepare_scenario
 from flinkstate.sim.core import Event, Simulation
@@ -18,7 +19,15 @@ from flinkstate.views.scene import SceneLayout, build_scene
 #: owner kinds of segments that sit in a container the scene walks (a queue, a builder, a
 #: channel's received or recovered queue, a task's deserializer, a reader's filter buffers)
 CONTAINER_KINDS = frozenset(
-    {"queue", "builder", "received", "recovered", "deserializer", "pre-filter", "post-filter"}
+    {
+        OwnerKind.QUEUE,
+        OwnerKind.BUILDER,
+        OwnerKind.RECEIVED,
+        OwnerKind.RECOVERED,
+        OwnerKind.DESERIALIZER,
+        OwnerKind.PRE_FILTER,
+        OwnerKind.POST_FILTER,
+    }
 )
 
 
@@ -44,10 +53,10 @@ def _expected_segments(world: NetworkWorld) -> Counter[int]:
     """Each segment once per container that holds it: its owner and every sharer."""
     held: Counter[int] = Counter()
     for segment, owner in enumerate(world.owner):
-        if owner.partition(" ")[0] in CONTAINER_KINDS:
+        if owner.kind in CONTAINER_KINDS:
             held[segment] += 1
     for segment, sharers in world.shares.items():
-        held[segment] += sum(1 for s in sharers if s.partition(" ")[0] in CONTAINER_KINDS)
+        held[segment] += sum(1 for s in sharers if s.kind in CONTAINER_KINDS)
     return held
 
 

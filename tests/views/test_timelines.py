@@ -7,7 +7,6 @@ import itertools
 import plotly.graph_objects as go
 import pytest
 
-from flinkstate.network.metrics import owner_kind
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.scenarios import prepare_scenario, run_scenario
 from flinkstate.sim.core import Simulation
@@ -18,7 +17,7 @@ from flinkstate.views.timelines import MAX_CONNECTIONS, Timelines, timelines_fig
 def _truth(world: NetworkWorld) -> dict[str, dict[str, int]]:
     kinds: dict[str, int] = {}
     for owner in world.owner:
-        kinds[owner_kind(owner)] = kinds.get(owner_kind(owner), 0) + 1
+        kinds[owner.kind] = kinds.get(owner.kind, 0) + 1
     return {
         "buffers": kinds,
         "credits": {c.name: c.available for c in world.channels.values() if c.remote},
