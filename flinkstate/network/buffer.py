@@ -58,9 +58,14 @@ class Buffer:
         return self.capacity - self.used
 
 
+def network_pool_owner(task_manager: int) -> Owner:
+    """What holds a TaskManager's free segments: its global pool."""
+    return Owner(OwnerKind.NETWORK_POOL, f"tm{task_manager}")
+
+
 def network_pool_name(task_manager: int) -> str:
-    """The name a TaskManager's global pool is found by."""
-    return f"network-pool tm{task_manager}"
+    """The name a TaskManager's global pool is found by: its owner's text."""
+    return str(network_pool_owner(task_manager))
 
 
 def local_pool(
@@ -73,9 +78,10 @@ def local_pool(
 ) -> LocalBufferPool:
     """The local pool of a result partition (with its ``subpartitions``) or an input gate
     (``holder``), at its minimum size until the global pool redistributes."""
+    owner = Owner(OwnerKind.POOL, holder)
     return LocalBufferPool(
-        f"pool {holder}",
-        Owner(OwnerKind.POOL, holder),
+        str(owner),
+        owner,
         global_pool,
         minimum,
         maximum,

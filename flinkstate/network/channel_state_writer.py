@@ -87,13 +87,10 @@ def assign_writers(
         if not per_tm or len(per_tm[-1]) == max_subtasks_per_file:
             per_tm.append([])
         per_tm[-1].append(subtask)
-    return [
-        ChannelStateWriter(
-            f"channel-state-writer tm{tm}.{number}",
-            Owner(OwnerKind.CHANNEL_STATE_WRITER, f"tm{tm}.{number}"),
-            tm,
-            tuple(members),
-        )
-        for tm in sorted(groups)
-        for number, members in enumerate(groups[tm])
-    ]
+    writers = []
+    for tm in sorted(groups):
+        for number, members in enumerate(groups[tm]):
+            owner = Owner(OwnerKind.CHANNEL_STATE_WRITER, f"tm{tm}.{number}")
+            # named as its owner reads: the actor and the ownership graph's node are one name
+            writers.append(ChannelStateWriter(str(owner), owner, tm, tuple(members)))
+    return writers

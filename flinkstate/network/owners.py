@@ -104,7 +104,7 @@ class Owner(NamedTuple):
 
     @property
     def place(self) -> OwnerPlace:
-        return _PLACES[self.kind]
+        return self.kind.place
 
 
 class ChannelOwners(NamedTuple):

@@ -14,9 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.buffer import LocalBufferPool, NetworkBufferPool, network_pool_name
+from flinkstate.network.buffer import LocalBufferPool, NetworkBufferPool, network_pool_owner
 from flinkstate.network.ledger import SegmentLedger
-from flinkstate.network.owners import Owner, OwnerKind
+from flinkstate.network.owners import Owner
 
 
 @dataclass(slots=True)
@@ -31,8 +31,8 @@ class BufferPools:
 
     def add_network_pool(self, task_manager: int, segments: int) -> NetworkBufferPool:
         """A TaskManager's global pool with ``segments`` new segments."""
-        name = network_pool_name(task_manager)
-        owner = Owner(OwnerKind.NETWORK_POOL, f"tm{task_manager}")
+        owner = network_pool_owner(task_manager)
+        name = str(owner)
         pool = NetworkBufferPool(name, owner, segments, self.ledger.new_segments(segments, owner))
         self.network[name] = pool
         return pool

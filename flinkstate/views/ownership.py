@@ -48,7 +48,7 @@ def owner_node(world: NetworkWorld, owner: Owner) -> str:
     place = owner.place
     if place is OwnerPlace.POOLS:
         if kind is OwnerKind.NETWORK_POOL:
-            return str(owner)  # the node is named as the pool is ("network-pool tmN")
+            return str(owner)  # the pool's name (``network_pool_name``)
         return ("input-gate " if holder in world.gates else "result-partition ") + holder
     if place is OwnerPlace.PRODUCER:
         return f"subpartition {holder}"
@@ -57,7 +57,7 @@ def owner_node(world: NetworkWorld, owner: Owner) -> str:
     if place is OwnerPlace.READER:
         return world.readers[world.channels[holder].task].name
     if place is OwnerPlace.WRITER:
-        return str(owner)  # as the writer is named ("channel-state-writer tmN.k")
+        return str(owner)  # the writer's name (``assign_writers``)
     return holder  # the deserializer's task, by its name ("task X[i]")
 
 
