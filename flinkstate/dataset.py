@@ -135,9 +135,8 @@ def from_simulation(world: NetworkWorld, checkpoint: Checkpoint, description: st
         ("output", s) for s in checkpoint.result_subpartition_state
     ]
     for side, state in states:
-        operator, _, index = state.owner.partition("[")
-        subtask = int(index.rstrip("]"))
         task = world.tasks[state.owner]
+        operator, subtask = task.operator, task.index
         if isinstance(state.info, InputChannelInfo):
             exchange = task.gates[state.info.gate].exchange
             position = (state.info.gate, state.info.channel)

@@ -13,9 +13,10 @@ says read it.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypeVar
 
 from flinkstate.network.buffer import LocalBufferPool, NetworkBufferPool, network_pool_name
 from flinkstate.network.channel_state_reader import ChannelStateReader
@@ -29,6 +30,8 @@ from flinkstate.sim.action import Action
 
 COORDINATOR = "checkpoint-coordinator"
 
+_Named = TypeVar("_Named")
+
 
 class ActorKind(StrEnum):
     """What kind of thread an actor of the world stands for."""
@@ -39,18 +42,41 @@ class ActorKind(StrEnum):
     READER = "channel-state-reader"
     DRAINER = "drainer"
     COORDINATOR = "checkpoint-coordinator"
+    #: not a thread but the mail a restored task posts to convert its recovered channels
+    #: (``requestPartitions``), named in waits-for reports when it cannot run
+    REQUEST_PARTITIONS = "request-partitions"
 
 
 @dataclass(frozen=True, slots=True)
 class ActorRef:
     """An actor as typed keys into the world: ``task`` into ``tasks`` (the task itself, or the
-    task a reader or drainer works for), ``channel`` into ``channels`` (a netty transport),
-    ``writer`` into ``writers``. Views follow these instead of reading actor names."""
+    task a reader, drainer or request-partitions mail works for), ``channel`` into
+    ``channels`` (a netty transport), ``writer`` into ``writers``, ``gate`` the gate a
+    request-partitions mail converts (V1; V2 converts the task's gates together). Views and
+    waits-for reports follow these; ``name`` is its text for traces and captions only."""
 
     kind: ActorKind
+    name: str
     task: str = ""
     channel: str = ""
     writer: str = ""
+    gate: str = ""
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def by_name(actors: Iterable[_Named]) -> tuple[_Named, ...]:
+    """Actors (or other holders) in the order of their names, as waits-for reports list
+    them."""
+    return tuple(sorted(actors, key=str))
+
+
+def request_partitions(task: str, gate: str = "") -> ActorRef:
+    """The request-partitions mail of the task keyed ``task``: of one gate (``gate``), or of
+    all its gates at once (V2)."""
+    kind = ActorKind.REQUEST_PARTITIONS
+    return ActorRef(kind, f"{kind} {gate or task}", task=task, gate=gate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,17 +162,20 @@ class ActorIndex:
                         if task.name in reader_of:
                             slots.add(reader_of[task.name])
             by_network_pool[nbp] = tuple(sorted(slots))
-        refs = {COORDINATOR: ActorRef(ActorKind.COORDINATOR)}
+        refs = {COORDINATOR: ActorRef(ActorKind.COORDINATOR, COORDINATOR)}
         for key, task in tasks.items():
-            refs[task.name] = ActorRef(ActorKind.TASK, task=key)
+            refs[task.name] = ActorRef(ActorKind.TASK, task.name, task=key)
             if task.name in readers:
-                refs[readers[task.name].name] = ActorRef(ActorKind.READER, task=key)
+                name = readers[task.name].name
+                refs[name] = ActorRef(ActorKind.READER, name, task=key)
             if task.name in drainers:
-                refs[drainers[task.name].name] = ActorRef(ActorKind.DRAINER, task=key)
+                name = drainers[task.name].name
+                refs[name] = ActorRef(ActorKind.DRAINER, name, task=key)
         for name in remote:
-            refs[f"netty {name}"] = ActorRef(ActorKind.NETTY, channel=name)
+            netty = f"{ActorKind.NETTY} {name}"
+            refs[netty] = ActorRef(ActorKind.NETTY, netty, channel=name)
         for name in writer_names:
-            refs[name] = ActorRef(ActorKind.WRITER, writer=name)
+            refs[name] = ActorRef(ActorKind.WRITER, name, writer=name)
         return cls(
             actors,
             len(task_keys),

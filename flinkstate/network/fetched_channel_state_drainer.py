@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from flinkstate.network.actors import ActorRef, by_name, request_partitions
 from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.events import END_OF_FETCHED_STATE, RECOVERY_BARRIER
 from flinkstate.network.fetched_channel_state import (
@@ -46,10 +47,6 @@ if TYPE_CHECKING:
     from flinkstate.network.consumer import Channel
     from flinkstate.network.state import NetworkState
     from flinkstate.network.task import Task
-
-#: the actor standing for V2's one "Input gate request partitions" mail in waits-for reports
-REQUEST_PARTITIONS_V2 = "request-partitions"
-
 
 # -- task mails
 
@@ -271,7 +268,7 @@ def collect_pre_recovery_barrier(channel: Channel, checkpoint: int) -> list[Buff
 # -- waits for deadlock reports
 
 
-def waits(world: NetworkState, task: Task) -> list[Wait]:
+def waits(world: NetworkState, task: Task) -> list[Wait[ActorRef]]:
     """The V2 mail that cannot run: request partitions without the exclusive buffers."""
     drainer = world.drainers.get(task.name)
     reader = world.readers.get(task.name)
@@ -283,17 +280,17 @@ def waits(world: NetworkState, task: Task) -> list[Wait]:
     nbp = task.gates[0].pool.global_pool
     return [
         Wait(
-            f"{REQUEST_PARTITIONS_V2} {world.task_keys[task.name]}",
+            request_partitions(world.task_keys[task.name]),
             f"{needed} exclusive buffers of {nbp} for the channels it converts",
         )
     ]
 
 
-def drainer_wait(world: NetworkState, drainer: FetchedChannelStateDrainer) -> Wait | None:
+def drainer_wait(world: NetworkState, drainer: FetchedChannelStateDrainer) -> Wait[ActorRef] | None:
     """A drainer without a buffer for its channel waits for whoever holds that channel's."""
     if not drainer.installed or drainer.finished or drainer_action(world, drainer) is not None:
         return None
     channel = _physical(world, drainer)
     assert channel is not None
     holders = buffer_holders(world, world.gate_of(channel), received=True)
-    return Wait(drainer.name, f"a buffer of {channel.name}", tuple(sorted(holders)))
+    return Wait(world.actor_named(drainer.name), f"a buffer of {channel.name}", by_name(holders))

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from flinkstate.network.actors import ActorRef
 from flinkstate.network.buffer import HEAP
 from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.consumer import Channel, Gate
@@ -135,7 +136,7 @@ def convert_gate(
     gate.converted = True
 
 
-def buffer_holders(world: NetworkState, gate: Gate, *, received: bool = False) -> set[str]:
+def buffer_holders(world: NetworkState, gate: Gate, *, received: bool = False) -> set[ActorRef]:
     """The tasks holding network buffers of the gate's channels: recovered buffers queued in
     a channel (and, ``received``, received ones) or the buffer in the task's deserializer.
     For waits-for reports: whoever must consume them before a buffer comes back."""
@@ -147,10 +148,10 @@ def buffer_holders(world: NetworkState, gate: Gate, *, received: bool = False) -
             b.event is None and b.segment != HEAP and owner[b.segment] == queued
             for b in channel.recovered_queue
         ):
-            holders.add(channel.task)
+            holders.add(world.actor_named(channel.task))
         got = channel.owners.received
         if received and any(b.event is None and owner[b.segment] == got for b in channel.received):
-            holders.add(channel.task)
+            holders.add(world.actor_named(channel.task))
     task = world.task_named(gate.task)
     current = task.current_buffer
     if (
@@ -158,5 +159,5 @@ def buffer_holders(world: NetworkState, gate: Gate, *, received: bool = False) -
         and current.segment != HEAP
         and owner[current.segment] == task.deserializer
     ):
-        holders.add(task.name)
+        holders.add(world.actor_named(task.name))
     return holders

@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from flinkstate.network import channel_state_filtering, recovered_channel, spilling_handler
+from flinkstate.network.actors import ActorRef, by_name, request_partitions
 from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE, SUBTASK_CONNECTION
@@ -45,9 +46,6 @@ if TYPE_CHECKING:
 #: the actor that stands for a gate's conversion in waits-for reports: Flink's
 #: "Input gate request partitions" mail, which converts the recovered channels and requests
 #: the subpartitions
-REQUEST_PARTITIONS = "request-partitions"
-
-
 # -- task thread: output state
 
 
@@ -208,7 +206,7 @@ def conversion_buffers(gate: Gate) -> int:
     return gate.exclusive_per_channel * sum(1 for c in gate.channels if c.remote)
 
 
-def conversion_waits(world: NetworkState, task: Task) -> list[Wait]:
+def conversion_waits(world: NetworkState, task: Task) -> list[Wait[ActorRef]]:
     """Why a gate whose recovered state is consumed is not converted yet, as waits of its
     ``request-partitions`` actor: for the other gates' recovered state (``all-gates``), held
     by the task that has yet to consume it or by the reader that has yet to read it; or for
@@ -219,12 +217,14 @@ def conversion_waits(world: NetworkState, task: Task) -> list[Wait]:
     for gate in task.gates:
         if gate.converted or not all(c.state_consumed for c in gate.channels):
             continue
-        actor = f"{REQUEST_PARTITIONS} {gate.name}"
+        actor = request_partitions(world.task_keys[task.name], gate.name)
         pending = [g for g in task.gates if not all(c.state_consumed for c in g.channels)]
         if all_gates and pending:
             for other in pending:
                 holders = {
-                    task.name if c.recovered_queue or reader is None else reader.name
+                    world.actor_named(
+                        task.name if c.recovered_queue or reader is None else reader.name
+                    )
                     for c in other.channels
                     if not c.state_consumed
                 }
@@ -233,7 +233,7 @@ def conversion_waits(world: NetworkState, task: Task) -> list[Wait]:
                         actor,
                         f"the recovered state of {other.name} to be consumed (all-gates: no "
                         "gate converts before every gate's state is consumed)",
-                        tuple(sorted(holders)),
+                        by_name(holders),
                     )
                 )
             continue

@@ -13,7 +13,7 @@ import functools
 from dataclasses import dataclass, field
 
 from flinkstate.keygroups import assign_to_key_group
-from flinkstate.network.actors import ActionCache
+from flinkstate.network.actors import ActionCache, ActorRef
 from flinkstate.network.buffer import Buffer, LocalBufferPool, NetworkBufferPool
 from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.channel_state_writer import ChannelStateWriter
@@ -221,6 +221,11 @@ class NetworkState:
                 if partition.name == name:
                     return partition
         raise AssertionError(f"no result partition {name}")
+
+    def actor_named(self, name: str) -> ActorRef:
+        """The typed actor this world named ``name`` (a task's, transport's, writer's, reader's
+        or drainer's name, as its actions carry it)."""
+        return self.actions.index.refs[name]
 
     def task_named(self, name: str) -> Task:
         """The task of an actor or holder name (``task map[0]``), as channels, readers,

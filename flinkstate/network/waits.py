@@ -16,17 +16,18 @@ from flinkstate.network import (
     recovery,
     transport,
 )
+from flinkstate.network.actors import ActorKind, ActorRef, by_name, request_partitions
 from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.consumer import Channel
 from flinkstate.network.ledger import ReturnKind
+from flinkstate.network.owners import Owner
 from flinkstate.network.partition import ResultPartition
-from flinkstate.network.recovery import REQUEST_PARTITIONS
 from flinkstate.network.state import NetworkState
 from flinkstate.network.task import Task, TaskPhase
 from flinkstate.sim.deadlock import Wait
 
 
-def waits(world: NetworkState) -> list[Wait]:
+def waits(world: NetworkState) -> list[Wait[ActorRef | Owner]]:
     waits = []
     for task in world.tasks.values():
         if task.finished or mailbox.task_action(world, task) is not None:
@@ -35,7 +36,9 @@ def waits(world: NetworkState) -> list[Wait]:
             sub = world.subpartitions[task.pending[0].subpartition]
             partition = world.partition_of(task, sub)
             holders = _holders_of_pool(world, partition)
-            waits.append(Wait(task.name, f"a buffer of {partition.pool.name}", holders))
+            waits.append(
+                Wait(world.actor_named(task.name), f"a buffer of {partition.pool.name}", holders)
+            )
         else:
             waits += _input_waits(world, task)
         if task.phase is not TaskPhase.RUNNING:
@@ -58,14 +61,15 @@ def waits(world: NetworkState) -> list[Wait]:
                 what = f"{channel.name} to be requested (its gate is still recovering)"
                 holder = _producer_actor(world, channel)
                 if not channel.state_consumed:
-                    holder = channel.task  # it has recovered state to consume first
+                    # it has recovered state to consume first
+                    holder = world.actor_named(channel.task)
             else:
-                what, holder = f"credit of {channel.name}", channel.task
-            waits.append(Wait(f"netty {channel.name}", what, (holder,)))
+                what, holder = f"credit of {channel.name}", world.actor_named(channel.task)
+            waits.append(Wait(_transport(world, channel), what, (holder,)))
     return waits
 
 
-def _input_waits(world: NetworkState, task: Task) -> list[Wait]:
+def _input_waits(world: NetworkState, task: Task) -> list[Wait[ActorRef]]:
     """A task with nothing to read waits for data on its unfinished channels, from their
     producers; a recovered channel whose state is consumed waits for its gate's conversion.
 
@@ -81,34 +85,35 @@ def _input_waits(world: NetworkState, task: Task) -> list[Wait]:
             for c in gate.channels
             if not c.finished
         }
-        return [Wait(task.name, "input data", tuple(sorted(producers)))]
+        return [Wait(world.actor_named(task.name), "input data", by_name(producers))]
     gate = task.gates[selected]
     live = {_producer_actor(world, c) for c in gate.channels if not c.finished}
-    conversion = {h for h in live if h.startswith(REQUEST_PARTITIONS + " ")}
+    conversion = {h for h in live if h.kind is ActorKind.REQUEST_PARTITIONS}
     waits = []
+    actor = world.actor_named(task.name)
     if conversion:
         waits.append(
             Wait(
-                task.name,
+                actor,
                 f"the conversion of {gate.name}, whose recovered state it has consumed: "
                 f"input {selected} ends only with live data and EndOfPartitionEvent, and "
                 "no other input is read until it does (InputSelectable)",
-                tuple(sorted(conversion)),
+                by_name(conversion),
             )
         )
     if live - conversion:
         waits.append(
             Wait(
-                task.name,
+                actor,
                 f"input data on {gate.name} (input {selected}, the only one read until it "
                 "ends: InputSelectable)",
-                tuple(sorted(live - conversion)),
+                by_name(live - conversion),
             )
         )
     return waits
 
 
-def _reader_wait(world: NetworkState, reader: ChannelStateReader) -> Wait | None:
+def _reader_wait(world: NetworkState, reader: ChannelStateReader) -> Wait[ActorRef] | None:
     """A blocked reader waits for a buffer of the channel it recovers into; the holders are
     whoever has that channel's recovery buffers or the gate's floating ones."""
     task = world.task_named(reader.task)
@@ -119,38 +124,50 @@ def _reader_wait(world: NetworkState, reader: ChannelStateReader) -> Wait | None
     if not reader.pre_channel and not reader.chunks:
         return None
     _, gate, channel = recovered_channel.reader_target(world, reader)
+    actor = world.actor_named(reader.name)
     if recovered_channel.needs_exclusive(gate, channel):
-        return Wait(reader.name, f"{gate.exclusive_per_channel} exclusive buffers", ())
+        return Wait(actor, f"{gate.exclusive_per_channel} exclusive buffers", ())
     holders = recovered_channel.buffer_holders(world, gate)
     if channel_state_filtering.holds_buffers(world, reader, {c.name for c in gate.channels}):
-        holders.add(reader.name)  # its own pre- and post-filter buffers
-    return Wait(
-        reader.name, f"a buffer of recovered channel {channel.name}", tuple(sorted(holders))
-    )
+        holders.add(actor)  # its own pre- and post-filter buffers
+    return Wait(actor, f"a buffer of recovered channel {channel.name}", by_name(holders))
 
 
-def _producer_actor(world: NetworkState, channel: Channel) -> str:
+def _producer_actor(world: NetworkState, channel: Channel) -> ActorRef:
+    """Who a channel's data comes from now: its drainer or reader while it recovers (its
+    gate's request-partitions mail once its state is consumed), else its transport (or, for
+    a local channel, the producing task)."""
     if channel.in_recovery and channel.task in world.drainers:
-        return world.drainers[channel.task].name
+        return world.actor_named(world.drainers[channel.task].name)
     if channel.recovered:
         if channel.state_consumed:  # nothing more until the gate is converted
-            return f"{REQUEST_PARTITIONS} {channel.gate}"
-        return world.readers[channel.task].name
-    return f"netty {channel.name}" if channel.remote else channel.producer
+            return request_partitions(world.task_keys[channel.task], channel.gate)
+        return world.actor_named(world.readers[channel.task].name)
+    return _transport(world, channel) if channel.remote else world.actor_named(channel.producer)
 
 
-def _holders_of_pool(world: NetworkState, partition: ResultPartition) -> tuple[str, ...]:
+def _transport(world: NetworkState, channel: Channel) -> ActorRef:
+    """The netty transport of a remote channel."""
+    return world.actor_named(f"{ActorKind.NETTY} {channel.name}")
+
+
+def _holders_of_pool(
+    world: NetworkState, partition: ResultPartition
+) -> tuple[ActorRef | Owner, ...]:
     """Who holds the buffers of a result partition's pool: the holders of shared ones
-    that return to it, and the consumers (or transports) of its queued buffers."""
-    holders = set()
+    that return to it (an actor, or the owner itself when no actor does), and the consumers
+    (or transports) of its queued buffers."""
+    holders: set[ActorRef | Owner] = set()
+    writers = {w.owner: world.actor_named(w.name) for w in world.writers.values()}
     name = partition.name
     for segment, returns in world.ledger.returns.items():
         kind = returns.kind
         if (kind is ReturnKind.PARTITION and returns.name == name) or (
             kind is ReturnKind.SUBPARTITION and world.subpartitions[returns.name].partition == name
         ):
-            # e.g. the writer that has yet to write it (its owner's text is its actor's name)
-            holders.add(str(world.owner[segment]))
+            # the writer that has yet to write it, or a queue still holding it for its reader
+            held_by = world.owner[segment]
+            holders.add(writers.get(held_by, held_by))
     owner, home = world.owner, world.home
     global_pool = world.network_pools[partition.pool.global_pool].owner
     for sub in partition.subpartitions:
@@ -161,5 +178,9 @@ def _holders_of_pool(world: NetworkState, partition: ResultPartition) -> tuple[s
             if b.event is None
         ):
             channel = world.channels[sub.channel]
-            holders.add(_producer_actor(world, channel) if channel.remote else channel.task)
-    return tuple(sorted(holders))
+            holders.add(
+                _producer_actor(world, channel)
+                if channel.remote
+                else world.actor_named(channel.task)
+            )
+    return by_name(holders)

@@ -45,6 +45,7 @@ from flinkstate.network.actors import (
 )
 from flinkstate.network.buffer import Buffer
 from flinkstate.network.consumer import Channel, Gate
+from flinkstate.network.owners import Owner
 from flinkstate.network.partition import ResultPartition
 from flinkstate.network.state import NetworkState
 from flinkstate.network.task import Task
@@ -221,7 +222,7 @@ class NetworkWorld(NetworkState):
         """What the task sees first on a channel (``mailbox.visible_head``)."""
         return mailbox.visible_head(self, channel)
 
-    def waits(self) -> list[Wait]:
+    def waits(self) -> list[Wait[ActorRef | Owner]]:
         """Every actor that cannot proceed, what it waits for and who holds that."""
         return waits.waits(self)
 

@@ -140,9 +140,7 @@ def _row(combination: Mapping[str, object], run: ScenarioRun) -> dict[str, Any]:
     for kind, column in zip(OWNER_KINDS, _PEAKS, strict=True):
         row[column] = None if counts is None else counts.peak[kind]
     deadlock = None if run.result is None else run.result.deadlock
-    row["deadlock_cycle"] = (
-        " -> ".join((*deadlock.cycle, deadlock.cycle[0])) if deadlock and deadlock.cycle else None
-    )
+    row["deadlock_cycle"] = deadlock.cycle_path if deadlock and deadlock.cycle else None
     return row
 
 

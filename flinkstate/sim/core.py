@@ -112,7 +112,7 @@ class Model(Protocol):
         """True when all work is done: no action enabled is then quiescence, not a deadlock."""
         ...
 
-    def waits(self) -> list[Wait]:
+    def waits(self) -> Sequence[Wait[Hashable]]:
         """Every actor that cannot proceed, what it waits for and who holds that."""
         ...
 

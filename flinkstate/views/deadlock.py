@@ -14,31 +14,49 @@ from typing import Any
 import networkx as nx
 import plotly.graph_objects as go
 
-from flinkstate.sim.deadlock import DeadlockReport
+from flinkstate.network.actors import ActorRef
+from flinkstate.network.owners import Owner
+from flinkstate.sim.deadlock import DeadlockReport, Node
 from flinkstate.views.lines import lines_trace
 from flinkstate.views.palette import ALERT, LEGEND_BELOW, actor_colour, figure_layout, wrap
 
 
+def actor_kind(actor: Node) -> str:
+    """What an actor's colour and legend entry go by: a network world's actors (and the
+    owners that hold a buffer where no actor does, such as a subpartition's queue) are typed
+    and say their kind; the actors of any other model's report are just actors."""
+    if isinstance(actor, ActorRef | Owner):
+        return actor.kind.value
+    return "actor"
+
+
 def waits_for_graph(report: DeadlockReport) -> nx.DiGraph:
-    """Actors and holders as nodes; an edge ``a -> b`` says ``a`` waits for something ``b``
-    holds, with the resource named. Cycle edges carry ``cycle=True``."""
+    """Actors and holders as nodes, by name, each with its ``kind``; an edge ``a -> b`` says
+    ``a`` waits for something ``b`` holds, with the resource named. Cycle edges carry
+    ``cycle=True``."""
     graph = nx.DiGraph(step=report.step)
-    cycle = report.cycle
+    cycle = _names(report.cycle)
     on_cycle = set(zip(cycle, (*cycle[1:], *cycle[:1]), strict=True)) if cycle else set()
     for wait in report.waits:
-        graph.add_node(wait.actor, waits_for=wait.resource)
-        for holder in wait.holders:
-            graph.add_node(holder)
-            previous = graph.get_edge_data(wait.actor, holder, {}).get("resources", ())
+        actor = str(wait.actor)
+        graph.add_node(actor, waits_for=wait.resource, kind=actor_kind(wait.actor))
+        for node in wait.holders:
+            holder = str(node)
+            graph.add_node(holder, kind=actor_kind(node))
+            previous = graph.get_edge_data(actor, holder, {}).get("resources", ())
             graph.add_edge(
-                wait.actor,
+                actor,
                 holder,
                 resources=(*previous, wait.resource),
-                cycle=(wait.actor, holder) in on_cycle,
+                cycle=(actor, holder) in on_cycle,
             )
     for node in graph.nodes:
         graph.nodes[node]["on_cycle"] = node in cycle
     return graph
+
+
+def _names(actors: tuple[Node, ...]) -> tuple[str, ...]:
+    return tuple(map(str, actors))
 
 
 #: the cycle's ring, and each further ring's distance from the one inside it (data units);
@@ -126,11 +144,12 @@ def _mean_angle(angles: list[float]) -> float | None:
     return math.atan2(y, x) % (2 * math.pi)
 
 
-def cycle_text(cycle: tuple[str, ...]) -> str:
+def cycle_text(cycle: tuple[Node, ...]) -> str:
     """A waits-for cycle in words: ``a -> b -> a``, or ``a waits for itself``."""
-    if len(cycle) == 1:
-        return f"{cycle[0]} waits for itself"
-    return " -> ".join((*cycle, cycle[0]))
+    names = _names(cycle)
+    if len(names) == 1:
+        return f"{names[0]} waits for itself"
+    return " -> ".join((*names, names[0]))
 
 
 #: marker sizes (px): the cycle's actors, those waiting on them directly, everyone further out
@@ -143,8 +162,9 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
     actors waits for written on its edge; the actors stuck behind it smaller, around it. Hover
     any actor for what it waits for and who holds it."""
     graph = waits_for_graph(report)
-    positions = _positions(graph, report.cycle)
-    depth = _depths(graph, report.cycle)
+    ring = _names(report.cycle)
+    positions = _positions(graph, ring)
+    depth = _depths(graph, ring)
     size = {n: _SIZES[min(depth[n], 2)] for n in graph.nodes}
     traces: list[dict[str, Any]] = []
     for cycle, name, colour, width in (
@@ -211,7 +231,7 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
         if graph.nodes[node]["on_cycle"]:
             lines.append("on the waits-for cycle")
         hover.append(wrap("<br>".join(lines)))
-    kinds = sorted({n.split(" ", 1)[0] for n in nodes})
+    kinds = sorted({graph.nodes[n]["kind"] for n in nodes})
     for kind in kinds:  # a legend entry per actor kind: the markers share one trace
         traces.append(
             {
@@ -246,7 +266,7 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
             "showlegend": False,
             "marker": {
                 "size": [size[n] for n in nodes],
-                "color": [actor_colour(n) for n in nodes],
+                "color": [actor_colour(graph.nodes[n]["kind"]) for n in nodes],
                 "line": {
                     "color": [ALERT if cycle else "#444444" for cycle in on_cycle],
                     "width": [4 if cycle else 0.5 for cycle in on_cycle],

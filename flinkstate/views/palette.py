@@ -22,6 +22,7 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from flinkstate.network.actors import ActorKind
 from flinkstate.network.metrics import OWNER_KINDS, POOL_KINDS, RECOVERY_KINDS
 from flinkstate.network.owners import OwnerKind, OwnerPlace, kinds_at
 
@@ -111,13 +112,14 @@ NODE_COLOURS: Mapping[str, str] = {
     "channel-state-writer": OWNER_COLOURS[OwnerKind.CHANNEL_STATE_WRITER],
     "heap": shade(NEUTRAL, 0.8),  # memory outside the network pools: nearly white
 }
-#: actor kinds (the first word of an actor's name) of a waits-for graph
+#: the actors of a waits-for graph by kind (the coordinator and request-partitions mails are
+#: drawn neutral)
 _ACTOR_COLOURS: Mapping[str, str] = {
-    "task": NODE_COLOURS["task"],
-    "netty": GROUP_COLOURS[IN_FLIGHT],
-    "channel-state-reader": NODE_COLOURS["channel-state-reader"],
-    "channel-state-writer": NODE_COLOURS["channel-state-writer"],
-    "drainer": NODE_COLOURS["drainer"],
+    ActorKind.TASK: NODE_COLOURS["task"],
+    ActorKind.NETTY: GROUP_COLOURS[IN_FLIGHT],
+    ActorKind.READER: NODE_COLOURS["channel-state-reader"],
+    ActorKind.WRITER: NODE_COLOURS["channel-state-writer"],
+    ActorKind.DRAINER: NODE_COLOURS["drainer"],
 }
 #: the two sides of a channel's persisted state (the consumer's input channels, the producer's
 #: subpartitions): blue and orange, as the notebooks describe them
@@ -150,9 +152,9 @@ def translucent(colour: str, alpha: float) -> str:
     return f"rgba({red}, {green}, {blue}, {alpha})"
 
 
-def actor_colour(actor: str) -> str:
-    """Colour of an actor (``task X[i]``, ``netty ...``) by its kind."""
-    return _ACTOR_COLOURS.get(actor.split(" ", 1)[0], NEUTRAL)
+def actor_colour(kind: str) -> str:
+    """Colour of an actor of this kind (an ``ActorKind``'s value: ``task``, ``netty``, ...)."""
+    return _ACTOR_COLOURS.get(kind, NEUTRAL)
 
 
 def subtask_colours(count: int) -> dict[str, Any]:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from flinkstate.keygroups import assign_to_key_group
-from flinkstate.network.actors import ActorKind
+from flinkstate.network.actors import ActorKind, ActorRef
 from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.events import (
@@ -234,11 +234,10 @@ def _actor_place(world: NetworkWorld, event: Event | None) -> str | None:
     """The place of the actor that took the step, or None (the coordinator has none)."""
     if event is None:
         return None
-    return _place_of_actor(world, event.action.actor)
+    return _place_of_actor(world, world.actor(event.action.actor))
 
 
-def _place_of_actor(world: NetworkWorld, name: str) -> str | None:
-    ref = world.actor(name)
+def _place_of_actor(world: NetworkWorld, ref: ActorRef | None) -> str | None:
     if ref is None:
         return None
     if ref.kind is ActorKind.TASK:
@@ -262,12 +261,14 @@ def _waiting_places(world: NetworkWorld) -> dict[str, str]:
         return {}
     places: dict[str, str] = {}
     for wait in world.waits():
-        ref = world.actor(wait.actor)
-        if ref is not None and ref.kind is ActorKind.TASK:
+        ref = wait.actor
+        if not isinstance(ref, ActorRef):  # only holders can be owners rather than actors
+            continue
+        if ref.kind is ActorKind.TASK:
             task = world.tasks[ref.task]
             if not task.pending and task.phase is TaskPhase.RUNNING:
                 continue
-        place = _place_of_actor(world, wait.actor)
+        place = _place_of_actor(world, ref)
         if place is not None and place not in places:
             places[place] = f"waits for {wait.resource}"
     return places

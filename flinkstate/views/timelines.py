@@ -53,6 +53,8 @@ class Timelines:
     #: per subpartition (keyed by the channel that reads it): data buffers queued
     backlog: dict[str, Points] = field(default_factory=dict)
     processed: dict[str, Points] = field(default_factory=dict)
+    #: each subtask's operator (its lines share the operator's colour and legend entry)
+    operators: dict[str, str] = field(default_factory=dict)
     #: acknowledged subtasks of the checkpoint in progress, checkpoints completed, expired
     checkpoint: dict[str, Points] = field(default_factory=dict)
     tasks: int = 0
@@ -129,7 +131,9 @@ class Timelines:
             backlog = world.subpartitions[channel.subpartition].backlog
             _put(self.backlog.setdefault(name, []), step, backlog)
         for name in tasks:
-            _put(self.processed.setdefault(name, []), step, world.tasks[name].processed)
+            task = world.tasks[name]
+            _put(self.processed.setdefault(name, []), step, task.processed)
+            self.operators[name] = task.operator
         progress = world.checkpoint
         values = {
             "acknowledged": 0 if progress is None else len(progress.acknowledged),
@@ -292,7 +296,7 @@ def timelines_spec(timelines: Timelines, *, title: str | None = None) -> dict[st
             )
     operators: dict[str, str] = {}
     for name in sorted(timelines.processed):
-        operator = name.split("[", 1)[0]
+        operator = timelines.operators[name]
         first = operator not in operators
         colour = operators.setdefault(
             operator, CATEGORY_COLOURS[len(operators) % len(CATEGORY_COLOURS)]

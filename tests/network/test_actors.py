@@ -27,10 +27,14 @@ def test_actors_have_slots_tasks_then_transports_then_writers() -> None:
     writers = index.actors[index.transport_end : index.writer_end]
     assert writers
     assert all(name.startswith("channel-state-writer") for name in writers)
-    assert index.refs["task counter[1]"] == ActorRef(ActorKind.TASK, task="counter[1]")
-    assert index.refs["netty counter[0]<source[1]"] == ActorRef(
-        ActorKind.NETTY, channel="counter[0]<source[1]"
+    assert index.refs["task counter[1]"] == ActorRef(
+        ActorKind.TASK, "task counter[1]", task="counter[1]"
     )
+    assert index.refs["netty counter[0]<source[1]"] == ActorRef(
+        ActorKind.NETTY, "netty counter[0]<source[1]", channel="counter[0]<source[1]"
+    )
+    # an actor's text is its name, and every name the index knows maps to an actor of it
+    assert all(str(ref) == name for name, ref in index.refs.items())
 
 
 def test_a_changed_remote_channel_marks_its_consumer_and_its_transport() -> None:

@@ -8,6 +8,7 @@ import math
 import pytest
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.network.actors import ActorKind, ActorRef
 from flinkstate.network.channel_state_filtering import ONE_BUFFER_AT_A_TIME
 from flinkstate.network.options import RecoveryGeneration
 from flinkstate.network.owners import OwnerKind
@@ -25,17 +26,25 @@ def test_the_deadlock_report_names_the_reader_waiting_on_itself() -> None:
     assert report is not None
     assert len(report.cycle) == 1
     reader = report.cycle[0]
-    assert reader.startswith("channel-state-reader counter[")
+    assert isinstance(reader, ActorRef)
+    assert reader.kind is ActorKind.READER
+    assert str(reader).startswith("channel-state-reader counter[")
     wait = next(w for w in report.waits if w.actor == reader)
     assert wait.resource.startswith("a buffer of recovered channel counter[")
     assert reader in wait.holders
     world = run.world
     assert world is not None
-    stuck = world.readers["task " + reader.removeprefix("channel-state-reader ")]
+    stuck = world.readers[world.tasks[reader.task].name]
     assert stuck.pre is not None  # it holds its pre-filter buffer
     assert stuck.pending  # and still has records to rewrite
     # every task of the counter waits for input from its reader
-    assert any(w.actor.startswith("task counter[") and reader in w.holders for w in report.waits)
+    assert any(
+        w.actor.kind is ActorKind.TASK
+        and world.tasks[w.actor.task].operator == "counter"
+        and reader in w.holders
+        for w in report.waits
+        if isinstance(w.actor, ActorRef)
+    )
 
 
 @pytest.mark.parametrize(("record_size", "hangs"), [(36_000, False), (37_000, True)])

@@ -36,7 +36,7 @@ def test_unaligned_checkpoints_complete_and_persist_in_flight_data(name: str, se
     assert all(c.unaligned for c in taken)
     assert any(c.in_flight_bytes > 0 for c in taken)
     assert isinstance(sim.model, NetworkWorld)
-    every_subtask = {t.removeprefix("task ") for t in sim.model.tasks}
+    every_subtask = set(sim.model.tasks)  # keyed by subtask
     for checkpoint in taken:
         assert checkpoint.trigger_step < checkpoint.completion_step
         assert {s.subtask for s in checkpoint.subtasks} == every_subtask
@@ -87,13 +87,15 @@ def test_broadcast_side_feeds_state_not_the_output() -> None:
     sim = run("itcase-keyed-broadcast", seed=1, parallelism=2, records=30, checkpoints=1)
     world = sim.model
     assert isinstance(world, NetworkWorld)
-    process = [
-        t.name.removeprefix("task ") for t in world.tasks.values() if t.operator == "process"
+    process = [key for key, t in world.tasks.items() if t.operator == "process"]
+    side = [
+        r
+        for r in world.records.values()
+        if world.task_named(r.source).operator.startswith("source-")
     ]
-    side = [r for r in world.records.values() if r.source.startswith("task source-")]
     assert len(side) == 3 * 30
     for record in side:
-        origin = record.source.removeprefix("task ").split("[")[0]
+        origin = world.task_named(record.source).operator
         gates = {gate for (r, gate) in world.deliveries if r == record.id}
         # processed by every process subtask (broadcast), passed on to nobody
         assert gates == {f"{name}<{origin}" for name in process}
@@ -114,7 +116,7 @@ def test_barrier_overtakes_the_queue_and_the_queue_is_persisted() -> None:
         assert event is not None
         if event.action.kind == "checkpoint":
             break
-    source = world.tasks[event.action.actor.removeprefix("task ")]
+    source = world.task_named(event.action.actor)
     progress = world.checkpoint
     assert progress is not None
     for partition in source.partitions:

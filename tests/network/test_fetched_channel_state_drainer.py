@@ -26,7 +26,7 @@ def test_trigger_not_ready_until_the_drainer_is_installed_then_no_op_once_consum
             if task.recovery_trigger is RecoveryCheckpointTrigger.NOT_READY:
                 assert task.phase != TaskPhase.RUNNING
         if event.action.kind == "install-drainer":
-            task = model.tasks[event.action.actor.removeprefix("task ")]
+            task = model.task_named(event.action.actor)
             assert task.phase == TaskPhase.RUNNING
             # restore is over while every channel is still in recovery
             assert all(c.in_recovery for g in task.gates for c in g.channels)
@@ -85,7 +85,7 @@ def test_every_channel_ends_its_recovery_with_one_end_event() -> None:
     ends: dict[str, int] = {}
     while (event := sim.step()) is not None:
         if event.action.kind == "finish-drain":
-            task = model.tasks[event.action.actor.removeprefix("drainer ")]
+            task = model.tasks[model.actor_named(event.action.actor).task]
             for gate in task.gates:
                 for channel in gate.channels:
                     last = channel.recovered_queue[-1]
@@ -97,7 +97,7 @@ def test_every_channel_ends_its_recovery_with_one_end_event() -> None:
         c.name
         for d in model.drainers.values()
         if d.state is not None
-        for g in model.tasks[d.task.removeprefix("task ")].gates
+        for g in model.task_named(d.task).gates
         for c in g.channels
     }
     assert ends == dict.fromkeys(with_state, 1)
@@ -114,4 +114,4 @@ def test_a_task_with_nothing_to_drain_converts_without_recovery() -> None:
         if drainer.state is None:
             kinds = [e.action.kind for e in sim.events if e.action.actor == name]
             assert "install-drainer" not in kinds
-            assert model.tasks[name.removeprefix("task ")].recovery_trigger.value == "no-op"
+            assert model.task_named(name).recovery_trigger.value == "no-op"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.network.actors import ActorKind
 from flinkstate.network.events import END_OF_PARTITION
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
 from flinkstate.network.options import GateConversion
@@ -64,12 +65,15 @@ def polls_before_first_input_ended(
     early = []
     for event in events:
         action = event.action
-        if not action.actor.startswith("task sequential[") or action.kind not in kinds:
+        ref = w.actor(action.actor)
+        if ref is None or ref.kind is not ActorKind.TASK or action.kind not in kinds:
+            continue
+        if w.tasks[ref.task].operator != "sequential":
             continue
         channel = w.channels[action.target]
         if event.note == f"{END_OF_PARTITION} on {channel.name}":
             ended.add(channel.name)
-        task = w.tasks[channel.task.removeprefix("task ")]
+        task = w.task_named(channel.task)
         first, second = task.gates
         if channel.gate == second.name and not all(c.name in ended for c in first.channels):
             early.append(event)

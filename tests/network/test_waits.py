@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flinkstate.network.actors import ActorKind
 from flinkstate.sim import RunStatus
 from tests.network.runs import saturated_backpressure, simulate, world
 
@@ -18,7 +19,8 @@ def test_a_producer_blocked_on_its_pool_waits_for_whoever_holds_the_pools_buffer
     blocked = [wait for wait in w.waits() if wait.resource.startswith("a buffer of pool ")]
     assert blocked
     for wait in blocked:
-        assert w.actor(wait.actor) is not None  # the task itself
+        assert w.actor(str(wait.actor)) == wait.actor  # the task itself, as the index has it
+        assert wait.actor.kind is ActorKind.TASK
         assert wait.holders  # the consumers (or transports) of its queued buffers
         for holder in wait.holders:
-            assert w.actor(holder) is not None, holder
+            assert w.actor(str(holder)) == holder, holder

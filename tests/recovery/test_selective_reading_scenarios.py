@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from flinkstate.network.actors import ActorKind, ActorRef, request_partitions
 from flinkstate.recovery.scenarios import Outcome, ScenarioRun, get_scenario, run_scenario
+from flinkstate.sim.deadlock import Node
 from flinkstate.views.deadlock import waits_for_graph
 
 ALL_GATES = "selective-reading-all-gates"
@@ -25,6 +27,20 @@ def recovered_inputs(run: ScenarioRun) -> set[int]:
         elif share.operator in ("first", "second") and share.output_state:
             inputs.add(0 if share.operator == "first" else 1)
     return inputs
+
+
+def _sequential_task(run: ScenarioRun, cycle: tuple[Node, ...]) -> ActorRef:
+    """The one task of the sequential operator on the cycle (found by its typed actor)."""
+    assert run.world is not None
+    world = run.world
+    (task,) = (
+        actor
+        for actor in cycle
+        if isinstance(actor, ActorRef)
+        and actor.kind is ActorKind.TASK
+        and world.tasks[actor.task].operator == "sequential"
+    )
+    return task
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -55,9 +71,10 @@ def test_the_deadlock_cycle_is_the_task_and_its_gate_conversion(seed: int) -> No
     report = run.result.deadlock
     assert report is not None
     assert len(report.cycle) == 2, report.describe()
-    task = next(actor for actor in report.cycle if actor.startswith("task sequential["))
-    subtask = task.removeprefix("task ")
-    conversion = f"request-partitions {subtask}<first"
+    task = _sequential_task(run, report.cycle)
+    subtask = task.task
+    conversion = request_partitions(subtask, f"{subtask}<first")
+    assert str(conversion) == f"request-partitions {subtask}<first"
     assert set(report.cycle) == {task, conversion}
     waits = {w.actor: w for w in report.waits if w.actor in report.cycle}
     # the task waits for the conversion of input 0 to receive that input's end ...
@@ -69,8 +86,8 @@ def test_the_deadlock_cycle_is_the_task_and_its_gate_conversion(seed: int) -> No
     assert f"recovered state of {subtask}<second to be consumed" in waits[conversion].resource
     assert "all-gates" in waits[conversion].resource
     graph = waits_for_graph(report)
-    assert graph.edges[task, conversion]["cycle"]
-    assert graph.edges[conversion, task]["cycle"]
+    assert graph.edges[str(task), str(conversion)]["cycle"]
+    assert graph.edges[str(conversion), str(task)]["cycle"]
 
 
 def test_per_gate_conversion_restores_every_subtask() -> None:
@@ -110,8 +127,10 @@ def test_per_gate_still_hangs_when_the_unselected_state_outgrows_its_buffers(see
     assert run.result is not None
     report = run.result.deadlock
     assert report is not None
-    task = next(actor for actor in report.cycle if actor.startswith("task sequential["))
-    reader = "channel-state-reader " + task.removeprefix("task ")
-    assert set(report.cycle) == {task, reader}
+    task = _sequential_task(run, report.cycle)
+    (reader,) = set(report.cycle) - {task}
+    assert isinstance(reader, ActorRef)
+    assert (reader.kind, reader.task) == (ActorKind.READER, task.task)
+    assert str(reader) == f"channel-state-reader {task.task}"
     wait = next(w for w in report.waits if w.actor == reader)
     assert "<second[" in wait.resource

@@ -89,7 +89,7 @@ def test_filtered_records_equal_what_the_simulated_recovery_dropped(
         .set_index("record")["exchange"]
     )
     for record, owner in run.world.filtered:
-        task = run.world.tasks[owner.removeprefix("task ")]
+        task = run.world.task_named(owner)
         exchange = str(exchange_of[record])
         assert result.shape.exchange(exchange).downstream == task.operator
         dropped[(exchange, task.index)] += 1

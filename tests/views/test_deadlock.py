@@ -6,10 +6,11 @@ import math
 
 import plotly.graph_objects as go
 
+from flinkstate.network.actors import ActorKind, ActorRef
 from flinkstate.recovery.scenarios import run_scenario
 from flinkstate.sim.deadlock import DeadlockReport, Wait, find_deadlock
 from flinkstate.views.deadlock import cycle_text, deadlock_figure, waits_for_graph
-from flinkstate.views.palette import ALERT, actor_colour
+from flinkstate.views.palette import ALERT, NEUTRAL, actor_colour
 
 
 def _report() -> DeadlockReport:
@@ -35,8 +36,11 @@ def _nodes(figure: go.Figure) -> dict[str, tuple[float, float, float]]:
 def test_prefilter_deadlock_reader_waits_on_itself() -> None:
     report = _report()
     graph = waits_for_graph(report)
-    reader = report.cycle[0]
-    assert report.cycle == (reader,)
+    (actor,) = report.cycle
+    assert isinstance(actor, ActorRef)
+    assert actor.kind is ActorKind.READER
+    reader = str(actor)  # the graph's nodes are the actors' names, each with its kind
+    assert graph.nodes[reader]["kind"] == "channel-state-reader"
     assert graph.has_edge(reader, reader)
     assert graph.edges[reader, reader]["cycle"]
     assert graph.nodes[reader]["on_cycle"]
@@ -55,7 +59,7 @@ def test_prefilter_deadlock_reader_waits_on_itself() -> None:
 def test_the_cycle_is_in_the_middle_and_largest() -> None:
     report = _report()
     nodes = _nodes(deadlock_figure(report))
-    cycle = set(report.cycle)
+    cycle = {str(actor) for actor in report.cycle}
     distance = {name: math.hypot(x, y) for name, (x, y, _) in nodes.items()}
     assert max(distance[n] for n in cycle) < min(distance[n] for n in nodes if n not in cycle)
     assert min(nodes[n][2] for n in cycle) > max(
@@ -63,13 +67,19 @@ def test_the_cycle_is_in_the_middle_and_largest() -> None:
     )
 
 
+def _task(key: str) -> ActorRef:
+    return ActorRef(ActorKind.TASK, f"task {key}", task=key)
+
+
 def test_three_actor_cycle_is_red_and_bystanders_are_not() -> None:
+    netty = ActorRef(ActorKind.NETTY, "netty b[0]<c[0]", channel="b[0]<c[0]")
+    a, b, d, e = (_task(f"{name}[0]") for name in "abde")
     waits = [
-        Wait("task a[0]", "a buffer of pool a[0]>b", ("task b[0]",)),
-        Wait("task b[0]", "input data", ("netty b[0]<c[0]",)),
-        Wait("netty b[0]<c[0]", "credit of b[0]<c[0]", ("task a[0]",)),
-        Wait("task d[0]", "input data", ("task a[0]",)),
-        Wait("task e[0]", "input data", ("task d[0]",)),
+        Wait(a, "a buffer of pool a[0]>b", (b,)),
+        Wait(b, "input data", (netty,)),
+        Wait(netty, "credit of b[0]<c[0]", (a,)),
+        Wait(d, "input data", (a,)),
+        Wait(e, "input data", (d,)),
     ]
     report = find_deadlock(waits, 17)
     graph = waits_for_graph(report)
@@ -82,11 +92,12 @@ def test_three_actor_cycle_is_red_and_bystanders_are_not() -> None:
     assert not graph.nodes["task d[0]"]["on_cycle"]
     figure = deadlock_figure(report)
     assert f"waits-for cycle: {cycle_text(report.cycle)}" in figure.layout.title.text
-    assert " -> ".join((*report.cycle, report.cycle[0])) == cycle_text(report.cycle)
+    assert report.cycle_path == cycle_text(report.cycle)
     nodes = _nodes(figure)
     distance = {name: math.hypot(x, y) for name, (x, y, _) in nodes.items()}
     # the cycle on the inner ring, who waits on it next, who waits on them further out
-    assert max(distance[n] for n in report.cycle) < distance["task d[0]"] < distance["task e[0]"]
+    inner = max(distance[str(n)] for n in report.cycle)
+    assert inner < distance["task d[0]"] < distance["task e[0]"]
     assert nodes["task a[0]"][2] > nodes["task d[0]"][2] > nodes["task e[0]"][2]
     # each cycle edge says what it waits for
     labels = " ".join(a.text.replace("<br>", " ") for a in figure.layout.annotations if a.text)
@@ -96,8 +107,23 @@ def test_three_actor_cycle_is_red_and_bystanders_are_not() -> None:
     hover = dict(zip(nodes, actors.hovertext, strict=True))
     assert "waits for credit of b[0]<c[0]" in hover["netty b[0]<c[0]"]
     colours = dict(zip(nodes, actors.marker.color, strict=True))
-    assert colours["netty b[0]<c[0]"] == actor_colour("netty b[0]<c[0]")
-    assert colours["task d[0]"] == actor_colour("task d[0]")
+    assert colours["netty b[0]<c[0]"] == actor_colour(ActorKind.NETTY)
+    assert colours["task d[0]"] == actor_colour(ActorKind.TASK)
+    assert actor_colour(ActorKind.NETTY) != actor_colour(ActorKind.TASK)
+    legend = {t.name for t in figure.data if t.hoverinfo == "skip" and t.mode == "markers"}
+    assert legend == {"task", "netty"}
+
+
+def test_a_toy_models_actors_are_drawn_without_a_kind() -> None:
+    """Any model's report can be drawn: actors that are plain names get one neutral kind,
+    however their names read (nothing is guessed from the text)."""
+    report = find_deadlock(
+        [Wait("task a", "x", ("netty b",)), Wait("netty b", "y", ("task a",))], 1
+    )
+    graph = waits_for_graph(report)
+    assert {graph.nodes[n]["kind"] for n in graph.nodes} == {"actor"}
+    colours = set(deadlock_figure(report).data[-1].marker.color)
+    assert colours == {NEUTRAL}
 
 
 def test_stuck_without_cycle_says_so() -> None:

@@ -28,7 +28,7 @@ def test_run_to_the_drainer_shows_it_installed_while_channels_recover(
     assert simulation is not None
     event = simulation.events[-1]
     assert event.action.kind == "install-drainer"
-    task = world.tasks[event.action.actor.removeprefix("task ")]
+    task = world.task_named(event.action.actor)
     assert task.phase == TaskPhase.RUNNING
     assert task.recovery_trigger is RecoveryCheckpointTrigger.DRAINER
     drainer = world.drainers[task.name]
