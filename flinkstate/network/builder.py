@@ -24,10 +24,6 @@ from flinkstate.network.fetched_channel_state import FetchedChannelStateDrainer,
 from flinkstate.network.graph import Exchange, Operator, OperatorKind
 from flinkstate.network.ledger import SegmentLedger
 from flinkstate.network.options import (
-    BlockedPriority,
-    GateConversion,
-    PrefilterSource,
-    RecoveryBarrierDecline,
     RecoveryCheckpointTrigger,
     RecoveryGeneration,
     RecoveryOptions,
@@ -35,7 +31,7 @@ from flinkstate.network.options import (
 from flinkstate.network.owners import ChannelOwners, Owner, OwnerKind, SubpartitionOwners
 from flinkstate.network.partition import ResultPartition, Subpartition
 from flinkstate.network.pools import BufferPools
-from flinkstate.network.state import FAULTS, IN_FLIGHT, NetworkState
+from flinkstate.network.state import IN_FLIGHT, NetworkState
 from flinkstate.network.state_assignment import StateAssignment
 from flinkstate.network.task import Task, TaskPhase
 
@@ -43,32 +39,15 @@ from flinkstate.network.task import Task, TaskPhase
 def build(state: NetworkState) -> None:
     """Check the run's options, then build the job's network (and, restored, each subtask's
     share of the checkpoint), the channel-state writers and the actor index."""
-    unknown = set(state.faults) - FAULTS
-    if unknown:
-        raise InvalidParameterError(
-            f"unknown fault(s) {sorted(unknown)}; known: {', '.join(sorted(FAULTS))}"
-        )
-    state.blocked_priority = BlockedPriority.parse(state.blocked_priority)
-    state.gate_conversion = GateConversion.parse(state.gate_conversion)
-    state.recovery_barrier_decline = RecoveryBarrierDecline.parse(state.recovery_barrier_decline)
-    if state.tolerable_failed_checkpoints < 0:
-        raise InvalidParameterError(
-            "tolerable_failed_checkpoints must not be negative, got "
-            f"{state.tolerable_failed_checkpoints}"
-        )
+    options = state.options
     state.sequential = frozenset(op.name for op in state.graph.operators if op.sequential_inputs)
-    if state.sequential and state.checkpoint_interval and not state.unaligned:
+    if state.sequential and options.checkpoint_interval and not options.unaligned:
         raise InvalidParameterError(
             f"aligned checkpoints of {', '.join(sorted(state.sequential))}, which reads its "
             "inputs sequentially, would never complete: an aligned barrier on an input not "
             "selected is never read (Flink refuses any checkpointing of an InputSelectable "
             "operator); set unaligned=true or checkpoint_interval=0"
         )
-    # checked here too, so that a job that is never restored still refuses it
-    state.generation = RecoveryOptions(
-        state.generation, False, state.checkpointing_during_recovery
-    ).generation
-    state.prefilter_source = PrefilterSource.parse(state.prefilter_source)
     state.ledger = SegmentLedger(state.journal)
     state.violations = state.journal.violations
     state.buffer_pools = BufferPools(state.ledger)
@@ -210,13 +189,13 @@ def _restore(state: NetworkState, restore: StateAssignment) -> None:
     """Start every subtask from its share of the checkpoint, in the restoring phase."""
     if restore.graph != state.graph:
         raise InvalidParameterError("a restored world must be built from the restore's graph")
-    options = RecoveryOptions(
-        state.generation,
+    recovery = RecoveryOptions(
+        state.options.generation,
         restore.recover_output_on_downstream,
-        state.checkpointing_during_recovery,
+        state.options.checkpointing_during_recovery,
     )
-    state.effective_generation = options.effective_generation
-    state.recovery_note = options.note
+    state.effective_generation = recovery.effective_generation
+    state.recovery_note = recovery.note
     v2 = state.effective_generation is RecoveryGeneration.V2
     classic = state.effective_generation is RecoveryGeneration.CLASSIC
     capacity = state.config.segment_size

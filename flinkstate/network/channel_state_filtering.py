@@ -48,13 +48,13 @@ ONE_BUFFER_AT_A_TIME = (
 
 def reader_action(world: NetworkState, reader: ChannelStateReader) -> tuple[str, str] | None:
     """The reader's next step in filter-on-read mode, or None while it is blocked."""
-    network_only = world.prefilter_source is PrefilterSource.NETWORK
+    network_only = world.options.prefilter_source is PrefilterSource.NETWORK
     if reader.pre is None and not reader.pending:
         if not reader.chunks:
             return ("finish-input", "")
         _, gate, channel = recovered_channel.reader_target(world, reader)
         # the heap pre-filter segment needs no network buffer: the exclusive ones wait
-        heap_segment = world.prefilter_source is PrefilterSource.HEAP_SEGMENT
+        heap_segment = world.options.prefilter_source is PrefilterSource.HEAP_SEGMENT
         if not heap_segment and recovered_channel.needs_exclusive(gate, channel):
             return recovered_channel.exclusive_request(world, gate, channel)
         if network_only and not recovered_channel.has_buffer(world, gate, channel):
@@ -70,7 +70,7 @@ def reader_action(world: NetworkState, reader: ChannelStateReader) -> tuple[str,
 
 def _take(world: NetworkState, gate: Gate, channel: Channel, holder: Owner) -> tuple[int, str]:
     """A buffer for recovery: (segment or HEAP, where it returns to)."""
-    if channel.recovery_exclusive or world.prefilter_source is PrefilterSource.NETWORK:
+    if channel.recovery_exclusive or world.options.prefilter_source is PrefilterSource.NETWORK:
         origin = "exclusive" if channel.recovery_exclusive else "floating"
         return recovered_channel.take_buffer(world, gate, channel, holder), origin
     world.ledger.heap(HEAP_FALLBACK_SIZE)
@@ -102,7 +102,7 @@ def filter_step(world: NetworkState, reader: ChannelStateReader) -> None:
     task, gate, channel = recovered_channel.reader_target(world, reader)
     chunk = reader.chunks.popleft()
     holder = channel.owners.pre_filter
-    if world.prefilter_source is PrefilterSource.HEAP_SEGMENT:
+    if world.options.prefilter_source is PrefilterSource.HEAP_SEGMENT:
         if reader.heap_segment_in_use:
             world.journal.violate("one-buffer-at-a-time", ONE_BUFFER_AT_A_TIME)
         if not reader.heap_segment_allocated:
@@ -178,7 +178,7 @@ def keeps_record(
     if plan is None:
         return True
     ambiguous = plan.filters_virtual_channel(channel.index, *virtual_channel)
-    if not ambiguous or "no-filter" in world.faults:
+    if not ambiguous or "no-filter" in world.options.faults:
         return True
     if world.record_owner(gate, record) == task.index:
         return True
@@ -221,7 +221,7 @@ def _deliver(
     assert reader.pre is not None
     if reader.pre_origin == "heap-segment":
         # the fault: the recycler never clears the in-use flag
-        reader.heap_segment_in_use = "keep-prefilter-buffer" in world.faults
+        reader.heap_segment_in_use = "keep-prefilter-buffer" in world.options.faults
     else:
         _give_back(world, gate, channel, reader.pre, reader.pre_origin, channel.owners.pre_filter)
     reader.pre, reader.pre_origin, reader.pre_channel = None, "", ""

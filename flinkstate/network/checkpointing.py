@@ -153,7 +153,7 @@ def _start_unaligned(
                 data = [b for b in channel.received if not b.is_event]
                 if channel.barrier_arrived == checkpoint.id:
                     data = data[: channel.pre_barrier]  # later ones came after the barrier
-                if "forget-in-flight" in world.faults:
+                if "forget-in-flight" in world.options.faults:
                     data = []
                 for buffer in data:
                     persist_buffer(world, task, checkpoint, channel.name, buffer)
@@ -166,7 +166,7 @@ def _start_unaligned(
         state = world.drainers[task.name].state
         assert state is not None
         chunks = cut.remaining_slice(state)
-        if "forget-spill-slice" in world.faults:
+        if "forget-spill-slice" in world.options.faults:
             chunks = ()
         for position, (info, fragments) in enumerate(chunks):
             channel = task.gates[info.gate].channels[info.channel]
@@ -204,7 +204,7 @@ def _decline_missing_barrier(
 ) -> None:
     """``collectPreRecoveryBarrier`` found no recovery barrier of this checkpoint."""
     why = f"no {RECOVERY_BARRIER} of checkpoint {checkpoint.id} in {channel.name}"
-    coordinator.decline(world, task, checkpoint, world.recovery_barrier_decline.reason, why)
+    coordinator.decline(world, task, checkpoint, world.options.recovery_barrier_decline.reason, why)
 
 
 def _whole(world: NetworkState, record: int) -> Fragment:
@@ -280,7 +280,7 @@ def persist_input(world: NetworkState, channel: Channel, buffer: Buffer) -> None
     assert checkpoint.id == channel.persisting
     task = world.task_named(channel.task)
     persist_buffer(world, task, checkpoint, channel.name, buffer)
-    if "persist-twice" in world.faults:  # FLINK-40016: a buffer persisted a second time
+    if "persist-twice" in world.options.faults:  # FLINK-40016: a buffer persisted a second time
         persist_buffer(world, task, checkpoint, channel.name, buffer)
 
 

@@ -50,8 +50,8 @@ def next_checkpoint_id(world: NetworkState) -> int:
 def can_expire(world: NetworkState) -> bool:
     return (
         world.checkpoint is not None
-        and world.checkpoint_timeout > 0
-        and world.journal.step - world.checkpoint.trigger_step >= world.checkpoint_timeout
+        and world.options.checkpoint_timeout > 0
+        and world.journal.step - world.checkpoint.trigger_step >= world.options.checkpoint_timeout
     )
 
 
@@ -70,11 +70,11 @@ def expire(world: NetworkState) -> None:
             progress.id,
             CheckpointFailureReason.CHECKPOINT_EXPIRED,
             world.journal.step + 1,  # the step this action makes, as the stepper counts
-            detail=f"after {world.checkpoint_timeout} steps",
+            detail=f"after {world.options.checkpoint_timeout} steps",
         ),
     )
     world.journal.note = (
-        f"checkpoint {progress.id} expired after {world.checkpoint_timeout} steps; "
+        f"checkpoint {progress.id} expired after {world.options.checkpoint_timeout} steps; "
         f"not acknowledged by {', '.join(waiting)}"
     )
 
@@ -111,9 +111,9 @@ def fail(world: NetworkState, failure: CheckpointFailure) -> None:
     world.last_checkpoint_end = world.journal.step
     last = max((c.id for c in world.completed), default=0)
     since = [f for f in world.failures if f.checkpoint > last]
-    if job_fails(since, world.tolerable_failed_checkpoints):
+    if job_fails(since, world.options.tolerable_failed_checkpoints):
         world.job_failed = (
-            f"{failure.describe()}; more than {world.tolerable_failed_checkpoints} counted "
+            f"{failure.describe()}; more than {world.options.tolerable_failed_checkpoints} counted "
             "checkpoint failure(s) in a row fail the job "
             "(execution.checkpointing.tolerable-failed-checkpoints)"
         )
@@ -144,14 +144,14 @@ def sources_have_data(world: NetworkState) -> bool:
 
 def can_trigger(world: NetworkState) -> bool:
     return (
-        world.checkpoint_interval > 0
+        world.options.checkpoint_interval > 0
         and world.checkpoint is None
-        and len(world.completed) < world.max_checkpoints
-        and world.journal.step >= world.last_checkpoint_end + world.checkpoint_interval
+        and len(world.completed) < world.options.max_checkpoints
+        and world.journal.step >= world.last_checkpoint_end + world.options.checkpoint_interval
         # Flink triggers once every task is RUNNING (restore over); a rescaled input still
         # demultiplexing recovered data would decline as not ready, so wait for it too
         and (
-            not world.coordinator_waits_for_running
+            not world.options.coordinator_waits_for_running
             or (
                 all(t.phase is _RUNNING for t in world.tasks.values())
                 and not any(g.demultiplexing for g in world.gates.values())
@@ -164,7 +164,7 @@ def can_trigger(world: NetworkState) -> bool:
 
 def trigger(world: NetworkState) -> None:
     number = next_checkpoint_id(world)
-    world.checkpoint = CheckpointInProgress(number, world.unaligned, world.journal.step)
+    world.checkpoint = CheckpointInProgress(number, world.options.unaligned, world.journal.step)
     restoring = next(
         (
             t
@@ -186,5 +186,5 @@ def trigger(world: NetworkState) -> None:
         if task.kind is OperatorKind.SOURCE:
             task.trigger = number
             world.journal.changes.task(task.name)
-    kind = "unaligned" if world.unaligned else "aligned"
+    kind = "unaligned" if world.options.unaligned else "aligned"
     world.journal.note = f"{kind} checkpoint {number} triggered at the sources"

@@ -228,7 +228,7 @@ def snapshot_and_insert_barriers(
     drainer = world.drainers.get(task.name)
     for gate in task.gates:
         for channel in gate.channels:
-            if channel.in_recovery and "missing-recovery-barrier" not in world.faults:
+            if channel.in_recovery and "missing-recovery-barrier" not in world.options.faults:
                 channel.recovered_queue.append(
                     world.new_buffer(HEAP, 0, event=RECOVERY_BARRIER, checkpoint=checkpoint)
                 )

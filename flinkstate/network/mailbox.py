@@ -157,7 +157,7 @@ def _next_channel_with_data(world: NetworkState, task: Task) -> Channel | None:
     """The next channel to poll, round robin within a gate, among the selected inputs:
     a sequential reader's unselected gates are not looked at, recovered or not."""
     selected = selected_input(world, task)
-    if selected >= 0 and "ignore-input-selection" in world.faults:
+    if selected >= 0 and "ignore-input-selection" in world.options.faults:
         selected = -1
     gates = task.gates if selected < 0 else task.gates[selected : selected + 1]
     for gate in gates:
@@ -186,7 +186,7 @@ def do_emit(world: NetworkState, task: Task, action: Action) -> None:
     task.split_turn += 1
     seq = task.splits[split]
     task.splits[split] = seq + 1
-    base = splitmix64(splitmix64(world.seed) ^ (hash_text(split) + seq))
+    base = splitmix64(splitmix64(world.options.seed) ^ (hash_text(split) + seq))
     low, high = op.record_size
     record = Record(
         id=world.next_record,
@@ -251,7 +251,7 @@ def do_poll(world: NetworkState, task: Task, action: Action) -> None:
         return
     if local and channel.persisting:
         checkpointing.persist_input(world, channel, buffer)
-    elif channel.persisting and channel.in_recovery and "persist-migrated" in world.faults:
+    elif channel.persisting and channel.in_recovery and "persist-migrated" in world.options.faults:
         # FLINK-40016: the consume path persists a migrated buffer that
         # checkpointStarted already persisted
         checkpointing.persist_input(world, channel, buffer)
@@ -302,7 +302,7 @@ def _deserialize(world: NetworkState, channel: Channel, buffer: Buffer) -> list[
         channel.partials.pop(vc, None)
     else:
         channel.partials[vc] = partial
-    if "lose-record" in world.faults and complete and len(world.records) > 3:
+    if "lose-record" in world.options.faults and complete and len(world.records) > 3:
         complete.pop()
     return complete
 
@@ -373,7 +373,7 @@ def do_process(world: NetworkState, task: Task, action: Action) -> None:
     op = world.graph.operator(task.operator)
     task.busy = op.cost
     world.journal.note = f"record {record_id} key {record.key}"
-    if "duplicate-record" in world.faults and record_id == 1 and state == IN_FLIGHT:
+    if "duplicate-record" in world.options.faults and record_id == 1 and state == IN_FLIGHT:
         task.ready.appendleft(record_id)
     if not broadcast:
         record_writer.route(world, task, record)

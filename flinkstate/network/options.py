@@ -24,6 +24,10 @@ from enum import StrEnum
 
 from flinkstate.choice import Choice
 from flinkstate.errors import InvalidParameterError
+from flinkstate.network.fetched_channel_state import (
+    DEFAULT_MAX_SEGMENT_SIZE,
+    DEFAULT_SPILL_FILE_SIZE,
+)
 
 RECOVER_OUTPUT_ON_DOWNSTREAM_KEY = (
     "execution.checkpointing.unaligned.recover-output-on-downstream.enabled"
@@ -206,3 +210,90 @@ class RecoveryCheckpointTrigger(Choice):
     NOT_READY = "not-ready"
     DRAINER = "drainer"
     NO_OP = "no-op"
+
+
+#: Fault names a test can inject to re-introduce the bug an invariant guards against.
+FAULTS = frozenset(
+    {
+        "double-recycle",
+        "leak-buffer",
+        "lose-record",
+        "duplicate-record",
+        "reorder-buffers",
+        "wrong-key-group",
+        "persist-twice",
+        "forget-in-flight",
+        "no-filter",
+        "drop-recovered",
+        "no-upstream-block",
+        "keep-prefilter-buffer",
+        "ignore-input-selection",
+        "missing-recovery-barrier",
+        "forget-spill-slice",
+        "persist-migrated",
+        "convert-before-consumed",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """Every choice a run is set up with, fixed before it starts and checked once here: the
+    schedule's seed, checkpointing, the recovery code and its what-ifs, and the test hooks.
+    The state of a run holds one and never changes it, so copies of a run share it."""
+
+    seed: int = 0
+    flush_every_record: bool = False
+    #: bugs re-introduced on purpose (``FAULTS``), to show the invariant that catches each
+    faults: frozenset[str] = frozenset()
+    #: every how many steps the whole world is checked (0: only at the end)
+    full_check_every: int = 64
+    #: compare the incremental enabled actions with a full scan at every step (tests)
+    check_actions: bool = False
+    unaligned: bool = True
+    #: steps from the end of one checkpoint to the trigger of the next (0: no checkpoints)
+    checkpoint_interval: int = 0
+    max_checkpoints: int = 1
+    #: steps after which a checkpoint still in progress expires (0: never)
+    checkpoint_timeout: int = 0
+    #: counted failures tolerated before the job fails (``TOLERABLE_FAILED_CHECKPOINTS_KEY``)
+    tolerable_failed_checkpoints: int = 0
+    #: how a channel in recovery declines a checkpoint whose recovery barrier it lacks
+    recovery_barrier_decline: RecoveryBarrierDecline = RecoveryBarrierDecline.MASTER
+    #: the coordinator plans a checkpoint only once every task is RUNNING (Flink's
+    #: ``DefaultCheckpointPlanCalculator``); false: a what-if where recovering tasks meet it
+    coordinator_waits_for_running: bool = True
+    blocked_priority: BlockedPriority = BlockedPriority.MASTER
+    gate_conversion: GateConversion = GateConversion.PER_GATE
+    #: the recovery code a restored run uses if checkpointing during recovery is on (with
+    #: recover-output-on-downstream, from the restore)
+    generation: RecoveryGeneration = RecoveryGeneration.V2
+    checkpointing_during_recovery: bool = False
+    #: V2's spill file and segment bounds (Flink: 64 MiB and 1 MiB)
+    spill_file_size: int = DEFAULT_SPILL_FILE_SIZE
+    spill_segment_size: int = DEFAULT_MAX_SEGMENT_SIZE
+    prefilter_source: PrefilterSource = PrefilterSource.HEAP_FALLBACK
+
+    def __post_init__(self) -> None:
+        unknown = set(self.faults) - FAULTS
+        if unknown:
+            raise InvalidParameterError(
+                f"unknown fault(s) {sorted(unknown)}; known: {', '.join(sorted(FAULTS))}"
+            )
+        if self.tolerable_failed_checkpoints < 0:
+            raise InvalidParameterError(
+                "tolerable_failed_checkpoints must not be negative, got "
+                f"{self.tolerable_failed_checkpoints}"
+            )
+        parse = object.__setattr__
+        parse(self, "blocked_priority", BlockedPriority.parse(self.blocked_priority))
+        parse(self, "gate_conversion", GateConversion.parse(self.gate_conversion))
+        parse(
+            self,
+            "recovery_barrier_decline",
+            RecoveryBarrierDecline.parse(self.recovery_barrier_decline),
+        )
+        parse(self, "prefilter_source", PrefilterSource.parse(self.prefilter_source))
+        # checked here too, so that a job that is never restored still refuses it
+        recovery = RecoveryOptions(self.generation, False, self.checkpointing_during_recovery)
+        parse(self, "generation", recovery.generation)

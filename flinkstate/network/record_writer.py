@@ -41,19 +41,21 @@ def select(world: NetworkState, partition: ResultPartition, record: Record) -> l
         down = world.graph.operator(partition.exchange.downstream)
         rule = OwnerRule.KEY_GROUP if kind is Partitioner.HASH else OwnerRule.KEY
         target = rule.owner(record.key, down.effective_max_parallelism, count)
-        if "wrong-key-group" in world.faults:
+        if "wrong-key-group" in world.options.faults:
             target = (target + 1) % count
         return [subs[target]]
     if kind is Partitioner.REBALANCE:
         if partition.next_channel < 0:
-            partition.next_channel = splitmix64(world.seed ^ hash_text(partition.name)) % count
+            partition.next_channel = (
+                splitmix64(world.options.seed ^ hash_text(partition.name)) % count
+            )
         partition.next_channel = (partition.next_channel + 1) % count
         return [subs[partition.next_channel]]
     if kind is Partitioner.RESCALE:
         partition.next_channel = (partition.next_channel + 1) % count
         return [subs[partition.next_channel]]
     if kind is Partitioner.SHUFFLE:
-        return [subs[splitmix64(world.seed ^ (record.id << 8)) % count]]
+        return [subs[splitmix64(world.options.seed ^ (record.id << 8)) % count]]
     return [subs[0]]  # FORWARD (one subpartition) and GLOBAL
 
 
@@ -81,7 +83,7 @@ def do_write(world: NetworkState, task: Task, action: Action) -> None:
         gate = world.channels[sub.channel].gate
         start_delivery(world, out.record, gate)
         world.emitted_at[(out.record, gate)] = (world.journal.step, task.name)
-    if builder.space == 0 or (world.flush_every_record and out.written == out.total):
+    if builder.space == 0 or (world.options.flush_every_record and out.written == out.total):
         finish_builder(world, sub)
 
 
@@ -100,7 +102,11 @@ def finish_builder(world: NetworkState, sub: Subpartition) -> None:
     sub.queue.append(builder)
     sub.builder = None
     world.journal.changes.subpartition(sub.name)
-    if "reorder-buffers" in world.faults and len(sub.queue) >= 2 and not sub.queue[-2].is_event:
+    if (
+        "reorder-buffers" in world.options.faults
+        and len(sub.queue) >= 2
+        and not sub.queue[-2].is_event
+    ):
         sub.queue[-1], sub.queue[-2] = sub.queue[-2], sub.queue[-1]
 
 

@@ -181,11 +181,11 @@ def gate_to_convert(world: NetworkState, task: Task) -> Gate | None:
     V1 (Flink 2.3) converts once the reader has filtered everything
     (``getBufferFilteringCompleteFuture``): the recovered buffers still queued migrate into the
     physical channels."""
-    early = "convert-before-consumed" in world.faults
+    early = "convert-before-consumed" in world.options.faults
     if world.effective_generation is RecoveryGeneration.V1 or early:
         if not world.readers[task.name].finished:
             return None
-    elif world.gate_conversion is GateConversion.ALL_GATES and not all(
+    elif world.options.gate_conversion is GateConversion.ALL_GATES and not all(
         c.state_consumed for gate in task.gates for c in gate.channels
     ):
         return None
@@ -212,7 +212,7 @@ def conversion_waits(world: NetworkState, task: Task) -> list[Wait[ActorRef]]:
     by the task that has yet to consume it or by the reader that has yet to read it; or for
     the exclusive buffers of its remote channels."""
     waits = []
-    all_gates = world.gate_conversion is GateConversion.ALL_GATES
+    all_gates = world.options.gate_conversion is GateConversion.ALL_GATES
     reader = world.readers.get(task.name)
     for gate in task.gates:
         if gate.converted or not all(c.state_consumed for c in gate.channels):
@@ -257,7 +257,7 @@ def do_convert(world: NetworkState, task: Task, action: Action) -> None:
     gate = world.gates[action.target]
     v1 = world.effective_generation is RecoveryGeneration.V1
     dropped = 0
-    if not v1 and "convert-before-consumed" in world.faults:
+    if not v1 and "convert-before-consumed" in world.options.faults:
         # the broken ordering: partitions requested before the recovered state is consumed;
         # the recovered channels are replaced and what they still queue is gone
         for channel in gate.channels:
@@ -304,7 +304,7 @@ def on_recovery_event(world: NetworkState, task: Task, channel: Channel, buffer:
         channel.end_of_output = True
         if not channel.remote:
             world.subpartitions[channel.subpartition].blocked = (
-                "no-upstream-block" not in world.faults
+                "no-upstream-block" not in world.options.faults
             )
         if all(c.end_of_output for c in gate.channels):
             for c in gate.channels:
@@ -338,7 +338,7 @@ def keeps(world: NetworkState, channel: Channel, record: int) -> bool:
     task = world.task_named(channel.task)
     selected = channel.selected
     if (
-        "drop-recovered" in world.faults
+        "drop-recovered" in world.options.faults
         and world.restore is not None
         and record == min(world.restore.records, default=-1)
     ):
@@ -363,8 +363,12 @@ def sub_head(world: NetworkState, channel: Channel) -> Buffer | None:
     head = sub.queue[0]
     if not sub.blocked:
         return head
-    if not head.priority or world.blocked_priority is BlockedPriority.HELD:
+    if not head.priority or world.options.blocked_priority is BlockedPriority.HELD:
         return None
-    if world.blocked_priority is BlockedPriority.MASTER and channel.remote and channel.available:
+    if (
+        world.options.blocked_priority is BlockedPriority.MASTER
+        and channel.remote
+        and channel.available
+    ):
         return None  # FLINK-40519: a credited reader asks "is data available?" -> no
     return head

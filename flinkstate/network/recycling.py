@@ -37,14 +37,14 @@ def release_current(world: NetworkState, task: Task) -> None:
         task.current_buffer = None
         return
     recycle_consumed(world, channel, buffer.segment, holder)
-    if "double-recycle" in world.faults:
+    if "double-recycle" in world.options.faults:
         recycle_consumed(world, channel, buffer.segment, holder)
     task.current = None
     task.current_buffer = None
 
 
 def recycle_consumed(world: NetworkState, channel: Channel, segment: int, holder: Owner) -> None:
-    if "leak-buffer" in world.faults:
+    if "leak-buffer" in world.options.faults:
         return
     world.journal.changes.channel(channel.name)
     if channel.recovered or channel.in_recovery:

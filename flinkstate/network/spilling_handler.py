@@ -53,7 +53,7 @@ def fetch_action(world: NetworkState, reader: ChannelStateReader) -> tuple[str, 
 
 def _writer(world: NetworkState, reader: ChannelStateReader) -> SpillWriter:
     if reader.spill is None:
-        reader.spill = SpillWriter(world.spill_file_size, world.spill_segment_size)
+        reader.spill = SpillWriter(world.options.spill_file_size, world.options.spill_segment_size)
     return reader.spill
 
 

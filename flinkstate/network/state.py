@@ -21,19 +21,14 @@ from flinkstate.network.checkpoint import Checkpoint, CheckpointInProgress
 from flinkstate.network.config import NetworkConfig
 from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.fetched_channel_state import (
-    DEFAULT_MAX_SEGMENT_SIZE,
-    DEFAULT_SPILL_FILE_SIZE,
     FetchedChannelStateDrainer,
 )
 from flinkstate.network.graph import JobGraph
 from flinkstate.network.ledger import SegmentLedger, StepJournal
 from flinkstate.network.options import (
-    BlockedPriority,
     CheckpointFailure,
-    GateConversion,
-    PrefilterSource,
-    RecoveryBarrierDecline,
     RecoveryGeneration,
+    RunOptions,
 )
 from flinkstate.network.owners import Owner
 from flinkstate.network.partition import ResultPartition, Subpartition
@@ -43,29 +38,6 @@ from flinkstate.network.state_assignment import StateAssignment
 from flinkstate.network.task import Task
 from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.sim.core import Violation
-
-#: Fault names a test can inject to re-introduce the bug an invariant guards against.
-FAULTS = frozenset(
-    {
-        "double-recycle",
-        "leak-buffer",
-        "lose-record",
-        "duplicate-record",
-        "reorder-buffers",
-        "wrong-key-group",
-        "persist-twice",
-        "forget-in-flight",
-        "no-filter",
-        "drop-recovered",
-        "no-upstream-block",
-        "keep-prefilter-buffer",
-        "ignore-input-selection",
-        "missing-recovery-barrier",
-        "forget-spill-slice",
-        "persist-migrated",
-        "convert-before-consumed",
-    }
-)
 
 #: a delivery not processed yet (a processed one holds the step it was processed at)
 IN_FLIGHT = -1
@@ -78,33 +50,18 @@ class NetworkState:
 
     graph: JobGraph
     config: NetworkConfig
-    seed: int = 0
-    flush_every_record: bool = False
-    faults: frozenset[str] = frozenset()
-    full_check_every: int = 64
-    #: steps from the end of one checkpoint to the trigger of the next (0: no checkpoints)
-    checkpoint_interval: int = 0
-    max_checkpoints: int = 1
-    #: steps after which a checkpoint still in progress expires (0: never)
-    checkpoint_timeout: int = 0
+    #: every choice the run was set up with (fixed; shared by copies)
+    options: RunOptions = field(default_factory=RunOptions)
     #: ids of checkpoints that expired
     expired: list[int] = field(default_factory=list)
     #: every failed checkpoint with its reason (expired ones too), and the tolerance
     #: (``execution.checkpointing.tolerable-failed-checkpoints``) after which the job fails
     failures: list[CheckpointFailure] = field(default_factory=list)
-    tolerable_failed_checkpoints: int = 0
-    #: how a channel in recovery declines a checkpoint whose recovery barrier it lacks:
-    #: ``master`` (CHECKPOINT_DECLINED, counted) or ``seed`` (PR #28554: TASK_NOT_READY)
-    recovery_barrier_decline: RecoveryBarrierDecline = RecoveryBarrierDecline.MASTER
     #: why the job failed (the run ends; Flink would restart it from its last checkpoint)
     job_failed: str = ""
-    #: the coordinator plans a checkpoint only once every task is RUNNING (Flink's
-    #: ``DefaultCheckpointPlanCalculator``); false: a what-if where recovering tasks meet it
-    coordinator_waits_for_running: bool = True
     #: step the last checkpoint completed or failed at (0 before any): the next is triggered
     #: ``checkpoint_interval`` steps later, as Flink's timer fires an interval after a failure
     last_checkpoint_end: int = 0
-    unaligned: bool = True
     #: the step in progress and the run's violations; every segment's owner
     journal: StepJournal = field(default_factory=StepJournal)
     ledger: SegmentLedger = field(init=False)
@@ -132,26 +89,16 @@ class NetworkState:
     writer_of: dict[str, str] = field(default_factory=dict)
     #: a restored job: the checkpoint's share of each new subtask (None: a fresh start)
     restore: StateAssignment | None = None
-    blocked_priority: BlockedPriority = BlockedPriority.MASTER
-    #: when a recovered gate is converted: as soon as its own state is consumed, or only
-    #: once every gate's is (the rewrite that deadlocked selective readers)
-    gate_conversion: GateConversion = GateConversion.PER_GATE
-    #: the recovery code a restored run uses if checkpointing during recovery is on (with
-    #: recover-output-on-downstream, from the restore); ``effective_generation`` is what runs
-    generation: RecoveryGeneration = RecoveryGeneration.V2
-    checkpointing_during_recovery: bool = False
+    #: the recovery code that runs (``options.generation`` if checkpointing during recovery
+    #: is on for this restore, else classic), and why, for a user who set one option only
     effective_generation: RecoveryGeneration = RecoveryGeneration.CLASSIC
     recovery_note: str = ""
-    #: V2's spill file and segment bounds (Flink: 64 MiB and 1 MiB)
-    spill_file_size: int = DEFAULT_SPILL_FILE_SIZE
-    spill_segment_size: int = DEFAULT_MAX_SEGMENT_SIZE
     drainers: dict[str, FetchedChannelStateDrainer] = field(default_factory=dict)
     #: bytes written to spill files (headers included) over the run; files not yet deleted,
     #: now and at most
     spilled_bytes: int = 0
     spill_files_alive: int = 0
     spill_files_peak: int = 0
-    prefilter_source: PrefilterSource = PrefilterSource.HEAP_FALLBACK
     readers: dict[str, ChannelStateReader] = field(default_factory=dict)
     #: records a subtask dropped after rescaling because another subtask owns them
     filtered: dict[tuple[int, str], int] = field(default_factory=dict)
@@ -163,8 +110,6 @@ class NetworkState:
     next_uid: int = 0
     #: the old channel a demultiplexed record came through, until it is processed
     recovered_via: dict[tuple[int, str], str] = field(default_factory=dict)
-    #: compare the incremental enabled actions with a full scan at every step (tests)
-    check_actions: bool = False
     #: each actor's enabled actions, recomputed only for actors whose state changed
     actions: ActionCache = field(init=False)
     #: each task's key in ``tasks`` by its name ("task map[0]" -> "map[0]"), fixed once built

@@ -26,6 +26,7 @@ from flinkstate.network.options import (
     PrefilterSource,
     RecoveryBarrierDecline,
     RecoveryGeneration,
+    RunOptions,
 )
 from flinkstate.network.state_assignment import StateAssignment
 from flinkstate.network.world import NetworkWorld
@@ -258,32 +259,31 @@ class Topology:
             slots_per_task_manager=values["slots_per_tm"],
             max_subtasks_per_channel_state_file=values["subtasks_per_state_file"],
         )
-        return NetworkWorld(
-            self._build(values) if restore is None else restore.graph,
-            config,
+        options = RunOptions(
             seed=seed,
             flush_every_record=values["flush_every_record"],
             faults=faults,
             full_check_every=full_check_every,
             check_actions=check_actions,
+            unaligned=values["unaligned"],
             checkpoint_interval=values["checkpoint_interval"],
             max_checkpoints=values["checkpoints"],
             checkpoint_timeout=values["checkpoint_timeout"],
-            unaligned=values["unaligned"],
-            restore=restore,
+            tolerable_failed_checkpoints=values["tolerable_failed_checkpoints"],
+            recovery_barrier_decline=RecoveryBarrierDecline.parse(
+                values["recovery_barrier_decline"]
+            ),
+            coordinator_waits_for_running=values["coordinator_waits_for_running"],
             blocked_priority=BlockedPriority.parse(values["blocked_priority"]),
             gate_conversion=GateConversion.parse(values["gate_conversion"]),
             generation=RecoveryGeneration.parse(values["generation"]),
             checkpointing_during_recovery=values["checkpointing_during_recovery"],
             spill_file_size=values["spill_file_size"],
             spill_segment_size=values["spill_segment_size"],
-            tolerable_failed_checkpoints=values["tolerable_failed_checkpoints"],
-            coordinator_waits_for_running=values["coordinator_waits_for_running"],
-            recovery_barrier_decline=RecoveryBarrierDecline.parse(
-                values["recovery_barrier_decline"]
-            ),
             prefilter_source=PrefilterSource.parse(values["prefilter_source"]),
         )
+        graph = self._build(values) if restore is None else restore.graph
+        return NetworkWorld(graph, config, options, restore=restore)
 
 
 def _source(values: Mapping[str, Any], parallelism: int, name: str = "source") -> Operator:

@@ -74,7 +74,7 @@ def send(world: NetworkState, channel: Channel) -> None:
                 channel.upstream_blocked = True
         elif buffer.event == END_OF_OUTPUT_STATE:
             # PipelinedSubpartition: handing out a recovery-completion event blocks
-            sub.blocked = "no-upstream-block" not in world.faults
+            sub.blocked = "no-upstream-block" not in world.options.faults
         if buffer.priority:
             channel.received.appendleft(buffer)  # priority events overtake received data
         elif channel.in_recovery:

@@ -181,7 +181,7 @@ class NetworkWorld(NetworkState):
         cache.stale.clear()
         actions = list(itertools.chain.from_iterable(cached))
         actions.extend(coordinator.coordinator_actions(self))
-        if self.check_actions:
+        if self.options.check_actions:
             full = self._scan_actions()
             if full != actions:
                 raise AssertionError(
@@ -235,8 +235,8 @@ class NetworkWorld(NetworkState):
         else:
             self._apply_other(actor, action)
         event = self.journal.event(action)
-        if self.full_check_every and self.journal.step % self.full_check_every == 0:
-            scan = self.journal.step // self.full_check_every
+        if self.options.full_check_every and self.journal.step % self.options.full_check_every == 0:
+            scan = self.journal.step // self.options.full_check_every
             self.check_consistency(idle_pools=scan % IDLE_POOL_SCAN_EVERY == 0)
         return event
 
@@ -332,7 +332,7 @@ class NetworkWorld(NetworkState):
                 )
                 for n, c in self.channels.items()
             ),
-            self.gate_conversion.value,
+            self.options.gate_conversion.value,
             tuple(g.converted for g in self.gates.values()),
             tuple(
                 (

@@ -438,7 +438,7 @@ def _restart_again(
             recover_output_on_downstream=run.values["recover_output_on_downstream"],
         )
         return job.build(
-            restart_values, seed=run.seed, faults=restored.faults, restore=run.assignment
+            restart_values, seed=run.seed, faults=restored.options.faults, restore=run.assignment
         )
     except (InvalidParameterError, UnsupportedRescaleError) as refused:
         run.outcome, run.message = Outcome.REJECTED, str(refused)

@@ -436,8 +436,8 @@ def _expire(s: _Step) -> str:
     number = s.world.expired[-1] if s.world.expired else "?"
     failed = (
         " That is one failure more than execution.checkpointing.tolerable-failed-checkpoints "
-        f"({s.world.tolerable_failed_checkpoints}) allows: the job fails over and would restart "
-        "from its last completed checkpoint."
+        f"({s.world.options.tolerable_failed_checkpoints}) allows: the job fails over and would "
+        "restart from its last completed checkpoint."
         if s.world.job_failed
         else ""
     )

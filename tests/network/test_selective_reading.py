@@ -140,8 +140,8 @@ def test_aligned_checkpoints_of_a_sequential_reader_are_refused() -> None:
 
 def test_gate_conversion_is_a_checked_choice_defaulting_to_per_gate() -> None:
     built = topology("sequential-reading").build(PARAMS)
-    assert built.gate_conversion is GateConversion.PER_GATE
-    assert topology("keyed").build().gate_conversion is GateConversion.PER_GATE
+    assert built.options.gate_conversion is GateConversion.PER_GATE
+    assert topology("keyed").build().options.gate_conversion is GateConversion.PER_GATE
     with pytest.raises(InvalidParameterError, match="gate_conversion must be one of per-gate"):
         topology("keyed").build({"gate_conversion": "lazy"})
     with pytest.raises(InvalidParameterError, match="unknown gate conversion 'lazy'; choose"):
@@ -191,7 +191,7 @@ def test_clone_and_fingerprint_keep_the_conversion_mode() -> None:
     sim.run()
     stuck = world(sim)
     twin = stuck.clone()
-    assert twin.gate_conversion is GateConversion.ALL_GATES
+    assert twin.options.gate_conversion is GateConversion.ALL_GATES
     assert twin.fingerprint() == stuck.fingerprint()
     assert twin.waits() == stuck.waits()
     other = restored(1, "per-gate").model

@@ -35,8 +35,8 @@ def _held(event: Event, world: NetworkWorld) -> bool:
 def _figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
     return {
         "blocked": sum(1 for sub in world.subpartitions.values() if sub.blocked),
-        "timeout": world.checkpoint_timeout,
-        "tolerable": world.tolerable_failed_checkpoints,
+        "timeout": world.options.checkpoint_timeout,
+        "tolerable": world.options.tolerable_failed_checkpoints,
         "checkpoint": world.checkpoint.id if world.checkpoint else (world.expired or [0])[-1],
     }
 
