@@ -37,7 +37,7 @@ def finished() -> NetworkWorld:
 
 
 def test_round_trip_and_contents(finished: NetworkWorld, tmp_path: Path) -> None:
-    checkpoint = finished.completed[0]
+    checkpoint = finished.checkpoints.completed[0]
     write_dataset(from_simulation(finished, checkpoint, "test"), tmp_path)
     dataset = read_dataset(tmp_path)
     assert dataset.manifest["checkpoint_id"] == checkpoint.id
@@ -69,7 +69,7 @@ def test_round_trip_and_contents(finished: NetworkWorld, tmp_path: Path) -> None
 def test_bad_datasets_are_named(finished: NetworkWorld, tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match=r"no manifest\.json"):
         read_dataset(tmp_path)
-    write_dataset(from_simulation(finished, finished.completed[0], "x"), tmp_path)
+    write_dataset(from_simulation(finished, finished.checkpoints.completed[0], "x"), tmp_path)
     manifest = json.loads((tmp_path / "manifest.json").read_text())
     (tmp_path / "manifest.json").write_text(json.dumps({**manifest, "version": 99}))
     with pytest.raises(DatasetError, match="version 99"):
@@ -100,7 +100,7 @@ def test_an_interrupted_write_leaves_the_earlier_dataset_whole(
     """Written in place, the first tables of the new dataset sat beside the rest of the old
     one under the old manifest, and check_dataset accepted the mix."""
     target = tmp_path / "ds"
-    earlier = from_simulation(finished, finished.completed[0], "the earlier one")
+    earlier = from_simulation(finished, finished.checkpoints.completed[0], "the earlier one")
     write_dataset(earlier, target)
     before = {p.name: p.read_bytes() for p in target.iterdir()}
     later = Dataset(
@@ -132,7 +132,7 @@ def test_an_interrupted_write_leaves_the_earlier_dataset_whole(
 def test_a_dataset_replaces_a_dataset_or_an_empty_folder_and_nothing_else(
     finished: NetworkWorld, tmp_path: Path
 ) -> None:
-    dataset = from_simulation(finished, finished.completed[0], "x")
+    dataset = from_simulation(finished, finished.checkpoints.completed[0], "x")
     empty, earlier, notes = tmp_path / "empty", tmp_path / "earlier", tmp_path / "notes"
     empty.mkdir()
     write_dataset(dataset, earlier)

@@ -23,6 +23,7 @@ NETWORK_BELOW_BEHAVIOUR = {
         "checkpoint",
         "config",
         "consumer",
+        "coordinator_state",
         "copying",
         "events",
         "fetched_channel_state",

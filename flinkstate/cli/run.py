@@ -148,7 +148,7 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
     counts = BufferCounts.start(initial.owner).apply_all(simulation.events)
     sources_out = sum(t.emitted for t in world.tasks.values() if t.kind == "source")
     sinks_in = sum(t.processed for t in world.tasks.values() if t.kind == "sink")
-    if args.export is not None and not world.completed:
+    if args.export is not None and not world.checkpoints.completed:
         raise InvalidParameterError(
             "no checkpoint completed, nothing to export (raise --steps or lower "
             "--set checkpoint_interval)"
@@ -160,7 +160,7 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
     if args.export is not None:
         from flinkstate.dataset import from_simulation, write_dataset
 
-        last = world.completed[-1]
+        last = world.checkpoints.completed[-1]
         description = f"{args.name} seed {args.seed} {scheduler.name}: checkpoint {last.id}"
         write_dataset(from_simulation(world, last, description), args.export)
         exported = last.id
@@ -174,7 +174,7 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
         "records_processed_by_sinks": sinks_in,
         "buffers_at_end": {k: counts.current[k] for k in OWNER_KINDS},
         "buffers_at_peak": {k: counts.peak[k] for k in OWNER_KINDS},
-        "checkpoints": [checkpoint_summary(c) for c in world.completed],
+        "checkpoints": [checkpoint_summary(c) for c in world.checkpoints.completed],
         "violations": [str(v) for v in result.violations],
         "deadlock": result.deadlock.describe() if result.deadlock else None,
     }
@@ -225,10 +225,10 @@ def checkpoint_summary(checkpoint: Checkpoint) -> dict[str, Any]:
 
 
 def _checkpoint_table(world: NetworkWorld) -> str:
-    if not world.completed:
+    if not world.checkpoints.completed:
         return "checkpoints: none completed"
     rows: list[list[object]] = []
-    for checkpoint in world.completed:
+    for checkpoint in world.checkpoints.completed:
         c = checkpoint_summary(checkpoint)
         rows.append(
             [

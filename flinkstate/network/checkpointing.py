@@ -54,7 +54,7 @@ def writer_actions(world: NetworkState, writer: ChannelStateWriter) -> tuple[Act
 
 
 def do_checkpoint(world: NetworkState, task: Task, action: Action) -> None:
-    checkpoint = world.checkpoint
+    checkpoint = world.checkpoints.pending
     assert checkpoint is not None
     task.trigger = 0
     _snapshot(world, task, checkpoint)
@@ -71,7 +71,7 @@ def do_barrier(world: NetworkState, task: Task, action: Action) -> None:
     else:
         barrier = world.subpartitions[channel.subpartition].queue.popleft()
         world.journal.changes.subpartition(channel.subpartition)
-    checkpoint = world.checkpoint
+    checkpoint = world.checkpoints.pending
     if checkpoint is None or barrier.checkpoint != checkpoint.id:
         world.journal.note = f"stale barrier of checkpoint {barrier.checkpoint} dropped"
         return
@@ -83,7 +83,7 @@ def do_barrier(world: NetworkState, task: Task, action: Action) -> None:
     if barrier.priority:
         if task.name not in checkpoint.snapshots:
             _start_unaligned(world, task, checkpoint, channel)
-            if world.checkpoint is not checkpoint:
+            if world.checkpoints.pending is not checkpoint:
                 return  # declined: the coordinator aborted it
     else:
         channel.blocked = True
@@ -275,7 +275,7 @@ def persist_buffer(
 
 
 def persist_input(world: NetworkState, channel: Channel, buffer: Buffer) -> None:
-    checkpoint = world.checkpoint
+    checkpoint = world.checkpoints.pending
     assert checkpoint is not None
     assert checkpoint.id == channel.persisting
     task = world.task_named(channel.task)
@@ -286,7 +286,7 @@ def persist_input(world: NetworkState, channel: Channel, buffer: Buffer) -> None
 
 def write_channel_state(world: NetworkState, writer: ChannelStateWriter) -> None:
     request = writer.requests.popleft()
-    checkpoint = world.checkpoint
+    checkpoint = world.checkpoints.pending
     # a task acknowledges only after its writes, so its checkpoint is still in progress
     assert checkpoint is not None
     assert checkpoint.id == request.checkpoint
@@ -409,7 +409,7 @@ def _complete(world: NetworkState, progress: CheckpointInProgress) -> None:
         ),
         persisted_buffers=frozenset(progress.persisted_buffers),
     )
-    world.completed.append(checkpoint)
-    world.checkpoint = None
-    world.last_checkpoint_end = world.journal.step
+    world.checkpoints.completed.append(checkpoint)
+    world.checkpoints.pending = None
+    world.checkpoints.last_end = world.journal.step
     invariants.check_checkpoint(world, checkpoint, progress)

@@ -34,24 +34,25 @@ _RUNNING = TaskPhase.RUNNING
 
 
 def coordinator_actions(world: NetworkState) -> tuple[Action, ...]:
-    if world.checkpoint is None:
+    if world.checkpoints.pending is None:
         if can_trigger(world):
             number = next_checkpoint_id(world)
             return (action(COORDINATOR, "trigger", f"checkpoint {number}"),)
     elif can_expire(world):
-        return (action(COORDINATOR, "expire", f"checkpoint {world.checkpoint.id}"),)
+        return (action(COORDINATOR, "expire", f"checkpoint {world.checkpoints.pending.id}"),)
     return ()
 
 
 def next_checkpoint_id(world: NetworkState) -> int:
-    return len(world.completed) + len(world.failures) + 1
+    return len(world.checkpoints.completed) + len(world.checkpoints.failures) + 1
 
 
 def can_expire(world: NetworkState) -> bool:
     return (
-        world.checkpoint is not None
+        world.checkpoints.pending is not None
         and world.options.checkpoint_timeout > 0
-        and world.journal.step - world.checkpoint.trigger_step >= world.options.checkpoint_timeout
+        and world.journal.step - world.checkpoints.pending.trigger_step
+        >= world.options.checkpoint_timeout
     )
 
 
@@ -59,9 +60,9 @@ def expire(world: NetworkState) -> None:
     """``execution.checkpointing.timeout``: the coordinator aborts the checkpoint; tasks
     stop persisting for it, drop what their writers have not written, unblock aligned
     channels; its barriers still in flight are ignored where they arrive."""
-    progress = world.checkpoint
+    progress = world.checkpoints.pending
     assert progress is not None
-    world.expired.append(progress.id)
+    world.checkpoints.expired.append(progress.id)
     abort(world, progress)
     waiting = sorted(t.name for t in world.tasks.values() if t.name not in progress.acknowledged)
     fail(
@@ -83,7 +84,7 @@ def abort(world: NetworkState, progress: CheckpointInProgress) -> None:
     """The coordinator aborts a checkpoint: tasks stop persisting for it, writers drop
     what they have not written (and the spill references it held), aligned channels
     unblock; its barriers still in flight are ignored where they arrive."""
-    world.checkpoint = None
+    world.checkpoints.pending = None
     for writer in world.writers.values():
         keep = deque(r for r in writer.requests if r.checkpoint != progress.id)
         dropped = [r for r in writer.requests if r.checkpoint == progress.id]
@@ -107,12 +108,12 @@ def abort(world: NetworkState, progress: CheckpointInProgress) -> None:
 def fail(world: NetworkState, failure: CheckpointFailure) -> None:
     """Record a failed checkpoint; too many counted ones in a row fail the job
     (``CheckpointFailureManager``)."""
-    world.failures.append(failure)
-    world.last_checkpoint_end = world.journal.step
-    last = max((c.id for c in world.completed), default=0)
-    since = [f for f in world.failures if f.checkpoint > last]
+    world.checkpoints.failures.append(failure)
+    world.checkpoints.last_end = world.journal.step
+    last = max((c.id for c in world.checkpoints.completed), default=0)
+    since = [f for f in world.checkpoints.failures if f.checkpoint > last]
     if job_fails(since, world.options.tolerable_failed_checkpoints):
-        world.job_failed = (
+        world.checkpoints.job_failed = (
             f"{failure.describe()}; more than {world.options.tolerable_failed_checkpoints} counted "
             "checkpoint failure(s) in a row fail the job "
             "(execution.checkpointing.tolerable-failed-checkpoints)"
@@ -145,9 +146,9 @@ def sources_have_data(world: NetworkState) -> bool:
 def can_trigger(world: NetworkState) -> bool:
     return (
         world.options.checkpoint_interval > 0
-        and world.checkpoint is None
-        and len(world.completed) < world.options.max_checkpoints
-        and world.journal.step >= world.last_checkpoint_end + world.options.checkpoint_interval
+        and world.checkpoints.pending is None
+        and len(world.checkpoints.completed) < world.options.max_checkpoints
+        and world.journal.step >= world.checkpoints.last_end + world.options.checkpoint_interval
         # Flink triggers once every task is RUNNING (restore over); a rescaled input still
         # demultiplexing recovered data would decline as not ready, so wait for it too
         and (
@@ -164,7 +165,9 @@ def can_trigger(world: NetworkState) -> bool:
 
 def trigger(world: NetworkState) -> None:
     number = next_checkpoint_id(world)
-    world.checkpoint = CheckpointInProgress(number, world.options.unaligned, world.journal.step)
+    world.checkpoints.pending = CheckpointInProgress(
+        number, world.options.unaligned, world.journal.step
+    )
     restoring = next(
         (
             t
@@ -177,7 +180,7 @@ def trigger(world: NetworkState) -> None:
         decline(
             world,
             restoring,
-            world.checkpoint,
+            world.checkpoints.pending,
             CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY,
             "the source is still restoring",
         )

@@ -122,7 +122,7 @@ def check_consistency(state: NetworkState, *, idle_pools: bool = True) -> None:
 def check_end(state: NetworkState) -> None:
     """At the end of a finished run: nothing lost, nothing leaked."""
     check_consistency(state)
-    if state.job_failed:
+    if state.checkpoints.job_failed:
         return  # in flight when the job failed: the restart replays it
     lost = [key for key, state in state.deliveries.items() if state == IN_FLIGHT]
     if lost:

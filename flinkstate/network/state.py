@@ -17,16 +17,15 @@ from flinkstate.network.actors import ActionCache, ActorRef
 from flinkstate.network.buffer import Buffer, LocalBufferPool, NetworkBufferPool
 from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.channel_state_writer import ChannelStateWriter
-from flinkstate.network.checkpoint import Checkpoint, CheckpointInProgress
 from flinkstate.network.config import NetworkConfig
 from flinkstate.network.consumer import Channel, Gate
+from flinkstate.network.coordinator_state import CoordinatorState
 from flinkstate.network.fetched_channel_state import (
     FetchedChannelStateDrainer,
 )
 from flinkstate.network.graph import JobGraph
 from flinkstate.network.ledger import SegmentLedger, StepJournal
 from flinkstate.network.options import (
-    CheckpointFailure,
     RecoveryGeneration,
     RunOptions,
 )
@@ -52,16 +51,8 @@ class NetworkState:
     config: NetworkConfig
     #: every choice the run was set up with (fixed; shared by copies)
     options: RunOptions = field(default_factory=RunOptions)
-    #: ids of checkpoints that expired
-    expired: list[int] = field(default_factory=list)
-    #: every failed checkpoint with its reason (expired ones too), and the tolerance
-    #: (``execution.checkpointing.tolerable-failed-checkpoints``) after which the job fails
-    failures: list[CheckpointFailure] = field(default_factory=list)
-    #: why the job failed (the run ends; Flink would restart it from its last checkpoint)
-    job_failed: str = ""
-    #: step the last checkpoint completed or failed at (0 before any): the next is triggered
-    #: ``checkpoint_interval`` steps later, as Flink's timer fires an interval after a failure
-    last_checkpoint_end: int = 0
+    #: the pending checkpoint, the completed and failed ones, whether the job failed
+    checkpoints: CoordinatorState = field(default_factory=CoordinatorState)
     #: the step in progress and the run's violations; every segment's owner
     journal: StepJournal = field(default_factory=StepJournal)
     ledger: SegmentLedger = field(init=False)
@@ -82,8 +73,6 @@ class NetworkState:
     path_seq: dict[tuple[str, int], int] = field(default_factory=dict)
     #: step at which each delivery finished being written, and by which task
     emitted_at: dict[tuple[int, str], tuple[int, str]] = field(default_factory=dict)
-    checkpoint: CheckpointInProgress | None = None
-    completed: list[Checkpoint] = field(default_factory=list)
     writers: dict[str, ChannelStateWriter] = field(default_factory=dict)
     #: which writer serves each task (fixed once built)
     writer_of: dict[str, str] = field(default_factory=dict)

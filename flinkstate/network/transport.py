@@ -63,7 +63,10 @@ def send(world: NetworkState, channel: Channel) -> None:
     buffer = sub.queue.popleft()
     world.journal.changes.subpartition(sub.name)
     if buffer.is_event:
-        current = world.checkpoint is not None and world.checkpoint.id == buffer.checkpoint
+        current = (
+            world.checkpoints.pending is not None
+            and world.checkpoints.pending.id == buffer.checkpoint
+        )
         if buffer.event == BARRIER and current:
             # The channel sees the barrier on arrival: persisting stops here.
             channel.barrier_arrived = buffer.checkpoint

@@ -128,10 +128,7 @@ class NetworkWorld(NetworkState):
         twin.path_ids = dict(self.path_ids)
         twin.path_seq = dict(self.path_seq)
         twin.emitted_at = dict(self.emitted_at)
-        twin.checkpoint = None if self.checkpoint is None else self.checkpoint.copy()
-        twin.completed = list(self.completed)
-        twin.expired = list(self.expired)
-        twin.failures = list(self.failures)
+        twin.checkpoints = self.checkpoints.copy()
         twin.writers = {n: w.copy() for n, w in self.writers.items()}
         twin.readers = {n: r.copy() for n, r in self.readers.items()}
         twin.drainers = {n: d.copy() for n, d in self.drainers.items()}
@@ -160,7 +157,7 @@ class NetworkWorld(NetworkState):
         depend on (the actor itself, a subpartition, a channel or a pool it reads), so a step
         costs the same however many actors are idle.
         """
-        if self.job_failed:
+        if self.checkpoints.job_failed:
             return []
         cache = self.actions
         index = cache.index
@@ -277,7 +274,7 @@ class NetworkWorld(NetworkState):
     # ------------------------------------------------------------------ status
 
     def is_finished(self) -> bool:
-        if self.job_failed:
+        if self.checkpoints.job_failed:
             return True  # Flink restarts the job from its last completed checkpoint
         return (
             all(task.finished for task in self.tasks.values())
@@ -366,11 +363,14 @@ class NetworkWorld(NetworkState):
                 (n, d.finished, None if d.cursor is None else (d.cursor.segment, d.cursor.consumed))
                 for n, d in self.drainers.items()
             ),
-            len(self.completed),
-            tuple(self.expired),
+            len(self.checkpoints.completed),
+            tuple(self.checkpoints.expired),
             None
-            if self.checkpoint is None
-            else (self.checkpoint.id, tuple(sorted(self.checkpoint.acknowledged))),
+            if self.checkpoints.pending is None
+            else (
+                self.checkpoints.pending.id,
+                tuple(sorted(self.checkpoints.pending.acknowledged)),
+            ),
         )
 
 

@@ -174,13 +174,13 @@ class ScenarioRun:
         if self.phase == "job" and self.outcome is Outcome.RECOVERED:
             self.outcome = Outcome.FINISHED
         world = self.world
-        if world is not None and world.job_failed:
+        if world is not None and world.checkpoints.job_failed:
             self.outcome = Outcome.JOB_FAILED
-            self.message = world.job_failed
+            self.message = world.checkpoints.job_failed
             return
-        if self.outcome is Outcome.RECOVERED and world is not None and world.expired:
+        if self.outcome is Outcome.RECOVERED and world is not None and world.checkpoints.expired:
             self.outcome = Outcome.CHECKPOINT_EXPIRED
-            self.message = f"checkpoint(s) {world.expired} expired after the restart"
+            self.message = f"checkpoint(s) {world.checkpoints.expired} expired after the restart"
 
     def phase_events(self) -> list[tuple[str, list[Event]]]:
         """Every phase this run went through, in order, with its events (what a trace
@@ -225,9 +225,9 @@ class ScenarioRun:
         """The step (counted as the stepper counts: the n-th action) at which the restart's
         first checkpoint completed (None: none did)."""
         world = self.world
-        if world is None or not world.completed:
+        if world is None or not world.checkpoints.completed:
             return None
-        return world.completed[0].completed_at
+        return world.checkpoints.completed[0].completed_at
 
     @property
     def resumed_step(self) -> int | None:
@@ -266,7 +266,7 @@ class ScenarioRun:
             else self.world.effective_generation.value,
             **self.spill,
             "first_checkpoint_step": self.first_checkpoint_step,
-            "failed_checkpoints": 0 if self.world is None else len(self.world.failures),
+            "failed_checkpoints": 0 if self.world is None else len(self.world.checkpoints.failures),
             "resumed_step": self.resumed_step,
             "violations": [] if result is None else [str(v) for v in result.violations],
             "deadlock": None
@@ -363,9 +363,9 @@ def prepare_scenario(
         run.simulation = Simulation(first.clone, make_scheduler(scheduler, seed))
         return run
     before = Simulation(first.clone, make_scheduler(scheduler, seed))
-    before.run(lambda model: bool(_world(model).completed), max_steps=max_steps)
+    before.run(lambda model: bool(_world(model).checkpoints.completed), max_steps=max_steps)
     run.earlier["job"] = before.events
-    completed = _world(before.model).completed
+    completed = _world(before.model).checkpoints.completed
     if not completed:
         run.outcome = Outcome.NO_CHECKPOINT
         run.message = "the job completed no checkpoint before it ended; lower checkpoint_interval"
@@ -412,7 +412,9 @@ def _restart_again(
     recovery if the interval is short), then restore from it at ``then_parallelism``. None
     (with the run concluded) when the restart breaks an invariant or completes no checkpoint."""
     middle = Simulation(restored.clone, make_scheduler(scheduler, run.seed))
-    result = middle.run(lambda model: bool(_world(model).completed), max_steps=max_steps)
+    result = middle.run(
+        lambda model: bool(_world(model).checkpoints.completed), max_steps=max_steps
+    )
     run.earlier[FIRST_RESTART] = middle.events
     between = _world(middle.model)
     run.between = between
@@ -420,11 +422,11 @@ def _restart_again(
         run.outcome = Outcome.VIOLATION
         run.message = f"the first restart broke an invariant: {result.violations[0]}"
         return None
-    if not between.completed:
+    if not between.checkpoints.completed:
         run.outcome = Outcome.NO_CHECKPOINT
         run.message = "the first restart completed no checkpoint to restart from again"
         return None
-    second = run.second_checkpoint = between.completed[0]
+    second = run.second_checkpoint = between.checkpoints.completed[0]
     assert second.graph is not None
     parallelism = {
         op.name: run.values["then_parallelism"]

@@ -242,7 +242,7 @@ def _source_checkpoint(s: _Step) -> str:
 def _barrier(s: _Step) -> str:
     task = s.world.tasks[s.task]
     channel = s.world.channels[s.target]
-    checkpoint = s.world.checkpoint
+    checkpoint = s.world.checkpoints.pending
     number = channel.barrier_seen
     channels = [c for gate in task.gates for c in gate.channels]
     seen = sum(1 for c in channels if c.barrier_seen == number)
@@ -250,7 +250,7 @@ def _barrier(s: _Step) -> str:
     inputs = [r for r in requests if r["side"] == "input"]
     outputs = [r for r in requests if r["side"] == "output"]
     if checkpoint is None or checkpoint.id != number:
-        if s.world.completed and s.world.completed[-1].id == number:
+        if s.world.checkpoints.completed and s.world.checkpoints.completed[-1].id == number:
             return (
                 f"{s.task} took checkpoint {number}'s last barrier from {channel.name}; every "
                 f"task has acknowledged: checkpoint {number} is complete."
@@ -420,9 +420,9 @@ def _write_channel_state(s: _Step) -> str:
 
 
 def _trigger(s: _Step) -> str:
-    progress = s.world.checkpoint
+    progress = s.world.checkpoints.pending
     if progress is None:
-        failure = s.world.failures[-1] if s.world.failures else None
+        failure = s.world.checkpoints.failures[-1] if s.world.checkpoints.failures else None
         why = f": {failure.reason.name}" if failure is not None else ""
         return f"The checkpoint coordinator triggered a checkpoint, which was declined{why}."
     kind = "unaligned" if progress.unaligned else "aligned"
@@ -433,12 +433,12 @@ def _trigger(s: _Step) -> str:
 
 
 def _expire(s: _Step) -> str:
-    number = s.world.expired[-1] if s.world.expired else "?"
+    number = s.world.checkpoints.expired[-1] if s.world.checkpoints.expired else "?"
     failed = (
         " That is one failure more than execution.checkpointing.tolerable-failed-checkpoints "
         f"({s.world.options.tolerable_failed_checkpoints}) allows: the job fails over and would "
         "restart from its last completed checkpoint."
-        if s.world.job_failed
+        if s.world.checkpoints.job_failed
         else ""
     )
     return (

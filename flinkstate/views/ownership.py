@@ -315,7 +315,7 @@ def _task_details(world: NetworkWorld, task: Task) -> list[str]:
         lines.append(f"busy computing for {task.busy} more step(s)")
     if task.output_state:
         lines.append(f"output-state chunks still to read: {len(task.output_state)}")
-    progress = world.checkpoint
+    progress = world.checkpoints.pending
     if progress is not None:
         state = "acknowledged" if task.name in progress.acknowledged else "not acknowledged"
         lines.append(f"checkpoint {progress.id}: {state}")

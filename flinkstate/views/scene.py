@@ -197,7 +197,7 @@ def build_scene(
     for place in places:
         if place["id"] in waiting:
             place["waits"] = waiting[place["id"]]
-    progress = world.checkpoint
+    progress = world.checkpoints.pending
     return {
         "version": SCENE_VERSION,
         "step": world.step,
@@ -223,9 +223,9 @@ def build_scene(
             "tasks": len(world.tasks),
             "pending_writes": sum(progress.pending_writes.values()),
         },
-        "completed": [c.id for c in world.completed],
+        "completed": [c.id for c in world.checkpoints.completed],
         "splits": len(layout.splits),
-        "job_failed": world.job_failed,
+        "job_failed": world.checkpoints.job_failed,
         "violations": [str(v) for v in world.violations[:3]],
     }
 
@@ -282,7 +282,7 @@ def _place_details(world: NetworkWorld) -> dict[str, dict[str, Any]]:
             "gauge": [network_pool.total - len(network_pool.free), network_pool.total]
         }
     for task in world.tasks.values():
-        progress = world.checkpoint
+        progress = world.checkpoints.pending
         details[task_node(task)] = {
             "phase": task.phase,
             "finished": task.finished,
@@ -350,9 +350,9 @@ class _ItemBuilder:
     def __init__(self, world: NetworkWorld, layout: SceneLayout) -> None:
         self.world = world
         self.layout = layout
-        progress = world.checkpoint
+        progress = world.checkpoints.pending
         self.persisting = (progress.id, frozenset(progress.persisted_buffers)) if progress else None
-        last = world.completed[-1] if world.completed else None
+        last = world.checkpoints.completed[-1] if world.checkpoints.completed else None
         self.persisted = (last.id, last.persisted_buffers) if last is not None else None
 
     def items(self) -> Iterator[dict[str, Any]]:

@@ -134,11 +134,11 @@ class Timelines:
             task = world.tasks[name]
             _put(self.processed.setdefault(name, []), step, task.processed)
             self.operators[name] = task.operator
-        progress = world.checkpoint
+        progress = world.checkpoints.pending
         values = {
             "acknowledged": 0 if progress is None else len(progress.acknowledged),
-            "completed": len(world.completed),
-            "expired": len(world.expired),
+            "completed": len(world.checkpoints.completed),
+            "expired": len(world.checkpoints.expired),
         }
         for name, value in values.items():
             _put(self.checkpoint.setdefault(name, []), step, value)

@@ -46,7 +46,7 @@ def test_run_summary_and_trace(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     loaded = load_topology_trace(trace)
     assert loaded.step_count == summary["steps"]
     assert isinstance(loaded.model, NetworkWorld)
-    assert len(loaded.model.completed) == 1
+    assert len(loaded.model.checkpoints.completed) == 1
 
 
 def test_run_table_and_steps(capsys: pytest.CaptureFixture[str]) -> None:

@@ -88,7 +88,7 @@ def test_tasks_acknowledge_only_after_their_writes() -> None:
         world = sim.model
         assert isinstance(world, NetworkWorld)
         while sim.step() is not None:
-            progress = world.checkpoint
+            progress = world.checkpoints.pending
             if progress is None:
                 continue
             for task in progress.acknowledged:
@@ -96,5 +96,5 @@ def test_tasks_acknowledge_only_after_their_writes() -> None:
                 writer = world.writers[world.writer_of[task]]
                 assert not any(r.task == task for r in writer.requests)
             waited |= bool(progress.barriers_complete - progress.acknowledged)
-        assert world.completed
+        assert world.checkpoints.completed
     assert waited, "no task ever waited for its writer"

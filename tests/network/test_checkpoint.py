@@ -24,7 +24,7 @@ def run(name: str = "backpressure", seed: int = 1, **overrides: object) -> Simul
 
 def checkpoints(sim: Simulation) -> list[Checkpoint]:
     assert isinstance(sim.model, NetworkWorld)
-    return sim.model.completed
+    return sim.model.checkpoints.completed
 
 
 @pytest.mark.parametrize("name", ["keyed", "two-input", "backpressure"])
@@ -75,7 +75,7 @@ def test_inputs_of_a_broadcast_reading_operator_are_checkpointed_aligned(name: s
     sim = run(name, seed=3, parallelism=2, records=40, checkpoints=1, cost=4)
     world = sim.model
     assert isinstance(world, NetworkWorld)
-    (checkpoint,) = world.completed
+    (checkpoint,) = world.checkpoints.completed
     assert checkpoint.in_flight_bytes > 0  # the pipeline before it is checkpointed unaligned
     into_process = [s for s in checkpoint.input_channel_state if s.channel.startswith("process[")]
     assert into_process == []
@@ -117,7 +117,7 @@ def test_barrier_overtakes_the_queue_and_the_queue_is_persisted() -> None:
         if event.action.kind == "checkpoint":
             break
     source = world.task_named(event.action.actor)
-    progress = world.checkpoint
+    progress = world.checkpoints.pending
     assert progress is not None
     for partition in source.partitions:
         for sub in partition.subpartitions:

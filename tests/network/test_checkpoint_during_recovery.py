@@ -23,8 +23,8 @@ def _during_recovery(sim: Simulation) -> list[int]:
     ids = []
     while (event := sim.step()) is not None:
         if event.action.kind == "trigger" and any(c.in_recovery for c in model.channels.values()):
-            assert model.checkpoint is not None
-            ids.append(model.checkpoint.id)
+            assert model.checkpoints.pending is not None
+            ids.append(model.checkpoints.pending.id)
     return ids
 
 
@@ -39,7 +39,7 @@ def test_a_checkpoint_during_the_drain_holds_every_recovered_record_once(
         finished(sim.run())
         model = world(sim)
         assert during, "no checkpoint was triggered during the drain"
-        completed = {c.id: c for c in model.completed}
+        completed = {c.id: c for c in model.checkpoints.completed}
         assert set(during) <= set(completed)
         recovered = [
             f
@@ -87,9 +87,11 @@ def test_master_fails_the_job_on_a_missing_recovery_barrier() -> None:
     sim = v2("keyed", 0, 2, faults=frozenset({"missing-recovery-barrier"}), **DURING)
     finished(sim.run())
     model = world(sim)
-    assert model.job_failed
-    assert [f.reason for f in model.failures] == [CheckpointFailureReason.CHECKPOINT_DECLINED]
-    assert "tolerable-failed-checkpoints" in model.job_failed
+    assert model.checkpoints.job_failed
+    assert [f.reason for f in model.checkpoints.failures] == [
+        CheckpointFailureReason.CHECKPOINT_DECLINED
+    ]
+    assert "tolerable-failed-checkpoints" in model.checkpoints.job_failed
 
 
 def test_the_seed_proposal_retries_and_loses_nothing() -> None:
@@ -103,10 +105,10 @@ def test_the_seed_proposal_retries_and_loses_nothing() -> None:
     )
     finished(sim.run())
     model = world(sim)
-    assert not model.job_failed
-    reasons = {f.reason for f in model.failures}
+    assert not model.checkpoints.job_failed
+    reasons = {f.reason for f in model.checkpoints.failures}
     assert reasons == {CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY}
-    assert model.completed  # once the drain is over, no barrier is missing
+    assert model.checkpoints.completed  # once the drain is over, no barrier is missing
     assert all(not c.in_recovery for c in model.channels.values())
 
 
@@ -121,9 +123,11 @@ def test_a_tolerance_lets_the_job_survive_counted_declines() -> None:
     )
     finished(sim.run())
     model = world(sim)
-    assert not model.job_failed
-    assert len(model.failures) > 1  # every attempt during the drain declined, all counted
-    assert all(f.reason.counted for f in model.failures)
+    assert not model.checkpoints.job_failed
+    assert (
+        len(model.checkpoints.failures) > 1
+    )  # every attempt during the drain declined, all counted
+    assert all(f.reason.counted for f in model.checkpoints.failures)
 
 
 def _restore(checkpoint: Checkpoint, parallelism: int, seed: int) -> Simulation:
@@ -155,7 +159,7 @@ def test_restoring_from_a_checkpoint_taken_during_recovery_processes_every_recor
     during = _during_recovery(phase2)
     finished(phase2.run())
     model: NetworkWorld = world(phase2)
-    taken = next(c for c in model.completed if c.id in during)
+    taken = next(c for c in model.checkpoints.completed if c.id in during)
     assert any(
         f.record in model.recovered_records
         for state in taken.input_channel_state
@@ -182,13 +186,13 @@ def test_v1_migrates_recovered_buffers_and_a_checkpoint_persists_them() -> None:
             if event.action.kind == "trigger" and any(
                 c.in_recovery for c in model.channels.values()
             ):
-                assert model.checkpoint is not None
-                during.append(model.checkpoint.id)
+                assert model.checkpoints.pending is not None
+                during.append(model.checkpoints.pending.id)
         finished(sim.run())
         assert migrated
         held += sum(
             1
-            for c in model.completed
+            for c in model.checkpoints.completed
             if c.id in during
             for state in c.input_channel_state
             for f in state.fragments

@@ -41,17 +41,20 @@ def test_an_expired_checkpoint_is_aborted_cleanly(seed: int) -> None:
     assert result.status is RunStatus.FINISHED, [str(v) for v in result.violations]
     world = sim.model
     assert isinstance(world, NetworkWorld)
-    assert world.expired, "the timeout never hit"
+    assert world.checkpoints.expired, "the timeout never hit"
     notes = [e.note for e in sim.events]
-    assert any(n.startswith(f"checkpoint {world.expired[0]} expired after 40 steps") for n in notes)
-    assert all(c.id not in world.expired for c in world.completed)
+    assert any(
+        n.startswith(f"checkpoint {world.checkpoints.expired[0]} expired after 40 steps")
+        for n in notes
+    )
+    assert all(c.id not in world.checkpoints.expired for c in world.checkpoints.completed)
     assert not world.shares  # nothing retained for an aborted checkpoint
 
 
 def test_timeout_zero_never_expires() -> None:
     sim = run(checkpoint_timeout=0)
     assert isinstance(sim.model, NetworkWorld)
-    assert not sim.model.expired
+    assert not sim.model.checkpoints.expired
 
 
 def test_at_the_default_tolerance_an_expired_checkpoint_fails_the_job() -> None:
@@ -68,10 +71,10 @@ def test_at_the_default_tolerance_an_expired_checkpoint_fails_the_job() -> None:
     world = sim.model
     assert isinstance(world, NetworkWorld)
     assert result.status is RunStatus.FINISHED, [str(v) for v in result.violations]
-    assert world.expired == [world.failures[0].checkpoint]
-    assert world.failures[0].reason is CheckpointFailureReason.CHECKPOINT_EXPIRED
-    assert "CHECKPOINT_EXPIRED, counted" in world.job_failed
-    assert not world.completed
+    assert world.checkpoints.expired == [world.checkpoints.failures[0].checkpoint]
+    assert world.checkpoints.failures[0].reason is CheckpointFailureReason.CHECKPOINT_EXPIRED
+    assert "CHECKPOINT_EXPIRED, counted" in world.checkpoints.job_failed
+    assert not world.checkpoints.completed
 
 
 def test_a_checkpoint_is_triggered_an_interval_after_the_last_end_and_only_once_running() -> None:
@@ -84,8 +87,8 @@ def test_a_checkpoint_is_triggered_an_interval_after_the_last_end_and_only_once_
     while triggered_at is None and sim.step() is not None:
         if not all(t.phase is TaskPhase.RUNNING for t in world.tasks.values()):
             assert not coordinator.can_trigger(world), "planned while a task still restores"
-        if world.checkpoint is not None:
-            triggered_at = world.checkpoint.trigger_step
+        if world.checkpoints.pending is not None:
+            triggered_at = world.checkpoints.pending.trigger_step
     assert triggered_at is not None
     assert triggered_at >= 30
     assert coordinator.next_checkpoint_id(world) == 1

@@ -30,8 +30,8 @@ def taken(name: str, seed: int, record_size: int = 2000) -> Checkpoint:
     )
     assert sim.run().status is RunStatus.FINISHED
     assert isinstance(sim.model, NetworkWorld)
-    assert sim.model.completed, "no checkpoint was taken"
-    return sim.model.completed[0]
+    assert sim.model.checkpoints.completed, "no checkpoint was taken"
+    return sim.model.checkpoints.completed[0]
 
 
 def restored(
@@ -236,7 +236,7 @@ def test_broken_recovery_is_caught(fault: str, invariant: str) -> None:
 def test_a_restored_job_checkpoints_again_and_restores_again() -> None:
     first = restored("keyed", 1, 3, checkpoint_interval=60)
     finished(first.run())
-    second_checkpoint = world(first).completed[0]
+    second_checkpoint = world(first).checkpoints.completed[0]
     assert second_checkpoint.graph is not None
     assert second_checkpoint.graph.operator("counter").parallelism == 3
     assignment = assign_state(second_checkpoint, {"counter": 5, "sink": 5})

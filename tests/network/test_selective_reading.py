@@ -44,7 +44,7 @@ def world(sim: Simulation) -> NetworkWorld:
 def restored(seed: int, conversion: str, **overrides: object) -> Simulation:
     before = job(seed, **overrides)
     assert before.run().status is RunStatus.FINISHED
-    checkpoint = world(before).completed[0]
+    checkpoint = world(before).checkpoints.completed[0]
     assignment = assign_state(checkpoint)
     values = {**PARAMS, **overrides, "checkpoint_interval": 0, "gate_conversion": conversion}
     return Simulation(
@@ -101,7 +101,7 @@ def test_the_first_input_is_read_to_its_end_before_the_second(seed: int, exchang
     assert not polls_before_first_input_ended(w, sim.events)
     polled = {e.action.target for e in sim.events if e.action.kind == "poll"}
     assert {c for c in w.channels if c.startswith("sequential[")} <= polled  # both inputs read
-    assert w.completed, "the checkpoint completed"
+    assert w.checkpoints.completed, "the checkpoint completed"
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -115,7 +115,7 @@ def test_unaligned_barriers_are_handled_on_the_unselected_input(seed: int) -> No
     early = polls_before_first_input_ended(w, sim.events, ("barrier", "poll"))
     assert not [e for e in early if e.action.kind == "poll"]
     assert any(e.note.startswith("barrier of checkpoint 1 on") for e in early)
-    assert w.completed
+    assert w.checkpoints.completed
 
 
 def test_polling_an_unselected_input_is_a_violation() -> None:

@@ -27,7 +27,7 @@ def checkpoint(name: str = "keyed", seed: int = 1, record_size: int = 3000) -> C
     )
     assert sim.run().status is RunStatus.FINISHED
     assert isinstance(sim.model, NetworkWorld)
-    taken = sim.model.completed[0]
+    taken = sim.model.checkpoints.completed[0]
     assert taken.in_flight_bytes > 0
     return taken
 
@@ -127,8 +127,8 @@ def _restored_checkpoint(taken: Checkpoint, parallelism: dict[str, int]) -> Chec
     )
     assert sim.run().status is RunStatus.FINISHED
     assert isinstance(sim.model, NetworkWorld)
-    assert sim.model.completed
-    return sim.model.completed[0]
+    assert sim.model.checkpoints.completed
+    return sim.model.checkpoints.completed[0]
 
 
 @pytest.mark.parametrize("new", [1, 2, 3, 4, 6])

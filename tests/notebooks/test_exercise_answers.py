@@ -211,10 +211,10 @@ shown = [f"step {stop.stepper.current_step} {task.removeprefix('task ')} takes",
         Screen(
             "which tasks decline which checkpoints",
             """
-shown = [f"checkpoint {f.checkpoint} by {f.task.removeprefix('task ')} at step {f.step}"
-         for f in early.world.failures]
-shown += [f.reason.name for f in early.world.failures]
-first = early.world.completed[0]
+shown = [f"checkpoint {f.checkpoint} by {f.task} at step {f.step}"
+         for f in early.world.checkpoints.failures]
+shown += [f.reason.name for f in early.world.checkpoints.failures]
+first = early.world.checkpoints.completed[0]
 shown.append(f"Checkpoint {first.id} completes at step {first.completed_at}")
 """,
         ),

@@ -18,11 +18,11 @@ def test_a_checkpoint_completes_while_the_drainer_is_still_delivering(seed: int)
     during = []
     while (event := run.simulation.step()) is not None:
         if event.action.kind == "trigger" and any(c.in_recovery for c in model.channels.values()):
-            assert model.checkpoint is not None
-            during.append(model.checkpoint.id)
+            assert model.checkpoints.pending is not None
+            during.append(model.checkpoints.pending.id)
     run.conclude(run.simulation.run())
     assert run.outcome is Outcome.RECOVERED, run.summary()
-    taken = [c for c in model.completed if c.id in during]
+    taken = [c for c in model.checkpoints.completed if c.id in during]
     assert taken
     assert any(
         f.record in model.recovered_records
@@ -40,9 +40,9 @@ def test_checkpoints_before_the_drainer_are_declined_as_not_ready_and_retried() 
         assert run.outcome is Outcome.RECOVERED, run.summary()
         model = run.world
         assert model is not None
-        assert model.completed
-        assert not model.job_failed
-        for failure in model.failures:
+        assert model.checkpoints.completed
+        assert not model.checkpoints.job_failed
+        for failure in model.checkpoints.failures:
             assert failure.reason is CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY
             assert not failure.reason.counted
             details.append(failure.detail)
@@ -56,7 +56,7 @@ def test_by_default_the_coordinator_waits_and_nothing_is_declined() -> None:
     )
     assert run.outcome is Outcome.RECOVERED
     assert run.world is not None
-    assert not run.world.failures
+    assert not run.world.checkpoints.failures
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -76,8 +76,8 @@ def test_master_and_seed_declines_of_a_missing_recovery_barrier() -> None:
     seed = run_scenario("missing-recovery-barrier-seed", seed=0)
     assert seed.outcome is Outcome.RECOVERED
     assert seed.world is not None
-    assert seed.world.failures
-    assert {f.reason for f in seed.world.failures} == {
+    assert seed.world.checkpoints.failures
+    assert {f.reason for f in seed.world.checkpoints.failures} == {
         CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY
     }
 

@@ -58,7 +58,7 @@ def test_the_first_restart_is_a_phase_of_its_own() -> None:
     assert first.simulation is not None
     assert list(first.earlier) == ["job"]
     assert first.second_checkpoint is None
-    first.simulation.run(lambda world: bool(world.completed))
+    first.simulation.run(lambda world: bool(world.checkpoints.completed))
     assert run.between is not None
     assert first.world is not None
     assert first.world.fingerprint() == run.between.fingerprint()
@@ -97,7 +97,7 @@ def test_an_unfiltered_checkpoint_during_recovery_holds_the_state_ten_times() ->
         result = sim.run(stop_on_violation=False)
         model = sim.model
         assert isinstance(model, NetworkWorld)
-        copies = _recovered_copies(model.completed[0], model.recovered_records)
+        copies = _recovered_copies(model.checkpoints.completed[0], model.recovered_records)
         results[bool(faults)] = (result, copies)
     filtered_result, filtered = results[False]
     assert not filtered_result.violations

@@ -105,7 +105,7 @@ def test_the_job_phase_ends_at_its_checkpoint(tmp_path: Path) -> None:
     assert loaded.run.world is not None
     assert run.job is not None
     assert loaded.run.world.fingerprint() == run.job.fingerprint()
-    assert loaded.run.world.completed
+    assert loaded.run.world.checkpoints.completed
 
 
 def test_writing_twice_gives_the_same_bytes(tmp_path: Path) -> None:

@@ -73,7 +73,7 @@ def test_a_run_keeps_the_events_of_the_job_before_its_restart() -> None:
     job = prepare_scenario("baseline-recovery", seed=2, overrides={"records": 20}, phase="job")
     assert job.simulation is not None
     assert job.earlier == {}
-    job.simulation.run(lambda world: bool(world.completed))
+    job.simulation.run(lambda world: bool(world.checkpoints.completed))
     assert [e.to_json() for e in run.earlier["job"]] == [e.to_json() for e in job.simulation.events]
     assert run.simulation is not None
     assert [(name, len(events)) for name, events in run.phase_events()] == [

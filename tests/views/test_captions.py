@@ -75,7 +75,7 @@ def _first(name: str, phase: str, kind: str, actor: str = "") -> tuple[Event, st
 
 def test_a_source_checkpoint_counts_the_buffers_its_barrier_overtook() -> None:
     event, text, world = _first("baseline-recovery", "job", "checkpoint")
-    progress = world.checkpoint
+    progress = world.checkpoints.pending
     assert progress is not None
     task = world.tasks[world.actor(event.action.actor).task]  # type: ignore[union-attr]
     overtaken = [

@@ -121,7 +121,7 @@ def test_a_barrier_is_drawn_ahead_of_the_buffers_it_overtook() -> None:
                 barrier = queue[0]
                 assert barrier["kind"] == "barrier"
                 assert barrier["priority"]
-                assert barrier["checkpoint"] == world.checkpoint.id  # type: ignore[union-attr]
+                assert barrier["checkpoint"] == world.checkpoints.pending.id  # type: ignore[union-attr]
                 behind = [i for i in queue[1:] if i["kind"] == "buffer"]
                 assert all(i.get("persisted") == barrier["checkpoint"] for i in behind)
                 checked += len(behind)

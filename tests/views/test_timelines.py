@@ -26,9 +26,11 @@ def _truth(world: NetworkWorld) -> dict[str, dict[str, int]]:
         },
         "processed": {name: t.processed for name, t in world.tasks.items()},
         "checkpoint": {
-            "acknowledged": 0 if world.checkpoint is None else len(world.checkpoint.acknowledged),
-            "completed": len(world.completed),
-            "expired": len(world.expired),
+            "acknowledged": 0
+            if world.checkpoints.pending is None
+            else len(world.checkpoints.pending.acknowledged),
+            "completed": len(world.checkpoints.completed),
+            "expired": len(world.checkpoints.expired),
         },
     }
 
@@ -99,7 +101,7 @@ def test_replayed_run_shows_the_checkpoint_completing() -> None:
     timelines = Timelines.of_simulation(run.simulation)
     world = run.world
     assert world is not None
-    assert timelines.value("checkpoint", "completed") == len(world.completed) == 1
+    assert timelines.value("checkpoint", "completed") == len(world.checkpoints.completed) == 1
     assert all(
         timelines.value("processed", name) == task.processed for name, task in world.tasks.items()
     )

@@ -59,7 +59,7 @@ def test_run_to_a_checkpoint_while_the_drain_goes_on(stepper: RecoveryStepper) -
             break
     else:
         pytest.fail("no checkpoint met a channel in recovery")
-    assert world.checkpoint is not None
+    assert world.checkpoints.pending is not None
     stepper.until.value = "drain finished (v2)"
     assert stepper.run_to_next()
     world = stepper.world

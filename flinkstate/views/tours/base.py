@@ -122,7 +122,7 @@ def all_running(event: Event, world: NetworkWorld) -> bool:
 
 
 def checkpoint_completed(event: Event, world: NetworkWorld) -> bool:
-    return bool(world.completed)
+    return bool(world.checkpoints.completed)
 
 
 def recovered_input(event: Event, world: NetworkWorld) -> bool:
@@ -203,12 +203,12 @@ def is_request(item: Mapping[str, Any]) -> bool:
 
 
 def checkpoint_figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
-    progress = world.checkpoint
+    progress = world.checkpoints.pending
     requests = [r for w in world.writers.values() for r in w.requests]
     return {
         "checkpoint": progress.id
         if progress
-        else (world.completed[-1].id if world.completed else 0),
+        else (world.checkpoints.completed[-1].id if world.checkpoints.completed else 0),
         "acknowledged": len(progress.acknowledged) if progress else len(world.tasks),
         "tasks": len(world.tasks),
         "requests": len(requests),
@@ -219,7 +219,7 @@ def checkpoint_figures(event: Event | None, world: NetworkWorld) -> Mapping[str,
 
 
 def completed_figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
-    last = world.completed[-1]
+    last = world.checkpoints.completed[-1]
     inputs = sum(len(s.buffers) for s in last.input_channel_state)
     outputs = sum(len(s.buffers) for s in last.result_subpartition_state)
     return {

@@ -37,7 +37,9 @@ def _figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
         "blocked": sum(1 for sub in world.subpartitions.values() if sub.blocked),
         "timeout": world.options.checkpoint_timeout,
         "tolerable": world.options.tolerable_failed_checkpoints,
-        "checkpoint": world.checkpoint.id if world.checkpoint else (world.expired or [0])[-1],
+        "checkpoint": world.checkpoints.pending.id
+        if world.checkpoints.pending
+        else (world.checkpoints.expired or [0])[-1],
     }
 
 

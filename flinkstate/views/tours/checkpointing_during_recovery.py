@@ -43,7 +43,7 @@ def _figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
         "size": 0 if state is None else state.size,
         "spilled": 0 if spill is None else spill.bytes_written,
         "generation": world.effective_generation.value,
-        "checkpoint": world.checkpoint.id if world.checkpoint else 0,
+        "checkpoint": world.checkpoints.pending.id if world.checkpoints.pending else 0,
         "in_recovery": 0
         if task is None
         else sum(1 for g in task.gates for c in g.channels if c.in_recovery),

@@ -77,7 +77,8 @@ UNALIGNED_CAPTURE = Tour(
                         1
                         for g in w.tasks[task_of(e, w)].gates
                         for c in g.channels
-                        if w.checkpoint is not None and c.barrier_seen == w.checkpoint.id
+                        if w.checkpoints.pending is not None
+                        and c.barrier_seen == w.checkpoints.pending.id
                     )
                     == 1
                 ),

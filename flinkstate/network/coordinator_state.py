@@ -1,0 +1,45 @@
+"""What the checkpoint coordinator keeps about a run's checkpoints.
+
+Flink's ``CheckpointCoordinator`` holds the pending checkpoint, the store of completed ones and,
+through its ``CheckpointFailureManager``, the failed ones and the verdict that fails the job.
+This is that state as one component, so that the coordinator's behaviour
+(:mod:`~flinkstate.network.coordinator`) and the tasks' acknowledgements
+(:mod:`~flinkstate.network.checkpointing`) change it in one place and a copy of a run copies it
+on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from flinkstate.network.checkpoint import Checkpoint, CheckpointInProgress
+from flinkstate.network.options import CheckpointFailure
+
+
+@dataclass(slots=True)
+class CoordinatorState:
+    """The pending checkpoint (``PendingCheckpoint``), the completed ones, the failed ones and
+    whether the job failed."""
+
+    #: the checkpoint in progress (at most one: concurrent checkpoints are not modelled)
+    pending: CheckpointInProgress | None = None
+    completed: list[Checkpoint] = field(default_factory=list)
+    #: ids of checkpoints that expired
+    expired: list[int] = field(default_factory=list)
+    #: every failed checkpoint with its reason (expired ones too)
+    failures: list[CheckpointFailure] = field(default_factory=list)
+    #: why the job failed (the run ends; Flink would restart it from its last checkpoint)
+    job_failed: str = ""
+    #: step the last checkpoint completed or failed at (0 before any): the next is triggered
+    #: ``checkpoint_interval`` steps later, as Flink's timer fires an interval after a failure
+    last_end: int = 0
+
+    def copy(self) -> CoordinatorState:
+        return CoordinatorState(
+            None if self.pending is None else self.pending.copy(),
+            list(self.completed),
+            list(self.expired),
+            list(self.failures),
+            self.job_failed,
+            self.last_end,
+        )
