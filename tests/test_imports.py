@@ -33,6 +33,7 @@ NETWORK_BELOW_BEHAVIOUR = {
         "owners",
         "partition",
         "pools",
+        "record_order",
         "records",
         "state",
         "state_assignment",

@@ -159,7 +159,7 @@ def check_checkpoint(
         for f in persisted_state.fragments:
             persisted[(f.record, gate)] = persisted.get((f.record, gate), 0) + f.length
     snapshot_step = {name: s.snapshot_step for name, s in progress.snapshots.items()}
-    for key, (emitted, producer) in state.emitted_at.items():
+    for key, (emitted, producer) in state.order.emitted_at.items():
         record, gate = key
         consumer = state.gates[gate].task
         before_cut = emitted < snapshot_step[producer]
@@ -194,7 +194,7 @@ def _check_recovered_records(
         return
     for key, processed in state.deliveries.items():
         record, gate = key
-        if record not in recovered or key in state.emitted_at:
+        if record not in recovered or key in state.order.emitted_at:
             continue  # sent again after the restore: checked as live data
         consumer = state.gates[gate].task
         in_state = processed != IN_FLIGHT and processed < snapshot_step[consumer]

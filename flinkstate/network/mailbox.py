@@ -307,14 +307,6 @@ def _deserialize(world: NetworkState, channel: Channel, buffer: Buffer) -> list[
     return complete
 
 
-def _path_id(world: NetworkState, upstream: int, channel: str) -> int:
-    key = (upstream, channel)
-    path = world.path_ids.get(key)
-    if path is None:
-        path = world.path_ids[key] = len(world.path_ids) + 1
-    return path
-
-
 def do_process(world: NetworkState, task: Task, action: Action) -> None:
     record_id = task.ready.popleft()
     record = world.records[record_id]
@@ -330,20 +322,21 @@ def do_process(world: NetworkState, task: Task, action: Action) -> None:
     # Order holds per path: records of one source subtask that took the same channels.
     # A recovered record's path before the checkpoint is not known (Flink persists bytes,
     # not routes), so its path starts afresh here; per-key order still covers it.
-    upstream = world.paths.get((record_id, channel.producer))
+    order = world.order
+    upstream = order.paths.get((record_id, channel.producer))
     if upstream is None:
         upstream = -1 - record_id if record_id in world.recovered_records else 0
     hop = world.recovered_via.pop((record_id, task.name), channel.name)
-    path = _path_id(world, upstream, hop)
-    world.paths[(record_id, task.name)] = path
-    last = world.path_seq.get((record.source, path), -1)
+    path = order.path_id(upstream, hop)
+    order.paths[(record_id, task.name)] = path
+    last = order.path_seq.get((record.source, path), -1)
     if record.seq <= last:
         world.journal.violate(
             "channel-order",
             f"record {record_id} (seq {record.seq} of {record.source}) overtook seq {last} "
             f"on the path ending at {channel.name}",
         )
-    world.path_seq[(record.source, path)] = record.seq
+    order.path_seq[(record.source, path)] = record.seq
     # A broadcast input feeds the operator's broadcast state, not its keyed state, and
     # (as in the ITCase's broadcast functions) emits nothing downstream.
     broadcast = world.gates[channel.gate].exchange.partitioner is Partitioner.BROADCAST
@@ -352,13 +345,13 @@ def do_process(world: NetworkState, task: Task, action: Action) -> None:
         # one path: they must reach the key's owner in order, across checkpoint and
         # recovery too (live data must not overtake recovered data).
         key_order = (task.operator, record.source, record.key)
-        if task.operator in world.key_ordered and record.seq <= world.key_seq.get(key_order, -1):
+        if task.operator in world.key_ordered and record.seq <= order.key_seq.get(key_order, -1):
             world.journal.violate(
                 "key-order",
                 f"record {record_id} (seq {record.seq} of {record.source}, key "
-                f"{record.key}) reached {task.name} after seq {world.key_seq[key_order]}",
+                f"{record.key}) reached {task.name} after seq {order.key_seq[key_order]}",
             )
-        world.key_seq[key_order] = record.seq
+        order.key_seq[key_order] = record.seq
         op = world.graph.operator(task.operator)
         group = key_group_of(record.key, op.effective_max_parallelism)
         first, last_group = task.key_groups

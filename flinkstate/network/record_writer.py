@@ -82,7 +82,7 @@ def do_write(world: NetworkState, task: Task, action: Action) -> None:
         task.pending.popleft()
         gate = world.channels[sub.channel].gate
         start_delivery(world, out.record, gate)
-        world.emitted_at[(out.record, gate)] = (world.journal.step, task.name)
+        world.order.emitted_at[(out.record, gate)] = (world.journal.step, task.name)
     if builder.space == 0 or (world.options.flush_every_record and out.written == out.total):
         finish_builder(world, sub)
 

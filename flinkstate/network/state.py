@@ -32,6 +32,7 @@ from flinkstate.network.options import (
 from flinkstate.network.owners import Owner
 from flinkstate.network.partition import ResultPartition, Subpartition
 from flinkstate.network.pools import BufferPools
+from flinkstate.network.record_order import RecordOrder
 from flinkstate.network.records import Fragment, Record
 from flinkstate.network.state_assignment import StateAssignment
 from flinkstate.network.task import Task
@@ -67,12 +68,8 @@ class NetworkState:
     records: dict[int, Record] = field(default_factory=dict)
     #: each (record, consuming gate): IN_FLIGHT, or the step the record was processed at
     deliveries: dict[tuple[int, str], int] = field(default_factory=dict)
-    #: path id of each record at each task that processed it, and the last seq per path
-    paths: dict[tuple[int, str], int] = field(default_factory=dict)
-    path_ids: dict[tuple[int, str], int] = field(default_factory=dict)
-    path_seq: dict[tuple[str, int], int] = field(default_factory=dict)
-    #: step at which each delivery finished being written, and by which task
-    emitted_at: dict[tuple[int, str], tuple[int, str]] = field(default_factory=dict)
+    #: what the order invariants remember: paths, last seqs per path and key, write steps
+    order: RecordOrder = field(default_factory=RecordOrder)
     writers: dict[str, ChannelStateWriter] = field(default_factory=dict)
     #: which writer serves each task (fixed once built)
     writer_of: dict[str, str] = field(default_factory=dict)
@@ -91,8 +88,6 @@ class NetworkState:
     readers: dict[str, ChannelStateReader] = field(default_factory=dict)
     #: records a subtask dropped after rescaling because another subtask owns them
     filtered: dict[tuple[int, str], int] = field(default_factory=dict)
-    #: last seq per (operator, source subtask, key): per-key order at keyed operators
-    key_seq: dict[tuple[str, str, int], int] = field(default_factory=dict)
     next_record: int = 0
     #: the next buffer or write request number (``Buffer.uid``): presentation only, never
     #: part of the fingerprint

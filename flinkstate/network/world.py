@@ -124,16 +124,12 @@ class NetworkWorld(NetworkState):
         }
         twin.records = dict(self.records)
         twin.deliveries = dict(self.deliveries)
-        twin.paths = dict(self.paths)
-        twin.path_ids = dict(self.path_ids)
-        twin.path_seq = dict(self.path_seq)
-        twin.emitted_at = dict(self.emitted_at)
+        twin.order = self.order.copy()
         twin.checkpoints = self.checkpoints.copy()
         twin.writers = {n: w.copy() for n, w in self.writers.items()}
         twin.readers = {n: r.copy() for n, r in self.readers.items()}
         twin.drainers = {n: d.copy() for n, d in self.drainers.items()}
         twin.filtered = dict(self.filtered)
-        twin.key_seq = dict(self.key_seq)
         twin.recovered_via = dict(self.recovered_via)
         twin.actions = self.actions.copy()
         twin.actions.listen(twin.journal.changes)

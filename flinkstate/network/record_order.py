@@ -1,0 +1,46 @@
+"""What the order invariants remember about records already on their way.
+
+Flink promises order per channel and, over keyBy exchanges, per key; the simulator checks both
+as records are processed (``mailbox.do_process``) and checks a checkpoint's cut against when
+each record was written (``invariants``). This component is that memory: the path each record
+took, the last sequence number seen per path and per key, and when each delivery was written.
+It is no part of Flink's state, only of the checks, and copies on its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(slots=True)
+class RecordOrder:
+    """Paths, the last sequence numbers per path and per key, and write steps."""
+
+    #: path id of each record at each task that processed it
+    paths: dict[tuple[int, str], int] = field(default_factory=dict)
+    #: each (upstream path, channel) numbered once: records that took the same channels
+    path_ids: dict[tuple[int, str], int] = field(default_factory=dict)
+    #: the last seq per (source subtask, path)
+    path_seq: dict[tuple[str, int], int] = field(default_factory=dict)
+    #: the last seq per (operator, source subtask, key): per-key order at keyed operators
+    key_seq: dict[tuple[str, str, int], int] = field(default_factory=dict)
+    #: step at which each delivery finished being written, and by which task
+    emitted_at: dict[tuple[int, str], tuple[int, str]] = field(default_factory=dict)
+
+    def path_id(self, upstream: int, channel: str) -> int:
+        """The path that continues ``upstream`` through ``channel`` (numbered when first
+        taken)."""
+        key = (upstream, channel)
+        path = self.path_ids.get(key)
+        if path is None:
+            path = self.path_ids[key] = len(self.path_ids) + 1
+        return path
+
+    def copy(self) -> RecordOrder:
+        return RecordOrder(
+            dict(self.paths),
+            dict(self.path_ids),
+            dict(self.path_seq),
+            dict(self.key_seq),
+            dict(self.emitted_at),
+        )
