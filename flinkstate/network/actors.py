@@ -66,6 +66,11 @@ class ActorRef:
         return self.name
 
 
+def transport_name(channel: str) -> str:
+    """The name of a remote channel's netty transport, as its actions and reports carry it."""
+    return f"{ActorKind.NETTY} {channel}"
+
+
 def by_name(actors: Iterable[_Named]) -> tuple[_Named, ...]:
     """Actors (or other holders) in the order of their names, as waits-for reports list
     them."""
@@ -172,7 +177,7 @@ class ActorIndex:
                 name = drainers[task.name].name
                 refs[name] = ActorRef(ActorKind.DRAINER, name, task=key)
         for name in remote:
-            netty = f"{ActorKind.NETTY} {name}"
+            netty = transport_name(name)
             refs[netty] = ActorRef(ActorKind.NETTY, netty, channel=name)
         for name in writer_names:
             refs[name] = ActorRef(ActorKind.WRITER, name, writer=name)

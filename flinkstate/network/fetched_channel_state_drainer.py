@@ -293,4 +293,4 @@ def drainer_wait(world: NetworkState, drainer: FetchedChannelStateDrainer) -> Wa
     channel = _physical(world, drainer)
     assert channel is not None
     holders = buffer_holders(world, world.gate_of(channel), received=True)
-    return Wait(world.actor_named(drainer.name), f"a buffer of {channel.name}", by_name(holders))
+    return Wait(world.actor(drainer.name), f"a buffer of {channel.name}", by_name(holders))

@@ -148,10 +148,10 @@ def buffer_holders(world: NetworkState, gate: Gate, *, received: bool = False) -
             b.event is None and b.segment != HEAP and owner[b.segment] == queued
             for b in channel.recovered_queue
         ):
-            holders.add(world.actor_named(channel.task))
+            holders.add(world.actor(channel.task))
         got = channel.owners.received
         if received and any(b.event is None and owner[b.segment] == got for b in channel.received):
-            holders.add(world.actor_named(channel.task))
+            holders.add(world.actor(channel.task))
     task = world.task_named(gate.task)
     current = task.current_buffer
     if (
@@ -159,5 +159,5 @@ def buffer_holders(world: NetworkState, gate: Gate, *, received: bool = False) -
         and current.segment != HEAP
         and owner[current.segment] == task.deserializer
     ):
-        holders.add(world.actor_named(task.name))
+        holders.add(world.actor(task.name))
     return holders

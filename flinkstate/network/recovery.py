@@ -222,9 +222,7 @@ def conversion_waits(world: NetworkState, task: Task) -> list[Wait[ActorRef]]:
         if all_gates and pending:
             for other in pending:
                 holders = {
-                    world.actor_named(
-                        task.name if c.recovered_queue or reader is None else reader.name
-                    )
+                    world.actor(task.name if c.recovered_queue or reader is None else reader.name)
                     for c in other.channels
                     if not c.state_consumed
                 }

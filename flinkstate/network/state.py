@@ -151,9 +151,9 @@ class NetworkState:
                     return partition
         raise AssertionError(f"no result partition {name}")
 
-    def actor_named(self, name: str) -> ActorRef:
-        """The typed actor this world named ``name`` (a task's, transport's, writer's, reader's
-        or drainer's name, as its actions carry it)."""
+    def actor(self, name: str) -> ActorRef:
+        """The typed actor this world named ``name`` (a task's, transport's, writer's, reader's,
+        drainer's or the coordinator's name, as its actions carry it); KeyError for any other."""
         return self.actions.index.refs[name]
 
     def task_named(self, name: str) -> Task:

@@ -14,7 +14,7 @@ from flinkstate.network import (
     recovery,
     recycling,
 )
-from flinkstate.network.actors import action
+from flinkstate.network.actors import action, transport_name
 from flinkstate.network.buffer import Buffer
 from flinkstate.network.consumer import Channel
 from flinkstate.network.events import (
@@ -41,7 +41,7 @@ def transport_actions(world: NetworkState, channel: Channel) -> list[Action]:
             else (sub.queue[0] if sub.queue else None)
         )
         if head is not None and head.is_event:
-            return [action(f"netty {channel.name}", "send")]
+            return [action(transport_name(channel.name), "send")]
         return []
     actions = []
     sub = world.subpartitions[channel.subpartition]
@@ -49,12 +49,12 @@ def transport_actions(world: NetworkState, channel: Channel) -> list[Action]:
         recovery.sub_head(world, channel) if sub.blocked else (sub.queue[0] if sub.queue else None)
     )
     if head is not None and (head.is_event or (channel.available and not channel.upstream_blocked)):
-        actions.append(action(f"netty {channel.name}", "send"))
+        actions.append(action(transport_name(channel.name), "send"))
     gate = world.gate_of(channel)
     if channel.available < channel.backlog_seen + gate.exclusive_per_channel and (
         world.buffer_pools.can_request(gate.pool, False)
     ):
-        actions.append(action(f"netty {channel.name}", "request-floating"))
+        actions.append(action(transport_name(channel.name), "request-floating"))
     return actions
 
 

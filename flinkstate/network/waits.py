@@ -16,7 +16,13 @@ from flinkstate.network import (
     recovery,
     transport,
 )
-from flinkstate.network.actors import ActorKind, ActorRef, by_name, request_partitions
+from flinkstate.network.actors import (
+    ActorKind,
+    ActorRef,
+    by_name,
+    request_partitions,
+    transport_name,
+)
 from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.consumer import Channel
 from flinkstate.network.ledger import ReturnKind
@@ -37,7 +43,7 @@ def waits(world: NetworkState) -> list[Wait[ActorRef | Owner]]:
             partition = world.partition_of(task, sub)
             holders = _holders_of_pool(world, partition)
             waits.append(
-                Wait(world.actor_named(task.name), f"a buffer of {partition.pool.name}", holders)
+                Wait(world.actor(task.name), f"a buffer of {partition.pool.name}", holders)
             )
         else:
             waits += _input_waits(world, task)
@@ -62,9 +68,9 @@ def waits(world: NetworkState) -> list[Wait[ActorRef | Owner]]:
                 holder = _producer_actor(world, channel)
                 if not channel.state_consumed:
                     # it has recovered state to consume first
-                    holder = world.actor_named(channel.task)
+                    holder = world.actor(channel.task)
             else:
-                what, holder = f"credit of {channel.name}", world.actor_named(channel.task)
+                what, holder = f"credit of {channel.name}", world.actor(channel.task)
             waits.append(Wait(_transport(world, channel), what, (holder,)))
     return waits
 
@@ -85,12 +91,12 @@ def _input_waits(world: NetworkState, task: Task) -> list[Wait[ActorRef]]:
             for c in gate.channels
             if not c.finished
         }
-        return [Wait(world.actor_named(task.name), "input data", by_name(producers))]
+        return [Wait(world.actor(task.name), "input data", by_name(producers))]
     gate = task.gates[selected]
     live = {_producer_actor(world, c) for c in gate.channels if not c.finished}
     conversion = {h for h in live if h.kind is ActorKind.REQUEST_PARTITIONS}
     waits = []
-    actor = world.actor_named(task.name)
+    actor = world.actor(task.name)
     if conversion:
         waits.append(
             Wait(
@@ -124,7 +130,7 @@ def _reader_wait(world: NetworkState, reader: ChannelStateReader) -> Wait[ActorR
     if not reader.pre_channel and not reader.chunks:
         return None
     _, gate, channel = recovered_channel.reader_target(world, reader)
-    actor = world.actor_named(reader.name)
+    actor = world.actor(reader.name)
     if recovered_channel.needs_exclusive(gate, channel):
         return Wait(actor, f"{gate.exclusive_per_channel} exclusive buffers", ())
     holders = recovered_channel.buffer_holders(world, gate)
@@ -138,17 +144,17 @@ def _producer_actor(world: NetworkState, channel: Channel) -> ActorRef:
     gate's request-partitions mail once its state is consumed), else its transport (or, for
     a local channel, the producing task)."""
     if channel.in_recovery and channel.task in world.drainers:
-        return world.actor_named(world.drainers[channel.task].name)
+        return world.actor(world.drainers[channel.task].name)
     if channel.recovered:
         if channel.state_consumed:  # nothing more until the gate is converted
             return request_partitions(world.task_keys[channel.task], channel.gate)
-        return world.actor_named(world.readers[channel.task].name)
-    return _transport(world, channel) if channel.remote else world.actor_named(channel.producer)
+        return world.actor(world.readers[channel.task].name)
+    return _transport(world, channel) if channel.remote else world.actor(channel.producer)
 
 
 def _transport(world: NetworkState, channel: Channel) -> ActorRef:
     """The netty transport of a remote channel."""
-    return world.actor_named(f"{ActorKind.NETTY} {channel.name}")
+    return world.actor(transport_name(channel.name))
 
 
 def _holders_of_pool(
@@ -158,7 +164,7 @@ def _holders_of_pool(
     that return to it (an actor, or the owner itself when no actor does), and the consumers
     (or transports) of its queued buffers."""
     holders: set[ActorRef | Owner] = set()
-    writers = {w.owner: world.actor_named(w.name) for w in world.writers.values()}
+    writers = {w.owner: world.actor(w.name) for w in world.writers.values()}
     name = partition.name
     for segment, returns in world.ledger.returns.items():
         kind = returns.kind
@@ -179,8 +185,6 @@ def _holders_of_pool(
         ):
             channel = world.channels[sub.channel]
             holders.add(
-                _producer_actor(world, channel)
-                if channel.remote
-                else world.actor_named(channel.task)
+                _producer_actor(world, channel) if channel.remote else world.actor(channel.task)
             )
     return by_name(holders)

@@ -137,11 +137,6 @@ class NetworkWorld(NetworkState):
 
     # ------------------------------------------------------------------ actions
 
-    def actor(self, name: str) -> ActorRef | None:
-        """The typed reference of an actor named in an action or a wait (None for the
-        stand-ins of waits-for reports, such as a gate's request-partitions mail)."""
-        return self.actions.index.refs.get(name)
-
     def invalidate_actions(self) -> None:
         """Forget every cached action: for code that changed the world's state directly."""
         self.actions.invalidate()

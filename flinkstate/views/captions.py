@@ -71,8 +71,6 @@ def _items(scene: Scene | None) -> dict[str, Mapping[str, Any]]:
 def caption(event: Event, world: NetworkWorld, before: Scene | None, after: Scene) -> str:
     """The sentence for ``event``, the step that turned scene ``before`` into ``after``."""
     actor = world.actor(event.action.actor)
-    if actor is None:
-        raise KeyError(f"no actor {event.action.actor!r} in this world")
     step = _Step(event, world, actor, _items(before), _items(after))
     explain = CAPTIONS.get((actor.kind, event.action.kind))
     if explain is None:

@@ -237,9 +237,7 @@ def _actor_place(world: NetworkWorld, event: Event | None) -> str | None:
     return _place_of_actor(world, world.actor(event.action.actor))
 
 
-def _place_of_actor(world: NetworkWorld, ref: ActorRef | None) -> str | None:
-    if ref is None:
-        return None
+def _place_of_actor(world: NetworkWorld, ref: ActorRef) -> str | None:
     if ref.kind is ActorKind.TASK:
         return task_node(world.tasks[ref.task])
     if ref.kind is ActorKind.NETTY:

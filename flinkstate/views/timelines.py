@@ -63,6 +63,7 @@ class Timelines:
     @classmethod
     def start(cls, world: NetworkWorld) -> Timelines:
         timelines = cls(step=world.step, tasks=len(world.tasks))
+        timelines.operators = {name: task.operator for name, task in world.tasks.items()}
         counts = timelines._counts = BufferCounts.start(world.owner)
         for kind in dict.fromkeys([*OWNER_KINDS, *counts.current]):
             timelines.buffers[kind] = [(world.step, counts.current[kind])]
@@ -95,16 +96,16 @@ class Timelines:
         for kind in self._counts.apply(event):
             _put(self.buffers.setdefault(kind, []), self.step, self._counts.current[kind])
         ref = world.actor(event.action.actor)
-        actor_kind = None if ref is None else ref.kind
+        actor_kind = ref.kind
         tasks: list[str] = []
-        if ref is not None and actor_kind is ActorKind.TASK:
+        if actor_kind is ActorKind.TASK:
             task = world.tasks[ref.task]
             tasks.append(ref.task)
             channels.update(c.name for g in task.gates for c in g.channels)
             channels.update(s.channel for p in task.partitions for s in p.subpartitions)
-        elif ref is not None and actor_kind is ActorKind.NETTY:
+        elif actor_kind is ActorKind.NETTY:
             channels.add(ref.channel)
-        elif ref is not None and actor_kind is ActorKind.READER:
+        elif actor_kind is ActorKind.READER:
             task = world.tasks[ref.task]
             channels.update(c.name for g in task.gates for c in g.channels)
         elif actor_kind is ActorKind.COORDINATOR:
@@ -131,9 +132,7 @@ class Timelines:
             backlog = world.subpartitions[channel.subpartition].backlog
             _put(self.backlog.setdefault(name, []), step, backlog)
         for name in tasks:
-            task = world.tasks[name]
-            _put(self.processed.setdefault(name, []), step, task.processed)
-            self.operators[name] = task.operator
+            _put(self.processed.setdefault(name, []), step, world.tasks[name].processed)
         progress = world.checkpoints.pending
         values = {
             "acknowledged": 0 if progress is None else len(progress.acknowledged),

@@ -85,7 +85,7 @@ def test_every_channel_ends_its_recovery_with_one_end_event() -> None:
     ends: dict[str, int] = {}
     while (event := sim.step()) is not None:
         if event.action.kind == "finish-drain":
-            task = model.tasks[model.actor_named(event.action.actor).task]
+            task = model.tasks[model.actor(event.action.actor).task]
             for gate in task.gates:
                 for channel in gate.channels:
                     last = channel.recovered_queue[-1]

@@ -112,10 +112,10 @@ def test_buffer_holders_are_the_owners_of_the_gates_buffers_as_a_restore_runs(
             recovered = scanned_holders(world, gate, (OwnerKind.RECOVERED,))
             # the holders are the tasks' actors, found without reading any owner's text
             assert recovered_channel.buffer_holders(world, gate, received=True) == {
-                world.actor_named(task) for task in both
+                world.actor(task) for task in both
             }
             assert recovered_channel.buffer_holders(world, gate) == {
-                world.actor_named(task) for task in recovered
+                world.actor(task) for task in recovered
             }
             checked += bool(both)
     assert checked

@@ -66,7 +66,7 @@ def polls_before_first_input_ended(
     for event in events:
         action = event.action
         ref = w.actor(action.actor)
-        if ref is None or ref.kind is not ActorKind.TASK or action.kind not in kinds:
+        if ref.kind is not ActorKind.TASK or action.kind not in kinds:
             continue
         if w.tasks[ref.task].operator != "sequential":
             continue

@@ -77,7 +77,7 @@ def test_a_source_checkpoint_counts_the_buffers_its_barrier_overtook() -> None:
     event, text, world = _first("baseline-recovery", "job", "checkpoint")
     progress = world.checkpoints.pending
     assert progress is not None
-    task = world.tasks[world.actor(event.action.actor).task]  # type: ignore[union-attr]
+    task = world.tasks[world.actor(event.action.actor).task]
     overtaken = [
         r
         for w in world.writers.values()

@@ -113,7 +113,7 @@ def test_a_barrier_is_drawn_ahead_of_the_buffers_it_overtook() -> None:
         by_place: dict[str, list[dict[str, Any]]] = {}
         for item in scene["items"]:
             by_place.setdefault(item["place"], []).append(item)
-        task = world.tasks[world.actor(event.action.actor).task]  # type: ignore[union-attr]
+        task = world.tasks[world.actor(event.action.actor).task]
         for partition in task.partitions:
             for sub in partition.subpartitions:
                 queued = by_place.get(f"subpartition {sub.name}", [])

@@ -105,7 +105,7 @@ def on(kind: str, actor: ActorKind | None = None, also: Condition | None = None)
             return False
         if actor is not None:
             ref = world.actor(event.action.actor)
-            if ref is None or ref.kind is not actor:
+            if ref.kind is not actor:
                 return False
         return also is None or also(event, world)
 
@@ -134,7 +134,7 @@ def recovered_input(event: Event, world: NetworkWorld) -> bool:
 def barrier_sent(event: Event, world: NetworkWorld) -> bool:
     """netty just put an unaligned barrier at the head of its channel."""
     ref = world.actor(event.action.actor)
-    if ref is None or not ref.channel:
+    if not ref.channel:
         return False
     received = world.channels[ref.channel].received
     return bool(received) and received[0].priority
@@ -144,7 +144,7 @@ def task_of(event: Event | None, world: NetworkWorld) -> str:
     if event is None:
         return ""
     ref = world.actor(event.action.actor)
-    return "" if ref is None else ref.task
+    return ref.task
 
 
 # -- highlights ------------------------------------------------------------------------------

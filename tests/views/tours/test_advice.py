@@ -49,7 +49,7 @@ def test_channels_leave_recovery_after_the_drain_as_the_task_consumes_the_end_ev
     assert simulation is not None
     assert world is not None
     simulation.run(step)
-    task = world.tasks[world.actor_named(simulation.events[-1].action.actor).task]
+    task = world.tasks[world.actor(simulation.events[-1].action.actor).task]
     assert task.phase == TaskPhase.RUNNING
     assert all(c.in_recovery for g in task.gates for c in g.channels)  # events queued, unread
     simulation.run()
