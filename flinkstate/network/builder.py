@@ -37,8 +37,9 @@ from flinkstate.network.task import Task, TaskPhase
 
 
 def build(state: NetworkState) -> None:
-    """Check the run's options, then build the job's network (and, restored, each subtask's
-    share of the checkpoint), the channel-state writers and the actor index."""
+    """Check that the run's options suit its job, then build the job's network (and,
+    restored, each subtask's share of the checkpoint), the channel-state writers and the actor
+    index."""
     options = state.options
     state.sequential = frozenset(op.name for op in state.graph.operators if op.sequential_inputs)
     if state.sequential and options.checkpoint_interval and not options.unaligned:

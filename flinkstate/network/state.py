@@ -154,7 +154,10 @@ class NetworkState:
     def actor(self, name: str) -> ActorRef:
         """The typed actor this world named ``name`` (a task's, transport's, writer's, reader's,
         drainer's or the coordinator's name, as its actions carry it); KeyError for any other."""
-        return self.actions.index.refs[name]
+        ref = self.actions.index.refs.get(name)
+        if ref is None:
+            raise KeyError(f"no actor {name!r} in this world")
+        return ref
 
     def task_named(self, name: str) -> Task:
         """The task of an actor or holder name (``task map[0]``), as channels, readers,

@@ -21,9 +21,7 @@ from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
 from flinkstate.network.options import (
     CHECKPOINTING_DURING_RECOVERY_KEY,
     TOLERABLE_FAILED_CHECKPOINTS_KEY,
-    BlockedPriority,
     GateConversion,
-    PrefilterSource,
     RecoveryBarrierDecline,
     RecoveryGeneration,
     RunOptions,
@@ -259,7 +257,7 @@ class Topology:
             slots_per_task_manager=values["slots_per_tm"],
             max_subtasks_per_channel_state_file=values["subtasks_per_state_file"],
         )
-        options = RunOptions(
+        options = RunOptions(  # parses and checks the choices itself
             seed=seed,
             flush_every_record=values["flush_every_record"],
             faults=faults,
@@ -270,17 +268,15 @@ class Topology:
             max_checkpoints=values["checkpoints"],
             checkpoint_timeout=values["checkpoint_timeout"],
             tolerable_failed_checkpoints=values["tolerable_failed_checkpoints"],
-            recovery_barrier_decline=RecoveryBarrierDecline.parse(
-                values["recovery_barrier_decline"]
-            ),
+            recovery_barrier_decline=values["recovery_barrier_decline"],
             coordinator_waits_for_running=values["coordinator_waits_for_running"],
-            blocked_priority=BlockedPriority.parse(values["blocked_priority"]),
-            gate_conversion=GateConversion.parse(values["gate_conversion"]),
-            generation=RecoveryGeneration.parse(values["generation"]),
+            blocked_priority=values["blocked_priority"],
+            gate_conversion=values["gate_conversion"],
+            generation=values["generation"],
             checkpointing_during_recovery=values["checkpointing_during_recovery"],
             spill_file_size=values["spill_file_size"],
             spill_segment_size=values["spill_segment_size"],
-            prefilter_source=PrefilterSource.parse(values["prefilter_source"]),
+            prefilter_source=values["prefilter_source"],
         )
         graph = self._build(values) if restore is None else restore.graph
         return NetworkWorld(graph, config, options, restore=restore)
