@@ -177,8 +177,8 @@ def _build_gate(state: NetworkState, consumer: str, task: Task, exchange: Exchan
         if remote and exclusive:
             state.buffer_pools.reserve(global_name, exclusive, state.config.segment_size)
             taken = state.buffer_pools.assign(global_name, exclusive, channel.owners.exclusive)
-            channel.exclusive_segments = frozenset(taken)
-            channel.exclusive = taken
+            channel.buffers.exclusive_segments = frozenset(taken)
+            channel.buffers.exclusive = taken
         channels.append(channel)
         state.channels[channel.name] = channel
     gate = Gate(gate_name, exchange, task.name, channels, pool, exclusive)
@@ -215,12 +215,12 @@ def _restore(state: NetworkState, restore: StateAssignment) -> None:
             gate.demultiplexing = plan.demultiplexes and classic
             for channel in gate.channels:
                 channel.recovered = True
-                if channel.exclusive:
+                if channel.buffers.exclusive:
                     # a recovered channel has no credit-based buffers: the physical
                     # channel takes its exclusive buffers only at conversion
-                    state.buffer_pools.unassign(gate.pool.global_pool, channel.exclusive)
-                    channel.exclusive = []
-                    channel.exclusive_segments = frozenset()
+                    state.buffer_pools.unassign(gate.pool.global_pool, channel.buffers.exclusive)
+                    channel.buffers.exclusive = []
+                    channel.buffers.exclusive_segments = frozenset()
         if task.gates:
             state.readers[task.name] = ChannelStateReader(
                 f"channel-state-reader {name}",

@@ -70,8 +70,8 @@ def reader_action(world: NetworkState, reader: ChannelStateReader) -> tuple[str,
 
 def _take(world: NetworkState, gate: Gate, channel: Channel, holder: Owner) -> tuple[int, str]:
     """A buffer for recovery: (segment or HEAP, where it returns to)."""
-    if channel.recovery_exclusive or world.options.prefilter_source is PrefilterSource.NETWORK:
-        origin = "exclusive" if channel.recovery_exclusive else "floating"
+    if channel.recovery.exclusive or world.options.prefilter_source is PrefilterSource.NETWORK:
+        origin = "exclusive" if channel.recovery.exclusive else "floating"
         return recovered_channel.take_buffer(world, gate, channel, holder), origin
     world.ledger.heap(HEAP_FALLBACK_SIZE)
     return HEAP, "heap"
@@ -216,7 +216,7 @@ def _deliver(
     for buffer in reader.posts:
         if buffer.segment != HEAP:
             world.ledger.move(buffer.segment, channel.owners.post_filter, channel.owners.recovered)
-        channel.recovered_queue.append(buffer)
+        channel.recovery.queue.append(buffer)
     reader.posts = []
     assert reader.pre is not None
     if reader.pre_origin == "heap-segment":

@@ -75,8 +75,8 @@ def do_barrier(world: NetworkState, task: Task, action: Action) -> None:
     if checkpoint is None or barrier.checkpoint != checkpoint.id:
         world.journal.note = f"stale barrier of checkpoint {barrier.checkpoint} dropped"
         return
-    channel.barrier_seen = checkpoint.id
-    channel.persisting = 0
+    channel.persister.barrier_seen = checkpoint.id
+    channel.persister.persisting = 0
     # Flink's alternating barrier handler: an unaligned (priority) barrier starts an
     # unaligned snapshot of every input; an aligned one (the inputs of an operator fed by a
     # pointwise or broadcast exchange) blocks its channel until all barriers are in.
@@ -88,7 +88,7 @@ def do_barrier(world: NetworkState, task: Task, action: Action) -> None:
     else:
         channel.blocked = True
     channels = [c for gate in task.gates for c in gate.channels]
-    if all(c.barrier_seen == checkpoint.id for c in channels):
+    if all(c.persister.barrier_seen == checkpoint.id for c in channels):
         if task.name not in checkpoint.snapshots:
             _snapshot(world, task, checkpoint)
             _broadcast_barrier(world, task, checkpoint)
@@ -133,10 +133,10 @@ def _start_unaligned(
                 unconsumed.append(Fragment(record, 0, received, total))
             if unconsumed:
                 persist(world, task, checkpoint, False, channel.name, tuple(unconsumed))
-            if channel.in_recovery:
+            if channel.recoverable.in_recovery:
                 if cut is None:  # V1: every migrated buffer precedes the barrier
                     queued: list[Buffer] | None = [
-                        b for b in channel.recovered_queue if not b.is_event
+                        b for b in channel.recovery.queue if not b.is_event
                     ]
                 else:
                     queued = fetched_channel_state_drainer.collect_pre_recovery_barrier(
@@ -151,17 +151,19 @@ def _start_unaligned(
                     persist_buffer(world, task, checkpoint, channel.name, buffer)
             elif channel.remote:
                 data = [b for b in channel.received if not b.is_event]
-                if channel.barrier_arrived == checkpoint.id:
-                    data = data[: channel.pre_barrier]  # later ones came after the barrier
+                if channel.persister.barrier_arrived == checkpoint.id:
+                    data = data[
+                        : channel.persister.pre_barrier
+                    ]  # later ones came after the barrier
                 if "forget-in-flight" in world.options.faults:
                     data = []
                 for buffer in data:
                     persist_buffer(world, task, checkpoint, channel.name, buffer)
             if channel is not arrived and checkpoint.id not in (
-                channel.barrier_seen,
-                channel.barrier_arrived if channel.remote else 0,
+                channel.persister.barrier_seen,
+                channel.persister.barrier_arrived if channel.remote else 0,
             ):
-                channel.persisting = checkpoint.id
+                channel.persister.persisting = checkpoint.id
     if cut is not None and not cut.empty:
         state = world.drainers[task.name].state
         assert state is not None
@@ -277,7 +279,7 @@ def persist_buffer(
 def persist_input(world: NetworkState, channel: Channel, buffer: Buffer) -> None:
     checkpoint = world.checkpoints.pending
     assert checkpoint is not None
-    assert checkpoint.id == channel.persisting
+    assert checkpoint.id == channel.persister.persisting
     task = world.task_named(channel.task)
     persist_buffer(world, task, checkpoint, channel.name, buffer)
     if "persist-twice" in world.options.faults:  # FLINK-40016: a buffer persisted a second time

@@ -1,11 +1,23 @@
 """Input gates and their channels: the consumer side of an exchange.
 
-A ``Channel`` stands for what Flink splits across several classes: the input channel itself
-(local or remote, and while restoring a ``RecoveredInputChannel``), its buffer manager
-(exclusive and floating buffers, the backlog it last saw), its channel-state persister (the
-checkpoint it persists for, barriers seen) and the demultiplexer's per-virtual-channel partial
-records. A ``Gate`` is an ``InputGate``: its channels, its floating-buffer pool, and, when
-restored after a rescale, its share of the plan.
+A ``Channel`` is an input channel: local or remote, and while restoring a
+``RecoveredInputChannel`` until its gate is converted. What Flink keeps in separate objects
+beside the channel is a part of it here, each a small value that copies on its own:
+
+- ``BufferManager``: the channel's exclusive and floating buffers and the backlog it last saw
+  (credit-based flow control);
+- ``ChannelStatePersister``: which checkpoint's barrier it saw last, which checkpoint it
+  persists received data for, and how many buffers came before a priority barrier;
+- ``RecoveredChannelState``: while recovered, the recovered buffers queued for the task and
+  the channel's own exclusive recovery buffers;
+- ``Demultiplexer``: after a rescale, the virtual channel the last descriptor selected and
+  the partial record of each virtual channel (Flink's ``DemultiplexingRecordDeserializer``);
+- ``RecoverableChannelState``: V2's push-based recovery (``RecoverableInputChannel``): the
+  channel is in recovery until the drainer's end event is consumed, and stashes upstream
+  events meanwhile.
+
+A ``Gate`` is an ``InputGate``: its channels, its floating-buffer pool, and, when restored
+after a rescale, its share of the plan.
 """
 
 from __future__ import annotations
@@ -21,6 +33,95 @@ from flinkstate.rescale.exchange import DownstreamSubtaskRescale
 
 
 @dataclass(slots=True)
+class BufferManager:
+    """A channel's credit-based buffers: its exclusive segments (fixed once taken), the ones
+    of them idle now, the floating buffers it borrowed from its gate's pool, and the backlog
+    the producer last announced (what it asks floating buffers for)."""
+
+    exclusive_segments: frozenset[int] = frozenset()
+    exclusive: list[int] = field(default_factory=list)
+    floating: list[int] = field(default_factory=list)
+    backlog_seen: int = 0
+
+    @property
+    def available(self) -> int:
+        """Buffers the channel can receive into now: its credit."""
+        return len(self.exclusive) + len(self.floating)
+
+    def copy(self) -> BufferManager:
+        return BufferManager(
+            self.exclusive_segments, list(self.exclusive), list(self.floating), self.backlog_seen
+        )
+
+
+@dataclass(slots=True)
+class ChannelStatePersister:
+    """What an unaligned checkpoint needs from a channel: the checkpoint whose barrier it
+    delivered last, the checkpoint it persists received data for (0: none), and the
+    checkpoint whose barrier reached it with the number of data buffers received before it
+    (a priority barrier overtakes them in the queue)."""
+
+    barrier_seen: int = 0
+    persisting: int = 0
+    barrier_arrived: int = 0
+    pre_barrier: int = 0
+
+    def copy(self) -> ChannelStatePersister:
+        return ChannelStatePersister(
+            self.barrier_seen, self.persisting, self.barrier_arrived, self.pre_barrier
+        )
+
+
+@dataclass(slots=True)
+class RecoveredChannelState:
+    """A ``RecoveredInputChannel``'s own state: the recovered buffers queued for the task,
+    its exclusive recovery buffers (requested lazily from the global pool; ``segments`` all
+    of them, ``exclusive`` the idle ones), whether its recovered state is consumed, and
+    whether the upstream's ``EndOfOutputChannelStateEvent`` arrived."""
+
+    queue: deque[Buffer] = field(default_factory=deque)
+    segments: frozenset[int] = frozenset()
+    exclusive: list[int] = field(default_factory=list)
+    state_consumed: bool = False
+    end_of_output: bool = False
+
+    def copy(self) -> RecoveredChannelState:
+        return RecoveredChannelState(
+            deque(self.queue),
+            self.segments,
+            list(self.exclusive),
+            self.state_consumed,
+            self.end_of_output,
+        )
+
+
+@dataclass(slots=True)
+class Demultiplexer:
+    """Reading rescaled recovered data per virtual channel: the virtual channel (old subtask,
+    old channel) the last descriptor selected, and each virtual channel's partial record
+    (record id, bytes received)."""
+
+    selected: tuple[int, int] | None = None
+    partials: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
+
+    def copy(self) -> Demultiplexer:
+        return Demultiplexer(self.selected, dict(self.partials))
+
+
+@dataclass(slots=True)
+class RecoverableChannelState:
+    """V2: a physical channel built with ``needsRecovery`` is fed by the drainer until it
+    consumes the ``EndOfFetchedChannelStateEvent``; upstream events received meanwhile wait
+    in ``stash``."""
+
+    in_recovery: bool = False
+    stash: deque[Buffer] = field(default_factory=deque)
+
+    def copy(self) -> RecoverableChannelState:
+        return RecoverableChannelState(self.in_recovery, deque(self.stash))
+
+
+@dataclass(slots=True)
 class Channel:
     name: str
     gate: str
@@ -31,56 +132,30 @@ class Channel:
     index: int
     #: who holds its segments, made once (``ChannelOwners.of(name)``)
     owners: ChannelOwners
-    exclusive_segments: frozenset[int] = frozenset()
-    exclusive: list[int] = field(default_factory=list)
-    floating: list[int] = field(default_factory=list)
+    buffers: BufferManager = field(default_factory=BufferManager)
     received: deque[Buffer] = field(default_factory=deque)
-    backlog_seen: int = 0
     finished: bool = False
-    partial: tuple[int, int] | None = None  # (record id, bytes received) of a spanning record
-    #: checkpoint whose barrier this channel delivered last; checkpoint it persists data for
-    barrier_seen: int = 0
-    persisting: int = 0
+    #: (record id, bytes received) of a record spanning buffers
+    partial: tuple[int, int] | None = None
+    persister: ChannelStatePersister = field(default_factory=ChannelStatePersister)
     #: an aligned barrier arrived: no data is read until the task has every barrier
     blocked: bool = False
     #: the transport sent an aligned barrier: no data is sent until consumption resumes
     upstream_blocked: bool = False
-    #: checkpoint whose barrier reached this channel, and how many data buffers were
-    #: received before it (a priority barrier overtakes them in the queue)
-    barrier_arrived: int = 0
-    pre_barrier: int = 0
     #: a ``RecoveredInputChannel`` until its gate is converted to local/remote channels
     recovered: bool = False
-    recovered_queue: deque[Buffer] = field(default_factory=deque)
-    #: the recovered channel's own exclusive buffers (requested lazily from the global pool)
-    recovery_segments: frozenset[int] = frozenset()
-    recovery_exclusive: list[int] = field(default_factory=list)
-    state_consumed: bool = False
-    #: ``EndOfOutputChannelStateEvent`` received: the upstream's recovered output is through
-    end_of_output: bool = False
-    #: the virtual channel (old subtask, old channel) the last descriptor selected, and the
-    #: partial record of each virtual channel
-    selected: tuple[int, int] | None = None
-    partials: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
-    #: V2: a physical channel built ``needsRecovery``, fed by the drainer until its
-    #: ``EndOfFetchedChannelStateEvent`` is consumed; ordinary events received meanwhile wait
-    #: in ``stash``
-    in_recovery: bool = False
-    stash: deque[Buffer] = field(default_factory=deque)
-
-    @property
-    def available(self) -> int:
-        return len(self.exclusive) + len(self.floating)
+    recovery: RecoveredChannelState = field(default_factory=RecoveredChannelState)
+    demultiplexer: Demultiplexer = field(default_factory=Demultiplexer)
+    recoverable: RecoverableChannelState = field(default_factory=RecoverableChannelState)
 
     def copy(self) -> Channel:
         twin = _copy_channel(self)
-        twin.exclusive = list(self.exclusive)
-        twin.floating = list(self.floating)
+        twin.buffers = self.buffers.copy()
         twin.received = deque(self.received)
-        twin.recovered_queue = deque(self.recovered_queue)
-        twin.recovery_exclusive = list(self.recovery_exclusive)
-        twin.partials = dict(self.partials)
-        twin.stash = deque(self.stash)
+        twin.persister = self.persister.copy()
+        twin.recovery = self.recovery.copy()
+        twin.demultiplexer = self.demultiplexer.copy()
+        twin.recoverable = self.recoverable.copy()
         return twin
 
 

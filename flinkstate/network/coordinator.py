@@ -95,8 +95,8 @@ def abort(world: NetworkState, progress: CheckpointInProgress) -> None:
             if request.release_spill:
                 world.release_spill(request.release_spill)
     for channel in world.channels.values():
-        if channel.persisting == progress.id:
-            channel.persisting = 0
+        if channel.persister.persisting == progress.id:
+            channel.persister.persisting = 0
         channel.blocked = False
         channel.upstream_blocked = False
     for task in world.tasks.values():

@@ -63,7 +63,7 @@ def conversion_buffers(world: NetworkState, task: Task, needs_recovery: bool) ->
 
 
 def _held_for_fetch(task: Task) -> int:
-    return sum(len(c.recovery_exclusive) for gate in task.gates for c in gate.channels)
+    return sum(len(c.recovery.exclusive) for gate in task.gates for c in gate.channels)
 
 
 def task_action(world: NetworkState, task: Task) -> str | None:
@@ -88,8 +88,8 @@ def do_request_partitions(world: NetworkState, task: Task) -> None:
     for gate in task.gates:
         convert_gate(world, gate, lambda channel: channel.remote or needs_recovery)
         for channel in gate.channels:
-            channel.in_recovery = needs_recovery
-            channel.state_consumed = not needs_recovery
+            channel.recoverable.in_recovery = needs_recovery
+            channel.recovery.state_consumed = not needs_recovery
     if needs_recovery:
         world.journal.note = "all gates converted; every channel in recovery (needsRecovery)"
     else:
@@ -126,7 +126,7 @@ def _physical(world: NetworkState, drainer: FetchedChannelStateDrainer) -> Chann
 
 
 def _can_take(world: NetworkState, channel: Channel) -> bool:
-    return bool(channel.exclusive) or world.buffer_pools.can_request(
+    return bool(channel.buffers.exclusive) or world.buffer_pools.can_request(
         world.gate_of(channel).pool, False
     )
 
@@ -156,15 +156,15 @@ def drain_step(world: NetworkState, drainer: FetchedChannelStateDrainer) -> None
     assert taken is not None
     _, fragments = taken
     holder = channel.owners.recovered
-    if channel.exclusive:
-        segment = channel.exclusive.pop()
+    if channel.buffers.exclusive:
+        segment = channel.buffers.exclusive.pop()
         world.ledger.move(segment, channel.owners.exclusive, holder)
     else:
         floating = world.buffer_pools.request(world.gate_of(channel).pool, holder)
         assert floating is not None
         segment = floating
     used = sum(f.length for f in fragments)
-    channel.recovered_queue.append(
+    channel.recovery.queue.append(
         world.new_buffer(segment, world.config.segment_size, used, list(fragments), recovered=True)
     )
     cursor.commit(state, used)
@@ -179,7 +179,7 @@ def finish_drain(world: NetworkState, drainer: FetchedChannelStateDrainer) -> No
     task = world.task_named(drainer.task)
     for gate in task.gates:
         for channel in gate.channels:
-            channel.recovered_queue.append(world.new_buffer(HEAP, 0, event=END_OF_FETCHED_STATE))
+            channel.recovery.queue.append(world.new_buffer(HEAP, 0, event=END_OF_FETCHED_STATE))
             world.journal.changes.channel(channel.name)
     if not drainer.draining:  # nothing was delivered: the fetch's reference is still held
         drainer.draining = True
@@ -203,18 +203,18 @@ def recovery_head(world: NetworkState, channel: Channel) -> Buffer | None:
         live = sub.queue[0] if sub.queue else None
     if live is not None and live.priority:
         return live
-    return channel.recovered_queue[0] if channel.recovered_queue else None
+    return channel.recovery.queue[0] if channel.recovery.queue else None
 
 
 def on_recovered_state_consumed(world: NetworkState, task: Task, channel: Channel) -> None:
     """``onRecoveredStateConsumed``: out of recovery, stashed events released, credit open."""
-    channel.in_recovery = False
-    channel.state_consumed = True
-    channel.received.extend(channel.stash)
-    channel.stash.clear()
+    channel.recoverable.in_recovery = False
+    channel.recovery.state_consumed = True
+    channel.received.extend(channel.recoverable.stash)
+    channel.recoverable.stash.clear()
     world.journal.changes.channel(channel.name)
     world.journal.changes.subpartition(channel.subpartition)
-    if all(not c.in_recovery for gate in task.gates for c in gate.channels):
+    if all(not c.recoverable.in_recovery for gate in task.gates for c in gate.channels):
         task.recovery_trigger = RecoveryCheckpointTrigger.NO_OP
         world.journal.note = f"{channel.name}: recovered state consumed; trigger NO_OP"
     else:
@@ -228,8 +228,11 @@ def snapshot_and_insert_barriers(
     drainer = world.drainers.get(task.name)
     for gate in task.gates:
         for channel in gate.channels:
-            if channel.in_recovery and "missing-recovery-barrier" not in world.options.faults:
-                channel.recovered_queue.append(
+            if (
+                channel.recoverable.in_recovery
+                and "missing-recovery-barrier" not in world.options.faults
+            ):
+                channel.recovery.queue.append(
                     world.new_buffer(HEAP, 0, event=RECOVERY_BARRIER, checkpoint=checkpoint)
                 )
     if drainer is None or drainer.finished or drainer.state is None or drainer.cursor is None:
@@ -246,7 +249,7 @@ def collect_pre_recovery_barrier(channel: Channel, checkpoint: int) -> list[Buff
     kept: list[Buffer] = []
     rest: list[Buffer] = []
     found = False
-    for buffer in channel.recovered_queue:
+    for buffer in channel.recovery.queue:
         if found:
             rest.append(buffer)
         elif buffer.event == RECOVERY_BARRIER:
@@ -260,8 +263,8 @@ def collect_pre_recovery_barrier(channel: Channel, checkpoint: int) -> list[Buff
                 kept.append(buffer)
     if not found:
         return None
-    channel.recovered_queue.clear()
-    channel.recovered_queue.extend(rest)
+    channel.recovery.queue.clear()
+    channel.recovery.queue.extend(rest)
     return kept
 
 

@@ -37,23 +37,23 @@ def _holdings(state: NetworkState, network_pools: bool = True) -> list[tuple[Own
         if sub.queue:
             held.append((sub.owners.queue, [b.segment for b in sub.queue if b.event is None]))
     for channel in state.channels.values():
-        if channel.recovery_exclusive:
-            held.append((channel.owners.recovered_exclusive, channel.recovery_exclusive))
-        if channel.recovered_queue:
+        if channel.recovery.exclusive:
+            held.append((channel.owners.recovered_exclusive, channel.recovery.exclusive))
+        if channel.recovery.queue:
             held.append(
                 (
                     channel.owners.recovered,
                     [
                         b.segment
-                        for b in channel.recovered_queue
+                        for b in channel.recovery.queue
                         if b.event is None and b.segment != HEAP
                     ],
                 )
             )
-        if channel.exclusive:
-            held.append((channel.owners.exclusive, channel.exclusive))
-        if channel.floating:
-            held.append((channel.owners.floating, channel.floating))
+        if channel.buffers.exclusive:
+            held.append((channel.owners.exclusive, channel.buffers.exclusive))
+        if channel.buffers.floating:
+            held.append((channel.owners.floating, channel.buffers.floating))
         if channel.received:
             held.append(
                 (

@@ -141,10 +141,10 @@ def selected_input(world: NetworkState, task: Task) -> int:
 
 
 def visible_head(world: NetworkState, channel: Channel) -> Buffer | None:
-    if channel.in_recovery:
+    if channel.recoverable.in_recovery:
         return fetched_channel_state_drainer.recovery_head(world, channel)
     if channel.recovered:
-        return channel.recovered_queue[0] if channel.recovered_queue else None
+        return channel.recovery.queue[0] if channel.recovery.queue else None
     if channel.remote:
         return channel.received[0] if channel.received else None
     sub = world.subpartitions[channel.subpartition]
@@ -220,8 +220,8 @@ def do_poll(world: NetworkState, task: Task, action: Action) -> None:
     world.journal.changes.channel(channel.name)
     world.journal.changes.subpartition(channel.subpartition)
     local = False  # taken straight from the producer's subpartition
-    if channel.recovered or channel.in_recovery:
-        buffer = channel.recovered_queue.popleft()
+    if channel.recovered or channel.recoverable.in_recovery:
+        buffer = channel.recovery.queue.popleft()
         holder = channel.owners.recovered
     elif channel.remote:
         buffer = channel.received.popleft()
@@ -232,7 +232,7 @@ def do_poll(world: NetworkState, task: Task, action: Action) -> None:
         holder = sub.owners.queue
         local = True
     if buffer.is_event:
-        if buffer.event == END_OF_INPUT_STATE and channel.in_recovery:  # V1, migrated
+        if buffer.event == END_OF_INPUT_STATE and channel.recoverable.in_recovery:  # V1, migrated
             fetched_channel_state_drainer.on_recovered_state_consumed(world, task, channel)
             return
         if buffer.event in (SUBTASK_CONNECTION, END_OF_INPUT_STATE, END_OF_OUTPUT_STATE):
@@ -249,9 +249,13 @@ def do_poll(world: NetworkState, task: Task, action: Action) -> None:
         channel.finished = True
         world.journal.note = f"{buffer.event} on {channel.name}"
         return
-    if local and channel.persisting:
+    if local and channel.persister.persisting:
         checkpointing.persist_input(world, channel, buffer)
-    elif channel.persisting and channel.in_recovery and "persist-migrated" in world.options.faults:
+    elif (
+        channel.persister.persisting
+        and channel.recoverable.in_recovery
+        and "persist-migrated" in world.options.faults
+    ):
         # FLINK-40016: the consume path persists a migrated buffer that
         # checkpointStarted already persisted
         checkpointing.persist_input(world, channel, buffer)
@@ -270,8 +274,8 @@ def _deserialize(world: NetworkState, channel: Channel, buffer: Buffer) -> list[
     """Reassemble records; while a rescaled gate demultiplexes, each virtual channel
     (old subtask, old channel) has its own partial record."""
     complete = []
-    vc = channel.selected
-    partial = channel.partial if vc is None else channel.partials.get(vc)
+    vc = channel.demultiplexer.selected
+    partial = channel.partial if vc is None else channel.demultiplexer.partials.get(vc)
     where = channel.name if vc is None else f"{channel.name} (virtual channel {vc})"
     restored = world.restore is not None
     for fragment in buffer.fragments:
@@ -299,9 +303,9 @@ def _deserialize(world: NetworkState, channel: Channel, buffer: Buffer) -> list[
     if vc is None:
         channel.partial = partial
     elif partial is None:
-        channel.partials.pop(vc, None)
+        channel.demultiplexer.partials.pop(vc, None)
     else:
-        channel.partials[vc] = partial
+        channel.demultiplexer.partials[vc] = partial
     if "lose-record" in world.options.faults and complete and len(world.records) > 3:
         complete.pop()
     return complete

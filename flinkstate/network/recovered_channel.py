@@ -40,7 +40,7 @@ def reader_target(world: NetworkState, reader: ChannelStateReader) -> tuple[Task
 
 def needs_exclusive(gate: Gate, channel: Channel) -> bool:
     """The channel has not requested its exclusive buffers yet (and the gate has some)."""
-    return not channel.recovery_segments and gate.exclusive_per_channel > 0
+    return not channel.recovery.segments and gate.exclusive_per_channel > 0
 
 
 def exclusive_request(world: NetworkState, gate: Gate, channel: Channel) -> tuple[str, str] | None:
@@ -52,7 +52,7 @@ def exclusive_request(world: NetworkState, gate: Gate, channel: Channel) -> tupl
 
 def has_buffer(world: NetworkState, gate: Gate, channel: Channel) -> bool:
     """An exclusive buffer of the channel is idle, or the gate's pool can give a floating one."""
-    return bool(channel.recovery_exclusive) or world.buffer_pools.can_request(gate.pool, False)
+    return bool(channel.recovery.exclusive) or world.buffer_pools.can_request(gate.pool, False)
 
 
 def buffer_step(
@@ -72,8 +72,8 @@ def request_exclusive(world: NetworkState, gate: Gate, channel: Channel) -> None
     taken = world.buffer_pools.take(
         gate.pool.global_pool, gate.exclusive_per_channel, channel.owners.recovered_exclusive
     )
-    channel.recovery_segments = frozenset(taken)
-    channel.recovery_exclusive = taken
+    channel.recovery.segments = frozenset(taken)
+    channel.recovery.exclusive = taken
     world.journal.changes.channel(channel.name)
     world.journal.note = f"{len(taken)} exclusive buffers for recovered channel {channel.name}"
 
@@ -81,8 +81,8 @@ def request_exclusive(world: NetworkState, gate: Gate, channel: Channel) -> None
 def take_buffer(world: NetworkState, gate: Gate, channel: Channel, holder: Owner) -> int:
     """A buffer of the channel for ``holder``: an exclusive one, else a floating one of the
     gate (:func:`has_buffer` said one is there)."""
-    if channel.recovery_exclusive:
-        segment = channel.recovery_exclusive.pop()
+    if channel.recovery.exclusive:
+        segment = channel.recovery.exclusive.pop()
         world.ledger.move(segment, channel.owners.recovered_exclusive, holder)
         return segment
     floating = world.buffer_pools.request(gate.pool, holder)
@@ -94,9 +94,9 @@ def recycle(world: NetworkState, channel: Channel, segment: int, holder: Owner) 
     """A buffer taken with :func:`take_buffer` returns: to the channel if it is one of its
     exclusive buffers, else to the gate's pool."""
     world.journal.changes.channel(channel.name)
-    if segment in channel.recovery_segments:
+    if segment in channel.recovery.segments:
         world.ledger.move(segment, holder, channel.owners.recovered_exclusive)
-        channel.recovery_exclusive.append(segment)
+        channel.recovery.exclusive.append(segment)
     else:
         world.buffer_pools.recycle(world.gate_of(channel).pool, segment, holder)
 
@@ -115,20 +115,20 @@ def convert_gate(
     pools = world.buffer_pools
     global_pool = gate.pool.global_pool
     for channel in gate.channels:
-        idle = channel.recovery_exclusive
+        idle = channel.recovery.exclusive
         for segment in idle:
             pools.give_back(global_pool, segment, channel.owners.recovered_exclusive)
-        channel.recovery_exclusive = []
-        channel.recovery_segments = (
-            channel.recovery_segments - frozenset(idle) if keep_recovery_segments else frozenset()
+        channel.recovery.exclusive = []
+        channel.recovery.segments = (
+            channel.recovery.segments - frozenset(idle) if keep_recovery_segments else frozenset()
         )
     for channel in gate.channels:
         if exclusive(channel) and gate.exclusive_per_channel:
             taken = pools.take(global_pool, gate.exclusive_per_channel, channel.owners.exclusive)
             for segment in taken:
                 world.ledger.rehome(segment, channel.owners.exclusive)
-            channel.exclusive_segments = frozenset(taken)
-            channel.exclusive = taken
+            channel.buffers.exclusive_segments = frozenset(taken)
+            channel.buffers.exclusive = taken
         channel.recovered = False
         world.journal.changes.channel(channel.name)
         world.journal.changes.subpartition(channel.subpartition)
@@ -146,7 +146,7 @@ def buffer_holders(world: NetworkState, gate: Gate, *, received: bool = False) -
         queued = channel.owners.recovered
         if any(
             b.event is None and b.segment != HEAP and owner[b.segment] == queued
-            for b in channel.recovered_queue
+            for b in channel.recovery.queue
         ):
             holders.add(world.actor(channel.task))
         got = channel.owners.received

@@ -140,7 +140,7 @@ def reader_step(world: NetworkState, reader: ChannelStateReader, kind: str) -> N
     if kind == "finish-input":
         for gate in task.gates:
             for channel in gate.channels:
-                channel.recovered_queue.append(world.new_buffer(HEAP, 0, event=END_OF_INPUT_STATE))
+                channel.recovery.queue.append(world.new_buffer(HEAP, 0, event=END_OF_INPUT_STATE))
                 world.journal.changes.channel(channel.name)
         channel_state_filtering.free_prefilter_segment(world, reader)
         reader.finished = True
@@ -154,12 +154,12 @@ def reader_step(world: NetworkState, reader: ChannelStateReader, kind: str) -> N
     chunk = reader.chunks.popleft()
     segment = recovered_channel.take_buffer(world, gate, channel, channel.owners.recovered)
     used = sum(f.length for f in chunk.fragments)
-    channel.recovered_queue.append(
+    channel.recovery.queue.append(
         world.new_buffer(
             HEAP, 0, event=SUBTASK_CONNECTION, descriptor=(chunk.old_subtask, chunk.old_channel)
         )
     )
-    channel.recovered_queue.append(
+    channel.recovery.queue.append(
         world.new_buffer(
             segment, world.config.segment_size, used, list(chunk.fragments), recovered=True
         )
@@ -186,14 +186,14 @@ def gate_to_convert(world: NetworkState, task: Task) -> Gate | None:
         if not world.readers[task.name].finished:
             return None
     elif world.options.gate_conversion is GateConversion.ALL_GATES and not all(
-        c.state_consumed for gate in task.gates for c in gate.channels
+        c.recovery.state_consumed for gate in task.gates for c in gate.channels
     ):
         return None
     v1 = world.effective_generation is RecoveryGeneration.V1
     for gate in task.gates:
         if (
             not gate.converted
-            and (v1 or early or all(c.state_consumed for c in gate.channels))
+            and (v1 or early or all(c.recovery.state_consumed for c in gate.channels))
             and world.buffer_pools.free_in(gate.pool.global_pool) + recovery_held(world, gate)
             >= conversion_buffers(gate)
         ):
@@ -215,16 +215,16 @@ def conversion_waits(world: NetworkState, task: Task) -> list[Wait[ActorRef]]:
     all_gates = world.options.gate_conversion is GateConversion.ALL_GATES
     reader = world.readers.get(task.name)
     for gate in task.gates:
-        if gate.converted or not all(c.state_consumed for c in gate.channels):
+        if gate.converted or not all(c.recovery.state_consumed for c in gate.channels):
             continue
         actor = request_partitions(world.task_keys[task.name], gate.name)
-        pending = [g for g in task.gates if not all(c.state_consumed for c in g.channels)]
+        pending = [g for g in task.gates if not all(c.recovery.state_consumed for c in g.channels)]
         if all_gates and pending:
             for other in pending:
                 holders = {
-                    world.actor(task.name if c.recovered_queue or reader is None else reader.name)
+                    world.actor(task.name if c.recovery.queue or reader is None else reader.name)
                     for c in other.channels
-                    if not c.state_consumed
+                    if not c.recovery.state_consumed
                 }
                 waits.append(
                     Wait(
@@ -248,7 +248,7 @@ def conversion_waits(world: NetworkState, task: Task) -> list[Wait[ActorRef]]:
 
 
 def recovery_held(world: NetworkState, gate: Gate) -> int:
-    return sum(len(c.recovery_exclusive) for c in gate.channels)
+    return sum(len(c.recovery.exclusive) for c in gate.channels)
 
 
 def do_convert(world: NetworkState, task: Task, action: Action) -> None:
@@ -259,23 +259,23 @@ def do_convert(world: NetworkState, task: Task, action: Action) -> None:
         # the broken ordering: partitions requested before the recovered state is consumed;
         # the recovered channels are replaced and what they still queue is gone
         for channel in gate.channels:
-            for buffer in channel.recovered_queue:
+            for buffer in channel.recovery.queue:
                 if buffer.segment != HEAP:
                     recovered_channel.recycle(
                         world, channel, buffer.segment, channel.owners.recovered
                     )
                 dropped += len(buffer.fragments)
-            channel.recovered_queue.clear()
-            channel.state_consumed = True
+            channel.recovery.queue.clear()
+            channel.recovery.state_consumed = True
     recovered_channel.convert_gate(
         world, gate, lambda channel: channel.remote, keep_recovery_segments=v1
     )
     migrated = 0
     if v1:  # ``toInputChannel``: what is still queued moves into the physical channel
         for channel in gate.channels:
-            if channel.recovered_queue:
-                channel.in_recovery = True
-                migrated += sum(1 for b in channel.recovered_queue if not b.is_event)
+            if channel.recovery.queue:
+                channel.recoverable.in_recovery = True
+                migrated += sum(1 for b in channel.recovery.queue if not b.is_event)
     if all(g.converted for g in task.gates):
         task.phase = TaskPhase.RUNNING
     world.journal.note = f"{gate.name}: recovered channels converted; subpartitions requested" + (
@@ -291,20 +291,20 @@ def on_recovery_event(world: NetworkState, task: Task, channel: Channel, buffer:
     if buffer.event == SUBTASK_CONNECTION:
         assert buffer.descriptor is not None
         if gate.demultiplexing:
-            channel.selected = buffer.descriptor
+            channel.demultiplexer.selected = buffer.descriptor
             world.journal.note = f"{channel.name}: virtual channel {buffer.descriptor}"
         else:
             world.journal.note = f"{channel.name}: descriptor ignored (gate not rescaled)"
     elif buffer.event == END_OF_INPUT_STATE:
-        channel.state_consumed = True
+        channel.recovery.state_consumed = True
         world.journal.note = f"{channel.name}: recovered input state consumed"
     elif buffer.event == END_OF_OUTPUT_STATE:
-        channel.end_of_output = True
+        channel.recovery.end_of_output = True
         if not channel.remote:
             world.subpartitions[channel.subpartition].blocked = (
                 "no-upstream-block" not in world.options.faults
             )
-        if all(c.end_of_output for c in gate.channels):
+        if all(c.recovery.end_of_output for c in gate.channels):
             for c in gate.channels:
                 sub = world.subpartitions[c.subpartition]
                 sub.blocked = False
@@ -319,14 +319,14 @@ def finish_demultiplexing(world: NetworkState, gate: Gate) -> None:
     """``RescalingStreamTaskNetworkInput.finishRecovery``: every virtual channel must be
     empty, then the gate reads with one plain deserializer per channel."""
     for channel in gate.channels:
-        for (old_subtask, old_channel), (record, _) in channel.partials.items():
+        for (old_subtask, old_channel), (record, _) in channel.demultiplexer.partials.items():
             world.journal.violate(
                 "exactly-once",
                 f"Not all data has been fully consumed: record {record} on {channel.name} "
                 f"(virtual channel {old_subtask}, {old_channel}) is incomplete",
             )
-        channel.partials.clear()
-        channel.selected = None
+        channel.demultiplexer.partials.clear()
+        channel.demultiplexer.selected = None
     gate.demultiplexing = False
 
 
@@ -334,7 +334,7 @@ def keeps(world: NetworkState, channel: Channel, record: int) -> bool:
     """The filter of an ambiguous virtual channel: does this subtask own the record?"""
     gate = world.gate_of(channel)
     task = world.task_named(channel.task)
-    selected = channel.selected
+    selected = channel.demultiplexer.selected
     if (
         "drop-recovered" in world.options.faults
         and world.restore is not None
@@ -366,7 +366,7 @@ def sub_head(world: NetworkState, channel: Channel) -> Buffer | None:
     if (
         world.options.blocked_priority is BlockedPriority.MASTER
         and channel.remote
-        and channel.available
+        and channel.buffers.available
     ):
         return None  # FLINK-40519: a credited reader asks "is data available?" -> no
     return head

@@ -47,7 +47,7 @@ def recycle_consumed(world: NetworkState, channel: Channel, segment: int, holder
     if "leak-buffer" in world.options.faults:
         return
     world.journal.changes.channel(channel.name)
-    if channel.recovered or channel.in_recovery:
+    if channel.recovered or channel.recoverable.in_recovery:
         drop(world, segment, holder, ReturnTo(_TO_CHANNEL, channel.name))
     elif not channel.remote:
         drop(world, segment, holder, ReturnTo(_TO_SUBPARTITION, channel.subpartition))
@@ -61,31 +61,31 @@ def recycle_to_channel(world: NetworkState, channel: Channel, segment: int, hold
         recovered_channel.recycle(world, channel, segment, holder)
         return
     gate = world.gate_of(channel)
-    if segment in channel.recovery_segments:  # V1: a migrated buffer of the recovered
-        channel.recovery_segments -= {segment}  # channel, whose manager is gone
+    if segment in channel.recovery.segments:  # V1: a migrated buffer of the recovered
+        channel.recovery.segments -= {segment}  # channel, whose manager is gone
         world.buffer_pools.give_back(gate.pool.global_pool, segment, holder)
         return
-    if channel.in_recovery:  # no credit is announced: back where the drainer takes it
-        if segment in channel.exclusive_segments:
+    if channel.recoverable.in_recovery:  # no credit is announced: back where the drainer takes it
+        if segment in channel.buffers.exclusive_segments:
             world.ledger.move(segment, holder, channel.owners.exclusive)
-            channel.exclusive.append(segment)
+            channel.buffers.exclusive.append(segment)
         else:
             world.buffer_pools.recycle(gate.pool, segment, holder)
         return
-    if segment in channel.exclusive_segments:
+    if segment in channel.buffers.exclusive_segments:
         world.ledger.move(segment, holder, channel.owners.exclusive)
-        channel.exclusive.append(segment)
-        required = channel.backlog_seen + gate.exclusive_per_channel
-        if channel.floating and channel.available > required:
-            extra = channel.floating.pop()
+        channel.buffers.exclusive.append(segment)
+        required = channel.buffers.backlog_seen + gate.exclusive_per_channel
+        if channel.buffers.floating and channel.buffers.available > required:
+            extra = channel.buffers.floating.pop()
             world.buffer_pools.recycle(gate.pool, extra, channel.owners.floating)
     elif not channel.remote or (
-        channel.available >= channel.backlog_seen + gate.exclusive_per_channel
+        channel.buffers.available >= channel.buffers.backlog_seen + gate.exclusive_per_channel
     ):  # a local channel keeps no floating buffers (a recovered one came from the gate)
         world.buffer_pools.recycle(gate.pool, segment, holder)
     else:
         world.ledger.move(segment, holder, channel.owners.floating)
-        channel.floating.append(segment)
+        channel.buffers.floating.append(segment)
 
 
 def drop(world: NetworkState, segment: int, holder: Owner, release: ReturnTo | None) -> None:

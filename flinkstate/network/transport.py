@@ -33,7 +33,7 @@ _TO_SUBPARTITION = ReturnKind.SUBPARTITION
 def transport_actions(world: NetworkState, channel: Channel) -> list[Action]:
     if channel.recovered:
         return []  # the subpartition is requested only when the gate is converted
-    if channel.in_recovery:  # no credit: events only, and no floating buffers asked for
+    if channel.recoverable.in_recovery:  # no credit: events only, and no floating buffers asked for
         sub = world.subpartitions[channel.subpartition]
         head = (
             recovery.sub_head(world, channel)
@@ -48,10 +48,12 @@ def transport_actions(world: NetworkState, channel: Channel) -> list[Action]:
     head = (
         recovery.sub_head(world, channel) if sub.blocked else (sub.queue[0] if sub.queue else None)
     )
-    if head is not None and (head.is_event or (channel.available and not channel.upstream_blocked)):
+    if head is not None and (
+        head.is_event or (channel.buffers.available and not channel.upstream_blocked)
+    ):
         actions.append(action(transport_name(channel.name), "send"))
     gate = world.gate_of(channel)
-    if channel.available < channel.backlog_seen + gate.exclusive_per_channel and (
+    if channel.buffers.available < channel.buffers.backlog_seen + gate.exclusive_per_channel and (
         world.buffer_pools.can_request(gate.pool, False)
     ):
         actions.append(action(transport_name(channel.name), "request-floating"))
@@ -69,10 +71,10 @@ def send(world: NetworkState, channel: Channel) -> None:
         )
         if buffer.event == BARRIER and current:
             # The channel sees the barrier on arrival: persisting stops here.
-            channel.barrier_arrived = buffer.checkpoint
-            channel.pre_barrier = sum(1 for b in channel.received if not b.is_event)
-            if channel.persisting == buffer.checkpoint:
-                channel.persisting = 0
+            channel.persister.barrier_arrived = buffer.checkpoint
+            channel.persister.pre_barrier = sum(1 for b in channel.received if not b.is_event)
+            if channel.persister.persisting == buffer.checkpoint:
+                channel.persister.persisting = 0
             if not buffer.priority:
                 channel.upstream_blocked = True
         elif buffer.event == END_OF_OUTPUT_STATE:
@@ -80,17 +82,17 @@ def send(world: NetworkState, channel: Channel) -> None:
             sub.blocked = "no-upstream-block" not in world.options.faults
         if buffer.priority:
             channel.received.appendleft(buffer)  # priority events overtake received data
-        elif channel.in_recovery:
-            channel.stash.append(buffer)  # consumed after the recovered buffers
+        elif channel.recoverable.in_recovery:
+            channel.recoverable.stash.append(buffer)  # consumed after the recovered buffers
         else:
             channel.received.append(buffer)
         world.journal.note = f"{buffer.event} to {channel.name}"
         return
-    if channel.exclusive:
-        target = channel.exclusive.pop()
+    if channel.buffers.exclusive:
+        target = channel.buffers.exclusive.pop()
         source = channel.owners.exclusive
     else:
-        target = channel.floating.pop()
+        target = channel.buffers.floating.pop()
         source = channel.owners.floating
     world.ledger.move(target, source, channel.owners.received)
     # the same buffer, travelled: netty copies its bytes into the receiver's segment
@@ -103,16 +105,16 @@ def send(world: NetworkState, channel: Channel) -> None:
         recovered=buffer.recovered,
     )
     channel.received.append(received)
-    if channel.persisting:
+    if channel.persister.persisting:
         checkpointing.persist_input(world, channel, received)
     recycling.drop(world, buffer.segment, sub.owners.queue, ReturnTo(_TO_SUBPARTITION, sub.name))
-    channel.backlog_seen = sub.backlog
-    world.journal.note = f"{buffer.used} bytes, backlog {channel.backlog_seen}"
+    channel.buffers.backlog_seen = sub.backlog
+    world.journal.note = f"{buffer.used} bytes, backlog {channel.buffers.backlog_seen}"
 
 
 def request_floating(world: NetworkState, channel: Channel) -> None:
     gate = world.gate_of(channel)
     segment = world.buffer_pools.request(gate.pool, channel.owners.floating)
     assert segment is not None
-    channel.floating.append(segment)
+    channel.buffers.floating.append(segment)
     world.journal.changes.channel(channel.name)

@@ -66,7 +66,7 @@ def waits(world: NetworkState) -> list[Wait[ActorRef | Owner]]:
             if channel.recovered:
                 what = f"{channel.name} to be requested (its gate is still recovering)"
                 holder = _producer_actor(world, channel)
-                if not channel.state_consumed:
+                if not channel.recovery.state_consumed:
                     # it has recovered state to consume first
                     holder = world.actor(channel.task)
             else:
@@ -143,10 +143,10 @@ def _producer_actor(world: NetworkState, channel: Channel) -> ActorRef:
     """Who a channel's data comes from now: its drainer or reader while it recovers (its
     gate's request-partitions mail once its state is consumed), else its transport (or, for
     a local channel, the producing task)."""
-    if channel.in_recovery and channel.task in world.drainers:
+    if channel.recoverable.in_recovery and channel.task in world.drainers:
         return world.actor(world.drainers[channel.task].name)
     if channel.recovered:
-        if channel.state_consumed:  # nothing more until the gate is converted
+        if channel.recovery.state_consumed:  # nothing more until the gate is converted
             return request_partitions(world.task_keys[channel.task], channel.gate)
         return world.actor(world.readers[channel.task].name)
     return _transport(world, channel) if channel.remote else world.actor(channel.producer)

@@ -174,7 +174,9 @@ def _poll(s: _Step) -> str:
     data = [i for i in taken if i["kind"] == "buffer"]
     ready = len(task.ready)
     partial = (
-        channel.partial if channel.selected is None else channel.partials.get(channel.selected)
+        channel.partial
+        if channel.demultiplexer.selected is None
+        else channel.demultiplexer.partials.get(channel.demultiplexer.selected)
     )
     rest = (
         f"; record {partial[0]} continues in the next buffer ({partial[1]} bytes so far)"
@@ -241,9 +243,9 @@ def _barrier(s: _Step) -> str:
     task = s.world.tasks[s.task]
     channel = s.world.channels[s.target]
     checkpoint = s.world.checkpoints.pending
-    number = channel.barrier_seen
+    number = channel.persister.barrier_seen
     channels = [c for gate in task.gates for c in gate.channels]
-    seen = sum(1 for c in channels if c.barrier_seen == number)
+    seen = sum(1 for c in channels if c.persister.barrier_seen == number)
     requests = s.added("request")
     inputs = [r for r in requests if r["side"] == "input"]
     outputs = [r for r in requests if r["side"] == "output"]
@@ -334,7 +336,7 @@ def _finish_output(s: _Step) -> str:
 
 def _convert(s: _Step) -> str:
     gate = s.world.gates[s.target]
-    migrated = sum(1 for c in gate.channels if c.in_recovery)
+    migrated = sum(1 for c in gate.channels if c.recoverable.in_recovery)
     extra = (
         f"; {_plural(migrated, 'channel')} still hold recovered buffers, which migrate into "
         "the physical channel (Flink 2.3)"
@@ -350,7 +352,7 @@ def _convert(s: _Step) -> str:
 
 def _request_partitions(s: _Step) -> str:
     task = s.world.tasks[s.task]
-    recovering = sum(1 for g in task.gates for c in g.channels if c.in_recovery)
+    recovering = sum(1 for g in task.gates for c in g.channels if c.recoverable.in_recovery)
     return (
         f"{s.task} converted every gate in one mail: {_plural(recovering, 'channel')} start "
         "in recovery, with no credit until the drainer has filled them "
@@ -387,8 +389,8 @@ def _send(s: _Step) -> str:
     )
     return (
         f"netty sent a buffer ({_bytes(data)} bytes, {_plural(_records(data), 'record')}) to "
-        f"{channel.name}, using one credit: {channel.available} left, backlog "
-        f"{channel.backlog_seen}{persisted} (CreditBasedSequenceNumberingViewReader)."
+        f"{channel.name}, using one credit: {channel.buffers.available} left, backlog "
+        f"{channel.buffers.backlog_seen}{persisted} (CreditBasedSequenceNumberingViewReader)."
     )
 
 
@@ -397,7 +399,7 @@ def _request_floating(s: _Step) -> str:
     gate = s.world.gates[channel.gate]
     return (
         f"{channel.name} took a floating buffer from its gate's pool: it held fewer buffers "
-        f"than its announced backlog ({channel.backlog_seen}) plus its "
+        f"than its announced backlog ({channel.buffers.backlog_seen}) plus its "
         f"{gate.exclusive_per_channel} exclusive ones; the new credit goes to the sender "
         "(BufferManager.requestFloatingBuffers)."
     )
@@ -477,7 +479,7 @@ def _request_exclusive(s: _Step) -> str:
     channel = s.world.channels[s.target]
     return (
         f"The channel-state reader of {s.task} took "
-        f"{_plural(len(channel.recovery_segments), 'exclusive buffer')} from the global pool "
+        f"{_plural(len(channel.recovery.segments), 'exclusive buffer')} from the global pool "
         f"for recovered channel {channel.name} (RecoveredInputChannel.requestBufferBlocking)."
     )
 

@@ -351,18 +351,22 @@ def _channel_details(channel: Channel) -> list[str]:
     lines = [f"{kind} channel from {channel.producer}"]
     if channel.recovered:
         lines.append(
-            f"recovered channel: {len(channel.recovered_queue)} buffer(s) queued, "
-            + ("state consumed" if channel.state_consumed else "state still arriving")
+            f"recovered channel: {len(channel.recovery.queue)} buffer(s) queued, "
+            + ("state consumed" if channel.recovery.state_consumed else "state still arriving")
         )
-    if channel.in_recovery:
+    if channel.recoverable.in_recovery:
         lines.append(
-            f"in recovery (V2): {len(channel.recovered_queue)} recovered buffer(s) queued"
-            + (f", {len(channel.stash)} event(s) stashed" if channel.stash else "")
+            f"in recovery (V2): {len(channel.recovery.queue)} recovered buffer(s) queued"
+            + (
+                f", {len(channel.recoverable.stash)} event(s) stashed"
+                if channel.recoverable.stash
+                else ""
+            )
         )
-    if channel.remote and not channel.recovered and not channel.in_recovery:
+    if channel.remote and not channel.recovered and not channel.recoverable.in_recovery:
         lines.append(
-            f"credits (buffers announced): {channel.available}, "
-            f"backlog announced: {channel.backlog_seen}"
+            f"credits (buffers announced): {channel.buffers.available}, "
+            f"backlog announced: {channel.buffers.backlog_seen}"
         )
     received = list(channel.received)
     lines.append(f"received: {len(received)} buffer(s), {_records(received)} record(s)")

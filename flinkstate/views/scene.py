@@ -306,16 +306,16 @@ def _place_details(world: NetworkWorld) -> dict[str, dict[str, Any]]:
             for channel in gate.channels:
                 detail: dict[str, Any] = {
                     "remote": channel.remote,
-                    "exclusive_free": len(channel.exclusive),
-                    "floating": len(channel.floating),
-                    "recovery_free": len(channel.recovery_exclusive),
-                    "in_recovery": channel.in_recovery,
+                    "exclusive_free": len(channel.buffers.exclusive),
+                    "floating": len(channel.buffers.floating),
+                    "recovery_free": len(channel.recovery.exclusive),
+                    "in_recovery": channel.recoverable.in_recovery,
                     "finished": channel.finished,
                 }
-                if channel.remote and not channel.recovered and not channel.in_recovery:
-                    detail["credit"] = channel.available
-                    detail["backlog"] = channel.backlog_seen
-                    detail["no_credit"] = channel.available == 0 and (
+                if channel.remote and not channel.recovered and not channel.recoverable.in_recovery:
+                    detail["credit"] = channel.buffers.available
+                    detail["backlog"] = channel.buffers.backlog_seen
+                    detail["no_credit"] = channel.buffers.available == 0 and (
                         bool(world.subpartitions[channel.subpartition].queue)
                     )
                 if channel.partial is not None:
@@ -422,9 +422,11 @@ class _ItemBuilder:
     def _channel(self, task: Task, gate: Gate, channel: Channel) -> Iterator[dict[str, Any]]:
         place = channel_node(channel)
         operator = task.operator
-        if channel.recovered or channel.in_recovery:
+        if channel.recovered or channel.recoverable.in_recovery:
             yield from self._recovered_queue(task, gate, channel, place)
-            yield from self._queue(channel.stash, place, "stash", operator, channel.name)
+            yield from self._queue(
+                channel.recoverable.stash, place, "stash", operator, channel.name
+            )
         yield from self._queue(channel.received, place, "received", operator, channel.name)
 
     def _recovered_queue(
@@ -433,8 +435,8 @@ class _ItemBuilder:
         """Recovered buffers, with the records the new subtask will drop struck through: a
         descriptor names the virtual channel the buffers behind it come from."""
         plan = gate.plan
-        virtual = channel.selected
-        for slot, buffer in enumerate(channel.recovered_queue):
+        virtual = channel.demultiplexer.selected
+        for slot, buffer in enumerate(channel.recovery.queue):
             if buffer.descriptor is not None:
                 virtual = buffer.descriptor
             dropped: frozenset[int] = frozenset()

@@ -128,7 +128,7 @@ class Timelines:
         for name in channels:
             channel = world.channels[name]
             if channel.remote:
-                _put(self.credits.setdefault(name, []), step, channel.available)
+                _put(self.credits.setdefault(name, []), step, channel.buffers.available)
             backlog = world.subpartitions[channel.subpartition].backlog
             _put(self.backlog.setdefault(name, []), step, backlog)
         for name in tasks:

@@ -17,17 +17,17 @@ def test_remote_channels_own_their_exclusive_buffers_and_local_ones_have_none() 
     for channel in world.channels.values():
         gate = world.gate_of(channel)
         if channel.remote:
-            assert len(channel.exclusive) == gate.exclusive_per_channel > 0
+            assert len(channel.buffers.exclusive) == gate.exclusive_per_channel > 0
             holder = channel.owners.exclusive
-            assert all(world.owner[s] == world.home[s] == holder for s in channel.exclusive)
+            assert all(world.owner[s] == world.home[s] == holder for s in channel.buffers.exclusive)
         else:
-            assert channel.exclusive == []
+            assert channel.buffers.exclusive == []
     for nbp in world.network_pools.values():
         assert nbp.required <= nbp.total
         assert (
             len(nbp.free)
             + sum(
-                len(c.exclusive)
+                len(c.buffers.exclusive)
                 for c in world.channels.values()
                 if c.remote
                 if world.gate_of(c).pool.global_pool == nbp.name
@@ -49,7 +49,7 @@ def test_a_restored_subtask_starts_restoring_with_its_share_and_a_reader() -> No
         assert task.keyed_state == dict(assignment.subtasks[key].keyed_state)
         assert (task.name in world.readers) == bool(task.gates)
     # a recovered channel has no credit-based buffers until its gate is converted
-    assert all(c.recovered and not c.exclusive for c in world.channels.values())
+    assert all(c.recovered and not c.buffers.exclusive for c in world.channels.values())
     assert world.recovered_records == frozenset(assignment.records)
 
 

@@ -22,7 +22,9 @@ def _during_recovery(sim: Simulation) -> list[int]:
     model = world(sim)
     ids = []
     while (event := sim.step()) is not None:
-        if event.action.kind == "trigger" and any(c.in_recovery for c in model.channels.values()):
+        if event.action.kind == "trigger" and any(
+            c.recoverable.in_recovery for c in model.channels.values()
+        ):
             assert model.checkpoints.pending is not None
             ids.append(model.checkpoints.pending.id)
     return ids
@@ -109,7 +111,7 @@ def test_the_seed_proposal_retries_and_loses_nothing() -> None:
     reasons = {f.reason for f in model.checkpoints.failures}
     assert reasons == {CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY}
     assert model.checkpoints.completed  # once the drain is over, no barrier is missing
-    assert all(not c.in_recovery for c in model.channels.values())
+    assert all(not c.recoverable.in_recovery for c in model.channels.values())
 
 
 def test_a_tolerance_lets_the_job_survive_counted_declines() -> None:
@@ -184,7 +186,7 @@ def test_v1_migrates_recovered_buffers_and_a_checkpoint_persists_them() -> None:
             if event.action.kind == "convert" and "migrated" in event.note:
                 migrated = True
             if event.action.kind == "trigger" and any(
-                c.in_recovery for c in model.channels.values()
+                c.recoverable.in_recovery for c in model.channels.values()
             ):
                 assert model.checkpoints.pending is not None
                 during.append(model.checkpoints.pending.id)

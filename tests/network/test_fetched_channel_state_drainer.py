@@ -29,7 +29,7 @@ def test_trigger_not_ready_until_the_drainer_is_installed_then_no_op_once_consum
             task = model.task_named(event.action.actor)
             assert task.phase == TaskPhase.RUNNING
             # restore is over while every channel is still in recovery
-            assert all(c.in_recovery for g in task.gates for c in g.channels)
+            assert all(c.recoverable.in_recovery for g in task.gates for c in g.channels)
     finished(sim.run())
     for name, trail in seen.items():
         if model.drainers[name].state is None:  # nothing to drain: straight to NO_OP
@@ -45,14 +45,14 @@ def test_channels_in_recovery_take_no_live_data_and_stash_ordinary_events() -> N
     stashed = 0
     while sim.step() is not None:
         for channel in model.channels.values():
-            if not channel.in_recovery:
-                assert not channel.stash
+            if not channel.recoverable.in_recovery:
+                assert not channel.recoverable.stash
                 continue
             assert all(b.priority for b in channel.received)  # no credit: no data
-            assert all(b.event == END_OF_OUTPUT_STATE for b in channel.stash)
-            stashed = max(stashed, len(channel.stash))
+            assert all(b.event == END_OF_OUTPUT_STATE for b in channel.recoverable.stash)
+            stashed = max(stashed, len(channel.recoverable.stash))
             gate = model.gate_of(channel)
-            assert len(channel.exclusive_segments) == gate.exclusive_per_channel
+            assert len(channel.buffers.exclusive_segments) == gate.exclusive_per_channel
     finished(sim.run())
     assert stashed  # a remote producer handed out its end-of-output event meanwhile
 
@@ -64,8 +64,10 @@ def test_local_channels_keep_the_exclusive_buffers_recovery_gave_them() -> None:
     local = [c for c in model.channels.values() if not c.remote and c.gate in _restored_gates(sim)]
     assert local
     for channel in local:
-        assert len(channel.exclusive_segments) == model.gate_of(channel).exclusive_per_channel
-        for segment in channel.exclusive_segments:
+        assert (
+            len(channel.buffers.exclusive_segments) == model.gate_of(channel).exclusive_per_channel
+        )
+        for segment in channel.buffers.exclusive_segments:
             assert model.home[segment] == channel.owners.exclusive
 
 
@@ -88,7 +90,7 @@ def test_every_channel_ends_its_recovery_with_one_end_event() -> None:
             task = model.tasks[model.actor(event.action.actor).task]
             for gate in task.gates:
                 for channel in gate.channels:
-                    last = channel.recovered_queue[-1]
+                    last = channel.recovery.queue[-1]
                     assert last.event == END_OF_FETCHED_STATE
                     assert last.segment == HEAP
                     ends[channel.name] = ends.get(channel.name, 0) + 1
@@ -101,7 +103,7 @@ def test_every_channel_ends_its_recovery_with_one_end_event() -> None:
         for c in g.channels
     }
     assert ends == dict.fromkeys(with_state, 1)
-    assert all(not c.in_recovery for c in model.channels.values())
+    assert all(not c.recoverable.in_recovery for c in model.channels.values())
 
 
 def test_a_task_with_nothing_to_drain_converts_without_recovery() -> None:

@@ -30,7 +30,7 @@ def test_a_recovered_channel_asks_for_its_exclusive_buffers_before_anything_else
     free = world.buffer_pools.free_in(gate.pool.global_pool)
     recovered_channel.request_exclusive(world, gate, channel)
     taken_now = free - world.buffer_pools.free_in(gate.pool.global_pool)
-    assert taken_now == gate.exclusive_per_channel == len(channel.recovery_exclusive)
+    assert taken_now == gate.exclusive_per_channel == len(channel.recovery.exclusive)
     assert recovered_channel.buffer_step(world, gate, channel, "recover-input") == (
         "recover-input",
         channel.name,
@@ -42,7 +42,7 @@ def test_an_exclusive_buffer_is_taken_first_and_returns_to_its_channel() -> None
     gate = world.tasks["counter[0]"].gates[0]
     channel = gate.channels[1]
     recovered_channel.request_exclusive(world, gate, channel)
-    exclusive = set(channel.recovery_exclusive)
+    exclusive = set(channel.recovery.exclusive)
     taken = [
         recovered_channel.take_buffer(world, gate, channel, channel.owners.recovered)
         for _ in range(len(exclusive) + 1)
@@ -52,7 +52,7 @@ def test_an_exclusive_buffer_is_taken_first_and_returns_to_its_channel() -> None
     assert world.owner[taken[-1]] == channel.owners.recovered
     for segment in taken:
         recovered_channel.recycle(world, channel, segment, channel.owners.recovered)
-    assert set(channel.recovery_exclusive) == exclusive
+    assert set(channel.recovery.exclusive) == exclusive
     assert taken[-1] in gate.pool.free
     assert world.violations == []
 
@@ -68,9 +68,9 @@ def test_conversion_gives_idle_recovery_buffers_back_and_remote_channels_take_ex
     recovered_channel.convert_gate(world, gate, lambda channel: channel.remote)
     remote = [c for c in gate.channels if c.remote]
     assert gate.converted
-    assert all(not c.recovered and not c.recovery_exclusive for c in gate.channels)
-    assert all(len(c.exclusive) == gate.exclusive_per_channel for c in remote)
-    assert all(world.home[s] == c.owners.exclusive for c in remote for s in c.exclusive)
+    assert all(not c.recovered and not c.recovery.exclusive for c in gate.channels)
+    assert all(len(c.buffers.exclusive) == gate.exclusive_per_channel for c in remote)
+    assert all(world.home[s] == c.owners.exclusive for c in remote for s in c.buffers.exclusive)
     # every channel gave its recovery buffers back; the remote ones took as many again
     assert world.buffer_pools.free_in(gate.pool.global_pool) == free + gate.exclusive_per_channel
     assert world.violations == []

@@ -188,10 +188,10 @@ def test_upstream_stays_blocked_until_every_channel_of_the_gate_is_through() -> 
     blocked_seen = False
     while sim.step() is not None:
         for gate in model.gates.values():
-            through = [c.end_of_output for c in gate.channels]
+            through = [c.recovery.end_of_output for c in gate.channels]
             if any(through) and not all(through):
                 for channel in gate.channels:
-                    if channel.end_of_output:
+                    if channel.recovery.end_of_output:
                         sub = model.subpartitions[channel.subpartition]
                         blocked_seen = True
                         assert sub.blocked

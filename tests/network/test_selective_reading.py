@@ -182,8 +182,8 @@ def test_all_gates_conversion_deadlocks_the_sequential_reader(seed: int) -> None
     assert converted == {g for g in w.gates if g.startswith("sink[")}  # one gate: no change
     for task in (t for t in w.tasks.values() if t.operator == "sequential"):
         first, second = task.gates
-        assert all(c.state_consumed for c in first.channels)
-        assert not any(c.state_consumed for c in second.channels)
+        assert all(c.recovery.state_consumed for c in first.channels)
+        assert not any(c.recovery.state_consumed for c in second.channels)
 
 
 def test_clone_and_fingerprint_keep_the_conversion_mode() -> None:

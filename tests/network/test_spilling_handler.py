@@ -54,7 +54,7 @@ def test_every_spilled_byte_is_drained_once_and_the_files_are_deleted() -> None:
     while (event := sim.step()) is not None:
         if event.action.kind == "drain":
             channel = model.channels[event.action.target]
-            drained[channel.task] = drained.get(channel.task, 0) + channel.recovered_queue[-1].used
+            drained[channel.task] = drained.get(channel.task, 0) + channel.recovery.queue[-1].used
     finished(sim.run())
     states = {t: d.state for t, d in model.drainers.items() if d.state is not None}
     assert states

@@ -26,9 +26,9 @@ def test_no_credit_no_send() -> None:
                 channel.owners.received,
                 w.task_named(channel.task).deserializer,
             }
-            assert {w.owner[s] for s in channel.exclusive_segments} <= allowed
+            assert {w.owner[s] for s in channel.buffers.exclusive_segments} <= allowed
             queue = w.subpartitions[channel.subpartition].queue
-            if channel.available == 0 and queue and not queue[0].is_event:
+            if channel.buffers.available == 0 and queue and not queue[0].is_event:
                 starved_moments += 1
                 assert Action(f"netty {channel.name}", "send") not in enabled
         if sim.step() is None:

@@ -17,7 +17,9 @@ def test_a_checkpoint_completes_while_the_drainer_is_still_delivering(seed: int)
     assert isinstance(model, NetworkWorld)
     during = []
     while (event := run.simulation.step()) is not None:
-        if event.action.kind == "trigger" and any(c.in_recovery for c in model.channels.values()):
+        if event.action.kind == "trigger" and any(
+            c.recoverable.in_recovery for c in model.channels.values()
+        ):
             assert model.checkpoints.pending is not None
             during.append(model.checkpoints.pending.id)
     run.conclude(run.simulation.run())

@@ -122,7 +122,7 @@ def test_hover_shows_credits_backlog_and_blocked_state() -> None:
     graph = ownership_graph(world)
     remote = next(c for c in world.channels.values() if c.remote and not c.recovered)
     hover = graph.nodes[f"channel {remote.name}"]["hover"]
-    assert f"credits (buffers announced): {remote.available}" in hover
+    assert f"credits (buffers announced): {remote.buffers.available}" in hover
     sub = world.subpartitions[remote.subpartition]
     assert f"backlog: {sub.backlog} buffer(s)" in graph.nodes[f"subpartition {sub.name}"]["hover"]
     task = world.tasks["counter[0]"]

@@ -20,7 +20,7 @@ def _truth(world: NetworkWorld) -> dict[str, dict[str, int]]:
         kinds[owner.kind] = kinds.get(owner.kind, 0) + 1
     return {
         "buffers": kinds,
-        "credits": {c.name: c.available for c in world.channels.values() if c.remote},
+        "credits": {c.name: c.buffers.available for c in world.channels.values() if c.remote},
         "backlog": {
             c.name: world.subpartitions[c.subpartition].backlog for c in world.channels.values()
         },

@@ -55,7 +55,7 @@ def test_run_to_a_checkpoint_while_the_drain_goes_on(stepper: RecoveryStepper) -
     while stepper.run_to_next():
         world = stepper.world
         assert world is not None
-        if any(c.in_recovery for c in world.channels.values()):
+        if any(c.recoverable.in_recovery for c in world.channels.values()):
             break
     else:
         pytest.fail("no checkpoint met a channel in recovery")

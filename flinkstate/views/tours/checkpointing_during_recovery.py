@@ -46,7 +46,7 @@ def _figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
         "checkpoint": world.checkpoints.pending.id if world.checkpoints.pending else 0,
         "in_recovery": 0
         if task is None
-        else sum(1 for g in task.gates for c in g.channels if c.in_recovery),
+        else sum(1 for g in task.gates for c in g.channels if c.recoverable.in_recovery),
     }
 
 

@@ -29,7 +29,7 @@ def _filters(event: Event, world: NetworkWorld) -> bool:
         and any(
             gate.plan.filters_virtual_channel(channel.index, *b.descriptor)
             for channel in gate.channels
-            for b in channel.recovered_queue
+            for b in channel.recovery.queue
             if b.descriptor is not None
         )
         for gate in task.gates
@@ -39,7 +39,7 @@ def _filters(event: Event, world: NetworkWorld) -> bool:
 def _descriptor_polled(event: Event, world: NetworkWorld) -> bool:
     task = world.tasks[task_of(event, world)]
     return task.current is None and any(
-        c.selected is not None for g in task.gates for c in g.channels
+        c.demultiplexer.selected is not None for g in task.gates for c in g.channels
     )
 
 

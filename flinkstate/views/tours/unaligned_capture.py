@@ -78,7 +78,7 @@ UNALIGNED_CAPTURE = Tour(
                         for g in w.tasks[task_of(e, w)].gates
                         for c in g.channels
                         if w.checkpoints.pending is not None
-                        and c.barrier_seen == w.checkpoints.pending.id
+                        and c.persister.barrier_seen == w.checkpoints.pending.id
                     )
                     == 1
                 ),

@@ -51,6 +51,8 @@ def test_channels_leave_recovery_after_the_drain_as_the_task_consumes_the_end_ev
     simulation.run(step)
     task = world.tasks[world.actor(simulation.events[-1].action.actor).task]
     assert task.phase == TaskPhase.RUNNING
-    assert all(c.in_recovery for g in task.gates for c in g.channels)  # events queued, unread
+    assert all(
+        c.recoverable.in_recovery for g in task.gates for c in g.channels
+    )  # events queued, unread
     simulation.run()
-    assert not any(c.in_recovery for g in task.gates for c in g.channels)
+    assert not any(c.recoverable.in_recovery for g in task.gates for c in g.channels)
