@@ -64,7 +64,7 @@ def build(state: NetworkState) -> None:
         state.writers = {w.name: w for w in writers}
         state.writer_of = {t: w.name for w in writers for t in w.subtasks}
     state.key_ordered = state.graph.key_ordered()
-    state.task_keys = {task.name: key for key, task in state.tasks.items()}
+    state.task_keys = {task.name: task.key for task in state.tasks.values()}
     state.actions = ActionCache.of(
         ActorIndex.of(
             state.tasks,
@@ -112,7 +112,7 @@ def _build_task(state: NetworkState, op: Operator, index: int) -> None:
         key_groups = (r.start, r.end)
     task_name = f"task {name}"
     deserializer = Owner(OwnerKind.DESERIALIZER, task_name)
-    task = Task(task_name, op.name, op.kind, index, tm, [], [], key_groups, deserializer)
+    task = Task(task_name, name, op.name, op.kind, index, tm, [], [], key_groups, deserializer)
     if op.kind is OperatorKind.SOURCE:
         task.splits = {task.name: 0}  # a fresh job: each subtask reads its own split
     state.tasks[name] = task
@@ -195,8 +195,7 @@ def _restore(state: NetworkState, restore: StateAssignment) -> None:
         restore.recover_output_on_downstream,
         state.options.checkpointing_during_recovery,
     )
-    state.effective_generation = recovery.effective_generation
-    state.recovery_note = recovery.note
+    state.recovery = recovery
     v2 = state.effective_generation is RecoveryGeneration.V2
     classic = state.effective_generation is RecoveryGeneration.CLASSIC
     capacity = state.config.segment_size

@@ -254,6 +254,30 @@ class FetchedChannelState:
         return FetchedChannelState(self.files, self.references, self.deleted, self.deletions)
 
 
+@dataclass(slots=True)
+class SpillAccount:
+    """The run's spill files, counted for its figures: bytes written to them (headers
+    included), files not deleted yet, and the most alive at once."""
+
+    bytes_written: int = 0
+    files_alive: int = 0
+    files_peak: int = 0
+
+    def sealed(self, state: FetchedChannelState | None, bytes_written: int) -> None:
+        """A fetch sealed its files (``state`` None: it wrote none)."""
+        self.bytes_written += bytes_written
+        if state is not None:
+            self.files_alive += len(state.files)
+            self.files_peak = max(self.files_peak, self.files_alive)
+
+    def deleted(self, state: FetchedChannelState) -> None:
+        """The last reference to a fetch's files went: they are deleted."""
+        self.files_alive -= len(state.files)
+
+    def copy(self) -> SpillAccount:
+        return SpillAccount(self.bytes_written, self.files_alive, self.files_peak)
+
+
 @dataclass(frozen=True, slots=True)
 class FetchedChannelStateSnapshot:
     """Flink's four values of a cut in the spill files: the file and the byte offset; and,

@@ -184,8 +184,8 @@ class SegmentLedger:
     heap_bytes: int = 0
     heap_peak: int = 0
     #: ``home`` is shared with a copy until one of them changes it (only a gate's conversion
-    #: does, so most copies never pay for it)
-    home_shared: bool = False
+    #: does, so most copies never pay for it); bookkeeping of the copy, not state
+    home_shared: bool = field(default=False, compare=False)
 
     def new_segments(self, count: int, owner: Owner) -> list[int]:
         """``count`` new segments owned by (and at home in) ``owner``."""

@@ -122,10 +122,7 @@ def finish_fetch(world: NetworkState, reader: ChannelStateReader) -> None:
     reader.finished = True
     drainer = world.drainers[task.name]
     drainer.state = state
-    world.spilled_bytes += writer.bytes_written
-    if state is not None:
-        world.spill_files_alive += len(state.files)
-        world.spill_files_peak = max(world.spill_files_peak, world.spill_files_alive)
+    world.spill.sealed(state, writer.bytes_written)
     world.journal.changes.task(task.name)
     if state is None:
         world.journal.note = "fetch done: nothing to recover"

@@ -20,15 +20,10 @@ from flinkstate.network.channel_state_writer import ChannelStateWriter
 from flinkstate.network.config import NetworkConfig
 from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.coordinator_state import CoordinatorState
-from flinkstate.network.fetched_channel_state import (
-    FetchedChannelStateDrainer,
-)
+from flinkstate.network.fetched_channel_state import FetchedChannelStateDrainer, SpillAccount
 from flinkstate.network.graph import JobGraph
 from flinkstate.network.ledger import SegmentLedger, StepJournal
-from flinkstate.network.options import (
-    RecoveryGeneration,
-    RunOptions,
-)
+from flinkstate.network.options import RecoveryGeneration, RecoveryOptions, RunOptions
 from flinkstate.network.owners import Owner
 from flinkstate.network.partition import ResultPartition, Subpartition
 from flinkstate.network.pools import BufferPools
@@ -75,16 +70,11 @@ class NetworkState:
     writer_of: dict[str, str] = field(default_factory=dict)
     #: a restored job: the checkpoint's share of each new subtask (None: a fresh start)
     restore: StateAssignment | None = None
-    #: the recovery code that runs (``options.generation`` if checkpointing during recovery
-    #: is on for this restore, else classic), and why, for a user who set one option only
-    effective_generation: RecoveryGeneration = RecoveryGeneration.CLASSIC
-    recovery_note: str = ""
+    #: the restore's recovery settings: which code runs and why (None: a fresh start)
+    recovery: RecoveryOptions | None = None
     drainers: dict[str, FetchedChannelStateDrainer] = field(default_factory=dict)
-    #: bytes written to spill files (headers included) over the run; files not yet deleted,
-    #: now and at most
-    spilled_bytes: int = 0
-    spill_files_alive: int = 0
-    spill_files_peak: int = 0
+    #: V2's spill files counted: bytes written, files alive now and at most
+    spill: SpillAccount = field(default_factory=SpillAccount)
     readers: dict[str, ChannelStateReader] = field(default_factory=dict)
     #: records a subtask dropped after rescaling because another subtask owns them
     filtered: dict[tuple[int, str], int] = field(default_factory=dict)
@@ -141,6 +131,14 @@ class NetworkState:
     @property
     def heap_peak(self) -> int:
         return self.ledger.heap_peak
+
+    @property
+    def effective_generation(self) -> RecoveryGeneration:
+        """The recovery code that runs: ``options.generation`` if checkpointing during
+        recovery is on for this restore, else classic (``RecoveryOptions``)."""
+        if self.recovery is None:
+            return RecoveryGeneration.CLASSIC
+        return self.recovery.effective_generation
 
     def partition_named(self, name: str) -> ResultPartition:
         """A result partition by its name (where a shared recovered buffer returns: rare, so
@@ -220,7 +218,7 @@ class NetworkState:
         assert state is not None
         deleted = state.release()
         if deleted:
-            self.spill_files_alive -= len(state.files)
+            self.spill.deleted(state)
         return deleted
 
 

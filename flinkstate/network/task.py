@@ -39,7 +39,10 @@ class Output:
 
 @dataclass(slots=True)
 class Task:
+    #: its actor's name (``task map[0]``), as traces and captions show it
     name: str
+    #: its key in ``NetworkState.tasks`` (``map[0]``): what tables and restores name it by
+    key: str
     operator: str
     kind: OperatorKind
     index: int

@@ -130,6 +130,7 @@ class NetworkWorld(NetworkState):
         twin.readers = {n: r.copy() for n, r in self.readers.items()}
         twin.drainers = {n: d.copy() for n, d in self.drainers.items()}
         twin.filtered = dict(self.filtered)
+        twin.spill = self.spill.copy()
         twin.recovered_via = dict(self.recovered_via)
         twin.actions = self.actions.copy()
         twin.actions.listen(twin.journal.changes)

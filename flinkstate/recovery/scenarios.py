@@ -214,10 +214,10 @@ class ScenarioRun:
         world = self.world
         states = [] if world is None else [d.state for d in world.drainers.values() if d.state]
         return {
-            "spilled_bytes": 0 if world is None else world.spilled_bytes,
+            "spilled_bytes": 0 if world is None else world.spill.bytes_written,
             "spill_files": sum(len(s.files) for s in states),
             "spill_segments": sum(len(s.segments) for s in states),
-            "spill_files_peak": 0 if world is None else world.spill_files_peak,
+            "spill_files_peak": 0 if world is None else world.spill.files_peak,
         }
 
     @property

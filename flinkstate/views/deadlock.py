@@ -63,6 +63,12 @@ def _names(actors: tuple[Node, ...]) -> tuple[str, ...]:
 #: the first leaves room for what the cycle's actors wait for, written beside them
 _CYCLE_SPACING = 2.4
 _FIRST_RING = 2.6
+#: a cycle of two actors: one above the other, further apart, each of its two edges bowed
+#: to its own side so that what each waits for is written beside its own edge; the first
+#: ring leaves room for those words
+_PAIR_RADIUS = 1.3
+_PAIR_FIRST_RING = 4.2
+_PAIR_BOW = 0.6
 _RING_STEP = 1.5
 #: the least distance between neighbours on one ring, so that their labels do not collide
 _SPACING = 1.25
@@ -105,8 +111,12 @@ def _positions(graph: nx.DiGraph, cycle: tuple[str, ...]) -> dict[str, tuple[flo
         if ring == 0:
             nodes = list(cycle)  # in the cycle's order, so its edges go round
             radius = 0.0 if len(nodes) <= 1 else _CYCLE_SPACING * len(nodes) / (2 * math.pi)
+            if len(nodes) == 2:
+                radius = _PAIR_RADIUS
         else:
-            step = _FIRST_RING if ring == 1 else _RING_STEP
+            step = _RING_STEP
+            if ring == 1:
+                step = _PAIR_FIRST_RING if len(cycle) == 2 else _FIRST_RING
             radius = max(radius + step, _SPACING * len(nodes) / (2 * math.pi))
         for node, angle in _spread(nodes, graph, angles, ring).items():
             angles[node] = angle
@@ -166,6 +176,7 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
     positions = _positions(graph, ring)
     depth = _depths(graph, ring)
     size = {n: _SIZES[min(depth[n], 2)] for n in graph.nodes}
+    pair = len(ring) == 2
     traces: list[dict[str, Any]] = []
     for cycle, name, colour, width in (
         (False, "waits for", "#b0b0b0", 1),
@@ -177,15 +188,14 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
                 continue
             if source == target:  # waits for itself: a loop above the node
                 polylines.append(_loop(positions[source], _LOOP if cycle else _LOOP / 2))
+            elif cycle and pair:
+                polylines.append(_bow(positions[source], positions[target]))
             else:
                 polylines.append([positions[source], positions[target]])
         traces.append(lines_trace(polylines, name, {"color": colour, "width": width}))
     annotations: list[dict[str, Any]] = [
         {
-            "x": positions[target][0],
-            "y": positions[target][1],
-            "ax": positions[source][0],
-            "ay": positions[source][1],
+            **_arrow(positions, source, target, size[target], bowed=data["cycle"] and pair),
             "xref": "x",
             "yref": "y",
             "axref": "x",
@@ -195,7 +205,6 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
             "arrowsize": 1.3 if data["cycle"] else 1,
             "arrowwidth": 2.5 if data["cycle"] else 1,
             "arrowcolor": ALERT if data["cycle"] else "#b0b0b0",
-            "standoff": size[target] / 2 + 2,
             "text": "",
         }
         for source, target, data in graph.edges(data=True)
@@ -206,15 +215,21 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
             continue
         (x0, y0), (x1, y1) = positions[source], positions[target]
         above = source == target
+        place: dict[str, Any] = {
+            "x": x0 if above else (x0 + x1) / 2,
+            "y": y0 + 2 * _LOOP if above else (y0 + y1) / 2,
+            "yanchor": "bottom" if above else "middle",
+        }
+        if pair and not above:  # beside the bow's outermost point, on its own side
+            (x, y), side = _bow_apex(positions[source], positions[target])
+            place = {"x": x, "y": y, "xanchor": "left" if side > 0 else "right"}
         annotations.append(
             {
-                "x": x0 if above else (x0 + x1) / 2,
-                "y": y0 + 2 * _LOOP if above else (y0 + y1) / 2,
+                **place,
                 "xref": "x",
                 "yref": "y",
-                "text": wrap("waits for " + "; ".join(data["resources"]), 34),
+                "text": wrap("waits for " + "; ".join(data["resources"]), 26 if pair else 34),
                 "showarrow": False,
-                "yanchor": "bottom" if above else "middle",
                 "font": {"size": 12, "color": ALERT},
                 "bgcolor": "rgba(255,255,255,0.85)",
             }
@@ -256,7 +271,11 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
                 f"<b>{n}</b>" if cycle else n.replace(" ", "<br>", 1)
                 for n, cycle in zip(nodes, on_cycle, strict=True)
             ],
-            "textposition": "bottom center",
+            # a pair's upper actor is named above it, clear of the words between the two
+            "textposition": [
+                "top center" if pair and depth[n] == 0 and positions[n][1] > 0 else "bottom center"
+                for n in nodes
+            ],
             "textfont": {
                 "size": [14 if cycle else 11 for cycle in on_cycle],
                 "color": [ALERT if cycle else "#333333" for cycle in on_cycle],
@@ -300,6 +319,61 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
             ),
         }
     )
+
+
+def _bow_control(
+    start: tuple[float, float], end: tuple[float, float]
+) -> tuple[tuple[float, float], float]:
+    """The control point of an edge bowed to the left of its direction, and which way (in
+    x) that is: the two edges of a pair bow to opposite sides."""
+    (x0, y0), (x1, y1) = start, end
+    length = math.hypot(x1 - x0, y1 - y0) or 1.0
+    nx_, ny = -(y1 - y0) / length, (x1 - x0) / length
+    control = ((x0 + x1) / 2 + 2 * _PAIR_BOW * nx_, (y0 + y1) / 2 + 2 * _PAIR_BOW * ny)
+    return control, nx_ if nx_ else 1.0
+
+
+def _bezier(
+    start: tuple[float, float], control: tuple[float, float], end: tuple[float, float], t: float
+) -> tuple[float, float]:
+    u = 1 - t
+    return (
+        u * u * start[0] + 2 * u * t * control[0] + t * t * end[0],
+        u * u * start[1] + 2 * u * t * control[1] + t * t * end[1],
+    )
+
+
+def _bow(start: tuple[float, float], end: tuple[float, float]) -> list[tuple[float, float]]:
+    control, _ = _bow_control(start, end)
+    return [_bezier(start, control, end, step / 20) for step in range(21)]
+
+
+def _bow_apex(
+    start: tuple[float, float], end: tuple[float, float]
+) -> tuple[tuple[float, float], float]:
+    """The bow's outermost point (halfway along it) and its side."""
+    control, side = _bow_control(start, end)
+    return _bezier(start, control, end, 0.5), side
+
+
+def _arrow(
+    positions: dict[str, tuple[float, float]],
+    source: str,
+    target: str,
+    target_size: int,
+    *,
+    bowed: bool,
+) -> dict[str, float]:
+    """Where an edge's arrowhead goes: at its target, stopping short of the marker; on a
+    bowed edge halfway along the bow, pointing along it (the bow's ends are hidden under
+    the pair's large markers)."""
+    if not bowed:
+        (ax, ay), (x, y) = positions[source], positions[target]
+        return {"x": x, "y": y, "ax": ax, "ay": ay, "standoff": target_size / 2 + 2}
+    start, end = positions[source], positions[target]
+    control, _ = _bow_control(start, end)
+    (ax, ay), (x, y) = _bezier(start, control, end, 0.4), _bezier(start, control, end, 0.56)
+    return {"x": x, "y": y, "ax": ax, "ay": ay, "standoff": 0}
 
 
 def _loop(centre: tuple[float, float], radius: float) -> list[tuple[float, float]]:

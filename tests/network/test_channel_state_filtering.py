@@ -128,7 +128,8 @@ def test_without_recover_output_on_downstream_recovery_runs_the_classic_way() ->
     world = run.world
     assert world is not None
     assert world.effective_generation is RecoveryGeneration.CLASSIC
-    assert "is ignored without" in world.recovery_note
+    assert world.recovery is not None
+    assert "is ignored without" in world.recovery.note
     assert run.simulation is not None
     kinds = {e.action.kind for e in run.simulation.events}
     assert "recover-input" in kinds

@@ -190,21 +190,22 @@ for r in seed0[seed0["effective_generation"].isin(["classic", "v2"])].itertuples
             "which counter's fetch spilled the most",
             """
 top = drainers.sort_values("bytes", ascending=False).iloc[0]
-shown = [f"{top['task'].removeprefix('task ')} spilled the most: {top['bytes']} bytes in "
+shown = [f"{top['subtask']} spilled the most: {top['bytes']} bytes in "
          f"{top['spill files']} file(s) and {top['segments']} segments"]
-shown += [t.removeprefix("task ") for t in drainers.loc[drainers["bytes"] == 0, "task"]]
+shown += list(drainers.loc[drainers["bytes"] == 0, "subtask"])
 """,
         ),
         Screen(
             "hover the drainer of the counter",
             """
 stop = tour_at("checkpointing-during-recovery", "A checkpoint meets the drain")
-task = stop.stepper.simulation.events[-1].action.actor
-place = next(p for p in stop.stepper.canvas.scene["places"]
-             if p["id"] == f"drainer {task.removeprefix('task ')}")
+world = stop.stepper.world
+ref = world.actor(stop.stepper.simulation.events[-1].action.actor)
+drainer = world.drainers[world.tasks[ref.task].name]
+place = next(p for p in stop.stepper.canvas.scene["places"] if p["id"] == drainer.name)
 segment, of, done, size = _re.search(r"committed: segment (\\d+) of (\\d+), ([\\d,]+) of "
                                      r"([\\d,]+) bytes", plain(place["hover"])).groups()
-shown = [f"step {stop.stepper.current_step} {task.removeprefix('task ')} takes",
+shown = [f"step {stop.stepper.current_step} {ref.task} takes",
          f"segment {segment} of {of}, with {done} of that segment's {size} bytes"]
 """,
         ),

@@ -32,7 +32,7 @@ def test_a_checkpoint_completes_while_the_drainer_is_still_delivering(seed: int)
         for state in checkpoint.input_channel_state
         for f in state.fragments
     )
-    assert model.spilled_bytes > 0
+    assert model.spill.bytes_written > 0
 
 
 def test_checkpoints_before_the_drainer_are_declined_as_not_ready_and_retried() -> None:

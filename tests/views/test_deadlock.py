@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import plotly.graph_objects as go
+import pytest
 
 from flinkstate.network.actors import ActorKind, ActorRef
 from flinkstate.recovery.scenarios import run_scenario
@@ -130,3 +131,33 @@ def test_stuck_without_cycle_says_so() -> None:
     report = DeadlockReport(5, (Wait("task a[0]", "input data", ()),), ())
     figure = deadlock_figure(report)
     assert figure.layout.title.text.startswith("Stuck at step 5: no cycle")
+
+
+def test_a_two_actor_cycle_writes_each_wait_beside_its_own_edge() -> None:
+    """Two actors waiting on each other: the two edges are bowed apart and each one's words
+    sit on its own side, clear of the other's and of the two names (the upper one above)."""
+    run = run_scenario("selective-reading-all-gates", seed=0)
+    assert run.result is not None
+    assert run.result.deadlock is not None
+    report = run.result.deadlock
+    assert len(report.cycle) == 2
+    figure = deadlock_figure(report)
+    labels = [a for a in figure.layout.annotations if a.text]
+    assert len(labels) == 2
+    assert {label.xanchor for label in labels} == {"left", "right"}
+    left = next(label for label in labels if label.xanchor == "right")
+    right = next(label for label in labels if label.xanchor == "left")
+    assert left.x < 0 < right.x  # on opposite sides of the pair, which stands upright
+    nodes = _nodes(figure)
+    upper, lower = sorted((str(actor) for actor in report.cycle), key=lambda n: -nodes[n][1])
+    assert nodes[upper][0] == pytest.approx(0, abs=1e-9)
+    assert nodes[lower][0] == pytest.approx(0, abs=1e-9)
+    positions = dict(zip(nodes, figure.data[-1].textposition, strict=True))
+    assert (positions[upper], positions[lower]) == ("top center", "bottom center")
+    # each edge's arrowhead sits on its own bow and points the way it waits
+    heads = [a for a in figure.layout.annotations if a.showarrow and a.arrowcolor == ALERT]
+    assert len(heads) == 2
+    assert {math.copysign(1, head.x) for head in heads} == {-1.0, 1.0}
+    for head in heads:
+        going_down = head.y < head.ay
+        assert going_down == (head.x > 0)  # bowed to the left of its direction

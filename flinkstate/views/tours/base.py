@@ -245,7 +245,7 @@ def restore_figures(event: Event | None, world: NetworkWorld) -> Mapping[str, ob
         "task": task_of(event, world),
         "filtered": len(world.filtered),
         "heap_peak": world.heap_peak,
-        "spilled": world.spilled_bytes,
+        "spilled": world.spill.bytes_written,
     }
 
 
