@@ -13,13 +13,7 @@ acknowledgement completes the checkpoint, which is then checked as a consistent 
 from __future__ import annotations
 
 from flinkstate.keygroups import KeyGroupRange
-from flinkstate.network import (
-    coordinator,
-    fetched_channel_state_drainer,
-    invariants,
-    record_writer,
-    recycling,
-)
+from flinkstate.network import coordinator, invariants, record_writer, recycling
 from flinkstate.network.actors import action
 from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.channel_state_writer import ChannelStateWriter, WriteRequest
@@ -42,6 +36,7 @@ from flinkstate.network.options import (
     RecoveryCheckpointTrigger,
 )
 from flinkstate.network.records import Fragment
+from flinkstate.network.recovery import fetched_channel_state_drainer
 from flinkstate.network.state import NetworkState
 from flinkstate.network.task import Task
 from flinkstate.sim.action import Action

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import operator
 
-from flinkstate.network import channel_state_filtering
 from flinkstate.network.buffer import HEAP
 from flinkstate.network.checkpoint import Checkpoint, CheckpointInProgress
 from flinkstate.network.owners import Owner, OwnerKind
+from flinkstate.network.recovery import channel_state_filtering
 from flinkstate.network.state import IN_FLIGHT, NetworkState
 
 

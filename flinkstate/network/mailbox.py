@@ -11,14 +11,7 @@ routes the record on.
 
 from __future__ import annotations
 
-from flinkstate.network import (
-    checkpointing,
-    coordinator,
-    fetched_channel_state_drainer,
-    record_writer,
-    recovery,
-    recycling,
-)
+from flinkstate.network import checkpointing, coordinator, record_writer, recycling
 from flinkstate.network.actors import action
 from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.consumer import Channel
@@ -34,6 +27,7 @@ from flinkstate.network.events import (
 from flinkstate.network.graph import OperatorKind
 from flinkstate.network.record_writer import hash_text
 from flinkstate.network.records import Record
+from flinkstate.network.recovery import classic, fetched_channel_state_drainer
 from flinkstate.network.state import IN_FLIGHT, NetworkState, key_group_of
 from flinkstate.network.task import Task, TaskPhase
 from flinkstate.rescale.partitioner import Partitioner
@@ -53,7 +47,7 @@ def task_action(world: NetworkState, task: Task) -> Action | None:
         return None
     if task.phase is not _RUNNING:
         if task.phase is _RESTORING_OUTPUT:
-            kind = recovery.restore_output_action(world, task)
+            kind = classic.restore_output_action(world, task)
             return None if kind is None else action(task.name, kind)
         if task.name in world.drainers:
             mail = fetched_channel_state_drainer.task_action(world, task)
@@ -62,7 +56,7 @@ def task_action(world: NetworkState, task: Task) -> Action | None:
             if mail is not None and not urgent:
                 return action(task.name, mail)
         else:
-            gate = recovery.gate_to_convert(world, task)
+            gate = classic.gate_to_convert(world, task)
             if gate is not None and not task.ready and not task.busy and not task.pending:
                 return action(task.name, "convert", gate.name)
     if task.busy:
@@ -150,7 +144,7 @@ def visible_head(world: NetworkState, channel: Channel) -> Buffer | None:
     sub = world.subpartitions[channel.subpartition]
     if not sub.blocked:
         return sub.queue[0] if sub.queue else None
-    return recovery.sub_head(world, channel)
+    return classic.sub_head(world, channel)
 
 
 def _next_channel_with_data(world: NetworkState, task: Task) -> Channel | None:
@@ -236,7 +230,7 @@ def do_poll(world: NetworkState, task: Task, action: Action) -> None:
             fetched_channel_state_drainer.on_recovered_state_consumed(world, task, channel)
             return
         if buffer.event in (SUBTASK_CONNECTION, END_OF_INPUT_STATE, END_OF_OUTPUT_STATE):
-            recovery.on_recovery_event(world, task, channel, buffer)
+            classic.on_recovery_event(world, task, channel, buffer)
             return
         if buffer.event == END_OF_FETCHED_STATE:
             fetched_channel_state_drainer.on_recovered_state_consumed(world, task, channel)
@@ -294,7 +288,7 @@ def _deserialize(world: NetworkState, channel: Channel, buffer: Buffer) -> list[
         if partial is None:  # the fragment completed its record
             if not restored:
                 complete.append(fragment.record)
-            elif recovery.keeps(world, channel, fragment.record):
+            elif classic.keeps(world, channel, fragment.record):
                 complete.append(fragment.record)
                 if vc is not None:
                     world.recovered_via[(fragment.record, channel.task)] = (

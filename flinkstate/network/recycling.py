@@ -9,13 +9,11 @@ returns only when its last holder lets go.
 
 from __future__ import annotations
 
-from flinkstate.network import (
-    recovered_channel,
-)
 from flinkstate.network.buffer import HEAP
 from flinkstate.network.consumer import Channel
 from flinkstate.network.ledger import ReturnKind, ReturnTo
 from flinkstate.network.owners import Owner
+from flinkstate.network.recovery import recovered_channel
 from flinkstate.network.state import NetworkState
 from flinkstate.network.task import Task
 

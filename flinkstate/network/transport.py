@@ -9,11 +9,7 @@ needs more than it holds.
 
 from __future__ import annotations
 
-from flinkstate.network import (
-    checkpointing,
-    recovery,
-    recycling,
-)
+from flinkstate.network import checkpointing, recycling
 from flinkstate.network.actors import action, transport_name
 from flinkstate.network.buffer import Buffer
 from flinkstate.network.consumer import Channel
@@ -22,6 +18,7 @@ from flinkstate.network.events import (
     END_OF_OUTPUT_STATE,
 )
 from flinkstate.network.ledger import ReturnKind, ReturnTo
+from flinkstate.network.recovery import classic
 from flinkstate.network.state import NetworkState
 from flinkstate.sim.action import Action
 
@@ -36,7 +33,7 @@ def transport_actions(world: NetworkState, channel: Channel) -> list[Action]:
     if channel.recoverable.in_recovery:  # no credit: events only, and no floating buffers asked for
         sub = world.subpartitions[channel.subpartition]
         head = (
-            recovery.sub_head(world, channel)
+            classic.sub_head(world, channel)
             if sub.blocked
             else (sub.queue[0] if sub.queue else None)
         )
@@ -46,7 +43,7 @@ def transport_actions(world: NetworkState, channel: Channel) -> list[Action]:
     actions = []
     sub = world.subpartitions[channel.subpartition]
     head = (
-        recovery.sub_head(world, channel) if sub.blocked else (sub.queue[0] if sub.queue else None)
+        classic.sub_head(world, channel) if sub.blocked else (sub.queue[0] if sub.queue else None)
     )
     if head is not None and (
         head.is_event or (channel.buffers.available and not channel.upstream_blocked)

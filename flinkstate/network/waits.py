@@ -8,14 +8,7 @@ buffer of its channel; a transport waits for credit. The engine looks for a cycl
 
 from __future__ import annotations
 
-from flinkstate.network import (
-    channel_state_filtering,
-    fetched_channel_state_drainer,
-    mailbox,
-    recovered_channel,
-    recovery,
-    transport,
-)
+from flinkstate.network import mailbox, transport
 from flinkstate.network.actors import (
     ActorKind,
     ActorRef,
@@ -23,11 +16,17 @@ from flinkstate.network.actors import (
     request_partitions,
     transport_name,
 )
-from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.consumer import Channel
 from flinkstate.network.ledger import ReturnKind
 from flinkstate.network.owners import Owner
 from flinkstate.network.partition import ResultPartition
+from flinkstate.network.recovery import (
+    channel_state_filtering,
+    classic,
+    fetched_channel_state_drainer,
+    recovered_channel,
+)
+from flinkstate.network.recovery.channel_state_reader import ChannelStateReader
 from flinkstate.network.state import NetworkState
 from flinkstate.network.task import Task, TaskPhase
 from flinkstate.sim.deadlock import Wait
@@ -51,7 +50,7 @@ def waits(world: NetworkState) -> list[Wait[ActorRef | Owner]]:
             if task.name in world.drainers:
                 waits += fetched_channel_state_drainer.waits(world, task)
             else:
-                waits += recovery.conversion_waits(world, task)
+                waits += classic.conversion_waits(world, task)
     for reader in world.readers.values():
         wait = _reader_wait(world, reader)
         if wait is not None:
@@ -125,7 +124,7 @@ def _reader_wait(world: NetworkState, reader: ChannelStateReader) -> Wait[ActorR
     task = world.task_named(reader.task)
     if reader.finished or task.phase is TaskPhase.RESTORING_OUTPUT:
         return None
-    if recovery.reader_actions(world, reader) is not None:
+    if classic.reader_actions(world, reader) is not None:
         return None
     if not reader.pre_channel and not reader.chunks:
         return None

@@ -30,11 +30,9 @@ from flinkstate.network import (
     builder,
     checkpointing,
     coordinator,
-    fetched_channel_state_drainer,
     invariants,
     mailbox,
     record_writer,
-    recovery,
     transport,
     waits,
 )
@@ -47,6 +45,7 @@ from flinkstate.network.buffer import Buffer
 from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.owners import Owner
 from flinkstate.network.partition import ResultPartition
+from flinkstate.network.recovery import classic, fetched_channel_state_drainer
 from flinkstate.network.state import NetworkState
 from flinkstate.network.task import Task
 from flinkstate.sim.action import Action
@@ -181,7 +180,7 @@ class NetworkWorld(NetworkState):
 
     def _reader_action(self, name: str) -> tuple[Action, ...]:
         reader = self.readers[self.tasks[self.actions.index.refs[name].task].name]
-        step = recovery.reader_actions(self, reader)
+        step = classic.reader_actions(self, reader)
         return () if step is None else (action(reader.name, *step),)
 
     def _drainer_action(self, name: str) -> tuple[Action, ...]:
@@ -254,7 +253,7 @@ class NetworkWorld(NetworkState):
         elif kind is ActorKind.READER:
             self.journal.changes.reader(actor)
             reader = self.readers[self.tasks[ref.task].name]
-            recovery.reader_step(self, reader, action.kind)
+            classic.reader_step(self, reader, action.kind)
         else:
             self.journal.changes.drainer(actor)
             drainer = self.drainers[self.tasks[ref.task].name]
@@ -377,9 +376,9 @@ _TASK_HANDLERS: dict[str, Callable[[NetworkWorld, Task, Action], None]] = {
     "process": mailbox.do_process,
     "checkpoint": checkpointing.do_checkpoint,
     "barrier": checkpointing.do_barrier,
-    "recover-output": recovery.do_recover_output,
-    "finish-output": recovery.do_finish_output,
-    "convert": recovery.do_convert,
+    "recover-output": classic.do_recover_output,
+    "finish-output": classic.do_finish_output,
+    "convert": classic.do_convert,
     "request-partitions": lambda world, task, action: (
         fetched_channel_state_drainer.do_request_partitions(world, task)
     ),

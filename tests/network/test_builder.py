@@ -8,7 +8,7 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.network.state_assignment import assign_state
 from flinkstate.network.task import TaskPhase
 from flinkstate.network.topologies import topology
-from tests.network.test_recovery import PARAMS, taken
+from tests.network.recovery.test_classic import PARAMS, taken
 
 
 def test_remote_channels_own_their_exclusive_buffers_and_local_ones_have_none() -> None:

@@ -11,8 +11,8 @@ from flinkstate.network.state_assignment import assign_state
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
-from tests.network.test_recovery import PARAMS, finished, restored, world
-from tests.network.test_spilling_handler import v2
+from tests.network.recovery.test_classic import PARAMS, finished, restored, world
+from tests.network.recovery.test_spilling_handler import v2
 
 DURING = {"checkpoint_interval": 40, "checkpoints": 3}
 

@@ -11,8 +11,8 @@ from flinkstate.network.task import TaskPhase
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
+from tests.network.recovery.test_classic import PARAMS, taken
 from tests.network.test_checkpoint import run
-from tests.network.test_recovery import PARAMS, taken
 
 _EXPIRING = {
     "checkpoints": 1,

@@ -137,6 +137,7 @@ def test_every_component_of_a_clone_is_its_own() -> None:
     """Run a clone to its end: every component of the original still equals a deep copy
     taken before, so no component is shared by mistake (V2 spills, so its files count)."""
     run = prepare_scenario("checkpoint-during-drain", seed=0)
+    assert run.simulation is not None
     run.simulation.run(150)
     original = run.world
     assert original is not None

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from flinkstate.network import recovered_channel
 from flinkstate.network.consumer import Gate
 from flinkstate.network.owners import OwnerKind
+from flinkstate.network.recovery import recovered_channel
 from flinkstate.network.state import NetworkState
 from flinkstate.network.state_assignment import assign_state
 from flinkstate.network.topologies import topology
-from tests.network.test_recovery import PARAMS, restored, taken
+from tests.network.recovery.test_classic import PARAMS, restored, taken
 
 
 def restored_world() -> NetworkState:

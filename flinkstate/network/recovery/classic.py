@@ -1,4 +1,5 @@
-"""Recovery of in-flight data when a job restarts from an unaligned checkpoint (classic path).
+"""The classic recovery of in-flight data after an unaligned checkpoint: the sequence V1 and V2
+vary at the reader's step and at conversion.
 
 The sequence is Flink's with checkpointing during recovery off (``StreamTask.restoreStateAndGates``
 and ``recoverChannelsWithoutCheckpointing``):
@@ -26,13 +27,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flinkstate.network import channel_state_filtering, recovered_channel, spilling_handler
 from flinkstate.network.actors import ActorRef, by_name, request_partitions
 from flinkstate.network.buffer import HEAP, Buffer
-from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE, SUBTASK_CONNECTION
 from flinkstate.network.ledger import ReturnKind, ReturnTo
 from flinkstate.network.options import BlockedPriority, GateConversion, RecoveryGeneration
+from flinkstate.network.recovery import channel_state_filtering, recovered_channel, spilling_handler
+from flinkstate.network.recovery.channel_state_reader import ChannelStateReader
 from flinkstate.network.task import TaskPhase
 from flinkstate.sim.action import Action
 from flinkstate.sim.deadlock import Wait

@@ -9,9 +9,9 @@ import pytest
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.actors import ActorKind, ActorRef
-from flinkstate.network.channel_state_filtering import ONE_BUFFER_AT_A_TIME
 from flinkstate.network.options import RecoveryGeneration
 from flinkstate.network.owners import OwnerKind
+from flinkstate.network.recovery.channel_state_filtering import ONE_BUFFER_AT_A_TIME
 from flinkstate.network.state_assignment import assign_state
 from flinkstate.network.topologies import topology
 from flinkstate.recovery.scenarios import Outcome, get_scenario, run_scenario

@@ -10,7 +10,7 @@ from flinkstate.network.options import RecoveryGeneration
 from flinkstate.network.owners import OwnerKind
 from flinkstate.network.topologies import topology
 from flinkstate.sim import Simulation
-from tests.network.test_recovery import finished, restored, world
+from tests.network.recovery.test_classic import finished, restored, world
 
 V2 = {"generation": "v2", "checkpointing_during_recovery": True}
 

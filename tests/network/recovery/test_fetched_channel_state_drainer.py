@@ -7,8 +7,8 @@ from flinkstate.network.buffer import HEAP
 from flinkstate.network.events import END_OF_FETCHED_STATE, END_OF_OUTPUT_STATE
 from flinkstate.network.options import RecoveryCheckpointTrigger
 from flinkstate.network.task import TaskPhase
-from tests.network.test_recovery import finished, world
-from tests.network.test_spilling_handler import v2
+from tests.network.recovery.test_classic import finished, world
+from tests.network.recovery.test_spilling_handler import v2
 
 
 def test_trigger_not_ready_until_the_drainer_is_installed_then_no_op_once_consumed() -> None:

@@ -24,16 +24,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flinkstate.network import deserializer, recovered_channel
+from flinkstate.network import deserializer
 from flinkstate.network.buffer import HEAP
 from flinkstate.network.deserializer import Framing
 from flinkstate.network.options import PrefilterSource
 from flinkstate.network.owners import Owner
 from flinkstate.network.records import Fragment
+from flinkstate.network.recovery import recovered_channel
 
 if TYPE_CHECKING:
-    from flinkstate.network.channel_state_reader import ChannelStateReader
     from flinkstate.network.consumer import Channel, Gate
+    from flinkstate.network.recovery.channel_state_reader import ChannelStateReader
     from flinkstate.network.state import NetworkState
     from flinkstate.network.task import Task
 
