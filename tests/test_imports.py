@@ -18,7 +18,7 @@ NETWORK_BELOW_BEHAVIOUR = {
     for name in (
         "actors",
         "buffer",
-        "recovery.channel_state_reader",
+        "channel_state_reader",
         "channel_state_writer",
         "checkpoint",
         "config",
@@ -26,7 +26,7 @@ NETWORK_BELOW_BEHAVIOUR = {
         "coordinator_state",
         "copying",
         "events",
-        "recovery.fetched_channel_state",
+        "fetched_channel_state",
         "graph",
         "ledger",
         "options",

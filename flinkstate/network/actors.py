@@ -19,12 +19,12 @@ from enum import StrEnum
 from typing import TypeVar
 
 from flinkstate.network.buffer import LocalBufferPool, NetworkBufferPool, network_pool_name
+from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.channel_state_writer import ChannelStateWriter
 from flinkstate.network.consumer import Channel
+from flinkstate.network.fetched_channel_state import FetchedChannelStateDrainer
 from flinkstate.network.ledger import Changes, ReadersOf
 from flinkstate.network.partition import Subpartition
-from flinkstate.network.recovery.channel_state_reader import ChannelStateReader
-from flinkstate.network.recovery.fetched_channel_state import FetchedChannelStateDrainer
 from flinkstate.network.task import Task
 from flinkstate.sim.action import Action
 

@@ -17,8 +17,13 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import compute_key_group_range_for_operator_index
 from flinkstate.network.actors import ActionCache, ActorIndex
 from flinkstate.network.buffer import local_pool, network_pool_name
+from flinkstate.network.channel_state_reader import ChannelStateReader, split_chunk
 from flinkstate.network.channel_state_writer import assign_writers
 from flinkstate.network.consumer import Channel, Gate
+from flinkstate.network.fetched_channel_state import (
+    FetchedChannelStateDrainer,
+    drainer_name,
+)
 from flinkstate.network.graph import Exchange, Operator, OperatorKind
 from flinkstate.network.ledger import SegmentLedger
 from flinkstate.network.options import (
@@ -29,11 +34,6 @@ from flinkstate.network.options import (
 from flinkstate.network.owners import ChannelOwners, Owner, OwnerKind, SubpartitionOwners
 from flinkstate.network.partition import ResultPartition, Subpartition
 from flinkstate.network.pools import BufferPools
-from flinkstate.network.recovery.channel_state_reader import ChannelStateReader, split_chunk
-from flinkstate.network.recovery.fetched_channel_state import (
-    FetchedChannelStateDrainer,
-    drainer_name,
-)
 from flinkstate.network.state import IN_FLIGHT, NetworkState
 from flinkstate.network.state_assignment import StateAssignment
 from flinkstate.network.task import Task, TaskPhase

@@ -24,7 +24,7 @@ from enum import StrEnum
 
 from flinkstate.choice import Choice
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.recovery.fetched_channel_state import (
+from flinkstate.network.fetched_channel_state import (
     DEFAULT_MAX_SEGMENT_SIZE,
     DEFAULT_SPILL_FILE_SIZE,
 )

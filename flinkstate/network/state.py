@@ -15,10 +15,15 @@ from dataclasses import dataclass, field
 from flinkstate.keygroups import assign_to_key_group
 from flinkstate.network.actors import ActionCache, ActorRef
 from flinkstate.network.buffer import Buffer, LocalBufferPool, NetworkBufferPool
+from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.channel_state_writer import ChannelStateWriter
 from flinkstate.network.config import NetworkConfig
 from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.coordinator_state import CoordinatorState
+from flinkstate.network.fetched_channel_state import (
+    FetchedChannelStateDrainer,
+    SpillAccount,
+)
 from flinkstate.network.graph import JobGraph
 from flinkstate.network.ledger import SegmentLedger, StepJournal
 from flinkstate.network.options import RecoveryGeneration, RecoveryOptions, RunOptions
@@ -27,11 +32,6 @@ from flinkstate.network.partition import ResultPartition, Subpartition
 from flinkstate.network.pools import BufferPools
 from flinkstate.network.record_order import RecordOrder
 from flinkstate.network.records import Fragment, Record
-from flinkstate.network.recovery.channel_state_reader import ChannelStateReader
-from flinkstate.network.recovery.fetched_channel_state import (
-    FetchedChannelStateDrainer,
-    SpillAccount,
-)
 from flinkstate.network.state_assignment import StateAssignment
 from flinkstate.network.task import Task
 from flinkstate.rescale.owner_rule import OwnerRule

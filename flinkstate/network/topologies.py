@@ -13,6 +13,10 @@ from typing import Any
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.config import NetworkConfig
+from flinkstate.network.fetched_channel_state import (
+    DEFAULT_MAX_SEGMENT_SIZE,
+    DEFAULT_SPILL_FILE_SIZE,
+)
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
 from flinkstate.network.options import (
     CHECKPOINTING_DURING_RECOVERY_KEY,
@@ -21,10 +25,6 @@ from flinkstate.network.options import (
     RecoveryBarrierDecline,
     RecoveryGeneration,
     RunOptions,
-)
-from flinkstate.network.recovery.fetched_channel_state import (
-    DEFAULT_MAX_SEGMENT_SIZE,
-    DEFAULT_SPILL_FILE_SIZE,
 )
 from flinkstate.network.state_assignment import StateAssignment
 from flinkstate.network.world import NetworkWorld

@@ -16,6 +16,7 @@ from flinkstate.network.actors import (
     request_partitions,
     transport_name,
 )
+from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.consumer import Channel
 from flinkstate.network.ledger import ReturnKind
 from flinkstate.network.owners import Owner
@@ -26,7 +27,6 @@ from flinkstate.network.recovery import (
     fetched_channel_state_drainer,
     recovered_channel,
 )
-from flinkstate.network.recovery.channel_state_reader import ChannelStateReader
 from flinkstate.network.state import NetworkState
 from flinkstate.network.task import Task, TaskPhase
 from flinkstate.sim.deadlock import Wait

@@ -22,11 +22,11 @@ import plotly.graph_objects as go
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.buffer import HEAP, Buffer
+from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.consumer import Channel, Gate
+from flinkstate.network.fetched_channel_state import FetchedChannelStateDrainer
 from flinkstate.network.owners import Owner, OwnerKind, OwnerPlace
 from flinkstate.network.partition import ResultPartition, Subpartition
-from flinkstate.network.recovery.channel_state_reader import ChannelStateReader
-from flinkstate.network.recovery.fetched_channel_state import FetchedChannelStateDrainer
 from flinkstate.network.task import Task
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Event

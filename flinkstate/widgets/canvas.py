@@ -39,14 +39,15 @@ class RecoveryCanvas(anywidget.AnyWidget):
         #: task keys whose lanes are open although their operator is collapsed (large jobs)
         self.expanded: set[str] = set()
         self._lanes_changed: Callable[[], None] | None = None
-        self.on_msg(self._message)
+        self.on_msg(lambda _widget, content, _buffers: self.receive(content))
 
     def on_lanes_changed(self, callback: Callable[[], None]) -> None:
         """Call ``callback`` when the learner opens or folds a lane on the canvas."""
         self._lanes_changed = callback
 
-    def _message(self, _widget: Any, content: Any, _buffers: Any) -> None:
-        """A click on a collapsed subtask opens its lane; *fold* closes it again."""
+    def receive(self, content: object) -> None:
+        """A message from the page: a click on a collapsed subtask opens its lane (``{"expand":
+        task}``), *fold* closes it again (``{"collapse": task}``); anything else is ignored."""
         if not isinstance(content, dict):
             return
         if isinstance(content.get("expand"), str):

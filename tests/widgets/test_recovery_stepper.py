@@ -291,14 +291,19 @@ def test_a_click_on_a_collapsed_subtask_opens_its_lane() -> None:
         return [p["id"] for p in stepper.canvas.scene["places"] if p.get("task") == task]
 
     assert lane("counter[5]") == ["task counter[5]"]
-    stepper.canvas._message(stepper.canvas, {"expand": "counter[5]"}, [])
+    # as the page sends it: a custom message over the widget's comm
+    message = {
+        "content": {"data": {"method": "custom", "content": {"expand": "counter[5]"}}},
+        "buffers": [],
+    }
+    stepper.canvas.comm.handle_msg(message)
     assert len(lane("counter[5]")) > 10
     assert stepper.current_step == 300  # opening a lane moves nothing
     stepper.step_button.click()
     assert len(lane("counter[5]")) > 10  # and it stays open while stepping
-    stepper.canvas._message(stepper.canvas, {"collapse": "counter[5]"}, [])
+    stepper.canvas.receive({"collapse": "counter[5]"})
     assert lane("counter[5]") == ["task counter[5]"]
-    stepper.canvas._message(stepper.canvas, {"something": "else"}, [])  # ignored
+    stepper.canvas.receive({"something": "else"})  # ignored
 
 
 def test_a_trace_loads_back_into_the_stepper_at_the_same_state(tmp_path: Path) -> None:

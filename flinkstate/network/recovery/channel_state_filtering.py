@@ -33,8 +33,8 @@ from flinkstate.network.records import Fragment
 from flinkstate.network.recovery import recovered_channel
 
 if TYPE_CHECKING:
+    from flinkstate.network.channel_state_reader import ChannelStateReader
     from flinkstate.network.consumer import Channel, Gate
-    from flinkstate.network.recovery.channel_state_reader import ChannelStateReader
     from flinkstate.network.state import NetworkState
     from flinkstate.network.task import Task
 

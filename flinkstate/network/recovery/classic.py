@@ -29,11 +29,11 @@ from typing import TYPE_CHECKING
 
 from flinkstate.network.actors import ActorRef, by_name, request_partitions
 from flinkstate.network.buffer import HEAP, Buffer
+from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE, SUBTASK_CONNECTION
 from flinkstate.network.ledger import ReturnKind, ReturnTo
 from flinkstate.network.options import BlockedPriority, GateConversion, RecoveryGeneration
 from flinkstate.network.recovery import channel_state_filtering, recovered_channel, spilling_handler
-from flinkstate.network.recovery.channel_state_reader import ChannelStateReader
 from flinkstate.network.task import TaskPhase
 from flinkstate.sim.action import Action
 from flinkstate.sim.deadlock import Wait

@@ -32,13 +32,13 @@ from typing import TYPE_CHECKING
 from flinkstate.network.actors import ActorRef, by_name, request_partitions
 from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.events import END_OF_FETCHED_STATE, RECOVERY_BARRIER
-from flinkstate.network.options import RecoveryCheckpointTrigger
-from flinkstate.network.recovery.fetched_channel_state import (
+from flinkstate.network.fetched_channel_state import (
     EMPTY_SNAPSHOT,
     DrainCursor,
     FetchedChannelStateDrainer,
     FetchedChannelStateSnapshot,
 )
+from flinkstate.network.options import RecoveryCheckpointTrigger
 from flinkstate.network.recovery.recovered_channel import buffer_holders, convert_gate
 from flinkstate.network.task import TaskPhase
 from flinkstate.sim.deadlock import Wait

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 from flinkstate.network.actors import ActorRef
 from flinkstate.network.buffer import HEAP
+from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.owners import Owner
-from flinkstate.network.recovery.channel_state_reader import ChannelStateReader
 from flinkstate.network.task import Task
 
 if TYPE_CHECKING:

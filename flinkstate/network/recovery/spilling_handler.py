@@ -26,13 +26,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from flinkstate.network.checkpoint import InputChannelInfo
+from flinkstate.network.fetched_channel_state import SpillWriter
 from flinkstate.network.records import Fragment
 from flinkstate.network.recovery import channel_state_filtering, recovered_channel
-from flinkstate.network.recovery.fetched_channel_state import SpillWriter
 
 if TYPE_CHECKING:
+    from flinkstate.network.channel_state_reader import ChannelStateReader
     from flinkstate.network.consumer import Gate
-    from flinkstate.network.recovery.channel_state_reader import ChannelStateReader
     from flinkstate.network.state import NetworkState
 
 

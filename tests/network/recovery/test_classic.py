@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flinkstate.keygroups import assign_key_to_parallel_operator
+from flinkstate.network.channel_state_reader import split_chunk
 from flinkstate.network.checkpoint import Checkpoint
 from flinkstate.network.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE
 from flinkstate.network.records import Fragment
-from flinkstate.network.recovery.channel_state_reader import split_chunk
 from flinkstate.network.state_assignment import RecoveredChunk, assign_state
 from flinkstate.network.task import TaskPhase
 from flinkstate.network.topologies import topology

@@ -13,8 +13,8 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from flinkstate.network.buffer import Buffer
+from flinkstate.network.fetched_channel_state import SpillWriter
 from flinkstate.network.records import Fragment
-from flinkstate.network.recovery.fetched_channel_state import SpillWriter
 from flinkstate.network.state_assignment import RecoveredChunk
 
 

@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.checkpoint import InputChannelInfo
 from flinkstate.network.config import LENGTH_PREFIX_BYTES
-from flinkstate.network.records import Fragment
-from flinkstate.network.recovery.fetched_channel_state import (
+from flinkstate.network.fetched_channel_state import (
     DEFAULT_MAX_SEGMENT_SIZE,
     DEFAULT_SPILL_FILE_SIZE,
     EMPTY_SNAPSHOT,
@@ -26,6 +25,7 @@ from flinkstate.network.recovery.fetched_channel_state import (
     cut,
     drain_sizes,
 )
+from flinkstate.network.records import Fragment
 
 _ids = iter(range(1_000_000))
 
