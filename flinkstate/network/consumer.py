@@ -26,7 +26,6 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from flinkstate.network.buffer import Buffer, LocalBufferPool
-from flinkstate.network.copying import shallow_copier
 from flinkstate.network.graph import Exchange
 from flinkstate.network.owners import ChannelOwners
 from flinkstate.rescale.exchange import DownstreamSubtaskRescale
@@ -149,17 +148,29 @@ class Channel:
     recoverable: RecoverableChannelState = field(default_factory=RecoverableChannelState)
 
     def copy(self) -> Channel:
-        twin = _copy_channel(self)
-        twin.buffers = self.buffers.copy()
-        twin.received = deque(self.received)
-        twin.persister = self.persister.copy()
-        twin.recovery = self.recovery.copy()
-        twin.demultiplexer = self.demultiplexer.copy()
-        twin.recoverable = self.recoverable.copy()
-        return twin
-
-
-_copy_channel = shallow_copier(Channel)
+        """A copy with its own queues and parts (one constructor call: snapshots copy every
+        channel)."""
+        return Channel(
+            self.name,
+            self.gate,
+            self.task,
+            self.producer,
+            self.subpartition,
+            self.remote,
+            self.index,
+            self.owners,
+            self.buffers.copy(),
+            deque(self.received),
+            self.finished,
+            self.partial,
+            self.persister.copy(),
+            self.blocked,
+            self.upstream_blocked,
+            self.recovered,
+            self.recovery.copy(),
+            self.demultiplexer.copy(),
+            self.recoverable.copy(),
+        )
 
 
 @dataclass(slots=True)

@@ -134,8 +134,9 @@ def test_clone_is_independent_of_its_original() -> None:
 
 
 def test_every_component_of_a_clone_is_its_own() -> None:
-    """Run a clone to its end: every component of the original still equals a deep copy
-    taken before, so no component is shared by mistake (V2 spills, so its files count)."""
+    """A clone equals its original; run to its end, every component of the original still
+    equals a deep copy taken before, so none is shared by mistake (V2 spills, so its files
+    count)."""
     run = prepare_scenario("checkpoint-during-drain", seed=0)
     assert run.simulation is not None
     run.simulation.run(150)
@@ -143,6 +144,8 @@ def test_every_component_of_a_clone_is_its_own() -> None:
     assert original is not None
     before = copy.deepcopy(original)
     twin = original.clone()
+    for component in dataclasses.fields(original):  # a copy leaves nothing out
+        assert getattr(twin, component.name) == getattr(original, component.name), component
     while actions := twin.enabled_actions():
         twin.apply(actions[0])
     changed = []
