@@ -25,6 +25,7 @@ and ``recoverChannelsWithoutCheckpointing``):
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from flinkstate.network.actors import ActorRef, by_name, request_partitions
@@ -124,20 +125,21 @@ def reader_actions(world: NetworkState, reader: ChannelStateReader) -> tuple[str
     )
 
 
+#: the reader's steps that V1 and V2 take in their own modules
+_GENERATION_STEPS: dict[str, Callable[[NetworkState, ChannelStateReader], None]] = {
+    "filter": channel_state_filtering.filter_step,
+    "rewrite": channel_state_filtering.rewrite_step,
+    "spill": spilling_handler.spill_step,
+    "finish-fetch": spilling_handler.finish_fetch,
+}
+
+
 def reader_step(world: NetworkState, reader: ChannelStateReader, kind: str) -> None:
+    generation_step = _GENERATION_STEPS.get(kind)
+    if generation_step is not None:
+        generation_step(world, reader)
+        return
     task = world.task_named(reader.task)
-    if kind == "filter":
-        channel_state_filtering.filter_step(world, reader)
-        return
-    if kind == "rewrite":
-        channel_state_filtering.rewrite_step(world, reader)
-        return
-    if kind == "spill":
-        spilling_handler.spill_step(world, reader)
-        return
-    if kind == "finish-fetch":
-        spilling_handler.finish_fetch(world, reader)
-        return
     if kind == "finish-input":
         for gate in task.gates:
             for channel in gate.channels:
