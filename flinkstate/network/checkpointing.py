@@ -302,7 +302,7 @@ def write_channel_state(world: NetworkState, writer: ChannelStateWriter) -> None
 
 def _snapshot(world: NetworkState, task: Task, checkpoint: CheckpointInProgress) -> None:
     op = world.graph.operator(task.operator)
-    name = world.task_keys[task.name]
+    name = task.key
     checkpoint.snapshots[task.name] = SubtaskState(
         subtask=name,
         operator=op.name,
@@ -368,7 +368,7 @@ def _complete(world: NetworkState, progress: CheckpointInProgress) -> None:
     ) -> None:
         buffers = persisted.get(name)
         if buffers:
-            into.append(ChannelState(world.task_keys[task.name], name, info, tuple(buffers)))
+            into.append(ChannelState(task.key, name, info, tuple(buffers)))
 
     for task in world.tasks.values():
         for gate_index, gate in enumerate(task.gates):

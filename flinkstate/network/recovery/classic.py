@@ -220,7 +220,7 @@ def conversion_waits(world: NetworkState, task: Task) -> list[Wait[ActorRef]]:
     for gate in task.gates:
         if gate.converted or not all(c.recovery.state_consumed for c in gate.channels):
             continue
-        actor = request_partitions(world.task_keys[task.name], gate.name)
+        actor = request_partitions(task.key, gate.name)
         pending = [g for g in task.gates if not all(c.recovery.state_consumed for c in g.channels)]
         if all_gates and pending:
             for other in pending:

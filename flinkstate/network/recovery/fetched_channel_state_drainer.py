@@ -283,7 +283,7 @@ def waits(world: NetworkState, task: Task) -> list[Wait[ActorRef]]:
     nbp = task.gates[0].pool.global_pool
     return [
         Wait(
-            request_partitions(world.task_keys[task.name]),
+            request_partitions(task.key),
             f"{needed} exclusive buffers of {nbp} for the channels it converts",
         )
     ]
