@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,9 +27,15 @@ class Measurement:
 
 
 def best_of(run: Callable[[], object], repeat: int) -> float:
-    """The fastest of ``repeat`` runs: the least disturbed by other work on the machine."""
+    """The fastest of ``repeat`` runs: the least disturbed by other work on the machine.
+
+    Each run starts with the collector's work done: otherwise the garbage of the run before
+    (a simulation keeps dozens of snapshots) is collected in whichever run's allocation happens
+    to cross a threshold, and the timings measure that luck rather than the subject.
+    """
     best = float("inf")
     for _ in range(repeat):
+        gc.collect()
         start = time.perf_counter()
         run()
         best = min(best, time.perf_counter() - start)

@@ -13,8 +13,9 @@ says read it.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeVar
 
@@ -204,11 +205,20 @@ class ActorIndex:
 
 @dataclass(slots=True)
 class ActionCache:
-    """Each actor's actions as last computed, and the slots whose actions are stale."""
+    """Each actor's actions as last computed, the slots whose actions are stale, and all of
+    them in actor order.
+
+    The joined list is patched in place where an actor's actions changed but not their
+    number (nearly every step), and joined again only where the number changed: joining
+    every actor's actions each step cost most of what computing them did.
+    """
 
     index: ActorIndex
     cached: list[tuple[Action, ...]]
     stale: set[int]
+    #: every cached action in slot order, and where each slot's begin in it (None: to join)
+    joined: list[Action] | None = None
+    starts: list[int] = field(default_factory=list)
 
     @classmethod
     def of(cls, index: ActorIndex) -> ActionCache:
@@ -217,7 +227,35 @@ class ActionCache:
         return cls(index, [()] * count, set(range(count)))
 
     def copy(self) -> ActionCache:
-        return ActionCache(self.index, list(self.cached), set(self.stale))
+        return ActionCache(
+            self.index,
+            list(self.cached),
+            set(self.stale),
+            None if self.joined is None else list(self.joined),
+            list(self.starts),
+        )
+
+    def update(self, slot: int, actions: tuple[Action, ...]) -> None:
+        """An actor's actions as computed now."""
+        before = self.cached[slot]
+        if actions == before:
+            return
+        self.cached[slot] = actions
+        joined = self.joined
+        if joined is not None:
+            if len(actions) == len(before):
+                start = self.starts[slot]
+                joined[start : start + len(actions)] = actions
+            else:
+                self.joined = None
+
+    def actions(self) -> list[Action]:
+        """Every actor's cached actions, in actor order (a list of the caller's own)."""
+        joined = self.joined
+        if joined is None:
+            joined = self.joined = list(itertools.chain.from_iterable(self.cached))
+            self.starts = list(itertools.accumulate(map(len, self.cached), initial=0))
+        return joined.copy()
 
     def listen(self, changes: Changes) -> None:
         """The changes a step notes mark this cache's actors stale."""

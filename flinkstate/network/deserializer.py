@@ -30,17 +30,23 @@ class Framing(Enum):
     NOT_CONTINUED = "not-continued"
 
 
+# read once: a member read through its class costs about 45 ns, and every fragment is fed
+_IN_ORDER = Framing.IN_ORDER
+_CUT_OFF = Framing.CUT_OFF
+_NOT_CONTINUED = Framing.NOT_CONTINUED
+
+
 def reassemble(partial: Partial | None, fragment: Fragment) -> tuple[Partial | None, Framing]:
     """Feed one fragment: the partial record after it, and how it fitted. The fragment
     completes its record when it is the record's last and was not dropped; the partial is
     then None."""
-    framing = Framing.IN_ORDER
+    framing = _IN_ORDER
     if fragment.is_first:
         if partial is not None:
-            framing = Framing.CUT_OFF
+            framing = _CUT_OFF
         partial = (fragment.record, fragment.length)
     elif partial is None or partial[0] != fragment.record:
-        return partial, Framing.NOT_CONTINUED
+        return partial, _NOT_CONTINUED
     else:
         partial = (fragment.record, partial[1] + fragment.length)
     if fragment.is_last:

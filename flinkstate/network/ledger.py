@@ -122,21 +122,26 @@ class StepJournal:
 
     def event(self, action: Action) -> Event:
         """The step as the simulator records it. The step count moves on and the journal is
-        empty again for the next step (one call per step: this is the engine's hot path)."""
+        empty again for the next step (one call per step: this is the engine's hot path; the
+        event keeps tuples, so the lists are emptied rather than made anew)."""
+        moves = self.moves
+        emitted = self.emitted
+        delivered = self.delivered
+        persisted = self.persisted
         event = Event(
             self.step,
             action,
-            tuple(self.moves),
-            tuple(self.emitted),
-            tuple(self.delivered),
-            tuple(self.persisted),
+            tuple(moves),
+            tuple(emitted),
+            tuple(delivered),
+            tuple(persisted),
             self.note,
         )
         self.step += 1
-        self.moves = []
-        self.emitted = []
-        self.delivered = []
-        self.persisted = []
+        moves.clear()
+        emitted.clear()
+        delivered.clear()
+        persisted.clear()
         self.note = ""
         return event
 

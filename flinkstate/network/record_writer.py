@@ -24,6 +24,14 @@ from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.sim.action import Action
 from flinkstate.sim.scheduler import splitmix64
 
+# The hot path's enum members, read once: a member read through its class costs about 45 ns on
+# Python 3.11, and every record is routed.
+_BROADCAST = Partitioner.BROADCAST
+_HASH = Partitioner.HASH
+_CUSTOM = Partitioner.CUSTOM
+_BY_KEY_GROUP = OwnerRule.KEY_GROUP
+_BY_KEY = OwnerRule.KEY
+
 
 def route(world: NetworkState, task: Task, record: Record) -> None:
     for partition in task.partitions:
@@ -35,11 +43,11 @@ def select(world: NetworkState, partition: ResultPartition, record: Record) -> l
     subs = partition.subpartitions
     kind = partition.exchange.partitioner
     count = len(subs)
-    if kind is Partitioner.BROADCAST:
+    if kind is _BROADCAST:
         return list(subs)
-    if kind is Partitioner.HASH or kind is Partitioner.CUSTOM:
+    if kind is _HASH or kind is _CUSTOM:
         down = world.graph.operator(partition.exchange.downstream)
-        rule = OwnerRule.KEY_GROUP if kind is Partitioner.HASH else OwnerRule.KEY
+        rule = _BY_KEY_GROUP if kind is _HASH else _BY_KEY
         target = rule.owner(record.key, down.effective_max_parallelism, count)
         if "wrong-key-group" in world.options.faults:
             target = (target + 1) % count

@@ -20,7 +20,6 @@ them happens, and in a scan every ``full_check_every`` steps.
 from __future__ import annotations
 
 import copy
-import itertools
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from typing import Self
@@ -152,22 +151,21 @@ class NetworkWorld(NetworkState):
             return []
         cache = self.actions
         index = cache.index
-        cached = cache.cached
         for slot in cache.stale:
             name = index.actors[slot]
             if slot < index.task_count:
                 action = mailbox.task_action(self, self.tasks[name])
-                cached[slot] = () if action is None else (action,)
+                cache.update(slot, () if action is None else (action,))
             elif slot < index.transport_end:
-                cached[slot] = tuple(transport.transport_actions(self, self.channels[name]))
+                cache.update(slot, tuple(transport.transport_actions(self, self.channels[name])))
             elif slot < index.writer_end:
-                cached[slot] = checkpointing.writer_actions(self, self.writers[name])
+                cache.update(slot, checkpointing.writer_actions(self, self.writers[name]))
             elif slot < index.reader_end:
-                cached[slot] = self._reader_action(name)
+                cache.update(slot, self._reader_action(name))
             else:
-                cached[slot] = self._drainer_action(name)
+                cache.update(slot, self._drainer_action(name))
         cache.stale.clear()
-        actions = list(itertools.chain.from_iterable(cached))
+        actions = cache.actions()
         actions.extend(coordinator.coordinator_actions(self))
         if self.options.check_actions:
             full = self._scan_actions()
@@ -216,15 +214,18 @@ class NetworkWorld(NetworkState):
 
     def apply(self, action: Action) -> Event:
         actor = action.actor
-        task_actor = self.actions.index.by_task_actor.get(actor)
+        cache = self.actions
+        task_actor = cache.index.by_task_actor.get(actor)
         if task_actor is not None:
-            self.actions.stale.add(task_actor[0])  # the task that acts
+            cache.stale.add(task_actor[0])  # the task that acts
             _TASK_HANDLERS[action.kind](self, self.tasks[task_actor[1]], action)
         else:
             self._apply_other(actor, action)
-        event = self.journal.event(action)
-        if self.options.full_check_every and self.journal.step % self.options.full_check_every == 0:
-            scan = self.journal.step // self.options.full_check_every
+        journal = self.journal
+        event = journal.event(action)
+        every = self.options.full_check_every
+        if every and journal.step % every == 0:
+            scan = journal.step // every
             self.check_consistency(idle_pools=scan % IDLE_POOL_SCAN_EVERY == 0)
         return event
 

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from flinkstate.network.actors import ActionCache, ActorKind, ActorRef
 from flinkstate.network.ledger import Changes
 from flinkstate.network.topologies import topology
+from flinkstate.sim.action import Action
 
 
 def keyed_cache() -> ActionCache:
@@ -81,3 +85,35 @@ def test_each_kind_of_change_marks_what_the_index_says_reads_it() -> None:
     cache = keyed_cache()
     listening(cache).writer(writer)
     assert cache.stale == {index.actors.index(writer)}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 5), st.lists(st.sampled_from("abc"), max_size=3)),
+        max_size=40,
+    ),
+    st.integers(0, 40),
+)
+def test_the_joined_actions_are_every_slot_in_order_whatever_changed(
+    updates: list[tuple[int, list[str]]], copy_after: int
+) -> None:
+    # patched in place where a slot keeps its number of actions, joined again where not;
+    # a copy taken part-way is patched on its own
+    index = keyed_cache().index
+    cache = ActionCache(index, [()] * 6, set())
+    twin: ActionCache | None = None
+    expected: list[tuple[Action, ...]] = [()] * 6
+    for step, (slot, kinds) in enumerate(updates):
+        if step == copy_after:
+            twin = cache.copy()
+            twin_expected = list(expected)
+        actions = tuple(Action(f"actor {slot}", kind) for kind in kinds)
+        cache.update(slot, actions)
+        expected[slot] = actions
+        joined = cache.actions()
+        assert joined == [a for t in expected for a in t]
+        joined.append(Action("caller", "own"))  # the caller's list: the cache is unmoved
+        assert cache.actions() == [a for t in expected for a in t]
+    if twin is not None:
+        assert twin.actions() == [a for t in twin_expected for a in t]
