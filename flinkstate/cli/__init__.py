@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from flinkstate import FLINK_VERSION, __version__
 from flinkstate.cli.arithmetic import add_keygroup_parser, add_mapping_parser
+from flinkstate.cli.buffers import add_buffers_parser
 from flinkstate.cli.generate import add_generate_parser
 from flinkstate.cli.inspect import add_inspect_parser
 from flinkstate.cli.rescale import add_rescale_parser
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     add_keygroup_parser(subparsers)
     add_mapping_parser(subparsers)
+    add_buffers_parser(subparsers)
     add_topologies_parser(subparsers)
     add_scenarios_parser(subparsers)
     add_run_parser(subparsers)

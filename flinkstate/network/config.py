@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.network.gate_buffers_spec import create_gate_buffers_spec
+from flinkstate.network.netty_shuffle_utils import result_partition_pool_bounds
 
 #: ``MemoryManager.MIN_PAGE_SIZE``
 MIN_PAGE_SIZE = 4096
@@ -84,27 +86,33 @@ class NetworkConfig:
         return subtask // self.slots_per_task_manager
 
     def result_partition_pool_bounds(self, subpartitions: int) -> tuple[int, int]:
-        """(min, max) buffers of a pipelined-bounded result partition's pool.
-
-        ``NettyShuffleUtils.getMinMaxNetworkBuffersPerResultPartition``: one buffer per
-        subpartition plus one, so a task can always get an output buffer; at most
-        ``subpartitions * buffers_per_channel + floating``.
-        """
-        return (
-            subpartitions + 1,
-            subpartitions * self.buffers_per_channel + self.floating_buffers_per_gate,
+        """(min, max) buffers of a pipelined-bounded result partition's pool
+        (``netty_shuffle_utils.result_partition_pool_bounds``)."""
+        return result_partition_pool_bounds(
+            subpartitions, self.buffers_per_channel, self.floating_buffers_per_gate
         )
 
     def gate_buffers(self, channels: int) -> tuple[int, int, int]:
-        """(exclusive per channel, floating min, floating max) of a streaming input gate.
-
-        ``InputGateSpecUtils.createGateBuffersSpec`` with no limit on required buffers.
-        """
-        target_required = channels * self.buffers_per_channel + 1
-        target_total = channels * self.buffers_per_channel + self.floating_buffers_per_gate
-        exclusive = min(self.buffers_per_channel, (target_required - 1) // channels)
-        return (
-            exclusive,
-            target_required - channels * exclusive,
-            target_total - channels * exclusive,
+        """(exclusive per channel, floating min, floating max) of a streaming input gate
+        (``gate_buffers_spec.create_gate_buffers_spec``, no limit on required buffers)."""
+        spec = create_gate_buffers_spec(
+            channels, self.buffers_per_channel, self.floating_buffers_per_gate
         )
+        return spec.exclusive_per_channel, spec.required_floating, spec.total_floating
+
+
+def number_of_network_buffers(network_memory: int, page_size: int = DEFAULT_SEGMENT_SIZE) -> int:
+    """How many network buffers ``network_memory`` bytes make
+    (``NettyShuffleEnvironmentConfiguration.calculateNumberOfNetworkBuffers``): whole pages
+    only, the offcut is left to the user's memory; more than a Java int of pages is refused."""
+    check_segment_size(page_size)
+    if network_memory < 0:
+        raise InvalidParameterError(f"network memory must not be negative, got {network_memory}")
+    buffers = network_memory // page_size
+    if buffers > MAX_PAGE_SIZE:
+        raise InvalidParameterError(
+            f"network memory of {network_memory} bytes is more than {MAX_PAGE_SIZE} pages of "
+            f"{page_size} bytes (Flink: 'The given number of memory bytes ({network_memory}) "
+            "corresponds to more than MAX_INT pages.')"
+        )
+    return buffers

@@ -90,7 +90,14 @@ COMMON = (
         minimum=0,
         maximum=64,
     ),
-    Parameter("floating_buffers", 8, "floating buffers per input gate", minimum=0, maximum=1024),
+    Parameter(
+        "floating_buffers",
+        8,
+        "floating buffers per input gate (at least 1: Flink's gate always requires one "
+        "floating buffer beyond its channels' exclusive ones)",
+        minimum=1,
+        maximum=1024,
+    ),
     Parameter(
         "max_buffers_per_channel",
         10,

@@ -1041,7 +1041,8 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario(
             "spill-pressure-v2",
             "A tiny network pool: V2 spills everything and drains through one buffer",
-            "One exclusive buffer per channel and no floating ones. V2's fetch never touches "
+            "One exclusive buffer per channel and one floating buffer per gate (the fewest "
+            "Flink's gate arithmetic accepts). V2's fetch never touches "
             "the pool, so it spills the recovered data at full speed; the drain is what the "
             "small pool slows. Compare heap, bytes spilled and steps with spill-pressure-v1 "
             "and with more buffers (buffers_per_channel, floating_buffers).",
@@ -1051,7 +1052,7 @@ SCENARIOS: dict[str, Scenario] = {
                 "record_size": 3000,
                 "generation": "v2",
                 "buffers_per_channel": 1,
-                "floating_buffers": 0,
+                "floating_buffers": 1,
                 "restart_checkpoint_interval": 40,
                 "checkpoints": 3,
             },
@@ -1062,7 +1063,8 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario(
             "spill-pressure-v1",
             "The same tiny pool in Flink 2.3: the heap fallback takes over",
-            "With one exclusive buffer per channel and no floating ones, Flink 2.3's reader "
+            "With one exclusive buffer per channel and one floating buffer per gate, Flink 2.3's "
+            "reader "
             "gets a fresh 32 KiB heap segment whenever the channel has no buffer: it never "
             "blocks, and heap use grows with the recovered data (more than ten times V2's here).",
             "keyed",
@@ -1071,7 +1073,7 @@ SCENARIOS: dict[str, Scenario] = {
                 "record_size": 3000,
                 "generation": "v1",
                 "buffers_per_channel": 1,
-                "floating_buffers": 0,
+                "floating_buffers": 1,
                 "restart_checkpoint_interval": 40,
                 "checkpoints": 3,
             },

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.config import NetworkConfig, check_segment_size
+from flinkstate.network.config import NetworkConfig, check_segment_size, number_of_network_buffers
 
 
 @pytest.mark.parametrize(
@@ -71,3 +71,16 @@ def test_other_bounds() -> None:
         NetworkConfig(max_buffers_per_channel=0)
     with pytest.raises(InvalidParameterError, match="buffers_per_channel"):
         NetworkConfig(buffers_per_channel=-1)
+
+
+def test_network_buffers_from_memory_and_page_size() -> None:
+    # NettyShuffleEnvironmentConfigurationTest.testNetworkBufferNumberCalculation
+    assert number_of_network_buffers(128 * 1024 * 1024, 1024 * 1024) == 128
+    # the offcut is left over; the minimum network memory makes the model's default
+    assert number_of_network_buffers(64 * 1024 * 1024 + 1000) == 2048
+    with pytest.raises(InvalidParameterError, match="MAX_INT pages"):
+        number_of_network_buffers(2**31 * 4096, 4096)
+    with pytest.raises(InvalidParameterError, match="power of 2"):
+        number_of_network_buffers(1024, 5000)
+    with pytest.raises(InvalidParameterError, match="negative"):
+        number_of_network_buffers(-1)

@@ -12,7 +12,7 @@ def test_no_credit_no_send() -> None:
         records=60,
         cost=20,
         parallelism=2,
-        floating_buffers=0,
+        floating_buffers=1,
         record_size=2000,
         full_check_every=50,
     )

@@ -101,7 +101,7 @@ def test_cached_actions_equal_a_full_scan_at_every_step(
         "slots_per_tm": slots,
         "record_size": size,
         "buffers_per_channel": exclusive,
-        "floating_buffers": floating + (1 if exclusive == 0 else 0),
+        "floating_buffers": floating + 1,  # a gate always requires one floating buffer
         "max_buffers_per_channel": 2,
         "unaligned": unaligned,
         "flush_every_record": flush,

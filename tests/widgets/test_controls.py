@@ -70,7 +70,7 @@ def test_parameter_controls_check_with_the_parameters_own_bounds() -> None:
     controls.controls["floating_buffers"].value = 5000
     with pytest.raises(InvalidParameterError, match="floating_buffers = 5000 is above its maximum"):
         controls.values()
-    assert "(min 0, max 1024)" in controls.controls["floating_buffers"].tooltip
+    assert "(min 1, max 1024)" in controls.controls["floating_buffers"].tooltip
 
 
 def test_changes_are_sent_to_the_browser() -> None:

@@ -1,0 +1,49 @@
+"""Memory sizes as Flink's configuration writes them ("128m", "32 kb", "1g").
+
+Flink's ``MemorySize.parseBytes``: a whole number, then optionally a unit (case does not
+matter, spaces between are allowed); the units are powers of 1024. A value that does not fit
+a Java ``long`` is refused, as Flink refuses it.
+"""
+
+from __future__ import annotations
+
+from flinkstate.errors import InvalidParameterError
+
+#: Flink's ``MemorySize.MemoryUnit``: each unit's spellings and multiplier
+UNITS: tuple[tuple[tuple[str, ...], int], ...] = (
+    (("b", "bytes"), 1),
+    (("k", "kb", "kibibytes"), 1024),
+    (("m", "mb", "mebibytes"), 1024**2),
+    (("g", "gb", "gibibytes"), 1024**3),
+    (("t", "tb", "tebibytes"), 1024**4),
+)
+#: ``Long.MAX_VALUE``
+MAX_BYTES = 2**63 - 1
+
+
+def parse_bytes(text: str) -> int:
+    """The number of bytes ``text`` names, or one clear error."""
+    trimmed = text.strip()
+    if not trimmed:
+        raise InvalidParameterError("a memory size must not be empty (for example 64m or 1g)")
+    digits = len(trimmed) - len(trimmed.lstrip("0123456789"))
+    number, unit = trimmed[:digits], trimmed[digits:].strip().lower()
+    if not number:
+        raise InvalidParameterError(
+            f"memory size {text!r} does not start with a whole number (for example 64m or 1g)"
+        )
+    multiplier = 1
+    if unit:
+        found = next((m for names, m in UNITS if unit in names), None)
+        if found is None:
+            known = " | ".join("(" + " | ".join(names) + ")" for names, _ in UNITS)
+            raise InvalidParameterError(
+                f"memory size unit {unit!r} of {text!r} is none of Flink's units: {known}"
+            )
+        multiplier = found
+    value = int(number)
+    if value > MAX_BYTES or value * multiplier > MAX_BYTES:
+        raise InvalidParameterError(
+            f"memory size {text!r} does not fit a 64-bit number of bytes (Flink refuses it too)"
+        )
+    return value * multiplier

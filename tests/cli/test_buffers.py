@@ -1,0 +1,70 @@
+"""``flinkstate buffers``: Flink's buffer arithmetic as tables, and one line per mistake."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from flinkstate.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["buffers", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_a_wide_batch_gate_a_sorting_partition_and_a_task_manager(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(
+        capsys,
+        "--channels", "500", "--type", "blocking", "--subpartitions", "10",
+        "--network-memory", "128m", "--segment-size", "1m",
+    )  # fmt: skip
+    assert code == 0
+    assert "(at most 1000 required buffers)" in out
+    lines = out.splitlines()
+    gate = lines[lines.index(next(x for x in lines if x.startswith("exclusive"))) + 2]
+    assert gate.split() == ["1", "500", "508", "1008"]  # GateBuffersSpecTest, 500 channels
+    assert "128 network buffers" in out  # NettyShuffleEnvironmentConfigurationTest
+
+
+def test_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--channels", "4", "--subpartitions", "4", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["gate"] == {
+        "channels": 4,
+        "max_required_buffers": None,
+        "exclusive_per_channel": 2,
+        "required_floating": 1,
+        "total_floating": 8,
+        "target_total": 16,
+    }
+    assert report["result_partition"] == {"subpartitions": 4, "min": 5, "max": 16}
+    _, out, _ = run(capsys, "--subpartitions", "3", "--type", "pipelined", "--json")
+    assert json.loads(out)["result_partition"]["max"] is None  # unbounded
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ((), "name what to size"),
+        (("--channels", "4", "--buffers-per-channel", "1", "--floating-buffers", "0"),
+         "Wrong number of floating buffers"),
+        (("--channels", "0"), "at least one channel"),
+        (("--channels", "2", "--type", "nope"), "unknown result partition type 'nope'"),
+        (("--network-memory", "12parsecs"), "unit 'parsecs'"),
+        (("--network-memory", "1g", "--segment-size", "5000"), "power of 2"),
+    ],
+)  # fmt: skip
+def test_mistakes_are_one_line(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
