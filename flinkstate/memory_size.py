@@ -42,7 +42,7 @@ def parse_bytes(text: str) -> int:
             )
         multiplier = found
     value = int(number)
-    if value > MAX_BYTES or value * multiplier > MAX_BYTES:
+    if value * multiplier > MAX_BYTES:
         raise InvalidParameterError(
             f"memory size {text!r} does not fit a 64-bit number of bytes (Flink refuses it too)"
         )

@@ -92,11 +92,10 @@ def _buffers(args: argparse.Namespace) -> str:
             args.max_required,
         )
         cap = effective_max_required_buffers_per_gate(kind, args.max_required)
+        capped = None if cap == DEFAULT_MAX_REQUIRED_BUFFERS_PER_GATE_FOR_STREAM else cap
         report["gate"] = {
             "channels": args.channels,
-            "max_required_buffers": None
-            if cap == DEFAULT_MAX_REQUIRED_BUFFERS_PER_GATE_FOR_STREAM
-            else cap,
+            "max_required_buffers": capped,
             "exclusive_per_channel": spec.exclusive_per_channel,
             "required_floating": spec.required_floating,
             "total_floating": spec.total_floating,
@@ -104,11 +103,7 @@ def _buffers(args: argparse.Namespace) -> str:
         }
         sections.append(
             f"input gate of {args.channels} channel(s) reading a {kind.flink} partition"
-            + (
-                ""
-                if cap == DEFAULT_MAX_REQUIRED_BUFFERS_PER_GATE_FOR_STREAM
-                else f" (at most {cap} required buffers)"
-            )
+            + ("" if capped is None else f" (at most {capped} required buffers)")
             + "\n\n"
             + render_table(
                 ["exclusive per channel", "floating required", "floating at most", "target"],

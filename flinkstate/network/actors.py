@@ -216,7 +216,7 @@ class ActionCache:
     index: ActorIndex
     cached: list[tuple[Action, ...]]
     stale: set[int]
-    #: every cached action in slot order, and where each slot's begin in it (None: to join)
+    #: every cached action in slot order (None: to be joined again), and where each slot begins
     joined: list[Action] | None = None
     starts: list[int] = field(default_factory=list)
 

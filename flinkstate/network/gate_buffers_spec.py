@@ -32,6 +32,15 @@ class GateBuffersSpec:
     target_total: int
 
 
+def check_buffer_counts(buffers_per_channel: int, floating_buffers_per_gate: int) -> None:
+    """The two per-channel and per-gate counts every buffer computation starts from."""
+    if buffers_per_channel < 0 or floating_buffers_per_gate < 0:
+        raise InvalidParameterError(
+            "buffers per channel and floating buffers per gate must not be negative, got "
+            f"{buffers_per_channel} and {floating_buffers_per_gate}"
+        )
+
+
 def effective_max_required_buffers_per_gate(
     partition_type: ResultPartitionType,
     configured: int | None = None,
@@ -58,11 +67,7 @@ def create_gate_buffers_spec(
     """The gate's buffers, refusing what Flink refuses (with its reason)."""
     if channels < 1:
         raise InvalidParameterError(f"a gate has at least one channel, got {channels}")
-    if buffers_per_channel < 0 or floating_buffers_per_gate < 0:
-        raise InvalidParameterError(
-            "buffers per channel and floating buffers per gate must not be negative, got "
-            f"{buffers_per_channel} and {floating_buffers_per_gate}"
-        )
+    check_buffer_counts(buffers_per_channel, floating_buffers_per_gate)
     cap = effective_max_required_buffers_per_gate(
         partition_type, max_required_buffers_per_gate, tiered_storage
     )

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.gate_buffers_spec import create_gate_buffers_spec
+from flinkstate.network.gate_buffers_spec import check_buffer_counts, create_gate_buffers_spec
 from flinkstate.network.result_partition_type import ResultPartitionType
 
 #: ``NetworkBufferPool.UNBOUNDED_POOL_SIZE``: ``Integer.MAX_VALUE``
@@ -32,10 +32,12 @@ class SortShuffle:
     min_parallelism: int = DEFAULT_SORT_SHUFFLE_MIN_PARALLELISM
     min_buffers: int = DEFAULT_SORT_SHUFFLE_MIN_BUFFERS
 
-
-def floating_buffers_per_gate_bounds(floating_buffers_per_gate: int) -> tuple[int, int]:
-    """(min, max) of a gate's floating pool: at least one, for local channel state recovery."""
-    return 1, floating_buffers_per_gate
+    def __post_init__(self) -> None:
+        if self.min_parallelism < 1 or self.min_buffers < 1:
+            raise InvalidParameterError(
+                "the sort shuffle's minimum parallelism and minimum buffers must be at least 1, "
+                f"got {self.min_parallelism} and {self.min_buffers}"
+            )
 
 
 def result_partition_pool_bounds(
@@ -53,6 +55,7 @@ def result_partition_pool_bounds(
         raise InvalidParameterError(
             f"a result partition has at least one subpartition, got {subpartitions}"
         )
+    check_buffer_counts(buffers_per_channel, floating_buffers_per_gate)
     sorts = partition_type.is_blocking and subpartitions >= sort_shuffle.min_parallelism
     if sorts:
         minimum = sort_shuffle.min_buffers

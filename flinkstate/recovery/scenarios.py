@@ -1042,10 +1042,10 @@ SCENARIOS: dict[str, Scenario] = {
             "spill-pressure-v2",
             "A tiny network pool: V2 spills everything and drains through one buffer",
             "One exclusive buffer per channel and one floating buffer per gate (the fewest "
-            "Flink's gate arithmetic accepts). V2's fetch never touches "
-            "the pool, so it spills the recovered data at full speed; the drain is what the "
-            "small pool slows. Compare heap, bytes spilled and steps with spill-pressure-v1 "
-            "and with more buffers (buffers_per_channel, floating_buffers).",
+            "Flink's gate arithmetic accepts). V2's fetch never touches the pool, so it spills "
+            "the recovered data at full speed; the drain is what the small pool slows. Compare "
+            "heap, bytes spilled and steps with spill-pressure-v1 and with more buffers "
+            "(buffers_per_channel, floating_buffers).",
             "keyed",
             {
                 **_FILTER_ON_READ,
@@ -1064,8 +1064,7 @@ SCENARIOS: dict[str, Scenario] = {
             "spill-pressure-v1",
             "The same tiny pool in Flink 2.3: the heap fallback takes over",
             "With one exclusive buffer per channel and one floating buffer per gate, Flink 2.3's "
-            "reader "
-            "gets a fresh 32 KiB heap segment whenever the channel has no buffer: it never "
+            "reader gets a fresh 32 KiB heap segment whenever the channel has no buffer: it never "
             "blocks, and heap use grows with the recovered data (more than ten times V2's here).",
             "keyed",
             {

@@ -68,3 +68,20 @@ def test_mistakes_are_one_line(
     assert out == ""
     assert message in err
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("--subpartitions", "4", "--buffers-per-channel", "-1"),
+        ("--subpartitions", "4", "--type", "blocking", "--sort-shuffle-min-buffers", "0"),
+        ("--channels", "4", "--max-required", "0"),
+    ],
+)
+def test_counts_out_of_range_are_refused(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert len(err.strip().splitlines()) == 1

@@ -104,6 +104,7 @@ def test_the_joined_actions_are_every_slot_in_order_whatever_changed(
     cache = ActionCache(index, [()] * 6, set())
     twin: ActionCache | None = None
     expected: list[tuple[Action, ...]] = [()] * 6
+    twin_expected: list[tuple[Action, ...]] = []
     for step, (slot, kinds) in enumerate(updates):
         if step == copy_after:
             twin = cache.copy()

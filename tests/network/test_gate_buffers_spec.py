@@ -32,38 +32,32 @@ def spec(channels: int, kind: ResultPartitionType, per_channel: int = 2) -> Gate
     return create_gate_buffers_spec(channels, per_channel, 8, kind, cap)
 
 
-@pytest.mark.parametrize("kind", TYPES)
-def test_sufficient_required_buffers(kind: ResultPartitionType) -> None:
-    assert spec(499, kind) == GateBuffersSpec(2, 1, 8, 1006)
+#: GateBuffersSpecTest's five cases: channels, buffers per channel, and the spec it expects for
+#: a pipelined or hybrid input and for the others (capped at 1000 required buffers)
+FLINK_CASES = [
+    # testCalculationWithSufficientRequiredBuffers
+    (499, 2, GateBuffersSpec(2, 1, 8, 1006), GateBuffersSpec(2, 1, 8, 1006)),
+    # testCalculationWithOneExclusiveBuffer
+    (500, 2, GateBuffersSpec(2, 1, 8, 1008), GateBuffersSpec(1, 500, 508, 1008)),
+    # testUpperBoundaryCalculationWithOneExclusiveBuffer
+    (999, 2, GateBuffersSpec(2, 1, 8, 2006), GateBuffersSpec(1, 1, 1007, 2006)),
+    # testBoundaryCalculationWithoutExclusiveBuffer
+    (1000, 2, GateBuffersSpec(2, 1, 8, 2008), GateBuffersSpec(0, 1000, 2008, 2008)),
+    # testCalculationWithConfiguredZeroExclusiveBuffer
+    (1001, 0, GateBuffersSpec(0, 1, 8, 8), GateBuffersSpec(0, 1, 8, 8)),
+]
 
 
 @pytest.mark.parametrize("kind", TYPES)
-def test_one_exclusive_buffer(kind: ResultPartitionType) -> None:
-    expected = (
-        GateBuffersSpec(2, 1, 8, 1008) if streaming(kind) else GateBuffersSpec(1, 500, 508, 1008)
-    )
-    assert spec(500, kind) == expected
-
-
-@pytest.mark.parametrize("kind", TYPES)
-def test_upper_boundary_with_one_exclusive_buffer(kind: ResultPartitionType) -> None:
-    expected = (
-        GateBuffersSpec(2, 1, 8, 2006) if streaming(kind) else GateBuffersSpec(1, 1, 1007, 2006)
-    )
-    assert spec(999, kind) == expected
-
-
-@pytest.mark.parametrize("kind", TYPES)
-def test_boundary_without_exclusive_buffer(kind: ResultPartitionType) -> None:
-    expected = (
-        GateBuffersSpec(2, 1, 8, 2008) if streaming(kind) else GateBuffersSpec(0, 1000, 2008, 2008)
-    )
-    assert spec(1000, kind) == expected
-
-
-@pytest.mark.parametrize("kind", TYPES)
-def test_configured_zero_exclusive_buffers(kind: ResultPartitionType) -> None:
-    assert spec(1001, kind, per_channel=0) == GateBuffersSpec(0, 1, 8, 8)
+@pytest.mark.parametrize(("channels", "per_channel", "pipelined", "batch"), FLINK_CASES)
+def test_flinks_cases(
+    kind: ResultPartitionType,
+    channels: int,
+    per_channel: int,
+    pipelined: GateBuffersSpec,
+    batch: GateBuffersSpec,
+) -> None:
+    assert spec(channels, kind, per_channel) == (pipelined if streaming(kind) else batch)
 
 
 @pytest.mark.parametrize("kind", TYPES)

@@ -11,7 +11,6 @@ from flinkstate.network.netty_shuffle_utils import (
     GateRequirement,
     PartitionRequirement,
     SortShuffle,
-    floating_buffers_per_gate_bounds,
     network_buffers_for_announcing,
     result_partition_pool_bounds,
 )
@@ -45,10 +44,6 @@ def test_pools_by_partition_type() -> None:
         3,
         UNBOUNDED_POOL_SIZE,
     )
-
-
-def test_a_gate_floating_pool_needs_one_buffer() -> None:
-    assert floating_buffers_per_gate_bounds(8) == (1, 8)
 
 
 def test_the_announcement_of_netty_shuffle_utils_test() -> None:
