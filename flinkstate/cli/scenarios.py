@@ -12,7 +12,13 @@ from flinkstate.cli.run_report import buffer_table, invariant_lines, page_line, 
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
 from flinkstate.output import check_target, written_whole
-from flinkstate.recovery.scenarios import SCENARIOS, ScenarioRun, get_scenario, run_scenario
+from flinkstate.recovery.scenarios import (
+    SCENARIOS,
+    Outcome,
+    ScenarioRun,
+    get_scenario,
+    run_scenario,
+)
 
 #: exit status of a scenario whose outcome differs from the expected one
 UNEXPECTED = 1
@@ -127,11 +133,16 @@ def _describe(run: ScenarioRun, exported: int | None, export: object) -> list[st
     result = run.result
     if result is not None:
         resumed = run.resumed_step
+        ended = "failed over" if run.outcome is Outcome.JOB_FAILED else result.status.value
         lines.append(
-            f"restored job: {result.status.value} after {result.steps} steps"
+            f"restored job: {ended} after {result.steps} steps"
             + ("" if resumed is None else f"; every task running from step {resumed}")
         )
         world = run.world
+        if world is not None:
+            lines.append(f"recovery code: {world.effective_generation.value}")
+            if world.recovery_note:
+                lines.append(f"  {world.recovery_note}")
         if world is not None and world.heap_peak:
             lines.append(
                 f"heap used by recovery buffers outside the network pools: peak "

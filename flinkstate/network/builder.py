@@ -197,6 +197,8 @@ def _restore(state: NetworkState, restore: StateAssignment) -> None:
         state.options.generation,
         restore.recover_output_on_downstream,
         state.options.checkpointing_during_recovery,
+        state.options.unaligned,
+        state.options.during_recovery_gate,
     )
     state.recovery = recovery
     v2 = state.effective_generation is RecoveryGeneration.V2

@@ -13,8 +13,9 @@ Flink has shipped three generations of the code that recovers in-flight data
   the physical channels; a checkpoint takes the channels' queued recovered buffers up to a
   recovery barrier plus the spill files' undrained rest.
 
-Which one runs is decided by the two options below together (``CheckpointingOptions.
-isCheckpointingDuringRecoveryEnabled``): with either off, every generation recovers the classic way.
+Which one runs is decided by ``CheckpointingOptions.isCheckpointingDuringRecoveryEnabled``:
+the two options below together, and since FLINK-40518 unaligned checkpoints as well
+(``DuringRecoveryGate``); with any of them off, every generation recovers the classic way.
 """
 
 from __future__ import annotations
@@ -33,8 +34,12 @@ RECOVER_OUTPUT_ON_DOWNSTREAM_KEY = (
     "execution.checkpointing.unaligned.recover-output-on-downstream.enabled"
 )
 #: the key in code since FLINK-38541; Flink 2.3's release notes print the older
-#: ``execution.checkpointing.unaligned.during-recovery.enabled``
+#: ``MISNAMED_DURING_RECOVERY_KEY``
 CHECKPOINTING_DURING_RECOVERY_KEY = "execution.checkpointing.during-recovery.enabled"
+#: the key of FLINK-35761's release note: no Flink release reads it (no deprecated key either),
+#: so a job that sets it runs without checkpointing during recovery
+MISNAMED_DURING_RECOVERY_KEY = "execution.checkpointing.unaligned.during-recovery.enabled"
+UNALIGNED_KEY = "execution.checkpointing.unaligned.enabled"
 TOLERABLE_FAILED_CHECKPOINTS_KEY = "execution.checkpointing.tolerable-failed-checkpoints"
 
 
@@ -50,10 +55,32 @@ class RecoveryGeneration(Choice):
         return {"classic": "Flink <= 2.2", "v1": "Flink 2.3", "v2": "Flink master"}[self.value]
 
 
+class DuringRecoveryGate(Choice):
+    """Which settings turn checkpointing during recovery on
+    (``CheckpointingOptions.isCheckpointingDuringRecoveryEnabled``).
+
+    ``two-options``: recover-output-on-downstream and during-recovery alone (Flink 2.3, and
+    master until FLINK-40518). A job restored with aligned checkpoints then recovers with the
+    new code, but its barrier handler is the aligned one, which has no recovery trigger: a
+    checkpoint during recovery is neither cut nor declined as not ready; it waits for every
+    channel's recovered data, and expires when the drain outlasts the timeout.
+    ``requires-unaligned``: FLINK-40518 (PR #29055) adds unaligned checkpoints to the rule, so
+    such a job recovers the classic way.
+    """
+
+    TWO_OPTIONS = "two-options"
+    REQUIRES_UNALIGNED = "requires-unaligned"
+
+
 def checkpointing_during_recovery_enabled(
-    recover_output_on_downstream: bool, checkpointing_during_recovery: bool
+    recover_output_on_downstream: bool,
+    checkpointing_during_recovery: bool,
+    unaligned: bool = True,
+    gate: DuringRecoveryGate = DuringRecoveryGate.REQUIRES_UNALIGNED,
 ) -> bool:
-    """Flink's rule: only both options together turn it on."""
+    """Flink's rule: both options together, and (since FLINK-40518) unaligned checkpoints."""
+    if gate is DuringRecoveryGate.REQUIRES_UNALIGNED and not unaligned:
+        return False
     return recover_output_on_downstream and checkpointing_during_recovery
 
 
@@ -64,9 +91,14 @@ class RecoveryOptions:
     generation: RecoveryGeneration = RecoveryGeneration.V2
     recover_output_on_downstream: bool = False
     checkpointing_during_recovery: bool = False
+    #: the restored job's checkpoints (a job may restore an unaligned checkpoint with aligned
+    #: ones: ``CHECKPOINTING_DURING_RECOVERY_ENABLED``'s description in Flink 2.3)
+    unaligned: bool = True
+    gate: DuringRecoveryGate = DuringRecoveryGate.REQUIRES_UNALIGNED
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "generation", RecoveryGeneration.parse(self.generation))
+        object.__setattr__(self, "gate", DuringRecoveryGate.parse(self.gate))
         if self.checkpointing_during_recovery and self.generation is RecoveryGeneration.CLASSIC:
             raise InvalidParameterError(
                 f"{CHECKPOINTING_DURING_RECOVERY_KEY} does not exist in the classic generation "
@@ -76,7 +108,10 @@ class RecoveryOptions:
     @property
     def checkpointing_during_recovery_enabled(self) -> bool:
         return checkpointing_during_recovery_enabled(
-            self.recover_output_on_downstream, self.checkpointing_during_recovery
+            self.recover_output_on_downstream,
+            self.checkpointing_during_recovery,
+            self.unaligned,
+            self.gate,
         )
 
     @property
@@ -88,13 +123,27 @@ class RecoveryOptions:
 
     @property
     def note(self) -> str:
-        """Why the run recovers the way it does, for a user who set one option only."""
-        if self.checkpointing_during_recovery and not self.recover_output_on_downstream:
+        """Why the run recovers the way it does, for a user whose settings do not say it
+        alone: one option only, or aligned checkpoints ("" when the options say it all)."""
+        if not self.checkpointing_during_recovery:
+            return ""
+        if not self.recover_output_on_downstream:
             return (
                 f"{CHECKPOINTING_DURING_RECOVERY_KEY} is ignored without "
                 f"{RECOVER_OUTPUT_ON_DOWNSTREAM_KEY}: recovery runs the classic way"
             )
-        return ""
+        if self.unaligned:
+            return ""
+        if self.gate is DuringRecoveryGate.REQUIRES_UNALIGNED:
+            return (
+                f"{CHECKPOINTING_DURING_RECOVERY_KEY} is off with aligned checkpoints "
+                f"({UNALIGNED_KEY}=false; FLINK-40518): recovery runs the classic way"
+            )
+        return (
+            "checkpointing during recovery with aligned checkpoints (before FLINK-40518): the "
+            "aligned barrier handler has no recovery trigger, so a checkpoint during recovery "
+            "waits for every channel's recovered data"
+        )
 
 
 class CheckpointFailureReason(StrEnum):
@@ -269,6 +318,8 @@ class RunOptions:
     #: recover-output-on-downstream, from the restore)
     generation: RecoveryGeneration = RecoveryGeneration.V2
     checkpointing_during_recovery: bool = False
+    #: whether that also needs unaligned checkpoints (FLINK-40518) or not (before it)
+    during_recovery_gate: DuringRecoveryGate = DuringRecoveryGate.REQUIRES_UNALIGNED
     #: V2's spill file and segment bounds (Flink: 64 MiB and 1 MiB)
     spill_file_size: int = DEFAULT_SPILL_FILE_SIZE
     spill_segment_size: int = DEFAULT_MAX_SEGMENT_SIZE
@@ -294,6 +345,7 @@ class RunOptions:
             RecoveryBarrierDecline.parse(self.recovery_barrier_decline),
         )
         parse(self, "prefilter_source", PrefilterSource.parse(self.prefilter_source))
+        parse(self, "during_recovery_gate", DuringRecoveryGate.parse(self.during_recovery_gate))
         # checked here too, so that a job that is never restored still refuses it
         recovery = RecoveryOptions(self.generation, False, self.checkpointing_during_recovery)
         parse(self, "generation", recovery.generation)

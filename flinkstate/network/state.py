@@ -143,6 +143,12 @@ class NetworkState:
             return RecoveryGeneration.CLASSIC
         return self.recovery.effective_generation
 
+    @property
+    def recovery_note(self) -> str:
+        """Why this restore recovers the way it does, where its settings do not say it alone
+        ("" for a fresh start or settings that say it all)."""
+        return "" if self.recovery is None else self.recovery.note
+
     def partition_named(self, name: str) -> ResultPartition:
         """A result partition by its name (where a shared recovered buffer returns: rare, so
         looked up rather than indexed)."""

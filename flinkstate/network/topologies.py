@@ -7,7 +7,7 @@ fresh :class:`~flinkstate.network.world.NetworkWorld` from them, so ``flinkstate
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +20,10 @@ from flinkstate.network.fetched_channel_state import (
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
 from flinkstate.network.options import (
     CHECKPOINTING_DURING_RECOVERY_KEY,
+    MISNAMED_DURING_RECOVERY_KEY,
     TOLERABLE_FAILED_CHECKPOINTS_KEY,
+    UNALIGNED_KEY,
+    DuringRecoveryGate,
     GateConversion,
     RecoveryBarrierDecline,
     RecoveryGeneration,
@@ -39,6 +42,9 @@ class Parameter:
     minimum: int | None = None
     maximum: int | None = None
     choices: tuple[str, ...] = ()
+    #: Flink's configuration key for the same setting, which ``--set`` and a notebook's
+    #: overrides accept in place of the name ("" where Flink has no option for it)
+    flink_key: str = ""
 
     def parse(self, raw: object) -> int | bool | str:
         """Convert and check a user's value; the error names the parameter and the bounds."""
@@ -73,6 +79,37 @@ class Parameter:
                 f"{self.name} must be one of {', '.join(self.choices)}, got {raw!r}"
             )
         return text
+
+
+#: keys users copy from somewhere that Flink does not read, with the key it does read
+MISNAMED_KEYS = {MISNAMED_DURING_RECOVERY_KEY: CHECKPOINTING_DURING_RECOVERY_KEY}
+
+
+def by_name(overrides: Mapping[str, object], parameters: Iterable[Parameter]) -> dict[str, object]:
+    """``overrides`` with every Flink key given in place of a parameter's name renamed to the
+    name; a key Flink does not read (``MISNAMED_KEYS``) or a setting given twice is refused,
+    since a silently ignored option is what makes a job recover differently than its owner
+    thinks."""
+    keyed = [p for p in parameters if p.flink_key]
+    names = {p.flink_key: p.name for p in keyed}
+    keys = {p.name: p.flink_key for p in keyed}
+    renamed: dict[str, object] = {}
+    for key, value in overrides.items():
+        if key in MISNAMED_KEYS:
+            right = MISNAMED_KEYS[key]
+            raise InvalidParameterError(
+                f"{key} is not a Flink option (Flink 2.3's release notes print it, but Flink "
+                f"reads {right}; a job that sets it recovers without checkpointing during "
+                f"recovery): set {right} or {names.get(right, right)}"
+            )
+        name = names.get(key, key)
+        if name in renamed:
+            raise InvalidParameterError(
+                f"{name} is given twice (by its name and by its Flink key {keys[name]}); "
+                "give it once"
+            )
+        renamed[name] = value
+    return renamed
 
 
 COMMON = (
@@ -138,7 +175,12 @@ COMMON = (
         minimum=0,
         maximum=10_000_000,
     ),
-    Parameter("unaligned", True, "unaligned checkpoints (false: aligned, for comparison)"),
+    Parameter(
+        "unaligned",
+        True,
+        f"{UNALIGNED_KEY}: unaligned checkpoints (false: aligned, for comparison)",
+        flink_key=UNALIGNED_KEY,
+    ),
     Parameter(
         "blocked_priority",
         "master",
@@ -158,7 +200,17 @@ COMMON = (
         "checkpointing_during_recovery",
         False,
         f"{CHECKPOINTING_DURING_RECOVERY_KEY}: on only together with "
-        "recover_output_on_downstream; then the generation below recovers",
+        "recover_output_on_downstream (and, since FLINK-40518, unaligned checkpoints); then "
+        "the generation below recovers",
+        flink_key=CHECKPOINTING_DURING_RECOVERY_KEY,
+    ),
+    Parameter(
+        "during_recovery_gate",
+        DuringRecoveryGate.REQUIRES_UNALIGNED.value,
+        "what turns checkpointing during recovery on: requires-unaligned (FLINK-40518: both "
+        "options and unaligned checkpoints) or two-options (Flink 2.3 and master before it: "
+        "the aligned barrier handler then meets recovery without a recovery trigger)",
+        choices=tuple(c.value for c in DuringRecoveryGate),
     ),
     Parameter(
         "generation",
@@ -181,6 +233,7 @@ COMMON = (
         "survives",
         minimum=0,
         maximum=1_000_000,
+        flink_key=TOLERABLE_FAILED_CHECKPOINTS_KEY,
     ),
     Parameter(
         "recovery_barrier_decline",
@@ -232,7 +285,7 @@ class Topology:
         """Defaults with the user's overrides applied and checked."""
         known = {p.name: p for p in self.parameters}
         values: dict[str, Any] = {p.name: p.default for p in self.parameters}
-        for name, raw in (overrides or {}).items():
+        for name, raw in by_name(overrides or {}, self.parameters).items():
             if name not in known:
                 raise InvalidParameterError(
                     f"unknown parameter {name!r} for topology {self.name}; known: "
@@ -281,6 +334,7 @@ class Topology:
             gate_conversion=values["gate_conversion"],
             generation=values["generation"],
             checkpointing_during_recovery=values["checkpointing_during_recovery"],
+            during_recovery_gate=values["during_recovery_gate"],
             spill_file_size=values["spill_file_size"],
             spill_segment_size=values["spill_segment_size"],
             prefilter_source=values["prefilter_source"],

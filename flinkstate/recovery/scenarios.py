@@ -17,10 +17,11 @@ from typing import Any
 from flinkstate.errors import InvalidParameterError, UnsupportedRescaleError
 from flinkstate.network.checkpoint import Checkpoint
 from flinkstate.network.metrics import BufferCounts
+from flinkstate.network.options import RECOVER_OUTPUT_ON_DOWNSTREAM_KEY
 from flinkstate.network.owners import Owner
 from flinkstate.network.state_assignment import StateAssignment, assign_state
 from flinkstate.network.task import TaskPhase
-from flinkstate.network.topologies import Parameter, Topology, topology
+from flinkstate.network.topologies import Parameter, Topology, by_name, topology
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Event, RunResult, RunStatus, Simulation
 from flinkstate.sim.scheduler import make_scheduler
@@ -75,7 +76,14 @@ RESTORE_PARAMETERS = (
     Parameter(
         "recover_output_on_downstream",
         False,
-        "execution.checkpointing.unaligned.recover-output-on-downstream.enabled",
+        RECOVER_OUTPUT_ON_DOWNSTREAM_KEY,
+        flink_key=RECOVER_OUTPUT_ON_DOWNSTREAM_KEY,
+    ),
+    Parameter(
+        "restart_aligned",
+        False,
+        "the restarted job takes aligned checkpoints: it restores the unaligned checkpoint "
+        "with execution.checkpointing.unaligned.enabled=false, as Flink allows",
     ),
     Parameter(
         "then_parallelism",
@@ -111,10 +119,14 @@ class Scenario:
     #: a fix prevents, for the invariants to catch
     faults: frozenset[str] = frozenset()
 
+    def by_name(self, overrides: Mapping[str, object]) -> dict[str, object]:
+        """``overrides`` keyed by parameter names, Flink's keys renamed (``by_name``)."""
+        return by_name(overrides, (*RESTORE_PARAMETERS, *topology(self.topology).parameters))
+
     def resolve(self, overrides: Mapping[str, object] | None = None) -> dict[str, Any]:
         """The scenario's parameters with the user's overrides, each checked."""
         item = topology(self.topology)
-        merged = {**self.parameters, **(overrides or {})}
+        merged = {**self.parameters, **self.by_name(overrides or {})}
         restore = {p.name: p for p in RESTORE_PARAMETERS}
         values: dict[str, Any] = {p.name: p.default for p in RESTORE_PARAMETERS}
         job = {k: v for k, v in merged.items() if k not in restore}
@@ -264,6 +276,7 @@ class ScenarioRun:
             "effective_generation": None
             if self.world is None
             else self.world.effective_generation.value,
+            "recovery_note": "" if self.world is None else self.world.recovery_note,
             **self.spill,
             "first_checkpoint_step": self.first_checkpoint_step,
             "failed_checkpoints": 0 if self.world is None else len(self.world.checkpoints.failures),
@@ -375,6 +388,8 @@ def prepare_scenario(
     restart_values = dict(job_values)
     if values["restart_checkpoint_interval"]:
         restart_values["checkpoint_interval"] = values["restart_checkpoint_interval"]
+    if values["restart_aligned"]:
+        restart_values["unaligned"] = False
     try:
         run.assignment = assign_state(
             run.checkpoint,
@@ -516,6 +531,23 @@ _FILTER_ON_READ = {
     "recover_output_on_downstream": True,
     "new_parallelism": 3,
 }
+
+#: a V2 restart of an unaligned checkpoint that takes aligned checkpoints itself, with a
+#: timeout shorter than the drain
+_ALIGNED_RESTART = {
+    **_FILTER_ON_READ,
+    "records": 32,
+    "record_size": 3000,
+    "generation": "v2",
+    "restart_aligned": True,
+    "restart_checkpoint_interval": 40,
+    "checkpoint_timeout": 600,
+}
+_ALIGNED_RESTART_TEXT = (
+    "The job checkpoints unaligned and fails; it is restored, with both recovery options on, "
+    "by a job that takes aligned checkpoints (Flink allows that); a checkpoint still pending "
+    "after 600 steps expires. "
+)
 
 #: FLIP-547's example: one counter restarted as ten, with V2 and a checkpoint every 40 steps
 _FLIP_547 = {
@@ -1022,6 +1054,39 @@ SCENARIOS: dict[str, Scenario] = {
             "PR #28554 review; CheckpointFailureManager",
             ("recovery_barrier_decline", "tolerable_failed_checkpoints"),
             faults=frozenset({"missing-recovery-barrier"}),
+        ),
+        Scenario(
+            "aligned-checkpoint-during-recovery",
+            "Aligned checkpoints during V2 recovery expire (before FLINK-40518)",
+            _ALIGNED_RESTART_TEXT
+            + "Before FLINK-40518 the two recovery options alone turned checkpointing during "
+            "recovery on: every task is RUNNING as soon as its drainer is installed, and the "
+            "coordinator triggers. The aligned barrier handler has no recovery trigger, so the "
+            "checkpoint is neither cut at the drainer's position nor declined as not ready: "
+            "each barrier waits behind its channel's recovered data, the checkpoint stays "
+            "pending until the task has consumed all of it, and expires. That counts; the job "
+            "fails over to the same checkpoint and does it all again: a failover loop.",
+            "keyed",
+            {**_ALIGNED_RESTART, "during_recovery_gate": "two-options"},
+            Outcome.JOB_FAILED,
+            "FLINK-40518 (PR #29055); CheckpointingOptions.isCheckpointingDuringRecoveryEnabled, "
+            "InputProcessorUtil.createBarrierHandler",
+            ("during_recovery_gate", "restart_aligned", "checkpoint_timeout"),
+        ),
+        Scenario(
+            "aligned-restart-recovers-classic",
+            "FLINK-40518: with aligned checkpoints the restart recovers the classic way",
+            _ALIGNED_RESTART_TEXT
+            + "Since FLINK-40518 checkpointing during recovery also needs unaligned checkpoints, "
+            "so this restart recovers the classic way: no task is RUNNING before it has "
+            "consumed its recovered data, no checkpoint is pending meanwhile, and nothing "
+            "expires. The price is FLIP-547's starting point: no checkpoint during recovery "
+            "(this small job's sources have ended by the time it would come).",
+            "keyed",
+            _ALIGNED_RESTART,
+            Outcome.RECOVERED,
+            "FLINK-40518 (PR #29055); CheckpointingOptionsTest",
+            ("during_recovery_gate", "restart_aligned", "checkpoint_timeout"),
         ),
         Scenario(
             "unfiltered-checkpoint-during-recovery",

@@ -86,7 +86,8 @@ class ParameterControls:
 
     def __init__(self, scenario: Scenario, overrides: Mapping[str, object] | None = None) -> None:
         self.scenario = scenario
-        self.parameters = parameters_of(scenario, overrides or {})
+        overrides = scenario.by_name(overrides or {})
+        self.parameters = parameters_of(scenario, overrides)
         resolved = scenario.resolve(overrides)
         self.controls = {p.name: control_for(p, resolved[p.name]) for p in self.parameters}
         self.box = widgets.HBox(

@@ -738,9 +738,17 @@ def run_figures(summary: Mapping[str, Any], phase: str) -> str:
         add("spilled_bytes", "<b>{}</b> bytes spilled")
         add("spill_files", "<b>{}</b> spill file(s)")
         add("spill_segments", "<b>{}</b> spill segment(s)")
+    note = summary.get("recovery_note") if phase != "job" else ""
+    why = (
+        f"<div class='flinkstate-recovery-note' style='color:#92400e;margin-top:2px'>"
+        f"recovery code <b>{html.escape(str(summary.get('effective_generation')))}</b>: "
+        f"{html.escape(str(note))}</div>"
+        if note
+        else ""
+    )
     if not parts:
-        return ""
+        return why
     return (
         "<div class='flinkstate-run-figures' style='color:#374151;margin-top:2px'>"
-        f"to its end: {' &middot; '.join(parts)}</div>"
+        f"to its end: {' &middot; '.join(parts)}</div>" + why
     )

@@ -84,6 +84,29 @@ def no_simulation(monkeypatch: pytest.MonkeyPatch) -> None:
             "taskmanager.memory.segment-size 2147483648 does not fit a Java int (at most "
             "2147483647 bytes",
         ),
+        (
+            [
+                "run",
+                "checkpoint-during-drain",
+                "--set",
+                "execution.checkpointing.unaligned.during-recovery.enabled=true",
+            ],
+            "execution.checkpointing.unaligned.during-recovery.enabled is not a Flink option "
+            "(Flink 2.3's release notes print it, but Flink reads "
+            "execution.checkpointing.during-recovery.enabled",
+        ),
+        (
+            [
+                "run",
+                "keyed",
+                "--set",
+                "unaligned=false",
+                "--set",
+                "execution.checkpointing.unaligned.enabled=true",
+            ],
+            "unaligned is given twice (by its name and by its Flink key "
+            "execution.checkpointing.unaligned.enabled); give it once",
+        ),
         (["run", "baseline-recovery", "--steps", "-5"], "--steps must not be negative, got -5"),
         (["run", "keyed", "--steps", "-1"], "--steps must not be negative, got -1"),
     ],

@@ -9,8 +9,10 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.network.options import (
     CHECKPOINTING_DURING_RECOVERY_KEY,
     RECOVER_OUTPUT_ON_DOWNSTREAM_KEY,
+    UNALIGNED_KEY,
     CheckpointFailure,
     CheckpointFailureReason,
+    DuringRecoveryGate,
     RecoveryGeneration,
     RecoveryOptions,
     checkpointing_during_recovery_enabled,
@@ -33,11 +35,36 @@ def test_checkpointing_during_recovery_needs_both_options(
         assert options.effective_generation is expected
 
 
+@pytest.mark.parametrize("unaligned", [False, True])
+@pytest.mark.parametrize("gate", list(DuringRecoveryGate))
+def test_since_flink_40518_aligned_checkpoints_turn_it_off(
+    unaligned: bool, gate: DuringRecoveryGate
+) -> None:
+    """PR #29055 extends CheckpointingOptionsTest: both options on and unaligned checkpoints
+    off is off; before it, the two options alone decided."""
+    enabled = unaligned or gate is DuringRecoveryGate.TWO_OPTIONS
+    assert checkpointing_during_recovery_enabled(True, True, unaligned, gate) is enabled
+    for recover_output, during_recovery in ((False, True), (True, False), (False, False)):
+        assert not checkpointing_during_recovery_enabled(
+            recover_output, during_recovery, unaligned, gate
+        )
+    options = RecoveryOptions(RecoveryGeneration.V2, True, True, unaligned, gate)
+    assert options.effective_generation is (
+        RecoveryGeneration.V2 if enabled else RecoveryGeneration.CLASSIC
+    )
+    if unaligned:
+        assert options.note == ""
+    else:
+        assert "FLINK-40518" in options.note
+        assert ("classic" in options.note) is not enabled
+
+
 def test_keys_are_flinks() -> None:
     assert CHECKPOINTING_DURING_RECOVERY_KEY == "execution.checkpointing.during-recovery.enabled"
     assert RECOVER_OUTPUT_ON_DOWNSTREAM_KEY == (
         "execution.checkpointing.unaligned.recover-output-on-downstream.enabled"
     )
+    assert UNALIGNED_KEY == "execution.checkpointing.unaligned.enabled"
 
 
 def test_one_option_alone_says_why_it_is_ignored() -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from flinkstate.network.options import CheckpointFailureReason
+from flinkstate.network.events import RECOVERY_BARRIER
+from flinkstate.network.options import CheckpointFailureReason, RecoveryGeneration
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.scenarios import Outcome, prepare_scenario, run_scenario
 
@@ -108,3 +109,60 @@ def test_requesting_partitions_before_consumption_loses_records_and_says_which(
     assert "record(s) never processed, e.g. record" in lost[0]
     # the same restart in master's order (keyed-upscale has the same parameters) recovers
     assert run_scenario("keyed-upscale", seed=seed).outcome is Outcome.RECOVERED
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_an_aligned_checkpoint_during_recovery_is_neither_cut_nor_declined(seed: int) -> None:
+    """Before FLINK-40518 (and with no timeout): the checkpoint triggered while channels are in
+    recovery completes only once no channel is in recovery any more; nothing declined it and
+    no RecoveryCheckpointBarrier was put into a channel."""
+    run = prepare_scenario(
+        "aligned-checkpoint-during-recovery", seed=seed, overrides={"checkpoint_timeout": 0}
+    )
+    assert run.simulation is not None
+    model = run.simulation.model
+    assert isinstance(model, NetworkWorld)
+    triggered_in_recovery = False
+    completed_in_recovery: bool | None = None
+    while (event := run.simulation.step()) is not None:
+        in_recovery = any(c.recoverable.in_recovery for c in model.channels.values())
+        if event.action.kind == "trigger":
+            triggered_in_recovery |= in_recovery
+        if model.checkpoints.completed and completed_in_recovery is None:
+            completed_in_recovery = in_recovery
+        assert not any(
+            b.event == RECOVERY_BARRIER for c in model.channels.values() for b in c.recovery.queue
+        )
+    run.conclude(run.simulation.run())
+    assert run.outcome is Outcome.RECOVERED, run.summary()
+    assert triggered_in_recovery
+    assert completed_in_recovery is False
+    assert model.checkpoints.completed
+    assert not model.checkpoints.failures
+    assert model.effective_generation is RecoveryGeneration.V2
+
+
+def test_the_pair_differs_in_the_rule_only_and_says_why() -> None:
+    before = run_scenario("aligned-checkpoint-during-recovery", seed=0)
+    after = run_scenario("aligned-restart-recovers-classic", seed=0)
+    assert {k: v for k, v in before.values.items() if k != "during_recovery_gate"} == {
+        k: v for k, v in after.values.items() if k != "during_recovery_gate"
+    }
+    assert before.world is not None
+    assert after.world is not None
+    (failure,) = before.world.checkpoints.failures
+    assert failure.reason is CheckpointFailureReason.CHECKPOINT_EXPIRED
+    assert before.world.checkpoints.job_failed
+    assert "before FLINK-40518" in before.summary()["recovery_note"]
+    assert after.world.effective_generation is RecoveryGeneration.CLASSIC
+    assert not after.world.checkpoints.failures
+    assert "FLINK-40518" in after.summary()["recovery_note"]
+    # the same restart with unaligned checkpoints checkpoints during recovery either way
+    for gate in ("two-options", "requires-unaligned"):
+        unaligned = run_scenario(
+            "aligned-restart-recovers-classic",
+            overrides={"restart_aligned": False, "during_recovery_gate": gate},
+        )
+        assert unaligned.world is not None
+        assert unaligned.world.effective_generation is RecoveryGeneration.V2
+        assert unaligned.summary()["recovery_note"] == ""

@@ -225,6 +225,29 @@ def test_bad_arguments_name_the_problem() -> None:
         RecoveryStepper(overrides={"colour": 3})
 
 
+def test_flinks_keys_are_taken_and_the_misnamed_one_is_refused() -> None:
+    stepper = RecoveryStepper(
+        "aligned-restart-recovers-classic",
+        overrides={"execution.checkpointing.tolerable-failed-checkpoints": 2},
+    )
+    assert stepper.parameters.values()["tolerable_failed_checkpoints"] == 2
+    right = r"reads execution\.checkpointing\.during-recovery"
+    with pytest.raises(InvalidParameterError, match=right):
+        RecoveryStepper(
+            overrides={"execution.checkpointing.unaligned.during-recovery.enabled": True}
+        )
+
+
+def test_the_stepper_says_why_recovery_runs_the_code_it_runs() -> None:
+    before = RecoveryStepper("aligned-checkpoint-during-recovery")
+    assert "recovery code <b>v2</b>" in before.badge.value
+    assert "before FLINK-40518" in before.badge.value
+    after = RecoveryStepper("aligned-restart-recovers-classic")
+    assert "recovery code <b>classic</b>" in after.badge.value
+    assert "aligned checkpoints" in after.badge.value
+    assert "recovery code" not in RecoveryStepper("checkpoint-during-drain").badge.value
+
+
 def test_overriding_a_parameter_that_does_not_matter_adds_its_control() -> None:
     stepper = RecoveryStepper("baseline-recovery", overrides={"records": 40, "parallelism": 2})
     assert list(stepper.parameters.controls)[-1] == "parallelism"
