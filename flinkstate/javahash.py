@@ -120,6 +120,12 @@ def _check_integral(key: object, java_type: JavaType, low: int, high: int) -> in
     return value
 
 
+def long_key(key: object) -> int:
+    """``key`` as a Java ``long``, refused as :func:`java_hash_code` refuses a Long key (the
+    model's records carry Long keys; a partitioner that reads one checks it here)."""
+    return _check_integral(key, JavaType.LONG, _LONG_MIN, _LONG_MAX)
+
+
 def _double_bits(value: float) -> int:
     if math.isnan(value):
         return 0x7FF8000000000000  # Double.doubleToLongBits canonicalises every NaN

@@ -9,7 +9,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from flinkstate.errors import KeyTypeError
-from flinkstate.javahash import JavaType, infer_java_type, java_hash_code, java_hash_codes
+from flinkstate.javahash import (
+    JavaType,
+    infer_java_type,
+    java_hash_code,
+    java_hash_codes,
+    long_key,
+)
 
 
 def _value(kind: str, raw: Any) -> Any:
@@ -106,3 +112,14 @@ def test_vectorised_rejects_strings_and_out_of_range() -> None:
         java_hash_codes(np.array([2**31]), "int")
     with pytest.raises(KeyTypeError, match="int and long"):
         java_hash_codes(np.array([1]), "string")
+
+
+def test_a_long_key_is_checked_as_a_long_hash_code_checks_it() -> None:
+    assert long_key(np.int64(-5)) == -5
+    assert type(long_key(np.int64(-5))) is int
+    for bad in (2**63, True, "1"):
+        with pytest.raises(KeyTypeError) as long_error:
+            long_key(bad)
+        with pytest.raises(KeyTypeError) as hash_error:
+            java_hash_code(bad, "long")
+        assert str(long_error.value) == str(hash_error.value)

@@ -1,4 +1,5 @@
-"""Rescaling in-flight data: subtask state mappers, rescale mappings, partitioners, exchanges."""
+"""Rescaling in-flight data: subtask state mappers, rescale mappings, partitioners, exchanges,
+virtual channels and record filters."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from flinkstate.rescale.exchange import (
     ExchangeSummary,
     UpstreamSubtaskRescale,
     UpstreamSubtaskSummary,
-    VirtualChannel,
     VirtualChannelBlock,
     rescale_exchange,
     summarise_exchange,
@@ -22,6 +22,8 @@ from flinkstate.rescale.exchange import (
 from flinkstate.rescale.mapper import UNSUPPORTED_MESSAGE, MapperRanges, SubtaskStateMapper
 from flinkstate.rescale.mappings import SYMMETRIC_IDENTITY, RescaleMappings
 from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.rescale.record_filter import PartitionerRecordFilter
+from flinkstate.rescale.virtual_channels import VirtualChannel, virtual_channels
 
 __all__ = [
     "NO_RESCALE",
@@ -35,6 +37,7 @@ __all__ = [
     "MapperRanges",
     "MappingType",
     "Partitioner",
+    "PartitionerRecordFilter",
     "RescaleMappings",
     "SubtaskStateMapper",
     "UpstreamSubtaskRescale",
@@ -43,4 +46,5 @@ __all__ = [
     "VirtualChannelBlock",
     "rescale_exchange",
     "summarise_exchange",
+    "virtual_channels",
 ]

@@ -4,8 +4,9 @@ For an exchange ``upstream -> downstream`` whose operators go from old to new pa
 derives, as Flink's ``StateAssignmentOperation`` and ``TaskStateAssignment`` do, for every new
 subtask: which old subtasks' input and output channel state it recovers, the virtual channels
 (old subtask, old channel) it must demultiplex because bytes of several old channels arrive on
-one new channel, and which of them need record filtering. The recovery model and the Spark
-pipeline both read this plan rather than re-deriving it.
+one new channel (:mod:`flinkstate.rescale.virtual_channels`), and which of them need record
+filtering. The recovery model and the Spark pipeline both read this plan rather than
+re-deriving it.
 
 The plan lists every virtual channel and state handle, which grows with the product of the
 parallelisms (tens of millions at 5000 subtasks). :func:`summarise_exchange` answers the same
@@ -27,20 +28,7 @@ from flinkstate.rescale.descriptor import (
 from flinkstate.rescale.mapper import UNSUPPORTED_MESSAGE, SubtaskStateMapper
 from flinkstate.rescale.mappings import RescaleMappings
 from flinkstate.rescale.partitioner import Partitioner
-
-
-@dataclass(frozen=True, order=True)
-class VirtualChannel:
-    """The bytes of one old channel: Flink's ``SubtaskConnectionDescriptor`` key.
-
-    ``old_subtask`` is the old *downstream* subtask whose input state (or whose subpartition of
-    the upstream's output state) held the bytes, ``old_channel`` the old upstream subtask.
-    Records spanning buffers are reassembled per virtual channel, never across them.
-    """
-
-    old_subtask: int
-    old_channel: int
-    filtered: bool = False
+from flinkstate.rescale.virtual_channels import VirtualChannel, virtual_channels
 
 
 @dataclass(frozen=True)
@@ -201,20 +189,15 @@ def rescale_exchange(
         gate = descriptor(input_mapping, kind.downstream_mapper, output_mapping, index)
         input_from = input_mapping.mapped_indexes(index) if input_redistributed else (index,)
         if gate is NO_RESCALE:
-            # Channels map to themselves: new channel c reads old channel c, no demultiplexing.
+            # Channels map to themselves: new channel c reads old channel c, no demultiplexing
+            # (virtual_channels gives none, as Flink's create does); the plan still names the
+            # (old subtask, channel) pair of each channel's bytes.
             channels = tuple(
                 tuple(VirtualChannel(old, channel) for old in input_from if channel < up_old)
                 for channel in range(up_new)
             )
         else:
-            channels = tuple(
-                tuple(
-                    VirtualChannel(old, old_channel, gate.is_ambiguous(old))
-                    for old in gate.old_subtask_indexes
-                    for old_channel in gate.rescaled_channels_mapping.mapped_indexes(channel)
-                )
-                for channel in range(up_new)
-            )
+            channels = tuple(virtual_channels(gate, channel) for channel in range(up_new))
         upstream_output: tuple[tuple[int, int], ...] = ()
         if recover_output_on_downstream:
             upstream_output = tuple(

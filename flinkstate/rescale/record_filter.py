@@ -1,0 +1,74 @@
+"""The record filter of an ambiguous virtual channel: does this new subtask keep a record?
+
+When several new subtasks read the same old subtask's in-flight data, each of them receives all
+of its records and keeps only those that the exchange's partitioner, set up for the new
+parallelism, would send to it (Flink's ``PartitionerRecordFilter``, which
+``VirtualChannelRecordFilterFactory.createFilter`` builds from the partitioner, the subtask
+index, the number of channels and the max parallelism). Who owns a record is decided by
+:class:`~flinkstate.rescale.owner_rule.OwnerRule` alone; a filter is that rule asked on behalf
+of one subtask, with its inputs checked, for the API and the ``mapping`` command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flinkstate.errors import InvalidParameterError
+from flinkstate.javahash import long_key
+from flinkstate.keygroups import check_parallelism_against_max
+from flinkstate.rescale.owner_rule import OwnerRule
+from flinkstate.rescale.partitioner import Partitioner
+
+
+@dataclass(frozen=True)
+class PartitionerRecordFilter:
+    """New subtask ``subtask`` of ``parallelism`` keeps a record iff ``partitioner``, set up
+    for ``parallelism`` channels and ``max_parallelism`` key groups, sends the record's key to
+    it. Only exchanges whose partitioner gives a record an owner (keyBy, partitionCustom) have
+    ambiguous old subtasks, so only they filter; any other partitioner is refused."""
+
+    partitioner: Partitioner
+    subtask: int
+    parallelism: int
+    max_parallelism: int
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.partitioner, Partitioner):
+            raise InvalidParameterError(
+                f"partitioner must be a Partitioner, got {self.partitioner!r} (name one with "
+                "PartitionerRecordFilter.of)"
+            )
+        if OwnerRule.of(self.partitioner) is OwnerRule.NONE:
+            raise InvalidParameterError(
+                f"{self.partitioner.datastream_call} gives a record no owner, so its records "
+                "are never filtered: only keyBy and partitionCustom exchanges filter"
+            )
+        check_parallelism_against_max(self.parallelism, self.max_parallelism)
+        if isinstance(self.subtask, bool) or not isinstance(self.subtask, int):
+            raise InvalidParameterError(f"subtask must be a whole number, got {self.subtask!r}")
+        if not 0 <= self.subtask < self.parallelism:
+            raise InvalidParameterError(
+                f"subtask {self.subtask} is out of range 0 to {self.parallelism - 1} "
+                f"(parallelism {self.parallelism})"
+            )
+
+    @classmethod
+    def of(
+        cls,
+        partitioner: Partitioner | str,
+        subtask: int,
+        parallelism: int,
+        max_parallelism: int,
+    ) -> PartitionerRecordFilter:
+        """The filter of new subtask ``subtask``, the partitioner given by any of its names
+        (``keyBy``, ``KeyGroupStreamPartitioner``, ``partitionCustom``, ...)."""
+        return cls(Partitioner.parse(partitioner), subtask, parallelism, max_parallelism)
+
+    def owner(self, key: int) -> int:
+        """The new subtask the partitioner sends a record of ``Long`` key ``key`` to."""
+        rule = OwnerRule.of(self.partitioner)
+        return rule.owner(long_key(key), self.max_parallelism, self.parallelism)
+
+    def keeps(self, key: int) -> bool:
+        """Whether this subtask keeps a record of ``Long`` key ``key`` (Flink's ``filter``)."""
+        return self.owner(key) == self.subtask
