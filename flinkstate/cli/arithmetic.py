@@ -1,26 +1,37 @@
-"""``flinkstate keygroup`` and ``flinkstate mapping``: Flink's rescaling arithmetic as tables."""
+"""``flinkstate keygroup`` and ``flinkstate mapping``: Flink's rescaling arithmetic as tables,
+down to one input channel's virtual channels and one subtask's record filter."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from flinkstate.cli.table import format_indexes, render_table
 from flinkstate.errors import InvalidParameterError, KeyTypeError
-from flinkstate.javahash import JavaType, infer_java_type
-from flinkstate.keygroups import compute_default_max_parallelism, key_group_ranges, place_key
+from flinkstate.javahash import JavaType, infer_java_type, long_key
+from flinkstate.keygroups import (
+    assign_to_key_group,
+    compute_default_max_parallelism,
+    key_group_ranges,
+    place_key,
+)
 from flinkstate.rescale import (
     ExchangeSummary,
     Partitioner,
+    PartitionerRecordFilter,
     SubtaskStateMapper,
+    VirtualChannel,
     VirtualChannelBlock,
     rescale_exchange,
     summarise_exchange,
+    virtual_channels,
 )
 
-#: the most values ``mapping --json`` lists: a FULL mapping from 20000 to 20000 subtasks is
-#: 400 million pairs, gigabytes of JSON; the tables show any mapping as ranges instead
+#: the most values ``mapping --json`` lists, and the largest plan ``--channel`` builds to read
+#: one gate of it: a FULL mapping from 20000 to 20000 subtasks is 400 million pairs, gigabytes
+#: of JSON; the tables show any mapping as ranges instead
 MAX_JSON_VALUES = 1_000_000
 
 
@@ -88,6 +99,34 @@ def add_mapping_parser(subparsers: Any) -> None:
         "--recover-output-on-downstream",
         action="store_true",
         help="with --partitioner: the downstream reads the upstream's output state",
+    )
+    parser.add_argument(
+        "--subtask",
+        type=int,
+        default=None,
+        help="with --partitioner: one new downstream subtask, for --channel and --key",
+    )
+    parser.add_argument(
+        "--channel",
+        type=int,
+        default=None,
+        help="with --subtask: one of its new input channels (one per new upstream subtask): "
+        "the virtual channels it demultiplexes and which of them it filters",
+    )
+    parser.add_argument(
+        "--key",
+        action="append",
+        metavar="KEY",
+        help="with --subtask: a record's Long key; says whether the subtask's record filter "
+        "keeps it (repeatable)",
+    )
+    parser.add_argument(
+        "-m",
+        "--max-parallelism",
+        type=int,
+        default=None,
+        help="with --key: the downstream operator's key groups (default: Flink's default for "
+        "--old, which a restored job keeps)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.set_defaults(handler=_mapping)
@@ -206,6 +245,10 @@ def _mapping(args: argparse.Namespace) -> str:
                 ("--upstream-old", args.upstream_old is not None),
                 ("--upstream-new", args.upstream_new is not None),
                 ("--recover-output-on-downstream", args.recover_output_on_downstream),
+                ("--subtask", args.subtask is not None),
+                ("--channel", args.channel is not None),
+                ("--key", args.key is not None),
+                ("--max-parallelism", args.max_parallelism is not None),
             )
             if given
         ]
@@ -216,6 +259,10 @@ def _mapping(args: argparse.Namespace) -> str:
                 "instead of --mapper (a mapper maps one side's subtasks only)"
             )
         return _mapper_tables(args)
+    if any(given is not None for given in (args.subtask, args.channel, args.key)):
+        return _subtask_view(args)
+    if args.max_parallelism is not None:
+        raise InvalidParameterError("--max-parallelism only applies to a record filter: add --key")
     return _exchange_tables(args)
 
 
@@ -263,11 +310,16 @@ def _mapper_tables(args: argparse.Namespace) -> str:
     return f"{title}\n\n{forward}\n\n{backward}"
 
 
-def _exchange_tables(args: argparse.Namespace) -> str:
-    upstream = (
+def _upstream(args: argparse.Namespace) -> tuple[int, int]:
+    """The upstream's (old, new) parallelism: the downstream's unless given."""
+    return (
         args.old if args.upstream_old is None else args.upstream_old,
         args.new if args.upstream_new is None else args.upstream_new,
     )
+
+
+def _exchange_tables(args: argparse.Namespace) -> str:
+    upstream = _upstream(args)
     # in ranges first: cheap at any parallelism, and it sizes the full plan before it is built
     summary = summarise_exchange(
         args.partitioner,
@@ -319,14 +371,18 @@ def _exchange_json(args: argparse.Namespace, upstream: tuple[int, int]) -> str:
     )
 
 
-def _exchange_text(plan: ExchangeSummary) -> str:
+def _title(plan: ExchangeSummary) -> str:
     kind = plan.partitioner
     (up_old, up_new), (down_old, down_new) = plan.upstream_parallelism, plan.downstream_parallelism
-    title = (
+    return (
         f"{kind.datastream_call} ({kind.flink_class}): upstream {up_old} -> {up_new}, "
         f"downstream {down_old} -> {down_new}; mappers: downstream "
         f"{kind.downstream_mapper.name}, upstream {kind.upstream_mapper.name}"
     )
+
+
+def _exchange_text(plan: ExchangeSummary) -> str:
+    title = _title(plan)
     if not plan.carries_channel_state:
         return f"{title}\n\n{plan.note}"
     down_rows = [
@@ -374,3 +430,228 @@ def _block(block: VirtualChannelBlock) -> str:
 
 def _run(indexes: range) -> str:
     return str(indexes.start) if len(indexes) == 1 else f"{indexes.start}..{indexes[-1]}"
+
+
+# --- one subtask: an input channel's virtual channels, the record filter ---------------------
+
+
+def _subtask_view(args: argparse.Namespace) -> str:
+    """``--subtask`` with ``--channel`` and/or ``--key``: what one new downstream subtask does
+    with the recovered data of one input channel, and which records its filter keeps."""
+    if args.subtask is None:
+        given = "--channel" if args.channel is not None else "--key"
+        raise InvalidParameterError(
+            f"{given} needs --subtask: the new downstream subtask whose "
+            + ("input channel" if given == "--channel" else "record filter")
+            + " it asks about"
+        )
+    if args.channel is None and args.key is None:
+        raise InvalidParameterError(
+            "--subtask asks about one input channel (--channel) or the record filter (--key) "
+            "of that subtask: name one"
+        )
+    if args.max_parallelism is not None and args.key is None:
+        raise InvalidParameterError("--max-parallelism only applies to a record filter: add --key")
+    upstream = _upstream(args)
+    # checks the partitioner and every parallelism before any index is looked at
+    summary = summarise_exchange(
+        args.partitioner,
+        upstream,
+        (args.old, args.new),
+        recover_output_on_downstream=args.recover_output_on_downstream,
+    )
+    if not 0 <= args.subtask < args.new:
+        raise InvalidParameterError(
+            f"--subtask {args.subtask} is out of range 0 to {args.new - 1} (new downstream "
+            f"parallelism {args.new})"
+        )
+    channel = None if args.channel is None else _channel(args, summary)
+    record_filter = None if args.key is None else _record_filter(args, summary)
+    if args.json:
+        return json.dumps(
+            {
+                "partitioner": summary.partitioner.name,
+                "upstream": list(summary.upstream_parallelism),
+                "downstream": list(summary.downstream_parallelism),
+                "subtask": args.subtask,
+                **({} if channel is None else channel.json()),
+                **({} if record_filter is None else record_filter.json()),
+            }
+        )
+    sections = [_title(summary)]
+    if channel is not None:
+        sections.append(channel.text())
+    if record_filter is not None:
+        sections.append(record_filter.text())
+    return "\n\n".join(sections)
+
+
+@dataclass(frozen=True)
+class _ChannelView:
+    """One new input channel of one new downstream subtask, from its gate's descriptor."""
+
+    subtask: int
+    channel: int
+    old_subtasks: tuple[int, ...]
+    ambiguous: tuple[int, ...]
+    old_channels: tuple[int, ...]
+    virtual: tuple[VirtualChannel, ...]
+    note: str
+
+    def json(self) -> dict[str, Any]:
+        return {
+            "channel": self.channel,
+            "old_subtasks": list(self.old_subtasks),
+            "ambiguous_old_subtasks": list(self.ambiguous),
+            "old_channels": list(self.old_channels),
+            "virtual_channels": [
+                [vc.old_subtask, vc.old_channel, vc.filtered] for vc in self.virtual
+            ],
+        }
+
+    def text(self) -> str:
+        head = f"new downstream subtask {self.subtask}, input channel {self.channel}:"
+        if not self.virtual:
+            return f"{head} no virtual channels\n  {self.note}"
+        pairs = " ".join(
+            f"({vc.old_subtask},{vc.old_channel})" + ("*" if vc.filtered else "")
+            for vc in self.virtual
+        )
+        shared = [old for old in self.old_subtasks if old in self.ambiguous]
+        facts = [
+            ("old subtasks it reads", format_indexes(self.old_subtasks)),
+            ("of them shared (filtered)", format_indexes(shared)),
+            ("old channels mapped to it", format_indexes(self.old_channels)),
+            ("virtual channels", pairs),
+        ]
+        width = max(len(label) for label, _ in facts)
+        lines = [head, *(f"  {label.ljust(width)}  {value}" for label, value in facts)]
+        lines.append("  each is (old subtask, old channel)")
+        if any(vc.filtered for vc in self.virtual):
+            lines[-1] += "; * = its records are kept only if this subtask owns them"
+        return "\n".join(lines)
+
+
+def _channel(args: argparse.Namespace, summary: ExchangeSummary) -> _ChannelView:
+    channels = summary.upstream_parallelism[1]
+    if not 0 <= args.channel < channels:
+        raise InvalidParameterError(
+            f"--channel {args.channel} is out of range 0 to {channels - 1} (one input channel "
+            f"per new upstream subtask: {channels})"
+        )
+    if summary.plan_size > MAX_JSON_VALUES:
+        raise InvalidParameterError(
+            f"--channel reads the exchange's whole plan, {summary.plan_size:,} values, more "
+            f"than the {MAX_JSON_VALUES:,} it builds; use smaller parallelisms, or drop "
+            "--subtask for the tables of every subtask"
+        )
+    plan = rescale_exchange(
+        args.partitioner,
+        summary.upstream_parallelism,
+        summary.downstream_parallelism,
+        recover_output_on_downstream=args.recover_output_on_downstream,
+    )
+    descriptor = plan.downstream[args.subtask].descriptor
+    virtual = virtual_channels(descriptor, args.channel)
+    old_channels = descriptor.rescaled_channels_mapping.mapped_indexes(args.channel)
+    if not plan.carries_channel_state:
+        note = plan.note
+    elif not descriptor.old_subtask_indexes:
+        note = "its gate was not rescaled, so the channel is read as it is"
+    else:
+        note = f"no old channel is mapped to channel {args.channel}, so nothing recovered "
+        note += "arrives on it"
+    return _ChannelView(
+        args.subtask,
+        args.channel,
+        descriptor.old_subtask_indexes,
+        tuple(sorted(descriptor.ambiguous_subtask_indexes)),
+        old_channels if descriptor.old_subtask_indexes else (),
+        virtual,
+        note,
+    )
+
+
+@dataclass(frozen=True)
+class _FilterView:
+    """The record filter of one new downstream subtask, asked about each ``--key``."""
+
+    record_filter: PartitionerRecordFilter
+    default_max_parallelism_of: int | None
+    keys: tuple[int, ...]
+
+    def json(self) -> dict[str, Any]:
+        f = self.record_filter
+        return {
+            "max_parallelism": f.max_parallelism,
+            "keys": [
+                {
+                    "key": key,
+                    **self._key_group(key),
+                    "owner": f.owner(key),
+                    "kept": f.keeps(key),
+                }
+                for key in self.keys
+            ],
+        }
+
+    def _key_group(self, key: int) -> dict[str, int]:
+        if self.record_filter.partitioner is not Partitioner.HASH:
+            return {}
+        return {"key_group": assign_to_key_group(key, self.record_filter.max_parallelism, "long")}
+
+    def text(self) -> str:
+        f = self.record_filter
+        origin = ""
+        if self.default_max_parallelism_of is not None:
+            old = self.default_max_parallelism_of
+            origin = f" (Flink's default for --old {old}; a restore keeps it)"
+        head = (
+            f"record filter of new subtask {f.subtask} of {f.parallelism}, max "
+            f"parallelism {f.max_parallelism}{origin}:"
+        )
+        keyed = f.partitioner is Partitioner.HASH
+        headers = ["key", *(["key group"] if keyed else []), "owner", f"subtask {f.subtask}"]
+        rows = [
+            [
+                key,
+                *([self._key_group(key)["key_group"]] if keyed else []),
+                f.owner(key),
+                "keeps" if f.keeps(key) else "drops",
+            ]
+            for key in self.keys
+        ]
+        rule = (
+            "the key group's owner at the new parallelism"
+            if keyed
+            else "the key modulo the new parallelism"
+        )
+        return (
+            f"{head}\n\n{render_table(headers, rows)}\n\n"
+            f"owner: {rule}. The filter applies only to records of filtered\n"
+            "virtual channels (*); every other record is kept."
+        )
+
+
+def _record_filter(args: argparse.Namespace, summary: ExchangeSummary) -> _FilterView:
+    default = args.max_parallelism is None
+    record_filter = PartitionerRecordFilter(
+        summary.partitioner,
+        args.subtask,
+        args.new,
+        compute_default_max_parallelism(args.old) if default else args.max_parallelism,
+    )
+    keys = tuple(_long_key(text) for text in args.key)
+    return _FilterView(record_filter, args.old if default else None, keys)
+
+
+def _long_key(text: str) -> int:
+    """A ``--key``, refused here if it is no whole number or does not fit a ``Long``."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise KeyTypeError(
+            f"--key {text!r} is not a record key: the model's records carry Long keys (whole "
+            "numbers)"
+        ) from None
+    return long_key(value)
