@@ -220,6 +220,20 @@ shown.append(f"Checkpoint {first.id} completes at step {first.completed_at}")
 """,
         ),
         Screen(
+            "when is the first checkpoint of each restart triggered",
+            """
+before = aligned["aligned-checkpoint-during-recovery"]
+after = aligned["aligned-restart-recovers-classic"]
+(failure,) = before.world.checkpoints.failures
+shown = [f"RUNNING from step {before.resumed_step}",
+         f"triggered at step {first_trigger(before)}",
+         f"expires at step {failure.step} (CHECKPOINT_EXPIRED, counted)",
+         f"recovers the {after.world.effective_generation.value} way",
+         f"no task is RUNNING before step {after.resumed_step}"]
+assert first_trigger(after) is None
+""",
+        ),
+        Screen(
             "copies of one recovered record",
             """
 shown = [f"holds {len(copies)} recovered records, each at most {max(copies.values())} time",
