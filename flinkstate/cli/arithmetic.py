@@ -318,15 +318,20 @@ def _upstream(args: argparse.Namespace) -> tuple[int, int]:
     )
 
 
-def _exchange_tables(args: argparse.Namespace) -> str:
-    upstream = _upstream(args)
-    # in ranges first: cheap at any parallelism, and it sizes the full plan before it is built
-    summary = summarise_exchange(
+def _summary(args: argparse.Namespace) -> ExchangeSummary:
+    """The exchange the arguments describe, in ranges (``summarise_exchange``)."""
+    return summarise_exchange(
         args.partitioner,
-        upstream,
+        _upstream(args),
         (args.old, args.new),
         recover_output_on_downstream=args.recover_output_on_downstream,
     )
+
+
+def _exchange_tables(args: argparse.Namespace) -> str:
+    upstream = _upstream(args)
+    # in ranges first: cheap at any parallelism, and it sizes the full plan before it is built
+    summary = _summary(args)
     if args.json:
         if summary.plan_size > MAX_JSON_VALUES:
             raise _too_many(
@@ -452,14 +457,8 @@ def _subtask_view(args: argparse.Namespace) -> str:
         )
     if args.max_parallelism is not None and args.key is None:
         raise InvalidParameterError("--max-parallelism only applies to a record filter: add --key")
-    upstream = _upstream(args)
     # checks the partitioner and every parallelism before any index is looked at
-    summary = summarise_exchange(
-        args.partitioner,
-        upstream,
-        (args.old, args.new),
-        recover_output_on_downstream=args.recover_output_on_downstream,
-    )
+    summary = _summary(args)
     if not 0 <= args.subtask < args.new:
         raise InvalidParameterError(
             f"--subtask {args.subtask} is out of range 0 to {args.new - 1} (new downstream "
