@@ -509,6 +509,38 @@ def test_the_rescale_explorer_refuses_a_typed_value_without_clamping_it(
         notebook.screenshot(output, "applied")
 
 
+ALIGNED_STEPPER_SOURCE = """\
+from flinkstate.widgets.recovery_stepper import RecoveryStepper
+
+stepper = RecoveryStepper("aligned-checkpoint-during-recovery", seed=0)
+stepper.widget
+"""
+
+
+@pytest.mark.timeout(480)
+def test_the_stepper_says_which_recovery_code_runs_and_why_in_chromium(
+    open_notebook: Callable[[Path, str], NotebookInBrowser], tmp_path: Path
+) -> None:
+    """FLINK-40518's "before" run: the line under the run's figures names the recovery code
+    (v2) and why it meets aligned checkpoints, where a learner reads the outcome."""
+    root_dir = tmp_path / "notebooks"
+    root_dir.mkdir()
+    notebook = open_notebook(
+        root_dir, write_notebook(root_dir, "aligned-stepper", ALIGNED_STEPPER_SOURCE)
+    )
+    with notebook.explained():
+        notebook.run_all()
+        note = notebook.page.locator(".flinkstate-recovery-note").first
+        note.wait_for(state="visible", timeout=RENDER_TIMEOUT * 1000)
+        text = note.inner_text()
+        assert text.startswith("recovery code v2:"), text
+        assert "before FLINK-40518" in text
+        box = note.bounding_box()
+        assert box is not None
+        assert box["height"] > 0
+        notebook.screenshot(notebook.page.locator(".jp-OutputArea-output").first, "stepper")
+
+
 @pytest.mark.timeout(480)
 def test_stepper_notebook_steps_in_chromium(
     open_notebook: Callable[[Path, str], NotebookInBrowser],
