@@ -123,7 +123,7 @@ def _build_task(state: NetworkState, op: Operator, index: int) -> None:
         consumers = state.graph.consumers(exchange, index)
         downstream = state.graph.operator(exchange.downstream)
         minimum, maximum = state.config.result_partition_pool_bounds(len(consumers))
-        partition_name = f"{name}>{downstream.name}"
+        partition_name = exchange.partition_name(name)
         global_name = network_pool_name(tm)
         state.buffer_pools.reserve(global_name, minimum, state.config.segment_size)
         pool = local_pool(
@@ -138,13 +138,13 @@ def _build_task(state: NetworkState, op: Operator, index: int) -> None:
         subs = []
         for position, consumer in enumerate(consumers):
             consumer_name = downstream.subtask_name(consumer)
-            sub_name = f"{name}>{consumer_name}"
+            sub_name = exchange.subpartition_name(name, consumer_name)
             sub = Subpartition(
                 sub_name,
                 partition_name,
                 name,
                 consumer_name,
-                f"{consumer_name}<{name}",
+                exchange.channel_name(consumer_name, name),
                 position,
                 SubpartitionOwners.of(sub_name),
             )
@@ -158,7 +158,7 @@ def _build_gate(state: NetworkState, consumer: str, task: Task, exchange: Exchan
     producers = state.graph.producers(exchange, task.index)
     exclusive, floating_min, floating_max = state.config.gate_buffers(len(producers))
     global_name = network_pool_name(task.task_manager)
-    gate_name = f"{consumer}<{upstream.name}"
+    gate_name = exchange.gate_name(consumer)
     state.buffer_pools.reserve(global_name, floating_min, state.config.segment_size)
     pool = local_pool(gate_name, global_name, floating_min, floating_max)
     state.buffer_pools.add_local_pool(pool)
@@ -166,13 +166,13 @@ def _build_gate(state: NetworkState, consumer: str, task: Task, exchange: Exchan
     for position, producer in enumerate(producers):
         producer_name = upstream.subtask_name(producer)
         remote = state.config.task_manager_of(producer) != task.task_manager
-        channel_name = f"{consumer}<{producer_name}"
+        channel_name = exchange.channel_name(consumer, producer_name)
         channel = Channel(
             channel_name,
             gate_name,
             task.name,
             f"task {producer_name}",
-            f"{producer_name}>{consumer}",
+            exchange.subpartition_name(producer_name, consumer),
             remote,
             position,
             ChannelOwners.of(channel_name),
@@ -244,4 +244,4 @@ def _restore(state: NetworkState, restore: StateAssignment) -> None:
     for (record, exchange_name), owner in restore.expected_owner.items():
         exchange = next(e for e in state.graph.exchanges if e.name == exchange_name)
         consumer = state.graph.operator(exchange.downstream).subtask_name(owner)
-        state.deliveries[(record, f"{consumer}<{exchange.upstream}")] = IN_FLIGHT
+        state.deliveries[(record, exchange.gate_name(consumer))] = IN_FLIGHT

@@ -49,9 +49,9 @@ class Operator:
     sequential_inputs: bool = False
 
     def __post_init__(self) -> None:
-        if not self.name or any(c in self.name for c in "[]<>:"):
+        if not self.name or any(c in self.name for c in "[]<>:#"):
             raise InvalidParameterError(
-                f"operator name {self.name!r} must be non-empty without [ ] < > :"
+                f"operator name {self.name!r} must be non-empty without [ ] < > : #"
             )
         check_parallelism(self.parallelism, f"parallelism of {self.name}")
         if self.max_parallelism is not None:
@@ -80,15 +80,72 @@ class Operator:
         return f"{self.name}[{index}]"
 
 
+@dataclass(frozen=True, order=True)
+class IntermediateDataSetId:
+    """Which edge of the job an exchange is: Flink's ``IntermediateDataSetID``.
+
+    A job may connect the same two operators more than once (a two-input task reading one
+    upstream twice, ``UnalignedCheckpointRescaleSameUpstreamITCase``), so the two operators do
+    not name an edge. Flink gives every data set a random id; the model's is the producer, the
+    consumer and the edge's position among the edges between them (0 for the first).
+    """
+
+    producer: str
+    consumer: str
+    edge: int = 0
+
+
 @dataclass(frozen=True)
 class Exchange:
+    """One edge of the job: ``upstream``'s result partition read by ``downstream``'s gate.
+
+    ``edge`` tells apart the edges between the same two operators (0: the first, and the only
+    one in most jobs). The names of a later edge's exchange, partitions, gates and channels
+    carry its number (``source->co-map#2``, ``co-map[0]<source[1]#2``); the first edge's are
+    the plain ones. The names are for people; the model finds an edge by its ``data_set``.
+    """
+
     upstream: str
     downstream: str
     partitioner: Partitioner
+    edge: int = 0
+
+    def __post_init__(self) -> None:
+        if self.edge < 0:
+            raise InvalidParameterError(
+                f"edge of exchange {self.upstream}->{self.downstream} must not be negative, "
+                f"got {self.edge}"
+            )
+
+    @property
+    def data_set(self) -> IntermediateDataSetId:
+        return IntermediateDataSetId(self.upstream, self.downstream, self.edge)
+
+    @property
+    def suffix(self) -> str:
+        """What a later edge's names end with ("#2" for the second); "" for the first."""
+        return f"#{self.edge + 1}" if self.edge else ""
 
     @property
     def name(self) -> str:
-        return f"{self.upstream}->{self.downstream}"
+        return f"{self.upstream}->{self.downstream}{self.suffix}"
+
+    def partition_name(self, producer: str) -> str:
+        """The result partition of producer subtask ``producer`` (``source[1]``) on this edge."""
+        return f"{producer}>{self.downstream}{self.suffix}"
+
+    def subpartition_name(self, producer: str, consumer: str) -> str:
+        """The subpartition of ``producer`` that ``consumer`` reads on this edge."""
+        return f"{producer}>{consumer}{self.suffix}"
+
+    def gate_name(self, consumer: str) -> str:
+        """The input gate of consumer subtask ``consumer`` (``co-map[0]``) on this edge; also
+        the path a record's delivery is counted on."""
+        return f"{consumer}<{self.upstream}{self.suffix}"
+
+    def channel_name(self, consumer: str, producer: str) -> str:
+        """The input channel of ``consumer`` from ``producer`` on this edge."""
+        return f"{consumer}<{producer}{self.suffix}"
 
 
 def pointwise_producers(up: int, down: int, consumer: int) -> tuple[int, ...]:
@@ -115,6 +172,7 @@ class JobGraph:
         if len(set(names)) != len(names):
             raise InvalidParameterError(f"operator names must be unique, got {names}")
         object.__setattr__(self, "_by_name", {op.name: op for op in self.operators})
+        self._check_edges()
         for exchange in self.exchanges:
             for end in (exchange.upstream, exchange.downstream):
                 if end not in self._by_name:
@@ -150,6 +208,20 @@ class JobGraph:
                     f"least two inputs, got {len(inputs)}"
                 )
         self._check_acyclic()
+
+    def _check_edges(self) -> None:
+        """The edges between one pair of operators are numbered 0, 1, ... once each, so that
+        every edge (and every name derived from it) is told apart from the others."""
+        edges: dict[tuple[str, str], list[int]] = {}
+        for exchange in self.exchanges:
+            edges.setdefault((exchange.upstream, exchange.downstream), []).append(exchange.edge)
+        for (up, down), numbers in edges.items():
+            if sorted(numbers) != list(range(len(numbers))):
+                raise InvalidParameterError(
+                    f"the exchanges from {up} to {down} must be numbered as edges 0, 1, ... "
+                    f"once each (Flink tells them apart by their intermediate data set), got "
+                    f"edges {numbers}"
+                )
 
     def _check_acyclic(self) -> None:
         order = self.topological_order()
@@ -206,6 +278,21 @@ class JobGraph:
 
     def outputs_of(self, name: str) -> tuple[Exchange, ...]:
         return tuple(e for e in self.exchanges if e.upstream == name)
+
+    def gate_index(self, data_set: IntermediateDataSetId) -> int:
+        """The input gate of ``data_set``'s consumer that reads it (``findInputGateIndex``)."""
+        for index, exchange in enumerate(self.inputs_of(data_set.consumer)):
+            if exchange.data_set == data_set:
+                return index
+        raise InvalidParameterError(f"no input gate of {data_set.consumer} reads {data_set}")
+
+    def partition_index(self, data_set: IntermediateDataSetId) -> int:
+        """The result partition of ``data_set``'s producer that writes it
+        (``findResultPartitionIndex``)."""
+        for index, exchange in enumerate(self.outputs_of(data_set.producer)):
+            if exchange.data_set == data_set:
+                return index
+        raise InvalidParameterError(f"no result partition of {data_set.producer} writes {data_set}")
 
     def producers(self, exchange: Exchange, consumer: int) -> tuple[int, ...]:
         """Upstream subtasks a downstream subtask has an input channel from, in channel order."""

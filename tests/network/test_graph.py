@@ -5,6 +5,7 @@ import pytest
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.graph import (
     Exchange,
+    IntermediateDataSetId,
     JobGraph,
     Operator,
     OperatorKind,
@@ -102,3 +103,48 @@ def test_keyed_broadcast_operator_reads_keyed_and_broadcast_inputs_only() -> Non
     for partitioner in (Partitioner.REBALANCE, Partitioner.BROADCAST):
         with pytest.raises(InvalidParameterError, match="must be fed by keyBy"):
             JobGraph((sources[0], keyed), (Exchange("main", "process", partitioner),))
+
+
+def twice(*edges: int) -> JobGraph:
+    """A source read twice by one operator (rebalance, then keyBy), its edges numbered so."""
+    return JobGraph(
+        (Operator("src", 2, OperatorKind.SOURCE), Operator("co", 2, OperatorKind.SINK)),
+        (
+            Exchange("src", "co", Partitioner.REBALANCE, edges[0]),
+            Exchange("src", "co", Partitioner.HASH, edges[1]),
+        ),
+    )
+
+
+def test_two_edges_between_one_pair_are_told_apart_by_their_data_set() -> None:
+    graph = twice(0, 1)
+    first, second = graph.exchanges
+    assert first.data_set != second.data_set
+    assert second.data_set == IntermediateDataSetId("src", "co", 1)
+    # the first edge keeps the plain names; the second's carry its number
+    assert [e.name for e in graph.exchanges] == ["src->co", "src->co#2"]
+    assert first.gate_name("co[1]") == "co[1]<src"
+    assert second.gate_name("co[1]") == "co[1]<src#2"
+    assert second.channel_name("co[1]", "src[0]") == "co[1]<src[0]#2"
+    assert second.subpartition_name("src[0]", "co[1]") == "src[0]>co[1]#2"
+    assert second.partition_name("src[0]") == "src[0]>co#2"
+    # found by data set, not by the operators they join
+    assert graph.gate_index(second.data_set) == graph.partition_index(second.data_set) == 1
+    assert graph.gate_index(first.data_set) == graph.partition_index(first.data_set) == 0
+    # numbered the other way round, the gates follow the job's order of exchanges
+    flipped = twice(1, 0)
+    assert flipped.gate_index(IntermediateDataSetId("src", "co", 1)) == 0
+
+
+def test_edges_between_one_pair_are_numbered_once_each() -> None:
+    with pytest.raises(InvalidParameterError, match=r"as edges 0, 1, .* got edges \[0, 0\]"):
+        twice(0, 0)
+    with pytest.raises(InvalidParameterError, match=r"got edges \[1, 2\]"):
+        twice(1, 2)
+    with pytest.raises(InvalidParameterError, match="must not be negative"):
+        Exchange("src", "co", Partitioner.HASH, -1)
+    # a '#' would make an operator's names collide with a second edge's
+    with pytest.raises(InvalidParameterError, match=r"without \[ \] < > : #"):
+        Operator("src#2", 1, OperatorKind.SOURCE)
+    with pytest.raises(InvalidParameterError, match="no input gate of co reads"):
+        twice(0, 1).gate_index(IntermediateDataSetId("src", "co", 2))
