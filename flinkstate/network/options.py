@@ -242,6 +242,22 @@ class GateConversion(Choice):
     ALL_GATES = "all-gates"
 
 
+class ConnectedMappingLookup(Choice):
+    """How the state assignment finds, for a gate or a partition, the mapping of the other side
+    of its edge (``TaskStateAssignment``), which the rescaling descriptor carries as its channel
+    mapping.
+
+    ``first-edge``: by the connected job vertex alone (before FLINK-40269). With two edges
+    between the same two operators both take the first edge's mapping, so a partition of the
+    second edge sends its output state where the first edge's mapper says.
+    ``data-set``: by the ``IntermediateDataSetID`` of the gate's or partition's own edge
+    (FLINK-40269, PR #28856).
+    """
+
+    FIRST_EDGE = "first-edge"
+    DATA_SET = "data-set"
+
+
 class PrefilterSource(Choice):
     """Where the V1 reader's pre-filter buffers come from (``channel_state_filtering``):
     the channel's network buffers only (before FLINK-38930), network buffers with an

@@ -28,6 +28,7 @@ from flinkstate.network.checkpoint import (
     ResultSubpartitionInfo,
 )
 from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
+from flinkstate.network.options import ConnectedMappingLookup
 from flinkstate.network.records import Fragment, Record
 from flinkstate.rescale.descriptor import NO_RESCALE
 from flinkstate.rescale.exchange import (
@@ -98,6 +99,8 @@ class StateAssignment:
     records: Mapping[int, Record]
     #: (record, exchange) -> the new downstream subtask that must process it
     expected_owner: Mapping[tuple[int, str], int]
+    #: how each descriptor's channel mapping was found (before or since FLINK-40269)
+    connected_mapping: ConnectedMappingLookup = ConnectedMappingLookup.DATA_SET
 
     @property
     def recovered_bytes(self) -> int:
@@ -111,9 +114,13 @@ def assign_state(
     parallelism: Mapping[str, int] | None = None,
     *,
     recover_output_on_downstream: bool = False,
+    connected_mapping: ConnectedMappingLookup | str = ConnectedMappingLookup.DATA_SET,
 ) -> StateAssignment:
     """Split ``checkpoint`` for the same job at new parallelism (operator name -> parallelism;
-    operators not named keep theirs)."""
+    operators not named keep theirs). ``connected_mapping`` says how each gate's and
+    partition's descriptor finds the other side's mapping: by its own edge's data set (Flink
+    since FLINK-40269) or by the first edge between the two operators (before)."""
+    lookup = ConnectedMappingLookup.parse(connected_mapping)
     old_graph = checkpoint.graph
     if old_graph is None:
         raise InvalidParameterError(f"checkpoint {checkpoint.id} does not record its job graph")
@@ -128,6 +135,7 @@ def assign_state(
             ),
             recover_output_on_downstream=recover_output_on_downstream,
             aligned_by_graph=not graph.checkpoints_unaligned(e),
+            connected=_connected(graph, e, lookup).partitioner,
         )
         for e in graph.exchanges
     }
@@ -149,6 +157,24 @@ def assign_state(
         subtasks,
         records,
         _expected_owners(graph, exchanges, subtasks, records),
+        lookup,
+    )
+
+
+def _connected(graph: JobGraph, exchange: Exchange, lookup: ConnectedMappingLookup) -> Exchange:
+    """The edge whose mappings ``exchange``'s descriptors take for the other side's channels.
+
+    Since FLINK-40269 Flink finds it by the intermediate data set: the exchange itself. Before,
+    it looked for the connected job vertex among the upstream's consumers (for a gate) or the
+    downstream's producers (for a partition) and took the first match. An operator's gates and
+    partitions follow the job's exchanges in order here, so both searches find the same edge:
+    the first between the two operators."""
+    if lookup is ConnectedMappingLookup.DATA_SET:
+        return exchange
+    return next(
+        e
+        for e in graph.exchanges
+        if (e.upstream, e.downstream) == (exchange.upstream, exchange.downstream)
     )
 
 
@@ -236,7 +262,7 @@ def _restore_subtask(
                         )
         # upstream output state handed to this consumer (recover output on downstream)
         upstream_op = old_graph.operator(exchange.upstream)
-        partition_index = old_graph.outputs_of(exchange.upstream).index(exchange)
+        partition_index = old_graph.partition_index(exchange.data_set)
         for old_upstream, old_subpartition in plan.upstream_output_state_from:
             for state in outputs.get(upstream_op.subtask_name(old_upstream), ()):
                 info = state.info
@@ -325,11 +351,11 @@ def _expected_owners(
         upstream = graph.operator(exchange.upstream)
         for index in range(downstream.parallelism):
             restore = subtasks[downstream.subtask_name(index)]
-            gate_index = graph.inputs_of(downstream.name).index(exchange)
+            gate_index = graph.gate_index(exchange.data_set)
             for chunk in restore.input_state:
                 if chunk.index == gate_index:
                     _note_receiver(receivers, chunk, exchange, index)
-        partition_index = graph.outputs_of(upstream.name).index(exchange)
+        partition_index = graph.partition_index(exchange.data_set)
         for index in range(upstream.parallelism):
             for chunk in subtasks[upstream.subtask_name(index)].output_state:
                 if chunk.index == partition_index:

@@ -23,6 +23,7 @@ from flinkstate.network.options import (
     MISNAMED_DURING_RECOVERY_KEY,
     TOLERABLE_FAILED_CHECKPOINTS_KEY,
     UNALIGNED_KEY,
+    ConnectedMappingLookup,
     DuringRecoveryGate,
     GateConversion,
     RecoveryBarrierDecline,
@@ -402,30 +403,85 @@ def _two_input_job(values: Mapping[str, Any]) -> JobGraph:
 SEQUENTIAL_EXCHANGES = {"keyBy": Partitioner.HASH, "rebalance": Partitioner.REBALANCE}
 
 
+def _connected_job(
+    values: Mapping[str, Any],
+    sources: tuple[Operator, ...],
+    inputs: tuple[Exchange, ...],
+    operator: Operator,
+) -> JobGraph:
+    """Sources connected into a two-input ``operator`` (DataStream ``connect``), which
+    forwards to a sink at its parallelism unless it is a sink itself: the shape of the
+    sequential reader and of the task reading one upstream twice."""
+    if operator.kind is OperatorKind.SINK:
+        return JobGraph((*sources, operator), inputs)
+    return JobGraph(
+        (*sources, operator, Operator("sink", operator.parallelism, OperatorKind.SINK)),
+        (*inputs, Exchange(operator.name, "sink", Partitioner.FORWARD)),
+    )
+
+
 def _sequential_reading_job(values: Mapping[str, Any]) -> JobGraph:
     """StreamTaskSelectiveReadingITCase.testSequentialReading's shape: two sources connected
     into a two-input operator that reads the first to its end, then the second; keyBy or
     rebalance exchanges, so both inputs are checkpointed unaligned and carry channel state."""
-    p = values["parallelism"]
     partitioner = SEQUENTIAL_EXCHANGES[values["exchange"]]
-    return JobGraph(
+    return _connected_job(
+        values,
         (
             _source(values, values["source_parallelism"], "first"),
             _source(values, values["source_parallelism"], "second"),
-            Operator(
-                "sequential",
-                p,
-                OperatorKind.KEYED if partitioner is Partitioner.HASH else OperatorKind.MAP,
-                cost=values["cost"],
-                max_parallelism=values["max_parallelism"],
-                sequential_inputs=True,
-            ),
-            Operator("sink", p, OperatorKind.SINK),
         ),
         (
             Exchange("first", "sequential", partitioner),
             Exchange("second", "sequential", partitioner),
-            Exchange("sequential", "sink", Partitioner.FORWARD),
+        ),
+        Operator(
+            "sequential",
+            values["parallelism"],
+            OperatorKind.KEYED if partitioner is Partitioner.HASH else OperatorKind.MAP,
+            cost=values["cost"],
+            max_parallelism=values["max_parallelism"],
+            sequential_inputs=True,
+        ),
+    )
+
+
+#: the restore's parameter for a job that connects two operators twice, the only kind of job
+#: where it matters: how each descriptor finds the other side's channel mapping
+CONNECTED_MAPPING_LOOKUP = Parameter(
+    "connected_mapping_lookup",
+    ConnectedMappingLookup.DATA_SET.value,
+    "how the restore's state assignment finds each gate's and partition's channel mapping: "
+    "data-set (by the edge's intermediate data set, FLINK-40269) or first-edge (by the "
+    "connected operator alone, before: the first edge's mapping for both edges)",
+    choices=tuple(c.value for c in ConnectedMappingLookup),
+)
+
+
+def _same_upstream_job(values: Mapping[str, Any]) -> JobGraph:
+    """UnalignedCheckpointRescaleSameUpstreamITCase's CONNECT: one source read twice by a
+    two-input map, rebalanced into its first input and keyed into its second (two edges
+    between the same two operators, told apart by their intermediate data set); both at the
+    job's parallelism.
+
+    The ITCase's co-map forwards into a discarding sink. A forward edge is aligned, so it
+    carries no channel state; and the co-map gets every record twice (once per edge), whose
+    two outputs the model, which follows each record by its id, could not tell apart. So here
+    the co-map ends the job: it is the sink."""
+    p = values["parallelism"]
+    return _connected_job(
+        values,
+        (_source(values, p),),
+        (
+            Exchange("source", "co-map", Partitioner.REBALANCE),
+            Exchange("source", "co-map", Partitioner.HASH, edge=1),
+        ),
+        Operator(
+            "co-map",
+            p,
+            OperatorKind.SINK,
+            cost=values["cost"],
+            max_parallelism=values["max_parallelism"],
         ),
     )
 
@@ -785,6 +841,20 @@ CATALOGUE: dict[str, Topology] = {
                 ),
             ),
             _sequential_reading_job,
+        ),
+        Topology(
+            "same-upstream",
+            "source -rebalance-> co-map <-keyBy- source: a two-input task reading one upstream "
+            "twice, two edges between the same operators "
+            "(UnalignedCheckpointRescaleSameUpstreamITCase)",
+            (
+                *COMMON,
+                *_keyed_params(
+                    cost=4, parallelism="parallelism of every operator (the ITCase: 2, then 4)"
+                ),
+                CONNECTED_MAPPING_LOOKUP,
+            ),
+            _same_upstream_job,
         ),
         Topology(
             "backpressure",

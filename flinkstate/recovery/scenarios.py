@@ -21,7 +21,13 @@ from flinkstate.network.options import RECOVER_OUTPUT_ON_DOWNSTREAM_KEY
 from flinkstate.network.owners import Owner
 from flinkstate.network.state_assignment import StateAssignment, assign_state
 from flinkstate.network.task import TaskPhase
-from flinkstate.network.topologies import Parameter, Topology, by_name, topology
+from flinkstate.network.topologies import (
+    CONNECTED_MAPPING_LOOKUP,
+    Parameter,
+    Topology,
+    by_name,
+    topology,
+)
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Event, RunResult, RunStatus, Simulation
 from flinkstate.sim.scheduler import make_scheduler
@@ -395,6 +401,7 @@ def prepare_scenario(
             run.checkpoint,
             _parallelism(item, job, values, run.checkpoint),
             recover_output_on_downstream=values["recover_output_on_downstream"],
+            connected_mapping=_connected_mapping(values),
         )
         restored = job.build(
             restart_values,
@@ -453,6 +460,7 @@ def _restart_again(
             second,
             parallelism,
             recover_output_on_downstream=run.values["recover_output_on_downstream"],
+            connected_mapping=_connected_mapping(run.values),
         )
         return job.build(
             restart_values, seed=run.seed, faults=restored.options.faults, restore=run.assignment
@@ -482,6 +490,13 @@ _RESTORE_NAMES = frozenset(p.name for p in RESTORE_PARAMETERS)
 def _world(model: object) -> NetworkWorld:
     assert isinstance(model, NetworkWorld)
     return model
+
+
+def _connected_mapping(values: Mapping[str, Any]) -> str:
+    """The state assignment's lookup of channel mappings: a parameter of the topologies that
+    connect two operators twice only (the lookups differ nowhere else), Flink's since
+    FLINK-40269 for the others."""
+    return str(values.get(CONNECTED_MAPPING_LOOKUP.name, CONNECTED_MAPPING_LOOKUP.default))
 
 
 def _parallelism(
@@ -650,6 +665,25 @@ _SEQUENTIAL_READER = (
     "EndOfPartitionEvent, and only then looks at input 1. That holds during recovery too: "
     "while input 0 is selected the task never polls input 1's channels, so input 1's "
     "recovered state (and its EndOfInputChannelStateEvent) stays unread. "
+)
+
+#: UnalignedCheckpointRescaleSameUpstreamITCase: the job at parallelism 2, restored at 4, with
+#: back-pressure enough that both edges hold in-flight data and records cut by the checkpoint
+_SAME_UPSTREAM = {
+    "parallelism": 2,
+    "new_job_parallelism": 4,
+    "records": 50,
+    "record_size": 2000,
+    "cost": 4,
+    "checkpoint_interval": 300,
+}
+_SAME_UPSTREAM_TEXT = (
+    "UnalignedCheckpointRescaleSameUpstreamITCase's CONNECT job restarted from parallelism 2 "
+    "at 4: one source rebalanced into the co-map's first input and keyed into its second, so "
+    "two edges join the same two operators (source->co-map and source->co-map#2). Each gate's "
+    "and partition's rescaling descriptor carries the other side's mapping of its edge: the "
+    "keyBy partition's is RANGE, which copies each old subpartition to the two new co-maps "
+    "whose key groups it held, the rebalance partition's ROUND_ROBIN. "
 )
 
 SCENARIOS: dict[str, Scenario] = {
@@ -935,6 +969,39 @@ SCENARIOS: dict[str, Scenario] = {
                 "buffers_per_channel",
                 "floating_buffers",
             ),
+        ),
+        Scenario(
+            "same-upstream-first-edge",
+            "Two edges from one upstream take the first edge's mapping (before FLINK-40269)",
+            _SAME_UPSTREAM_TEXT
+            + "Before FLINK-40269 the JobManager looked the other side up by the connected "
+            "operator alone and took the first edge it found, for both partitions: the keyBy "
+            "partition's output state goes where ROUND_ROBIN sends it, old subpartition 1 to "
+            "new co-map 1 instead of 2 and 3. A co-map then meets bytes of an old subtask its "
+            "descriptor does not name, or finishes its recovered input with the first half of "
+            "a record whose second half went elsewhere; Flink's restored task fails with an "
+            "IllegalStateException either way, and the model stops at the first of them.",
+            "same-upstream",
+            {**_SAME_UPSTREAM, "connected_mapping_lookup": "first-edge"},
+            Outcome.VIOLATION,
+            "FLINK-40269 (PR #28856); UnalignedCheckpointRescaleSameUpstreamITCase; "
+            "docs/concepts/hazards.md#duplicate-edges",
+            ("connected_mapping_lookup", "new_job_parallelism", "recover_output_on_downstream"),
+        ),
+        Scenario(
+            "same-upstream-by-data-set",
+            "FLINK-40269: each edge finds its own mapping by its intermediate data set",
+            _SAME_UPSTREAM_TEXT
+            + "Since FLINK-40269 each gate and partition finds the other side by its edge's "
+            "intermediate data set: the keyBy partition's output state follows RANGE, the two "
+            "co-maps reading an old subpartition filter its records by key group, and every "
+            "record is processed exactly once, at its owner, on both inputs.",
+            "same-upstream",
+            _SAME_UPSTREAM,
+            Outcome.RECOVERED,
+            "FLINK-40269 (PR #28856); StateAssignmentOperationTest."
+            "testChannelStateAssignmentUsesResultIdForDuplicateJobVertexConnections",
+            ("connected_mapping_lookup", "new_job_parallelism", "recover_output_on_downstream"),
         ),
         Scenario(
             "checkpoint-during-drain",

@@ -112,6 +112,10 @@ class ExchangeRescale:
     output_mapping: RescaleMappings | None
     downstream: tuple[DownstreamSubtaskRescale, ...]
     upstream: tuple[UpstreamSubtaskRescale, ...]
+    #: the partitioner of the other edge whose mappings the descriptors took for the other
+    #: side's channels (before FLINK-40269, in a job connecting two operators twice); None
+    #: when they are this exchange's own
+    connected: Partitioner | None = None
 
     @property
     def filters(self) -> bool:
@@ -126,6 +130,7 @@ def rescale_exchange(
     recover_output_on_downstream: bool = False,
     unaligned_forced: bool = False,
     aligned_by_graph: bool = False,
+    connected: Partitioner | str | None = None,
 ) -> ExchangeRescale:
     """Plan the recovery of one exchange's in-flight data.
 
@@ -137,8 +142,14 @@ def rescale_exchange(
     exchanges unaligned too, so that rescaling them fails as it does in Flink.
     ``aligned_by_graph``: the exchange's consumer also reads a pointwise or broadcast
     exchange, so Flink aligns this one too and it carries no channel state either.
+    ``connected``: the partitioner of the edge whose mappings each descriptor takes for the
+    other side's channels (a gate's from the upstream's partition, a partition's from the
+    downstream's gate). None: this exchange's own, as Flink finds them since FLINK-40269 (by
+    the intermediate data set); before, Flink took the first edge between the two operators,
+    another one's when a job connects them twice.
     """
     kind, (up_old, up_new), (down_old, down_new) = _checked(partitioner, upstream, downstream)
+    other = kind if connected is None else Partitioner.parse(connected)
     if _aligned(kind, (up_old, up_new), (down_old, down_new), unaligned_forced, aligned_by_graph):
         return _without_channel_state(
             kind,
@@ -150,6 +161,13 @@ def rescale_exchange(
 
     input_mapping = kind.downstream_mapper.new_to_old(down_old, down_new)
     output_mapping = kind.upstream_mapper.new_to_old(up_old, up_new)
+    # the other side's mapping each descriptor carries: the gate's channels are the upstream's
+    # subtasks, the partition's subpartitions the downstream's
+    if other is kind:
+        gate_channels, partition_channels = output_mapping, input_mapping
+    else:
+        gate_channels = other.upstream_mapper.new_to_old(up_old, up_new)
+        partition_channels = other.downstream_mapper.new_to_old(down_old, down_new)
     input_redistributed, output_redistributed = _redistributed(
         kind, (up_old, up_new), (down_old, down_new)
     )
@@ -174,19 +192,20 @@ def rescale_exchange(
                 if recover_output_on_downstream
                 else (output_mapping.mapped_indexes(index) if output_redistributed else (index,))
             ),
-            descriptor=descriptor(output_mapping, kind.upstream_mapper, input_mapping, index),
+            descriptor=descriptor(output_mapping, kind.upstream_mapper, partition_channels, index),
         )
         for index in range(up_new)
     )
     # Old subpartition s (= old downstream subtask s) goes to the new downstream subtasks that
-    # read old downstream subtask s; identity when nothing rescaled.
+    # read old downstream subtask s (the partition's channel mapping, inverted:
+    # ``ResultSubpartitionDistributor``); identity when nothing rescaled.
     subpartition_owners = (
-        input_mapping.invert() if rescaled else RescaleMappings.identity(down_old, down_new)
+        partition_channels.invert() if rescaled else RescaleMappings.identity(down_old, down_new)
     )
 
     downstream_plans = []
     for index in range(down_new):
-        gate = descriptor(input_mapping, kind.downstream_mapper, output_mapping, index)
+        gate = descriptor(input_mapping, kind.downstream_mapper, gate_channels, index)
         input_from = input_mapping.mapped_indexes(index) if input_redistributed else (index,)
         if gate is NO_RESCALE:
             # Channels map to themselves: new channel c reads old channel c, no demultiplexing
@@ -228,6 +247,7 @@ def rescale_exchange(
         output_mapping=output_mapping,
         downstream=tuple(downstream_plans),
         upstream=upstream_plans,
+        connected=None if other is kind else other,
     )
 
 

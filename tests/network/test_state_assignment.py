@@ -9,20 +9,24 @@ import pytest
 from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import assign_key_to_parallel_operator, assign_to_key_group
 from flinkstate.network.checkpoint import Checkpoint
+from flinkstate.network.options import ConnectedMappingLookup
 from flinkstate.network.state_assignment import assign_state
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
+from flinkstate.rescale import Partitioner, SubtaskStateMapper
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
 
 
 @functools.cache
-def checkpoint(name: str = "keyed", seed: int = 1, record_size: int = 3000) -> Checkpoint:
+def checkpoint(
+    name: str = "keyed", seed: int = 1, record_size: int = 3000, parallelism: int = 0
+) -> Checkpoint:
     item = topology(name)
+    values = {"records": 120, "record_size": record_size, "cost": 3, "checkpoint_interval": 200}
+    if parallelism:
+        values["parallelism"] = parallelism
     sim = Simulation(
-        lambda: item.build(
-            {"records": 120, "record_size": record_size, "cost": 3, "checkpoint_interval": 200},
-            seed=seed,
-        ),
+        lambda: item.build(values, seed=seed),
         make_scheduler("random", seed),
     )
     assert sim.run().status is RunStatus.FINISHED
@@ -165,3 +169,53 @@ def test_a_checkpoint_without_its_job_is_refused() -> None:
     )
     with pytest.raises(InvalidParameterError, match="does not record its job graph"):
         assign_state(bare)
+
+
+@pytest.mark.parametrize("lookup", list(ConnectedMappingLookup))
+def test_duplicate_connections_find_the_other_sides_mapping_by_their_data_set(
+    lookup: ConnectedMappingLookup,
+) -> None:
+    """StateAssignmentOperationTest.testChannelStateAssignmentUsesResultIdForDuplicateJob-
+    VertexConnections: one upstream read twice (rebalance, then keyBy), both operators 3 -> 2.
+    Since FLINK-40269 each result partition's descriptor carries the mapping of its own edge
+    (ROUND_ROBIN, then RANGE); before, the first edge's (ROUND_ROBIN twice). The gates carry
+    the upstream's ARBITRARY on both edges either way."""
+    taken = checkpoint("same-upstream", parallelism=3)
+    assignment = assign_state(taken, {"source": 2, "co-map": 2}, connected_mapping=lookup)
+    assert assignment.connected_mapping is lookup
+    round_robin = SubtaskStateMapper.ROUND_ROBIN.new_to_old(3, 2)
+    keyed = (
+        SubtaskStateMapper.RANGE
+        if lookup is ConnectedMappingLookup.DATA_SET
+        else SubtaskStateMapper.ROUND_ROBIN
+    ).new_to_old(3, 2)
+    sources = [assignment.subtasks[f"source[{i}]"] for i in range(2)]
+    for share in sources:
+        assert [p.descriptor.rescaled_channels_mapping for p in share.partitions] == [
+            round_robin,
+            keyed,
+        ]
+    arbitrary = SubtaskStateMapper.ARBITRARY.new_to_old(3, 2)
+    for index in range(2):
+        gates = assignment.subtasks[f"co-map[{index}]"].gates
+        assert [g.descriptor.rescaled_channels_mapping for g in gates] == [arbitrary, arbitrary]
+    # the keyBy partition's old subpartition 1 goes to both new co-maps (RANGE), or to co-map
+    # 1 alone (ROUND_ROBIN, the rebalance edge's)
+    targets = {c.old_subtask: c.targets for s in sources for c in s.output_state if c.index == 1}
+    assert targets[1] == ((0, 1) if lookup is ConnectedMappingLookup.DATA_SET else (1,))
+    plan = assignment.exchanges["source->co-map#2"]
+    assert plan.connected is (
+        None if lookup is ConnectedMappingLookup.DATA_SET else Partitioner.REBALANCE
+    )
+    assert assignment.exchanges["source->co-map"].connected is None
+    assert {name for _, name in assignment.expected_owner} == {"source->co-map", "source->co-map#2"}
+
+
+def test_with_one_edge_per_pair_both_lookups_assign_the_same() -> None:
+    taken = checkpoint()
+    by_data_set = assign_state(taken, {"counter": 3, "sink": 3})
+    by_first_edge = assign_state(taken, {"counter": 3, "sink": 3}, connected_mapping="first-edge")
+    assert by_first_edge.exchanges == by_data_set.exchanges
+    assert by_first_edge.subtasks == by_data_set.subtasks
+    with pytest.raises(InvalidParameterError, match="first-edge"):
+        assign_state(taken, connected_mapping="first")

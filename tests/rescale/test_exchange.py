@@ -82,6 +82,63 @@ def test_channel_state_assignment_upscaling(on_downstream: bool) -> None:
         assert [u.output_state_from for u in plan.upstream] == [(0,), (1,), ()]
 
 
+# --- FLINK-40269: which edge's mapping a descriptor carries ---------------------------------
+
+
+@pytest.mark.parametrize("on_downstream", [False, True])
+def test_duplicate_connections_carry_their_own_edges_mapping_or_the_first_edges(
+    on_downstream: bool,
+) -> None:
+    """StateAssignmentOperationTest.testChannelStateAssignmentUsesResultIdForDuplicateJob-
+    VertexConnections: two edges join the same two vertices, both 3 -> 2, with different
+    mappers. Since FLINK-40269 each partition's descriptor carries the downstream mapping of
+    its own edge (here keyBy: RANGE); before, of the first edge (here rebalance: ROUND_ROBIN).
+    The gates' carry the upstream mapping, ARBITRARY on every edge Flink checkpoints
+    unaligned, so on that side the two lookups agree."""
+    own = rescale_exchange("keyBy", (3, 2), (3, 2), recover_output_on_downstream=on_downstream)
+    first = rescale_exchange(
+        "keyBy",
+        (3, 2),
+        (3, 2),
+        recover_output_on_downstream=on_downstream,
+        connected="rebalance",
+    )
+    range_3_to_2 = mappings((0, 1), (1, 2))
+    round_robin_3_to_2 = mappings((0, 2), (1,))
+    assert SubtaskStateMapper.RANGE.new_to_old(3, 2) == range_3_to_2
+    assert SubtaskStateMapper.ROUND_ROBIN.new_to_old(3, 2) == round_robin_3_to_2
+    assert SubtaskStateMapper.ARBITRARY.new_to_old(3, 2) == round_robin_3_to_2
+    assert (own.connected, first.connected) == (None, Partitioner.REBALANCE)
+    for plan, partition_mapping in ((own, range_3_to_2), (first, round_robin_3_to_2)):
+        assert {u.descriptor.rescaled_channels_mapping for u in plan.upstream} == {
+            partition_mapping
+        }
+        assert {d.descriptor.rescaled_channels_mapping for d in plan.downstream} == {
+            round_robin_3_to_2
+        }
+        # a side's own mapping is its edge's either way
+        assert [d.input_state_from for d in plan.downstream] == [(0, 1), (1, 2)]
+        assert [d.descriptor.old_subtask_indexes for d in plan.downstream] == [(0, 1), (1, 2)]
+    if on_downstream:
+        # ResultSubpartitionDistributor: old subpartition s to the new subtasks the partition's
+        # mapping gives it
+        assert [d.upstream_output_state_from for d in first.downstream] == [
+            ((0, 0), (0, 2), (1, 0), (1, 2), (2, 0), (2, 2)),
+            ((0, 1), (1, 1), (2, 1)),
+        ]
+        assert own.downstream[0].upstream_output_state_from == (
+            (0, 0),
+            (0, 1),
+            (1, 0),
+            (1, 1),
+            (2, 0),
+            (2, 1),
+        )
+    else:
+        assert [own.upstream[0].new_subpartitions(s) for s in range(3)] == [(0,), (0, 1), (1,)]
+        assert [first.upstream[0].new_subpartitions(s) for s in range(3)] == [(0,), (1,), (0,)]
+
+
 def test_no_rescale_reads_own_state() -> None:
     plan = rescale_exchange("keyBy", (3, 3), (3, 3))
     for d in plan.downstream:

@@ -43,6 +43,7 @@ def _world(run: ScenarioRun) -> NetworkWorld:
         ("prefilter-heap-segment", 300),
         ("prefilter-deadlock", 10_000),
         ("rebalance-rescale", 900),
+        ("same-upstream-by-data-set", 600),  # two gates and partitions between one pair
     ],
 )
 def test_every_segment_is_held_by_exactly_one_node(scenario: str, steps: int) -> None:

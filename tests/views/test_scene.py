@@ -68,6 +68,7 @@ def _expected_segments(world: NetworkWorld) -> Counter[int]:
         ("prefilter-heap-fallback", "restart"),
         ("checkpoint-during-drain", "restart"),
         ("spanning-records-rescale", "restart"),
+        ("same-upstream-by-data-set", "restart"),  # two gates from one upstream
     ],
 )
 def test_every_buffer_appears_exactly_once(scenario: str, phase: str) -> None:

@@ -115,6 +115,8 @@ def filter_step(world: NetworkState, reader: ChannelStateReader) -> None:
         segment, origin = _take(world, gate, channel, holder)
     reader.pre, reader.pre_origin, reader.pre_channel = segment, origin, channel.name
     kept = filtered = 0
+    if gate.plan is not None and gate.plan.demultiplexes:  # the gate has a filtering handler
+        recovered_channel.check_virtual_channel(world, gate, (chunk.old_subtask, chunk.old_channel))
     vc = (chunk.index, channel.index, chunk.old_subtask, chunk.old_channel)
     for fragment in chunk.fragments:
         if not reassemble(world, reader, vc, fragment, channel):

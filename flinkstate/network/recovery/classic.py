@@ -294,6 +294,7 @@ def on_recovery_event(world: NetworkState, task: Task, channel: Channel, buffer:
     if buffer.event == SUBTASK_CONNECTION:
         assert buffer.descriptor is not None
         if gate.demultiplexing:
+            recovered_channel.check_virtual_channel(world, gate, buffer.descriptor, channel)
             channel.demultiplexer.selected = buffer.descriptor
             world.journal.note = f"{channel.name}: virtual channel {buffer.descriptor}"
         else:

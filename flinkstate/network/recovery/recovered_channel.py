@@ -38,6 +38,35 @@ def reader_target(world: NetworkState, reader: ChannelStateReader) -> tuple[Task
     return task, gate, gate.channels[chunk.targets[0]]
 
 
+def check_virtual_channel(
+    world: NetworkState, gate: Gate, descriptor: tuple[int, int], channel: Channel | None = None
+) -> bool:
+    """Whether the rescaled gate knows the virtual channel (old subtask, old channel) a
+    recovered buffer names; a ``virtual-channel`` violation if not.
+
+    The task's demultiplexer knows those of the buffer's ``channel``
+    (``DemultiplexingRecordDeserializer.select``); the reader's filtering handler, given no
+    channel, those of every channel of the gate (``ChannelStateFilteringHandler``). Flink
+    throws an ``IllegalStateException`` for any other: the buffer reached a subtask whose
+    rescaling descriptor does not name the old subtask it comes from, which a wrong channel
+    mapping does (before FLINK-40269, docs/concepts/hazards.md#duplicate-edges)."""
+    plan = gate.plan
+    assert plan is not None
+    channels = plan.virtual_channels if channel is None else (plan.virtual_channels[channel.index],)
+    known = sorted({(vc.old_subtask, vc.old_channel) for vcs in channels for vc in vcs})
+    if tuple(descriptor) in known:
+        return True
+    where = gate.name if channel is None else channel.name
+    world.journal.violate(
+        "virtual-channel",
+        f"a recovered buffer of old subtask {descriptor[0]}, old channel {descriptor[1]} "
+        f"reached {where}, which knows only the virtual channels {known}: its subtask's "
+        "rescaling descriptor does not name that old subtask (Flink throws "
+        "IllegalStateException)",
+    )
+    return False
+
+
 def needs_exclusive(gate: Gate, channel: Channel) -> bool:
     """The channel has not requested its exclusive buffers yet (and the gate has some)."""
     return not channel.recovery.segments and gate.exclusive_per_channel > 0

@@ -70,6 +70,7 @@ def spill_step(world: NetworkState, reader: ChannelStateReader) -> None:
             world.ledger.heap(world.config.segment_size)
         kept: list[Fragment] = []
         dropped = 0
+        recovered_channel.check_virtual_channel(world, gate, (chunk.old_subtask, chunk.old_channel))
         virtual = (chunk.index, channel.index, chunk.old_subtask, chunk.old_channel)
         for fragment in chunk.fragments:
             if not channel_state_filtering.reassemble(world, reader, virtual, fragment, channel):
