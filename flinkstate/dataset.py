@@ -162,6 +162,8 @@ def from_simulation(world: NetworkWorld, checkpoint: Checkpoint, description: st
             )
             for at, fragment in enumerate(buffer.fragments):
                 record = world.records[fragment.record]
+                if not record.is_record:
+                    continue  # a watermark's bytes count in the buffer's size, not as a record
                 fragments.append(
                     {
                         "buffer_id": buffer_id,

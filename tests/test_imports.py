@@ -21,10 +21,12 @@ NETWORK_BELOW_BEHAVIOUR = {
         "channel_state_reader",
         "channel_state_writer",
         "checkpoint",
+        "combined_watermark_status",
         "config",
         "consumer",
         "coordinator_state",
         "copying",
+        "event_time",
         "events",
         "fetched_channel_state",
         "gate_buffers_spec",
@@ -40,7 +42,9 @@ NETWORK_BELOW_BEHAVIOUR = {
         "result_partition_type",
         "state",
         "state_assignment",
+        "status_watermark_valve",
         "task",
+        "virtual_channel_watermarks",
     )
 }
 

@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from flinkstate.cli.overrides import parse_overrides
-from flinkstate.cli.run_report import buffer_table, invariant_lines, page_line, write_run_page
+from flinkstate.cli.run_report import (
+    buffer_table,
+    event_time_line,
+    invariant_lines,
+    page_line,
+    write_run_page,
+)
 from flinkstate.cli.scenarios import run_scenario_command
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
@@ -192,6 +198,7 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
         "",
         _checkpoint_table(world),
         "",
+        *([event_time_line(world), ""] if world.graph.event_time else []),
         *invariant_lines(result),
     ]
     if args.trace is not None:

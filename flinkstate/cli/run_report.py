@@ -8,7 +8,10 @@ import sys
 from typing import Any
 
 from flinkstate.cli.table import render_table
+from flinkstate.network.graph import OperatorKind
 from flinkstate.network.metrics import OWNER_KINDS, RECOVERY_KINDS, BufferCounts
+from flinkstate.network.state import NetworkState
+from flinkstate.network.watermarks import text
 from flinkstate.sim.core import RunResult
 
 
@@ -68,6 +71,17 @@ def buffer_table(counts: BufferCounts, *, only_used: bool = False) -> str:
             if counts.peak[k] or not (only_used or k in RECOVERY_KINDS)
         ],
     )
+
+
+def event_time_line(world: NetworkState) -> str:
+    """A job with watermarks: how many records keyed operators found late, and where each
+    keyed subtask's watermark ended."""
+    ends = ", ".join(
+        f"{task.name.removeprefix('task ')} {text(world.event_time.watermark[task.name])}"
+        for task in world.tasks.values()
+        if task.kind is OperatorKind.KEYED and task.name in world.event_time.watermark
+    )
+    return f"event time: {len(world.event_time.late)} late record(s); watermarks: {ends or 'none'}"
 
 
 def invariant_lines(result: RunResult) -> list[str]:

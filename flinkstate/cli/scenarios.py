@@ -8,7 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from flinkstate.cli.overrides import parse_overrides
-from flinkstate.cli.run_report import buffer_table, invariant_lines, page_line, write_run_page
+from flinkstate.cli.run_report import (
+    buffer_table,
+    event_time_line,
+    invariant_lines,
+    page_line,
+    write_run_page,
+)
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
 from flinkstate.output import check_target, written_whole
@@ -116,7 +122,13 @@ def _describe(run: ScenarioRun, exported: int | None, export: object) -> list[st
             "",
             f"checkpoint {checkpoint.id}: {checkpoint.in_flight_bytes} bytes in flight "
             f"({inputs} input buffers, {outputs} output buffers, "
-            f"{len(checkpoint.persisted_records)} records)",
+            f"{len(checkpoint.persisted_records)} records"
+            + (
+                f", {len(checkpoint.persisted_watermarks)} watermarks"
+                if checkpoint.persisted_watermarks
+                else ""
+            )
+            + ")",
         ]
     if run.assignment is not None and checkpoint is not None and checkpoint.graph is not None:
         changes = [
@@ -143,6 +155,8 @@ def _describe(run: ScenarioRun, exported: int | None, export: object) -> list[st
             lines.append(f"recovery code: {world.effective_generation.value}")
             if world.recovery_note:
                 lines.append(f"  {world.recovery_note}")
+        if world is not None and world.graph.event_time:
+            lines.append(event_time_line(world))
         if world is not None and world.heap_peak:
             lines.append(
                 f"heap used by recovery buffers outside the network pools: peak "

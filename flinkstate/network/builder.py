@@ -239,7 +239,8 @@ def _restore(state: NetworkState, restore: StateAssignment) -> None:
                 )
                 task.recovery_trigger = RecoveryCheckpointTrigger.NOT_READY
     state.records = dict(restore.records)
-    state.recovered_records = frozenset(restore.records)
+    # watermarks and statuses in the state are elements, not records: never owned or counted
+    state.recovered_records = frozenset(i for i, r in restore.records.items() if r.is_record)
     state.next_record = max(state.records, default=-1) + 1
     for (record, exchange_name), owner in restore.expected_owner.items():
         exchange = next(e for e in state.graph.exchanges if e.name == exchange_name)

@@ -125,12 +125,27 @@ class Checkpoint:
 
     @property
     def persisted_records(self) -> frozenset[int]:
-        """Records of which at least one fragment was persisted as channel state."""
+        """Records of which at least one fragment was persisted as channel state (watermarks
+        and statuses, persisted between them, are not records)."""
+        elements = self.persisted_elements
+        return elements - self._not_records
+
+    @property
+    def persisted_watermarks(self) -> frozenset[int]:
+        """Watermarks and watermark statuses persisted as channel state."""
+        return self.persisted_elements & self._not_records
+
+    @property
+    def persisted_elements(self) -> frozenset[int]:
         return frozenset(
             f.record
             for state in (*self.input_channel_state, *self.result_subpartition_state)
             for f in state.fragments
         )
+
+    @property
+    def _not_records(self) -> frozenset[int]:
+        return frozenset(r.id for r in self.records if not r.is_record)
 
     def subtask(self, name: str) -> SubtaskState:
         for state in self.subtasks:

@@ -47,6 +47,11 @@ class Operator:
     key_space: int = 1000
     record_size: tuple[int, int] = (100, 100)
     sequential_inputs: bool = False
+    #: a source's watermarks: one after every ``watermark_interval`` records it emits (0: the
+    #: job has no event time), ``out_of_orderness`` behind the largest timestamp of each split
+    #: (Flink's ``forBoundedOutOfOrderness``: largest timestamp - bound - 1)
+    watermark_interval: int = 0
+    out_of_orderness: int = 0
 
     def __post_init__(self) -> None:
         if not self.name or any(c in self.name for c in "[]<>:#"):
@@ -67,6 +72,10 @@ class Operator:
             )
         if self.kind is OperatorKind.SOURCE and self.records_per_subtask < 0:
             raise InvalidParameterError(f"records per subtask of {self.name} must not be negative")
+        if self.watermark_interval < 0 or self.out_of_orderness < 0:
+            raise InvalidParameterError(
+                f"watermark interval and out-of-orderness of {self.name} must not be negative"
+            )
         if self.key_space < 1:
             raise InvalidParameterError(f"key space of {self.name} must be at least 1")
 
@@ -255,6 +264,11 @@ class JobGraph:
             ):
                 ordered.add(name)
         return frozenset(ordered)
+
+    @functools.cached_property
+    def event_time(self) -> bool:
+        """Whether any source emits watermarks."""
+        return any(op.watermark_interval for op in self.operators)
 
     def operator(self, name: str) -> Operator:
         try:

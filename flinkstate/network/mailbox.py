@@ -11,7 +11,7 @@ routes the record on.
 
 from __future__ import annotations
 
-from flinkstate.network import checkpointing, coordinator, record_writer, recycling
+from flinkstate.network import checkpointing, coordinator, record_writer, recycling, watermarks
 from flinkstate.network.actors import action
 from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.consumer import Channel
@@ -26,7 +26,7 @@ from flinkstate.network.events import (
 )
 from flinkstate.network.graph import OperatorKind
 from flinkstate.network.record_writer import hash_text
-from flinkstate.network.records import Record
+from flinkstate.network.records import MAX_WATERMARK, Record, StreamElementKind
 from flinkstate.network.recovery import classic, fetched_channel_state_drainer
 from flinkstate.network.state import IN_FLIGHT, NetworkState, key_group_of
 from flinkstate.network.task import Task, TaskPhase
@@ -40,6 +40,7 @@ _RUNNING = TaskPhase.RUNNING
 _RESTORING_OUTPUT = TaskPhase.RESTORING_OUTPUT
 _NOT_CONTINUED = Framing.NOT_CONTINUED
 _CUT_OFF = Framing.CUT_OFF
+_RECORD = StreamElementKind.RECORD
 
 
 def task_action(world: NetworkState, task: Task) -> Action | None:
@@ -82,6 +83,8 @@ def task_action(world: NetworkState, task: Task) -> Action | None:
         if any(offset < total for offset in task.splits.values()):
             return action(task.name, "emit")
         if task.splits or not coordinator.sources_have_data(world):
+            if watermarks.needs_final_watermark(world, task):
+                return action(task.name, "emit")
             return action(task.name, "finish")
         return None  # no split of its own: idle until the other sources are done
     channel = _next_channel_with_data(world, task)
@@ -176,6 +179,10 @@ def do_emit(world: NetworkState, task: Task, action: Action) -> None:
     op = world.graph.operator(task.operator)
     total = op.records_per_subtask
     active = [split for split, offset in task.splits.items() if offset < total]
+    if not active:  # the end of its input: event time ends too
+        watermarks.emit_watermark(world, task, MAX_WATERMARK)
+        world.journal.note = "end of input: watermark MAX"
+        return
     split = active[task.split_turn % len(active)]
     task.split_turn += 1
     seq = task.splits[split]
@@ -188,6 +195,7 @@ def do_emit(world: NetworkState, task: Task, action: Action) -> None:
         size=low + (splitmix64(base) % (high - low + 1)),
         source=split,
         seq=seq,
+        timestamp=seq,
     )
     world.records[record.id] = record
     world.next_record += 1
@@ -199,6 +207,8 @@ def do_emit(world: NetworkState, task: Task, action: Action) -> None:
                 world.journal.changes.task(other.name)
     world.journal.note = f"record {record.id} key {record.key} ({record.serialized_length} bytes)"
     record_writer.route(world, task, record)
+    if op.watermark_interval:
+        watermarks.after_emit(world, task)
 
 
 def do_poll(world: NetworkState, task: Task, action: Action) -> None:
@@ -288,6 +298,12 @@ def _deserialize(world: NetworkState, channel: Channel, buffer: Buffer) -> list[
         if partial is None:  # the fragment completed its record
             if not restored:
                 complete.append(fragment.record)
+                continue
+            element = world.records[fragment.record]
+            if not element.is_record:  # the demultiplexer sums up its virtual channels
+                passed = watermarks.recovered_element(world, channel, vc, element, True)
+                if passed is not None:
+                    complete.append(passed)
             elif classic.keeps(world, channel, fragment.record):
                 complete.append(fragment.record)
                 if vc is not None:
@@ -310,6 +326,13 @@ def do_process(world: NetworkState, task: Task, action: Action) -> None:
     record = world.records[record_id]
     channel = task.current
     assert channel is not None
+    if record.kind is not _RECORD:
+        watermarks.process(world, task, channel, record)
+        if not task.ready:
+            recycling.release_current(world, task)
+        return
+    if world.event_time.watermark:
+        watermarks.check_late(world, task, record)
     key = (record_id, channel.gate)
     state = world.deliveries.get(key)
     if state != IN_FLIGHT:

@@ -277,6 +277,20 @@ class RecoveryCheckpointTrigger(Choice):
     NO_OP = "no-op"
 
 
+class RecoveredWatermarks(Choice):
+    """What the filtering handler of checkpointing during recovery (V1 and V2) does with the
+    watermarks and statuses of old channels that merge into one new channel.
+
+    ``passed-through``: each as it comes (before FLINK-40517): one old channel's watermark
+    advances the merged channel past records another old channel still holds, and one idle
+    old channel idles it. ``aggregated``: as the classic path's demultiplexer does, the minimum
+    over the old channels, held while any has none yet, and active while any is (PR #29064).
+    """
+
+    PASSED_THROUGH = "passed-through"
+    AGGREGATED = "aggregated"
+
+
 #: Fault names a test can inject to re-introduce the bug an invariant guards against.
 FAULTS = frozenset(
     {
@@ -340,6 +354,7 @@ class RunOptions:
     spill_file_size: int = DEFAULT_SPILL_FILE_SIZE
     spill_segment_size: int = DEFAULT_MAX_SEGMENT_SIZE
     prefilter_source: PrefilterSource = PrefilterSource.HEAP_FALLBACK
+    recovered_watermarks: RecoveredWatermarks = RecoveredWatermarks.AGGREGATED
 
     def __post_init__(self) -> None:
         unknown = set(self.faults) - FAULTS
@@ -362,6 +377,7 @@ class RunOptions:
         )
         parse(self, "prefilter_source", PrefilterSource.parse(self.prefilter_source))
         parse(self, "during_recovery_gate", DuringRecoveryGate.parse(self.during_recovery_gate))
+        parse(self, "recovered_watermarks", RecoveredWatermarks.parse(self.recovered_watermarks))
         # checked here too, so that a job that is never restored still refuses it
         recovery = RecoveryOptions(self.generation, False, self.checkpointing_during_recovery)
         parse(self, "generation", recovery.generation)

@@ -86,9 +86,10 @@ def do_write(world: NetworkState, task: Task, action: Action) -> None:
     out.written += length
     if out.written == out.total:
         task.pending.popleft()
-        gate = world.channels[sub.channel].gate
-        start_delivery(world, out.record, gate)
-        world.order.emitted_at[(out.record, gate)] = (world.journal.step, task.name)
+        if not out.watermark:
+            gate = world.channels[sub.channel].gate
+            start_delivery(world, out.record, gate)
+            world.order.emitted_at[(out.record, gate)] = (world.journal.step, task.name)
     if builder.space == 0 or (world.options.flush_every_record and out.written == out.total):
         finish_builder(world, sub)
 

@@ -20,6 +20,7 @@ from flinkstate.network.channel_state_writer import ChannelStateWriter
 from flinkstate.network.config import NetworkConfig
 from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.coordinator_state import CoordinatorState
+from flinkstate.network.event_time import EventTimeState
 from flinkstate.network.fetched_channel_state import (
     FetchedChannelStateDrainer,
     SpillAccount,
@@ -96,6 +97,8 @@ class NetworkState:
     sequential: frozenset[str] = field(init=False)
     #: the records the restart read back from the checkpoint, by id (empty for a fresh job)
     recovered_records: frozenset[int] = frozenset()
+    #: valves, task watermarks and late records (empty in a job without watermarks)
+    event_time: EventTimeState = field(default_factory=EventTimeState)
 
     # ------------------------------------------------------------------ the ledger, read
 

@@ -363,6 +363,8 @@ def _expected_owners(
                         _note_receiver(receivers, chunk, exchange, target)
     expected = {}
     for (record, name), candidates in receivers.items():
+        if not records[record].is_record:
+            continue  # a watermark or status reaches every receiver: no one owns it
         exchange = next(e for e in graph.exchanges if e.name == name)
         downstream = graph.operator(exchange.downstream)
         rule = OwnerRule.of(exchange.partitioner)

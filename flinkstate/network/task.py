@@ -29,12 +29,14 @@ class TaskPhase(StrEnum):
 
 @dataclass(slots=True)
 class Output:
-    """Bytes of one record still to be written into one subpartition."""
+    """Bytes of one stream element still to be written into one subpartition."""
 
     subpartition: str
     record: int
     written: int
     total: int
+    #: a watermark or status: broadcast, and never a delivery to account for
+    watermark: bool = False
 
 
 @dataclass(slots=True)
@@ -82,7 +84,7 @@ class Task:
         twin.partitions = partitions
         twin.current = current
         twin.pending = deque(
-            Output(o.subpartition, o.record, o.written, o.total) for o in self.pending
+            Output(o.subpartition, o.record, o.written, o.total, o.watermark) for o in self.pending
         )
         twin.ready = deque(self.ready)
         twin.keyed_state = dict(self.keyed_state)

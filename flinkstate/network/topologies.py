@@ -26,6 +26,7 @@ from flinkstate.network.options import (
     ConnectedMappingLookup,
     DuringRecoveryGate,
     GateConversion,
+    RecoveredWatermarks,
     RecoveryBarrierDecline,
     RecoveryGeneration,
     RunOptions,
@@ -245,6 +246,30 @@ COMMON = (
         choices=tuple(c.value for c in RecoveryBarrierDecline),
     ),
     Parameter(
+        "watermark_interval",
+        0,
+        "event time: each source subtask emits a watermark after every this many records, "
+        "and one at the end of its input (0: no watermarks)",
+        minimum=0,
+        maximum=10_000_000,
+    ),
+    Parameter(
+        "out_of_orderness",
+        0,
+        "how far a source's watermark stays behind the largest timestamp of each split it reads "
+        "(a record's timestamp is its position in its split)",
+        minimum=0,
+        maximum=10_000_000,
+    ),
+    Parameter(
+        "recovered_watermarks",
+        RecoveredWatermarks.AGGREGATED.value,
+        "checkpointing during recovery: what the filtering handler does with the watermarks of "
+        "old channels merged into one new channel: aggregated (FLINK-40517: the minimum, held "
+        "until each has one) or passed-through (before it)",
+        choices=tuple(c.value for c in RecoveredWatermarks),
+    ),
+    Parameter(
         "prefilter_source",
         "heap-fallback",
         "v1's filtering buffers: network (before FLINK-38930), heap-fallback (Flink 2.3), "
@@ -339,6 +364,7 @@ class Topology:
             spill_file_size=values["spill_file_size"],
             spill_segment_size=values["spill_segment_size"],
             prefilter_source=values["prefilter_source"],
+            recovered_watermarks=values["recovered_watermarks"],
         )
         graph = self._build(values) if restore is None else restore.graph
         return NetworkWorld(graph, config, options, restore=restore)
@@ -353,6 +379,8 @@ def _source(values: Mapping[str, Any], parallelism: int, name: str = "source") -
         records_per_subtask=values["records"],
         key_space=values["keys"],
         record_size=(size, size),
+        watermark_interval=values["watermark_interval"],
+        out_of_orderness=values["out_of_orderness"],
     )
 
 

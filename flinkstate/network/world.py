@@ -130,6 +130,7 @@ class NetworkWorld(NetworkState):
         twin.filtered = dict(self.filtered)
         twin.spill = self.spill.copy()
         twin.recovered_via = dict(self.recovered_via)
+        twin.event_time = self.event_time.copy()
         twin.actions = self.actions.copy()
         twin.actions.listen(twin.journal.changes)
         return twin

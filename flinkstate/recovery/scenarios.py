@@ -292,6 +292,20 @@ class ScenarioRun:
             if result is None or result.deadlock is None
             else result.deadlock.describe(),
             "message": self.message,
+            **self.event_time,
+        }
+
+    @property
+    def event_time(self) -> dict[str, Any]:
+        """For a job with watermarks: those in the checkpoint, and the records found late."""
+        world = self.world
+        if world is None or not world.graph.event_time:
+            return {}
+        return {
+            "watermarks_in_checkpoint": None
+            if self.checkpoint is None
+            else len(self.checkpoint.persisted_watermarks),
+            "late_records": len(world.event_time.late),
         }
 
 
@@ -546,6 +560,25 @@ _FILTER_ON_READ = {
     "recover_output_on_downstream": True,
     "new_parallelism": 3,
 }
+
+#: the back-pressured keyed job with event time, halved with checkpointing during recovery
+#: (V2): each new counter merges two old counters' channels from every source
+_MERGED_WATERMARKS = {
+    **_BACKPRESSURED,
+    "parallelism": 4,
+    "new_parallelism": 2,
+    "watermark_interval": 5,
+    "checkpointing_during_recovery": True,
+    "recover_output_on_downstream": True,
+    "generation": "v2",
+}
+_MERGED_WATERMARKS_TEXT = (
+    "The sources emit a watermark every 5 records (a record's timestamp is its position in "
+    "its split). The counters are halved from 4 to 2 with checkpointing during recovery: "
+    "new counter 0 reads old counters 0 and 1's channels from each source through one new "
+    "channel. The two old channels were drained unevenly before the checkpoint, so their "
+    "in-flight data ends at different watermarks. "
+)
 
 #: a V2 restart of an unaligned checkpoint that takes aligned checkpoints itself, with a
 #: timeout shorter than the drain
@@ -1154,6 +1187,36 @@ SCENARIOS: dict[str, Scenario] = {
             Outcome.RECOVERED,
             "FLINK-40518 (PR #29055); CheckpointingOptionsTest",
             ("during_recovery_gate", "restart_aligned", "checkpoint_timeout"),
+        ),
+        Scenario(
+            "merged-watermarks-passed-through",
+            "A merged channel's watermark overtakes recovered records (before FLINK-40517)",
+            _MERGED_WATERMARKS_TEXT
+            + "Before FLINK-40517 the filtering handler wrote each old channel's watermarks "
+            "into the spill files as they came. The new channel's valve takes the first old "
+            "channel's latest watermark as its own, the counter's watermark follows once its "
+            "other channels have one, and records of the second old channel, still behind in "
+            "the files, are then at or behind that watermark: a window would drop them as "
+            "late, silently. The late-record invariant stops the run at the first.",
+            "keyed",
+            {**_MERGED_WATERMARKS, "recovered_watermarks": "passed-through"},
+            Outcome.VIOLATION,
+            "FLINK-40517 (PR #29064); ChannelStateFilteringHandler, StatusWatermarkValve",
+            ("recovered_watermarks", "watermark_interval", "new_parallelism"),
+        ),
+        Scenario(
+            "merged-watermarks-aggregated",
+            "FLINK-40517: a merged channel passes on the minimum of its old channels",
+            _MERGED_WATERMARKS_TEXT
+            + "Since FLINK-40517 the filtering handler does what the classic demultiplexer "
+            "always did: it keeps each old channel's last watermark and writes on only their "
+            "minimum, nothing while one of them has none yet, and ACTIVE while any old channel "
+            "is active. No recovered record falls behind the counter's watermark.",
+            "keyed",
+            _MERGED_WATERMARKS,
+            Outcome.RECOVERED,
+            "FLINK-40517 (PR #29064); DemultiplexingRecordDeserializerTest.testWatermarks",
+            ("recovered_watermarks", "watermark_interval", "new_parallelism"),
         ),
         Scenario(
             "unfiltered-checkpoint-during-recovery",

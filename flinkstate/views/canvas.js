@@ -50,6 +50,9 @@ function text(parent, x, y, content, attrs) {
   return t;
 }
 
+// watermarks and statuses: a dark slate, unlike any source or key-group colour
+const WATERMARK = "#334155";
+
 function keyGroupColour(group) {
   // a hue per key group, spread so neighbouring groups differ
   const hue = (group * 137.508) % 360;
@@ -224,6 +227,7 @@ function render({ model, el: root }) {
   }
 
   function pieceColour(piece) {
+    if (piece.length > 7) return WATERMARK;  // a watermark or status between the records
     return colourBy.value === "key-group" ? keyGroupColour(piece[5]) : SOURCE_COLOURS[piece[4] % SOURCE_COLOURS.length];
   }
 
@@ -241,6 +245,7 @@ function render({ model, el: root }) {
       if (n) add(dots, `source subtask 0${n > 1 ? `–${n - 1}` : ""}${(scene.splits || 0) > 8 ? " …" : ""}`);
     }
     add('<span style="display:inline-block;width:4px;height:14px;background:#111827"></span>', "barrier");
+    if (scene.event_time) add(`<span style="display:inline-block;width:6px;height:10px;background:${WATERMARK}"></span>`, "watermark");
     add(`<span style="display:inline-block;width:12px;height:10px;border:2px solid ${CHECKPOINT}"></span>`, "persisted by a checkpoint");
     add('<span style="display:inline-block;width:12px;height:10px;background:url(#);background-color:#fff7ed;border:1.5px dashed #d97706"></span>', "recovered from channel state");
     add('<span style="display:inline-block;width:12px;height:2px;background:#111;margin-top:1px"></span>', "struck: filtered out");
@@ -265,12 +270,13 @@ function render({ model, el: root }) {
       if (item.descriptor) s += `<br>the buffers behind it come from old subtask ${item.descriptor[0]}, old channel ${item.descriptor[1]}`;
       return s;
     }
-    const records = new Set(item.pieces.map((p) => p[0]));
+    const records = new Set(item.pieces.filter((p) => p.length <= 7).map((p) => p[0]));
     let s = `<b>buffer</b> ${item.used} of ${item.capacity} bytes, ${records.size} record(s)`;
     if (item.heap) s += " (on the heap)";
     if (item.recovered) s += "<br>recovered from channel state";
     if (item.persisted !== undefined) s += `<br>persisted by checkpoint ${item.persisted}`;
     const rows = item.pieces.slice(0, 8).map((p) => {
+      if (p.length > 7) return `<b>${escapeHtml(p[7])}</b> (${p[3]} bytes between the records)`;
       const whole = p[1] === 0 && p[1] + p[2] === p[3];
       const part = whole ? "whole" : `bytes ${p[1]}–${p[1] + p[2]} of ${p[3]}`;
       const mark = p[6] === "dropped" ? " — filtered out here" : "";
@@ -368,7 +374,8 @@ function render({ model, el: root }) {
         const phase = p.phase && p.phase !== "running" ? phases[p.phase] || p.phase : p.finished ? "finished" : "";
         frame(g2, x, y - h / 2, w, h, p, { fill: p.phase && p.phase !== "running" ? "#fff7ed" : "#eef2ff" });
         text(g2, x + 6, y - h / 2 + 14, p.label, { "font-size": 12, "font-weight": 600, fill: "#1e3a8a" });
-        text(g2, x + 6, y - h / 2 + 27, phase || `processed ${p.processed}`, { ...small, "font-size": 10.5 });
+        const progress = p.watermark !== undefined ? `processed ${p.processed} · wm ${p.watermark}` : `processed ${p.processed}`;
+        text(g2, x + 6, y - h / 2 + 27, phase || progress, { ...small, "font-size": 10.5 });
         if (p.acknowledged) text(g2, x + w - 4, y - h / 2 + 14, "✓", { "text-anchor": "end", "font-size": 12, fill: CHECKPOINT });
         if (p.expanded && typeof model.send === "function") {
           const fold = text(g2, x + w - 4, y - h / 2 - 3, "fold \u25b4", { "text-anchor": "end", "font-size": 10, fill: "#2563eb" });

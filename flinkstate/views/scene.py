@@ -38,7 +38,9 @@ from flinkstate.network.events import (
     SUBTASK_CONNECTION,
 )
 from flinkstate.network.graph import JobGraph
+from flinkstate.network.records import MIN_WATERMARK, StreamElementKind
 from flinkstate.network.task import Task, TaskPhase
+from flinkstate.network.watermarks import text as watermark_text
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Event
 from flinkstate.views.ownership import (
@@ -225,6 +227,7 @@ def build_scene(
         },
         "completed": [c.id for c in world.checkpoints.completed],
         "splits": len(layout.splits),
+        **({"event_time": True} if world.graph.event_time else {}),
         "job_failed": world.checkpoints.job_failed,
         "violations": [str(v) for v in world.violations[:3]],
     }
@@ -289,6 +292,10 @@ def _place_details(world: NetworkWorld) -> dict[str, dict[str, Any]]:
             "ready": len(task.ready),
             "acknowledged": progress is not None and task.name in progress.acknowledged,
         }
+        if world.graph.event_time:
+            details[task_node(task)]["watermark"] = watermark_text(
+                world.event_time.watermark.get(task.name, MIN_WATERMARK)
+            )
         for partition in task.partitions:
             pool = partition.pool
             details[partition_node(partition)] = {
@@ -496,6 +503,15 @@ class _ItemBuilder:
         pieces = []
         for f in buffer.fragments:
             record = records[f.record]
+            if not record.is_record:
+                # a watermark or status: no source split or key group; its label instead
+                label = (
+                    f"watermark {watermark_text(record.timestamp)}"
+                    if record.kind is StreamElementKind.WATERMARK
+                    else ("IDLE" if record.idle else "ACTIVE")
+                )
+                pieces.append([f.record, f.start, f.length, f.total, -1, -1, "", label])
+                continue
             state = "dropped" if f.record in dropped else ("ready" if f.record in ready else "")
             pieces.append(
                 [

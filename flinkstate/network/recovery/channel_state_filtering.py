@@ -24,10 +24,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flinkstate.network import deserializer
+from flinkstate.network import deserializer, watermarks
 from flinkstate.network.buffer import HEAP
 from flinkstate.network.deserializer import Framing
-from flinkstate.network.options import PrefilterSource
+from flinkstate.network.options import PrefilterSource, RecoveredWatermarks
 from flinkstate.network.owners import Owner
 from flinkstate.network.records import Fragment
 from flinkstate.network.recovery import recovered_channel
@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from flinkstate.network.channel_state_reader import ChannelStateReader
     from flinkstate.network.consumer import Channel, Gate
     from flinkstate.network.state import NetworkState
+    from flinkstate.network.state_assignment import RecoveredChunk
     from flinkstate.network.task import Task
 
 #: ``MemoryManager.DEFAULT_PAGE_SIZE``: the 2.3 heap fallback allocates this much whatever the
@@ -121,6 +122,11 @@ def filter_step(world: NetworkState, reader: ChannelStateReader) -> None:
     for fragment in chunk.fragments:
         if not reassemble(world, reader, vc, fragment, channel):
             continue
+        passed = watermark_passed(world, channel, chunk, fragment.record)
+        if passed is not None:
+            if passed >= 0:
+                reader.pending.append((passed, 0))
+            continue
         if keeps_record(
             world, task, gate, channel, (chunk.old_subtask, chunk.old_channel), fragment.record
         ):
@@ -164,6 +170,21 @@ def reassemble(
         return True
     reader.partials[virtual] = partial
     return False
+
+
+def watermark_passed(
+    world: NetworkState, channel: Channel, chunk: RecoveredChunk, element_id: int
+) -> int | None:
+    """For a watermark or status the handler read: the element it writes on (-1: none, held
+    back); None for a record, which the record filter decides."""
+    element = world.records[element_id]
+    if element.is_record:
+        return None
+    aggregate = world.options.recovered_watermarks is RecoveredWatermarks.AGGREGATED
+    passed = watermarks.recovered_element(
+        world, channel, (chunk.old_subtask, chunk.old_channel), element, aggregate
+    )
+    return -1 if passed is None else passed
 
 
 def keeps_record(

@@ -76,6 +76,12 @@ def spill_step(world: NetworkState, reader: ChannelStateReader) -> None:
             if not channel_state_filtering.reassemble(world, reader, virtual, fragment, channel):
                 continue
             record = fragment.record
+            passed = channel_state_filtering.watermark_passed(world, channel, chunk, record)
+            if passed is not None:
+                if passed >= 0:
+                    size = world.records[passed].serialized_length
+                    kept.append(Fragment(passed, 0, size, size))
+                continue
             if channel_state_filtering.keeps_record(
                 world, task, gate, channel, (chunk.old_subtask, chunk.old_channel), record
             ):

@@ -1,0 +1,38 @@
+"""Where a run's event time stands: the state watermarks leave behind.
+
+Each input gate's valve (its channels' last watermarks and statuses), each task's watermark
+(the combination of its gates' valves; for a source, the last watermark it emitted) and
+whether it is idle, each merged channel's virtual-channel watermarks while recovered data is
+read, and the records a keyed (window) operator found behind its watermark. Empty in a job
+without watermarks, so it costs nothing there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from flinkstate.network.status_watermark_valve import StatusWatermarkValve
+from flinkstate.network.virtual_channel_watermarks import VirtualChannelWatermarks
+
+
+@dataclass(slots=True)
+class EventTimeState:
+    #: by gate name
+    valves: dict[str, StatusWatermarkValve] = field(default_factory=dict)
+    #: by task name: the watermark it has passed on (sources: emitted)
+    watermark: dict[str, int] = field(default_factory=dict)
+    #: by task name: whether its output is idle
+    idle: dict[str, bool] = field(default_factory=dict)
+    #: by channel name: a new channel's old channels while their recovered data is read
+    merged: dict[str, VirtualChannelWatermarks] = field(default_factory=dict)
+    #: (record, task name) -> the step a keyed operator found it late, and its watermark then
+    late: dict[tuple[int, str], tuple[int, int]] = field(default_factory=dict)
+
+    def copy(self) -> EventTimeState:
+        return EventTimeState(
+            {n: v.copy() for n, v in self.valves.items()},
+            dict(self.watermark),
+            dict(self.idle),
+            {n: m.copy() for n, m in self.merged.items()},
+            dict(self.late),
+        )
