@@ -11,7 +11,7 @@ from flinkstate.cli.table import render_table
 from flinkstate.network.graph import OperatorKind
 from flinkstate.network.metrics import OWNER_KINDS, RECOVERY_KINDS, BufferCounts
 from flinkstate.network.state import NetworkState
-from flinkstate.network.watermarks import text
+from flinkstate.network.watermarks import watermark_text
 from flinkstate.sim.core import RunResult
 
 
@@ -77,7 +77,7 @@ def event_time_line(world: NetworkState) -> str:
     """A job with watermarks: how many records keyed operators found late, and where each
     keyed subtask's watermark ended."""
     ends = ", ".join(
-        f"{task.name.removeprefix('task ')} {text(world.event_time.watermark[task.name])}"
+        f"{task.name.removeprefix('task ')} {watermark_text(world.event_time.watermark[task.name])}"
         for task in world.tasks.values()
         if task.kind is OperatorKind.KEYED and task.name in world.event_time.watermark
     )

@@ -8,6 +8,7 @@ fragments, so a record that spans the cut shows which part sits where.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -123,19 +124,19 @@ class Checkpoint:
                     copies[fragment.record] += 1
         return copies
 
-    @property
+    @functools.cached_property
     def persisted_records(self) -> frozenset[int]:
         """Records of which at least one fragment was persisted as channel state (watermarks
         and statuses, persisted between them, are not records)."""
         elements = self.persisted_elements
         return elements - self._not_records
 
-    @property
+    @functools.cached_property
     def persisted_watermarks(self) -> frozenset[int]:
         """Watermarks and watermark statuses persisted as channel state."""
         return self.persisted_elements & self._not_records
 
-    @property
+    @functools.cached_property
     def persisted_elements(self) -> frozenset[int]:
         return frozenset(
             f.record
@@ -143,7 +144,7 @@ class Checkpoint:
             for f in state.fragments
         )
 
-    @property
+    @functools.cached_property
     def _not_records(self) -> frozenset[int]:
         return frozenset(r.id for r in self.records if not r.is_record)
 

@@ -52,6 +52,9 @@ class Operator:
     #: (Flink's ``forBoundedOutOfOrderness``: largest timestamp - bound - 1)
     watermark_interval: int = 0
     out_of_orderness: int = 0
+    #: the strategy declares idleness (``withIdleness``): a source subtask with no split to
+    #: read marks its output idle instead of holding back the watermarks downstream
+    source_idleness: bool = False
 
     def __post_init__(self) -> None:
         if not self.name or any(c in self.name for c in "[]<>:#"):

@@ -26,7 +26,7 @@ from flinkstate.network.events import (
 )
 from flinkstate.network.graph import OperatorKind
 from flinkstate.network.record_writer import hash_text
-from flinkstate.network.records import MAX_WATERMARK, Record, StreamElementKind
+from flinkstate.network.records import Record, StreamElementKind
 from flinkstate.network.recovery import classic, fetched_channel_state_drainer
 from flinkstate.network.state import IN_FLIGHT, NetworkState, key_group_of
 from flinkstate.network.task import Task, TaskPhase
@@ -86,6 +86,8 @@ def task_action(world: NetworkState, task: Task) -> Action | None:
             if watermarks.needs_final_watermark(world, task):
                 return action(task.name, "emit")
             return action(task.name, "finish")
+        if watermarks.goes_idle(world, task):
+            return action(task.name, "emit")
         return None  # no split of its own: idle until the other sources are done
     channel = _next_channel_with_data(world, task)
     if channel is not None:
@@ -179,9 +181,8 @@ def do_emit(world: NetworkState, task: Task, action: Action) -> None:
     op = world.graph.operator(task.operator)
     total = op.records_per_subtask
     active = [split for split, offset in task.splits.items() if offset < total]
-    if not active:  # the end of its input: event time ends too
-        watermarks.emit_watermark(world, task, MAX_WATERMARK)
-        world.journal.note = "end of input: watermark MAX"
+    if not active:  # no record left: the source's event time idles or ends
+        watermarks.end_or_idle(world, task)
         return
     split = active[task.split_turn % len(active)]
     task.split_turn += 1
@@ -327,6 +328,7 @@ def do_process(world: NetworkState, task: Task, action: Action) -> None:
     channel = task.current
     assert channel is not None
     if record.kind is not _RECORD:
+        world.journal.delivered.append(record_id)  # what the step processed, for its caption
         watermarks.process(world, task, channel, record)
         if not task.ready:
             recycling.release_current(world, task)

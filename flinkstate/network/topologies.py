@@ -262,6 +262,13 @@ COMMON = (
         maximum=10_000_000,
     ),
     Parameter(
+        "source_idleness",
+        False,
+        "the watermark strategy declares idleness: a source subtask with no split to read (more "
+        "source subtasks than splits after a restart) marks itself idle instead of holding back "
+        "every watermark downstream until it ends",
+    ),
+    Parameter(
         "recovered_watermarks",
         RecoveredWatermarks.AGGREGATED.value,
         "checkpointing during recovery: what the filtering handler does with the watermarks of "
@@ -381,6 +388,7 @@ def _source(values: Mapping[str, Any], parallelism: int, name: str = "source") -
         record_size=(size, size),
         watermark_interval=values["watermark_interval"],
         out_of_orderness=values["out_of_orderness"],
+        source_idleness=values["source_idleness"],
     )
 
 

@@ -38,7 +38,7 @@ from flinkstate.network.task import Output, Task
 from flinkstate.network.virtual_channel_watermarks import VirtualChannelWatermarks
 
 
-def text(timestamp: int) -> str:
+def watermark_text(timestamp: int) -> str:
     """A watermark's timestamp as people read it."""
     if timestamp == MAX_WATERMARK:
         return "MAX"
@@ -79,19 +79,48 @@ def needs_final_watermark(world: NetworkState, task: Task) -> bool:
     return world.event_time.watermark.get(task.name, MIN_WATERMARK) != MAX_WATERMARK
 
 
-def emit_watermark(world: NetworkState, task: Task, timestamp: int) -> Record:
-    """``task`` emits a watermark to every subpartition of every output."""
+def emit_watermark(world: NetworkState, task: Task, timestamp: int) -> None:
+    """``task``'s watermark is now ``timestamp``: emitted to every subpartition of every output
+    (a task without outputs only keeps it)."""
     world.event_time.watermark[task.name] = timestamp
-    element = _new_element(world, task, StreamElementKind.WATERMARK, timestamp=timestamp)
-    _broadcast(task, element)
-    return element
+    if task.partitions:
+        element = _new_element(world, task, StreamElementKind.WATERMARK, timestamp=timestamp)
+        _broadcast(task, element)
 
 
-def emit_status(world: NetworkState, task: Task, idle: bool) -> Record:
+def emit_status(world: NetworkState, task: Task, idle: bool) -> None:
+    """``task``'s output turns idle or active again, emitted as :func:`emit_watermark` is."""
     world.event_time.idle[task.name] = idle
-    element = _new_element(world, task, StreamElementKind.WATERMARK_STATUS, idle=idle)
-    _broadcast(task, element)
-    return element
+    if task.partitions:
+        element = _new_element(world, task, StreamElementKind.WATERMARK_STATUS, idle=idle)
+        _broadcast(task, element)
+
+
+def goes_idle(world: NetworkState, task: Task) -> bool:
+    """A source that reads no split of its own (it waits for the other sources to end) and
+    whose watermark strategy declares idleness (``withIdleness``) marks its output idle, once.
+    Without idleness it holds back the watermark of every task downstream of it."""
+    op = world.graph.operator(task.operator)
+    return (
+        op.watermark_interval > 0
+        and op.source_idleness
+        and not task.splits
+        and not world.event_time.idle.get(task.name, False)
+    )
+
+
+def end_or_idle(world: NetworkState, task: Task) -> None:
+    """A source with no record left: idle while it waits for the others (``goes_idle``), or at
+    the end of its input ``MAX_WATERMARK``, which also marks an idle output active again
+    (emitting a watermark does, ``WatermarkToDataOutput.emitWatermark``)."""
+    if goes_idle(world, task):
+        emit_status(world, task, True)
+        world.journal.note = "no split to read: watermark status IDLE"
+        return
+    if world.event_time.idle.get(task.name, False):
+        emit_status(world, task, False)
+    emit_watermark(world, task, MAX_WATERMARK)
+    world.journal.note = "end of input: watermark MAX"
 
 
 def _new_element(
@@ -128,7 +157,7 @@ def process(world: NetworkState, task: Task, channel: Channel, element: Record) 
         world.event_time.valves[channel.gate] = valve
     if element.kind is StreamElementKind.WATERMARK:
         outputs = valve.input_watermark(channel.index, element.timestamp)
-        world.journal.note = f"watermark {text(element.timestamp)} on {channel.name}"
+        world.journal.note = f"watermark {watermark_text(element.timestamp)} on {channel.name}"
     else:
         outputs = valve.input_status(channel.index, element.idle)
         status = "IDLE" if element.idle else "ACTIVE"
@@ -144,18 +173,11 @@ def process(world: NetworkState, task: Task, channel: Channel, element: Record) 
             else (gate_valve.last_output, gate_valve.idle)
         )
     watermark, idle = combine(parts)
-    before = world.event_time.watermark.get(task.name, MIN_WATERMARK)
     if idle != world.event_time.idle.get(task.name, False):
-        if task.partitions:
-            emit_status(world, task, idle)
-        else:
-            world.event_time.idle[task.name] = idle
-    if watermark > before:
-        if task.partitions:
-            emit_watermark(world, task, watermark)
-        else:
-            world.event_time.watermark[task.name] = watermark
-        world.journal.note += f"; {task.name}'s watermark is now {text(watermark)}"
+        emit_status(world, task, idle)
+    if watermark > world.event_time.watermark.get(task.name, MIN_WATERMARK):
+        emit_watermark(world, task, watermark)
+        world.journal.note += f"; {task.name}'s watermark is now {watermark_text(watermark)}"
 
 
 def check_late(world: NetworkState, task: Task, record: Record) -> None:
@@ -173,7 +195,7 @@ def check_late(world: NetworkState, task: Task, record: Record) -> None:
     world.journal.violate(
         "late-record",
         f"{task.name} dropped record {record.id} (timestamp {record.timestamp}, seq "
-        f"{record.seq} of {record.source}) as late behind watermark {text(watermark)}, "
+        f"{record.seq} of {record.source}) as late behind watermark {watermark_text(watermark)}, "
         f"though no watermark of its source had reached {record.timestamp} when it was "
         "emitted: a watermark overtook it",
     )
@@ -210,7 +232,7 @@ def recovered_element(
         low = merged.on_watermark(virtual_channel, element.timestamp)
         if low is None:
             world.journal.note += (
-                f"; watermark {text(element.timestamp)} of old {virtual_channel[0]}<"
+                f"; watermark {watermark_text(element.timestamp)} of old {virtual_channel[0]}<"
                 f"{virtual_channel[1]} held: another old channel has none yet"
             )
             return None

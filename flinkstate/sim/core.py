@@ -52,7 +52,8 @@ class Violation:
 
 
 class Event(NamedTuple):
-    """What one step did: the action, the segments it moved and the records it touched."""
+    """What one step did: the action, the segments it moved and the records it touched (a
+    processed watermark or status counts among ``delivered``)."""
 
     step: int
     action: Action

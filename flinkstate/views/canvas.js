@@ -200,6 +200,11 @@ function render({ model, el: root }) {
   tooltip.style.cssText = "position:absolute;display:none;pointer-events:none;z-index:10;max-width:420px;background:#111827;color:#f9fafb;font-size:12px;line-height:1.35;padding:6px 8px;border-radius:5px;box-shadow:0 2px 8px rgba(0,0,0,.25);";
   root.appendChild(tooltip);
 
+  // the invariants broken so far: a learner must see where the run goes wrong, not only read it
+  const broken = document.createElement("div");
+  broken.className = "flinkstate-canvas-broken";
+  broken.style.cssText = "margin-top:6px;font-size:13px;line-height:1.4;";
+  root.appendChild(broken);
   const captions = document.createElement("div");
   captions.className = "flinkstate-canvas-captions";
   captions.style.cssText = "margin-top:6px;font-size:14px;line-height:1.45;";
@@ -254,6 +259,7 @@ function render({ model, el: root }) {
 
   function placeHover(p) {
     let html = p.hover;
+    if (p.watermark !== undefined) html += `<br>watermark <b>${escapeHtml(p.watermark)}</b> (what it has passed on; none: not every input has one yet)`;
     if (p.collapsed) html += `<br><b>collapsed</b>: ${p.collapsed.in} buffer(s) in its input channels, ${p.collapsed.out} in its subpartitions; click to open its lane`;
     if (p.flink) html += `<br><i>Flink: ${escapeHtml(p.flink)}</i>`;
     if (p.waits) html += `<br><b>${escapeHtml(p.waits)}</b>`;
@@ -374,7 +380,9 @@ function render({ model, el: root }) {
         const phase = p.phase && p.phase !== "running" ? phases[p.phase] || p.phase : p.finished ? "finished" : "";
         frame(g2, x, y - h / 2, w, h, p, { fill: p.phase && p.phase !== "running" ? "#fff7ed" : "#eef2ff" });
         text(g2, x + 6, y - h / 2 + 14, p.label, { "font-size": 12, "font-weight": 600, fill: "#1e3a8a" });
-        const progress = p.watermark !== undefined ? `processed ${p.processed} · wm ${p.watermark}` : `processed ${p.processed}`;
+        // with event time the line is short enough for the narrowest box: "12 rec · wm 57", a
+        // source's "wm 21"
+        const progress = p.watermark === undefined ? `processed ${p.processed}` : `${p.processed ? `${p.processed} rec · ` : ""}wm ${p.watermark}`;
         text(g2, x + 6, y - h / 2 + 27, phase || progress, { ...small, "font-size": 10.5 });
         if (p.acknowledged) text(g2, x + w - 4, y - h / 2 + 14, "✓", { "text-anchor": "end", "font-size": 12, fill: CHECKPOINT });
         if (p.expanded && typeof model.send === "function") {
@@ -550,9 +558,10 @@ function render({ model, el: root }) {
     const total = Math.max(item.capacity, 1);
     let cursor = 1;
     for (const piece of item.pieces) {
-      const w = Math.max(1.5, (inner * piece[2]) / total);
+      const mark = piece.length > 7;  // a watermark or status: a full-height marker, 2.5 px at least
+      const w = Math.max(mark ? 2.5 : 1.5, (inner * piece[2]) / total);
       if (cursor + w > ITEM_W - 1) break;
-      el("rect", { x: cursor, y: 2, width: w, height: ITEM_H - 4, fill: pieceColour(piece), opacity: piece[6] === "dropped" ? 0.35 : 1 }, g2);
+      el("rect", { x: cursor, y: mark ? 0 : 2, width: w, height: mark ? ITEM_H : ITEM_H - 4, fill: pieceColour(piece), opacity: piece[6] === "dropped" ? 0.35 : 1 }, g2);
       if (piece[1] > 0) el("rect", { x: cursor, y: 2, width: 1, height: ITEM_H - 4, fill: "#111827" }, g2); // continues a record
       if (piece[6] === "dropped") el("line", { x1: cursor - 0.5, y1: ITEM_H - 3, x2: cursor + w + 0.5, y2: 3, stroke: "#111827", "stroke-width": 1.4 }, g2);
       cursor += w;
@@ -674,6 +683,17 @@ function render({ model, el: root }) {
     }
   }
 
+  function drawBroken(scene) {
+    const list = scene.violations || [];
+    broken.replaceChildren();
+    for (const violation of list) {
+      const row = document.createElement("div");
+      row.style.cssText = "padding:4px 10px;background:#fef2f2;border-left:4px solid #dc2626;border-radius:3px;color:#7f1d1d;margin-bottom:3px;";
+      row.innerHTML = `<b>invariant broken</b> — ${escapeHtml(violation)}`;
+      broken.appendChild(row);
+    }
+  }
+
   function drawCaptions() {
     const list = model.get("captions") || [];
     captions.replaceChildren();
@@ -754,6 +774,7 @@ function render({ model, el: root }) {
     svg.setAttribute("height", g.height);
     svg.setAttribute("viewBox", `0 0 ${g.width} ${g.height}`);
     drawLegend(scene);
+    drawBroken(scene);
     const pos = drawPlaces(scene, g);
     drawMoves(scene, pos, animate);
     drawItems(scene, pos, animate);

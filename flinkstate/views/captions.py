@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from flinkstate.network.actors import ActorKind, ActorRef
+from flinkstate.network.records import MAX_WATERMARK, MIN_WATERMARK, StreamElementKind
+from flinkstate.network.watermarks import watermark_text
 from flinkstate.network.world import NetworkWorld
-from flinkstate.sim.core import Event
+from flinkstate.sim.core import Event, Violation
 
 Scene = Mapping[str, Any]
 
@@ -64,6 +66,12 @@ class _Step:
         return self.actor.task
 
 
+def violation_text(violation: Violation) -> str:
+    """A broken invariant as the captions count steps (the n-th action is step n; the engine
+    keeps the event's index, n - 1), so the two read alike side by side."""
+    return f"step {violation.step + 1}: {violation.invariant}: {violation.message}"
+
+
 def _items(scene: Scene | None) -> dict[str, Mapping[str, Any]]:
     return {} if scene is None else {item["id"]: item for item in scene["items"]}
 
@@ -101,12 +109,47 @@ def _buffers_text(items: list[Mapping[str, Any]]) -> str:
 # -- tasks ------------------------------------------------------------------------------------
 
 
+def _element(world: NetworkWorld, element_id: int) -> str:
+    """A stream element by what it is: record 12, watermark 37, watermark status IDLE."""
+    element = world.records[element_id]
+    if element.is_record:
+        return f"record {element_id}"
+    if element.kind is StreamElementKind.WATERMARK:
+        return f"watermark {watermark_text(element.timestamp)}"
+    return f"watermark status {'IDLE' if element.idle else 'ACTIVE'}"
+
+
 def _emit(s: _Step) -> str:
-    record = s.world.records[s.world.next_record - 1]
+    # every emit step makes one element at least, and its last one is the newest of the world
+    last = s.world.records[s.world.next_record - 1]
+    if last.is_record:
+        return _read_record(s, last.id) + "."
+    if last.kind is StreamElementKind.WATERMARK_STATUS:
+        return (
+            f"{s.task} has no split to read: its watermark strategy declares idleness, so it "
+            "sends watermark status IDLE to every subpartition and the tasks downstream stop "
+            "waiting for its watermarks (WatermarkToDataOutput.markIdle)."
+        )
+    if last.timestamp == MAX_WATERMARK:
+        return (
+            f"{s.task} has emitted every record of its splits: it sends watermark MAX to every "
+            "subpartition, the end of event time "
+            "(SourceOperatorStreamTask.advanceToEndOfEventTime)."
+        )
+    return (
+        _read_record(s, last.id - 1)
+        + f"; its watermark is now {watermark_text(last.timestamp)} (its splits' largest "
+        "timestamps minus the bound minus 1), which it sends after the record to every "
+        "subpartition (WatermarkToDataOutput)."
+    )
+
+
+def _read_record(s: _Step, record_id: int) -> str:
+    record = s.world.records[record_id]
     return (
         f"{s.task} read record {record.id} (key {record.key}, {record.serialized_length} bytes "
         "with its length prefix) from its split and handed it to the record writer "
-        "(SourceStreamTask, RecordWriter)."
+        "(SourceStreamTask, RecordWriter)"
     )
 
 
@@ -125,16 +168,18 @@ def _write(s: _Step) -> str:
     fragment = buffer.fragments[-1]
     whole = fragment.start == 0 and fragment.length == fragment.total
     into = f"into the buffer for {sub.consumer}"
+    element = _element(s.world, fragment.record)
     if whole:
-        what = f"{s.task} wrote record {fragment.record} whole ({fragment.length} bytes) {into}"
+        what = f"{s.task} wrote {element} whole ({fragment.length} bytes) {into}"
     elif fragment.start + fragment.length == fragment.total:
         what = (
-            f"{s.task} wrote the last {fragment.length} bytes of record {fragment.record} {into}: "
-            "the record began in an earlier buffer (it spans buffers)"
+            f"{s.task} wrote the last {fragment.length} bytes of {element} {into}: "
+            f"the {'record' if s.world.records[fragment.record].is_record else 'element'} began "
+            "in an earlier buffer (it spans buffers)"
         )
     else:
         what = (
-            f"{s.task} wrote {fragment.length} of record {fragment.record}'s {fragment.total} "
+            f"{s.task} wrote {fragment.length} of {element}'s {fragment.total} "
             f"bytes {into}, which is full: the rest goes into the next buffer"
         )
     done = "; the finished buffer joined the subpartition's queue" if sub.builder is None else ""
@@ -197,6 +242,14 @@ def _process(s: _Step) -> str:
     if record_id is None:
         return f"{s.task} processed a record."
     record = s.world.records[record_id]
+    if not record.is_record:
+        mark = watermark_text(s.world.event_time.watermark.get(task.name, MIN_WATERMARK))
+        where = "its input" if task.current is None else task.current.name
+        return (
+            f"{s.task} read {_element(s.world, record_id)} from {where}: the input's valve keeps "
+            "each channel's last one and passes on the minimum over the active channels; "
+            f"{s.task}'s watermark is {mark} (StatusWatermarkValve)."
+        )
     steps = [f"{s.task} processed record {record.id} (key {record.key})"]
     if task.key_groups is not None:
         steps.append(f"updated the keyed state of key {record.key}")

@@ -40,9 +40,10 @@ from flinkstate.network.events import (
 from flinkstate.network.graph import JobGraph
 from flinkstate.network.records import MIN_WATERMARK, StreamElementKind
 from flinkstate.network.task import Task, TaskPhase
-from flinkstate.network.watermarks import text as watermark_text
+from flinkstate.network.watermarks import watermark_text
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Event
+from flinkstate.views.captions import violation_text
 from flinkstate.views.ownership import (
     OwnershipLayout,
     channel_node,
@@ -229,7 +230,7 @@ def build_scene(
         "splits": len(layout.splits),
         **({"event_time": True} if world.graph.event_time else {}),
         "job_failed": world.checkpoints.job_failed,
-        "violations": [str(v) for v in world.violations[:3]],
+        "violations": [violation_text(v) for v in world.violations[:3]],
     }
 
 

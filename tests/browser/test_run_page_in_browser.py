@@ -86,3 +86,59 @@ def test_a_run_page_steps_offline(browser: Browser, tmp_path: Path, artifacts: P
         assert requests == []
     finally:
         context.close()
+
+
+@pytest.mark.timeout(300)
+def test_a_run_page_draws_watermarks_between_records(
+    browser: Browser, tmp_path: Path, artifacts: Path
+) -> None:
+    """FLINK-40517's before run: watermark pieces sit in the buffers in their own colour, the
+    legend names them, and every task shows its watermark under its name."""
+    target = write_whole(tmp_path / "run.html", scenario_page("merged-watermarks-passed-through"))
+    context = browser.new_context(viewport={"width": 1280, "height": 1000}, offline=True)
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(target.as_uri())
+        page.wait_for_function("document.body.dataset.ready === 'true'", timeout=60_000)
+        page.select_option("#phase", "1")  # the restart
+        last = int(page.get_attribute("#slider", "max") or 0)
+        drawn = None
+        for step in (120, 200, last):
+            page.fill("#goto", str(step))
+            page.press("#goto", "Enter")
+            page.wait_for_function(
+                f"document.querySelector('.flinkstate-canvas').dataset.step === '{step}'",
+                timeout=10_000,
+            )
+            page.wait_for_timeout(500)
+            drawn = page.evaluate(
+                """() => {
+                  const canvas = document.querySelector('.flinkstate-canvas');
+                  return {
+                    pieces: canvas.querySelectorAll('[fill="#334155"]').length,
+                    text: canvas.textContent,
+                  };
+                }"""
+            )
+            if drawn["pieces"]:
+                break
+        assert drawn is not None
+        assert drawn["pieces"] > 0, "no watermark piece drawn"
+        assert "watermark" in drawn["text"]  # the legend
+        assert " rec · wm " in drawn["text"] or "wm none" in drawn["text"]  # tasks' watermarks
+        page.screenshot(path=artifacts / "run-page-watermarks.png", full_page=True)
+        # the late record: the run's last step, where the invariant names it
+        page.fill("#goto", str(last))
+        page.press("#goto", "Enter")
+        page.wait_for_function(
+            f"document.querySelector('.flinkstate-canvas').dataset.step === '{last}'",
+            timeout=10_000,
+        )
+        page.wait_for_timeout(500)
+        assert "late-record" in page.inner_text("body")
+        page.screenshot(path=artifacts / "run-page-late-record.png", full_page=True)
+        assert errors == []
+    finally:
+        context.close()

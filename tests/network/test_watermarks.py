@@ -4,6 +4,8 @@ pass on their old channels' minimum (FLINK-40517)."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from flinkstate.errors import InvalidParameterError
@@ -11,7 +13,7 @@ from flinkstate.network.graph import OperatorKind
 from flinkstate.network.records import MAX_WATERMARK, MIN_WATERMARK
 from flinkstate.network.topologies import topology
 from flinkstate.network.watermarks import source_watermark
-from flinkstate.recovery.scenarios import Outcome, run_scenario
+from flinkstate.recovery.scenarios import Outcome, prepare_scenario, run_scenario
 from tests.network.runs import simulate, world
 
 
@@ -110,3 +112,45 @@ def test_classic_recovery_always_aggregates() -> None:
 def test_bad_watermark_settings_are_refused(overrides: dict[str, object], message: str) -> None:
     with pytest.raises(InvalidParameterError, match=message):
         topology("keyed").build(overrides)
+
+
+@pytest.mark.parametrize("idleness", [False, True])
+def test_a_source_without_a_split_holds_watermarks_back_unless_it_declares_idleness(
+    idleness: bool,
+) -> None:
+    """Sources upscaled past their splits: the one without a split emits no watermark, so the
+    counters' valves wait for its channel until it ends; with ``withIdleness`` it marks itself
+    IDLE, the counters' watermarks advance on the other sources, and at its end it turns
+    ACTIVE again before ``MAX``."""
+    run = prepare_scenario(
+        "baseline-recovery",
+        overrides={
+            "new_source_parallelism": 5,
+            "watermark_interval": 2,
+            "source_idleness": idleness,
+        },
+    )
+    sim = run.simulation
+    assert sim is not None
+    w = world(sim)
+    w.options = dataclasses.replace(w.options, check_actions=True, full_check_every=16)
+    (splitless,) = [t for t in w.tasks.values() if t.kind is OperatorKind.SOURCE and not t.splits]
+    counters = [t.name for t in w.tasks.values() if t.kind is OperatorKind.KEYED]
+    statuses = []
+    advanced_while_waiting = False
+    while sim.step() is not None:
+        w = world(sim)
+        statuses.append(w.event_time.idle.get(splitless.name))
+        waiting = not w.tasks[splitless.key].finished
+        if waiting and all(
+            w.event_time.watermark.get(c, MIN_WATERMARK) > MIN_WATERMARK for c in counters
+        ):
+            advanced_while_waiting = True
+    assert w.violations == []
+    assert all(w.event_time.watermark[c] == MAX_WATERMARK for c in counters)
+    assert advanced_while_waiting is idleness
+    if idleness:
+        assert True in statuses  # it went idle
+        assert statuses[-1] is False  # and active again before its MAX
+    else:
+        assert set(statuses) == {None}

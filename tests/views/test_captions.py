@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from flinkstate.network.records import StreamElementKind
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.scenarios import PHASES, SCENARIOS, prepare_scenario
 from flinkstate.sim.core import Event, Simulation
@@ -107,3 +108,34 @@ def test_an_unknown_actor_is_refused() -> None:
     strange = event._replace(action=event.action.__class__("nobody", "emit"))
     with pytest.raises(KeyError, match="no actor 'nobody'"):
         caption(strange, world, None, build_scene(world))
+
+
+def test_captions_name_watermarks_and_idleness_for_what_they_are() -> None:
+    """A source restarted past its splits with idleness: its IDLE, every source's watermarks
+    and MAX, and the valves reading them are told as such, never as records."""
+    run = prepare_scenario(
+        "baseline-recovery",
+        overrides={"new_source_parallelism": 5, "watermark_interval": 2, "source_idleness": True},
+    )
+    sim = run.simulation
+    assert sim is not None
+    before = build_scene(sim.model)
+    said: dict[str, str] = {}
+    while (event := sim.step()) is not None:
+        after = build_scene(sim.model)
+        text = caption(event, sim.model, before, after)
+        before = after
+        for element in (*event.delivered, *event.emitted):
+            if not sim.model.records[element].is_record:
+                assert f"record {element} " not in text, text
+        kinds = {
+            "idle": "watermark status IDLE to every subpartition",
+            "max": "sends watermark MAX",
+            "after": "which it sends after the record",
+            "valve": "StatusWatermarkValve",
+        }
+        for name, phrase in kinds.items():
+            if phrase in text:
+                said.setdefault(name, text)
+    assert set(said) == {"idle", "max", "after", "valve"}
+    assert any(r.kind is StreamElementKind.WATERMARK_STATUS for r in sim.model.records.values())
