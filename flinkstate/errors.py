@@ -16,6 +16,21 @@ class InvalidParameterError(FlinkstateError, ValueError):
     """A parameter is outside the bounds Flink accepts (parallelism, max parallelism, index)."""
 
 
+class InsufficientNetworkBuffersError(InvalidParameterError):
+    """A TaskManager has too few network buffers for what its tasks reserve: Flink's
+    ``IOException`` "Insufficient number of network buffers", with Flink's message."""
+
+
+class BufferRequestTimeoutError(FlinkstateError):
+    """A request for segments would wait for ones nobody returns: Flink's ``IOException``
+    "Timeout triggered when requesting exclusive buffers", with Flink's message."""
+
+
+class BufferPoolDestroyedError(FlinkstateError):
+    """A request to a destroyed buffer pool: Flink's ``IllegalStateException`` (the network
+    buffer pool) or ``CancelTaskException`` (a local pool), with Flink's message."""
+
+
 class KeyTypeError(FlinkstateError, TypeError):
     """A key whose Java ``hashCode()`` is not defined by its value, or a value of the wrong type."""
 

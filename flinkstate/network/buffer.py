@@ -126,6 +126,9 @@ class LocalBufferPool:
     per_subpartition: list[int] = field(default_factory=list)
     max_per_subpartition: int = 0
     saturated_subpartitions: int = 0
+    #: destroyed (``lazyDestroy``): every segment recycled to it goes back to the global pool
+    #: (only a standalone pool is ever destroyed; the simulator's live as long as the run)
+    destroyed: bool = False
 
     def copy(self) -> LocalBufferPool:
         return LocalBufferPool(
@@ -140,4 +143,5 @@ class LocalBufferPool:
             list(self.per_subpartition),
             self.max_per_subpartition,
             self.saturated_subpartitions,
+            self.destroyed,
         )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flinkstate.errors import InvalidParameterError
+from flinkstate.errors import InsufficientNetworkBuffersError, InvalidParameterError
 from flinkstate.network.buffer import LocalBufferPool, local_pool
 from flinkstate.network.ledger import ReadersOf, SegmentLedger, StepJournal
 from flinkstate.network.owners import Owner, OwnerKind
@@ -90,10 +90,24 @@ def test_one_subpartition_at_its_maximum_makes_the_pool_unavailable_to_all() -> 
     assert segment is not None
     assert pool.saturated_subpartitions == 1
     assert not pools.can_request(pool, True)
-    assert pools.request(pool, B1, 1) is None
     assert pools.can_request(pool, False)  # not for a subpartition: recovery, floating
     pools.recycle(pool, segment, B0, 0)
     assert pools.can_request(pool, True)
+
+
+def test_a_request_while_a_subpartition_is_at_its_maximum_is_still_served() -> None:
+    """LocalBufferPoolTest.testMaxBuffersPerChannelAndAvailability (FLINK-27522): the pool is
+    unavailable, but a request it can serve is served; the simulator's tasks ask only when it
+    is available."""
+    pools = pools_with(size=4, max_per_subpartition=1)
+    pool = pools.local["pool a>b"]
+    assert pools.request(pool, B0, 0) is not None
+    second = pools.request(pool, B1, 0)
+    assert second is not None
+    assert pool.per_subpartition == [2, 0]
+    assert pool.saturated_subpartitions == 1
+    pools.recycle(pool, second, B1, 0)
+    assert pool.saturated_subpartitions == 1  # back at its maximum, not below it
 
 
 def test_taking_exclusive_buffers_and_giving_them_back_moves_them_in_the_ledger() -> None:
@@ -113,8 +127,17 @@ def test_taking_exclusive_buffers_and_giving_them_back_moves_them_in_the_ledger(
 def test_a_reservation_beyond_the_global_pool_is_refused_as_flink_does() -> None:
     pools = pools_with(segments=3)
     pools.reserve(GLOBAL, 2, 32768)
-    with pytest.raises(InvalidParameterError, match="required 2, but only 1 available"):
+    with pytest.raises(InsufficientNetworkBuffersError) as refused:
         pools.reserve(GLOBAL, 2, 32768)
+    assert str(refused.value) == (
+        "Insufficient number of network buffers: required 2, but only 1 available. The total "
+        "number of network buffers is currently set to 3 of 32768 bytes each. You can increase "
+        "this number by setting the configuration keys 'taskmanager.memory.network.fraction', "
+        "'taskmanager.memory.network.min', and 'taskmanager.memory.network.max'."
+    )
+    assert isinstance(refused.value, InvalidParameterError)  # one line at the command line
+    pools.release(GLOBAL, 2)
+    pools.reserve(GLOBAL, 3, 32768)
 
 
 def test_redistribution_shares_the_unreserved_segments_in_creation_order() -> None:
@@ -127,6 +150,50 @@ def test_redistribution_shares_the_unreserved_segments_in_creation_order() -> No
         pools.add_local_pool(local_pool(holder, GLOBAL, 1, maximum))
     pools.redistribute(nbp)
     assert [p.size for p in pools.local.values()] == [7, 5]
+
+
+def test_with_nothing_unreserved_every_resizable_pool_is_back_at_its_minimum() -> None:
+    pools = BufferPools(SegmentLedger(StepJournal()))
+    nbp = pools.add_network_pool(0, 4)
+    pools.reserve(GLOBAL, 1, 32768)
+    pools.add_local_pool(local_pool("a", GLOBAL, 1, 9))
+    pools.redistribute(nbp)
+    assert pools.local["pool a"].size == 4  # its minimum and the 3 unreserved
+    pools.reserve(GLOBAL, 3, 32768)
+    pools.add_local_pool(local_pool("b", GLOBAL, 3, 3))  # not resizable: never resized
+    assert pools.redistribution(nbp) == [(pools.local["pool a"], 1)]
+    pools.redistribute(nbp)
+    assert [p.size for p in pools.local.values()] == [1, 3]
+
+
+def test_a_smaller_size_returns_the_free_segments_beyond_it() -> None:
+    pools = pools_with(segments=4, size=3)
+    pool = pools.local["pool a>b"]
+    taken = [pools.request(pool, X) for _ in range(3)]
+    for segment in taken:
+        assert segment is not None
+        pools.recycle(pool, segment, X)
+    assert (pool.requested, len(pool.free)) == (3, 3)
+    pools.set_size(pool, 1)
+    assert (pool.size, pool.requested, len(pool.free), pools.free_in(GLOBAL)) == (1, 1, 1, 3)
+    with pytest.raises(InvalidParameterError, match="needs at least 1 buffers, but tried to set"):
+        pools.set_size(pool, 0)
+    pools.set_size(pool, 99)
+    assert pool.size == 3  # at most its maximum
+
+
+def test_a_destroyed_pool_returns_its_free_segments_and_every_recycled_one() -> None:
+    pools = pools_with()
+    pool = pools.local["pool a>b"]
+    held = pools.request(pool, X)
+    free = pools.request(pool, Y)
+    assert held is not None
+    assert free is not None
+    pools.recycle(pool, free, Y)
+    pools.destroy(pool)
+    assert (pool.free, pool.requested, pools.free_in(GLOBAL)) == ([], 1, 3)
+    pools.recycle(pool, held, X)
+    assert (pool.free, pool.requested, pools.free_in(GLOBAL)) == ([], 0, 4)
 
 
 def test_a_copy_moves_segments_in_its_own_ledger() -> None:
