@@ -2,10 +2,13 @@
 
 Flink's ``MemorySize.parseBytes``: a whole number, then optionally a unit (case does not
 matter, spaces between are allowed); the units are powers of 1024. A value that does not fit
-a Java ``long`` is refused, as Flink refuses it.
+a Java ``long`` is refused, as Flink refuses it. ``to_human_readable`` writes a size back the
+way Flink's log and messages show it (``MemorySize.toHumanReadableString``).
 """
 
 from __future__ import annotations
+
+from decimal import ROUND_HALF_UP, Decimal
 
 from flinkstate.errors import InvalidParameterError
 
@@ -47,3 +50,17 @@ def parse_bytes(text: str) -> int:
             f"memory size {text!r} does not fit a 64-bit number of bytes (Flink refuses it too)"
         )
     return value * multiplier
+
+
+def to_human_readable(size: int) -> str:
+    """``size`` bytes as Flink writes them in its messages: in the largest unit the size
+    exceeds, to three decimals and with the exact count beside it (``6.250kb (6400 bytes)``),
+    or as plain bytes (``1024 bytes``). Java's ``%.3f`` rounds the shortest decimal form of the
+    quotient half up (``0.0625`` becomes ``0.063``), which Python's formatting does not."""
+    multiplier, unit = max(
+        ((m, names[1]) for names, m in UNITS if size > m), default=(1, UNITS[0][0][1])
+    )
+    if multiplier == 1:
+        return f"{size} {unit}"
+    shortest = Decimal(repr(size / multiplier))
+    return f"{shortest.quantize(Decimal('0.001'), rounding=ROUND_HALF_UP)}{unit} ({size} bytes)"
