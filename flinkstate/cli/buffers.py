@@ -1,5 +1,6 @@
 """``flinkstate buffers``: how many network buffers a gate, a result partition and a
-TaskManager get, by Flink's arithmetic."""
+TaskManager get, by Flink's arithmetic, and whether the TaskManager's buffers are enough when
+its tasks set the gates and partitions up."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
 from flinkstate.memory_size import parse_bytes
-from flinkstate.network.config import number_of_network_buffers
+from flinkstate.network.config import DEFAULT_MAX_BUFFERS_PER_CHANNEL, number_of_network_buffers
 from flinkstate.network.gate_buffers_spec import (
     DEFAULT_MAX_REQUIRED_BUFFERS_PER_GATE_FOR_STREAM,
     create_gate_buffers_spec,
@@ -22,6 +23,20 @@ from flinkstate.network.netty_shuffle_utils import (
     result_partition_pool_bounds,
 )
 from flinkstate.network.result_partition_type import ResultPartitionType
+from flinkstate.network.task_setup import (
+    GateSetup,
+    PartitionSetup,
+    PoolSize,
+    SetupReport,
+    setup_partitions_and_gates,
+)
+
+#: exit status when the TaskManager's buffers are not enough for the setup
+SETUP_REFUSED = 1
+#: how much playing a setup request by request may cost: remote channels x local pools
+#: (every request resizes every pool; 5 million take a few seconds)
+MAX_SETUP_WORK = 5_000_000
+MAX_POOLS = 1000
 
 
 def add_buffers_parser(subparsers: Any) -> None:
@@ -32,8 +47,13 @@ def add_buffers_parser(subparsers: Any) -> None:
             "Show the buffers Flink gives an input gate of CHANNELS channels (exclusive per "
             "channel, floating required and at most, the gate's target), the pool of a result "
             "partition of SUBPARTITIONS subpartitions, and with --network-memory how many "
-            "buffers a TaskManager's network memory makes. Flink 2.x fixes 2 buffers per "
-            "channel and 8 floating buffers per gate; the other values are what-ifs."
+            "buffers a TaskManager's network memory makes; with --partitions N and/or --gates "
+            "N too, whether they are enough when its tasks set up N such partitions and then N "
+            "such gates (every channel remote), request by request as Flink does: each pool's "
+            "size after redistribution, or Flink's refusal where the buffers run out (exit "
+            "status 1). "
+            "Flink 2.x fixes 2 buffers per channel and 8 floating buffers per gate; the other "
+            "values are what-ifs."
         ),
     )
     parser.add_argument("--channels", type=int, default=None, help="input channels of the gate")
@@ -66,6 +86,22 @@ def add_buffers_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--segment-size", default="32k", help="taskmanager.memory.segment-size (default 32k)"
     )
+    parser.add_argument(
+        "--gates",
+        type=int,
+        default=None,
+        metavar="N",
+        help="set up N gates of --channels channels on the --network-memory buffers (1 when "
+        "only --partitions is given)",
+    )
+    parser.add_argument(
+        "--partitions",
+        type=int,
+        default=None,
+        metavar="N",
+        help="set up N partitions of --subpartitions subpartitions on the --network-memory "
+        "buffers, before the gates (1 when only --gates is given)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.set_defaults(handler=_buffers)
 
@@ -74,15 +110,18 @@ def _bound(value: int) -> int | str:
     return "unbounded" if value == UNBOUNDED_POOL_SIZE else value
 
 
-def _buffers(args: argparse.Namespace) -> str:
+def _buffers(args: argparse.Namespace) -> str | tuple[str, int]:
     if args.channels is None and args.subpartitions is None and args.network_memory is None:
         raise InvalidParameterError(
             "name what to size: --channels (an input gate), --subpartitions (a result "
             "partition) or --network-memory (a TaskManager)"
         )
+    gates, partitions = _setup_counts(args)
     kind = ResultPartitionType.parse(args.type)
     report: dict[str, Any] = {"partition_type": kind.flink}
     sections = []
+    gate_setup: GateSetup | None = None
+    partition_setup: PartitionSetup | None = None
     if args.channels is not None:
         spec = create_gate_buffers_spec(
             args.channels,
@@ -91,6 +130,7 @@ def _buffers(args: argparse.Namespace) -> str:
             kind,
             args.max_required,
         )
+        gate_setup = GateSetup(spec, args.channels)
         cap = effective_max_required_buffers_per_gate(kind, args.max_required)
         capped = None if cap == DEFAULT_MAX_REQUIRED_BUFFERS_PER_GATE_FOR_STREAM else cap
         report["gate"] = {
@@ -125,6 +165,9 @@ def _buffers(args: argparse.Namespace) -> str:
             kind,
             SortShuffle(min_buffers=args.sort_shuffle_min_buffers),
         )
+        partition_setup = PartitionSetup(
+            minimum, maximum, args.subpartitions, DEFAULT_MAX_BUFFERS_PER_CHANNEL
+        )
         report["result_partition"] = {
             "subpartitions": args.subpartitions,
             "min": minimum,
@@ -142,6 +185,119 @@ def _buffers(args: argparse.Namespace) -> str:
         sections.append(
             f"{memory} bytes of network memory in {page}-byte segments: {count} network buffers"
         )
+        if args.gates is not None or args.partitions is not None:
+            setup = setup_partitions_and_gates(
+                count,
+                page,
+                [partition_setup] * partitions if partition_setup is not None else [],
+                [gate_setup] * gates if gate_setup is not None else [],
+            )
+            report["setup"] = _setup_json(setup)
+            sections.append(_setup_text(setup, partitions, gates))
+            status = 0 if setup.fits else SETUP_REFUSED
+            if args.json:
+                return json.dumps(report), status
+            return "\n\n".join(sections), status
     if args.json:
         return json.dumps(report)
     return "\n\n".join(sections)
+
+
+def _setup_counts(args: argparse.Namespace) -> tuple[int, int]:
+    """How many gates and partitions the TaskManager sets up; refused without what they
+    need, or when playing them request by request would take too long."""
+    for flag, value, needs, present in (
+        ("--gates", args.gates, "--channels", args.channels),
+        ("--partitions", args.partitions, "--subpartitions", args.subpartitions),
+    ):
+        if value is None:
+            continue
+        if args.network_memory is None or present is None:
+            raise InvalidParameterError(f"{flag} needs --network-memory and {needs}")
+        if not 1 <= value <= MAX_POOLS:
+            raise InvalidParameterError(f"{flag} must be between 1 and {MAX_POOLS}, got {value}")
+    gates = 0 if args.channels is None else (args.gates or 1)
+    partitions = 0 if args.subpartitions is None else (args.partitions or 1)
+    if args.gates is not None or args.partitions is not None:
+        work = gates * args.channels * (gates + partitions)
+        if work > MAX_SETUP_WORK:
+            raise InvalidParameterError(
+                f"{gates} gate(s) of {args.channels} channel(s) beside {partitions} "
+                f"partition(s) are too many to play request by request: remote channels x "
+                f"pools is {work}, at most {MAX_SETUP_WORK}"
+            )
+    return gates, partitions
+
+
+def _pool_rows(pools: tuple[PoolSize, ...]) -> list[list[object]]:
+    """One row per run of pools of one kind alike in every figure (``input gates 1-16``)."""
+    rows: list[list[object]] = []
+    runs: list[tuple[PoolSize, int]] = []
+    for pool in pools:
+        if runs:
+            first, last = runs[-1]
+            if (first.kind, first.required, first.maximum, first.size, first.free) == (
+                pool.kind,
+                pool.required,
+                pool.maximum,
+                pool.size,
+                pool.free,
+            ) and pool.index == last + 1:
+                runs[-1] = (first, pool.index)
+                continue
+        runs.append((pool, pool.index))
+    for first, last in runs:
+        name = (
+            f"{first.kind} {first.index}"
+            if first.index == last
+            else f"{first.kind}s {first.index}-{last}"
+        )
+        rows.append([name, first.required, _bound(first.maximum), first.size, first.free])
+    return rows
+
+
+def _setup_text(setup: SetupReport, partitions: int, gates: int) -> str:
+    parts = []
+    if partitions:
+        parts.append(f"{partitions} result partition(s)")
+    if gates:
+        parts.append(f"{gates} input gate(s) (every channel remote)")
+    lines = [
+        f"a TaskManager of {setup.segments} network buffers setting up " + ", then ".join(parts),
+        "",
+        render_table(["pool", "required", "max", "size", "free"], _pool_rows(setup.pools)),
+        "",
+        f"reserved {setup.required} of {setup.segments} segments ({setup.exclusive} as "
+        f"exclusive buffers of remote channels); {setup.available} free in the global pool",
+    ]
+    if setup.usage_warning is not None:
+        lines.append(f"Flink warns: {setup.usage_warning}")
+    if setup.refusal is not None:
+        lines.append(f"refused at {setup.refused_at}: {setup.refusal}")
+    return "\n".join(lines)
+
+
+def _setup_json(setup: SetupReport) -> dict[str, Any]:
+    return {
+        "segments": setup.segments,
+        "segment_size": setup.segment_size,
+        "pools": [
+            {
+                "kind": pool.kind.value,
+                "index": pool.index,
+                "required": pool.required,
+                "max": None if pool.maximum == UNBOUNDED_POOL_SIZE else pool.maximum,
+                "size": pool.size,
+                "free": pool.free,
+            }
+            for pool in setup.pools
+        ],
+        "exclusive": setup.exclusive,
+        "required": setup.required,
+        "available": setup.available,
+        "usage_percent": setup.usage,
+        "usage_warning": setup.usage_warning,
+        "fits": setup.fits,
+        "refusal": setup.refusal,
+        "refused_at": setup.refused_at,
+    }

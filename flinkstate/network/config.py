@@ -22,6 +22,8 @@ MAX_PAGE_SIZE = 2**31 - 1
 #: ``taskmanager.memory.segment-size`` default (32 KiB)
 DEFAULT_SEGMENT_SIZE = 32 * 1024
 SEGMENT_SIZE_KEY = "taskmanager.memory.segment-size"
+#: buffers one subpartition may hold before its pool is unavailable: a constant in Flink 2.x
+DEFAULT_MAX_BUFFERS_PER_CHANNEL = 10
 #: length prefix of every serialized record (``DataOutputSerializer`` writes an int)
 LENGTH_PREFIX_BYTES = 4
 
@@ -57,7 +59,7 @@ class NetworkConfig:
     segment_size: int = DEFAULT_SEGMENT_SIZE
     buffers_per_channel: int = 2
     floating_buffers_per_gate: int = 8
-    max_buffers_per_channel: int = 10
+    max_buffers_per_channel: int = DEFAULT_MAX_BUFFERS_PER_CHANNEL
     #: 64 MiB of network memory / 32 KiB segments, Flink's minimum network memory
     network_buffers_per_task_manager: int = 2048
     #: subtask i of every operator shares slot i; slots fill task managers in order

@@ -85,3 +85,55 @@ def test_counts_out_of_range_are_refused(
     assert code == 2
     assert out == ""
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_task_manager_setting_up_its_partitions_and_gates(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(
+        capsys, "--channels", "4", "--subpartitions", "4", "--network-memory", "64m", "--gates", "1"
+    )
+    assert code == 0
+    assert "setting up 1 result partition(s), then 1 input gate(s) (every channel remote)" in out
+    lines = out.splitlines()
+    assert lines[lines.index(next(x for x in lines if x.startswith("pool  "))) + 2].split() == [
+        "result", "partition", "1", "5", "16", "16", "1"
+    ]  # fmt: skip
+    assert "reserved 14 of 2048 segments (8 as exclusive buffers of remote channels)" in out
+
+
+def test_a_task_manager_without_enough_buffers_says_where_and_exits_1(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(
+        capsys,
+        "--channels", "1000", "--subpartitions", "1000", "--network-memory", "1g",
+        "--gates", "16", "--partitions", "16", "--json",
+    )  # fmt: skip
+    assert code == 1
+    setup = json.loads(out)["setup"]
+    assert not setup["fits"]
+    assert setup["refused_at"] == "the exclusive buffers of remote channel 369 of input gate 9"
+    assert setup["refusal"].startswith(
+        "Insufficient number of network buffers: required 2, but only 0 available."
+    )
+    assert len(setup["pools"]) == 32
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("--channels", "4", "--gates", "2"), "--gates needs --network-memory and --channels"),
+        (("--network-memory", "1g", "--partitions", "2"), "--partitions needs"),
+        (("--channels", "4", "--network-memory", "1g", "--gates", "0"), "between 1 and 1000"),
+        (("--channels", "20000", "--network-memory", "1g", "--gates", "300"), "too many"),
+    ],
+)
+def test_setup_mistakes_are_one_line(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert message in err
+    assert len(err.strip().splitlines()) == 1
