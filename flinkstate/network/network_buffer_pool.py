@@ -62,11 +62,23 @@ UNPOOLED_CALLER = Owner(OwnerKind.EXCLUSIVE, "caller")
 
 
 class Source(Enum):
-    """Which call gave a segment out, so which call takes it back."""
+    """Which call gave a segment out (its value), so which call takes it back."""
 
     POOLED = "requestPooledMemorySegment"
     UNPOOLED = "requestUnpooledMemorySegments"
     LOCAL = "a local pool's request"
+
+    @property
+    def recycler(self) -> str:
+        """The call that takes such a segment back (a local pool's: its ``recycle``)."""
+        return _RECYCLERS[self]
+
+
+_RECYCLERS = {
+    Source.POOLED: "recyclePooledMemorySegment",
+    Source.UNPOOLED: "recycleUnpooledMemorySegments",
+    Source.LOCAL: "the pool's recycle",
+}
 
 
 class Handout(NamedTuple):
@@ -430,10 +442,10 @@ class NetworkBufferPoolModel:
         one line for a segment given out otherwise, or not at all."""
         handout = self._handouts.get(segment)
         if handout is None or handout.source is not source or handout.pool != pool:
-            where = pool if source is Source.LOCAL else source.value
+            recycler = f"{pool}'s recycle" if source is Source.LOCAL else source.recycler
             held = "not given out" if handout is None else f"given out by {_origin(handout)}"
             raise InvalidParameterError(
-                f"segment {segment} is {held}; it cannot be recycled to {where}"
+                f"segment {segment} is {held}, so {recycler} cannot take it back"
             )
         if not check_only:
             del self._handouts[segment]

@@ -620,9 +620,11 @@ def test_a_segment_is_recycled_only_where_it_came_from() -> None:
     other = model.create_buffer_pool(1, 4, name="other")
     segment = pool.request_segment()
     assert segment is not None
-    with pytest.raises(InvalidParameterError, match="given out by pool 0;"):
+    with pytest.raises(InvalidParameterError, match="given out by pool 0, so pool other"):
         other.recycle(segment)
-    with pytest.raises(InvalidParameterError, match="cannot be recycled to requestPooled"):
+    with pytest.raises(
+        InvalidParameterError, match="so recyclePooledMemorySegment cannot take it back"
+    ):
         model.recycle_pooled_segment(segment)
     with pytest.raises(InvalidParameterError, match="not given out"):
         model.recycle_unpooled_segments([99])
