@@ -2,12 +2,12 @@
 
 Every thread Flink runs for a job is an actor: a subtask's mailbox thread, the transport of one
 remote channel, a channel-state writer, a restored task's channel-state reader and V2 drainer,
-and the checkpoint coordinator. An actor's next actions depend on a few containers only (its
-task, the channels and subpartitions it reads, the pools it requests from), so the cache keeps
-each actor's actions and recomputes them only when a step changed one of those. Components do
-not know who reads them: a step notes what it changed in the journal's
-:class:`~flinkstate.network.ledger.Changes`, which marks the actors the :class:`ActorIndex`
-says read it.
+the checkpoint coordinator, and the scheduler that restarts a failed region. An actor's next
+actions depend on a few containers only (its task, the channels and subpartitions it reads, the
+pools it requests from), so the cache keeps each actor's actions and recomputes them only when
+a step changed one of those. Components do not know who reads them: a step notes what it
+changed in the journal's :class:`~flinkstate.network.ledger.Changes`, which marks the actors
+the :class:`ActorIndex` says read it.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from flinkstate.network.task import Task
 from flinkstate.sim.action import Action
 
 COORDINATOR = "checkpoint-coordinator"
+#: the JobMaster's scheduler, which restarts a failed region (``DefaultScheduler``)
+SCHEDULER = "scheduler"
 
 _Named = TypeVar("_Named")
 
@@ -43,6 +45,8 @@ class ActorKind(StrEnum):
     READER = "channel-state-reader"
     DRAINER = "drainer"
     COORDINATOR = "checkpoint-coordinator"
+    #: the JobMaster's scheduler: it acts only to restart a failed region
+    SCHEDULER = "scheduler"
     #: not a thread but the mail a restored task posts to convert its recovered channels
     #: (``requestPartitions``), named in waits-for reports when it cannot run
     REQUEST_PARTITIONS = "request-partitions"
@@ -100,7 +104,7 @@ class ActorIndex:
     reader_end: int
     #: a task's name ("task map[0]") to its slot and its key in ``tasks`` ("map[0]")
     by_task_actor: dict[str, tuple[int, str]]
-    #: every actor's typed reference, the coordinator's included
+    #: every actor's typed reference, the coordinator's and the scheduler's included
     refs: dict[str, ActorRef]
     #: per task, channel, subpartition, pool, global pool, writer, reader and drainer: the
     #: slots of the actors whose actions depend on it
@@ -168,7 +172,10 @@ class ActorIndex:
                         if task.name in reader_of:
                             slots.add(reader_of[task.name])
             by_network_pool[nbp] = tuple(sorted(slots))
-        refs = {COORDINATOR: ActorRef(ActorKind.COORDINATOR, COORDINATOR)}
+        refs = {
+            COORDINATOR: ActorRef(ActorKind.COORDINATOR, COORDINATOR),
+            SCHEDULER: ActorRef(ActorKind.SCHEDULER, SCHEDULER),
+        }
         for key, task in tasks.items():
             refs[task.name] = ActorRef(ActorKind.TASK, task.name, task=key)
             if task.name in readers:

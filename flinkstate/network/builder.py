@@ -30,6 +30,7 @@ from flinkstate.network.options import (
     RecoveryCheckpointTrigger,
     RecoveryGeneration,
     RecoveryOptions,
+    TaskFailure,
 )
 from flinkstate.network.owners import ChannelOwners, Owner, OwnerKind, SubpartitionOwners
 from flinkstate.network.partition import ResultPartition, Subpartition
@@ -59,6 +60,8 @@ def build(state: NetworkState) -> None:
         _build_job(state)
         if state.restore is not None:
             _restore(state, state.restore)
+        if options.task_failure is not None:
+            _arm_failure(state, options.task_failure)
     if not state.writers:
         writers = assign_writers(
             ((t.name, t.task_manager) for t in state.tasks.values()),
@@ -81,6 +84,18 @@ def build(state: NetworkState) -> None:
         )
     )
     state.actions.listen(state.journal.changes)  # every action is due: the cache starts stale
+
+
+def _arm_failure(state: NetworkState, failure: TaskFailure) -> None:
+    """The subtask made to fail must exist in the job as built (restored: at its new
+    parallelism)."""
+    op = state.graph.operator(failure.subtask.operator)
+    if failure.subtask.index >= op.parallelism:
+        raise InvalidParameterError(
+            f"task failure of {failure.subtask}: {op.name} has {op.parallelism} subtask(s), "
+            f"0 to {op.parallelism - 1}"
+        )
+    state.tasks[failure.subtask.name].fail_after = failure.after_records
 
 
 def _build_job(state: NetworkState) -> None:

@@ -98,6 +98,9 @@ class Checkpoint:
     #: uids of the live buffers whose bytes it persisted (to outline them on the canvas); not
     #: part of the checkpoint's value
     persisted_buffers: frozenset[int] = field(default=frozenset(), compare=False)
+    #: subtasks (by key) it records as finished, with no state of their own: Flink's
+    #: ``FinishedOperatorSubtaskState`` (``FullyFinishedOperatorState`` for a whole operator)
+    finished_subtasks: tuple[str, ...] = ()
 
     @property
     def in_flight_bytes(self) -> int:
@@ -172,6 +175,13 @@ class CheckpointInProgress:
     pending_writes: dict[str, int] = field(default_factory=dict)
     #: uids of the buffers handed to the writers (what the canvas outlines as persisted)
     persisted_buffers: set[int] = field(default_factory=set)
+    #: the plan's subtasks to wait for, by task name (None: every task of the job, the plan
+    #: while no task has finished)
+    waiting_for: frozenset[str] | None = None
+    #: the plan's subtasks recorded as finished, by task key (``CheckpointPlan.finished``)
+    finished: tuple[str, ...] = ()
+    #: triggered by hand (REST), not by the periodic scheduler
+    manual: bool = False
 
     def copy(self) -> CheckpointInProgress:
         return CheckpointInProgress(
@@ -185,4 +195,11 @@ class CheckpointInProgress:
             set(self.barriers_complete),
             dict(self.pending_writes),
             set(self.persisted_buffers),
+            self.waiting_for,
+            self.finished,
+            self.manual,
         )
+
+    def waits_for(self, task: str) -> bool:
+        """Whether the plan waits for the task named ``task``."""
+        return self.waiting_for is None or task in self.waiting_for

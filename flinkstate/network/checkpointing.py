@@ -7,7 +7,8 @@ with the alternating handler): the deserializer's leftovers, the data received b
 channel's barrier and whatever arrives before it are handed to the channel-state writer, which
 retains the buffers; aligned barriers block their channel until all are in. A task acknowledges
 once it has every barrier and its writer has written all it was given; the last
-acknowledgement completes the checkpoint, which is then checked as a consistent cut.
+acknowledgement the plan waits for completes the checkpoint, which is then checked as a
+consistent cut that holds the state of every subtask that has not finished.
 """
 
 from __future__ import annotations
@@ -351,7 +352,12 @@ def _maybe_acknowledge(world: NetworkState, task: Task, checkpoint: CheckpointIn
         and task.name not in checkpoint.acknowledged
     ):
         checkpoint.acknowledged.add(task.name)
-        if len(checkpoint.acknowledged) == len(world.tasks):
+        waiting = checkpoint.waiting_for
+        if (
+            len(checkpoint.acknowledged) == len(world.tasks)
+            if waiting is None
+            else waiting <= checkpoint.acknowledged
+        ):
             _complete(world, checkpoint)
 
 
@@ -405,8 +411,10 @@ def _complete(world: NetworkState, progress: CheckpointInProgress) -> None:
             for r in sorted({f.record for state in (*inputs, *outputs) for f in state.fragments})
         ),
         persisted_buffers=frozenset(progress.persisted_buffers),
+        finished_subtasks=progress.finished,
     )
     world.checkpoints.completed.append(checkpoint)
     world.checkpoints.pending = None
     world.checkpoints.last_end = world.journal.step
     invariants.check_checkpoint(world, checkpoint, progress)
+    invariants.check_checkpoint_completeness(world, checkpoint, progress)

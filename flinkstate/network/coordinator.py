@@ -4,6 +4,11 @@ Flink's ``CheckpointCoordinator`` triggers a checkpoint at the sources once ever
 RUNNING (``DefaultCheckpointPlanCalculator``), an interval after the last one ended; aborts it
 when it expires (``execution.checkpointing.timeout``) or a task declines it; and counts the
 failures towards the tolerable ones (``CheckpointFailureManager``), failing the job beyond.
+
+During a failover the periodic scheduler is stopped (a task left RUNNING:
+``ExecutionTrackingCheckpointCoordinatorDeActivator``), but a checkpoint asked for by hand
+still reaches the plan calculator (:mod:`~flinkstate.network.checkpoint_plan`), whose rule for
+FAILED and CANCELED subtasks is FLINK-40482.
 """
 
 from __future__ import annotations
@@ -18,7 +23,8 @@ from flinkstate.network.buffer import HEAP
 from flinkstate.network.checkpoint import (
     CheckpointInProgress,
 )
-from flinkstate.network.graph import OperatorKind
+from flinkstate.network.checkpoint_plan import CheckpointPlan, PlanRefusal, calculate_plan
+from flinkstate.network.graph import OperatorKind, SubtaskId
 from flinkstate.network.options import (
     CheckpointFailure,
     CheckpointFailureReason,
@@ -35,7 +41,10 @@ _RUNNING = TaskPhase.RUNNING
 
 def coordinator_actions(world: NetworkState) -> tuple[Action, ...]:
     if world.checkpoints.pending is None:
-        if can_trigger(world):
+        if world.failover is not None:
+            if manual_checkpoint_due(world):
+                return (action(COORDINATOR, "manual-checkpoint"),)
+        elif can_trigger(world):
             number = next_checkpoint_id(world)
             return (action(COORDINATOR, "trigger", f"checkpoint {number}"),)
     elif can_expire(world):
@@ -44,7 +53,10 @@ def coordinator_actions(world: NetworkState) -> tuple[Action, ...]:
 
 
 def next_checkpoint_id(world: NetworkState) -> int:
-    return len(world.checkpoints.completed) + len(world.checkpoints.failures) + 1
+    """One more than every id drawn: completed and failed checkpoints, not counting plans
+    refused before an id was drawn (id 0)."""
+    drawn = sum(1 for f in world.checkpoints.failures if f.checkpoint)
+    return len(world.checkpoints.completed) + drawn + 1
 
 
 def can_expire(world: NetworkState) -> bool:
@@ -64,7 +76,11 @@ def expire(world: NetworkState) -> None:
     assert progress is not None
     world.checkpoints.expired.append(progress.id)
     abort(world, progress)
-    waiting = sorted(t.name for t in world.tasks.values() if t.name not in progress.acknowledged)
+    waiting = sorted(
+        t.name
+        for t in world.tasks.values()
+        if progress.waits_for(t.name) and t.name not in progress.acknowledged
+    )
     fail(
         world,
         CheckpointFailure(
@@ -103,6 +119,17 @@ def abort(world: NetworkState, progress: CheckpointInProgress) -> None:
         if task.trigger == progress.id:
             task.trigger = 0
     world.actions.invalidate()
+
+
+def abort_pending(world: NetworkState, reason: CheckpointFailureReason, why: str) -> None:
+    """The coordinator aborts the pending checkpoint, if any, for ``reason``: the periodic
+    scheduler stopping (``stopCheckpointScheduler``) or a failover restoring its region
+    (``SchedulerBase.restoreState``)."""
+    progress = world.checkpoints.pending
+    if progress is None:
+        return
+    abort(world, progress)
+    fail(world, CheckpointFailure(progress.id, reason, world.journal.step + 1, detail=why))
 
 
 def fail(world: NetworkState, failure: CheckpointFailure) -> None:
@@ -144,8 +171,10 @@ def sources_have_data(world: NetworkState) -> bool:
 
 
 def can_trigger(world: NetworkState) -> bool:
+    """Whether the periodic scheduler triggers now (never during a failover: it is stopped)."""
     return (
-        world.options.checkpoint_interval > 0
+        world.failover is None
+        and world.options.checkpoint_interval > 0
         and world.checkpoints.pending is None
         and len(world.checkpoints.completed) < world.options.max_checkpoints
         and world.journal.step >= world.checkpoints.last_end + world.options.checkpoint_interval
@@ -191,3 +220,90 @@ def trigger(world: NetworkState) -> None:
             world.journal.changes.task(task.name)
     kind = "unaligned" if world.options.unaligned else "aligned"
     world.journal.note = f"{kind} checkpoint {number} triggered at the sources"
+
+
+def failed_region_down(world: NetworkState) -> bool:
+    """Whether every subtask of the failing region has stopped (FAILED, CANCELED, or FINISHED
+    before the failure): the scheduler's cancels are complete."""
+    failover = world.failover
+    return failover is not None and all(
+        world.tasks[s.name].execution_state.is_terminal for s in failover.to_restart
+    )
+
+
+def manual_checkpoint_due(world: NetworkState) -> bool:
+    """A checkpoint asked for by hand (``checkpoint_during_failover``) once the failing region
+    is down, before its restart: the window in which FLINK-40482's plan went wrong."""
+    return (
+        world.options.checkpoint_during_failover
+        and not world.checkpoints.manual_requested
+        and world.checkpoints.pending is None
+        and failed_region_down(world)
+    )
+
+
+def trigger_manual(world: NetworkState) -> None:
+    """``CheckpointCoordinator.triggerCheckpoint(CheckpointType)`` (REST ``POST
+    /jobs/:jobid/checkpoints``): not stopped with the periodic scheduler, so it reaches the plan
+    calculator with the failed region's subtasks FAILED and CANCELED. A refused plan fails
+    before an id is drawn; a plan that waits for no subtask fails after it
+    (``PendingCheckpoint`` needs one to wait for); otherwise the checkpoint starts at the
+    plan's subtasks to trigger and completes with the acknowledgements it waits for."""
+    world.checkpoints.manual_requested = True
+    step = world.journal.step + 1
+    states = {SubtaskId(t.operator, t.index): t.execution_state for t in world.tasks.values()}
+    plan = calculate_plan(world.graph, states, world.options.terminal_tasks)
+    if isinstance(plan, PlanRefusal):
+        fail(world, CheckpointFailure(0, plan.reason, step, detail=plan.why))
+        world.journal.note = (
+            f"manual checkpoint refused by the plan ({plan.reason.name}): {plan.why}"
+        )
+        return
+    number = next_checkpoint_id(world)
+    if not plan.to_wait_for:
+        why = "the plan waits for no subtask (a pending checkpoint needs at least one)"
+        reason = CheckpointFailureReason.TRIGGER_CHECKPOINT_FAILURE
+        fail(world, CheckpointFailure(number, reason, step, detail=why))
+        world.journal.note = f"manual checkpoint {number} failed ({reason.name}): {why}"
+        return
+    beyond = _beyond_the_model(world, plan)
+    if beyond:
+        world.journal.note = f"manual checkpoint not taken: {beyond}"
+        return
+    triggered = [world.tasks[s.name] for s in plan.to_trigger]
+    world.checkpoints.pending = CheckpointInProgress(
+        number,
+        world.options.unaligned,
+        world.journal.step,
+        waiting_for=frozenset(world.tasks[s.name].name for s in plan.to_wait_for),
+        finished=tuple(s.name for s in plan.finished),
+        manual=True,
+    )
+    for task in triggered:
+        task.trigger = number
+        world.journal.changes.task(task.name)
+    counted = ", ".join(str(s) for s in plan.finished) or "none"
+    world.journal.note = (
+        f"manual checkpoint {number} planned: triggered at "
+        f"{', '.join(str(s) for s in plan.to_trigger)}; waits for "
+        f"{', '.join(str(s) for s in plan.to_wait_for)}; counted as finished: {counted}"
+    )
+
+
+def _beyond_the_model(world: NetworkState, plan: CheckpointPlan) -> str:
+    """Why the model cannot carry out a plan made after some subtasks finished ("" if it
+    can): Flink triggers a running subtask whose predecessors have all finished and aligns
+    barriers over the channels still open only; the model triggers sources and waits for a
+    barrier on every channel."""
+    for subtask in plan.to_trigger:
+        if world.tasks[subtask.name].kind is not OperatorKind.SOURCE:
+            return f"the plan triggers {subtask}, whose predecessors have finished"
+    waited = set(plan.to_wait_for)
+    graph = world.graph
+    for subtask in plan.to_wait_for:
+        for exchange in graph.inputs_of(subtask.operator):
+            for producer in graph.producers(exchange, subtask.index):
+                upstream = SubtaskId(exchange.upstream, producer)
+                if upstream not in waited:
+                    return f"{subtask} reads from {upstream}, which the plan does not wait for"
+    return ""

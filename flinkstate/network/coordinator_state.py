@@ -28,11 +28,15 @@ class CoordinatorState:
     expired: list[int] = field(default_factory=list)
     #: every failed checkpoint with its reason (expired ones too)
     failures: list[CheckpointFailure] = field(default_factory=list)
-    #: why the job failed (the run ends; Flink would restart it from its last checkpoint)
+    #: why the job failed over (the run ends; Flink would restart it, or the failed task's
+    #: region, from its last completed checkpoint): too many counted checkpoint failures, or a
+    #: task failure whose region restarts
     job_failed: str = ""
     #: step the last checkpoint completed or failed at (0 before any): the next is triggered
     #: ``checkpoint_interval`` steps later, as Flink's timer fires an interval after a failure
     last_end: int = 0
+    #: the checkpoint asked for by hand during a failover was asked for (once per run)
+    manual_requested: bool = False
 
     def copy(self) -> CoordinatorState:
         return CoordinatorState(
@@ -42,4 +46,5 @@ class CoordinatorState:
             list(self.failures),
             self.job_failed,
             self.last_end,
+            self.manual_requested,
         )

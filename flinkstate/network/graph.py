@@ -89,7 +89,25 @@ class Operator:
         return compute_default_max_parallelism(self.parallelism)
 
     def subtask_name(self, index: int) -> str:
-        return f"{self.name}[{index}]"
+        return SubtaskId(self.name, index).name
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SubtaskId:
+    """One parallel subtask of an operator, as a typed value: what a checkpoint plan, a pipelined
+    region and an injected task failure name (Flink's ``ExecutionVertexID``: job vertex and
+    subtask index)."""
+
+    operator: str
+    index: int
+
+    @property
+    def name(self) -> str:
+        """Its text, ``operator[index]``: the key of its task in a world's ``tasks``."""
+        return f"{self.operator}[{self.index}]"
+
+    def __str__(self) -> str:
+        return self.name
 
 
 @dataclass(frozen=True, order=True)

@@ -5,7 +5,8 @@ Every segment sits in exactly the container its owner names and in each of its s
 lost and nothing is leaked (``check_end``); and every completed checkpoint is a consistent cut
 (``check_checkpoint``): each record sent before its producer's snapshot is processed before its
 consumer's snapshot or whole in channel state, never both, never in part, and a recovered record
-is persisted only by the subtask that owns it (FLIP-547).
+is persisted only by the subtask that owns it (FLIP-547); and it holds the state of every
+subtask that has not finished (``check_checkpoint_completeness``, FLINK-40482).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import operator
 
 from flinkstate.network.buffer import HEAP
 from flinkstate.network.checkpoint import Checkpoint, CheckpointInProgress
+from flinkstate.network.execution_state import ExecutionState
 from flinkstate.network.owners import Owner, OwnerKind
 from flinkstate.network.recovery import channel_state_filtering
 from flinkstate.network.state import IN_FLIGHT, NetworkState
@@ -162,6 +164,8 @@ def check_checkpoint(
     for key, (emitted, producer) in state.order.emitted_at.items():
         record, gate = key
         consumer = state.gates[gate].task
+        if producer not in snapshot_step or consumer not in snapshot_step:
+            continue  # a subtask the plan did not wait for: check_checkpoint_completeness
         before_cut = emitted < snapshot_step[producer]
         processed = state.deliveries.get(key, IN_FLIGHT)
         in_state = processed != IN_FLIGHT and processed < snapshot_step[consumer]
@@ -197,6 +201,8 @@ def _check_recovered_records(
         if record not in recovered or key in state.order.emitted_at:
             continue  # sent again after the restore: checked as live data
         consumer = state.gates[gate].task
+        if consumer not in snapshot_step:
+            continue  # not waited for: check_checkpoint_completeness
         in_state = processed != IN_FLIGHT and processed < snapshot_step[consumer]
         problem = _placement_problem(
             in_state, persisted.get(key, 0), state.records[record].serialized_length
@@ -213,6 +219,29 @@ def _check_recovered_records(
                 f"checkpoint {checkpoint.id}: recovered record {record} persisted at {gate}, "
                 "which does not own it: the next restore would process it twice",
             )
+
+
+def check_checkpoint_completeness(
+    state: NetworkState, checkpoint: Checkpoint, progress: CheckpointInProgress
+) -> None:
+    """A completed checkpoint holds the state of every subtask that has not FINISHED: only a
+    subtask that reached the end of its input may be recorded as finished. Flink restores a
+    subtask recorded as finished without state (``FinishedOperatorSubtaskState``) or, where
+    its whole operator is, as finished on restore; a FAILED or CANCELED one in that record
+    loses what it had not yet done (FLINK-40482)."""
+    missing = [
+        f"{task.key} ({task.execution_state.value})"
+        for task in state.tasks.values()
+        if task.name not in progress.acknowledged
+        and task.execution_state is not ExecutionState.FINISHED
+    ]
+    if missing:
+        state.journal.violate(
+            "checkpoint-completeness",
+            f"checkpoint {checkpoint.id} completed without the state of "
+            f"{', '.join(missing)}: they are recorded as finished, so a restore from it "
+            "would start them without their state",
+        )
 
 
 def _placement_problem(in_state: bool, stored: int, total: int) -> str:

@@ -24,6 +24,7 @@ from flinkstate.network.events import (
     RECOVERY_BARRIER,
     SUBTASK_CONNECTION,
 )
+from flinkstate.network.execution_state import ExecutionState
 from flinkstate.network.graph import OperatorKind
 from flinkstate.network.record_writer import hash_text
 from flinkstate.network.records import Record, StreamElementKind
@@ -38,6 +39,7 @@ from flinkstate.sim.scheduler import splitmix64
 # Python 3.11, and a step reads several.
 _RUNNING = TaskPhase.RUNNING
 _RESTORING_OUTPUT = TaskPhase.RESTORING_OUTPUT
+_CANCELING = ExecutionState.CANCELING
 _NOT_CONTINUED = Framing.NOT_CONTINUED
 _CUT_OFF = Framing.CUT_OFF
 _RECORD = StreamElementKind.RECORD
@@ -46,6 +48,10 @@ _RECORD = StreamElementKind.RECORD
 def task_action(world: NetworkState, task: Task) -> Action | None:
     if task.finished:
         return None
+    if task.failover is not None:  # a failover stopped it: it only completes its cancel
+        return action(task.name, "cancel") if task.failover is _CANCELING else None
+    if task.fail_after >= 0 and task.handled >= task.fail_after:
+        return action(task.name, "fail")
     if task.phase is not _RUNNING:
         if task.phase is _RESTORING_OUTPUT:
             kind = classic.restore_output_action(world, task)

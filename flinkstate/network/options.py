@@ -29,6 +29,7 @@ from flinkstate.network.fetched_channel_state import (
     DEFAULT_MAX_SEGMENT_SIZE,
     DEFAULT_SPILL_FILE_SIZE,
 )
+from flinkstate.network.graph import SubtaskId
 
 RECOVER_OUTPUT_ON_DOWNSTREAM_KEY = (
     "execution.checkpointing.unaligned.recover-output-on-downstream.enabled"
@@ -147,14 +148,21 @@ class RecoveryOptions:
 
 
 class CheckpointFailureReason(StrEnum):
-    """The reasons a checkpoint fails that recovery can cause (``CheckpointFailureReason``),
-    with Flink's message; ``counted`` says whether ``CheckpointFailureManager`` counts it
-    towards ``execution.checkpointing.tolerable-failed-checkpoints``."""
+    """The reasons a checkpoint fails that recovery or a failover can cause
+    (``CheckpointFailureReason``), with Flink's message; ``counted`` says whether
+    ``CheckpointFailureManager`` counts it towards
+    ``execution.checkpointing.tolerable-failed-checkpoints``."""
 
     NOT_ALL_REQUIRED_TASKS_RUNNING = "Not all required tasks are currently running."
     CHECKPOINT_DECLINED_TASK_NOT_READY = "Checkpoint was declined (tasks not ready)"
     CHECKPOINT_DECLINED = "Checkpoint was declined."
     CHECKPOINT_EXPIRED = "Checkpoint expired before completing."
+    #: the periodic scheduler stopped (a task left RUNNING): pending checkpoints are aborted
+    CHECKPOINT_COORDINATOR_SUSPEND = "Checkpoint Coordinator is suspending."
+    #: a failover restores its region: pending checkpoints are aborted first
+    JOB_FAILOVER_REGION = "FailoverRegion is restarting."
+    #: the trigger failed after the plan, e.g. a plan that waits for no task
+    TRIGGER_CHECKPOINT_FAILURE = "Trigger checkpoint failure."
 
     @property
     def counted(self) -> bool:
@@ -182,8 +190,9 @@ class RecoveryBarrierDecline(Choice):
 
 @dataclass(frozen=True, slots=True)
 class CheckpointFailure:
-    """One failed checkpoint: its id, why, who said so, and at which step (counted as the
-    stepper counts: the action that failed it is the ``step``-th)."""
+    """One failed checkpoint: its id (0 for a plan refused before an id was drawn, as Flink
+    refuses it before ``checkpointIdCounter`` is asked), why, who said so, and at which step
+    (counted as the stepper counts: the action that failed it is the ``step``-th)."""
 
     checkpoint: int
     reason: CheckpointFailureReason
@@ -195,10 +204,9 @@ class CheckpointFailure:
         who = f" by {self.task}" if self.task else ""
         extra = f": {self.detail}" if self.detail else ""
         counted = "counted" if self.reason.counted else "not counted"
-        return (
-            f"checkpoint {self.checkpoint} failed{who} at step {self.step} "
-            f"({self.reason.name}, {counted}){extra}"
-        )
+        # a plan refused before an id was drawn (Flink's pre-flight failures) has id 0
+        what = f"checkpoint {self.checkpoint}" if self.checkpoint else "a checkpoint (no id yet)"
+        return f"{what} failed{who} at step {self.step} ({self.reason.name}, {counted}){extra}"
 
 
 def job_fails(failures: list[CheckpointFailure], tolerable: int) -> bool:
@@ -291,6 +299,45 @@ class RecoveredWatermarks(Choice):
     AGGREGATED = "aggregated"
 
 
+class TerminalTaskRule(Choice):
+    """How the coordinator's plan treats a subtask that is FAILED or CANCELED
+    (``DefaultCheckpointPlanCalculator``), which it can meet during a failover.
+
+    ``as-finished``: before FLINK-40482 every terminal subtask counted as finished
+    (``Execution.isFinished`` was ``state.isTerminal()``): where some subtask had really
+    FINISHED, the plan left the failed and canceled ones out of the subtasks to wait for and
+    recorded them as finished, so the checkpoint could complete without their state.
+    ``abort``: FLINK-40482 (PR #29031): a FAILED or CANCELED subtask aborts the plan; only a
+    FINISHED one counts as finished.
+    """
+
+    AS_FINISHED = "as-finished"
+    ABORT = "abort"
+
+
+@dataclass(frozen=True, slots=True)
+class TaskFailure:
+    """A subtask that fails on purpose, at a point fixed by the records it has handled, so that
+    every seed fails it at the same place in its input: a source after emitting
+    ``after_records`` records, any other subtask after processing that many (in this run: a
+    restored subtask counts from its restore). A subtask that finishes first never fails."""
+
+    subtask: SubtaskId
+    after_records: int
+
+    def __post_init__(self) -> None:
+        if self.after_records < 0:
+            raise InvalidParameterError(
+                f"a task fails after a number of records, not {self.after_records}"
+            )
+
+
+#: steps from a task failure to its region's restart when nothing else holds it back (Flink's
+#: default restart strategy with checkpointing, exponential-delay, waits 1 s first:
+#: ``restart-strategy.exponential-delay.initial-backoff``; a step of the model is far shorter)
+DEFAULT_RESTART_DELAY = 500
+
+
 #: Fault names a test can inject to re-introduce the bug an invariant guards against.
 FAULTS = frozenset(
     {
@@ -355,6 +402,15 @@ class RunOptions:
     spill_segment_size: int = DEFAULT_MAX_SEGMENT_SIZE
     prefilter_source: PrefilterSource = PrefilterSource.HEAP_FALLBACK
     recovered_watermarks: RecoveredWatermarks = RecoveredWatermarks.AGGREGATED
+    #: a subtask made to fail (None: none), failing over its pipelined region
+    task_failure: TaskFailure | None = None
+    #: how the coordinator's plan treats FAILED and CANCELED subtasks (FLINK-40482)
+    terminal_tasks: TerminalTaskRule = TerminalTaskRule.ABORT
+    #: trigger one checkpoint by hand (REST ``POST /jobs/:jobid/checkpoints``) while the failed
+    #: region is down: its subtasks FAILED or CANCELED, its restart not yet begun
+    checkpoint_during_failover: bool = False
+    #: steps from the failure to the region's restart (it also waits for every cancel)
+    restart_delay: int = DEFAULT_RESTART_DELAY
 
     def __post_init__(self) -> None:
         unknown = set(self.faults) - FAULTS
@@ -378,6 +434,11 @@ class RunOptions:
         parse(self, "prefilter_source", PrefilterSource.parse(self.prefilter_source))
         parse(self, "during_recovery_gate", DuringRecoveryGate.parse(self.during_recovery_gate))
         parse(self, "recovered_watermarks", RecoveredWatermarks.parse(self.recovered_watermarks))
+        parse(self, "terminal_tasks", TerminalTaskRule.parse(self.terminal_tasks))
+        if self.restart_delay < 0:
+            raise InvalidParameterError(
+                f"restart_delay must not be negative, got {self.restart_delay}"
+            )
         # checked here too, so that a job that is never restored still refuses it
         recovery = RecoveryOptions(self.generation, False, self.checkpointing_during_recovery)
         parse(self, "generation", recovery.generation)

@@ -21,6 +21,7 @@ from flinkstate.network.config import NetworkConfig
 from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.coordinator_state import CoordinatorState
 from flinkstate.network.event_time import EventTimeState
+from flinkstate.network.failure_handling import FailureHandlingResult
 from flinkstate.network.fetched_channel_state import (
     FetchedChannelStateDrainer,
     SpillAccount,
@@ -53,6 +54,9 @@ class NetworkState:
     options: RunOptions = field(default_factory=RunOptions)
     #: the pending checkpoint, the completed and failed ones, whether the job failed
     checkpoints: CoordinatorState = field(default_factory=CoordinatorState)
+    #: the failover of a failed subtask's region, once a subtask failed (a value: replaced,
+    #: never changed, so copies share it)
+    failover: FailureHandlingResult | None = None
     #: the step in progress and the run's violations; every segment's owner
     journal: StepJournal = field(default_factory=StepJournal)
     ledger: SegmentLedger = field(init=False)

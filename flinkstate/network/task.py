@@ -9,6 +9,7 @@ from enum import StrEnum
 from flinkstate.network.buffer import Buffer
 from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.copying import shallow_copier
+from flinkstate.network.execution_state import ExecutionState
 from flinkstate.network.graph import OperatorKind
 from flinkstate.network.options import RecoveryCheckpointTrigger
 from flinkstate.network.owners import Owner
@@ -74,6 +75,28 @@ class Task:
     output_state: deque[RecoveredChunk] = field(default_factory=deque)
     #: what a checkpoint finds at the task while it recovers (V2; NO_OP otherwise)
     recovery_trigger: RecoveryCheckpointTrigger = RecoveryCheckpointTrigger.NO_OP
+    #: set by a failover only: FAILED, or CANCELING then CANCELED (None: phase and finished
+    #: say the state)
+    failover: ExecutionState | None = None
+    #: the records it emits (a source) or processes before it fails on purpose (-1: never)
+    fail_after: int = -1
+
+    @property
+    def execution_state(self) -> ExecutionState:
+        """The state the JobMaster sees (``ExecutionState``): a failover's, else FINISHED once
+        the task has ended its input, INITIALIZING while it restores, RUNNING after."""
+        if self.failover is not None:
+            return self.failover
+        if self.finished:
+            return ExecutionState.FINISHED
+        if self.phase is TaskPhase.RUNNING:
+            return ExecutionState.RUNNING
+        return ExecutionState.INITIALIZING
+
+    @property
+    def handled(self) -> int:
+        """The records it has emitted (a source) or processed (any other subtask)."""
+        return self.emitted if self.kind is OperatorKind.SOURCE else self.processed
 
     def copy(
         self, gates: list[Gate], partitions: list[ResultPartition], current: Channel | None

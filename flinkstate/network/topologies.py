@@ -17,9 +17,10 @@ from flinkstate.network.fetched_channel_state import (
     DEFAULT_MAX_SEGMENT_SIZE,
     DEFAULT_SPILL_FILE_SIZE,
 )
-from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind
+from flinkstate.network.graph import Exchange, JobGraph, Operator, OperatorKind, SubtaskId
 from flinkstate.network.options import (
     CHECKPOINTING_DURING_RECOVERY_KEY,
+    DEFAULT_RESTART_DELAY,
     MISNAMED_DURING_RECOVERY_KEY,
     TOLERABLE_FAILED_CHECKPOINTS_KEY,
     UNALIGNED_KEY,
@@ -30,6 +31,8 @@ from flinkstate.network.options import (
     RecoveryBarrierDecline,
     RecoveryGeneration,
     RunOptions,
+    TaskFailure,
+    TerminalTaskRule,
 )
 from flinkstate.network.state_assignment import StateAssignment
 from flinkstate.network.world import NetworkWorld
@@ -372,9 +375,72 @@ class Topology:
             spill_segment_size=values["spill_segment_size"],
             prefilter_source=values["prefilter_source"],
             recovered_watermarks=values["recovered_watermarks"],
+            **_failover_options(values),
         )
         graph = self._build(values) if restore is None else restore.graph
         return NetworkWorld(graph, config, options, restore=restore)
+
+
+#: ``fail_operator`` when no subtask fails
+NO_FAILURE = "none"
+
+
+def failover_parameters(operators: tuple[str, ...]) -> tuple[Parameter, ...]:
+    """The parameters of a task failure and its failover, for a topology of ``operators``."""
+    return (
+        Parameter(
+            "fail_operator",
+            NO_FAILURE,
+            "operator of the subtask that fails on purpose (none: no failure); its pipelined "
+            "region fails over and the run ends at the region's restart",
+            choices=(NO_FAILURE, *operators),
+        ),
+        Parameter("fail_subtask", 0, "index of the subtask that fails", minimum=0, maximum=127),
+        Parameter(
+            "fail_after_records",
+            0,
+            "records the failing subtask emits (a source) or processes before it fails",
+            minimum=0,
+            maximum=10_000_000,
+        ),
+        Parameter(
+            "checkpoint_during_failover",
+            False,
+            "trigger one checkpoint by hand (REST POST /jobs/:jobid/checkpoints) once the failed "
+            "region's subtasks are FAILED or CANCELED, before its restart",
+        ),
+        Parameter(
+            "terminal_tasks",
+            TerminalTaskRule.ABORT.value,
+            "how the checkpoint plan treats FAILED and CANCELED subtasks: abort (FLINK-40482) or "
+            "as-finished (before it: left out of the plan and recorded as finished)",
+            choices=tuple(r.value for r in TerminalTaskRule),
+        ),
+        Parameter(
+            "restart_delay",
+            DEFAULT_RESTART_DELAY,
+            "steps from the failure to the region's restart, which also waits for every cancel "
+            "(Flink: the restart strategy's backoff, 1 s by default)",
+            minimum=0,
+            maximum=10_000_000,
+        ),
+    )
+
+
+def _failover_options(values: Mapping[str, Any]) -> dict[str, Any]:
+    """The failover choices of a topology that has ``failover_parameters`` (none otherwise)."""
+    if "fail_operator" not in values:
+        return {}
+    failure = None
+    if values["fail_operator"] != NO_FAILURE:
+        subtask = SubtaskId(values["fail_operator"], values["fail_subtask"])
+        failure = TaskFailure(subtask, values["fail_after_records"])
+    return {
+        "task_failure": failure,
+        "terminal_tasks": values["terminal_tasks"],
+        "checkpoint_during_failover": values["checkpoint_during_failover"],
+        "restart_delay": values["restart_delay"],
+    }
 
 
 def _source(values: Mapping[str, Any], parallelism: int, name: str = "source") -> Operator:
@@ -561,6 +627,38 @@ def _keyed_chain_job(values: Mapping[str, Any]) -> JobGraph:
             Exchange("second", "sink", Partitioner.FORWARD),
         ),
     )
+
+
+def _pipelined_regions_job(values: Mapping[str, Any]) -> JobGraph:
+    """Two independent pipelines over forward exchanges only, so that each subtask index of
+    each is a pipelined region of its own: a bounded one (one subtask, few records) that
+    finishes early, and ``source -> sink`` at parallelism p."""
+    size = values["record_size"]
+    bounded = Operator(
+        "bounded",
+        1,
+        OperatorKind.SOURCE,
+        records_per_subtask=values["bounded_records"],
+        key_space=values["keys"],
+        record_size=(size, size),
+    )
+    p = values["parallelism"]
+    return JobGraph(
+        (
+            bounded,
+            Operator("bounded-sink", 1, OperatorKind.SINK),
+            _source(values, p),
+            Operator("sink", p, OperatorKind.SINK),
+        ),
+        (
+            Exchange("bounded", "bounded-sink", Partitioner.FORWARD),
+            Exchange("source", "sink", Partitioner.FORWARD),
+        ),
+    )
+
+
+#: the operators of ``pipelined-regions``, which its failure may name
+_REGIONS_OPERATORS = ("bounded", "bounded-sink", "source", "sink")
 
 
 #: ``UnalignedCheckpointTestBase.NUM_SOURCES``: the UNION and MULTI_INPUT topologies combine
@@ -891,6 +989,31 @@ CATALOGUE: dict[str, Topology] = {
                 CONNECTED_MAPPING_LOOKUP,
             ),
             _same_upstream_job,
+        ),
+        Topology(
+            "pipelined-regions",
+            "bounded(1) -forward-> bounded-sink(1) beside source(p) -forward-> sink(p): no "
+            "exchange joins two subtask indices, so each pipeline's subtask i is a pipelined "
+            "region of its own; the bounded pipeline finishes first; one subtask may fail",
+            (
+                *COMMON,
+                Parameter(
+                    "parallelism",
+                    2,
+                    "parallelism of source and sink: one pipelined region per subtask index",
+                    minimum=1,
+                    maximum=128,
+                ),
+                Parameter(
+                    "bounded_records",
+                    10,
+                    "records the bounded pipeline's source emits (it and its sink then FINISH)",
+                    minimum=0,
+                    maximum=10_000_000,
+                ),
+                *failover_parameters(_REGIONS_OPERATORS),
+            ),
+            _pipelined_regions_job,
         ),
         Topology(
             "backpressure",

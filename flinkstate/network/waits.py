@@ -4,11 +4,12 @@ A task with nothing to do waits for a buffer of its output pool (held by whoever
 queued or retained buffers) or for input from its channels' producers; a restored task's
 conversion waits for state to be consumed or exclusive buffers; a reader or drainer waits for a
 buffer of its channel; a transport waits for credit. The engine looks for a cycle in these.
+Actors a failover stopped wait for nothing: they are done until their region restarts.
 """
 
 from __future__ import annotations
 
-from flinkstate.network import mailbox, transport
+from flinkstate.network import failover, mailbox, transport
 from flinkstate.network.actors import (
     ActorKind,
     ActorRef,
@@ -35,7 +36,9 @@ from flinkstate.sim.deadlock import Wait
 def waits(world: NetworkState) -> list[Wait[ActorRef | Owner]]:
     waits = []
     for task in world.tasks.values():
-        if task.finished or mailbox.task_action(world, task) is not None:
+        if task.finished or task.failover is not None:
+            continue  # done, or stopped by a failover: it waits for nothing
+        if mailbox.task_action(world, task) is not None:
             continue
         if task.pending:
             sub = world.subpartitions[task.pending[0].subpartition]
@@ -51,15 +54,21 @@ def waits(world: NetworkState) -> list[Wait[ActorRef | Owner]]:
                 waits += fetched_channel_state_drainer.waits(world, task)
             else:
                 waits += classic.conversion_waits(world, task)
-    for reader in world.readers.values():
+    for name, reader in world.readers.items():
+        if world.task_named(name).failover is not None:
+            continue
         wait = _reader_wait(world, reader)
         if wait is not None:
             waits.append(wait)
-    for drainer in world.drainers.values():
+    for name, drainer in world.drainers.items():
+        if world.task_named(name).failover is not None:
+            continue
         wait = fetched_channel_state_drainer.drainer_wait(world, drainer)
         if wait is not None:
             waits.append(wait)
     for channel in world.channels.values():
+        if world.failover is not None and failover.channel_stopped(world, channel):
+            continue
         sub = world.subpartitions[channel.subpartition]
         if channel.remote and sub.queue and not transport.transport_actions(world, channel):
             if channel.recovered:

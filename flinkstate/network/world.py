@@ -9,7 +9,8 @@ actor's thread. The actors:
 * ``netty X[i]<Y[j]`` -- the transport of one remote channel (``transport``);
 * ``channel-state-writer tmN.k`` -- a channel-state writer thread (``checkpointing``);
 * ``channel-state-reader X[i]`` and ``drainer X[i]`` -- a restored task's reader and V2 drainer;
-* ``checkpoint-coordinator`` (``coordinator``).
+* ``checkpoint-coordinator`` (``coordinator``);
+* ``scheduler`` -- the JobMaster's scheduler restarting a failed region (``failover``).
 
 Local channels have no transport: the consumer task reads the producer's subpartition and
 recycles the producer's buffer itself (``recycling``). Every segment move is checked against the
@@ -29,6 +30,7 @@ from flinkstate.network import (
     builder,
     checkpointing,
     coordinator,
+    failover,
     invariants,
     mailbox,
     record_writer,
@@ -158,7 +160,7 @@ class NetworkWorld(NetworkState):
                 action = mailbox.task_action(self, self.tasks[name])
                 cache.update(slot, () if action is None else (action,))
             elif slot < index.transport_end:
-                cache.update(slot, tuple(transport.transport_actions(self, self.channels[name])))
+                cache.update(slot, self._transport_actions(self.channels[name]))
             elif slot < index.writer_end:
                 cache.update(slot, checkpointing.writer_actions(self, self.writers[name]))
             elif slot < index.reader_end:
@@ -168,6 +170,8 @@ class NetworkWorld(NetworkState):
         cache.stale.clear()
         actions = cache.actions()
         actions.extend(coordinator.coordinator_actions(self))
+        if self.failover is not None:
+            actions.extend(failover.scheduler_actions(self, idle=not actions))
         if self.options.check_actions:
             full = self._scan_actions()
             if full != actions:
@@ -177,13 +181,24 @@ class NetworkWorld(NetworkState):
                 )
         return actions
 
+    def _transport_actions(self, channel: Channel) -> tuple[Action, ...]:
+        if self.failover is not None and failover.channel_stopped(self, channel):
+            return ()
+        return tuple(transport.transport_actions(self, channel))
+
     def _reader_action(self, name: str) -> tuple[Action, ...]:
-        reader = self.readers[self.tasks[self.actions.index.refs[name].task].name]
+        task = self.tasks[self.actions.index.refs[name].task]
+        if task.failover is not None:
+            return ()
+        reader = self.readers[task.name]
         step = classic.reader_actions(self, reader)
         return () if step is None else (action(reader.name, *step),)
 
     def _drainer_action(self, name: str) -> tuple[Action, ...]:
-        drainer = self.drainers[self.tasks[self.actions.index.refs[name].task].name]
+        task = self.tasks[self.actions.index.refs[name].task]
+        if task.failover is not None:
+            return ()
+        drainer = self.drainers[task.name]
         step = fetched_channel_state_drainer.drainer_action(self, drainer)
         return () if step is None else (action(drainer.name, *step),)
 
@@ -195,7 +210,7 @@ class NetworkWorld(NetworkState):
                 actions.append(action)
         for channel in self.channels.values():
             if channel.remote:
-                actions.extend(transport.transport_actions(self, channel))
+                actions.extend(self._transport_actions(channel))
         for writer in self.writers.values():
             actions.extend(checkpointing.writer_actions(self, writer))
         for reader in self.readers.values():
@@ -203,6 +218,8 @@ class NetworkWorld(NetworkState):
         for drainer in self.drainers.values():
             actions.extend(self._drainer_action(drainer.name))
         actions.extend(coordinator.coordinator_actions(self))
+        if self.failover is not None:
+            actions.extend(failover.scheduler_actions(self, idle=not actions))
         return actions
 
     def visible_head(self, channel: Channel) -> Buffer | None:
@@ -250,8 +267,12 @@ class NetworkWorld(NetworkState):
         elif kind is ActorKind.COORDINATOR:
             if action.kind == "expire":
                 coordinator.expire(self)
+            elif action.kind == "manual-checkpoint":
+                coordinator.trigger_manual(self)
             else:
                 coordinator.trigger(self)
+        elif kind is ActorKind.SCHEDULER:
+            failover.restart(self)
         elif kind is ActorKind.READER:
             self.journal.changes.reader(actor)
             reader = self.readers[self.tasks[ref.task].name]
@@ -335,6 +356,7 @@ class NetworkWorld(NetworkState):
                     tuple(t.ready),
                     tuple((o.subpartition, o.record, o.written) for o in t.pending),
                     t.trigger,
+                    t.failover,
                 )
                 for n, t in self.tasks.items()
             ),
@@ -387,4 +409,6 @@ _TASK_HANDLERS: dict[str, Callable[[NetworkWorld, Task, Action], None]] = {
     "install-drainer": lambda world, task, action: fetched_channel_state_drainer.do_install_drainer(
         world, task
     ),
+    "fail": failover.do_fail,
+    "cancel": failover.do_cancel,
 }
