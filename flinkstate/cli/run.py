@@ -11,6 +11,7 @@ from flinkstate.cli.overrides import parse_overrides
 from flinkstate.cli.run_report import (
     buffer_table,
     event_time_line,
+    failover_lines,
     invariant_lines,
     page_line,
     write_run_page,
@@ -19,6 +20,7 @@ from flinkstate.cli.scenarios import run_scenario_command
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.checkpoint import Checkpoint
+from flinkstate.network.failover import failover_summary
 from flinkstate.network.metrics import OWNER_KINDS, BufferCounts
 from flinkstate.network.topologies import CATALOGUE, topology
 from flinkstate.network.topology_trace import topology_trace_header, write_topology_trace
@@ -183,6 +185,7 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
         "checkpoints": [checkpoint_summary(c) for c in world.checkpoints.completed],
         "violations": [str(v) for v in result.violations],
         "deadlock": result.deadlock.describe() if result.deadlock else None,
+        **failover_summary(world),
     }
     failed = result.status in (RunStatus.DEADLOCK, RunStatus.VIOLATION)
     if args.json:
@@ -199,6 +202,7 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
         _checkpoint_table(world),
         "",
         *([event_time_line(world), ""] if world.graph.event_time else []),
+        *failover_lines(world),
         *invariant_lines(result),
     ]
     if args.trace is not None:

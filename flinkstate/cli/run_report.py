@@ -1,5 +1,6 @@
 """What a run of ``flinkstate run`` shows besides its summary, for topologies and scenarios
-alike: the buffers per owner kind, the invariants' verdict, the drawn page."""
+alike: the buffers per owner kind, a task failure and its failover, the invariants' verdict,
+the drawn page."""
 
 from __future__ import annotations
 
@@ -91,3 +92,17 @@ def invariant_lines(result: RunResult) -> list[str]:
     if result.deadlock is not None:
         lines += ["", result.deadlock.describe()]
     return lines
+
+
+def failover_lines(world: NetworkState) -> list[str]:
+    """A task failure (and the region's restart, if the run got there) and every checkpoint
+    failure of the run, then a blank line; nothing for a run without a task failure."""
+    failover = world.failover
+    if failover is None:
+        return []
+    failures = [f"  {f.describe()}" for f in world.checkpoints.failures]
+    return [
+        f"task failure: {world.checkpoints.job_failed or failover.describe()}",
+        *(["checkpoint failures:", *failures] if failures else []),
+        "",
+    ]

@@ -11,6 +11,7 @@ from flinkstate.cli.overrides import parse_overrides
 from flinkstate.cli.run_report import (
     buffer_table,
     event_time_line,
+    failover_lines,
     invariant_lines,
     page_line,
     write_run_page,
@@ -164,6 +165,8 @@ def _describe(run: ScenarioRun, exported: int | None, export: object) -> list[st
             )
     if run.buffers is not None:
         lines += ["", buffer_table(run.buffers, only_used=True)]
+    if run.world is not None and run.world.failover is not None:
+        lines += ["", *failover_lines(run.world)[:-1]]
     if result is not None:
         lines += ["", *invariant_lines(result)]
     if exported is not None:

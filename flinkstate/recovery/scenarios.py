@@ -16,6 +16,7 @@ from typing import Any
 
 from flinkstate.errors import InvalidParameterError, UnsupportedRescaleError
 from flinkstate.network.checkpoint import Checkpoint
+from flinkstate.network.failover import failover_summary
 from flinkstate.network.metrics import BufferCounts
 from flinkstate.network.options import RECOVER_OUTPUT_ON_DOWNSTREAM_KEY
 from flinkstate.network.owners import Owner
@@ -47,9 +48,10 @@ class Outcome(StrEnum):
     CHECKPOINT_EXPIRED = "checkpoint-expired"
     """The restored job ran to its end, but a checkpoint it took expired."""
     JOB_FAILED = "job-failed"
-    """More counted checkpoint failures in a row (declined or expired) than
-    ``tolerable_failed_checkpoints``: the job fails over (Flink restarts it from its last
-    completed checkpoint)."""
+    """The job failed over and the run ends there: more counted checkpoint failures in a row
+    (declined or expired) than ``tolerable_failed_checkpoints`` (Flink restarts the job from its
+    last completed checkpoint), or a task failed and its pipelined region restarts (from the
+    last completed checkpoint too)."""
     FINISHED = "finished"
     """The job before any restart (phase ``job``) ran to its end; every invariant held."""
 
@@ -293,6 +295,7 @@ class ScenarioRun:
             else result.deadlock.describe(),
             "message": self.message,
             **self.event_time,
+            **({} if self.world is None else failover_summary(self.world)),
         }
 
     @property
@@ -611,6 +614,36 @@ _FLIP_547 = {
     "new_parallelism": 10,
     "restart_checkpoint_interval": 40,
 }
+
+#: FLINK-40482: the restarted job's bounded pipeline finishes early; sink[1] fails after 30 of
+#: its 50 records, and a checkpoint is asked for by hand while its region is down (the restart
+#: waits 300 steps, far longer than that checkpoint takes)
+_FAILOVER = {
+    "records": 50,
+    "bounded_records": 10,
+    "checkpoint_interval": 1,
+    "fail_operator": "sink",
+    "fail_subtask": 1,
+    "fail_after_records": 30,
+    "checkpoint_during_failover": True,
+    "restart_delay": 300,
+}
+_FAILOVER_TEXT = (
+    "Beside a bounded pipeline, source -> sink runs at parallelism 2 over forward exchanges "
+    "only, so each subtask index is a pipelined region of its own. The job checkpoints once "
+    "and is restarted from it; in the restart the bounded pipeline FINISHES, then sink[1] "
+    "fails after 30 records: the periodic checkpoint scheduler stops, and its region "
+    "(source[1], sink[1]) is canceled while source[0] -> sink[0] keeps running. While the "
+    "region is down, a checkpoint is triggered by hand (REST). A subtask has finished, so the "
+    "plan takes its after-finished path. "
+)
+_FAILOVER_MATTERS = (
+    "terminal_tasks",
+    "checkpoint_during_failover",
+    "fail_operator",
+    "fail_after_records",
+    "restart_delay",
+)
 
 #: the ITCase's keys are value % 100 (NUM_GROUPS)
 #: (the checkpoint comes late enough for in-flight data to reach the keyBy exchange)
@@ -1217,6 +1250,38 @@ SCENARIOS: dict[str, Scenario] = {
             Outcome.RECOVERED,
             "FLINK-40517 (PR #29064); DemultiplexingRecordDeserializerTest.testWatermarks",
             ("recovered_watermarks", "watermark_interval", "new_parallelism"),
+        ),
+        Scenario(
+            "failed-task-counted-as-finished",
+            "A checkpoint during a failover completes without the failed region (FLINK-40482)",
+            _FAILOVER_TEXT
+            + "Before FLINK-40482 the plan counted every terminal subtask as finished, the "
+            "FAILED and CANCELED ones too: it triggers source[0], waits for source[0] and "
+            "sink[0] only, and records source[1] and sink[1] as finished. The checkpoint "
+            "completes with no state of theirs, and the region's restart would restore it: "
+            "they would start without their state. The invariant that a completed checkpoint "
+            "holds the state of every subtask that has not finished stops the run there.",
+            "pipelined-regions",
+            {**_FAILOVER, "terminal_tasks": "as-finished"},
+            Outcome.VIOLATION,
+            "FLINK-40482 (PR #29031); DefaultCheckpointPlanCalculator.collectTaskRunningStatus, "
+            "Execution.isFinished; docs/concepts/hazards.md#failed-as-finished",
+            _FAILOVER_MATTERS,
+        ),
+        Scenario(
+            "checkpoint-aborted-during-failover",
+            "FLINK-40482: a FAILED or CANCELED subtask aborts the checkpoint plan",
+            _FAILOVER_TEXT
+            + "Since FLINK-40482 a FAILED or CANCELED subtask aborts the plan before the "
+            "checkpoint gets an id (NOT_ALL_REQUIRED_TASKS_RUNNING in the model, not counted). "
+            "The scheduler then restarts the region from the last completed checkpoint, which "
+            "holds its state: the job fails over as it should, and every invariant holds.",
+            "pipelined-regions",
+            _FAILOVER,
+            Outcome.JOB_FAILED,
+            "FLINK-40482 (PR #29031); DefaultCheckpointPlanCalculator.calculateCheckpointPlan; "
+            "docs/concepts/hazards.md#failed-as-finished",
+            _FAILOVER_MATTERS,
         ),
         Scenario(
             "unfiltered-checkpoint-during-recovery",

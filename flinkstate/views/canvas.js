@@ -377,8 +377,9 @@ function render({ model, el: root }) {
           break;
         }
         const phases = { "restoring-output": "restoring output", recovering: "recovering input" };
-        const phase = p.phase && p.phase !== "running" ? phases[p.phase] || p.phase : p.finished ? "finished" : "";
-        frame(g2, x, y - h / 2, w, h, p, { fill: p.phase && p.phase !== "running" ? "#fff7ed" : "#eef2ff" });
+        const phase = p.failover ? p.failover.toLowerCase() : p.phase && p.phase !== "running" ? phases[p.phase] || p.phase : p.finished ? "finished" : "";
+        const fill = p.failover ? "#fee2e2" : p.phase && p.phase !== "running" ? "#fff7ed" : "#eef2ff";
+        frame(g2, x, y - h / 2, w, h, p, { fill });
         text(g2, x + 6, y - h / 2 + 14, p.label, { "font-size": 12, "font-weight": 600, fill: "#1e3a8a" });
         // with event time the line is short enough for the narrowest box: "12 rec · wm 57", a
         // source's "wm 21"

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from flinkstate.network.actors import ActorKind, ActorRef
+from flinkstate.network.coordinator import failed_region_down
+from flinkstate.network.options import TerminalTaskRule
 from flinkstate.network.records import MAX_WATERMARK, MIN_WATERMARK, StreamElementKind
 from flinkstate.network.watermarks import watermark_text
 from flinkstate.network.world import NetworkWorld
@@ -264,6 +266,42 @@ def _finish(s: _Step) -> str:
     )
 
 
+def _fail(s: _Step) -> str:
+    task = s.world.tasks[s.task]
+    failover = s.world.failover
+    others = [str(t) for t in failover.to_restart if t.name != s.task] if failover else []
+    cancel = (
+        f"the other subtasks of its pipelined region ({', '.join(others)}) are CANCELING"
+        if others
+        else "it is its pipelined region on its own"
+    )
+    suspended = [
+        f for f in s.world.checkpoints.failures if f.step == s.event.step + 1 and f.checkpoint
+    ]
+    aborted = (
+        f", aborting checkpoint {suspended[0].checkpoint} (CHECKPOINT_COORDINATOR_SUSPEND, not "
+        "counted)"
+        if suspended
+        else ""
+    )
+    return (
+        f"{s.task} threw after {task.handled} record(s): it is FAILED. The scheduler fails "
+        f"over: {cancel}, and the periodic checkpoint scheduler stops{aborted} "
+        "(RestartPipelinedRegionFailoverStrategy, "
+        "ExecutionTrackingCheckpointCoordinatorDeActivator)."
+    )
+
+
+def _cancel(s: _Step) -> str:
+    down = (
+        "; every subtask of the region has now stopped, and the scheduler waits for its "
+        "restart delay"
+        if failed_region_down(s.world)
+        else ""
+    )
+    return f"{s.task} stopped for the failover: CANCELED{down} (Task.cancelExecution)."
+
+
 def _source_checkpoint(s: _Step) -> str:
     task = s.world.tasks[s.task]
     requests = s.added("request")
@@ -500,6 +538,59 @@ def _expire(s: _Step) -> str:
     )
 
 
+def _manual_checkpoint(s: _Step) -> str:
+    asked = (
+        "A checkpoint triggered by hand (REST POST /jobs/:jobid/checkpoints, which the stopped "
+        "periodic scheduler does not hold back) reached the plan calculator while "
+        f"{_failed_region(s)} is down"
+    )
+    progress = s.world.checkpoints.pending
+    if progress is not None and progress.manual:
+        waited = sorted(s.world.task_named(name).key for name in progress.waiting_for or ())
+        finished = ", ".join(progress.finished) or "no subtask"
+        before = (
+            ": before FLINK-40482 the plan counts a FAILED or CANCELED subtask as finished"
+            if s.world.options.terminal_tasks is TerminalTaskRule.AS_FINISHED
+            else ""
+        )
+        return (
+            f"{asked}: it planned checkpoint {progress.id}, waiting for {', '.join(waited)} "
+            f"and counting {finished} as finished{before} (DefaultCheckpointPlanCalculator)."
+        )
+    failures = s.world.checkpoints.failures
+    failure = failures[-1] if failures else None
+    if failure is not None and failure.step == s.event.step + 1:
+        when = "before it got an id" if not failure.checkpoint else "after it got an id"
+        return (
+            f"{asked}: it failed {when} ({failure.reason.name}, not counted): {failure.detail} "
+            "(DefaultCheckpointPlanCalculator, PendingCheckpoint)."
+        )
+    return f"{asked}; {s.event.note}."
+
+
+def _failed_region(s: _Step) -> str:
+    failover = s.world.failover
+    if failover is None:
+        return "a failed region"
+    return f"the region of {failover.failed} ({', '.join(str(t) for t in failover.to_restart)})"
+
+
+def _restart(s: _Step) -> str:
+    failover = s.world.failover
+    waited = (
+        "the restart delay has passed"
+        if failover is not None and failover.restart_due(s.event.step + 1)
+        else "nothing else could happen before the restart delay ran out (the model's clock "
+        "moves only with actions)"
+    )
+    return (
+        f"The scheduler restarts {_failed_region(s)}: every cancel has completed and {waited}. "
+        "It aborts any pending checkpoint (JOB_FAILOVER_REGION) and restores the region from "
+        "the last completed checkpoint; the model ends the run here "
+        "(DefaultScheduler.restartTasks, SchedulerBase.restoreState)."
+    )
+
+
 # -- recovery threads -------------------------------------------------------------------------
 
 
@@ -628,11 +719,15 @@ CAPTIONS: Mapping[tuple[ActorKind, str], Callable[[_Step], str]] = {
     (ActorKind.TASK, "convert"): _convert,
     (ActorKind.TASK, "request-partitions"): _request_partitions,
     (ActorKind.TASK, "install-drainer"): _install_drainer,
+    (ActorKind.TASK, "fail"): _fail,
+    (ActorKind.TASK, "cancel"): _cancel,
     (ActorKind.NETTY, "send"): _send,
     (ActorKind.NETTY, "request-floating"): _request_floating,
     (ActorKind.WRITER, "write"): _write_channel_state,
     (ActorKind.COORDINATOR, "trigger"): _trigger,
     (ActorKind.COORDINATOR, "expire"): _expire,
+    (ActorKind.COORDINATOR, "manual-checkpoint"): _manual_checkpoint,
+    (ActorKind.SCHEDULER, "restart"): _restart,
     (ActorKind.READER, "recover-input"): _recover_input,
     (ActorKind.READER, "request-exclusive"): _request_exclusive,
     (ActorKind.READER, "finish-input"): _finish_input,

@@ -297,6 +297,8 @@ def _place_details(world: NetworkWorld) -> dict[str, dict[str, Any]]:
             details[task_node(task)]["watermark"] = watermark_text(
                 world.event_time.watermark.get(task.name, MIN_WATERMARK)
             )
+        if task.failover is not None:  # FAILED, CANCELING or CANCELED by a failover
+            details[task_node(task)]["failover"] = task.failover.value
         for partition in task.partitions:
             pool = partition.pool
             details[partition_node(partition)] = {

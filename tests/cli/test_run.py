@@ -354,3 +354,40 @@ def test_an_export_replaces_an_earlier_dataset_whole(
     assert f"exported to {export}" in capsys.readouterr().out
     assert read_dataset(export).manifest["description"].startswith("keyed seed 2 ")
     assert [p.name for p in tmp_path.iterdir()] == ["d"]
+
+
+_FAILOVER_SETTINGS = [
+    "fail_operator=sink",
+    "fail_subtask=1",
+    "fail_after_records=30",
+    "checkpoint_during_failover=true",
+    "checkpoint_interval=1",
+]
+
+
+def test_a_task_failure_shows_in_the_run_and_its_summary(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    settings = [arg for s in _FAILOVER_SETTINGS for arg in ("--set", s)]
+    assert main(["run", "pipelined-regions", *settings]) == 0
+    out = capsys.readouterr().out
+    assert "\ntask failure: sink[1] failed at step " in out
+    assert "restarted at step" in out
+    assert "checkpoint failures:\n  a checkpoint (no id yet) failed at step " in out
+    assert "(NOT_ALL_REQUIRED_TASKS_RUNNING, not counted)" in out
+    assert main(["run", "pipelined-regions", *settings, "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["task_failure"].startswith("sink[1] failed at step ")
+    (refused,) = summary["checkpoint_failures"]
+    assert "source[1] is CANCELED, sink[1] is FAILED" in refused
+    # the rule before FLINK-40482 breaks an invariant: exit status 1
+    before = [*settings, "--set", "terminal_tasks=as-finished"]
+    assert main(["run", "pipelined-regions", *before]) == 1
+    assert "checkpoint-completeness: checkpoint 2 completed without" in capsys.readouterr().out
+
+
+def test_a_run_without_a_failure_says_nothing_of_one(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "pipelined-regions", "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert "task_failure" not in summary
+    assert "checkpoint_failures" not in summary

@@ -27,12 +27,15 @@ from flinkstate.recovery.scenarios import (
 from flinkstate.sim import Simulation, make_scheduler
 from flinkstate.sim.trace import DIFFERENT_RUN, TraceError, scan_trace
 
-#: small runs of each kind of ending: recovered, three phases, a deadlock, a failed job
+#: small runs of each kind of ending: recovered, three phases, a deadlock, a failed job, and a
+#: task failure's failover with (before FLINK-40482) and without a broken invariant
 CASES = [
     ("keyed-upscale", {"records": "20"}, Outcome.RECOVERED, ("job", "restart")),
     ("flip-547-rescale-cycle", {}, Outcome.RECOVERED, ("job", "first-restart", "restart")),
     ("prefilter-deadlock", {}, Outcome.DEADLOCK, ("job", "restart")),
     ("missing-recovery-barrier", {}, Outcome.JOB_FAILED, ("job", "restart")),
+    ("failed-task-counted-as-finished", {}, Outcome.VIOLATION, ("job", "restart")),
+    ("checkpoint-aborted-during-failover", {}, Outcome.JOB_FAILED, ("job", "restart")),
 ]
 
 
