@@ -15,9 +15,7 @@ from __future__ import annotations
 
 from collections import deque
 
-from flinkstate.network import (
-    recycling,
-)
+from flinkstate.network import recycling, task_cleanup
 from flinkstate.network.actors import COORDINATOR, action
 from flinkstate.network.buffer import HEAP
 from flinkstate.network.checkpoint import (
@@ -140,12 +138,12 @@ def fail(world: NetworkState, failure: CheckpointFailure) -> None:
     last = max((c.id for c in world.checkpoints.completed), default=0)
     since = [f for f in world.checkpoints.failures if f.checkpoint > last]
     if job_fails(since, world.options.tolerable_failed_checkpoints):
-        world.checkpoints.job_failed = (
+        task_cleanup.fail_job(
+            world,
             f"{failure.describe()}; more than {world.options.tolerable_failed_checkpoints} counted "
             "checkpoint failure(s) in a row fail the job "
-            "(execution.checkpointing.tolerable-failed-checkpoints)"
+            "(execution.checkpointing.tolerable-failed-checkpoints)",
         )
-        world.actions.invalidate()
 
 
 def decline(

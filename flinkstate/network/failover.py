@@ -1,17 +1,20 @@
 """A subtask that fails, and the failover of its pipelined region.
 
-A subtask made to fail (``RunOptions.task_failure``) throws when it has handled its share of
-records: it is FAILED. In the same step, as Flink's JobMaster does on that state update, the
-scheduler decides the failover (``FailureHandlingResult``: the failed subtask's pipelined
+A subtask fails when its user code throws (``RunOptions.task_failure``: once it has handled its
+share of records) or when recovery throws on one of its threads (the test hooks of FLINK-40345
+and FLINK-40520, a refused gate conversion). It is FAILED and torn down
+(:mod:`~flinkstate.network.task_cleanup`: its recovered channels release their buffers, its
+spill files are cleaned up). In the same step, as Flink's JobMaster does on that state update,
+the scheduler decides the failover (``FailureHandlingResult``: the failed subtask's pipelined
 region, :mod:`~flinkstate.network.pipelined_region`), the checkpoint scheduler stops and aborts
 the pending checkpoint (``CHECKPOINT_COORDINATOR_SUSPEND``, not counted), and the region's
-other subtasks are CANCELING; each then acknowledges its cancel and is CANCELED. The region's
-subtasks, their transports, readers and drainers do nothing more. Once every cancel has
-completed and the restart delay has passed (or nothing else can happen meanwhile), the
-scheduler restarts the region: it aborts the pending checkpoint (``JOB_FAILOVER_REGION``,
-not counted) and restores the region from the last completed checkpoint
-(``SchedulerBase.restoreState``). The model ends the run there, as it does when too many
-checkpoint failures fail the job over.
+other subtasks are CANCELING; each then completes its cancel, torn down the same way, and is
+CANCELED. The region's subtasks, their transports, readers and drainers do nothing more. Once
+every cancel has completed and the restart delay has passed (or nothing else can happen
+meanwhile), the scheduler restarts the region: it aborts the pending checkpoint
+(``JOB_FAILOVER_REGION``, not counted) and restores the region from the last completed
+checkpoint (``SchedulerBase.restoreState``). The model ends the run there, as it does when too
+many checkpoint failures fail the whole job over.
 
 Simplified: one subtask fails per run; the model does not run the restored region (the rest
 of the job keeps running meanwhile, as in Flink, until the restart).
@@ -19,7 +22,7 @@ of the job keeps running meanwhile, as in Flink, until the restart).
 
 from __future__ import annotations
 
-from flinkstate.network import coordinator
+from flinkstate.network import coordinator, task_cleanup
 from flinkstate.network.actors import SCHEDULER, action
 from flinkstate.network.consumer import Channel
 from flinkstate.network.execution_state import ExecutionState
@@ -33,13 +36,19 @@ from flinkstate.sim.action import Action
 
 
 def do_fail(world: NetworkState, task: Task, action: Action) -> None:
-    """The subtask's user code throws: it is FAILED, its region fails over."""
+    """The subtask's user code throws once it has handled its records (``task_failure``)."""
+    world.journal.note = ""
+    fail_task(world, task, f"its user code threw after {task.handled} record(s)")
+
+
+def fail_task(world: NetworkState, task: Task, cause: str) -> None:
+    """``task`` fails for ``cause``: it is FAILED and torn down, and its region fails over.
+    The step's note (which may already say what went wrong) gains what happened."""
     failed = SubtaskId(task.operator, task.index)
     region = pipelined_region(world.graph, failed)
-    failover = FailureHandlingResult(
-        failed, task.handled, world.journal.step + 1, region, world.options.restart_delay
+    world.failover = FailureHandlingResult(
+        failed, cause, world.journal.step + 1, region, world.options.restart_delay
     )
-    world.failover = failover
     task.failover = ExecutionState.FAILED
     world.journal.changes.task(task.name)
     coordinator.abort_pending(
@@ -47,26 +56,33 @@ def do_fail(world: NetworkState, task: Task, action: Action) -> None:
         CheckpointFailureReason.CHECKPOINT_COORDINATOR_SUSPEND,
         f"{task.key} is FAILED: the periodic checkpoint scheduler stops",
     )
+    teardown = task_cleanup.clean_up_task(world, task)
     canceling = []
     for subtask in region:
         other = world.tasks[subtask.name]
         if other is not task and not other.finished:
             other.failover = ExecutionState.CANCELING
+            world.journal.changes.task(other.name)
             canceling.append(other.key)
     world.actions.invalidate()  # the region's actors stop; the coordinator's plan changes
-    world.journal.note = (
-        f"{task.key} FAILED after {task.handled} record(s); cancelling "
-        f"{', '.join(canceling) or 'nothing else'} (its pipelined region)"
-    )
+    words = [
+        f"{task.key} FAILED: {cause}",
+        *([teardown] if teardown else []),
+        f"cancelling {', '.join(canceling) or 'nothing else'} (its pipelined region)",
+    ]
+    world.journal.note = "; ".join([world.journal.note, *words] if world.journal.note else words)
 
 
 def do_cancel(world: NetworkState, task: Task, action: Action) -> None:
-    """A CANCELING subtask of the failing region has stopped: CANCELED."""
+    """A CANCELING subtask of the failing region has stopped: torn down, CANCELED."""
     task.failover = ExecutionState.CANCELED
     world.journal.changes.task(task.name)
+    teardown = task_cleanup.clean_up_task(world, task)
     down = coordinator.failed_region_down(world)
-    world.journal.note = f"{task.key} CANCELED" + (
-        "; every subtask of the failed region has stopped" if down else ""
+    world.journal.note = (
+        f"{task.key} CANCELED"
+        + (f"; {teardown}" if teardown else "")
+        + ("; every subtask of the failed region has stopped" if down else "")
     )
 
 

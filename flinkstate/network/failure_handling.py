@@ -20,8 +20,8 @@ class FailureHandlingResult:
     """A failed subtask and the region its failover restarts."""
 
     failed: SubtaskId
-    #: the records it had emitted or processed when it failed
-    records: int
+    #: why it failed, in words ("its user code threw after 30 record(s)")
+    cause: str
     #: the step of the failure, counted as the stepper counts (the ``step``-th action)
     step: int
     #: every subtask the failover cancels and restarts, the failed one included
@@ -36,6 +36,6 @@ class FailureHandlingResult:
     def describe(self) -> str:
         region = ", ".join(str(s) for s in self.to_restart)
         return (
-            f"{self.failed} failed at step {self.step} after {self.records} record(s); "
+            f"{self.failed} failed at step {self.step}: {self.cause}; "
             f"its pipelined region ({region}) fails over"
         )

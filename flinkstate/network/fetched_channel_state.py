@@ -135,6 +135,9 @@ class SpillWriter:
     heap_peak: int = 0
     #: segments sealed with no body (every record filtered out) and dropped
     dropped_segments: int = 0
+    #: the handler's spill directory was deleted with every file in it (a failed fetch's
+    #: cleanup since FLINK-40520)
+    deleted: bool = False
 
     def __post_init__(self) -> None:
         for name in ("max_file_size", "max_segment_size"):
@@ -147,6 +150,20 @@ class SpillWriter:
         if self._channel is None:
             return 0
         return SEGMENT_HEADER_BYTES + body_length(self._fragments)
+
+    @property
+    def file_count(self) -> int:
+        """Files created on disk so far: a file opens when its first segment is sealed."""
+        return len(self.files) + (1 if self._open_file else 0)
+
+    def delete_directory(self) -> int:
+        """Delete the handler's ``flink-channel-spill-<UUID>`` directory and every file in it,
+        whether or not their state was built; the number of files deleted (0 the second time).
+        """
+        if self.deleted:
+            return 0
+        self.deleted = True
+        return self.file_count
 
     @property
     def bytes_written(self) -> int:
@@ -207,6 +224,7 @@ class SpillWriter:
             list(self._fragments),
             self.heap_peak,
             self.dropped_segments,
+            self.deleted,
         )
         return twin
 

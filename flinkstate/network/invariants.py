@@ -5,8 +5,10 @@ Every segment sits in exactly the container its owner names and in each of its s
 lost and nothing is leaked (``check_end``); and every completed checkpoint is a consistent cut
 (``check_checkpoint``): each record sent before its producer's snapshot is processed before its
 consumer's snapshot or whole in channel state, never both, never in part, and a recovered record
-is persisted only by the subtask that owns it (FLIP-547); and it holds the state of every
-subtask that has not finished (``check_checkpoint_completeness``, FLINK-40482).
+is persisted only by the subtask that owns it (FLIP-547), and it holds the state of every
+subtask that has not finished (``check_checkpoint_completeness``, FLINK-40482); and when the
+job ends or fails over, no spill file of a V2 recovery is left (``check_spill_files``,
+FLINK-40520).
 """
 
 from __future__ import annotations
@@ -122,8 +124,10 @@ def check_consistency(state: NetworkState, *, idle_pools: bool = True) -> None:
 
 
 def check_end(state: NetworkState) -> None:
-    """At the end of a finished run: nothing lost, nothing leaked."""
+    """At the end of a finished run: nothing lost, nothing leaked; and, whether the job
+    finished or failed over, no spill file left behind."""
     check_consistency(state)
+    check_spill_files(state)
     if state.checkpoints.job_failed:
         return  # in flight when the job failed: the restart replays it
     lost = [key for key, state in state.deliveries.items() if state == IN_FLIGHT]
@@ -144,6 +148,33 @@ def check_end(state: NetworkState) -> None:
             f"{len(away)} segment(s) not back in a pool at the end, e.g. "
             f"segment {away[0]} at {state.owner[away[0]]}",
         )
+
+
+def check_spill_files(state: NetworkState) -> None:
+    """No spill file outlives its recovery: once the job has ended (every task finished, or
+    the job failed over and every task with it), every file a task's fetch wrote is deleted,
+    whether its state reached the drainer or not (FLINK-40520: a file left behind stays on
+    the TaskManager's disk until it shuts down, and every failed recovery adds more). When one
+    region failed over, only its subtasks have ended: the others' recoveries go on."""
+    region = state.failover is not None
+    for name, drainer in state.drainers.items():
+        if region and state.task_named(name).failover is None:
+            continue
+        fetched = drainer.state
+        writer = state.readers[name].spill
+        if fetched is not None:
+            if not fetched.deleted:
+                state.journal.violate(
+                    "spill-file-leak",
+                    f"{len(fetched.files)} spill file(s) of {name} outlive its recovery: "
+                    f"fetched, never deleted ({fetched.references} reference(s) still held)",
+                )
+        elif writer is not None and not writer.deleted and writer.file_count:
+            state.journal.violate(
+                "spill-file-leak",
+                f"{writer.file_count} spill file(s) of {name} outlive its recovery: its fetch "
+                "never handed them over, and nothing deleted its spill directory",
+            )
 
 
 def check_checkpoint(

@@ -276,6 +276,60 @@ class PrefilterSource(Choice):
     HEAP_SEGMENT = "heap-segment"
 
 
+class FailedDeliveryRecycle(Choice):
+    """Which filtered buffers V1's reader recycles when handing one of them to its recovered
+    channel fails (the compensating loop of ``recoverWithFiltering``). The channel takes each
+    buffer over before anything can fail (``RecoveredInputChannel.onRecoveredStateBuffer``
+    queues it, or recycles it itself once released), so the buffer that failed is already the
+    channel's.
+
+    ``from-failed``: the loop starts at the buffer that failed (``release-2.3``; master before
+    FLINK-40345): it is recycled while the channel still holds it, and again when the failed
+    task releases the channel: a double recycle.
+    ``after-failed``: the loop starts after it (FLINK-40345, PR #28936): only the buffers never
+    handed over are recycled.
+    """
+
+    FROM_FAILED = "from-failed"
+    AFTER_FAILED = "after-failed"
+
+    def recycled(self, failed: int, count: int) -> range:
+        """The indexes of ``count`` filtered buffers the loop recycles when handing over the
+        one at index ``failed`` fails."""
+        if not 0 <= failed < count:
+            raise InvalidParameterError(
+                f"the failed delivery must be one of the {count} filtered buffers, got {failed}"
+            )
+        return range(failed if self is FailedDeliveryRecycle.FROM_FAILED else failed + 1, count)
+
+
+class SpillCleanup(Choice):
+    """Who deletes a task's spill files (V2) when its recovery aborts before the drain.
+
+    ``drain-only``: nothing but the drain releases them (master of 2026-08-22): a fetch that
+    fails after writing files, a request-partitions or trigger-install mail that fails or is
+    dropped, leave the files on disk until the TaskManager shuts down (FLINK-40520).
+    ``on-abort``: PR #29065: a failing fetch deletes its handler's spill directory, and the
+    task's cleanup (``resourceCloser``) closes the fetched state it was handed, whatever
+    references are still held. A drain that was started ends and releases them either way.
+    """
+
+    DRAIN_ONLY = "drain-only"
+    ON_ABORT = "on-abort"
+
+
+class RecoveryAbort(Choice):
+    """A test hook: where the first task's V2 recovery with spill files fails, between the
+    files being written and the drain (the abort paths PR #29065 lists): ``fetch`` (the fetch
+    fails after sealing its files, before handing them over), ``request-partitions`` or
+    ``install-drainer`` (that mail fails), or ``none``."""
+
+    NONE = "none"
+    FETCH = "fetch"
+    REQUEST_PARTITIONS = "request-partitions"
+    INSTALL_DRAINER = "install-drainer"
+
+
 class RecoveryCheckpointTrigger(Choice):
     """What a checkpoint finds at a task (``RecoveryCheckpointTrigger``): NOT_READY declines it,
     the drainer cuts the recovered state, NO_OP has nothing to cut."""
@@ -411,6 +465,16 @@ class RunOptions:
     checkpoint_during_failover: bool = False
     #: steps from the failure to the region's restart (it also waits for every cancel)
     restart_delay: int = DEFAULT_RESTART_DELAY
+    #: a test hook (v1): handing the n-th filtered buffer of a source buffer to its recovered
+    #: channel fails, in the first source buffer that yields that many (0: none); what
+    #: ``InputChannelRecoveredStateHandlerTest``'s failing channel does
+    fail_filtered_delivery: int = 0
+    #: what the reader recycles when that happens (FLINK-40345: ``after-failed``)
+    failed_delivery_recycle: FailedDeliveryRecycle = FailedDeliveryRecycle.AFTER_FAILED
+    #: a test hook (v2): where the first recovery with spill files fails before its drain
+    abort_recovery: RecoveryAbort = RecoveryAbort.NONE
+    #: who deletes the spill files of a recovery that aborts (FLINK-40520: ``on-abort``)
+    spill_cleanup: SpillCleanup = SpillCleanup.ON_ABORT
 
     def __post_init__(self) -> None:
         unknown = set(self.faults) - FAULTS
@@ -422,6 +486,11 @@ class RunOptions:
             raise InvalidParameterError(
                 "tolerable_failed_checkpoints must not be negative, got "
                 f"{self.tolerable_failed_checkpoints}"
+            )
+        if self.fail_filtered_delivery < 0:
+            raise InvalidParameterError(
+                "fail_filtered_delivery must not be negative (0: no failure), got "
+                f"{self.fail_filtered_delivery}"
             )
         parse = object.__setattr__
         parse(self, "blocked_priority", BlockedPriority.parse(self.blocked_priority))
@@ -439,6 +508,13 @@ class RunOptions:
             raise InvalidParameterError(
                 f"restart_delay must not be negative, got {self.restart_delay}"
             )
+        parse(
+            self,
+            "failed_delivery_recycle",
+            FailedDeliveryRecycle.parse(self.failed_delivery_recycle),
+        )
+        parse(self, "abort_recovery", RecoveryAbort.parse(self.abort_recovery))
+        parse(self, "spill_cleanup", SpillCleanup.parse(self.spill_cleanup))
         # checked here too, so that a job that is never restored still refuses it
         recovery = RecoveryOptions(self.generation, False, self.checkpointing_during_recovery)
         parse(self, "generation", recovery.generation)

@@ -237,6 +237,16 @@ class NetworkState:
             self.spill.deleted(state)
         return deleted
 
+    def close_spill(self, task: str) -> bool:
+        """Delete a task's spill files whatever references remain (``FetchedChannelState.close``);
+        True when that deleted them (False: gone already)."""
+        state = self.drainers[task].state
+        assert state is not None
+        deleted = state.close()
+        if deleted:
+            self.spill.deleted(state)
+        return deleted
+
 
 @functools.lru_cache(maxsize=65536)
 def key_group_of(key: int, max_parallelism: int) -> int:

@@ -26,11 +26,14 @@ from flinkstate.network.options import (
     UNALIGNED_KEY,
     ConnectedMappingLookup,
     DuringRecoveryGate,
+    FailedDeliveryRecycle,
     GateConversion,
     RecoveredWatermarks,
+    RecoveryAbort,
     RecoveryBarrierDecline,
     RecoveryGeneration,
     RunOptions,
+    SpillCleanup,
     TaskFailure,
     TerminalTaskRule,
 )
@@ -301,6 +304,39 @@ COMMON = (
         maximum=2**31 - 1,
     ),
     Parameter(
+        "fail_filtered_delivery",
+        0,
+        "v1, a test hook: handing the n-th filtered buffer of a source buffer to its recovered "
+        "channel fails, in the first source buffer that yields that many, and the task fails "
+        "(0: none; InputChannelRecoveredStateHandlerTest fails the first)",
+        minimum=0,
+        maximum=1_000_000,
+    ),
+    Parameter(
+        "failed_delivery_recycle",
+        FailedDeliveryRecycle.AFTER_FAILED.value,
+        "v1: what the reader recycles when handing a filtered buffer over fails: after-failed "
+        "(FLINK-40345: the buffers not handed over) or from-failed (Flink 2.3: the failed one "
+        "too, which the channel already holds)",
+        choices=tuple(c.value for c in FailedDeliveryRecycle),
+    ),
+    Parameter(
+        "abort_recovery",
+        RecoveryAbort.NONE.value,
+        "v2, a test hook: the first recovery with spill files fails before its drain: in its "
+        "fetch once the files are written (fetch), or in its request-partitions or "
+        "install-drainer mail (none: no failure)",
+        choices=tuple(c.value for c in RecoveryAbort),
+    ),
+    Parameter(
+        "spill_cleanup",
+        SpillCleanup.ON_ABORT.value,
+        "v2: who deletes the spill files of a recovery that aborts before its drain: on-abort "
+        "(FLINK-40520: the failed fetch, or the task's cleanup) or drain-only (master before "
+        "it: nobody, they stay on disk)",
+        choices=tuple(c.value for c in SpillCleanup),
+    ),
+    Parameter(
         "subtasks_per_state_file",
         5,
         "subtasks of a TaskManager sharing one channel-state writer thread and file",
@@ -376,6 +412,10 @@ class Topology:
             prefilter_source=values["prefilter_source"],
             recovered_watermarks=values["recovered_watermarks"],
             **_failover_options(values),
+            fail_filtered_delivery=values["fail_filtered_delivery"],
+            failed_delivery_recycle=values["failed_delivery_recycle"],
+            abort_recovery=values["abort_recovery"],
+            spill_cleanup=values["spill_cleanup"],
         )
         graph = self._build(values) if restore is None else restore.graph
         return NetworkWorld(graph, config, options, restore=restore)

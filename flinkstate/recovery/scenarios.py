@@ -51,7 +51,7 @@ class Outcome(StrEnum):
     """The job failed over and the run ends there: more counted checkpoint failures in a row
     (declined or expired) than ``tolerable_failed_checkpoints`` (Flink restarts the job from its
     last completed checkpoint), or a task failed and its pipelined region restarts (from the
-    last completed checkpoint too)."""
+    last completed checkpoint too); every invariant held."""
     FINISHED = "finished"
     """The job before any restart (phase ``job``) ran to its end; every invariant held."""
 
@@ -194,7 +194,12 @@ class ScenarioRun:
         if self.phase == "job" and self.outcome is Outcome.RECOVERED:
             self.outcome = Outcome.FINISHED
         world = self.world
-        if world is not None and world.checkpoints.job_failed:
+        # a broken invariant is the finding even where the job failed over with it
+        if (
+            world is not None
+            and world.checkpoints.job_failed
+            and self.outcome is not Outcome.VIOLATION
+        ):
             self.outcome = Outcome.JOB_FAILED
             self.message = world.checkpoints.job_failed
             return
@@ -581,6 +586,32 @@ _MERGED_WATERMARKS_TEXT = (
     "new counter 0 reads old counters 0 and 1's channels from each source through one new "
     "channel. The two old channels were drained unevenly before the checkpoint, so their "
     "in-flight data ends at different watermarks. "
+)
+
+#: V1 filtering on the reader, the first filtered buffer of the first source buffer that yields
+#: any failing to reach its recovered channel (as InputChannelRecoveredStateHandlerTest's
+#: FailingRecoveredInputChannel fails the first of three)
+_FAILED_DELIVERY = {**_FILTER_ON_READ, "fail_filtered_delivery": 1}
+_FAILED_DELIVERY_TEXT = (
+    "Flink 2.3 filtering on the reader: the first 37 KB record kept is rewritten into three "
+    "filtered buffers (the channel's exclusive buffer, then two 32 KiB heap segments of the "
+    "fallback), and handing the first of them to the recovered channel fails (a test hook, "
+    "as in Flink's test, which fails the first of three); the exception fails the task. "
+)
+
+#: V2 with rescale filtering into spill files, the first task with files failing in its
+#: request-partitions mail, between its fetch and its drain
+_ABORTED_FETCH = {
+    **_FILTER_ON_READ,
+    "record_size": 3000,
+    "generation": "v2",
+    "abort_recovery": "request-partitions",
+}
+_ABORTED_FETCH_TEXT = (
+    "Master's recovery with checkpointing during recovery fetches each counter's rescaled "
+    "input state into spill files; the first counter to go on to its request-partitions mail "
+    "fails there (a test hook for the abort paths PR #29065 lists), before its drainer "
+    "exists. "
 )
 
 #: a V2 restart of an unaligned checkpoint that takes aligned checkpoints itself, with a
@@ -994,6 +1025,35 @@ SCENARIOS: dict[str, Scenario] = {
             ("prefilter_source",),
         ),
         Scenario(
+            "failed-delivery-recycled-twice",
+            "A failed hand-over recycles a buffer the channel holds (before FLINK-40345)",
+            _FAILED_DELIVERY_TEXT
+            + "Flink 2.3's compensating loop starts at the buffer that failed, which the "
+            "channel already queues: it goes back to the channel's exclusive buffers while "
+            "the queue still holds it, and when the failed task releases the channel it is "
+            "recycled a second time. The ledger names the double recycle.",
+            "keyed",
+            {**_FAILED_DELIVERY, "failed_delivery_recycle": "from-failed"},
+            Outcome.VIOLATION,
+            "FLINK-40345 (PR #28936); release-2.3 InputChannelRecoveredStateHandler."
+            "recoverWithFiltering",
+            ("failed_delivery_recycle", "fail_filtered_delivery", "prefilter_source"),
+        ),
+        Scenario(
+            "failed-delivery-recycled-once",
+            "FLINK-40345: a failed hand-over recycles only the buffers not handed over",
+            _FAILED_DELIVERY_TEXT
+            + "Since FLINK-40345 the loop starts after the buffer that failed: the two never "
+            "handed over are freed once, the first stays with the channel until the failed "
+            "task releases it, and the job fails over cleanly to its last checkpoint.",
+            "keyed",
+            _FAILED_DELIVERY,
+            Outcome.JOB_FAILED,
+            "FLINK-40345 (PR #28936); InputChannelRecoveredStateHandlerTest."
+            "testFilteredBuffersRecycledOnceWhenDeliveryFails",
+            ("failed_delivery_recycle", "fail_filtered_delivery", "prefilter_source"),
+        ),
+        Scenario(
             "selective-reading-all-gates",
             "Gates converted only together: a selective reader deadlocks on restore",
             _SEQUENTIAL_READER
@@ -1128,20 +1188,51 @@ SCENARIOS: dict[str, Scenario] = {
             ),
         ),
         Scenario(
+            "spill-files-left-on-abort",
+            "Recovery aborts before its drain: the spill files stay (before FLINK-40520)",
+            _ABORTED_FETCH_TEXT
+            + "In master of August 2026 only the drain releases the files, and this drain never "
+            "starts: the failed task's files, and those of every task whose drain had not "
+            "started, stay on the TaskManager's disk until it shuts down, one more set for "
+            "every failed recovery. The invariant that no spill file outlives its recovery "
+            "names them.",
+            "keyed",
+            {**_ABORTED_FETCH, "spill_cleanup": "drain-only"},
+            Outcome.VIOLATION,
+            "FLINK-40520 (PR #29065); StreamTask.recoverChannelsWithCheckpointing",
+            ("spill_cleanup", "abort_recovery"),
+        ),
+        Scenario(
+            "spill-files-deleted-on-abort",
+            "FLINK-40520: the files of an aborted recovery are deleted",
+            _ABORTED_FETCH_TEXT
+            + "Since FLINK-40520 the fetched state belongs to the task's cleanup once the fetch "
+            "hands it over (and a fetch that fails deletes its own spill directory): the "
+            "failover deletes every task's files, and the job fails over cleanly.",
+            "keyed",
+            _ABORTED_FETCH,
+            Outcome.JOB_FAILED,
+            "FLINK-40520 (PR #29065); StreamTask.cleanUp",
+            ("spill_cleanup", "abort_recovery"),
+        ),
+        Scenario(
             "partitions-requested-before-consumed",
-            "Records processed before recovery finished: the broken ordering loses records",
+            "Gates converted before their state is consumed: Flink's own check refuses",
             "PR #28554's async rewrite let the task's record processing and its gate "
             "conversion run before the recovered state was consumed (the seed reports 3 of 10 "
             "records lost in MultipleInputStreamTaskTest). The model's reading of that "
             "ordering: each gate requests its partitions as soon as the reader is done, not "
-            "once its recovered buffers are consumed; the recovered channels are replaced and "
-            "what they still queue is gone. The invariants name the records: a fragment that "
-            "continues nothing, and at the end the records never processed. Master gates "
-            "conversion and the end of restore on every gate's consumed state.",
+            "once its recovered state is consumed. Flink does not let a conversion drop what a "
+            "recovered channel still holds: RecoveredInputChannel.toInputChannel checks that "
+            "the channel queues nothing any more (master; up to 2.3, that its recovered state "
+            "is consumed) and throws an IllegalStateException, which fails the task. The "
+            "invariant conversion-with-buffers names the channel. Master gates conversion and "
+            "the end of restore on every gate's consumed state.",
             "keyed",
             {**_BACKPRESSURED, "new_parallelism": 7},
             Outcome.VIOLATION,
             "PR #28554 (restore ordering fix); StreamTask.recoverChannelsWithoutCheckpointing; "
+            "RecoveredInputChannel.toInputChannel; "
             "docs/concepts/hazards.md#processed-before-recovery",
             ("new_parallelism",),
             faults=frozenset({"convert-before-consumed"}),

@@ -17,7 +17,7 @@ from typing import Any
 
 from flinkstate.network.actors import ActorKind, ActorRef
 from flinkstate.network.coordinator import failed_region_down
-from flinkstate.network.options import TerminalTaskRule
+from flinkstate.network.options import FailedDeliveryRecycle, SpillCleanup, TerminalTaskRule
 from flinkstate.network.records import MAX_WATERMARK, MIN_WATERMARK, StreamElementKind
 from flinkstate.network.watermarks import watermark_text
 from flinkstate.network.world import NetworkWorld
@@ -427,6 +427,13 @@ def _finish_output(s: _Step) -> str:
 
 def _convert(s: _Step) -> str:
     gate = s.world.gates[s.target]
+    if not gate.converted:  # refused: the task failed
+        refused = [v for v in s.world.violations if v.step == s.event.step]
+        why = f": {refused[0].message}" if refused else ""
+        return (
+            f"{s.task} tried to convert gate {gate.name} before its recovered channels were "
+            f"done{why}. {_sentence(s.world.checkpoints.job_failed)}"
+        )
     migrated = sum(1 for c in gate.channels if c.recoverable.in_recovery)
     extra = (
         f"; {_plural(migrated, 'channel')} still hold recovered buffers, which migrate into "
@@ -443,6 +450,12 @@ def _convert(s: _Step) -> str:
 
 def _request_partitions(s: _Step) -> str:
     task = s.world.tasks[s.task]
+    if s.world.checkpoints.job_failed:
+        return (
+            f"{s.task}'s request-partitions mail failed before converting a gate (a test "
+            f"hook), between its fetch and its drain: {_spill_files_on_abort(s)}. "
+            f"{_sentence(s.world.checkpoints.job_failed)}"
+        )
     recovering = sum(1 for g in task.gates for c in g.channels if c.recoverable.in_recovery)
     return (
         f"{s.task} converted every gate in one mail: {_plural(recovering, 'channel')} start "
@@ -452,6 +465,11 @@ def _request_partitions(s: _Step) -> str:
 
 
 def _install_drainer(s: _Step) -> str:
+    if s.world.checkpoints.job_failed:
+        return (
+            f"{s.task}'s mail installing its drainer failed (a test hook), so no drain was "
+            f"submitted: {_spill_files_on_abort(s)}. {_sentence(s.world.checkpoints.job_failed)}"
+        )
     return (
         f"{s.task} installed its drainer as the recovery checkpoint trigger: restore is over "
         "and the task is RUNNING while its channels are still being drained "
@@ -653,10 +671,33 @@ def _filter(s: _Step) -> str:
 
 def _rewrite(s: _Step) -> str:
     reader = s.world.readers[s.world.tasks[s.task].name]
+    if s.world.checkpoints.job_failed:
+        return _failed_delivery(s)
     return (
         f"The channel-state reader of {s.task} re-serialized the kept records into a "
         f"post-filter buffer ({_plural(len(reader.posts), 'buffer')} held so far)."
     )
+
+
+def _failed_delivery(s: _Step) -> str:
+    """A rewrite whose hand-over to the recovered channel failed (``fail_filtered_delivery``)."""
+    options = s.world.options
+    recycled = (
+        "Flink 2.3's compensating loop recycled that buffer too, though the channel already "
+        "held it, and the failed task's release recycled it again (before FLINK-40345)"
+        if options.failed_delivery_recycle is FailedDeliveryRecycle.FROM_FAILED
+        else "the reader recycled only the buffers it had not handed over (FLINK-40345)"
+    )
+    return (
+        f"The channel-state reader of {s.task} handed its filtered buffers to the recovered "
+        f"channel, and handing over buffer {options.fail_filtered_delivery} failed (a test "
+        f"hook): {recycled}. {_sentence(s.world.checkpoints.job_failed)}"
+    )
+
+
+def _sentence(text: str) -> str:
+    """``text`` as a sentence of its own: capitalised, with a full stop."""
+    return f"{text[:1].upper()}{text[1:]}" + ("" if text.endswith(".") else ".")
 
 
 def _spill(s: _Step) -> str:
@@ -673,7 +714,26 @@ def _spill(s: _Step) -> str:
     )
 
 
+def _spill_files_on_abort(s: _Step) -> str:
+    """What the failover does to the spill files of drains that never started."""
+    if s.world.options.spill_cleanup is SpillCleanup.ON_ABORT:
+        return (
+            "a failed fetch deletes its spill directory and the task's cleanup closes the "
+            "fetched state, so every such spill file is deleted (FLINK-40520)"
+        )
+    return (
+        "before FLINK-40520 only the drain deletes spill files, so those of every drain that "
+        "never started stay on disk"
+    )
+
+
 def _finish_fetch(s: _Step) -> str:
+    if s.world.checkpoints.job_failed:
+        return (
+            f"The channel-state reader of {s.task} sealed its spill files, and then its fetch "
+            f"failed before handing them over (a test hook): {_spill_files_on_abort(s)}. "
+            f"{_sentence(s.world.checkpoints.job_failed)}"
+        )
     drainer = s.world.drainers[s.world.tasks[s.task].name]
     state = drainer.state
     what = (

@@ -202,6 +202,28 @@ def test_a_release_after_zero_is_a_no_op() -> None:
     assert state.deletions == 1
 
 
+def test_a_failed_fetch_deletes_its_directory_once_whatever_was_sealed() -> None:
+    """FLINK-40520: a fetch that fails deletes its handler's spill directory, with the files
+    written so far (the open file too), whether their state was built or not."""
+    writer = SpillWriter(max_file_size=1)
+    assert writer.file_count == 0
+    writer.append(InputChannelInfo(0, 0), [record(2)])
+    assert writer.file_count == 0  # the open segment is on the heap: no file yet
+    writer.append(InputChannelInfo(0, 1), [record(3)])
+    assert writer.file_count == 1  # sealing the first segment opened the first file
+    writer.append(InputChannelInfo(0, 0), [record(4)])
+    assert writer.file_count == 2  # the bound of one byte rotates after every segment
+    copy = writer.copy()
+    assert writer.delete_directory() == 2
+    assert writer.deleted
+    assert writer.delete_directory() == 0
+    assert not copy.deleted  # a copy keeps its own
+    state = copy.close()
+    assert state is not None
+    assert copy.file_count == len(state.files) == 3
+    assert copy.delete_directory() == 3
+
+
 # -- FetchedChannelStateDrainerTest: buffers filled from a segment
 
 

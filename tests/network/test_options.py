@@ -13,8 +13,10 @@ from flinkstate.network.options import (
     CheckpointFailure,
     CheckpointFailureReason,
     DuringRecoveryGate,
+    FailedDeliveryRecycle,
     RecoveryGeneration,
     RecoveryOptions,
+    RunOptions,
     checkpointing_during_recovery_enabled,
     job_fails,
 )
@@ -102,3 +104,20 @@ def test_the_job_fails_after_more_counted_failures_than_tolerated() -> None:
     assert "CHECKPOINT_DECLINED, counted" in declined.describe()
     with pytest.raises(InvalidParameterError, match="tolerable"):
         job_fails([], -1)
+
+
+def test_the_compensating_loop_skips_the_buffer_the_channel_took_flink_40345() -> None:
+    """InputChannelRecoveredStateHandlerTest.testFilteredBuffersRecycledOnceWhenDeliveryFails:
+    three filtered buffers, handing over the first fails; the channel keeps the first and only
+    the other two are recycled. Flink 2.3's loop recycles all three."""
+    fixed = FailedDeliveryRecycle.AFTER_FAILED
+    assert list(fixed.recycled(0, 3)) == [1, 2]
+    assert list(FailedDeliveryRecycle.FROM_FAILED.recycled(0, 3)) == [0, 1, 2]
+    assert list(fixed.recycled(2, 3)) == []  # the last one failed: nothing is left over
+    assert RunOptions().failed_delivery_recycle is fixed
+    with pytest.raises(InvalidParameterError, match="one of the 3 filtered buffers"):
+        fixed.recycled(3, 3)
+    with pytest.raises(InvalidParameterError, match="choose from-failed, after-failed"):
+        RunOptions(failed_delivery_recycle="from-i")  # type: ignore[arg-type]
+    with pytest.raises(InvalidParameterError, match="fail_filtered_delivery must not be negative"):
+        RunOptions(fail_filtered_delivery=-1)

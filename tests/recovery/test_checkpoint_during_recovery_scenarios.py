@@ -95,18 +95,29 @@ def test_under_spill_pressure_v2_keeps_the_heap_small_and_v1_does_not() -> None:
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_requesting_partitions_before_consumption_loses_records_and_says_which(
+def test_requesting_partitions_before_consumption_is_refused_as_flink_refuses_it(
     seed: int,
 ) -> None:
-    assert run_scenario("partitions-requested-before-consumed", seed=seed).outcome is (
-        Outcome.VIOLATION
-    )
+    """The early conversion meets RecoveredInputChannel.toInputChannel's check: the channel
+    still queues recovered data, the conversion is refused and the task fails; nothing is
+    dropped quietly, so no record goes missing later."""
     run = prepare_scenario("partitions-requested-before-consumed", seed=seed)
     assert run.simulation is not None
     result = run.simulation.run(stop_on_violation=False)
-    lost = [v.message for v in result.violations if "never processed" in v.message]
-    assert lost
-    assert "record(s) never processed, e.g. record" in lost[0]
+    assert [v.invariant for v in result.violations] == ["conversion-with-buffers"]
+    (refused,) = result.violations
+    assert "still queues recovered buffers or events" in refused.message
+    assert "RecoveredInputChannel.toInputChannel refuses it" in refused.message
+    model = run.simulation.model
+    assert isinstance(model, NetworkWorld)
+    assert model.failover is not None
+    assert "converting " in model.checkpoints.job_failed
+    gate = model.gates[run.simulation.events[model.failover.step - 1].action.target]
+    assert not gate.converted
+    assert all(c.recovered and not c.recovery.queue for c in gate.channels)  # released
+    assert run_scenario("partitions-requested-before-consumed", seed=seed).outcome is (
+        Outcome.VIOLATION
+    )
     # the same restart in master's order (keyed-upscale has the same parameters) recovers
     assert run_scenario("keyed-upscale", seed=seed).outcome is Outcome.RECOVERED
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from flinkstate.network import deserializer, watermarks
-from flinkstate.network.buffer import HEAP
+from flinkstate.network import deserializer, failover, watermarks
+from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.deserializer import Framing
 from flinkstate.network.options import PrefilterSource, RecoveredWatermarks
 from flinkstate.network.owners import Owner
@@ -236,12 +236,20 @@ def rewrite_step(world: NetworkState, reader: ChannelStateReader) -> None:
 def _deliver(
     world: NetworkState, reader: ChannelStateReader, task: Task, gate: Gate, channel: Channel
 ) -> None:
-    """Queue the rewritten buffers in the recovered channel, then recycle the pre-filter one."""
-    for buffer in reader.posts:
+    """Queue the rewritten buffers in the recovered channel, then recycle the pre-filter one.
+
+    With the ``fail_filtered_delivery`` test hook, handing one of them over fails: the channel
+    has taken that one (``onRecoveredStateBuffer`` takes a buffer over before it can fail), the
+    reader recycles the rest as ``FailedDeliveryRecycle`` says, the pre-filter buffer is
+    recycled as ever (Flink's ``finally``), and the exception fails the task."""
+    posts = reader.posts
+    failed = failed_delivery(world, len(posts))
+    for buffer in posts if failed is None else posts[: failed + 1]:
         if buffer.segment != HEAP:
             world.ledger.move(buffer.segment, channel.owners.post_filter, channel.owners.recovered)
         channel.recovery.queue.append(buffer)
     reader.posts = []
+    recycled = [] if failed is None else _recycle_undelivered(world, channel, posts, failed)
     assert reader.pre is not None
     if reader.pre_origin == "heap-segment":
         # the fault: the recycler never clears the in-use flag
@@ -250,6 +258,43 @@ def _deliver(
         _give_back(world, gate, channel, reader.pre, reader.pre_origin, channel.owners.pre_filter)
     reader.pre, reader.pre_origin, reader.pre_channel = None, "", ""
     world.journal.changes.channel(channel.name)
+    if failed is not None:
+        which = ", ".join(str(i + 1) for i in recycled) or "none"
+        world.journal.note += (
+            f"; handing filtered buffer {failed + 1} of {len(posts)} to {channel.name} failed; "
+            f"the reader recycled buffer(s) {which} "
+            f"({world.options.failed_delivery_recycle.value})"
+        )
+        failover.fail_task(
+            world,
+            task,
+            f"its channel-state reader failed to hand filtered buffer {failed + 1} of "
+            f"{len(posts)} to {channel.name} (fail_filtered_delivery)",
+        )
+
+
+def failed_delivery(world: NetworkState, count: int) -> int | None:
+    """The index of the filtered buffer whose hand-over fails among ``count``, if the test hook
+    ``fail_filtered_delivery`` picks one (the first source buffer of the run that yields that
+    many; the task fails with it, so there is no second)."""
+    n = world.options.fail_filtered_delivery
+    return n - 1 if n and count >= n else None
+
+
+def _recycle_undelivered(
+    world: NetworkState, channel: Channel, posts: list[Buffer], failed: int
+) -> list[int]:
+    """``recoverWithFiltering``'s compensating loop: the filtered buffers it recycles, by
+    index. One the channel took over is recycled from the channel's queue, which keeps it."""
+    recycled = list(world.options.failed_delivery_recycle.recycled(failed, len(posts)))
+    for index in recycled:
+        buffer = posts[index]
+        if buffer.segment == HEAP:
+            world.ledger.heap(-buffer.capacity)
+            continue
+        holder = channel.owners.recovered if index <= failed else channel.owners.post_filter
+        recovered_channel.recycle(world, channel, buffer.segment, holder)
+    return recycled
 
 
 def holdings(world: NetworkState) -> list[tuple[Owner, list[int]]]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from flinkstate.network import failover
 from flinkstate.network.actors import ActorRef, by_name, request_partitions
 from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.channel_state_reader import ChannelStateReader
@@ -255,21 +256,16 @@ def recovery_held(world: NetworkState, gate: Gate) -> int:
 
 
 def do_convert(world: NetworkState, task: Task, action: Action) -> None:
+    """The gate's "Input gate request partitions" mail: its recovered channels are converted
+    and request their subpartitions, unless ``toInputChannel`` refuses one (the fault
+    ``convert-before-consumed`` asks too early): then the task fails, as in Flink."""
     gate = world.gates[action.target]
+    cause = recovered_channel.refuse_conversion(world, gate)
+    if cause is not None:
+        world.journal.note = f"{gate.name}: conversion refused"
+        failover.fail_task(world, task, cause)
+        return
     v1 = world.effective_generation is RecoveryGeneration.V1
-    dropped = 0
-    if not v1 and "convert-before-consumed" in world.options.faults:
-        # the broken ordering: partitions requested before the recovered state is consumed;
-        # the recovered channels are replaced and what they still queue is gone
-        for channel in gate.channels:
-            for buffer in channel.recovery.queue:
-                if buffer.segment != HEAP:
-                    recovered_channel.recycle(
-                        world, channel, buffer.segment, channel.owners.recovered
-                    )
-                dropped += len(buffer.fragments)
-            channel.recovery.queue.clear()
-            channel.recovery.state_consumed = True
     recovered_channel.convert_gate(
         world, gate, lambda channel: channel.remote, keep_recovery_segments=v1
     )
@@ -284,8 +280,6 @@ def do_convert(world: NetworkState, task: Task, action: Action) -> None:
     world.journal.note = f"{gate.name}: recovered channels converted; subpartitions requested" + (
         f"; {migrated} recovered buffer(s) migrated" if v1 else ""
     )
-    if dropped:
-        world.journal.note += f"; {dropped} recovered fragment(s) still queued were dropped"
 
 
 def on_recovery_event(world: NetworkState, task: Task, channel: Channel, buffer: Buffer) -> None:

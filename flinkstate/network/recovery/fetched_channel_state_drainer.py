@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from flinkstate.network import failover
 from flinkstate.network.actors import ActorRef, by_name, request_partitions
 from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.events import END_OF_FETCHED_STATE, RECOVERY_BARRIER
@@ -38,8 +39,12 @@ from flinkstate.network.fetched_channel_state import (
     FetchedChannelStateDrainer,
     FetchedChannelStateSnapshot,
 )
-from flinkstate.network.options import RecoveryCheckpointTrigger
-from flinkstate.network.recovery.recovered_channel import buffer_holders, convert_gate
+from flinkstate.network.options import RecoveryAbort, RecoveryCheckpointTrigger
+from flinkstate.network.recovery.recovered_channel import (
+    buffer_holders,
+    convert_gate,
+    refuse_conversion,
+)
 from flinkstate.network.task import TaskPhase
 from flinkstate.sim.deadlock import Wait
 
@@ -85,6 +90,15 @@ def do_request_partitions(world: NetworkState, task: Task) -> None:
     """Convert every gate; with state to drain, every channel starts in recovery."""
     drainer = world.drainers[task.name]
     needs_recovery = drainer.state is not None
+    if needs_recovery and world.options.abort_recovery is RecoveryAbort.REQUEST_PARTITIONS:
+        world.journal.note = "the request-partitions mail failed before converting any gate"
+        failover.fail_task(world, task, "its request-partitions mail failed (abort_recovery)")
+        return
+    for gate in task.gates:
+        cause = refuse_conversion(world, gate)  # the channels stayed empty: never refused
+        if cause is not None:
+            failover.fail_task(world, task, cause)
+            return
     for gate in task.gates:
         convert_gate(world, gate, lambda channel: channel.remote or needs_recovery)
         for channel in gate.channels:
@@ -102,6 +116,10 @@ def do_install_drainer(world: NetworkState, task: Task) -> None:
     """The drainer becomes the trigger; restore() returns: the task is RUNNING."""
     drainer = world.drainers[task.name]
     assert drainer.state is not None
+    if world.options.abort_recovery is RecoveryAbort.INSTALL_DRAINER:
+        world.journal.note = "the mail installing the drainer failed: no drain was submitted"
+        failover.fail_task(world, task, "its drainer-installing mail failed (abort_recovery)")
+        return
     drainer.state.acquire()  # the drainer's root reader
     drainer.cursor = DrainCursor()
     task.recovery_trigger = RecoveryCheckpointTrigger.DRAINER

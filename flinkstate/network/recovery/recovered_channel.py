@@ -7,18 +7,22 @@ exclusive buffers from the global pool the first time the reader needs one
 the gate. Every recovery generation's reader takes its buffers this way (the classic reader for
 the recovered data itself, V1 for pre- and post-filter buffers, V2's no-filtering handler for the
 buffer it copies to disk), so it is written here once. Conversion (``toInputChannel``) gives
-the idle recovery buffers back and lets the physical channels take their exclusive ones.
+the idle recovery buffers back and lets the physical channels take their exclusive ones; it
+refuses, as Flink's checks there do, a channel recovery is not done with
+(``conversion_refusal``): an ``IllegalStateException`` in Flink, which fails the task.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from flinkstate.network.actors import ActorRef
 from flinkstate.network.buffer import HEAP
 from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.consumer import Channel, Gate
+from flinkstate.network.options import RecoveryGeneration
 from flinkstate.network.owners import Owner
 from flinkstate.network.task import Task
 
@@ -128,6 +132,85 @@ def recycle(world: NetworkState, channel: Channel, segment: int, holder: Owner) 
         channel.recovery.exclusive.append(segment)
     else:
         world.buffer_pools.recycle(world.gate_of(channel).pool, segment, holder)
+
+
+class ConversionRefusal(StrEnum):
+    """Why ``RecoveredInputChannel.toInputChannel`` refuses to turn a recovered channel into a
+    local or remote one. Each is a state check there: Flink throws an
+    ``IllegalStateException``, ``SingleInputGate.convertRecoveredInputChannels`` stores it as
+    the channel's error, and the task fails when it next reads the channel."""
+
+    #: ``release-2.3`` with checkpointing during recovery: the reader has not finished filtering
+    FILTERING_INCOMPLETE = "filtering-incomplete"
+    #: up to ``release-2.3`` with checkpointing during recovery off: the task has not consumed
+    #: the channel's recovered state
+    STATE_NOT_CONSUMED = "state-not-consumed"
+    #: master: the channel still queues what recovery put into it
+    BUFFERS_QUEUED = "buffers-queued"
+
+    @property
+    def meaning(self) -> str:
+        """What is not done yet, in the model's words."""
+        return {
+            "filtering-incomplete": "its reader has not filtered all of its recovered state yet",
+            "state-not-consumed": (
+                "the task has not consumed its recovered state (its end-of-state event) yet"
+            ),
+            "buffers-queued": (
+                "it still queues recovered buffers or events the task has not taken yet"
+            ),
+        }[self.value]
+
+    @property
+    def flink(self) -> str:
+        """Which Flink checks it, and when."""
+        return {
+            "filtering-incomplete": "Flink 2.3, with checkpointing during recovery on",
+            "state-not-consumed": "Flink up to 2.3, with checkpointing during recovery off",
+            "buffers-queued": "Flink master; up to 2.3 as recovered state not consumed",
+        }[self.value]
+
+
+def conversion_refusal(world: NetworkState, channel: Channel) -> ConversionRefusal | None:
+    """Whether ``toInputChannel`` would convert ``channel`` now: None if it would (or if the
+    channel is no recovered channel), else why not. V1 (Flink 2.3 with checkpointing during
+    recovery) asks only that the reader has filtered everything, since the buffers still queued
+    migrate into the physical channel; otherwise master asks that nothing is queued any more,
+    and the releases up to 2.3 that the recovered state is consumed (its end-of-state event,
+    queued last, taken), which in the classic sequence is the same moment once the reader is
+    done."""
+    if not channel.recovered:
+        return None
+    generation = world.effective_generation
+    if generation is RecoveryGeneration.V1:
+        reader = world.readers.get(channel.task)
+        if reader is not None and not reader.finished:
+            return ConversionRefusal.FILTERING_INCOMPLETE
+        return None
+    if channel.recovery.queue:
+        return ConversionRefusal.BUFFERS_QUEUED
+    if generation is RecoveryGeneration.CLASSIC and not channel.recovery.state_consumed:
+        return ConversionRefusal.STATE_NOT_CONSUMED
+    return None
+
+
+def refuse_conversion(world: NetworkState, gate: Gate) -> str | None:
+    """Flink's checks of ``toInputChannel`` for every channel of ``gate``, before any is
+    converted: None if all pass; else the invariant ``conversion-with-buffers`` names the
+    first channel refused and why, and the cause of the task's failure is returned (the
+    caller fails the task; Flink would have converted the channels before that one)."""
+    for channel in gate.channels:
+        refusal = conversion_refusal(world, channel)
+        if refusal is None:
+            continue
+        world.journal.violate(
+            "conversion-with-buffers",
+            f"{channel.name} cannot be converted while {refusal.meaning}: "
+            f"RecoveredInputChannel.toInputChannel refuses it ({refusal.flink}) with an "
+            "IllegalStateException",
+        )
+        return f"converting {channel.name} failed: {refusal.meaning}"
+    return None
 
 
 def convert_gate(

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from flinkstate.network import failover
 from flinkstate.network.checkpoint import InputChannelInfo
 from flinkstate.network.fetched_channel_state import SpillWriter
+from flinkstate.network.options import RecoveryAbort, SpillCleanup
 from flinkstate.network.records import Fragment
 from flinkstate.network.recovery import channel_state_filtering, recovered_channel
 
@@ -126,6 +128,9 @@ def finish_fetch(world: NetworkState, reader: ChannelStateReader) -> None:
             f"record {record} of virtual channel {virtual} is incomplete at the end of the fetch",
         )
     reader.partials.clear()
+    if state is not None and world.options.abort_recovery is RecoveryAbort.FETCH:
+        fail_fetch(world, reader, writer.bytes_written)
+        return
     reader.finished = True
     drainer = world.drainers[task.name]
     drainer.state = state
@@ -138,3 +143,22 @@ def finish_fetch(world: NetworkState, reader: ChannelStateReader) -> None:
             f"fetch done: {len(state.segments)} segment(s) in {len(state.files)} spill file(s), "
             f"{state.size} bytes"
         )
+
+
+def fail_fetch(world: NetworkState, reader: ChannelStateReader, bytes_written: int) -> None:
+    """The fetch fails after its handler sealed the spill files (``readInputData`` throws once
+    ``stateHandler.close()`` built their state, which it then never returns): since
+    FLINK-40520 its ``catch`` deletes the handler's spill directory; before, nothing does.
+    The exception fails the task (the test hook ``abort_recovery=fetch``)."""
+    task = world.task_named(reader.task)
+    writer = _writer(world, reader)
+    files = writer.file_count
+    world.journal.note = (
+        f"fetch failed after writing {files} spill file(s) of {bytes_written} bytes"
+    )
+    if world.options.spill_cleanup is SpillCleanup.ON_ABORT:
+        writer.delete_directory()
+        world.journal.note += "; the fetch deleted its spill directory"
+    failover.fail_task(
+        world, task, "its fetch failed before handing its spill files over (abort_recovery)"
+    )

@@ -139,3 +139,67 @@ def test_without_recover_output_on_downstream_recovery_runs_the_classic_way() ->
 def test_unknown_prefilter_source_is_named() -> None:
     with pytest.raises(InvalidParameterError, match="prefilter_source must be one of"):
         run_scenario("prefilter-heap-fallback", overrides={"prefilter_source": "disk"})
+
+
+#: three filtered buffers per kept record, every one a network buffer (10 KB records; pre- and
+#: post-filter buffers from the channel's exclusive and the gate's floating buffers), as in
+#: InputChannelRecoveredStateHandlerTest's test of FLINK-40345
+_THREE_NETWORK_BUFFERS = {"record_size": 10_000, "prefilter_source": "network"}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_failed_delivery_recycles_only_the_buffers_not_handed_over(seed: int) -> None:
+    """FLINK-40345: handing the first of three filtered buffers over fails; the channel keeps
+    the first (until the failed task releases it), the other two are recycled once, and the
+    task fails with the job, every invariant holding."""
+    run = run_scenario("failed-delivery-recycled-once", seed=seed, overrides=_THREE_NETWORK_BUFFERS)
+    assert run.outcome is Outcome.JOB_FAILED, run.summary()
+    assert "fail_filtered_delivery" in run.message
+    assert run.simulation is not None
+    assert run.world is not None
+    assert run.world.failover is not None
+    failing = run.simulation.events[run.world.failover.step - 1]
+    assert failing.action.kind == "rewrite"
+    into_channel = [m for m in failing.moves if m.target.kind is OwnerKind.RECOVERED]
+    (delivered,) = into_channel  # only the first was handed over
+    out_of_reader = [m for m in failing.moves if m.source.kind is OwnerKind.POST_FILTER]
+    undelivered = [m for m in out_of_reader if m.target.kind is not OwnerKind.RECOVERED]
+    assert len(undelivered) == 2
+    assert delivered.segment not in {m.segment for m in undelivered}
+    # the first leaves the channel once: when the failed task releases it
+    released = [m for m in failing.moves if m.segment == delivered.segment and m is not delivered]
+    assert len(released) == 1
+    assert released[0].source.kind is OwnerKind.RECOVERED
+    world = run.world
+    assert world is not None
+    channel = world.channels[delivered.target.holder]
+    assert not channel.recovery.queue
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_flink_2_3_recycles_the_failed_buffer_too_and_the_release_recycles_it_again(
+    seed: int,
+) -> None:
+    run = run_scenario(
+        "failed-delivery-recycled-twice", seed=seed, overrides=_THREE_NETWORK_BUFFERS
+    )
+    assert run.outcome is Outcome.VIOLATION
+    assert run.result is not None
+    first = run.result.violations[0]
+    assert first.invariant == "double-recycle"
+    assert run.simulation is not None
+    failing = run.simulation.events[-1]
+    (delivered,) = [m for m in failing.moves if m.target.kind is OwnerKind.RECOVERED]
+    assert first.message.startswith(f"segment {delivered.segment} expected at recovered ")
+    # it left the channel's queue twice: the compensating loop, then the release
+    assert [m.source.kind for m in failing.moves if m.segment == delivered.segment][1:] == [
+        OwnerKind.RECOVERED,
+        OwnerKind.RECOVERED,
+    ]
+
+
+def test_without_the_hook_no_delivery_fails() -> None:
+    run = run_scenario(
+        "failed-delivery-recycled-once", seed=0, overrides={"fail_filtered_delivery": 0}
+    )
+    assert run.outcome is Outcome.RECOVERED

@@ -3,10 +3,13 @@ trigger (restore ends there), channels in recovery until their end event is cons
 
 from __future__ import annotations
 
+import pytest
+
 from flinkstate.network.buffer import HEAP
 from flinkstate.network.events import END_OF_FETCHED_STATE, END_OF_OUTPUT_STATE
 from flinkstate.network.options import RecoveryCheckpointTrigger
 from flinkstate.network.task import TaskPhase
+from flinkstate.recovery.scenarios import Outcome, run_scenario
 from tests.network.recovery.test_classic import finished, world
 from tests.network.recovery.test_spilling_handler import v2
 
@@ -117,3 +120,41 @@ def test_a_task_with_nothing_to_drain_converts_without_recovery() -> None:
             kinds = [e.action.kind for e in sim.events if e.action.actor == name]
             assert "install-drainer" not in kinds
             assert model.task_named(name).recovery_trigger.value == "no-op"
+
+
+@pytest.mark.parametrize("mail", ["request-partitions", "install-drainer"])
+@pytest.mark.parametrize("cleanup", ["on-abort", "drain-only"])
+def test_a_mail_failing_between_fetch_and_drain(mail: str, cleanup: str) -> None:
+    """FLINK-40520: the task's cleanup closes the fetched state it was handed; before, only
+    the drain released it, and a drain never submitted leaves the files on disk."""
+    sim = v2("keyed", 0, 2, abort_recovery=mail, spill_cleanup=cleanup)
+    result = sim.run()
+    model = world(sim)
+    assert model.failover is not None
+    failed = sim.events[model.failover.step - 1]
+    assert failed.action.kind == mail
+    task = model.task_named(failed.action.actor)
+    assert task.phase is not TaskPhase.RUNNING
+    state = model.drainers[task.name].state
+    assert state is not None
+    assert not model.drainers[task.name].installed
+    assert state.deleted is (cleanup == "on-abort")
+    leaks = [v.message for v in result.violations if v.invariant == "spill-file-leak"]
+    if cleanup == "on-abort":
+        assert not result.violations
+        assert model.spill.files_alive == 0
+    else:
+        assert any(m.startswith(f"1 spill file(s) of {task.name} outlive") for m in leaks)
+
+
+def test_a_drain_that_started_releases_its_files_without_flink_40520() -> None:
+    """The failover of master's missing-recovery-barrier decline comes once every drainer is
+    installed: each drain runs to its end and lets go, so nothing is left even before the fix."""
+    for seed in range(3):
+        run = run_scenario(
+            "missing-recovery-barrier", seed=seed, overrides={"spill_cleanup": "drain-only"}
+        )
+        assert run.outcome is Outcome.JOB_FAILED, run.summary()
+        assert run.world is not None
+        assert all(d.installed for d in run.world.drainers.values() if d.state is not None)
+        assert run.world.spill.files_alive == 0

@@ -8,10 +8,11 @@ import pytest
 from flinkstate.network.consumer import Gate
 from flinkstate.network.owners import OwnerKind
 from flinkstate.network.recovery import recovered_channel
+from flinkstate.network.recovery.recovered_channel import ConversionRefusal
 from flinkstate.network.state import NetworkState
 from flinkstate.network.state_assignment import assign_state
 from flinkstate.network.topologies import topology
-from tests.network.recovery.test_classic import PARAMS, restored, taken
+from tests.network.recovery.test_classic import PARAMS, restored, taken, world
 
 
 def restored_world() -> NetworkState:
@@ -119,3 +120,60 @@ def test_buffer_holders_are_the_owners_of_the_gates_buffers_as_a_restore_runs(
             }
             checked += bool(both)
     assert checked
+
+
+# -- RecoveredInputChannel.toInputChannel's checks
+
+
+def test_classic_conversion_waits_for_the_state_and_the_queue_as_flinks_checks_do() -> None:
+    """Up to 2.3 the check asks that the recovered state be consumed; master's, that no
+    received buffer is left. In the classic sequence the one holds when the other does."""
+    sim = restored("keyed", 1)
+    model = world(sim)
+    refusal = recovered_channel.conversion_refusal
+    channels = [c for g in model.tasks["counter[0]"].gates for c in g.channels]
+    assert {refusal(model, c) for c in channels} == {ConversionRefusal.STATE_NOT_CONSUMED}
+    seen = set()
+    while sim.step() is not None and not all(g.converted for g in model.tasks["counter[0]"].gates):
+        for channel in channels:
+            why = refusal(model, channel)
+            seen.add(why)
+            if channel.recovery.queue and channel.recovered:
+                assert why is ConversionRefusal.BUFFERS_QUEUED
+            elif channel.recovered and channel.recovery.state_consumed:
+                assert why is None  # consumed: the queue is empty too
+            elif not channel.recovered:
+                assert why is None  # converted: nothing to refuse
+    assert seen == {ConversionRefusal.STATE_NOT_CONSUMED, ConversionRefusal.BUFFERS_QUEUED, None}
+
+
+def test_flink_2_3_converts_once_filtering_is_complete_with_buffers_still_queued() -> None:
+    sim = restored(
+        "keyed", 0, 3, downstream=True, generation="v1", checkpointing_during_recovery=True
+    )
+    model = world(sim)
+    refusal = recovered_channel.conversion_refusal
+    queued_at_conversion = False
+    while (event := sim.step()) is not None:
+        reader_done = all(r.finished for r in model.readers.values())
+        for channel in model.channels.values():
+            why = refusal(model, channel)
+            if channel.recovered and not model.readers[channel.task].finished:
+                assert why is ConversionRefusal.FILTERING_INCOMPLETE
+            else:
+                assert why is None
+        if event.action.kind == "convert":
+            gate = model.gates[event.action.target]
+            queued_at_conversion |= any(c.recovery.queue for c in gate.channels)
+        if reader_done and all(g.converted for g in model.gates.values()):
+            break
+    assert queued_at_conversion  # the buffers migrate: no refusal
+
+
+def test_refusals_say_what_is_not_done_and_which_flink_checks_it() -> None:
+    assert "not filtered" in ConversionRefusal.FILTERING_INCOMPLETE.meaning
+    assert "Flink 2.3" in ConversionRefusal.FILTERING_INCOMPLETE.flink
+    assert "not consumed" in ConversionRefusal.STATE_NOT_CONSUMED.meaning
+    assert "checkpointing during recovery off" in ConversionRefusal.STATE_NOT_CONSUMED.flink
+    assert "still queues" in ConversionRefusal.BUFFERS_QUEUED.meaning
+    assert ConversionRefusal.BUFFERS_QUEUED.flink.startswith("Flink master")

@@ -79,3 +79,31 @@ def test_v2_recovery_loses_and_duplicates_nothing(name: str, new: int | None) ->
 def test_classic_generation_refuses_checkpointing_during_recovery() -> None:
     with pytest.raises(InvalidParameterError, match="does not exist in the classic generation"):
         topology("keyed").build({"generation": "classic", "checkpointing_during_recovery": True})
+
+
+@pytest.mark.parametrize("cleanup", ["on-abort", "drain-only"])
+def test_a_fetch_failing_after_its_files_deletes_them_since_flink_40520(cleanup: str) -> None:
+    """The fetch fails once its handler sealed the files: since FLINK-40520 its catch deletes
+    the spill directory; before, the files outlive the recovery and the invariant says so."""
+    sim = v2("keyed", 1, 3, abort_recovery="fetch", spill_cleanup=cleanup)
+    result = sim.run()
+    model = world(sim)
+    assert model.checkpoints.job_failed.startswith("counter[")
+    assert "its fetch failed before handing its spill files over" in model.checkpoints.job_failed
+    assert model.failover is not None
+    failed = sim.events[model.failover.step - 1]
+    assert failed.action.kind == "finish-fetch"
+    assert failed.note.startswith("fetch failed after writing 1 spill file(s)")
+    task = model.task_named(f"task {model.actor(failed.action.actor).task}")
+    writer = model.readers[task.name].spill
+    assert writer is not None
+    assert model.drainers[task.name].state is None  # never handed over
+    leaks = [v for v in result.violations if v.invariant == "spill-file-leak"]
+    if cleanup == "on-abort":
+        assert writer.deleted
+        assert not result.violations
+    else:
+        assert not writer.deleted
+        assert any(
+            f"of {task.name} outlive its recovery: its fetch never" in v.message for v in leaks
+        )
