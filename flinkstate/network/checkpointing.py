@@ -130,7 +130,8 @@ def _start_unaligned(
             if unconsumed:
                 persist(world, task, checkpoint, False, channel.name, tuple(unconsumed))
             if channel.recoverable.in_recovery:
-                if cut is None:  # V1: every migrated buffer precedes the barrier
+                if cut is None and task.name not in world.drainers:
+                    # V1: every migrated buffer precedes the barrier
                     queued: list[Buffer] | None = [
                         b for b in channel.recovery.queue if not b.is_event
                     ]

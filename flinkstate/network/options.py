@@ -188,6 +188,19 @@ class RecoveryBarrierDecline(Choice):
         return CheckpointFailureReason.CHECKPOINT_DECLINED
 
 
+class NoOpTriggerAfter(Choice):
+    """When a V2 task's recovery checkpoint trigger goes from the drainer back to NO_OP:
+    ``state-consumed`` (master, since the review of PR #28554) once no channel of any gate is
+    still in recovery, that is once the task has polled every channel's
+    ``EndOfFetchedChannelStateEvent``; ``drain-done`` (PR #28554 before that review) as soon
+    as the drain has queued those events. In between, channels still in recovery get no
+    ``RecoveryCheckpointBarrier`` from a NO_OP trigger, so a checkpoint that reaches the task
+    then is declined for the missing barrier."""
+
+    STATE_CONSUMED = "state-consumed"
+    DRAIN_DONE = "drain-done"
+
+
 @dataclass(frozen=True, slots=True)
 class CheckpointFailure:
     """One failed checkpoint: its id (0 for a plan refused before an id was drawn, as Flink
@@ -440,6 +453,8 @@ class RunOptions:
     tolerable_failed_checkpoints: int = 0
     #: how a channel in recovery declines a checkpoint whose recovery barrier it lacks
     recovery_barrier_decline: RecoveryBarrierDecline = RecoveryBarrierDecline.MASTER
+    #: when a V2 task's recovery checkpoint trigger goes back to NO_OP (PR #28554's review)
+    no_op_trigger_after: NoOpTriggerAfter = NoOpTriggerAfter.STATE_CONSUMED
     #: the coordinator plans a checkpoint only once every task is RUNNING (Flink's
     #: ``DefaultCheckpointPlanCalculator``); false: a what-if where recovering tasks meet it
     coordinator_waits_for_running: bool = True
@@ -500,6 +515,7 @@ class RunOptions:
             "recovery_barrier_decline",
             RecoveryBarrierDecline.parse(self.recovery_barrier_decline),
         )
+        parse(self, "no_op_trigger_after", NoOpTriggerAfter.parse(self.no_op_trigger_after))
         parse(self, "prefilter_source", PrefilterSource.parse(self.prefilter_source))
         parse(self, "during_recovery_gate", DuringRecoveryGate.parse(self.during_recovery_gate))
         parse(self, "recovered_watermarks", RecoveredWatermarks.parse(self.recovered_watermarks))

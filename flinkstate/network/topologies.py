@@ -28,6 +28,7 @@ from flinkstate.network.options import (
     DuringRecoveryGate,
     FailedDeliveryRecycle,
     GateConversion,
+    NoOpTriggerAfter,
     RecoveredWatermarks,
     RecoveryAbort,
     RecoveryBarrierDecline,
@@ -252,6 +253,14 @@ COMMON = (
         choices=tuple(c.value for c in RecoveryBarrierDecline),
     ),
     Parameter(
+        "no_op_trigger_after",
+        NoOpTriggerAfter.STATE_CONSUMED.value,
+        "v2: when a task's recovery checkpoint trigger goes back to NO_OP: once every channel's "
+        "recovered state is consumed (master) or as soon as the drain is done (PR #28554 "
+        "before its review: channels still in recovery then get no recovery barrier)",
+        choices=tuple(c.value for c in NoOpTriggerAfter),
+    ),
+    Parameter(
         "watermark_interval",
         0,
         "event time: each source subtask emits a watermark after every this many records, "
@@ -401,6 +410,7 @@ class Topology:
             checkpoint_timeout=values["checkpoint_timeout"],
             tolerable_failed_checkpoints=values["tolerable_failed_checkpoints"],
             recovery_barrier_decline=values["recovery_barrier_decline"],
+            no_op_trigger_after=values["no_op_trigger_after"],
             coordinator_waits_for_running=values["coordinator_waits_for_running"],
             blocked_priority=values["blocked_priority"],
             gate_conversion=values["gate_conversion"],

@@ -569,6 +569,16 @@ _FILTER_ON_READ = {
     "new_parallelism": 3,
 }
 
+#: a V2 restart whose consumers take long to consume what the drain queued quickly, so
+#: checkpoints reach them while their channels are still in recovery after the drain ended
+_TRIGGER_WINDOW = {
+    **_FILTER_ON_READ,
+    "record_size": 3000,
+    "generation": "v2",
+    "restart_checkpoint_interval": 40,
+    "checkpoints": 3,
+}
+
 #: the back-pressured keyed job with event time, halved with checkpointing during recovery
 #: (V2): each new counter merges two old counters' channels from every source
 _MERGED_WATERMARKS = {
@@ -1278,6 +1288,40 @@ SCENARIOS: dict[str, Scenario] = {
             "PR #28554 review; CheckpointFailureManager",
             ("recovery_barrier_decline", "tolerable_failed_checkpoints"),
             faults=frozenset({"missing-recovery-barrier"}),
+        ),
+        Scenario(
+            "trigger-no-op-after-drain",
+            "Trigger reset at the drain's end declines a checkpoint "
+            "(FLINK-38544, PR #28554 review)",
+            "A V2 task's recovery checkpoint trigger cuts the recovered state while channels "
+            "are still in recovery. PR #28554 first reset it to NO_OP as soon as the drain had "
+            "queued every channel's end event, but a channel stays in recovery until the task "
+            "polls that event. A checkpoint that reaches the task in between inserts no "
+            "RecoveryCheckpointBarrier, the channel finds none, and the checkpoint is declined "
+            "as CHECKPOINT_DECLINED, which counts: at the default tolerance the job fails over. "
+            "The review caught it; master resets the trigger only once every channel has left "
+            "recovery.",
+            "keyed",
+            {**_TRIGGER_WINDOW, "no_op_trigger_after": "drain-done"},
+            Outcome.JOB_FAILED,
+            "PR #28554 review (StreamTask: the NO_OP swap after drain()); "
+            "docs/concepts/hazards.md#trigger-reset-early",
+            ("no_op_trigger_after", "tolerable_failed_checkpoints"),
+        ),
+        Scenario(
+            "trigger-no-op-after-consumed",
+            "Trigger reset once every channel left recovery: checkpoints complete (FLINK-38544)",
+            "The same restart with master's rule: the trigger goes back to NO_OP only when the "
+            "last channel of the task's gates has consumed its recovered state (its end event "
+            "polled, onRecoveredStateConsumed). Every checkpoint that reaches the task while a "
+            "channel is still in recovery finds the drainer as trigger, which puts a recovery "
+            "barrier into every such channel, and completes.",
+            "keyed",
+            {**_TRIGGER_WINDOW, "no_op_trigger_after": "state-consumed"},
+            Outcome.RECOVERED,
+            "StreamTask.recoverChannelsWithCheckpointing; FLINK-39523 (PR #28660: NO_OP once "
+            "all gates report state consumed)",
+            ("no_op_trigger_after", "tolerable_failed_checkpoints"),
         ),
         Scenario(
             "aligned-checkpoint-during-recovery",

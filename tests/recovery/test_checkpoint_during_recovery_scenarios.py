@@ -177,3 +177,26 @@ def test_the_pair_differs_in_the_rule_only_and_says_why() -> None:
         assert unaligned.world is not None
         assert unaligned.world.effective_generation is RecoveryGeneration.V2
         assert unaligned.summary()["recovery_note"] == ""
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_trigger_reset_at_the_drain_declines_a_checkpoint_and_master_completes_it(
+    seed: int,
+) -> None:
+    """PR #28554's review: a NO_OP trigger while channels are still in recovery inserts no
+    recovery barrier, so the checkpoint is declined (counted: the job fails over); master keeps
+    the drainer as trigger until every channel has left recovery, and the checkpoints
+    complete."""
+    before = run_scenario("trigger-no-op-after-drain", seed=seed)
+    after = run_scenario("trigger-no-op-after-consumed", seed=seed)
+    assert before.outcome is Outcome.JOB_FAILED
+    assert before.world is not None
+    (failure,) = before.world.checkpoints.failures
+    assert failure.reason is CheckpointFailureReason.CHECKPOINT_DECLINED
+    assert failure.detail.startswith(
+        f"no RecoveryCheckpointBarrier of checkpoint {failure.checkpoint}"
+    )
+    assert after.outcome is Outcome.RECOVERED
+    assert after.world is not None
+    assert not after.world.checkpoints.failures
+    assert after.world.checkpoints.completed

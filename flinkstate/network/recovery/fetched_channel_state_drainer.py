@@ -39,7 +39,7 @@ from flinkstate.network.fetched_channel_state import (
     FetchedChannelStateDrainer,
     FetchedChannelStateSnapshot,
 )
-from flinkstate.network.options import RecoveryAbort, RecoveryCheckpointTrigger
+from flinkstate.network.options import NoOpTriggerAfter, RecoveryAbort, RecoveryCheckpointTrigger
 from flinkstate.network.recovery.recovered_channel import (
     buffer_holders,
     convert_gate,
@@ -206,6 +206,12 @@ def finish_drain(world: NetworkState, drainer: FetchedChannelStateDrainer) -> No
     world.journal.note = "drain finished: EndOfFetchedChannelStateEvent on every channel" + (
         "; spill files deleted" if deleted else "; spill files kept for a checkpoint"
     )
+    if world.options.no_op_trigger_after is NoOpTriggerAfter.DRAIN_DONE:
+        # PR #28554 before its review: the trigger is reset when the drain's future completes,
+        # while every channel is still in recovery until the task polls its end event
+        task.recovery_trigger = RecoveryCheckpointTrigger.NO_OP
+        world.journal.changes.task(task.name)
+        world.journal.note += "; trigger NO_OP (the channels are still in recovery)"
 
 
 # -- the consumer
@@ -232,7 +238,13 @@ def on_recovered_state_consumed(world: NetworkState, task: Task, channel: Channe
     channel.recoverable.stash.clear()
     world.journal.changes.channel(channel.name)
     world.journal.changes.subpartition(channel.subpartition)
-    if all(not c.recoverable.in_recovery for gate in task.gates for c in gate.channels):
+    reset_at_drain = (
+        world.options.no_op_trigger_after is NoOpTriggerAfter.DRAIN_DONE
+        and task.name in world.drainers
+    )
+    if not reset_at_drain and all(
+        not c.recoverable.in_recovery for gate in task.gates for c in gate.channels
+    ):
         task.recovery_trigger = RecoveryCheckpointTrigger.NO_OP
         world.journal.note = f"{channel.name}: recovered state consumed; trigger NO_OP"
     else:

@@ -8,8 +8,8 @@ import pytest
 from flinkstate.network.buffer import HEAP
 from flinkstate.network.events import END_OF_FETCHED_STATE, END_OF_OUTPUT_STATE
 from flinkstate.network.options import RecoveryCheckpointTrigger
-from flinkstate.network.task import TaskPhase
-from flinkstate.recovery.scenarios import Outcome, run_scenario
+from flinkstate.network.task import Task, TaskPhase
+from flinkstate.recovery.scenarios import Outcome, prepare_scenario, run_scenario
 from tests.network.recovery.test_classic import finished, world
 from tests.network.recovery.test_spilling_handler import v2
 
@@ -40,6 +40,48 @@ def test_trigger_not_ready_until_the_drainer_is_installed_then_no_op_once_consum
         else:
             assert trail == ["not-ready", "drainer", "no-op"]
     assert {model.drainers[n].state is None for n in seen} == {True, False}
+
+
+def _in_recovery(task: Task) -> int:
+    return sum(c.recoverable.in_recovery for g in task.gates for c in g.channels)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_master_resets_the_trigger_only_once_no_channel_is_in_recovery(seed: int) -> None:
+    """The window PR #28554's review found is closed: while any channel of the task is in
+    recovery, even after the drain has ended, the drainer stays the trigger."""
+    sim = v2("keyed", seed, 2)
+    model = world(sim)
+    restored = [model.tasks[k] for k, t in model.tasks.items() if t.name in model.drainers]
+    window = 0
+    while sim.step() is not None:
+        for task in restored:
+            drainer = model.drainers[task.name]
+            if task.recovery_trigger is RecoveryCheckpointTrigger.NO_OP:
+                assert _in_recovery(task) == 0
+            elif drainer.finished and _in_recovery(task):
+                assert task.recovery_trigger is RecoveryCheckpointTrigger.DRAINER
+                window += 1
+    finished(sim.run())
+    assert window  # the drain ends before the task has consumed what it queued
+
+
+def test_before_the_review_the_trigger_is_reset_while_channels_are_in_recovery() -> None:
+    """``no_op_trigger_after=drain-done``: NO_OP as soon as the drain has ended, with every
+    channel of the task still in recovery (the scenario ``trigger-no-op-after-drain`` shows
+    the checkpoint that meets it declined)."""
+    sim = v2("keyed", 0, 2, no_op_trigger_after="drain-done")
+    model = world(sim)
+    by_drainer = {d.name: model.task_named(d.task) for d in model.drainers.values()}
+    reset_early = 0
+    while (event := sim.step()) is not None:
+        if event.action.kind == "finish-drain":
+            task = by_drainer[event.action.actor]
+            assert task.recovery_trigger is RecoveryCheckpointTrigger.NO_OP
+            assert _in_recovery(task) == sum(len(g.channels) for g in task.gates)
+            reset_early += 1
+    finished(sim.run())
+    assert reset_early
 
 
 def test_channels_in_recovery_take_no_live_data_and_stash_ordinary_events() -> None:
@@ -158,3 +200,48 @@ def test_a_drain_that_started_releases_its_files_without_flink_40520() -> None:
         assert run.world is not None
         assert all(d.installed for d in run.world.drainers.values() if d.state is not None)
         assert run.world.spill.files_alive == 0
+
+
+@pytest.mark.parametrize("generation", ["v1", "v2"])
+def test_recovered_data_is_consumed_only_once_filtering_has_finished(generation: str) -> None:
+    """PR #28659 (FLINK-39522): on master a restored task processes no recovered record before
+    its fetch has filtered all of its input state (the drainer is installed only then); in
+    Flink 2.3 (V1) the reader filters while the task already consumes what it handed over."""
+    run = prepare_scenario("prefilter-heap-fallback", seed=0, overrides={"generation": generation})
+    sim = run.simulation
+    assert sim is not None
+    model = world(sim)
+    restored = [t for t in model.tasks.values() if t.name in model.readers]
+    overlap = 0
+    while sim.step() is not None:
+        for task in restored:
+            if not model.readers[task.name].finished and task.processed:
+                overlap += 1
+                if generation == "v2":
+                    pytest.fail(f"{task.key} processed a record before its fetch finished")
+    finished(sim.run())
+    assert (overlap > 0) is (generation == "v1")
+
+
+@pytest.mark.parametrize("generation", ["v1", "v2"])
+def test_master_has_no_heap_fallback_for_recovered_buffers(generation: str) -> None:
+    """PR #28663 (FLINK-40081): master deleted ``requestBufferBlocking``'s unbounded heap
+    fallback, so a recovered buffer is always a network buffer of its channel; Flink 2.3 (V1,
+    ``prefilter_source=heap-fallback``) takes heap buffers when the pool is short."""
+    run = prepare_scenario("prefilter-heap-fallback", seed=1, overrides={"generation": generation})
+    sim = run.simulation
+    assert sim is not None
+    model = world(sim)
+    heap_buffers = 0
+    while sim.step() is not None:
+        heap_buffers = max(
+            heap_buffers,
+            sum(
+                1
+                for channel in model.channels.values()
+                for buffer in channel.recovery.queue
+                if buffer.segment == HEAP and not buffer.is_event
+            ),
+        )
+    finished(sim.run())
+    assert (heap_buffers > 0) is (generation == "v1")
