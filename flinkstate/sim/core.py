@@ -41,14 +41,16 @@ class Move(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Violation:
-    """A broken invariant, with the step that broke it."""
+    """A broken invariant, with the step that broke it: ``step`` is the event's index (0 for
+    the first action); its text counts as the stepper, the captions and checkpoint failures
+    do (the n-th action is step n), so every figure a user reads names the same step."""
 
     invariant: str
     step: int
     message: str
 
     def __str__(self) -> str:
-        return f"step {self.step}: {self.invariant}: {self.message}"
+        return f"step {self.step + 1}: {self.invariant}: {self.message}"
 
 
 class Event(NamedTuple):

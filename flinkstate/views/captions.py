@@ -21,7 +21,7 @@ from flinkstate.network.options import FailedDeliveryRecycle, SpillCleanup, Term
 from flinkstate.network.records import MAX_WATERMARK, MIN_WATERMARK, StreamElementKind
 from flinkstate.network.watermarks import watermark_text
 from flinkstate.network.world import NetworkWorld
-from flinkstate.sim.core import Event, Violation
+from flinkstate.sim.core import Event
 
 Scene = Mapping[str, Any]
 
@@ -66,12 +66,6 @@ class _Step:
     @property
     def task(self) -> str:
         return self.actor.task
-
-
-def violation_text(violation: Violation) -> str:
-    """A broken invariant as the captions count steps (the n-th action is step n; the engine
-    keeps the event's index, n - 1), so the two read alike side by side."""
-    return f"step {violation.step + 1}: {violation.invariant}: {violation.message}"
 
 
 def _items(scene: Scene | None) -> dict[str, Mapping[str, Any]]:

@@ -43,7 +43,6 @@ from flinkstate.network.task import Task, TaskPhase
 from flinkstate.network.watermarks import watermark_text
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Event
-from flinkstate.views.captions import violation_text
 from flinkstate.views.ownership import (
     OwnershipLayout,
     channel_node,
@@ -230,7 +229,7 @@ def build_scene(
         "splits": len(layout.splits),
         **({"event_time": True} if world.graph.event_time else {}),
         "job_failed": world.checkpoints.job_failed,
-        "violations": [violation_text(v) for v in world.violations[:3]],
+        "violations": [str(v) for v in world.violations[:3]],
     }
 
 

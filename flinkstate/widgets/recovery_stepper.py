@@ -33,7 +33,7 @@ from flinkstate.recovery.scenarios import (
     prepare_scenario,
 )
 from flinkstate.sim.core import Event, RunResult, Simulation, collector_paused
-from flinkstate.views.captions import caption, violation_text
+from flinkstate.views.captions import caption
 from flinkstate.views.deadlock import deadlock_figure
 from flinkstate.views.ownership import ownership_graph, ownership_spec
 from flinkstate.views.page import scenario_page
@@ -701,8 +701,7 @@ def _badge_html(
     if world.violations:
         first = world.violations[0]
         state = (
-            f"<span style='color:{_BAD}'><b>invariant broken</b> "
-            f"{html.escape(violation_text(first))}</span>"
+            f"<span style='color:{_BAD}'><b>invariant broken</b> {html.escape(str(first))}</span>"
         )
     else:
         state = (
