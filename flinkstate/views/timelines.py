@@ -1,5 +1,6 @@
 """How a run changed over its steps: buffers per owner kind, credits and backlog per connection,
-records processed per subtask, and checkpoint progress.
+records processed per subtask, checkpoint progress, and in a job with watermarks the event time:
+each task's watermark and the records a keyed operator dropped as late.
 
 Values are read from the world after each step, never recomputed from the events, so they are
 exactly what the model holds (a buffer shared by several subpartitions counts in each
@@ -11,8 +12,9 @@ step. The figure is built as plotly JSON so that a live widget can copy it every
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, cast
 
 import numpy as np
@@ -20,8 +22,11 @@ import plotly.graph_objects as go
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.actors import ActorKind
+from flinkstate.network.graph import OperatorKind
 from flinkstate.network.metrics import OWNER_KINDS, BufferCounts
 from flinkstate.network.owners import Owner, OwnerKind
+from flinkstate.network.records import MAX_WATERMARK, MIN_WATERMARK
+from flinkstate.network.watermarks import watermark_text
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Event, Simulation, collector_paused
 from flinkstate.views.palette import (
@@ -36,10 +41,38 @@ from flinkstate.views.palette import (
 
 #: how many connections the credits/backlog panel draws (those with the highest backlog)
 MAX_CONNECTIONS = 12
+#: how many tasks the event-time panel draws a watermark for (those with late records first)
+MAX_WATERMARKS = 12
+#: up to this many watermark lines each has its own legend entry; beyond, an entry per operator
+_NAMED_WATERMARKS = 5
 _CHANNEL_KINDS = frozenset({OwnerKind.EXCLUSIVE, OwnerKind.FLOATING})
 _QUEUE_KINDS = frozenset({OwnerKind.BUILDER, OwnerKind.QUEUE})
 
 Points = list[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class LateRecord:
+    """A record a keyed operator dropped as late, as the world noted it
+    (``EventTimeState.late``)."""
+
+    #: the step that dropped it, counted as the captions count steps
+    step: int
+    record: int
+    #: the task (as ``world.tasks`` names it) and its watermark when it dropped the record
+    task: str
+    watermark: int
+    timestamp: int
+    #: where the record came from: its split (an original source subtask) and place in it
+    source: str
+    seq: int
+
+    def describe(self) -> str:
+        return (
+            f"record {self.record} (timestamp {self.timestamp}, seq {self.seq} of "
+            f"{self.source.removeprefix('task ')}) dropped as late by {self.task} at step "
+            f"{self.step}: its watermark was {watermark_text(self.watermark)}"
+        )
 
 
 @dataclass
@@ -58,6 +91,15 @@ class Timelines:
     #: acknowledged subtasks of the checkpoint in progress, checkpoints completed, expired
     checkpoint: dict[str, Points] = field(default_factory=dict)
     tasks: int = 0
+    #: whether the job has event time (a source emits watermarks): only then the two below
+    event_time: bool = False
+    #: per task reading an input (keyed operators, sinks): its watermark, MIN_WATERMARK before
+    #: it has one and MAX_WATERMARK at the end of its input
+    watermarks: dict[str, Points] = field(default_factory=dict)
+    #: the records keyed operators dropped as late, in the order they did
+    late: list[LateRecord] = field(default_factory=list)
+    #: where the job's timestamps end (every record's is below): the panel draws MAX there
+    end_of_time: int = 0
     _counts: BufferCounts = field(default_factory=BufferCounts)
 
     @classmethod
@@ -67,6 +109,18 @@ class Timelines:
         counts = timelines._counts = BufferCounts.start(world.owner)
         for kind in dict.fromkeys([*OWNER_KINDS, *counts.current]):
             timelines.buffers[kind] = [(world.step, counts.current[kind])]
+        if world.graph.event_time:
+            timelines.event_time = True
+            timelines.end_of_time = max(
+                op.records_per_subtask
+                for op in world.graph.operators
+                if op.kind is OperatorKind.SOURCE
+            )
+            timelines.watermarks = {
+                name: []
+                for name, task in world.tasks.items()
+                if task.kind is not OperatorKind.SOURCE
+            }
         timelines._read(world, world.channels, world.tasks)
         return timelines
 
@@ -115,15 +169,24 @@ class Timelines:
     def rewind(self, step: int) -> None:
         """Forget everything after ``step`` (the simulation went back to it)."""
         self.step = min(self.step, step)
-        for family in (self.buffers, self.credits, self.backlog, self.processed, self.checkpoint):
+        for family in (
+            self.buffers,
+            self.credits,
+            self.backlog,
+            self.processed,
+            self.checkpoint,
+            self.watermarks,
+        ):
             for points in family.values():
                 while len(points) > 1 and points[-1][0] > step:
                     points.pop()
+        while self.late and self.late[-1].step > step:
+            self.late.pop()
         self._counts = BufferCounts(
             Counter({kind: points[-1][1] for kind, points in self.buffers.items()})
         )
 
-    def _read(self, world: NetworkWorld, channels: Iterable[str], tasks: Iterable[str]) -> None:
+    def _read(self, world: NetworkWorld, channels: Iterable[str], tasks: Collection[str]) -> None:
         step = world.step
         for name in channels:
             channel = world.channels[name]
@@ -133,6 +196,8 @@ class Timelines:
             _put(self.backlog.setdefault(name, []), step, backlog)
         for name in tasks:
             _put(self.processed.setdefault(name, []), step, world.tasks[name].processed)
+        if self.event_time:
+            self._read_event_time(world, tasks)
         progress = world.checkpoints.pending
         values = {
             "acknowledged": 0 if progress is None else len(progress.acknowledged),
@@ -141,6 +206,35 @@ class Timelines:
         }
         for name, value in values.items():
             _put(self.checkpoint.setdefault(name, []), step, value)
+
+    def _read_event_time(self, world: NetworkWorld, tasks: Iterable[str]) -> None:
+        """Watermarks of the tasks the step touched (only a task's own step moves its watermark
+        or finds a record late), and the late records the world noted since the last read."""
+        step = world.step
+        for name in tasks:
+            if name in self.watermarks:
+                task = world.tasks[name]
+                watermark = world.event_time.watermark.get(task.name, MIN_WATERMARK)
+                _put(self.watermarks[name], step, watermark)
+        late = world.event_time.late
+        if len(late) > len(self.late):  # a dict keeps the order the world noted them in
+            keys = {task.name: name for name, task in world.tasks.items()}
+            for (record_id, task_name), (at, watermark) in islice(
+                late.items(), len(self.late), None
+            ):
+                record = world.records[record_id]
+                self.late.append(
+                    LateRecord(
+                        # the engine keeps the event's index; the captions count from 1
+                        at + 1,
+                        record_id,
+                        keys[task_name],
+                        watermark,
+                        record.timestamp,
+                        record.source,
+                        record.seq,
+                    )
+                )
 
     def value(self, family: str, name: str) -> int:
         """The series' value now (the last change point)."""
@@ -234,7 +328,9 @@ _LEGEND_WIDTH = 200
 
 
 def timelines_spec(timelines: Timelines, *, title: str | None = None) -> dict[str, Any]:
-    """Four panels over the steps, as plotly JSON; a live widget copies it every step.
+    """Four panels over the steps, as plotly JSON; a live widget copies it every step. A job
+    with watermarks gets a fifth, its event time (:func:`event_time_traces`); the others are
+    the same with or without it.
 
     Each panel has its own short legend beside it and its title in the gap above it. Series
     that come in dozens (connections, subtasks) are not in the legends: a colour per connection
@@ -293,18 +389,17 @@ def timelines_spec(timelines: Timelines, *, title: str | None = None) -> dict[st
                 showlegend=False,
                 hovertemplate=f"{name}: %{{y}} credits at step %{{x}}<extra></extra>",
             )
-    operators: dict[str, str] = {}
+    colours = _operator_colours(timelines)
+    seen: set[str] = set()
     for name in sorted(timelines.processed):
         operator = timelines.operators[name]
-        first = operator not in operators
-        colour = operators.setdefault(
-            operator, CATEGORY_COLOURS[len(operators) % len(CATEGORY_COLOURS)]
-        )
+        first = operator not in seen
+        seen.add(operator)
         add(
             timelines.processed[name],
             operator if first else name,
             3,
-            line={"color": colour, "width": 1.5},
+            line={"color": colours[operator], "width": 1.5},
             legendgroup=operator,
             showlegend=first,
             hovertemplate=f"{name}: %{{y}} records processed at step %{{x}}<extra></extra>",
@@ -322,7 +417,7 @@ def timelines_spec(timelines: Timelines, *, title: str | None = None) -> dict[st
             hovertemplate=f"{label}: %{{y}} at step %{{x}}<extra></extra>",
         )
     connections = len(timelines.backlog)
-    subtitles = (
+    subtitles = [
         "buffers held, by where they are (hover for each owner kind; pools hidden: click them)",
         f"backlog and credits of the {len(shown)} of {connections} connections with the highest "
         "backlog"
@@ -331,8 +426,17 @@ def timelines_spec(timelines: Timelines, *, title: str | None = None) -> dict[st
         f"records processed per subtask ({len(timelines.processed)} subtasks, "
         "a colour per operator)",
         f"checkpoint progress (of {timelines.tasks} subtasks)",
-    )
-    plot_height = _PANELS * (_PANEL + _GAP)
+    ]
+    panels = _PANELS
+    event_time: dict[str, Any] = {}
+    if timelines.event_time:
+        panels += 1
+        event_traces, subtitle, event_time = event_time_panel(
+            timelines, colours, **_placement(panels)
+        )
+        traces += event_traces
+        subtitles.append(subtitle)
+    plot_height = panels * (_PANEL + _GAP)
     layout = figure_layout(
         title or f"Over the steps, up to step {until}",
         height=plot_height,
@@ -350,7 +454,7 @@ def timelines_spec(timelines: Timelines, *, title: str | None = None) -> dict[st
             "anchor": f"y{suffix}",
             "range": [0, max(until, 1)],
             **({} if panel == 1 else {"matches": "x"}),
-            **({"title": {"text": "step"}} if panel == _PANELS else {}),
+            **({"title": {"text": "step"}} if panel == panels else {}),
         }
         layout[f"yaxis{suffix}"] = {
             "domain": [bottom, top],
@@ -379,7 +483,164 @@ def timelines_spec(timelines: Timelines, *, title: str | None = None) -> dict[st
                 "font": {"size": 13},
             }
         )
+    if event_time:
+        layout[f"yaxis{panels}"].update(event_time["yaxis"])
+        for key in ("shapes", "annotations"):
+            layout[key] = layout.get(key, []) + event_time[key]
     return {"data": traces, "layout": layout}
+
+
+#: line styles of one operator's subtasks in the event-time panel (its colour is the operator's)
+_DASHES = ("solid", "dot", "dash", "dashdot", "longdash", "longdashdot")
+
+
+def event_time_panel(
+    timelines: Timelines, colours: Mapping[str, str], **placement: Any
+) -> tuple[list[dict[str, Any]], str, dict[str, Any]]:
+    """The event-time panel: a step line per task's watermark and a marker per record dropped
+    as late; its traces, its title, and what its y axis adds to the layout (``yaxis``,
+    ``shapes``, ``annotations``).
+
+    A watermark is a timestamp: none yet (MIN_WATERMARK) is no line, and MAX_WATERMARK, the end
+    of the input, has no place among timestamps: it is drawn on a dotted line just above every
+    timestamp of the job. Each line has its operator's colour (``colours``, as in the records
+    panel) and a dash per subtask; a late record is an ALERT cross at the step that dropped it,
+    at its own timestamp, so it sits at or below the line of the watermark that overtook it.
+    ``placement`` (axes, legend) is added to every trace.
+    """
+    until = timelines.step
+    end = timelines.end_of_time
+    late_tasks = {late.task for late in timelines.late}
+    order = {name: index for index, name in enumerate(timelines.watermarks)}
+    shown = sorted(
+        timelines.watermarks,
+        key=lambda n: (n not in late_tasks, timelines.operators[n], order[n]),
+    )[:MAX_WATERMARKS]
+    named = len(shown) <= _NAMED_WATERMARKS
+    traces: list[dict[str, Any]] = []
+    dashes: dict[str, int] = {}
+    ends = False
+    for name in sorted(shown, key=order.__getitem__):
+        operator = timelines.operators[name]
+        index = dashes[operator] = dashes.get(operator, -1) + 1
+        xs, values = _line(timelines.watermarks[name], until)
+        ends = ends or MAX_WATERMARK in values
+        traces.append(
+            {
+                "type": "scatter",
+                "x": xs,
+                "y": [
+                    None if v == MIN_WATERMARK else end if v == MAX_WATERMARK else v for v in values
+                ],
+                "customdata": [watermark_text(v) for v in values],
+                "mode": "lines",
+                "connectgaps": False,
+                "name": name if named else operator,
+                "line": {
+                    "shape": "hv",
+                    "color": colours[operator],
+                    "dash": _DASHES[index % len(_DASHES)],
+                    "width": 2,
+                },
+                "legendgroup": name if named else operator,
+                "showlegend": named or index == 0,
+                "hovertemplate": f"{name}: watermark %{{customdata}} at step %{{x}}<extra></extra>",
+                **placement,
+            }
+        )
+    if timelines.late:
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [late.step for late in timelines.late],
+                "y": [late.timestamp for late in timelines.late],
+                "customdata": [late.describe() for late in timelines.late],
+                "mode": "markers",
+                "name": "dropped as late",
+                "marker": {"color": ALERT, "symbol": "x", "size": 11},
+                "hovertemplate": "%{customdata}<extra></extra>",
+                **placement,
+            }
+        )
+    tasks = len(timelines.watermarks)
+    which = (
+        f"the {len(shown)} of {tasks} tasks reading an input (those with late records first)"
+        if tasks > len(shown)
+        else "each task reading an input"
+    )
+    late = len(timelines.late)
+    subtitle = (
+        f"event time: the watermark of {which} (no line: none yet"
+        + ("; the dotted line: MAX" if ends else "")
+        + "); "
+        + (f"{late} record(s) dropped as late (red crosses)" if late else "no record late")
+    )
+    axis: dict[str, Any] = {
+        "yaxis": {"title": {"text": "timestamp"}},
+        "shapes": [],
+        "annotations": [],
+    }
+    if ends:
+        yref = placement.get("yaxis", "y")
+        # a fixed top with room for the line's label; timestamps alone scale themselves
+        axis["yaxis"]["range"] = [0, end * 1.15]
+        axis["shapes"].append(
+            {
+                "type": "line",
+                "xref": "paper",
+                "x0": 0,
+                "x1": 1,
+                "yref": yref,
+                "y0": end,
+                "y1": end,
+                "line": {"color": "#777777", "dash": "dot", "width": 1},
+            }
+        )
+        axis["annotations"].append(
+            {
+                "text": "MAX (end of input)",
+                "xref": "paper",
+                "yref": yref,
+                "x": 1,
+                "y": end,
+                "xanchor": "right",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"size": 11, "color": "#555555"},
+            }
+        )
+    return traces, subtitle, axis
+
+
+def event_time_figure(timelines: Timelines, *, title: str | None = None) -> go.Figure:
+    """The event-time panel alone (a run's watermarks and late records side by side with
+    another run's, without the other four panels)."""
+    if not timelines.event_time:
+        raise InvalidParameterError("this run has no event time: its sources emit no watermark")
+    traces, subtitle, axis = event_time_panel(timelines, _operator_colours(timelines))
+    layout = figure_layout(
+        title or f"Event time, up to step {timelines.step}",
+        subtitle=subtitle,
+        height=_PANEL + 100,
+        right=_LEGEND_WIDTH,
+        hovermode="closest",
+        xaxis={"range": [0, max(timelines.step, 1)], "title": {"text": "step"}},
+        yaxis={"rangemode": "tozero", **axis["yaxis"]},
+        shapes=axis["shapes"],
+        annotations=axis["annotations"],
+    )
+    return go.Figure({"data": traces, "layout": layout})
+
+
+def _operator_colours(timelines: Timelines) -> dict[str, str]:
+    """A colour per operator, in the order of its subtasks' names: the records panel's and the
+    event-time panel's."""
+    colours: dict[str, str] = {}
+    for name in sorted(timelines.processed):
+        colours.setdefault(
+            timelines.operators[name], CATEGORY_COLOURS[len(colours) % len(CATEGORY_COLOURS)]
+        )
+    return colours
 
 
 def _placement(panel: int) -> dict[str, str]:
@@ -391,7 +652,7 @@ def _placement(panel: int) -> dict[str, str]:
 def _domain(panel: int, plot_height: int) -> tuple[float, float]:
     """Top and bottom of a panel in paper coordinates; a gap of fixed pixels above each."""
     top = 1 - (_GAP + (panel - 1) * (_PANEL + _GAP)) / plot_height
-    return top, top - _PANEL / plot_height
+    return top, max(0.0, top - _PANEL / plot_height)  # the last one ends at 0, give or take
 
 
 def timelines_figure(timelines: Timelines, *, title: str | None = None) -> go.Figure:

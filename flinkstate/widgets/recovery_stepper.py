@@ -65,6 +65,8 @@ EVENTS_OF_INTEREST: Mapping[str, tuple[str, ...]] = {
 #: seeds are Java-style non-negative ints
 MAX_SEED = 2**31 - 1
 RECENT_EVENTS = 8
+#: the timelines' box; a run with watermarks adds " and event time" (its fifth panel)
+TIMELINES_TITLE = "timelines: buffers, credits, records and checkpoints over the steps"
 #: captions kept under the canvas, newest first
 CAPTIONS_KEPT = 4
 #: play speeds in steps per second: (label, steps per tick, ms between ticks)
@@ -170,8 +172,7 @@ class RecoveryStepper:
         self.ownership_box.selected_index = None
         self.timelines_figure = live_figure()
         self.timelines_box = widgets.Accordion(
-            children=[self.timelines_figure],
-            titles=("timelines: buffers, credits, records and checkpoints over the steps",),
+            children=[self.timelines_figure], titles=(TIMELINES_TITLE,)
         )
         self.timelines_box.selected_index = None
         self.deadlock = live_figure()
@@ -392,6 +393,9 @@ class RecoveryStepper:
         world = self.world
         assert world is not None
         self.timelines = Timelines.start(world)
+        self.timelines_box.set_title(
+            0, TIMELINES_TITLE + (" and event time" if self.timelines.event_time else "")
+        )
         self.layout = SceneLayout.of(world)
         self._set_range(self.total)
         self._render(animate=False)

@@ -2,16 +2,29 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import json
 
 import plotly.graph_objects as go
+import plotly.io as pio
 import pytest
 
+from flinkstate.errors import InvalidParameterError
+from flinkstate.network.graph import OperatorKind
+from flinkstate.network.records import MAX_WATERMARK, MIN_WATERMARK
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.scenarios import prepare_scenario, run_scenario
 from flinkstate.sim.core import Simulation
-from flinkstate.views.palette import GROUP_COLOURS, OWNER_GROUPS
-from flinkstate.views.timelines import MAX_CONNECTIONS, Timelines, timelines_figure
+from flinkstate.views.captions import violation_text
+from flinkstate.views.palette import ALERT, GROUP_COLOURS, OWNER_GROUPS
+from flinkstate.views.timelines import (
+    MAX_CONNECTIONS,
+    Timelines,
+    event_time_figure,
+    timelines_figure,
+    timelines_spec,
+)
 
 
 def _truth(world: NetworkWorld) -> dict[str, dict[str, int]]:
@@ -167,3 +180,140 @@ def _value(points: list[tuple[int, int]], step: int) -> int:
             break
         value = v
     return value
+
+
+# -- event time
+
+
+def _watermarks(world: NetworkWorld) -> dict[str, int]:
+    """Each task reading an input: its watermark in the world (MIN_WATERMARK before one)."""
+    return {
+        name: world.event_time.watermark.get(task.name, MIN_WATERMARK)
+        for name, task in world.tasks.items()
+        if task.kind is not OperatorKind.SOURCE
+    }
+
+
+def test_watermarks_equal_each_tasks_watermark_in_the_world_after_every_step() -> None:
+    """FLINK-40517's fixed run: every task's line is its watermark in the world, step by step,
+    from none to MAX, and no record is late."""
+    simulation = prepare_scenario("merged-watermarks-aggregated", seed=0).simulation
+    assert simulation is not None
+    world = simulation.model
+    assert isinstance(world, NetworkWorld)
+    timelines = Timelines.start(world)
+    assert timelines.event_time
+    assert set(timelines.watermarks) == {"counter[0]", "counter[1]", "sink[0]", "sink[1]"}
+    while (event := simulation.step()) is not None:
+        world = simulation.model
+        assert isinstance(world, NetworkWorld)
+        timelines.record(world, event)
+        for name, watermark in _watermarks(world).items():
+            assert timelines.value("watermarks", name) == watermark, (world.step, name)
+    assert timelines.late == [] == list(world.event_time.late)
+    assert all(points[0][1] == MIN_WATERMARK for points in timelines.watermarks.values())
+    assert all(v == MAX_WATERMARK for v in _watermarks(world).values())
+    figure = timelines_figure(timelines)
+    lines = {t.name: t for t in figure.data if t.yaxis == "y5"}
+    assert set(lines) == set(timelines.watermarks)
+    for name, line in lines.items():
+        assert line.y[0] is None  # no watermark yet: no line
+        assert line.y[-1] == timelines.end_of_time == 120  # MAX on the dotted line at the top
+        assert line.customdata[-1] == "MAX"
+        # every change point of the line is the task's watermark at that step
+        for x, y, text in zip(line.x, line.y, line.customdata, strict=True):
+            value = _value(timelines.watermarks[name], x)
+            assert text == ("none" if value == MIN_WATERMARK else "MAX" if y == 120 else str(y))
+    assert [s.y0 for s in figure.layout.shapes] == [120]
+    assert "no record late" in figure.layout.annotations[4].text
+
+
+def test_a_record_dropped_as_late_is_marked_at_the_step_that_dropped_it() -> None:
+    """FLINK-40517's run before the fix: the cross sits at the step the invariant names, at
+    the record's timestamp, on the counter's watermark; hovering it names record and task."""
+    run = run_scenario("merged-watermarks-passed-through", seed=0)
+    assert run.simulation is not None
+    assert run.result is not None
+    world = run.world
+    assert world is not None
+    timelines = Timelines.of_simulation(run.simulation)
+    (violation,) = run.result.violations
+    assert violation.invariant == "late-record"
+    (late,) = timelines.late
+    ((record, task), (_, watermark)) = next(iter(world.event_time.late.items()))
+    assert (late.record, f"task {late.task}", late.watermark) == (record, task, watermark)
+    assert violation_text(violation).startswith(f"step {late.step}:")
+    assert late.step == run.simulation.step_count  # the run stops at the violation
+    assert late.timestamp <= late.watermark == timelines.value("watermarks", late.task)
+    figure = timelines_figure(timelines)
+    (cross,) = [t for t in figure.data if t.name == "dropped as late"]
+    assert cross.yaxis == "y5"
+    assert cross.marker.color == ALERT
+    assert (list(cross.x), list(cross.y)) == ([late.step], [late.timestamp])
+    hover = cross.customdata[0]
+    assert f"record {late.record} " in hover
+    assert f"dropped as late by {late.task} at step {late.step}" in hover
+    assert f"its watermark was {late.watermark}" in hover
+    assert "1 record(s) dropped as late" in figure.layout.annotations[4].text
+    alone = event_time_figure(timelines)  # the panel by itself, for the notebook
+    assert [t.name for t in alone.data] == [t.name for t in figure.data if t.yaxis == "y5"]
+
+
+def test_a_run_without_watermarks_has_no_event_time_panel() -> None:
+    run = run_scenario("baseline-recovery", seed=0)
+    assert run.simulation is not None
+    timelines = Timelines.of_simulation(run.simulation)
+    assert not timelines.event_time
+    assert timelines.watermarks == {}
+    assert timelines.late == []
+    layout = timelines_figure(timelines).layout
+    assert "yaxis5" not in layout.to_plotly_json()
+    assert len(layout.annotations) == 4
+    assert not layout.shapes
+    with pytest.raises(InvalidParameterError, match="no event time"):
+        event_time_figure(timelines)
+
+
+def test_the_event_time_panel_leaves_the_other_four_as_they_are() -> None:
+    simulation = _simulation("merged-watermarks-aggregated")
+    simulation.run(1500)
+    timelines = Timelines.of_simulation(simulation)
+    spec = timelines_spec(timelines)
+    without = timelines_spec(dataclasses.replace(timelines, event_time=False))
+    four = [t for t in spec["data"] if t["yaxis"] != "y5"]
+    assert _json(four) == _json(without["data"])
+    assert spec["layout"]["xaxis5"]["title"]["text"] == "step"
+    assert "title" not in spec["layout"]["xaxis4"]
+
+
+def test_going_back_drops_the_watermarks_and_late_records_after_the_step() -> None:
+    """Run on past the first late record (three on seed 3), then go back between them."""
+    simulation = _simulation("merged-watermarks-passed-through")
+    world = simulation.model
+    assert isinstance(world, NetworkWorld)
+    timelines = Timelines.start(world)
+    while (event := simulation.step()) is not None:
+        assert isinstance(simulation.model, NetworkWorld)
+        timelines.record(simulation.model, event)
+    everything = list(timelines.late)
+    assert len(everything) == len(simulation.model.event_time.late) == 3
+    changed = sorted({step for points in timelines.watermarks.values() for step, _ in points})
+    for step in (everything[1].step - 1, everything[0].step, everything[0].step - 1, changed[1]):
+        simulation.goto(step)
+        timelines.rewind(step)
+        fresh = Timelines.of_simulation(simulation)
+        assert timelines.watermarks == fresh.watermarks
+        assert timelines.late == fresh.late == [late for late in everything if late.step <= step]
+        assert all(p[0] <= step for points in timelines.watermarks.values() for p in points)
+        crosses = [t for t in timelines_figure(timelines).data if t.name == "dropped as late"]
+        assert [len(t.x) for t in crosses] == ([len(fresh.late)] if fresh.late else [])
+    # and forward again: the same points as the first time
+    while (event := simulation.step()) is not None:
+        assert isinstance(simulation.model, NetworkWorld)
+        timelines.record(simulation.model, event)
+    assert timelines.late == everything
+
+
+def _json(traces: list[dict[str, object]]) -> object:
+    """Traces as plain JSON (numpy arrays as lists), to compare them whole."""
+    return json.loads(pio.to_json({"data": traces}, validate=False))["data"]

@@ -368,3 +368,31 @@ def test_closed_figures_are_not_drawn_and_open_at_the_step_on_display() -> None:
     assert stepper.timelines_figure.layout.title.text == "Over the steps, up to step 40"
     stepper.ownership_box.selected_index = 0
     assert stepper.ownership.layout.title.text == "Buffer ownership at step 40"
+
+
+def test_going_back_from_a_late_record_takes_its_cross_off_the_timelines() -> None:
+    """FLINK-40517's run before the fix: at the step that drops the record the event-time
+    panel marks it; one step back the mark is gone and the counter's watermark is as it was."""
+    stepper = RecoveryStepper("merged-watermarks-passed-through")
+    assert stepper.timelines_box.get_title(0).endswith("over the steps and event time")
+    stepper.timelines_box.selected_index = 0
+    stepper.goto(stepper.total)
+    timelines = stepper.timelines
+    assert timelines is not None
+    (late,) = timelines.late
+    assert late.step == stepper.total
+    crosses = [t for t in stepper.timelines_figure.data if t.name == "dropped as late"]
+    assert [list(t.x) for t in crosses] == [[stepper.total]]
+    stepper.back()
+    assert stepper.current_step == stepper.total - 1
+    assert timelines.late == []
+    assert not any(t.name == "dropped as late" for t in stepper.timelines_figure.data)
+    line = next(t for t in stepper.timelines_figure.data if t.name == late.task)
+    assert line.x[-1] == stepper.total - 1
+
+
+def test_a_run_without_watermarks_keeps_the_timelines_title() -> None:
+    stepper = RecoveryStepper("baseline-recovery", overrides={"records": 10})
+    assert stepper.timelines_box.get_title(0) == (
+        "timelines: buffers, credits, records and checkpoints over the steps"
+    )
