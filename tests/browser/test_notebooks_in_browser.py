@@ -656,3 +656,67 @@ def test_tour_goes_from_stop_to_stop_in_chromium(
         errors = notebook.helper("errors", notebook.name)
         assert not errors, "cells show errors after the tour's clicks:\n" + "\n".join(errors)
     assert path.read_bytes() == on_disk, f"{path} changed while the test ran it"
+
+
+#: notebook 6's section on FLINK-40517: its two event-time figures, by how their titles start,
+#: with the traces each must draw and the label of its screenshot
+WATERMARK_NOTEBOOK = "06-checkpointing-during-recovery.ipynb"
+WATERMARK_FIGURES = [
+    ("Before the fix:", {"counter[0]", "dropped as late"}, "watermarks-before-the-fix"),
+    ("After the fix:", {"counter[0]", "sink[1]"}, "watermarks-after-the-fix"),
+]
+
+#: A figure of the page whose title starts with the prefix: its index among the page's
+#: figures, its traces' names, and how many shapes (lines across it) it draws.
+FIGURE_BY_TITLE = """
+([prefix]) => {
+  const titleOf = (gd) => {
+    const title = gd.layout && gd.layout.title;
+    return typeof title === 'string' ? title : (title && title.text) || '';
+  };
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  const index = plots.findIndex((gd) => titleOf(gd).startsWith(prefix));
+  if (index < 0) return null;
+  const gd = plots[index];
+  return {
+    index,
+    names: (gd.data || []).map((trace) => trace.name),
+    shapes: ((gd.layout || {}).shapes || []).length,
+    drawn: gd.querySelectorAll('.scatterlayer .trace').length,
+  };
+}
+"""
+
+
+@pytest.mark.timeout(600)
+def test_the_watermarks_of_merged_channels_are_drawn_in_chromium(
+    open_notebook: Callable[[Path, str], NotebookInBrowser],
+) -> None:
+    """Notebook 6, FLINK-40517's section: both event-time figures render in JupyterLab, the
+    one before the fix with its red cross (the record dropped as late), the one after with no
+    cross and MAX's dotted line; each kept as a screenshot."""
+    path = NOTEBOOKS / WATERMARK_NOTEBOOK
+    on_disk = path.read_bytes()
+    notebook = open_notebook(ROOT, f"{NOTEBOOKS.name}/{WATERMARK_NOTEBOOK}")
+    with notebook.explained():
+        notebook.run_all()
+        for prefix, traces, label in WATERMARK_FIGURES:
+            state = notebook.wait_for(
+                f"no figure titled {prefix!r}... drawn",
+                f"([prefix]) => {{ const s = ({FIGURE_BY_TITLE})([prefix]); "
+                "return s && s.drawn > 0 ? s : null; }",
+                [prefix],
+                RENDER_TIMEOUT,
+            )
+            assert traces <= set(state["names"]), state["names"]
+            assert state["drawn"] == len(state["names"])
+            if "dropped as late" not in traces:
+                assert "dropped as late" not in state["names"]
+                assert state["shapes"] == 2  # MAX's dotted line and the step marked
+            figure = notebook.page.locator(".js-plotly-plot").nth(state["index"])
+            figure.scroll_into_view_if_needed()
+            notebook.page.wait_for_timeout(300)
+            notebook.screenshot(figure, label)
+        errors = notebook.helper("errors", notebook.name)
+        assert not errors, "cells show errors:\n" + "\n".join(errors)
+    assert path.read_bytes() == on_disk, f"{path} changed while the test ran it"

@@ -234,6 +234,24 @@ assert first_trigger(after) is None
 """,
         ),
         Screen(
+            "which record does counter[0] drop as late",
+            """
+before, after = watermark_table["before the fix"], watermark_table["after the fix"]
+channel = "that channel's watermark reaches the record's timestamp at step"
+counter = "the task's watermark reaches it at step"
+(late,) = merged_timelines["merged-watermarks-passed-through"].late  # the red cross's hover
+shown = [f"drops record {late.record} (timestamp {late.timestamp}) as late at step {late.step}",
+         f"behind its watermark {watermark_text(late.watermark)}",
+         f"as {before['it comes through']}",
+         f"merges {before['old channels merged in that channel']}",
+         f"had reached {late.timestamp} at step {before[channel]}",
+         f"followed at step {before[counter]}",
+         f"read at step {after['the task reads the record at step']}",
+         f"has not reached {late.timestamp} yet"]
+assert after[channel] == "not before the read"
+""",
+        ),
+        Screen(
             "copies of one recovered record",
             """
 shown = [f"holds {len(copies)} recovered records, each at most {max(copies.values())} time",
