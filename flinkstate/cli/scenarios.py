@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,9 @@ from flinkstate.cli.run_report import (
 )
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
+from flinkstate.network.checkpoint import Checkpoint
+from flinkstate.network.graph import JobGraph
+from flinkstate.network.records import StreamElementKind
 from flinkstate.output import check_target, written_whole
 from flinkstate.recovery.scenarios import (
     SCENARIOS,
@@ -106,6 +110,34 @@ def run_scenario_command(
     return "\n".join(lines), status
 
 
+def _checkpoint_line(label: str, checkpoint: Checkpoint) -> str:
+    """What a checkpoint holds in flight, in one line."""
+    inputs = sum(len(s.buffers) for s in checkpoint.input_channel_state)
+    outputs = sum(len(s.buffers) for s in checkpoint.result_subpartition_state)
+    kinds = Counter(r.kind for r in checkpoint.records if r.id in checkpoint.persisted_watermarks)
+    watermarks = kinds[StreamElementKind.WATERMARK]
+    statuses = kinds[StreamElementKind.WATERMARK_STATUS]
+    return (
+        f"{label}: {checkpoint.in_flight_bytes} bytes in flight ({inputs} input buffers, "
+        f"{outputs} output buffers, {len(checkpoint.persisted_records)} records"
+        + (f", {watermarks} watermarks" if watermarks else "")
+        + (f", {statuses} watermark status(es)" if statuses else "")
+        + ")"
+    )
+
+
+def _changes(before: JobGraph | None, after: JobGraph) -> str:
+    """The operators whose parallelism a restart changed ("same parallelism" if none)."""
+    if before is None:
+        return "same parallelism"
+    changes = [
+        f"{op.name} {op.parallelism} -> {after.operator(op.name).parallelism}"
+        for op in before.operators
+        if op.parallelism != after.operator(op.name).parallelism
+    ]
+    return ", ".join(changes) if changes else "same parallelism"
+
+
 def _describe(run: ScenarioRun, exported: int | None, export: object) -> list[str]:
     item = run.scenario
     verdict = "as expected" if run.as_expected else f"expected {item.expected.value}"
@@ -117,30 +149,21 @@ def _describe(run: ScenarioRun, exported: int | None, export: object) -> list[st
         lines += ["", run.message]
     checkpoint = run.checkpoint
     if checkpoint is not None:
-        inputs = sum(len(s.buffers) for s in checkpoint.input_channel_state)
-        outputs = sum(len(s.buffers) for s in checkpoint.result_subpartition_state)
-        lines += [
-            "",
-            f"checkpoint {checkpoint.id}: {checkpoint.in_flight_bytes} bytes in flight "
-            f"({inputs} input buffers, {outputs} output buffers, "
-            f"{len(checkpoint.persisted_records)} records"
-            + (
-                f", {len(checkpoint.persisted_watermarks)} watermarks"
-                if checkpoint.persisted_watermarks
-                else ""
-            )
-            + ")",
-        ]
-    if run.assignment is not None and checkpoint is not None and checkpoint.graph is not None:
-        changes = [
-            f"{op.name} {op.parallelism} -> {run.assignment.graph.operator(op.name).parallelism}"
-            for op in checkpoint.graph.operators
-            if op.parallelism != run.assignment.graph.operator(op.name).parallelism
-        ]
+        lines += ["", _checkpoint_line(f"checkpoint {checkpoint.id}", checkpoint)]
+    second = run.second_checkpoint
+    restored_from = checkpoint
+    if second is not None and second.graph is not None and checkpoint is not None:
+        # three phases: the first restart ran to its own first checkpoint, restored from again
         lines.append(
-            "restart: "
-            + (", ".join(changes) if changes else "same parallelism")
-            + f"; {run.recovered_bytes} bytes recovered, {run.filtered_records} records "
+            f"first restart: {_changes(checkpoint.graph, second.graph)}; "
+            + _checkpoint_line(f"its checkpoint {second.id}", second)
+        )
+        restored_from = second
+    if run.assignment is not None and restored_from is not None:
+        which = "restart" if second is None else "second restart"
+        lines.append(
+            f"{which}: {_changes(restored_from.graph, run.assignment.graph)}"
+            f"; {run.recovered_bytes} bytes recovered, {run.filtered_records} records "
             "filtered out"
         )
     result = run.result

@@ -102,6 +102,14 @@ RESTORE_PARAMETERS = (
         maximum=128,
     ),
     Parameter(
+        "then_source_parallelism",
+        0,
+        "restart once more, the sources at this parallelism (their splits dealt out anew), from "
+        "the first checkpoint the restarted job completes (0: unchanged)",
+        minimum=0,
+        maximum=128,
+    ),
+    Parameter(
         "restart_checkpoint_interval",
         0,
         "checkpoint interval of the restarted job in steps (0: checkpoint_interval)",
@@ -376,7 +384,7 @@ def prepare_scenario(
         raise InvalidParameterError(f"phase must be one of {', '.join(RUN_PHASES)}, got {phase!r}")
     item = scenario if isinstance(scenario, Scenario) else get_scenario(scenario)
     values = item.resolve(overrides)
-    if phase == FIRST_RESTART and not values["then_parallelism"]:
+    if phase == FIRST_RESTART and not _third_phase(values):
         raise InvalidParameterError(
             f"phase {FIRST_RESTART} needs then_parallelism (a third phase); {item.name} "
             "restarts once"
@@ -434,7 +442,7 @@ def prepare_scenario(
     except (InvalidParameterError, UnsupportedRescaleError) as refused:
         run.outcome, run.message = Outcome.REJECTED, str(refused)
         return run
-    if values["then_parallelism"] and phase != FIRST_RESTART:
+    if _third_phase(values) and phase != FIRST_RESTART:
         again = _restart_again(run, job, restored, restart_values, scheduler, max_steps)
         if again is None:
             return run
@@ -472,11 +480,11 @@ def _restart_again(
         return None
     second = run.second_checkpoint = between.checkpoints.completed[0]
     assert second.graph is not None
-    parallelism = {
-        op.name: run.values["then_parallelism"]
-        for op in second.graph.operators
-        if op.kind.value != "source"
-    }
+    parallelism = {}
+    for op in second.graph.operators:
+        key = "then_source_parallelism" if op.kind.value == "source" else "then_parallelism"
+        if run.values[key]:
+            parallelism[op.name] = run.values[key]
     try:
         run.assignment = assign_state(
             second,
@@ -490,6 +498,11 @@ def _restart_again(
     except (InvalidParameterError, UnsupportedRescaleError) as refused:
         run.outcome, run.message = Outcome.REJECTED, str(refused)
         return None
+
+
+def _third_phase(values: Mapping[str, Any]) -> bool:
+    """Whether the scenario restarts twice (``then_parallelism`` or ``then_source_parallelism``)."""
+    return bool(values["then_parallelism"] or values["then_source_parallelism"])
 
 
 def _run_with_progress(
@@ -596,6 +609,28 @@ _MERGED_WATERMARKS_TEXT = (
     "new counter 0 reads old counters 0 and 1's channels from each source through one new "
     "channel. The two old channels were drained unevenly before the checkpoint, so their "
     "in-flight data ends at different watermarks. "
+)
+
+#: the keyed job with event time whose sources go 2 -> 3 (source[2] gets no split and, its
+#: strategy declaring idleness, marks its output IDLE) and, from the first checkpoint of that
+#: restart, 3 -> 2: each counter's channel from new source 0 merges old sources 0 and 2
+_MERGED_IDLE = {
+    **_MERGED_WATERMARKS,
+    "source_parallelism": 2,
+    "new_parallelism": 0,
+    "new_source_parallelism": 3,
+    "source_idleness": True,
+    "then_source_parallelism": 2,
+    "restart_checkpoint_interval": 40,
+}
+_MERGED_IDLE_TEXT = (
+    "The sources emit a watermark every 5 records and declare idleness. A first restart "
+    "raises them from 2 to 3: source[2] gets no split, marks its output IDLE and waits for the "
+    "others to end, and the first checkpoint of that run holds its IDLE status in flight with "
+    "old sources 0 and 1's records and watermarks. A second restart from that checkpoint "
+    "takes the sources back to 2 with checkpointing during recovery: each counter's channel "
+    "from new source 0 merges the old channels of sources 0 (active, records still in "
+    "flight) and 2 (IDLE). "
 )
 
 #: V1 filtering on the reader, the first filtered buffer of the first source buffer that yields
@@ -1385,6 +1420,37 @@ SCENARIOS: dict[str, Scenario] = {
             Outcome.RECOVERED,
             "FLINK-40517 (PR #29064); DemultiplexingRecordDeserializerTest.testWatermarks",
             ("recovered_watermarks", "watermark_interval", "new_parallelism"),
+        ),
+        Scenario(
+            "merged-idle-status-passed-through",
+            "An idle old channel idles its merged channel; records dropped (before FLINK-40517)",
+            _MERGED_IDLE_TEXT
+            + "Before FLINK-40517 the filtering handler passed the IDLE status through as it "
+            "came: the merged channel goes idle, and since new source 0 never went idle it "
+            "never sends ACTIVE, so the channel stays idle. Each counter's valve leaves it out: "
+            "the counter's watermark follows its other channel alone (new source 1) and "
+            "overtakes the records of split 0 that still come through the merged channel: a "
+            "window would drop them as late. The late-record invariant stops the run at the "
+            "first.",
+            "keyed",
+            {**_MERGED_IDLE, "recovered_watermarks": "passed-through"},
+            Outcome.VIOLATION,
+            "FLINK-40517 (PR #29064); ChannelStateFilteringHandler, StatusWatermarkValve",
+            ("recovered_watermarks", "source_idleness", "then_source_parallelism"),
+        ),
+        Scenario(
+            "merged-idle-status-aggregated",
+            "FLINK-40517: a merged channel stays active while any of its old channels is",
+            _MERGED_IDLE_TEXT
+            + "Since FLINK-40517 the merged channel's status is ACTIVE while any of its old "
+            "channels is (as the classic demultiplexer always did): old source 2's IDLE is "
+            "kept, not passed on, the counters keep waiting for old source 0's watermarks, and "
+            "no recovered record falls behind them.",
+            "keyed",
+            _MERGED_IDLE,
+            Outcome.RECOVERED,
+            "FLINK-40517 (PR #29064); DemultiplexingRecordDeserializerTest.testWatermarks",
+            ("recovered_watermarks", "source_idleness", "then_source_parallelism"),
         ),
         Scenario(
             "failed-task-counted-as-finished",

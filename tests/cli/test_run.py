@@ -158,6 +158,22 @@ def test_running_a_scenario_exits_by_its_expectation(
     assert "unknown topology or scenario" in capsys.readouterr().err
 
 
+def test_a_scenario_that_restarts_twice_describes_both_restarts(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Both restarts and the checkpoint between them: the job's checkpoint, the first restart
+    (sources 2 -> 3) with its own first checkpoint (old source 2's IDLE status in flight), the
+    second restart (3 -> 2) from that one."""
+    assert main(["run", "merged-idle-status-passed-through"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    first = next(line for line in lines if line.startswith("first restart: "))
+    assert first.startswith("first restart: source 2 -> 3; its checkpoint 1: ")
+    assert first.endswith(" watermarks, 1 watermark status(es))")
+    second = next(line for line in lines if line.startswith("second restart: "))
+    assert second.startswith("second restart: source 3 -> 2; ")
+    assert not any(line.startswith("restart: ") for line in lines)
+
+
 def test_run_writes_a_page_of_the_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     page = tmp_path / "run.html"
     code = main(["run", "keyed", "--set", "records=10", "--html", str(page), "--json"])

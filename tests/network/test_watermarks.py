@@ -10,7 +10,7 @@ import pytest
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.graph import OperatorKind
-from flinkstate.network.records import MAX_WATERMARK, MIN_WATERMARK
+from flinkstate.network.records import MAX_WATERMARK, MIN_WATERMARK, StreamElementKind
 from flinkstate.network.topologies import topology
 from flinkstate.network.watermarks import source_watermark
 from flinkstate.recovery.scenarios import Outcome, prepare_scenario, run_scenario
@@ -154,3 +154,42 @@ def test_a_source_without_a_split_holds_watermarks_back_unless_it_declares_idlen
         assert statuses[-1] is False  # and active again before its MAX
     else:
         assert set(statuses) == {None}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_an_idle_old_channel_idles_its_merged_channel_only_before_flink_40517(seed: int) -> None:
+    """The IDLE half of FLINK-40517. Old source 2 had no split and marked its output IDLE;
+    that status is in flight in the checkpoint the second restart reads, and each counter's
+    channel from new source 0 merges old source 0's channel (records in flight) with old
+    source 2's. Passed through, the IDLE idles the merged channel for good (new source 0 never
+    went idle, so no ACTIVE follows) and a record of split 0 coming through it falls behind
+    the watermark of the counter's other channel; aggregated, the merged channel stays active
+    while old source 0's is, and nothing is late."""
+    before = run_scenario("merged-idle-status-passed-through", seed=seed)
+    after = run_scenario("merged-idle-status-aggregated", seed=seed)
+    second = before.second_checkpoint
+    assert second is not None
+    statuses = [r for r in second.records if r.kind is StreamElementKind.WATERMARK_STATUS]
+    assert [(r.source, r.idle) for r in statuses] == [("task source[2]", True)]
+    assert before.outcome is Outcome.VIOLATION
+    w = before.world
+    assert w is not None
+    assert [v.invariant for v in before.result.violations] == ["late-record"]
+    ((record, _), (_, watermark)) = next(iter(w.event_time.late.items()))
+    assert w.records[record].source == "task source[0]"  # through the merged channel
+    assert w.records[record].timestamp <= watermark
+    gate = next(g for g in w.gates.values() if g.plan is not None and g.plan.demultiplexes)
+    merged = [[vc.old_channel for vc in vcs] for vcs in gate.plan.virtual_channels]
+    assert merged == [[0, 2], [1]]  # new source 0 <- old sources 0 and 2; new 1 <- old 1
+    assert after.outcome is Outcome.RECOVERED, after.message
+    assert after.world is not None
+    assert after.world.event_time.late == {}
+
+
+def test_without_idleness_the_same_rescales_lose_nothing_even_passed_through() -> None:
+    """The IDLE status is the cause: without ``source_idleness`` old source 2 sends no status
+    and the merged channel's watermark is old source 0's own, in order with its records."""
+    run = run_scenario("merged-idle-status-passed-through", overrides={"source_idleness": False})
+    assert run.outcome is Outcome.RECOVERED
+    assert run.world is not None
+    assert run.world.event_time.late == {}

@@ -16,7 +16,6 @@ from flinkstate.network.records import MAX_WATERMARK, MIN_WATERMARK
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.scenarios import prepare_scenario, run_scenario
 from flinkstate.sim.core import Simulation
-from flinkstate.views.captions import violation_text
 from flinkstate.views.palette import ALERT, GROUP_COLOURS, OWNER_GROUPS
 from flinkstate.views.timelines import (
     MAX_CONNECTIONS,
@@ -242,7 +241,7 @@ def test_a_record_dropped_as_late_is_marked_at_the_step_that_dropped_it() -> Non
     (late,) = timelines.late
     ((record, task), (_, watermark)) = next(iter(world.event_time.late.items()))
     assert (late.record, f"task {late.task}", late.watermark) == (record, task, watermark)
-    assert violation_text(violation).startswith(f"step {late.step}:")
+    assert str(violation).startswith(f"step {late.step}:")
     assert late.step == run.simulation.step_count  # the run stops at the violation
     assert late.timestamp <= late.watermark == timelines.value("watermarks", late.task)
     figure = timelines_figure(timelines)
