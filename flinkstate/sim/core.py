@@ -279,6 +279,20 @@ class Simulation:
     def _result(self, status: RunStatus) -> RunResult:
         return RunResult(status, len(self.history), tuple(self.model.violations))
 
+    def replay(self) -> tuple[Model, Iterator[Event]]:
+        """A fresh model from the factory and the recorded actions applied to it one at a
+        time, lazily, with the collector paused as for a run: for a view that reads the model
+        after every step of a run that kept only its last state. The simulation is untouched."""
+        model = self.factory()
+        history = list(self.history)
+
+        def events() -> Iterator[Event]:
+            with collector_paused():
+                for action in history:
+                    yield model.apply(action)
+
+        return model, events()
+
     # -- going back --------------------------------------------------------------------
 
     def back(self, steps: int = 1) -> None:

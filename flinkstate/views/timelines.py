@@ -28,7 +28,7 @@ from flinkstate.network.owners import Owner, OwnerKind
 from flinkstate.network.records import MAX_WATERMARK, MIN_WATERMARK
 from flinkstate.network.watermarks import watermark_text
 from flinkstate.network.world import NetworkWorld
-from flinkstate.sim.core import Event, Simulation, collector_paused
+from flinkstate.sim.core import Event, Simulation
 from flinkstate.views.palette import (
     ALERT,
     CATEGORY_COLOURS,
@@ -128,13 +128,12 @@ class Timelines:
     def of_simulation(cls, simulation: Simulation) -> Timelines:
         """Timelines of a recorded run, replayed on a fresh world from the simulation's factory
         (a finished run keeps only its last state)."""
-        world = simulation.factory()
+        world, events = simulation.replay()
         if not isinstance(world, NetworkWorld):
             raise InvalidParameterError("timelines are drawn for network worlds only")
         timelines = cls.start(world)
-        with collector_paused():
-            for action in simulation.history:
-                timelines.record(world, world.apply(action))
+        for event in events:
+            timelines.record(world, event)
         return timelines
 
     def record(self, world: NetworkWorld, event: Event) -> None:

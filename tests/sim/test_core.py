@@ -194,3 +194,16 @@ def test_run_pauses_the_collector_and_restores_it() -> None:
         assert not gc.isenabled()  # a caller's own choice is left alone
     finally:
         gc.enable()
+
+
+def test_replay_steps_a_fresh_model_through_the_recorded_actions() -> None:
+    sim = Simulation(lambda: Locks(crossed=False, rounds=5), RoundRobin())
+    sim.run()
+    model, events = sim.replay()
+    assert model is not sim.model
+    assert model.fingerprint() != sim.model.fingerprint()  # nothing applied yet
+    replayed = list(events)
+    assert [e.action for e in replayed] == sim.history
+    assert model.fingerprint() == sim.model.fingerprint()
+    assert sim.step_count == len(replayed)  # the simulation itself is untouched
+    assert gc.isenabled()  # the collector is back once the replay is done
