@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from flinkstate.network.options import RecoveryCheckpointTrigger
+from flinkstate.recovery.scenarios import run_scenario
+from flinkstate.views.recovery_trigger import trigger_history
 from flinkstate.views.tours import get_tour, locate
 from tests.browser.lab_server import LabServer, running_lab
 
@@ -665,6 +668,34 @@ WATERMARK_FIGURES = [
     ("Before the fix:", {"counter[0]", "dropped as late"}, "watermarks-before-the-fix"),
     ("After the fix:", {"counter[0]", "sink[1]"}, "watermarks-after-the-fix"),
 ]
+#: the same notebook's section on PR #28554's review: the trigger figure and what it must draw
+TRIGGER_FIGURE = "The recovery checkpoint trigger of"
+TRIGGER_TRACES = {
+    "trigger NOT_READY",
+    "trigger DRAINER",
+    "trigger NO_OP",
+    "checkpoint declined",
+    "checkpoint completes",
+    "drain finished",
+}
+#: its two tables, by a text only each shows (a channel's name with its "<", escaped right)
+TRIGGER_TABLES = [
+    ("first checkpoint after the drain", "recovery-trigger-summary"),
+    ("the restart begins", "recovery-trigger-steps"),
+]
+DECLINED_CHANNEL = "no RecoveryCheckpointBarrier of checkpoint 1 in counter[0]<source[0]"
+
+
+def trigger_no_op_steps() -> list[int | None]:
+    """The step counter[0]'s trigger turns NO_OP in the draft's run and in master's (seed 0)."""
+    steps = []
+    for name in ("trigger-no-op-after-drain", "trigger-no-op-after-consumed"):
+        run = run_scenario(name, seed=0)
+        assert run.simulation is not None
+        history = trigger_history(run.simulation, "counter[0]")
+        steps.append(history.since(RecoveryCheckpointTrigger.NO_OP))
+    return steps
+
 
 #: A figure of the page whose title starts with the prefix: its index among the page's
 #: figures, its traces' names, and how many shapes (lines across it) it draws.
@@ -683,18 +714,22 @@ FIGURE_BY_TITLE = """
     names: (gd.data || []).map((trace) => trace.name),
     shapes: ((gd.layout || {}).shapes || []).length,
     drawn: gd.querySelectorAll('.scatterlayer .trace').length,
+    bars: gd.querySelectorAll('.barlayer .trace').length,
+    notes: ((gd.layout || {}).annotations || []).map((note) => note.text),
   };
 }
 """
 
 
 @pytest.mark.timeout(600)
-def test_the_watermarks_of_merged_channels_are_drawn_in_chromium(
+def test_the_watermarks_and_the_recovery_trigger_of_notebook_6_are_drawn_in_chromium(
     open_notebook: Callable[[Path, str], NotebookInBrowser],
 ) -> None:
     """Notebook 6, FLINK-40517's section: both event-time figures render in JupyterLab, the
     one before the fix with its red cross (the record dropped as late), the one after with no
-    cross and MAX's dotted line; each kept as a screenshot."""
+    cross and MAX's dotted line. PR #28554's section (one Run All serves both): the trigger
+    figure with its bars, markers and NO_OP notes, and both tables with the declined
+    channel's name whole. Each kept as a screenshot."""
     path = NOTEBOOKS / WATERMARK_NOTEBOOK
     on_disk = path.read_bytes()
     notebook = open_notebook(ROOT, f"{NOTEBOOKS.name}/{WATERMARK_NOTEBOOK}")
@@ -717,6 +752,29 @@ def test_the_watermarks_of_merged_channels_are_drawn_in_chromium(
             figure.scroll_into_view_if_needed()
             notebook.page.wait_for_timeout(300)
             notebook.screenshot(figure, label)
+        state = notebook.wait_for(
+            f"no figure titled {TRIGGER_FIGURE!r}... drawn",
+            f"([prefix]) => {{ const s = ({FIGURE_BY_TITLE})([prefix]); "
+            "return s && s.bars > 0 ? s : null; }",
+            [TRIGGER_FIGURE],
+            RENDER_TIMEOUT,
+        )
+        assert set(state["names"]) >= TRIGGER_TRACES, state["names"]
+        assert state["bars"] + state["drawn"] == len(state["names"])
+        assert state["shapes"] == 2  # where each run's drain finished
+        assert [note.split(",")[0] for note in state["notes"]] == [
+            f"NO_OP from step {step}" for step in trigger_no_op_steps()
+        ], state["notes"]
+        figure = notebook.page.locator(".js-plotly-plot").nth(state["index"])
+        figure.scroll_into_view_if_needed()
+        notebook.page.wait_for_timeout(300)
+        notebook.screenshot(figure, "recovery-trigger")
+        for text, label in TRIGGER_TABLES:
+            outputs = notebook.page.locator(".jp-OutputArea-output")
+            table = outputs.filter(has=notebook.page.locator("table"), has_text=text).first
+            table.scroll_into_view_if_needed()
+            assert DECLINED_CHANNEL in table.inner_text()
+            notebook.screenshot(table, label)
         errors = notebook.helper("errors", notebook.name)
         assert not errors, "cells show errors:\n" + "\n".join(errors)
     assert path.read_bytes() == on_disk, f"{path} changed while the test ran it"

@@ -234,6 +234,29 @@ assert first_trigger(after) is None
 """,
         ),
         Screen(
+            "recovery trigger become NO_OP in each run",
+            """
+shown = []
+for label in trigger_summary.columns:
+    row = trigger_summary[label]
+    idle = row["trigger NO_OP from step"]
+    assert trigger_steps.loc[idle, (label, "trigger")] == "NO_OP"  # the step table agrees
+    checkpoint, step = _re.fullmatch(r"checkpoint (\\d+) at step (\\d+)",
+                                     row["first checkpoint after the drain"]).groups()
+    shown += [f"{label}", f"the drain ends at step {row['drain finished at step']}",
+              f"NO_OP from step {idle}, with {row['its channels in recovery then']} channels "
+              "still in recovery",
+              f"Checkpoint {checkpoint} reaches {row['task followed']} at step {step}",
+              f"finds the trigger {row['trigger it finds']} with "
+              f"{row['channels in recovery it finds']} channels in recovery",
+              f"The run ends {row['outcome']}"]
+    if row["declined as"] == "-":
+        shown.append(f"completes at step {row['completes at step']}")
+    else:
+        shown.append(f"declined as {row['declined as']}: {row['what happens']}")
+""",
+        ),
+        Screen(
             "which record does counter[0] drop as late",
             """
 before, after = watermark_table["before the fix"], watermark_table["after the fix"]
