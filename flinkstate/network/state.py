@@ -230,19 +230,18 @@ class NetworkState:
 
     def release_spill(self, task: str) -> bool:
         """Drop one reference to a task's spill files; True when that deleted them."""
-        state = self.drainers[task].state
-        assert state is not None
-        deleted = state.release()
-        if deleted:
-            self.spill.deleted(state)
-        return deleted
+        return self._let_go_of_spill(task, close=False)
 
     def close_spill(self, task: str) -> bool:
         """Delete a task's spill files whatever references remain (``FetchedChannelState.close``);
         True when that deleted them (False: gone already)."""
+        return self._let_go_of_spill(task, close=True)
+
+    def _let_go_of_spill(self, task: str, *, close: bool) -> bool:
+        """Release or close a task's spill files, counting them once they are deleted."""
         state = self.drainers[task].state
         assert state is not None
-        deleted = state.close()
+        deleted = state.close() if close else state.release()
         if deleted:
             self.spill.deleted(state)
         return deleted

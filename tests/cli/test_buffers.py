@@ -58,6 +58,10 @@ def test_json(capsys: pytest.CaptureFixture[str]) -> None:
         (("--channels", "2", "--type", "nope"), "unknown result partition type 'nope'"),
         (("--network-memory", "12parsecs"), "unit 'parsecs'"),
         (("--network-memory", "1g", "--segment-size", "5000"), "power of 2"),
+        (("--channels", "4", "--gates", "2"), "--gates needs --network-memory and --channels"),
+        (("--network-memory", "1g", "--partitions", "2"), "--partitions needs"),
+        (("--channels", "4", "--network-memory", "1g", "--gates", "0"), "between 1 and 1000"),
+        (("--channels", "20000", "--network-memory", "1g", "--gates", "300"), "too many"),
     ],
 )  # fmt: skip
 def test_mistakes_are_one_line(
@@ -118,22 +122,3 @@ def test_a_task_manager_without_enough_buffers_says_where_and_exits_1(
         "Insufficient number of network buffers: required 2, but only 0 available."
     )
     assert len(setup["pools"]) == 32
-
-
-@pytest.mark.parametrize(
-    ("argv", "message"),
-    [
-        (("--channels", "4", "--gates", "2"), "--gates needs --network-memory and --channels"),
-        (("--network-memory", "1g", "--partitions", "2"), "--partitions needs"),
-        (("--channels", "4", "--network-memory", "1g", "--gates", "0"), "between 1 and 1000"),
-        (("--channels", "20000", "--network-memory", "1g", "--gates", "300"), "too many"),
-    ],
-)
-def test_setup_mistakes_are_one_line(
-    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...], message: str
-) -> None:
-    code, out, err = run(capsys, *argv)
-    assert code == 2
-    assert out == ""
-    assert message in err
-    assert len(err.strip().splitlines()) == 1
