@@ -50,6 +50,18 @@ function text(parent, x, y, content, attrs) {
   return t;
 }
 
+// a text squeezed to at most `width` pixels when it would run out of its box (a long task name,
+// "restoring output" in a narrow box); measured only once it is in the document, left as it is
+// where it cannot be measured
+function fitted(node, width) {
+  const length = typeof node.getComputedTextLength === "function" ? node.getComputedTextLength() : 0;
+  if (length > width && width > 0) {
+    node.setAttribute("textLength", String(width));
+    node.setAttribute("lengthAdjust", "spacingAndGlyphs");
+  }
+  return node;
+}
+
 // watermarks and statuses: a dark slate, unlike any source or key-group colour
 const WATERMARK = "#334155";
 
@@ -380,11 +392,11 @@ function render({ model, el: root }) {
         const phase = p.failover ? p.failover.toLowerCase() : p.phase && p.phase !== "running" ? phases[p.phase] || p.phase : p.finished ? "finished" : "";
         const fill = p.failover ? "#fee2e2" : p.phase && p.phase !== "running" ? "#fff7ed" : "#eef2ff";
         frame(g2, x, y - h / 2, w, h, p, { fill });
-        text(g2, x + 6, y - h / 2 + 14, p.label, { "font-size": 12, "font-weight": 600, fill: "#1e3a8a" });
+        fitted(text(g2, x + 6, y - h / 2 + 14, p.label, { "font-size": 12, "font-weight": 600, fill: "#1e3a8a" }), w - 18);
         // with event time the line is short enough for the narrowest box: "12 rec · wm 57", a
         // source's "wm 21"
         const progress = p.watermark === undefined ? `processed ${p.processed}` : `${p.processed ? `${p.processed} rec · ` : ""}wm ${p.watermark}`;
-        text(g2, x + 6, y - h / 2 + 27, phase || progress, { ...small, "font-size": 10.5 });
+        fitted(text(g2, x + 6, y - h / 2 + 27, phase || progress, { ...small, "font-size": 10.5 }), w - 10);
         if (p.acknowledged) text(g2, x + w - 4, y - h / 2 + 14, "✓", { "text-anchor": "end", "font-size": 12, fill: CHECKPOINT });
         if (p.expanded && typeof model.send === "function") {
           const fold = text(g2, x + w - 4, y - h / 2 - 3, "fold \u25b4", { "text-anchor": "end", "font-size": 10, fill: "#2563eb" });

@@ -30,13 +30,23 @@ def refusal(message: str) -> str:
 
 
 def scenario_picker(value: str) -> widgets.Dropdown:
-    """Every registered scenario, by name and title."""
-    return widgets.Dropdown(
-        options=[(f"{s.name}: {s.title}", s.name) for s in SCENARIOS.values()],
+    """Every registered scenario, by name and title. The picker takes the width its row leaves
+    (titles run long), and its tooltip is the chosen scenario's whole line, for where it is
+    still cut off."""
+    labels = {s.name: f"{s.name}: {s.title}" for s in SCENARIOS.values()}
+    picker = widgets.Dropdown(
+        options=[(label, name) for name, label in labels.items()],
         value=value,
         description="scenario",
-        layout=widgets.Layout(width="640px"),
+        tooltip=labels[value],
+        layout=widgets.Layout(width="auto", flex="1 1 auto", min_width="320px", max_width="100%"),
     )
+
+    def show_whole(change: dict[str, Any]) -> None:
+        picker.tooltip = labels[change["new"]]
+
+    picker.observe(show_whole, names="value")
+    return picker
 
 
 def parameters_of(scenario: Scenario, also: Iterable[str] = ()) -> list[Parameter]:

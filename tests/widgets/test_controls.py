@@ -11,8 +11,8 @@ import plotly.graph_objects as go
 import pytest
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.recovery.scenarios import get_scenario
-from flinkstate.widgets.controls import ParameterControls, live_figure, show_spec
+from flinkstate.recovery.scenarios import SCENARIOS, get_scenario
+from flinkstate.widgets.controls import ParameterControls, live_figure, scenario_picker, show_spec
 
 
 def _spec(y: list[int], colour: str, with_text: bool) -> dict[str, object]:
@@ -163,3 +163,13 @@ def test_an_update_gives_every_trace_in_it_every_property_in_it() -> None:
         assert Undefined not in values
     assert update["style_data"]["x"] == [[5, 6], [0, 1]]  # the unchanged one's own x
     assert _shown(live) == _shown(go.FigureWidget(moved))
+
+
+def test_the_scenario_picker_tells_the_whole_line_of_the_chosen_scenario() -> None:
+    """Titles run longer than a picker is wide: its tooltip is the chosen one's whole line."""
+    picker = scenario_picker("trigger-no-op-after-drain")
+    item = SCENARIOS["trigger-no-op-after-drain"]
+    assert picker.tooltip == f"{item.name}: {item.title}"
+    picker.value = "baseline-recovery"
+    assert picker.tooltip == f"baseline-recovery: {SCENARIOS['baseline-recovery'].title}"
+    assert picker.layout.width == "auto"
