@@ -8,7 +8,9 @@ carrying record fragments (or, with no segment, a small heap event such as end-o
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
+from flinkstate.network.copying import FIXED, NotState, StateKey
 from flinkstate.network.owners import Owner, OwnerKind
 from flinkstate.network.records import Fragment
 
@@ -34,6 +36,23 @@ class Buffer:
     uid: int = field(default=-1, compare=False)
     #: made by recovery from channel state (drawn apart from live data); presentation only
     recovered: bool = field(default=False, compare=False)
+
+    NOT_STATE: ClassVar[NotState] = {
+        "uid": "presentation: the canvas follows a buffer by it",
+        "recovered": "presentation: drawn apart from live data",
+    }
+
+    def state_key(self) -> StateKey:
+        return (
+            self.segment,
+            self.capacity,
+            self.used,
+            tuple(self.fragments),
+            self.event,
+            self.checkpoint,
+            self.priority,
+            self.descriptor,
+        )
 
     def copy(self) -> Buffer:
         return Buffer(
@@ -102,6 +121,11 @@ class NetworkBufferPool:
     free: list[int]
     required: int = 0
 
+    NOT_STATE: ClassVar[NotState] = {"name": FIXED, "owner": FIXED, "total": FIXED}
+
+    def state_key(self) -> StateKey:
+        return (tuple(self.free), self.required)
+
 
 @dataclass(slots=True)
 class LocalBufferPool:
@@ -129,6 +153,25 @@ class LocalBufferPool:
     #: destroyed (``lazyDestroy``): every segment recycled to it goes back to the global pool
     #: (only a standalone pool is ever destroyed; the simulator's live as long as the run)
     destroyed: bool = False
+
+    NOT_STATE: ClassVar[NotState] = {
+        "name": FIXED,
+        "owner": FIXED,
+        "global_pool": FIXED,
+        "minimum": FIXED,
+        "maximum": FIXED,
+        "max_per_subpartition": FIXED,
+    }
+
+    def state_key(self) -> StateKey:
+        return (
+            self.size,
+            tuple(self.free),
+            self.requested,
+            tuple(self.per_subpartition),
+            self.saturated_subpartitions,
+            self.destroyed,
+        )
 
     def copy(self) -> LocalBufferPool:
         return LocalBufferPool(

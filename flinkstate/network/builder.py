@@ -35,7 +35,7 @@ from flinkstate.network.options import (
 from flinkstate.network.owners import ChannelOwners, Owner, OwnerKind, SubpartitionOwners
 from flinkstate.network.partition import ResultPartition, Subpartition
 from flinkstate.network.pools import BufferPools
-from flinkstate.network.state import IN_FLIGHT, NetworkState
+from flinkstate.network.state import IN_FLIGHT, NetworkState, configuration_of
 from flinkstate.network.state_assignment import StateAssignment
 from flinkstate.network.task import Task, TaskPhase
 
@@ -53,6 +53,7 @@ def build(state: NetworkState) -> None:
             "selected is never read (Flink refuses any checkpointing of an InputSelectable "
             "operator); set unaligned=true or checkpoint_interval=0"
         )
+    state.configuration = configuration_of(state)
     state.ledger = SegmentLedger(state.journal)
     state.violations = state.journal.violations
     state.buffer_pools = BufferPools(state.ledger)

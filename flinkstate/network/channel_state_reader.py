@@ -11,8 +11,10 @@ from __future__ import annotations
 import dataclasses
 from collections import deque
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from flinkstate.network.buffer import Buffer
+from flinkstate.network.copying import FIXED, NotState, StateKey
 from flinkstate.network.fetched_channel_state import SpillWriter
 from flinkstate.network.records import Fragment
 from flinkstate.network.state_assignment import RecoveredChunk
@@ -41,6 +43,25 @@ class ChannelStateReader:
     heap_segment_in_use: bool = False
     #: V2: the spill files being written
     spill: SpillWriter | None = None
+
+    NOT_STATE: ClassVar[NotState] = {"name": FIXED, "task": FIXED}
+
+    def state_key(self) -> StateKey:
+        spill = self.spill
+        return (
+            tuple(self.chunks),
+            self.finished,
+            self.pre,
+            self.pre_origin,
+            self.pre_channel,
+            tuple(self.pending),
+            tuple([b.state_key() for b in self.posts]),
+            # looked up by virtual channel (walked only to report what is incomplete)
+            frozenset(self.partials.items()),
+            self.heap_segment_allocated,
+            self.heap_segment_in_use,
+            None if spill is None else spill.state_key(),
+        )
 
     def copy(self) -> ChannelStateReader:
         return ChannelStateReader(

@@ -18,9 +18,11 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.buffer import HEAP
+from flinkstate.network.copying import FIXED, NotState, StateKey
 from flinkstate.network.owners import Owner, OwnerKind
 from flinkstate.network.records import Fragment
 
@@ -61,6 +63,17 @@ class ChannelStateWriter:
     task_manager: int
     subtasks: tuple[str, ...]
     requests: deque[WriteRequest] = field(default_factory=deque)
+
+    NOT_STATE: ClassVar[NotState] = {
+        "name": FIXED,
+        "owner": FIXED,
+        "task_manager": FIXED,
+        "subtasks": FIXED,
+    }
+
+    def state_key(self) -> StateKey:
+        # a request's equality leaves out its drawing numbers (``uid``, ``buffer``)
+        return (tuple(self.requests),)
 
     def copy(self) -> ChannelStateWriter:
         return ChannelStateWriter(

@@ -12,8 +12,10 @@ import functools
 from collections import Counter
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from flinkstate.keygroups import KeyGroupRange
+from flinkstate.network.copying import NotState, StateKey
 from flinkstate.network.graph import JobGraph
 from flinkstate.network.records import Fragment, Record
 
@@ -182,6 +184,32 @@ class CheckpointInProgress:
     finished: tuple[str, ...] = ()
     #: triggered by hand (REST), not by the periodic scheduler
     manual: bool = False
+
+    NOT_STATE: ClassVar[NotState] = {
+        "persisted_buffers": "presentation: the buffers the canvas outlines as persisted",
+    }
+
+    def state_key(self) -> StateKey:
+        # the dicts are looked up by task or channel (completion walks the job's own order)
+        return (
+            self.id,
+            self.unaligned,
+            self.trigger_step,
+            frozenset(self.snapshots.items()),
+            frozenset(self.acknowledged),
+            frozenset([(n, tuple(b)) for n, b in self.inputs.items()]),
+            frozenset([(n, tuple(b)) for n, b in self.outputs.items()]),
+            frozenset(self.barriers_complete),
+            frozenset(self.pending_writes.items()),
+            self.waiting_for,
+            self.finished,
+            self.manual,
+        )
+
+    def cut(self) -> dict[str, int]:
+        """The step of each snapshot taken so far, by task name: what the write and process
+        steps of records are compared with when the checkpoint completes."""
+        return {name: s.snapshot_step for name, s in self.snapshots.items()}
 
     def copy(self) -> CheckpointInProgress:
         return CheckpointInProgress(

@@ -24,8 +24,10 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from flinkstate.network.buffer import Buffer, LocalBufferPool
+from flinkstate.network.copying import FIXED, NotState, StateKey
 from flinkstate.network.graph import Exchange
 from flinkstate.network.owners import ChannelOwners
 from flinkstate.rescale.exchange import DownstreamSubtaskRescale
@@ -41,6 +43,16 @@ class BufferManager:
     exclusive: list[int] = field(default_factory=list)
     floating: list[int] = field(default_factory=list)
     backlog_seen: int = 0
+
+    NOT_STATE: ClassVar[NotState] = {}
+
+    def state_key(self) -> StateKey:
+        return (
+            self.exclusive_segments,
+            tuple(self.exclusive),
+            tuple(self.floating),
+            self.backlog_seen,
+        )
 
     @property
     def available(self) -> int:
@@ -65,6 +77,11 @@ class ChannelStatePersister:
     barrier_arrived: int = 0
     pre_barrier: int = 0
 
+    NOT_STATE: ClassVar[NotState] = {}
+
+    def state_key(self) -> StateKey:
+        return (self.barrier_seen, self.persisting, self.barrier_arrived, self.pre_barrier)
+
     def copy(self) -> ChannelStatePersister:
         return ChannelStatePersister(
             self.barrier_seen, self.persisting, self.barrier_arrived, self.pre_barrier
@@ -83,6 +100,17 @@ class RecoveredChannelState:
     exclusive: list[int] = field(default_factory=list)
     state_consumed: bool = False
     end_of_output: bool = False
+
+    NOT_STATE: ClassVar[NotState] = {}
+
+    def state_key(self) -> StateKey:
+        return (
+            tuple([b.state_key() for b in self.queue]),
+            self.segments,
+            tuple(self.exclusive),
+            self.state_consumed,
+            self.end_of_output,
+        )
 
     def copy(self) -> RecoveredChannelState:
         return RecoveredChannelState(
@@ -103,6 +131,12 @@ class Demultiplexer:
     selected: tuple[int, int] | None = None
     partials: dict[tuple[int, int], tuple[int, int]] = field(default_factory=dict)
 
+    NOT_STATE: ClassVar[NotState] = {}
+
+    def state_key(self) -> StateKey:
+        # a lookup by virtual channel: the order entries were added in is no state
+        return (self.selected, frozenset(self.partials.items()))
+
     def copy(self) -> Demultiplexer:
         return Demultiplexer(self.selected, dict(self.partials))
 
@@ -115,6 +149,11 @@ class RecoverableChannelState:
 
     in_recovery: bool = False
     stash: deque[Buffer] = field(default_factory=deque)
+
+    NOT_STATE: ClassVar[NotState] = {}
+
+    def state_key(self) -> StateKey:
+        return (self.in_recovery, tuple([b.state_key() for b in self.stash]))
 
     def copy(self) -> RecoverableChannelState:
         return RecoverableChannelState(self.in_recovery, deque(self.stash))
@@ -146,6 +185,32 @@ class Channel:
     recovery: RecoveredChannelState = field(default_factory=RecoveredChannelState)
     demultiplexer: Demultiplexer = field(default_factory=Demultiplexer)
     recoverable: RecoverableChannelState = field(default_factory=RecoverableChannelState)
+
+    NOT_STATE: ClassVar[NotState] = {
+        "name": FIXED,
+        "gate": FIXED,
+        "task": FIXED,
+        "producer": FIXED,
+        "subpartition": FIXED,
+        "remote": FIXED,
+        "index": FIXED,
+        "owners": FIXED,
+    }
+
+    def state_key(self) -> StateKey:
+        return (
+            self.buffers.state_key(),
+            tuple([b.state_key() for b in self.received]),
+            self.finished,
+            self.partial,
+            self.persister.state_key(),
+            self.blocked,
+            self.upstream_blocked,
+            self.recovered,
+            self.recovery.state_key(),
+            self.demultiplexer.state_key(),
+            self.recoverable.state_key(),
+        )
 
     def copy(self) -> Channel:
         """A copy with its own queues and parts (one constructor call: snapshots copy every
@@ -188,3 +253,16 @@ class Gate:
     demultiplexing: bool = False
     #: the gate's share of a rescale (None when not restored)
     plan: DownstreamSubtaskRescale | None = None
+
+    NOT_STATE: ClassVar[NotState] = {
+        "name": FIXED,
+        "exchange": FIXED,
+        "task": FIXED,
+        "channels": "links: each channel is keyed in the world's channels",
+        "pool": "a link: the pool is keyed in the world's buffer pools",
+        "exclusive_per_channel": FIXED,
+        "plan": FIXED,
+    }
+
+    def state_key(self) -> StateKey:
+        return (self.next_channel, self.converted, self.demultiplexing)

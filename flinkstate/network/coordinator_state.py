@@ -11,8 +11,10 @@ on its own.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from flinkstate.network.checkpoint import Checkpoint, CheckpointInProgress
+from flinkstate.network.copying import NotState, StateKey
 from flinkstate.network.options import CheckpointFailure
 
 
@@ -37,6 +39,20 @@ class CoordinatorState:
     last_end: int = 0
     #: the checkpoint asked for by hand during a failover was asked for (once per run)
     manual_requested: bool = False
+
+    NOT_STATE: ClassVar[NotState] = {}
+
+    def state_key(self) -> StateKey:
+        pending = self.pending
+        return (
+            None if pending is None else pending.state_key(),
+            tuple(self.completed),
+            tuple(self.expired),
+            tuple(self.failures),
+            self.job_failed,
+            self.last_end,
+            self.manual_requested,
+        )
 
     def copy(self) -> CoordinatorState:
         return CoordinatorState(

@@ -1,13 +1,56 @@
-"""Cheap copies of the model's components, for snapshots and exploration."""
+"""Cheap copies of the model's components, for snapshots and exploration, and the keys that
+say when two copies hold the same state.
+
+Every mutable component of a run has a ``copy()`` and, beside it, a ``state_key()``: a
+hashable value equal for two components exactly when they hold the same state, built from
+plain tuples so that a world's fingerprint (``NetworkState.state_key``) is cheap enough to
+compute for every state a model checker explores. What a component leaves out of its key is
+named, field by field, in its ``NOT_STATE`` with the reason (fixed when the world is built,
+presentation only, a link to a component keyed elsewhere, ...); a test walks every field of
+every component and fails on a field that is neither read by the key nor listed there, so a
+new field cannot be forgotten silently.
+"""
 
 from __future__ import annotations
 
 import dataclasses
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any, TypeVar
 
 _T = TypeVar("_T")
+
+#: a component's state as a hashable value (``state_key()``)
+StateKey = tuple[Hashable, ...]
+#: the fields a component's ``state_key`` leaves out, each with the reason
+NotState = Mapping[str, str]
+
+#: the reason of the fields that never change once the world is built: names, indices,
+#: capacities, the owners a container's segments take (equal in every state of one run)
+FIXED = "fixed when the world is built"
+
+
+class Fixed:
+    """A value that never changes during a run (its configuration), hashed once: a world's
+    fingerprint holds it, and every copy shares it, so comparing two states of one run
+    costs nothing for it, while worlds of different configurations still differ."""
+
+    __slots__ = ("_hash", "value")
+
+    def __init__(self, value: Hashable) -> None:
+        self.value = value
+        self._hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return self is other or (
+            isinstance(other, Fixed) and self._hash == other._hash and self.value == other.value
+        )
+
+    def __repr__(self) -> str:
+        return f"Fixed({self.value!r})"
 
 
 def shallow_copier(cls: type[_T]) -> Callable[[_T], _T]:

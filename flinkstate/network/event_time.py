@@ -10,7 +10,9 @@ without watermarks, so it costs nothing there.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
+from flinkstate.network.copying import NotState, StateKey
 from flinkstate.network.status_watermark_valve import StatusWatermarkValve
 from flinkstate.network.virtual_channel_watermarks import VirtualChannelWatermarks
 
@@ -27,6 +29,21 @@ class EventTimeState:
     merged: dict[str, VirtualChannelWatermarks] = field(default_factory=dict)
     #: (record, task name) -> the step a keyed operator found it late, and its watermark then
     late: dict[tuple[int, str], tuple[int, int]] = field(default_factory=dict)
+
+    NOT_STATE: ClassVar[NotState] = {}
+
+    def state_key(self) -> StateKey:
+        # every map is looked up by its gate, task or channel (valves are made as watermarks
+        # first arrive): the order entries were added in is no state
+        return (
+            frozenset([(n, v.state_key()) for n, v in self.valves.items()]),
+            frozenset(self.watermark.items()),
+            frozenset(self.idle.items()),
+            frozenset([(n, m.state_key()) for n, m in self.merged.items()]),
+            # which records were late; the step and watermark noted with each are for the
+            # timelines only
+            frozenset(self.late),
+        )
 
     def copy(self) -> EventTimeState:
         return EventTimeState(

@@ -33,9 +33,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.checkpoint import InputChannelInfo
+from flinkstate.network.copying import FIXED, NotState, StateKey
 from flinkstate.network.records import Fragment
 
 #: ``AbstractSpillingHandler.SEGMENT_HEADER_BYTES``: gate index, channel index, body length
@@ -139,6 +141,23 @@ class SpillWriter:
     #: cleanup since FLINK-40520)
     deleted: bool = False
 
+    NOT_STATE: ClassVar[NotState] = {
+        "max_file_size": FIXED,
+        "max_segment_size": FIXED,
+        "heap_peak": "a running maximum for reports: nothing the run does or checks reads it",
+    }
+
+    def state_key(self) -> StateKey:
+        open_file = self._open_file
+        return (
+            tuple(self.files),
+            None if open_file is None else tuple(open_file),
+            self._channel,
+            tuple(self._fragments),
+            self.dropped_segments,
+            self.deleted,
+        )
+
     def __post_init__(self) -> None:
         for name in ("max_file_size", "max_segment_size"):
             value = getattr(self, name)
@@ -239,6 +258,11 @@ class FetchedChannelState:
     deleted: bool = False
     deletions: int = 0
 
+    NOT_STATE: ClassVar[NotState] = {}
+
+    def state_key(self) -> StateKey:
+        return (self.files, self.references, self.deleted, self.deletions)
+
     @property
     def segments(self) -> tuple[SpillSegment, ...]:
         return tuple(s for f in self.files for s in f.segments)
@@ -280,6 +304,13 @@ class SpillAccount:
     bytes_written: int = 0
     files_alive: int = 0
     files_peak: int = 0
+
+    NOT_STATE: ClassVar[NotState] = {
+        "files_peak": "a running maximum for reports: nothing the run does or checks reads it",
+    }
+
+    def state_key(self) -> StateKey:
+        return (self.bytes_written, self.files_alive)
 
     def sealed(self, state: FetchedChannelState | None, bytes_written: int) -> None:
         """A fetch sealed its files (``state`` None: it wrote none)."""
@@ -357,6 +388,11 @@ class DrainCursor:
     segment: int = 0
     consumed: int = 0
 
+    NOT_STATE: ClassVar[NotState] = {}
+
+    def state_key(self) -> StateKey:
+        return (self.segment, self.consumed)
+
     def next_buffer(
         self, state: FetchedChannelState, capacity: int
     ) -> tuple[InputChannelInfo, tuple[Fragment, ...]] | None:
@@ -409,6 +445,17 @@ class FetchedChannelStateDrainer:
     #: the fetch's reference has been handed over (``drain()`` releases it first)
     draining: bool = False
     finished: bool = False
+
+    NOT_STATE: ClassVar[NotState] = {"name": FIXED, "task": FIXED}
+
+    def state_key(self) -> StateKey:
+        state, cursor = self.state, self.cursor
+        return (
+            None if state is None else state.state_key(),
+            None if cursor is None else cursor.state_key(),
+            self.draining,
+            self.finished,
+        )
 
     @property
     def installed(self) -> bool:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import NamedTuple
+from typing import ClassVar, NamedTuple
 
+from flinkstate.network.copying import NotState, StateKey
 from flinkstate.network.owners import Owner
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event, Move, Violation
@@ -117,6 +118,21 @@ class StepJournal:
     #: where the step notes what it changed, for the action cache
     changes: Changes = field(default_factory=Changes)
 
+    #: the step in progress is empty between steps, when states are compared
+    NOT_STATE: ClassVar[NotState] = {
+        "moves": "the step in progress (history once it is the step's event)",
+        "emitted": "the step in progress (history once it is the step's event)",
+        "delivered": "the step in progress (history once it is the step's event)",
+        "persisted": "the step in progress (history once it is the step's event)",
+        "note": "the step in progress (history once it is the step's event)",
+        "changes": "the action cache's bookkeeping: which actors to ask again",
+    }
+
+    def state_key(self) -> StateKey:
+        """The step count (the coordinator's timers and the periodic checks read it) and the
+        violations found so far."""
+        return (self.step, tuple(self.violations))
+
     def violate(self, invariant: str, message: str) -> None:
         self.violations.append(Violation(invariant, self.step, message))
 
@@ -191,6 +207,22 @@ class SegmentLedger:
     #: ``home`` is shared with a copy until one of them changes it (only a gate's conversion
     #: does, so most copies never pay for it); bookkeeping of the copy, not state
     home_shared: bool = field(default=False, compare=False)
+
+    NOT_STATE: ClassVar[NotState] = {
+        "journal": "a link: the journal is keyed in the world's",
+        "heap_peak": "a running maximum for reports: nothing the run does or checks reads it",
+        "home_shared": "bookkeeping of a copy: whether ``home`` is shared with another",
+    }
+
+    def state_key(self) -> StateKey:
+        return (
+            tuple(self.owner),
+            tuple(self.home),
+            # lookups by segment (a segment's holders in the order they let go)
+            frozenset([(segment, tuple(h)) for segment, h in self.shares.items()]),
+            frozenset(self.returns.items()),
+            self.heap_bytes,
+        )
 
     def new_segments(self, count: int, owner: Owner) -> list[int]:
         """``count`` new segments owned by (and at home in) ``owner``."""

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from flinkstate.network.buffer import Buffer, LocalBufferPool
+from flinkstate.network.copying import FIXED, NotState, StateKey
 from flinkstate.network.graph import Exchange
 from flinkstate.network.owners import SubpartitionOwners
 
@@ -30,6 +32,24 @@ class Subpartition:
     builder: Buffer | None = None
     #: after handing out a recovery-completion event: no data until the consumer resumes
     blocked: bool = False
+
+    NOT_STATE: ClassVar[NotState] = {
+        "name": FIXED,
+        "partition": FIXED,
+        "producer": FIXED,
+        "consumer": FIXED,
+        "channel": FIXED,
+        "index": FIXED,
+        "owners": FIXED,
+    }
+
+    def state_key(self) -> StateKey:
+        builder = self.builder
+        return (
+            tuple([b.state_key() for b in self.queue]),
+            None if builder is None else builder.state_key(),
+            self.blocked,
+        )
 
     @property
     def backlog(self) -> int:
@@ -59,3 +79,14 @@ class ResultPartition:
     subpartitions: list[Subpartition]
     pool: LocalBufferPool
     next_channel: int = -1
+
+    NOT_STATE: ClassVar[NotState] = {
+        "name": FIXED,
+        "exchange": FIXED,
+        "task": FIXED,
+        "subpartitions": "links: each subpartition is keyed in the world's subpartitions",
+        "pool": "a link: the pool is keyed in the world's buffer pools",
+    }
+
+    def state_key(self) -> StateKey:
+        return (self.next_channel,)

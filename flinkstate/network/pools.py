@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from flinkstate.errors import InsufficientNetworkBuffersError, InvalidParameterError
 from flinkstate.network.buffer import LocalBufferPool, NetworkBufferPool, network_pool_owner
+from flinkstate.network.copying import NotState, StateKey
 from flinkstate.network.ledger import SegmentLedger
 from flinkstate.network.owners import Owner
 
@@ -65,6 +67,18 @@ class BufferPools:
     #: told a global pool's name when a segment lands in its empty free list; the simulator
     #: leaves it None (it computes availability instead of waiting for it)
     available_listener: Callable[[str], None] | None = None
+
+    NOT_STATE: ClassVar[NotState] = {
+        "ledger": "a link: the ledger is keyed in the world's",
+        "available_listener": "a driven pool's callback (None in the simulator)",
+    }
+
+    def state_key(self) -> StateKey:
+        # the local pools' names too: a pool can be removed (``remove_local_pool``)
+        return (
+            tuple([p.state_key() for p in self.network.values()]),
+            tuple([(n, p.state_key()) for n, p in self.local.items()]),
+        )
 
     # -- building
 

@@ -9,7 +9,11 @@ It is no part of Flink's state, only of the checks, and copies on its own.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar
+
+from flinkstate.network.copying import NotState, StateKey
 
 
 @dataclass(slots=True)
@@ -26,6 +30,27 @@ class RecordOrder:
     key_seq: dict[tuple[str, str, int], int] = field(default_factory=dict)
     #: step at which each delivery finished being written, and by which task
     emitted_at: dict[tuple[int, str], tuple[int, str]] = field(default_factory=dict)
+
+    NOT_STATE: ClassVar[NotState] = {}
+
+    def state_key(self, cut: Mapping[str, int]) -> StateKey:
+        """Lookups by record, path and key, as sets: the order entries were added in is no
+        state (a checkpoint's check walks ``emitted_at`` only to report what it finds). A
+        write step is read only against its producer's snapshot in the pending checkpoint
+        (``cut``: task name -> snapshot step), so it is keyed as whether it came after it: a
+        step before any snapshot yet to come is before it too."""
+        return (
+            frozenset(self.paths.items()),
+            frozenset(self.path_ids.items()),
+            frozenset(self.path_seq.items()),
+            frozenset(self.key_seq.items()),
+            frozenset(
+                [
+                    (key, producer, producer in cut and step >= cut[producer])
+                    for key, (step, producer) in self.emitted_at.items()
+                ]
+            ),
+        )
 
     def path_id(self, upstream: int, channel: str) -> int:
         """The path that continues ``upstream`` through ``channel`` (numbered when first

@@ -9,8 +9,11 @@ it is written in the behaviour modules, which import this module and nothing abo
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from flinkstate.keygroups import assign_to_key_group
 from flinkstate.network.actors import ActionCache, ActorRef
@@ -20,6 +23,7 @@ from flinkstate.network.channel_state_writer import ChannelStateWriter
 from flinkstate.network.config import NetworkConfig
 from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.coordinator_state import CoordinatorState
+from flinkstate.network.copying import FIXED, Fixed, NotState, StateKey
 from flinkstate.network.event_time import EventTimeState
 from flinkstate.network.failure_handling import FailureHandlingResult
 from flinkstate.network.fetched_channel_state import (
@@ -39,7 +43,8 @@ from flinkstate.network.task import Task
 from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.sim.core import Violation
 
-#: a delivery not processed yet (a processed one holds the step it was processed at)
+#: a delivery not processed yet (a processed one holds the step it was processed at; that step
+#: is read only against the consumer's snapshot in the pending checkpoint)
 IN_FLIGHT = -1
 
 
@@ -103,6 +108,97 @@ class NetworkState:
     recovered_records: frozenset[int] = frozenset()
     #: valves, task watermarks and late records (empty in a job without watermarks)
     event_time: EventTimeState = field(default_factory=EventTimeState)
+    #: what the run was built from (``configuration_of``), hashed once and shared by copies
+    configuration: Fixed = field(init=False)
+
+    #: what :meth:`state_key` leaves out; the configuration is in it once, as ``configuration``
+    NOT_STATE: ClassVar[NotState] = {
+        "graph": "configuration (in the key as ``configuration``)",
+        "config": "configuration (in the key as ``configuration``)",
+        "options": "configuration (in the key as ``configuration``)",
+        "restore": "configuration (in the key as ``configuration``)",
+        "recovery": "follows from the options and the restore",
+        "violations": "the journal's own list, keyed with the journal",
+        "writer_of": FIXED,
+        "next_uid": "presentation: numbers buffers and write requests for drawing",
+        "actions": "a cache of the actions the state offers (a function of the state)",
+        "task_keys": FIXED,
+        "key_ordered": FIXED,
+        "sequential": FIXED,
+        "recovered_records": FIXED,
+    }
+
+    # ------------------------------------------------------------------ the state as a value
+
+    def state_key(self) -> StateKey:
+        """The run's state as one value: equal for two worlds exactly when they are in the
+        same state, so that they behave the same from here on (the same actions enabled, the
+        same states and the same invariants broken after the same actions). Built from each
+        component's ``state_key``; what is left out is listed in the ``NOT_STATE`` of each
+        (the step in progress, the numbers buffers are drawn by, running maxima for reports,
+        caches, links between components keyed elsewhere, what is fixed once built). Maps
+        that are only looked up (deliveries, paths, ...) are keyed as sets: the order their
+        entries were added in depends on the interleaving, and nothing but the order of a
+        report's lines reads it.
+
+        Steps noted with records (when each was written, processed, filtered, found late) are
+        keyed by what reads them, so that interleavings differing only in when independent
+        records moved meet in one state: a write or process step is read only against its
+        task's snapshot in the pending checkpoint (``invariants.check_checkpoint``), so it is
+        keyed as before or after that snapshot (a snapshot still to come is after every step
+        noted so far); the steps of filtered and late records are read by the views only.
+        Steps that are copied on (a snapshot's, into the completed checkpoint) or that time
+        what comes (the step count, a checkpoint's trigger, the last end, a failure) are kept.
+        """
+        pending = self.checkpoints.pending
+        cut = {} if pending is None else pending.cut()
+        # one flat tuple of the components' keys (how many tasks, channels, ... a run has is
+        # fixed): a model checker stores the parts that did not change once for all states
+        return (
+            self.configuration,
+            self.journal.state_key(),
+            *self.ledger.state_key(),
+            self.buffer_pools.state_key(),
+            self.checkpoints.state_key(),
+            self.failover,
+            *[t.state_key() for t in self.tasks.values()],
+            *[s.state_key() for s in self.subpartitions.values()],
+            *[c.state_key() for c in self.channels.values()],
+            *[g.state_key() for g in self.gates.values()],
+            # made with increasing ids, never removed
+            tuple(self.records.values()),
+            self._deliveries_key(cut),
+            self.order.state_key(cut),
+            *[w.state_key() for w in self.writers.values()],
+            *[d.state_key() for d in self.drainers.values()],
+            self.spill.state_key(),
+            *[r.state_key() for r in self.readers.values()],
+            # which records were filtered; the step of each is for the captions only
+            frozenset(self.filtered),
+            self.next_record,
+            frozenset(self.recovered_via.items()),
+            self.event_time.state_key(),
+        )
+
+    def _deliveries_key(self, cut: dict[str, int]) -> frozenset[tuple[tuple[int, str], int]]:
+        """Each delivery: in flight (``IN_FLIGHT``), or processed before (0) or after (1) its
+        consumer's snapshot in the pending checkpoint (``cut``)."""
+        if not cut:
+            return frozenset(
+                [
+                    (key, IN_FLIGHT if step == IN_FLIGHT else 0)
+                    for key, step in self.deliveries.items()
+                ]
+            )
+        consumer = {name: gate.task for name, gate in self.gates.items()}
+        keyed: list[tuple[tuple[int, str], int]] = []
+        for key, step in self.deliveries.items():
+            if step == IN_FLIGHT:
+                keyed.append((key, IN_FLIGHT))
+            else:
+                task = consumer[key[1]]
+                keyed.append((key, int(task in cut and step >= cut[task])))
+        return frozenset(keyed)
 
     # ------------------------------------------------------------------ the ledger, read
 
@@ -245,6 +341,28 @@ class NetworkState:
         if deleted:
             self.spill.deleted(state)
         return deleted
+
+
+def configuration_of(state: NetworkState) -> Fixed:
+    """What a run is built from, hashed once: the job, the network, the options and the
+    restore, which ``assign_state`` makes from the checkpoint, the job at its new parallelism
+    and how the mappings are looked up. Every field fixed once the world is built follows
+    from it. How often the run is audited (``full_check_every``, ``check_actions``) is left
+    out: it decides when the ledger is scanned, not what the state is, so a run loaded back
+    from its trace with other audit settings is in the same states."""
+    options = dataclasses.replace(state.options, full_check_every=0, check_actions=False)
+    restore = state.restore
+    restored: Hashable = (
+        None
+        if restore is None
+        else (
+            restore.checkpoint,
+            restore.graph,
+            restore.recover_output_on_downstream,
+            restore.connected_mapping,
+        )
+    )
+    return Fixed((state.graph, state.config, options, restored))
 
 
 @functools.lru_cache(maxsize=65536)

@@ -12,8 +12,10 @@ the whole input is idle) is ignored.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.network.copying import FIXED, NotState, StateKey
 from flinkstate.network.records import MIN_WATERMARK
 
 
@@ -44,6 +46,17 @@ class StatusWatermarkValve:
             self.watermarks = [MIN_WATERMARK] * self.channels
             self.active = [True] * self.channels
             self.aligned = [True] * self.channels
+
+    NOT_STATE: ClassVar[NotState] = {"channels": FIXED}
+
+    def state_key(self) -> StateKey:
+        return (
+            tuple(self.watermarks),
+            tuple(self.active),
+            tuple(self.aligned),
+            self.last_output,
+            self.idle,
+        )
 
     def copy(self) -> StatusWatermarkValve:
         return StatusWatermarkValve(

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import ClassVar
 
 from flinkstate.network.buffer import Buffer
 from flinkstate.network.consumer import Channel, Gate
-from flinkstate.network.copying import shallow_copier
+from flinkstate.network.copying import FIXED, NotState, StateKey, shallow_copier
 from flinkstate.network.execution_state import ExecutionState
 from flinkstate.network.graph import OperatorKind
 from flinkstate.network.options import RecoveryCheckpointTrigger
@@ -38,6 +39,11 @@ class Output:
     total: int
     #: a watermark or status: broadcast, and never a delivery to account for
     watermark: bool = False
+
+    NOT_STATE: ClassVar[NotState] = {}
+
+    def state_key(self) -> StateKey:
+        return (self.subpartition, self.record, self.written, self.total, self.watermark)
 
 
 @dataclass(slots=True)
@@ -80,6 +86,46 @@ class Task:
     failover: ExecutionState | None = None
     #: the records it emits (a source) or processes before it fails on purpose (-1: never)
     fail_after: int = -1
+
+    NOT_STATE: ClassVar[NotState] = {
+        "name": FIXED,
+        "key": FIXED,
+        "operator": FIXED,
+        "kind": FIXED,
+        "index": FIXED,
+        "task_manager": FIXED,
+        "gates": "links: each gate is keyed in the world's gates",
+        "key_groups": FIXED,
+        "deserializer": FIXED,
+        "fail_after": FIXED,
+    }
+
+    def state_key(self) -> StateKey:
+        current = self.current
+        buffer = self.current_buffer
+        return (
+            tuple([o.state_key() for o in self.pending]),
+            self.busy,
+            None if current is None else current.name,
+            None if buffer is None else buffer.state_key(),
+            tuple(self.ready),
+            self.emitted,
+            self.processed,
+            self.finished,
+            # counts by key, read by key and sorted when snapshotted: no order
+            frozenset(self.keyed_state.items()),
+            self.trigger,
+            self.phase,
+            # in the order the task takes turns between them
+            tuple(self.splits.items()),
+            self.split_turn,
+            tuple(self.output_state),
+            self.recovery_trigger,
+            self.failover,
+            # its result partitions belong to it alone (their subpartitions and pools are
+            # keyed in the world's)
+            tuple([p.state_key() for p in self.partitions]),
+        )
 
     @property
     def execution_state(self) -> ExecutionState:

@@ -13,7 +13,9 @@ statuses through as they came.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
+from flinkstate.network.copying import NotState, StateKey
 from flinkstate.network.records import MIN_WATERMARK
 
 
@@ -31,6 +33,12 @@ class VirtualChannelWatermarks:
             {vc: MIN_WATERMARK for vc in virtual_channels},
             {vc: False for vc in virtual_channels},
         )
+
+    NOT_STATE: ClassVar[NotState] = {}
+
+    def state_key(self) -> StateKey:
+        # the virtual channels are fixed when made; min and all() read no order
+        return (frozenset(self.watermarks.items()), frozenset(self.idle.items()))
 
     def copy(self) -> VirtualChannelWatermarks:
         return VirtualChannelWatermarks(dict(self.watermarks), dict(self.idle))
