@@ -149,6 +149,23 @@ class RunResult:
         return self.status in (RunStatus.FINISHED, RunStatus.STOPPED) and not self.violations
 
 
+def end_of_run(model: Model, steps: int) -> RunResult:
+    """How a run ends at a state where no action is enabled, after ``steps`` steps: finished,
+    once the model's end checks ran (nothing lost or leaked; they may break an invariant), or
+    deadlocked, with its waits-for report. The one place this is decided: a run and the
+    explorer of every interleaving both ask here."""
+    if model.is_finished():
+        model.check_end()
+        status = RunStatus.VIOLATION if model.violations else RunStatus.FINISHED
+        return RunResult(status, steps, tuple(model.violations))
+    return RunResult(
+        RunStatus.DEADLOCK,
+        steps,
+        tuple(model.violations),
+        find_deadlock(model.waits(), steps),
+    )
+
+
 Until = int | Callable[[Any], bool] | None
 
 
@@ -265,16 +282,7 @@ class Simulation:
             if stop_on_violation and self.model.violations:
                 return self._result(RunStatus.VIOLATION)
             if self.step() is None:
-                if self.model.is_finished():
-                    self.model.check_end()
-                    status = RunStatus.VIOLATION if self.model.violations else RunStatus.FINISHED
-                    return self._result(status)
-                return RunResult(
-                    RunStatus.DEADLOCK,
-                    len(self.history),
-                    tuple(self.model.violations),
-                    find_deadlock(self.model.waits(), len(self.history)),
-                )
+                return end_of_run(self.model, len(self.history))
 
     def _result(self, status: RunStatus) -> RunResult:
         return RunResult(status, len(self.history), tuple(self.model.violations))

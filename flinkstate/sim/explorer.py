@@ -1,0 +1,544 @@
+"""Every interleaving: a model checker over the engine's :class:`~flinkstate.sim.core.Model`.
+
+A seeded run samples one interleaving of the actors' actions. The explorer follows all of them
+from a model's state: it applies every enabled action to its own copy of the state, keeps each
+distinct state once (by the model's fingerprint, which is equal exactly for equal states), and
+checks every state it reaches as a run would (``Simulation.run``'s rules: an invariant broken,
+or no action enabled, which is the end of a run, finished or deadlocked: ``end_of_run``).
+
+Strategies: breadth first (``bfs``: each violation and deadlock with its shortest trace),
+depth first (``dfs``: the frontier is one path, so it needs little memory), and seeded random
+walks (``random-walk``: sampling, like many runs with different seeds, deduplicated only for
+counting). Bounds: the distinct states stored, the depth (steps from the start), a time
+budget, and for random walks the number of walks. The result says whether the space was
+exhausted within them.
+
+Memory: every distinct state is kept as its fingerprint (hash-consed: equal parts of different
+states' fingerprints are stored once), the state it was first reached from and the action; the
+shortest trace to it follows these parent pointers back. Only the frontier keeps whole model
+copies (BFS: the current and the next level; DFS: one per step of the current path).
+
+Reduction hooks: a :class:`Reduction` chooses which enabled actions to follow from a state
+(all of them here; a persistent or sleep set under partial-order reduction) and the value
+states are deduplicated by (the fingerprint here; a canonical representative under symmetry
+reduction). Only :data:`NO_REDUCTION` exists so far.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from array import array
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+from flinkstate.choice import Choice
+from flinkstate.errors import InvalidParameterError
+from flinkstate.sim.action import Action
+from flinkstate.sim.core import Model, RunStatus, Violation, collector_paused, end_of_run
+from flinkstate.sim.deadlock import DeadlockReport
+
+#: how often (in states reached) the clock is read for the time budget and the progress report
+CLOCK_EVERY = 64
+#: how often (in seconds) progress is reported at most
+PROGRESS_EVERY = 0.2
+#: how deep the explorer shares equal parts of fingerprints (tuples within tuples)
+SHARE_DEPTH = 1
+
+
+class Strategy(Choice):
+    """The order the explorer visits states in."""
+
+    BFS = "bfs"
+    DFS = "dfs"
+    RANDOM_WALK = "random-walk"
+
+
+class StopReason(StrEnum):
+    """Why an exploration ended."""
+
+    #: every state reachable within the bounds was explored (and none deeper exists)
+    EXHAUSTED = "exhausted"
+    #: every state up to the depth bound was explored; some go deeper
+    MAX_DEPTH = "max-depth"
+    MAX_STATES = "max-states"
+    TIME = "time"
+    #: the random walks asked for were taken (sampling never exhausts a space)
+    WALKS = "walks"
+
+
+class FindingKind(StrEnum):
+    VIOLATION = "violation"
+    DEADLOCK = "deadlock"
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Where an exploration stops: ``max_states`` distinct states stored, ``max_depth``
+    steps from the start (states at that depth are checked, not expanded), ``time`` seconds,
+    ``walks`` random walks (random-walk only; default 1000). None: no bound."""
+
+    max_states: int | None = None
+    max_depth: int | None = None
+    time: float | None = None
+    walks: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("max_states", "max_depth", "walks"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
+                raise InvalidParameterError(
+                    f"{name} must be a whole number of at least 1, got {value!r}"
+                )
+        if self.time is not None and not self.time > 0:
+            raise InvalidParameterError(
+                f"time must be a positive number of seconds, got {self.time!r}"
+            )
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A broken invariant (``name`` is the invariant's) or a deadlock (``name`` is its
+    waits-for cycle, or the waiting actors where there is none), with the trace that reaches
+    it: the shortest there is under breadth first search."""
+
+    kind: FindingKind
+    name: str
+    trace: tuple[Action, ...]
+    violation: Violation | None = None
+    deadlock: DeadlockReport | None = None
+    #: distinct states stored when it was first found
+    found_after: int = 0
+
+    @property
+    def depth(self) -> int:
+        return len(self.trace)
+
+    def describe(self) -> str:
+        """What it is, how deep and how soon it was found, in one line."""
+        where = f"at depth {self.depth} (found after {self.found_after} states)"
+        if self.violation is not None:
+            return f"violation of {self.name} {where}: {self.violation.message}"
+        return f"deadlock {where}: {self.name}"
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far an exploration got: states reached (with repeats), distinct states stored,
+    the deepest depth reached, seconds spent."""
+
+    states: int
+    distinct: int
+    depth: int
+    elapsed: float
+
+    @property
+    def per_second(self) -> float:
+        """Distinct states per second."""
+        return self.distinct / self.elapsed if self.elapsed > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class ExplorationResult:
+    strategy: Strategy
+    bounds: Bounds
+    #: states reached, counting each arrival (a transition, plus the start)
+    states: int
+    distinct: int
+    #: the deepest depth reached
+    depth: int
+    elapsed: float
+    stopped_by: StopReason
+    findings: tuple[Finding, ...]
+    #: distinct states where the run ended finished, every invariant holding
+    finished: int
+
+    @property
+    def exhausted(self) -> bool:
+        """Whether every state reachable from the start was explored."""
+        return self.stopped_by is StopReason.EXHAUSTED
+
+    @property
+    def violations(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.kind is FindingKind.VIOLATION)
+
+    @property
+    def deadlocks(self) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.kind is FindingKind.DEADLOCK)
+
+    def summary(self) -> str:
+        """The verdict in one sentence: what was explored, what was found, and, unless the
+        space was exhausted, which bound stopped the exploration."""
+        explored = f"explored {self.distinct} distinct states to depth {self.depth}"
+        if self.findings:
+            found = ", ".join(
+                f"{count} {what}{'' if count == 1 else 's'}"
+                for count, what in (
+                    (len(self.violations), "invariant violation"),
+                    (len(self.deadlocks), "deadlock"),
+                )
+                if count
+            )
+        else:
+            found = "no deadlock, every invariant holds"
+        if self.exhausted:
+            return f"{explored}: {found}"
+        return f"{explored}: {found} so far; stopped by {_STOPPED[self.stopped_by]}"
+
+
+_STOPPED = {
+    StopReason.MAX_DEPTH: "the depth bound (every state up to it explored)",
+    StopReason.MAX_STATES: "the bound on distinct states",
+    StopReason.TIME: "the time budget",
+    StopReason.WALKS: "the number of random walks (sampling never exhausts a space)",
+}
+
+
+class Reduction(Protocol):
+    """Where reductions plug in: which of a state's enabled actions to follow, and the value
+    to deduplicate states by."""
+
+    def actions(self, model: Model, enabled: Sequence[Action]) -> Sequence[Action]:
+        """The enabled actions to explore from ``model`` (a persistent set, under partial-order
+        reduction; every one of them without reduction)."""
+        ...
+
+    def key(self, model: Model) -> Hashable:
+        """What equal states share (a canonical representative's fingerprint under symmetry
+        reduction; the fingerprint without reduction)."""
+        ...
+
+
+class NoReduction:
+    """Every enabled action, states told apart by their fingerprints."""
+
+    def actions(self, model: Model, enabled: Sequence[Action]) -> Sequence[Action]:
+        return enabled
+
+    def key(self, model: Model) -> Hashable:
+        return model.fingerprint()
+
+
+NO_REDUCTION = NoReduction()
+
+
+def explore(
+    initial: Model,
+    *,
+    strategy: Strategy | str = Strategy.BFS,
+    bounds: Bounds | None = None,
+    seed: int = 0,
+    reduction: Reduction = NO_REDUCTION,
+    progress: Callable[[Progress], None] | None = None,
+) -> ExplorationResult:
+    """Explore every interleaving from ``initial`` (left unchanged: it is copied first).
+
+    ``seed`` chooses the random walks; ``progress`` is told how far the exploration got a few
+    times a second and once at the end. Ctrl-C (``KeyboardInterrupt``) ends it with nothing
+    returned."""
+    chosen = Strategy.parse(strategy)
+    run = _Exploration(initial, chosen, bounds or Bounds(), seed, reduction, progress)
+    with collector_paused():  # models free their garbage by reference counting
+        if chosen is Strategy.BFS:
+            run.breadth_first()
+        elif chosen is Strategy.DFS:
+            run.depth_first()
+        else:
+            run.random_walks()
+    return run.result()
+
+
+class _Stop(Exception):
+    """A bound was reached (its reason)."""
+
+    def __init__(self, reason: StopReason) -> None:
+        super().__init__(reason.value)
+        self.reason = reason
+
+
+class StateStore:
+    """The distinct states seen: each one's key, the state it was first reached from (its
+    parent) with the action, and its depth. Keys are hash-consed: equal tuples within them
+    (``share_depth`` levels down) are stored once for all states."""
+
+    def __init__(self, share_depth: int = SHARE_DEPTH) -> None:
+        self._index: dict[Hashable, int] = {}
+        self._shared: dict[Hashable, Hashable] = {}
+        self._share_depth = share_depth
+        self._parent = array("q")
+        self._action: list[Action | None] = []
+        self._depth = array("q")
+
+    def __len__(self) -> int:
+        return len(self._parent)
+
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._index
+
+    def visit(
+        self, key: Hashable, parent: int, action: Action | None, depth: int
+    ) -> tuple[int, bool]:
+        """The state's index, and whether it is new or now reached in fewer steps than before
+        (its parent and depth are then this shorter way's)."""
+        index = self._index.get(key)
+        if index is None:
+            index = len(self._parent)
+            self._index[self._share(key, self._share_depth)] = index
+            self._parent.append(parent)
+            self._action.append(action)
+            self._depth.append(depth)
+            return index, True
+        if depth < self._depth[index]:
+            self._parent[index] = parent
+            self._action[index] = action
+            self._depth[index] = depth
+            return index, True
+        return index, False
+
+    def depth(self, index: int) -> int:
+        return self._depth[index]
+
+    def trace(self, index: int) -> tuple[Action, ...]:
+        """The actions from the start to the state, by parent pointers."""
+        actions: list[Action] = []
+        while index > 0:
+            action = self._action[index]
+            assert action is not None
+            actions.append(action)
+            index = self._parent[index]
+        return tuple(reversed(actions))
+
+    def _share(self, value: Hashable, depth: int) -> Hashable:
+        if depth > 0 and type(value) is tuple:
+            value = tuple([self._share(part, depth - 1) for part in value])
+        return self._shared.setdefault(value, value)
+
+
+class _Findings:
+    """Each distinct violation (by invariant) and deadlock (by its cycle), the shallowest
+    seen."""
+
+    def __init__(self) -> None:
+        self.by_name: dict[tuple[FindingKind, str], Finding] = {}
+
+    def note(self, finding: Finding) -> None:
+        key = (finding.kind, finding.name)
+        known = self.by_name.get(key)
+        if known is None or finding.depth < known.depth:
+            self.by_name[key] = finding
+
+
+class _Exploration:
+    def __init__(
+        self,
+        initial: Model,
+        strategy: Strategy,
+        bounds: Bounds,
+        seed: int,
+        reduction: Reduction,
+        progress: Callable[[Progress], None] | None,
+    ) -> None:
+        self.initial = initial
+        self.strategy = strategy
+        self.bounds = bounds
+        self.seed = seed
+        self.reduction = reduction
+        self.report = progress
+        self.store = StateStore()
+        self.findings = _Findings()
+        self.states = 0
+        self.deepest = 0
+        self.finished: set[int] = set()
+        self.stopped_by = StopReason.EXHAUSTED
+        self.deadline = None if bounds.time is None else time.monotonic() + bounds.time
+        self.started = time.monotonic()
+        self.last_report = self.started
+
+    # -- what every strategy does with a state it reaches
+
+    def reach(
+        self, model: Model, parent: int, action: Action | None, depth: int
+    ) -> tuple[int, Sequence[Action] | None, bool]:
+        """Count and store a state reached; check it as a run would. Returns its index; the
+        actions to follow from it, () at the end of a run, None for a state seen before
+        (reached in as few steps); and whether it was never seen before."""
+        self.states += 1
+        if self.states % CLOCK_EVERY == 0:
+            self.tick()
+        key = self.reduction.key(model)
+        bound = self.bounds.max_states
+        if bound is not None and len(self.store) >= bound and key not in self.store:
+            raise _Stop(StopReason.MAX_STATES)
+        known = len(self.store)
+        index, shorter = self.store.visit(key, parent, action, depth)
+        if not shorter:
+            return index, None, False
+        self.deepest = max(self.deepest, depth)
+        return index, self.check(model, index), index == known
+
+    def check(self, model: Model, index: int) -> Sequence[Action]:
+        """``Simulation.run``'s verdict on a state: an invariant broken, or the end of a run
+        where nothing is enabled (finished, or deadlocked); the actions to follow otherwise."""
+        if model.violations:
+            self.violated(model.violations, index)
+            return ()
+        enabled = model.enabled_actions()
+        if enabled:
+            return self.reduction.actions(model, enabled)
+        ending = end_of_run(model, self.store.depth(index))
+        if ending.status is RunStatus.VIOLATION:
+            self.violated(ending.violations, index)
+        elif ending.status is RunStatus.DEADLOCK:
+            report = ending.deadlock
+            assert report is not None
+            name = report.cycle_path or "no waits-for cycle: " + ", ".join(
+                sorted({str(w.actor) for w in report.waits})
+            )
+            self.findings.note(
+                Finding(
+                    FindingKind.DEADLOCK,
+                    name,
+                    self.store.trace(index),
+                    deadlock=report,
+                    found_after=len(self.store),
+                )
+            )
+        else:
+            self.finished.add(index)
+        return ()
+
+    def violated(self, violations: Sequence[Violation], index: int) -> None:
+        trace = self.store.trace(index)
+        for violation in violations:
+            self.findings.note(
+                Finding(
+                    FindingKind.VIOLATION,
+                    violation.invariant,
+                    trace,
+                    violation=violation,
+                    found_after=len(self.store),
+                )
+            )
+
+    def tick(self, *, final: bool = False) -> None:
+        """Read the clock: the time budget, and progress a few times a second."""
+        now = time.monotonic()
+        if self.report is not None and (final or now - self.last_report >= PROGRESS_EVERY):
+            self.last_report = now
+            self.report(Progress(self.states, len(self.store), self.deepest, now - self.started))
+        if not final and self.deadline is not None and now >= self.deadline:
+            raise _Stop(StopReason.TIME)
+
+    def expandable(self, depth: int) -> bool:
+        """Whether a state at ``depth`` is expanded (the depth bound's states are checked
+        only); noting that the bound cut something off."""
+        limit = self.bounds.max_depth
+        if limit is not None and depth >= limit:
+            if self.stopped_by is StopReason.EXHAUSTED:
+                self.stopped_by = StopReason.MAX_DEPTH
+            return False
+        return True
+
+    # -- the strategies
+
+    def breadth_first(self) -> None:
+        """Level by level: the first time a state is reached is by a shortest trace."""
+        try:
+            root = self.initial.clone()
+            index, actions, _ = self.reach(root, -1, None, 0)
+            level: list[tuple[Model, int, Sequence[Action]]] = [(root, index, actions or ())]
+            depth = 0
+            while level:
+                following: list[tuple[Model, int, Sequence[Action]]] = []
+                for model, parent, todo in level:
+                    if not todo or not self.expandable(depth):
+                        continue
+                    for action in todo:
+                        child = model.clone()
+                        child.apply(action)
+                        index, actions, _ = self.reach(child, parent, action, depth + 1)
+                        if actions:
+                            following.append((child, index, actions))
+                level = following
+                depth += 1
+        except _Stop as stop:
+            self.stopped_by = stop.reason
+
+    def depth_first(self) -> None:
+        """Along one path at a time. Under a depth bound, a state reached again in fewer steps
+        is explored again from there, so that the bound cuts off nothing within it."""
+        again = self.bounds.max_depth is not None
+        try:
+            root = self.initial.clone()
+            index, actions, _ = self.reach(root, -1, None, 0)
+            stack: list[tuple[Model, int, Sequence[Action], int]] = [
+                (root, index, actions or (), 0)
+            ]
+            while stack:
+                model, parent, todo, next_action = stack[-1]
+                depth = len(stack) - 1
+                if next_action >= len(todo) or not self.expandable(depth):
+                    stack.pop()
+                    continue
+                stack[-1] = (model, parent, todo, next_action + 1)
+                child = model.clone()
+                action = todo[next_action]
+                child.apply(action)
+                index, actions, new = self.reach(child, parent, action, depth + 1)
+                if actions and (new or again):
+                    stack.append((child, index, actions, 0))
+        except _Stop as stop:
+            self.stopped_by = stop.reason
+
+    def random_walks(self) -> None:
+        """Seeded walks from the start, each to the end of a run or the depth bound."""
+        rng = random.Random(self.seed)
+        walks = self.bounds.walks or DEFAULT_WALKS
+        try:
+            for _ in range(walks):
+                model = self.initial.clone()
+                parent, actions, _ = self.reach(model, -1, None, 0)
+                depth = 0
+                while True:
+                    if actions is None:  # seen before: it continues as it did then
+                        actions = self.check_again(model)
+                    if not actions or not self.expandable(depth):
+                        break
+                    action = actions[rng.randrange(len(actions))]
+                    model.apply(action)
+                    depth += 1
+                    parent, actions, _ = self.reach(model, parent, action, depth)
+            self.stopped_by = StopReason.WALKS
+        except _Stop as stop:
+            self.stopped_by = stop.reason
+
+    def check_again(self, model: Model) -> Sequence[Action]:
+        """The actions to follow from a state seen before (its findings are noted already)."""
+        if model.violations:
+            return ()
+        return self.reduction.actions(model, model.enabled_actions())
+
+    def result(self) -> ExplorationResult:
+        self.tick(final=True)
+        findings = sorted(
+            self.findings.by_name.values(), key=lambda f: (f.depth, f.kind.value, f.name)
+        )
+        return ExplorationResult(
+            self.strategy,
+            self.bounds,
+            self.states,
+            len(self.store),
+            self.deepest,
+            time.monotonic() - self.started,
+            self.stopped_by,
+            tuple(findings),
+            len(self.finished),
+        )
+
+
+#: random walks taken when no bound on them is given
+DEFAULT_WALKS = 1000
