@@ -16,15 +16,12 @@ from collections.abc import Sequence
 from flinkstate import FLINK_VERSION, __version__
 from flinkstate.cli.arithmetic import add_keygroup_parser, add_mapping_parser
 from flinkstate.cli.buffers import add_buffers_parser
+from flinkstate.cli.explore import add_explore_parser
 from flinkstate.cli.generate import add_generate_parser
 from flinkstate.cli.inspect import add_inspect_parser
+from flinkstate.cli.interruption import INTERRUPTED, CommandInterrupted
 from flinkstate.cli.rescale import add_rescale_parser
-from flinkstate.cli.run import (
-    INTERRUPTED,
-    CommandInterrupted,
-    add_run_parser,
-    add_topologies_parser,
-)
+from flinkstate.cli.run import add_run_parser, add_topologies_parser
 from flinkstate.cli.samples import add_samples_parser
 from flinkstate.cli.scenarios import add_scenarios_parser, add_whatif_parser
 from flinkstate.errors import FlinkstateError, printable
@@ -55,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_topologies_parser(subparsers)
     add_scenarios_parser(subparsers)
     add_run_parser(subparsers)
+    add_explore_parser(subparsers)
     add_whatif_parser(subparsers)
     add_samples_parser(subparsers)
     add_generate_parser(subparsers)

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from flinkstate.cli.interruption import RUN_FAILED, CommandInterrupted, interrupted
 from flinkstate.cli.overrides import parse_overrides
 from flinkstate.cli.run_report import (
     buffer_table,
@@ -29,15 +30,6 @@ from flinkstate.output import check_target
 from flinkstate.recovery.scenarios import SCENARIOS
 from flinkstate.sim.core import RunStatus, Simulation
 from flinkstate.sim.scheduler import make_scheduler
-
-#: exit status of a run that deadlocked or broke an invariant
-RUN_FAILED = 1
-#: exit status of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it)
-INTERRUPTED = 130
-
-
-class CommandInterrupted(Exception):
-    """Ctrl-C during a command that says, in one line, what it has written."""
 
 
 def add_topologies_parser(subparsers: Any) -> None:
@@ -115,13 +107,6 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
         return _run_command(args, written)
     except KeyboardInterrupt:
         raise CommandInterrupted(interrupted(written)) from None
-
-
-def interrupted(written: list[str]) -> str:
-    """The line for Ctrl-C: what was written whole before it came."""
-    if not written:
-        return "interrupted; nothing written"
-    return f"interrupted; only {', '.join(written)} written"
 
 
 def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int]:

@@ -1,0 +1,293 @@
+"""``flinkstate explore``: the verdict, each counterexample with its trace, traces written
+whole that load back to the state found, bad input in one line, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flinkstate.cli import main
+from flinkstate.network.topologies import topology
+from flinkstate.network.topology_trace import load_topology_trace
+from flinkstate.network.world import NetworkWorld
+from flinkstate.recovery.scenario_trace import load_scenario_trace
+from flinkstate.recovery.scenarios import prepare_scenario
+from flinkstate.sim import explorer
+
+#: the keyed job at 2 x 2, one record per source, every channel local: a few thousand states
+SMALL = [
+    "records=1",
+    "parallelism=2",
+    "source_parallelism=2",
+    "slots_per_tm=2",
+    "checkpoint_interval=0",
+    "network_buffers=16",
+]
+#: the sequential reader's restart at its smallest (seed 4's checkpoint holds both inputs)
+SEQUENTIAL = [
+    "records=2",
+    "record_size=100",
+    "checkpoint_interval=2",
+    "cost=0",
+    "parallelism=1",
+    "source_parallelism=1",
+    "network_buffers=32",
+]
+
+
+def sets(values: list[str]) -> list[str]:
+    return [arg for value in values for arg in ("--set", value)]
+
+
+def explore_cli(*args: str) -> int:
+    return main(["explore", *args, "--quiet"])
+
+
+def test_an_exhausted_space_says_so_plainly(capsys: pytest.CaptureFixture[str]) -> None:
+    assert explore_cli("keyed", *sets(SMALL)) == 0
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    assert first.startswith("keyed, bfs, seed 0: explored ")
+    assert first.endswith(" distinct states to depth 30: no deadlock, every invariant holds")
+
+
+def test_a_fault_is_shown_with_its_depth_and_trace(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "found"
+    code = explore_cli(
+        "keyed", *sets(SMALL), "--fault", "duplicate-record", "--trace-dir", str(folder)
+    )
+    assert code == 1
+    out = capsys.readouterr().out
+    assert ": 3 invariant violations" in out.splitlines()[0]
+    assert "violation of exactly-once at depth 10 (found after 253 states): task counter[0] " in out
+    assert "  trace: task source[0]: emit; task source[1]: emit; " in out
+    assert "... 2 more ...; " in out  # ten actions: three, the two left out, the last five
+    assert f"  written to {folder / 'violation-exactly-once.jsonl'}" in out
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "violation-channel-order.jsonl",
+        "violation-exactly-once.jsonl",
+        "violation-key-order.jsonl",
+    ]
+
+
+def test_a_written_trace_loads_back_to_the_state_found(tmp_path: Path) -> None:
+    folder = tmp_path / "traces"
+    assert (
+        explore_cli(
+            "keyed",
+            *sets(SMALL),
+            "--fault",
+            "duplicate-record",
+            "--trace-dir",
+            str(folder),
+            "--json",
+        )
+        == 1
+    )
+    loaded = load_topology_trace(folder / "violation-exactly-once.jsonl")
+    world = loaded.model
+    assert isinstance(world, NetworkWorld)
+    assert "exactly-once" in {v.invariant for v in world.violations}
+    # the state the explorer found: its trace applied to the start
+    start = topology("keyed").build(
+        dict(v.split("=") for v in SMALL), faults=frozenset({"duplicate-record"})
+    )
+    found = explorer.explore(start).violations
+    shortest = next(f for f in found if f.name == "exactly-once")
+    replayed = start.clone()
+    for action in shortest.trace:
+        replayed.apply(action)
+    assert world.fingerprint() == replayed.fingerprint()
+
+
+def test_a_scenarios_deadlock_and_its_trace(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "deadlocks"
+    code = explore_cli(
+        "selective-reading-all-gates",
+        "--seed",
+        "4",
+        *sets(SEQUENTIAL),
+        "--trace-dir",
+        str(folder),
+        "--json",
+    )
+    assert code == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["kind"] == "scenario"
+    assert result["phase"] == "restart"
+    assert result["exhausted"] is True
+    assert result["stopped_by"] == "exhausted"
+    [deadlock] = result["findings"]
+    assert deadlock["kind"] == "deadlock"
+    assert deadlock["name"].startswith("request-partitions sequential[0]<first -> ")
+    assert deadlock["trace_file"] == str(folder / "deadlock-1.jsonl")
+    loaded = load_scenario_trace(folder / "deadlock-1.jsonl")
+    assert loaded.step == deadlock["depth"]
+    assert loaded.run.result is not None
+    assert loaded.run.result.deadlock is not None
+    assert loaded.run.result.deadlock.cycle_path == deadlock["name"]
+    # the restart the explorer started from, with the trace's actions
+    run = prepare_scenario(
+        "selective-reading-all-gates", seed=4, overrides=dict(v.split("=") for v in SEQUENTIAL)
+    )
+    assert run.simulation is not None
+    for text in deadlock["trace"]:
+        run.simulation.step(next(a for a in run.simulation.enabled_actions() if str(a) == text))
+    assert loaded.run.world is not None
+    assert run.world is not None
+    assert loaded.run.world.fingerprint() == run.world.fingerprint()
+
+
+def test_the_fixed_variant_is_exhausted_with_nothing_found(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert (
+        explore_cli("selective-reading-per-gate", "--seed", "4", *sets(SEQUENTIAL), "--json") == 0
+    )
+    result = json.loads(capsys.readouterr().out)
+    assert result["exhausted"] is True
+    assert result["findings"] == []
+    assert result["summary"].endswith(": no deadlock, every invariant holds")
+
+
+def test_a_bound_that_stops_it_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    assert explore_cli("keyed", *sets(SMALL), "--max-states", "100") == 0
+    assert "so far; stopped by the bound on distinct states" in capsys.readouterr().out
+    assert explore_cli("keyed", *sets(SMALL), "--strategy", "dfs", "--max-depth", "5") == 0
+    assert "stopped by the depth bound (every state up to it explored)" in capsys.readouterr().out
+    assert explore_cli("keyed", *sets(SMALL), "--strategy", "random-walk", "--walks", "3") == 0
+    assert "stopped by the number of random walks" in capsys.readouterr().out
+
+
+def test_the_job_before_the_restart_can_be_explored(capsys: pytest.CaptureFixture[str]) -> None:
+    code = explore_cli(
+        "selective-reading-per-gate",
+        "--phase",
+        "job",
+        *sets(SEQUENTIAL),
+        "--max-states",
+        "50",
+        "--json",
+    )
+    assert code == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["phase"] == "job"
+    assert result["distinct_states"] == 50
+
+
+def test_no_counterexample_leaves_an_empty_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "traces"
+    assert (
+        explore_cli(
+            "keyed", *sets(SMALL), "--fault", "duplicate-record", "--trace-dir", str(folder)
+        )
+        == 1
+    )
+    capsys.readouterr()
+    # a later run replaces the traces of an earlier one, whole
+    assert explore_cli("keyed", *sets(SMALL), "--max-states", "10", "--trace-dir", str(folder)) == 0
+    assert f"no counterexample to write: {folder} is empty" in capsys.readouterr().out
+    assert list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nosuch"], "unknown topology or scenario 'nosuch'; topologies: "),
+        (
+            ["keyed", "--max-states", "0"],
+            "--max-states takes a whole number of at least 1, got '0'",
+        ),
+        (
+            ["keyed", "--max-depth", "deep"],
+            "--max-depth takes a whole number of at least 1, got 'deep'",
+        ),
+        (["keyed", "--time", "-1"], "--time takes a positive number of seconds, got '-1'"),
+        (["keyed", "--time", "nan"], "--time takes a positive number of seconds, got 'nan'"),
+        (["keyed", "--set", "parallelism=0"], "parallelism = 0 is below its minimum 1"),
+        (["keyed", "--strategy", "sideways"], "unknown strategy 'sideways'"),
+        (["keyed", "--phase", "job"], "--phase picks a scenario's run; keyed is a topology"),
+        (["keyed", "--walks", "3"], "--walks counts random walks"),
+        (["keyed", "--fault", "gremlins"], "unknown fault(s) ['gremlins']"),
+        (
+            ["baseline-recovery", "--set", "checkpoint_interval=0"],
+            "baseline-recovery has no restart to explore: no-checkpoint",
+        ),
+    ],
+)
+def test_bad_input_is_one_line(
+    capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    assert explore_cli(*args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"flinkstate: error: {message}")
+
+
+def test_a_folder_of_other_files_is_refused_before_exploring(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "notes.txt").write_text("mine", encoding="utf-8")
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("explored before the folder was checked")
+
+    monkeypatch.setattr("flinkstate.cli.explore.explore", never)
+    assert explore_cli("keyed", "--trace-dir", str(tmp_path)) == 2
+    assert "the folder holds other files (notes.txt)" in capsys.readouterr().err
+    assert (tmp_path / "notes.txt").read_text(encoding="utf-8") == "mine"
+
+
+def test_ctrl_c_while_exploring_writes_nothing(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("flinkstate.cli.explore.explore", interrupted)
+    folder = tmp_path / "traces"
+    assert explore_cli("keyed", *sets(SMALL), "--trace-dir", str(folder)) == 130
+    assert capsys.readouterr().err == "flinkstate: interrupted; nothing written\n"
+    assert not folder.exists()
+
+
+def test_ctrl_c_while_writing_traces_leaves_no_half_folder(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import flinkstate.cli.explore as command
+
+    written: list[Any] = []
+
+    def interrupted_after_one(path: Path, header: Any, events: Any) -> int:
+        if written:
+            raise KeyboardInterrupt
+        written.append(path)
+        return 0
+
+    monkeypatch.setattr(command, "write_topology_trace", interrupted_after_one)
+    folder = tmp_path / "traces"
+    code = explore_cli(
+        "keyed", *sets(SMALL), "--fault", "duplicate-record", "--trace-dir", str(folder)
+    )
+    assert code == 130
+    assert capsys.readouterr().err == "flinkstate: interrupted; nothing written\n"
+    assert written
+    assert not folder.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_progress_bar_goes_to_stderr(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["explore", "keyed", *sets(SMALL), "--max-states", "300"]) == 0
+    captured = capsys.readouterr()
+    assert "explore keyed" in captured.err
+    assert "state" in captured.err
+    assert "explore keyed" not in captured.out
