@@ -44,7 +44,7 @@ from flinkstate.sim.scheduler import make_scheduler
 from flinkstate.sim.trace import MAX_LINE_CHARS, TRACE_FORMAT
 
 #: distinct states explored when no bound is given (a bound keeps memory in hand)
-DEFAULT_MAX_STATES = 200_000
+DEFAULT_MAX_STATES = 100_000
 #: the scheduler of a scenario's phases before the one explored (``flinkstate run``'s default)
 SCHEDULER = "random"
 #: actions of a trace shown before and after the ones left out
