@@ -35,6 +35,21 @@ def _state(page: Page) -> dict[str, object]:
 
 
 @pytest.mark.timeout(300)
+def _drawn(page: Page, step: int) -> None:
+    """Wait until the canvas shows ``step``."""
+    page.wait_for_function(
+        f"document.querySelector('.flinkstate-canvas').dataset.step === '{step}'",
+        timeout=10_000,
+    )
+
+
+def _go_to(page: Page, step: int) -> None:
+    """Type a step into the page's go-to box and wait until the canvas shows it."""
+    page.fill("#goto", str(step))
+    page.press("#goto", "Enter")
+    _drawn(page, step)
+
+
 def test_a_run_page_steps_offline(browser: Browser, tmp_path: Path, artifacts: Path) -> None:
     target = write_whole(tmp_path / "run.html", scenario_page("prefilter-deadlock"))
     context = browser.new_context(viewport={"width": 1280, "height": 1000}, offline=True)
@@ -63,22 +78,14 @@ def test_a_run_page_steps_offline(browser: Browser, tmp_path: Path, artifacts: P
         for step in range(301, 321):  # each click draws the next step; most move something
             before = _state(page)
             page.click("#step")
-            page.wait_for_function(
-                f"document.querySelector('.flinkstate-canvas').dataset.step === '{step}'",
-                timeout=10_000,
-            )
+            _drawn(page, step)
             now = _state(page)
             assert str(now["caption"]).startswith(f"step {step}")
             moved |= now["items"] != before["items"]
         assert moved, "twenty steps moved nothing on the canvas"
         page.select_option("#phase", "1")  # the restart, which deadlocks
         last = int(page.get_attribute("#slider", "max") or 0)
-        page.fill("#goto", str(last))
-        page.press("#goto", "Enter")
-        page.wait_for_function(
-            f"document.querySelector('.flinkstate-canvas').dataset.step === '{last}'",
-            timeout=10_000,
-        )
+        _go_to(page, last)
         assert "deadlock" in page.inner_text("#ending")
         page.wait_for_timeout(500)
         page.screenshot(path=artifacts / "run-page-deadlock.png", full_page=True)
@@ -106,12 +113,7 @@ def test_a_run_page_draws_watermarks_between_records(
         last = int(page.get_attribute("#slider", "max") or 0)
         drawn = None
         for step in (120, 200, last):
-            page.fill("#goto", str(step))
-            page.press("#goto", "Enter")
-            page.wait_for_function(
-                f"document.querySelector('.flinkstate-canvas').dataset.step === '{step}'",
-                timeout=10_000,
-            )
+            _go_to(page, step)
             page.wait_for_timeout(500)
             drawn = page.evaluate(
                 """() => {
@@ -130,12 +132,7 @@ def test_a_run_page_draws_watermarks_between_records(
         assert " rec · wm " in drawn["text"] or "wm none" in drawn["text"]  # tasks' watermarks
         page.screenshot(path=artifacts / "run-page-watermarks.png", full_page=True)
         # the late record: the run's last step, where the invariant names it
-        page.fill("#goto", str(last))
-        page.press("#goto", "Enter")
-        page.wait_for_function(
-            f"document.querySelector('.flinkstate-canvas').dataset.step === '{last}'",
-            timeout=10_000,
-        )
+        _go_to(page, last)
         page.wait_for_timeout(500)
         assert "late-record" in page.inner_text("body")
         page.screenshot(path=artifacts / "run-page-late-record.png", full_page=True)
