@@ -9,6 +9,7 @@ from pathlib import Path
 
 from benchmarks import (
     bench_canvas,
+    bench_explorer,
     bench_figures,
     bench_flinkcheckpoint,
     bench_keygroups,
@@ -18,6 +19,7 @@ from benchmarks import (
 
 BENCHMARKS = {
     "canvas": bench_canvas.run,
+    "explorer": bench_explorer.run,
     "figures": bench_figures.run,
     "flinkcheckpoint": bench_flinkcheckpoint.run,
     "keygroups": bench_keygroups.run,

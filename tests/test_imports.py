@@ -32,6 +32,7 @@ NETWORK_BELOW_BEHAVIOUR = {
         "execution_state",
         "failure_handling",
         "fetched_channel_state",
+        "footprint",
         "gate_buffers_spec",
         "graph",
         "ledger",

@@ -36,6 +36,7 @@ from flinkstate.sim.explorer import (
     Bounds,
     ExplorationResult,
     Finding,
+    PartialOrder,
     Progress,
     Strategy,
     explore,
@@ -85,6 +86,12 @@ def add_explore_parser(subparsers: Any) -> None:
         "--strategy",
         default=Strategy.BFS.value,
         help="bfs (default: shortest traces), dfs (little memory) or random-walk (sampling)",
+    )
+    parser.add_argument(
+        "--reduction",
+        default=PartialOrder.SLEEP_SETS.value,
+        help="sleep-sets (default: transitions into a state reached another way by "
+        "independent actions are left out; every state and finding is still reached) or none",
     )
     parser.add_argument(
         "--max-states",
@@ -149,6 +156,7 @@ def _explore(args: argparse.Namespace) -> tuple[str, int]:
 def _explore_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int]:
     overrides = parse_overrides(args.set)
     strategy = Strategy.parse(args.strategy)
+    partial_order = PartialOrder.parse(args.reduction)
     bounds = Bounds(
         max_states=_whole(args.max_states, "--max-states", DEFAULT_MAX_STATES),
         max_depth=_whole(args.max_depth, "--max-depth"),
@@ -163,7 +171,9 @@ def _explore_command(args: argparse.Namespace, written: list[str]) -> tuple[str,
     if args.trace_dir is not None:
         args.trace_dir = check_directory_target(args.trace_dir, _is_trace_folder, _WHAT)
     subject = _subject(args, overrides, faults)  # every parameter checked before exploring
-    result = _run(subject, strategy, bounds, args.seed, quiet=args.quiet or args.json)
+    result = _run(
+        subject, strategy, bounds, args.seed, partial_order, quiet=args.quiet or args.json
+    )
     files: list[str] = []
     if args.trace_dir is not None:
         files = _write_traces(args.trace_dir, subject, result.findings)
@@ -171,7 +181,8 @@ def _explore_command(args: argparse.Namespace, written: list[str]) -> tuple[str,
     status = RUN_FAILED if result.findings else 0
     if args.json:
         return json.dumps(_summary(subject, args, overrides, faults, result, files)), status
-    return "\n".join(_describe(subject, args.seed, result, files, args.trace_dir)), status
+    lines = _describe(subject, args.seed, partial_order, result, files, args.trace_dir)
+    return "\n".join(lines), status
 
 
 def _whole(raw: str | None, option: str, default: int | None = None) -> int | None:
@@ -261,10 +272,19 @@ def _replayed(simulation: Simulation, actions: Sequence[Action]) -> Simulation:
 
 
 def _run(
-    subject: Subject, strategy: Strategy, bounds: Bounds, seed: int, *, quiet: bool
+    subject: Subject,
+    strategy: Strategy,
+    bounds: Bounds,
+    seed: int,
+    partial_order: PartialOrder,
+    *,
+    quiet: bool,
 ) -> ExplorationResult:
+    reduction = partial_order.reduction()
     if quiet:
-        return explore(subject.initial, strategy=strategy, bounds=bounds, seed=seed)
+        return explore(
+            subject.initial, strategy=strategy, bounds=bounds, seed=seed, reduction=reduction
+        )
     from tqdm.auto import tqdm
 
     with tqdm(
@@ -280,7 +300,12 @@ def _run(
             bar.update(done.distinct - bar.n)
 
         return explore(
-            subject.initial, strategy=strategy, bounds=bounds, seed=seed, progress=progress
+            subject.initial,
+            strategy=strategy,
+            bounds=bounds,
+            seed=seed,
+            reduction=reduction,
+            progress=progress,
         )
 
 
@@ -327,13 +352,17 @@ def _shortened(trace: Sequence[Action]) -> str:
 def _describe(
     subject: Subject,
     seed: int,
+    partial_order: PartialOrder,
     result: ExplorationResult,
     files: list[str],
     folder: Path | None,
 ) -> list[str]:
     what = subject.name if subject.phase is None else f"{subject.name} ({subject.phase})"
+    how = result.strategy.value
+    if partial_order is PartialOrder.SLEEP_SETS and result.strategy is not Strategy.RANDOM_WALK:
+        how += ", sleep sets"
     lines = [
-        f"{what}, {result.strategy.value}, seed {seed}: {result.summary()}",
+        f"{what}, {how}, seed {seed}: {result.summary()}",
         f"  {result.states} states reached (with repeats); {result.finished} distinct states "
         "where the run finished",
     ]
@@ -363,6 +392,7 @@ def _summary(
         "overrides": overrides,
         "faults": sorted(faults),
         "strategy": result.strategy.value,
+        "reduction": PartialOrder.parse(args.reduction).value,
         "bounds": {
             "max_states": bounds.max_states,
             "max_depth": bounds.max_depth,
@@ -373,6 +403,7 @@ def _summary(
         "distinct_states": result.distinct,
         "depth": result.depth,
         "finished_states": result.finished,
+        "broken_states": result.broken,
         "elapsed_seconds": result.elapsed,
         "exhausted": result.exhausted,
         "stopped_by": result.stopped_by.value,

@@ -24,6 +24,7 @@ from flinkstate.network.fetched_channel_state import (
     FetchedChannelStateDrainer,
     drainer_name,
 )
+from flinkstate.network.footprint import Footprints
 from flinkstate.network.graph import Exchange, Operator, OperatorKind
 from flinkstate.network.ledger import SegmentLedger
 from flinkstate.network.options import (
@@ -72,6 +73,7 @@ def build(state: NetworkState) -> None:
         state.writer_of = {t: w.name for w in writers for t in w.subtasks}
     state.key_ordered = state.graph.key_ordered()
     state.task_keys = {task.name: task.key for task in state.tasks.values()}
+    state.footprints = Footprints.of(state.tasks.values())
     state.actions = ActionCache.of(
         ActorIndex.of(
             state.tasks,

@@ -181,16 +181,30 @@ def do_compute(world: NetworkState, task: Task, action: Action) -> None:
     task.busy -= 1
 
 
+def next_split(task: Task, total: int) -> str | None:
+    """The split a source emits from next (round robin over those with records left out of
+    ``total``); None when none has."""
+    active = [split for split, offset in task.splits.items() if offset < total]
+    return active[task.split_turn % len(active)] if active else None
+
+
+def emits_last_record(world: NetworkState, task: Task) -> bool:
+    """Whether the source's next emit ends its input (its last record, or none left): that
+    emit is read by other sources too (``coordinator.sources_have_data``)."""
+    total = world.graph.operator(task.operator).records_per_subtask
+    split = next_split(task, total)
+    return split is None or task.splits[split] + 1 == total
+
+
 def do_emit(world: NetworkState, task: Task, action: Action) -> None:
     """Emit the next record of the next split with records left (round robin): a split is
     one original source subtask's sequence, so a replayed record equals the original."""
     op = world.graph.operator(task.operator)
     total = op.records_per_subtask
-    active = [split for split, offset in task.splits.items() if offset < total]
-    if not active:  # no record left: the source's event time idles or ends
+    split = next_split(task, total)
+    if split is None:  # no record left: the source's event time idles or ends
         watermarks.end_or_idle(world, task)
         return
-    split = active[task.split_turn % len(active)]
     task.split_turn += 1
     seq = task.splits[split]
     task.splits[split] = seq + 1

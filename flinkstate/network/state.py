@@ -30,6 +30,7 @@ from flinkstate.network.fetched_channel_state import (
     FetchedChannelStateDrainer,
     SpillAccount,
 )
+from flinkstate.network.footprint import Footprints
 from flinkstate.network.graph import JobGraph
 from flinkstate.network.ledger import SegmentLedger, StepJournal
 from flinkstate.network.options import RecoveryGeneration, RecoveryOptions, RunOptions
@@ -111,6 +112,8 @@ class NetworkState:
     #: what the run was built from (``configuration_of``), hashed once and shared by copies
     configuration: Fixed = field(init=False)
 
+    #: per actor, the resources its everyday actions stay within (fixed once built)
+    footprints: Footprints = field(init=False)
     #: what :meth:`state_key` leaves out; the configuration is in it once, as ``configuration``
     NOT_STATE: ClassVar[NotState] = {
         "graph": "configuration (in the key as ``configuration``)",
@@ -123,6 +126,7 @@ class NetworkState:
         "next_uid": "presentation: numbers buffers and write requests for drawing",
         "actions": "a cache of the actions the state offers (a function of the state)",
         "task_keys": FIXED,
+        "footprints": FIXED,
         "key_ordered": FIXED,
         "sequential": FIXED,
         "recovered_records": FIXED,

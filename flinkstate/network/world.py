@@ -31,6 +31,7 @@ from flinkstate.network import (
     checkpointing,
     coordinator,
     failover,
+    independence,
     invariants,
     mailbox,
     record_writer,
@@ -44,6 +45,7 @@ from flinkstate.network.actors import (
 )
 from flinkstate.network.buffer import Buffer
 from flinkstate.network.consumer import Channel, Gate
+from flinkstate.network.footprint import Resource
 from flinkstate.network.owners import Owner
 from flinkstate.network.partition import ResultPartition
 from flinkstate.network.recovery import classic, fetched_channel_state_drainer
@@ -308,6 +310,11 @@ class NetworkWorld(NetworkState):
     def check_end(self) -> None:
         """At the end of a finished run: nothing lost, nothing leaked."""
         invariants.check_end(self)
+
+    def footprint(self, action: Action) -> frozenset[Resource] | None:
+        """What ``action`` (enabled now) may read or write (``independence.footprint``), for
+        partial-order reduction; None: anything."""
+        return independence.footprint(self, action)
 
     def fingerprint(self) -> Hashable:
         """The state as one value (``NetworkState.state_key``): two worlds with one

@@ -18,10 +18,15 @@ states' fingerprints are stored once), the state it was first reached from and t
 shortest trace to it follows these parent pointers back. Only the frontier keeps whole model
 copies (BFS: the current and the next level; DFS: one per step of the current path).
 
-Reduction hooks: a :class:`Reduction` chooses which enabled actions to follow from a state
-(all of them here; a persistent or sleep set under partial-order reduction) and the value
-states are deduplicated by (the fingerprint here; a canonical representative under symmetry
-reduction). Only :data:`NO_REDUCTION` exists so far.
+Reduction: a :class:`Reduction` says which enabled actions to follow from a state, which two
+actions are independent where both are enabled (they commute, and neither enables or disables
+the other), and the value states are deduplicated by. :class:`SleepSets` is partial-order
+reduction by sleep sets (Godefroid): once an action was followed from a state, its later
+siblings need not follow it again where it is independent of what they did, because both
+orders reach one state. Every state is still reached (only transitions are left out), so every
+violation and deadlock is found, with a trace as short, at a fraction of the cost. A state met
+again with a smaller sleep set follows what it slept on before. :data:`NO_REDUCTION` follows
+every transition.
 """
 
 from __future__ import annotations
@@ -29,10 +34,10 @@ from __future__ import annotations
 import random
 import time
 from array import array
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Protocol
+from typing import NamedTuple, Protocol, cast
 
 from flinkstate.choice import Choice
 from flinkstate.errors import InvalidParameterError
@@ -54,6 +59,17 @@ class Strategy(Choice):
     BFS = "bfs"
     DFS = "dfs"
     RANDOM_WALK = "random-walk"
+
+
+class PartialOrder(Choice):
+    """The partial-order reduction an exploration uses: sleep sets from the model's
+    footprints, or none (every transition followed)."""
+
+    SLEEP_SETS = "sleep-sets"
+    NONE = "none"
+
+    def reduction(self) -> Reduction:
+        return SleepSets() if self is PartialOrder.SLEEP_SETS else NO_REDUCTION
 
 
 class StopReason(StrEnum):
@@ -156,6 +172,10 @@ class ExplorationResult:
     findings: tuple[Finding, ...]
     #: distinct states where the run ended finished, every invariant holding
     finished: int
+    #: distinct states where an invariant was broken (each ends its path). Sleep sets reach
+    #: every other state, and every finding as early, but not each further state that breaks
+    #: an invariant again after another action
+    broken: int = 0
 
     @property
     def exhausted(self) -> bool:
@@ -199,31 +219,107 @@ _STOPPED = {
 
 
 class Reduction(Protocol):
-    """Where reductions plug in: which of a state's enabled actions to follow, and the value
-    to deduplicate states by."""
+    """Where reductions plug in: which of a state's enabled actions to follow, which two
+    enabled actions are independent (for sleep sets), and the value to deduplicate states by."""
 
     def actions(self, model: Model, enabled: Sequence[Action]) -> Sequence[Action]:
-        """The enabled actions to explore from ``model`` (a persistent set, under partial-order
-        reduction; every one of them without reduction)."""
+        """The enabled actions to explore from ``model`` (a persistent set would be fewer;
+        every one of them otherwise)."""
+        ...
+
+    def independent(self, model: Model, first: Action, second: Action) -> bool:
+        """Whether two actions enabled in ``model`` commute there and neither enables or
+        disables the other; False whenever that is not known."""
         ...
 
     def key(self, model: Model) -> Hashable:
         """What equal states share (a canonical representative's fingerprint under symmetry
-        reduction; the fingerprint without reduction)."""
+        reduction; the fingerprint otherwise)."""
         ...
 
 
 class NoReduction:
-    """Every enabled action, states told apart by their fingerprints."""
+    """Every enabled action and every transition, states told apart by their fingerprints."""
 
     def actions(self, model: Model, enabled: Sequence[Action]) -> Sequence[Action]:
         return enabled
+
+    def independent(self, model: Model, first: Action, second: Action) -> bool:
+        return False
 
     def key(self, model: Model) -> Hashable:
         return model.fingerprint()
 
 
 NO_REDUCTION = NoReduction()
+
+
+class Footprinted(Protocol):
+    """A model that says what each enabled action touches."""
+
+    def footprint(self, action: Action) -> frozenset[Hashable] | None:
+        """Everything ``action`` may read or write in this state, as resources: two actions
+        whose footprints are disjoint are independent here. None: it may touch anything."""
+        ...
+
+
+class SleepSets(NoReduction):
+    """Partial-order reduction by sleep sets, with the model's footprints as independence:
+    two actions are independent where both have a footprint and they share no resource.
+
+    ``verify`` checks every independence the reduction relies on, by taking both actions in
+    both orders from a copy (both stay enabled, both orders reach one fingerprint and the same
+    violations); a footprint that misses something fails there with both actions named. It
+    costs four copies per check: for tests, not for exploring."""
+
+    def __init__(self, *, verify: bool = False) -> None:
+        self.verify = verify
+        #: independence checks that held, and that were verified
+        self.claims = 0
+
+    def independent(self, model: Model, first: Action, second: Action) -> bool:
+        if first.actor == second.actor:
+            return False
+        footprinted = cast(Footprinted, model)
+        one = footprinted.footprint(first)
+        if one is None:
+            return False
+        other = footprinted.footprint(second)
+        if other is None or not one.isdisjoint(other):
+            return False
+        self.claims += 1
+        if self.verify:
+            verify_commute(model, first, second)
+        return True
+
+
+class IndependenceError(AssertionError):
+    """Two actions said to be independent do not commute: a footprint misses something."""
+
+
+def verify_commute(model: Model, first: Action, second: Action) -> None:
+    """Raise :class:`IndependenceError` unless ``first`` and ``second`` commute in ``model``:
+    each stays enabled after the other, and both orders end in one fingerprint with the same
+    violations."""
+    ends = []
+    for a, b in ((first, second), (second, first)):
+        twin = model.clone()
+        twin.apply(a)
+        if b not in twin.enabled_actions():
+            raise IndependenceError(
+                f"at step {model.step}: {a} disables {b}, which were said to be independent"
+            )
+        twin.apply(b)
+        ends.append(twin)
+    one, other = ends
+    broken = [[(v.invariant, v.message) for v in end.violations] for end in ends]
+    # a broken invariant ends the exploration there, whichever step broke it: the same ones
+    # must be broken; otherwise the same state must be reached
+    if broken[0] != broken[1] or (not broken[0] and one.fingerprint() != other.fingerprint()):
+        raise IndependenceError(
+            f"at step {model.step}: {first} and {second} were said to be independent but the "
+            "two orders end in different states"
+        )
 
 
 def explore(
@@ -250,6 +346,19 @@ def explore(
         else:
             run.random_walks()
     return run.result()
+
+
+#: the empty sleep set: every action awake
+_AWAKE: frozenset[Action] = frozenset()
+
+
+class _Expansion(NamedTuple):
+    """What to follow from a state: ``todo``, the actions its reduction chose, less its sleep
+    set when it is expanded; or, with ``done``, only the actions of ``todo`` (woken from a
+    sleep set), ``done`` counting as followed already."""
+
+    todo: Sequence[Action]
+    done: frozenset[Action] | None
 
 
 class _Stop(Exception):
@@ -353,6 +462,15 @@ class _Exploration:
         self.states = 0
         self.deepest = 0
         self.finished: set[int] = set()
+        self.broken = 0
+        #: per state reached, whether it was expanded (followed from) yet
+        self.expanded = bytearray()
+        #: each state's sleep set, where not empty: the intersection of those it was reached with
+        self.slept: dict[int, frozenset[Action]] = {}
+        #: depth first under a depth bound: a state reached in fewer steps is explored again
+        self.again = strategy is Strategy.DFS and bounds.max_depth is not None
+        #: whether the reduction may put anything to sleep (without, no sleep set is kept)
+        self.sleeping = type(reduction) is not NoReduction
         self.stopped_by = StopReason.EXHAUSTED
         self.deadline = None if bounds.time is None else time.monotonic() + bounds.time
         self.started = time.monotonic()
@@ -361,11 +479,16 @@ class _Exploration:
     # -- what every strategy does with a state it reaches
 
     def reach(
-        self, model: Model, parent: int, action: Action | None, depth: int
-    ) -> tuple[int, Sequence[Action] | None, bool]:
-        """Count and store a state reached; check it as a run would. Returns its index; the
-        actions to follow from it, () at the end of a run, None for a state seen before
-        (reached in as few steps); and whether it was never seen before."""
+        self,
+        model: Model,
+        parent: int,
+        action: Action | None,
+        depth: int,
+        asleep: frozenset[Action] = _AWAKE,
+    ) -> tuple[int, _Expansion | None, bool]:
+        """Count and store a state reached with the sleep set ``asleep``; check it as a run
+        would. Returns its index; what to follow from it (None: nothing, or nothing more than
+        a state seen before already follows); and whether it was never seen before."""
         self.states += 1
         if self.states % CLOCK_EVERY == 0:
             self.tick()
@@ -376,14 +499,86 @@ class _Exploration:
         known = len(self.store)
         index, shorter = self.store.visit(key, parent, action, depth)
         if not shorter:
-            return index, None, False
+            return index, self.wake(model, index, asleep), False
         self.deepest = max(self.deepest, depth)
-        return index, self.check(model, index), index == known
+        if index == known:
+            self.expanded.append(0)
+        self.expanded[index] = 0
+        if asleep:
+            self.slept[index] = asleep
+        else:
+            self.slept.pop(index, None)
+        todo = self.check(model, index)
+        return index, (_Expansion(todo, None) if todo else None), index == known
+
+    def wake(self, model: Model, index: int, asleep: frozenset[Action]) -> _Expansion | None:
+        """A state seen before, reached again with the sleep set ``asleep``: what it slept on
+        before but not now must be followed too (Godefroid's rule for sleep sets with states
+        stored). Before its expansion that is its sleep set shrinking; after it, an expansion
+        of those actions only, the others counting as followed."""
+        before = self.slept.get(index)
+        if not before:
+            return None
+        now = before & asleep
+        if now == before:
+            return None
+        if now:
+            self.slept[index] = now
+        else:
+            del self.slept[index]
+        if not self.expanded[index] or model.violations:
+            return None
+        enabled = model.enabled_actions()
+        woken = before - now
+        todo = [a for a in enabled if a in woken]
+        return _Expansion(todo, frozenset(a for a in enabled if a not in woken))
+
+    def expansion(self, index: int, found: _Expansion) -> tuple[list[Action], set[Action]]:
+        """The actions to follow from a state now and the sleep set its children start from
+        (those of its sleep set and, one by one, those followed)."""
+        self.expanded[index] = 1
+        if found.done is not None:
+            return list(found.todo), set(found.done)
+        asleep = self.slept.get(index)
+        if not asleep:
+            return list(found.todo), set()
+        return [a for a in found.todo if a not in asleep], set(asleep)
+
+    def follow(
+        self, model: Model, index: int, depth: int, found: _Expansion
+    ) -> Iterator[tuple[Model, int, _Expansion | None]]:
+        """Take each action to follow from ``model`` in its own copy: each child reached,
+        its index and what to follow from it."""
+        todo, done = self.expansion(index, found)
+        for action in todo:
+            yield self.take(model, index, depth, action, done)
+
+    def take(
+        self, model: Model, index: int, depth: int, action: Action, done: set[Action]
+    ) -> tuple[Model, int, _Expansion | None]:
+        """Apply ``action`` to a copy of ``model`` (the state ``index``) and reach the child:
+        its sleep set is what its parent slept on or followed before it that is independent
+        of ``action``; ``action`` then counts as followed for the siblings after it."""
+        child = model.clone()
+        child.apply(action)
+        reduction = self.reduction
+        asleep = (
+            frozenset([a for a in done if reduction.independent(model, a, action)])
+            if done
+            else _AWAKE
+        )
+        if self.sleeping:
+            done.add(action)
+        child_index, more, new = self.reach(child, index, action, depth + 1, asleep)
+        if more is not None and not new and more.done is None and not self.again:
+            more = None  # reached again in fewer steps: only a depth bound explores it again
+        return child, child_index, more
 
     def check(self, model: Model, index: int) -> Sequence[Action]:
         """``Simulation.run``'s verdict on a state: an invariant broken, or the end of a run
         where nothing is enabled (finished, or deadlocked); the actions to follow otherwise."""
         if model.violations:
+            self.broken += 1
             self.violated(model.violations, index)
             return ()
         enabled = model.enabled_actions()
@@ -391,6 +586,7 @@ class _Exploration:
             return self.reduction.actions(model, enabled)
         ending = end_of_run(model, self.store.depth(index))
         if ending.status is RunStatus.VIOLATION:
+            self.broken += 1
             self.violated(ending.violations, index)
         elif ending.status is RunStatus.DEADLOCK:
             report = ending.deadlock
@@ -449,20 +645,20 @@ class _Exploration:
         """Level by level: the first time a state is reached is by a shortest trace."""
         try:
             root = self.initial.clone()
-            index, actions, _ = self.reach(root, -1, None, 0)
-            level: list[tuple[Model, int, Sequence[Action]]] = [(root, index, actions or ())]
+            index, found, _ = self.reach(root, -1, None, 0)
+            level: list[tuple[Model, int, _Expansion]] = []
+            if found is not None:
+                level.append((root, index, found))
             depth = 0
             while level:
-                following: list[tuple[Model, int, Sequence[Action]]] = []
-                for model, parent, todo in level:
-                    if not todo or not self.expandable(depth):
-                        continue
-                    for action in todo:
-                        child = model.clone()
-                        child.apply(action)
-                        index, actions, _ = self.reach(child, parent, action, depth + 1)
-                        if actions:
-                            following.append((child, index, actions))
+                following: list[tuple[Model, int, _Expansion]] = []
+                for model, parent, found in level:
+                    if self.expandable(depth):
+                        following.extend(
+                            (child, index, more)
+                            for child, index, more in self.follow(model, parent, depth, found)
+                            if more is not None
+                        )
                 level = following
                 depth += 1
         except _Stop as stop:
@@ -471,26 +667,23 @@ class _Exploration:
     def depth_first(self) -> None:
         """Along one path at a time. Under a depth bound, a state reached again in fewer steps
         is explored again from there, so that the bound cuts off nothing within it."""
-        again = self.bounds.max_depth is not None
         try:
             root = self.initial.clone()
-            index, actions, _ = self.reach(root, -1, None, 0)
-            stack: list[tuple[Model, int, Sequence[Action], int]] = [
-                (root, index, actions or (), 0)
-            ]
+            index, found, _ = self.reach(root, -1, None, 0)
+            # per state on the path: the state, its index, the actions still to follow from it
+            # and the sleep set of its next child
+            stack: list[tuple[Model, int, list[Action], set[Action]]] = []
+            if found is not None and self.expandable(0):
+                stack.append((root, index, *self.expansion(index, found)))
             while stack:
-                model, parent, todo, next_action = stack[-1]
-                depth = len(stack) - 1
-                if next_action >= len(todo) or not self.expandable(depth):
+                model, parent, todo, done = stack[-1]
+                if not todo:
                     stack.pop()
                     continue
-                stack[-1] = (model, parent, todo, next_action + 1)
-                child = model.clone()
-                action = todo[next_action]
-                child.apply(action)
-                index, actions, new = self.reach(child, parent, action, depth + 1)
-                if actions and (new or again):
-                    stack.append((child, index, actions, 0))
+                depth = len(stack) - 1
+                child, index, more = self.take(model, parent, depth, todo.pop(0), done)
+                if more is not None and self.expandable(depth + 1):
+                    stack.append((child, index, *self.expansion(index, more)))
         except _Stop as stop:
             self.stopped_by = stop.reason
 
@@ -501,17 +694,17 @@ class _Exploration:
         try:
             for _ in range(walks):
                 model = self.initial.clone()
-                parent, actions, _ = self.reach(model, -1, None, 0)
+                parent, found, _ = self.reach(model, -1, None, 0)
                 depth = 0
                 while True:
-                    if actions is None:  # seen before: it continues as it did then
-                        actions = self.check_again(model)
+                    # a state seen before continues as it did then (its findings are noted)
+                    actions = found.todo if found is not None else self.check_again(model)
                     if not actions or not self.expandable(depth):
                         break
                     action = actions[rng.randrange(len(actions))]
                     model.apply(action)
                     depth += 1
-                    parent, actions, _ = self.reach(model, parent, action, depth)
+                    parent, found, _ = self.reach(model, parent, action, depth)
             self.stopped_by = StopReason.WALKS
         except _Stop as stop:
             self.stopped_by = stop.reason
@@ -537,6 +730,7 @@ class _Exploration:
             self.stopped_by,
             tuple(findings),
             len(self.finished),
+            self.broken,
         )
 
 

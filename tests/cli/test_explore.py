@@ -50,8 +50,21 @@ def test_an_exhausted_space_says_so_plainly(capsys: pytest.CaptureFixture[str]) 
     assert explore_cli("keyed", *sets(SMALL)) == 0
     out = capsys.readouterr().out
     first = out.splitlines()[0]
-    assert first.startswith("keyed, bfs, seed 0: explored ")
+    assert first.startswith("keyed, bfs, sleep sets, seed 0: explored ")
     assert first.endswith(" distinct states to depth 30: no deadlock, every invariant holds")
+
+
+def test_without_reduction_every_transition_is_followed_to_the_same_verdict(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["explore", "keyed", *sets(SMALL), "--json"]) == 0
+    reduced = json.loads(capsys.readouterr().out)
+    assert main(["explore", "keyed", *sets(SMALL), "--reduction", "none", "--json"]) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert (reduced["reduction"], plain["reduction"]) == ("sleep-sets", "none")
+    assert reduced["summary"] == plain["summary"]
+    assert reduced["distinct_states"] == plain["distinct_states"]
+    assert reduced["states"] < plain["states"]
 
 
 def test_a_fault_is_shown_with_its_depth_and_trace(
@@ -215,6 +228,7 @@ def test_no_counterexample_leaves_an_empty_folder(
         (["keyed", "--time", "nan"], "--time takes a positive number of seconds, got 'nan'"),
         (["keyed", "--set", "parallelism=0"], "parallelism = 0 is below its minimum 1"),
         (["keyed", "--strategy", "sideways"], "unknown strategy 'sideways'"),
+        (["keyed", "--reduction", "magic"], "unknown partial order 'magic'"),
         (["keyed", "--phase", "job"], "--phase picks a scenario's run; keyed is a topology"),
         (["keyed", "--walks", "3"], "--walks counts random walks"),
         (["keyed", "--fault", "gremlins"], "unknown fault(s) ['gremlins']"),

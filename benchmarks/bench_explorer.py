@@ -1,0 +1,108 @@
+"""The explorer: distinct states per second, memory per stored state, and the reduction factor.
+
+Subject: breadth first exploration (sleep sets on, as ``flinkstate explore`` runs it) of a
+2 x 2 keyed restart (``baseline-recovery`` restored at parallelism 2, two records per source,
+bounded by a number of distinct states). Baseline, in the same run: as many plain seeded
+simulation steps of the same restored world, so the ratio is what a distinct state costs
+against one step (a state costs a copy, a step and its fingerprint). The reduction factor:
+every interleaving of a 2 x 2 keyed job (one record per source, exhausted) with sleep sets
+against every transition. Memory: the peak Python allocation of a depth first exploration
+(which holds one path of whole worlds) per distinct state stored. Targets (issue 22): 20,000
+distinct states per second on one core.
+"""
+
+from __future__ import annotations
+
+import random
+import tracemalloc
+
+from benchmarks.harness import Measurement, best_of
+from flinkstate.network.topologies import topology
+from flinkstate.network.world import NetworkWorld
+from flinkstate.recovery.scenarios import prepare_scenario
+from flinkstate.sim.explorer import NO_REDUCTION, Bounds, SleepSets, explore
+
+#: the restart explored: a 2 x 2 keyed job, its checkpoint four steps in
+RESTART = {
+    "parallelism": 2,
+    "source_parallelism": 2,
+    "records": 2,
+    "network_buffers": 16,
+    "checkpoint_interval": 4,
+}
+#: the job explored to its end, with and without sleep sets
+JOB = {
+    "records": 1,
+    "parallelism": 2,
+    "source_parallelism": 2,
+    "network_buffers": 16,
+    "checkpoint_interval": 0,
+}
+
+
+def restarted() -> NetworkWorld:
+    run = prepare_scenario("baseline-recovery", overrides=RESTART, seed=0)
+    assert run.simulation is not None, run.message
+    model = run.simulation.model
+    assert isinstance(model, NetworkWorld)
+    return model
+
+
+def random_steps(start: NetworkWorld, steps: int) -> None:
+    """``steps`` seeded random steps from ``start``, starting again at each run's end."""
+    rng = random.Random(0)
+    world = start.clone()
+    for _ in range(steps):
+        enabled = world.enabled_actions()
+        if not enabled or world.violations:
+            world = start.clone()
+            enabled = world.enabled_actions()
+        world.apply(enabled[rng.randrange(len(enabled))])
+
+
+def run(smoke: bool) -> list[Measurement]:
+    bound = 1_000 if smoke else 20_000
+    repeat = 1 if smoke else 3
+    start = restarted()
+    bounds = Bounds(max_states=bound)
+    explored = explore(start, bounds=bounds, reduction=SleepSets())
+    explore_seconds = best_of(lambda: explore(start, bounds=bounds, reduction=SleepSets()), repeat)
+    step_seconds = best_of(lambda: random_steps(start, explored.distinct), repeat)
+
+    job = topology("keyed").build(JOB if not smoke else {**JOB, "slots_per_tm": 2})
+    reduced = explore(job, reduction=SleepSets())
+    plain = explore(job, reduction=NO_REDUCTION)
+    assert reduced.exhausted and reduced.distinct == plain.distinct
+    reduced_seconds = best_of(lambda: explore(job, reduction=SleepSets()), repeat)
+    plain_seconds = best_of(lambda: explore(job, reduction=NO_REDUCTION), repeat)
+
+    tracemalloc.start()
+    try:
+        deep = explore(start, strategy="dfs", bounds=bounds, reduction=SleepSets())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    print(
+        f"explorer    {explored.distinct:,} distinct states of the 2 x 2 keyed restart "
+        f"({explored.states:,} reached, depth {explored.depth}); job exhausted: "
+        f"{plain.distinct:,} states, {plain.states:,} transitions without reduction, "
+        f"{reduced.states:,} with sleep sets (reduction factor "
+        f"{plain.states / reduced.states:.2f}); memory: {peak / deep.distinct:,.0f} bytes per "
+        f"stored state (depth first peak over {deep.distinct:,} states)"
+    )
+    return [
+        Measurement(
+            "explore 2x2 keyed restart (distinct states)",
+            explore_seconds,
+            "random simulation steps",
+            step_seconds,
+            explored.distinct,
+        ),
+        Measurement(
+            "explore 2x2 keyed job to its end, sleep sets",
+            reduced_seconds,
+            "every transition",
+            plain_seconds,
+            reduced.distinct,
+        ),
+    ]

@@ -1,0 +1,149 @@
+"""What an action may touch: the resources of the model a step of each actor reads or writes.
+
+Partial-order reduction needs to know which actions commute. Two actions of different actors
+commute where they touch nothing in common: each leaves the other enabled and the two orders
+reach one state. An actor's resources follow from the job as built (a task's own state, the
+pipes it reads and writes, the pools its buffers come from; a remote channel's transport, the
+pipe it carries and the pools at both ends), so they are computed once here; which of its
+actions stay within them depends on the state the action is taken in, which
+:mod:`flinkstate.network.independence` decides.
+
+A pipe (``LINK``) is a subpartition together with the channel that reads it: a local channel
+reads its subpartition directly, so the two are one resource.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import NamedTuple
+
+from flinkstate.network.buffer import network_pool_name
+from flinkstate.network.task import Task
+
+
+class ResourceKind(StrEnum):
+    """What an action may read or write."""
+
+    TASK = "task"
+    #: a subpartition's queue and the channel reading it (a local channel reads the queue)
+    LINK = "link"
+    #: the buffer a subpartition's producer is writing (not yet in its queue)
+    BUILDER = "builder"
+    POOL = "pool"
+    NETWORK_POOL = "network-pool"
+    #: record ids, drawn in emission order
+    RECORDS = "records"
+    #: the numbers of record paths, drawn as processing first takes each path
+    PATHS = "paths"
+    #: the checkpoint in progress and the channel-state writers
+    CHECKPOINT = "checkpoint"
+    #: watermarks and the late records behind them
+    EVENT_TIME = "event-time"
+
+
+class Resource(NamedTuple):
+    kind: ResourceKind
+    name: str = ""
+
+
+RECORDS = Resource(ResourceKind.RECORDS)
+PATHS = Resource(ResourceKind.PATHS)
+CHECKPOINT = Resource(ResourceKind.CHECKPOINT)
+EVENT_TIME = Resource(ResourceKind.EVENT_TIME)
+
+#: a local pool's name with its TaskManager's network pool
+PoolOf = tuple[str, Resource]
+
+
+class TaskFootprint(NamedTuple):
+    """A task's resources, by what its actions use: itself; each output subpartition's
+    pipe, builder and pool; all its outputs together (finishing touches them all); its input
+    pipes; and the pools a buffer it read goes back to."""
+
+    task: Resource
+    links: Mapping[str, Resource]
+    builders: Mapping[str, Resource]
+    output_pools: Mapping[str, PoolOf]
+    outputs: frozenset[Resource]
+    output_pool_list: tuple[PoolOf, ...]
+    inputs: Mapping[str, Resource]
+    input_pools: tuple[PoolOf, ...]
+
+
+class TransportFootprint(NamedTuple):
+    """A remote channel's transport: the pipe it carries, the gate's pool a floating buffer
+    comes from, and the producer's pool a sent buffer goes back to."""
+
+    link: Resource
+    gate_pool: PoolOf
+    producer_pool: PoolOf
+
+
+@dataclass(frozen=True)
+class Footprints:
+    """Per actor, the resources its actions use (when they stay local at all): by task name,
+    and by remote channel for its transport. A network pool is not among them: an action
+    touches it only when it takes from it or gives back to it, which its local pool's state
+    decides (``independence``)."""
+
+    tasks: Mapping[str, TaskFootprint]
+    transports: Mapping[str, TransportFootprint]
+
+    @classmethod
+    def of(cls, tasks: Iterable[Task]) -> Footprints:
+        tasks = list(tasks)
+        producer_pool: dict[str, PoolOf] = {}  # by channel
+        for task in tasks:
+            for partition in task.partitions:
+                for sub in partition.subpartitions:
+                    producer_pool[sub.channel] = (partition.pool.name, _network_pool(task))
+        by_task: dict[str, TaskFootprint] = {}
+        transports: dict[str, TransportFootprint] = {}
+        for task in tasks:
+            here = _network_pool(task)
+            links: dict[str, Resource] = {}
+            builders: dict[str, Resource] = {}
+            output_pools: dict[str, PoolOf] = {}
+            for partition in task.partitions:
+                for sub in partition.subpartitions:
+                    links[sub.name] = Resource(ResourceKind.LINK, sub.channel)
+                    builders[sub.name] = Resource(ResourceKind.BUILDER, sub.channel)
+                    output_pools[sub.name] = (partition.pool.name, here)
+            inputs: dict[str, Resource] = {}
+            input_pools: list[PoolOf] = []
+            for gate in task.gates:
+                input_pools.append((gate.pool.name, here))
+                for channel in gate.channels:
+                    inputs[channel.name] = Resource(ResourceKind.LINK, channel.name)
+                    if channel.remote:
+                        transports[channel.name] = TransportFootprint(
+                            inputs[channel.name],
+                            (gate.pool.name, here),
+                            producer_pool[channel.name],
+                        )
+                    else:  # a buffer read locally goes back to its producer's pool
+                        input_pools.append(producer_pool[channel.name])
+            output_pool_list = tuple(dict.fromkeys(output_pools.values()))
+            by_task[task.name] = TaskFootprint(
+                Resource(ResourceKind.TASK, task.name),
+                links,
+                builders,
+                output_pools,
+                frozenset(
+                    [
+                        *links.values(),
+                        *builders.values(),
+                        *(Resource(ResourceKind.POOL, name) for name, _ in output_pool_list),
+                    ]
+                ),
+                output_pool_list,
+                inputs,
+                tuple(dict.fromkeys(input_pools)),
+            )
+        return cls(by_task, transports)
+
+
+def _network_pool(task: Task) -> Resource:
+    return Resource(ResourceKind.NETWORK_POOL, network_pool_name(task.task_manager))
