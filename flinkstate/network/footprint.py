@@ -60,7 +60,7 @@ PoolOf = tuple[str, Resource]
 class TaskFootprint(NamedTuple):
     """A task's resources, by what its actions use: itself; each output subpartition's
     pipe, builder and pool; all its outputs together (finishing touches them all); its input
-    pipes; and the pools a buffer it read goes back to."""
+    pipes; the pools a buffer it read goes back to; and its network pool."""
 
     task: Resource
     links: Mapping[str, Resource]
@@ -70,6 +70,8 @@ class TaskFootprint(NamedTuple):
     output_pool_list: tuple[PoolOf, ...]
     inputs: Mapping[str, Resource]
     input_pools: tuple[PoolOf, ...]
+    #: its TaskManager's network pool (where recovered buffers go back to)
+    network_pool: Resource
 
 
 class TransportFootprint(NamedTuple):
@@ -141,6 +143,7 @@ class Footprints:
                 output_pool_list,
                 inputs,
                 tuple(dict.fromkeys(input_pools)),
+                here,
             )
         return cls(by_task, transports)
 

@@ -3,16 +3,18 @@
 An action stays within a few of its actor's resources
 (:class:`~flinkstate.network.footprint.Footprints`) only where it does the everyday work of a
 running job: a task computing, emitting a record, requesting a buffer for a subpartition,
-writing a record into it (its pipe only when that fills the buffer), polling a buffer of data
-or the end of a partition, processing a record, finishing its output; a transport sending a
-buffer of data or the end of a partition, or requesting a floating buffer. A network pool joins
-when a local pool would take from it or give back to it; what draws a number every actor
-shares (record ids, record paths) or writes the checkpoint in progress adds that resource.
-Everything else may touch anything (None): other events and barriers, recovered channels, a
-source's last emit (other sources read it), the checkpoint coordinator, the channel-state
-writers, readers and drainers, a failover. Being wrong here would make the explorer skip
-interleavings that differ, so ``SleepSets(verify=True)`` checks every independence it relies
-on (tests/network/test_independence.py does so on many small jobs).
+writing a record into it (its pipe only when that fills the buffer), polling a buffer (recovered
+or not) or one of the events that change only its input channels (the end of a partition, a
+virtual channel's descriptor, the end of recovered input or output state), processing a record,
+finishing its output or restoring it; a transport sending a buffer or such an event, or
+requesting a floating buffer. A network pool joins when a local pool would take from it or give
+back to it; what draws a number every actor shares (record ids, record paths) or writes the
+checkpoint in progress adds that resource. Everything else may touch anything (None): barriers
+and the other events, channels still in V1/V2 recovery, a source's last emit (other sources
+read it), conversions, the checkpoint coordinator, the channel-state writers, readers and
+drainers, a failover. Being wrong here would make the explorer skip interleavings that differ,
+so ``SleepSets(verify=True)`` checks every independence it relies on
+(tests/network/test_independence.py does so along runs of small jobs and restarts).
 """
 
 from __future__ import annotations
@@ -21,7 +23,12 @@ from collections.abc import Iterable
 
 from flinkstate.network.actors import ActorKind
 from flinkstate.network.consumer import Channel
-from flinkstate.network.events import END_OF_PARTITION
+from flinkstate.network.events import (
+    END_OF_INPUT_STATE,
+    END_OF_OUTPUT_STATE,
+    END_OF_PARTITION,
+    SUBTASK_CONNECTION,
+)
 from flinkstate.network.footprint import (
     CHECKPOINT,
     EVENT_TIME,
@@ -36,6 +43,13 @@ from flinkstate.network.mailbox import emits_last_record, visible_head
 from flinkstate.network.state import NetworkState
 from flinkstate.network.task import Task
 from flinkstate.sim.action import Action
+
+#: task actions that write every output subpartition (and may take from their pools)
+_OUTPUT_WIDE = frozenset({"finish", "finish-output", "recover-output"})
+#: events that, polled, change only the task's input channels and the subpartitions they read
+_LOCAL_INPUT_EVENTS = frozenset(
+    {END_OF_PARTITION, SUBTASK_CONNECTION, END_OF_INPUT_STATE, END_OF_OUTPUT_STATE}
+)
 
 
 def footprint(world: NetworkState, action: Action) -> frozenset[Resource] | None:
@@ -78,29 +92,28 @@ def _task(
         if world.options.flush_every_record or builder.space <= out.total - out.written:
             touched.add(own.links[sub.name])  # the buffer is full: it joins the queue
         return frozenset(touched)
-    if kind == "finish":
+    if kind in _OUTPUT_WIDE:
         return _with_pools(world, {own.task, *own.outputs}, own.output_pool_list)
     if kind == "poll":
         channel = world.channels[action.target]
-        if channel.recovered or channel.recoverable.in_recovery:
+        if channel.recoverable.in_recovery:
             return None
         head = visible_head(world, channel)
         if head is None:
             return None
-        if head.is_event:  # the end of a partition only ends its channel
-            return (
-                frozenset((own.task, *own.inputs.values()))
-                if head.event == END_OF_PARTITION
-                else None
-            )
-        # which channel is polled depends on which of them have data
+        # which channel is polled depends on which of them have data; the recovery's events
+        # change only the gate's channels and the subpartitions they read
         touched = {own.task, *own.inputs.values()}
+        if head.is_event:
+            return frozenset(touched) if head.event in _LOCAL_INPUT_EVENTS else None
         if channel.persister.persisting:
             touched.add(CHECKPOINT)
         if watermarks:
             touched.add(EVENT_TIME)
         if "lose-record" in world.options.faults:  # the fault reads how many records exist
             touched.add(RECORDS)
+        if channel.recovered:  # a recovered buffer goes back to the global pool
+            touched.add(own.network_pool)
         return _with_pools(world, touched, own.input_pools)  # a buffer with no whole record
     if kind == "process":
         current = task.current
@@ -123,8 +136,8 @@ def _transport(world: NetworkState, channel: Channel, action: Action) -> frozens
     if sub.blocked or not sub.queue:
         return None
     head = sub.queue[0]
-    if head.is_event:  # the end of a partition only joins what the channel received
-        return frozenset((own.link,)) if head.event == END_OF_PARTITION else None
+    if head.is_event:  # other than a barrier, an event only joins what the channel received
+        return frozenset((own.link,)) if head.event in _LOCAL_INPUT_EVENTS else None
     touched = {own.link}
     if channel.persister.persisting:
         touched.add(CHECKPOINT)

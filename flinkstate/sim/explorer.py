@@ -547,20 +547,27 @@ class _Exploration:
     def follow(
         self, model: Model, index: int, depth: int, found: _Expansion
     ) -> Iterator[tuple[Model, int, _Expansion | None]]:
-        """Take each action to follow from ``model`` in its own copy: each child reached,
-        its index and what to follow from it."""
+        """Take each action to follow from ``model``: each child reached, its index and what
+        to follow from it. The last child is ``model`` itself, moved on: nothing reads the
+        parent once its children are made."""
         todo, done = self.expansion(index, found)
-        for action in todo:
-            yield self.take(model, index, depth, action, done)
+        for number, action in enumerate(todo, 1):
+            yield self.take(model, index, depth, action, done, last=number == len(todo))
 
     def take(
-        self, model: Model, index: int, depth: int, action: Action, done: set[Action]
+        self,
+        model: Model,
+        index: int,
+        depth: int,
+        action: Action,
+        done: set[Action],
+        *,
+        last: bool,
     ) -> tuple[Model, int, _Expansion | None]:
-        """Apply ``action`` to a copy of ``model`` (the state ``index``) and reach the child:
-        its sleep set is what its parent slept on or followed before it that is independent
-        of ``action``; ``action`` then counts as followed for the siblings after it."""
-        child = model.clone()
-        child.apply(action)
+        """Apply ``action`` to a copy of ``model`` (the state ``index``; to ``model`` itself
+        when it is the ``last`` action taken from it) and reach the child: its sleep set is
+        what its parent slept on or followed before it that is independent of ``action``;
+        ``action`` then counts as followed for the siblings after it."""
         reduction = self.reduction
         asleep = (
             frozenset([a for a in done if reduction.independent(model, a, action)])
@@ -569,6 +576,8 @@ class _Exploration:
         )
         if self.sleeping:
             done.add(action)
+        child = model if last else model.clone()
+        child.apply(action)
         child_index, more, new = self.reach(child, index, action, depth + 1, asleep)
         if more is not None and not new and more.done is None and not self.again:
             more = None  # reached again in fewer steps: only a depth bound explores it again
@@ -681,7 +690,8 @@ class _Exploration:
                     stack.pop()
                     continue
                 depth = len(stack) - 1
-                child, index, more = self.take(model, parent, depth, todo.pop(0), done)
+                action = todo.pop(0)
+                child, index, more = self.take(model, parent, depth, action, done, last=not todo)
                 if more is not None and self.expandable(depth + 1):
                     stack.append((child, index, *self.expansion(index, more)))
         except _Stop as stop:
