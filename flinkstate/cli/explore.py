@@ -11,12 +11,9 @@ back (``load_topology_trace``, ``load_scenario_trace``) and replays to the state
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
-import re
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,33 +21,30 @@ from flinkstate.cli.interruption import RUN_FAILED, CommandInterrupted, interrup
 from flinkstate.cli.overrides import parse_overrides
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.options import FAULTS
-from flinkstate.network.topologies import CATALOGUE, topology
-from flinkstate.network.topology_trace import topology_trace_header, write_topology_trace
-from flinkstate.network.world import NetworkWorld
-from flinkstate.output import check_directory_target, directory_written_whole
-from flinkstate.recovery.scenario_trace import write_scenario_trace
-from flinkstate.recovery.scenarios import PHASES, SCENARIOS, prepare_scenario
+from flinkstate.output import check_directory_target
+from flinkstate.recovery.counterexample import (
+    COUNTEREXAMPLES,
+    DEFAULT_MAX_STATES,
+    ExplorationSubject,
+    exploration_subject,
+    is_trace_folder,
+    seconds_bound,
+    whole_bound,
+    write_counterexamples,
+)
+from flinkstate.recovery.scenarios import PHASES
 from flinkstate.sim.action import Action
-from flinkstate.sim.core import Simulation
 from flinkstate.sim.explorer import (
     Bounds,
     ExplorationResult,
-    Finding,
     PartialOrder,
     Progress,
     Strategy,
     explore,
 )
-from flinkstate.sim.scheduler import make_scheduler
-from flinkstate.sim.trace import MAX_LINE_CHARS, TRACE_FORMAT
 
-#: distinct states explored when no bound is given (a bound keeps memory in hand)
-DEFAULT_MAX_STATES = 100_000
-#: the scheduler of a scenario's phases before the one explored (``flinkstate run``'s default)
-SCHEDULER = "random"
 #: actions of a trace shown before and after the ones left out
 TRACE_HEAD, TRACE_TAIL = 3, 5
-_WHAT = "counterexample traces"
 
 
 def add_explore_parser(subparsers: Any) -> None:
@@ -133,18 +127,6 @@ def add_explore_parser(subparsers: Any) -> None:
     parser.set_defaults(handler=_explore)
 
 
-@dataclass(frozen=True)
-class Subject:
-    """What is explored: the start, and how a trace of it is written as a run's trace."""
-
-    name: str
-    kind: str
-    phase: str | None
-    initial: NetworkWorld
-    #: writes the run that takes the given actions from the start to a trace file
-    write: Callable[[Path, Sequence[Action]], None]
-
-
 def _explore(args: argparse.Namespace) -> tuple[str, int]:
     written: list[str] = []
     try:
@@ -158,10 +140,10 @@ def _explore_command(args: argparse.Namespace, written: list[str]) -> tuple[str,
     strategy = Strategy.parse(args.strategy)
     partial_order = PartialOrder.parse(args.reduction)
     bounds = Bounds(
-        max_states=_whole(args.max_states, "--max-states", DEFAULT_MAX_STATES),
-        max_depth=_whole(args.max_depth, "--max-depth"),
-        time=_seconds(args.time),
-        walks=_whole(args.walks, "--walks"),
+        max_states=whole_bound(args.max_states, "--max-states", DEFAULT_MAX_STATES),
+        max_depth=whole_bound(args.max_depth, "--max-depth"),
+        time=seconds_bound(args.time, "--time"),
+        walks=whole_bound(args.walks, "--walks"),
     )
     if args.walks is not None and strategy is not Strategy.RANDOM_WALK:
         raise InvalidParameterError(
@@ -169,14 +151,17 @@ def _explore_command(args: argparse.Namespace, written: list[str]) -> tuple[str,
         )
     faults = frozenset(args.fault)
     if args.trace_dir is not None:
-        args.trace_dir = check_directory_target(args.trace_dir, _is_trace_folder, _WHAT)
-    subject = _subject(args, overrides, faults)  # every parameter checked before exploring
+        args.trace_dir = check_directory_target(args.trace_dir, is_trace_folder, COUNTEREXAMPLES)
+    # every parameter checked before exploring
+    subject = exploration_subject(
+        args.name, overrides=overrides, seed=args.seed, phase=args.phase, faults=faults
+    )
     result = _run(
         subject, strategy, bounds, args.seed, partial_order, quiet=args.quiet or args.json
     )
     files: list[str] = []
     if args.trace_dir is not None:
-        files = _write_traces(args.trace_dir, subject, result.findings)
+        files = [str(f) for f in write_counterexamples(args.trace_dir, subject, result.findings)]
         written.append(str(args.trace_dir))
     status = RUN_FAILED if result.findings else 0
     if args.json:
@@ -185,94 +170,8 @@ def _explore_command(args: argparse.Namespace, written: list[str]) -> tuple[str,
     return "\n".join(lines), status
 
 
-def _whole(raw: str | None, option: str, default: int | None = None) -> int | None:
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise InvalidParameterError(f"{option} takes a whole number of at least 1, got {raw!r}")
-    return value
-
-
-def _seconds(raw: str | None) -> float | None:
-    if raw is None:
-        return None
-    try:
-        value = float(raw)
-    except ValueError:
-        value = 0.0
-    if not value > 0 or value == float("inf"):
-        raise InvalidParameterError(f"--time takes a positive number of seconds, got {raw!r}")
-    return value
-
-
-def _subject(
-    args: argparse.Namespace, overrides: dict[str, str], faults: frozenset[str]
-) -> Subject:
-    """The world to explore from, named by a topology or a scenario."""
-    if args.name in SCENARIOS:
-        return _scenario(args.name, args.phase or "restart", overrides, args.seed, faults)
-    if args.name not in CATALOGUE:
-        raise InvalidParameterError(
-            f"unknown topology or scenario {args.name!r}; topologies: "
-            f"{', '.join(sorted(CATALOGUE))}; scenarios: {', '.join(sorted(SCENARIOS))}"
-        )
-    if args.phase is not None:
-        raise InvalidParameterError(
-            f"--phase picks a scenario's run; {args.name} is a topology, which runs once"
-        )
-    item = topology(args.name)
-    initial = item.build(overrides, seed=args.seed, faults=faults)  # checks every parameter
-    header = dataclasses.replace(
-        topology_trace_header(args.name, overrides, seed=args.seed, scheduler=SCHEDULER),
-        faults=tuple(sorted(faults)),
-    )
-
-    def write(path: Path, actions: Sequence[Action]) -> None:
-        simulation = _replayed(
-            Simulation(initial.clone, make_scheduler(SCHEDULER, args.seed)), actions
-        )
-        write_topology_trace(path, header, simulation.events)
-
-    return Subject(args.name, "topology", None, initial, write)
-
-
-def _scenario(
-    name: str, phase: str, overrides: dict[str, str], seed: int, faults: frozenset[str]
-) -> Subject:
-    def prepare() -> Any:
-        return prepare_scenario(
-            name, seed=seed, overrides=overrides, scheduler=SCHEDULER, phase=phase, faults=faults
-        )
-
-    run = prepare()
-    if run.simulation is None:
-        raise InvalidParameterError(
-            f"{name} has no {phase} to explore: {run.outcome.value}"
-            + (f" ({run.message})" if run.message else "")
-        )
-    initial = run.simulation.model
-    assert isinstance(initial, NetworkWorld)
-
-    def write(path: Path, actions: Sequence[Action]) -> None:
-        fresh = prepare()  # the earlier phases again, and the explored one from its step 0
-        _replayed(fresh.simulation, actions)
-        write_scenario_trace(path, fresh)
-
-    return Subject(name, "scenario", phase, initial, write)
-
-
-def _replayed(simulation: Simulation, actions: Sequence[Action]) -> Simulation:
-    for action in actions:
-        simulation.step(action)
-    return simulation
-
-
 def _run(
-    subject: Subject,
+    subject: ExplorationSubject,
     strategy: Strategy,
     bounds: Bounds,
     seed: int,
@@ -309,37 +208,6 @@ def _run(
         )
 
 
-def _write_traces(folder: Path, subject: Subject, findings: Sequence[Finding]) -> list[str]:
-    """Each finding's trace in one folder, swapped in whole when all are written; the files,
-    in the order of the findings (a violation's named by its invariant, deadlocks numbered)."""
-    names: list[str] = []
-    for finding in findings:
-        if finding.violation is not None:
-            slug = re.sub(r"[^a-z0-9]+", "-", finding.name.lower()).strip("-")
-            names.append(f"violation-{slug}.jsonl")
-        else:
-            names.append(f"deadlock-{sum(n.startswith('deadlock-') for n in names) + 1}.jsonl")
-    with directory_written_whole(folder, _is_trace_folder, _WHAT) as temporary:
-        for finding, file_name in zip(findings, names, strict=True):
-            subject.write(temporary / file_name, finding.trace)
-    return [str(folder / file_name) for file_name in names]
-
-
-def _is_trace_folder(folder: Path) -> bool:
-    """A folder that holds only traces (what an earlier ``--trace-dir`` wrote): replaceable."""
-    for entry in folder.iterdir():
-        if entry.suffix != ".jsonl" or not entry.is_file():
-            return False
-        try:
-            with entry.open(encoding="utf-8") as trace:
-                first = json.loads(trace.readline(MAX_LINE_CHARS))
-        except (OSError, ValueError):
-            return False
-        if not isinstance(first, dict) or first.get("format") != TRACE_FORMAT:
-            return False
-    return True
-
-
 def _shortened(trace: Sequence[Action]) -> str:
     """A trace's actions, the middle left out of a long one."""
     shown = [str(a) for a in trace]
@@ -350,19 +218,18 @@ def _shortened(trace: Sequence[Action]) -> str:
 
 
 def _describe(
-    subject: Subject,
+    subject: ExplorationSubject,
     seed: int,
     partial_order: PartialOrder,
     result: ExplorationResult,
     files: list[str],
     folder: Path | None,
 ) -> list[str]:
-    what = subject.name if subject.phase is None else f"{subject.name} ({subject.phase})"
     how = result.strategy.value
     if partial_order is PartialOrder.SLEEP_SETS and result.strategy is not Strategy.RANDOM_WALK:
         how += ", sleep sets"
     lines = [
-        f"{what}, {how}, seed {seed}: {result.summary()}",
+        f"{subject.describe()}, {how}, seed {seed}: {result.summary()}",
         f"  {result.states} states reached (with repeats); {result.finished} distinct states "
         "where the run finished",
     ]
@@ -376,7 +243,7 @@ def _describe(
 
 
 def _summary(
-    subject: Subject,
+    subject: ExplorationSubject,
     args: argparse.Namespace,
     overrides: dict[str, str],
     faults: frozenset[str],
@@ -386,7 +253,7 @@ def _summary(
     bounds = result.bounds
     return {
         "name": subject.name,
-        "kind": subject.kind,
+        "kind": subject.kind.value,
         "phase": subject.phase,
         "seed": args.seed,
         "overrides": overrides,

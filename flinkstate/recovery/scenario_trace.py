@@ -26,6 +26,7 @@ from flinkstate.recovery.scenarios import (
     get_scenario,
     prepare_scenario,
 )
+from flinkstate.sim.action import Action
 from flinkstate.sim.core import RunResult, RunStatus, Simulation
 from flinkstate.sim.trace import (
     PhaseMarker,
@@ -64,6 +65,12 @@ class LoadedScenarioTrace:
     phases: tuple[PhaseMarker, ...]
     #: how the recorded phase ends (``ScenarioRun.summary`` at its last step)
     summary: Mapping[str, Any] = field(repr=False)
+    #: the actions the trace records for ``phase``, every one (``step`` may be earlier): with
+    #: ``sim.scheduler.Recorded`` a prepared run steps through the recorded run again, also
+    #: one no scheduler chose (the explorer's)
+    actions: tuple[Action, ...] = field(default=(), repr=False)
+    #: the faults the run was traced with (beside the scenario's own)
+    faults: frozenset[str] = frozenset()
 
 
 def scenario_trace_header(run: ScenarioRun) -> TraceHeader:
@@ -131,6 +138,7 @@ def load_scenario_trace(
         _replay(reader, run, phase)
     summary = run.summary()
     assert run.simulation is not None
+    actions = tuple(run.simulation.history)
     if target != run.simulation.step_count:
         run.simulation.goto(target)
     return LoadedScenarioTrace(
@@ -144,6 +152,8 @@ def load_scenario_trace(
         max_steps,
         scanned.phases,
         summary,
+        actions,
+        run.faults,
     )
 
 

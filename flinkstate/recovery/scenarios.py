@@ -379,7 +379,9 @@ def prepare_scenario(
     that); ``job`` is the job from its start, checkpoint included; ``first-restart``, only with
     ``then_parallelism``, is the restart from the job's checkpoint. A configuration Flink
     refuses, or a job that completes no checkpoint, comes back concluded with no simulation.
-    The events of the phases run on the way are kept in ``earlier``."""
+    The events of the phases run on the way are kept in ``earlier``. ``faults`` (the world's
+    ``FAULTS``) break the phase stepped: the restarted job(s), beside the scenario's own, or
+    with ``phase="job"`` the job itself."""
     if phase not in RUN_PHASES:
         raise InvalidParameterError(f"phase must be one of {', '.join(RUN_PHASES)}, got {phase!r}")
     item = scenario if isinstance(scenario, Scenario) else get_scenario(scenario)
@@ -403,7 +405,10 @@ def prepare_scenario(
         faults=frozenset(faults),
     )
     try:
-        first = job.build(job_values, seed=seed)
+        # the caller's faults break the phase it steps: the job itself when that is the job
+        first = job.build(
+            job_values, seed=seed, faults=frozenset(faults) if phase == "job" else frozenset()
+        )
     except InvalidParameterError as refused:
         run.outcome, run.message = Outcome.REJECTED, str(refused)
         return run

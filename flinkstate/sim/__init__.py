@@ -21,6 +21,7 @@ from flinkstate.sim.core import (
 from flinkstate.sim.deadlock import DeadlockReport, Wait, find_deadlock
 from flinkstate.sim.scheduler import (
     FixedPriority,
+    Recorded,
     RoundRobin,
     Scheduler,
     SeededRandom,
@@ -34,6 +35,7 @@ __all__ = [
     "FixedPriority",
     "Model",
     "Move",
+    "Recorded",
     "RoundRobin",
     "RunResult",
     "RunStatus",

@@ -67,6 +67,29 @@ class SeededRandom:
         return splitmix64(self._mixed_seed ^ step) % len(enabled)
 
 
+class Recorded:
+    """The actions a trace recorded, one per step, then ``then``'s choices: stepping a run
+    again (after going back) follows the recorded run, whichever policy chose its actions (a
+    seeded scheduler, or the explorer of every interleaving, which no policy reproduces). It
+    keeps the name of ``then``, the policy the run continues with."""
+
+    def __init__(self, actions: Sequence[Action], then: Scheduler) -> None:
+        self.actions = tuple(actions)
+        self.then = then
+        self.name = then.name
+
+    def choose(self, step: int, enabled: Sequence[Action], previous: Action | None) -> int:
+        if step >= len(self.actions):
+            return self.then.choose(step, enabled, previous)
+        recorded = self.actions[step]
+        for index, action in enumerate(enabled):
+            if action == recorded:
+                return index
+        raise InvalidParameterError(
+            f"the recorded action {recorded} of step {step + 1} is not enabled here"
+        )
+
+
 def make_scheduler(name: str, seed: int = 0) -> Scheduler:
     """A policy by name: ``priority``, ``round-robin`` or ``random``."""
     if name == "priority":

@@ -32,7 +32,9 @@ from flinkstate.recovery.scenarios import (
     get_scenario,
     prepare_scenario,
 )
+from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event, RunResult, Simulation, collector_paused
+from flinkstate.sim.scheduler import Recorded
 from flinkstate.views.captions import caption
 from flinkstate.views.deadlock import deadlock_figure
 from flinkstate.views.ownership import ownership_graph, ownership_spec
@@ -112,6 +114,7 @@ class RecoveryStepper:
         self.step_button = icon_button("step", "step-forward", "one step forward")
         self.step_button.add_class("flinkstate-step")
         self.back_button = icon_button("back", "step-backward", "one step back")
+        self.back_button.add_class("flinkstate-back")
         self.next_button = icon_button(
             "run to next", "fast-forward", "run to the next chosen event"
         )
@@ -190,6 +193,11 @@ class RecoveryStepper:
         self._pinned: dict[int, list[str]] = {}
         #: the settings of a loaded trace are being put in place: no run per control
         self._restoring = False
+        #: a loaded trace's actions of the phase on display, the faults it was written with
+        #: and its file: the run follows them until a setting changes
+        self.recorded: tuple[Action, ...] = ()
+        self.faults: frozenset[str] = frozenset()
+        self.trace_path: Path | None = None
         self.scheduler = "random"
         self._widget: widgets.Widget | None = None
         self.controls: widgets.VBox | None = None
@@ -310,6 +318,7 @@ class RecoveryStepper:
     def _on_scenario(self, _change: dict[str, Any]) -> None:
         if self._restoring:
             return
+        self._leave_trace()
         self._use_parameters(ParameterControls(get_scenario(self.scenario.value)))
         self.load()
 
@@ -320,16 +329,31 @@ class RecoveryStepper:
 
     def _on_setting(self, _change: dict[str, Any]) -> None:
         if not self._restoring:
+            self._leave_trace()
             self.load()
 
-    def load_trace(self, path: Path | str, *, step: int | None = None) -> bool:
-        """Show the run a trace recorded (``flinkstate run SCENARIO --trace``), at ``step``
-        (default: its last) of the phase on display: the trace is replayed event by event
-        first, so a trace of another version or other parameters is refused, not shown."""
+    def _leave_trace(self) -> None:
+        """A setting changed: the run is the scheduler's again, without the trace's faults."""
+        self.recorded, self.faults, self.trace_path = (), frozenset(), None
+
+    def load_trace(
+        self, path: Path | str, *, step: int | None = None, phase: str | None = None
+    ) -> bool:
+        """Show the run a trace recorded (``flinkstate run SCENARIO --trace``, or a
+        counterexample ``flinkstate explore`` or the explorer widget wrote), at ``step``
+        (default: its last) of ``phase`` (default: the phase on display). The trace is
+        replayed event by event first, so a trace of another version or other parameters is
+        refused, not shown. Stepping then follows the recorded actions, back and forward, with
+        the faults the trace was written with, until a setting changes."""
         from flinkstate.recovery.scenario_trace import load_scenario_trace
 
+        phase = self.phase.value if phase is None else phase
         try:
-            loaded = load_scenario_trace(Path(path), phase=self.phase.value, step=step)
+            if phase not in PHASES:
+                raise InvalidParameterError(
+                    f"phase must be one of {', '.join(PHASES)}, got {phase!r}"
+                )
+            loaded = load_scenario_trace(Path(path), phase=phase, step=step)
         except FlinkstateError as error:
             self.message.value = refusal(f"Trace not loaded: {error}")
             return False
@@ -337,17 +361,20 @@ class RecoveryStepper:
         self._restoring = True
         try:
             self.scenario.value = item.name
+            self.phase.value = phase
             self.seed.value = loaded.seed
             self._use_parameters(ParameterControls(item, loaded.overrides))
         finally:
             self._restoring = False
         self.scheduler, self.max_steps = loaded.scheduler, loaded.max_steps
+        self.recorded, self.faults, self.trace_path = loaded.actions, loaded.faults, Path(path)
         if not self.load():
             return False
         self.goto(loaded.step)
+        faults = f", with {_faults_text(self.faults)} put back" if self.faults else ""
         self.message.value = (
             f"Trace {html.escape(str(path))} loaded: {item.name}, seed {loaded.seed}, "
-            f"{self.phase.value} at step {loaded.step} of {loaded.steps}."
+            f"{self.phase.value} at step {loaded.step} of {loaded.steps}{html.escape(faults)}."
         )
         return True
 
@@ -368,6 +395,7 @@ class RecoveryStepper:
                 scheduler=self.scheduler,
                 max_steps=self.max_steps,
                 phase=self.phase.value,
+                faults=self.faults,
             )
         except FlinkstateError as error:
             self.message.value = refusal(f"Not applied: {error}")
@@ -375,6 +403,9 @@ class RecoveryStepper:
         self.message.value = ""
         self.run = run
         simulation = run.simulation
+        if simulation is not None and self.recorded:
+            # a loaded trace's run, stepped again after going back: its recorded actions
+            simulation.scheduler = Recorded(self.recorded, simulation.scheduler)
         self._captions = {}
         self._scene = None
         self._pinned = {}
@@ -655,7 +686,7 @@ class RecoveryStepper:
             self.deadlock_box.layout.display = "none"
         self.badge.value = _badge_html(
             self._summary, world, simulation.step_count, self.total, self.phase.value
-        )
+        ) + _trace_html(self.trace_path, self.faults)
         recent = simulation.events[-RECENT_EVENTS:][::-1]
         items = "".join(
             f"<li><code>{e.step + 1}</code> {html.escape(_shorten(e.describe()))}</li>"
@@ -666,6 +697,25 @@ class RecoveryStepper:
             if items
             else "<i>step 0: nothing has happened yet; press step</i>"
         )
+
+
+def _faults_text(faults: frozenset[str]) -> str:
+    return ("fault " if len(faults) == 1 else "faults ") + ", ".join(sorted(faults))
+
+
+def _trace_html(path: Path | None, faults: frozenset[str]) -> str:
+    """What the run on display follows when it is a loaded trace's: its file, and the faults
+    (bugs put back on purpose) it was written with."""
+    if path is None:
+        return ""
+    faults_note = (
+        f", with the {html.escape(_faults_text(faults))} put back on purpose" if faults else ""
+    )
+    return (
+        "<div class='flinkstate-trace-note' style='color:#1e40af;margin-top:2px'>"
+        f"following the trace <code>{html.escape(path.name)}</code>{faults_note}: back and "
+        "step replay its recorded actions; changing a setting leaves it</div>"
+    )
 
 
 def _last(simulation: Simulation) -> Event | None:

@@ -195,6 +195,25 @@ def test_the_job_before_the_restart_can_be_explored(capsys: pytest.CaptureFixtur
     assert result["distinct_states"] == 50
 
 
+def test_a_fault_breaks_the_job_when_the_job_is_explored(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # the fault is put into the phase explored: here the job itself, not only its restart
+    code = explore_cli(
+        "baseline-recovery",
+        "--phase",
+        "job",
+        *sets(["records=2", "parallelism=1", "source_parallelism=1"]),
+        "--fault",
+        "duplicate-record",
+        "--json",
+    )
+    assert code == 1
+    result = json.loads(capsys.readouterr().out)
+    assert result["faults"] == ["duplicate-record"]
+    assert "exactly-once" in {f["name"] for f in result["findings"]}
+
+
 def test_no_counterexample_leaves_an_empty_folder(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -277,7 +296,7 @@ def test_ctrl_c_while_exploring_writes_nothing(
 def test_ctrl_c_while_writing_traces_leaves_no_half_folder(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import flinkstate.cli.explore as command
+    import flinkstate.recovery.counterexample as counterexample
 
     written: list[Any] = []
 
@@ -287,7 +306,7 @@ def test_ctrl_c_while_writing_traces_leaves_no_half_folder(
         written.append(path)
         return 0
 
-    monkeypatch.setattr(command, "write_topology_trace", interrupted_after_one)
+    monkeypatch.setattr(counterexample, "write_topology_trace", interrupted_after_one)
     folder = tmp_path / "traces"
     code = explore_cli(
         "keyed", *sets(SMALL), "--fault", "duplicate-record", "--trace-dir", str(folder)

@@ -3,7 +3,14 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.sim import Action, FixedPriority, RoundRobin, SeededRandom, make_scheduler
+from flinkstate.sim import (
+    Action,
+    FixedPriority,
+    Recorded,
+    RoundRobin,
+    SeededRandom,
+    make_scheduler,
+)
 
 ENABLED = [Action("a", "x"), Action("b", "x"), Action("c", "x")]
 
@@ -29,3 +36,14 @@ def test_make_scheduler() -> None:
     assert isinstance(make_scheduler("random", 3), SeededRandom)
     with pytest.raises(InvalidParameterError, match="unknown scheduling policy"):
         make_scheduler("fair")
+
+
+def test_recorded_follows_the_trace_then_its_policy() -> None:
+    trace = [Action("c", "x"), Action("a", "x")]
+    policy = Recorded(trace, RoundRobin())
+    assert policy.name == "round-robin"  # the policy the run continues with
+    assert policy.choose(0, ENABLED, None) == 2
+    assert policy.choose(1, ENABLED, Action("c", "x")) == 0
+    assert policy.choose(2, ENABLED, Action("a", "x")) == 1  # then round robin
+    with pytest.raises(InvalidParameterError, match=r"recorded action c: x of step 1 is not"):
+        policy.choose(0, ENABLED[:2], None)

@@ -359,6 +359,35 @@ def test_a_trace_loads_back_into_the_stepper_at_the_same_state(tmp_path: Path) -
     assert stepper.current_step == 10  # the run on display stays
 
 
+def test_a_counterexample_of_the_job_loads_in_its_phase_and_steps_through_its_actions(
+    tmp_path: Path,
+) -> None:
+    from flinkstate.cli import main
+    from flinkstate.recovery.scenario_trace import load_scenario_trace
+
+    folder = tmp_path / "found"
+    small = ["records=2", "parallelism=1", "source_parallelism=1"]
+    args = ["explore", "baseline-recovery", "--phase", "job", "--fault", "duplicate-record"]
+    args += [arg for value in small for arg in ("--set", value)]
+    assert main([*args, "--trace-dir", str(folder), "--quiet"]) == 1
+    trace = folder / "violation-exactly-once.jsonl"
+    stepper = RecoveryStepper("baseline-recovery", overrides={"records": 10})
+    assert not stepper.load_trace(trace, phase="first-restart")
+    assert "phase must be one of restart, job" in stepper.message.value
+    loaded = load_scenario_trace(trace, phase="job")
+    assert stepper.load_trace(trace, step=loaded.step - 1, phase="job")
+    assert stepper.phase.value == "job"
+    assert stepper.faults == frozenset({"duplicate-record"})
+    assert "with fault duplicate-record put back" in stepper.message.value
+    assert stepper.current_step == loaded.step - 1
+    stepper.step_button.click()  # the recorded action, not the scheduler's
+    world = stepper.world
+    assert world is not None
+    assert loaded.run.world is not None
+    assert world.fingerprint() == loaded.run.world.fingerprint()
+    assert stepper.current_step == stepper.total == loaded.step
+
+
 def test_closed_figures_are_not_drawn_and_open_at_the_step_on_display() -> None:
     stepper = RecoveryStepper("baseline-recovery", overrides={"records": 20})
     stepper.goto(40)
