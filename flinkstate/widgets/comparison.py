@@ -161,7 +161,7 @@ class ComparisonPanel:
     def _resolved(self, side: ParameterControls) -> dict[str, object]:
         """Every parameter of a side's run, its controls' first (the order labels name them)."""
         values = side.values()
-        return {**values, **side.scenario.resolve(values)}
+        return {**values, **side.item.resolve(values)}
 
     def _watch_controls(self) -> None:
         for side in self.sides:

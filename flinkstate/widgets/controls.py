@@ -17,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from flinkstate.errors import FlinkstateError, InvalidParameterError
-from flinkstate.network.topologies import Parameter, topology
+from flinkstate.network.topologies import Parameter, Topology, by_name, topology
 from flinkstate.recovery.scenarios import RESTORE_PARAMETERS, SCENARIOS, Scenario
 
 #: every parameter control is a ValueWidget (Checkbox, Dropdown, IntText or Text)
@@ -92,13 +92,20 @@ def control_for(parameter: Parameter, value: object) -> Control:
 
 class ParameterControls:
     """One control per parameter that matters to a scenario, and per parameter the caller
-    overrides; ``values()`` checks them all."""
+    overrides; a topology names none as the ones that matter, so it gets one per parameter.
+    ``values()`` checks them all."""
 
-    def __init__(self, scenario: Scenario, overrides: Mapping[str, object] | None = None) -> None:
-        self.scenario = scenario
-        overrides = scenario.by_name(overrides or {})
-        self.parameters = parameters_of(scenario, overrides)
-        resolved = scenario.resolve(overrides)
+    def __init__(
+        self, item: Scenario | Topology, overrides: Mapping[str, object] | None = None
+    ) -> None:
+        self.item = item
+        if isinstance(item, Scenario):
+            overrides = item.by_name(overrides or {})
+            self.parameters = parameters_of(item, overrides)
+        else:
+            overrides = by_name(overrides or {}, item.parameters)
+            self.parameters = list(item.parameters)
+        resolved = item.resolve(overrides)
         self.controls = {p.name: control_for(p, resolved[p.name]) for p in self.parameters}
         self.box = widgets.HBox(
             list(self.controls.values()), layout=widgets.Layout(flex_flow="row wrap")
