@@ -778,3 +778,69 @@ def test_the_watermarks_and_the_recovery_trigger_of_notebook_6_are_drawn_in_chro
         errors = notebook.helper("errors", notebook.name)
         assert not errors, "cells show errors:\n" + "\n".join(errors)
     assert path.read_bytes() == on_disk, f"{path} changed while the test ran it"
+
+
+#: notebook 8: the explorer widget, and the counterexample it opens in its stepper
+EXPLORER_NOTEBOOK = "08-exploring-every-interleaving.ipynb"
+BACK_BUTTON = ".flinkstate-back"
+#: the job notebook 8 explores, as its cell sets it (the test finds the same failing step)
+EXPLORED_JOB = "failed-task-counted-as-finished"
+EXPLORED_SETTINGS: dict[str, object] = {
+    "records": 1,
+    "bounded_records": 0,
+    "checkpoint_interval": 0,
+    "fail_after_records": 1,
+    "restart_delay": 2,
+    "slots_per_tm": 4,
+}
+
+
+def explored_failing_step() -> int:
+    """The step where notebook 8's counterexample goes wrong, found as the notebook finds it."""
+    from flinkstate.recovery.counterexample import exploration_subject, failing_step
+    from flinkstate.sim.explorer import Bounds, explore
+
+    subject = exploration_subject(EXPLORED_JOB, overrides=EXPLORED_SETTINGS, phase="job")
+    result = explore(subject.initial, bounds=Bounds(max_states=2_000))
+    return failing_step(result.findings[0])
+
+
+@pytest.mark.timeout(480)
+def test_the_explorer_notebook_opens_its_counterexample_where_it_goes_wrong_in_chromium(
+    open_notebook: Callable[[Path, str], NotebookInBrowser],
+) -> None:
+    """Notebook 8, run as a reader would: the explorer's row with its open button, and under
+    it the stepper's canvas at the step where the counterexample goes wrong; one click on back
+    draws the step before it."""
+    path = NOTEBOOKS / EXPLORER_NOTEBOOK
+    on_disk = path.read_bytes()
+    expected = explored_failing_step()
+    notebook = open_notebook(ROOT, f"{NOTEBOOKS.name}/{EXPLORER_NOTEBOOK}")
+    with notebook.explained():
+        notebook.run_all()
+        opener = notebook.page.locator(".flinkstate-open-counterexample >> visible=true")
+        opener.first.wait_for(state="visible", timeout=RENDER_TIMEOUT * 1000)
+        back = notebook.page.locator(f"{BACK_BUTTON} >> visible=true")
+        back.first.wait_for(state="visible", timeout=RENDER_TIMEOUT * 1000)
+        element = back.first.element_handle()
+        at = notebook.wait_for(
+            f"the stepper's canvas did not draw step {expected}, where the counterexample "
+            "goes wrong",
+            f"([button, step]) => {{ const s = ({CANVAS_STATE})([button]); "
+            "return s && s.places > 0 && s.step === step ? s : null; }",
+            [element, expected],
+            RENDER_TIMEOUT,
+        )
+        canvas = notebook.page.locator(".flinkstate-canvas").nth(at["index"])
+        notebook.screenshot(canvas, "counterexample")
+        back.first.click()
+        notebook.wait_for(
+            f"one click on back did not draw step {expected - 1}",
+            f"([button, step]) => {{ const s = ({CANVAS_STATE})([button]); "
+            "return s && s.step === step ? s : null; }",
+            [element, expected - 1],
+            CLICK_TIMEOUT,
+        )
+        errors = notebook.helper("errors", notebook.name)
+        assert not errors, "cells show errors after the click:\n" + "\n".join(errors)
+    assert path.read_bytes() == on_disk, f"{path} changed while the test ran it"

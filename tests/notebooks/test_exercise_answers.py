@@ -297,6 +297,35 @@ shown = [f"{spilled} bytes spilled against {before}: {spilled - before} more, in
 """,
         ),
     ],
+    "08-exploring-every-interleaving.ipynb": [
+        Screen(
+            "How many distinct states had the explorer stored",
+            """
+header, row = explorer.findings_table.children[:5], explorer.findings_table.children[5:10]
+columns = [plain(cell.value) for cell in header]
+cells = dict(zip(columns, [plain(getattr(cell, "value", "")) for cell in row]))
+shown = [f"stored {cells['distinct states when found']} distinct states",
+         f"{cells['name']}",
+         f"takes {cells['depth']} steps",
+         f"Of the {len(random_runs)} random runs, {int(random_runs['broke an invariant'].sum())} "
+         "broke an invariant"]
+""",
+        ),
+        Screen(
+            "which subtasks did the plan of checkpoint 1 wait for",
+            """
+stepper = explorer.stepper
+events = plain(stepper.recent.value)
+waits, counted = _re.search(r"manual checkpoint 1 planned: triggered at [^;]*; waits for "
+                            r"([^;]*); counted as finished: (.*?)(?:\\d+ task|$)",
+                            events).groups()
+badge = plain(stepper.badge.value)
+failed = _re.search(r"without the state of (\\S+) \\((\\w+)\\)", badge).groups()
+shown = [f"waits for {waits.strip()}", f"counts {counted.strip()} as finished",
+         f"{failed[0]} is {failed[1]}", f"completes at step {stepper.current_step}"]
+""",
+        ),
+    ],
     "07-inspect-a-real-checkpoint.ipynb": [
         Screen(
             "For the four keyed-hash-p2-p4 checkpoints",
