@@ -46,6 +46,7 @@ from flinkstate.recovery.scenarios import PHASES, SCENARIOS, get_scenario
 from flinkstate.sim.explorer import (
     Bounds,
     ExplorationResult,
+    PartialOrder,
     Progress,
     Strategy,
     explore,
@@ -74,6 +75,7 @@ class _Request:
     overrides: Mapping[str, object]
     faults: frozenset[str]
     strategy: Strategy
+    partial_order: PartialOrder
     bounds: Bounds
 
 
@@ -90,6 +92,7 @@ class InterleavingExplorer:
         seed: int = 0,
         faults: Collection[str] = (),
         strategy: str = Strategy.BFS.value,
+        reduction: str = PartialOrder.SLEEP_SETS.value,
         max_states: int | None = DEFAULT_MAX_STATES,
         max_depth: int | None = None,
         time: float | None = None,
@@ -144,6 +147,18 @@ class InterleavingExplorer:
             value=Strategy.parse(strategy).value,
             description="strategy",
         )
+        self.reduction = widgets.Dropdown(
+            options=[
+                ("sleep sets (partial-order reduction)", PartialOrder.SLEEP_SETS.value),
+                ("none: every transition", PartialOrder.NONE.value),
+            ],
+            value=PartialOrder.parse(reduction).value,
+            description="reduction",
+        )
+        self.reduction.tooltip = (
+            "sleep sets leave out transitions into a state reached another way by independent "
+            "actions: every state and finding is still reached"
+        )
         self.max_states = _bound_box(max_states, "max states", f"{DEFAULT_MAX_STATES:,} if empty")
         self.max_states.tooltip = "stop after this many distinct states (memory stays in hand)"
         self.max_depth = _bound_box(max_depth, "max depth", "no bound")
@@ -186,7 +201,9 @@ class InterleavingExplorer:
                 widgets.HBox([self.subject, self.seed]),
                 self.phase,
                 self.parameter_box,
-                widgets.HBox([self.faults, widgets.VBox([self.strategy, self.walks])]),
+                widgets.HBox(
+                    [self.faults, widgets.VBox([self.strategy, self.reduction, self.walks])]
+                ),
                 widgets.HBox([self.max_states, self.max_depth, self.time]),
                 widgets.HBox([self.run_button, self.stop_button, self.progress]),
                 self.progress_line,
@@ -280,6 +297,7 @@ class InterleavingExplorer:
             self.parameters.values(),
             frozenset(self.faults.value),
             strategy,
+            PartialOrder.parse(self.reduction.value),
             bounds,
         )
 
@@ -312,6 +330,7 @@ class InterleavingExplorer:
                 strategy=request.strategy,
                 bounds=request.bounds,
                 seed=request.seed,
+                reduction=request.partial_order.reduction(),
                 progress=self._report,
             )
         except (_Stopped, KeyboardInterrupt):
@@ -351,9 +370,15 @@ class InterleavingExplorer:
         self, subject: ExplorationSubject, request: _Request, result: ExplorationResult
     ) -> None:
         colour = "#d62728" if result.findings else "#2ca02c"
+        how = result.strategy.value
+        if (
+            request.partial_order is PartialOrder.SLEEP_SETS
+            and result.strategy is not Strategy.RANDOM_WALK
+        ):
+            how += ", sleep sets"  # as flinkstate explore says it
         self.verdict.value = (
             f"<div style='color:{colour}'><b>{html.escape(subject.describe())}</b>, "
-            f"{html.escape(result.strategy.value)}, seed {request.seed}: "
+            f"{html.escape(how)}, seed {request.seed}: "
             f"{html.escape(result.summary())}</div>"
             f"<div style='color:#4b5563'>{result.states:,} states reached (with repeats); "
             f"{result.finished:,} distinct states where the run finished</div>"

@@ -62,7 +62,8 @@ def test_a_deadlock_opens_in_the_stepper_where_it_is_stuck() -> None:
     assert explorer.run()
     assert explorer.message.value == ""
     assert "explored 1081 distinct states to depth 18: 1 deadlock" in explorer.verdict.value
-    assert "selective-reading-all-gates (restart)</b>, bfs, seed 4" in explorer.verdict.value
+    verdict = "selective-reading-all-gates (restart)</b>, bfs, sleep sets, seed 4"
+    assert verdict in explorer.verdict.value
     assert "1,081 distinct" in explorer.progress_line.value  # the last report: the end
     assert explorer.run_button.disabled is False
     assert explorer.stop_button.disabled is True
@@ -95,6 +96,19 @@ def test_a_deadlock_opens_in_the_stepper_where_it_is_stuck() -> None:
     world = stepper.world
     assert world is not None
     assert world.fingerprint() == expected
+
+
+def test_without_reduction_it_follows_every_transition_to_the_same_verdict() -> None:
+    explorer = InterleavingExplorer(
+        "selective-reading-all-gates",
+        overrides=MINIMAL_SEQUENTIAL,
+        seed=4,
+        reduction="none",
+        background=False,
+    )
+    assert explorer.run()
+    verdict = "(restart)</b>, bfs, seed 4: explored 1081 distinct states to depth 18: 1 deadlock"
+    assert verdict in explorer.verdict.value
 
 
 def test_a_violation_with_a_fault_opens_at_the_step_that_broke_it() -> None:
