@@ -83,6 +83,8 @@ class StopReason(StrEnum):
     TIME = "time"
     #: the random walks asked for were taken (sampling never exhausts a space)
     WALKS = "walks"
+    #: the caller asked it to stop (``explore``'s ``stop``)
+    STOPPED = "stopped"
 
 
 class FindingKind(StrEnum):
@@ -215,6 +217,7 @@ _STOPPED = {
     StopReason.MAX_STATES: "the bound on distinct states",
     StopReason.TIME: "the time budget",
     StopReason.WALKS: "the number of random walks (sampling never exhausts a space)",
+    StopReason.STOPPED: "request",
 }
 
 
@@ -330,14 +333,16 @@ def explore(
     seed: int = 0,
     reduction: Reduction = NO_REDUCTION,
     progress: Callable[[Progress], None] | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> ExplorationResult:
     """Explore every interleaving from ``initial`` (left unchanged: it is copied first).
 
     ``seed`` chooses the random walks; ``progress`` is told how far the exploration got a few
-    times a second and once at the end. Ctrl-C (``KeyboardInterrupt``) ends it with nothing
-    returned."""
+    times a second and once at the end; ``stop`` is asked as often whether to stop, and when it
+    says so the exploration ends as a bound ends it, with what it found so far (a widget's stop
+    button). Ctrl-C (``KeyboardInterrupt``) ends it with nothing returned."""
     chosen = Strategy.parse(strategy)
-    run = _Exploration(initial, chosen, bounds or Bounds(), seed, reduction, progress)
+    run = _Exploration(initial, chosen, bounds or Bounds(), seed, reduction, progress, stop)
     with collector_paused():  # models free their garbage by reference counting
         if chosen is Strategy.BFS:
             run.breadth_first()
@@ -450,8 +455,10 @@ class _Exploration:
         seed: int,
         reduction: Reduction,
         progress: Callable[[Progress], None] | None,
+        stop: Callable[[], bool] | None = None,
     ) -> None:
         self.initial = initial
+        self.stop = stop
         self.strategy = strategy
         self.bounds = bounds
         self.seed = seed
@@ -637,6 +644,8 @@ class _Exploration:
             self.report(Progress(self.states, len(self.store), self.deepest, now - self.started))
         if not final and self.deadline is not None and now >= self.deadline:
             raise _Stop(StopReason.TIME)
+        if not final and self.stop is not None and self.stop():
+            raise _Stop(StopReason.STOPPED)
 
     def expandable(self, depth: int) -> bool:
         """Whether a state at ``depth`` is expanded (the depth bound's states are checked

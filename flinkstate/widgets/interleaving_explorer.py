@@ -62,7 +62,7 @@ _GRID = "90px minmax(200px, 1fr) 60px 110px auto"
 
 
 class _Stopped(Exception):
-    """The stop button was pressed: raised out of the explorer's progress report."""
+    """The stop button was pressed while the start was still being prepared."""
 
 
 @dataclass(frozen=True)
@@ -272,7 +272,8 @@ class InterleavingExplorer:
         return not self.running
 
     def stop(self) -> None:
-        """End the exploration under way at its next progress report (a few times a second)."""
+        """End the exploration under way within a few hundredths of a second, keeping what it
+        found so far (before it began: with nothing)."""
         self._stop.set()
 
     def _request(self) -> _Request:
@@ -332,13 +333,11 @@ class InterleavingExplorer:
                 seed=request.seed,
                 reduction=request.partial_order.reduction(),
                 progress=self._report,
+                stop=self._stop.is_set,  # ends it as a bound does: what was found is kept
             )
         except (_Stopped, KeyboardInterrupt):
             self.progress_line.value += " &mdash; <b>stopped</b>"
-            self.message.value = refusal(
-                "Stopped: nothing found so far is kept (the explorer gives its findings when a "
-                "bound ends it: set max states, max depth or time to keep a partial result)."
-            )
+            self.message.value = refusal("Stopped before the exploration began.")
             return False
         except FlinkstateError as error:
             self.progress_line.value = ""
@@ -354,9 +353,7 @@ class InterleavingExplorer:
         return True
 
     def _report(self, done: Progress) -> None:
-        """The explorer's progress: the bar and the line; a pressed stop ends it here."""
-        if self._stop.is_set():
-            raise _Stopped
+        """The explorer's progress: the bar and the line."""
         self.progress.value = min(done.distinct, self.progress.max)
         self.progress_line.value = (
             f"{done.states:,} states reached &middot; {done.distinct:,} distinct &middot; "

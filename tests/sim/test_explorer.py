@@ -523,3 +523,17 @@ def test_without_a_reduction_nothing_is_independent() -> None:
     assert not NO_REDUCTION.independent(model, Action("w0", "private"), Action("w1", "private"))
     assert SleepSets().independent(model, Action("w0", "private"), Action("w1", "private"))
     assert not SleepSets().independent(model, Action("w0", "private"), Action("w0", "leap"))
+
+
+def test_asked_to_stop_it_ends_as_a_bound_does_with_what_it_found() -> None:
+    asked = []
+
+    def stop() -> bool:
+        asked.append(1)
+        return len(asked) > 1  # the second time it is asked
+
+    result = explore(Workers(workers=4, private=4), stop=stop)
+    assert result.stopped_by is StopReason.STOPPED
+    assert not result.exhausted
+    assert 0 < result.distinct < explore(Workers(workers=4, private=4)).distinct
+    assert result.summary().endswith("so far; stopped by request")
