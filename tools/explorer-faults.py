@@ -82,7 +82,7 @@ def measure(reproducer: Reproducer, seeds: int) -> list[str]:
 
 def fixed_variant(hazard: Hazard) -> list[str]:
     """The cells of ``FIXED_COLUMNS``: the fix's scenario explored within the hazard's bounds."""
-    result = hazard.after.explore(hazard.fixed_bounds)
+    result = hazard.fixed_variant.explore(hazard.fixed_bounds)
     progress(f"{hazard.name}: fixed variant {hazard.fixed}: {result.summary()}")
     if result.exhausted:
         bound = "exhaustive"

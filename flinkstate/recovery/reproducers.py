@@ -90,8 +90,9 @@ PROPERTIES = {p.name: p for p in (NO_FAILOVER, PRIORITY_EVENT_HANDED_OUT)}
 
 @dataclass
 class Checked:
-    """A world with one more :class:`Property` checked after every step: broken, it is a
-    violation of the property's name (every other answer is the world's own)."""
+    """A world with one more :class:`Property` checked: broken, it is a violation of the
+    property's name (every other answer is the world's own). The property is read from the
+    state asked about; a run and the explorer stop at the first state that breaks it."""
 
     world: NetworkWorld
     check: Property
@@ -266,9 +267,8 @@ class Hazard:
         return self.before.name
 
     @property
-    def after(self) -> Reproducer:
-        """The fixed variant: the same configuration, seed and property, the pair's other
-        scenario."""
+    def fixed_variant(self) -> Reproducer:
+        """The same configuration, seed and property with the pair's other scenario."""
         return replace(self.before, subject=self.fixed, faults=frozenset())
 
 

@@ -23,7 +23,7 @@ def test_the_hazard_is_found_from_its_minimal_configuration(hazard: Hazard) -> N
 
 @pytest.mark.parametrize("hazard", HAZARDS, ids=lambda h: h.name)
 def test_the_fixed_variant_shows_nothing_within_its_bounds(hazard: Hazard) -> None:
-    result = hazard.after.explore(hazard.fixed_bounds)
+    result = hazard.fixed_variant.explore(hazard.fixed_bounds)
     assert result.findings == (), result.summary()
     if hazard.fixed_bounds.max_depth is None:
         assert result.exhausted, result.summary()
@@ -53,7 +53,7 @@ def test_the_fixed_subpartition_hands_out_the_barrier_the_held_one_withholds() -
     hazard = BY_NAME["barrier-held-by-blocked-subpartition"]
     finding = hazard.before.found(hazard.before.explore())
     assert finding is not None
-    fixed = hazard.after.start()
+    fixed = hazard.fixed_variant.start()
     assert isinstance(fixed, Checked)
     for action in finding.trace:
         fixed.apply(action)
