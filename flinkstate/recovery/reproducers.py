@@ -20,11 +20,13 @@ from typing import Self
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.consumer import Channel
+from flinkstate.network.footprint import Resource
 from flinkstate.network.options import FAULTS
 from flinkstate.network.recovery.classic import sub_head
-from flinkstate.network.topologies import CATALOGUE, topology
+from flinkstate.network.topologies import CATALOGUE
 from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.scenarios import SCENARIOS, prepare_scenario
+from flinkstate.recovery.counterexample import SCHEDULER, exploration_subject
+from flinkstate.recovery.scenarios import SCENARIOS
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event, Model, RunResult, RunStatus, Simulation, Violation
 from flinkstate.sim.deadlock import Wait
@@ -33,8 +35,6 @@ from flinkstate.sim.scheduler import make_scheduler
 
 #: what a reproducer finds when the run can go no further (``FindingKind.DEADLOCK``)
 DEADLOCK = "deadlock"
-#: the scheduler of plain seeded runs, as ``flinkstate run`` schedules them
-SCHEDULER = "random"
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,12 @@ class Checked:
     def fingerprint(self) -> Hashable:
         return self.world.fingerprint()
 
+    def footprint(self, action: Action) -> frozenset[Resource] | None:
+        """What ``action`` may touch, for partial-order reduction: the world's answer, since a
+        property reads only the state, which independent actions reach alike in either
+        order."""
+        return self.world.footprint(action)
+
 
 @dataclass(frozen=True)
 class Reproducer:
@@ -168,34 +174,18 @@ class Reproducer:
         return self.subject in SCENARIOS
 
     def initial(self, seed: int | None = None) -> Model:
-        """What a plain run with ``seed`` (by default the reproducer's) starts from: the
-        topology's fresh job or the scenario's restart, with the property checked."""
-        seed = self.seed if seed is None else seed
-        model = self._initial(seed)
-        if isinstance(model, str):
-            raise InvalidParameterError(
-                f"{self.name}: {self.subject} with seed {seed} has no restart to explore: {model}"
-            )
-        return model
-
-    def _initial(self, seed: int) -> Model | str:
-        """The start, or why a scenario's job gives no restart (no checkpoint, refused)."""
-        if self.is_scenario:
-            run = prepare_scenario(
-                self.subject,
-                seed=seed,
-                overrides=self.overrides,
-                scheduler=SCHEDULER,
-                faults=self.faults,
-            )
-            if run.simulation is None:
-                return f"{run.outcome.value} {run.message}".rstrip()
-            world = run.simulation.model
-        else:
-            world = topology(self.subject).build(self.overrides, seed=seed, faults=self.faults)
-        assert isinstance(world, NetworkWorld)
+        """What a plain run with ``seed`` (by default the reproducer's) starts from, as
+        ``flinkstate explore`` names it (``exploration_subject``): the topology's fresh job or
+        the scenario's restart, with the property checked. A scenario whose job completes no
+        checkpoint with that seed has none: an :class:`InvalidParameterError` says so."""
+        subject = exploration_subject(
+            self.subject,
+            overrides=self.overrides,
+            seed=self.seed if seed is None else seed,
+            faults=self.faults,
+        )
         prop = PROPERTIES.get(self.finds)
-        return world if prop is None else Checked(world, prop)
+        return subject.initial if prop is None else Checked(subject.initial, prop)
 
     def start(self) -> Model:
         """The state exploration starts from: the start, or ``after`` steps into the seed's
@@ -225,9 +215,12 @@ class Reproducer:
         """A plain run with ``seed``, as ``flinkstate run`` does it (the seed chooses the keys,
         the schedule and, of a scenario, what its job's checkpoint holds), the property checked
         at every step; None for a scenario whose job gives no restart with that seed."""
-        initial = self._initial(seed)
-        if isinstance(initial, str):
-            return None
+        try:
+            initial = self.initial(seed)
+        except InvalidParameterError:
+            if not self.is_scenario:
+                raise
+            return None  # the reproducer's own seed has a restart (the tests start from it)
         return Simulation(initial.clone, make_scheduler(SCHEDULER, seed)).run()
 
     def shows(self, seed: int) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from flinkstate.errors import InvalidParameterError
 from flinkstate.network.options import FAULTS
 from flinkstate.recovery.reproducers import FAULT_REPRODUCERS, Reproducer
 from flinkstate.sim.core import end_of_run
@@ -30,3 +31,16 @@ def test_the_explorer_finds_the_fault_within_its_bound(reproducer: Reproducer) -
     if not model.violations and not model.enabled_actions():
         end_of_run(model, len(finding.trace))
     assert reproducer.finds in {v.invariant for v in model.violations}
+
+
+def test_plain_runs_are_what_the_explorer_is_measured_against() -> None:
+    """The tool's share counts plain seeded runs: a double recycle shows in any, the
+    forgotten spill slice not in seed 0's (the explorer finds it from that very restart), and
+    a seed whose job completes no checkpoint has no restart to run."""
+    assert FAULT_REPRODUCERS["double-recycle"].shows(0)
+    slice_ = FAULT_REPRODUCERS["forget-spill-slice"]
+    assert slice_.seed == 0
+    assert not slice_.shows(0)
+    assert slice_.run(12) is None
+    with pytest.raises(InvalidParameterError, match="no restart to explore"):
+        slice_.initial(12)
