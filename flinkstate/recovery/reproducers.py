@@ -33,6 +33,17 @@ from flinkstate.sim.deadlock import Wait
 from flinkstate.sim.explorer import Bounds, ExplorationResult, Finding, FindingKind, explore
 from flinkstate.sim.scheduler import make_scheduler
 
+#: the sequential reader's job at parallelism 1, two small records per source, the checkpoint two
+#: steps in: with seed 4 it holds both inputs in flight (its restart: about a thousand states)
+SEQUENTIAL_READER: Mapping[str, object] = {
+    "records": 2,
+    "record_size": 100,
+    "checkpoint_interval": 2,
+    "cost": 0,
+    "parallelism": 1,
+    "source_parallelism": 1,
+    "network_buffers": 32,
+}
 #: what a reproducer finds when the run can go no further (``FindingKind.DEADLOCK``)
 DEADLOCK = "deadlock"
 
@@ -582,15 +593,7 @@ HAZARDS: tuple[Hazard, ...] = (
         Reproducer(
             "selective-reading-all-gates",
             "selective-reading-all-gates",
-            {
-                "records": 2,
-                "record_size": 100,
-                "checkpoint_interval": 2,
-                "cost": 0,
-                "parallelism": 1,
-                "source_parallelism": 1,
-                "network_buffers": 32,
-            },
+            SEQUENTIAL_READER,
             DEADLOCK,
             1_200,
             "The sequential reader at parallelism 1, two records per source; seed 4's schedule "

@@ -10,9 +10,11 @@ import random
 
 import pytest
 
+from benchmarks.bench_explorer import RESTART
 from flinkstate.network.footprint import Resource, ResourceKind
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
+from flinkstate.recovery.reproducers import SEQUENTIAL_READER
 from flinkstate.recovery.scenarios import prepare_scenario
 from flinkstate.sim import Action
 from flinkstate.sim.explorer import SleepSets, explore, verify_commute
@@ -35,16 +37,6 @@ BUSY = {
     "network_buffers": 64,
     "checkpoint_interval": 12,
     "slots_per_tm": 2,
-}
-#: a restart of the sequential reader at parallelism 1 (tests/recovery/test_explored_scenarios)
-MINIMAL_SEQUENTIAL = {
-    "records": 2,
-    "record_size": 100,
-    "checkpoint_interval": 2,
-    "cost": 0,
-    "parallelism": 1,
-    "source_parallelism": 1,
-    "network_buffers": 32,
 }
 
 
@@ -107,16 +99,6 @@ def test_actions_said_to_be_independent_commute_along_runs_of_small_jobs(
     assert checked_along_runs(job(name, values, *faults)) > 50
 
 
-#: a 2 x 2 keyed job restarted, its checkpoint four steps in
-RESTART = {
-    "parallelism": 2,
-    "source_parallelism": 2,
-    "records": 2,
-    "network_buffers": 16,
-    "checkpoint_interval": 4,
-}
-
-
 @pytest.mark.parametrize(
     ("name", "values"),
     [
@@ -127,7 +109,7 @@ RESTART = {
         ("prefilter-heap-fallback", {"records": 6}),
         ("checkpoint-during-drain", {}),
         ("unfiltered-checkpoint-during-recovery", {}),
-        ("selective-reading-per-gate", MINIMAL_SEQUENTIAL),
+        ("selective-reading-per-gate", SEQUENTIAL_READER),
     ],
     ids=lambda value: value if isinstance(value, str) else "",
 )
@@ -200,7 +182,7 @@ def test_sleep_sets_reach_every_state_and_finding_with_fewer_transitions(
     strategy: str, subject: str, faults: tuple[str, ...]
 ) -> None:
     if subject == "restart":
-        model = restart("selective-reading-all-gates", MINIMAL_SEQUENTIAL, seed=4)
+        model = restart("selective-reading-all-gates", SEQUENTIAL_READER, seed=4)
     else:
         model = job(subject, {**SMALL, "slots_per_tm": 2}, *faults)
     plain, transitions = _verdict(model, strategy)

@@ -17,21 +17,12 @@ from flinkstate.recovery.counterexample import (
     whole_bound,
     write_counterexamples,
 )
+from flinkstate.recovery.reproducers import SEQUENTIAL_READER
 from flinkstate.recovery.scenario_trace import load_scenario_trace
 from flinkstate.recovery.scenarios import prepare_scenario
 from flinkstate.sim.core import Violation
 from flinkstate.sim.explorer import Finding, FindingKind, explore
 
-#: the sequential reader's restart at its smallest (tests/recovery/test_explored_scenarios.py)
-MINIMAL_SEQUENTIAL = {
-    "records": 2,
-    "record_size": 100,
-    "checkpoint_interval": 2,
-    "cost": 0,
-    "parallelism": 1,
-    "source_parallelism": 1,
-    "network_buffers": 32,
-}
 #: the job of FLINK-40482's scenario cut down: a manual checkpoint asked for while sink[1]'s
 #: region is down completes without it in a few interleavings only
 SMALL_FAILOVER = {
@@ -47,7 +38,7 @@ SMALL_FAILOVER = {
 def test_a_scenarios_violation_loads_back_at_the_step_that_broke_it(tmp_path: Path) -> None:
     subject = exploration_subject(
         "selective-reading-per-gate",
-        overrides=MINIMAL_SEQUENTIAL,
+        overrides=SEQUENTIAL_READER,
         seed=4,
         faults=frozenset({"convert-before-consumed"}),
     )
@@ -69,7 +60,7 @@ def test_a_scenarios_violation_loads_back_at_the_step_that_broke_it(tmp_path: Pa
 
 def test_a_deadlock_goes_wrong_at_its_last_step() -> None:
     subject = exploration_subject(
-        "selective-reading-all-gates", overrides=MINIMAL_SEQUENTIAL, seed=4
+        "selective-reading-all-gates", overrides=SEQUENTIAL_READER, seed=4
     )
     (finding,) = explore(subject.initial).findings
     assert finding.kind is FindingKind.DEADLOCK
@@ -87,7 +78,7 @@ def test_a_jobs_faults_break_the_job_when_it_is_the_phase_explored() -> None:
     assert run.world.options.faults == frozenset({"duplicate-record"})
     restart = prepare_scenario(
         "selective-reading-per-gate",
-        overrides=MINIMAL_SEQUENTIAL,
+        overrides=SEQUENTIAL_READER,
         seed=4,
         faults=["duplicate-record"],
     )

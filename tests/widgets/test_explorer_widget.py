@@ -14,22 +14,12 @@ import pytest
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.counterexample import SubjectKind, failing_step
+from flinkstate.recovery.reproducers import SEQUENTIAL_READER
 from flinkstate.recovery.scenarios import prepare_scenario
 from flinkstate.sim.action import Action
 from flinkstate.sim.explorer import FindingKind, StopReason
 from flinkstate.widgets.interleaving_explorer import InterleavingExplorer
 
-#: the sequential reader's restart at its smallest (seed 4's checkpoint holds both inputs):
-#: about a thousand states (tests/recovery/test_explored_scenarios.py)
-MINIMAL_SEQUENTIAL = {
-    "records": 2,
-    "record_size": 100,
-    "checkpoint_interval": 2,
-    "cost": 0,
-    "parallelism": 1,
-    "source_parallelism": 1,
-    "network_buffers": 32,
-}
 #: the keyed job at 2 x 2, one record per source, every channel local (tests/cli)
 SMALL_KEYED = {
     "records": 1,
@@ -48,7 +38,7 @@ def said(explorer: InterleavingExplorer) -> str:
 
 def world_after(name: str, faults: frozenset[str], trace: tuple[Action, ...]) -> Hashable:
     """The fingerprint of the state a trace reaches from the restart the explorer started at."""
-    run = prepare_scenario(name, seed=4, overrides=MINIMAL_SEQUENTIAL, faults=faults)
+    run = prepare_scenario(name, seed=4, overrides=SEQUENTIAL_READER, faults=faults)
     assert run.simulation is not None
     for action in trace:
         run.simulation.step(action)
@@ -58,7 +48,7 @@ def world_after(name: str, faults: frozenset[str], trace: tuple[Action, ...]) ->
 
 def test_a_deadlock_opens_in_the_stepper_where_it_is_stuck() -> None:
     explorer = InterleavingExplorer(
-        "selective-reading-all-gates", overrides=MINIMAL_SEQUENTIAL, seed=4, background=False
+        "selective-reading-all-gates", overrides=SEQUENTIAL_READER, seed=4, background=False
     )
     assert explorer.run()
     assert explorer.message.value == ""
@@ -102,7 +92,7 @@ def test_a_deadlock_opens_in_the_stepper_where_it_is_stuck() -> None:
 def test_without_reduction_it_follows_every_transition_to_the_same_verdict() -> None:
     explorer = InterleavingExplorer(
         "selective-reading-all-gates",
-        overrides=MINIMAL_SEQUENTIAL,
+        overrides=SEQUENTIAL_READER,
         seed=4,
         reduction="none",
         background=False,
@@ -115,7 +105,7 @@ def test_without_reduction_it_follows_every_transition_to_the_same_verdict() -> 
 def test_a_violation_with_a_fault_opens_at_the_step_that_broke_it() -> None:
     explorer = InterleavingExplorer(
         "selective-reading-per-gate",
-        overrides=MINIMAL_SEQUENTIAL,
+        overrides=SEQUENTIAL_READER,
         seed=4,
         faults=["convert-before-consumed"],
         background=False,
@@ -173,7 +163,7 @@ def test_a_topology_is_explored_but_its_run_does_not_open_in_the_stepper() -> No
 
 def test_it_explores_in_the_background_with_progress_and_stops() -> None:
     explorer = InterleavingExplorer(
-        "selective-reading-all-gates", overrides=MINIMAL_SEQUENTIAL, seed=4
+        "selective-reading-all-gates", overrides=SEQUENTIAL_READER, seed=4
     )
     explorer.run_button.click()
     assert explorer.wait(120)
@@ -259,7 +249,7 @@ def no_stray_threads() -> Iterator[None]:
 
 def test_the_traces_it_opens_are_written_in_a_folder_of_its_own() -> None:
     explorer = InterleavingExplorer(
-        "selective-reading-all-gates", overrides=MINIMAL_SEQUENTIAL, seed=4, background=False
+        "selective-reading-all-gates", overrides=SEQUENTIAL_READER, seed=4, background=False
     )
     assert explorer.run()
     assert explorer.open(0)
