@@ -8,8 +8,13 @@ pipe it carries and the pools at both ends), so they are computed once here; whi
 actions stay within them depends on the state the action is taken in, which
 :mod:`flinkstate.network.independence` decides.
 
-A pipe (``LINK``) is a subpartition together with the channel that reads it: a local channel
-reads its subpartition directly, so the two are one resource.
+A pipe (``LINK``) is a subpartition's queue together with a local channel, which reads that
+queue directly, so the two are one resource. An input channel's own state (what a remote one
+received and its credit, its recovered data, its demultiplexer) is a resource of its own
+(``CHANNEL``): a producer writes the queue, its consumer the channel, and only a remote
+channel's transport touches both.
+A task picking the channel to poll reads of the others only whether they have something
+(``POLLABLE``), which adding behind what is already there does not change.
 """
 
 from __future__ import annotations
@@ -27,14 +32,23 @@ class ResourceKind(StrEnum):
     """What an action may read or write."""
 
     TASK = "task"
-    #: a subpartition's queue and the channel reading it (a local channel reads the queue)
+    #: a subpartition's queue, and a local channel reading it (a local channel reads the queue)
     LINK = "link"
+    #: an input channel's own state: what a remote one received and its credit, its recovered
+    #: data, its demultiplexer, whether it finished
+    CHANNEL = "channel"
+    #: whether an input channel has something for its task to poll: what a task reads of the
+    #: channels it does not poll when it picks the one it polls
+    POLLABLE = "pollable"
     #: the buffer a subpartition's producer is writing (not yet in its queue)
     BUILDER = "builder"
     POOL = "pool"
     NETWORK_POOL = "network-pool"
     #: record ids, drawn in emission order
     RECORDS = "records"
+    #: whether any source has records left, which a source without splits of its own reads
+    #: to know when to finish
+    SOURCES = "sources"
     #: the numbers of record paths, drawn as processing first takes each path
     PATHS = "paths"
     #: the checkpoint in progress and the channel-state writers
@@ -49,6 +63,7 @@ class Resource(NamedTuple):
 
 
 RECORDS = Resource(ResourceKind.RECORDS)
+SOURCES = Resource(ResourceKind.SOURCES)
 PATHS = Resource(ResourceKind.PATHS)
 CHECKPOINT = Resource(ResourceKind.CHECKPOINT)
 EVENT_TIME = Resource(ResourceKind.EVENT_TIME)
@@ -60,7 +75,9 @@ PoolOf = tuple[str, Resource]
 class TaskFootprint(NamedTuple):
     """A task's resources, by what its actions use: itself; each output subpartition's
     pipe, builder and pool; all its outputs together (finishing touches them all); its input
-    pipes; the pools a buffer it read goes back to; and its network pool."""
+    channels (each channel's own state, and a local one's pipe); the pipes of every input
+    channel (the end of the upstream's recovered output unblocks them); the pools a buffer it
+    read goes back to; and its network pool."""
 
     task: Resource
     links: Mapping[str, Resource]
@@ -68,17 +85,28 @@ class TaskFootprint(NamedTuple):
     output_pools: Mapping[str, PoolOf]
     outputs: frozenset[Resource]
     output_pool_list: tuple[PoolOf, ...]
-    inputs: Mapping[str, Resource]
+    #: by input channel: what polling it touches (the channel, and a local one's pipe)
+    inputs: Mapping[str, frozenset[Resource]]
+    #: every input channel's own state (the reader and conversions write them all)
+    channels: frozenset[Resource]
+    upstream: frozenset[Resource]
+    #: whether each input channel has something to poll (read when picking one)
+    polled: frozenset[Resource]
+    #: by output subpartition read by a local channel: that channel's ``POLLABLE``
+    local_pollable: Mapping[str, Resource]
     input_pools: tuple[PoolOf, ...]
     #: its TaskManager's network pool (where recovered buffers go back to)
     network_pool: Resource
 
 
 class TransportFootprint(NamedTuple):
-    """A remote channel's transport: the pipe it carries, the gate's pool a floating buffer
-    comes from, and the producer's pool a sent buffer goes back to."""
+    """A remote channel's transport: the pipe it carries, the channel it carries into and
+    whether that has something to poll, the gate's pool a floating buffer comes from, and the
+    producer's pool a sent buffer goes back to."""
 
     link: Resource
+    channel: Resource
+    pollable: Resource
     gate_pool: PoolOf
     producer_pool: PoolOf
 
@@ -97,6 +125,9 @@ class Footprints:
     def of(cls, tasks: Iterable[Task]) -> Footprints:
         tasks = list(tasks)
         producer_pool: dict[str, PoolOf] = {}  # by channel
+        local = {
+            c.name for task in tasks for gate in task.gates for c in gate.channels if not c.remote
+        }
         for task in tasks:
             for partition in task.partitions:
                 for sub in partition.subpartitions:
@@ -108,20 +139,31 @@ class Footprints:
             links: dict[str, Resource] = {}
             builders: dict[str, Resource] = {}
             output_pools: dict[str, PoolOf] = {}
+            local_pollable: dict[str, Resource] = {}
             for partition in task.partitions:
                 for sub in partition.subpartitions:
                     links[sub.name] = Resource(ResourceKind.LINK, sub.channel)
+                    if sub.channel in local:
+                        local_pollable[sub.name] = Resource(ResourceKind.POLLABLE, sub.channel)
                     builders[sub.name] = Resource(ResourceKind.BUILDER, sub.channel)
                     output_pools[sub.name] = (partition.pool.name, here)
-            inputs: dict[str, Resource] = {}
+            inputs: dict[str, frozenset[Resource]] = {}
+            channels: list[Resource] = []
+            upstream: list[Resource] = []
             input_pools: list[PoolOf] = []
             for gate in task.gates:
                 input_pools.append((gate.pool.name, here))
                 for channel in gate.channels:
-                    inputs[channel.name] = Resource(ResourceKind.LINK, channel.name)
+                    link = Resource(ResourceKind.LINK, channel.name)
+                    upstream.append(link)
+                    own = Resource(ResourceKind.CHANNEL, channel.name)
+                    channels.append(own)
+                    inputs[channel.name] = frozenset((own,) if channel.remote else (own, link))
                     if channel.remote:
                         transports[channel.name] = TransportFootprint(
-                            inputs[channel.name],
+                            link,
+                            own,
+                            Resource(ResourceKind.POLLABLE, channel.name),
                             (gate.pool.name, here),
                             producer_pool[channel.name],
                         )
@@ -142,6 +184,10 @@ class Footprints:
                 ),
                 output_pool_list,
                 inputs,
+                frozenset(channels),
+                frozenset(upstream),
+                frozenset(Resource(ResourceKind.POLLABLE, name) for name in inputs),
+                local_pollable,
                 tuple(dict.fromkeys(input_pools)),
                 here,
             )

@@ -5,19 +5,20 @@ exploring every transition, with fewer transitions."""
 
 from __future__ import annotations
 
-import itertools
 import random
 
 import pytest
 
 from benchmarks.bench_explorer import RESTART
-from flinkstate.network.footprint import Resource, ResourceKind
+from flinkstate.network.actors import ActorKind
+from flinkstate.network.footprint import RECORDS, SOURCES, Resource, ResourceKind
+from flinkstate.network.options import RecoveryGeneration
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.reproducers import SEQUENTIAL_READER
 from flinkstate.recovery.scenarios import prepare_scenario
 from flinkstate.sim import Action
-from flinkstate.sim.explorer import SleepSets, explore, verify_commute
+from flinkstate.sim.explorer import SleepSets, explore, verify_along_runs
 
 #: two sources, two counters, two sinks, one record each: every interleaving in seconds
 SMALL = {
@@ -54,27 +55,6 @@ def restart(name: str, values: dict[str, object], seed: int = 0) -> NetworkWorld
     return model
 
 
-def checked_along_runs(model: NetworkWorld, seeds: int = 2, limit: int = 2000) -> int:
-    """Every pair of enabled actions said to be independent, at every other state of
-    ``seeds`` seeded runs, taken in both orders; how many pairs were checked."""
-    reduction = SleepSets()
-    checked = 0
-    for seed in range(seeds):
-        rng = random.Random(seed)
-        world = model.clone()
-        for step in range(limit):
-            enabled = list(world.enabled_actions())
-            if not enabled or world.violations:
-                break
-            if step % 2 == 0:
-                for first, second in itertools.combinations(enabled, 2):
-                    if reduction.independent(world, first, second):
-                        verify_commute(world, first, second)
-                        checked += 1
-            world.apply(rng.choice(enabled))
-    return checked
-
-
 @pytest.mark.parametrize(
     ("name", "values", "faults"),
     [
@@ -96,7 +76,7 @@ def checked_along_runs(model: NetworkWorld, seeds: int = 2, limit: int = 2000) -
 def test_actions_said_to_be_independent_commute_along_runs_of_small_jobs(
     name: str, values: dict[str, object], faults: tuple[str, ...]
 ) -> None:
-    assert checked_along_runs(job(name, values, *faults)) > 50
+    assert verify_along_runs(job(name, values, *faults)) > 50
 
 
 @pytest.mark.parametrize(
@@ -116,7 +96,7 @@ def test_actions_said_to_be_independent_commute_along_runs_of_small_jobs(
 def test_actions_said_to_be_independent_commute_along_restarts(
     name: str, values: dict[str, object]
 ) -> None:
-    assert checked_along_runs(restart(name, values), seeds=1, limit=800) > 0
+    assert verify_along_runs(restart(name, values), seeds=1, limit=800) > 0
 
 
 def test_an_actors_footprint_names_what_it_works_on() -> None:
@@ -132,10 +112,27 @@ def test_an_actors_footprint_names_what_it_works_on() -> None:
     tm1 = Resource(ResourceKind.NETWORK_POOL, "network-pool tm1")
     # its gate's pool, and source[1]'s pool that the local channel's buffers go back to
     assert counter.input_pools == (("pool counter[1]<source", tm1), ("pool source[1]>counter", tm1))
+    # polling a channel touches the channel and, a local one, the pipe it reads directly
+    assert counter.inputs == {
+        "counter[1]<source[0]": {Resource(ResourceKind.CHANNEL, "counter[1]<source[0]")},
+        "counter[1]<source[1]": {
+            Resource(ResourceKind.CHANNEL, "counter[1]<source[1]"),
+            Resource(ResourceKind.LINK, "counter[1]<source[1]"),
+        },
+    }
+    assert counter.upstream == {
+        Resource(ResourceKind.LINK, "counter[1]<source[0]"),
+        Resource(ResourceKind.LINK, "counter[1]<source[1]"),
+    }
     netty = world.footprints.transports["counter[0]<source[1]"]
     assert netty.producer_pool == ("pool source[1]>counter", tm1)
-    # each source's only record is its last: other sources read that emit (None: anything)
-    assert [world.footprint(a) for a in world.enabled_actions()] == [None, None]
+    assert netty.link == Resource(ResourceKind.LINK, "counter[0]<source[1]")
+    assert netty.channel == Resource(ResourceKind.CHANNEL, "counter[0]<source[1]")
+    # each source's only record is its last: sources without splits of their own read that
+    # emit; both draw a record id
+    assert [world.footprint(a) for a in world.enabled_actions()] == [
+        {Resource(ResourceKind.TASK, f"task source[{i}]"), RECORDS, SOURCES} for i in (0, 1)
+    ]
     assert world.footprint(Action("checkpoint-coordinator", "trigger")) is None
 
 
@@ -199,3 +196,40 @@ def test_the_reduction_factor_on_a_two_by_two_keyed_job() -> None:
     reduced = explore(model, reduction=SleepSets())
     assert reduced.distinct == plain.distinct
     assert plain.states / reduced.states > 1.2
+
+
+def test_a_restarts_reader_and_conversions_stay_within_their_task() -> None:
+    world = restart("baseline-recovery", RESTART)
+    seen: dict[str, frozenset[Resource] | None] = {}
+    rng = random.Random(0)
+    while len(seen) < 2:
+        enabled = list(world.enabled_actions())
+        assert enabled, "the restart ended before its reader and conversion were seen"
+        for action in enabled:
+            if action.kind in ("finish-input", "convert") and action.kind not in seen:
+                seen[action.kind] = world.footprint(action)
+                task = world.tasks[world.actions.index.refs[action.actor].task]
+                own = world.footprints.tasks[task.name]
+                # the end-of-state events go into the task's channels; a conversion also
+                # gives back to and takes from the network pool
+                expected = {own.task, *own.channels}
+                if action.kind == "convert":
+                    expected.add(own.network_pool)
+                assert seen[action.kind] == expected
+        world.apply(rng.choice(enabled))
+
+
+def test_a_v2_restarts_reader_touches_anything() -> None:
+    world = restart("checkpoint-during-drain", {})
+    assert world.effective_generation is RecoveryGeneration.V2
+    steps = 0
+    for _ in range(2000):
+        enabled = list(world.enabled_actions())
+        if not enabled:
+            break
+        for action in enabled:
+            if world.actions.index.refs[action.actor].kind is ActorKind.READER:
+                assert world.footprint(action) is None  # it fetches and spills: anything
+                steps += 1
+        world.apply(enabled[0])
+    assert steps > 0
