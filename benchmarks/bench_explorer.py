@@ -4,7 +4,9 @@ Subject: breadth first exploration (sleep sets on, as ``flinkstate explore`` run
 2 x 2 keyed restart (``baseline-recovery`` restored at parallelism 2, two records per source,
 bounded by a number of distinct states). Baseline, in the same run: as many plain seeded
 simulation steps of the same restored world, so the ratio is what a distinct state costs
-against one step (a state costs a copy, a step and its fingerprint). The reduction factor:
+against one step (a state costs a copy, a step and its fingerprint); and the same exploration
+with whole copies of every state (``explore(partial=False)``), what copying only the
+components each action may change saves. The reduction factor:
 every interleaving of a 2 x 2 keyed job (one record per source, exhausted) with sleep sets
 against every transition. Memory: the peak Python allocation of a depth first exploration
 (which holds one path of whole worlds) per distinct state stored. Targets (issue 22): 20,000
@@ -68,6 +70,11 @@ def run(smoke: bool) -> list[Measurement]:
     explored = explore(start, bounds=bounds, reduction=SleepSets())
     explore_seconds = best_of(lambda: explore(start, bounds=bounds, reduction=SleepSets()), repeat)
     step_seconds = best_of(lambda: random_steps(start, explored.distinct), repeat)
+    whole = explore(start, bounds=bounds, reduction=SleepSets(), partial=False)
+    assert (whole.distinct, whole.states) == (explored.distinct, explored.states)
+    whole_seconds = best_of(
+        lambda: explore(start, bounds=bounds, reduction=SleepSets(), partial=False), repeat
+    )
 
     job = topology("keyed").build(JOB if not smoke else {**JOB, "slots_per_tm": 2})
     reduced = explore(job, reduction=SleepSets())
@@ -97,6 +104,13 @@ def run(smoke: bool) -> list[Measurement]:
             explore_seconds,
             "random simulation steps",
             step_seconds,
+            explored.distinct,
+        ),
+        Measurement(
+            "explore 2x2 keyed restart, partial copies",
+            explore_seconds,
+            "whole copies",
+            whole_seconds,
             explored.distinct,
         ),
         Measurement(

@@ -39,6 +39,7 @@ NETWORK_BELOW_BEHAVIOUR = {
         "netty_shuffle_utils",
         "options",
         "owners",
+        "partial_copy",
         "partition",
         "pipelined_region",
         "pools",

@@ -34,6 +34,7 @@ from flinkstate.network.options import (
     TaskFailure,
 )
 from flinkstate.network.owners import ChannelOwners, Owner, OwnerKind, SubpartitionOwners
+from flinkstate.network.partial_copy import PartialCopies
 from flinkstate.network.partition import ResultPartition, Subpartition
 from flinkstate.network.pools import BufferPools
 from flinkstate.network.state import IN_FLIGHT, NetworkState, configuration_of
@@ -74,6 +75,7 @@ def build(state: NetworkState) -> None:
     state.key_ordered = state.graph.key_ordered()
     state.task_keys = {task.name: task.key for task in state.tasks.values()}
     state.footprints = Footprints.of(state.tasks.values())
+    state.partial_copies = PartialCopies()
     state.actions = ActionCache.of(
         ActorIndex.of(
             state.tasks,

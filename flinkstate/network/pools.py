@@ -17,7 +17,7 @@ the pool's availability future there, and local pools waiting for a segment take
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -300,13 +300,20 @@ class BufferPools:
         pool.destroyed = True
         self.ledger.journal.changes.pool(pool.name)
 
-    def copy(self, ledger: SegmentLedger) -> BufferPools:
-        """A copy moving segments in ``ledger``."""
+    def copy(self, ledger: SegmentLedger, local: Iterable[str] | None = None) -> BufferPools:
+        """A copy moving segments in ``ledger``; of the local pools only those named in
+        ``local`` (None: all), the others shared with this one (``partial_copy``)."""
+        if local is None:
+            pools = {n: p.copy() for n, p in self.local.items()}
+        else:
+            pools = dict(self.local)
+            for name in local:
+                pools[name] = pools[name].copy()
         return BufferPools(
             ledger,
             {
                 n: NetworkBufferPool(p.name, p.owner, p.total, list(p.free), p.required)
                 for n, p in self.network.items()
             },
-            {n: p.copy() for n, p in self.local.items()},
+            pools,
         )

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from flinkstate.keygroups import assign_to_key_group
 from flinkstate.network.actors import ActionCache, ActorRef
@@ -35,6 +35,7 @@ from flinkstate.network.graph import JobGraph
 from flinkstate.network.ledger import SegmentLedger, StepJournal
 from flinkstate.network.options import RecoveryGeneration, RecoveryOptions, RunOptions
 from flinkstate.network.owners import Owner
+from flinkstate.network.partial_copy import PartialCopies
 from flinkstate.network.partition import ResultPartition, Subpartition
 from flinkstate.network.pools import BufferPools
 from flinkstate.network.record_order import RecordOrder
@@ -114,6 +115,17 @@ class NetworkState:
 
     #: per actor, the resources its everyday actions stay within (fixed once built)
     footprints: Footprints = field(init=False)
+    #: which components a copy for one action must copy, by footprint (a cache shared by
+    #: copies: ``NetworkWorld.clone_within``)
+    partial_copies: PartialCopies = field(init=False)
+    #: the keys of its per-name components (``COMPONENT_MAPS``, in their order) known for
+    #: the state as it is, and the positions among them computed since (None: none known)
+    component_keys: list[StateKey] | None = field(default=None, init=False)
+    stale_keys: tuple[int, ...] = field(default=(), init=False)
+    #: what stays known of them through the one action a copy was made for
+    #: (``NetworkWorld.clone_within``): the keys, and the positions of those it copied
+    inherited_keys: tuple[list[StateKey], tuple[int, ...]] | None = field(default=None, init=False)
+
     #: what :meth:`state_key` leaves out; the configuration is in it once, as ``configuration``
     NOT_STATE: ClassVar[NotState] = {
         "graph": "configuration (in the key as ``configuration``)",
@@ -127,9 +139,13 @@ class NetworkState:
         "actions": "a cache of the actions the state offers (a function of the state)",
         "task_keys": FIXED,
         "footprints": FIXED,
+        "partial_copies": "a cache of copy plans, shared by copies (a function of the job)",
         "key_ordered": FIXED,
         "sequential": FIXED,
         "recovered_records": FIXED,
+        "component_keys": "a cache of the components' keys (``fingerprint``)",
+        "stale_keys": "a cache of the components' keys (``fingerprint``)",
+        "inherited_keys": "a cache of the components' keys (``fingerprint``)",
     }
 
     # ------------------------------------------------------------------ the state as a value
@@ -154,6 +170,38 @@ class NetworkState:
         Steps that are copied on (a snapshot's, into the completed checkpoint) or that time
         what comes (the step count, a checkpoint's trigger, the last end, a failure) are kept.
         """
+        return self.key_with([c.state_key() for c in self.components()])
+
+    def components(self) -> Iterator[_Keyed]:
+        """Its per-name components (tasks, subpartitions, channels, gates, writers, drainers,
+        readers), in the order their keys take in :meth:`state_key`."""
+        for name in COMPONENT_MAPS:
+            yield from getattr(self, name).values()
+
+    def component_names(self) -> tuple[tuple[str, str], ...]:
+        """Its per-name components, each as (map, name), in :meth:`components`' order."""
+        return tuple((name, key) for name in COMPONENT_MAPS for key in getattr(self, name))
+
+    def known_keys(self) -> list[StateKey]:
+        """The keys of its per-name components for the state as it is (:meth:`components`'
+        order), computed where not known and kept (``component_keys``) until the next step:
+        for a state that stays as it is, as one copied from does
+        (``NetworkWorld.clone_within``)."""
+        keys = self.component_keys
+        if keys is None:
+            keys = self.component_keys = [c.state_key() for c in self.components()]
+            self.stale_keys = ()
+        elif self.stale_keys:
+            names = self.partial_copies.names(self)
+            for position in self.stale_keys:
+                where, name = names[position]
+                keys[position] = getattr(self, where)[name].state_key()
+            self.stale_keys = ()
+        return keys
+
+    def key_with(self, components: list[StateKey]) -> StateKey:
+        """:meth:`state_key` with its per-name components' keys given (in
+        :meth:`components`' order)."""
         pending = self.checkpoints.pending
         cut = {} if pending is None else pending.cut()
         # one flat tuple of the components' keys (how many tasks, channels, ... a run has is
@@ -165,23 +213,17 @@ class NetworkState:
             self.buffer_pools.state_key(),
             self.checkpoints.state_key(),
             self.failover,
-            *[t.state_key() for t in self.tasks.values()],
-            *[s.state_key() for s in self.subpartitions.values()],
-            *[c.state_key() for c in self.channels.values()],
-            *[g.state_key() for g in self.gates.values()],
             # made with increasing ids, never removed
             tuple(self.records.values()),
             self._deliveries_key(cut),
             self.order.state_key(cut),
-            *[w.state_key() for w in self.writers.values()],
-            *[d.state_key() for d in self.drainers.values()],
             self.spill.state_key(),
-            *[r.state_key() for r in self.readers.values()],
             # which records were filtered; the step of each is for the captions only
             frozenset(self.filtered),
             self.next_record,
             frozenset(self.recovered_via.items()),
             self.event_time.state_key(),
+            *components,
         )
 
     def _deliveries_key(self, cut: dict[str, int]) -> frozenset[tuple[tuple[int, str], int]]:
@@ -345,6 +387,14 @@ class NetworkState:
         if deleted:
             self.spill.deleted(state)
         return deleted
+
+
+class _Keyed(Protocol):
+    def state_key(self) -> StateKey: ...
+
+
+#: the world's maps of per-name components, in the order their keys take in its key
+COMPONENT_MAPS = ("tasks", "subpartitions", "channels", "gates", "writers", "drainers", "readers")
 
 
 def configuration_of(state: NetworkState) -> Fixed:

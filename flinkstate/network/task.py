@@ -161,5 +161,17 @@ class Task:
         twin.splits = dict(self.splits)
         return twin
 
+    def relinked(
+        self, gates: list[Gate], partitions: list[ResultPartition], current: Channel | None
+    ) -> Task:
+        """A task value wired to the given gates, partitions and channel, sharing its queues
+        and counts with this one: for a copy of the world in which they do not change
+        (``NetworkWorld.clone_within``)."""
+        twin = _copy_task(self)
+        twin.gates = gates
+        twin.partitions = partitions
+        twin.current = current
+        return twin
+
 
 _copy_task = shallow_copier(Task)

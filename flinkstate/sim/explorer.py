@@ -13,10 +13,13 @@ counting). Bounds: the distinct states stored, the depth (steps from the start),
 budget, and for random walks the number of walks. The result says whether the space was
 exhausted within them.
 
-Memory: every distinct state is kept as its fingerprint (hash-consed: equal parts of different
-states' fingerprints are stored once), the state it was first reached from and the action; the
-shortest trace to it follows these parent pointers back. Only the frontier keeps whole model
-copies (BFS: the current and the next level; DFS: one per step of the current path).
+Memory: every distinct state is kept as its fingerprint's parts numbered (each distinct part is
+stored once for all states, a state as four bytes per part), the state it was first reached
+from and the action; the shortest trace to it follows these parent pointers back. Only the
+frontier keeps models (BFS: the current and the next level; DFS: one per step of the current
+path). A model that can copy only what an action may change (:class:`PartialCopy`) is copied so
+for each transition, the copy sharing every other part with the state it came from; the
+explorer never changes a state it has copied from.
 
 Reduction: a :class:`Reduction` says which enabled actions to follow from a state, which two
 actions are independent where both are enabled (they commute, and neither enables or disables
@@ -34,7 +37,7 @@ from __future__ import annotations
 import random
 import time
 from array import array
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import NamedTuple, Protocol, cast
@@ -49,8 +52,6 @@ from flinkstate.sim.deadlock import DeadlockReport
 CLOCK_EVERY = 64
 #: how often (in seconds) progress is reported at most
 PROGRESS_EVERY = 0.2
-#: how deep the explorer shares equal parts of fingerprints (tuples within tuples)
-SHARE_DEPTH = 1
 
 
 class Strategy(Choice):
@@ -266,6 +267,28 @@ class Footprinted(Protocol):
         ...
 
 
+class PartialCopy(Footprinted, Protocol):
+    """A model that can copy just what one action may change (by the action's footprint),
+    sharing the rest with the original; neither may change afterwards but by that action
+    applied to the copy. :func:`verify_partial_copy` checks that a copy made so ends where a
+    whole copy does."""
+
+    def clone_within(self, touched: frozenset[Hashable] | None) -> PartialCopy: ...
+
+    def clone(self) -> PartialCopy: ...
+
+    def apply(self, action: Action) -> object: ...
+
+    def fingerprint(self) -> Hashable: ...
+
+
+def copies_partially(model: Model) -> bool:
+    """Whether ``model`` can make copies for one action (:class:`PartialCopy`)."""
+    return callable(getattr(model, "clone_within", None)) and callable(
+        getattr(model, "footprint", None)
+    )
+
+
 class SleepSets(NoReduction):
     """Partial-order reduction by sleep sets, with the model's footprints as independence:
     two actions are independent where both have a footprint and they share no resource.
@@ -279,21 +302,65 @@ class SleepSets(NoReduction):
         self.verify = verify
         #: independence checks that held, and that were verified
         self.claims = 0
+        # the footprints of one state's actions, each computed once: a state's children ask
+        # about the same actions in the same state. A step moves the model on (its step
+        # count), and a copy is another object, so either starts the memo afresh.
+        self._state: tuple[Model, int] | None = None
+        self._footprints: dict[Action, frozenset[Hashable] | None] = {}
+
+    def footprint(self, model: Model, action: Action) -> frozenset[Hashable] | None:
+        """``action``'s footprint in ``model`` (enabled there), computed once per state."""
+        state = self._state
+        if state is None or state[0] is not model or state[1] != model.step:
+            self._state = (model, model.step)
+            self._footprints = {}
+        footprints = self._footprints
+        if action in footprints:
+            return footprints[action]
+        touched = footprints[action] = cast(Footprinted, model).footprint(action)
+        return touched
+
+    def independent_of(
+        self, model: Model, action: Action, others: Iterable[Action]
+    ) -> frozenset[Action]:
+        """Those of ``others`` independent of ``action`` in ``model`` (``independent`` of
+        each, with ``action``'s footprint looked up once)."""
+        touched = self.footprint(model, action)
+        if touched is None:
+            return _AWAKE
+        if self.verify:
+            return frozenset([a for a in others if self.independent(model, a, action)])
+        actor = action.actor
+        known = self._footprints  # this state's, as ``footprint`` just made sure
+        footprint = cast(Footprinted, model).footprint
+        found = []
+        for other in others:
+            if other.actor != actor:
+                theirs = known.get(other, _UNKNOWN)
+                if theirs is _UNKNOWN:
+                    theirs = known[other] = footprint(other)
+                if theirs is not None and touched.isdisjoint(theirs):
+                    found.append(other)
+        self.claims += len(found)
+        return frozenset(found)
 
     def independent(self, model: Model, first: Action, second: Action) -> bool:
         if first.actor == second.actor:
             return False
-        footprinted = cast(Footprinted, model)
-        one = footprinted.footprint(first)
+        one = self.footprint(model, first)
         if one is None:
             return False
-        other = footprinted.footprint(second)
+        other = self.footprint(model, second)
         if other is None or not one.isdisjoint(other):
             return False
         self.claims += 1
         if self.verify:
             verify_commute(model, first, second)
         return True
+
+
+#: a footprint not computed yet
+_UNKNOWN: frozenset[Hashable] = frozenset(["not computed"])
 
 
 class IndependenceError(AssertionError):
@@ -325,13 +392,43 @@ def verify_commute(model: Model, first: Action, second: Action) -> None:
         )
 
 
+def verify_partial_copy(model: Model, action: Action) -> None:
+    """Raise :class:`IndependenceError` unless ``action``, enabled in ``model``, applied to a
+    copy made for it (``clone_within`` its footprint) leaves ``model`` as it was and ends in
+    the state and with the violations that applying it to a whole copy gives: its footprint
+    names everything it changes."""
+    partial_model = cast(PartialCopy, model)
+    touched = partial_model.footprint(action)
+    # a whole copy's fingerprint is computed afresh (the model's may be known from before)
+    before = model.clone().fingerprint()
+    partial = partial_model.clone_within(touched)
+    partial.apply(action)
+    if model.clone().fingerprint() != before:
+        raise IndependenceError(
+            f"at step {model.step}: {action} changed a part of the state its footprint does not "
+            "name (a copy made for it shares that part with the state it was copied from)"
+        )
+    whole = model.clone()
+    whole.apply(action)
+    ends = [cast(Model, partial), whole]
+    broken = [[(v.invariant, v.message) for v in end.violations] for end in ends]
+    if broken[0] != broken[1] or partial.fingerprint() != whole.fingerprint():
+        raise IndependenceError(
+            f"at step {model.step}: {action} ends elsewhere in a copy made for its footprint "
+            "than in a whole copy"
+        )
+
+
 def verify_along_runs(model: Model, *, seeds: int = 2, limit: int = 2000, every: int = 2) -> int:
     """Every pair of enabled actions :class:`SleepSets` calls independent, at every
     ``every``-th state of ``seeds`` seeded random runs from ``model`` (at most ``limit`` steps
-    each), taken in both orders (:func:`verify_commute`): how many pairs were checked. Runs
-    sample the states an exploration meets far more cheaply than exploring them all, so wide
-    sweeps over jobs and faults can check the footprints a reduction trusts."""
+    each), taken in both orders (:func:`verify_commute`): how many pairs were checked. At the
+    same states each enabled action is also applied to a copy made for its footprint
+    (:func:`verify_partial_copy`, for a model that makes them). Runs sample the states an
+    exploration meets far more cheaply than exploring them all, so wide sweeps over jobs and
+    faults can check the footprints a reduction and the explorer's copies trust."""
     reduction = SleepSets()
+    partial = copies_partially(model)
     checked = 0
     for seed in range(seeds):
         rng = random.Random(seed)
@@ -341,6 +438,9 @@ def verify_along_runs(model: Model, *, seeds: int = 2, limit: int = 2000, every:
             if not enabled or world.violations:
                 break
             if step % every == 0:
+                if partial:
+                    for action in enabled:
+                        verify_partial_copy(world, action)
                 for i, first in enumerate(enabled):
                     for second in enabled[i + 1 :]:
                         if reduction.independent(world, first, second):
@@ -359,15 +459,20 @@ def explore(
     reduction: Reduction = NO_REDUCTION,
     progress: Callable[[Progress], None] | None = None,
     stop: Callable[[], bool] | None = None,
+    partial: bool = True,
 ) -> ExplorationResult:
     """Explore every interleaving from ``initial`` (left unchanged: it is copied first).
 
     ``seed`` chooses the random walks; ``progress`` is told how far the exploration got a few
     times a second and once at the end; ``stop`` is asked as often whether to stop, and when it
     says so the exploration ends as a bound ends it, with what it found so far (a widget's stop
-    button). Ctrl-C (``KeyboardInterrupt``) ends it with nothing returned."""
+    button). ``partial``: copy for each transition only what its action may change, where the
+    model can (:class:`PartialCopy`); False copies whole states, which finds the same (for
+    comparison). Ctrl-C (``KeyboardInterrupt``) ends it with nothing returned."""
     chosen = Strategy.parse(strategy)
-    run = _Exploration(initial, chosen, bounds or Bounds(), seed, reduction, progress, stop)
+    run = _Exploration(
+        initial, chosen, bounds or Bounds(), seed, reduction, progress, stop, partial=partial
+    )
     with collector_paused():  # models free their garbage by reference counting
         if chosen is Strategy.BFS:
             run.breadth_first()
@@ -401,13 +506,18 @@ class _Stop(Exception):
 
 class StateStore:
     """The distinct states seen: each one's key, the state it was first reached from (its
-    parent) with the action, and its depth. Keys are hash-consed: equal tuples within them
-    (``share_depth`` levels down) are stored once for all states."""
+    parent) with the action, and its depth.
 
-    def __init__(self, share_depth: int = SHARE_DEPTH) -> None:
-        self._index: dict[Hashable, int] = {}
-        self._shared: dict[Hashable, Hashable] = {}
-        self._share_depth = share_depth
+    Keys are interned part by part: each distinct part of a key (an element of a tuple key,
+    or the whole of any other key) gets a number the first time it is met, and a state is
+    stored as the bytes of its parts' numbers. Two keys are equal exactly when their parts are
+    (the numbers come from equality, not from hashes), a component that did not change is
+    stored once for all states, each key is hashed once per visit (its parts; the bytes cache
+    their own hash), and a stored state costs a few bytes per part."""
+
+    def __init__(self) -> None:
+        self._index: dict[bytes, int] = {}
+        self._parts: dict[Hashable, int] = {}
         self._parent = array("q")
         self._action: list[Action | None] = []
         self._depth = array("q")
@@ -416,17 +526,41 @@ class StateStore:
         return len(self._parent)
 
     def __contains__(self, key: Hashable) -> bool:
-        return key in self._index
+        return self.pack(key) in self._index
+
+    def pack(self, key: Hashable) -> bytes:
+        """The key as the numbers of its parts: equal for equal keys only. A tuple key and
+        any other key never pack alike (the first number says which it is)."""
+        parts = self._parts
+        if type(key) is not tuple:
+            number = parts.get(key)
+            if number is None:
+                number = parts[key] = len(parts)
+            return array("I", (0, number)).tobytes()
+        numbers = array("I", (1,))
+        append = numbers.append
+        for part in key:
+            number = parts.get(part)
+            if number is None:
+                number = parts[part] = len(parts)
+            append(number)
+        return numbers.tobytes()
 
     def visit(
         self, key: Hashable, parent: int, action: Action | None, depth: int
     ) -> tuple[int, bool]:
         """The state's index, and whether it is new or now reached in fewer steps than before
         (its parent and depth are then this shorter way's)."""
-        index = self._index.get(key)
+        return self.visit_packed(self.pack(key), parent, action, depth)
+
+    def visit_packed(
+        self, packed: bytes, parent: int, action: Action | None, depth: int
+    ) -> tuple[int, bool]:
+        """:meth:`visit` with the key packed already (:meth:`pack`)."""
+        index = self._index.get(packed)
         if index is None:
             index = len(self._parent)
-            self._index[self._share(key, self._share_depth)] = index
+            self._index[packed] = index
             self._parent.append(parent)
             self._action.append(action)
             self._depth.append(depth)
@@ -437,6 +571,10 @@ class StateStore:
             self._depth[index] = depth
             return index, True
         return index, False
+
+    def known(self, packed: bytes) -> bool:
+        """Whether a packed key (:meth:`pack`) was stored."""
+        return packed in self._index
 
     def depth(self, index: int) -> int:
         return self._depth[index]
@@ -450,11 +588,6 @@ class StateStore:
             actions.append(action)
             index = self._parent[index]
         return tuple(reversed(actions))
-
-    def _share(self, value: Hashable, depth: int) -> Hashable:
-        if depth > 0 and type(value) is tuple:
-            value = tuple([self._share(part, depth - 1) for part in value])
-        return self._shared.setdefault(value, value)
 
 
 class _Findings:
@@ -481,6 +614,8 @@ class _Exploration:
         reduction: Reduction,
         progress: Callable[[Progress], None] | None,
         stop: Callable[[], bool] | None = None,
+        *,
+        partial: bool = True,
     ) -> None:
         self.initial = initial
         self.stop = stop
@@ -503,6 +638,8 @@ class _Exploration:
         self.again = strategy is Strategy.DFS and bounds.max_depth is not None
         #: whether the reduction may put anything to sleep (without, no sleep set is kept)
         self.sleeping = type(reduction) is not NoReduction
+        #: whether each transition copies only what its action may change
+        self.partial = partial and copies_partially(initial)
         self.stopped_by = StopReason.EXHAUSTED
         self.deadline = None if bounds.time is None else time.monotonic() + bounds.time
         self.started = time.monotonic()
@@ -524,12 +661,13 @@ class _Exploration:
         self.states += 1
         if self.states % CLOCK_EVERY == 0:
             self.tick()
-        key = self.reduction.key(model)
+        store = self.store
+        packed = store.pack(self.reduction.key(model))
         bound = self.bounds.max_states
-        if bound is not None and len(self.store) >= bound and key not in self.store:
+        if bound is not None and len(store) >= bound and not store.known(packed):
             raise _Stop(StopReason.MAX_STATES)
-        known = len(self.store)
-        index, shorter = self.store.visit(key, parent, action, depth)
+        known = len(store)
+        index, shorter = store.visit_packed(packed, parent, action, depth)
         if not shorter:
             return index, self.wake(model, index, asleep), False
         self.deepest = max(self.deepest, depth)
@@ -601,19 +739,35 @@ class _Exploration:
         what its parent slept on or followed before it that is independent of ``action``;
         ``action`` then counts as followed for the siblings after it."""
         reduction = self.reduction
-        asleep = (
-            frozenset([a for a in done if reduction.independent(model, a, action)])
-            if done
-            else _AWAKE
-        )
+        if not done:
+            asleep = _AWAKE
+        elif isinstance(reduction, SleepSets):
+            asleep = reduction.independent_of(model, action, done)
+        else:
+            asleep = frozenset([a for a in done if reduction.independent(model, a, action)])
         if self.sleeping:
             done.add(action)
-        child = model if last else model.clone()
+        child = self.copy_for(model, action, last=last)
         child.apply(action)
         child_index, more, new = self.reach(child, index, action, depth + 1, asleep)
         if more is not None and not new and more.done is None and not self.again:
             more = None  # reached again in fewer steps: only a depth bound explores it again
         return child, child_index, more
+
+    def copy_for(self, model: Model, action: Action, *, last: bool) -> Model:
+        """A model to apply ``action`` to: a copy of just what it may change, sharing the rest
+        with ``model`` (a :class:`PartialCopy`); otherwise a whole copy, or ``model`` itself
+        for the ``last`` action taken from it (nothing reads the parent once its children are
+        made)."""
+        if self.partial:
+            reduction = self.reduction
+            touched = (
+                reduction.footprint(model, action)
+                if isinstance(reduction, SleepSets)
+                else cast(PartialCopy, model).footprint(action)
+            )
+            return cast(Model, cast(PartialCopy, model).clone_within(touched))
+        return model if last else model.clone()
 
     def check(self, model: Model, index: int) -> Sequence[Action]:
         """``Simulation.run``'s verdict on a state: an invariant broken, or the end of a run

@@ -371,6 +371,11 @@ def test_the_store_keeps_one_parent_pointer_per_state() -> None:
     assert store.trace(2) == (c,)
     assert len(store) == 3
     assert ("one", ("shared",)) in store
+    # a part is numbered by equality: a tuple key and a key that is not a tuple never meet
+    assert store.visit(("root",), 0, a, 1) == (0, False)
+    assert store.visit("root", 0, a, 1) == (3, True)
+    assert store.visit((("root",),), 0, a, 1) == (4, True)
+    assert store.pack(("one", ("shared",))) == store.pack(("one", ("shared",)))
 
 
 # -- partial-order reduction by sleep sets

@@ -1,0 +1,218 @@
+"""Which components a copy of the world must copy so that one action can run in it.
+
+A model checker makes a copy of the state for every transition it takes, and most actions
+touch a few components of a job: a transport moves one buffer from a subpartition into a
+channel, a task polls one of its channels. An action's footprint
+(:mod:`flinkstate.network.independence`) names every resource it may read or write; the
+components behind those resources are the only ones the action can change, so a copy needs
+its own copies of those alone and can share every other component with the state it was made
+from, as long as neither of them changes a shared component afterwards (the explorer applies
+one action to each copy and never changes a state it has copied from).
+
+Components link to each other: a gate holds its channels and its pool, a task its gates and
+result partitions (which hold their subpartitions and pool) and the channel it reads. A
+component copied is linked from copies of the components holding it, so the plan closes the
+set upwards: a copied channel copies its gate, a copied subpartition its result partition,
+a copied pool the gates and partitions drawing on it, and any of these the task owning them.
+The rest of the state (the segment ledger and journal, the network pools, records, deliveries,
+order, checkpoints, event time, the action cache) is copied whole every time: every step
+touches it, and it is small.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import NamedTuple, Protocol
+
+from flinkstate.network.footprint import Resource, ResourceKind
+from flinkstate.network.partition import ResultPartition
+from flinkstate.network.task import Task
+
+#: plans kept per world before the cache starts afresh (distinct footprints are few in a
+#: run, but nothing bounds them in principle)
+MAX_PLANS = 65_536
+
+
+class CopyPlan(NamedTuple):
+    """The components a copy makes its own, by their keys in the world's maps; the others it
+    shares with the state it was copied from."""
+
+    #: tasks whose own state the action touches
+    tasks: frozenset[str]
+    #: tasks only linked to copied components (a gate, a result partition's subpartition or
+    #: pool): a new task value with the new links, sharing its own state
+    linked: frozenset[str]
+    gates: frozenset[str]
+    subpartitions: frozenset[str]
+    channels: frozenset[str]
+    #: local pools, by name
+    pools: frozenset[str]
+    #: the readers' and drainers' keys (a task's name): those of the tasks whose own state
+    #: is touched
+    helpers: frozenset[str]
+    #: whether the channel-state writers are copied (the checkpoint in progress is touched)
+    writers: bool
+    #: the positions of the copied components' keys among the world's
+    #: (``NetworkState.components``): the keys to compute again after the action
+    key_positions: tuple[int, ...]
+
+
+class _Structure(NamedTuple):
+    """Who holds whom, read once from the job as built."""
+
+    #: task name ("task map[0]") -> its key in the world's tasks
+    task_key: dict[str, str]
+    #: channel -> the subpartition feeding it, its gate
+    subpartition_of: dict[str, str]
+    gate_of: dict[str, str]
+    #: gate -> the key of the task reading it
+    gate_task: dict[str, str]
+    #: subpartition -> the key of the task writing it
+    subpartition_task: dict[str, str]
+    #: local pool -> the gates and the tasks (through a result partition) drawing on it
+    pool_gates: dict[str, tuple[str, ...]]
+    pool_tasks: dict[str, tuple[str, ...]]
+    #: task key -> its gates' names, and its name (the key of its reader and drainer)
+    task_gates: dict[str, tuple[str, ...]]
+    task_name: dict[str, str]
+    #: each per-name component (map, name) -> the position of its key among the world's
+    position: dict[tuple[str, str], int]
+
+
+class Components(Protocol):
+    """What a plan is computed from: the world's tasks (which hold the links) and its
+    per-name components in the order of their keys."""
+
+    @property
+    def tasks(self) -> dict[str, Task]: ...
+
+    def component_names(self) -> tuple[tuple[str, str], ...]: ...
+
+
+@dataclass
+class PartialCopies:
+    """Copy plans of one run by footprint, and the structure they are computed from: fixed
+    once the world is built, shared by every copy of it (a cache, not state)."""
+
+    structure: _Structure | None = None
+    plans: dict[frozenset[Resource], CopyPlan] = field(default_factory=dict)
+    component_names: tuple[tuple[str, str], ...] | None = None
+
+    def plan(self, world: Components, touched: frozenset[Resource]) -> CopyPlan:
+        """The components an action whose footprint is ``touched`` may change, closed upwards
+        over the links between components."""
+        plan = self.plans.get(touched)
+        if plan is not None:
+            return plan
+        if self.structure is None:
+            self.structure = _structure(world.tasks.items(), self.names(world))
+        if len(self.plans) >= MAX_PLANS:
+            self.plans.clear()
+        plan = self.plans[touched] = _plan(self.structure, touched)
+        return plan
+
+    def names(self, world: Components) -> tuple[tuple[str, str], ...]:
+        """The world's per-name components as (map, name), in the order of their keys."""
+        if self.component_names is None:
+            self.component_names = world.component_names()
+        return self.component_names
+
+
+def _structure(tasks: Iterable[tuple[str, Task]], names: tuple[tuple[str, str], ...]) -> _Structure:
+    task_key: dict[str, str] = {}
+    subpartition_of: dict[str, str] = {}
+    gate_of: dict[str, str] = {}
+    gate_task: dict[str, str] = {}
+    subpartition_task: dict[str, str] = {}
+    pool_gates: dict[str, list[str]] = {}
+    pool_tasks: dict[str, list[str]] = {}
+    task_gates: dict[str, tuple[str, ...]] = {}
+    task_name: dict[str, str] = {}
+    for key, task in tasks:
+        task_key[task.name] = key
+        task_name[key] = task.name
+        task_gates[key] = tuple(g.name for g in task.gates)
+        for gate in task.gates:
+            gate_task[gate.name] = key
+            pool_gates.setdefault(gate.pool.name, []).append(gate.name)
+            for channel in gate.channels:
+                gate_of[channel.name] = gate.name
+        partition: ResultPartition
+        for partition in task.partitions:
+            pool_tasks.setdefault(partition.pool.name, []).append(key)
+            for sub in partition.subpartitions:
+                subpartition_of[sub.channel] = sub.name
+                subpartition_task[sub.name] = key
+    return _Structure(
+        task_key,
+        subpartition_of,
+        gate_of,
+        gate_task,
+        subpartition_task,
+        {name: tuple(gates) for name, gates in pool_gates.items()},
+        {name: tuple(dict.fromkeys(owners)) for name, owners in pool_tasks.items()},
+        task_gates,
+        task_name,
+        {name: position for position, name in enumerate(names)},
+    )
+
+
+def _plan(structure: _Structure, touched: frozenset[Resource]) -> CopyPlan:
+    tasks: set[str] = set()
+    subpartitions: set[str] = set()
+    channels: set[str] = set()
+    pools: set[str] = set()
+    writers = False
+    for resource in touched:
+        kind = resource.kind
+        if kind is ResourceKind.TASK:
+            tasks.add(structure.task_key[resource.name])
+        elif kind is ResourceKind.CHANNEL:
+            channels.add(resource.name)
+        elif kind is ResourceKind.LINK:  # a subpartition's queue, and a local channel on it
+            channels.add(resource.name)
+            subpartitions.add(structure.subpartition_of[resource.name])
+        elif kind is ResourceKind.BUILDER:
+            subpartitions.add(structure.subpartition_of[resource.name])
+        elif kind is ResourceKind.POOL:
+            pools.add(resource.name)
+        elif kind is ResourceKind.CHECKPOINT:
+            writers = True
+        # records, paths, sources, event time and the network pools are copied every time;
+        # whether a channel has something to poll is read (a step adding to an empty queue
+        # writes its link or channel)
+    gates = {structure.gate_of[c] for c in channels}
+    for pool in pools:
+        gates.update(structure.pool_gates.get(pool, ()))
+    # a task's own state: its gates (the channel polled next), its reader and drainer
+    helpers = frozenset(structure.task_name[t] for t in tasks)
+    for task in tasks:
+        gates.update(structure.task_gates[task])
+    # the other tasks holding what is copied, linked to the copies (their own state shared)
+    linked = {structure.gate_task[g] for g in gates}
+    linked.update(structure.subpartition_task[s] for s in subpartitions)
+    for pool in pools:
+        linked.update(structure.pool_tasks.get(pool, ()))
+    linked -= tasks
+    position = structure.position
+    copied = [
+        *(("tasks", name) for name in tasks),
+        *(("gates", name) for name in gates),
+        *(("subpartitions", name) for name in subpartitions),
+        *(("channels", name) for name in channels),
+        *(("readers", name) for name in helpers),
+        *(("drainers", name) for name in helpers),
+        *(key for key in position if writers and key[0] == "writers"),
+    ]
+    return CopyPlan(
+        frozenset(tasks),
+        frozenset(linked),
+        frozenset(gates),
+        frozenset(subpartitions),
+        frozenset(channels),
+        frozenset(pools),
+        helpers,
+        writers,
+        tuple(sorted(position[key] for key in copied if key in position)),
+    )
