@@ -58,7 +58,22 @@ class CopyPlan(NamedTuple):
     key_positions: tuple[int, ...]
 
 
-class _Structure(NamedTuple):
+@dataclass
+class Owned:
+    """The per-name components a world has copied for itself since it last shared them (with
+    a snapshot, or a copy made from it or it from): those it may change in place. A world
+    whose ``owned`` is None shares nothing and changes anything in place."""
+
+    tasks: set[str] = field(default_factory=set)
+    gates: set[str] = field(default_factory=set)
+    subpartitions: set[str] = field(default_factory=set)
+    channels: set[str] = field(default_factory=set)
+    pools: set[str] = field(default_factory=set)
+    helpers: set[str] = field(default_factory=set)
+    writers: bool = False
+
+
+class Structure(NamedTuple):
     """Who holds whom, read once from the job as built."""
 
     #: task name ("task map[0]") -> its key in the world's tasks
@@ -89,15 +104,49 @@ class Components(Protocol):
 
     def component_names(self) -> tuple[tuple[str, str], ...]: ...
 
+    def local_pool_names(self) -> frozenset[str]: ...
+
 
 @dataclass
 class PartialCopies:
     """Copy plans of one run by footprint, and the structure they are computed from: fixed
     once the world is built, shared by every copy of it (a cache, not state)."""
 
-    structure: _Structure | None = None
+    structure: Structure | None = None
     plans: dict[frozenset[Resource], CopyPlan] = field(default_factory=dict)
     component_names: tuple[tuple[str, str], ...] | None = None
+    #: the plans copying every component and none
+    all: CopyPlan | None = None
+    none: CopyPlan | None = None
+
+    def everything(self, world: Components) -> CopyPlan:
+        """A plan copying every component (an action that may touch anything)."""
+        if self.all is None:
+            names = self.names(world)
+
+            def of(kind: str) -> frozenset[str]:
+                return frozenset(name for where, name in names if where == kind)
+
+            helpers = of("readers") | of("drainers")
+            self.all = CopyPlan(
+                of("tasks"),
+                frozenset(),
+                of("gates"),
+                of("subpartitions"),
+                of("channels"),
+                world.local_pool_names(),
+                helpers,
+                True,
+                tuple(range(len(names))),
+            )
+        return self.all
+
+    def nothing(self) -> CopyPlan:
+        """A plan copying no component (a snapshot shares them all)."""
+        if self.none is None:
+            empty: frozenset[str] = frozenset()
+            self.none = CopyPlan(empty, empty, empty, empty, empty, empty, empty, False, ())
+        return self.none
 
     def plan(self, world: Components, touched: frozenset[Resource]) -> CopyPlan:
         """The components an action whose footprint is ``touched`` may change, closed upwards
@@ -105,12 +154,17 @@ class PartialCopies:
         plan = self.plans.get(touched)
         if plan is not None:
             return plan
-        if self.structure is None:
-            self.structure = _structure(world.tasks.items(), self.names(world))
+        structure = self.holders(world)
         if len(self.plans) >= MAX_PLANS:
             self.plans.clear()
-        plan = self.plans[touched] = _plan(self.structure, touched)
+        plan = self.plans[touched] = _plan(structure, touched)
         return plan
+
+    def holders(self, world: Components) -> Structure:
+        """Who holds whom in the world's job (a channel's gate, a gate's task, ...)."""
+        if self.structure is None:
+            self.structure = _structure(world.tasks.items(), self.names(world))
+        return self.structure
 
     def names(self, world: Components) -> tuple[tuple[str, str], ...]:
         """The world's per-name components as (map, name), in the order of their keys."""
@@ -119,7 +173,7 @@ class PartialCopies:
         return self.component_names
 
 
-def _structure(tasks: Iterable[tuple[str, Task]], names: tuple[tuple[str, str], ...]) -> _Structure:
+def _structure(tasks: Iterable[tuple[str, Task]], names: tuple[tuple[str, str], ...]) -> Structure:
     task_key: dict[str, str] = {}
     subpartition_of: dict[str, str] = {}
     gate_of: dict[str, str] = {}
@@ -144,7 +198,7 @@ def _structure(tasks: Iterable[tuple[str, Task]], names: tuple[tuple[str, str], 
             for sub in partition.subpartitions:
                 subpartition_of[sub.channel] = sub.name
                 subpartition_task[sub.name] = key
-    return _Structure(
+    return Structure(
         task_key,
         subpartition_of,
         gate_of,
@@ -158,7 +212,7 @@ def _structure(tasks: Iterable[tuple[str, Task]], names: tuple[tuple[str, str], 
     )
 
 
-def _plan(structure: _Structure, touched: frozenset[Resource]) -> CopyPlan:
+def _plan(structure: Structure, touched: frozenset[Resource]) -> CopyPlan:
     tasks: set[str] = set()
     subpartitions: set[str] = set()
     channels: set[str] = set()

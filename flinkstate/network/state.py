@@ -35,7 +35,7 @@ from flinkstate.network.graph import JobGraph
 from flinkstate.network.ledger import SegmentLedger, StepJournal
 from flinkstate.network.options import RecoveryGeneration, RecoveryOptions, RunOptions
 from flinkstate.network.owners import Owner
-from flinkstate.network.partial_copy import PartialCopies
+from flinkstate.network.partial_copy import Owned, PartialCopies
 from flinkstate.network.partition import ResultPartition, Subpartition
 from flinkstate.network.pools import BufferPools
 from flinkstate.network.record_order import RecordOrder
@@ -126,6 +126,12 @@ class NetworkState:
     #: (``NetworkWorld.clone_within``): the keys, and the positions of those it copied
     inherited_keys: tuple[list[StateKey], tuple[int, ...]] | None = field(default=None, init=False)
 
+    #: the components it copied for itself since it last shared them, which it may change in
+    #: place (None: it shares none; ``NetworkWorld.snapshot``)
+    owned: Owned | None = field(default=None, init=False)
+    #: a copy made for one action that has not taken it yet (``NetworkWorld.clone_within``)
+    prepared: bool = field(default=False, init=False)
+
     #: what :meth:`state_key` leaves out; the configuration is in it once, as ``configuration``
     NOT_STATE: ClassVar[NotState] = {
         "graph": "configuration (in the key as ``configuration``)",
@@ -146,6 +152,8 @@ class NetworkState:
         "component_keys": "a cache of the components' keys (``fingerprint``)",
         "stale_keys": "a cache of the components' keys (``fingerprint``)",
         "inherited_keys": "a cache of the components' keys (``fingerprint``)",
+        "owned": "bookkeeping of copies: which components it shares (``snapshot``)",
+        "prepared": "bookkeeping of copies: made for its next action (``clone_within``)",
     }
 
     # ------------------------------------------------------------------ the state as a value
@@ -181,6 +189,10 @@ class NetworkState:
     def component_names(self) -> tuple[tuple[str, str], ...]:
         """Its per-name components, each as (map, name), in :meth:`components`' order."""
         return tuple((name, key) for name in COMPONENT_MAPS for key in getattr(self, name))
+
+    def local_pool_names(self) -> frozenset[str]:
+        """The names of its result partitions' and input gates' local pools."""
+        return frozenset(self.buffer_pools.local)
 
     def known_keys(self) -> list[StateKey]:
         """The keys of its per-name components for the state as it is (:meth:`components`'

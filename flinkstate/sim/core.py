@@ -15,7 +15,7 @@ from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, Self
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, Self, cast
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.sim.action import Action
@@ -130,6 +130,22 @@ class Model(Protocol):
         ...
 
 
+class Snapshots(Protocol):
+    """A model that takes cheap snapshots: ``snapshot()`` returns the state as it is, sharing
+    with the model what neither has changed since (each copies a part before changing it), so
+    a snapshot costs what the steps after it change rather than the whole state. A snapshot's
+    own ``snapshot()`` is a model to run on from it, the snapshot left as it was."""
+
+    def snapshot(self) -> Model: ...
+
+
+def take_snapshot(model: Model) -> Model:
+    """``model``'s state kept for going back: its ``snapshot()`` where it has one (a
+    :class:`Snapshots`), a whole copy otherwise."""
+    snapshot = getattr(model, "snapshot", None)
+    return cast(Model, snapshot()) if callable(snapshot) else model.clone()
+
+
 class RunStatus(StrEnum):
     FINISHED = "finished"
     DEADLOCK = "deadlock"
@@ -193,12 +209,31 @@ def collector_paused() -> Iterator[None]:
         gc.enable()
 
 
+#: snapshots kept at every ``snapshot_every`` steps behind the newest one; older ones thin out
+RECENT_SNAPSHOTS = 16
+
+
+def kept_snapshot(number: int, newest: int) -> bool:
+    """Whether the ``number``-th snapshot (``snapshot_every`` steps apart, the first at step 0)
+    is kept once the ``newest`` is taken: the ``RECENT_SNAPSHOTS`` latest all, then every
+    second, fourth, eighth... as they grow older, so a run of n snapshots keeps about
+    ``RECENT_SNAPSHOTS`` * (1 + log2(n / RECENT_SNAPSHOTS) / 2) of them, going back one step
+    replays at most ``snapshot_every`` steps, and a jump far back at most the gap there. A
+    snapshot dropped is never needed again: the gaps only widen with age."""
+    age = newest - number
+    if age <= RECENT_SNAPSHOTS:
+        return True
+    return number % (1 << (age // RECENT_SNAPSHOTS).bit_length()) == 0
+
+
 @dataclass
 class Simulation:
     """Steps a model under a scheduler and remembers enough to go back exactly.
 
     ``snapshot_every`` trades memory for the cost of :meth:`back`: going back restores the
-    nearest earlier snapshot and replays at most that many recorded choices.
+    nearest earlier snapshot and replays at most that many recorded choices (further back,
+    where older snapshots thin out, the gap there: ``kept_snapshot``). A model that takes
+    its own snapshots (:class:`Snapshots`) keeps for each only what changed since.
     """
 
     factory: Callable[[], Model]
@@ -223,7 +258,7 @@ class Simulation:
         self.model = self.factory()
         self.history = []
         self.events = []
-        self._snapshots = {0: self.model.clone()}
+        self._snapshots = {0: take_snapshot(self.model)}
 
     @property
     def step_count(self) -> int:
@@ -251,8 +286,16 @@ class Simulation:
         self.history.append(action)
         self.events.append(event)
         if len(self.history) % self.snapshot_every == 0:
-            self._snapshots[len(self.history)] = self.model.clone()
+            self._snapshot()
         return event
+
+    def _snapshot(self) -> None:
+        """Keep the state now, and let older snapshots thin out (``kept_snapshot``)."""
+        every = self.snapshot_every
+        newest = len(self.history) // every
+        self._snapshots[newest * every] = take_snapshot(self.model)
+        for step in [s for s in self._snapshots if not kept_snapshot(s // every, newest)]:
+            del self._snapshots[step]
 
     def run(
         self,
@@ -321,7 +364,7 @@ class Simulation:
     def _goto(self, target: int) -> None:
         base = max(s for s in self._snapshots if s <= target)
         replay = self.history[base:target]
-        self.model = self._snapshots[base].clone()
+        self.model = take_snapshot(self._snapshots[base])
         del self.history[base:]
         del self.events[base:]
         for stale in [s for s in self._snapshots if s > target]:

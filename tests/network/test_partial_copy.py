@@ -11,9 +11,10 @@ import pytest
 
 from benchmarks.bench_explorer import RESTART
 from flinkstate.network import independence
+from flinkstate.network import world as world_module
 from flinkstate.network.footprint import Resource, ResourceKind
 from flinkstate.network.world import NetworkWorld
-from flinkstate.sim import Action
+from flinkstate.sim import Action, Simulation, make_scheduler
 from flinkstate.sim.explorer import (
     NO_REDUCTION,
     Bounds,
@@ -24,7 +25,7 @@ from flinkstate.sim.explorer import (
     verify_along_runs,
     verify_partial_copy,
 )
-from tests.network.test_independence import SMALL, job, restart
+from tests.network.test_independence import BUSY, SMALL, job, restart
 
 #: one slot per TaskManager: subtask i of every operator runs in TaskManager i, so each
 #: counter reads one local and one remote channel
@@ -206,3 +207,77 @@ def test_exploring_with_partial_copies_finds_what_whole_copies_find(
     ]
     assert outcome(results[0]) == outcome(results[1])
     assert start.clone().fingerprint() == before  # the start is left as it was
+
+
+# -- snapshots copied on write
+
+
+@pytest.fixture
+def copy_on_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every world's snapshots copy on write, however small it is."""
+    monkeypatch.setattr(world_module, "COPY_ON_WRITE_FROM", 0)
+
+
+SNAPSHOTTED = {
+    "checkpoints": lambda: job("keyed", {**BUSY, "records": 6, "checkpoints": 2}),
+    "failover": lambda: job(
+        "pipelined-regions",
+        {"records": 6, "bounded_records": 4, "fail_operator": "source", "fail_after_records": 2},
+    ),
+    "restart": lambda: restart("baseline-recovery", RESTART),
+    "rescaled-v2": lambda: restart("keyed-downscale", {"records": 10, "generation": "v2"}),
+}
+
+
+@pytest.mark.parametrize("name", SNAPSHOTTED)
+def test_snapshots_copied_on_write_stay_as_taken_and_go_back_exactly(
+    copy_on_write: None, name: str
+) -> None:
+    start = SNAPSHOTTED[name]()
+    sim = Simulation(start.clone, make_scheduler("random", 3), snapshot_every=5)
+    sim.run()
+    assert sim.step_count > 40
+    assert world_module.COPY_ON_WRITE_FROM == 0
+    # each step's state, from whole copies
+    states = []
+    replayed = start.clone()
+    for action in sim.history:
+        states.append(replayed.clone().fingerprint())
+        replayed.apply(action)
+    states.append(replayed.clone().fingerprint())
+    final = [e.to_json() for e in sim.events]
+    for step, snapshot in sim._snapshots.items():
+        assert isinstance(snapshot, NetworkWorld)
+        assert snapshot.clone().fingerprint() == states[step], f"snapshot at step {step}"
+    for target in (sim.step_count - 1, sim.step_count // 2, 17, 3, 0):
+        sim.goto(target)
+        assert sim.model.clone().fingerprint() == states[target], f"back to step {target}"
+    sim.run()
+    assert [e.to_json() for e in sim.events] == final
+
+
+def test_a_snapshot_shares_what_the_steps_after_it_do_not_change(copy_on_write: None) -> None:
+    world = job(
+        "keyed", {**LOCAL_AND_REMOTE, "records": 10, "checkpoint_interval": 30, "checkpoints": 5}
+    )
+    send = until(world, lambda a: a.kind == "send" and world.footprint(a) is not None)
+    snapshot = world.snapshot()
+    assert all(snapshot.channels[n] is c for n, c in world.channels.items())
+    channel = world.channels[world.actor(send.actor).channel]
+    world.apply(send)
+    changed = [n for n, c in world.channels.items() if snapshot.channels[n] is not c]
+    assert changed == [channel.name]
+    assert world.owned is not None
+    assert world.owned.channels == {channel.name}
+    # an action that may touch anything copies everything still shared
+    world.apply(until(world, lambda a: world.footprint(a) is None))
+    assert world.owned is None
+    assert not any(snapshot.channels[n] is c for n, c in world.channels.items())
+
+
+def test_a_small_worlds_snapshot_is_a_whole_copy() -> None:
+    world = job("keyed", LOCAL_AND_REMOTE)
+    assert world.component_count < world_module.COPY_ON_WRITE_FROM
+    snapshot = world.snapshot()
+    assert world.owned is None
+    assert not any(snapshot.channels[n] is c for n, c in world.channels.items())

@@ -22,6 +22,7 @@ from flinkstate.sim import (
     Violation,
     Wait,
 )
+from flinkstate.sim.core import RECENT_SNAPSHOTS, kept_snapshot
 
 
 @dataclass
@@ -138,6 +139,34 @@ def test_back_returns_to_the_exact_earlier_state() -> None:
         assert sim.model.fingerprint() == states[target]
     sim.run(60)
     assert sim.model.fingerprint() == states[60]
+
+
+def test_older_snapshots_thin_out_and_going_back_stays_exact() -> None:
+    sim = Simulation(lambda: Locks(crossed=False, rounds=2000), RoundRobin(), snapshot_every=4)
+    sim.run(4000)
+    kept = sorted(sim._snapshots)
+    newest = 4000 // 4
+    assert kept == [s for s in range(0, 4001, 4) if kept_snapshot(s // 4, newest)]
+    assert len(kept) < 70  # of 1,001 taken
+    assert kept[-RECENT_SNAPSHOTS - 1 :] == list(range(4000 - 4 * RECENT_SNAPSHOTS, 4001, 4))
+    replay = Simulation(lambda: Locks(crossed=False, rounds=2000), RoundRobin())
+    states = {}
+    for step in range(4001):
+        states[step] = replay.model.fingerprint()
+        replay.step()
+    for target in (3999, 3001, 1234, 3, 0):
+        sim.goto(target)
+        assert sim.model.fingerprint() == states[target]
+    sim.run(4000)
+    assert sim.model.fingerprint() == states[4000]
+
+
+def test_a_snapshot_once_dropped_is_never_kept_again() -> None:
+    for number in range(300):
+        dropped = [n for n in range(number, 5000) if not kept_snapshot(number, n)]
+        if dropped:
+            assert dropped == list(range(dropped[0], 5000))
+    assert sum(kept_snapshot(n, 100_000) for n in range(100_001)) < 150
 
 
 def test_reset_and_explicit_choice() -> None:
