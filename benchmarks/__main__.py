@@ -14,6 +14,7 @@ from benchmarks import (
     bench_flinkcheckpoint,
     bench_keygroups,
     bench_rescaling,
+    bench_scaling,
     bench_simulator,
 )
 
@@ -24,6 +25,7 @@ BENCHMARKS = {
     "flinkcheckpoint": bench_flinkcheckpoint.run,
     "keygroups": bench_keygroups.run,
     "rescaling": bench_rescaling.run,
+    "scaling": bench_scaling.run,
     "simulator": bench_simulator.run,
 }
 

@@ -11,9 +11,11 @@ one action to each copy and never changes a state it has copied from).
 
 Components link to each other: a gate holds its channels and its pool, a task its gates and
 result partitions (which hold their subpartitions and pool) and the channel it reads. A
-component copied is linked from copies of the components holding it, so the plan closes the
-set upwards: a copied channel copies its gate, a copied subpartition its result partition,
-a copied pool the gates and partitions drawing on it, and any of these the task owning them.
+component copied is linked from copies of the components holding it (``Structure`` says who
+holds whom): a copied channel gets a new gate value, a copied subpartition a new result
+partition, a copied pool new gates and partitions drawing on it, and any of these a new value
+of the task owning them, whose own state (queues, counts) it shares when the action does not
+touch it (``NetworkWorld.own``).
 The rest of the state (the segment ledger and journal, the network pools, records, deliveries,
 order, checkpoints, event time, the action cache) is copied whole every time: every step
 touches it, and it is small.
@@ -35,14 +37,14 @@ MAX_PLANS = 65_536
 
 
 class CopyPlan(NamedTuple):
-    """The components a copy makes its own, by their keys in the world's maps; the others it
-    shares with the state it was copied from."""
+    """The components whose own state an action may change, by their keys in the world's
+    maps: a copy for it makes them its own (``NetworkWorld.own``, which also links the
+    components holding them to the copies, from ``Structure``); the others it shares with the
+    state it was copied from."""
 
     #: tasks whose own state the action touches
     tasks: frozenset[str]
-    #: tasks only linked to copied components (a gate, a result partition's subpartition or
-    #: pool): a new task value with the new links, sharing its own state
-    linked: frozenset[str]
+    #: their gates (a gate's state is its task's: the channel it polls next)
     gates: frozenset[str]
     subpartitions: frozenset[str]
     channels: frozenset[str]
@@ -93,6 +95,8 @@ class Structure(NamedTuple):
     task_name: dict[str, str]
     #: each per-name component (map, name) -> the position of its key among the world's
     position: dict[tuple[str, str], int]
+    #: the positions of the channel-state writers' keys
+    writer_positions: tuple[int, ...]
 
 
 class Components(Protocol):
@@ -130,7 +134,6 @@ class PartialCopies:
             helpers = of("readers") | of("drainers")
             self.all = CopyPlan(
                 of("tasks"),
-                frozenset(),
                 of("gates"),
                 of("subpartitions"),
                 of("channels"),
@@ -145,7 +148,7 @@ class PartialCopies:
         """A plan copying no component (a snapshot shares them all)."""
         if self.none is None:
             empty: frozenset[str] = frozenset()
-            self.none = CopyPlan(empty, empty, empty, empty, empty, empty, empty, False, ())
+            self.none = CopyPlan(empty, empty, empty, empty, empty, empty, False, ())
         return self.none
 
     def plan(self, world: Components, touched: frozenset[Resource]) -> CopyPlan:
@@ -209,6 +212,7 @@ def _structure(tasks: Iterable[tuple[str, Task]], names: tuple[tuple[str, str], 
         task_gates,
         task_name,
         {name: position for position, name in enumerate(names)},
+        tuple(position for position, (where, _) in enumerate(names) if where == "writers"),
     )
 
 
@@ -236,19 +240,9 @@ def _plan(structure: Structure, touched: frozenset[Resource]) -> CopyPlan:
         # records, paths, sources, event time and the network pools are copied every time;
         # whether a channel has something to poll is read (a step adding to an empty queue
         # writes its link or channel)
-    gates = {structure.gate_of[c] for c in channels}
-    for pool in pools:
-        gates.update(structure.pool_gates.get(pool, ()))
     # a task's own state: its gates (the channel polled next), its reader and drainer
     helpers = frozenset(structure.task_name[t] for t in tasks)
-    for task in tasks:
-        gates.update(structure.task_gates[task])
-    # the other tasks holding what is copied, linked to the copies (their own state shared)
-    linked = {structure.gate_task[g] for g in gates}
-    linked.update(structure.subpartition_task[s] for s in subpartitions)
-    for pool in pools:
-        linked.update(structure.pool_tasks.get(pool, ()))
-    linked -= tasks
+    gates = {gate for task in tasks for gate in structure.task_gates[task]}
     position = structure.position
     copied = [
         *(("tasks", name) for name in tasks),
@@ -257,16 +251,21 @@ def _plan(structure: Structure, touched: frozenset[Resource]) -> CopyPlan:
         *(("channels", name) for name in channels),
         *(("readers", name) for name in helpers),
         *(("drainers", name) for name in helpers),
-        *(key for key in position if writers and key[0] == "writers"),
     ]
     return CopyPlan(
         frozenset(tasks),
-        frozenset(linked),
         frozenset(gates),
         frozenset(subpartitions),
         frozenset(channels),
         frozenset(pools),
         helpers,
         writers,
-        tuple(sorted(position[key] for key in copied if key in position)),
+        tuple(
+            sorted(
+                [
+                    *(position[key] for key in copied if key in position),
+                    *(structure.writer_positions if writers else ()),
+                ]
+            )
+        ),
     )

@@ -438,14 +438,14 @@ def verify_along_runs(model: Model, *, seeds: int = 2, limit: int = 2000, every:
             if not enabled or world.violations:
                 break
             if step % every == 0:
-                if partial:
-                    for action in enabled:
-                        verify_partial_copy(world, action)
                 for i, first in enumerate(enabled):
                     for second in enabled[i + 1 :]:
                         if reduction.independent(world, first, second):
                             verify_commute(world, first, second)
                             checked += 1
+                if partial:
+                    for action in enabled:
+                        verify_partial_copy(world, action)
             world.apply(rng.choice(enabled))
     return checked
 

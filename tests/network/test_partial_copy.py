@@ -54,10 +54,8 @@ def test_a_copy_for_a_send_copies_the_pipe_and_relinks_the_tasks_at_its_ends() -
     plan = world.partial_copies.plan(world, touched)
     assert plan.channels == {channel.name}
     assert plan.subpartitions == {channel.subpartition}
-    assert plan.tasks == frozenset()  # a transport touches no task's own state
+    assert plan.tasks == plan.gates == frozenset()  # a transport touches no task's own state
     producer, consumer = world.task_keys[channel.producer], world.task_keys[channel.task]
-    assert plan.linked == {producer, consumer}
-    assert plan.gates == {channel.gate}
 
     twin = world.clone_within(touched)
     assert twin.channels[channel.name] is not world.channels[channel.name]
@@ -70,8 +68,12 @@ def test_a_copy_for_a_send_copies_the_pipe_and_relinks_the_tasks_at_its_ends() -
     assert task.pending is world.tasks[consumer].pending
     assert twin.gates[channel.gate].channels[channel.index] is twin.channels[channel.name]
     assert world.tasks[consumer].gates[0].channels[channel.index] is world.channels[channel.name]
-    untouched = next(name for name in world.tasks if name not in plan.tasks | plan.linked)
-    assert twin.tasks[untouched] is world.tasks[untouched]
+    # so is the producer, whose result partition holds the subpartition copied
+    assert twin.tasks[producer] is not world.tasks[producer]
+    assert twin.tasks[producer].pending is world.tasks[producer].pending
+    relinked = {name for name in world.tasks if twin.tasks[name] is not world.tasks[name]}
+    assert relinked == {producer, consumer}
+    assert {n for n in world.gates if twin.gates[n] is not world.gates[n]} == {channel.gate}
 
 
 def test_a_copy_for_a_tasks_step_copies_its_own_state_gates_and_reader() -> None:

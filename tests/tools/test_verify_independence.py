@@ -8,6 +8,7 @@ from types import ModuleType
 
 import pytest
 
+from flinkstate.network.footprint import Resource, ResourceKind
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim import Action
 from tests.tools import load_script
@@ -41,10 +42,31 @@ def test_a_footprint_that_misses_something_fails_naming_the_pair(
     tool: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     def own_actor_only(self: NetworkWorld, action: Action) -> frozenset[Hashable]:
-        return frozenset([action.actor])  # every two actors independent: false
+        # every two actors independent (false), each touching no component (false too)
+        return frozenset([Resource(ResourceKind.RECORDS, action.actor)])
 
     monkeypatch.setattr(NetworkWorld, "footprint", own_actor_only)
     assert tool.main(["--only", "keyed", "--seeds", "1", "--limit", "40"]) == 1
     out = capsys.readouterr().out.strip()
     assert out.startswith("keyed: at step ")
     assert "said to be independent" in out
+
+
+def test_a_footprint_that_misses_what_its_action_changes_fails_naming_it(
+    tool: ModuleType, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    honest = NetworkWorld.footprint
+
+    def no_pipes(self: NetworkWorld, action: Action) -> frozenset[Resource] | None:
+        touched = honest(self, action)
+        if touched is None:
+            return None
+        return frozenset(
+            r for r in touched if r.kind not in (ResourceKind.LINK, ResourceKind.BUILDER)
+        )
+
+    monkeypatch.setattr(NetworkWorld, "footprint", no_pipes)
+    assert tool.main(["--only", "keyed", "--seeds", "1", "--limit", "60"]) == 1
+    out = capsys.readouterr().out.strip()
+    assert out.startswith("keyed: at step ")
+    assert "its footprint does not name" in out
