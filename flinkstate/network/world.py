@@ -20,9 +20,9 @@ them happens, and in a scan every ``full_check_every`` steps.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Self
+from typing import Protocol, Self, TypeVar
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network import (
@@ -175,25 +175,14 @@ class NetworkWorld(NetworkState):
         holders = self.partial_copies.holders(self)
         gates_to_link: set[str] = set()
         tasks_to_link: set[str] = set()
-        subs = self.subpartitions
-        for name in plan.subpartitions:
-            if name not in owned.subpartitions:
-                subs[name] = subs[name].copy()
-                owned.subpartitions.add(name)
-                tasks_to_link.add(holders.subpartition_task[name])
-        channels = self.channels
-        for name in plan.channels:
-            if name not in owned.channels:
-                channels[name] = channels[name].copy()
-                owned.channels.add(name)
-                gates_to_link.add(holders.gate_of[name])
-        pools = self.buffer_pools.local
-        for name in plan.pools:
-            if name not in owned.pools:
-                pools[name] = pools[name].copy()
-                owned.pools.add(name)
-                gates_to_link.update(holders.pool_gates.get(name, ()))
-                tasks_to_link.update(holders.pool_tasks.get(name, ()))
+        subs, channels, pools = self.subpartitions, self.channels, self.buffer_pools.local
+        for name in _copied(plan.subpartitions, subs, owned.subpartitions):
+            tasks_to_link.add(holders.subpartition_task[name])
+        for name in _copied(plan.channels, channels, owned.channels):
+            gates_to_link.add(holders.gate_of[name])
+        for name in _copied(plan.pools, pools, owned.pools):
+            gates_to_link.update(holders.pool_gates.get(name, ()))
+            tasks_to_link.update(holders.pool_tasks.get(name, ()))
         readers, drainers = self.readers, self.drainers
         for name in plan.helpers:
             if name not in owned.helpers:
@@ -477,6 +466,22 @@ class NetworkWorld(NetworkState):
         if self.component_keys is None:
             return self.state_key()
         return self.key_with(self.known_keys())
+
+
+class _Copyable(Protocol):
+    def copy(self) -> Self: ...
+
+
+_C = TypeVar("_C", bound=_Copyable)
+
+
+def _copied(names: Iterable[str], components: dict[str, _C], owned: set[str]) -> list[str]:
+    """Copy into ``components`` those of ``names`` not ``owned`` yet, now owned: their names."""
+    copied = [name for name in names if name not in owned]
+    for name in copied:
+        components[name] = components[name].copy()
+    owned.update(copied)
+    return copied
 
 
 #: what a task's action of each kind does, by its kind as actions and traces name it
