@@ -6,8 +6,8 @@ channel, a task polls one of its channels. An action's footprint
 (:mod:`flinkstate.network.independence`) names every resource it may read or write; the
 components behind those resources are the only ones the action can change, so a copy needs
 its own copies of those alone and can share every other component with the state it was made
-from, as long as neither of them changes a shared component afterwards (the explorer applies
-one action to each copy and never changes a state it has copied from).
+from. Neither changes a shared component afterwards: the copy is made for its one action, and
+after it each copies a component before changing it (copy on write, by the same plans).
 
 Components link to each other: a gate holds its channels and its pool, a task its gates and
 result partitions (which hold their subpartitions and pool) and the channel it reads. A
@@ -152,8 +152,8 @@ class PartialCopies:
         return self.none
 
     def plan(self, world: Components, touched: frozenset[Resource]) -> CopyPlan:
-        """The components an action whose footprint is ``touched`` may change, closed upwards
-        over the links between components."""
+        """The components whose own state an action with the footprint ``touched`` may
+        change."""
         plan = self.plans.get(touched)
         if plan is not None:
             return plan

@@ -17,7 +17,7 @@ the pool's availability future there, and local pools waiting for a segment take
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -300,15 +300,10 @@ class BufferPools:
         pool.destroyed = True
         self.ledger.journal.changes.pool(pool.name)
 
-    def copy(self, ledger: SegmentLedger, local: Iterable[str] | None = None) -> BufferPools:
-        """A copy moving segments in ``ledger``; of the local pools only those named in
-        ``local`` (None: all), the others shared with this one (``partial_copy``)."""
-        if local is None:
-            pools = {n: p.copy() for n, p in self.local.items()}
-        else:
-            pools = dict(self.local)
-            for name in local:
-                pools[name] = pools[name].copy()
+    def copy(self, ledger: SegmentLedger, *, share_local: bool = False) -> BufferPools:
+        """A copy moving segments in ``ledger``; ``share_local``: its local pools are this one's
+        (a world copies those it changes itself: ``NetworkWorld.own``)."""
+        pools = dict(self.local) if share_local else {n: p.copy() for n, p in self.local.items()}
         return BufferPools(
             ledger,
             {

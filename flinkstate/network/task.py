@@ -148,10 +148,7 @@ class Task:
         self, gates: list[Gate], partitions: list[ResultPartition], current: Channel | None
     ) -> Task:
         """A copy wired to the given (already copied) gates, partitions and channel."""
-        twin = _copy_task(self)
-        twin.gates = gates
-        twin.partitions = partitions
-        twin.current = current
+        twin = self.relinked(gates, partitions, current)
         twin.pending = deque(
             Output(o.subpartition, o.record, o.written, o.total, o.watermark) for o in self.pending
         )

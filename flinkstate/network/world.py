@@ -119,7 +119,7 @@ class NetworkWorld(NetworkState):
         components is copied whole instead: finding what each step may change costs it
         more than a whole copy every few hundred steps."""
         if self.component_count < COPY_ON_WRITE_FROM:
-            return self._copy(None)
+            return self.clone()
         twin = self._copy(self.partial_copies.nothing())
         self.owned = Owned()
         return twin
@@ -142,7 +142,7 @@ class NetworkWorld(NetworkState):
         twin.journal = self.journal.copy()
         twin.violations = twin.journal.violations
         twin.ledger = self.ledger.copy(twin.journal)
-        twin.buffer_pools = self.buffer_pools.copy(twin.ledger, ())
+        twin.buffer_pools = self.buffer_pools.copy(twin.ledger, share_local=True)
         twin.subpartitions = dict(self.subpartitions)
         twin.channels = dict(self.channels)
         twin.gates = dict(self.gates)

@@ -142,8 +142,9 @@ class Snapshots(Protocol):
 def take_snapshot(model: Model) -> Model:
     """``model``'s state kept for going back: its ``snapshot()`` where it has one (a
     :class:`Snapshots`), a whole copy otherwise."""
-    snapshot = getattr(model, "snapshot", None)
-    return cast(Model, snapshot()) if callable(snapshot) else model.clone()
+    if callable(getattr(model, "snapshot", None)):
+        return cast(Snapshots, model).snapshot()
+    return model.clone()
 
 
 class RunStatus(StrEnum):

@@ -269,9 +269,9 @@ class Footprinted(Protocol):
 
 class PartialCopy(Footprinted, Protocol):
     """A model that can copy just what one action may change (by the action's footprint),
-    sharing the rest with the original; neither may change afterwards but by that action
-    applied to the copy. :func:`verify_partial_copy` checks that a copy made so ends where a
-    whole copy does."""
+    sharing the rest with the original: the explorer applies that action to the copy and
+    changes neither otherwise. :func:`verify_partial_copy` checks that a copy made so leaves
+    the original as it was and ends where a whole copy does."""
 
     def clone_within(self, touched: frozenset[Hashable] | None) -> PartialCopy: ...
 
