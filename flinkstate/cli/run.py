@@ -134,7 +134,7 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
     header = topology_trace_header(
         args.name, overrides, seed=args.seed, scheduler=scheduler.name, max_steps=args.steps
     )
-    simulation = Simulation(initial.clone, scheduler)
+    simulation = Simulation(initial.clone, scheduler, None)  # nobody steps back: no snapshots
     result = simulation.run(args.steps)
     world = simulation.model
     assert isinstance(world, NetworkWorld)

@@ -76,8 +76,13 @@ def run_scenario_command(
     """Run a scenario; with ``args.trace`` (a target already checked) write every phase of
     it, and name in ``written`` each output once it is written whole."""
     steps = 2_000_000 if args.steps is None else args.steps
-    run = run_scenario(
-        args.name, seed=args.seed, overrides=overrides, scheduler=args.scheduler, max_steps=steps
+    run = run_scenario(  # nobody steps back through it: no snapshots
+        args.name,
+        seed=args.seed,
+        overrides=overrides,
+        scheduler=args.scheduler,
+        max_steps=steps,
+        keep_snapshots=False,
     )
     traced = None
     if args.trace is not None:

@@ -26,6 +26,7 @@ from flinkstate.network.fetched_channel_state import (
 )
 from flinkstate.network.footprint import Footprints
 from flinkstate.network.graph import Exchange, Operator, OperatorKind
+from flinkstate.network.invariants import audit_interval
 from flinkstate.network.ledger import SegmentLedger
 from flinkstate.network.options import (
     RecoveryCheckpointTrigger,
@@ -89,6 +90,10 @@ def build(state: NetworkState) -> None:
         )
     )
     state.actions.listen(state.journal.changes)  # every action is due: the cache starts stale
+    components = len(state.tasks) + len(state.subpartitions) + len(state.channels)
+    state.audit_every = audit_interval(
+        options.full_check_every, components + len(state.gates), scale=options.scale_audits
+    )
 
 
 def _arm_failure(state: NetworkState, failure: TaskFailure) -> None:

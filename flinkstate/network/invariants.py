@@ -1,7 +1,7 @@
 """The invariants the model checks, beyond each move's own check in the ledger.
 
 Every segment sits in exactly the container its owner names and in each of its sharers'
-(``check_consistency``, every ``full_check_every`` steps and at the end); at the end nothing is
+(``check_consistency``, every ``audit_interval`` steps and at the end); at the end nothing is
 lost and nothing is leaked (``check_end``); and every completed checkpoint is a consistent cut
 (``check_checkpoint``): each record sent before its producer's snapshot is processed before its
 consumer's snapshot or whole in channel state, never both, never in part, and a recovered record
@@ -21,6 +21,26 @@ from flinkstate.network.execution_state import ExecutionState
 from flinkstate.network.owners import Owner, OwnerKind
 from flinkstate.network.recovery import channel_state_filtering
 from flinkstate.network.state import IN_FLIGHT, NetworkState
+
+#: how many components (tasks, subpartitions, channels, gates) a world may have and still be
+#: audited every ``full_check_every`` steps; a bigger world is audited that many times less
+#: often per multiple of it, so that the audit, which reads every container, costs a step
+#: about the same at any size (about four components a step at the default 64)
+AUDIT_UNIT = 256
+
+
+def audit_interval(full_check_every: int, components: int, *, scale: bool = True) -> int:
+    """Every how many steps a world of ``components`` is audited (0: only at the end).
+
+    Each move is checked against the ledger as it is made, in constant time; the audit is
+    the backstop for a container changed behind the ledger's back, and it reads them all.
+    Run every ``full_check_every`` steps at any size it would make each step of a P = 64
+    job cost about twenty times a small one's. Scaled, such a change is found as surely, a
+    few thousand steps later at most in a job of that size, named by its segment as ever.
+    """
+    if not scale or full_check_every <= 0:
+        return full_check_every
+    return full_check_every * max(1, components // AUDIT_UNIT)
 
 
 def _holdings(state: NetworkState, network_pools: bool = True) -> list[tuple[Owner, list[int]]]:

@@ -439,8 +439,11 @@ class RunOptions:
     flush_every_record: bool = False
     #: bugs re-introduced on purpose (``FAULTS``), to show the invariant that catches each
     faults: frozenset[str] = frozenset()
-    #: every how many steps the whole world is checked (0: only at the end)
+    #: every how many steps the whole world is checked (0: only at the end); a big world is
+    #: checked less often in proportion to its size (``invariants.audit_interval``) unless
+    #: ``scale_audits`` is false (tests that want every ``full_check_every`` steps at any size)
     full_check_every: int = 64
+    scale_audits: bool = True
     #: compare the incremental enabled actions with a full scan at every step (tests)
     check_actions: bool = False
     unaligned: bool = True

@@ -112,6 +112,9 @@ class NetworkState:
     event_time: EventTimeState = field(default_factory=EventTimeState)
     #: what the run was built from (``configuration_of``), hashed once and shared by copies
     configuration: Fixed = field(init=False)
+    #: every how many steps the whole world is audited (``invariants.audit_interval``; fixed
+    #: once built)
+    audit_every: int = field(init=False)
 
     #: per actor, the resources its everyday actions stay within (fixed once built)
     footprints: Footprints = field(init=False)
@@ -141,6 +144,7 @@ class NetworkState:
         "recovery": "follows from the options and the restore",
         "violations": "the journal's own list, keyed with the journal",
         "writer_of": FIXED,
+        "audit_every": FIXED,
         "next_uid": "presentation: numbers buffers and write requests for drawing",
         "actions": "a cache of the actions the state offers (a function of the state)",
         "task_keys": FIXED,
@@ -413,10 +417,12 @@ def configuration_of(state: NetworkState) -> Fixed:
     """What a run is built from, hashed once: the job, the network, the options and the
     restore, which ``assign_state`` makes from the checkpoint, the job at its new parallelism
     and how the mappings are looked up. Every field fixed once the world is built follows
-    from it. How often the run is audited (``full_check_every``, ``check_actions``) is left
-    out: it decides when the ledger is scanned, not what the state is, so a run loaded back
-    from its trace with other audit settings is in the same states."""
-    options = dataclasses.replace(state.options, full_check_every=0, check_actions=False)
+    from it. How often the run is audited (``full_check_every``, ``scale_audits``,
+    ``check_actions``) is left out: it decides when the ledger is scanned, not what the state
+    is, so a run loaded back from its trace with other audit settings is in the same states."""
+    options = dataclasses.replace(
+        state.options, full_check_every=0, scale_audits=True, check_actions=False
+    )
     restore = state.restore
     restored: Hashable = (
         None

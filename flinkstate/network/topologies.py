@@ -382,6 +382,7 @@ class Topology:
         seed: int = 0,
         faults: frozenset[str] = frozenset(),
         full_check_every: int = 64,
+        scale_audits: bool = True,
         check_actions: bool = False,
         restore: StateAssignment | None = None,
     ) -> NetworkWorld:
@@ -403,6 +404,7 @@ class Topology:
             flush_every_record=values["flush_every_record"],
             faults=faults,
             full_check_every=full_check_every,
+            scale_audits=scale_audits,
             check_actions=check_actions,
             unaligned=values["unaligned"],
             checkpoint_interval=values["checkpoint_interval"],

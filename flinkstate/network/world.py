@@ -15,7 +15,7 @@ actor's thread. The actors:
 Local channels have no transport: the consumer task reads the producer's subpartition and
 recycles the producer's buffer itself (``recycling``). Every segment move is checked against the
 ledger as it happens; the other invariants (``invariants``) where the event that could break
-them happens, and in a scan every ``full_check_every`` steps.
+them happens, and in a scan every ``invariants.audit_interval`` steps.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ from flinkstate.network import (
 from flinkstate.network.actors import (
     ActorKind,
     ActorRef,
+    EnabledActions,
     action,
 )
 from flinkstate.network.buffer import Buffer, LocalBufferPool
@@ -273,8 +274,9 @@ class NetworkWorld(NetworkState):
         """The actions enabled now, in a fixed order: tasks, transports, the coordinator.
 
         Each actor's actions are cached and recomputed only when a step touched what they
-        depend on (the actor itself, a subpartition, a channel or a pool it reads), so a step
-        costs the same however many actors are idle.
+        depend on (the actor itself, a subpartition, a channel or a pool it reads), and the
+        result is a view of that cache (``EnabledActions``, good until the next step), so a
+        step costs the same however many actors are idle.
         """
         if self.checkpoints.job_failed:
             return []
@@ -294,13 +296,13 @@ class NetworkWorld(NetworkState):
             else:
                 cache.update(slot, self._drainer_action(name))
         cache.stale.clear()
-        actions = cache.actions()
-        actions.extend(coordinator.coordinator_actions(self))
+        extra = coordinator.coordinator_actions(self)
         if self.failover is not None:
-            actions.extend(failover.scheduler_actions(self, idle=not actions))
+            extra += failover.scheduler_actions(self, idle=not (cache.total or extra))
+        actions = EnabledActions(cache, extra)
         if self.options.check_actions:
             full = self._scan_actions()
-            if full != actions:
+            if full != list(actions):
                 raise AssertionError(
                     f"step {self.journal.step}: cached actions {actions} differ from a full "
                     f"scan {full}"
@@ -382,7 +384,7 @@ class NetworkWorld(NetworkState):
             self._apply_other(actor, action)
         journal = self.journal
         event = journal.event(action)
-        every = self.options.full_check_every
+        every = self.audit_every
         if every and journal.step % every == 0:
             scan = journal.step // every
             self.check_consistency(idle_pools=scan % IDLE_POOL_SCAN_EVERY == 0)

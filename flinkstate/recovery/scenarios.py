@@ -30,7 +30,7 @@ from flinkstate.network.topologies import (
     topology,
 )
 from flinkstate.network.world import NetworkWorld
-from flinkstate.sim.core import Event, RunResult, RunStatus, Simulation
+from flinkstate.sim.core import SNAPSHOT_EVERY, Event, RunResult, RunStatus, Simulation
 from flinkstate.sim.scheduler import make_scheduler
 
 
@@ -345,11 +345,13 @@ def run_scenario(
     max_steps: int = 2_000_000,
     progress: Callable[[int], None] | None = None,
     faults: Collection[str] = (),
+    keep_snapshots: bool = True,
 ) -> ScenarioRun:
     """Run a scenario: the job until its first checkpoint, then the restarted job to its end.
 
     ``faults`` break the restarted job(s) on purpose (the world's ``FAULTS``), to see which
-    invariant catches what the fix prevents."""
+    invariant catches what the fix prevents. Without ``keep_snapshots`` the simulation keeps
+    only its start (``Simulation.snapshot_every``): for a run nobody steps back through."""
     run = prepare_scenario(
         scenario,
         seed=seed,
@@ -357,6 +359,7 @@ def run_scenario(
         scheduler=scheduler,
         max_steps=max_steps,
         faults=faults,
+        keep_snapshots=keep_snapshots,
     )
     if run.simulation is not None:
         run.conclude(_run_with_progress(run.simulation, max_steps, progress))
@@ -372,6 +375,7 @@ def prepare_scenario(
     max_steps: int = 2_000_000,
     phase: str = "restart",
     faults: Collection[str] = (),
+    keep_snapshots: bool = True,
 ) -> ScenarioRun:
     """A scenario's run at step 0 of ``phase``, its simulation ready to step (the stepper's
     start). ``restart`` first runs the job to its first checkpoint and restores from it (with
@@ -381,7 +385,9 @@ def prepare_scenario(
     refuses, or a job that completes no checkpoint, comes back concluded with no simulation.
     The events of the phases run on the way are kept in ``earlier``. ``faults`` (the world's
     ``FAULTS``) break the phase stepped: the restarted job(s), beside the scenario's own, or
-    with ``phase="job"`` the job itself."""
+    with ``phase="job"`` the job itself. Without ``keep_snapshots`` the simulation stepped
+    keeps only its start; the phases run on the way never keep more (nobody goes back in
+    them)."""
     if phase not in RUN_PHASES:
         raise InvalidParameterError(f"phase must be one of {', '.join(RUN_PHASES)}, got {phase!r}")
     item = scenario if isinstance(scenario, Scenario) else get_scenario(scenario)
@@ -412,11 +418,12 @@ def prepare_scenario(
     except InvalidParameterError as refused:
         run.outcome, run.message = Outcome.REJECTED, str(refused)
         return run
+    every = SNAPSHOT_EVERY if keep_snapshots else None
     if phase == "job":
         run.initial_owners = list(first.owner)
-        run.simulation = Simulation(first.clone, make_scheduler(scheduler, seed))
+        run.simulation = Simulation(first.clone, make_scheduler(scheduler, seed), every)
         return run
-    before = Simulation(first.clone, make_scheduler(scheduler, seed))
+    before = Simulation(first.clone, make_scheduler(scheduler, seed), None)
     before.run(lambda model: bool(_world(model).checkpoints.completed), max_steps=max_steps)
     run.earlier["job"] = before.events
     completed = _world(before.model).checkpoints.completed
@@ -453,7 +460,7 @@ def prepare_scenario(
             return run
         restored = again
     run.initial_owners = list(restored.owner)
-    run.simulation = Simulation(restored.clone, make_scheduler(scheduler, seed))
+    run.simulation = Simulation(restored.clone, make_scheduler(scheduler, seed), every)
     return run
 
 
@@ -468,7 +475,7 @@ def _restart_again(
     """The third phase: run the restart to its first completed checkpoint (taken during
     recovery if the interval is short), then restore from it at ``then_parallelism``. None
     (with the run concluded) when the restart breaks an invariant or completes no checkpoint."""
-    middle = Simulation(restored.clone, make_scheduler(scheduler, run.seed))
+    middle = Simulation(restored.clone, make_scheduler(scheduler, run.seed), None)
     result = middle.run(
         lambda model: bool(_world(model).checkpoints.completed), max_steps=max_steps
     )

@@ -212,6 +212,8 @@ def collector_paused() -> Iterator[None]:
 
 #: snapshots kept at every ``snapshot_every`` steps behind the newest one; older ones thin out
 RECENT_SNAPSHOTS = 16
+#: every how many steps a simulation keeps a snapshot unless told otherwise
+SNAPSHOT_EVERY = 256
 
 
 def kept_snapshot(number: int, newest: int) -> bool:
@@ -239,14 +241,16 @@ class Simulation:
 
     factory: Callable[[], Model]
     scheduler: Scheduler
-    snapshot_every: int = 256
+    #: None: only the start is kept, for a run nobody steps back through (going back then
+    #: replays from step 0): a snapshot of a big world costs its steps more than they cost
+    snapshot_every: int | None = SNAPSHOT_EVERY
     model: Model = field(init=False)
     history: list[Action] = field(init=False)
     events: list[Event] = field(init=False)
     _snapshots: dict[int, Model] = field(init=False)
 
     def __post_init__(self) -> None:
-        if self.snapshot_every < 1:
+        if self.snapshot_every is not None and self.snapshot_every < 1:
             raise InvalidParameterError(
                 f"snapshot_every must be at least 1, got {self.snapshot_every}"
             )
@@ -286,13 +290,13 @@ class Simulation:
         event = self.model.apply(action)
         self.history.append(action)
         self.events.append(event)
-        if len(self.history) % self.snapshot_every == 0:
-            self._snapshot()
+        every = self.snapshot_every
+        if every is not None and len(self.history) % every == 0:
+            self._snapshot(every)
         return event
 
-    def _snapshot(self) -> None:
+    def _snapshot(self, every: int) -> None:
         """Keep the state now, and let older snapshots thin out (``kept_snapshot``)."""
-        every = self.snapshot_every
         newest = len(self.history) // every
         self._snapshots[newest * every] = take_snapshot(self.model)
         for step in [s for s in self._snapshots if not kept_snapshot(s // every, newest)]:

@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flinkstate.network.actors import ActionCache, ActorKind, ActorRef
+from flinkstate.network.actors import (
+    ActionCache,
+    ActorKind,
+    ActorRef,
+    EnabledActions,
+    StaleActionsError,
+)
 from flinkstate.network.ledger import Changes
 from flinkstate.network.topologies import topology
 from flinkstate.sim.action import Action
@@ -13,7 +20,9 @@ from flinkstate.sim.action import Action
 
 def keyed_cache() -> ActionCache:
     world = topology("keyed").build({})
-    return ActionCache(world.actions.index, list(world.actions.cached), set())
+    cache = world.actions.copy()
+    cache.stale.clear()
+    return cache
 
 
 def listening(cache: ActionCache) -> Changes:
@@ -87,6 +96,21 @@ def test_each_kind_of_change_marks_what_the_index_says_reads_it() -> None:
     assert cache.stale == {index.actors.index(writer)}
 
 
+def test_every_actor_s_actions_are_found_in_its_own_slot() -> None:
+    world = topology("keyed").build({})
+    index = world.actions.index
+    enabled = world.enabled_actions()
+    assert enabled
+    for action in enabled:
+        assert action.actor in index.slot_of_actor
+        assert action in world.actions.cached[index.slot_of_actor[action.actor]]
+
+
+def _slotted(count: int) -> ActionCache:
+    index = keyed_cache().index
+    return ActionCache(index, [()] * count, set(), [0] * (count + 1))
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(
@@ -94,14 +118,15 @@ def test_each_kind_of_change_marks_what_the_index_says_reads_it() -> None:
         max_size=40,
     ),
     st.integers(0, 40),
+    st.lists(st.sampled_from("xy"), max_size=2),
 )
-def test_the_joined_actions_are_every_slot_in_order_whatever_changed(
-    updates: list[tuple[int, list[str]]], copy_after: int
+def test_the_enabled_actions_are_every_slot_in_order_whatever_changed(
+    updates: list[tuple[int, list[str]]], copy_after: int, extra: list[str]
 ) -> None:
-    # patched in place where a slot keeps its number of actions, joined again where not;
-    # a copy taken part-way is patched on its own
-    index = keyed_cache().index
-    cache = ActionCache(index, [()] * 6, set())
+    # the view finds each action by the counts' tree, wherever slots grew or shrank; a copy
+    # taken part-way goes on on its own
+    cache = _slotted(6)
+    more = tuple(Action("checkpoint-coordinator", kind) for kind in extra)
     twin: ActionCache | None = None
     expected: list[tuple[Action, ...]] = [()] * 6
     twin_expected: list[tuple[Action, ...]] = []
@@ -112,9 +137,32 @@ def test_the_joined_actions_are_every_slot_in_order_whatever_changed(
         actions = tuple(Action(f"actor {slot}", kind) for kind in kinds)
         cache.update(slot, actions)
         expected[slot] = actions
-        joined = cache.actions()
-        assert joined == [a for t in expected for a in t]
-        joined.append(Action("caller", "own"))  # the caller's list: the cache is unmoved
-        assert cache.actions() == [a for t in expected for a in t]
+        flat = [a for t in expected for a in t] + list(more)
+        enabled = EnabledActions(cache, more)
+        assert len(enabled) == len(flat)
+        assert list(enabled) == flat == enabled
+        assert [enabled[i] for i in range(len(flat))] == flat
+        assert [enabled[-i] for i in range(1, len(flat) + 1)] == flat[::-1]
+        assert enabled[1:3] == flat[1:3]
+        with pytest.raises(IndexError):
+            enabled[len(flat)]
     if twin is not None:
-        assert twin.actions() == [a for t in twin_expected for a in t]
+        assert list(EnabledActions(twin)) == [a for t in twin_expected for a in t]
+
+
+def test_enabled_actions_read_after_their_world_moved_on_raise() -> None:
+    world = topology("keyed").build({"records": 3})
+    enabled = world.enabled_actions()
+    kept = list(enabled)
+    first = enabled[0]
+    assert first in enabled
+    assert Action("nobody", "x") not in enabled
+    world.apply(first)
+    assert list(enabled) == kept  # not recomputed yet: still the state it was taken in
+    world.enabled_actions()
+    with pytest.raises(StaleActionsError):
+        enabled[0]
+    with pytest.raises(StaleActionsError):
+        list(enabled)
+    with pytest.raises(StaleActionsError):
+        _ = first in enabled

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.network.invariants import AUDIT_UNIT, audit_interval
 from flinkstate.network.owners import OwnerKind
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
@@ -82,3 +83,39 @@ def test_full_scan_checks_each_idle_segment() -> None:
     world.check_consistency()
     assert {v.invariant for v in world.violations} == {"segment-ownership"}
     assert len(world.violations) == 2
+
+
+def test_a_big_world_is_audited_less_often_in_proportion_to_its_size() -> None:
+    assert audit_interval(64, 60) == 64
+    assert audit_interval(64, 2 * AUDIT_UNIT - 1) == 64
+    assert audit_interval(64, 2 * AUDIT_UNIT) == 128
+    assert audit_interval(64, 8_640) == 64 * 33  # P = 64: about four components a step
+    assert audit_interval(1, 8_640, scale=False) == 1
+    assert audit_interval(0, 10**6) == 0  # only at the end, at any size
+    keyed = topology("keyed")
+    assert keyed.build({}).audit_every == 64
+    big = {"parallelism": 16, "source_parallelism": 16, "slots_per_tm": 4}
+    assert keyed.build(big).audit_every == 128
+    assert keyed.build(big, scale_audits=False).audit_every == 64
+
+
+@pytest.mark.parametrize("scale", [True, False])
+def test_a_big_world_s_audit_still_names_a_segment_lost_behind_the_ledger_s_back(
+    scale: bool,
+) -> None:
+    # the leaked buffer is found by the scan whichever its interval, just later when scaled
+    params = {"parallelism": 16, "source_parallelism": 16, "slots_per_tm": 4, "records": 3}
+    sim = Simulation(
+        lambda: topology("keyed").build(
+            params, seed=5, faults=frozenset({"leak-buffer"}), scale_audits=scale
+        ),
+        make_scheduler("random", 5),
+        snapshot_every=None,
+    )
+    result = sim.run()
+    assert result.status is RunStatus.VIOLATION, result
+    leak = result.violations[0]
+    assert leak.invariant == "leak"
+    assert "is held by nobody" in leak.message
+    every = 128 if scale else 64
+    assert leak.step % every == 0  # found by a scan, named with the step count it ran at

@@ -83,6 +83,25 @@ def test_a_run_keeps_the_events_of_the_job_before_its_restart() -> None:
     assert (run.scheduler, run.max_steps, run.faults) == ("random", 2_000_000, frozenset())
 
 
+def test_a_run_without_snapshots_is_the_same_run_and_keeps_only_its_start() -> None:
+    # the command line's runs: nobody steps back through them
+    overrides = {"records": 20}
+    kept = run_scenario("keyed-upscale", seed=4, overrides=overrides)
+    bare = run_scenario("keyed-upscale", seed=4, overrides=overrides, keep_snapshots=False)
+    assert kept.simulation is not None
+    assert bare.simulation is not None
+    assert [(n, [e.to_json() for e in events]) for n, events in bare.phase_events()] == [
+        (n, [e.to_json() for e in events]) for n, events in kept.phase_events()
+    ]
+    assert bare.summary() == kept.summary()
+    assert bare.simulation.snapshot_every is None
+    assert len(kept.simulation._snapshots) > 1
+    assert list(bare.simulation._snapshots) == [0]
+    bare.simulation.back(5)  # still exact: replayed from the start
+    kept.simulation.back(5)
+    assert bare.simulation.model.fingerprint() == kept.simulation.model.fingerprint()
+
+
 def test_a_run_that_ends_before_its_restart_keeps_the_job() -> None:
     run = run_scenario("baseline-recovery", overrides={"checkpoint_interval": 0})
     assert [name for name, _ in run.phase_events()] == ["job"]

@@ -161,6 +161,23 @@ def test_older_snapshots_thin_out_and_going_back_stays_exact() -> None:
     assert sim.model.fingerprint() == states[4000]
 
 
+def test_a_run_nobody_steps_back_through_keeps_only_its_start() -> None:
+    sim = Simulation(lambda: Locks(crossed=False, rounds=50), RoundRobin(), snapshot_every=None)
+    sim.run(60)
+    assert list(sim._snapshots) == [0]
+    replay = Simulation(lambda: Locks(crossed=False, rounds=50), RoundRobin())
+    states = {}
+    for step in range(61):
+        states[step] = replay.model.fingerprint()
+        replay.step()
+    sim.back(3)  # replayed from the start
+    assert sim.model.fingerprint() == states[57]
+    sim.run(60)
+    assert sim.model.fingerprint() == states[60]
+    with pytest.raises(InvalidParameterError, match="at least 1"):
+        Simulation(Locks, RoundRobin(), snapshot_every=0)
+
+
 def test_a_snapshot_once_dropped_is_never_kept_again() -> None:
     for number in range(300):
         dropped = [n for n in range(number, 5000) if not kept_snapshot(number, n)]
