@@ -108,6 +108,8 @@ class ActorIndex:
     refs: dict[str, ActorRef]
     #: each actor's slot by the name its actions carry (a transport's ``netty ...``)
     slot_of_actor: dict[str, int]
+    #: each transport's slot to the local and global pool it asks floating buffers from
+    floating_pools: dict[int, tuple[str, str]]
     #: per task, channel, subpartition, pool, global pool, writer, reader and drainer: the
     #: slots of the actors whose actions depend on it
     readers_of: ReadersOf
@@ -150,15 +152,19 @@ class ActorIndex:
             name: (slot_of[s.producer], *by_channel[s.channel]) for name, s in subpartitions.items()
         }
         by_pool: dict[str, tuple[int, ...]] = {}
+        floating: dict[int, tuple[str, str]] = {}
         for task in tasks.values():
             for partition in task.partitions:
                 by_pool[partition.pool.name] = (task_slot[task.name],)
             for gate in task.gates:
+                # a transport reads its gate's pools only while it waits for floating
+                # buffers: it listens then (``ActionCache.wait_for_floating``)
                 by_pool[gate.pool.name] = (
-                    tuple(slot_of[c.name] for c in gate.channels if c.remote)
-                    + ((reader_of[task.name],) if task.name in reader_of else ())
-                    + ((drainer_of[task.name],) if task.name in drainer_of else ())
-                )
+                    (reader_of[task.name],) if task.name in reader_of else ()
+                ) + ((drainer_of[task.name],) if task.name in drainer_of else ())
+                for channel in gate.channels:
+                    if channel.remote:
+                        floating[slot_of[channel.name]] = (gate.pool.name, gate.pool.global_pool)
         by_network_pool: dict[str, tuple[int, ...]] = {}
         for nbp in network_pools:
             slots = {
@@ -203,6 +209,7 @@ class ActorIndex:
             {task.name: (task_slot[task.name], key) for key, task in tasks.items()},
             refs,
             {name: slot_of[key] for name, key in actor_keys.items()},
+            floating,
             ReadersOf(
                 tasks={name: (slot,) for name, slot in task_slot.items()},
                 channels=by_channel,
@@ -214,6 +221,9 @@ class ActorIndex:
                 drainers={name: (slot_of[name],) for name in drainer_names},
             ),
         )
+
+
+_NONE: frozenset[int] = frozenset()
 
 
 @dataclass(slots=True)
@@ -236,6 +246,12 @@ class ActionCache:
     #: how many times ``cached`` changed: a view of it is good while this stays as it was
     #: (bookkeeping of the views, not of the actions)
     version: int = field(default=0, compare=False)
+    #: the transports waiting for floating buffers, by the local and by the global pool they
+    #: wait on: only they read those pools (Flink's ``BufferListener`` registered with the
+    #: ``LocalBufferPool`` while a ``BufferManager`` waits); values replaced, never changed,
+    #: so a copy shares them
+    waiting_local: dict[str, frozenset[int]] = field(default_factory=dict)
+    waiting_global: dict[str, frozenset[int]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, index: ActorIndex) -> ActionCache:
@@ -245,8 +261,29 @@ class ActionCache:
 
     def copy(self) -> ActionCache:
         return ActionCache(
-            self.index, list(self.cached), set(self.stale), list(self.tree), self.total
+            self.index,
+            list(self.cached),
+            set(self.stale),
+            list(self.tree),
+            self.total,
+            0,
+            dict(self.waiting_local),
+            dict(self.waiting_global),
         )
+
+    def wait_for_floating(self, slot: int, waiting: bool) -> None:
+        """Whether the transport in ``slot`` waits for floating buffers now: while it does, a
+        change of its gate's pool or of that pool's global pool marks it stale."""
+        local, global_pool = self.index.floating_pools[slot]
+        listeners = self.waiting_local.get(local, _NONE)
+        if (slot in listeners) is waiting:
+            return
+        if waiting:
+            self.waiting_local[local] = listeners | {slot}
+            self.waiting_global[global_pool] = self.waiting_global.get(global_pool, _NONE) | {slot}
+        else:
+            self.waiting_local[local] = listeners - {slot}
+            self.waiting_global[global_pool] = self.waiting_global[global_pool] - {slot}
 
     def update(self, slot: int, actions: tuple[Action, ...]) -> None:
         """An actor's actions as computed now."""
@@ -283,7 +320,7 @@ class ActionCache:
 
     def listen(self, changes: Changes) -> None:
         """The changes a step notes mark this cache's actors stale."""
-        changes.attach(self.stale, self.index.readers_of)
+        changes.attach(self.stale, self.index.readers_of, self.waiting_local, self.waiting_global)
 
     def invalidate(self) -> None:
         """Every actor's actions are due again."""

@@ -26,6 +26,8 @@ from flinkstate.sim.core import Event, Move, Violation
 
 #: a container's name to the slots of the actors that read it
 Readers = dict[str, tuple[int, ...]]
+#: a pool's name to the slots of the actors that read it only for now (while they wait on it)
+Waiting = dict[str, frozenset[int]]
 
 
 class ReadersOf(NamedTuple):
@@ -62,10 +64,22 @@ class Changes:
     writers: Readers = field(default_factory=dict)
     readers: Readers = field(default_factory=dict)
     drainers: Readers = field(default_factory=dict)
+    waiting_local: Waiting = field(default_factory=dict)
+    waiting_global: Waiting = field(default_factory=dict)
 
-    def attach(self, stale: set[int], readers_of: ReadersOf) -> None:
-        """Mark into ``stale`` the actors ``readers_of`` names."""
+    def attach(
+        self,
+        stale: set[int],
+        readers_of: ReadersOf,
+        waiting_local: Waiting | None = None,
+        waiting_global: Waiting | None = None,
+    ) -> None:
+        """Mark into ``stale`` the actors ``readers_of`` names, and for a pool also those
+        waiting on it now (``waiting_local``, ``waiting_global``: kept up to date by their
+        owner, read here at each change)."""
         self.stale = stale
+        self.waiting_local = {} if waiting_local is None else waiting_local
+        self.waiting_global = {} if waiting_global is None else waiting_global
         self.tasks = readers_of.tasks
         self.channels = readers_of.channels
         self.subpartitions = readers_of.subpartitions
@@ -88,10 +102,16 @@ class Changes:
     def pool(self, name: str) -> None:
         """A local buffer pool changed."""
         self.stale.update(self.pools[name])
+        waiting = self.waiting_local.get(name)
+        if waiting:
+            self.stale.update(waiting)
 
     def network_pool(self, name: str) -> None:
         """A TaskManager's global pool changed."""
         self.stale.update(self.network_pools[name])
+        waiting = self.waiting_global.get(name)
+        if waiting:
+            self.stale.update(waiting)
 
     def writer(self, name: str) -> None:
         self.stale.update(self.writers[name])

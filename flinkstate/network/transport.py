@@ -27,7 +27,11 @@ from flinkstate.sim.action import Action
 _TO_SUBPARTITION = ReturnKind.SUBPARTITION
 
 
-def transport_actions(world: NetworkState, channel: Channel) -> list[Action]:
+def transport_actions(
+    world: NetworkState, channel: Channel, waiting: bool | None = None
+) -> list[Action]:
+    """What the channel's transport can do now; ``waiting`` is ``waits_for_floating`` when
+    the caller knows it already."""
     if channel.recovered:
         return []  # the subpartition is requested only when the gate is converted
     if channel.recoverable.in_recovery:  # no credit: events only, and no floating buffers asked for
@@ -49,12 +53,21 @@ def transport_actions(world: NetworkState, channel: Channel) -> list[Action]:
         head.is_event or (channel.buffers.available and not channel.upstream_blocked)
     ):
         actions.append(action(transport_name(channel.name), "send"))
-    gate = world.gate_of(channel)
-    if channel.buffers.available < channel.buffers.backlog_seen + gate.exclusive_per_channel and (
-        world.buffer_pools.can_request(gate.pool, False)
-    ):
+    if waiting is None:
+        waiting = waits_for_floating(world, channel)
+    if waiting and world.buffer_pools.can_request(world.gate_of(channel).pool, False):
         actions.append(action(transport_name(channel.name), "request-floating"))
     return actions
+
+
+def waits_for_floating(world: NetworkState, channel: Channel) -> bool:
+    """Whether the channel's announced backlog needs more buffers than it holds, so that it
+    asks its gate's pool for floating ones as soon as the pool has one: the only time its
+    transport reads the pools (a channel recovering or recovered asks for none)."""
+    if channel.recovered or channel.recoverable.in_recovery:
+        return False
+    buffers = channel.buffers
+    return buffers.available < buffers.backlog_seen + world.gate_of(channel).exclusive_per_channel
 
 
 def send(world: NetworkState, channel: Channel) -> None:

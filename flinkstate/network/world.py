@@ -288,7 +288,14 @@ class NetworkWorld(NetworkState):
                 action = mailbox.task_action(self, self.tasks[name])
                 cache.update(slot, () if action is None else (action,))
             elif slot < index.transport_end:
-                cache.update(slot, self._transport_actions(self.channels[name]))
+                channel = self.channels[name]
+                stopped = self.failover is not None and failover.channel_stopped(self, channel)
+                waiting = not stopped and transport.waits_for_floating(self, channel)
+                cache.wait_for_floating(slot, waiting)
+                cache.update(
+                    slot,
+                    () if stopped else tuple(transport.transport_actions(self, channel, waiting)),
+                )
             elif slot < index.writer_end:
                 cache.update(slot, checkpointing.writer_actions(self, self.writers[name]))
             elif slot < index.reader_end:

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from flinkstate.network import transport
 from flinkstate.network.actors import (
     ActionCache,
     ActorKind,
@@ -69,12 +70,48 @@ def test_a_changed_subpartition_marks_its_producer_and_consumer_side() -> None:
     }
 
 
-def test_a_changed_gate_pool_marks_the_transports_that_request_floating_buffers() -> None:
+def test_a_changed_gate_pool_marks_only_the_transports_waiting_on_it() -> None:
+    # a transport reads its gate's pools only while it waits for floating buffers (Flink's
+    # buffer listener); it listens to the global pool behind it too
     cache = keyed_cache()
     index = cache.index
-    listening(cache).pool("pool counter[0]<source")
-    remote = {f"counter[0]<source[{i}]" for i in (1, 2, 3)}
-    assert {index.actors[slot] for slot in cache.stale} == remote
+    changes = listening(cache)
+    changes.pool("pool counter[0]<source")
+    assert cache.stale == set()
+    waiting = index.actors.index("counter[0]<source[1]")
+    local, global_pool = index.floating_pools[waiting]
+    assert local == "pool counter[0]<source"
+    twin = cache.copy()
+    cache.wait_for_floating(waiting, True)
+    cache.wait_for_floating(waiting, True)  # once is enough
+    changes.pool(local)
+    assert cache.stale == {waiting}
+    cache.stale.clear()
+    changes.network_pool(global_pool)
+    assert waiting in cache.stale
+    cache.stale.clear()
+    cache.wait_for_floating(waiting, False)
+    changes.pool(local)
+    changes.network_pool(global_pool)
+    assert waiting not in cache.stale
+    assert twin.waiting_local.get(local, frozenset()) == frozenset()  # a copy's own
+
+
+def test_a_transport_waits_while_its_backlog_needs_more_buffers_than_it_holds() -> None:
+    world = topology("keyed").build({"records": 40, "buffers_per_channel": 1}, check_actions=True)
+    waited = 0
+    for _ in range(400):
+        enabled = world.enabled_actions()
+        if not enabled:
+            break
+        cache = world.actions
+        for slot, (local, _) in cache.index.floating_pools.items():
+            channel = world.channels[cache.index.actors[slot]]
+            waits = slot in cache.waiting_local.get(local, frozenset())
+            assert waits == transport.waits_for_floating(world, channel)
+            waited += waits
+        world.apply(enabled[len(enabled) // 2])
+    assert waited  # some transport did wait, so the run tried the listening
 
 
 def test_everything_changed_marks_every_actor_and_a_copy_is_independent() -> None:
