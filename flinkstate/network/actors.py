@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeVar, overload
@@ -24,7 +24,7 @@ from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.channel_state_writer import ChannelStateWriter
 from flinkstate.network.consumer import Channel
 from flinkstate.network.fetched_channel_state import FetchedChannelStateDrainer
-from flinkstate.network.ledger import Changes, ReadersOf
+from flinkstate.network.ledger import Changes, Marks, ReadersOf
 from flinkstate.network.partition import Subpartition
 from flinkstate.network.task import Task
 from flinkstate.sim.action import Action
@@ -110,6 +110,9 @@ class ActorIndex:
     slot_of_actor: dict[str, int]
     #: each transport's slot to the local and global pool it asks floating buffers from
     floating_pools: dict[int, tuple[str, str]]
+    #: each input channel's place: its consumer task (by name), its gate's index among the
+    #: task's gates and its own index in the gate (the order a task looks at them in)
+    channel_places: dict[str, tuple[str, int, int]]
     #: per task, channel, subpartition, pool, global pool, writer, reader and drainer: the
     #: slots of the actors whose actions depend on it
     readers_of: ReadersOf
@@ -210,6 +213,12 @@ class ActorIndex:
             refs,
             {name: slot_of[key] for name, key in actor_keys.items()},
             floating,
+            {
+                channel.name: (task.name, gate_index, channel_index)
+                for task in tasks.values()
+                for gate_index, gate in enumerate(task.gates)
+                for channel_index, channel in enumerate(gate.channels)
+            },
             ReadersOf(
                 tasks={name: (slot,) for name, slot in task_slot.items()},
                 channels=by_channel,
@@ -219,6 +228,7 @@ class ActorIndex:
                 writers={name: (slot_of[name],) for name in writer_names},
                 readers={name: (slot_of[name],) for name in reader_names},
                 drainers={name: (slot_of[name],) for name in drainer_names},
+                channel_of={name: s.channel for name, s in subpartitions.items()},
             ),
         )
 
@@ -252,6 +262,12 @@ class ActionCache:
     #: so a copy shares them
     waiting_local: dict[str, frozenset[int]] = field(default_factory=dict)
     waiting_global: dict[str, frozenset[int]] = field(default_factory=dict)
+    #: the channels whose head may have changed since each consumer last looked (noted by
+    #: ``Changes``, taken in by :meth:`look_again`)
+    touched: set[str] = field(default_factory=set)
+    #: per task (by name), the channels whose head is a barrier, or may be (a task not in it
+    #: looks at every channel; values replaced, never changed, so a copy shares them)
+    barrier_heads: dict[str, frozenset[str]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, index: ActorIndex) -> ActionCache:
@@ -269,6 +285,8 @@ class ActionCache:
             0,
             dict(self.waiting_local),
             dict(self.waiting_global),
+            set(self.touched),
+            dict(self.barrier_heads),
         )
 
     def wait_for_floating(self, slot: int, waiting: bool) -> None:
@@ -320,11 +338,35 @@ class ActionCache:
 
     def listen(self, changes: Changes) -> None:
         """The changes a step notes mark this cache's actors stale."""
-        changes.attach(self.stale, self.index.readers_of, self.waiting_local, self.waiting_global)
+        changes.attach(
+            Marks(self.stale, self.touched, self.waiting_local, self.waiting_global),
+            self.index.readers_of,
+        )
+
+    def look_again(self, head_is_barrier: Callable[[str], bool]) -> None:
+        """Bring each task's barrier heads up to date with the channels touched since:
+        ``head_is_barrier`` tells, for a channel's name, whether its head is a barrier now."""
+        touched = self.touched
+        if not touched:
+            return
+        places = self.index.channel_places
+        heads = self.barrier_heads
+        for channel in touched:
+            task = places[channel][0]
+            known = heads.get(task)
+            if known is None:
+                continue  # it looks at every channel next time
+            if head_is_barrier(channel):
+                if channel not in known:
+                    heads[task] = known | {channel}
+            elif channel in known:
+                heads[task] = known - {channel}
+        touched.clear()
 
     def invalidate(self) -> None:
-        """Every actor's actions are due again."""
+        """Every actor's actions are due again, and every task looks at every channel."""
         self.stale.update(range(len(self.cached)))
+        self.barrier_heads.clear()
 
 
 class StaleActionsError(RuntimeError):

@@ -41,6 +41,20 @@ class ReadersOf(NamedTuple):
     writers: Readers
     readers: Readers
     drainers: Readers
+    #: each subpartition's channel: a change of either may change what the consumer sees
+    channel_of: dict[str, str]
+
+
+class Marks(NamedTuple):
+    """Where the changes a step notes are marked, in place: the action cache's stale slots,
+    the channels whose head a consumer sees may have changed, and the transports waiting for
+    floating buffers by the local and global pool they wait on (kept up to date by the
+    cache, read at each change)."""
+
+    stale: set[int]
+    touched: set[str]
+    waiting_local: Waiting
+    waiting_global: Waiting
 
 
 @dataclass(slots=True)
@@ -56,6 +70,8 @@ class Changes:
 
     #: the action cache's stale slots, marked in place
     stale: set[int] = field(default_factory=set)
+    #: the channels (by name) a noted change may have given another head
+    touched: set[str] = field(default_factory=set)
     tasks: Readers = field(default_factory=dict)
     channels: Readers = field(default_factory=dict)
     subpartitions: Readers = field(default_factory=dict)
@@ -64,22 +80,17 @@ class Changes:
     writers: Readers = field(default_factory=dict)
     readers: Readers = field(default_factory=dict)
     drainers: Readers = field(default_factory=dict)
+    channel_of: dict[str, str] = field(default_factory=dict)
     waiting_local: Waiting = field(default_factory=dict)
     waiting_global: Waiting = field(default_factory=dict)
 
-    def attach(
-        self,
-        stale: set[int],
-        readers_of: ReadersOf,
-        waiting_local: Waiting | None = None,
-        waiting_global: Waiting | None = None,
-    ) -> None:
-        """Mark into ``stale`` the actors ``readers_of`` names, and for a pool also those
-        waiting on it now (``waiting_local``, ``waiting_global``: kept up to date by their
-        owner, read here at each change)."""
-        self.stale = stale
-        self.waiting_local = {} if waiting_local is None else waiting_local
-        self.waiting_global = {} if waiting_global is None else waiting_global
+    def attach(self, marks: Marks, readers_of: ReadersOf) -> None:
+        """Mark into ``marks`` the actors ``readers_of`` names (for a pool, also those waiting
+        on it now) and the channels touched."""
+        self.stale = marks.stale
+        self.touched = marks.touched
+        self.waiting_local = marks.waiting_local
+        self.waiting_global = marks.waiting_global
         self.tasks = readers_of.tasks
         self.channels = readers_of.channels
         self.subpartitions = readers_of.subpartitions
@@ -88,6 +99,7 @@ class Changes:
         self.writers = readers_of.writers
         self.readers = readers_of.readers
         self.drainers = readers_of.drainers
+        self.channel_of = readers_of.channel_of
 
     def task(self, name: str) -> None:
         """A task changed (by its name, ``task X[i]``)."""
@@ -95,9 +107,11 @@ class Changes:
 
     def channel(self, name: str) -> None:
         self.stale.update(self.channels[name])
+        self.touched.add(name)
 
     def subpartition(self, name: str) -> None:
         self.stale.update(self.subpartitions[name])
+        self.touched.add(self.channel_of[name])
 
     def pool(self, name: str) -> None:
         """A local buffer pool changed."""

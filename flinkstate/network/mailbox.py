@@ -45,7 +45,11 @@ _CUT_OFF = Framing.CUT_OFF
 _RECORD = StreamElementKind.RECORD
 
 
-def task_action(world: NetworkState, task: Task) -> Action | None:
+def task_action(
+    world: NetworkState, task: Task, heads: frozenset[str] | None = None
+) -> Action | None:
+    """The one thing the task's mailbox thread does next, if any; ``heads`` as for
+    :func:`barrier_channel`."""
     if task.finished:
         return None
     if task.failover is not None:  # a failover stopped it: it only completes its cancel
@@ -59,7 +63,7 @@ def task_action(world: NetworkState, task: Task) -> Action | None:
         if task.name in world.drainers:
             mail = fetched_channel_state_drainer.task_action(world, task)
             # a priority barrier is an urgent mail: it runs before the drainer is installed
-            urgent = mail == "install-drainer" and barrier_channel(world, task) is not None
+            urgent = mail == "install-drainer" and barrier_channel(world, task, heads) is not None
             if mail is not None and not urgent:
                 return action(task.name, mail)
         else:
@@ -79,7 +83,7 @@ def task_action(world: NetworkState, task: Task) -> Action | None:
         return None
     if task.kind is OperatorKind.SOURCE and task.trigger:
         return action(task.name, "checkpoint")
-    barrier = barrier_channel(world, task)
+    barrier = barrier_channel(world, task, heads)
     if barrier is not None:
         return action(task.name, "barrier", barrier.name)
     if task.ready:
@@ -103,7 +107,9 @@ def task_action(world: NetworkState, task: Task) -> Action | None:
     return None
 
 
-def barrier_channel(world: NetworkState, task: Task) -> Channel | None:
+def barrier_channel(
+    world: NetworkState, task: Task, heads: frozenset[str] | None = None
+) -> Channel | None:
     """A channel whose next element is a barrier the task may handle now.
 
     An unaligned barrier is a priority event: handled between any two records, on any
@@ -117,21 +123,49 @@ def barrier_channel(world: NetworkState, task: Task) -> Channel | None:
     read, so an unselected input would hold an aligned checkpoint forever; Flink avoids
     that by refusing checkpointing for ``InputSelectable`` operators altogether
     (``StreamingJobGraphGenerator``), and the world refuses aligned checkpoints of them.
+
+    ``heads``, where the caller knows them, are the names of the task's channels whose head
+    is a barrier (and maybe a few others): only those are looked at, in the same order, so a
+    task with many channels does not look at every one at every step.
     """
     selected = selected_input(world, task)
+    if heads is not None:
+        if not heads:
+            return None
+        places = world.actions.index.channel_places
+        channels = world.channels
+        for name in sorted(heads, key=places.__getitem__):
+            channel = channels[name]
+            if _barrier_ready(world, task, channel, selected, places[name][1]):
+                return channel
+        return None
     for index, gate in enumerate(task.gates):
-        in_order = selected < 0 or index == selected
         for channel in gate.channels:
-            if channel.blocked:
-                continue
-            head = visible_head(world, channel)
-            if (
-                head is not None
-                and head.event == BARRIER
-                and (head.priority or (in_order and not task.ready))
-            ):
+            if _barrier_ready(world, task, channel, selected, index):
                 return channel
     return None
+
+
+def _barrier_ready(
+    world: NetworkState, task: Task, channel: Channel, selected: int, gate_index: int
+) -> bool:
+    """Whether the task may handle now a barrier at the head of ``channel`` (of its gate
+    ``gate_index``, ``selected`` the input it reads: ``selected_input``)."""
+    if channel.blocked:
+        return False
+    head = visible_head(world, channel)
+    return (
+        head is not None
+        and head.event == BARRIER
+        and (head.priority or ((selected < 0 or gate_index == selected) and not task.ready))
+    )
+
+
+def head_is_barrier(world: NetworkState, channel: Channel) -> bool:
+    """Whether the channel's head, as its consumer sees it, is a barrier (handled now or
+    not)."""
+    head = visible_head(world, channel)
+    return head is not None and head.event == BARRIER
 
 
 def selected_input(world: NetworkState, task: Task) -> int:

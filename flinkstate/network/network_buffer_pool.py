@@ -41,7 +41,7 @@ from flinkstate.errors import (
 )
 from flinkstate.memory_size import to_human_readable
 from flinkstate.network.buffer import LocalBufferPool, local_pool
-from flinkstate.network.ledger import ReadersOf, SegmentLedger, StepJournal
+from flinkstate.network.ledger import Marks, ReadersOf, SegmentLedger, StepJournal
 from flinkstate.network.netty_shuffle_utils import UNBOUNDED_POOL_SIZE
 from flinkstate.network.owners import Owner, OwnerKind
 from flinkstate.network.pools import BufferPools, config_description
@@ -129,7 +129,9 @@ class NetworkBufferPoolModel:
             )
         journal = StepJournal()
         # no actors read this pool: every change is noted against nobody
-        journal.changes.attach(set(), ReadersOf(*(_nobody() for _ in ReadersOf._fields)))
+        none = _nobody()
+        nobody = ReadersOf(none, none, none, none, none, none, none, none, defaultdict(str))
+        journal.changes.attach(Marks(set(), set(), {}, {}), nobody)
         self._pools = BufferPools(SegmentLedger(journal))
         self._nbp = self._pools.add_network_pool(task_manager, segments)
         self._pools.available_listener = self._filled

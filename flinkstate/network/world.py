@@ -282,10 +282,22 @@ class NetworkWorld(NetworkState):
             return []
         cache = self.actions
         index = cache.index
+        channels = self.channels
+        cache.look_again(lambda name: mailbox.head_is_barrier(self, channels[name]))
+        heads = cache.barrier_heads
         for slot in cache.stale:
             name = index.actors[slot]
             if slot < index.task_count:
-                action = mailbox.task_action(self, self.tasks[name])
+                task = self.tasks[name]
+                known = heads.get(task.name)
+                if known is None:  # looked at once whole, then kept up to date
+                    known = heads[task.name] = frozenset(
+                        c.name
+                        for gate in task.gates
+                        for c in gate.channels
+                        if mailbox.head_is_barrier(self, c)
+                    )
+                action = mailbox.task_action(self, task, known)
                 cache.update(slot, () if action is None else (action,))
             elif slot < index.transport_end:
                 channel = self.channels[name]
@@ -308,6 +320,19 @@ class NetworkWorld(NetworkState):
             extra += failover.scheduler_actions(self, idle=not (cache.total or extra))
         actions = EnabledActions(cache, extra)
         if self.options.check_actions:
+            for task in self.tasks.values():
+                known = heads.get(task.name)
+                barriers = {
+                    c.name
+                    for gate in task.gates
+                    for c in gate.channels
+                    if mailbox.head_is_barrier(self, c)
+                }
+                if known is not None and not barriers <= known:
+                    raise AssertionError(
+                        f"step {self.journal.step}: {task.name}'s channels "
+                        f"{sorted(barriers - known)} have a barrier at their head, unnoted"
+                    )
             full = self._scan_actions()
             if full != list(actions):
                 raise AssertionError(

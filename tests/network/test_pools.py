@@ -6,7 +6,7 @@ import pytest
 
 from flinkstate.errors import InsufficientNetworkBuffersError, InvalidParameterError
 from flinkstate.network.buffer import LocalBufferPool, local_pool
-from flinkstate.network.ledger import ReadersOf, SegmentLedger, StepJournal
+from flinkstate.network.ledger import Marks, ReadersOf, SegmentLedger, StepJournal
 from flinkstate.network.owners import Owner, OwnerKind
 from flinkstate.network.pools import BufferPools
 
@@ -18,8 +18,8 @@ X, Y = Owner(OwnerKind.FLOATING, "x"), Owner(OwnerKind.FLOATING, "y")
 
 def attach(journal: StepJournal) -> None:
     """Changes to the pool mark slot 1, to the global pool slot 2."""
-    readers = ReadersOf({}, {}, {}, {"pool a>b": (1,)}, {GLOBAL: (2,)}, {}, {}, {})
-    journal.changes.attach(set(), readers)
+    readers = ReadersOf({}, {}, {}, {"pool a>b": (1,)}, {GLOBAL: (2,)}, {}, {}, {}, {})
+    journal.changes.attach(Marks(set(), set(), {}, {}), readers)
 
 
 def pools_with(segments: int = 4, size: int = 2, max_per_subpartition: int = 0) -> BufferPools:

@@ -5,9 +5,12 @@ from __future__ import annotations
 import copy
 import dataclasses
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from flinkstate.network.buffer import HEAP
+from flinkstate.network.events import BARRIER
 from flinkstate.network.topologies import topology
 from flinkstate.recovery.scenarios import prepare_scenario
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
@@ -154,3 +157,30 @@ def test_every_component_of_a_clone_is_its_own() -> None:
         if getattr(twin, component.name) != getattr(before, component.name):
             changed.append(component.name)
     assert {"tasks", "channels", "subpartitions", "ledger", "spill", "drainers"} <= set(changed)
+
+
+def test_a_task_looks_only_at_the_channels_whose_head_may_be_a_barrier() -> None:
+    # each consumer keeps the channels whose head is a barrier, brought up to date from the
+    # channels a step notes; the action check finds a barrier put at a head unnoted
+    w = topology("keyed").build({"records": 5}, check_actions=True)
+    w.enabled_actions()
+    heads = w.actions.barrier_heads
+    assert heads
+    assert all(known == frozenset() for known in heads.values())
+    channel = next(c for c in w.channels.values() if not c.remote)
+    barrier = w.new_buffer(HEAP, 0, event=BARRIER, checkpoint=1, priority=True)
+    w.subpartitions[channel.subpartition].queue.appendleft(barrier)
+    w.invalidate_actions()  # said: every task looks at every channel again
+    action = next(a for a in w.enabled_actions() if a.kind == "barrier")
+    assert action.target == channel.name
+    assert w.actions.barrier_heads[channel.task] == {channel.name}
+    w.subpartitions[channel.subpartition].queue.popleft()  # a barrier gone, unnoted:
+    w.journal.changes.task(channel.task)  # the channel kept is looked at and passed over
+    assert all(a.kind != "barrier" for a in w.enabled_actions())
+    w.subpartitions[channel.subpartition].queue.appendleft(barrier)
+    w.journal.changes.subpartition(channel.subpartition)  # noted: it is looked at
+    assert any(a.kind == "barrier" for a in w.enabled_actions())
+    other = next(c for c in w.channels.values() if c.remote and c.task != channel.task)
+    w.channels[other.name].received.appendleft(barrier)  # a head changed, nothing noted
+    with pytest.raises(AssertionError, match="have a barrier at their head, unnoted"):
+        w.enabled_actions()
