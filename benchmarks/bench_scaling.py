@@ -4,9 +4,11 @@ keyed restart at parallelism P = 4, 16 and 64.
 Subject: ``keyed-upscale`` with ``source_parallelism = parallelism = P`` and
 ``new_parallelism = P / 2``, 200 records per source, 4 slots per TaskManager (the command of
 issue 23's table), its restart stepped for a fixed number of steps with the seeded random
-scheduler. Baseline, in the same run: as many steps of the engine on a model whose one action
-does nothing (``bench_simulator.NoopModel``): the ratio is what a step of the network model
-costs at that size. Peak memory is the Python allocation traced while the steps run (the
+scheduler, once with the stepper's snapshots (every 256 steps, copy on write from 512
+components) and once without (a run nobody steps back through, as the command line's).
+Baseline, in the same run: as many steps of the engine on a model whose one action does
+nothing (``bench_simulator.NoopModel``): the ratio is what a step of the network model costs
+at that size. Peak memory is the Python allocation traced while the steps run (the
 restored world itself included); memory per snapshot is what the simulation's snapshots hold
 beyond the running world, divided by the snapshots kept. Building the job and running it to
 its checkpoint comes first and is not timed. Targets (issue 23): at P = 64 the step rate within
@@ -25,6 +27,7 @@ from benchmarks.harness import Measurement
 from flinkstate.network.world import NetworkWorld
 from flinkstate.recovery.scenarios import prepare_scenario
 from flinkstate.sim import FixedPriority, Simulation, make_scheduler
+from flinkstate.sim.core import SNAPSHOT_EVERY
 
 
 def restart(parallelism: int) -> NetworkWorld:
@@ -46,8 +49,11 @@ def restart(parallelism: int) -> NetworkWorld:
     return model
 
 
-def stepped(world: NetworkWorld, steps: int) -> Simulation:
-    simulation = Simulation(world.clone, make_scheduler("random", 0))
+def stepped(world: NetworkWorld, steps: int, *, snapshots: bool = True) -> Simulation:
+    """``steps`` seeded random steps of the restart, with the stepper's snapshots or none (a
+    run nobody steps back through, as the command line's)."""
+    every = SNAPSHOT_EVERY if snapshots else None
+    simulation = Simulation(world.clone, make_scheduler("random", 0), every)
     simulation.run(steps)
     return simulation
 
@@ -64,6 +70,11 @@ def run(smoke: bool) -> list[Measurement]:
         simulation = stepped(world, steps)
         seconds = time.perf_counter() - started
         taken = simulation.step_count
+        started = time.perf_counter()
+        bare = stepped(world, steps, snapshots=False)
+        bare_seconds = time.perf_counter() - started
+        assert bare.step_count == taken
+        del bare
         started = time.perf_counter()
         Simulation(NoopModel, FixedPriority()).run(taken)
         noop_seconds = time.perf_counter() - started
@@ -84,7 +95,8 @@ def run(smoke: bool) -> list[Measurement]:
         per_snapshot = (with_snapshots - without) / kept
         rows.append(
             f"P = {parallelism:3}  {world.component_count:6,} components  "
-            f"{taken / seconds:8,.0f} steps/s  {seconds / noop_seconds:6.1f} x no-op  "
+            f"{taken / seconds:8,.0f} steps/s ({taken / bare_seconds:8,.0f} without snapshots)  "
+            f"{seconds / noop_seconds:6.1f} x no-op  "
             f"peak {peak / 2**20:7.1f} MiB  {per_snapshot / 2**10:8.1f} KiB per snapshot "
             f"({kept} kept)"
         )

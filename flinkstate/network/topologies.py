@@ -42,6 +42,10 @@ from flinkstate.network.state_assignment import StateAssignment
 from flinkstate.network.world import NetworkWorld
 from flinkstate.rescale.partitioner import Partitioner
 
+#: the largest parallelism an operator may be given: a production job's (a reviewer asks
+#: about 200 -> 120); an all-to-all exchange has P x P channels, 262,144 at this bound
+MAX_JOB_PARALLELISM = 512
+
 
 @dataclass(frozen=True)
 class Parameter:
@@ -902,7 +906,7 @@ def _keyed_params(
             4,
             parallelism,
             minimum=minimum_parallelism,
-            maximum=128,
+            maximum=MAX_JOB_PARALLELISM,
         ),
         Parameter(
             "max_parallelism", 128, "key groups of the keyed operator", minimum=1, maximum=32768
@@ -924,7 +928,7 @@ def _keyed_params(
             source_parallelism,
             "parallelism of the source",
             minimum=1,
-            maximum=128,
+            maximum=MAX_JOB_PARALLELISM,
         ),
     )
 
@@ -1054,7 +1058,7 @@ CATALOGUE: dict[str, Topology] = {
                     2,
                     "parallelism of source and sink: one pipelined region per subtask index",
                     minimum=1,
-                    maximum=128,
+                    maximum=MAX_JOB_PARALLELISM,
                 ),
                 Parameter(
                     "bounded_records",

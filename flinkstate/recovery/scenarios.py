@@ -24,6 +24,7 @@ from flinkstate.network.state_assignment import StateAssignment, assign_state
 from flinkstate.network.task import TaskPhase
 from flinkstate.network.topologies import (
     CONNECTED_MAPPING_LOOKUP,
+    MAX_JOB_PARALLELISM,
     Parameter,
     Topology,
     by_name,
@@ -63,7 +64,7 @@ RESTORE_PARAMETERS = (
         0,
         "parallelism of every non-source operator after the restart (0: unchanged)",
         minimum=0,
-        maximum=128,
+        maximum=MAX_JOB_PARALLELISM,
     ),
     Parameter(
         "new_job_parallelism",
@@ -71,7 +72,7 @@ RESTORE_PARAMETERS = (
         "restart the whole job at this parallelism: every operator gets the parallelism the "
         "topology gives it for this p (0: unchanged; ITCase style)",
         minimum=0,
-        maximum=128,
+        maximum=MAX_JOB_PARALLELISM,
     ),
     Parameter(
         "new_source_parallelism",
@@ -79,7 +80,7 @@ RESTORE_PARAMETERS = (
         "parallelism of the sources after the restart (0: unchanged); their splits are dealt "
         "out anew",
         minimum=0,
-        maximum=128,
+        maximum=MAX_JOB_PARALLELISM,
     ),
     Parameter(
         "recover_output_on_downstream",
@@ -99,7 +100,7 @@ RESTORE_PARAMETERS = (
         "restart once more, every non-source operator at this parallelism, from the first "
         "checkpoint the restarted job completes (0: no third phase; FLIP-547's 1 -> 10 -> 1)",
         minimum=0,
-        maximum=128,
+        maximum=MAX_JOB_PARALLELISM,
     ),
     Parameter(
         "then_source_parallelism",
@@ -107,7 +108,7 @@ RESTORE_PARAMETERS = (
         "restart once more, the sources at this parallelism (their splits dealt out anew), from "
         "the first checkpoint the restarted job completes (0: unchanged)",
         minimum=0,
-        maximum=128,
+        maximum=MAX_JOB_PARALLELISM,
     ),
     Parameter(
         "restart_checkpoint_interval",

@@ -12,7 +12,7 @@ from flinkstate.network.options import (
     TOLERABLE_FAILED_CHECKPOINTS_KEY,
     UNALIGNED_KEY,
 )
-from flinkstate.network.topologies import CATALOGUE, by_name, topology
+from flinkstate.network.topologies import CATALOGUE, MAX_JOB_PARALLELISM, by_name, topology
 
 
 def test_flinks_keys_stand_for_their_parameters() -> None:
@@ -57,3 +57,14 @@ def test_a_setting_given_by_name_and_by_key_is_refused() -> None:
             InvalidParameterError, match=f"unaligned is given twice .*{UNALIGNED_KEY}"
         ):
             by_name(overrides, parameters)
+
+
+def test_a_production_sized_parallelism_is_accepted_and_one_beyond_the_bound_refused() -> None:
+    keyed = topology("keyed")
+    values = keyed.resolve({"parallelism": 200, "source_parallelism": MAX_JOB_PARALLELISM})
+    assert (values["parallelism"], values["source_parallelism"]) == (200, MAX_JOB_PARALLELISM)
+    with pytest.raises(InvalidParameterError, match="source_parallelism = 513 is above"):
+        keyed.resolve({"source_parallelism": MAX_JOB_PARALLELISM + 1})
+    # beyond the key groups: refused in Flink's words once the job is built
+    with pytest.raises(InvalidParameterError, match="above max parallelism 128"):
+        keyed.build({"parallelism": 200, "source_parallelism": 1})

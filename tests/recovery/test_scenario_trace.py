@@ -157,8 +157,8 @@ def test_a_trace_of_another_run_is_refused_by_line(tmp_path: Path) -> None:
         f"{path}:1: parameter records is 21 in the trace, 20 here; {DIFFERENT_RUN}"
     )
     path.write_text(original)
-    _rewrite(path, 0, overrides={"records": 20, "new_parallelism": 500})
-    assert "new_parallelism = 500 is above its maximum" in _refusal(path)
+    _rewrite(path, 0, overrides={"records": 20, "new_parallelism": 600})
+    assert "new_parallelism = 600 is above its maximum" in _refusal(path)
     # an event of the job, compared while the restart is loaded; one of the restart, replayed
     for line in (5, job_steps + 10):
         path.write_text(original)
