@@ -58,8 +58,8 @@ def test_overrides_change_the_outcome_and_are_checked() -> None:
     assert not run.as_expected
     with pytest.raises(InvalidParameterError, match="unknown parameter 'pool'"):
         run_scenario("baseline-recovery", overrides={"pool": 3})
-    with pytest.raises(InvalidParameterError, match="new_parallelism = 500 is above"):
-        run_scenario("baseline-recovery", overrides={"new_parallelism": 500})
+    with pytest.raises(InvalidParameterError, match="new_parallelism = 600 is above"):
+        run_scenario("baseline-recovery", overrides={"new_parallelism": 600})
 
 
 def test_a_job_that_never_checkpoints_says_so() -> None:
