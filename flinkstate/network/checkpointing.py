@@ -60,8 +60,9 @@ def do_checkpoint(world: NetworkState, task: Task, action: Action) -> None:
 
 def do_barrier(world: NetworkState, task: Task, action: Action) -> None:
     channel = world.channels[action.target]
-    for c in (c for gate in task.gates for c in gate.channels):
-        world.journal.changes.channel(c.name)  # a barrier may block or unblock every input
+    # its head is taken; the others are noted where the barrier changes what their readers
+    # read (blocked, upstream_blocked, a recovery queue), not all of them at every barrier
+    world.journal.changes.channel(channel.name)
     if channel.remote:
         barrier = channel.received.popleft()
     else:
@@ -89,8 +90,10 @@ def do_barrier(world: NetworkState, task: Task, action: Action) -> None:
             _snapshot(world, task, checkpoint)
             _broadcast_barrier(world, task, checkpoint)
         for c in channels:
-            c.blocked = False
-            c.upstream_blocked = False
+            if c.blocked or c.upstream_blocked:  # the alignment ends: unblocked
+                world.journal.changes.channel(c.name)
+                c.blocked = False
+                c.upstream_blocked = False
         _acknowledge(world, task, checkpoint)
     world.journal.note = f"barrier of checkpoint {checkpoint.id} on {channel.name}"
 
@@ -130,6 +133,7 @@ def _start_unaligned(
             if unconsumed:
                 persist(world, task, checkpoint, False, channel.name, tuple(unconsumed))
             if channel.recoverable.in_recovery:
+                world.journal.changes.channel(channel.name)  # its recovered queue is cut
                 if cut is None and task.name not in world.drainers:
                     # V1: every migrated buffer precedes the barrier
                     queued: list[Buffer] | None = [

@@ -265,6 +265,7 @@ def snapshot_and_insert_barriers(
                 channel.recovery.queue.append(
                     world.new_buffer(HEAP, 0, event=RECOVERY_BARRIER, checkpoint=checkpoint)
                 )
+                world.journal.changes.channel(channel.name)
     if drainer is None or drainer.finished or drainer.state is None or drainer.cursor is None:
         return EMPTY_SNAPSHOT
     drainer.state.acquire()  # released by the channel-state writer once it read the slice
