@@ -90,9 +90,8 @@ def build(state: NetworkState) -> None:
         )
     )
     state.actions.listen(state.journal.changes)  # every action is due: the cache starts stale
-    components = len(state.tasks) + len(state.subpartitions) + len(state.channels)
     state.audit_every = audit_interval(
-        options.full_check_every, components + len(state.gates), scale=options.scale_audits
+        options.full_check_every, state.component_count, scale=options.scale_audits
     )
 
 

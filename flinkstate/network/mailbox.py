@@ -168,6 +168,14 @@ def head_is_barrier(world: NetworkState, channel: Channel) -> bool:
     return head is not None and head.event == BARRIER
 
 
+def barrier_heads(world: NetworkState, task: Task) -> frozenset[str]:
+    """The names of the task's channels whose head is a barrier: what ``barrier_channel``'s
+    ``heads`` stand for, found by looking at every channel."""
+    return frozenset(
+        c.name for gate in task.gates for c in gate.channels if head_is_barrier(world, c)
+    )
+
+
 def selected_input(world: NetworkState, task: Task) -> int:
     """The one input a sequential reader reads now (the first that has not ended; the
     number of inputs once all have), or -1 where every input is selected."""

@@ -194,6 +194,12 @@ class NetworkState:
         """Its per-name components, each as (map, name), in :meth:`components`' order."""
         return tuple((name, key) for name in COMPONENT_MAPS for key in getattr(self, name))
 
+    @property
+    def component_count(self) -> int:
+        """Its tasks, subpartitions, channels and gates: what a whole copy copies and the
+        audit reads (``invariants.audit_interval``)."""
+        return len(self.tasks) + len(self.subpartitions) + len(self.channels) + len(self.gates)
+
     def local_pool_names(self) -> frozenset[str]:
         """The names of its result partitions' and input gates' local pools."""
         return frozenset(self.buffer_pools.local)

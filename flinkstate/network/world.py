@@ -125,11 +125,6 @@ class NetworkWorld(NetworkState):
         self.owned = Owned()
         return twin
 
-    @property
-    def component_count(self) -> int:
-        """Its tasks, subpartitions, channels and gates: what a whole copy copies."""
-        return len(self.tasks) + len(self.subpartitions) + len(self.channels) + len(self.gates)
-
     def _copy(self, plan: CopyPlan | None) -> Self:
         """A copy of the components ``plan`` names (None: of all), the others shared with this
         world; the run-wide state (ledger, journal, records, checkpoints, ...) is always
@@ -291,23 +286,13 @@ class NetworkWorld(NetworkState):
                 task = self.tasks[name]
                 known = heads.get(task.name)
                 if known is None:  # looked at once whole, then kept up to date
-                    known = heads[task.name] = frozenset(
-                        c.name
-                        for gate in task.gates
-                        for c in gate.channels
-                        if mailbox.head_is_barrier(self, c)
-                    )
+                    known = heads[task.name] = mailbox.barrier_heads(self, task)
                 action = mailbox.task_action(self, task, known)
                 cache.update(slot, () if action is None else (action,))
             elif slot < index.transport_end:
-                channel = self.channels[name]
-                stopped = self.failover is not None and failover.channel_stopped(self, channel)
-                waiting = not stopped and transport.waits_for_floating(self, channel)
+                offered, waiting = self._transport_actions(self.channels[name])
                 cache.wait_for_floating(slot, waiting)
-                cache.update(
-                    slot,
-                    () if stopped else tuple(transport.transport_actions(self, channel, waiting)),
-                )
+                cache.update(slot, offered)
             elif slot < index.writer_end:
                 cache.update(slot, checkpointing.writer_actions(self, self.writers[name]))
             elif slot < index.reader_end:
@@ -322,12 +307,7 @@ class NetworkWorld(NetworkState):
         if self.options.check_actions:
             for task in self.tasks.values():
                 known = heads.get(task.name)
-                barriers = {
-                    c.name
-                    for gate in task.gates
-                    for c in gate.channels
-                    if mailbox.head_is_barrier(self, c)
-                }
+                barriers = mailbox.barrier_heads(self, task)
                 if known is not None and not barriers <= known:
                     raise AssertionError(
                         f"step {self.journal.step}: {task.name}'s channels "
@@ -341,10 +321,14 @@ class NetworkWorld(NetworkState):
                 )
         return actions
 
-    def _transport_actions(self, channel: Channel) -> tuple[Action, ...]:
+    def _transport_actions(self, channel: Channel) -> tuple[tuple[Action, ...], bool]:
+        """A remote channel's transport: its actions, and whether it waits for floating
+        buffers (so reads its gate's pools: ``ActionCache.wait_for_floating``); a channel a
+        failover stopped does neither."""
         if self.failover is not None and failover.channel_stopped(self, channel):
-            return ()
-        return tuple(transport.transport_actions(self, channel))
+            return (), False
+        waiting = transport.waits_for_floating(self, channel)
+        return tuple(transport.transport_actions(self, channel, waiting)), waiting
 
     def _reader_action(self, name: str) -> tuple[Action, ...]:
         task = self.tasks[self.actions.index.refs[name].task]
@@ -370,7 +354,7 @@ class NetworkWorld(NetworkState):
                 actions.append(action)
         for channel in self.channels.values():
             if channel.remote:
-                actions.extend(self._transport_actions(channel))
+                actions.extend(self._transport_actions(channel)[0])
         for writer in self.writers.values():
             actions.extend(checkpointing.writer_actions(self, writer))
         for reader in self.readers.values():
