@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +20,20 @@ from flinkstate.cli.run_report import (
 )
 from flinkstate.cli.scenarios import run_scenario_command
 from flinkstate.cli.table import render_table
-from flinkstate.errors import InvalidParameterError
+from flinkstate.errors import InsufficientNetworkBuffersError, InvalidParameterError
 from flinkstate.network.checkpoint import Checkpoint
 from flinkstate.network.failover import failover_summary
 from flinkstate.network.metrics import OWNER_KINDS, BufferCounts
-from flinkstate.network.topologies import CATALOGUE, topology
+from flinkstate.network.topologies import CATALOGUE, Topology, by_name, topology
 from flinkstate.network.topology_trace import topology_trace_header, write_topology_trace
 from flinkstate.network.world import NetworkWorld
 from flinkstate.output import check_target
+from flinkstate.recovery.presets import (
+    LARGE_PARALLELISM,
+    fit_network_buffers,
+    scenario_preset,
+    topology_preset,
+)
 from flinkstate.recovery.scenarios import SCENARIOS
 from flinkstate.sim.core import RunStatus, Simulation
 from flinkstate.sim.scheduler import make_scheduler
@@ -61,6 +68,14 @@ def add_run_parser(subparsers: Any) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="override a parameter; repeatable",
+    )
+    parser.add_argument(
+        "--preset",
+        default=None,
+        metavar="NAME",
+        help="start from a preset size: large (every parallelism scaled by one factor, the "
+        f"widest operator at most {LARGE_PARALLELISM}, steps between checkpoints alike; --set "
+        "still wins)",
     )
     parser.add_argument("--steps", type=int, default=None, help="stop after this many steps")
     parser.add_argument(
@@ -101,6 +116,16 @@ def _topologies(args: argparse.Namespace) -> str:
     return "\n\n".join(blocks)
 
 
+def _build_or_refusal(
+    item: Topology, values: Mapping[str, object], seed: int
+) -> NetworkWorld | InsufficientNetworkBuffersError:
+    """The topology's job, or Flink's refusal of it for too few network buffers."""
+    try:
+        return item.build(values, seed=seed)
+    except InsufficientNetworkBuffersError as refused:
+        return refused
+
+
 def _run(args: argparse.Namespace) -> tuple[str, int]:
     written: list[str] = []
     try:
@@ -110,7 +135,8 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int]:
-    overrides = parse_overrides(args.set)
+    overrides: dict[str, object] = dict(parse_overrides(args.set))
+    preset = None
     if args.steps is not None and args.steps < 0:
         raise InvalidParameterError(f"--steps must not be negative, got {args.steps}")
     if args.trace is not None:
@@ -122,7 +148,11 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
 
         args.export = check_dataset_target(args.export)  # refused before the run
     if args.name in SCENARIOS:
-        return run_scenario_command(args, overrides, written)
+        if args.preset is not None:
+            scenario = SCENARIOS[args.name]
+            preset = scenario_preset(args.preset, scenario)
+            overrides = scenario.by_name(overrides)
+        return run_scenario_command(args, overrides, written, preset)
     if args.name not in CATALOGUE:
         raise InvalidParameterError(
             f"unknown topology or scenario {args.name!r}; topologies: "
@@ -130,7 +160,19 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
         )
     item = topology(args.name)
     scheduler = make_scheduler(args.scheduler, args.seed)
-    initial = item.build(overrides, seed=args.seed)  # validates every parameter first
+    if args.preset is None:
+        initial = item.build(overrides, seed=args.seed)  # validates every parameter first
+    else:
+        preset = topology_preset(args.preset, item)
+        built, preset, overrides = fit_network_buffers(
+            lambda values: _build_or_refusal(item, values, args.seed),
+            preset,
+            by_name(overrides, item.parameters),
+            lambda built: isinstance(built, InsufficientNetworkBuffersError),
+        )
+        if isinstance(built, InsufficientNetworkBuffersError):
+            raise built
+        initial = built
     header = topology_trace_header(
         args.name, overrides, seed=args.seed, scheduler=scheduler.name, max_steps=args.steps
     )
@@ -159,6 +201,7 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
         exported = last.id
     summary = {
         "topology": args.name,
+        **({} if preset is None else {"preset": preset.preset.value}),
         "seed": args.seed,
         "scheduler": scheduler.name,
         "status": result.status.value,
@@ -180,6 +223,7 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
     lines = [
         f"{args.name} (seed {args.seed}, scheduler {scheduler.name}): {result.status.value} "
         f"after {result.steps} steps",
+        *([] if preset is None else [preset.describe()]),
         f"records: {sources_out} emitted by sources, {sinks_in} processed by sinks",
         "",
         buffer_table(counts),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from typing import Any
 
 from flinkstate.cli.table import render_table
@@ -17,7 +18,7 @@ from flinkstate.sim.core import RunResult
 
 
 def write_run_page(
-    args: argparse.Namespace, overrides: dict[str, str], scenario: bool
+    args: argparse.Namespace, overrides: Mapping[str, object], scenario: bool
 ) -> dict[str, Any]:
     """Draw every step of the run into ``args.html`` (a progress bar on stderr); where the
     page went and its size."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,11 +19,12 @@ from flinkstate.cli.run_report import (
     write_run_page,
 )
 from flinkstate.cli.table import render_table
-from flinkstate.errors import InvalidParameterError
+from flinkstate.errors import InsufficientNetworkBuffersError, InvalidParameterError
 from flinkstate.network.checkpoint import Checkpoint
 from flinkstate.network.graph import JobGraph
 from flinkstate.network.records import StreamElementKind
 from flinkstate.output import check_target, written_whole
+from flinkstate.recovery.presets import PresetValues, fit_network_buffers
 from flinkstate.recovery.scenarios import (
     SCENARIOS,
     Outcome,
@@ -71,19 +73,35 @@ def _scenarios(args: argparse.Namespace) -> str:
 
 
 def run_scenario_command(
-    args: argparse.Namespace, overrides: dict[str, str], written: list[str]
+    args: argparse.Namespace,
+    overrides: dict[str, object],
+    written: list[str],
+    preset: PresetValues | None = None,
 ) -> tuple[str, int]:
-    """Run a scenario; with ``args.trace`` (a target already checked) write every phase of
-    it, and name in ``written`` each output once it is written whole."""
+    """Run a scenario (with ``overrides``, a ``preset``'s values among them); with
+    ``args.trace`` (a target already checked) write every phase of it, and name in
+    ``written`` each output once it is written whole."""
     steps = 2_000_000 if args.steps is None else args.steps
-    run = run_scenario(  # nobody steps back through it: no snapshots
-        args.name,
-        seed=args.seed,
-        overrides=overrides,
-        scheduler=args.scheduler,
-        max_steps=steps,
-        keep_snapshots=False,
-    )
+
+    def attempt(values: Mapping[str, object]) -> ScenarioRun:
+        return run_scenario(  # nobody steps back through it: no snapshots
+            args.name,
+            seed=args.seed,
+            overrides=values,
+            scheduler=args.scheduler,
+            max_steps=steps,
+            keep_snapshots=False,
+        )
+
+    if preset is None:
+        run = attempt(overrides)
+    else:
+        run, preset, overrides = fit_network_buffers(
+            attempt,
+            preset,
+            overrides,
+            lambda run: isinstance(run.refused, InsufficientNetworkBuffersError),
+        )
     traced = None
     if args.trace is not None:
         from flinkstate.recovery.scenario_trace import write_scenario_trace
@@ -106,8 +124,9 @@ def run_scenario_command(
     status = 0 if run.as_expected else UNEXPECTED
     page = {} if args.html is None else write_run_page(args, overrides, scenario=True)
     if args.json:
-        return json.dumps({**run.summary(), **page}), status
-    lines = _describe(run, exported, args.export)
+        chosen = {} if preset is None else {"preset": preset.preset.value}
+        return json.dumps({**run.summary(), **chosen, **page}), status
+    lines = _describe(run, exported, args.export, preset)
     if traced is not None:
         lines.append(f"trace: {traced} written to {args.trace}")
     if page:
@@ -143,13 +162,25 @@ def _changes(before: JobGraph | None, after: JobGraph) -> str:
     return ", ".join(changes) if changes else "same parallelism"
 
 
-def _describe(run: ScenarioRun, exported: int | None, export: object) -> list[str]:
+def _describe(
+    run: ScenarioRun, exported: int | None, export: object, preset: PresetValues | None
+) -> list[str]:
     item = run.scenario
     verdict = "as expected" if run.as_expected else f"expected {item.expected.value}"
     lines = [
         f"{item.name} (seed {run.seed}): {run.outcome.value}, {verdict}",
         f"  {item.title} ({item.reference})",
     ]
+    # the title's figures are the scenario's; say which are not this run's
+    differences = run.differences()
+    if preset is not None:
+        lines.append(f"  {preset.describe()}")
+        differences = {k: v for k, v in differences.items() if preset.values.get(k) != v}
+    if differences:
+        lines.append(
+            f"  {'beyond the preset, ' if preset is not None else ''}this run differs from "
+            "the scenario: " + ", ".join(f"{k}={v}" for k, v in sorted(differences.items()))
+        )
     if run.message:
         lines += ["", run.message]
     checkpoint = run.checkpoint

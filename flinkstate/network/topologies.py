@@ -379,6 +379,10 @@ class Topology:
             values[name] = known[name].parse(raw)
         return values
 
+    def graph(self, overrides: Mapping[str, object] | None = None) -> JobGraph:
+        """The job's graph with ``overrides``: its operators and edges, no network built."""
+        return self._build(self.resolve(overrides))
+
     def build(
         self,
         overrides: Mapping[str, object] | None = None,

@@ -173,6 +173,8 @@ class ScenarioRun:
     simulation: Simulation | None = None
     result: RunResult | None = None
     message: str = ""
+    #: why Flink refused the configuration (``Outcome.REJECTED``), as raised
+    refused: Exception | None = None
     buffers: BufferCounts | None = None
     #: owner of every segment when the restored job starts (replaying events from here)
     initial_owners: list[Owner] = field(default_factory=list)
@@ -227,6 +229,12 @@ class ScenarioRun:
     @property
     def as_expected(self) -> bool:
         return self.outcome is self.scenario.expected
+
+    def differences(self) -> dict[str, Any]:
+        """The parameters this run has that the scenario, as defined, does not: where its
+        title's figures (``4 -> 7``) are not this run's."""
+        defined = self.scenario.resolve()
+        return {k: v for k, v in self.values.items() if defined.get(k) != v}
 
     @property
     def world(self) -> NetworkWorld | None:
@@ -285,6 +293,7 @@ class ScenarioRun:
             "outcome": self.outcome.value,
             "expected": self.scenario.expected.value,
             "as_expected": self.as_expected,
+            "differs_from_scenario": self.differences(),
             "steps": None if result is None else result.steps,
             "checkpoint_bytes": None
             if self.checkpoint is None
@@ -417,7 +426,7 @@ def prepare_scenario(
             job_values, seed=seed, faults=frozenset(faults) if phase == "job" else frozenset()
         )
     except InvalidParameterError as refused:
-        run.outcome, run.message = Outcome.REJECTED, str(refused)
+        run.outcome, run.message, run.refused = Outcome.REJECTED, str(refused), refused
         return run
     every = SNAPSHOT_EVERY if keep_snapshots else None
     if phase == "job":
@@ -453,7 +462,7 @@ def prepare_scenario(
             restore=run.assignment,
         )
     except (InvalidParameterError, UnsupportedRescaleError) as refused:
-        run.outcome, run.message = Outcome.REJECTED, str(refused)
+        run.outcome, run.message, run.refused = Outcome.REJECTED, str(refused), refused
         return run
     if _third_phase(values) and phase != FIRST_RESTART:
         again = _restart_again(run, job, restored, restart_values, scheduler, max_steps)
@@ -509,7 +518,7 @@ def _restart_again(
             restart_values, seed=run.seed, faults=restored.options.faults, restore=run.assignment
         )
     except (InvalidParameterError, UnsupportedRescaleError) as refused:
-        run.outcome, run.message = Outcome.REJECTED, str(refused)
+        run.outcome, run.message, run.refused = Outcome.REJECTED, str(refused), refused
         return None
 
 

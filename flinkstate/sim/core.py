@@ -11,6 +11,7 @@ model is deterministic.
 from __future__ import annotations
 
 import gc
+import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -191,22 +192,35 @@ Until = int | Callable[[Any], bool] | None
 YOUNG_COLLECTION_EVERY = 65_536
 
 
+#: a paused block that ran this long (seconds) does the collector's deferred pass itself
+COLLECT_AFTER_SECONDS = 1.0
+
+
 @contextmanager
-def collector_paused() -> Iterator[None]:
+def collector_paused(collect_after: float = COLLECT_AFTER_SECONDS) -> Iterator[None]:
     """Pause the cyclic garbage collector for a run, as ``timeit`` does while it times.
 
     A model frees its garbage by reference counting; what the collector would do during a run
     is re-walk every snapshot kept for :meth:`Simulation.back` (and the young copies in each),
     which cost about a fifth of a run's time. The collector's state is restored afterwards,
     also when the run raises.
+
+    Pausing defers that work, it does not remove it: what a long run kept (snapshots, a big
+    world's copies) makes the collector's next full pass due, and the next call would pay it,
+    a click in the stepper taking most of a second at P = 64 instead of milliseconds. A block
+    that ran ``collect_after`` seconds or more therefore does that pass itself before it hands
+    back, where it is a fraction of what the block took.
     """
     if not gc.isenabled():
         yield
         return
     gc.disable()
+    started = time.perf_counter()
     try:
         yield
     finally:
+        if time.perf_counter() - started >= collect_after:
+            gc.collect()
         gc.enable()
 
 
@@ -268,6 +282,16 @@ class Simulation:
     @property
     def step_count(self) -> int:
         return len(self.history)
+
+    @property
+    def snapshot_steps(self) -> tuple[int, ...]:
+        """The steps a snapshot is kept for (going back replays from the nearest before)."""
+        return tuple(sorted(self._snapshots))
+
+    def forget_snapshots(self) -> None:
+        """Drop every snapshot but step 0's (what a run nobody steps back through keeps):
+        for a caller done going back, or measuring what the snapshots held."""
+        self._snapshots = {0: self._snapshots[0]}
 
     def enabled_actions(self) -> Sequence[Action]:
         return self.model.enabled_actions()

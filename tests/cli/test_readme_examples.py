@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import shlex
 from pathlib import Path
 
@@ -13,11 +12,30 @@ from flinkstate.cli import main
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
+def fenced_blocks(text: str) -> list[list[str]]:
+    """The lines of each fenced block without a language (```` ``` ````): those hold examples
+    with their output; a block with one (```` ```bash ````) only shows a command. Fences are
+    paired line by line, so a block with a language never shifts the pairing of the rest."""
+    blocks: list[list[str]] = []
+    current: list[str] | None = None
+    plain = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            if current is None:
+                current, plain = [], line.strip() == "```"
+            else:
+                if plain:
+                    blocks.append(current)
+                current = None
+        elif current is not None:
+            current.append(line)
+    return blocks
+
+
 def examples() -> list[tuple[str, str]]:
     """``$ flinkstate ...`` lines in fenced blocks, with the output that follows each."""
     found = []
-    for block in re.findall(r"```\n(.*?)```", README.read_text(), flags=re.S):
-        lines = block.splitlines()
+    for lines in fenced_blocks(README.read_text()):
         for i, line in enumerate(lines):
             if line.startswith("$ flinkstate "):
                 output = []

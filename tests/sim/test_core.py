@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import gc
+import weakref
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Self
@@ -22,7 +23,7 @@ from flinkstate.sim import (
     Violation,
     Wait,
 )
-from flinkstate.sim.core import RECENT_SNAPSHOTS, kept_snapshot
+from flinkstate.sim.core import RECENT_SNAPSHOTS, collector_paused, kept_snapshot
 
 
 @dataclass
@@ -144,7 +145,7 @@ def test_back_returns_to_the_exact_earlier_state() -> None:
 def test_older_snapshots_thin_out_and_going_back_stays_exact() -> None:
     sim = Simulation(lambda: Locks(crossed=False, rounds=2000), RoundRobin(), snapshot_every=4)
     sim.run(4000)
-    kept = sorted(sim._snapshots)
+    kept = list(sim.snapshot_steps)
     newest = 4000 // 4
     assert kept == [s for s in range(0, 4001, 4) if kept_snapshot(s // 4, newest)]
     assert len(kept) < 70  # of 1,001 taken
@@ -161,10 +162,25 @@ def test_older_snapshots_thin_out_and_going_back_stays_exact() -> None:
     assert sim.model.fingerprint() == states[4000]
 
 
+def test_forgotten_snapshots_leave_the_start_and_going_back_replays_from_it() -> None:
+    sim = Simulation(lambda: Locks(crossed=False, rounds=50), RoundRobin(), snapshot_every=5)
+    sim.run(40)
+    assert sim.snapshot_steps[:3] == (0, 5, 10)
+    before = sim.model.fingerprint()
+    sim.back(1)
+    at_39 = sim.model.fingerprint()
+    sim.step()
+    sim.forget_snapshots()
+    assert sim.snapshot_steps == (0,)
+    assert sim.model.fingerprint() == before  # the running state is not touched
+    sim.back(1)
+    assert sim.model.fingerprint() == at_39
+
+
 def test_a_run_nobody_steps_back_through_keeps_only_its_start() -> None:
     sim = Simulation(lambda: Locks(crossed=False, rounds=50), RoundRobin(), snapshot_every=None)
     sim.run(60)
-    assert list(sim._snapshots) == [0]
+    assert sim.snapshot_steps == (0,)
     replay = Simulation(lambda: Locks(crossed=False, rounds=50), RoundRobin())
     states = {}
     for step in range(61):
@@ -253,3 +269,35 @@ def test_replay_steps_a_fresh_model_through_the_recorded_actions() -> None:
     assert model.fingerprint() == sim.model.fingerprint()
     assert sim.step_count == len(replayed)  # the simulation itself is untouched
     assert gc.isenabled()  # the collector is back once the replay is done
+
+
+class _Cycle:
+    """An object in a reference cycle: only the cyclic collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_a_long_paused_block_does_the_deferred_collection_itself() -> None:
+    gc.collect()
+    with collector_paused(collect_after=float("inf")):
+        short = weakref.ref(_Cycle())
+    assert short() is not None  # a short block leaves the pass for later, as Python would
+    with collector_paused(collect_after=0.0):
+        long = weakref.ref(_Cycle())
+    assert long() is None  # the pass is done before the block hands back
+    assert gc.isenabled()
+    gc.collect()
+    assert short() is None
+
+
+def test_a_paused_block_leaves_a_disabled_collector_alone() -> None:
+    gc.disable()
+    try:
+        with collector_paused(collect_after=0.0):
+            kept = weakref.ref(_Cycle())
+        assert not gc.isenabled()
+        assert kept() is not None
+    finally:
+        gc.enable()
+        gc.collect()
