@@ -75,6 +75,9 @@ def build(state: NetworkState) -> None:
         state.writer_of = {t: w.name for w in writers for t in w.subtasks}
     state.key_ordered = state.graph.key_ordered()
     state.task_keys = {task.name: task.key for task in state.tasks.values()}
+    state.source_keys = tuple(
+        key for key, task in state.tasks.items() if task.kind is OperatorKind.SOURCE
+    )
     state.footprints = Footprints.of(state.tasks.values())
     state.partial_copies = PartialCopies()
     state.actions = ActionCache.of(

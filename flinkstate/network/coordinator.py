@@ -160,11 +160,12 @@ def decline(
 
 
 def sources_have_data(world: NetworkState) -> bool:
-    for task in world.tasks.values():
-        if task.kind is OperatorKind.SOURCE:
-            total = world.graph.operator(task.operator).records_per_subtask
-            if any(offset < total for offset in task.splits.values()):
-                return True
+    tasks = world.tasks
+    for key in world.source_keys:
+        task = tasks[key]
+        total = world.graph.operator(task.operator).records_per_subtask
+        if any(offset < total for offset in task.splits.values()):
+            return True
     return False
 
 
@@ -178,16 +179,42 @@ def can_trigger(world: NetworkState) -> bool:
         and world.journal.step >= world.checkpoints.last_end + world.options.checkpoint_interval
         # Flink triggers once every task is RUNNING (restore over); a rescaled input still
         # demultiplexing recovered data would decline as not ready, so wait for it too
-        and (
-            not world.options.coordinator_waits_for_running
-            or (
-                all(t.phase is _RUNNING for t in world.tasks.values())
-                and not any(g.demultiplexing for g in world.gates.values())
-            )
-        )
-        and all(not t.finished for t in world.tasks.values() if t.kind is OperatorKind.SOURCE)
+        and (not world.options.coordinator_waits_for_running or restore_over(world))
+        and not any(world.tasks[key].finished for key in world.source_keys)
         and sources_have_data(world)
     )
+
+
+def restore_over(world: NetworkState) -> bool:
+    """Every task RUNNING and no rescaled input demultiplexing recovered data any more.
+
+    A coordinator asks every step, and a big job has hundreds of tasks and gates, so the
+    answer is kept: once true it never turns false again (a task's phase only moves forward,
+    a gate ends its demultiplexing for good), and until then the task or gate that made it
+    false is looked at first (``restore_hint``): while it still does, nothing else is read."""
+    if world.restore_over:
+        return True
+    hint = world.restore_hint
+    if hint is not None and _holds_restore(world, hint):
+        return False
+    for key, task in world.tasks.items():
+        if task.phase is not _RUNNING:
+            world.restore_hint = ("tasks", key)
+            return False
+    for name, gate in world.gates.items():
+        if gate.demultiplexing:
+            world.restore_hint = ("gates", name)
+            return False
+    world.restore_over, world.restore_hint = True, None
+    return True
+
+
+def _holds_restore(world: NetworkState, hint: tuple[str, str]) -> bool:
+    """Whether the task or gate of ``hint`` still keeps the restore from being over."""
+    where, key = hint
+    if where == "tasks":
+        return world.tasks[key].phase is not _RUNNING
+    return world.gates[key].demultiplexing
 
 
 def trigger(world: NetworkState) -> None:

@@ -67,6 +67,9 @@ class Owned:
     whose ``owned`` is None shares nothing and changes anything in place."""
 
     tasks: set[str] = field(default_factory=set)
+    #: tasks whose value is its own (its links to gates, partitions and the current channel)
+    #: while their queues and counts are still shared: linked to copies, not copied
+    linked: set[str] = field(default_factory=set)
     gates: set[str] = field(default_factory=set)
     subpartitions: set[str] = field(default_factory=set)
     channels: set[str] = field(default_factory=set)

@@ -106,6 +106,8 @@ class NetworkState:
     key_ordered: frozenset[str] = field(init=False)
     #: operators that read their inputs one after the other (``InputSelectable``)
     sequential: frozenset[str] = field(init=False)
+    #: the keys in ``tasks`` of the source subtasks, fixed once built (read every step)
+    source_keys: tuple[str, ...] = field(init=False)
     #: the records the restart read back from the checkpoint, by id (empty for a fresh job)
     recovered_records: frozenset[int] = frozenset()
     #: valves, task watermarks and late records (empty in a job without watermarks)
@@ -134,6 +136,12 @@ class NetworkState:
     owned: Owned | None = field(default=None, init=False)
     #: a copy made for one action that has not taken it yet (``NetworkWorld.clone_within``)
     prepared: bool = field(default=False, init=False)
+    #: every task found RUNNING and no gate demultiplexing: it stays so (a task's phase only
+    #: moves forward, a gate ends its demultiplexing for good), so the coordinator looks once
+    restore_over: bool = field(default=False, init=False)
+    #: until then, a task (by key) not RUNNING or a gate still demultiplexing (by name), the
+    #: coordinator's first look next time: while it is so, the restore is not over
+    restore_hint: tuple[str, str] | None = field(default=None, init=False)
 
     #: what :meth:`state_key` leaves out; the configuration is in it once, as ``configuration``
     NOT_STATE: ClassVar[NotState] = {
@@ -152,12 +160,15 @@ class NetworkState:
         "partial_copies": "a cache of copy plans, shared by copies (a function of the job)",
         "key_ordered": FIXED,
         "sequential": FIXED,
+        "source_keys": FIXED,
         "recovered_records": FIXED,
         "component_keys": "a cache of the components' keys (``fingerprint``)",
         "stale_keys": "a cache of the components' keys (``fingerprint``)",
         "inherited_keys": "a cache of the components' keys (``fingerprint``)",
         "owned": "bookkeeping of copies: which components it shares (``snapshot``)",
         "prepared": "bookkeeping of copies: made for its next action (``clone_within``)",
+        "restore_over": "a cache of what the tasks' phases and the gates say, once it holds",
+        "restore_hint": "a cache: where the coordinator looks first (``restore_over``)",
     }
 
     # ------------------------------------------------------------------ the state as a value

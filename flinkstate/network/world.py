@@ -162,23 +162,20 @@ class NetworkWorld(NetworkState):
 
     def own(self, plan: CopyPlan) -> None:
         """Copy for this world the components of ``plan`` it shares (those not ``owned``),
-        and link what holds them to the copies (new gate and task values, a task only linked
-        to a copy keeping its own state as it was). What it owns already it changes in place,
-        so a step whose components are all owned costs a look-up. Once it owns every
-        component it shares nothing (``owned`` None)."""
+        and link what holds them to the copies: a gate or task value it shares is replaced by
+        a new one linked to the copies (a task only linked keeping its own state as it was);
+        one it has its own value of already is re-pointed in place, only at the copies just
+        made, so a step after a snapshot costs what it copies, not the size of the gates and
+        partitions that hold it. What it owns already it changes in place, so a step whose
+        components are all owned costs a look-up. Once it owns every component it shares
+        nothing (``owned`` None)."""
         owned = self.owned
         assert owned is not None, "a world that shares nothing owns everything already"
         holders = self.partial_copies.holders(self)
-        gates_to_link: set[str] = set()
-        tasks_to_link: set[str] = set()
         subs, channels, pools = self.subpartitions, self.channels, self.buffer_pools.local
-        for name in _copied(plan.subpartitions, subs, owned.subpartitions):
-            tasks_to_link.add(holders.subpartition_task[name])
-        for name in _copied(plan.channels, channels, owned.channels):
-            gates_to_link.add(holders.gate_of[name])
-        for name in _copied(plan.pools, pools, owned.pools):
-            gates_to_link.update(holders.pool_gates.get(name, ()))
-            tasks_to_link.update(holders.pool_tasks.get(name, ()))
+        new_subs = _copied(plan.subpartitions, subs, owned.subpartitions)
+        new_channels = _copied(plan.channels, channels, owned.channels)
+        new_pools = _copied(plan.pools, pools, owned.pools)
         readers, drainers = self.readers, self.drainers
         for name in plan.helpers:
             if name not in owned.helpers:
@@ -190,24 +187,49 @@ class NetworkWorld(NetworkState):
         if plan.writers and not owned.writers:
             self.writers = {n: w.copy() for n, w in self.writers.items()}
             owned.writers = True
-        for name in plan.gates:  # a gate's state is its own (the channel polled next)
-            if name not in owned.gates:
-                gates_to_link.add(name)
-        gates = self.gates
-        for name in gates_to_link:
+        gates, tasks = self.gates, self.tasks
+        # gates: a shared one is replaced by a new value, one of its own re-pointed in place
+        to_copy = {name for name in plan.gates if name not in owned.gates}
+        tasks_to_link: set[str] = set()
+        for name in new_channels:
+            gate_name = holders.gate_of[name]
+            if gate_name in owned.gates:
+                channel = channels[name]
+                gates[gate_name].channels[channel.index] = channel
+                # a gate of its own has a task of its own (linked when the gate was copied)
+                task = tasks[holders.gate_task[gate_name]]
+                if task.current is not None and task.current.name == name:
+                    task.current = channel
+            else:
+                to_copy.add(gate_name)
+        for name in new_pools:
+            for gate_name in holders.pool_gates.get(name, ()):
+                if gate_name in owned.gates:
+                    gates[gate_name].pool = pools[name]
+                else:
+                    to_copy.add(gate_name)
+            tasks_to_link.update(holders.pool_tasks.get(name, ()))
+        for name in to_copy:
             gates[name] = self._copy_gate(gates[name], channels, pools)
             owned.gates.add(name)
             tasks_to_link.add(holders.gate_task[name])
-        tasks = self.tasks
+        for name in new_subs:
+            tasks_to_link.add(holders.subpartition_task[name])
+        # tasks: a full copy where the action changes one, else linked to the copies
         for name in plan.tasks:
             if name not in owned.tasks:
                 tasks[name] = self._copy_task(tasks[name], gates, subs, channels, pools)
                 owned.tasks.add(name)
+                owned.linked.discard(name)
                 tasks_to_link.discard(name)
         for name in tasks_to_link:
-            tasks[name] = self._copy_task(
-                tasks[name], gates, subs, channels, pools, own_state=False
-            )
+            if name in owned.tasks or name in owned.linked:
+                _relink_in_place(tasks[name], gates, subs, channels, pools, new_subs, new_pools)
+            else:
+                tasks[name] = self._copy_task(
+                    tasks[name], gates, subs, channels, pools, own_state=False
+                )
+                owned.linked.add(name)
         if plan is self.partial_copies.all:
             self.owned = None
 
@@ -500,6 +522,35 @@ def _copied(names: Iterable[str], components: dict[str, _C], owned: set[str]) ->
         components[name] = components[name].copy()
     owned.update(copied)
     return copied
+
+
+def _relink_in_place(
+    task: Task,
+    gates: dict[str, Gate],
+    subs: dict[str, Subpartition],
+    channels: dict[str, Channel],
+    pools: dict[str, LocalBufferPool],
+    new_subs: list[str],
+    new_pools: list[str],
+) -> None:
+    """Point a task value the world has of its own at the gates, subpartitions, pools and
+    channel copied just now (``new_subs``, ``new_pools``; a gate or channel is found
+    replaced by its identity): a handful of links, not every subpartition of its
+    partitions."""
+    for position, gate in enumerate(task.gates):
+        current = gates[gate.name]
+        if current is not gate:
+            task.gates[position] = current
+    if new_subs or new_pools:
+        for partition in task.partitions:
+            if new_pools and partition.pool.name in new_pools:
+                partition.pool = pools[partition.pool.name]
+            for name in new_subs:
+                sub = subs[name]
+                if sub.partition == partition.name:
+                    partition.subpartitions[sub.index] = sub
+    if task.current is not None:
+        task.current = channels[task.current.name]
 
 
 #: what a task's action of each kind does, by its kind as actions and traces name it

@@ -288,6 +288,16 @@ class Simulation:
         """The steps a snapshot is kept for (going back replays from the nearest before)."""
         return tuple(sorted(self._snapshots))
 
+    def snapshot_at(self, step: int) -> Model:
+        """The state kept for ``step`` (one of ``snapshot_steps``), as a model of its own to
+        read or run on: the one kept stays as it was."""
+        if step not in self._snapshots:
+            raise InvalidParameterError(
+                f"no snapshot is kept for step {step}; kept: "
+                + ", ".join(str(s) for s in self.snapshot_steps)
+            )
+        return take_snapshot(self._snapshots[step])
+
     def forget_snapshots(self) -> None:
         """Drop every snapshot but step 0's (what a run nobody steps back through keeps):
         for a caller done going back, or measuring what the snapshots held."""

@@ -13,6 +13,7 @@ from flinkstate.network.world import NetworkWorld
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
 from tests.network.recovery.test_classic import PARAMS, taken
 from tests.network.test_checkpoint import run
+from tests.network.test_independence import restart
 
 _EXPIRING = {
     "checkpoints": 1,
@@ -92,3 +93,25 @@ def test_a_checkpoint_is_triggered_an_interval_after_the_last_end_and_only_once_
     assert triggered_at is not None
     assert triggered_at >= 30
     assert coordinator.next_checkpoint_id(world) == 1
+
+
+def test_the_restore_is_over_once_every_task_runs_and_no_gate_demultiplexes() -> None:
+    world = restart("keyed-downscale", {"records": 10})
+    assert not coordinator.restore_over(world)
+    assert world.restore_hint is not None  # a task still restoring, or a gate demultiplexing
+    copy = world.clone()
+    sim = Simulation(world.clone, make_scheduler("random", 0))
+    answers = []
+    while sim.step() is not None:
+        now = sim.model
+        assert isinstance(now, NetworkWorld)
+        expected = all(t.phase is TaskPhase.RUNNING for t in now.tasks.values()) and not any(
+            g.demultiplexing for g in now.gates.values()
+        )
+        # the kept answer (and the task or gate looked at first) never differs from a full look
+        assert coordinator.restore_over(now) == expected, f"step {sim.step_count}"
+        answers.append(expected)
+    assert answers.index(True) > 0
+    assert all(answers[answers.index(True) :])  # once over, it stays over
+    # a copy taken before keeps its own answer: the kept one is only ever a true fact
+    assert not coordinator.restore_over(copy)
