@@ -14,6 +14,7 @@ refuses a folder holding anything else.
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -225,33 +226,34 @@ def from_simulation(world: NetworkWorld, checkpoint: Checkpoint, description: st
 _WHAT = "a dataset"
 
 
-def is_dataset(directory: Path) -> bool:
+def is_dataset(directory: str | os.PathLike[str]) -> bool:
     """Whether ``directory`` holds a manifest of this format (any version, tables complete or
     not): a folder that writing a dataset may replace."""
     try:
-        manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
+        manifest = json.loads((Path(directory) / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
         return False
     return isinstance(manifest, Mapping) and manifest.get("format") == FORMAT
 
 
-def check_dataset_target(directory: Path) -> Path:
+def check_dataset_target(directory: str | os.PathLike[str]) -> Path:
     """``directory`` if a dataset can be written there whole (new, empty, or a dataset to
     replace), else an :class:`~flinkstate.errors.InvalidParameterError` naming it: call it
     before the work that produces the dataset."""
-    return check_directory_target(directory, is_dataset, _WHAT)
+    return check_directory_target(Path(directory), is_dataset, _WHAT)
 
 
 @contextmanager
-def dataset_written_whole(directory: Path) -> Iterator[Path]:
+def dataset_written_whole(directory: str | os.PathLike[str]) -> Iterator[Path]:
     """A temporary folder to write a dataset's files into, which becomes ``directory`` when
     the block ends (replacing an earlier dataset there) and vanishes if it raises."""
-    with directory_written_whole(directory, is_dataset, _WHAT) as temporary:
+    with directory_written_whole(Path(directory), is_dataset, _WHAT) as temporary:
         yield temporary
 
 
-def write_dataset(dataset: Dataset, directory: Path) -> Path:
+def write_dataset(dataset: Dataset, directory: str | os.PathLike[str]) -> Path:
     """Write the manifest and the tables whole (:func:`dataset_written_whole`); the folder."""
+    directory = Path(directory)
     with dataset_written_whole(directory) as temporary:
         for name, table in dataset.tables.items():
             pq.write_table(table, temporary / f"{name}.parquet")
@@ -261,9 +263,10 @@ def write_dataset(dataset: Dataset, directory: Path) -> Path:
     return directory
 
 
-def check_dataset(directory: Path) -> dict[str, Any]:
+def check_dataset(directory: str | os.PathLike[str]) -> dict[str, Any]:
     """Check a dataset's manifest and every table's schema without reading its rows (Spark
     reads the rows); the manifest. Every problem is a :class:`DatasetError` naming it."""
+    directory = Path(directory)
     manifest_path = directory / "manifest.json"
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
@@ -307,9 +310,10 @@ def _castable(found: pa.DataType, wanted: pa.DataType) -> bool:
     return bool(pa.types.is_integer(found) and pa.types.is_integer(wanted))
 
 
-def read_dataset(directory: Path, tables: Iterable[str] | None = None) -> Dataset:
+def read_dataset(directory: str | os.PathLike[str], tables: Iterable[str] | None = None) -> Dataset:
     """Read and check a dataset (only ``tables`` of it, when named: the small ones are read on
     the driver before Spark starts); every problem is a :class:`DatasetError` naming it."""
+    directory = Path(directory)
     manifest = check_dataset(directory)
     wanted = SCHEMAS if tables is None else {name: SCHEMAS[name] for name in tables}
     read = {}

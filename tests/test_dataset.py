@@ -66,6 +66,16 @@ def test_round_trip_and_contents(finished: NetworkWorld, tmp_path: Path) -> None
     ).all()
 
 
+def test_a_folder_given_as_text_is_a_folder(finished: NetworkWorld, tmp_path: Path) -> None:
+    checkpoint = finished.checkpoints.completed[0]
+    folder = str(tmp_path / "as-text")
+    assert write_dataset(from_simulation(finished, checkpoint, "test"), folder) == Path(folder)
+    assert is_dataset(folder)
+    assert check_dataset(folder)["checkpoint_id"] == checkpoint.id
+    assert read_dataset(folder, ["buffers"]).tables["buffers"].num_rows > 0
+    assert check_dataset_target(folder) == Path(folder)
+
+
 def test_bad_datasets_are_named(finished: NetworkWorld, tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match=r"no manifest\.json"):
         read_dataset(tmp_path)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import mmap
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from types import TracebackType
@@ -37,6 +38,11 @@ def stored_path(path: str) -> PurePosixPath:
             path = path[len(scheme) :]
             break
     return PurePosixPath(path)
+
+
+#: the folders Flink writes in a job's checkpoint folder (``CheckpointStorageLocation``s)
+_JOB_SUBFOLDERS = frozenset({"shared", "taskowned"})
+_CHECKPOINT_FOLDER = re.compile(r"chk-\d+")
 
 
 class StateFiles:
@@ -86,6 +92,17 @@ class StateFiles:
             at = len(parts) - 1 - parts[::-1].index(name)
             return self.job_dir.joinpath(*parts[at + 1 :])
         return Path(stored)
+
+    def reroot_hint(self, stored: str) -> str:
+        """``STORED=LOCAL`` for a file not found where its stored path says: the job's folder
+        as Flink wrote it (the folder holding ``chk-N``, ``shared`` and ``taskowned``) and the
+        job folder this checkpoint is in now, or the file's folder where the stored path does
+        not show the job's."""
+        path = stored_path(stored)
+        for position, part in enumerate(path.parts):
+            if part in _JOB_SUBFOLDERS or _CHECKPOINT_FOLDER.fullmatch(part):
+                return f"{PurePosixPath(*path.parts[:position])}={self.job_dir}"
+        return f"{path.parent}=NEW_FOLDER"
 
     def describe(self, handle: StreamStateHandle) -> str:
         """The handle's bytes as a user would look for them."""
@@ -147,8 +164,9 @@ class StateFiles:
             raise CheckpointFormatError(
                 str(path),
                 0,
-                f"a state file the checkpoint's metadata names ({stored}); give reroot= a "
-                "mapping from where it was written to where it is now",
+                f"a state file the checkpoint's metadata names ({stored}); if the checkpoint "
+                "was moved, map the folder it was written in to where it is now: on the "
+                f"command line --reroot {self.reroot_hint(stored)}, in Python reroot=",
             ) from None
         self._maps[path] = view
         return view
