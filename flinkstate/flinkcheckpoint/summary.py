@@ -86,6 +86,10 @@ def summarize(
                             "gate_or_partition": channel.gate_or_partition,
                             "channel_or_subpartition": channel.channel_or_subpartition,
                             "chunks": len(data.chunks),
+                            # where each chunk's length prefix is in the file (Flink's
+                            # offsets) and the bytes of data after it
+                            "offsets": [chunk.offset for chunk in data.chunks],
+                            "lengths": [chunk.length for chunk in data.chunks],
                             "bytes": data.size,
                             "stored_in": files.describe(channel.delegate)
                             if channel.delegate is not None

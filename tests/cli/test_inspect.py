@@ -26,6 +26,26 @@ def test_json_totals_are_flinks(checkpoint: Path, capsys: pytest.CaptureFixture[
     assert len(summary["channels"]) == truth["num_channel_state_handles_unmerged"]
     assert len(summary["keyed_state"]) == truth["num_keyed_state_handles"]
     assert summary["totals"]["unclean_channels"] == 0
+    # every channel's chunks where Flink wrote them, and their lengths as Flink read them
+    chunks = {}
+    for entry in ground_truth(checkpoint)["channel_state_handles"]:
+        first = entry.get("gate_idx", entry.get("partition_idx"))
+        second = entry.get("input_channel_idx", entry.get("subpartition_idx"))
+        key = (entry["operator_uid"], entry["subtask_index"], entry["kind"], first, second)
+        chunks[key] = (entry["offsets"], [c["length"] for c in entry["chunks"]])
+    uids = {op["operator"]: op["uid"] for op in summary["operators"]}
+    for channel in summary["channels"]:
+        key = (
+            uids[channel["operator"]],
+            channel["subtask"],
+            channel["side"],
+            channel["gate_or_partition"],
+            channel["channel_or_subpartition"],
+        )
+        assert (channel["offsets"], channel["lengths"]) == chunks.pop(key)
+        assert len(channel["offsets"]) == channel["chunks"]
+        assert sum(channel["lengths"]) == channel["bytes"]
+    assert not chunks
 
 
 def test_tables_name_operators_and_channels(capsys: pytest.CaptureFixture[str]) -> None:
