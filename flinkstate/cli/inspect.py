@@ -9,6 +9,8 @@ from typing import Any
 
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
+from flinkstate.memory_size import parse_bytes
+from flinkstate.network.config import DEFAULT_SEGMENT_SIZE, check_segment_size
 
 
 def add_inspect_parser(subparsers: Any) -> None:
@@ -49,6 +51,13 @@ def add_inspect_parser(subparsers: Any) -> None:
         "needs --exchange for every exchange with state",
     )
     parser.add_argument(
+        "--segment-size",
+        default=None,
+        metavar="BYTES",
+        help="with --export: the job's taskmanager.memory.segment-size (e.g. 4kb; Flink's "
+        "default 32kb when not given), which the checkpoint does not record",
+    )
+    parser.add_argument(
         "--exchange",
         action="append",
         default=[],
@@ -64,12 +73,16 @@ def _inspect(args: argparse.Namespace) -> str:
     from flinkstate.flinkcheckpoint.stream_element import value_decoder
     from flinkstate.flinkcheckpoint.summary import summarize
 
+    segment_size = DEFAULT_SEGMENT_SIZE
     if args.export:
         from flinkstate.dataset import check_dataset_target
 
         check_dataset_target(Path(args.export))  # refused before the checkpoint is read
-    elif args.exchange:
-        raise InvalidParameterError("--exchange says how to export: give --export DIR too")
+        if args.segment_size is not None:
+            segment_size = check_segment_size(parse_bytes(args.segment_size))
+    elif args.exchange or args.segment_size is not None:
+        option = "--exchange" if args.exchange else "--segment-size"
+        raise InvalidParameterError(f"{option} says how to export: give --export DIR too")
     reroot = {}
     for item in args.reroot:
         stored, sep, local = item.partition("=")
@@ -102,12 +115,16 @@ def _inspect(args: argparse.Namespace) -> str:
             value=None if args.record_type == "raw" else value_decoder(args.record_type),
             edges=[Edge.parse(e) for e in args.edge] or None,
             reroot=reroot,
+            segment_size=segment_size,
         )
         write_dataset(dataset, Path(args.export))
         tables = dataset.tables
+        size = dataset.manifest["segment_size"]
         exported = (
             f"\nwrote the dataset to {args.export} ({tables['buffers'].num_rows} buffers, "
-            f"{tables['fragments'].num_rows} fragments)"
+            f"{tables['fragments'].num_rows} fragments, segment size {size}"
+            + ("" if args.segment_size is not None else ": Flink's default, give --segment-size")
+            + ")"
         )
     if args.json:
         return json.dumps(summary, indent=2)

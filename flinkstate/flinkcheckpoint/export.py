@@ -34,6 +34,7 @@ from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadat
 from flinkstate.flinkcheckpoint.stream_element import ElementTag, ValueDecoder, decode
 from flinkstate.flinkcheckpoint.summary import checkpoint_dir
 from flinkstate.keygroups import assign_to_key_group
+from flinkstate.network.config import DEFAULT_SEGMENT_SIZE, check_segment_size
 from flinkstate.rescale.partitioner import Partitioner
 
 
@@ -97,9 +98,16 @@ def to_dataset(
     value: ValueDecoder | None = None,
     edges: Iterable[Edge] | None = None,
     reroot: Mapping[str, str] | None = None,
+    segment_size: int = DEFAULT_SEGMENT_SIZE,
 ) -> Dataset:
     """The dataset of a checkpoint; ``exchanges`` by edge (``UP:P>DOWN:G``) or by
-    ``UP->DOWN``."""
+    ``UP->DOWN``.
+
+    ``segment_size`` is the job's ``taskmanager.memory.segment-size`` (Flink's default
+    unless given), which the checkpoint does not record and its chunks do not tell: a chunk
+    is often a buffer not full, an input chunk can be larger than a buffer (a record's parts
+    put back together), and state inlined in ``_metadata`` larger still."""
+    check_segment_size(segment_size)
     directory = checkpoint_dir(path)
     metadata = read_metadata(directory)
     channels = logical_channels(metadata, edges)
@@ -157,7 +165,7 @@ def to_dataset(
         "description": description,
         "checkpoint_id": metadata.checkpoint_id,
         "checkpoint_type": "unaligned",
-        "segment_size": max((b["size"] for b in rows["buffers"]), default=0),
+        "segment_size": segment_size,
     }
     return Dataset(
         manifest, {name: pa.Table.from_pylist(rows[name], schema=SCHEMAS[name]) for name in SCHEMAS}

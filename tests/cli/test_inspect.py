@@ -189,6 +189,27 @@ def test_an_export_target_that_cannot_be_a_dataset_is_refused_before_reading(
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
+def test_the_segment_size_is_given_or_flinks_default_and_said_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from flinkstate.dataset import check_dataset
+
+    checkpoint = str(real_checkpoint("keyed-hash-p2-p4"))
+    export = ["--export", str(tmp_path / "d"), "--exchange", "to-record->slow-counter=hash:f0"]
+    assert main(["inspect", checkpoint, *export]) == 0
+    assert "segment size 32768: Flink's default, give --segment-size)" in capsys.readouterr().out
+    assert check_dataset(tmp_path / "d")["segment_size"] == 32768
+    assert main(["inspect", checkpoint, *export, "--segment-size", "4kb"]) == 0
+    assert "fragments, segment size 4096)" in capsys.readouterr().out
+    assert check_dataset(tmp_path / "d")["segment_size"] == 4096
+    # refused before the checkpoint is read, the dataset there left as it was
+    assert main(["inspect", "/nowhere", *export, "--segment-size", "5000"]) == 2
+    assert "Memory segment size must be a power of 2" in capsys.readouterr().err
+    assert check_dataset(tmp_path / "d")["segment_size"] == 4096
+    assert main(["inspect", checkpoint, "--segment-size", "4kb"]) == 2
+    assert "--segment-size says how to export: give --export DIR too" in capsys.readouterr().err
+
+
 def test_an_exchange_without_an_export_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     checkpoint = str(real_checkpoint("keyed-hash-p2-p4"))
     assert main(["inspect", checkpoint, "--exchange", "to-record->slow-counter=rebalance"]) == 2

@@ -9,7 +9,11 @@ import pytest
 
 from flinkstate.dataset import check_dataset, read_dataset, write_dataset
 from flinkstate.errors import InvalidParameterError
-from flinkstate.flinkcheckpoint.export import ExchangeSpec, key_function, to_dataset
+from flinkstate.flinkcheckpoint.export import (
+    ExchangeSpec,
+    key_function,
+    to_dataset,
+)
 from flinkstate.flinkcheckpoint.stream_element import value_decoder
 from flinkstate.keygroups import compute_key_group_range_for_operator_index
 from tests.flinkcheckpoint.test_metadata import CHECKPOINTS, ground_truth
@@ -17,6 +21,7 @@ from tests.flinkcheckpoint.test_metadata import CHECKPOINTS, ground_truth
 TUPLE = value_decoder("Tuple2<Long,String>")
 KEYED = {"to-record->slow-counter": ExchangeSpec("hash", key=lambda v: v[0] % 1000)}  # type: ignore[index]
 REBALANCE = {"to-record->relay": ExchangeSpec("rebalance")}
+SIDES = ("input", "output")
 
 
 def _specs(checkpoint: Path) -> dict[str, ExchangeSpec]:
@@ -132,3 +137,22 @@ def test_an_exchange_the_checkpoint_does_not_have_is_refused() -> None:
     checkpoint = next(p for p in CHECKPOINTS if p.parents[1].name == "keyed-hash-p2-p4")
     with pytest.raises(InvalidParameterError, match=r"no exchange 'a->b' .* to-record->slow"):
         to_dataset(checkpoint, {**KEYED, "a->b": ExchangeSpec("rebalance")}, value=TUPLE)
+
+
+@pytest.mark.parametrize("checkpoint", CHECKPOINTS, ids=lambda p: p.parents[1].name)
+def test_the_segment_size_is_the_jobs_not_a_chunks(checkpoint: Path) -> None:
+    """The jobs ran with 4 KiB segments, which the checkpoint does not say and its chunks do
+    not tell: an input chunk can be larger (a record's parts put back together), inlined
+    output state too, and the last buffer of a channel is seldom full."""
+    given = to_dataset(checkpoint, _specs(checkpoint), value=TUPLE, segment_size=4096)
+    assert given.manifest["segment_size"] == 4096
+    buffers = given.tables["buffers"].to_pylist()
+    largest = {side: max(b["size"] for b in buffers if b["side"] == side) for side in SIDES}
+    if "bigrecord" in str(checkpoint):
+        assert largest["input"] > 4096
+    if "allinline" in str(checkpoint):
+        assert largest["output"] > 4096
+    default = to_dataset(checkpoint, _specs(checkpoint), value=TUPLE)
+    assert default.manifest["segment_size"] == 32 * 1024  # Flink's default
+    with pytest.raises(InvalidParameterError, match="must be a power of 2"):
+        to_dataset(checkpoint, _specs(checkpoint), value=TUPLE, segment_size=5000)
