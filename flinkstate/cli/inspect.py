@@ -25,10 +25,11 @@ def add_inspect_parser(subparsers: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
     parser.add_argument(
         "--record-type",
-        default="Tuple2<Long,String>",
+        default=None,
         help="how to decode record values: Long, Integer, Short, Byte, Double, Float, "
-        "Boolean, String, TupleN<...> or Row<...> of them, or 'raw' to keep bytes "
-        "(default: %(default)s)",
+        "Boolean, String, TupleN<...> or Row<...> of them, or 'raw' to keep bytes (default: "
+        "bytes, records and split records from the framing alone, and the types that read "
+        "every record)",
     )
     parser.add_argument(
         "--edge",
@@ -89,18 +90,13 @@ def _inspect(args: argparse.Namespace) -> str:
         if not sep or not stored or not local:
             raise InvalidParameterError(f"--reroot takes STORED=LOCAL, got {item!r}")
         reroot[stored] = local
-    summary = summarize(
-        args.path,
-        edges=[Edge.parse(e) for e in args.edge] or None,
-        value=None if args.record_type == "raw" else value_decoder(args.record_type),
-        reroot=reroot,
-    )
-    exported = ""
+    record_type = args.record_type
+    value = None if record_type in (None, "raw") else value_decoder(record_type)
+    specs = {}
+    keyed_by = []  # the exchanges whose key reads the records' values
     if args.export:
-        from flinkstate.dataset import write_dataset
-        from flinkstate.flinkcheckpoint.export import ExchangeSpec, key_function, to_dataset
+        from flinkstate.flinkcheckpoint.export import ExchangeSpec, key_function
 
-        specs = {}
         for item in args.exchange:
             name, sep, how = item.partition("=")
             partitioner, _, key = how.partition(":")
@@ -109,10 +105,34 @@ def _inspect(args: argparse.Namespace) -> str:
                     f"--exchange takes UP->DOWN=PARTITIONER[:KEY], got {item!r}"
                 )
             specs[name] = ExchangeSpec(partitioner, key_function(key) if key else None)
+            if key:
+                keyed_by.append(item)
+        if keyed_by and record_type == "raw":
+            raise InvalidParameterError(
+                f"--exchange {keyed_by[0]} keys records by their values, which --record-type "
+                "raw does not decode: give their type"
+            )
+    summary = summarize(
+        args.path,
+        edges=[Edge.parse(e) for e in args.edge] or None,
+        value=value,
+        reroot=reroot,
+        find_record_types=record_type is None,
+    )
+    exported = ""
+    if args.export:
+        from flinkstate.dataset import write_dataset
+        from flinkstate.flinkcheckpoint.export import to_dataset
+
+        if keyed_by and value is None:
+            raise InvalidParameterError(
+                f"--exchange {keyed_by[0]} keys records by their values: give their type "
+                f"(--record-type); {_reading(summary['record_types'])}"
+            )
         dataset = to_dataset(
             args.path,
             specs,
-            value=None if args.record_type == "raw" else value_decoder(args.record_type),
+            value=value,
             edges=[Edge.parse(e) for e in args.edge] or None,
             reroot=reroot,
             segment_size=segment_size,
@@ -129,6 +149,15 @@ def _inspect(args: argparse.Namespace) -> str:
     if args.json:
         return json.dumps(summary, indent=2)
     return render(summary) + exported
+
+
+def _reading(by_edge: dict[str, list[str]]) -> str:
+    """The types that read every record sampled on every edge, as a suggestion."""
+    from flinkstate.flinkcheckpoint.summary import types_that_read_text
+
+    lists = list(by_edge.values())
+    common = [t for t in lists[0] if all(t in other for other in lists[1:])] if lists else []
+    return types_that_read_text(common)
 
 
 def render(summary: dict[str, Any]) -> str:
@@ -243,6 +272,14 @@ def render(summary: dict[str, Any]) -> str:
             else ""
         ),
     ]
+    if summary.get("record_types"):
+        from flinkstate.flinkcheckpoint.summary import types_that_read_text
+
+        parts += ["", "record values are read with their type only (--record-type):"]
+        parts += [
+            f"  {edge}: {types_that_read_text(types)}"
+            for edge, types in summary["record_types"].items()
+        ]
     if summary["warnings"]:
         parts += ["", f"{len(summary['warnings'])} warning(s):"]
         parts += [f"  warning: {w}" for w in summary["warnings"]]

@@ -23,7 +23,12 @@ from flinkstate.flinkcheckpoint.channel_state_file import read_channel
 from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import ChannelStateHandle
 from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, OperatorState
-from flinkstate.flinkcheckpoint.stream_element import Element, ValueDecoder, decode
+from flinkstate.flinkcheckpoint.stream_element import (
+    Element,
+    ValueDecoder,
+    decode,
+    types_that_read,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,19 +342,43 @@ def read_records(
     """Input state ++ output state of one logical channel, framed and decoded (``read`` gives
     a handle's bytes where the caller has them already)."""
 
-    def data(handle: ChannelStateHandle | None) -> bytes:
-        if handle is None:
-            return b""
-        return read(handle) if read is not None else read_channel(handle, files).data
-
-    head, tail = data(channel.input), data(channel.output)
-    decoded = decode(
-        head + tail,
-        value,
-        source=f"channel {channel.edge} {channel.upstream_subtask}->{channel.downstream_subtask}",
-    )
+    head, tail = _stitched(channel, files, read)
+    decoded = decode(head + tail, value, source=channel_source(channel))
     boundary = len(head)
     split = bool(tail) and any(
         e.offset < boundary < e.offset + 4 + e.length for e in decoded.elements
     )
     return ChannelRecords(channel, len(head), len(tail), decoded.elements, decoded.trailing, split)
+
+
+def channel_source(channel: LogicalChannel) -> str:
+    """How errors name a logical channel."""
+    return f"channel {channel.edge} {channel.upstream_subtask}->{channel.downstream_subtask}"
+
+
+def _stitched(
+    channel: LogicalChannel,
+    files: StateFiles,
+    read: Callable[[ChannelStateHandle], bytes] | None,
+) -> tuple[bytes, bytes]:
+    """A logical channel's input state and output state bytes."""
+
+    def data(handle: ChannelStateHandle | None) -> bytes:
+        if handle is None:
+            return b""
+        return read(handle) if read is not None else read_channel(handle, files).data
+
+    return data(channel.input), data(channel.output)
+
+
+def record_types(
+    channel: LogicalChannel,
+    files: StateFiles,
+    read: Callable[[ChannelStateHandle], bytes] | None = None,
+) -> list[str] | None:
+    """The record types tried (``CANDIDATE_TYPES``) that read every record of a logical
+    channel (a sample of them): what to suggest where no type was given or the one given
+    does not read them; None for a channel without records."""
+    head, tail = _stitched(channel, files, read)
+    data = head + tail
+    return types_that_read(data, decode(data, source=channel_source(channel)).elements)

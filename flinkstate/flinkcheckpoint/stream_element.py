@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 
@@ -222,18 +222,83 @@ def decode(
     return Decoded(tuple(elements), trailing)
 
 
+class RecordTypeError(CheckpointFormatError):
+    """A record whose value the record type given does not read: the framing is whole, the
+    type is wrong (or the value corrupt)."""
+
+
+#: what a decoder may raise on bytes that are not its type
+_DECODE_ERRORS = (IndexError, struct.error, UnicodeDecodeError, ValueError, OverflowError)
+
+
 def _value(data: bytes, start: int, end: int, value: ValueDecoder | None, source: str) -> object:
     if value is None:
         return None
     try:
         decoded, stop = value(data, start)
-    except (IndexError, struct.error, UnicodeDecodeError, ValueError, OverflowError) as bad:
-        raise CheckpointFormatError(source, start, f"a value the decoder reads ({bad})") from None
+    except _DECODE_ERRORS as bad:
+        raise RecordTypeError(source, start, f"a value the decoder reads ({bad})") from None
     if stop != end:
-        raise CheckpointFormatError(
+        raise RecordTypeError(
             source, start, f"a value of {end - start} bytes, the decoder read {stop - start}"
         )
     return decoded
+
+
+def value_span(element: Element) -> tuple[int, int]:
+    """Where a record's value is in the data it was framed from: after its length, tag and
+    timestamp (if it has one), to its end."""
+    body = element.offset + 4
+    start = body + (9 if element.tag == ElementTag.RECORD else 1)
+    return start, body + element.length
+
+
+_TUPLE2_FIELDS = ("Long", "Integer", "String", "Double")
+_TUPLE3_FIELDS = ("Long", "Integer", "String")
+#: the record types tried when none is given or the one given does not read the records:
+#: the scalars, then tuples of two and three of the commonest, simplest first
+CANDIDATE_TYPES: tuple[str, ...] = (
+    "Long",
+    "Integer",
+    "String",
+    "Double",
+    "Float",
+    "Short",
+    "Byte",
+    "Boolean",
+    *(f"Tuple2<{a},{b}>" for a in _TUPLE2_FIELDS for b in _TUPLE2_FIELDS),
+    *(
+        f"Tuple3<{a},{b},{c}>"
+        for a in _TUPLE3_FIELDS
+        for b in _TUPLE3_FIELDS
+        for c in _TUPLE3_FIELDS
+    ),
+)
+
+
+def types_that_read(
+    data: bytes,
+    elements: Sequence[Element],
+    candidates: Iterable[str] = CANDIDATE_TYPES,
+    sample: int = 256,
+) -> list[str] | None:
+    r"""The candidate types whose decoder reads each record of ``elements`` (the first
+    ``sample`` of them) exactly to its end. Framing alone cannot tell a record's type, and
+    several types may read the same bytes (a ``Long`` is also two ``Integer``\ s): these are
+    the ones the records do not rule out, none of them proven. None where there is no
+    record: nothing is ruled out."""
+    spans = [value_span(e) for e in elements if e.is_record][:sample]
+    if not spans:
+        return None
+    fitting = []
+    for name in candidates:
+        read = value_decoder(name)
+        try:
+            if all(read(data, start)[1] == end for start, end in spans):
+                fitting.append(name)
+        except _DECODE_ERRORS:
+            continue
+    return fitting
 
 
 # -- value decoders

@@ -10,10 +10,16 @@ from typing import Any
 from flinkstate.flinkcheckpoint.channel_state_file import read_channel
 from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import KeyGroupsStateHandle
-from flinkstate.flinkcheckpoint.inflight import Edge, channels_of, read_records, resolve_edges
+from flinkstate.flinkcheckpoint.inflight import (
+    Edge,
+    channels_of,
+    read_records,
+    record_types,
+    resolve_edges,
+)
 from flinkstate.flinkcheckpoint.keyed_state import read_keyed_state
 from flinkstate.flinkcheckpoint.metadata import read_metadata
-from flinkstate.flinkcheckpoint.stream_element import Row, ValueDecoder
+from flinkstate.flinkcheckpoint.stream_element import RecordTypeError, Row, ValueDecoder
 
 
 def checkpoint_dir(path: str | Path) -> Path:
@@ -28,8 +34,16 @@ def summarize(
     edges: Iterable[Edge] | None = None,
     value: ValueDecoder | None = None,
     reroot: Mapping[str, str] | None = None,
+    find_record_types: bool = False,
 ) -> dict[str, Any]:
-    """Everything ``flinkstate inspect`` shows, as plain JSON-ready values."""
+    """Everything ``flinkstate inspect`` shows, as plain JSON-ready values.
+
+    Records are framed (length-prefixed) whatever their type, so bytes, records and split
+    records need no type; their values need ``value``. Without one, ``find_record_types``
+    says per edge which of the usual types read every record (``record_types``); a
+    ``value`` that does not read a channel's records is a
+    :class:`~flinkstate.flinkcheckpoint.stream_element.RecordTypeError` naming those that do.
+    """
     directory = checkpoint_dir(path)
     metadata = read_metadata(directory)
     chosen, left_out = resolve_edges(metadata, edges)
@@ -112,8 +126,23 @@ def summarize(
                 }
             )
         logical = []
+        fitting: dict[str, list[str]] = {}  # by edge: the types that read all its records
         for pair in channels_of(metadata, chosen):
-            records = read_records(pair, files, value, lambda h: read[id(h)])
+            try:
+                records = read_records(pair, files, value, lambda h: read[id(h)])
+            except RecordTypeError as wrong:
+                types = record_types(pair, files, lambda h: read[id(h)])
+                raise RecordTypeError(
+                    wrong.file,
+                    wrong.offset,
+                    f"{wrong.expected}: not a record of the type given; "
+                    + types_that_read_text(types or []),
+                ) from None
+            if value is None and find_record_types:
+                found = record_types(pair, files, lambda h: read[id(h)])
+                if found is not None:  # a channel without records rules nothing out
+                    edge = str(pair.edge)
+                    fitting[edge] = [t for t in fitting.get(edge, found) if t in found]
             if records.trailing:
                 warnings.append(
                     f"channel {pair.edge} {pair.upstream_subtask}->{pair.downstream_subtask} "
@@ -152,7 +181,18 @@ def summarize(
             "unclean_channels": sum(1 for c in logical if c["trailing_bytes"]),
         },
         "warnings": warnings,
+        **({"record_types": fitting} if value is None and find_record_types else {}),
     }
+
+
+def types_that_read_text(types: list[str]) -> str:
+    """The types that read every record sampled, said as a suggestion."""
+    if not types:
+        return (
+            "none of the types tried reads them (scalars, and Tuple2 and Tuple3 of Long, "
+            "Integer, String): give the type, or read them raw"
+        )
+    return "these types read every record sampled: " + ", ".join(types)
 
 
 def _plain(value: object) -> object:

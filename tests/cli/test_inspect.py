@@ -11,6 +11,10 @@ from flinkstate.cli import main
 from flinkstate.flinkcheckpoint import real_checkpoint
 from tests.flinkcheckpoint.test_metadata import CHECKPOINTS, ground_truth
 
+#: what the test jobs send
+TUPLE = "Tuple2<Long,String>"
+EDGE_F5 = "to-record->slow-counter=hash:f5"
+
 
 @pytest.mark.parametrize("checkpoint", CHECKPOINTS, ids=lambda p: p.parents[1].name)
 def test_json_totals_are_flinks(checkpoint: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -101,7 +105,7 @@ def test_export_writes_a_dataset_rescale_can_read(
 
     checkpoint = next(p for p in CHECKPOINTS if p.parents[1].name == "keyed-hash-p2-p4")
     out = tmp_path / "dataset"
-    args = ["inspect", str(checkpoint), "--export", str(out)]
+    args = ["inspect", str(checkpoint), "--export", str(out), "--record-type", TUPLE]
     assert main([*args, "--exchange", "to-record->slow-counter=hash:f0%1000"]) == 0
     assert "wrote the dataset to" in capsys.readouterr().out
     dataset = read_dataset(out)
@@ -144,17 +148,14 @@ def test_warnings_are_in_the_tables_and_the_json(capsys: pytest.CaptureFixture[s
         (["--edge", "to-record:1>slow-counter:0"], "to-record has no output state on partition 1"),
         (["--edge", "slow-counter:0>to-record:0"], "matches no channel state"),
         (
-            ["--export", "EXPORT", "--exchange", "to-record->slow-counter=hash:f5%1000"],
+            ["--export", "EXPORT", "--record-type", TUPLE, "--exchange", EDGE_F5],
             "reads field 5, but the records have 2",
         ),
         (
             [
-                "--export",
-                "EXPORT",
-                "--exchange",
-                "to-record->slow-counter=hash:f0%1000",
-                "--exchange",
-                "up->down=rebalance",
+                *("--export", "EXPORT", "--record-type", TUPLE),
+                *("--exchange", "to-record->slow-counter=hash:f0%1000"),
+                *("--exchange", "up->down=rebalance"),
             ],
             "no exchange 'up->down'",
         ),
@@ -195,7 +196,10 @@ def test_the_segment_size_is_given_or_flinks_default_and_said_so(
     from flinkstate.dataset import check_dataset
 
     checkpoint = str(real_checkpoint("keyed-hash-p2-p4"))
-    export = ["--export", str(tmp_path / "d"), "--exchange", "to-record->slow-counter=hash:f0"]
+    export = [
+        *("--export", str(tmp_path / "d"), "--record-type", TUPLE),
+        *("--exchange", "to-record->slow-counter=hash:f0"),
+    ]
     assert main(["inspect", checkpoint, *export]) == 0
     assert "segment size 32768: Flink's default, give --segment-size)" in capsys.readouterr().out
     assert check_dataset(tmp_path / "d")["segment_size"] == 32768
@@ -256,3 +260,54 @@ def test_a_name_from_the_file_cannot_break_the_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert "x\\n\\x1b[2Jy" in err
+
+
+@pytest.mark.parametrize("checkpoint", CHECKPOINTS, ids=lambda p: p.parents[1].name)
+def test_without_a_record_type_the_framing_counts_and_the_type_is_found(
+    checkpoint: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every figure but the values needs no type; the type the jobs sent is among those
+    that read every record, on every edge."""
+    assert main(["inspect", str(checkpoint), "--json"]) == 0
+    framed = json.loads(capsys.readouterr().out)
+    assert main(["inspect", str(checkpoint), "--json", "--record-type", TUPLE]) == 0
+    decoded = json.loads(capsys.readouterr().out)
+    assert framed["totals"] == decoded["totals"]
+    assert all(c["first_value"] is None for c in framed["logical_channels"])
+    assert framed["record_types"]
+    assert all(TUPLE in types for types in framed["record_types"].values())
+    assert "record_types" not in decoded
+    assert main(["inspect", str(checkpoint)]) == 0
+    out = capsys.readouterr().out
+    assert "record values are read with their type only (--record-type):" in out
+    assert "these types read every record sampled: Tuple2<Long,String>" in out
+
+
+def test_a_record_type_that_does_not_read_the_records_names_those_that_do(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    checkpoint = str(real_checkpoint("keyed-hash-p2-p4"))
+    assert main(["inspect", checkpoint, "--record-type", "Tuple2<Long,Long>"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "a value of 25 bytes, the decoder read 16: not a record of the type given;" in err
+    assert "these types read every record sampled: Tuple2<Long,String>" in err
+
+
+def test_an_export_keyed_by_values_needs_their_type(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    checkpoint = str(real_checkpoint("keyed-hash-p2-p4"))
+    export = ["--export", str(tmp_path / "d"), "--exchange", "to-record->slow-counter=hash:f0"]
+    assert main(["inspect", checkpoint, *export]) == 2
+    err = capsys.readouterr().err
+    assert "keys records by their values: give their type (--record-type);" in err
+    assert "these types read every record sampled: Tuple2<Long,String>" in err
+    assert main(["inspect", checkpoint, *export, "--record-type", "raw"]) == 2
+    assert "which --record-type raw does not decode" in capsys.readouterr().err
+    assert not (tmp_path / "d").exists()
+    # a partitioner that reads no value needs no type
+    rebalance = real_checkpoint("rebalance-forward-p2-p3")
+    plain = ["--export", str(tmp_path / "r"), "--exchange", "to-record->relay=rebalance"]
+    assert main(["inspect", str(rebalance), *plain]) == 0
+    assert (tmp_path / "r" / "manifest.json").exists()

@@ -10,11 +10,14 @@ from hypothesis import strategies as st
 
 from flinkstate.errors import CheckpointFormatError, InvalidParameterError
 from flinkstate.flinkcheckpoint.stream_element import (
+    CANDIDATE_TYPES,
     ElementTag,
+    RecordTypeError,
     Row,
     decode,
     frames,
     read_string,
+    types_that_read,
     value_decoder,
 )
 
@@ -209,3 +212,39 @@ def test_a_record_type_nested_too_deep_is_refused_before_parsing() -> None:
     with pytest.raises(InvalidParameterError, match="nested at most 64 deep, got 1500"):
         value_decoder(deep)
     assert value_decoder("Tuple1<" * 10 + "Long" + ">" * 10) is not None
+
+
+def _records(*values: bytes, timestamps: bool = True) -> bytes:
+    tag = b"\x00" + struct.pack(">q", 0) if timestamps else b"\x01"
+    return b"".join(framed(tag + value) for value in values)
+
+
+@given(st.lists(st.tuples(st.integers(-(2**63), 2**63 - 1), st.text(max_size=30)), min_size=1))
+def test_the_type_written_is_among_the_types_that_read(records: list[tuple[int, str]]) -> None:
+    data = _records(*(struct.pack(">q", seq) + string_value(text) for seq, text in records))
+    types = types_that_read(data, decode(data).elements)
+    assert types is not None
+    assert "Tuple2<Long,String>" in types
+    assert all(t in CANDIDATE_TYPES for t in types)
+
+
+def test_types_that_read_rule_out_what_the_records_do_not_fit() -> None:
+    # eight bytes each: a Long, two Integers, a Double ... but no String and no Integer alone
+    data = _records(struct.pack(">q", 1), struct.pack(">q", 2**40), timestamps=False)
+    types = types_that_read(data, decode(data).elements)
+    assert types is not None
+    assert {"Long", "Double", "Tuple2<Integer,Integer>"} <= set(types)
+    assert "Integer" not in types
+    assert "String" not in types
+    # strings of different lengths: only what reads a length first
+    words = _records(string_value("a"), string_value("longer text"))
+    assert types_that_read(words, decode(words).elements) == ["String"]
+    # no record: nothing is ruled out
+    marks = framed(b"\x02" + struct.pack(">q", 5))
+    assert types_that_read(marks, decode(marks).elements) is None
+
+
+def test_a_value_the_type_does_not_read_is_a_record_type_error() -> None:
+    data = _records(struct.pack(">q", 42), timestamps=False)
+    with pytest.raises(RecordTypeError, match="a value of 8 bytes, the decoder read 4"):
+        decode(data, value_decoder("Integer"))
