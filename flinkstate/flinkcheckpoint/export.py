@@ -33,7 +33,7 @@ from flinkstate.flinkcheckpoint.keyed_state import read_keyed_state
 from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
 from flinkstate.flinkcheckpoint.stream_element import ElementTag, ValueDecoder, decode
 from flinkstate.flinkcheckpoint.summary import checkpoint_dir
-from flinkstate.keygroups import assign_to_key_group
+from flinkstate.keygroups import assign_to_key_group, compute_key_group_range_for_operator_index
 from flinkstate.network.config import DEFAULT_SEGMENT_SIZE, check_segment_size
 from flinkstate.rescale.partitioner import Partitioner
 
@@ -252,7 +252,12 @@ def _channel_rows(
             f"channel {edge} {channel.upstream_subtask}->{channel.downstream_subtask} ends "
             f"inside a record ({decoded.trailing} bytes): not a clean channel"
         )
-    max_parallelism = metadata.operator(edge.downstream).max_parallelism
+    downstream = metadata.operator(edge.downstream)
+    max_parallelism = downstream.max_parallelism
+    # every record of a keyBy channel is in a key group of the subtask it leads to
+    owned = compute_key_group_range_for_operator_index(
+        max_parallelism, downstream.parallelism, channel.downstream_subtask
+    )
     # the chunks of the channel, in stream order, with where each starts in the stream
     chunks = []
     for side, operator, handle, data in parts:
@@ -280,6 +285,14 @@ def _channel_rows(
             continue
         key = spec.key(element.value) if keyed and spec.key is not None else None
         group = assign_to_key_group(key, max_parallelism, "long") if key is not None else None
+        if group is not None and group not in owned:
+            raise InvalidParameterError(
+                f"a record of {edge} keyed {key!r} is in key group {group}, but it was going "
+                f"to {edge.downstream}[{channel.downstream_subtask}], which owns key groups "
+                f"{owned}: the key given is not the one the job keyed by (Flink keeps every "
+                "in-flight record of a keyBy exchange in the key groups of the subtask it goes "
+                "to)"
+            )
         total = 4 + element.length
         begin, end = element.offset, element.offset + total
         while starts[index + 1] <= begin:

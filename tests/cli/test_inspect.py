@@ -14,6 +14,7 @@ from tests.flinkcheckpoint.test_metadata import CHECKPOINTS, ground_truth
 #: what the test jobs send
 TUPLE = "Tuple2<Long,String>"
 EDGE_F5 = "to-record->slow-counter=hash:f5"
+EDGE_F0 = "to-record->slow-counter=hash:f0"
 
 
 @pytest.mark.parametrize("checkpoint", CHECKPOINTS, ids=lambda p: p.parents[1].name)
@@ -198,7 +199,7 @@ def test_the_segment_size_is_given_or_flinks_default_and_said_so(
     checkpoint = str(real_checkpoint("keyed-hash-p2-p4"))
     export = [
         *("--export", str(tmp_path / "d"), "--record-type", TUPLE),
-        *("--exchange", "to-record->slow-counter=hash:f0"),
+        *("--exchange", "to-record->slow-counter=hash:f0%1000"),
     ]
     assert main(["inspect", checkpoint, *export]) == 0
     assert "segment size 32768: Flink's default, give --segment-size)" in capsys.readouterr().out
@@ -311,3 +312,18 @@ def test_an_export_keyed_by_values_needs_their_type(
     plain = ["--export", str(tmp_path / "r"), "--exchange", "to-record->relay=rebalance"]
     assert main(["inspect", str(rebalance), *plain]) == 0
     assert (tmp_path / "r" / "manifest.json").exists()
+
+
+def test_an_export_keyed_by_another_key_than_the_jobs_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The jobs keyed by f0 % 1000: f0 alone puts records in key groups their subtask does not
+    own, which rescaling would count as filtered; the export refuses it, writing nothing."""
+    checkpoint = str(real_checkpoint("keyed-hash-p2-p4"))
+    export = ["--export", str(tmp_path / "d"), "--record-type", TUPLE]
+    assert main(["inspect", checkpoint, *export, "--exchange", EDGE_F0]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "is in key group 65, but it was going to slow-counter[0], which owns key groups" in err
+    assert "the key given is not the one the job keyed by" in err
+    assert not (tmp_path / "d").exists()

@@ -156,3 +156,16 @@ def test_the_segment_size_is_the_jobs_not_a_chunks(checkpoint: Path) -> None:
     assert default.manifest["segment_size"] == 32 * 1024  # Flink's default
     with pytest.raises(InvalidParameterError, match="must be a power of 2"):
         to_dataset(checkpoint, _specs(checkpoint), value=TUPLE, segment_size=5000)
+
+
+@pytest.mark.parametrize(
+    "checkpoint",
+    [p for p in CHECKPOINTS if "rebalance" not in str(p)],
+    ids=lambda p: p.parents[1].name,
+)
+def test_a_key_that_is_not_the_jobs_is_refused(checkpoint: Path) -> None:
+    """The jobs keyed by f0 % 1000; f0 alone would put records outside their subtask's key
+    groups, and rescaling would then count them as filtered."""
+    wrong = {"to-record->slow-counter": ExchangeSpec("hash", key=lambda v: v[0])}  # type: ignore[index]
+    with pytest.raises(InvalidParameterError, match="the key given is not the one the job keyed"):
+        to_dataset(checkpoint, wrong, value=TUPLE)
