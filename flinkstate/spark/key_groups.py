@@ -11,10 +11,14 @@ Java's ``int`` arithmetic wraps; Spark's does not under ANSI mode (Spark 4's def
 an overflow fails the job. So a 32-bit value is held in a ``long`` as Java's signed ``int``:
 the product of two such values fits in a ``long``, and a left shift by 32 then an arithmetic
 right shift by 32 (shifts never fail) keeps its low 32 bits, sign extended, which is Java's
-wrapped result. No expression here can overflow whatever the ANSI setting. Every step names its
-input once or twice, never a nested step twice over, so a murmur hash stays a small expression
-tree. Spark's own ``hash`` is Murmur3 too but with seed 42; Flink's is seed 0, so it cannot be
-used.
+wrapped result. No expression here can overflow whatever the ANSI setting.
+
+A murmur hash's two rotations and three xor-shifts each read their input twice, so its tree
+names the hash code 32 times. Spark computes each distinct subexpression once per row in a
+projection or an aggregate's keys (subexpression elimination, on by default), but not inside a
+branch of a ``CASE``, where the hash costs about 40 times as much: compute it unconditionally
+(:func:`flinkstate.spark.owners.owner_key` does). Spark's own ``hash`` is Murmur3 too, but with
+seed 42 where Flink's is 0, so it cannot stand in.
 """
 
 from __future__ import annotations
