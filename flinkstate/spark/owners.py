@@ -69,10 +69,16 @@ def keyed_owners(dataset: SparkDataset, exchange: str, new_parallelism: int) -> 
     )
 
 
-def owner_key(exchange: Column, key: Column, rules: Mapping[str, tuple[OwnerRule, int]]) -> Column:
+def owner_key(
+    exchange: Column,
+    key: Column,
+    rules: Mapping[str, tuple[OwnerRule, int]] | Mapping[int, tuple[OwnerRule, int]],
+) -> Column:
     """The owner key (``long``) of a record by its exchange's rule (exchange -> rule, max
     parallelism): the key group of its ``Long`` key for keyBy, the key itself for the model's
     custom partitioner, -1 where the rule gives none (and for an exchange not in ``rules``).
+    An exchange is named in ``exchange`` and ``rules`` alike, by its name or by a number
+    standing for it (cheaper to compare and to group by).
 
     A murmur hash names its input many times over (:mod:`flinkstate.spark.key_groups`), and
     Spark evaluates it once per record only where its subexpression elimination reaches, which
@@ -84,7 +90,7 @@ def owner_key(exchange: Column, key: Column, rules: Mapping[str, tuple[OwnerRule
 
     candidates = [F.lit(-1).cast("long")]
     slots: dict[tuple[OwnerRule, int], int] = {}  # a candidate's rule and max parallelism
-    chosen: dict[str, int] = {}  # exchange -> its candidate's position (from 1)
+    chosen: dict[str | int, int] = {}  # exchange -> its candidate's position (from 1)
     for name, (rule, max_parallelism) in rules.items():
         if rule is OwnerRule.NONE:
             continue
@@ -129,22 +135,22 @@ def owner(
     return none if chosen is None else chosen.otherwise(none)
 
 
-def owners_at(exchange: Column, owner_key: Column, plan: SweepPlan, shape: JobShape) -> Column:
-    """A record's owner at each new parallelism of ``plan``: an array of (``to``, ``owner``)
-    structs, one per target, for ``inline`` to make a row of each."""
+def owner_at(
+    exchange: Column, owner_key: Column, to: Column, plan: SweepPlan, shape: JobShape
+) -> Column:
+    """The subtask (``int``) owning a record with ``owner_key`` at the new parallelism ``to``
+    names, one of ``plan``'s targets (-1 for any other)."""
     from pyspark.sql import functions as F
 
     rules = plan.owners_of(shape)
-    return F.array(
-        *[
-            F.struct(
-                F.lit(to).cast("int").alias("to"),
-                owner(
-                    exchange,
-                    owner_key,
-                    {name: (rule, max_p, p[index]) for name, (rule, max_p, p) in rules.items()},
-                ).alias("owner"),
-            )
-            for index, to in enumerate(plan.targets)
-        ]
-    )
+    chosen: Column | None = None
+    for index, target in enumerate(plan.targets):
+        value = owner(
+            exchange,
+            owner_key,
+            {name: (rule, max_p, p[index]) for name, (rule, max_p, p) in rules.items()},
+        )
+        condition = to == F.lit(target)
+        chosen = F.when(condition, value) if chosen is None else chosen.when(condition, value)
+    none = F.lit(-1).cast("int")
+    return none if chosen is None else chosen.otherwise(none)

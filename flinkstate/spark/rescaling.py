@@ -44,7 +44,7 @@ from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.rescale.routes import MAX_SWEEP, OUTPUT, JobShape, SweepPlan
 from flinkstate.spark.failures import spark_errors
-from flinkstate.spark.owners import owner_key, owners_at
+from flinkstate.spark.owners import owner_at, owner_key
 from flinkstate.spark.progress import ProgressCallback, SparkProgress
 from flinkstate.spark.tables import SparkDataset
 
@@ -184,6 +184,7 @@ class RescalingPipeline:
             )
         self._buffers: DataFrame | None = None
         self._records: DataFrame | None = None
+        self._names: list[str] | None = None
         self._persisted: pd.DataFrame | None = None
         #: per keyed exchange: in-flight records and keyed state per key group (no new
         #: parallelism in them, so a slider move costs no Spark job)
@@ -199,6 +200,7 @@ class RescalingPipeline:
             if frame is not None:
                 frame.unpersist()
         self._buffers = self._records = None
+        self._names = None
 
     # -- cached, independent of the new parallelism ------------------------------------------
 
@@ -223,22 +225,55 @@ class RescalingPipeline:
         if self._records is None:
             from pyspark.sql import functions as F
 
+            # every exchange of the buffers by a number from 1 while its records are grouped:
+            # a string among the keys would cost the aggregation its fixed-width hash map
+            names = self._exchange_names()
+            code = {name: index for index, name in enumerate(names, start=1)}
+            rules = self.shape.owner_rules()
+            coded = {code[name]: rule for name, rule in rules.items() if name in code}
+            exchange = F.col("exchange")
+            number = F.lit(None).cast("int")
+            for name, index in code.items():
+                number = F.when(exchange == F.lit(name), index).otherwise(number)
             starts = (
                 self.dataset.fragments.where(~F.col("continues_from_previous"))
                 .select("buffer_id", "key", "record_bytes", "continues_into_next")
-                .join(self.buffers().select("buffer_id", "exchange"), "buffer_id")
-            )
-            owner_keys = owner_key(F.col("exchange"), F.col("key"), self.shape.owner_rules())
-            self._records = (
-                starts.groupBy("buffer_id", "exchange", owner_keys.alias("owner_key"))
-                .agg(
-                    F.count("*").alias("records"),
-                    F.sum(F.col("record_bytes").cast("long")).alias("bytes"),
-                    F.sum(F.col("continues_into_next").cast("long")).alias("spanning"),
+                .join(
+                    self.buffers().select("buffer_id", number.alias("exchange_code")),
+                    "buffer_id",
                 )
-                .cache()
             )
+            grouped = starts.groupBy(
+                "buffer_id",
+                "exchange_code",
+                owner_key(F.col("exchange_code"), F.col("key"), coded).alias("owner_key"),
+            ).agg(
+                F.count("*").alias("records"),
+                F.sum(F.col("record_bytes").cast("long")).alias("bytes"),
+                F.sum(F.col("continues_into_next").cast("long")).alias("spanning"),
+            )
+            named = F.element_at(
+                F.array(F.lit(None).cast("string"), *[F.lit(name) for name in names]),
+                F.coalesce(F.col("exchange_code") + 1, F.lit(1)),
+            )
+            self._records = grouped.select(
+                "buffer_id",
+                named.alias("exchange"),
+                "owner_key",
+                "records",
+                "bytes",
+                "spanning",
+            ).cache()
         return self._records
+
+    def _exchange_names(self) -> list[str]:
+        """The exchanges the buffers belong to (null aside), in the order of their names."""
+        if self._names is None:
+            from pyspark.sql import functions as F
+
+            rows = self.buffers().where(F.col("exchange").isNotNull()).select("exchange")
+            self._names = sorted(row.exchange for row in rows.distinct().collect())
+        return self._names
 
     def persisted(self) -> pd.DataFrame:
         """Per exchange and side: buffers, bytes and records in the checkpoint."""
@@ -403,26 +438,28 @@ class RescalingPipeline:
     def _movement(self, routed: DataFrame, plan: SweepPlan) -> pd.DataFrame:
         from pyspark.sql import functions as F
 
-        # a row per record group and new parallelism, with its owner there
-        owners = F.inline(owners_at(F.col("exchange"), F.col("owner_key"), plan, self.shape))
-        partials = (
-            self.records()
-            .select("buffer_id", owners, "records", "bytes", "spanning")
-            .groupBy("buffer_id", "to", "owner")
-            .agg(
-                F.sum("records").alias("records"),
-                F.sum("bytes").alias("bytes"),
-                F.sum("spanning").alias("spanning"),
-            )
-        )
         volume = routed.groupBy(*MOVEMENT_KEYS).agg(
             F.count("*").alias("buffers"), F.sum("size").alias("bytes")
         )
-        drops = F.col("filtered") & (F.col("owner") != F.col("new_subtask"))
+        # each record group meets each route of its buffer (one per new parallelism, or more
+        # where output state is copied), and its owner at that parallelism decides whether
+        # the receiving subtask keeps it
+        records = self.records().select(
+            "buffer_id",
+            F.col("exchange").alias("records_exchange"),
+            "owner_key",
+            "records",
+            "bytes",
+            "spanning",
+        )
+        owners = owner_at(
+            F.col("records_exchange"), F.col("owner_key"), F.col("to"), plan, self.shape
+        )
+        drops = F.col("filtered") & (owners != F.col("new_subtask"))
         contents = (
             routed.select("buffer_id", *MOVEMENT_KEYS, "filtered")
             .where(F.col("to").isNotNull())
-            .join(partials, ["buffer_id", "to"])
+            .join(records, "buffer_id")
             .groupBy(*MOVEMENT_KEYS)
             .agg(
                 F.sum("records").alias("records"),
