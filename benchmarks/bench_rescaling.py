@@ -13,11 +13,22 @@ Spark runs in a subprocess (``benchmarks.spark_sweep``) with ``spark.driver.memo
 heap is fixed when the JVM starts, and one small driver at every size is the proof that nothing
 is collected to the driver. The JVM's start is reported but not timed. Embedded Spark uses every
 core (``local[*]``); pandas uses one.
+
+The full run ends with a size pandas cannot take on this machine, 200M records (2 GB of
+Parquet, generated once under ``build/``; ``$FLINKSTATE_BENCH_LARGE_RECORDS`` sets another
+size, 0 leaves it out). pandas is not run there: what it would need is printed against this
+machine's memory, from its peak memory above its start per record, measured in a process of
+its own (``python -m benchmarks.pandas_rescaling``) at the largest size it ran. Spark runs it
+once with the same 1g driver; its baseline is its own time at the largest size scaled by the
+records, so the ratio says how far the cost is from linear. Every answer, at every size, must
+keep each record exactly once at each new parallelism (the owner of its key keeps it, every
+other reader drops it): at the large size, the one check of it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import resource
 import shutil
 import subprocess
@@ -55,6 +66,28 @@ class Size:
 
 SMOKE_SIZES = (Size("20K", 20_000, 2),)
 FULL_SIZES = (Size("1M", 1_000_000, 3), Size("10M", 10_000_000, 3))
+#: the full run's last size, Spark only; the variable sets another (0: none)
+LARGE_RECORDS = 200_000_000
+LARGE_RECORDS_ENV = "FLINKSTATE_BENCH_LARGE_RECORDS"
+
+
+@dataclass(frozen=True)
+class Measured:
+    """What a size measured that a larger one is compared with."""
+
+    directory: Path
+    records: int
+    spark_seconds: float
+
+
+def large_size() -> Size | None:
+    """The full run's Spark-only size: ``$FLINKSTATE_BENCH_LARGE_RECORDS`` or 200M."""
+    text = os.environ.get(LARGE_RECORDS_ENV, "").strip().replace("_", "")
+    records = int(text) if text else LARGE_RECORDS
+    if records <= 0:
+        return None
+    label = f"{records // 1_000_000}M" if records % 1_000_000 == 0 else f"{records:,}"
+    return Size(label, records, 1)
 
 
 def spec(records: int) -> GeneratorSpec:
@@ -97,15 +130,27 @@ def dataset(name: str, wanted: GeneratorSpec) -> Path:
 
 def run(smoke: bool) -> list[Measurement]:
     results = []
-    for size in SMOKE_SIZES if smoke else FULL_SIZES:
-        results.extend(_measure(size))
+    sizes = SMOKE_SIZES if smoke else FULL_SIZES
+    large = None if smoke else large_size()
+    measured: list[Measured] = []
+    for size in sizes:
+        found, measurements = _measure(size)
+        measured.append(found)
+        results.extend(measurements)
+    if large is not None:
+        results.extend(_measure_large(large, measured[-1]))
     return results
 
 
-def _measure(size: Size) -> list[Measurement]:
+def _ready(size: Size) -> tuple[Path, float]:
+    """The size's dataset, and the seconds it took to generate it or to find it cached."""
     started = time.perf_counter()
-    directory = dataset(f"keyby-{size.label.lower()}", spec(size.records))
-    ready = time.perf_counter() - started  # seconds to generate, or to find it cached
+    directory = dataset(f"keyby-{size.label.lower().replace(',', '')}", spec(size.records))
+    return directory, time.perf_counter() - started
+
+
+def _measure(size: Size) -> tuple[Measured, list[Measurement]]:
+    directory, ready = _ready(size)
     scenarios = {to: {OPERATOR: to} for to in SWEEP}
     again = {REASK: {OPERATOR: REASK}}
 
@@ -127,6 +172,7 @@ def _measure(size: Size) -> list[Measurement]:
     spark_wall = time.perf_counter() - spark_wall
     _same(pd.DataFrame(spark["movement"]), expected, f"{size.label} sweep {SWEEP}")
     _same(pd.DataFrame(spark["reask_movement"]), expected_reask, f"{size.label} re-ask {REASK}")
+    _kept_once(pd.DataFrame(spark["movement"]), size)
 
     records = size.records
     sweep = ",".join(map(str, SWEEP))
@@ -147,7 +193,7 @@ def _measure(size: Size) -> list[Measurement]:
         f"{spark['checksum'][:12]}), re-ask {len(expected_reask)} rows",
         flush=True,
     )
-    return [
+    return Measured(directory, records, min(fresh)), [
         Measurement(
             f"Spark sweep to {sweep}, fresh pipeline, {size.label} records, driver 1g "
             f"(best of {size.repeat})",
@@ -164,6 +210,115 @@ def _measure(size: Size) -> list[Measurement]:
             records,
         ),
     ]
+
+
+def _measure_large(size: Size, smaller: Measured) -> list[Measurement]:
+    """Spark alone at ``size``: pandas' memory projected from ``smaller`` (the largest size
+    it ran), Spark's cost per record compared with its own there."""
+    pandas = pandas_memory(smaller.directory)
+    pandas_per_record = (pandas["peak_rss_bytes"] - pandas["start_rss_bytes"]) / smaller.records
+    needed = pandas["start_rss_bytes"] + pandas_per_record * size.records
+    memory = machine_memory_bytes()
+    fits = needed < memory
+    verdict = (
+        f"pandas would need {needed / 2**30:,.1f} GiB (a process of its own at "
+        f"{smaller.records:,} records: {pandas['start_rss_bytes'] / 2**20:,.0f} MiB with its "
+        f"libraries loaded, peak {pandas['peak_rss_bytes'] / 2**20:,.0f} MiB, so "
+        f"{pandas_per_record:,.0f} bytes per record, times {size.records:,}), "
+        + (
+            f"which fits in this machine's {memory / 2**30:,.1f} GiB, yet it is not run"
+            if fits
+            else f"more than this machine's {memory / 2**30:,.1f} GiB: it is not run"
+        )
+    )
+    directory, ready = _ready(size)
+    spark_wall = time.perf_counter()
+    spark = spark_sweep(directory, size.repeat)
+    spark_wall = time.perf_counter() - spark_wall
+    _kept_once(pd.DataFrame(spark["movement"]), size)
+    fresh = min(spark["fresh_seconds"])
+    per_record = fresh / size.records
+    before = smaller.spark_seconds / smaller.records
+    heap = spark["jvm_peak_heap_bytes"]
+    print(
+        f"rescaling   {size.label} records ({directory.name}, "
+        f"{_folder_bytes(directory) / 2**30:,.2f} GiB, ready in {ready:.1f} s): {verdict}\n"
+        f"              Spark  fresh {_samples(spark['fresh_seconds'])} "
+        f"({size.records / fresh:,.0f} records/s, {per_record * 1e9:,.1f} ns per record: "
+        f"{per_record / before:.2f} x its {before * 1e9:,.1f} ns at {smaller.records:,}), "
+        f"re-ask {_samples(spark['reask_seconds'])}; driver {spark['driver_memory']} (max heap "
+        f"{spark['jvm_max_heap_bytes'] / 2**20:,.0f} MiB, peak use "
+        f"{', '.join(f'{k} {v / 2**20:,.0f} MiB' for k, v in heap.items())}), Python driver "
+        f"max RSS {spark['python_driver_max_rss_bytes'] / 2**20:,.0f} MiB, subprocess wall "
+        f"{spark_wall:.1f} s\n"
+        f"              every record kept once at each parallelism: "
+        f"{len(spark['movement'])} movement rows (sha256 {spark['checksum'][:12]})",
+        flush=True,
+    )
+    return [
+        Measurement(
+            f"Spark sweep to {','.join(map(str, SWEEP))}, fresh pipeline, {size.label} records, "
+            f"driver 1g (once; pandas {'not run' if fits else 'does not fit'})",
+            fresh,
+            f"Spark at {smaller.records:,} records scaled linearly",
+            before * size.records,
+            size.records,
+        )
+    ]
+
+
+def machine_memory_bytes() -> int:
+    """This machine's memory for a process: MemTotal, or the cgroup's limit when lower."""
+    total = 0
+    with open("/proc/meminfo", encoding="ascii") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemTotal:"):
+                total = int(line.split()[1]) * 1024
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text(encoding="ascii").strip()
+    except OSError:
+        return total
+    return min(total, int(limit)) if limit.isdigit() else total
+
+
+def _folder_bytes(directory: Path) -> int:
+    return sum(path.stat().st_size for path in directory.iterdir() if path.is_file())
+
+
+def _kept_once(movement: pd.DataFrame, size: Size) -> None:
+    """Fail the benchmark unless each new parallelism keeps every generated record exactly
+    once: the owner of its key keeps it, every other reader filters it."""
+    kept = movement.groupby("to")["kept_records"].sum()
+    wrong = {int(to): int(count) for to, count in kept.items() if count != size.records}
+    if wrong or len(kept) != len(SWEEP):
+        raise AssertionError(
+            f"at {size.label} records, the records kept per new parallelism are {wrong or kept}, "
+            f"not {size.records:,} at each of {SWEEP}"
+        )
+
+
+def pandas_memory(directory: Path) -> dict[str, Any]:
+    """Run ``benchmarks.pandas_rescaling`` once on ``directory`` in a process of its own;
+    its JSON report (resident memory with the libraries loaded and at the peak)."""
+    command = [
+        sys.executable,
+        "-m",
+        "benchmarks.pandas_rescaling",
+        str(directory),
+        "--to",
+        ",".join(map(str, SWEEP)),
+        "--operator",
+        OPERATOR,
+    ]
+    done = subprocess.run(
+        command, cwd=ROOT, capture_output=True, text=True, timeout=SPARK_TIMEOUT, check=False
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        tail = "\n".join(done.stderr.splitlines()[-20:])
+        raise RuntimeError(f"{' '.join(command[1:])} exited with {done.returncode}:\n{tail}")
+    report: dict[str, Any] = json.loads(lines[-1])
+    return report
 
 
 def spark_sweep(directory: Path, repeat: int) -> dict[str, Any]:

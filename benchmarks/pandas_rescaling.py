@@ -17,6 +17,9 @@ exchanges and new parallelisms only, never over records or buffers.
 
 from __future__ import annotations
 
+import argparse
+import json
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -221,3 +224,41 @@ def normalised(frame: pd.DataFrame) -> pd.DataFrame:
         else:
             frame[column] = frame[column].astype("int64")
     return frame.sort_values(MOVEMENT_KEYS, ignore_index=True)
+
+
+def resident_bytes(field: str) -> int:
+    """A memory field of this process from ``/proc/self/status`` (Linux), in bytes: ``VmRSS``
+    now, ``VmHWM`` its peak."""
+    for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) * 1024
+    raise ValueError(f"no {field} in /proc/self/status")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m benchmarks.pandas_rescaling DIR --to 3,5 --operator counter``: one fresh
+    sweep in a process of its own, so that its peak memory is the baseline's alone. The last
+    line on stdout is JSON: seconds, rows, and resident memory once the libraries are loaded
+    and at the peak."""
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.pandas_rescaling")
+    parser.add_argument("directory", type=Path, help="a checkpoint dataset")
+    parser.add_argument("--to", required=True, help="new parallelisms, comma separated")
+    parser.add_argument("--operator", required=True, help="the operator to rescale")
+    args = parser.parse_args(argv)
+    start_bytes = resident_bytes("VmRSS")
+    start = time.perf_counter()
+    movement = PandasRescaling(args.directory).movement(
+        {int(to): {args.operator: int(to)} for to in args.to.split(",")}
+    )
+    report = {
+        "seconds": time.perf_counter() - start,
+        "movement_rows": len(movement),
+        "start_rss_bytes": start_bytes,
+        "peak_rss_bytes": resident_bytes("VmHWM"),
+    }
+    print(json.dumps(report))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

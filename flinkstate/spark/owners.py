@@ -1,17 +1,18 @@
-"""Who owns each in-flight record after a rescale, computed on the executors through Arrow.
+"""Who owns each in-flight record after a rescale, as Spark column expressions.
 
 For a keyed exchange the owner follows from the key alone: Flink hashes the ``Long`` key to a
 key group (murmur hash of its ``hashCode()``, modulo max parallelism) and the key group to the
-subtask whose range holds it at the new parallelism. The executors run the package's own
-vectorised functions on Arrow batches (``mapInArrow``): no per-row Python, nothing collected.
+subtask whose range holds it at the new parallelism. Every step is an expression of
+:mod:`flinkstate.spark.key_groups`, run by the JVM: no Python on the executors, nothing
+collected. The owner rules of :class:`~flinkstate.rescale.owner_rule.OwnerRule` (key group,
+key, none) are written here as expressions too, in two steps as there: an owner key per record,
+once, then its owner at each new parallelism.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
-
-import pyarrow as pa
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import (
@@ -19,17 +20,19 @@ from flinkstate.keygroups import (
 )
 from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.rescale.routes import JobShape, SweepPlan
+from flinkstate.spark.key_groups import assign_to_key_group, compute_operator_index_for_key_group
 from flinkstate.spark.tables import SparkDataset
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
-
-OWNER_SCHEMA = "buffer_id long, position int, record long, key long, key_group int, new_subtask int"
+    from pyspark.sql import Column, DataFrame
 
 
 def keyed_owners(dataset: SparkDataset, exchange: str, new_parallelism: int) -> DataFrame:
     """Every fragment of ``exchange``'s channel state with its record's key group and the
     subtask owning that key group at ``new_parallelism``."""
+    from pyspark.sql import functions as F
+
     rows = dataset.exchanges.where(dataset.exchanges.exchange == exchange).collect()
     if not rows:
         known = [r.exchange for r in dataset.exchanges.select("exchange").collect()]
@@ -51,25 +54,103 @@ def keyed_owners(dataset: SparkDataset, exchange: str, new_parallelism: int) -> 
     max_parallelism = int(operator.max_parallelism)
     check_parallelism_against_max(new_parallelism, max_parallelism)
 
-    def owners(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            keys = batch.column("key").to_numpy(zero_copy_only=False)
-            groups = OwnerRule.KEY_GROUP.owner_keys(keys, max_parallelism)
-            subtasks = OwnerRule.KEY_GROUP.owners(groups, max_parallelism, new_parallelism)
-            yield pa.RecordBatch.from_arrays(
-                [
-                    batch.column("buffer_id"),
-                    batch.column("position"),
-                    batch.column("record"),
-                    batch.column("key"),
-                    pa.array(groups, pa.int32()),
-                    pa.array(subtasks, pa.int32()),
-                ],
-                names=["buffer_id", "position", "record", "key", "key_group", "new_subtask"],
-            )
-
     ids = dataset.buffers.where(dataset.buffers.exchange == exchange).select("buffer_id")
     fragments = dataset.fragments.join(ids, "buffer_id").select(
-        "buffer_id", "position", "record", "key"
+        "buffer_id",
+        "position",
+        "record",
+        "key",
+        assign_to_key_group(F.col("key"), max_parallelism, "long").alias("key_group"),
     )
-    return fragments.mapInArrow(owners, OWNER_SCHEMA)
+    # the owner reads the key group's column, not its expression again (a select of its own)
+    return fragments.withColumn(
+        "new_subtask",
+        compute_operator_index_for_key_group(F.col("key_group"), max_parallelism, new_parallelism),
+    )
+
+
+def owner_key(
+    exchange: Column,
+    key: Column,
+    rules: Mapping[str, tuple[OwnerRule, int]] | Mapping[int, tuple[OwnerRule, int]],
+) -> Column:
+    """The owner key (``long``) of a record by its exchange's rule (exchange -> rule, max
+    parallelism): the key group of its ``Long`` key for keyBy, the key itself for the model's
+    custom partitioner, -1 where the rule gives none (and for an exchange not in ``rules``).
+    An exchange is named in ``exchange`` and ``rules`` alike, by its name or by a number
+    standing for it (cheaper to compare and to group by).
+
+    A murmur hash names its input many times over (:mod:`flinkstate.spark.key_groups`), and
+    Spark evaluates it once per record only where its subexpression elimination reaches, which
+    is not inside a branch of a ``CASE`` (there it costs 40 times as much). So every candidate
+    owner key is computed unconditionally, in one array, and the exchange picks its own from it
+    by position (a ``CASE`` of literals).
+    """
+    from pyspark.sql import functions as F
+
+    candidates = [F.lit(-1).cast("long")]
+    slots: dict[tuple[OwnerRule, int], int] = {}  # a candidate's rule and max parallelism
+    chosen: dict[str | int, int] = {}  # exchange -> its candidate's position (from 1)
+    for name, (rule, max_parallelism) in rules.items():
+        if rule is OwnerRule.NONE:
+            continue
+        slot = (rule, max_parallelism if rule is OwnerRule.KEY_GROUP else 0)
+        if slot not in slots:
+            if rule is OwnerRule.KEY_GROUP:
+                candidates.append(assign_to_key_group(key, max_parallelism, "long").cast("long"))
+            else:
+                candidates.append(key.cast("long"))
+            slots[slot] = len(candidates)
+        chosen[name] = slots[slot]
+    if not chosen:
+        return candidates[0]
+    (first, at), *others = chosen.items()
+    position = F.when(exchange == F.lit(first), at)
+    for name, at in others:
+        position = position.when(exchange == F.lit(name), at)
+    return F.element_at(F.array(*candidates), position.otherwise(1))
+
+
+def owner(
+    exchange: Column,
+    owner_key: Column,
+    rules: Mapping[str, tuple[OwnerRule, int, int]],
+) -> Column:
+    """The subtask (``int``) owning a record with ``owner_key`` by its exchange's rule
+    (exchange -> rule, max parallelism, the consumer's new parallelism): the key group's owner,
+    the key modulo the parallelism (never negative), or -1 where the rule gives none."""
+    from pyspark.sql import functions as F
+
+    chosen: Column | None = None
+    for name, (rule, max_parallelism, parallelism) in rules.items():
+        if rule is OwnerRule.KEY_GROUP:
+            value = compute_operator_index_for_key_group(owner_key, max_parallelism, parallelism)
+        elif rule is OwnerRule.KEY:
+            value = F.pmod(owner_key, F.lit(parallelism)).cast("int")
+        else:
+            continue
+        condition = exchange == F.lit(name)
+        chosen = F.when(condition, value) if chosen is None else chosen.when(condition, value)
+    none = F.lit(-1).cast("int")
+    return none if chosen is None else chosen.otherwise(none)
+
+
+def owner_at(
+    exchange: Column, owner_key: Column, to: Column, plan: SweepPlan, shape: JobShape
+) -> Column:
+    """The subtask (``int``) owning a record with ``owner_key`` at the new parallelism ``to``
+    names, one of ``plan``'s targets (-1 for any other)."""
+    from pyspark.sql import functions as F
+
+    rules = plan.owners_of(shape)
+    chosen: Column | None = None
+    for index, target in enumerate(plan.targets):
+        value = owner(
+            exchange,
+            owner_key,
+            {name: (rule, max_p, p[index]) for name, (rule, max_p, p) in rules.items()},
+        )
+        condition = to == F.lit(target)
+        chosen = F.when(condition, value) if chosen is None else chosen.when(condition, value)
+    none = F.lit(-1).cast("int")
+    return none if chosen is None else chosen.otherwise(none)

@@ -4,10 +4,11 @@ The answer comes in two sizes. The plan is small and computed on the driver with
 own functions: per exchange, :func:`~flinkstate.rescale.exchange.rescale_exchange` for every
 new parallelism asked about, turned into buffer routes (:mod:`flinkstate.rescale.routes`).
 The data is large and stays with Spark: buffers are routed by a broadcast join with the routes,
-and every record's owner at each new parallelism comes from Flink's key-group functions run
-vectorised over Arrow batches (``mapInArrow``), partly aggregated per batch before Spark sums
-them. Only aggregates reach the driver: a row per (parallelism, exchange, side, old subtask,
-new subtask) at most.
+and every record's owner at each new parallelism comes from Flink's key-group functions written
+as Spark column expressions (:mod:`flinkstate.spark.owners`, :mod:`flinkstate.spark.key_groups`):
+no Python runs on the executors, so no record crosses from the JVM to Python and back. Only
+aggregates reach the driver: a row per (parallelism, exchange, side, old subtask, new subtask)
+at most.
 
 Counting rules, the same as the model's: a record counts once, where its first byte is (a
 record cut by the barrier starts in the input state and ends in the output state of the same
@@ -23,21 +24,18 @@ record's key group) stays cached in Spark, so a notebook slider only pays for th
 Everything that can be refused without the data is refused before Spark starts:
 :func:`job_shape` reads the two small tables on the driver and :func:`sweep_plan` checks the
 question against them. A failed Spark job is a :class:`~flinkstate.errors.SparkJobError` in
-one line (:mod:`flinkstate.spark.failures`), e.g. an executor's Python without pandas.
+one line (:mod:`flinkstate.spark.failures`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
-import numpy.typing as npt
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from flinkstate.dataset import read_dataset
 from flinkstate.errors import InvalidParameterError, SparkJobError
@@ -46,16 +44,12 @@ from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.rescale.routes import MAX_SWEEP, OUTPUT, JobShape, SweepPlan
 from flinkstate.spark.failures import spark_errors
+from flinkstate.spark.owners import owner_at, owner_key
 from flinkstate.spark.progress import ProgressCallback, SparkProgress
 from flinkstate.spark.tables import SparkDataset
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-_RECORDS_SCHEMA = (
-    "buffer_id long, exchange string, owner_key long, records long, bytes long, spanning long"
-)
-_OWNERS_SCHEMA = "buffer_id long, to int, owner int, records long, bytes long, spanning long"
 
 MOVEMENT_KEYS = ["to", "exchange", "side", "old_subtask", "new_subtask"]
 MOVEMENT_SUMS = [
@@ -190,6 +184,7 @@ class RescalingPipeline:
             )
         self._buffers: DataFrame | None = None
         self._records: DataFrame | None = None
+        self._names: list[str] | None = None
         self._persisted: pd.DataFrame | None = None
         #: per keyed exchange: in-flight records and keyed state per key group (no new
         #: parallelism in them, so a slider move costs no Spark job)
@@ -205,6 +200,7 @@ class RescalingPipeline:
             if frame is not None:
                 frame.unpersist()
         self._buffers = self._records = None
+        self._names = None
 
     # -- cached, independent of the new parallelism ------------------------------------------
 
@@ -224,34 +220,60 @@ class RescalingPipeline:
 
     def records(self) -> DataFrame:
         """Record starts aggregated per (buffer, owner key): the key group for a keyed
-        exchange (Flink's murmur hash of the key, vectorised), the key itself for a custom
-        partitioner, -1 where ownership does not depend on the record."""
+        exchange (Flink's murmur hash of the key, a Spark expression), the key itself for a
+        custom partitioner, -1 where ownership does not depend on the record."""
         if self._records is None:
             from pyspark.sql import functions as F
 
+            # every exchange of the buffers by a number from 1 while its records are grouped:
+            # a string among the keys would cost the aggregation its fixed-width hash map
+            names = self._exchange_names()
+            code = {name: index for index, name in enumerate(names, start=1)}
             rules = self.shape.owner_rules()
+            coded = {code[name]: rule for name, rule in rules.items() if name in code}
+            exchange = F.col("exchange")
+            number = F.lit(None).cast("int")
+            for name, index in code.items():
+                number = F.when(exchange == F.lit(name), index).otherwise(number)
             starts = (
                 self.dataset.fragments.where(~F.col("continues_from_previous"))
                 .select("buffer_id", "key", "record_bytes", "continues_into_next")
-                .join(self.buffers().select("buffer_id", "exchange"), "buffer_id")
-            )
-
-            def owner_keys(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-                for batch in batches:
-                    yield _owner_keys(batch, rules)
-
-            # each batch comes back summed per (buffer, owner key); Spark sums the batches
-            self._records = (
-                starts.mapInArrow(owner_keys, _RECORDS_SCHEMA)
-                .groupBy("buffer_id", "exchange", "owner_key")
-                .agg(
-                    F.sum("records").alias("records"),
-                    F.sum("bytes").alias("bytes"),
-                    F.sum("spanning").alias("spanning"),
+                .join(
+                    self.buffers().select("buffer_id", number.alias("exchange_code")),
+                    "buffer_id",
                 )
-                .cache()
             )
+            grouped = starts.groupBy(
+                "buffer_id",
+                "exchange_code",
+                owner_key(F.col("exchange_code"), F.col("key"), coded).alias("owner_key"),
+            ).agg(
+                F.count("*").alias("records"),
+                F.sum(F.col("record_bytes").cast("long")).alias("bytes"),
+                F.sum(F.col("continues_into_next").cast("long")).alias("spanning"),
+            )
+            named = F.element_at(
+                F.array(F.lit(None).cast("string"), *[F.lit(name) for name in names]),
+                F.coalesce(F.col("exchange_code") + 1, F.lit(1)),
+            )
+            self._records = grouped.select(
+                "buffer_id",
+                named.alias("exchange"),
+                "owner_key",
+                "records",
+                "bytes",
+                "spanning",
+            ).cache()
         return self._records
+
+    def _exchange_names(self) -> list[str]:
+        """The exchanges the buffers belong to (null aside), in the order of their names."""
+        if self._names is None:
+            from pyspark.sql import functions as F
+
+            rows = self.buffers().where(F.col("exchange").isNotNull()).select("exchange")
+            self._names = sorted(row.exchange for row in rows.distinct().collect())
+        return self._names
 
     def persisted(self) -> pd.DataFrame:
         """Per exchange and side: buffers, bytes and records in the checkpoint."""
@@ -416,30 +438,28 @@ class RescalingPipeline:
     def _movement(self, routed: DataFrame, plan: SweepPlan) -> pd.DataFrame:
         from pyspark.sql import functions as F
 
-        targets, rules = plan.targets, plan.owners_of(self.shape)
-
-        def owners(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-            for batch in batches:
-                yield _owners(batch, rules, targets)
-
-        partials = (
-            self.records()
-            .mapInArrow(owners, _OWNERS_SCHEMA)
-            .groupBy("buffer_id", "to", "owner")
-            .agg(
-                F.sum("records").alias("records"),
-                F.sum("bytes").alias("bytes"),
-                F.sum("spanning").alias("spanning"),
-            )
-        )
         volume = routed.groupBy(*MOVEMENT_KEYS).agg(
             F.count("*").alias("buffers"), F.sum("size").alias("bytes")
         )
-        drops = F.col("filtered") & (F.col("owner") != F.col("new_subtask"))
+        # each record group meets each route of its buffer (one per new parallelism, or more
+        # where output state is copied), and its owner at that parallelism decides whether
+        # the receiving subtask keeps it
+        records = self.records().select(
+            "buffer_id",
+            F.col("exchange").alias("records_exchange"),
+            "owner_key",
+            "records",
+            "bytes",
+            "spanning",
+        )
+        owners = owner_at(
+            F.col("records_exchange"), F.col("owner_key"), F.col("to"), plan, self.shape
+        )
+        drops = F.col("filtered") & (owners != F.col("new_subtask"))
         contents = (
             routed.select("buffer_id", *MOVEMENT_KEYS, "filtered")
             .where(F.col("to").isNotNull())
-            .join(partials, ["buffer_id", "to"])
+            .join(records, "buffer_id")
             .groupBy(*MOVEMENT_KEYS)
             .agg(
                 F.sum("records").alias("records"),
@@ -533,108 +553,6 @@ def routes_frame(plan: SweepPlan) -> pd.DataFrame:
     frame[ints] = frame[ints].astype("int32")
     frame["filtered"] = frame["filtered"].astype(bool)
     return frame
-
-
-def owner_keys(
-    exchanges: npt.NDArray[np.object_] | pa.Array,
-    keys: npt.NDArray[np.int64],
-    rules: Mapping[str, tuple[OwnerRule, int]],
-) -> npt.NDArray[np.int64]:
-    """The owner key of each record start, by its exchange's rule (-1 where none)."""
-    result = np.full(len(keys), -1, dtype=np.int64)
-    names = exchanges if isinstance(exchanges, pa.Array) else pa.array(exchanges)
-    for name in pc.unique(names).to_pylist():
-        rule, max_p = rules.get(name, (OwnerRule.NONE, 0))
-        if rule is not OwnerRule.NONE:
-            mask = pc.equal(names, name).to_numpy(zero_copy_only=False)
-            result[mask] = rule.owner_keys(keys[mask], max_p)
-    return result
-
-
-def _owner_keys(
-    batch: pa.RecordBatch, rules: Mapping[str, tuple[OwnerRule, int]]
-) -> pa.RecordBatch:
-    """The batch's record starts summed per (buffer, exchange, owner key)."""
-    exchange = batch.column("exchange")
-    keys = batch.column("key").to_numpy(zero_copy_only=False)
-    summed = (
-        pa.table(
-            {
-                "buffer_id": batch.column("buffer_id"),
-                "exchange": exchange,
-                "owner_key": pa.array(owner_keys(exchange, keys, rules), pa.int64()),
-                "bytes": pc.cast(batch.column("record_bytes"), pa.int64()),
-                "spanning": pc.cast(batch.column("continues_into_next"), pa.int64()),
-            }
-        )
-        .group_by(["buffer_id", "exchange", "owner_key"])
-        .aggregate([("bytes", "count"), ("bytes", "sum"), ("spanning", "sum")])
-    )
-    return _batch(
-        summed,
-        {
-            "buffer_id": "buffer_id",
-            "exchange": "exchange",
-            "owner_key": "owner_key",
-            "records": "bytes_count",
-            "bytes": "bytes_sum",
-            "spanning": "spanning_sum",
-        },
-    )
-
-
-def _owners(
-    batch: pa.RecordBatch,
-    rules: Mapping[str, tuple[OwnerRule, int, tuple[int, ...]]],
-    targets: tuple[int, ...],
-) -> pa.RecordBatch:
-    """Each row's owner at every new parallelism, summed per (buffer, to, owner) within the
-    batch so that Spark aggregates few rows."""
-    exchange = batch.column("exchange")
-    owner_key = batch.column("owner_key").to_numpy(zero_copy_only=False)
-    masks = {
-        name: pc.equal(exchange, name).to_numpy(zero_copy_only=False)
-        for name in pc.unique(exchange).to_pylist()
-    }
-    parts = []
-    for index, to in enumerate(targets):
-        owner = np.full(len(owner_key), -1, dtype=np.int32)
-        for name, mask in masks.items():
-            rule, max_p, parallelism = rules[name]
-            owner[mask] = rule.owners(owner_key[mask], max_p, parallelism[index])
-        parts.append(
-            pa.table(
-                {
-                    "buffer_id": batch.column("buffer_id"),
-                    "to": pa.array(np.full(len(owner), to, dtype=np.int32)),
-                    "owner": pa.array(owner),
-                    "records": batch.column("records"),
-                    "bytes": batch.column("bytes"),
-                    "spanning": batch.column("spanning"),
-                }
-            )
-            .group_by(["buffer_id", "to", "owner"])
-            .aggregate([("records", "sum"), ("bytes", "sum"), ("spanning", "sum")])
-        )
-    return _batch(
-        pa.concat_tables(parts),
-        {
-            "buffer_id": "buffer_id",
-            "to": "to",
-            "owner": "owner",
-            "records": "records_sum",
-            "bytes": "bytes_sum",
-            "spanning": "spanning_sum",
-        },
-    )
-
-
-def _batch(table: pa.Table, columns: Mapping[str, str]) -> pa.RecordBatch:
-    """One record batch of ``table``'s columns, renamed (output name -> column)."""
-    return pa.RecordBatch.from_arrays(
-        [table.column(found).combine_chunks() for found in columns.values()],
-        names=list(columns),
-    )
 
 
 def _ints(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:

@@ -3,8 +3,9 @@
 Creating a session costs seconds, so every caller (the command line, the notebooks, the tests)
 shares one. On a cluster the executors get flinkstate itself as a zip added to the job, whoever
 started the session, so they need nothing from the driver's working directory and no install of
-flinkstate; their Python needs flinkstate's dependencies (numpy, pandas, pyarrow), as any
-PySpark job using Arrow does. The zip's temporary folder is removed when the process exits.
+flinkstate. flinkstate's own jobs run no Python on the executors (key groups and owners are
+Spark expressions), so their Python needs none of its dependencies. The zip's temporary folder
+is removed when the process exits.
 
 The driver listens on 127.0.0.1 whatever the master, unless the user gives an address
 (``driver_host``, ``$SPARK_DRIVER_HOST``, or ``$SPARK_LOCAL_IP`` for Spark to derive it): an
