@@ -1,4 +1,4 @@
-# The two commands a new user needs:  make lab  (JupyterLab, Spark embedded)  and  make test.
+# The two commands a new user needs:  make lab  (JupyterLab, warm Spark)  and  make test.
 # Both create .venv on first use and re-install only when pyproject.toml or constraints.txt
 # change, so running them again is fast.
 
@@ -7,6 +7,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.flinkstate-installed
 LAB_PORT ?= 8888
+# the local Spark Connect server make lab starts (flinkstate spark-server), on 127.0.0.1
+SPARK_CONNECT_PORT ?= 15002
 # Jupyter refuses to run as root unless told; containers and CI machines often are root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -15,7 +17,8 @@ export PYSPARK_PYTHON ?= $(abspath $(BIN)/python)
 .PHONY: lab test lint typecheck pytest bench bench-smoke fuzz real-checkpoints reference-values lock clean help
 
 help:
-	@echo "make lab    start JupyterLab on 127.0.0.1:$(LAB_PORT) in notebooks/ (Spark embedded)"
+	@echo "make lab    start JupyterLab on 127.0.0.1:$(LAB_PORT) in notebooks/, and a Spark Connect"
+	@echo "           server on 127.0.0.1:$(SPARK_CONNECT_PORT) that keeps Spark warm until it ends"
 	@echo "make test   ruff, mypy and the whole pytest suite (notebooks included)"
 	@echo "make bench  run the benchmarks and print ratios against their in-run baselines"
 	@echo "make fuzz   read thousands of broken checkpoints (MUTATIONS=5000 SEED=0)"
@@ -32,8 +35,16 @@ $(STAMP): pyproject.toml constraints.txt
 	touch $(STAMP)
 
 # The repository root is served, so that the notebooks' links to docs/ open in JupyterLab;
-# the browser starts in notebooks/.
+# the browser starts in notebooks/. A local Spark Connect server runs beside it, so that the
+# notebooks' and the command line's Spark answer warm; it is stopped when JupyterLab ends (if
+# this recipe started it: one that ran before is left running). Without it (it did not start,
+# or one already runs elsewhere) each notebook's Spark runs embedded, as before.
 lab: $(STAMP)
+	@started=; \
+	if $(BIN)/flinkstate spark-server start --port $(SPARK_CONNECT_PORT); then started=1; \
+	else echo "make lab: no new Spark Connect server; notebooks use a running one or embedded Spark"; fi; \
+	trap 'if [ -n "$$started" ]; then $(BIN)/flinkstate spark-server stop; fi' EXIT; \
+	trap 'exit 130' INT TERM; \
 	$(BIN)/jupyter lab --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) \
 		--ServerApp.root_dir=. --LabApp.default_url=/lab/tree/notebooks --no-browser $(ALLOW_ROOT)
 

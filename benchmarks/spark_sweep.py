@@ -77,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     from flinkstate.spark.tables import load
 
     started = time.perf_counter()
-    spark = spark_session(args.master, driver_memory=args.driver_memory)
+    # its own JVM: the figures are of an embedded driver, never a Spark Connect server's
+    spark = spark_session(args.master, driver_memory=args.driver_memory, connect=False)
     spark.range(1).count()  # the first job starts the executor threads: not the pipeline's cost
     session_seconds = time.perf_counter() - started
     jvm: Any = spark.sparkContext._jvm  # the embedded session's py4j view of the JVM

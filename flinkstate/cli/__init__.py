@@ -24,6 +24,7 @@ from flinkstate.cli.rescale import add_rescale_parser
 from flinkstate.cli.run import add_run_parser, add_topologies_parser
 from flinkstate.cli.samples import add_samples_parser
 from flinkstate.cli.scenarios import add_scenarios_parser, add_whatif_parser
+from flinkstate.cli.spark_server import add_spark_server_parser
 from flinkstate.errors import FlinkstateError, printable
 
 #: Exit status for a user error (bad parameter, bad key); argparse uses the same.
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_generate_parser(subparsers)
     add_rescale_parser(subparsers)
     add_inspect_parser(subparsers)
+    add_spark_server_parser(subparsers)
     return parser
 
 

@@ -22,7 +22,8 @@ def add_rescale_parser(subparsers: Any) -> None:
         "it at a new parallelism: bytes and records from each old subtask to each new one, "
         "what every new subtask reads and filters out, its virtual channels and spanning "
         "records. Several --to values (or a range) make a what-if sweep in one Spark job. "
-        "Spark runs embedded unless --master or FLINKSTATE_SPARK_MASTER names a cluster. "
+        "Spark runs on the local Spark Connect server if one runs ('flinkstate spark-server "
+        "start'), else embedded, unless --master or FLINKSTATE_SPARK_MASTER names a cluster. "
         "What can be checked without the data (the dataset's tables, the parallelisms, the "
         "operators, the --html target, the master's address) is checked before Spark starts.",
     )

@@ -2,15 +2,19 @@
 
 Spark's own console bar needs the web UI, which the embedded session turns off; this reads the
 same counts from the status tracker while a phase's jobs run, so a long job on ten million
-records shows it is moving: a terminal bar, or a callback (a widget's progress bar).
+records shows it is moving: a terminal bar, or a callback (a widget's progress bar). A Spark
+Connect session has no status tracker; there the counts come from the progress the server sends
+with each query (a progress handler), every couple of seconds while it runs.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
+
+from flinkstate.spark.session import is_connect
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -51,6 +55,19 @@ class SparkProgress:
             yield
             return
         self._tell(name)
+        if is_connect(self.spark):
+            # a plain function is what the handlers' protocol calls
+            watch = cast(Any, self._connect_watch(name))
+            self.spark.registerProgressHandler(watch)
+            try:
+                yield
+            finally:
+                self.spark.removeProgressHandler(watch)
+                self.done += 1
+                if self.bar is not None:
+                    self.bar.update(1)
+                self._tell(name)
+            return
         stop = threading.Event()
         watcher = threading.Thread(target=self._watch, args=(name, stop), daemon=True)
         watcher.start()
@@ -85,3 +102,17 @@ class SparkProgress:
                     total += info.numTasks
             if total and not stop.is_set():
                 self._tell(f"{name}: {done}/{total} tasks")
+
+    def _connect_watch(self, name: str) -> Callable[..., None]:
+        """A Connect progress handler telling the task counts of the query that runs."""
+
+        def watch(
+            stages: Iterable[Any] | None, inflight_tasks: int, operation_id: Any, done: bool
+        ) -> None:  # pyspark calls it by these names
+            found = list(stages or ())
+            total = sum(stage.num_tasks for stage in found)
+            finished = sum(stage.num_completed_tasks for stage in found)
+            if total and not done:
+                self._tell(f"{name}: {finished}/{total} tasks")
+
+        return watch

@@ -1,7 +1,18 @@
-"""The one Spark session of a process: embedded by default, a cluster when asked.
+"""The one Spark session of a process: the local Spark Connect server's when it runs, else
+embedded; a cluster when asked.
 
 Creating a session costs seconds, so every caller (the command line, the notebooks, the tests)
-shares one. On a cluster the executors get flinkstate itself as a zip added to the job, whoever
+shares one. Starting Spark's JVM is most of that: when ``flinkstate spark-server start`` (or
+``make lab``) has a local Spark Connect server running (:mod:`flinkstate.spark.connect_server`)
+and no master is asked for, the session is a Connect session on it, which opens in well under a
+second; a server this process cannot use (another flinkstate or Python) is passed over with a
+one-line note, and Spark runs embedded. Over Connect there is no ``sparkContext``: nothing is
+shipped (the server's Python workers import the flinkstate that started it, the same as this
+one) and progress comes from Connect's progress handlers (:mod:`flinkstate.spark.progress`).
+A process's sessions are all one kind: pyspark switches its functions to Connect for the whole
+process once a Connect session exists.
+
+On a cluster the executors get flinkstate itself as a zip added to the job, whoever
 started the session, so they need nothing from the driver's working directory and no install of
 flinkstate. flinkstate's own jobs run no Python on the executors (key groups and owners are
 Spark expressions), so their Python needs none of its dependencies. The zip's temporary folder
@@ -24,6 +35,7 @@ import atexit
 import contextlib
 import ipaddress
 import os
+import re
 import shutil
 import socket
 import sys
@@ -32,11 +44,13 @@ import zipfile
 from collections.abc import Sequence
 from functools import cache
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 from urllib.parse import urlsplit
 
 from flinkstate.errors import InvalidParameterError, SparkStartError
+from flinkstate.spark import connect_server
 from flinkstate.spark.failures import describe, error_text, summary
+from flinkstate.spark.settings import LOOPBACK, driver_settings, local_settings
 
 if TYPE_CHECKING:
     from pyspark import SparkConf
@@ -45,12 +59,9 @@ if TYPE_CHECKING:
 MASTER_ENV = "FLINKSTATE_SPARK_MASTER"
 DEFAULT_MASTER = "local[*]"
 PACKAGE = Path(__file__).resolve().parents[1]
-#: errors only, on the JVM's stderr (see the file)
-LOG4J2_CONFIG = Path(__file__).resolve().with_name("log4j2.properties")
 LOCAL_IP_ENV = "SPARK_LOCAL_IP"
 #: the driver's address when the user names one without a --driver-host option
 DRIVER_HOST_ENV = "SPARK_DRIVER_HOST"
-LOOPBACK = "127.0.0.1"
 #: seconds a standalone master's port may take to accept a connection
 PROBE_TIMEOUT = 3.0
 #: how a cluster's connections are authenticated (the README says more)
@@ -76,21 +87,37 @@ def spark_session(
     *,
     driver_memory: str | None = None,
     driver_host: str | None = None,
+    connect: bool = True,
 ) -> SparkSession:
     """The session for ``master`` (see :func:`master_url`), created on first use, its driver
     at ``driver_host`` (see :func:`driver_address`).
 
     Without a master named (argument or environment), a session already running in this
-    process is used whatever its master; a session on another master than the one named is
-    refused rather than silently reused.
+    process is used whatever its master, else the local Spark Connect server's if one runs
+    (unless ``connect`` is False, or a driver setting is given: those need a driver of this
+    process's own); a session on another master than the one named is refused rather than
+    silently reused.
     """
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
     wanted = master_url(master)
+    named = master is not None or bool(os.environ.get(MASTER_ENV))
+    remote = _remote_session()
+    if remote is not None:
+        if not named:
+            return remote
+        raise InvalidParameterError(
+            "a Spark Connect session is already running in this process; stop it "
+            f"(spark.stop()) before using {wanted}"
+        )
     active = SparkSession.getActiveSession()
-    if active is not None and master is None and not os.environ.get(MASTER_ENV):
+    if active is not None and not named:
         return _shipped(active)
+    if active is None and not named and connect and driver_memory is None and not driver_host:
+        session = connect_session()
+        if session is not None:
+            return session
     if active is not None:
         running = active.sparkContext.master
         if running != wanted:
@@ -104,21 +131,12 @@ def spark_session(
         check_driver_reachable(wanted, driver_host)
         probe_master(wanted)
     address = driver_address(driver_host)
-    settings = {
-        "spark.sql.execution.arrow.pyspark.enabled": "true",
-        "spark.sql.session.timeZone": "UTC",
-        "spark.ui.enabled": "false",
-        # flinkstate draws its own progress (flinkstate.spark.progress)
-        "spark.ui.showConsoleProgress": "false",
-        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={LOG4J2_CONFIG.as_uri()}",
-        **address,
-    }
+    settings = {**driver_settings(), **address}
     if local:
         # embedded: the Python workers are this interpreter, which has flinkstate and
         # pyarrow installed (pyspark reads the variable when the context starts)
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        # few shuffle partitions: one machine's cores, not a cluster's default of 200
-        settings["spark.sql.shuffle.partitions"] = str(max(4, 2 * (os.cpu_count() or 2)))
+        settings.update(local_settings())
     if driver_memory:
         settings["spark.driver.memory"] = driver_memory
     conf = SparkConf().setMaster(wanted).setAppName("flinkstate").setAll(list(settings.items()))
@@ -128,6 +146,86 @@ def spark_session(
         if note:
             print(f"flinkstate: note: {note}", file=sys.stderr)
     return _shipped(session)
+
+
+def connect_session() -> SparkSession | None:
+    """A Connect session on the local server if one runs that this process can use, else None
+    (with a one-line note on stderr when one runs but cannot be used, or does not answer)."""
+    server = connect_server.running_server()
+    if server is None:
+        return None
+    reason = connect_server.unusable_because(server)
+    if reason is None:
+        try:
+            try:
+                return remote_session(server.remote)
+            except ClosedSessionError:
+                return remote_session(connect_server.renew_session(server).remote)
+        except SparkStartError as error:
+            reason = str(error)
+    print(
+        f"flinkstate: note: not using the Spark Connect server at {server.address} ({reason}); "
+        "Spark runs embedded",
+        file=sys.stderr,
+    )
+    return None
+
+
+def remote_session(url: str) -> SparkSession:
+    """A new Spark Connect session on ``url`` (``sc://host:port/;token=...``), checked with one
+    round trip; a server that does not answer is a :class:`SparkStartError` in one line."""
+    from pyspark.errors import PySparkException
+    from pyspark.sql.connect.session import SparkSession as RemoteSession
+
+    global _remote
+    # what pyspark's own builder does for a remote session: its functions build Connect columns
+    os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
+    session = RemoteSession.builder.remote(url).create()
+    try:
+        session.version  # noqa: B018  (one round trip: is the server there, is the token right)
+    except PySparkException as error:
+        _close_client(session)
+        del os.environ["SPARK_CONNECT_MODE_ENABLED"]
+        kind = ClosedSessionError if _CLOSED_SESSION in str(error) else SparkStartError
+        said = _GRPC_DETAILS.search(str(error))
+        reason = said.group(1) if said else summary(str(error))
+        raise kind(f"cannot open a session on the Spark Connect server: {reason}") from None
+    _remote = session
+    # its connection closed before the interpreter's exit, where gRPC can hang closing it;
+    # the server-side session stays open for the next command (spark.stop() would close it)
+    atexit.register(_close_client, session)
+    return cast("SparkSession", session)  # the same API, not the same class
+
+
+def _close_client(session: Any) -> None:
+    with contextlib.suppress(Exception):
+        session.client.close()
+
+
+class ClosedSessionError(SparkStartError):
+    """The server-side session asked for was closed (a client stopped it, or it expired)."""
+
+
+#: the server's own words in a gRPC error, whose first line says only that one happened
+_GRPC_DETAILS = re.compile(r'details = "([^"\n]+)"')
+#: how the server says a session was closed
+_CLOSED_SESSION = "SESSION_CLOSED"
+
+#: the Connect session this process opened, if any
+_remote: Any = None
+
+
+def _remote_session() -> SparkSession | None:
+    """The Connect session this process opened, unless it was stopped."""
+    if _remote is None or _remote.is_stopped:
+        return None
+    session: SparkSession = _remote
+    return session
+
+
+def is_connect(session: SparkSession) -> bool:
+    """Whether ``session`` is a Spark Connect session (it has no ``sparkContext``)."""
+    return type(session).__module__.startswith("pyspark.sql.connect")
 
 
 def _started(master: str, conf: SparkConf) -> SparkSession:

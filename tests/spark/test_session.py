@@ -20,7 +20,6 @@ from flinkstate.errors import InvalidParameterError, SparkStartError
 from flinkstate.spark.session import (
     DRIVER_HOST_ENV,
     LOCAL_IP_ENV,
-    LOG4J2_CONFIG,
     MASTER_ENV,
     check_driver_reachable,
     cluster_note,
@@ -31,6 +30,7 @@ from flinkstate.spark.session import (
     probe_master,
     spark_session,
 )
+from flinkstate.spark.settings import LOG4J2_CONFIG
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
