@@ -23,6 +23,7 @@ seed 42 where Flink's is 0, so it cannot stand in.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from flinkstate.errors import KeyTypeError
@@ -30,7 +31,7 @@ from flinkstate.javahash import JavaType
 from flinkstate.keygroups import check_max_parallelism, check_parallelism_against_max
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column
+    from pyspark.sql import Column, DataFrame
 
 #: the key types whose hash code is an expression here (every key type of a dataset is Long)
 KEY_TYPES = (JavaType.INT, JavaType.LONG, JavaType.STRING)
@@ -131,25 +132,50 @@ def java_hash_code(key: Column, java_type: JavaType | str) -> Column:
     )
 
 
+def _murmur_steps() -> tuple[Callable[[Column], Column], ...]:
+    """Flink's ``MathUtils.murmurHash(int)`` as steps, each an expression of the one before:
+    one expression when folded (:func:`murmur_hash`), one projection each when the whole is
+    too deep to send (:func:`with_murmur_hash`)."""
+    from pyspark.sql import functions as F
+
+    return (
+        lambda k: k.cast("int").cast("long"),
+        lambda k: _times(k, 0xCC9E2D51),
+        lambda k: _rotate_left(k, 15),
+        lambda k: _times(k, 0x1B873593),
+        lambda k: _rotate_left(k, 13),
+        lambda k: wrap_int(k * F.lit(5) + F.lit(_java_int(0xE6546B64))).bitwiseXOR(F.lit(4)),
+        lambda k: _xor_shift(k, 16),
+        lambda k: _times(k, 0x85EBCA6B),
+        lambda k: _xor_shift(k, 13),
+        lambda k: _times(k, 0xC2B2AE35),
+        lambda k: _xor_shift(k, 16),
+        # Java's ``code >= 0 ? code : code != MIN_VALUE ? -code : 0``: |MIN_VALUE| is 2^31,
+        # the only absolute value with bit 31 set
+        lambda k: F.abs(k).bitwiseAND(_INT_BIT - 1).cast("int"),
+    )
+
+
 def murmur_hash(code: Column) -> Column:
     """Flink's ``MathUtils.murmurHash(int)``: non-negative, 0 for ``Integer.MIN_VALUE``'s
     hash."""
+    for step in _murmur_steps():
+        code = step(code)
+    return code
+
+
+def with_murmur_hash(frame: DataFrame, code: Column, into: str) -> DataFrame:
+    """``frame`` with the column ``into``: Flink's murmur hash of the ``int`` hash codes
+    ``code``, one step per projection. Folded into one expression the hash nests more than a
+    hundred deep, which Spark Connect's protocol refuses to carry (protobuf's depth limit);
+    in steps each is shallow, and Spark's optimizer folds them into one again on the server
+    (``CollapseProject``), so the work done is the same."""
     from pyspark.sql import functions as F
 
-    k = code.cast("int").cast("long")
-    k = _times(k, 0xCC9E2D51)
-    k = _rotate_left(k, 15)
-    k = _times(k, 0x1B873593)
-    k = _rotate_left(k, 13)
-    k = wrap_int(k * F.lit(5) + F.lit(_java_int(0xE6546B64))).bitwiseXOR(F.lit(4))
-    k = _xor_shift(k, 16)
-    k = _times(k, 0x85EBCA6B)
-    k = _xor_shift(k, 13)
-    k = _times(k, 0xC2B2AE35)
-    k = _xor_shift(k, 16)
-    # Java's ``code >= 0 ? code : code != MIN_VALUE ? -code : 0``: |MIN_VALUE| is 2^31,
-    # the only absolute value with bit 31 set
-    return F.abs(k).bitwiseAND(_INT_BIT - 1).cast("int")
+    frame = frame.withColumn(into, code)
+    for step in _murmur_steps():
+        frame = frame.withColumn(into, step(F.col(into)))
+    return frame
 
 
 def compute_key_group_for_key_hash(code: Column, max_parallelism: int) -> Column:

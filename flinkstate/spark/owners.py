@@ -21,7 +21,12 @@ from flinkstate.keygroups import (
 from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.rescale.routes import JobShape, SweepPlan
-from flinkstate.spark.key_groups import assign_to_key_group, compute_operator_index_for_key_group
+from flinkstate.spark.key_groups import (
+    assign_to_key_group,
+    compute_operator_index_for_key_group,
+    java_hash_code,
+    with_murmur_hash,
+)
 from flinkstate.spark.tables import SparkDataset
 
 if TYPE_CHECKING:
@@ -56,11 +61,16 @@ def keyed_owners(dataset: SparkDataset, exchange: str, new_parallelism: int) -> 
 
     ids = dataset.buffers.where(dataset.buffers.exchange == exchange).select("buffer_id")
     fragments = dataset.fragments.join(ids, "buffer_id").select(
+        "buffer_id", "position", "record", "key"
+    )
+    # the hash in projections of their own: one expression is too deep for Spark Connect
+    hashed = with_murmur_hash(fragments, java_hash_code(F.col("key"), "long"), "key_murmur")
+    fragments = hashed.select(
         "buffer_id",
         "position",
         "record",
         "key",
-        assign_to_key_group(F.col("key"), max_parallelism, "long").alias("key_group"),
+        (F.col("key_murmur") % F.lit(max_parallelism)).cast("int").alias("key_group"),
     )
     # the owner reads the key group's column, not its expression again (a select of its own)
     return fragments.withColumn(
@@ -73,6 +83,7 @@ def owner_key(
     exchange: Column,
     key: Column,
     rules: Mapping[str, tuple[OwnerRule, int]] | Mapping[int, tuple[OwnerRule, int]],
+    murmur: Column | None = None,
 ) -> Column:
     """The owner key (``long``) of a record by its exchange's rule (exchange -> rule, max
     parallelism): the key group of its ``Long`` key for keyBy, the key itself for the model's
@@ -84,7 +95,10 @@ def owner_key(
     Spark evaluates it once per record only where its subexpression elimination reaches, which
     is not inside a branch of a ``CASE`` (there it costs 40 times as much). So every candidate
     owner key is computed unconditionally, in one array, and the exchange picks its own from it
-    by position (a ``CASE`` of literals).
+    by position (a ``CASE`` of literals). ``murmur``, where given, is the murmur hash of each
+    key's hash code computed already (:func:`~flinkstate.spark.key_groups.with_murmur_hash`,
+    as a pipeline sent over Spark Connect must): a key group is then that modulo the max
+    parallelism.
     """
     from pyspark.sql import functions as F
 
@@ -96,7 +110,10 @@ def owner_key(
             continue
         slot = (rule, max_parallelism if rule is OwnerRule.KEY_GROUP else 0)
         if slot not in slots:
-            if rule is OwnerRule.KEY_GROUP:
+            if rule is OwnerRule.KEY_GROUP and murmur is not None:
+                group = murmur % F.lit(max_parallelism)
+                candidates.append(group.cast("long"))
+            elif rule is OwnerRule.KEY_GROUP:
                 candidates.append(assign_to_key_group(key, max_parallelism, "long").cast("long"))
             else:
                 candidates.append(key.cast("long"))

@@ -44,6 +44,7 @@ from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.rescale.routes import MAX_SWEEP, OUTPUT, JobShape, SweepPlan
 from flinkstate.spark.failures import spark_errors
+from flinkstate.spark.key_groups import java_hash_code, with_murmur_hash
 from flinkstate.spark.owners import owner_at, owner_key
 from flinkstate.spark.progress import ProgressCallback, SparkProgress
 from flinkstate.spark.tables import SparkDataset
@@ -243,11 +244,11 @@ class RescalingPipeline:
                     "buffer_id",
                 )
             )
-            grouped = starts.groupBy(
-                "buffer_id",
-                "exchange_code",
-                owner_key(F.col("exchange_code"), F.col("key"), coded).alias("owner_key"),
-            ).agg(
+            # the key's hash in projections of their own: one expression is too deep for
+            # Spark Connect's protocol
+            starts = with_murmur_hash(starts, java_hash_code(F.col("key"), "long"), "key_murmur")
+            owner = owner_key(F.col("exchange_code"), F.col("key"), coded, F.col("key_murmur"))
+            grouped = starts.groupBy("buffer_id", "exchange_code", owner.alias("owner_key")).agg(
                 F.count("*").alias("records"),
                 F.sum(F.col("record_bytes").cast("long")).alias("bytes"),
                 F.sum(F.col("continues_into_next").cast("long")).alias("spanning"),

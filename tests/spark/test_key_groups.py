@@ -105,6 +105,20 @@ def test_murmur_hash_matches_flink(ansi: SparkSession, flink_reference: dict[str
     assert [row[0] for row in got] == [hashed for _, hashed in pairs]
 
 
+def test_the_murmur_hash_in_steps_is_the_murmur_hash(
+    ansi: SparkSession, flink_reference: dict[str, Any]
+) -> None:
+    """The hash one projection per step (what a pipeline sends over Spark Connect, whose
+    protocol refuses the folded expression as too deep) gives Flink's values too."""
+    from pyspark.sql import functions as F
+
+    pairs = flink_reference["murmur_hash"]
+    frame = ansi.createDataFrame([(i, c) for i, (c, _) in enumerate(pairs)], "i int, k int")
+    staged = key_groups.with_murmur_hash(frame, F.col("k"), "h").orderBy("i").collect()
+    assert [row.h for row in staged] == [hashed for _, hashed in pairs]
+    assert staged[0].k == pairs[0][0]  # the frame's own columns stay
+
+
 @pytest.mark.parametrize(
     ("kind", "spark_type"), [("int", "int"), ("long", "long"), ("string", "string")]
 )
