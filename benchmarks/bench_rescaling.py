@@ -310,15 +310,7 @@ def pandas_memory(directory: Path) -> dict[str, Any]:
         "--operator",
         OPERATOR,
     ]
-    done = subprocess.run(
-        command, cwd=ROOT, capture_output=True, text=True, timeout=SPARK_TIMEOUT, check=False
-    )
-    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
-    if done.returncode != 0 or not lines:
-        tail = "\n".join(done.stderr.splitlines()[-20:])
-        raise RuntimeError(f"{' '.join(command[1:])} exited with {done.returncode}:\n{tail}")
-    report: dict[str, Any] = json.loads(lines[-1])
-    return report
+    return _json_report(command, " ".join(command[1:]))
 
 
 def spark_sweep(directory: Path, repeat: int) -> dict[str, Any]:
@@ -339,15 +331,19 @@ def spark_sweep(directory: Path, repeat: int) -> dict[str, Any]:
         "--driver-memory",
         DRIVER_MEMORY,
     ]
+    return _json_report(command, f"the Spark sweep ({' '.join(command[1:])})")
+
+
+def _json_report(command: list[str], what: str) -> dict[str, Any]:
+    """Run ``command`` in a process of its own; the JSON report it prints last (its last
+    lines of stderr in the error when it fails or prints none)."""
     done = subprocess.run(
         command, cwd=ROOT, capture_output=True, text=True, timeout=SPARK_TIMEOUT, check=False
     )
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode != 0 or not lines:
         tail = "\n".join(done.stderr.splitlines()[-40:])
-        raise RuntimeError(
-            f"the Spark sweep ({' '.join(command[1:])}) exited with {done.returncode}:\n{tail}"
-        )
+        raise RuntimeError(f"{what} exited with {done.returncode}:\n{tail}")
     report: dict[str, Any] = json.loads(lines[-1])
     return report
 

@@ -15,7 +15,7 @@ one); a record may be split between the two.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from flinkstate.errors import InvalidParameterError
@@ -375,10 +375,14 @@ def record_types(
     channel: LogicalChannel,
     files: StateFiles,
     read: Callable[[ChannelStateHandle], bytes] | None = None,
+    elements: Sequence[Element] | None = None,
 ) -> list[str] | None:
     """The record types tried (``CANDIDATE_TYPES``) that read every record of a logical
     channel (a sample of them): what to suggest where no type was given or the one given
-    does not read them; None for a channel without records."""
+    does not read them; None for a channel without records. ``elements``, where the caller
+    framed the channel already (``read_records``), are not framed again."""
     head, tail = _stitched(channel, files, read)
     data = head + tail
-    return types_that_read(data, decode(data, source=channel_source(channel)).elements)
+    if elements is None:
+        elements = decode(data, source=channel_source(channel)).elements
+    return types_that_read(data, elements)

@@ -139,7 +139,7 @@ def summarize(
                     + types_that_read_text(types or []),
                 ) from None
             if value is None and find_record_types:
-                found = record_types(pair, files, lambda h: read[id(h)])
+                found = record_types(pair, files, lambda h: read[id(h)], records.elements)
                 if found is not None:  # a channel without records rules nothing out
                     edge = str(pair.edge)
                     fitting[edge] = [t for t in fitting.get(edge, found) if t in found]
