@@ -109,6 +109,24 @@ class NetworkWorld(NetworkState):
         self.owned = Owned()
         return twin
 
+    def ready_within(self, touched: frozenset[Resource] | None) -> Self:
+        """This world, made ready to take one action whose footprint is ``touched`` itself:
+        :meth:`clone_within` without the copy, for the last action a model checker takes from
+        a state (nothing reads that state once its children are made). The components it
+        shares with copies made from it before are copied first (the touched ones only), the
+        run-wide state is its own already, and the keys of the components it does not copy
+        stay known through the action."""
+        if touched is None:
+            if self.owned is not None:
+                self.own(self.partial_copies.everything(self))
+            return self
+        plan = self.partial_copies.plan(self, touched)
+        if self.owned is not None:
+            self.own(plan)
+        self.inherited_keys = (self.known_keys(), plan.key_positions)
+        self.prepared = True
+        return self
+
     def snapshot(self) -> Self:
         """The state as it is, for going back to (``Simulation``'s snapshots): a copy of the
         run-wide parts that shares every component with this world. From then on each of the

@@ -275,6 +275,12 @@ class PartialCopy(Footprinted, Protocol):
 
     def clone_within(self, touched: frozenset[Hashable] | None) -> PartialCopy: ...
 
+    def ready_within(self, touched: frozenset[Hashable] | None) -> PartialCopy:
+        """The model itself, ready for one action whose footprint is ``touched``, copies made
+        from it before left as they are: what ``clone_within`` gives for the last action taken
+        from a state, without the copy."""
+        ...
+
     def clone(self) -> PartialCopy: ...
 
     def apply(self, action: Action) -> object: ...
@@ -396,7 +402,8 @@ def verify_partial_copy(model: Model, action: Action) -> None:
     """Raise :class:`IndependenceError` unless ``action``, enabled in ``model``, applied to a
     copy made for it (``clone_within`` its footprint) leaves ``model`` as it was and ends in
     the state and with the violations that applying it to a whole copy gives: its footprint
-    names everything it changes."""
+    names everything it changes. The same for the state itself made ready for it
+    (``ready_within``), which must leave a copy made from it before as that copy was."""
     partial_model = cast(PartialCopy, model)
     touched = partial_model.footprint(action)
     # a whole copy's fingerprint is computed afresh (the model's may be known from before)
@@ -410,12 +417,24 @@ def verify_partial_copy(model: Model, action: Action) -> None:
         )
     whole = model.clone()
     whole.apply(action)
-    ends = [cast(Model, partial), whole]
+    # the last action from a state is taken by the state itself, made ready for it, while a
+    # copy made from it before (a sibling) shares its components
+    parent = cast(PartialCopy, model.clone())
+    sibling = parent.clone_within(touched)
+    ready = parent.ready_within(touched)
+    ready.apply(action)
+    if cast(Model, sibling).clone().fingerprint() != before:
+        raise IndependenceError(
+            f"at step {model.step}: {action}, taken by the state made ready for it, changed a "
+            "part of the state that a copy made from it before shares"
+        )
+    ends = [cast(Model, partial), cast(Model, ready), whole]
     broken = [[(v.invariant, v.message) for v in end.violations] for end in ends]
-    if broken[0] != broken[1] or partial.fingerprint() != whole.fingerprint():
+    prints = [end.fingerprint() for end in ends]
+    if broken[0] != broken[2] or broken[1] != broken[2] or len(set(prints)) != 1:
         raise IndependenceError(
             f"at step {model.step}: {action} ends elsewhere in a copy made for its footprint "
-            "than in a whole copy"
+            "(or in the state made ready for it) than in a whole copy"
         )
 
 
@@ -518,6 +537,11 @@ class StateStore:
     def __init__(self) -> None:
         self._index: dict[bytes, int] = {}
         self._parts: dict[Hashable, int] = {}
+        # per position of a tuple key, the part last packed there and its number: a part that
+        # did not change since is the very same object in the next key (a component's key is
+        # kept while it is unchanged), so its number is found by identity, without hashing or
+        # comparing it (a held object keeps its identity)
+        self._last: list[tuple[object, int]] = []
         self._parent = array("q")
         self._action: list[Action | None] = []
         self._depth = array("q")
@@ -539,10 +563,16 @@ class StateStore:
             return array("I", (0, number)).tobytes()
         numbers = array("I", (1,))
         append = numbers.append
-        for part in key:
-            number = parts.get(part)
-            if number is None:
-                number = parts[part] = len(parts)
+        last = self._last
+        if len(last) < len(key):
+            last.extend([(None, 0)] * (len(key) - len(last)))
+        for position, part in enumerate(key):
+            seen, number = last[position]
+            if seen is not part:
+                number = parts.get(part)
+                if number is None:
+                    number = parts[part] = len(parts)
+                last[position] = (part, number)
             append(number)
         return numbers.tobytes()
 
@@ -756,9 +786,10 @@ class _Exploration:
 
     def copy_for(self, model: Model, action: Action, *, last: bool) -> Model:
         """A model to apply ``action`` to: a copy of just what it may change, sharing the rest
-        with ``model`` (a :class:`PartialCopy`); otherwise a whole copy, or ``model`` itself
-        for the ``last`` action taken from it (nothing reads the parent once its children are
-        made)."""
+        with ``model`` (a :class:`PartialCopy`); otherwise a whole copy. For the ``last``
+        action taken from it, ``model`` itself (nothing reads the parent once its children are
+        made; a :class:`PartialCopy` first copies what it shares with its siblings and the
+        action may change)."""
         if self.partial:
             reduction = self.reduction
             touched = (
@@ -766,7 +797,9 @@ class _Exploration:
                 if isinstance(reduction, SleepSets)
                 else cast(PartialCopy, model).footprint(action)
             )
-            return cast(Model, cast(PartialCopy, model).clone_within(touched))
+            partial = cast(PartialCopy, model)
+            ready = partial.ready_within if last else partial.clone_within
+            return cast(Model, ready(touched))
         return model if last else model.clone()
 
     def check(self, model: Model, index: int) -> Sequence[Action]:
