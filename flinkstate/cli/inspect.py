@@ -95,7 +95,8 @@ def _inspect(args: argparse.Namespace) -> str:
     specs = {}
     keyed_by = []  # the exchanges whose key reads the records' values
     if args.export:
-        from flinkstate.flinkcheckpoint.export import ExchangeSpec, key_function
+        from flinkstate.flinkcheckpoint.export import ExchangeSpec
+        from flinkstate.flinkcheckpoint.key_selector import key_function
 
         for item in args.exchange:
             name, sep, how = item.partition("=")
@@ -104,7 +105,8 @@ def _inspect(args: argparse.Namespace) -> str:
                 raise InvalidParameterError(
                     f"--exchange takes UP->DOWN=PARTITIONER[:KEY], got {item!r}"
                 )
-            specs[name] = ExchangeSpec(partitioner, key_function(key) if key else None)
+            typed = None if value is None else record_type  # without it: refused below
+            specs[name] = ExchangeSpec(partitioner, key_function(key, typed) if key else None)
             if key:
                 keyed_by.append(item)
         if keyed_by and record_type == "raw":

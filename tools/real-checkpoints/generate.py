@@ -53,6 +53,8 @@ VARIANTS: dict[str, dict[str, str]] = {
         "sleep_micros": "2000",
     },
     "rebalance-forward-p2-p3": {"topology": "rebalance", "upstream": "2", "downstream": "3"},
+    # a String key (String.hashCode()) and another record type: Tuple2<String,Long>
+    "string-keyed-p2-p3": {"topology": "string-keyed", "upstream": "2", "downstream": "3"},
     "union-keyed-p2-p3-p4": {
         "topology": "union",
         "upstream": "2",
