@@ -221,9 +221,10 @@ def string_hash_codes(keys: npt.ArrayLike) -> npt.NDArray[np.int32]:
     """``String.hashCode()`` of every string in ``keys``: ``sum(unit[i] * 31^(n-1-i))`` over
     each string's UTF-16 code units, wrapped to 32 bits.
 
-    The strings are encoded once, end to end; each unit is multiplied by the power of 31 of
-    its distance to its string's end, and a running sum (wrapping, as Java's ``int`` does)
-    taken between each string's bounds gives its hash: no loop over characters in Python.
+    The strings are encoded once, end to end, and their units numbered ``j`` across all of
+    them. 31 is odd, so it has an inverse modulo 2^32: each unit times ``31^-j`` summed (a
+    running sum, wrapping as Java's ``int`` does) between a string's bounds, times
+    ``31^(end-1)``, is its hash. No loop over characters in Python, no gather per unit.
     """
     array = np.asarray(keys, dtype=object).ravel()
     try:
@@ -236,13 +237,22 @@ def string_hash_codes(keys: npt.ArrayLike) -> npt.NDArray[np.int32]:
     units = np.frombuffer(b"".join(encoded), dtype=">u2").astype(np.uint32)
     if not len(units):
         return np.zeros(len(array), dtype=np.int32)
-    # each unit's distance to the end of its string: its string's end - 1 - its index
-    owner = np.repeat(np.arange(len(array)), ends - starts)
-    distance = ends[owner] - 1 - np.arange(len(units))
-    powers = np.ones(int(distance.max()) + 1, dtype=np.uint32)
     with np.errstate(over="ignore"):
-        powers[1:] = np.cumprod(np.full(len(powers) - 1, 31, dtype=np.uint32), dtype=np.uint32)
-        terms = units * powers[distance]
-        running = np.concatenate(([0], np.cumsum(terms, dtype=np.uint32))).astype(np.uint32)
-        codes = running[ends] - running[starts]
+        powers = _powers(31, len(units))  # 31^j
+        inverses = _powers(_INVERSE_OF_31, len(units))  # 31^-j
+        running = np.concatenate(([0], np.cumsum(units * inverses, dtype=np.uint32)))
+        sums = running.astype(np.uint32)[ends] - running.astype(np.uint32)[starts]
+        codes = sums * powers[np.maximum(ends - 1, 0)]
     return codes.astype(np.uint32).view(np.int32)
+
+
+#: 31 * this == 1 modulo 2^32
+_INVERSE_OF_31 = pow(31, -1, 1 << 32)
+
+
+def _powers(base: int, count: int) -> npt.NDArray[np.uint32]:
+    """``base^0 .. base^(count-1)`` modulo 2^32."""
+    powers = np.full(count, base, dtype=np.uint32)
+    powers[0] = 1
+    with np.errstate(over="ignore"):
+        return np.cumprod(powers, dtype=np.uint32)
