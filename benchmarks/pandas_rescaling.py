@@ -31,6 +31,7 @@ import pyarrow.parquet as pq
 
 from flinkstate.dataset import check_dataset
 from flinkstate.errors import InvalidParameterError
+from flinkstate.javahash import JavaType
 from flinkstate.rescale.routes import JobShape, SweepPlan
 from flinkstate.spark.rescaling import (
     MOVEMENT_COLUMNS,
@@ -84,9 +85,17 @@ class PandasRescaling:
         """
         if self._records is None:
             buffers = self.buffers()
+            types = self.shape.key_types()
+            strings = JavaType.STRING in types.values()  # a version-1 dataset has none
             table = pq.read_table(
                 self.directory / "fragments.parquet",
-                columns=["buffer_id", "key", "record_bytes", "continues_into_next"],
+                columns=[
+                    "buffer_id",
+                    "key",
+                    *(["key_string"] if strings else []),
+                    "record_bytes",
+                    "continues_into_next",
+                ],
                 filters=[("continues_from_previous", "==", False)],
             )
             index = pd.Index(buffers["buffer_id"].to_numpy())
@@ -95,16 +104,19 @@ class PandasRescaling:
             buffer = index.get_indexer(table.column("buffer_id").to_numpy())
             known = buffer >= 0
             keys = table.column("key").to_numpy(zero_copy_only=False)
+            texts = table.column("key_string").to_numpy(zero_copy_only=False) if strings else keys
             record_bytes = pc.cast(table.column("record_bytes"), "int64").to_numpy()
             spanning = table.column("continues_into_next").to_numpy(zero_copy_only=False)
             if not known.all():
-                buffer, keys = buffer[known], keys[known]
+                buffer, keys, texts = buffer[known], keys[known], texts[known]
                 record_bytes, spanning = record_bytes[known], spanning[known]
             exchange = self._exchange_codes()[buffer]
             owner_key = np.full(len(buffer), -1, dtype=np.int64)
-            for code, (rule, max_p) in enumerate(self.shape.owner_rules().values()):
+            for code, (name, (rule, max_p)) in enumerate(self.shape.owner_rules().items()):
                 mask = exchange == code
-                owner_key[mask] = rule.owner_keys(keys[mask], max_p)
+                kind = types[name]
+                column = texts if kind is JavaType.STRING else keys
+                owner_key[mask] = rule.owner_keys(column[mask], max_p, kind)
             frame = pd.DataFrame(
                 {
                     "buffer": buffer,

@@ -26,15 +26,26 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from flinkstate.errors import FlinkstateError
+from flinkstate.javahash import JavaType
 from flinkstate.keygroups import assign_to_key_group
 from flinkstate.network.checkpoint import Checkpoint, InputChannelInfo
 from flinkstate.network.graph import OperatorKind
 from flinkstate.network.world import NetworkWorld
 from flinkstate.output import check_directory_target, directory_written_whole
+from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
 
 FORMAT = "flinkstate-checkpoint-dataset"
-VERSION = 1
+#: version 2 added keys of other Java types than Long (``key_type``, ``key_string``)
+VERSION = 2
+#: the versions read: a version-1 dataset lacks the columns of :data:`ADDED_IN_VERSION_2`,
+#: which read as null (every key of it a Long)
+READ_VERSIONS = (1, 2)
+#: the columns version 2 added, by table (all strings, null where they say nothing)
+ADDED_IN_VERSION_2: dict[str, tuple[str, ...]] = {
+    "exchanges": ("key_type",),
+    "fragments": ("key_string",),
+}
 
 SCHEMAS: dict[str, pa.Schema] = {
     "operators": pa.schema(
@@ -54,6 +65,9 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("downstream_mapper", pa.string()),
             ("upstream_mapper", pa.string()),
             ("unaligned_supported", pa.bool_()),
+            # the Java type of the key its records are owned by (keyBy; the model's custom
+            # partitioner): Long, Integer or String; null where none, and null is a Long
+            ("key_type", pa.string()),
         ]
     ),
     "buffers": pa.schema(
@@ -74,7 +88,8 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("buffer_id", pa.int64()),
             ("position", pa.int32()),
             ("record", pa.int64()),
-            ("key", pa.int64()),
+            ("key", pa.int64()),  # an integer key (Long or Integer)
+            ("key_string", pa.string()),  # a String key
             ("key_group", pa.int32()),
             ("record_bytes", pa.int32()),
             ("fragment_start", pa.int32()),
@@ -127,6 +142,9 @@ def from_simulation(world: NetworkWorld, checkpoint: Checkpoint, description: st
             "downstream_mapper": e.partitioner.downstream_mapper.name,
             "upstream_mapper": e.partitioner.upstream_mapper.name,
             "unaligned_supported": graph.checkpoints_unaligned(e),
+            "key_type": None
+            if OwnerRule.of(e.partitioner) is OwnerRule.NONE
+            else JavaType.LONG.java_name,
         }
         for e in graph.exchanges
     ]
@@ -171,6 +189,7 @@ def from_simulation(world: NetworkWorld, checkpoint: Checkpoint, description: st
                         "position": at,
                         "record": record.id,
                         "key": record.key,
+                        "key_string": None,
                         "key_group": assign_to_key_group(record.key, max_p, "long")
                         if keyed
                         else None,
@@ -276,12 +295,15 @@ def check_dataset(directory: str | os.PathLike[str]) -> dict[str, Any]:
         raise DatasetError(f"{manifest_path} cannot be read: {error}") from None
     if not isinstance(manifest, Mapping) or manifest.get("format") != FORMAT:
         raise DatasetError(f"{manifest_path} does not describe a {FORMAT}")
-    if manifest.get("version") != VERSION:
+    version = manifest.get("version")
+    if version not in READ_VERSIONS:
         raise DatasetError(
-            f"{manifest_path}: dataset version {manifest.get('version')!r}, this flinkstate "
-            f"reads version {VERSION}"
+            f"{manifest_path}: dataset version {version!r}, this flinkstate reads versions "
+            f"{', '.join(map(str, READ_VERSIONS))}"
         )
-    for name, schema in SCHEMAS.items():
+    absent = missing_columns(manifest)
+    for name, whole in SCHEMAS.items():
+        schema = pa.schema([f for f in whole if f.name not in absent.get(name, ())])
         path = directory / f"{name}.parquet"
         if not path.exists():
             raise DatasetError(f"{directory} is missing the {name} table ({path.name})")
@@ -302,6 +324,12 @@ def check_dataset(directory: str | os.PathLike[str]) -> dict[str, Any]:
     return dict(manifest)
 
 
+def missing_columns(manifest: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+    """The columns a dataset of this manifest's version does not have, by table: readers
+    add them as nulls (a version-1 dataset's keys are all Longs)."""
+    return dict(ADDED_IN_VERSION_2) if manifest.get("version") == 1 else {}
+
+
 def _castable(found: pa.DataType, wanted: pa.DataType) -> bool:
     """Integers widen or narrow to the format's widths (writers differ); other types must be
     what the format says, or null (a column with no values)."""
@@ -315,6 +343,7 @@ def read_dataset(directory: str | os.PathLike[str], tables: Iterable[str] | None
     the driver before Spark starts); every problem is a :class:`DatasetError` naming it."""
     directory = Path(directory)
     manifest = check_dataset(directory)
+    absent = missing_columns(manifest)
     wanted = SCHEMAS if tables is None else {name: SCHEMAS[name] for name in tables}
     read = {}
     for name, schema in wanted.items():
@@ -323,6 +352,10 @@ def read_dataset(directory: str | os.PathLike[str], tables: Iterable[str] | None
             table = pq.read_table(path)
         except (OSError, pa.ArrowInvalid) as error:
             raise DatasetError(f"{path} is not a readable Parquet file: {error}") from None
+        for column in absent.get(name, ()):
+            table = table.append_column(
+                schema.field(column), pa.nulls(table.num_rows, schema.field(column).type)
+            )
         try:
             read[name] = table.select(schema.names).cast(schema)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as error:

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 
 from flinkstate.dataset import FORMAT, SCHEMAS, VERSION, dataset_written_whole
 from flinkstate.errors import InvalidParameterError
+from flinkstate.javahash import JavaType
 from flinkstate.keygroups import (
     assign_to_key_group_array,
     check_parallelism_against_max,
@@ -263,6 +264,7 @@ def _frame(
             "position": position.astype(np.int32),
             "record": ids[record_index],
             "key": keys[record_index],
+            "key_string": pa.nulls(len(buffer_id), pa.string()),
             "key_group": pa.nulls(len(buffer_id), pa.int32())
             if groups is None
             else pa.array(groups[record_index], type=pa.int32()),
@@ -338,6 +340,7 @@ def _write_small_tables(
             "downstream_mapper": [partitioner.downstream_mapper.name],
             "upstream_mapper": [partitioner.upstream_mapper.name],
             "unaligned_supported": [True],
+            "key_type": [JavaType.LONG.java_name if partitioner is Partitioner.HASH else None],
         },
         schema=SCHEMAS["exchanges"],
     )

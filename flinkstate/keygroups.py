@@ -280,7 +280,7 @@ def murmur_hash_array(codes: npt.ArrayLike) -> npt.NDArray[np.int32]:
 def assign_to_key_group_array(
     keys: npt.ArrayLike, max_parallelism: int, java_type: JavaType | str = JavaType.LONG
 ) -> npt.NDArray[np.int32]:
-    """Key groups of an array of Integer or Long keys."""
+    """Key groups of an array of Integer, Long or String keys."""
     check_max_parallelism(max_parallelism)
     hashes = murmur_hash_array(java_hash_codes(keys, java_type))
     return (hashes % np.int32(max_parallelism)).astype(np.int32)
@@ -306,7 +306,7 @@ def assign_key_to_parallel_operator_array(
     parallelism: int,
     java_type: JavaType | str = JavaType.LONG,
 ) -> npt.NDArray[np.int32]:
-    """Target subtask of each Integer or Long key for a keyed exchange."""
+    """Target subtask of each Integer, Long or String key for a keyed exchange."""
     check_parallelism_against_max(parallelism, max_parallelism)
     groups = assign_to_key_group_array(keys, max_parallelism, java_type)
     return compute_operator_index_for_key_group_array(max_parallelism, parallelism, groups)

@@ -8,8 +8,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from flinkstate.dataset import (
+    ADDED_IN_VERSION_2,
     FORMAT,
     SCHEMAS,
+    VERSION,
     Dataset,
     DatasetError,
     check_dataset,
@@ -20,8 +22,10 @@ from flinkstate.dataset import (
     write_dataset,
 )
 from flinkstate.errors import InvalidParameterError
+from flinkstate.javahash import JavaType
 from flinkstate.network.topologies import topology
 from flinkstate.network.world import NetworkWorld
+from flinkstate.rescale.routes import JobShape
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
 
 
@@ -170,3 +174,61 @@ def test_is_dataset_wants_this_format_in_the_manifest(tmp_path: Path) -> None:
     assert not is_dataset(tmp_path)
     (tmp_path / "manifest.json").write_text(json.dumps({"format": FORMAT, "version": 99}))
     assert is_dataset(tmp_path)  # another version is still ours to replace
+
+
+def as_version_1(directory: Path) -> Path:
+    """Rewrite a dataset as version 1 wrote it: no key types, no String keys."""
+    for name, columns in ADDED_IN_VERSION_2.items():
+        path = directory / f"{name}.parquet"
+        pq.write_table(pq.read_table(path).drop_columns(list(columns)), path)
+    manifest = json.loads((directory / "manifest.json").read_text())
+    (directory / "manifest.json").write_text(json.dumps({**manifest, "version": 1}))
+    return directory
+
+
+def test_a_version_1_dataset_reads_with_every_key_a_long(
+    finished: NetworkWorld, tmp_path: Path
+) -> None:
+    """Datasets written before String keys lack ``key_type`` and ``key_string``: they read as
+    nulls (a null key type is a Long), so what was exported once stays usable."""
+    write_dataset(from_simulation(finished, finished.checkpoints.completed[0], "x"), tmp_path)
+    current = read_dataset(tmp_path)
+    assert current.manifest["version"] == VERSION == 2
+    assert set(current.tables["exchanges"].column("key_type").to_pylist()) == {"Long", None}
+    assert current.tables["fragments"].column("key_string").null_count == len(
+        current.tables["fragments"]
+    )
+    old = read_dataset(as_version_1(tmp_path))
+    assert old.manifest["version"] == 1
+    for name, table in old.tables.items():
+        assert table.schema == SCHEMAS[name]
+    assert old.tables["exchanges"].column("key_type").null_count == old.tables["exchanges"].num_rows
+    assert old.tables["fragments"].drop_columns(["key_string"]) == current.tables[
+        "fragments"
+    ].drop_columns(["key_string"])
+    shape = JobShape.of(old.tables["operators"].to_pylist(), old.tables["exchanges"].to_pylist())
+    assert set(shape.key_types().values()) == {JavaType.LONG}
+    # a version-2 dataset without a version-2 column is incomplete, not old
+    manifest = json.loads((tmp_path / "manifest.json").read_text())
+    (tmp_path / "manifest.json").write_text(json.dumps({**manifest, "version": 2}))
+    with pytest.raises(DatasetError, match="lacks column"):
+        check_dataset(tmp_path)
+
+
+def test_a_key_type_no_consumer_hashes_is_refused() -> None:
+    rows = [{"operator": n, "parallelism": 2, "max_parallelism": 128} for n in ("a", "b")]
+    exchange = {
+        "exchange": "a->b",
+        "upstream": "a",
+        "downstream": "b",
+        "partitioner": "HASH",
+        "unaligned_supported": True,
+    }
+    assert JobShape.of(rows, [{**exchange, "key_type": "Integer"}]).key_types() == {
+        "a->b": JavaType.INT
+    }
+    for bad in ("Double", "byte[]", "Object"):
+        with pytest.raises(
+            InvalidParameterError, match="a dataset's keys are Integer, Long, String"
+        ):
+            JobShape.of(rows, [{**exchange, "key_type": bad}])

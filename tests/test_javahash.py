@@ -15,6 +15,7 @@ from flinkstate.javahash import (
     java_hash_code,
     java_hash_codes,
     long_key,
+    string_hash_codes,
 )
 
 
@@ -110,8 +111,27 @@ def test_vectorised_rejects_strings_and_out_of_range() -> None:
         java_hash_codes(np.array(["a"]), "long")
     with pytest.raises(KeyTypeError, match="32-bit"):
         java_hash_codes(np.array([2**31]), "int")
-    with pytest.raises(KeyTypeError, match="int and long"):
+    with pytest.raises(KeyTypeError, match="a String key must be a str, got 1"):
         java_hash_codes(np.array([1]), "string")
+    with pytest.raises(KeyTypeError, match="int, long and string"):
+        java_hash_codes(np.array([1]), "double")
+
+
+def test_vectorised_string_hash_codes_are_flinks(flink_reference: dict[str, Any]) -> None:
+    """Every String of the reference (empty, Latin-1, CJK, beyond the BMP, a NUL, long ones
+    that wrap many times) hashed at once equals ``String.hashCode()`` on Flink's JVM."""
+    pairs = [(raw, code) for kind, raw, code in flink_reference["hash_code"] if kind == "string"]
+    assert len(pairs) > 10
+    strings = [raw for raw, _ in pairs]
+    assert string_hash_codes(strings).tolist() == [code for _, code in pairs]
+    assert java_hash_codes(np.array(strings, dtype=object), "string").dtype == np.int32
+    assert string_hash_codes([]).tolist() == []
+
+
+@given(st.lists(st.text(max_size=40), max_size=50))
+def test_vectorised_string_hash_equals_scalar(keys: list[str]) -> None:
+    expected = [java_hash_code(k, JavaType.STRING) for k in keys]
+    assert string_hash_codes(keys).tolist() == expected
 
 
 def test_a_long_key_is_checked_as_a_long_hash_code_checks_it() -> None:

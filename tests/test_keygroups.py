@@ -200,3 +200,16 @@ def test_key_group_range_value_type() -> None:
         KeyGroupRange(5, 3)
     with pytest.raises(InvalidParameterError):
         KeyGroupRange(-1, 3)
+
+
+def test_string_key_groups_in_numpy_are_flinks(flink_reference: dict[str, Any]) -> None:
+    """``KeyGroupRangeAssignment`` on Flink's JVM for String keys (every max parallelism of
+    the reference) against the numpy functions, all keys of a max parallelism at once."""
+    rows = [row for row in flink_reference["assign"] if row[0] == "string"]
+    assert len(rows) >= 100
+    for max_p, p in sorted({(row[2], row[3]) for row in rows}):
+        mine = [row for row in rows if (row[2], row[3]) == (max_p, p)]
+        keys = [row[1] for row in mine]
+        assert assign_to_key_group_array(keys, max_p, "string").tolist() == [r[4] for r in mine]
+        subtasks = assign_key_to_parallel_operator_array(keys, max_p, p, "string")
+        assert subtasks.tolist() == [r[5] for r in mine]

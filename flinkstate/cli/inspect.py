@@ -64,7 +64,10 @@ def add_inspect_parser(subparsers: Any) -> None:
         default=[],
         metavar="UP->DOWN=PARTITIONER[:KEY]",
         help="what the checkpoint does not record: e.g. to-record->slow-counter=hash:f0%%1000 "
-        "or to-record->relay=rebalance (KEY: f<N>, f<N>%%M, value, value%%M)",
+        "or to-record->relay=rebalance (KEY: f<N>, f<N>%%M, value, value%%M; its Java type, "
+        "Long, Integer or String, is the field's in --record-type). A keyed exchange's "
+        "in-flight records are checked against the key groups of the subtask they go to, "
+        "with or without --export",
     )
     parser.set_defaults(handler=_inspect)
 
@@ -81,9 +84,8 @@ def _inspect(args: argparse.Namespace) -> str:
         check_dataset_target(Path(args.export))  # refused before the checkpoint is read
         if args.segment_size is not None:
             segment_size = check_segment_size(parse_bytes(args.segment_size))
-    elif args.exchange or args.segment_size is not None:
-        option = "--exchange" if args.exchange else "--segment-size"
-        raise InvalidParameterError(f"{option} says how to export: give --export DIR too")
+    elif args.segment_size is not None:
+        raise InvalidParameterError("--segment-size says how to export: give --export DIR too")
     reroot = {}
     for item in args.reroot:
         stored, sep, local = item.partition("=")
@@ -94,8 +96,10 @@ def _inspect(args: argparse.Namespace) -> str:
     value = None if record_type in (None, "raw") else value_decoder(record_type)
     specs = {}
     keyed_by = []  # the exchanges whose key reads the records' values
-    if args.export:
-        from flinkstate.flinkcheckpoint.export import ExchangeSpec, key_function
+    keys = {}  # their key selectors, by exchange, for the check of their key groups
+    if args.exchange:
+        from flinkstate.flinkcheckpoint.export import ExchangeSpec
+        from flinkstate.flinkcheckpoint.key_selector import key_function
 
         for item in args.exchange:
             name, sep, how = item.partition("=")
@@ -104,9 +108,12 @@ def _inspect(args: argparse.Namespace) -> str:
                 raise InvalidParameterError(
                     f"--exchange takes UP->DOWN=PARTITIONER[:KEY], got {item!r}"
                 )
-            specs[name] = ExchangeSpec(partitioner, key_function(key) if key else None)
-            if key:
+            typed = None if value is None else record_type  # without it: refused below
+            selector = key_function(key, typed) if key else None
+            specs[name] = ExchangeSpec(partitioner, selector)
+            if selector is not None:
                 keyed_by.append(item)
+                keys[name] = selector
         if keyed_by and record_type == "raw":
             raise InvalidParameterError(
                 f"--exchange {keyed_by[0]} keys records by their values, which --record-type "
@@ -118,17 +125,18 @@ def _inspect(args: argparse.Namespace) -> str:
         value=value,
         reroot=reroot,
         find_record_types=record_type is None,
+        keys=keys if value is not None else None,
     )
+    if keyed_by and value is None:
+        raise InvalidParameterError(
+            f"--exchange {keyed_by[0]} keys records by their values: give their type "
+            f"(--record-type); {_reading(summary['record_types'])}"
+        )
     exported = ""
     if args.export:
         from flinkstate.dataset import write_dataset
         from flinkstate.flinkcheckpoint.export import to_dataset
 
-        if keyed_by and value is None:
-            raise InvalidParameterError(
-                f"--exchange {keyed_by[0]} keys records by their values: give their type "
-                f"(--record-type); {_reading(summary['record_types'])}"
-            )
         dataset = to_dataset(
             args.path,
             specs,
@@ -280,10 +288,34 @@ def render(summary: dict[str, Any]) -> str:
             f"  {edge}: {types_that_read_text(types)}"
             for edge, types in summary["record_types"].items()
         ]
+    parts += _key_groups(summary["key_groups"])
     if summary["warnings"]:
         parts += ["", f"{len(summary['warnings'])} warning(s):"]
         parts += [f"  warning: {w}" for w in summary["warnings"]]
     return "\n".join(parts)
+
+
+def _key_groups(found: dict[str, Any]) -> list[str]:
+    """Lines on the check of in-flight records against their subtasks' key groups."""
+    if found["not_checked"] is not None:
+        return ["", f"key groups not checked: {found['not_checked']}"]
+    lines = []
+    for check in found["checked"]:
+        keyed = f"{check['exchange']} keyed by {check['key']} ({check['key_type']})"
+        if not check["outside"]:
+            lines.append(
+                f"  {keyed}: all {check['records']:,} in-flight records are in the key groups "
+                "of the subtask they go to"
+            )
+            continue
+        lines += [
+            f"  {keyed}: {check['outside']:,} of {check['records']:,} in-flight records are "
+            f"outside the key groups of the subtask they go to ({check['outside_input']:,} in "
+            f"input state, {check['outside_output']:,} in output state): the key is not the "
+            "one the job keyed by",
+            f"    e.g. {check['example']}",
+        ]
+    return ["", "key groups of in-flight records (--exchange):", *lines] if lines else []
 
 
 def _states(states: list[dict[str, Any]]) -> str:

@@ -3,18 +3,18 @@ and the notebooks: one buffer row per persisted chunk, one fragment row per piec
 in a chunk, records identified across a channel's input and output state.
 
 What ``_metadata`` does not record has to come from the user: each exchange's partitioner and,
-for ``keyBy`` exchanges, how a record's value gives its key (a ``Long`` key, hashed as Flink
-hashes a ``Long``). Flink's operators are listed one by one (a chain's operators side by side);
-an operator's kind is ``source`` for a FLIP-27 source (it has coordinator state), ``keyed`` where
-it has keyed state, else ``map``. Keyed state is one row per key group with its entries (every
-state's, timers included: all of them move with the key group); where a snapshot's entries
-cannot be counted (``keyed_state.read_keyed_state`` says why) its key groups have no rows and
-the manifest's description says so.
+for ``keyBy`` exchanges, how a record's value gives its key and the key's Java type (Long,
+Integer or String, from the record type: each is hashed as Flink hashes it; a String key is
+kept in ``key_string``, an integer one in ``key``). Flink's operators are listed one by one (a
+chain's operators side by side); an operator's kind is ``source`` for a FLIP-27 source (it has
+coordinator state), ``keyed`` where it has keyed state, else ``map``. Keyed state is one row per
+key group with its entries (every state's, timers included: all of them move with the key
+group); where a snapshot's entries cannot be counted (``keyed_state.read_keyed_state`` says
+why) its key groups have no rows and the manifest's description says so.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from itertools import accumulate
@@ -28,11 +28,22 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.flinkcheckpoint.channel_state_file import ChannelData, read_channel
 from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import ChannelStateHandle, KeyGroupsStateHandle
-from flinkstate.flinkcheckpoint.inflight import Edge, LogicalChannel, logical_channels
+from flinkstate.flinkcheckpoint.inflight import (
+    Edge,
+    LogicalChannel,
+    exchange_name,
+    logical_channels,
+)
+from flinkstate.flinkcheckpoint.key_selector import KEY_TYPES, KeySelector
 from flinkstate.flinkcheckpoint.keyed_state import read_keyed_state
 from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
-from flinkstate.flinkcheckpoint.stream_element import ElementTag, ValueDecoder, decode
+from flinkstate.flinkcheckpoint.stream_element import (
+    ElementTag,
+    ValueDecoder,
+    decode,
+)
 from flinkstate.flinkcheckpoint.summary import checkpoint_dir
+from flinkstate.javahash import JavaType
 from flinkstate.keygroups import assign_to_key_group, compute_key_group_range_for_operator_index
 from flinkstate.network.config import DEFAULT_SEGMENT_SIZE, check_segment_size
 from flinkstate.rescale.partitioner import Partitioner
@@ -40,55 +51,31 @@ from flinkstate.rescale.partitioner import Partitioner
 
 @dataclass(frozen=True)
 class ExchangeSpec:
-    """What the job knew about an exchange: its partitioner and, for keyBy, the key."""
+    """What the job knew about an exchange: its partitioner and, for keyBy, the key and its
+    Java type (which decides its ``hashCode()``: a ``KeySelector`` says it; Long otherwise)."""
 
     partitioner: Partitioner
-    key: Callable[[object], int] | None = None
+    key: Callable[[object], object] | None = None
+    key_type: JavaType | str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "partitioner", Partitioner.parse(self.partitioner))
         if self.partitioner is Partitioner.HASH and self.key is None:
             raise InvalidParameterError("a keyBy (hash) exchange needs key= to find each key")
+        kind = self.key_type
+        if kind is None:
+            kind = self.key.java_type if isinstance(self.key, KeySelector) else JavaType.LONG
+        kind = JavaType.parse(kind)
+        if kind not in KEY_TYPES.values():
+            raise InvalidParameterError(
+                f"an export keys by {', '.join(KEY_TYPES)} keys, not {kind.java_name}"
+            )
+        object.__setattr__(self, "key_type", kind)
 
-
-def key_function(spec: str) -> Callable[[object], int]:
-    """A key from a small, safe notation: ``f0`` (a tuple's field 0), ``f0%1000``, ``value``
-    or ``value%1000`` (the value itself); Java's ``%`` (the sign follows the dividend)."""
-    match = re.fullmatch(r"(?:f(\d+)|value)(?:%(\d+))?", spec.replace(" ", ""))
-    if match is None or match.group(2) == "0":
-        raise InvalidParameterError(
-            f"a key is f<N>, f<N>%<M>, value or value%<M> (M > 0), got {spec!r}"
-        )
-    field = None if match.group(1) is None else int(match.group(1))
-    modulus = None if match.group(2) is None else int(match.group(2))
-
-    def key(value: object) -> int:
-        if field is None:
-            part = value
-        else:
-            try:
-                part = value[field]  # type: ignore[index]
-            except (IndexError, TypeError, KeyError):
-                size = len(value) if hasattr(value, "__len__") else 1
-                raise InvalidParameterError(
-                    f"key {spec!r} reads field {field}, but the records have {size} field(s) "
-                    f"(f0 to f{size - 1}), e.g. {value!r}"
-                ) from None
-        if not isinstance(part, int):
-            raise InvalidParameterError(f"key {spec!r} of {value!r} is not an integer")
-        return part if modulus is None else _java_rem(part, modulus)
-
-    return key
-
-
-def _java_rem(a: int, b: int) -> int:
-    """``a % b`` in Java: truncated division, exact for any long."""
-    q = abs(a) // b
-    return a - (q if a >= 0 else -q) * b
-
-
-def exchange_name(edge: Edge) -> str:
-    return f"{edge.upstream}->{edge.downstream}"
+    @property
+    def java_type(self) -> JavaType:
+        """The key's Java type (resolved: never None)."""
+        return JavaType.parse(self.key_type or JavaType.LONG)
 
 
 def to_dataset(
@@ -145,6 +132,9 @@ def to_dataset(
             "downstream_mapper": specs[edge].partitioner.downstream_mapper.name,
             "upstream_mapper": specs[edge].partitioner.upstream_mapper.name,
             "unaligned_supported": True,
+            "key_type": specs[edge].java_type.java_name
+            if specs[edge].partitioner is Partitioner.HASH
+            else None,
         }
         for edge in sorted(chosen, key=str)
     ]
@@ -284,7 +274,9 @@ def _channel_rows(
         if element.tag not in (ElementTag.RECORD, ElementTag.RECORD_WITHOUT_TIMESTAMP):
             continue
         key = spec.key(element.value) if keyed and spec.key is not None else None
-        group = assign_to_key_group(key, max_parallelism, "long") if key is not None else None
+        group = (
+            assign_to_key_group(key, max_parallelism, spec.java_type) if key is not None else None
+        )
         if group is not None and group not in owned:
             raise InvalidParameterError(
                 f"a record of {edge} keyed {key!r} is in key group {group}, but it was going "
@@ -307,7 +299,8 @@ def _channel_rows(
                         "buffer_id": buffer_id,
                         "position": positions.get(buffer_id, 0),
                         "record": records,
-                        "key": key,
+                        "key": None if isinstance(key, str) else key,
+                        "key_string": key if isinstance(key, str) else None,
                         "key_group": group,
                         "record_bytes": total,
                         "fragment_start": low - begin,

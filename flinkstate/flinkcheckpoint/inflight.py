@@ -58,6 +58,11 @@ class Edge:
         return f"{self.upstream}:{self.partition}>{self.downstream}:{self.gate}"
 
 
+def exchange_name(edge: Edge) -> str:
+    """An edge as ``--exchange`` and a dataset name it: ``UP->DOWN``."""
+    return f"{edge.upstream}->{edge.downstream}"
+
+
 @dataclass(frozen=True, slots=True)
 class LogicalChannel:
     edge: Edge

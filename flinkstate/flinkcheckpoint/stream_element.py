@@ -465,6 +465,15 @@ def value_decoder(type_name: str) -> ValueDecoder:
     )
 
 
+def record_fields(type_name: str) -> tuple[str, ...] | None:
+    """The field types of a ``TupleN<...>`` or ``Row<...>`` record type, in order (what a
+    key ``f<N>`` reads); None for a scalar type. Refused as :func:`value_decoder` refuses."""
+    value_decoder(type_name)  # the same checks, the same one-line refusals
+    name = type_name.replace(" ", "")
+    match = re.fullmatch(r"(?:Tuple\d+|Row)<(.+)>", name)
+    return None if match is None else tuple(_split(match.group(1)))
+
+
 def _nesting(name: str) -> int:
     """How deep ``<...>`` nest in a type name (checked before the recursive parse)."""
     depth = deepest = 0

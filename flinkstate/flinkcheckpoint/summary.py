@@ -7,19 +7,25 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from flinkstate.errors import InvalidParameterError
 from flinkstate.flinkcheckpoint.channel_state_file import read_channel
 from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import KeyGroupsStateHandle
 from flinkstate.flinkcheckpoint.inflight import (
+    ChannelRecords,
     Edge,
+    LogicalChannel,
     channels_of,
+    exchange_name,
     read_records,
     record_types,
     resolve_edges,
 )
+from flinkstate.flinkcheckpoint.key_selector import KeySelector
 from flinkstate.flinkcheckpoint.keyed_state import read_keyed_state
-from flinkstate.flinkcheckpoint.metadata import read_metadata
+from flinkstate.flinkcheckpoint.metadata import OperatorState, read_metadata
 from flinkstate.flinkcheckpoint.stream_element import RecordTypeError, Row, ValueDecoder
+from flinkstate.keygroups import assign_to_key_group, compute_key_group_range_for_operator_index
 
 
 def checkpoint_dir(path: str | Path) -> Path:
@@ -35,6 +41,7 @@ def summarize(
     value: ValueDecoder | None = None,
     reroot: Mapping[str, str] | None = None,
     find_record_types: bool = False,
+    keys: Mapping[str, KeySelector] | None = None,
 ) -> dict[str, Any]:
     """Everything ``flinkstate inspect`` shows, as plain JSON-ready values.
 
@@ -43,10 +50,19 @@ def summarize(
     says per edge which of the usual types read every record (``record_types``); a
     ``value`` that does not read a channel's records is a
     :class:`~flinkstate.flinkcheckpoint.stream_element.RecordTypeError` naming those that do.
+
+    ``keys`` (by exchange, ``UP->DOWN`` or ``UP:P>DOWN:G``; needs ``value``) are the keyBy
+    exchanges' key selectors: every in-flight record of such an exchange is checked against
+    the key groups of the subtask it goes to (``key_groups``), which is where Flink's
+    partitioner sent it, so a record outside them means the key given is not the job's.
     """
     directory = checkpoint_dir(path)
     metadata = read_metadata(directory)
     chosen, left_out = resolve_edges(metadata, edges)
+    selectors = _selectors(metadata.checkpoint_id, chosen, keys or {})
+    if selectors and value is None:
+        raise InvalidParameterError("checking keys reads the records' values: give value=")
+    checks = {edge: _key_check(edge, key) for edge, key in selectors.items()}
     #: what the reader could not check or had to leave out, said in the tables and the JSON
     warnings = list(left_out)
     operators = []
@@ -149,6 +165,9 @@ def summarize(
                     f"ends {records.trailing} bytes inside a record: its data is not whole "
                     "records, which Flink never writes"
                 )
+            if pair.edge in checks:
+                down = metadata.operator(pair.edge.downstream)
+                _check_keys(checks[pair.edge], selectors[pair.edge], pair, records, down)
             values = [r.value for r in records.records if r.value is not None]
             logical.append(
                 {
@@ -182,7 +201,79 @@ def summarize(
         },
         "warnings": warnings,
         **({"record_types": fitting} if value is None and find_record_types else {}),
+        "key_groups": {
+            "checked": list(checks.values()),
+            "not_checked": None
+            if checks or not logical
+            else "no key given: --exchange UP->DOWN=hash:KEY (e.g. "
+            f"{exchange_name(chosen[0])}=hash:f0) with --record-type checks each in-flight "
+            "record against the key groups of the subtask it goes to",
+        },
     }
+
+
+def _selectors(
+    checkpoint_id: int, chosen: tuple[Edge, ...], keys: Mapping[str, KeySelector]
+) -> dict[Edge, KeySelector]:
+    """Each chosen edge's key selector, by its ``UP:P>DOWN:G`` or ``UP->DOWN`` name; a name
+    that is no chosen edge is refused, naming those there are."""
+    named = {name: edge for edge in chosen for name in (str(edge), exchange_name(edge))}
+    unknown = sorted(set(keys) - set(named))
+    if unknown:
+        raise InvalidParameterError(
+            f"no exchange {', '.join(map(repr, unknown))} carried channel state in checkpoint "
+            f"{checkpoint_id}; its exchanges are: "
+            + (", ".join(sorted(exchange_name(e) for e in chosen)) or "none")
+        )
+    return {named[name]: selector for name, selector in keys.items()}
+
+
+def _key_check(edge: Edge, key: KeySelector) -> dict[str, Any]:
+    """An edge's key-group check before any record: what ``_check_keys`` adds up."""
+    return {
+        "edge": str(edge),
+        "exchange": exchange_name(edge),
+        "key": key.spec,
+        "key_type": key.java_type.java_name,
+        "records": 0,
+        "outside": 0,
+        "outside_input": 0,
+        "outside_output": 0,
+        "example": None,
+    }
+
+
+def _check_keys(
+    check: dict[str, Any],
+    key: KeySelector,
+    pair: LogicalChannel,
+    records: ChannelRecords,
+    downstream: OperatorState,
+) -> None:
+    """Add one logical channel's records to its edge's check: each against the key groups of
+    the subtask it goes to (``KeyGroupStreamPartitioner`` sent it there): on the input side
+    the subtask holding it, on the output side the one its subpartition leads to. A record
+    split between the two sides counts where it starts."""
+    max_parallelism = downstream.max_parallelism
+    owned = compute_key_group_range_for_operator_index(
+        max_parallelism, downstream.parallelism, pair.downstream_subtask
+    )
+    for record in records.records:
+        group = assign_to_key_group(key(record.value), max_parallelism, key.java_type)
+        check["records"] += 1
+        if group in owned:
+            continue
+        side = "input" if record.offset < records.input_bytes else "output"
+        check["outside"] += 1
+        check[f"outside_{side}"] += 1
+        if check["example"] is None:
+            check["example"] = (
+                f"key {key(record.value)!r} of {_plain(record.value)!r} is in key group "
+                f"{group}, but this record in the {side} state of channel "
+                f"{pair.upstream_subtask}->{pair.downstream_subtask} goes to "
+                f"{pair.edge.downstream}[{pair.downstream_subtask}], which owns key groups "
+                f"{owned}"
+            )
 
 
 def types_that_read_text(types: list[str]) -> str:

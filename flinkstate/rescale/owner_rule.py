@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import functools
 from enum import Enum
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from flinkstate.javahash import JavaType
 from flinkstate.keygroups import (
     assign_key_to_parallel_operator,
     assign_to_key_group_array,
@@ -51,11 +53,16 @@ class OwnerRule(Enum):
         return -1
 
     def owner_keys(
-        self, keys: npt.NDArray[np.int64], max_parallelism: int
+        self,
+        keys: npt.NDArray[Any],
+        max_parallelism: int,
+        java_type: JavaType | str = JavaType.LONG,
     ) -> npt.NDArray[np.int64]:
-        """Each ``Long`` key's owner key (-1 where the rule gives none)."""
+        """Each key's owner key (-1 where the rule gives none): the key group of a key of
+        ``java_type`` (Long, Integer or String; for keyBy), the ``Long`` key itself (the
+        model's custom partitioner)."""
         if self is OwnerRule.KEY_GROUP:
-            return assign_to_key_group_array(keys, max_parallelism, "long").astype(np.int64)
+            return assign_to_key_group_array(keys, max_parallelism, java_type).astype(np.int64)
         if self is OwnerRule.KEY:
             return keys.astype(np.int64)
         return np.full(len(keys), -1, dtype=np.int64)

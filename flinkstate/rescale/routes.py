@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from flinkstate.errors import InvalidParameterError
+from flinkstate.errors import InvalidParameterError, KeyTypeError
+from flinkstate.javahash import VECTORISED_TYPES, JavaType
 from flinkstate.keygroups import (
     check_parallelism,
     check_parallelism_against_max,
@@ -56,6 +57,26 @@ class ExchangeShape:
     downstream: str
     partitioner: Partitioner
     unaligned_supported: bool
+    #: the Java type of the key its records are owned by (the dataset's ``key_type``; null
+    #: there, and in a version-1 dataset, is a Long)
+    key_type: JavaType = JavaType.LONG
+
+
+def key_type_of(exchange: str, text: object) -> JavaType:
+    """An exchange's ``key_type`` as a dataset gives it (None: a Long), refused in one line
+    unless a type every consumer hashes a column at a time."""
+    if text is None:
+        return JavaType.LONG
+    try:
+        kind = JavaType.parse(str(text))
+    except KeyTypeError:
+        kind = None
+    if kind not in VECTORISED_TYPES:
+        raise InvalidParameterError(
+            f"exchange {exchange} has key_type {text!r}: a dataset's keys are "
+            + ", ".join(t.java_name for t in VECTORISED_TYPES)
+        )
+    return kind
 
 
 @dataclass(frozen=True)
@@ -96,6 +117,7 @@ class JobShape:
                     str(row["downstream"]),
                     Partitioner.parse(str(row["partitioner"])),
                     bool(row["unaligned_supported"]),
+                    key_type_of(str(row["exchange"]), row.get("key_type")),
                 )
                 for row in exchanges
             ),
@@ -156,6 +178,10 @@ class JobShape:
                 + ", ".join(op.name for op in self.operators)
             )
         return result
+
+    def key_types(self) -> dict[str, JavaType]:
+        """Exchange -> the Java type of its keys (what their ``hashCode()`` is)."""
+        return {e.name: e.key_type for e in self.exchanges}
 
     def owner_rules(self) -> dict[str, tuple[OwnerRule, int]]:
         """Exchange -> (its owner rule, the consumer's max parallelism)."""

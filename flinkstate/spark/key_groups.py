@@ -27,14 +27,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from flinkstate.errors import KeyTypeError
-from flinkstate.javahash import JavaType
+from flinkstate.javahash import VECTORISED_TYPES, JavaType
 from flinkstate.keygroups import check_max_parallelism, check_parallelism_against_max
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
-#: the key types whose hash code is an expression here (every key type of a dataset is Long)
-KEY_TYPES = (JavaType.INT, JavaType.LONG, JavaType.STRING)
+#: the key types whose hash code is an expression here (every key type of a dataset)
+KEY_TYPES = VECTORISED_TYPES
 
 _INT_BIT = 1 << 31
 _MASK32 = 0xFFFFFFFF

@@ -1,7 +1,8 @@
 """Who owns each in-flight record after a rescale, as Spark column expressions.
 
-For a keyed exchange the owner follows from the key alone: Flink hashes the ``Long`` key to a
-key group (murmur hash of its ``hashCode()``, modulo max parallelism) and the key group to the
+For a keyed exchange the owner follows from the key alone: Flink hashes the key (Long, Integer
+or String, by the exchange's key type) to a key group (murmur hash of its ``hashCode()``,
+modulo max parallelism) and the key group to the
 subtask whose range holds it at the new parallelism. Every step is an expression of
 :mod:`flinkstate.spark.key_groups`, run by the JVM: no Python on the executors, nothing
 collected. The owner rules of :class:`~flinkstate.rescale.owner_rule.OwnerRule` (key group,
@@ -15,12 +16,13 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.javahash import JavaType
 from flinkstate.keygroups import (
     check_parallelism_against_max,
 )
 from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
-from flinkstate.rescale.routes import JobShape, SweepPlan
+from flinkstate.rescale.routes import JobShape, SweepPlan, key_type_of
 from flinkstate.spark.key_groups import (
     assign_to_key_group,
     compute_operator_index_for_key_group,
@@ -59,17 +61,20 @@ def keyed_owners(dataset: SparkDataset, exchange: str, new_parallelism: int) -> 
     max_parallelism = int(operator.max_parallelism)
     check_parallelism_against_max(new_parallelism, max_parallelism)
 
+    kind = key_type_of(exchange, rows[0].key_type)
     ids = dataset.buffers.where(dataset.buffers.exchange == exchange).select("buffer_id")
     fragments = dataset.fragments.join(ids, "buffer_id").select(
-        "buffer_id", "position", "record", "key"
+        "buffer_id", "position", "record", "key", "key_string"
     )
     # the hash in projections of their own: one expression is too deep for Spark Connect
-    hashed = with_murmur_hash(fragments, java_hash_code(F.col("key"), "long"), "key_murmur")
+    code = java_hash_code(F.col(key_column(kind)), kind)
+    hashed = with_murmur_hash(fragments, code, "key_murmur")
     fragments = hashed.select(
         "buffer_id",
         "position",
         "record",
         "key",
+        "key_string",
         (F.col("key_murmur") % F.lit(max_parallelism)).cast("int").alias("key_group"),
     )
     # the owner reads the key group's column, not its expression again (a select of its own)
@@ -77,6 +82,31 @@ def keyed_owners(dataset: SparkDataset, exchange: str, new_parallelism: int) -> 
         "new_subtask",
         compute_operator_index_for_key_group(F.col("key_group"), max_parallelism, new_parallelism),
     )
+
+
+def key_column(java_type: JavaType) -> str:
+    """The fragments' column a key of ``java_type`` is in: ``key_string`` for a String,
+    ``key`` (a ``long``) for a Long or an Integer."""
+    return "key_string" if java_type is JavaType.STRING else "key"
+
+
+def key_hash_code(
+    exchange: Column, types: Mapping[str, JavaType] | Mapping[int, JavaType]
+) -> Column:
+    """Java's ``hashCode()`` (``int``) of each record's key by its exchange's key type
+    (exchange -> type, by name or by the number standing for it, as in :func:`owner_key`):
+    ``Long.hashCode`` of ``key`` unless the exchange's keys are Integers (``key``) or Strings
+    (``key_string``). Only the types present are in the expression, so a dataset of Long
+    keys costs what it did."""
+    from pyspark.sql import functions as F
+
+    code = java_hash_code(F.col("key"), JavaType.LONG)
+    others = [(name, kind) for name, kind in types.items() if kind is not JavaType.LONG]
+    for name, kind in others:
+        code = F.when(
+            exchange == F.lit(name), java_hash_code(F.col(key_column(kind)), kind)
+        ).otherwise(code)
+    return code
 
 
 def owner_key(

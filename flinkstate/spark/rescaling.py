@@ -39,13 +39,14 @@ import pandas as pd
 
 from flinkstate.dataset import read_dataset
 from flinkstate.errors import InvalidParameterError, SparkJobError
+from flinkstate.javahash import JavaType
 from flinkstate.rescale.exchange import ExchangeRescale
 from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.rescale.routes import MAX_SWEEP, OUTPUT, JobShape, SweepPlan
 from flinkstate.spark.failures import spark_errors
-from flinkstate.spark.key_groups import java_hash_code, with_murmur_hash
-from flinkstate.spark.owners import owner_at, owner_key
+from flinkstate.spark.key_groups import with_murmur_hash
+from flinkstate.spark.owners import key_hash_code, owner_at, owner_key
 from flinkstate.spark.progress import ProgressCallback, SparkProgress
 from flinkstate.spark.tables import SparkDataset
 
@@ -221,7 +222,8 @@ class RescalingPipeline:
 
     def records(self) -> DataFrame:
         """Record starts aggregated per (buffer, owner key): the key group for a keyed
-        exchange (Flink's murmur hash of the key, a Spark expression), the key itself for a
+        exchange (Flink's murmur hash of the key's ``hashCode()`` by its Java type, Spark
+        expressions), the key itself for a
         custom partitioner, -1 where ownership does not depend on the record."""
         if self._records is None:
             from pyspark.sql import functions as F
@@ -232,13 +234,25 @@ class RescalingPipeline:
             code = {name: index for index, name in enumerate(names, start=1)}
             rules = self.shape.owner_rules()
             coded = {code[name]: rule for name, rule in rules.items() if name in code}
+            types = {
+                code[name]: kind
+                for name, kind in self.shape.key_types().items()
+                if name in code and rules[name][0] is OwnerRule.KEY_GROUP
+            }
+            strings = JavaType.STRING in types.values()
             exchange = F.col("exchange")
             number = F.lit(None).cast("int")
             for name, index in code.items():
                 number = F.when(exchange == F.lit(name), index).otherwise(number)
             starts = (
                 self.dataset.fragments.where(~F.col("continues_from_previous"))
-                .select("buffer_id", "key", "record_bytes", "continues_into_next")
+                .select(
+                    "buffer_id",
+                    "key",
+                    *(["key_string"] if strings else []),
+                    "record_bytes",
+                    "continues_into_next",
+                )
                 .join(
                     self.buffers().select("buffer_id", number.alias("exchange_code")),
                     "buffer_id",
@@ -246,7 +260,8 @@ class RescalingPipeline:
             )
             # the key's hash in projections of their own: one expression is too deep for
             # Spark Connect's protocol
-            starts = with_murmur_hash(starts, java_hash_code(F.col("key"), "long"), "key_murmur")
+            hash_code = key_hash_code(F.col("exchange_code"), types)
+            starts = with_murmur_hash(starts, hash_code, "key_murmur")
             owner = owner_key(F.col("exchange_code"), F.col("key"), coded, F.col("key_murmur"))
             grouped = starts.groupBy("buffer_id", "exchange_code", owner.alias("owner_key")).agg(
                 F.count("*").alias("records"),

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flinkstate.dataset import SCHEMAS, check_dataset
+from flinkstate.dataset import SCHEMAS, check_dataset, missing_columns
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -27,14 +27,23 @@ class SparkDataset:
 
 
 def load(spark: SparkSession, directory: Path) -> SparkDataset:
-    """The dataset in ``directory`` (checked by :func:`flinkstate.dataset.check_dataset`)."""
+    """The dataset in ``directory`` (checked by :func:`flinkstate.dataset.check_dataset`);
+    the columns an older version lacks are there as nulls, as ``read_dataset`` gives them."""
+    from pyspark.sql import functions as F
+
     manifest = check_dataset(directory)
-    frames = {
-        name: spark.read.parquet(str((directory / f"{name}.parquet").resolve())).select(
-            *schema.names
+    absent = missing_columns(manifest)
+    frames = {}
+    for name, schema in SCHEMAS.items():
+        frame = spark.read.parquet(str((directory / f"{name}.parquet").resolve()))
+        frames[name] = frame.select(
+            *(
+                F.lit(None).cast("string").alias(column)  # added in version 2: all strings
+                if column in absent.get(name, ())
+                else F.col(column)
+                for column in schema.names
+            )
         )
-        for name, schema in SCHEMAS.items()
-    }
     return SparkDataset(manifest, **frames)
 
 

@@ -9,12 +9,15 @@ import pytest
 
 from flinkstate.cli import main
 from flinkstate.flinkcheckpoint import real_checkpoint
+from tests.flinkcheckpoint.made import STRING_KEYED, made_checkpoint, record_type
 from tests.flinkcheckpoint.test_metadata import CHECKPOINTS, ground_truth
 
 #: what the test jobs send
 TUPLE = "Tuple2<Long,String>"
 EDGE_F5 = "to-record->slow-counter=hash:f5"
 EDGE_F0 = "to-record->slow-counter=hash:f0"
+#: the committed checkpoints of the jobs keyed by f0 % 1000
+KEYED = [p for p in CHECKPOINTS if "rebalance" not in p.parents[1].name]
 
 
 @pytest.mark.parametrize("checkpoint", CHECKPOINTS, ids=lambda p: p.parents[1].name)
@@ -215,10 +218,76 @@ def test_the_segment_size_is_given_or_flinks_default_and_said_so(
     assert "--segment-size says how to export: give --export DIR too" in capsys.readouterr().err
 
 
-def test_an_exchange_without_an_export_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("checkpoint", KEYED, ids=lambda p: p.parents[1].name)
+def test_in_flight_records_are_checked_against_their_subtasks_key_groups(
+    checkpoint: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Given the job's key (f0 % 1000, a Long), every in-flight record Flink wrote is in the
+    key groups of the subtask it goes to; f0 alone is not the job's key, and the check counts
+    the records it puts elsewhere, on each side, with one of them as an example."""
+    common = ["inspect", str(checkpoint), "--record-type", TUPLE, "--json"]
+    assert main([*common, "--exchange", EDGE_F0 + "%1000"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    (check,) = summary["key_groups"]["checked"]
+    records = sum(
+        c["decode"]["num_complete_elements"] for c in ground_truth(checkpoint)["stitched_channels"]
+    )
+    assert (check["key"], check["key_type"], check["records"]) == ("f0%1000", "Long", records)
+    assert (check["outside"], check["example"], summary["key_groups"]["not_checked"]) == (
+        0,
+        None,
+        None,
+    )
+    assert main([*common, "--exchange", EDGE_F0]) == 0
+    (check,) = json.loads(capsys.readouterr().out)["key_groups"]["checked"]
+    assert 0 < check["outside"] < check["records"] == records
+    assert check["outside"] == check["outside_input"] + check["outside_output"]
+    assert "which owns key groups" in check["example"]
+
+
+def test_the_key_group_check_in_the_tables(capsys: pytest.CaptureFixture[str]) -> None:
     checkpoint = str(real_checkpoint("keyed-hash-p2-p4"))
-    assert main(["inspect", checkpoint, "--exchange", "to-record->slow-counter=rebalance"]) == 2
-    assert "give --export DIR too" in capsys.readouterr().err
+    assert main(["inspect", checkpoint, "--record-type", TUPLE, "--exchange", EDGE_F0]) == 0
+    out = capsys.readouterr().out
+    assert "to-record->slow-counter keyed by f0 (Long): " in out
+    assert "in-flight records are outside the key groups of the subtask they go to (" in out
+    assert "    e.g. key " in out
+    assert main(["inspect", checkpoint, "--record-type", TUPLE]) == 0
+    out = capsys.readouterr().out
+    assert "key groups not checked: no key given: --exchange UP->DOWN=hash:KEY (e.g. " in out
+    assert "to-record->slow-counter=hash:f0) with --record-type" in out
+    # a key without the records' type is refused, with the types that read them
+    assert main(["inspect", checkpoint, "--exchange", EDGE_F0]) == 2
+    assert "give their type (--record-type); these types read" in capsys.readouterr().err
+    assert main(["inspect", checkpoint, "--record-type", TUPLE, "--exchange", "a->b=hash:f0"]) == 2
+    assert "no exchange 'a->b' carried channel state" in capsys.readouterr().err
+
+
+def test_a_string_keyed_jobs_records_are_in_their_subtasks_key_groups(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A real job keyed by a String field: with its key (String.hashCode) none is outside;
+    with the Long beside it most are."""
+    checkpoint = made_checkpoint(STRING_KEYED)
+    common = ["inspect", str(checkpoint), "--record-type", record_type(checkpoint), "--json"]
+    for key, expect_outside in (("f0", False), ("f1", True)):
+        assert main([*common, "--exchange", f"to-record->slow-counter=hash:{key}"]) == 0
+        (check,) = json.loads(capsys.readouterr().out)["key_groups"]["checked"]
+        assert check["records"] > 1000
+        assert bool(check["outside"]) is expect_outside
+        assert check["key_type"] == ("String" if key == "f0" else "Long")
+
+
+def test_a_string_keyed_export_rescales(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The issue's command: a String key field exported (it was refused as "not an
+    integer"), and ``flinkstate rescale`` runs on the dataset."""
+    checkpoint = made_checkpoint(STRING_KEYED)
+    out = tmp_path / "string-keyed"
+    args = ["--record-type", record_type(checkpoint), "--export", str(out)]
+    assert main(["inspect", str(checkpoint), *args, "--exchange", EDGE_F0]) == 0
+    assert f"wrote the dataset to {out}" in capsys.readouterr().out
+    assert main(["rescale", str(out), "--to", "2"]) == 0
+    assert "to-record->slow-counter  3->2" in capsys.readouterr().out
 
 
 def test_a_name_from_the_file_cannot_break_the_line(

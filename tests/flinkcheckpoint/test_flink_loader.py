@@ -22,6 +22,7 @@ from flinkstate.flinkcheckpoint.inflight import Edge, infer_edges
 from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
 from flinkstate.flinkcheckpoint.stream_element import value_decoder
 from flinkstate.flinkcheckpoint.summary import summarize
+from tests.flinkcheckpoint.made import GENERATED, ROOT, record_type
 from tests.flinkcheckpoint.test_metadata import (
     COMMITTED,
     channel,
@@ -30,9 +31,7 @@ from tests.flinkcheckpoint.test_metadata import (
     operator_state,
 )
 
-ROOT = Path(__file__).parents[2]
 LOADER = ROOT / "tools" / "real-checkpoints" / "flink_loader.py"
-GENERATED = ROOT / "data" / "generated-checkpoints"
 FLINK_PYTHON = Path(os.environ.get("FLINKSTATE_FLINK_PYTHON", ROOT / ".venv-flink/bin/python"))
 MADE = sorted(p.parent for p in GENERATED.glob("*/*/chk-*/_metadata"))
 ALL = [*COMMITTED, *MADE]
@@ -177,7 +176,7 @@ def test_made_checkpoints_read_whole(checkpoint: Path) -> None:
     else:  # the state alone cannot tell an exchange with an empty side: the user names it
         with pytest.raises(InvalidParameterError, match="has no channel state"):
             infer_edges(metadata)
-    summary = summarize(checkpoint, edges=edges, value=value_decoder("Tuple2<Long,String>"))
+    summary = summarize(checkpoint, edges=edges, value=value_decoder(record_type(checkpoint)))
     assert summary["totals"]["unclean_channels"] == 0
     keyed = [k for k in summary["keyed_state"] if k["entries_unreadable"] is None]
     assert len(keyed) == len(summary["keyed_state"])

@@ -12,6 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flinkstate.errors import InvalidParameterError, KeyTypeError
+from flinkstate.flinkcheckpoint.files import StateFiles
+from flinkstate.flinkcheckpoint.handles import KeyGroupsStateHandle
+from flinkstate.flinkcheckpoint.keyed_state import keyed_entries
+from flinkstate.flinkcheckpoint.metadata import read_metadata
 from flinkstate.javahash import java_hash_code, java_hash_codes
 from flinkstate.keygroups import (
     UPPER_BOUND_MAX_PARALLELISM,
@@ -21,6 +25,7 @@ from flinkstate.keygroups import (
     murmur_hash_array,
 )
 from flinkstate.spark import key_groups
+from tests.flinkcheckpoint.made import STRING_KEYED, made_checkpoint
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
@@ -162,6 +167,31 @@ def test_key_groups_and_subtasks_match_flink(
         if found[at : at + 2] != tuple(row[4:]):
             mismatches.append((row, found[at : at + 2]))
     assert mismatches == []
+
+
+def test_string_keys_of_a_real_checkpoint_are_where_flink_put_them(strict: SparkSession) -> None:
+    """The String keys Flink stored in a real job's keyed state, each in the key group Flink
+    computed: Spark's expressions give every one the same (and so do numpy and Python,
+    tests/flinkcheckpoint/test_export.py)."""
+    checkpoint = made_checkpoint(STRING_KEYED)
+    operator = read_metadata(checkpoint).operator("slow-counter")
+    with StateFiles(checkpoint) as files:
+        entries = [
+            entry
+            for subtask in operator.subtasks
+            if isinstance(subtask.managed_keyed_state, KeyGroupsStateHandle)
+            for entry in keyed_entries(subtask.managed_keyed_state, files)
+            if entry.state == "count"
+        ]
+    assert len(entries) > 100
+    max_p = operator.max_parallelism
+    got = _column(
+        strict,
+        [e.key for e in entries],
+        "string",
+        lambda k: key_groups.assign_to_key_group(k, max_p, "string"),
+    )
+    assert [g for (g,) in got] == [e.key_group for e in entries]
 
 
 def test_owners_of_key_groups_match_flink(

@@ -4,6 +4,7 @@ scalar key-group functions row by row (generated checkpoints)."""
 
 from __future__ import annotations
 
+import shutil
 from collections import defaultdict
 from collections.abc import Mapping
 from pathlib import Path
@@ -12,9 +13,13 @@ from typing import TYPE_CHECKING
 import pandas as pd
 import pytest
 
-from flinkstate.dataset import read_dataset
+from flinkstate.dataset import read_dataset, write_dataset
 from flinkstate.errors import InvalidParameterError
+from flinkstate.flinkcheckpoint.export import ExchangeSpec, to_dataset
+from flinkstate.flinkcheckpoint.key_selector import key_function
+from flinkstate.flinkcheckpoint.stream_element import value_decoder
 from flinkstate.generator import GeneratorSpec, generate
+from flinkstate.javahash import JavaType
 from flinkstate.keygroups import assign_key_to_parallel_operator
 from flinkstate.network.state_assignment import assign_state
 from flinkstate.recovery.scenarios import ScenarioRun, run_scenario
@@ -23,7 +28,9 @@ from flinkstate.samples import SAMPLES
 from flinkstate.spark.owners import keyed_owners
 from flinkstate.spark.rescaling import MOVEMENT_COLUMNS, RescalingPipeline, job_shape, sweep_plan
 from flinkstate.spark.tables import load
+from tests.flinkcheckpoint.made import STRING_KEYED, made_checkpoint, record_type
 from tests.movement_model import SUMS, model_movement, normalised, sweep
+from tests.test_dataset import as_version_1
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -170,11 +177,12 @@ def reference_movement(directory: Path, parallelism: Mapping[str, int]) -> pd.Da
             row[0] += 1
             row[1] += buffer.size
             for record in records.itertuples():
+                strings = exchange.key_type is JavaType.STRING
                 owner = assign_key_to_parallel_operator(
-                    int(record.key),
+                    record.key_string if strings else int(record.key),
                     consumer_op.max_parallelism,
                     plan.downstream_parallelism[1],
-                    "long",
+                    exchange.key_type,
                 )
                 dropped = filters and owner != new
                 row[2] += 1
@@ -285,3 +293,63 @@ def test_the_executors_run_no_python(
     pd.testing.assert_frame_equal(result.movement, expected.movement)
     pd.testing.assert_frame_equal(result.sweep, expected.sweep)
     pd.testing.assert_frame_equal(keyed_owners(dataset, "source->counter", 3).toPandas(), owners)
+
+
+@pytest.fixture(scope="module")
+def string_keyed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The export of a real job keyed by a String (``make real-checkpoints``)."""
+    checkpoint = made_checkpoint(STRING_KEYED)
+    kind = record_type(checkpoint)
+    directory = tmp_path_factory.mktemp("string-keyed") / "dataset"
+    spec = {"to-record->slow-counter": ExchangeSpec("hash", key_function("f0", kind))}
+    write_dataset(to_dataset(checkpoint, spec, value=value_decoder(kind)), directory)
+    return directory
+
+
+def test_a_string_keyed_export_rescales_as_the_scalar_reference_and_pandas(
+    spark: SparkSession, string_keyed: Path
+) -> None:
+    """Spark hashes the String keys itself (``String.hashCode()`` as expressions): its key
+    groups are the export's (Flink's, checked against the job's routing), and what it says
+    moves on a rescale is the scalar reference's and the pandas baseline's."""
+    from benchmarks.pandas_rescaling import PandasRescaling
+
+    exchange = "to-record->slow-counter"
+    stored = read_dataset(string_keyed).tables["fragments"].to_pandas()
+    starts = stored[~stored["continues_from_previous"]]
+    dataset = load(spark, string_keyed)
+    pipeline = RescalingPipeline(dataset)
+    try:
+        assert pipeline.shape.exchange(exchange).key_type is JavaType.STRING
+        groups = pipeline.key_groups(exchange, 2)
+        result = pipeline.analyse_parallelisms({0: {"slow-counter": 2}}, progress=False)
+    finally:
+        pipeline.close()
+    expected = starts.groupby("key_group").size()
+    found = groups.set_index("key_group")["records"]
+    assert (found[found > 0] == expected.reindex(found[found > 0].index)).all()
+    assert found.sum() == len(starts) > 1000
+    owners = keyed_owners(dataset, exchange, 2).toPandas()
+    merged = owners.merge(stored, on=["buffer_id", "position"], suffixes=("", "_stored"))
+    assert len(merged) == len(stored)
+    assert (merged["key_group"] == merged["key_group_stored"]).all()
+    reference = reference_movement(string_keyed, {"slow-counter": 2})
+    pd.testing.assert_frame_equal(normalised(result.movement), reference)
+    assert result.movement["filtered_records"].sum() > 0
+    baseline = PandasRescaling(string_keyed).movement({0: {"slow-counter": 2}})
+    pd.testing.assert_frame_equal(normalised(baseline), reference)
+
+
+def test_a_version_1_dataset_rescales_as_it_did(
+    spark: SparkSession, tmp_path: Path, pipelines: dict[str, RescalingPipeline]
+) -> None:
+    """A dataset written before String keys (no ``key_type``, no ``key_string``) reads with
+    its keys as Longs and gives the answer it gave."""
+    old = as_version_1(Path(shutil.copytree(DATA / "keyed", tmp_path / "keyed")))
+    pipeline = RescalingPipeline(load(spark, old))
+    try:
+        result = pipeline.analyse([2, 3], progress=False)
+    finally:
+        pipeline.close()
+    expected = pipelines["keyed"].analyse([2, 3], progress=False)
+    pd.testing.assert_frame_equal(result.movement, expected.movement)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from flinkstate.flinkcheckpoint.export import ExchangeSpec, key_function, to_dataset
+from flinkstate.flinkcheckpoint.export import ExchangeSpec, to_dataset
+from flinkstate.flinkcheckpoint.key_selector import key_function
 from flinkstate.flinkcheckpoint.stream_element import value_decoder
 from flinkstate.flinkcheckpoint.summary import summarize
 from flinkstate.views.checkpoint_files import in_flight_figure, key_group_figure, records_figure

@@ -140,7 +140,8 @@ def test_a_checkpoint_flink_wrote_rescales_like_a_sample(
     """Notebook 7's last step: a real checkpoint, exported, in the same widget."""
     from flinkstate.dataset import write_dataset
     from flinkstate.flinkcheckpoint import real_checkpoint
-    from flinkstate.flinkcheckpoint.export import ExchangeSpec, key_function, to_dataset
+    from flinkstate.flinkcheckpoint.export import ExchangeSpec, to_dataset
+    from flinkstate.flinkcheckpoint.key_selector import key_function
     from flinkstate.flinkcheckpoint.stream_element import value_decoder
 
     dataset = to_dataset(

@@ -3,12 +3,16 @@
 // with Flink's loader (tools/real-checkpoints/flink_loader.py).
 //
 // Usage: java -cp <pyflink/lib/*>:<classes> CheckpointJob KEY=VALUE ...
-//   variant=NAME topology=keyed|rebalance|union out=DIR seconds=N upstream=P downstream=P
+//   variant=NAME topology=keyed|rebalance|union|string-keyed out=DIR seconds=N upstream=P
+//   downstream=P
 //   second_upstream=P (union: the parallelism of the second source)
 //   payload=CHARS sleep_micros=N inline_threshold=SIZE file_merging=true|false
 // Records are Tuple2<Long,String>: a sequence number from fromSequence and "p<seq>" padded with
 // 'x'. The keyed topology keys by f0 % 1000 into a counter that sleeps per record, which
 // back-pressures the upstream subtasks so that buffers are in flight when barriers arrive.
+// The string-keyed topology's records are Tuple2<String,Long> instead: a String key of 1,000
+// (ASCII, Latin-1 and beyond the BMP, so that String.hashCode() reads UTF-16 units) and the
+// sequence number, keyed by the String f0.
 
 import java.io.File;
 import java.nio.file.Files;
@@ -52,9 +56,22 @@ public class CheckpointJob {
         }
     }
 
+    /** Turns a sequence number into a record keyed by a String: one of 1,000 keys. */
+    public static final class ToStringRecord implements MapFunction<Long, Tuple2<String, Long>> {
+        @Override
+        public Tuple2<String, Long> map(Long seq) {
+            return Tuple2.of(stringKey(seq % 1000), seq);
+        }
+    }
+
+    /** Key n of 1,000: ASCII, with an accent (one UTF-16 unit) or with an emoji (two). */
+    static String stringKey(long n) {
+        String prefix = n % 3 == 0 ? "key-" : n % 3 == 1 ? "cl\u00e9-" : "\ud83d\ude00-";
+        return prefix + n;
+    }
+
     /** Counts records per key in a ValueState and sleeps per record: the slow operator. */
-    public static final class SlowCounter
-            extends KeyedProcessFunction<Long, Tuple2<Long, String>, Tuple2<Long, String>> {
+    public static final class SlowCounter<K, T> extends KeyedProcessFunction<K, T, T> {
         private final long sleepMicros;
         private transient ValueState<Long> count;
 
@@ -68,9 +85,7 @@ public class CheckpointJob {
         }
 
         @Override
-        public void processElement(
-                Tuple2<Long, String> record, Context context, Collector<Tuple2<Long, String>> out)
-                throws Exception {
+        public void processElement(T record, Context context, Collector<T> out) throws Exception {
             Long seen = count.value();
             count.update(seen == null ? 1L : seen + 1);
             LockSupport.parkNanos(TimeUnit.MICROSECONDS.toNanos(sleepMicros));
@@ -143,15 +158,41 @@ public class CheckpointJob {
         description.append("variant=").append(variant).append('\n');
         StreamExecutionEnvironment env =
                 StreamExecutionEnvironment.getExecutionEnvironment(Configuration.fromMap(conf));
-        DataStream<Tuple2<Long, String>> records = records(env, upstream, payload, "");
+        // the string-keyed topology makes records of its own type from its own source
+        DataStream<Tuple2<Long, String>> records =
+                topology.equals("string-keyed") ? null : records(env, upstream, payload, "");
         if (topology.equals("keyed")) {
             description.append("topology=[source -> to-record] (p=").append(upstream)
                     .append(") --HASH(keyBy f0%1000)--> [slow-counter (ValueState<Long>) -> sink] (p=")
                     .append(downstream).append(")\n");
             description.append("key=f0 % 1000 (Long)\n");
             records.keyBy(record -> record.f0 % 1000, Types.LONG)
-                    .process(new SlowCounter(sleepMicros))
+                    .process(new SlowCounter<Long, Tuple2<Long, String>>(sleepMicros))
                     .returns(Types.TUPLE(Types.LONG, Types.STRING))
+                    .setParallelism(downstream)
+                    .uid("slow-counter")
+                    .name("slow-counter")
+                    .sinkTo(new DiscardingSink<>())
+                    .setParallelism(downstream)
+                    .uid("sink")
+                    .name("sink");
+        } else if (topology.equals("string-keyed")) {
+            description.append("topology=[source -> to-record] (p=").append(upstream)
+                    .append(") --HASH(keyBy f0)--> [slow-counter (ValueState<Long>) -> sink] (p=")
+                    .append(downstream).append(")\n");
+            description.append("key=f0 (String)\n");
+            env.fromSequence(0, Long.MAX_VALUE)
+                    .setParallelism(upstream)
+                    .uid("source")
+                    .name("source")
+                    .map(new ToStringRecord())
+                    .returns(Types.TUPLE(Types.STRING, Types.LONG))
+                    .setParallelism(upstream)
+                    .uid("to-record")
+                    .name("to-record")
+                    .keyBy(record -> record.f0, Types.STRING)
+                    .process(new SlowCounter<String, Tuple2<String, Long>>(sleepMicros))
+                    .returns(Types.TUPLE(Types.STRING, Types.LONG))
                     .setParallelism(downstream)
                     .uid("slow-counter")
                     .name("slow-counter")
@@ -193,7 +234,7 @@ public class CheckpointJob {
             description.append("key=f0 % 1000 (Long)\n");
             records.union(second)
                     .keyBy(record -> record.f0 % 1000, Types.LONG)
-                    .process(new SlowCounter(sleepMicros))
+                    .process(new SlowCounter<Long, Tuple2<Long, String>>(sleepMicros))
                     .returns(Types.TUPLE(Types.LONG, Types.STRING))
                     .setParallelism(downstream)
                     .uid("slow-counter")
@@ -204,9 +245,12 @@ public class CheckpointJob {
                     .name("sink");
         } else {
             throw new IllegalArgumentException(
-                    "topology is keyed, rebalance or union, got " + topology);
+                    "topology is keyed, rebalance, union or string-keyed, got " + topology);
         }
-        description.append("record_type=Tuple2<Long,String> (f0=seq, f1=payload)\n");
+        description.append(
+                topology.equals("string-keyed")
+                        ? "record_type=Tuple2<String,Long> (f0=key, f1=seq)\n"
+                        : "record_type=Tuple2<Long,String> (f0=seq, f1=payload)\n");
         description.append("payload_bytes=").append(payload).append('\n');
         description.append("sleep_micros_per_record_in_slow_operator=").append(sleepMicros).append('\n');
         description.append("run_seconds=").append(seconds).append('\n');

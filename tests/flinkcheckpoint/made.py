@@ -1,0 +1,51 @@
+"""The checkpoints ``make real-checkpoints`` made (``data/generated-checkpoints``), for the
+tests that need a case the committed ones do not show (a String key, another record type).
+
+Without them such a test skips, unless ``FLINKSTATE_REQUIRE_FLINK=1`` (as in CI, which makes
+them first) turns that into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from flinkstate.flinkcheckpoint.metadata import read_metadata
+
+ROOT = Path(__file__).parents[2]
+GENERATED = ROOT / "data" / "generated-checkpoints"
+#: the job keyed by a String field, over Tuple2<String,Long> records (CI makes it)
+STRING_KEYED = "string-keyed-p2-p3"
+
+
+def job_setting(checkpoint: Path, name: str) -> str:
+    """A line ``name=VALUE`` of the job's ``job-config.txt`` (what ``CheckpointJob`` ran)."""
+    config = (checkpoint.parents[1] / "job-config.txt").read_text(encoding="utf-8")
+    line = next(line for line in config.splitlines() if line.startswith(f"{name}="))
+    return line.partition("=")[2]
+
+
+def record_type(checkpoint: Path) -> str:
+    """The record type the made job sent, as ``--record-type`` names it."""
+    return job_setting(checkpoint, "record_type").split(" ")[0]
+
+
+def made_checkpoint(variant: str) -> Path:
+    """The latest checkpoint of ``variant`` with in-flight data; a skip without one (a
+    failure under ``FLINKSTATE_REQUIRE_FLINK=1``)."""
+    found = sorted(
+        (p.parent for p in (GENERATED / variant).glob("*/chk-*/_metadata")),
+        key=lambda p: int(p.name.removeprefix("chk-")),
+    )
+    for checkpoint in reversed(found):
+        if any(h.offsets for _, h in read_metadata(checkpoint).channel_handles()):
+            return checkpoint
+    reason = (
+        f"no checkpoint of {variant} with in-flight data in {GENERATED}: "
+        f"make real-checkpoints VARIANTS={variant}"
+    )
+    if os.environ.get("FLINKSTATE_REQUIRE_FLINK") == "1":
+        pytest.fail(reason)
+    pytest.skip(reason)
