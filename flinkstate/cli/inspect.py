@@ -84,28 +84,20 @@ def _inspect(args: argparse.Namespace) -> str:
     elif args.exchange or args.segment_size is not None:
         option = "--exchange" if args.exchange else "--segment-size"
         raise InvalidParameterError(f"{option} says how to export: give --export DIR too")
-    reroot = {}
-    for item in args.reroot:
-        stored, sep, local = item.partition("=")
-        if not sep or not stored or not local:
-            raise InvalidParameterError(f"--reroot takes STORED=LOCAL, got {item!r}")
-        reroot[stored] = local
+    from flinkstate.flinkcheckpoint.files import reroot_options
+
+    reroot = reroot_options(args.reroot)
     record_type = args.record_type
     value = None if record_type in (None, "raw") else value_decoder(record_type)
     specs = {}
     keyed_by = []  # the exchanges whose key reads the records' values
     if args.export:
-        from flinkstate.flinkcheckpoint.export import ExchangeSpec, key_function
+        from flinkstate.flinkcheckpoint.export import exchange_option
 
         for item in args.exchange:
-            name, sep, how = item.partition("=")
-            partitioner, _, key = how.partition(":")
-            if not sep or not name or not partitioner:
-                raise InvalidParameterError(
-                    f"--exchange takes UP->DOWN=PARTITIONER[:KEY], got {item!r}"
-                )
-            specs[name] = ExchangeSpec(partitioner, key_function(key) if key else None)
-            if key:
+            name, spec, keyed = exchange_option(item)
+            specs[name] = spec
+            if keyed:
                 keyed_by.append(item)
         if keyed_by and record_type == "raw":
             raise InvalidParameterError(

@@ -51,6 +51,17 @@ class ExchangeSpec:
             raise InvalidParameterError("a keyBy (hash) exchange needs key= to find each key")
 
 
+def exchange_option(text: str) -> tuple[str, ExchangeSpec, bool]:
+    """A command line's ``UP->DOWN=PARTITIONER[:KEY]``: the exchange's name, its spec, and
+    whether its key reads the records' values (then their type must be given)."""
+    name, sep, how = text.partition("=")
+    partitioner, _, key = how.partition(":")
+    if not sep or not name or not partitioner:
+        raise InvalidParameterError(f"--exchange takes UP->DOWN=PARTITIONER[:KEY], got {text!r}")
+    spec = ExchangeSpec(Partitioner.parse(partitioner), key_function(key) if key else None)
+    return name, spec, bool(key)
+
+
 def key_function(spec: str) -> Callable[[object], int]:
     """A key from a small, safe notation: ``f0`` (a tuple's field 0), ``f0%1000``, ``value``
     or ``value%1000`` (the value itself); Java's ``%`` (the sign follows the dividend)."""

@@ -21,6 +21,7 @@ exchanges between the same two operators, a parallelism out of Flink's bounds.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -32,9 +33,9 @@ import pandas as pd
 
 from flinkstate.dataset import Dataset
 from flinkstate.errors import InvalidParameterError, UnsupportedRescaleError
-from flinkstate.flinkcheckpoint.export import ExchangeSpec, to_dataset
-from flinkstate.flinkcheckpoint.inflight import Edge
-from flinkstate.flinkcheckpoint.metadata import read_metadata
+from flinkstate.flinkcheckpoint.export import ExchangeSpec, exchange_name, to_dataset
+from flinkstate.flinkcheckpoint.inflight import Edge, resolve_edges
+from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
 from flinkstate.flinkcheckpoint.stream_element import ValueDecoder
 from flinkstate.flinkcheckpoint.summary import checkpoint_dir
 from flinkstate.keygroups import check_parallelism, compute_key_group_range_for_operator_index
@@ -150,6 +151,9 @@ def find_job_config(checkpoint: Path) -> Path | None:
     for folder in (directory, directory.parent, directory.parent.parent):
         candidate = folder / JOB_CONFIG
         if candidate.is_file():
+            # named as the user would name it: below the working directory, relative to it
+            with contextlib.suppress(ValueError):
+                return candidate.relative_to(Path.cwd())
             return candidate
     return None
 
@@ -571,9 +575,16 @@ def prepare_forecast(
             f"{chosen.value} ({chosen.flink}) recovers with {RECOVER_OUTPUT_ON_DOWNSTREAM_KEY} "
             f"and {CHECKPOINTING_DURING_RECOVERY_KEY} on"
         )
+    chosen_edges = tuple(edges) if edges is not None else None
+    _check_exchanges_named(metadata, chosen_edges, exchanges)
     segment_size = int(str(values["segment_size"]))
     dataset = to_dataset(
-        directory, exchanges, value=value, edges=edges, reroot=reroot, segment_size=segment_size
+        directory,
+        exchanges,
+        value=value,
+        edges=chosen_edges,
+        reroot=reroot,
+        segment_size=segment_size,
     )
     job = real_job(dataset, metadata.checkpoint_id)
     if job.left_out:
@@ -610,6 +621,22 @@ def prepare_forecast(
         simulation,
         RunResult(RunStatus.STOPPED, 0),
     )
+
+
+def _check_exchanges_named(
+    metadata: CheckpointMetadata,
+    edges: Iterable[Edge] | None,
+    exchanges: Mapping[str, ExchangeSpec],
+) -> None:
+    """Every exchange that carried in-flight data has its partitioner given (the checkpoint
+    does not record it); a keyBy one needs the records' type to find their keys."""
+    for edge in resolve_edges(metadata, edges)[0]:
+        if str(edge) not in exchanges and exchange_name(edge) not in exchanges:
+            raise InvalidParameterError(
+                f"say how exchange {exchange_name(edge)} partitions (the checkpoint does not "
+                f"record it): --exchange '{exchange_name(edge)}=PARTITIONER[:KEY]', e.g. "
+                "hash:f0%1000 or rebalance"
+            )
 
 
 def _no_job(values: Mapping[str, Any]) -> JobGraph:

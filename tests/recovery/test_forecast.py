@@ -292,7 +292,7 @@ def test_a_bad_job_config_line_is_named(tmp_path: Path) -> None:
         ({"overrides": {"generation": "v1"}}, "--generation"),
         ({"overrides": {"no_such": 1}}, "no_such"),
         ({"generation": "v3"}, "v3"),
-        ({"exchanges": {}}, "say how exchange"),
+        ({"exchanges": {}}, "--exchange .to-record->slow-counter=PARTITIONER"),
         ({"exchanges": {"to-record->slow-counter": ExchangeSpec("rescale")}}, r"rescale\(\)"),
     ],
 )
