@@ -310,3 +310,35 @@ def test_what_cannot_be_modelled_is_refused_in_one_line(
     with pytest.raises(InvalidParameterError, match=message) as refused:
         prepare_forecast(checkpoint, to, **arguments)
     assert "\n" not in str(refused.value)
+
+
+def test_a_checkpoint_without_in_flight_data_is_refused(tmp_path: Path) -> None:
+    """The same job's checkpoint with every channel-state handle taken out, as an aligned
+    checkpoint is written: there is nothing to recover."""
+    import dataclasses
+
+    from flinkstate.flinkcheckpoint.metadata import parse_metadata
+    from tests.flinkcheckpoint.metadata_writer import write_metadata
+
+    source = by_name("rebalance-forward-p2-p3")
+    data = (source / "_metadata").read_bytes()
+    metadata = parse_metadata(data, "test/_metadata")
+    aligned = dataclasses.replace(
+        metadata,
+        operators=tuple(
+            dataclasses.replace(
+                op,
+                subtasks=tuple(
+                    dataclasses.replace(s, input_channel_state=(), result_subpartition_state=())
+                    for s in op.subtasks
+                ),
+            )
+            for op in metadata.operators
+        ),
+    )
+    target = tmp_path / "chk-7"
+    target.mkdir()
+    (target / "_metadata").write_bytes(write_metadata(aligned, 6, data[metadata.trailer_offset :]))
+    with pytest.raises(InvalidParameterError, match="holds no in-flight data") as refused:
+        prepare_forecast(target, 2, exchanges=exchanges(source))
+    assert "\n" not in str(refused.value)
