@@ -17,6 +17,7 @@ from flinkstate import FLINK_VERSION, __version__
 from flinkstate.cli.arithmetic import add_keygroup_parser, add_mapping_parser
 from flinkstate.cli.buffers import add_buffers_parser
 from flinkstate.cli.explore import add_explore_parser
+from flinkstate.cli.forecast import add_forecast_parser
 from flinkstate.cli.generate import add_generate_parser
 from flinkstate.cli.inspect import add_inspect_parser
 from flinkstate.cli.interruption import INTERRUPTED, CommandInterrupted
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_generate_parser(subparsers)
     add_rescale_parser(subparsers)
     add_inspect_parser(subparsers)
+    add_forecast_parser(subparsers)
     add_spark_server_parser(subparsers)
     return parser
 

@@ -86,31 +86,22 @@ def _inspect(args: argparse.Namespace) -> str:
             segment_size = check_segment_size(parse_bytes(args.segment_size))
     elif args.segment_size is not None:
         raise InvalidParameterError("--segment-size says how to export: give --export DIR too")
-    reroot = {}
-    for item in args.reroot:
-        stored, sep, local = item.partition("=")
-        if not sep or not stored or not local:
-            raise InvalidParameterError(f"--reroot takes STORED=LOCAL, got {item!r}")
-        reroot[stored] = local
+    from flinkstate.flinkcheckpoint.files import reroot_options
+
+    reroot = reroot_options(args.reroot)
     record_type = args.record_type
     value = None if record_type in (None, "raw") else value_decoder(record_type)
     specs = {}
     keyed_by = []  # the exchanges whose key reads the records' values
     keys = {}  # their key selectors, by exchange, for the check of their key groups
     if args.exchange:
-        from flinkstate.flinkcheckpoint.export import ExchangeSpec
-        from flinkstate.flinkcheckpoint.key_selector import key_function
+        from flinkstate.flinkcheckpoint.export import exchange_option
+        from flinkstate.flinkcheckpoint.key_selector import KeySelector
 
         for item in args.exchange:
-            name, sep, how = item.partition("=")
-            partitioner, _, key = how.partition(":")
-            if not sep or not name or not partitioner:
-                raise InvalidParameterError(
-                    f"--exchange takes UP->DOWN=PARTITIONER[:KEY], got {item!r}"
-                )
-            typed = None if value is None else record_type  # without it: refused below
-            selector = key_function(key, typed) if key else None
-            specs[name] = ExchangeSpec(partitioner, selector)
+            name, spec = exchange_option(item, record_type)
+            specs[name] = spec
+            selector = spec.key if isinstance(spec.key, KeySelector) else None
             if selector is not None:
                 keyed_by.append(item)
                 keys[name] = selector

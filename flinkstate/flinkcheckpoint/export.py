@@ -34,7 +34,7 @@ from flinkstate.flinkcheckpoint.inflight import (
     exchange_name,
     logical_channels,
 )
-from flinkstate.flinkcheckpoint.key_selector import KEY_TYPES, KeySelector
+from flinkstate.flinkcheckpoint.key_selector import KEY_TYPES, KeySelector, key_function
 from flinkstate.flinkcheckpoint.keyed_state import read_keyed_state
 from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
 from flinkstate.flinkcheckpoint.stream_element import (
@@ -76,6 +76,20 @@ class ExchangeSpec:
     def java_type(self) -> JavaType:
         """The key's Java type (resolved: never None)."""
         return JavaType.parse(self.key_type or JavaType.LONG)
+
+
+def exchange_option(text: str, record_type: str | None) -> tuple[str, ExchangeSpec]:
+    """A command line's ``UP->DOWN=PARTITIONER[:KEY]``: the exchange's name and its spec, the
+    key's Java type taken from ``record_type`` (None: not given, or ``raw``; a key that reads
+    the records' values is then refused by the caller, which knows what to suggest)."""
+    name, sep, how = text.partition("=")
+    partitioner, _, key = how.partition(":")
+    if not sep or not name or not partitioner:
+        raise InvalidParameterError(f"--exchange takes UP->DOWN=PARTITIONER[:KEY], got {text!r}")
+    typed = None if record_type in (None, "raw") else record_type
+    return name, ExchangeSpec(
+        Partitioner.parse(partitioner), key_function(key, typed) if key else None
+    )
 
 
 def to_dataset(

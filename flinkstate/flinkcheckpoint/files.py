@@ -14,12 +14,12 @@ import contextlib
 import mmap
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import BinaryIO
 
-from flinkstate.errors import CheckpointFormatError
+from flinkstate.errors import CheckpointFormatError, InvalidParameterError
 from flinkstate.filekinds import special_kind
 from flinkstate.flinkcheckpoint.handles import (
     ByteStreamStateHandle,
@@ -204,3 +204,15 @@ def open_regular(path: Path, what: str) -> BinaryIO:
         return path.open("rb")
     except OSError as error:
         raise CheckpointFormatError(str(path), 0, f"{what} ({error.strerror})") from None
+
+
+def reroot_options(items: Iterable[str]) -> dict[str, str]:
+    """A command line's ``--reroot STORED=LOCAL`` options: where files stored under an
+    absolute path are now."""
+    reroot = {}
+    for item in items:
+        stored, sep, local = item.partition("=")
+        if not sep or not stored or not local:
+            raise InvalidParameterError(f"--reroot takes STORED=LOCAL, got {item!r}")
+        reroot[stored] = local
+    return reroot

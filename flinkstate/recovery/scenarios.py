@@ -9,7 +9,7 @@ run that differs from the expectation is a finding, not noise.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -253,14 +253,7 @@ class ScenarioRun:
     @property
     def spill(self) -> dict[str, int]:
         """V2's disk figures: bytes written, files and segments written, files alive at most."""
-        world = self.world
-        states = [] if world is None else [d.state for d in world.drainers.values() if d.state]
-        return {
-            "spilled_bytes": 0 if world is None else world.spill.bytes_written,
-            "spill_files": sum(len(s.files) for s in states),
-            "spill_segments": sum(len(s.segments) for s in states),
-            "spill_files_peak": 0 if world is None else world.spill.files_peak,
-        }
+        return spill_figures(self.world)
 
     @property
     def first_checkpoint_step(self) -> int | None:
@@ -277,13 +270,7 @@ class ScenarioRun:
         world = self.world
         if self.simulation is None or world is None:
             return None
-        if not all(t.phase is TaskPhase.RUNNING for t in world.tasks.values()):
-            return None
-        # a task leaves restoring with its last gate conversion (V2: the drainer installed,
-        # or partitions requested with nothing to drain), or right after its output state
-        # when it has no gates
-        ends = [e.step for e in self.simulation.events if e.action.kind in _RESTORE_ENDS]
-        return max(ends, default=-1) + 1
+        return resumed_step(world, self.simulation.events)
 
     def summary(self) -> dict[str, Any]:
         result = self.result
@@ -336,6 +323,31 @@ class ScenarioRun:
 
 
 _RESTORE_ENDS = frozenset({"finish-output", "convert", "request-partitions", "install-drainer"})
+
+
+def spill_figures(world: NetworkWorld | None) -> dict[str, int]:
+    """V2's disk figures of a restored run: bytes written, files and segments written, files
+    alive at most (zeros without a world or without V2)."""
+    states = [] if world is None else [d.state for d in world.drainers.values() if d.state]
+    return {
+        "spilled_bytes": 0 if world is None else world.spill.bytes_written,
+        "spill_files": sum(len(s.files) for s in states),
+        "spill_segments": sum(len(s.segments) for s in states),
+        "spill_files_peak": 0 if world is None else world.spill.files_peak,
+    }
+
+
+def resumed_step(world: NetworkWorld, events: Sequence[Event]) -> int | None:
+    """The step (counted as the stepper counts) at which the last task of a restored run
+    finished restoring and normal processing began; None while a task is still restoring."""
+    if not all(t.phase is TaskPhase.RUNNING for t in world.tasks.values()):
+        return None
+    # a task leaves restoring with its last gate conversion (V2: the drainer installed,
+    # or partitions requested with nothing to drain), or right after its output state
+    # when it has no gates
+    ends = [e.step for e in events if e.action.kind in _RESTORE_ENDS]
+    return max(ends, default=-1) + 1
+
 
 #: the two runs of a scenario a user can step through
 PHASES = ("restart", "job")

@@ -18,13 +18,16 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network.world import NetworkWorld
 from flinkstate.sim.core import Simulation
 from flinkstate.views.captions import caption
 from flinkstate.views.scene import CANVAS_MODULE, SceneLayout, build_scene, collapse_scene
+
+if TYPE_CHECKING:
+    from flinkstate.recovery.forecast import Forecast
 
 #: the page around the run: controls, and the script that unpacks the run and drives the canvas
 PAGE_TEMPLATE = Path(__file__).with_name("run_page.html")
@@ -274,6 +277,35 @@ def topology_page(
     )
     summary = f"{item.description}. Seed {seed}, scheduler {scheduler}."
     return run_page(f"flinkstate: {name}", summary, [recording])
+
+
+def forecast_page(forecast: Forecast, *, progress: Callable[[int], None] | None = None) -> str:
+    """The page of a forecast's restored run (:mod:`flinkstate.recovery.forecast`), stepped
+    from its start to its end; ``progress(step)`` is told as the steps are drawn."""
+    steps = forecast.result.steps
+    ending = f"the restored run: {forecast.outcome} after {steps} steps"
+    if forecast.result.deadlock is not None:
+        ending += f"; {forecast.result.deadlock.describe().splitlines()[0]}"
+    recording = record_phase(
+        "restart",
+        f"checkpoint {forecast.checkpoint_id} restored at {forecast.to} ({steps} steps)",
+        forecast.simulation,
+        ending=ending,
+        progress=progress,
+    )
+    filtered = sum(s.filtered_records for s in forecast.subtasks)
+    kept = sum(s.kept_records for s in forecast.subtasks)
+    summary = (
+        f"Checkpoint {forecast.checkpoint_id} ({forecast.checkpoint}) restored at parallelism "
+        f"{forecast.to} with {forecast.generation.value} ({forecast.generation.flink}), seed "
+        f"{forecast.seed}: {forecast.outcome}; every task RUNNING at step "
+        f"{forecast.running_step}, the recovered data consumed at step {forecast.consumed_step}; "
+        f"{kept:,} records kept, {filtered:,} filtered out. Step through it with the buttons, "
+        "the slider or play; hover anything for details."
+    )
+    return run_page(
+        f"flinkstate forecast: checkpoint {forecast.checkpoint_id}", summary, [recording]
+    )
 
 
 def _told(

@@ -25,6 +25,7 @@ import ipywidgets as widgets
 from flinkstate.errors import FlinkstateError, InvalidParameterError
 from flinkstate.network.world import NetworkWorld
 from flinkstate.output import check_target, write_whole
+from flinkstate.recovery.forecast import Forecast, run_forecast
 from flinkstate.recovery.scenarios import (
     PHASES,
     Outcome,
@@ -180,7 +181,8 @@ class RecoveryStepper:
         self.timelines_box.selected_index = None
         self.deadlock = live_figure()
         self.deadlock_box = widgets.VBox([self.deadlock], layout=widgets.Layout(display="none"))
-        self.run: ScenarioRun | None = None
+        #: the scenario run on display, or a forecast's restored run (``open_forecast``)
+        self.run: ScenarioRun | Forecast | None = None
         self.final: RunResult | None = None
         self.total = 0
         self.timelines: Timelines | None = None
@@ -431,6 +433,42 @@ class RecoveryStepper:
         self._set_range(self.total)
         self._render(animate=False)
         return True
+
+    def open_forecast(self, forecast: Forecast) -> None:
+        """Show a forecast's restored run (``recovery.forecast.prepare_forecast``: a
+        checkpoint Flink wrote, restored by the simulator) at step 0, run to its end first if
+        it was not, to be stepped as a scenario's restart is. Choosing a scenario or a setting
+        here loads that scenario again."""
+        if forecast.simulation.step_count == 0 and not forecast.simulation.history:
+            run_forecast(forecast, max_steps=self.max_steps, compare=())
+        self._restoring = True  # the phase shown is the restart, without loading a scenario
+        try:
+            self.phase.value = "restart"
+        finally:
+            self._restoring = False
+        self.recorded, self.faults, self.trace_path = (), frozenset(), None
+        self.run = forecast
+        self._captions = {}
+        self._scene = None
+        self._pinned = {}
+        self.final = forecast.result
+        simulation = forecast.simulation
+        self.total = simulation.step_count
+        self._summary = _forecast_summary(forecast)
+        simulation.goto(0)
+        world = forecast.world
+        self.timelines = Timelines.start(world)
+        self.timelines_box.set_title(
+            0, TIMELINES_TITLE + (" and event time" if self.timelines.event_time else "")
+        )
+        self.layout = SceneLayout.of(world)
+        self._set_range(self.total)
+        self._render(animate=False)
+        self.message.value = html.escape(
+            f"Forecast of checkpoint {forecast.checkpoint_id} ({forecast.checkpoint}) restored "
+            f"at parallelism {forecast.to} with {forecast.generation.value}, seed "
+            f"{forecast.seed}; choosing a scenario or a setting loads that scenario instead."
+        )
 
     def _set_range(self, total: int) -> None:
         self._syncing = True
@@ -697,6 +735,23 @@ class RecoveryStepper:
             if items
             else "<i>step 0: nothing has happened yet; press step</i>"
         )
+
+
+def _forecast_summary(forecast: Forecast) -> dict[str, Any]:
+    """A forecast's figures under the names the badge reads a scenario run's by (a forecast
+    hopes to recover: that is what it is held to)."""
+    figures = forecast.summary()
+    return {
+        "outcome": forecast.outcome,
+        "expected": Outcome.RECOVERED.value,
+        "as_expected": forecast.outcome == Outcome.RECOVERED.value,
+        "deadlock": figures["deadlock"],
+        "recovered_bytes": figures["recovered_bytes"],
+        "filtered_records": sum(s.filtered_records for s in forecast.subtasks),
+        "resumed_step": figures["running_step"],
+        "effective_generation": figures["effective_generation"],
+        **figures["memory"],
+    }
 
 
 def _faults_text(faults: frozenset[str]) -> str:

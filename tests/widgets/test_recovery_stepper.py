@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.recovery.forecast import Forecast
 from flinkstate.recovery.scenarios import get_scenario
 from flinkstate.views.ownership import ownership_graph, ownership_spec
 from flinkstate.views.scene import build_scene
@@ -424,4 +425,47 @@ def test_a_run_without_watermarks_keeps_the_timelines_title() -> None:
     stepper = RecoveryStepper("baseline-recovery", overrides={"records": 10})
     assert stepper.timelines_box.get_title(0) == (
         "timelines: buffers, credits, records and checkpoints over the steps"
+    )
+
+
+def test_a_forecast_of_a_real_checkpoint_is_stepped_like_a_restart() -> None:
+    """The stepper opens the restored run ``flinkstate forecast`` runs (a checkpoint Flink
+    wrote): its whole run on the slider, the same world step by step, back and forth."""
+    from flinkstate.flinkcheckpoint import real_checkpoint
+    from flinkstate.flinkcheckpoint.export import ExchangeSpec, key_function
+    from flinkstate.flinkcheckpoint.stream_element import value_decoder
+    from flinkstate.recovery.forecast import prepare_forecast, run_forecast
+
+    def make() -> Forecast:
+        return prepare_forecast(
+            real_checkpoint("bigrecord-10k-keyed-p2-p3"),
+            2,
+            exchanges={"to-record->slow-counter": ExchangeSpec("hash", key_function("f0%1000"))},
+            generation="v2",
+            value=value_decoder("Tuple2<Long,String>"),
+        )
+
+    reference = run_forecast(make(), compare=())
+    stepper = RecoveryStepper("baseline-recovery", overrides={"records": 20})
+    forecast = make()
+    stepper.open_forecast(forecast)
+    assert stepper.run is forecast
+    assert stepper.current_step == 0
+    assert stepper.total == reference.result.steps
+    assert stepper.summary["outcome"] == "recovered"
+    assert stepper.summary["spill_files"] == reference.memory()["spill_files"] > 0
+    assert "Forecast of checkpoint 46" in stepper.message.value
+    assert "this run: recovered" in stepper.badge.value
+    stepper.goto(stepper.total)
+    world = stepper.world
+    assert world is not None
+    assert world.tasks.keys() == reference.world.tasks.keys()
+    assert world.deliveries == reference.world.deliveries
+    stepper.goto(3)
+    assert stepper.current_step == 3
+    assert (
+        [e.action for e in stepper.simulation.events]
+        == [  # type: ignore[union-attr]
+            e.action for e in reference.simulation.events[:3]
+        ]
     )
