@@ -18,7 +18,11 @@ from flinkstate.errors import InvalidParameterError, UnsupportedRescaleError
 from flinkstate.network.checkpoint import Checkpoint
 from flinkstate.network.failover import failover_summary
 from flinkstate.network.metrics import BufferCounts
-from flinkstate.network.options import RECOVER_OUTPUT_ON_DOWNSTREAM_KEY
+from flinkstate.network.options import (
+    RECOVER_OUTPUT_ON_DOWNSTREAM_KEY,
+    CheckpointFailure,
+    CheckpointFailureReason,
+)
 from flinkstate.network.owners import Owner
 from flinkstate.network.state_assignment import StateAssignment, assign_state
 from flinkstate.network.task import TaskPhase
@@ -388,6 +392,25 @@ def run_scenario(
     return run
 
 
+def no_checkpoint_message(failures: Sequence[CheckpointFailure], job_failed: str) -> str:
+    """Why the job before the restart completed no checkpoint, and what to change: where its
+    checkpoints failed (a timeout too short for the job's size, most often), the first
+    failure and the parameter behind it; otherwise the job ended before the first trigger."""
+    if not failures:
+        return "the job completed no checkpoint before it ended; lower checkpoint_interval"
+    first = failures[0]
+    hint = (
+        "raise checkpoint_timeout"
+        if first.reason is CheckpointFailureReason.CHECKPOINT_EXPIRED
+        else "see the failure's reason"
+    )
+    ended = "failed over" if job_failed else "ended"
+    return (
+        f"the job completed no checkpoint before it {ended}: {first.describe()}"
+        f"{f' (and {len(failures) - 1} more)' if len(failures) > 1 else ''}; {hint}"
+    )
+
+
 def prepare_scenario(
     scenario: str | Scenario,
     *,
@@ -448,10 +471,11 @@ def prepare_scenario(
     before = Simulation(first.clone, make_scheduler(scheduler, seed), None)
     before.run(lambda model: bool(_world(model).checkpoints.completed), max_steps=max_steps)
     run.earlier["job"] = before.events
-    completed = _world(before.model).checkpoints.completed
+    coordinator = _world(before.model).checkpoints
+    completed = coordinator.completed
     if not completed:
         run.outcome = Outcome.NO_CHECKPOINT
-        run.message = "the job completed no checkpoint before it ended; lower checkpoint_interval"
+        run.message = no_checkpoint_message(coordinator.failures, coordinator.job_failed)
         return run
     run.checkpoint = completed[0]
     run.job = _world(before.model)

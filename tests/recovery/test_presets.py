@@ -8,6 +8,7 @@ import pytest
 
 from flinkstate.cli import main
 from flinkstate.errors import InvalidParameterError
+from flinkstate.network.options import CheckpointFailure, CheckpointFailureReason
 from flinkstate.network.topologies import topology
 from flinkstate.recovery.presets import (
     LARGE_PARALLELISM,
@@ -21,7 +22,13 @@ from flinkstate.recovery.presets import (
     with_preset,
 )
 from flinkstate.recovery.scenario_trace import load_scenario_trace
-from flinkstate.recovery.scenarios import SCENARIOS, get_scenario
+from flinkstate.recovery.scenarios import (
+    SCENARIOS,
+    Outcome,
+    get_scenario,
+    no_checkpoint_message,
+    run_scenario,
+)
 
 
 def test_large_keeps_the_scenarios_shape() -> None:
@@ -197,3 +204,54 @@ def test_the_doubling_stops_and_never_overrules_the_user() -> None:
     )
     assert tried == [100]
     assert fitted.raised_from is None
+
+
+def test_the_checkpoint_timeout_grows_faster_than_the_parallelism() -> None:
+    # keyed 4 -> 64: x16 for parallelism and intervals, x64 for the timeout (its barriers cross
+    # 16 x 16 times the channels; the first checkpoint takes 55 times the steps)
+    preset = scenario_preset("large", get_scenario("barrier-held-by-blocked-subpartition"))
+    assert preset.factor == 16
+    assert preset.values["checkpoint_interval"] == 200 * 16
+    assert preset.values["checkpoint_timeout"] == 600 * 64
+    assert "checkpoint timeout x64" in preset.describe()
+
+
+def test_a_held_barrier_still_expires_at_the_large_size() -> None:
+    # the hazard keeps its outcome at 64 x 64; with the timeout scaled like the intervals the
+    # job's own first checkpoint expired, and the run said why and what to change
+    run = run_scenario(
+        "barrier-held-by-blocked-subpartition",
+        overrides=scenario_preset(
+            "large", get_scenario("barrier-held-by-blocked-subpartition")
+        ).values,
+    )
+    assert run.outcome is Outcome.JOB_FAILED
+    assert run.as_expected
+    short = run_scenario(
+        "barrier-held-by-blocked-subpartition",
+        overrides={
+            **scenario_preset("large", get_scenario("barrier-held-by-blocked-subpartition")).values,
+            "checkpoint_timeout": 600 * 16,
+        },
+    )
+    assert short.outcome is Outcome.NO_CHECKPOINT
+    assert short.message.startswith(
+        "the job completed no checkpoint before it failed over: checkpoint 1 failed at step "
+        "13006 (CHECKPOINT_EXPIRED, counted): after 9600 steps"
+    )
+    assert short.message.endswith("; raise checkpoint_timeout")
+
+
+def test_no_checkpoint_names_the_first_failure_and_what_to_change() -> None:
+    expired = CheckpointFailure(1, CheckpointFailureReason.CHECKPOINT_EXPIRED, 700)
+    declined = CheckpointFailure(
+        2, CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY, 900, "task counter[0]"
+    )
+    assert no_checkpoint_message([], "") == (
+        "the job completed no checkpoint before it ended; lower checkpoint_interval"
+    )
+    message = no_checkpoint_message([expired, declined], "too many failures")
+    assert message.startswith("the job completed no checkpoint before it failed over: ")
+    assert expired.describe() in message
+    assert message.endswith(" (and 1 more); raise checkpoint_timeout")
+    assert no_checkpoint_message([declined], "").endswith("; see the failure's reason")
