@@ -250,7 +250,28 @@ def _patched(
     values = keys.to_pylist()
     for index, value in patch.items():
         values[index] = value
-    return pa.array(values, type=pa.string())
+    return string_column(values, "a channel")
+
+
+def string_column(keys: list[object], source: str) -> pa.Array:
+    """String keys as an Arrow column; a Java String with a lone UTF-16 surrogate (which
+    Arrow's UTF-8 cannot hold) refused in one line."""
+    try:
+        return pa.array(keys, type=pa.string())
+    except UnicodeEncodeError:
+        bad = next(k for k in keys if isinstance(k, str) and not _encodes(k))
+        raise InvalidParameterError(
+            f"{source}: a String key with a lone UTF-16 surrogate ({bad!r}) cannot be a "
+            "dataset's key_string"
+        ) from None
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _key_groups(
@@ -310,7 +331,7 @@ def _scalar(
         [assign_to_key_group(k, max_parallelism, key.java_type) for k in found], dtype=np.int32
     )
     keys: npt.NDArray[np.int64] | pa.Array = (
-        pa.array(found, type=pa.string())
+        string_column(found, source)
         if key.java_type is JavaType.STRING
         else np.array(found, dtype=np.int64)
     )

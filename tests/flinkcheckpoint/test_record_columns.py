@@ -81,6 +81,8 @@ def scalar(data: bytes, type_name: str, spec: str, max_p: int) -> object:
         keys = [key(e.value) for e in records]
     except FlinkstateError as error:
         return str(error)
+    if any(isinstance(k, str) and not _utf8(k) for k in keys):  # Arrow cannot hold it
+        return "lone surrogate"
     return (
         [e.offset for e in records],
         [e.length for e in records],
@@ -90,11 +92,19 @@ def scalar(data: bytes, type_name: str, spec: str, max_p: int) -> object:
     )
 
 
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def vectorised(data: bytes, type_name: str, spec: str, max_p: int) -> object:
     try:
         found = channel_columns(data, type_name, key_function(spec, type_name), max_p, "channel c")
     except FlinkstateError as error:
-        return str(error)
+        return "lone surrogate" if "lone UTF-16 surrogate" in str(error) else str(error)
     keys = found.keys.to_pylist() if isinstance(found.keys, pa.Array) else found.keys.tolist()
     assert found.key_groups is not None
     return (
