@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -253,7 +254,7 @@ def _patched(
     return string_column(values, "a channel")
 
 
-def string_column(keys: list[object], source: str) -> pa.Array:
+def string_column(keys: Sequence[object], source: str) -> pa.Array:
     """String keys as an Arrow column; a Java String with a lone UTF-16 surrogate (which
     Arrow's UTF-8 cannot hold) refused in one line."""
     try:
