@@ -9,6 +9,7 @@ from pathlib import Path
 
 from benchmarks import (
     bench_canvas,
+    bench_checkpoint_read,
     bench_explorer,
     bench_figures,
     bench_flinkcheckpoint,
@@ -20,6 +21,7 @@ from benchmarks import (
 
 BENCHMARKS = {
     "canvas": bench_canvas.run,
+    "checkpoint_read": bench_checkpoint_read.run,
     "explorer": bench_explorer.run,
     "figures": bench_figures.run,
     "flinkcheckpoint": bench_flinkcheckpoint.run,

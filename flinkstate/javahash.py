@@ -233,10 +233,19 @@ def string_hash_codes(keys: npt.ArrayLike) -> npt.NDArray[np.int32]:
         bad = next(key for key in array if not isinstance(key, str))
         raise KeyTypeError(f"a String key must be a str, got {bad!r}") from None
     ends = np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))) // 2
-    starts = np.concatenate(([0], ends[:-1])).astype(np.int64)
     units = np.frombuffer(b"".join(encoded), dtype=">u2").astype(np.uint32)
+    return hash_codes_of_units(units, np.concatenate(([0], ends)).astype(np.int64))
+
+
+def hash_codes_of_units(
+    units: npt.NDArray[np.uint32], bounds: npt.NDArray[np.int64]
+) -> npt.NDArray[np.int32]:
+    """``String.hashCode()`` of strings given as their UTF-16 units end to end, string ``i``
+    the units ``bounds[i]`` to ``bounds[i + 1]``: how a reader that has the units already (an
+    ASCII string's bytes are its units) hashes them without making a Python string."""
+    starts, ends = bounds[:-1], bounds[1:]
     if not len(units):
-        return np.zeros(len(array), dtype=np.int32)
+        return np.zeros(len(starts), dtype=np.int32)
     with np.errstate(over="ignore"):
         powers = _powers(31, len(units))  # 31^j
         inverses = _powers(_INVERSE_OF_31, len(units))  # 31^-j

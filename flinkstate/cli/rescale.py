@@ -27,7 +27,47 @@ def add_rescale_parser(subparsers: Any) -> None:
         "What can be checked without the data (the dataset's tables, the parallelisms, the "
         "operators, the --html target, the master's address) is checked before Spark starts.",
     )
-    parser.add_argument("checkpoint", type=Path, metavar="CHECKPOINT", help="a dataset folder")
+    parser.add_argument(
+        "checkpoint",
+        type=Path,
+        metavar="CHECKPOINT",
+        help="a dataset folder, or a checkpoint Flink wrote (a chk-N folder or its _metadata), "
+        "read by Spark's executors (give --exchange, and --record-type for a keyed one)",
+    )
+    parser.add_argument(
+        "--exchange",
+        action="append",
+        default=[],
+        metavar="UP->DOWN=PARTITIONER[:KEY]",
+        help="for a Flink checkpoint: what it does not record, e.g. "
+        "to-record->slow-counter=hash:f0%%1000 or to-record->relay=rebalance",
+    )
+    parser.add_argument(
+        "--record-type",
+        help="for a Flink checkpoint: the records' type (e.g. Tuple2<Long,String>), which "
+        "gives a keyed exchange's key and its Java type",
+    )
+    parser.add_argument(
+        "--edge",
+        action="append",
+        default=[],
+        metavar="UP:PARTITION>DOWN:GATE",
+        help="for a Flink checkpoint: an exchange that carried channel state, where it cannot "
+        "be inferred",
+    )
+    parser.add_argument(
+        "--reroot",
+        action="append",
+        default=[],
+        metavar="STORED=LOCAL",
+        help="for a Flink checkpoint: where files stored under an absolute path STORED are now",
+    )
+    parser.add_argument(
+        "--segment-size",
+        metavar="BYTES",
+        help="for a Flink checkpoint: the job's taskmanager.memory.segment-size (Flink's "
+        "default 32kb when not given)",
+    )
     parser.add_argument(
         "--to",
         required=True,
@@ -94,10 +134,12 @@ def _rescale(args: argparse.Namespace) -> str:
 
     # everything Spark is not needed for, refused before it starts (that takes seconds)
     targets = parse_targets(args.to)
-    if not args.checkpoint.is_dir():
+    flink = _flink_checkpoint(args)
+    if flink is None and not args.checkpoint.is_dir():
         raise InvalidParameterError(f"{args.checkpoint} is not a folder")
     sweep_plan(
-        job_shape(args.checkpoint),  # the dataset checked, its two small tables read
+        # the dataset checked, its two small tables read; or the checkpoint's plan
+        job_shape(args.checkpoint) if flink is None else _shape(flink[0].tables),
         targets,
         args.operator,
         recover_output_on_downstream=args.recover_output_on_downstream,
@@ -110,7 +152,13 @@ def _rescale(args: argparse.Namespace) -> str:
     from flinkstate.spark.tables import load
 
     spark = spark_session(args.master, driver_host=args.driver_host)
-    pipeline = RescalingPipeline(load(spark, args.checkpoint))
+    if flink is None:
+        dataset = load(spark, args.checkpoint)
+    else:
+        from flinkstate.spark.checkpoint_source import load_planned
+
+        dataset = load_planned(spark, flink)
+    pipeline = RescalingPipeline(dataset)
     try:
         result = pipeline.analyse(
             targets,
@@ -138,6 +186,48 @@ def _rescale(args: argparse.Namespace) -> str:
         written = write_whole(args.html, page)
         text += f"\n\nwrote {written} ({len(page.encode()) / 1e6:.1f} MB)"
     return text
+
+
+def _flink_checkpoint(args: argparse.Namespace) -> Any:
+    """The plan of reading a checkpoint Flink wrote (``checkpoint_source.plan_read``, every
+    refusal made before Spark starts), or None for a dataset folder."""
+    path: Path = args.checkpoint
+    options = [args.exchange, args.record_type, args.edge, args.reroot, args.segment_size]
+    if path.name != "_metadata" and not (path / "_metadata").is_file():
+        if any(options):
+            raise InvalidParameterError(
+                f"{path} is not a checkpoint Flink wrote (no _metadata): --exchange, "
+                "--record-type, --edge, --reroot and --segment-size are for one"
+            )
+        return None
+    from flinkstate.flinkcheckpoint.export import exchange_option
+    from flinkstate.flinkcheckpoint.files import reroot_options
+    from flinkstate.flinkcheckpoint.inflight import Edge
+    from flinkstate.memory_size import parse_bytes
+    from flinkstate.network.config import DEFAULT_SEGMENT_SIZE, check_segment_size
+    from flinkstate.spark.checkpoint_source import plan_read
+
+    record_type = args.record_type
+    exchanges = dict(exchange_option(item, record_type) for item in args.exchange)
+    size = (
+        DEFAULT_SEGMENT_SIZE
+        if args.segment_size is None
+        else check_segment_size(parse_bytes(args.segment_size))
+    )
+    return plan_read(
+        path,
+        exchanges,
+        record_type,
+        edges=[Edge.parse(e) for e in args.edge] or None,
+        reroot=reroot_options(args.reroot),
+        segment_size=size,
+    )
+
+
+def _shape(tables: dict[str, Any]) -> Any:
+    from flinkstate.rescale.routes import JobShape
+
+    return JobShape.of(tables["operators"].to_pylist(), tables["exchanges"].to_pylist())
 
 
 def _keyed(pipeline: RescalingPipeline, exchange: str) -> bool:

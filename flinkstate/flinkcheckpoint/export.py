@@ -92,22 +92,32 @@ def exchange_option(text: str, record_type: str | None) -> tuple[str, ExchangeSp
     )
 
 
-def to_dataset(
+@dataclass(frozen=True)
+class ExportPlan:
+    """What a checkpoint's dataset is made from, read from ``_metadata`` alone (and the keyed
+    state, one row per key group): its logical channels with each one's spec, the manifest
+    and the small tables. The channels' rows are the large part, made from the plan by
+    :func:`to_dataset` here or by Spark's executors (``flinkstate.spark.checkpoint_source``)."""
+
+    directory: Path
+    reroot: Mapping[str, str]
+    metadata: CheckpointMetadata
+    channels: tuple[LogicalChannel, ...]
+    specs: Mapping[Edge, ExchangeSpec]
+    manifest: dict[str, Any]
+    #: the operators, exchanges and keyed_state tables
+    tables: dict[str, pa.Table]
+
+
+def plan_export(
     path: str | Path,
     exchanges: Mapping[str, ExchangeSpec],
     *,
-    value: ValueDecoder | None = None,
     edges: Iterable[Edge] | None = None,
     reroot: Mapping[str, str] | None = None,
     segment_size: int = DEFAULT_SEGMENT_SIZE,
-) -> Dataset:
-    """The dataset of a checkpoint; ``exchanges`` by edge (``UP:P>DOWN:G``) or by
-    ``UP->DOWN``.
-
-    ``segment_size`` is the job's ``taskmanager.memory.segment-size`` (Flink's default
-    unless given), which the checkpoint does not record and its chunks do not tell: a chunk
-    is often a buffer not full, an input chunk can be larger than a buffer (a record's parts
-    put back together), and state inlined in ``_metadata`` larger still."""
+) -> ExportPlan:
+    """The plan of :func:`to_dataset`, every refusal it makes before reading channel state."""
     check_segment_size(segment_size)
     directory = checkpoint_dir(path)
     metadata = read_metadata(directory)
@@ -123,7 +133,7 @@ def to_dataset(
         )
     specs = {edge: _spec(edge, exchanges) for edge in chosen}
     _check_covered(metadata, channels)
-    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in SCHEMAS}
+    rows: dict[str, list[dict[str, Any]]] = {"keyed_state": []}
     rows["operators"] = [
         {
             "operator": op.label,
@@ -152,12 +162,7 @@ def to_dataset(
         }
         for edge in sorted(chosen, key=str)
     ]
-    records = 0
     with StateFiles(directory, reroot) as files:
-        for channel in channels:
-            records = _channel_rows(
-                rows, metadata, channel, specs[channel.edge], files, value, records
-            )
         uncounted = _keyed_state_rows(rows, metadata, files)
     description = f"checkpoint {metadata.checkpoint_id} read from {directory}"
     if uncounted:
@@ -171,9 +176,39 @@ def to_dataset(
         "checkpoint_type": "unaligned",
         "segment_size": segment_size,
     }
-    return Dataset(
-        manifest, {name: pa.Table.from_pylist(rows[name], schema=SCHEMAS[name]) for name in SCHEMAS}
-    )
+    tables = {name: pa.Table.from_pylist(rows[name], schema=SCHEMAS[name]) for name in rows}
+    return ExportPlan(directory, dict(reroot or {}), metadata, channels, specs, manifest, tables)
+
+
+def to_dataset(
+    path: str | Path,
+    exchanges: Mapping[str, ExchangeSpec],
+    *,
+    value: ValueDecoder | None = None,
+    edges: Iterable[Edge] | None = None,
+    reroot: Mapping[str, str] | None = None,
+    segment_size: int = DEFAULT_SEGMENT_SIZE,
+) -> Dataset:
+    """The dataset of a checkpoint; ``exchanges`` by edge (``UP:P>DOWN:G``) or by
+    ``UP->DOWN``.
+
+    ``segment_size`` is the job's ``taskmanager.memory.segment-size`` (Flink's default
+    unless given), which the checkpoint does not record and its chunks do not tell: a chunk
+    is often a buffer not full, an input chunk can be larger than a buffer (a record's parts
+    put back together), and state inlined in ``_metadata`` larger still."""
+    plan = plan_export(path, exchanges, edges=edges, reroot=reroot, segment_size=segment_size)
+    rows: dict[str, list[dict[str, Any]]] = {"buffers": [], "fragments": []}
+    records = 0
+    with StateFiles(plan.directory, reroot) as files:
+        for channel in plan.channels:
+            records = _channel_rows(
+                rows, plan.metadata, channel, plan.specs[channel.edge], files, value, records
+            )
+    tables = {
+        **plan.tables,
+        **{name: pa.Table.from_pylist(rows[name], schema=SCHEMAS[name]) for name in rows},
+    }
+    return Dataset(plan.manifest, {name: tables[name] for name in SCHEMAS})
 
 
 def _keyed_state_rows(

@@ -188,3 +188,28 @@ def test_a_jvm_that_cannot_start_is_one_line_with_what_it_said(tmp_path: Path) -
     assert f"{tmp_path / 'no-java'}/bin/java" in done.stderr
     assert "Traceback" not in done.stderr
     assert list(tmp_path.glob("flinkstate-spark-jvm-*")) == []
+
+
+def test_a_flink_checkpoint_rescales_as_its_exported_dataset(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``rescale CHECKPOINT`` (read by the executors) prints what ``inspect --export`` and
+    ``rescale DATASET`` print, the description line aside."""
+    from tests.flinkcheckpoint.test_metadata import CHECKPOINTS
+
+    checkpoint = next(p for p in CHECKPOINTS if p.parents[1].name == "keyed-hash-p2-p4")
+    how = ["--exchange", "to-record->slow-counter=hash:f0%1000"]
+    how += ["--record-type", "Tuple2<Long,String>"]
+    assert main(["inspect", str(checkpoint), *how, "--export", str(tmp_path / "ds")]) == 0
+    capsys.readouterr()
+    outputs = []
+    for source, extra in ((str(checkpoint), how), (str(tmp_path / "ds"), [])):
+        status = main(_rescale(source, *extra, "--to", "3"))
+        out, err = capsys.readouterr()
+        assert status == 0, err
+        outputs.append(out.splitlines()[1:])
+    assert outputs[0] == outputs[1]
+    assert any("to-record->slow-counter" in line for line in outputs[0])
+    status = main(_rescale(str(tmp_path / "ds"), *how, "--to", "3"))
+    assert status != 0
+    assert "not a checkpoint Flink wrote" in capsys.readouterr().err

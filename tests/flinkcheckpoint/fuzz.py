@@ -50,7 +50,7 @@ from flinkstate.flinkcheckpoint.handles import (
     MergedChannelStateHandle,
 )
 from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, SubtaskState, read_metadata
-from tests.flinkcheckpoint.metadata_writer import write_metadata
+from flinkstate.flinkcheckpoint.metadata_writer import write_metadata
 
 #: what a broken checkpoint may cost a reader
 MEMORY_LIMIT = 8 << 30

@@ -19,7 +19,7 @@ from flinkstate.flinkcheckpoint.metadata import (
     parse_metadata,
     read_metadata,
 )
-from tests.flinkcheckpoint.metadata_writer import write_metadata
+from flinkstate.flinkcheckpoint.metadata_writer import write_metadata
 from tests.flinkcheckpoint.test_metadata import CHECKPOINTS
 
 FILES = {p.parents[1].name: (p / "_metadata").read_bytes() for p in CHECKPOINTS}

@@ -349,7 +349,7 @@ def test_a_checkpoint_without_in_flight_data_is_refused(tmp_path: Path) -> None:
     import dataclasses
 
     from flinkstate.flinkcheckpoint.metadata import parse_metadata
-    from tests.flinkcheckpoint.metadata_writer import write_metadata
+    from flinkstate.flinkcheckpoint.metadata_writer import write_metadata
 
     source = by_name("rebalance-forward-p2-p3")
     data = (source / "_metadata").read_bytes()

@@ -1,4 +1,5 @@
-"""A ``_metadata`` writer for tests only: the reader's model back to Flink's bytes.
+"""A ``_metadata`` writer: the reader's model back to Flink's bytes (for the tests and for
+``writer``, which makes checkpoints of any size).
 
 Written from the same layout notes as the reader; writing version 6 must reproduce the files
 Flink wrote byte for byte (so the two cannot share a mistake unnoticed), and versions 5 and 7,
@@ -99,10 +100,10 @@ def _operator(out: _Out, op: OperatorState, version: int) -> None:
 
 
 def _subtask(out: _Out, s: SubtaskState, version: int) -> None:
-    for handle in (s.managed_operator_state, s.raw_operator_state):
-        out.i32(0 if handle is None else 1)
-        if handle is not None:
-            _operator_handle(out, handle)
+    for operator_handle in (s.managed_operator_state, s.raw_operator_state):
+        out.i32(0 if operator_handle is None else 1)
+        if operator_handle is not None:
+            _operator_handle(out, operator_handle)
     _keyed(out, s.managed_keyed_state)
     _keyed(out, s.raw_keyed_state)
     for handles in (s.input_channel_state, s.result_subpartition_state):

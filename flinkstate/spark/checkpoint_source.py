@@ -1,0 +1,270 @@
+"""A checkpoint Flink wrote, read by Spark's executors straight into the dataset's tables.
+
+The driver reads ``_metadata`` (small: handles, offsets and sizes, never channel state) and
+plans: the logical channels (``export.plan_export``, with its refusals), each one's first
+buffer id (buffers are numbered from the handles' chunk counts, as the export numbers them)
+and groups of channels of about :data:`TASK_BYTES` each. The groups are a small DataFrame;
+``mapInArrow`` hands each to an executor's Python worker, which opens the state files itself
+(the same paths: a cluster needs the checkpoint on a filesystem every executor sees), reads
+its channels' chunks and yields each channel's ``buffers`` or ``fragments`` rows as Arrow
+batches (``channel_rows``, vectorised). Nothing proportional to the in-flight data reaches the
+driver; the rescale pipeline then runs on these DataFrames as on a dataset's Parquet files,
+its key groups and owners still Spark expressions.
+
+A record's id is its channel's number times 2^32 plus its place in the channel (the export
+numbers records across channels, which needs the counts of the channels before): the ids
+identify records the same way, the numbers differ. The operators, exchanges and keyed state
+(a row per key group) are made on the driver, as the export makes them.
+
+Python runs on the executors to read files (``mapInArrow``), so a cluster's executors need
+numpy and pyarrow (Spark's Arrow functions need pyarrow anyway); over Spark Connect the
+server's Python workers import the flinkstate that started it.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pyarrow as pa
+
+from flinkstate.dataset import SCHEMAS
+from flinkstate.flinkcheckpoint.channel_rows import (
+    ChannelKeying,
+    ChannelName,
+    ChannelSide,
+    buffer_rows,
+    fragment_rows,
+)
+from flinkstate.flinkcheckpoint.channel_state_file import read_channel
+from flinkstate.flinkcheckpoint.export import ExchangeSpec, ExportPlan, plan_export
+from flinkstate.flinkcheckpoint.files import StateFiles
+from flinkstate.flinkcheckpoint.inflight import Edge, LogicalChannel, channels_of, exchange_name
+from flinkstate.flinkcheckpoint.key_selector import KeySelector
+from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
+from flinkstate.keygroups import compute_key_group_range_for_operator_index
+from flinkstate.network.config import DEFAULT_SEGMENT_SIZE
+from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.spark.tables import SparkDataset
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+#: about this many bytes of channel state per Spark task
+TASK_BYTES = 32 << 20
+#: a record's id is its channel's number times this plus its place in the channel
+RECORDS_PER_CHANNEL = 1 << 32
+_TASK_SCHEMA = "channels array<int>, first_buffers array<bigint>"
+_SPARK_TYPES = {
+    pa.int64(): "bigint",
+    pa.int32(): "int",
+    pa.string(): "string",
+    pa.bool_(): "boolean",
+}
+
+
+@dataclass(frozen=True)
+class ReadSpec:
+    """What an executor needs besides a group of channel numbers (plain values, shipped with
+    the function): where the checkpoint is, the edges resolved on the driver, and per edge
+    whether it is keyed and by what."""
+
+    directory: str
+    reroot: tuple[tuple[str, str], ...]
+    edges: tuple[str, ...]
+    record_type: str | None
+    #: per edge (``UP:P>DOWN:G``): the key's notation as a ``KeySelector`` gives it, or None
+    keys: tuple[tuple[str, KeySelector | None], ...]
+
+
+def spark_schema(schema: pa.Schema) -> str:
+    """A dataset table's Arrow schema as Spark's DDL."""
+    return ", ".join(f"{field.name} {_SPARK_TYPES[field.type]}" for field in schema)
+
+
+def plan_read(
+    path: str | Path,
+    exchanges: Mapping[str, ExchangeSpec],
+    record_type: str | None,
+    *,
+    edges: Iterable[Edge] | None = None,
+    reroot: Mapping[str, str] | None = None,
+    segment_size: int = DEFAULT_SEGMENT_SIZE,
+) -> tuple[ExportPlan, ReadSpec, list[tuple[list[int], list[int]]]]:
+    """The export's plan, what executors need, and the task groups: (channel numbers, their
+    first buffer ids), each of about :data:`TASK_BYTES`."""
+    plan = plan_export(path, exchanges, edges=edges, reroot=reroot, segment_size=segment_size)
+    keys: list[tuple[str, KeySelector | None]] = []
+    for edge, spec in sorted(plan.specs.items(), key=lambda item: str(item[0])):
+        keyed = spec.partitioner is Partitioner.HASH
+        if keyed and not isinstance(spec.key, KeySelector):
+            from flinkstate.errors import InvalidParameterError
+
+            raise InvalidParameterError(
+                f"exchange {edge} is keyed: reading it in Spark needs its key as a notation "
+                "(key_function), not a Python function"
+            )
+        keys.append((str(edge), spec.key if isinstance(spec.key, KeySelector) and keyed else None))
+    if any(key is not None for _, key in keys) and record_type in (None, "raw"):
+        from flinkstate.errors import InvalidParameterError
+
+        raise InvalidParameterError(
+            "a keyed exchange's records are keyed by their values: give their type (--record-type)"
+        )
+    read = ReadSpec(
+        str(plan.directory),
+        tuple(sorted(plan.reroot.items())),
+        tuple(sorted({str(c.edge) for c in plan.channels})),
+        record_type,
+        tuple(keys),
+    )
+    chunks = np.array(
+        [sum(len(h.offsets) for h in (c.input, c.output) if h is not None) for c in plan.channels],
+        dtype=np.int64,
+    )
+    sizes = np.array(
+        [sum(h.state_size for h in (c.input, c.output) if h is not None) for c in plan.channels],
+        dtype=np.int64,
+    )
+    first_buffers = np.concatenate(([0], np.cumsum(chunks)))[:-1]
+    total = int(sizes.sum())
+    # at least a few tasks, so that every core has one even for a small checkpoint
+    count = max(-(-total // TASK_BYTES), min(len(sizes), 8))
+    slots = (np.cumsum(sizes) - sizes) * count // max(total, 1)
+    groups = [
+        (members.tolist(), first_buffers[members].tolist())
+        for members in (np.flatnonzero(slots == slot) for slot in np.unique(slots))
+    ]
+    return plan, read, groups
+
+
+@functools.lru_cache(maxsize=4)
+def _metadata(directory: str, stamp: tuple[int, int]) -> CheckpointMetadata:
+    """``_metadata`` parsed once per Python worker (``stamp``: its mtime and size)."""
+    return read_metadata(directory)
+
+
+def _channels(spec: ReadSpec) -> tuple[CheckpointMetadata, list[LogicalChannel]]:
+    path = Path(spec.directory) / "_metadata"
+    stat = path.stat()
+    metadata = _metadata(spec.directory, (stat.st_mtime_ns, stat.st_size))
+    return metadata, list(channels_of(metadata, [Edge.parse(e) for e in spec.edges]))
+
+
+def read_buffers(spec: ReadSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """An executor's part of the ``buffers`` table: a batch per channel of its groups."""
+    _, channels = _channels(spec)
+    with StateFiles(spec.directory, dict(spec.reroot)) as files:
+        for batch in batches:
+            for group in batch.to_pylist():
+                for number, first in zip(group["channels"], group["first_buffers"], strict=True):
+                    channel = channels[number]
+                    sides = _sides(channel, files)
+                    table = buffer_rows(sides, exchange_name(channel.edge), first)
+                    yield from table.to_batches()
+
+
+def read_fragments(spec: ReadSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """An executor's part of the ``fragments`` table: a batch per channel of its groups."""
+    metadata, channels = _channels(spec)
+    keys = dict(spec.keys)
+    with StateFiles(spec.directory, dict(spec.reroot)) as files:
+        for batch in batches:
+            for group in batch.to_pylist():
+                for number, first in zip(group["channels"], group["first_buffers"], strict=True):
+                    channel = channels[number]
+                    edge = channel.edge
+                    down = metadata.operator(edge.downstream)
+                    key = keys[str(edge)]
+                    keying = (
+                        None
+                        if key is None or spec.record_type is None
+                        else ChannelKeying(
+                            spec.record_type,
+                            key,
+                            down.max_parallelism,
+                            compute_key_group_range_for_operator_index(
+                                down.max_parallelism,
+                                down.parallelism,
+                                channel.downstream_subtask,
+                            ),
+                        )
+                    )
+                    name = ChannelName(
+                        str(edge),
+                        edge.downstream,
+                        channel.upstream_subtask,
+                        channel.downstream_subtask,
+                    )
+                    table = fragment_rows(
+                        _sides(channel, files),
+                        name,
+                        first,
+                        number * RECORDS_PER_CHANNEL,
+                        keying,
+                    )
+                    yield from table.to_batches()
+
+
+def _sides(channel: LogicalChannel, files: StateFiles) -> list[ChannelSide]:
+    edge = channel.edge
+    return [
+        ChannelSide(side, operator, read_channel(handle, files))
+        for side, operator, handle in (
+            ("input", edge.downstream, channel.input),
+            ("output", edge.upstream, channel.output),
+        )
+        if handle is not None
+    ]
+
+
+def load_checkpoint(
+    spark: SparkSession,
+    path: str | Path,
+    exchanges: Mapping[str, ExchangeSpec],
+    record_type: str | None,
+    *,
+    edges: Iterable[Edge] | None = None,
+    reroot: Mapping[str, str] | None = None,
+    segment_size: int = DEFAULT_SEGMENT_SIZE,
+) -> SparkDataset:
+    """A checkpoint as the DataFrames of its dataset, its channel state read by the
+    executors (the tables the rescale pipeline reads, as ``tables.load`` gives them)."""
+    return load_planned(
+        spark,
+        plan_read(
+            path, exchanges, record_type, edges=edges, reroot=reroot, segment_size=segment_size
+        ),
+    )
+
+
+def load_planned(
+    spark: SparkSession, planned: tuple[ExportPlan, ReadSpec, list[tuple[list[int], list[int]]]]
+) -> SparkDataset:
+    """:func:`load_checkpoint` of a plan :func:`plan_read` made (before Spark started)."""
+    plan, read, groups = planned
+    tasks = spark.createDataFrame(
+        [(channels, firsts) for channels, firsts in groups] or [([], [])], _TASK_SCHEMA
+    ).repartition(max(1, len(groups)))
+    frames = {
+        name: spark.createDataFrame(table.to_pandas(), spark_schema(SCHEMAS[name]))
+        for name, table in plan.tables.items()
+    }
+    buffers: DataFrame = tasks.mapInArrow(
+        functools.partial(read_buffers, read), spark_schema(SCHEMAS["buffers"])
+    )
+    fragments: DataFrame = tasks.mapInArrow(
+        functools.partial(read_fragments, read), spark_schema(SCHEMAS["fragments"])
+    )
+    return SparkDataset(
+        plan.manifest,
+        frames["operators"],
+        frames["exchanges"],
+        buffers,
+        fragments,
+        frames["keyed_state"],
+    )
