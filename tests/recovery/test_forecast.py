@@ -424,10 +424,13 @@ def test_flink_put_each_recovered_record_in_the_subtask_the_forecast_says_keeps_
     checkpoints while records of the first checkpoint were still in flight: each of them sits
     in the input state of the new subtask the forecast of the first checkpoint at 3 says keeps
     it (Flink 2.3 filtered them before they could be checkpointed), or in the output state
-    routed to it. Which records are still in flight when the restored job checkpoints is
-    timing: without one there (recovery finished before the first checkpoint, as it always
-    does with checkpointing during recovery off, where no checkpoint starts before every
-    recovered input is consumed) this skips, saying so."""
+    routed to it. Each is compared once: Flink 2.3.0 with checkpointing during recovery may
+    persist a local channel's recovered buffers twice (FLINK-40016, fixed after 2.3.0; seen
+    here as 376 records twice in one input channel's state), which no forecast of one restore
+    stands for, so how often a record appears is not checked. Which records are still in
+    flight when the restored job checkpoints is timing: without one there (recovery finished
+    before the first checkpoint, as in a run with checkpointing during recovery off, where no
+    checkpoint starts before every recovered input is consumed) this skips, saying so."""
     pair = restored_pair()
     assert (pair.before, pair.after) == (4, 3)
     result, owners = _forecast_of_the_first(pair)
@@ -447,8 +450,9 @@ def test_flink_put_each_recovered_record_in_the_subtask_the_forecast_says_keeps_
         (value, at, side, owners[value]) for value, at, side in recovered if at != owners[value]
     ]
     assert misplaced == []
-    # no subtask holds more of them than the forecast says it keeps
-    held = Counter(at for _, at, _ in recovered)
+    # no subtask holds more of them than the forecast says it keeps (each counted once:
+    # Flink 2.3.0 may persist a local channel's recovered buffers twice, FLINK-40016)
+    held = Counter(at for _, at, _ in set(recovered))
     assert all(held[subtask] <= kept[subtask] for subtask in held), (held, kept)
 
 
