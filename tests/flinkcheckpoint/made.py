@@ -8,16 +8,21 @@ them first) turns that into a failure.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
 from flinkstate.flinkcheckpoint.metadata import read_metadata
+from flinkstate.recovery.forecast import read_job_config
 
 ROOT = Path(__file__).parents[2]
 GENERATED = ROOT / "data" / "generated-checkpoints"
 #: the job keyed by a String field, over Tuple2<String,Long> records (CI makes it)
 STRING_KEYED = "string-keyed-p2-p3"
+#: the keyed job, then the same job restored from one of its checkpoints at a new parallelism
+RESTORED = "keyed-restored-p2-p4-to-3"
 
 
 def job_setting(checkpoint: Path, name: str) -> str:
@@ -42,10 +47,52 @@ def made_checkpoint(variant: str) -> Path:
     for checkpoint in reversed(found):
         if any(h.offsets for _, h in read_metadata(checkpoint).channel_handles()):
             return checkpoint
-    reason = (
+    unavailable(
         f"no checkpoint of {variant} with in-flight data in {GENERATED}: "
         f"make real-checkpoints VARIANTS={variant}"
     )
+
+
+def unavailable(reason: str) -> NoReturn:
+    """Skip, or fail under ``FLINKSTATE_REQUIRE_FLINK=1`` (where CI made the checkpoints)."""
     if os.environ.get("FLINKSTATE_REQUIRE_FLINK") == "1":
         pytest.fail(reason)
     pytest.skip(reason)
+
+
+@dataclass(frozen=True)
+class RestoredPair:
+    """A checkpoint and the checkpoints of the same job restored from it."""
+
+    #: the checkpoint the second job restored from
+    first: Path
+    #: the restored job's checkpoints, by id
+    restored: tuple[Path, ...]
+    #: the keyed operator's parallelism before and after the restore
+    before: int
+    after: int
+    #: whether the restored job could checkpoint during recovery
+    during_recovery: bool
+
+
+def restored_pair(variant: str = RESTORED) -> RestoredPair:
+    """The pair ``make real-checkpoints`` made for ``variant`` (its ``restored/job-config.txt``
+    names the first); a skip without it (a failure under ``FLINKSTATE_REQUIRE_FLINK=1``)."""
+    root = GENERATED / variant
+    config = root / "restored" / "job-config.txt"
+    restored = sorted(
+        (p.parent for p in root.glob("restored/*/chk-*/_metadata")),
+        key=lambda p: int(p.name.removeprefix("chk-")),
+    )
+    if not config.is_file() or not restored:
+        unavailable(
+            f"no restored job of {variant} in {GENERATED}: make real-checkpoints VARIANTS={variant}"
+        )
+    settings = read_job_config(config)
+    return RestoredPair(
+        root / settings["restored_from"],
+        tuple(restored),
+        int(settings["downstream_parallelism_before_restore"]),
+        int(settings["downstream_parallelism"]),
+        settings["checkpointing_during_recovery"] == "true",
+    )

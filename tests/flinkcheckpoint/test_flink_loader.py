@@ -33,7 +33,12 @@ from tests.flinkcheckpoint.test_metadata import (
 
 LOADER = ROOT / "tools" / "real-checkpoints" / "flink_loader.py"
 FLINK_PYTHON = Path(os.environ.get("FLINKSTATE_FLINK_PYTHON", ROOT / ".venv-flink/bin/python"))
-MADE = sorted(p.parent for p in GENERATED.glob("*/*/chk-*/_metadata"))
+#: with the checkpoints of a job restored from one of them (``<variant>/restored/<job>/chk-N``)
+MADE = sorted(
+    p.parent
+    for pattern in ("*/*/chk-*/_metadata", "*/restored/*/chk-*/_metadata")
+    for p in GENERATED.glob(pattern)
+)
 ALL = [*COMMITTED, *MADE]
 
 #: the exchanges of each of ``CheckpointJob``'s topologies (a union's first input is gate 0)
@@ -68,9 +73,9 @@ def _job_edges(checkpoint: Path, metadata: CheckpointMetadata) -> tuple[tuple[Ed
 
 
 def _ids(path: Path) -> str:
-    return (
-        f"{'made' if GENERATED in path.parents else 'committed'}:{path.parents[1].name}/{path.name}"
-    )
+    if GENERATED in path.parents:
+        return f"made:{path.relative_to(GENERATED).parent.parent}/{path.name}"
+    return f"committed:{path.parents[1].name}/{path.name}"
 
 
 @pytest.fixture(scope="module")

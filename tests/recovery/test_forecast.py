@@ -16,7 +16,14 @@ from benchmarks.pandas_rescaling import PandasRescaling
 from flinkstate.dataset import write_dataset
 from flinkstate.errors import InvalidParameterError
 from flinkstate.flinkcheckpoint.export import ExchangeSpec, key_function, to_dataset
+from flinkstate.flinkcheckpoint.files import StateFiles
+from flinkstate.flinkcheckpoint.handles import KeyGroupsStateHandle
+from flinkstate.flinkcheckpoint.inflight import logical_channels, read_records
+from flinkstate.flinkcheckpoint.keyed_state import read_keyed_state
+from flinkstate.flinkcheckpoint.metadata import read_metadata
 from flinkstate.flinkcheckpoint.stream_element import value_decoder
+from flinkstate.flinkcheckpoint.summary import summarize
+from flinkstate.keygroups import assign_to_key_group
 from flinkstate.network.options import RecoveryGeneration
 from flinkstate.recovery.forecast import (
     Forecast,
@@ -25,7 +32,7 @@ from flinkstate.recovery.forecast import (
     read_job_config,
     run_forecast,
 )
-from tests.flinkcheckpoint.made import STRING_KEYED, made_checkpoint
+from tests.flinkcheckpoint.made import STRING_KEYED, RestoredPair, made_checkpoint, restored_pair
 from tests.flinkcheckpoint.made import record_type as made_record_type
 from tests.flinkcheckpoint.test_metadata import CHECKPOINTS, COMMITTED, ground_truth
 
@@ -373,3 +380,139 @@ def test_a_checkpoint_without_in_flight_data_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InvalidParameterError, match="holds no in-flight data") as refused:
         prepare_forecast(target, 2, exchanges=exchanges(source))
     assert "\n" not in str(refused.value)
+
+
+# A real checkpoint taken after a restore (make real-checkpoints VARIANTS=keyed-restored-p2-p4-to-3)
+
+KEYED_EXCHANGE = "to-record->slow-counter"
+
+
+def _placed(checkpoint: Path) -> list[tuple[object, int, str]]:
+    """Every in-flight record of a checkpoint's keyed exchange: its value (f0, the sequence
+    number, names the record and its source split; f1 is made from it), the downstream subtask
+    it sits in (input state) or is routed to (output state), and the side; in the order the
+    dataset, and so the forecast, numbers records."""
+    metadata = read_metadata(checkpoint)
+    placed = []
+    with StateFiles(checkpoint) as files:
+        for channel in logical_channels(metadata):
+            read = read_records(channel, files, TUPLE)
+            for record in read.records:
+                side = "input" if record.offset < read.input_bytes else "output"
+                placed.append((record.value, channel.downstream_subtask, side))
+    return placed
+
+
+def _forecast_of_the_first(pair: RestoredPair) -> tuple[Forecast, dict[object, int]]:
+    """The forecast of the first checkpoint at the restored job's parallelism, and the new
+    subtask it says keeps each recovered record, by the record's value."""
+    result = forecast(pair.first, pair.after)
+    assert result.outcome == "recovered"
+    records = result.assignment.records
+    owners: dict[object, int] = {}
+    placed = _placed(pair.first)
+    assert len(placed) == len(records)
+    for number, (value, _, _) in enumerate(placed):
+        assert isinstance(value, tuple)
+        assert records[number].key == value[0] % 1000  # the forecast's record is this one
+        owners[value] = result.assignment.expected_owner[(number, KEYED_EXCHANGE)]
+    return result, owners
+
+
+def test_flink_put_each_recovered_record_in_the_subtask_the_forecast_says_keeps_it() -> None:
+    """The restored job (slow-counter 4 -> 3, checkpointing during recovery on) took
+    checkpoints while records of the first checkpoint were still in flight: each of them sits
+    in the input state of the new subtask the forecast of the first checkpoint at 3 says keeps
+    it (Flink 2.3 filtered them before they could be checkpointed), or in the output state
+    routed to it. Each is compared once: Flink 2.3.0 with checkpointing during recovery may
+    persist a local channel's recovered buffers twice (FLINK-40016, fixed after 2.3.0; seen
+    here as 376 records twice in one input channel's state), which no forecast of one restore
+    stands for, so how often a record appears is not checked. Which records are still in
+    flight when the restored job checkpoints is timing: without one there (recovery finished
+    before the first checkpoint, as in a run with checkpointing during recovery off, where no
+    checkpoint starts before every recovered input is consumed) this skips, saying so."""
+    pair = restored_pair()
+    assert (pair.before, pair.after) == (4, 3)
+    result, owners = _forecast_of_the_first(pair)
+    assert set(Counter(owners.values())) <= set(range(pair.after))
+    kept = {r.subtask: r.kept_records for r in result.subtasks if r.operator == "slow-counter"}
+    for checkpoint in pair.restored:
+        recovered = [p for p in _placed(checkpoint) if p[0] in owners]
+        if recovered:
+            break
+    else:
+        pytest.skip(
+            "no record of the first checkpoint is in flight in any checkpoint of the restored "
+            "job: recovery finished before its first checkpoint"
+        )
+    assert pair.during_recovery
+    misplaced = [
+        (value, at, side, owners[value]) for value, at, side in recovered if at != owners[value]
+    ]
+    assert misplaced == []
+    # no subtask holds more of them than the forecast says it keeps (each counted once:
+    # Flink 2.3.0 may persist a local channel's recovered buffers twice, FLINK-40016)
+    held = Counter(at for _, at, _ in set(recovered))
+    assert all(held[subtask] <= kept[subtask] for subtask in held), (held, kept)
+
+
+def test_the_restored_checkpoints_in_flight_records_are_in_their_subtasks_key_groups() -> None:
+    """Every in-flight record of the keyed exchange in each checkpoint of the restored job is
+    in the key groups of its subtask at the new parallelism (the check of ``inspect``)."""
+    pair = restored_pair()
+    key = key_function("f0%1000", "Tuple2<Long,String>")
+    for checkpoint in pair.restored:
+        summary = summarize(checkpoint, value=TUPLE, keys={KEYED_EXCHANGE: key})
+        parallelism = {o["name"]: o["parallelism"] for o in summary["operators"]}
+        assert parallelism["slow-counter"] == pair.after
+        assert parallelism["to-record"] == 2
+        (check,) = summary["key_groups"]["checked"]
+        assert check["outside"] == 0, check["example"]
+        assert summary["totals"]["unclean_channels"] == 0
+
+
+def test_keyed_state_after_the_restore_is_in_the_key_groups_the_forecast_assigns() -> None:
+    """Each new subtask's keyed state in the restored job's checkpoints covers the key groups
+    the forecast gives that subtask, and counts exactly the job's keys (f0 % 1000: 1,000,
+    each seen long before the first checkpoint) that fall in them; so does the first
+    checkpoint's at the old parallelism."""
+    pair = restored_pair()
+    result, _ = _forecast_of_the_first(pair)
+    ranges = {
+        t.index: t.key_groups
+        for t in result.assignment.subtasks.values()
+        if t.operator == "slow-counter"
+    }
+    assert len(ranges) == pair.after
+    groups = Counter(assign_to_key_group(key, 128) for key in range(1000))
+    for checkpoint in (pair.first, *pair.restored):
+        metadata = read_metadata(checkpoint)
+        counter = metadata.operator("slow-counter")
+        assert len(counter.subtasks) == (pair.before if checkpoint == pair.first else pair.after)
+        with StateFiles(checkpoint) as files:
+            for subtask in counter.subtasks:
+                handle = subtask.managed_keyed_state
+                assert isinstance(handle, KeyGroupsStateHandle)
+                span = range(handle.first_key_group, handle.last_key_group + 1)
+                if checkpoint != pair.first:
+                    owned = ranges[subtask.index]
+                    assert owned is not None
+                    assert (handle.first_key_group, handle.last_key_group) == (
+                        owned.start,
+                        owned.end,
+                    )
+                entries = read_keyed_state(handle, files).entries
+                assert entries == sum(groups[g] for g in span)
+
+
+def test_a_restored_checkpoint_forecast_at_its_own_parallelism_filters_nothing() -> None:
+    """Flink placed every in-flight record of the restored job's checkpoints in the key groups
+    of its subtask at 3, so restoring one at 3 filters no record and keeps each once."""
+    pair = restored_pair()
+    checkpoint = next(c for c in pair.restored if _placed(c))
+    result = forecast(checkpoint, pair.after)
+    assert result.outcome == "recovered"
+    rows = [r for r in result.subtasks if r.operator == "slow-counter"]
+    assert [r.subtask for r in rows] == list(range(pair.after))
+    assert all(r.filtered_records == 0 for r in rows)
+    assert sum(r.kept_records for r in rows) == len(_placed(checkpoint))

@@ -7,6 +7,10 @@
 //   downstream=P
 //   second_upstream=P (union: the parallelism of the second source)
 //   payload=CHARS sleep_micros=N inline_threshold=SIZE file_merging=true|false
+//   restore_downstream=P (then the same job again, restored from the latest retained checkpoint
+//   with in-flight data at downstream parallelism P, its checkpoints under <variant>/restored)
+//   restore_seconds=N restore_interval=DURATION during_recovery=true|false (both of Flink's
+//   options for checkpointing during recovery, for the restored job)
 // Records are Tuple2<Long,String>: a sequence number from fromSequence and "p<seq>" padded with
 // 'x'. The keyed topology keys by f0 % 1000 into a counter that sleeps per record, which
 // back-pressures the upstream subtasks so that buffers are in flight when barriers arrive.
@@ -14,7 +18,9 @@
 // (ASCII, Latin-1 and beyond the BMP, so that String.hashCode() reads UTF-16 units) and the
 // sequence number, keyed by the String f0.
 
+import java.io.DataInputStream;
 import java.io.File;
+import java.io.FileInputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -28,8 +34,14 @@ import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
 import org.apache.flink.api.common.typeinfo.Types;
 import org.apache.flink.api.java.tuple.Tuple2;
+import org.apache.flink.configuration.CheckpointingOptions;
 import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.StateRecoveryOptions;
 import org.apache.flink.core.execution.JobClient;
+import org.apache.flink.runtime.checkpoint.Checkpoints;
+import org.apache.flink.runtime.checkpoint.OperatorState;
+import org.apache.flink.runtime.checkpoint.OperatorSubtaskState;
+import org.apache.flink.runtime.checkpoint.metadata.CheckpointMetadata;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.functions.KeyedProcessFunction;
@@ -120,15 +132,98 @@ public class CheckpointJob {
             arg.put(a.substring(0, eq), a.substring(eq + 1));
         }
         String variant = arg.get("variant");
-        String topology = arg.getOrDefault("topology", "keyed");
-        Path out = new File(arg.get("out")).getAbsoluteFile().toPath();
+        Path root = new File(arg.get("out")).getAbsoluteFile().toPath().resolve(variant);
         int seconds = Integer.parseInt(arg.getOrDefault("seconds", "15"));
-        int upstream = Integer.parseInt(arg.getOrDefault("upstream", "2"));
         int downstream = Integer.parseInt(arg.getOrDefault("downstream", "4"));
+        String restoreDownstream = arg.get("restore_downstream");
+        String firstNote = restoreDownstream == null
+                ? ""
+                : "restored_by=restored/ (the same job restored from one of these checkpoints at "
+                        + "downstream parallelism " + restoreDownstream + ")\n";
+        Path jobDir = runJob(arg, root, downstream, seconds, new LinkedHashMap<>(), firstNote);
+        if (restoreDownstream != null) {
+            restore(arg, root, jobDir, downstream, Integer.parseInt(restoreDownstream));
+        }
+        System.exit(0);
+    }
+
+    /**
+     * Runs the same job again from the latest retained checkpoint of the first run that holds
+     * in-flight data, at another downstream parallelism, and keeps the restored job's first
+     * checkpoints under root/restored.
+     */
+    private static void restore(
+            Map<String, String> arg, Path root, Path firstJob, int before, int after)
+            throws Exception {
+        Path checkpoint = latestWithInFlightData(firstJob);
+        Map<String, String> extra = new LinkedHashMap<>();
+        extra.put(StateRecoveryOptions.SAVEPOINT_PATH.key(), checkpoint.toString());
+        // the restored job keeps every checkpoint it takes: its first ones are the point
+        extra.put("execution.checkpointing.num-retained", "1000");
+        extra.put("execution.checkpointing.interval", arg.getOrDefault("restore_interval", "100ms"));
+        boolean duringRecovery = Boolean.parseBoolean(arg.getOrDefault("during_recovery", "false"));
+        extra.put(
+                CheckpointingOptions.UNALIGNED_RECOVER_OUTPUT_ON_DOWNSTREAM.key(),
+                String.valueOf(duringRecovery));
+        extra.put(
+                CheckpointingOptions.CHECKPOINTING_DURING_RECOVERY_ENABLED.key(),
+                String.valueOf(duringRecovery));
+        String note = "restored_from=" + root.relativize(checkpoint) + "\n"
+                + "restored_from_checkpoint_id=" + checkpoint.getFileName().toString().substring(4) + "\n"
+                + "downstream_parallelism_before_restore=" + before + "\n"
+                + "downstream_parallelism=" + after + "\n"
+                + "checkpointing_during_recovery=" + duringRecovery + "\n";
+        int seconds = Integer.parseInt(arg.getOrDefault("restore_seconds", "3"));
+        runJob(arg, root.resolve("restored"), after, seconds, extra, note);
+    }
+
+    /** The latest chk-N of a job whose channel state holds data (in-flight buffers). */
+    private static Path latestWithInFlightData(Path jobDir) throws Exception {
+        java.util.List<Path> found;
+        try (var entries = Files.list(jobDir)) {
+            found = entries.filter(p -> p.getFileName().toString().startsWith("chk-"))
+                    .filter(p -> Files.exists(p.resolve("_metadata")))
+                    .sorted(java.util.Comparator.comparingLong(
+                            (Path p) -> Long.parseLong(p.getFileName().toString().substring(4)))
+                            .reversed())
+                    .toList();
+        }
+        for (Path checkpoint : found) {
+            CheckpointMetadata metadata;
+            try (DataInputStream in = new DataInputStream(
+                    new FileInputStream(checkpoint.resolve("_metadata").toFile()))) {
+                metadata = Checkpoints.loadCheckpointMetadata(
+                        in, CheckpointJob.class.getClassLoader(), checkpoint.toString());
+            }
+            long inFlight = 0;
+            for (OperatorState operator : metadata.getOperatorStates()) {
+                for (OperatorSubtaskState subtask : operator.getStates()) {
+                    inFlight += subtask.getInputChannelState().getStateSize()
+                            + subtask.getResultSubpartitionState().getStateSize();
+                }
+            }
+            if (inFlight > 0) {
+                return checkpoint;
+            }
+        }
+        throw new IllegalStateException("no retained checkpoint of " + jobDir + " holds in-flight data");
+    }
+
+    /** Runs the job with its checkpoints under root until cancelled; returns its job folder. */
+    private static Path runJob(
+            Map<String, String> arg,
+            Path root,
+            int downstream,
+            int seconds,
+            Map<String, String> extra,
+            String note)
+            throws Exception {
+        String variant = arg.get("variant");
+        String topology = arg.getOrDefault("topology", "keyed");
+        int upstream = Integer.parseInt(arg.getOrDefault("upstream", "2"));
         int payload = Integer.parseInt(arg.getOrDefault("payload", "16"));
         long sleepMicros = Long.parseLong(arg.getOrDefault("sleep_micros", "1000"));
 
-        Path root = out.resolve(variant);
         Files.createDirectories(root);
         Map<String, String> conf = new LinkedHashMap<>();
         conf.put("execution.checkpointing.interval", arg.getOrDefault("interval", "300ms"));
@@ -153,6 +248,7 @@ public class CheckpointJob {
         conf.put("jobmanager.bind-host", "127.0.0.1");
         conf.put("taskmanager.bind-host", "127.0.0.1");
         conf.put("taskmanager.host", "127.0.0.1");
+        conf.putAll(extra);
 
         StringBuilder description = new StringBuilder();
         description.append("variant=").append(variant).append('\n');
@@ -254,6 +350,7 @@ public class CheckpointJob {
         description.append("payload_bytes=").append(payload).append('\n');
         description.append("sleep_micros_per_record_in_slow_operator=").append(sleepMicros).append('\n');
         description.append("run_seconds=").append(seconds).append('\n');
+        description.append(note);
         for (Map.Entry<String, String> e : conf.entrySet()) {
             description.append(e.getKey()).append('=').append(e.getValue()).append('\n');
         }
@@ -278,7 +375,7 @@ public class CheckpointJob {
         System.out.printf(
                 "%s: cancelled after %.1f s, %d checkpoints retained in %s%n",
                 variant, (System.nanoTime() - start) / 1e9, retained(jobDir), jobDir);
-        System.exit(0);
+        return jobDir;
     }
 
     /** A sequence source and its map to records, named source{suffix} and to-record{suffix}. */

@@ -8,6 +8,22 @@ with the job's settings in ``OUT/<variant>/job-config.txt``. The variants are th
 checkpoints in ``data/real-checkpoints``, and those of :data:`NOT_COMMITTED`. Standard library
 only: any Python 3.11 runs it.
 
+A variant with ``restore_downstream`` (``keyed-restored-p2-p4-to-3``) is a pair of jobs, so that
+a forecast can be held to what Flink did after a restore: the keyed job runs as above; then the
+same job starts again from the latest of its retained checkpoints with in-flight data
+(``execution.state-recovery.path``) with the keyed operator (``slow-counter``, and its chained
+sink) at the new parallelism, the upstream unchanged, checkpoints every 100 ms, and keeps every
+checkpoint it takes (``restore_seconds``, 3 s) under ``OUT/<variant>/restored/<job id>/chk-N``.
+Its ``restored/job-config.txt`` says which checkpoint it restored from (``restored_from``,
+relative to ``OUT/<variant>``, and ``restored_from_checkpoint_id``), the parallelism before and
+after (``downstream_parallelism_before_restore``, ``downstream_parallelism``) and
+``checkpointing_during_recovery``: with ``during_recovery=true`` both
+``execution.checkpointing.unaligned.recover-output-on-downstream.enabled`` and
+``execution.checkpointing.during-recovery.enabled`` are set, so that Flink 2.3 (its first,
+in-memory design) filters the recovered records before the task runs and may checkpoint them
+while they are still in flight. The checkpoint ids of the restored job continue from the one it
+restored from.
+
     python tools/real-checkpoints/generate.py --flink-python .venv-flink/bin/python \\
         [--out DIR] [--variants a,b] [--seconds N] [--upstream P] [--downstream P]
 """
@@ -56,6 +72,15 @@ VARIANTS: dict[str, dict[str, str]] = {
     "rebalance-forward-p2-p3": {"topology": "rebalance", "upstream": "2", "downstream": "3"},
     # a String key (String.hashCode()) and another record type: Tuple2<String,Long>
     "string-keyed-p2-p3": {"topology": "string-keyed", "upstream": "2", "downstream": "3"},
+    # the keyed job, then the same job restored from one of its checkpoints with in-flight
+    # data at slow-counter parallelism 3, checkpointing during recovery (Flink 2.3's V1)
+    "keyed-restored-p2-p4-to-3": {
+        "topology": "keyed",
+        "upstream": "2",
+        "downstream": "4",
+        "restore_downstream": "3",
+        "during_recovery": "true",
+    },
     "union-keyed-p2-p3-p4": {
         "topology": "union",
         "upstream": "2",
@@ -66,8 +91,8 @@ VARIANTS: dict[str, dict[str, str]] = {
 
 
 #: variants of a kind no committed checkpoint shows (CI makes them): a String key over
-#: ``Tuple2<String,Long>`` records
-NOT_COMMITTED = ("string-keyed-p2-p3",)
+#: ``Tuple2<String,Long>`` records, and a checkpoint taken after a restore at a new parallelism
+NOT_COMMITTED = ("string-keyed-p2-p3", "keyed-restored-p2-p4-to-3")
 
 
 class GenerateError(Exception):
@@ -160,8 +185,13 @@ def run_variant(name: str, settings: dict[str, str], lib: Path, classes: Path, o
     checkpoints = sorted(target.glob("*/chk-*/_metadata"))
     if not checkpoints:
         raise GenerateError(f"the job of {name} retained no checkpoint in {target}")
+    restored = sorted(target.glob("restored/*/chk-*/_metadata"))
+    if "restore_downstream" in settings and not restored:
+        raise GenerateError(f"the restored job of {name} retained no checkpoint in {target}")
     print(
-        f"{name}: {len(checkpoints)} checkpoints in {time.monotonic() - started:.0f} s, "
+        f"{name}: {len(checkpoints)} checkpoints"
+        + (f" and {len(restored)} of the restored job" if restored else "")
+        + f" in {time.monotonic() - started:.0f} s, "
         f"e.g. flinkstate inspect {checkpoints[-1].parent}",
         flush=True,
     )
