@@ -35,6 +35,7 @@ from flinkstate.spark import connect_server
 from flinkstate.spark.rescaling import RescaleResult, RescalingPipeline
 from flinkstate.spark.session import MASTER_ENV, connect_session, is_connect, remote_session
 from flinkstate.spark.tables import load
+from tests.flinkcheckpoint.test_metadata import COMMITTED
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -254,6 +255,29 @@ def test_the_command_line_uses_the_server_unless_a_master_is_named(
     question = ["rescale", str(DATA / "keyed"), "--to", "3", "--quiet"]
     over_connect = _python(_CLI, state_dir, *question)
     assert (over_connect.returncode, over_connect.stderr) == (0, "")
+    assert run(capsys, *question, "--master", "local[2]") == (0, over_connect.stdout, "")
+
+
+def test_a_real_checkpoint_is_read_by_the_servers_executors(
+    server: connect_server.ServerState, state_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``rescale CHECKPOINT``: the executors behind the server read the channel-state files
+    (``mapInArrow`` over Connect) and answer as embedded Spark does."""
+    checkpoint = next(p for p in COMMITTED if p.parents[1].name == "keyed-hash-p2-p4")
+    question = [
+        "rescale",
+        str(checkpoint),
+        "--exchange",
+        "to-record->slow-counter=hash:f0%1000",
+        "--record-type",
+        "Tuple2<Long,String>",
+        "--to",
+        "3",
+        "--quiet",
+    ]
+    over_connect = _python(_CLI, state_dir, *question)
+    assert (over_connect.returncode, over_connect.stderr) == (0, "")
+    assert "      0  0 1                  22  45990     1167        63" in over_connect.stdout
     assert run(capsys, *question, "--master", "local[2]") == (0, over_connect.stdout, "")
 
 
