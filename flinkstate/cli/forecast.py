@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flinkstate.cli.checkpoint_options import add_reading_options, reading_options
 from flinkstate.cli.overrides import parse_overrides
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
@@ -50,33 +51,10 @@ def add_forecast_parser(subparsers: Any) -> None:
         metavar="KEY=VALUE",
         help="a network or run parameter (flinkstate topologies shows them), over job-config.txt",
     )
-    parser.add_argument(
-        "--record-type",
-        default=None,
-        help="the records' type, to find the keys of a keyBy exchange (e.g. Tuple2<Long,String>; "
-        "flinkstate inspect CHECKPOINT lists the types that read them)",
-    )
-    parser.add_argument(
-        "--exchange",
-        action="append",
-        default=[],
-        metavar="UP->DOWN=PARTITIONER[:KEY]",
-        help="what the checkpoint does not record: e.g. to-record->slow-counter=hash:f0%%1000 "
-        "or to-record->relay=rebalance",
-    )
-    parser.add_argument(
-        "--edge",
-        action="append",
-        default=[],
-        metavar="UP:PARTITION>DOWN:GATE",
-        help="an exchange that carried channel state, where it cannot be inferred",
-    )
-    parser.add_argument(
-        "--reroot",
-        action="append",
-        default=[],
-        metavar="STORED=LOCAL",
-        help="where files stored under an absolute path STORED are now",
+    add_reading_options(
+        parser,
+        record_type_help="the records' type, to find the keys of a keyBy exchange (e.g. "
+        "Tuple2<Long,String>; flinkstate inspect CHECKPOINT lists the types that read them)",
     )
     parser.add_argument(
         "--job-config",
@@ -101,10 +79,6 @@ PROGRESS_DELAY = 0.5
 
 
 def _forecast(args: argparse.Namespace) -> str | tuple[str, int]:
-    from flinkstate.flinkcheckpoint.export import exchange_option
-    from flinkstate.flinkcheckpoint.files import reroot_options
-    from flinkstate.flinkcheckpoint.inflight import Edge
-    from flinkstate.flinkcheckpoint.stream_element import value_decoder
     from flinkstate.output import check_target
     from flinkstate.recovery.forecast import prepare_forecast, run_forecast
 
@@ -113,33 +87,20 @@ def _forecast(args: argparse.Namespace) -> str | tuple[str, int]:
         raise InvalidParameterError(f"--steps must be at least 1, got {args.steps}")
     html = None if args.html is None else check_target(args.html)
     overrides = parse_overrides(args.set)
-    specs = {}
-    keyed_by = []
-    record_type = args.record_type
-    for item in args.exchange:
-        name, spec = exchange_option(item, record_type)
-        specs[name] = spec
-        if spec.key is not None:
-            keyed_by.append(item)
-    if keyed_by and record_type in (None, "raw"):
-        raise InvalidParameterError(
-            f"--exchange {keyed_by[0]} keys records by their values: give their type "
-            f"(--record-type; flinkstate inspect {args.checkpoint} lists the types that read them)"
-        )
-    value = None if record_type in (None, "raw") else value_decoder(record_type)
-    edges = [Edge.parse(e) for e in args.edge] or None
-    reroot = reroot_options(args.reroot)
+    reading = reading_options(args)
+    reading.require_values(f"flinkstate inspect {args.checkpoint} lists the types that read them")
+    value = reading.value()
 
     def make(generation: RecoveryGeneration | str) -> Forecast:
         return prepare_forecast(
             args.checkpoint,
             args.to,
-            exchanges=specs,
+            exchanges=reading.exchanges,
             generation=generation,
             overrides=overrides,
             value=value,
-            edges=edges,
-            reroot=reroot,
+            edges=reading.edges,
+            reroot=reading.reroot,
             job_config=args.job_config,
             seed=args.seed,
         )

@@ -7,10 +7,16 @@ import json
 from pathlib import Path
 from typing import Any
 
+from flinkstate.cli.checkpoint_options import (
+    RECORD_TYPES,
+    add_reading_options,
+    add_segment_size_option,
+    reading_options,
+    segment_size,
+)
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
-from flinkstate.memory_size import parse_bytes
-from flinkstate.network.config import DEFAULT_SEGMENT_SIZE, check_segment_size
+from flinkstate.network.config import DEFAULT_SEGMENT_SIZE
 
 
 def add_inspect_parser(subparsers: Any) -> None:
@@ -23,27 +29,13 @@ def add_inspect_parser(subparsers: Any) -> None:
     )
     parser.add_argument("path", help="the chk-N directory or its _metadata file")
     parser.add_argument("--json", action="store_true", help="print JSON instead of tables")
-    parser.add_argument(
-        "--record-type",
-        default=None,
-        help="how to decode record values: Long, Integer, Short, Byte, Double, Float, "
-        "Boolean, String, TupleN<...> or Row<...> of them, or 'raw' to keep bytes (default: "
-        "bytes, records and split records from the framing alone, and the types that read "
-        "every record)",
-    )
-    parser.add_argument(
-        "--edge",
-        action="append",
-        default=[],
-        metavar="UP:PARTITION>DOWN:GATE",
-        help="an exchange that carried channel state, where it cannot be inferred",
-    )
-    parser.add_argument(
-        "--reroot",
-        action="append",
-        default=[],
-        metavar="STORED=LOCAL",
-        help="where files stored under an absolute path STORED are now",
+    add_reading_options(
+        parser,
+        record_type_help=f"how to decode record values: {RECORD_TYPES}, or 'raw' to keep bytes "
+        "(default: bytes, records and split records from the framing alone, and the types "
+        "that read every record)",
+        exchange_note=". A keyed exchange's in-flight records are checked against the key "
+        "groups of the subtask they go to, with or without --export",
     )
     parser.add_argument(
         "--export",
@@ -51,78 +43,34 @@ def add_inspect_parser(subparsers: Any) -> None:
         help="also write the checkpoint as a dataset (for flinkstate rescale and the notebooks); "
         "needs --exchange for every exchange with state",
     )
-    parser.add_argument(
-        "--segment-size",
-        default=None,
-        metavar="BYTES",
-        help="with --export: the job's taskmanager.memory.segment-size (e.g. 4kb; Flink's "
-        "default 32kb when not given), which the checkpoint does not record",
-    )
-    parser.add_argument(
-        "--exchange",
-        action="append",
-        default=[],
-        metavar="UP->DOWN=PARTITIONER[:KEY]",
-        help="what the checkpoint does not record: e.g. to-record->slow-counter=hash:f0%%1000 "
-        "or to-record->relay=rebalance (KEY: f<N>, f<N>%%M, value, value%%M; its Java type, "
-        "Long, Integer or String, is the field's in --record-type). A keyed exchange's "
-        "in-flight records are checked against the key groups of the subtask they go to, "
-        "with or without --export",
-    )
+    add_segment_size_option(parser, prefix="with --export: ")
     parser.set_defaults(handler=_inspect)
 
 
 def _inspect(args: argparse.Namespace) -> str:
-    from flinkstate.flinkcheckpoint.inflight import Edge
-    from flinkstate.flinkcheckpoint.stream_element import value_decoder
     from flinkstate.flinkcheckpoint.summary import summarize
 
-    segment_size = DEFAULT_SEGMENT_SIZE
+    reading = reading_options(args)
+    size = segment_size(args)
     if args.export:
         from flinkstate.dataset import check_dataset_target
 
         check_dataset_target(Path(args.export))  # refused before the checkpoint is read
-        if args.segment_size is not None:
-            segment_size = check_segment_size(parse_bytes(args.segment_size))
-    elif args.segment_size is not None:
+    elif size is not None:
         raise InvalidParameterError("--segment-size says how to export: give --export DIR too")
-    from flinkstate.flinkcheckpoint.files import reroot_options
-
-    reroot = reroot_options(args.reroot)
-    record_type = args.record_type
-    value = None if record_type in (None, "raw") else value_decoder(record_type)
-    specs = {}
-    keyed_by = []  # the exchanges whose key reads the records' values
-    keys = {}  # their key selectors, by exchange, for the check of their key groups
-    if args.exchange:
-        from flinkstate.flinkcheckpoint.export import exchange_option
-        from flinkstate.flinkcheckpoint.key_selector import KeySelector
-
-        for item in args.exchange:
-            name, spec = exchange_option(item, record_type)
-            specs[name] = spec
-            selector = spec.key if isinstance(spec.key, KeySelector) else None
-            if selector is not None:
-                keyed_by.append(item)
-                keys[name] = selector
-        if keyed_by and record_type == "raw":
-            raise InvalidParameterError(
-                f"--exchange {keyed_by[0]} keys records by their values, which --record-type "
-                "raw does not decode: give their type"
-            )
+    if reading.record_type == "raw":  # refused before the checkpoint is read
+        reading.require_values("")
+    value = reading.value()
     summary = summarize(
         args.path,
-        edges=[Edge.parse(e) for e in args.edge] or None,
+        edges=reading.edges,
         value=value,
-        reroot=reroot,
-        find_record_types=record_type is None,
-        keys=keys if value is not None else None,
+        reroot=reading.reroot,
+        find_record_types=reading.record_type is None,
+        keys=reading.keys() if value is not None else None,
     )
-    if keyed_by and value is None:
-        raise InvalidParameterError(
-            f"--exchange {keyed_by[0]} keys records by their values: give their type "
-            f"(--record-type); {_reading(summary['record_types'])}"
-        )
+    if reading.record_type is None:  # the summary found the types that read the records
+        reading.require_values(_reading(summary["record_types"]))
     exported = ""
     if args.export:
         from flinkstate.dataset import write_dataset
@@ -130,19 +78,19 @@ def _inspect(args: argparse.Namespace) -> str:
 
         dataset = to_dataset(
             args.path,
-            specs,
+            reading.exchanges,
             value=value,
-            edges=[Edge.parse(e) for e in args.edge] or None,
-            reroot=reroot,
-            segment_size=segment_size,
+            edges=reading.edges,
+            reroot=reading.reroot,
+            segment_size=DEFAULT_SEGMENT_SIZE if size is None else size,
         )
         write_dataset(dataset, Path(args.export))
         tables = dataset.tables
-        size = dataset.manifest["segment_size"]
+        written = dataset.manifest["segment_size"]
         exported = (
             f"\nwrote the dataset to {args.export} ({tables['buffers'].num_rows} buffers, "
-            f"{tables['fragments'].num_rows} fragments, segment size {size}"
-            + ("" if args.segment_size is not None else ": Flink's default, give --segment-size")
+            f"{tables['fragments'].num_rows} fragments, segment size {written}"
+            + ("" if size is not None else ": Flink's default, give --segment-size")
             + ")"
         )
     if args.json:

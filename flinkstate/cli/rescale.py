@@ -7,6 +7,12 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from flinkstate.cli.checkpoint_options import (
+    add_reading_options,
+    add_segment_size_option,
+    reading_options,
+    segment_size,
+)
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
 
@@ -34,40 +40,13 @@ def add_rescale_parser(subparsers: Any) -> None:
         help="a dataset folder, or a checkpoint Flink wrote (a chk-N folder or its _metadata), "
         "read by Spark's executors (give --exchange, and --record-type for a keyed one)",
     )
-    parser.add_argument(
-        "--exchange",
-        action="append",
-        default=[],
-        metavar="UP->DOWN=PARTITIONER[:KEY]",
-        help="for a Flink checkpoint: what it does not record, e.g. "
-        "to-record->slow-counter=hash:f0%%1000 or to-record->relay=rebalance",
+    add_reading_options(
+        parser,
+        prefix="for a Flink checkpoint: ",
+        record_type_help="the records' type (e.g. Tuple2<Long,String>), which gives a keyed "
+        "exchange's key and its Java type",
     )
-    parser.add_argument(
-        "--record-type",
-        help="for a Flink checkpoint: the records' type (e.g. Tuple2<Long,String>), which "
-        "gives a keyed exchange's key and its Java type",
-    )
-    parser.add_argument(
-        "--edge",
-        action="append",
-        default=[],
-        metavar="UP:PARTITION>DOWN:GATE",
-        help="for a Flink checkpoint: an exchange that carried channel state, where it cannot "
-        "be inferred",
-    )
-    parser.add_argument(
-        "--reroot",
-        action="append",
-        default=[],
-        metavar="STORED=LOCAL",
-        help="for a Flink checkpoint: where files stored under an absolute path STORED are now",
-    )
-    parser.add_argument(
-        "--segment-size",
-        metavar="BYTES",
-        help="for a Flink checkpoint: the job's taskmanager.memory.segment-size (Flink's "
-        "default 32kb when not given)",
-    )
+    add_segment_size_option(parser, prefix="for a Flink checkpoint: ")
     parser.add_argument(
         "--to",
         required=True,
@@ -200,27 +179,18 @@ def _flink_checkpoint(args: argparse.Namespace) -> Any:
                 "--record-type, --edge, --reroot and --segment-size are for one"
             )
         return None
-    from flinkstate.flinkcheckpoint.export import exchange_option
-    from flinkstate.flinkcheckpoint.files import reroot_options
-    from flinkstate.flinkcheckpoint.inflight import Edge
-    from flinkstate.memory_size import parse_bytes
-    from flinkstate.network.config import DEFAULT_SEGMENT_SIZE, check_segment_size
+    from flinkstate.network.config import DEFAULT_SEGMENT_SIZE
     from flinkstate.spark.checkpoint_source import plan_read
 
-    record_type = args.record_type
-    exchanges = dict(exchange_option(item, record_type) for item in args.exchange)
-    size = (
-        DEFAULT_SEGMENT_SIZE
-        if args.segment_size is None
-        else check_segment_size(parse_bytes(args.segment_size))
-    )
+    reading = reading_options(args)
+    size = segment_size(args)
     return plan_read(
         path,
-        exchanges,
-        record_type,
-        edges=[Edge.parse(e) for e in args.edge] or None,
-        reroot=reroot_options(args.reroot),
-        segment_size=size,
+        reading.exchanges,
+        reading.record_type,
+        edges=reading.edges,
+        reroot=reading.reroot,
+        segment_size=DEFAULT_SEGMENT_SIZE if size is None else size,
     )
 
 

@@ -55,6 +55,10 @@ DRIVER_TIMEOUT = 240.0
 STOP_GRACE = 10.0
 SHUFFLE_PARTITIONS = 8
 ANSWERS = "answers.json"
+#: a checkpoint Flink 2.3.0 wrote (keyBy f0 % 1000 from 2 to 4 subtasks)
+REAL_CHECKPOINT = (
+    DATA / "real-checkpoints" / "keyed-hash-p2-p4" / "5d009e04dbf8e413889bc15e43e79d49" / "chk-48"
+)
 
 #: the subprocess's program: load this file as a module and run :func:`drive` on the cluster
 _DRIVER = """\
@@ -252,6 +256,23 @@ def answers(spark: SparkSession) -> dict[str, pd.DataFrame]:
                 tables[f"{sample} key_groups {exchange}"] = key_groups
         finally:
             pipeline.close()
+    # a checkpoint Flink wrote, its channel-state files read by the executors themselves
+    from flinkstate.flinkcheckpoint.export import ExchangeSpec
+    from flinkstate.flinkcheckpoint.key_selector import key_function
+    from flinkstate.spark.checkpoint_source import load_checkpoint
+
+    record_type = "Tuple2<Long,String>"
+    keyed = ExchangeSpec(Partitioner.HASH, key_function("f0%1000", record_type))
+    dataset = load_checkpoint(
+        spark, REAL_CHECKPOINT, {"to-record->slow-counter": keyed}, record_type
+    )
+    pipeline = RescalingPipeline(dataset)
+    try:
+        result = pipeline.analyse(TARGETS, progress=False)
+        tables["flink checkpoint subtasks"] = result.subtasks
+        tables["flink checkpoint persisted"] = result.persisted
+    finally:
+        pipeline.close()
     return tables
 
 
@@ -362,6 +383,7 @@ def test_pipeline_on_a_standalone_cluster_equals_local_mode(
     on_cluster: dict[str, pd.DataFrame] = report["tables"]
     assert list(on_cluster) == list(local)
     assert "keyed key_groups source->counter" in local
+    assert "flink checkpoint subtasks" in local
     for name, expected in local.items():
         assert not expected.empty, name
         pdt.assert_frame_equal(
