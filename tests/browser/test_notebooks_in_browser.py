@@ -563,6 +563,21 @@ def test_stepper_notebook_steps_in_chromium(
     assert path.read_bytes() == on_disk, f"{path} changed while the test ran it"
 
 
+REAL_CHECKPOINT_NOTEBOOK = "07-inspect-a-real-checkpoint.ipynb"
+
+
+def test_the_forecast_of_a_real_checkpoint_steps_in_chromium(
+    open_notebook: Callable[[Path, str], NotebookInBrowser],
+) -> None:
+    """Notebook 7's stepper over the forecast's run: a checkpoint Flink wrote, restored by the
+    simulator at parallelism 3, drawn and stepped as a scenario's restart is."""
+    notebook = open_notebook(ROOT, f"{NOTEBOOKS.name}/{REAL_CHECKPOINT_NOTEBOOK}")
+    before, after = run_and_step_canvas(notebook)
+    assert before["step"] == 0
+    assert after["step"] == 1
+    assert after["caption"].startswith("step 1")
+
+
 #: notebooks that open with a guided tour, and the tour each opens with (a notebook with more
 #: than one tour is listed with the one to follow)
 TOUR_NOTEBOOKS = [

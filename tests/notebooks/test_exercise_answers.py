@@ -362,6 +362,17 @@ shown = ["no record is filtered out at "
          + ", ".join(str(int(x)) for x, y in zip(trace.x, trace.y) if y == 0) + "."]
 """,
         ),
+        Screen(
+            "which new subtask of slow-counter keeps the most recovered records",
+            """
+# the forecast's table: one row per new subtask, its kept and filtered records
+table = pd.DataFrame([{"new subtask": s.subtask, "records read": s.records, "kept": s.processed,
+                       "filtered": s.dropped} for s in forecast.subtasks])
+top = table.sort_values("kept", ascending=False).iloc[0]
+shown = [f"New subtask {top['new subtask']} keeps the most: {top['kept']} of the "
+         f"{top['records read']} records it reads, dropping {top['filtered']}"]
+""",
+        ),
     ],
 }
 
