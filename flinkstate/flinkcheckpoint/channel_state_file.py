@@ -56,14 +56,16 @@ def read_channel(handle: ChannelStateHandle, files: StateFiles) -> ChannelData:
                 f"{len(handle.offsets)} offsets and {handle.state_size} bytes",
             )
         return ChannelData(handle, (), b"")
-    stream = files.stream(handle.delegate)
-    where = files.describe(handle.delegate)
+    delegate = handle.delegate
+    stream = files.stream(delegate)
     if len(stream) < HEADER_LENGTH:
-        raise CheckpointFormatError(where, 0, "the 4-byte channel-state version header")
+        raise CheckpointFormatError(
+            files.describe(delegate), 0, "the 4-byte channel-state version header"
+        )
     (version,) = _I32.unpack_from(stream, 0)
     if version != SERIALIZATION_VERSION:
         raise CheckpointFormatError(
-            where,
+            files.describe(delegate),
             0,
             f"channel-state serialization version {SERIALIZATION_VERSION}, found {version}",
         )
@@ -72,12 +74,14 @@ def read_channel(handle: ChannelStateHandle, files: StateFiles) -> ChannelData:
     for offset in handle.offsets:
         if not HEADER_LENGTH <= offset <= len(stream) - 4:
             raise CheckpointFormatError(
-                where, offset, f"a chunk length inside the {len(stream)}-byte stream"
+                files.describe(delegate),
+                offset,
+                f"a chunk length inside the {len(stream)}-byte stream",
             )
         (length,) = _I32.unpack_from(stream, offset)
         if length < 0 or offset + 4 + length > len(stream):
             raise CheckpointFormatError(
-                where,
+                files.describe(delegate),
                 offset,
                 f"a chunk length between 0 and {len(stream) - offset - 4}, found {length}",
             )
@@ -88,7 +92,7 @@ def read_channel(handle: ChannelStateHandle, files: StateFiles) -> ChannelData:
         covered += HEADER_LENGTH  # an inlined stream counts its own version header
     if handle.state_size != covered:
         raise CheckpointFormatError(
-            where,
+            files.describe(delegate),
             handle.offsets[0] if handle.offsets else 0,
             f"the {covered} bytes the {handle.kind} handle of subtask {handle.subtask}, "
             f"{handle.gate_or_partition}/{handle.channel_or_subpartition} covers (its chunks "

@@ -24,6 +24,7 @@ server's Python workers import the flinkstate that started it.
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,12 +34,14 @@ import numpy as np
 import pyarrow as pa
 
 from flinkstate.dataset import SCHEMAS
+from flinkstate.errors import CheckpointFormatError
 from flinkstate.flinkcheckpoint.channel_rows import (
     ChannelKeying,
     ChannelName,
+    ChannelRead,
     ChannelSide,
-    buffer_rows,
-    fragment_rows,
+    buffer_batch,
+    fragment_batch,
 )
 from flinkstate.flinkcheckpoint.channel_state_file import read_channel
 from flinkstate.flinkcheckpoint.export import ExchangeSpec, ExportPlan, plan_export
@@ -56,6 +59,8 @@ if TYPE_CHECKING:
 
 #: about this many bytes of channel state per Spark task
 TASK_BYTES = 32 << 20
+#: an executor frames and keys this many bytes of channels at once (one Arrow batch)
+BATCH_BYTES = 8 << 20
 #: a record's id is its channel's number times this plus its place in the channel
 RECORDS_PER_CHANNEL = 1 << 32
 _TASK_SCHEMA = "channels array<int>, first_buffers array<bigint>"
@@ -148,66 +153,103 @@ def _metadata(directory: str, stamp: tuple[int, int]) -> CheckpointMetadata:
     return read_metadata(directory)
 
 
-def _channels(spec: ReadSpec) -> tuple[CheckpointMetadata, list[LogicalChannel]]:
-    path = Path(spec.directory) / "_metadata"
-    stat = path.stat()
-    metadata = _metadata(spec.directory, (stat.st_mtime_ns, stat.st_size))
-    return metadata, list(channels_of(metadata, [Edge.parse(e) for e in spec.edges]))
+@functools.lru_cache(maxsize=4)
+def _logical_channels(
+    directory: str, stamp: tuple[int, int], edges: tuple[str, ...]
+) -> tuple[CheckpointMetadata, tuple[LogicalChannel, ...]]:
+    metadata = _metadata(directory, stamp)
+    return metadata, tuple(channels_of(metadata, [Edge.parse(e) for e in edges]))
+
+
+def _channels(spec: ReadSpec) -> tuple[CheckpointMetadata, tuple[LogicalChannel, ...]]:
+    """The metadata and the logical channels, parsed once per Python worker (Spark reuses
+    its workers across tasks) and again only if ``_metadata`` changed (mtime and size)."""
+    stat = (Path(spec.directory) / "_metadata").stat()
+    return _logical_channels(spec.directory, (stat.st_mtime_ns, stat.st_size), spec.edges)
 
 
 def read_buffers(spec: ReadSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """An executor's part of the ``buffers`` table: a batch per channel of its groups."""
-    _, channels = _channels(spec)
-    with StateFiles(spec.directory, dict(spec.reroot)) as files:
-        for batch in batches:
-            for group in batch.to_pylist():
-                for number, first in zip(group["channels"], group["first_buffers"], strict=True):
-                    channel = channels[number]
-                    sides = _sides(channel, files)
-                    table = buffer_rows(sides, exchange_name(channel.edge), first)
-                    yield from table.to_batches()
+    """An executor's part of the ``buffers`` table: a batch per :data:`BATCH_BYTES` of its
+    channels."""
+    for group in _batches(spec, batches):
+        yield from buffer_batch(group).to_batches()
 
 
 def read_fragments(spec: ReadSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """An executor's part of the ``fragments`` table: a batch per channel of its groups."""
+    """An executor's part of the ``fragments`` table: a batch per :data:`BATCH_BYTES` of its
+    channels, framed and keyed together."""
+    for group in _batches(spec, batches):
+        yield from fragment_batch(group).to_batches()
+
+
+def _batches(spec: ReadSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[list[ChannelRead]]:
+    """The channels of a task's groups read, about :data:`BATCH_BYTES` at a time. A channel
+    whose files cannot be read is reported after the channels before it are processed (their
+    errors come first, as in channel order)."""
     metadata, channels = _channels(spec)
     keys = dict(spec.keys)
+    pending: list[ChannelRead] = []
+    size = 0
     with StateFiles(spec.directory, dict(spec.reroot)) as files:
         for batch in batches:
-            for group in batch.to_pylist():
-                for number, first in zip(group["channels"], group["first_buffers"], strict=True):
-                    channel = channels[number]
-                    edge = channel.edge
-                    down = metadata.operator(edge.downstream)
-                    key = keys[str(edge)]
-                    keying = (
-                        None
-                        if key is None or spec.record_type is None
-                        else ChannelKeying(
-                            spec.record_type,
-                            key,
-                            down.max_parallelism,
-                            compute_key_group_range_for_operator_index(
-                                down.max_parallelism,
-                                down.parallelism,
-                                channel.downstream_subtask,
-                            ),
-                        )
-                    )
-                    name = ChannelName(
-                        str(edge),
-                        edge.downstream,
-                        channel.upstream_subtask,
-                        channel.downstream_subtask,
-                    )
-                    table = fragment_rows(
-                        _sides(channel, files),
-                        name,
+            numbers = batch.column("channels").to_pylist()
+            firsts = batch.column("first_buffers").to_pylist()
+            for number, first in zip(
+                itertools.chain.from_iterable(numbers),
+                itertools.chain.from_iterable(firsts),
+                strict=True,
+            ):
+                channel = channels[number]
+                try:
+                    sides = _sides(channel, files)
+                except CheckpointFormatError:
+                    if pending:
+                        yield pending
+                    raise
+                pending.append(
+                    ChannelRead(
+                        sides,
+                        _name(channel),
+                        exchange_name(channel.edge),
                         first,
                         number * RECORDS_PER_CHANNEL,
-                        keying,
+                        _keying(channel, metadata, keys[str(channel.edge)], spec.record_type),
                     )
-                    yield from table.to_batches()
+                )
+                size += sum(part.data.size for part in sides)
+                if size >= BATCH_BYTES:
+                    yield pending
+                    pending, size = [], 0
+    if pending:
+        yield pending
+
+
+def _name(channel: LogicalChannel) -> ChannelName:
+    edge = channel.edge
+    return ChannelName(
+        str(edge), edge.downstream, channel.upstream_subtask, channel.downstream_subtask
+    )
+
+
+def _keying(
+    channel: LogicalChannel,
+    metadata: CheckpointMetadata,
+    key: KeySelector | None,
+    record_type: str | None,
+) -> ChannelKeying | None:
+    """How the channel's records are keyed: by the edge's key, into the key groups of the
+    subtask it leads to (None where the edge is not keyed)."""
+    if key is None or record_type is None:
+        return None
+    down = metadata.operator(channel.edge.downstream)
+    return ChannelKeying(
+        record_type,
+        key,
+        down.max_parallelism,
+        compute_key_group_range_for_operator_index(
+            down.max_parallelism, down.parallelism, channel.downstream_subtask
+        ),
+    )
 
 
 def _sides(channel: LogicalChannel, files: StateFiles) -> list[ChannelSide]:
