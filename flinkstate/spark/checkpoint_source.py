@@ -6,10 +6,15 @@ buffer id (buffers are numbered from the handles' chunk counts, as the export nu
 and groups of channels of about :data:`TASK_BYTES` each. The groups are a small DataFrame;
 ``mapInArrow`` hands each to an executor's Python worker, which opens the state files itself
 (the same paths: a cluster needs the checkpoint on a filesystem every executor sees), reads
-its channels' chunks and yields each channel's ``buffers`` or ``fragments`` rows as Arrow
-batches (``channel_rows``, vectorised). Nothing proportional to the in-flight data reaches the
-driver; the rescale pipeline then runs on these DataFrames as on a dataset's Parquet files,
-its key groups and owners still Spark expressions.
+its channels' chunks and yields their ``buffers`` or ``fragments`` rows, about
+:data:`BATCH_BYTES` of channels per Arrow batch, framed and keyed in one numpy pass
+(``channel_rows.fragment_batch``): a channel of a few KB costs no fixed Python time.
+
+Nothing proportional to the in-flight data reaches the driver: it holds ``_metadata`` (as
+Flink's JobManager does: handles, and an offset per persisted buffer) and the plan, two
+numbers per channel (0.46 MB pickled for 65536 channels, the same at 50 MB and 200 MB). The rescale
+pipeline then runs on these DataFrames as on a dataset's Parquet files, its key groups and
+owners still Spark expressions.
 
 A record's id is its channel's number times 2^32 plus its place in the channel (the export
 numbers records across channels, which needs the counts of the channels before): the ids
