@@ -28,10 +28,9 @@ server's Python workers import the flinkstate that started it.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import itertools
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,6 +39,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 
+from flinkstate.collector import collector_paused
 from flinkstate.dataset import SCHEMAS
 from flinkstate.errors import CheckpointFormatError
 from flinkstate.flinkcheckpoint.channel_rows import (
@@ -215,7 +215,7 @@ def _batches(spec: ReadSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[list
     def flushed(todo: list[tuple[int, int]], files: StateFiles) -> Iterator[list[ChannelRead]]:
         placed = [_placed(channels[number]) for number, _ in todo]
         try:
-            with _collector_paused():
+            with collector_paused(collect_after=math.inf):
                 found = read_channels([h for sides in placed for _, _, h in sides], files)
             read = iter(found)
         except CheckpointFormatError:
@@ -233,7 +233,7 @@ def _batches(spec: ReadSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[list
                 good.append(made(number, first, sides))
             yield good
             return
-        with _collector_paused():
+        with collector_paused(collect_after=math.inf):
             ready = [
                 made(number, first, [ChannelSide(s, o, next(read)) for s, o, _ in sides])
                 for (number, first), sides in zip(todo, placed, strict=True)
@@ -287,20 +287,6 @@ def _keying(
             down.max_parallelism, down.parallelism, channel.downstream_subtask
         ),
     )
-
-
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Python's cyclic collector off while a batch's many small objects (chunks, sides,
-    channels; no cycles among them) are made: each collection it would start walks every
-    object of the worker, ``_metadata``'s too, and took half the time of reading a batch."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _placed(channel: LogicalChannel) -> list[tuple[str, str, ChannelStateHandle]]:
