@@ -9,8 +9,12 @@ replay order. Inlined state is one channel's stream ``[version][total length][da
 
 from __future__ import annotations
 
+import itertools
 import struct
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from flinkstate.errors import CheckpointFormatError
 from flinkstate.flinkcheckpoint.files import StateFiles
@@ -56,14 +60,16 @@ def read_channel(handle: ChannelStateHandle, files: StateFiles) -> ChannelData:
                 f"{len(handle.offsets)} offsets and {handle.state_size} bytes",
             )
         return ChannelData(handle, (), b"")
-    stream = files.stream(handle.delegate)
-    where = files.describe(handle.delegate)
+    delegate = handle.delegate
+    stream = files.stream(delegate)
     if len(stream) < HEADER_LENGTH:
-        raise CheckpointFormatError(where, 0, "the 4-byte channel-state version header")
+        raise CheckpointFormatError(
+            files.describe(delegate), 0, "the 4-byte channel-state version header"
+        )
     (version,) = _I32.unpack_from(stream, 0)
     if version != SERIALIZATION_VERSION:
         raise CheckpointFormatError(
-            where,
+            files.describe(delegate),
             0,
             f"channel-state serialization version {SERIALIZATION_VERSION}, found {version}",
         )
@@ -72,12 +78,14 @@ def read_channel(handle: ChannelStateHandle, files: StateFiles) -> ChannelData:
     for offset in handle.offsets:
         if not HEADER_LENGTH <= offset <= len(stream) - 4:
             raise CheckpointFormatError(
-                where, offset, f"a chunk length inside the {len(stream)}-byte stream"
+                files.describe(delegate),
+                offset,
+                f"a chunk length inside the {len(stream)}-byte stream",
             )
         (length,) = _I32.unpack_from(stream, offset)
         if length < 0 or offset + 4 + length > len(stream):
             raise CheckpointFormatError(
-                where,
+                files.describe(delegate),
                 offset,
                 f"a chunk length between 0 and {len(stream) - offset - 4}, found {length}",
             )
@@ -88,10 +96,84 @@ def read_channel(handle: ChannelStateHandle, files: StateFiles) -> ChannelData:
         covered += HEADER_LENGTH  # an inlined stream counts its own version header
     if handle.state_size != covered:
         raise CheckpointFormatError(
-            where,
+            files.describe(delegate),
             handle.offsets[0] if handle.offsets else 0,
             f"the {covered} bytes the {handle.kind} handle of subtask {handle.subtask}, "
             f"{handle.gate_or_partition}/{handle.channel_or_subpartition} covers (its chunks "
             f"and their lengths) to be its declared state size, found {handle.state_size}",
         )
     return ChannelData(handle, tuple(chunks), b"".join(parts))
+
+
+def read_channels(handles: Sequence[ChannelStateHandle], files: StateFiles) -> list[ChannelData]:
+    """:func:`read_channel` of many handles, their checks made with numpy for all at once (a
+    Spark task reads thousands of channels of a few chunks each). Where any check fails,
+    the handles are read one by one, whose first error is the answer."""
+    found = _read_checked(handles, files)
+    return [read_channel(h, files) for h in handles] if found is None else found
+
+
+def _read_checked(
+    handles: Sequence[ChannelStateHandle], files: StateFiles
+) -> list[ChannelData] | None:
+    """The handles read with their checks made at once; None where one fails."""
+    views: dict[int, memoryview] = {}
+    sizes: dict[int, int] = {}
+    of_handle = []
+    for handle in handles:
+        delegate = handle.delegate
+        if delegate is None:
+            return None
+        key = id(delegate)
+        if key not in views:
+            view = files.stream(delegate)
+            if len(view) < HEADER_LENGTH or _I32.unpack_from(view, 0)[0] != SERIALIZATION_VERSION:
+                return None
+            views[key] = view
+            sizes[key] = len(view)
+        of_handle.append(key)
+    counts = np.fromiter((len(h.offsets) for h in handles), np.int64, len(handles))
+    offsets = np.fromiter(
+        itertools.chain.from_iterable(h.offsets for h in handles), np.int64, int(counts.sum())
+    )
+    # every chunk's length, read from its stream: a stream's chunks at a time
+    ends = np.repeat(np.array([sizes[k] for k in of_handle], dtype=np.int64), counts)
+    if ((offsets < HEADER_LENGTH) | (offsets > ends - 4)).any():
+        return None
+    lengths = np.empty(len(offsets), dtype=np.int64)
+    owner = np.repeat(np.array(of_handle, dtype=np.int64), counts)
+    for key, view in views.items():
+        mine = np.flatnonzero(owner == key)
+        raw = np.frombuffer(view, dtype=np.uint8)
+        at = offsets[mine]
+        lengths[mine] = (
+            raw[at].astype(np.int64) << 24
+            | raw[at + 1].astype(np.int64) << 16
+            | raw[at + 2].astype(np.int64) << 8
+            | raw[at + 3].astype(np.int64)
+        )
+    if ((lengths >= 1 << 31) | (offsets + 4 + lengths > ends)).any():
+        return None  # a negative length (its sign bit set), or a chunk past its stream's end
+    inline = np.fromiter(
+        (isinstance(h.delegate, ByteStreamStateHandle) for h in handles), bool, len(handles)
+    )
+    covered = np.bincount(
+        np.repeat(np.arange(len(handles)), counts), HEADER_LENGTH + lengths, len(handles)
+    ).astype(np.int64) + np.where(inline, HEADER_LENGTH, 0)
+    declared = np.fromiter((h.state_size for h in handles), np.int64, len(handles))
+    if (covered != declared).any():
+        return None
+    found = []
+    bounds = np.concatenate(([0], np.cumsum(counts))).tolist()
+    starts, sized = offsets.tolist(), lengths.tolist()
+    for index, handle in enumerate(handles):
+        view = views[of_handle[index]]
+        chunks = range(bounds[index], bounds[index + 1])
+        found.append(
+            ChannelData(
+                handle,
+                tuple(Chunk(starts[i], sized[i]) for i in chunks),
+                b"".join(view[starts[i] + 4 : starts[i] + 4 + sized[i]] for i in chunks),
+            )
+        )
+    return found

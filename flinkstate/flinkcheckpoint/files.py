@@ -54,6 +54,9 @@ class StateFiles:
         self.reroot = dict(reroot or {})
         self._maps: dict[Path, memoryview] = {}
         self._mmaps: list[mmap.mmap] = []
+        #: the whole-file streams already checked, by handle: a checkpoint's many channel
+        #: handles share a few files, and finding a file's path costs more than its chunks
+        self._whole: dict[RelativeFileStateHandle | FileStateHandle, memoryview] = {}
 
     def __enter__(self) -> StateFiles:
         return self
@@ -78,6 +81,7 @@ class StateFiles:
                 mapped.close()
         self._maps.clear()
         self._mmaps.clear()
+        self._whole.clear()
 
     def local_path(self, path: str) -> Path:
         """Where an absolute stored path is on this machine."""
@@ -123,6 +127,9 @@ class StateFiles:
         if isinstance(handle, EmptySegmentFileStateHandle):
             return memoryview(b"")
         if isinstance(handle, RelativeFileStateHandle | FileStateHandle):
+            known = self._whole.get(handle)
+            if known is not None:
+                return known
             if isinstance(handle, RelativeFileStateHandle):
                 path, stored = self.checkpoint_dir / handle.relative_path, handle.relative_path
             else:
@@ -135,6 +142,7 @@ class StateFiles:
                     f"the {handle.size} bytes the checkpoint's metadata gives this file, "
                     f"found {len(view)}",
                 )
+            self._whole[handle] = view
             return view
         view = self._file(self.local_path(handle.physical_path), handle.physical_path)
         if handle.start + handle.size > len(view):

@@ -11,13 +11,12 @@ model is deterministic.
 from __future__ import annotations
 
 import gc
-import time
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, Self, cast
 
+from flinkstate.collector import collector_paused
 from flinkstate.errors import InvalidParameterError
 from flinkstate.sim.action import Action
 from flinkstate.sim.deadlock import DeadlockReport, Wait, find_deadlock
@@ -190,38 +189,6 @@ Until = int | Callable[[Any], bool] | None
 #: while the collector is paused, young objects are still collected this often (in steps), so
 #: reference cycles made by a caller's ``until`` predicate cannot pile up in a long run
 YOUNG_COLLECTION_EVERY = 65_536
-
-
-#: a paused block that ran this long (seconds) does the collector's deferred pass itself
-COLLECT_AFTER_SECONDS = 1.0
-
-
-@contextmanager
-def collector_paused(collect_after: float = COLLECT_AFTER_SECONDS) -> Iterator[None]:
-    """Pause the cyclic garbage collector for a run, as ``timeit`` does while it times.
-
-    A model frees its garbage by reference counting; what the collector would do during a run
-    is re-walk every snapshot kept for :meth:`Simulation.back` (and the young copies in each),
-    which cost about a fifth of a run's time. The collector's state is restored afterwards,
-    also when the run raises.
-
-    Pausing defers that work, it does not remove it: what a long run kept (snapshots, a big
-    world's copies) makes the collector's next full pass due, and the next call would pay it,
-    a click in the stepper taking most of a second at P = 64 instead of milliseconds. A block
-    that ran ``collect_after`` seconds or more therefore does that pass itself before it hands
-    back, where it is a fraction of what the block took.
-    """
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    started = time.perf_counter()
-    try:
-        yield
-    finally:
-        if time.perf_counter() - started >= collect_after:
-            gc.collect()
-        gc.enable()
 
 
 #: snapshots kept at every ``snapshot_every`` steps behind the newest one; older ones thin out

@@ -43,9 +43,10 @@ from enum import StrEnum
 from typing import NamedTuple, Protocol, cast
 
 from flinkstate.choice import Choice
+from flinkstate.collector import collector_paused
 from flinkstate.errors import InvalidParameterError
 from flinkstate.sim.action import Action
-from flinkstate.sim.core import Model, RunStatus, Violation, collector_paused, end_of_run
+from flinkstate.sim.core import Model, RunStatus, Violation, end_of_run
 from flinkstate.sim.deadlock import DeadlockReport
 
 #: how often (in states reached) the clock is read for the time budget and the progress report

@@ -42,10 +42,11 @@ from types import TracebackType
 from typing import Any, TextIO
 
 from flinkstate import __version__
+from flinkstate.collector import collector_paused
 from flinkstate.errors import FlinkstateError, InvalidParameterError
 from flinkstate.output import written_whole
 from flinkstate.sim.action import Action
-from flinkstate.sim.core import Event, Simulation, collector_paused
+from flinkstate.sim.core import Event, Simulation
 
 TRACE_FORMAT = "flinkstate-trace"
 TRACE_VERSION = 2

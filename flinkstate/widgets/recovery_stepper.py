@@ -22,6 +22,7 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from flinkstate.collector import collector_paused
 from flinkstate.errors import FlinkstateError, InvalidParameterError
 from flinkstate.network.world import NetworkWorld
 from flinkstate.output import check_target, write_whole
@@ -34,7 +35,7 @@ from flinkstate.recovery.scenarios import (
     prepare_scenario,
 )
 from flinkstate.sim.action import Action
-from flinkstate.sim.core import Event, RunResult, Simulation, collector_paused
+from flinkstate.sim.core import Event, RunResult, Simulation
 from flinkstate.sim.scheduler import Recorded
 from flinkstate.views.captions import caption
 from flinkstate.views.deadlock import deadlock_figure

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from flinkstate.errors import CheckpointFormatError
-from flinkstate.flinkcheckpoint.channel_state_file import read_channel
+from flinkstate.flinkcheckpoint.channel_state_file import read_channel, read_channels
 from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import ChannelStateHandle
 from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
@@ -162,3 +162,49 @@ def test_absolute_paths_follow_a_moved_checkpoint(tmp_path: Path) -> None:
         StateFiles(checkpoint) as original,
     ):
         assert read_channel(handle, files).data == read_channel(handle, original).data
+
+
+@pytest.mark.parametrize("checkpoint", CHECKPOINTS, ids=lambda p: p.parents[1].name)
+def test_handles_read_together_are_read_as_one_by_one(checkpoint: Path) -> None:
+    handles = [h for _, h in read_metadata(checkpoint).channel_handles()]
+    with StateFiles(checkpoint) as files:
+        assert read_channels(handles, files) == [read_channel(h, files) for h in handles]
+        assert read_channels([], files) == []
+
+
+def _changed(handle: ChannelStateHandle, **changes: Any) -> ChannelStateHandle:
+    fields = {
+        name: getattr(handle, name)
+        for name in (
+            "input",
+            "subtask",
+            "gate_or_partition",
+            "channel_or_subpartition",
+            "offsets",
+            "state_size",
+            "delegate",
+        )
+    }
+    return ChannelStateHandle(**{**fields, **changes})
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"offsets": (10**9,)},  # a chunk past the stream's end
+        {"offsets": (2,)},  # a chunk inside the version header
+        {"state_size": 1},  # not the size its chunks cover
+        {"delegate": None},  # offsets without a stream
+    ],
+    ids=["past-end", "in-header", "size", "no-stream"],
+)
+def test_a_bad_handle_among_many_gets_its_own_error(change: dict[str, Any]) -> None:
+    checkpoint = next(p for p in CHECKPOINTS if "nothreshold" in str(p))
+    handles = [h for _, h in read_metadata(checkpoint).channel_handles() if h.offsets]
+    bad = _changed(handles[1], **change)
+    with StateFiles(checkpoint) as files:
+        with pytest.raises(CheckpointFormatError) as alone:
+            read_channel(bad, files)
+        with pytest.raises(CheckpointFormatError) as together:
+            read_channels([handles[0], bad, *handles[2:]], files)
+    assert str(together.value) == str(alone.value)

@@ -14,7 +14,11 @@ from hypothesis import strategies as st
 
 from flinkstate.errors import FlinkstateError, InvalidParameterError
 from flinkstate.flinkcheckpoint.key_selector import key_function
-from flinkstate.flinkcheckpoint.record_columns import RecordLayout, channel_columns
+from flinkstate.flinkcheckpoint.record_columns import (
+    RecordLayout,
+    batch_columns,
+    channel_columns,
+)
 from flinkstate.flinkcheckpoint.stream_element import decode, value_decoder
 from flinkstate.keygroups import assign_to_key_group
 from tests.flinkcheckpoint.test_stream_element import framed, row, string_value
@@ -167,3 +171,77 @@ def test_without_a_key_records_are_framed_only() -> None:
     assert found.key_groups is None
     assert found.offsets.tolist() == [0, len(element(b"abc", False)) + len(WATERMARK)]
     assert np.array_equal(found.lengths, [4, 13])
+
+
+def batched(channels: list[bytes], type_name: str, spec: str, max_p: int) -> object:
+    """``batch_columns`` of the channels end to end, offsets made relative to each channel's
+    start and split by channel as ``vectorised`` gives them; None where it declines."""
+    bounds = np.cumsum([0] + [len(c) for c in channels], dtype=np.int64)
+    found = batch_columns(
+        b"".join(channels), bounds, type_name, key_function(spec, type_name), max_p
+    )
+    if found is None:
+        return None
+    keys = found.keys.to_pylist() if isinstance(found.keys, pa.Array) else found.keys.tolist()
+    assert found.key_groups is not None
+    assert found.trailing == 0
+    channel = np.searchsorted(bounds, found.offsets, side="right") - 1
+    answers = []
+    for index in range(len(channels)):
+        mine = np.flatnonzero(channel == index)
+        answers.append(
+            (
+                (found.offsets[mine] - bounds[index]).tolist(),
+                found.lengths[mine].tolist(),
+                0,
+                [keys[i] for i in mine.tolist()],
+                found.key_groups[mine].tolist(),
+            )
+        )
+    return answers
+
+
+@settings(max_examples=150)
+@given(st.sampled_from(sorted(CASES)), st.data())
+def test_a_batch_of_channels_answers_only_as_its_channels_read_apart(
+    case: str, data: st.DataObject
+) -> None:
+    """Channels (empty ones, cut ones, corrupted ones among them) framed and keyed together:
+    where the batch answers, every channel read apart answers the same, whole."""
+    type_name, spec, values = CASES[case]
+    channels = []
+    for _ in range(data.draw(st.integers(1, 4))):
+        stream = bytearray(
+            b"".join(
+                element(v, data.draw(st.booleans()))
+                for v in data.draw(st.lists(values, max_size=8))
+            )
+        )
+        if stream and data.draw(st.integers(0, 3)) == 0:  # a corrupted byte, or a cut tail
+            if data.draw(st.booleans()):
+                stream[data.draw(st.integers(0, len(stream) - 1))] = data.draw(st.integers(0, 255))
+            else:
+                del stream[data.draw(st.integers(0, len(stream) - 1)) :]
+        channels.append(bytes(stream))
+    max_p = data.draw(st.sampled_from([1, 128, 32768]))
+    together = batched(channels, type_name, spec, max_p)
+    apart = [vectorised(c, type_name, spec, max_p) for c in channels]
+    if together is not None:
+        assert together == apart
+
+
+def test_clean_channels_are_read_in_one_batch() -> None:
+    first = element(struct.pack(">q", 5) + string_value("a"), True) * 3
+    second = element(struct.pack(">q", -9) + string_value("bc"), False) + WATERMARK
+    channels = [first, b"", second, first]
+    found = batched(channels, "Tuple2<Long,String>", "f0", 128)
+    assert found == [vectorised(c, "Tuple2<Long,String>", "f0", 128) for c in channels]
+
+
+def test_a_channel_cut_inside_a_record_is_left_to_the_channel_reader() -> None:
+    """The first channel's cut record and the second channel frame together as records; the
+    batch still declines, for the first channel alone ends inside a record."""
+    whole = element(struct.pack(">q", 5) + string_value("abcdefgh"), True)
+    cut, rest = whole[:10], whole[10:]
+    assert batched([cut, rest], "Tuple2<Long,String>", "f0", 128) is None
+    assert batched([whole, whole[:0]], "Tuple2<Long,String>", "f0", 128) is not None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import gc
-import weakref
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Self
@@ -23,7 +22,7 @@ from flinkstate.sim import (
     Violation,
     Wait,
 )
-from flinkstate.sim.core import RECENT_SNAPSHOTS, collector_paused, kept_snapshot
+from flinkstate.sim.core import RECENT_SNAPSHOTS, kept_snapshot
 
 
 @dataclass
@@ -269,35 +268,3 @@ def test_replay_steps_a_fresh_model_through_the_recorded_actions() -> None:
     assert model.fingerprint() == sim.model.fingerprint()
     assert sim.step_count == len(replayed)  # the simulation itself is untouched
     assert gc.isenabled()  # the collector is back once the replay is done
-
-
-class _Cycle:
-    """An object in a reference cycle: only the cyclic collector frees it."""
-
-    def __init__(self) -> None:
-        self.me = self
-
-
-def test_a_long_paused_block_does_the_deferred_collection_itself() -> None:
-    gc.collect()
-    with collector_paused(collect_after=float("inf")):
-        short = weakref.ref(_Cycle())
-    assert short() is not None  # a short block leaves the pass for later, as Python would
-    with collector_paused(collect_after=0.0):
-        long = weakref.ref(_Cycle())
-    assert long() is None  # the pass is done before the block hands back
-    assert gc.isenabled()
-    gc.collect()
-    assert short() is None
-
-
-def test_a_paused_block_leaves_a_disabled_collector_alone() -> None:
-    gc.disable()
-    try:
-        with collector_paused(collect_after=0.0):
-            kept = weakref.ref(_Cycle())
-        assert not gc.isenabled()
-        assert kept() is not None
-    finally:
-        gc.enable()
-        gc.collect()

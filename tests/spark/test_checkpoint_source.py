@@ -7,14 +7,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
+import pyarrow as pa
 import pytest
 
-from flinkstate.dataset import write_dataset
+from flinkstate.dataset import SCHEMAS, write_dataset
 from flinkstate.errors import InvalidParameterError
 from flinkstate.flinkcheckpoint.export import ExchangeSpec, to_dataset
 from flinkstate.flinkcheckpoint.key_selector import key_function
 from flinkstate.flinkcheckpoint.stream_element import value_decoder
-from flinkstate.spark.checkpoint_source import load_checkpoint, plan_read
+from flinkstate.flinkcheckpoint.writer import KEY, RECORD_TYPE, write_checkpoint
+from flinkstate.spark import checkpoint_source
+from flinkstate.spark.checkpoint_source import (
+    load_checkpoint,
+    plan_read,
+    read_buffers,
+    read_fragments,
+)
 from flinkstate.spark.rescaling import RescalingPipeline
 from flinkstate.spark.tables import load
 from tests.flinkcheckpoint.test_metadata import CHECKPOINTS
@@ -89,3 +97,27 @@ def test_a_keyed_exchange_needs_the_record_type() -> None:
     checkpoint = next(p for p in CHECKPOINTS if "rebalance" not in str(p))
     with pytest.raises(InvalidParameterError, match="give their type"):
         plan_read(checkpoint, _exchanges(checkpoint), None)
+
+
+@pytest.mark.parametrize("batch_bytes", [1, 3000, 1 << 30], ids=["channel", "some", "task"])
+def test_an_executors_batches_are_the_exports_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_bytes: int
+) -> None:
+    """Channels of many small chunks, records cut by chunks and by the barrier, read by an
+    executor's functions (no Spark needed) in batches of a channel, of a few, of a task."""
+    written = write_checkpoint(tmp_path, 150_000, parallelism=6, segment_size=256)
+    exchanges = {"upstream->downstream": ExchangeSpec("hash", key_function(KEY, RECORD_TYPE))}
+    monkeypatch.setattr(checkpoint_source, "BATCH_BYTES", batch_bytes)
+    _, spec, groups = plan_read(written.directory, exchanges, RECORD_TYPE)
+    tasks = pa.RecordBatch.from_pylist([{"channels": c, "first_buffers": f} for c, f in groups])
+    buffers = pa.Table.from_batches(list(read_buffers(spec, iter([tasks]))), SCHEMAS["buffers"])
+    fragments = pa.Table.from_batches(
+        list(read_fragments(spec, iter([tasks]))), SCHEMAS["fragments"]
+    )
+    exported = to_dataset(written.directory, exchanges, value=value_decoder(RECORD_TYPE))
+    assert buffers.equals(exported.tables["buffers"])
+    ours, theirs = fragments.to_pandas(), exported.tables["fragments"].to_pandas()
+    assert ours["record"].factorize()[0].tolist() == theirs["record"].factorize()[0].tolist()
+    columns = [c for c in theirs.columns if c != "record"]
+    pd.testing.assert_frame_equal(ours[columns], theirs[columns])
+    assert theirs["continues_into_next"].sum() > 0
