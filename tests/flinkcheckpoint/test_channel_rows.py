@@ -25,9 +25,9 @@ from flinkstate.flinkcheckpoint.channel_state_file import ChannelData, Chunk, re
 from flinkstate.flinkcheckpoint.export import ExchangeSpec, to_dataset
 from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import ChannelStateHandle
-from flinkstate.flinkcheckpoint.inflight import exchange_name, logical_channels
+from flinkstate.flinkcheckpoint.inflight import LogicalChannel, exchange_name, logical_channels
 from flinkstate.flinkcheckpoint.key_selector import key_function
-from flinkstate.flinkcheckpoint.metadata import read_metadata
+from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
 from flinkstate.flinkcheckpoint.record_columns import batch_columns
 from flinkstate.flinkcheckpoint.stream_element import value_decoder
 from flinkstate.javahash import JavaType
@@ -45,6 +45,38 @@ def _key(checkpoint: Path) -> str | None:
     return None if "rebalance" in checkpoint.parents[1].name else "f0%1000"
 
 
+def _channel(
+    metadata: CheckpointMetadata, files: StateFiles, channel: LogicalChannel, key: str | None
+) -> tuple[list[ChannelSide], ChannelName, ChannelKeying | None]:
+    """A logical channel's sides (input first), its name, and how its records are keyed."""
+    edge = channel.edge
+    sides = [
+        ChannelSide(side, operator, read_channel(handle, files))
+        for side, operator, handle in (
+            ("input", edge.downstream, channel.input),
+            ("output", edge.upstream, channel.output),
+        )
+        if handle is not None
+    ]
+    down = metadata.operator(edge.downstream)
+    keying = (
+        None
+        if key is None
+        else ChannelKeying(
+            TYPE,
+            key_function(key, TYPE),
+            down.max_parallelism,
+            compute_key_group_range_for_operator_index(
+                down.max_parallelism, down.parallelism, channel.downstream_subtask
+            ),
+        )
+    )
+    name = ChannelName(
+        str(edge), edge.downstream, channel.upstream_subtask, channel.downstream_subtask
+    )
+    return sides, name, keying
+
+
 def rows_by_channel(checkpoint: Path, key: str | None) -> tuple[pa.Table, pa.Table]:
     """Every logical channel's rows by ``channel_rows``, ids numbered as the export does."""
     metadata = read_metadata(checkpoint)
@@ -53,30 +85,7 @@ def rows_by_channel(checkpoint: Path, key: str | None) -> tuple[pa.Table, pa.Tab
     with StateFiles(checkpoint) as files:
         for channel in logical_channels(metadata):
             edge = channel.edge
-            sides = [
-                ChannelSide(side, operator, read_channel(handle, files))
-                for side, operator, handle in (
-                    ("input", edge.downstream, channel.input),
-                    ("output", edge.upstream, channel.output),
-                )
-                if handle is not None
-            ]
-            down = metadata.operator(edge.downstream)
-            keying = (
-                None
-                if key is None
-                else ChannelKeying(
-                    TYPE,
-                    key_function(key, TYPE),
-                    down.max_parallelism,
-                    compute_key_group_range_for_operator_index(
-                        down.max_parallelism, down.parallelism, channel.downstream_subtask
-                    ),
-                )
-            )
-            name = ChannelName(
-                str(edge), edge.downstream, channel.upstream_subtask, channel.downstream_subtask
-            )
+            sides, name, keying = _channel(metadata, files, channel, key)
             buffers.append(buffer_rows(sides, exchange_name(edge), next_buffer))
             table = fragment_rows(sides, name, next_buffer, next_record, keying)
             fragments.append(table)
@@ -118,30 +127,7 @@ def reads_of(checkpoint: Path, key: str | None) -> list[ChannelRead]:
     with StateFiles(checkpoint) as files:
         for number, channel in enumerate(logical_channels(metadata)):
             edge = channel.edge
-            sides = [
-                ChannelSide(side, operator, read_channel(handle, files))
-                for side, operator, handle in (
-                    ("input", edge.downstream, channel.input),
-                    ("output", edge.upstream, channel.output),
-                )
-                if handle is not None
-            ]
-            down = metadata.operator(edge.downstream)
-            keying = (
-                None
-                if key is None
-                else ChannelKeying(
-                    TYPE,
-                    key_function(key, TYPE),
-                    down.max_parallelism,
-                    compute_key_group_range_for_operator_index(
-                        down.max_parallelism, down.parallelism, channel.downstream_subtask
-                    ),
-                )
-            )
-            name = ChannelName(
-                str(edge), edge.downstream, channel.upstream_subtask, channel.downstream_subtask
-            )
+            sides, name, keying = _channel(metadata, files, channel, key)
             found.append(
                 ChannelRead(sides, name, exchange_name(edge), next_buffer, number << 32, keying)
             )
