@@ -23,7 +23,7 @@ from flinkstate.flinkcheckpoint.inflight import (
 )
 from flinkstate.flinkcheckpoint.key_selector import KeySelector
 from flinkstate.flinkcheckpoint.keyed_state import read_keyed_state
-from flinkstate.flinkcheckpoint.metadata import OperatorState, read_metadata
+from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, OperatorState, read_metadata
 from flinkstate.flinkcheckpoint.stream_element import RecordTypeError, Row, ValueDecoder
 from flinkstate.keygroups import assign_to_key_group, compute_key_group_range_for_operator_index
 
@@ -203,13 +203,33 @@ def summarize(
         **({"record_types": fitting} if value is None and find_record_types else {}),
         "key_groups": {
             "checked": list(checks.values()),
-            "not_checked": None
-            if checks or not logical
-            else "no key given: --exchange UP->DOWN=hash:KEY (e.g. "
-            f"{exchange_name(chosen[0])}=hash:f0) with --record-type checks each in-flight "
-            "record against the key groups of the subtask it goes to",
+            "not_checked": None if checks or not logical else _not_checked(metadata, chosen),
         },
     }
+
+
+def _not_checked(metadata: CheckpointMetadata, chosen: tuple[Edge, ...]) -> str:
+    """Why no in-flight record was checked against key groups, and how to check them: a keyBy
+    exchange's consumer keeps keyed state, so the exchanges into such consumers are the ones
+    worth a key; with none, nothing in the checkpoint says any exchange is keyed."""
+    keyed = [
+        exchange_name(edge)
+        for edge in chosen
+        if any(
+            s.managed_keyed_state is not None or s.raw_keyed_state is not None
+            for s in metadata.operator(edge.downstream).subtasks
+        )
+    ]
+    how = (
+        "--exchange UP->DOWN=hash:KEY with --record-type checks each in-flight record against "
+        "the key groups of the subtask it goes to"
+    )
+    if not keyed:
+        return (
+            "no operator that receives in-flight data keeps keyed state, so no exchange here "
+            f"looks like a keyBy (to check one all the same: {how})"
+        )
+    return f"no key given: {how} (e.g. {keyed[0]}=hash:f0; keyed consumers: {', '.join(keyed)})"
 
 
 def _selectors(

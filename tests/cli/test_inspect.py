@@ -254,8 +254,16 @@ def test_the_key_group_check_in_the_tables(capsys: pytest.CaptureFixture[str]) -
     assert "    e.g. key " in out
     assert main(["inspect", checkpoint, "--record-type", TUPLE]) == 0
     out = capsys.readouterr().out
-    assert "key groups not checked: no key given: --exchange UP->DOWN=hash:KEY (e.g. " in out
-    assert "to-record->slow-counter=hash:f0) with --record-type" in out
+    assert "key groups not checked: no key given: --exchange UP->DOWN=hash:KEY with " in out
+    assert "(e.g. to-record->slow-counter=hash:f0; keyed consumers: to-record->slow" in out
+    # a job whose consumers keep no keyed state: no exchange looks like a keyBy
+    rebalance = str(real_checkpoint("rebalance-forward-p2-p3"))
+    assert main(["inspect", rebalance, "--record-type", TUPLE]) == 0
+    assert (
+        "key groups not checked: no operator that receives in-flight data keeps keyed state, "
+        "so no exchange here looks like a keyBy (to check one all the same: --exchange "
+        in capsys.readouterr().out
+    )
     # a key without the records' type is refused, with the types that read them
     assert main(["inspect", checkpoint, "--exchange", EDGE_F0]) == 2
     assert "give their type (--record-type); these types read" in capsys.readouterr().err
