@@ -130,6 +130,9 @@ class NetworkState:
     #: what stays known of them through the one action a copy was made for
     #: (``NetworkWorld.clone_within``): the keys, and the positions of those it copied
     inherited_keys: tuple[list[StateKey], tuple[int, ...]] | None = field(default=None, init=False)
+    #: the run-wide parts of the key last computed (of this state or the one it was copied
+    #: from), whose objects an equal part is kept as (``key_with``)
+    run_keys: tuple[Hashable, ...] | None = field(default=None, init=False)
 
     #: the components it copied for itself since it last shared them, which it may change in
     #: place (None: it shares none; ``NetworkWorld.snapshot``)
@@ -165,6 +168,7 @@ class NetworkState:
         "component_keys": "a cache of the components' keys (``fingerprint``)",
         "stale_keys": "a cache of the components' keys (``fingerprint``)",
         "inherited_keys": "a cache of the components' keys (``fingerprint``)",
+        "run_keys": "a cache of the run-wide parts' keys (``fingerprint``)",
         "owned": "bookkeeping of copies: which components it shares (``snapshot``)",
         "prepared": "bookkeeping of copies: made for its next action (``clone_within``)",
         "restore_over": "a cache of what the tasks' phases and the gates say, once it holds",
@@ -228,7 +232,11 @@ class NetworkState:
             names = self.partial_copies.names(self)
             for position in self.stale_keys:
                 where, name = names[position]
-                keys[position] = getattr(self, where)[name].state_key()
+                key = getattr(self, where)[name].state_key()
+                # a component copied for an action that left it as it was keeps its key's
+                # object: a model checker numbers an unchanged part by identity
+                if key != keys[position]:
+                    keys[position] = key
             self.stale_keys = ()
         return keys
 
@@ -237,11 +245,7 @@ class NetworkState:
         :meth:`components`' order)."""
         pending = self.checkpoints.pending
         cut = {} if pending is None else pending.cut()
-        # one flat tuple of the components' keys (how many tasks, channels, ... a run has is
-        # fixed): a model checker stores the parts that did not change once for all states
-        return (
-            self.configuration,
-            self.journal.state_key(),
+        run_keys = (
             *self.ledger.state_key(),
             self.buffer_pools.state_key(),
             self.checkpoints.state_key(),
@@ -256,8 +260,17 @@ class NetworkState:
             self.next_record,
             frozenset(self.recovered_via.items()),
             self.event_time.state_key(),
-            *components,
         )
+        # a run-wide part equal to the one this state's key had before (or the key of the
+        # state it was copied from) is that very object: a model checker numbers an unchanged
+        # part by identity, without hashing it
+        before = self.run_keys
+        if type(before) is tuple and len(before) == len(run_keys):
+            run_keys = tuple(map(_kept, run_keys, before))
+        self.run_keys = run_keys
+        # one flat tuple of the components' keys (how many tasks, channels, ... a run has is
+        # fixed): a model checker stores the parts that did not change once for all states
+        return (self.configuration, self.journal.state_key(), *run_keys, *components)
 
     def _deliveries_key(self, cut: dict[str, int]) -> frozenset[tuple[tuple[int, str], int]]:
         """Each delivery: in flight (``IN_FLIGHT``), or processed before (0) or after (1) its
@@ -459,3 +472,8 @@ def key_group_of(key: int, max_parallelism: int) -> int:
     """The key group of a (long) key: Flink's arithmetic, computed once per key, as keys
     repeat within a run."""
     return assign_to_key_group(key, max_parallelism, "long")
+
+
+def _kept(now: Hashable, before: Hashable) -> Hashable:
+    """``before`` where it equals ``now`` (the same value as an object known already)."""
+    return before if now == before else now

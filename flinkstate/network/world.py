@@ -98,10 +98,13 @@ class NetworkWorld(NetworkState):
         applied next: it copies only the components that action can change (``partial_copy``)
         and shares the others with this world; after that action each world copies a shared
         component before it changes it (``snapshot``). A model checker's copies are made so;
-        None copies everything (``clone``)."""
-        if touched is None:
-            return self._copy(None)
-        plan = self.partial_copies.plan(self, touched)
+        None copies everything (``clone``), each key computed again after the action (those
+        equal to this world's kept as its objects)."""
+        plan = (
+            self.partial_copies.everything(self)
+            if touched is None
+            else self.partial_copies.plan(self, touched)
+        )
         twin = self._copy(plan)
         # the components it shares keep their keys through the action (``fingerprint``)
         twin.inherited_keys = (list(self.known_keys()), plan.key_positions)
@@ -116,11 +119,11 @@ class NetworkWorld(NetworkState):
         shares with copies made from it before are copied first (the touched ones only), the
         run-wide state is its own already, and the keys of the components it does not copy
         stay known through the action."""
-        if touched is None:
-            if self.owned is not None:
-                self.own(self.partial_copies.everything(self))
-            return self
-        plan = self.partial_copies.plan(self, touched)
+        plan = (
+            self.partial_copies.everything(self)
+            if touched is None
+            else self.partial_copies.plan(self, touched)
+        )
         if self.owned is not None:
             self.own(plan)
         self.inherited_keys = (self.known_keys(), plan.key_positions)
@@ -520,9 +523,8 @@ class NetworkWorld(NetworkState):
         steps), the numbers buffers are drawn by, running maxima kept for reports, caches and
         links. A model checker computes it once per state it explores; in a copy made for
         one action (``clone_within``), only the keys of the components it copied are computed
-        after that action, those it shares being known already."""
-        if self.component_keys is None:
-            return self.state_key()
+        after that action, those it shares being known already. The keys computed are kept
+        until its next step, so that copies made from it inherit the very objects."""
         return self.key_with(self.known_keys())
 
 

@@ -40,6 +40,8 @@ from array import array
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from itertools import compress, count
+from operator import is_not
 from typing import NamedTuple, Protocol, cast
 
 from flinkstate.choice import Choice
@@ -507,13 +509,23 @@ def explore(
 _AWAKE: frozenset[Action] = frozenset()
 
 
+class Numbered(NamedTuple):
+    """A state's key and its parts' numbers in a :class:`StateStore`: what the keys of the
+    states reached from it are numbered against (:meth:`StateStore.number`)."""
+
+    key: Hashable
+    numbers: array[int]
+
+
 class _Expansion(NamedTuple):
     """What to follow from a state: ``todo``, the actions its reduction chose, less its sleep
     set when it is expanded; or, with ``done``, only the actions of ``todo`` (woken from a
-    sleep set), ``done`` counting as followed already."""
+    sleep set), ``done`` counting as followed already. ``numbered``: the state's key, numbered,
+    for its children's."""
 
     todo: Sequence[Action]
     done: frozenset[Action] | None
+    numbered: Numbered | None = None
 
 
 class _Stop(Exception):
@@ -533,7 +545,12 @@ class StateStore:
     stored as the bytes of its parts' numbers. Two keys are equal exactly when their parts are
     (the numbers come from equality, not from hashes), a component that did not change is
     stored once for all states, each key is hashed once per visit (its parts; the bytes cache
-    their own hash), and a stored state costs a few bytes per part."""
+    their own hash), and a stored state costs a few bytes per part.
+
+    A state reached by one action from another shares most of its key's parts with that
+    state's, as the very same objects (a component's key is kept while it is unchanged):
+    numbered against the other's key (:meth:`number`'s ``like``), only the parts that are
+    other objects are looked up, found by identity in one pass at C speed."""
 
     def __init__(self) -> None:
         self._index: dict[bytes, int] = {}
@@ -556,12 +573,31 @@ class StateStore:
     def pack(self, key: Hashable) -> bytes:
         """The key as the numbers of its parts: equal for equal keys only. A tuple key and
         any other key never pack alike (the first number says which it is)."""
+        return self.number(key).numbers.tobytes()
+
+    def number(self, key: Hashable, like: Numbered | None = None) -> Numbered:
+        """The key with its parts' numbers (:meth:`pack` is their bytes). ``like``: a key
+        numbered before, of a state the key's is close to; a part of ``key`` that is the very
+        object at the same position of ``like``'s key has its number."""
         parts = self._parts
         if type(key) is not tuple:
             number = parts.get(key)
             if number is None:
                 number = parts[key] = len(parts)
-            return array("I", (0, number)).tobytes()
+            return Numbered(key, array("I", (0, number)))
+        if like is not None:
+            before = like.key
+            if type(before) is tuple and len(before) == len(key):
+                numbers = array("I", like.numbers)
+                # the positions (counted from 1: the first number says "a tuple") of the
+                # parts that are other objects than the state's numbered before
+                for position in compress(count(1), map(is_not, key, before)):
+                    part = key[position - 1]
+                    number = parts.get(part)
+                    if number is None:
+                        number = parts[part] = len(parts)
+                    numbers[position] = number
+                return Numbered(key, numbers)
         numbers = array("I", (1,))
         append = numbers.append
         last = self._last
@@ -575,7 +611,7 @@ class StateStore:
                     number = parts[part] = len(parts)
                 last[position] = (part, number)
             append(number)
-        return numbers.tobytes()
+        return Numbered(key, numbers)
 
     def visit(
         self, key: Hashable, parent: int, action: Action | None, depth: int
@@ -685,22 +721,25 @@ class _Exploration:
         action: Action | None,
         depth: int,
         asleep: frozenset[Action] = _AWAKE,
+        like: Numbered | None = None,
     ) -> tuple[int, _Expansion | None, bool]:
-        """Count and store a state reached with the sleep set ``asleep``; check it as a run
-        would. Returns its index; what to follow from it (None: nothing, or nothing more than
-        a state seen before already follows); and whether it was never seen before."""
+        """Count and store a state reached with the sleep set ``asleep`` (from the state whose
+        numbered key is ``like``); check it as a run would. Returns its index; what to follow
+        from it (None: nothing, or nothing more than a state seen before already follows); and
+        whether it was never seen before."""
         self.states += 1
         if self.states % CLOCK_EVERY == 0:
             self.tick()
         store = self.store
-        packed = store.pack(self.reduction.key(model))
+        numbered = store.number(self.reduction.key(model), like)
+        packed = numbered.numbers.tobytes()
         bound = self.bounds.max_states
         if bound is not None and len(store) >= bound and not store.known(packed):
             raise _Stop(StopReason.MAX_STATES)
         known = len(store)
         index, shorter = store.visit_packed(packed, parent, action, depth)
         if not shorter:
-            return index, self.wake(model, index, asleep), False
+            return index, self.wake(model, index, asleep, numbered), False
         self.deepest = max(self.deepest, depth)
         if index == known:
             self.expanded.append(0)
@@ -710,9 +749,11 @@ class _Exploration:
         else:
             self.slept.pop(index, None)
         todo = self.check(model, index)
-        return index, (_Expansion(todo, None) if todo else None), index == known
+        return index, (_Expansion(todo, None, numbered) if todo else None), index == known
 
-    def wake(self, model: Model, index: int, asleep: frozenset[Action]) -> _Expansion | None:
+    def wake(
+        self, model: Model, index: int, asleep: frozenset[Action], numbered: Numbered
+    ) -> _Expansion | None:
         """A state seen before, reached again with the sleep set ``asleep``: what it slept on
         before but not now must be followed too (Godefroid's rule for sleep sets with states
         stored). Before its expansion that is its sleep set shrinking; after it, an expansion
@@ -732,7 +773,7 @@ class _Exploration:
         enabled = model.enabled_actions()
         woken = before - now
         todo = [a for a in enabled if a in woken]
-        return _Expansion(todo, frozenset(a for a in enabled if a not in woken))
+        return _Expansion(todo, frozenset(a for a in enabled if a not in woken), numbered)
 
     def expansion(self, index: int, found: _Expansion) -> tuple[list[Action], set[Action]]:
         """The actions to follow from a state now and the sleep set its children start from
@@ -752,8 +793,9 @@ class _Exploration:
         to follow from it. The last child is ``model`` itself, moved on: nothing reads the
         parent once its children are made."""
         todo, done = self.expansion(index, found)
+        numbered = found.numbered
         for number, action in enumerate(todo, 1):
-            yield self.take(model, index, depth, action, done, last=number == len(todo))
+            yield self.take(model, index, depth, action, done, numbered, last=number == len(todo))
 
     def take(
         self,
@@ -762,11 +804,13 @@ class _Exploration:
         depth: int,
         action: Action,
         done: set[Action],
+        numbered: Numbered | None,
         *,
         last: bool,
     ) -> tuple[Model, int, _Expansion | None]:
-        """Apply ``action`` to a copy of ``model`` (the state ``index``; to ``model`` itself
-        when it is the ``last`` action taken from it) and reach the child: its sleep set is
+        """Apply ``action`` to a copy of ``model`` (the state ``index``, its key ``numbered``;
+        to ``model`` itself when it is the ``last`` action taken from it) and reach the child,
+        its key numbered against its parent's: its sleep set is
         what its parent slept on or followed before it that is independent of ``action``;
         ``action`` then counts as followed for the siblings after it."""
         reduction = self.reduction
@@ -780,7 +824,7 @@ class _Exploration:
             done.add(action)
         child = self.copy_for(model, action, last=last)
         child.apply(action)
-        child_index, more, new = self.reach(child, index, action, depth + 1, asleep)
+        child_index, more, new = self.reach(child, index, action, depth + 1, asleep, numbered)
         if more is not None and not new and more.done is None and not self.again:
             more = None  # reached again in fewer steps: only a depth bound explores it again
         return child, child_index, more
@@ -901,21 +945,23 @@ class _Exploration:
         try:
             root = self.initial.clone()
             index, found, _ = self.reach(root, -1, None, 0)
-            # per state on the path: the state, its index, the actions still to follow from it
-            # and the sleep set of its next child
-            stack: list[tuple[Model, int, list[Action], set[Action]]] = []
+            # per state on the path: the state, its index, the actions still to follow from it,
+            # the sleep set of its next child and its numbered key
+            stack: list[tuple[Model, int, list[Action], set[Action], Numbered | None]] = []
             if found is not None and self.expandable(0):
-                stack.append((root, index, *self.expansion(index, found)))
+                stack.append((root, index, *self.expansion(index, found), found.numbered))
             while stack:
-                model, parent, todo, done = stack[-1]
+                model, parent, todo, done, numbered = stack[-1]
                 if not todo:
                     stack.pop()
                     continue
                 depth = len(stack) - 1
                 action = todo.pop(0)
-                child, index, more = self.take(model, parent, depth, action, done, last=not todo)
+                child, index, more = self.take(
+                    model, parent, depth, action, done, numbered, last=not todo
+                )
                 if more is not None and self.expandable(depth + 1):
-                    stack.append((child, index, *self.expansion(index, more)))
+                    stack.append((child, index, *self.expansion(index, more), more.numbered))
         except _Stop as stop:
             self.stopped_by = stop.reason
 
@@ -934,9 +980,10 @@ class _Exploration:
                     if not actions or not self.expandable(depth):
                         break
                     action = actions[rng.randrange(len(actions))]
+                    numbered = None if found is None else found.numbered
                     model.apply(action)
                     depth += 1
-                    parent, found, _ = self.reach(model, parent, action, depth)
+                    parent, found, _ = self.reach(model, parent, action, depth, like=numbered)
             self.stopped_by = StopReason.WALKS
         except _Stop as stop:
             self.stopped_by = stop.reason

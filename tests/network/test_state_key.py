@@ -405,6 +405,34 @@ def test_states_with_one_fingerprint_behave_the_same_in_a_restart(
     check_meetings(restart_under_way(name, overrides, until), 500)
 
 
+def test_a_copy_keeps_the_key_parts_its_action_left_as_they_were() -> None:
+    """A model checker numbers a part of a state's key that is the very object of its parent's
+    key by identity: every part an action leaves equal must be that object, whether the copy
+    shared the component, copied it for an action that left it as it was, or rebuilt a
+    run-wide part; and the parts that differ are keyed afresh."""
+    world = job_with_checkpoints()
+    rng = random.Random(7)
+    kept = changed = 0
+    for _ in range(300):
+        enabled = world.enabled_actions()
+        if not enabled or world.violations:
+            break
+        before = world.fingerprint()
+        for action in enabled:
+            child = world.clone_within(world.footprint(action))
+            child.apply(action)
+            after = child.fingerprint()
+            assert after == child.clone().fingerprint()
+            for position, (old, new) in enumerate(zip(before, after, strict=True)):
+                if old == new:
+                    assert old is new, f"{action}: part {position} of the key is a new object"
+                    kept += 1
+                else:
+                    changed += 1
+        world.apply(rng.choice(enabled))
+    assert kept > 4 * changed > 0
+
+
 def test_a_fingerprint_holds_the_configuration() -> None:
     build = topology("keyed").build
     assert build({"records": 5}).fingerprint() == build({"records": 5}).fingerprint()

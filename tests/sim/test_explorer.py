@@ -378,6 +378,33 @@ def test_the_store_keeps_one_parent_pointer_per_state() -> None:
     assert store.pack(("one", ("shared",))) == store.pack(("one", ("shared",)))
 
 
+def test_a_key_numbered_against_another_packs_as_it_does_alone() -> None:
+    store = StateStore()
+    shared = ("shared", (1, 2))
+    parent = store.number(("root", shared, frozenset({1})))
+    # the very same part is numbered by identity, an equal one by equality, another afresh
+    child = store.number(("root", shared, frozenset({1, 2})), like=parent)
+    assert child.numbers[2] == parent.numbers[2]
+    assert child.numbers[3] != parent.numbers[3]
+    equal = store.number(("root", ("shared", (1, 2)), frozenset({1, 2})), like=parent)
+    assert equal.numbers == child.numbers
+    fresh = StateStore()
+    for key, like in (
+        (child.key, parent),
+        (("other", shared, frozenset()), child),
+        (("root", shared), parent),  # another length: numbered part by part
+        ("root", parent),  # not a tuple
+        (("root", shared, frozenset({1})), store.number("root")),
+    ):
+        numbered = store.number(key, like=like)
+        assert numbered.key is key
+        assert numbered.numbers.tobytes() == store.pack(key)
+        # the numbers themselves depend on the order parts were met; equality does not
+        assert (numbered.numbers.tobytes() == parent.numbers.tobytes()) == (
+            fresh.pack(key) == fresh.pack(parent.key)
+        )
+
+
 # -- partial-order reduction by sleep sets
 
 
