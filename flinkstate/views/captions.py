@@ -17,6 +17,7 @@ from typing import Any
 
 from flinkstate.network.actors import ActorKind, ActorRef
 from flinkstate.network.coordinator import failed_region_down
+from flinkstate.network.graph import OperatorKind
 from flinkstate.network.options import FailedDeliveryRecycle, SpillCleanup, TerminalTaskRule
 from flinkstate.network.records import MAX_WATERMARK, MIN_WATERMARK, StreamElementKind
 from flinkstate.network.watermarks import watermark_text
@@ -249,7 +250,13 @@ def _process(s: _Step) -> str:
     steps = [f"{s.task} processed record {record.id} (key {record.key})"]
     if task.key_groups is not None:
         steps.append(f"updated the keyed state of key {record.key}")
-    steps.append("handed it to its output" if task.partitions else "kept it: a sink")
+    if task.partitions:
+        steps.append("handed it to its output")
+    elif s.world.graph.operator(task.operator).kind is OperatorKind.SINK:
+        steps.append("kept it: a sink")
+    else:
+        # a real job's operator whose output carried no in-flight data (a chained sink, say)
+        steps.append("passed its output on to operators the model leaves out")
     return ", ".join(steps) + " (StreamOneInputProcessor, the operator's processElement)."
 
 

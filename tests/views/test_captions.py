@@ -9,10 +9,12 @@ import pytest
 
 from flinkstate.network.records import StreamElementKind
 from flinkstate.network.world import NetworkWorld
+from flinkstate.recovery.forecast import prepare_forecast
 from flinkstate.recovery.scenarios import PHASES, SCENARIOS, prepare_scenario
 from flinkstate.sim.core import Event, Simulation
 from flinkstate.views.captions import CAPTIONS, caption
 from flinkstate.views.scene import SceneLayout, build_scene
+from tests.recovery.test_forecast import TUPLE, by_name, exchanges
 
 
 def _captioned(simulation: Simulation, layout: SceneLayout) -> tuple[Event, str, dict[str, Any]]:
@@ -139,3 +141,24 @@ def test_captions_name_watermarks_and_idleness_for_what_they_are() -> None:
                 said.setdefault(name, text)
     assert set(said) == {"idle", "max", "after", "valve"}
     assert any(r.kind is StreamElementKind.WATERMARK_STATUS for r in sim.model.records.values())
+
+
+def test_only_a_sink_keeps_the_records_it_processes() -> None:
+    """A real job's last modelled operator (its output carried no in-flight data, as the
+    committed checkpoints' chained sink) passes records on to what the model leaves out."""
+    checkpoint = by_name("keyed-hash-p2-p4")
+    prepared = prepare_forecast(checkpoint, 3, exchanges=exchanges(checkpoint), value=TUPLE)
+    simulation = prepared.simulation
+    world = prepared.world
+    layout = SceneLayout.of(world)
+    while (event := simulation.step()) is not None:
+        if event.action.kind == "process" and event.delivered:
+            _, text, _ = _captioned(simulation, layout)
+            break
+    else:
+        raise AssertionError("no record processed")
+    assert event.action.actor.startswith("task slow-counter")
+    assert "passed its output on to operators the model leaves out" in text
+    assert "a sink" not in text
+    _, text, _ = _first("baseline-recovery", "restart", "process", "task sink")
+    assert "kept it: a sink" in text
