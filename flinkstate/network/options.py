@@ -20,7 +20,7 @@ the two options below together, and since FLINK-40518 unaligned checkpoints as w
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 
 from flinkstate.choice import Choice
@@ -96,6 +96,8 @@ class RecoveryOptions:
     #: ones: ``CHECKPOINTING_DURING_RECOVERY_ENABLED``'s description in Flink 2.3)
     unaligned: bool = True
     gate: DuringRecoveryGate = DuringRecoveryGate.REQUIRES_UNALIGNED
+    #: ``effective_generation``, worked out once: the steps of a restore ask it many times
+    _effective: RecoveryGeneration = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "generation", RecoveryGeneration.parse(self.generation))
@@ -105,6 +107,12 @@ class RecoveryOptions:
                 f"{CHECKPOINTING_DURING_RECOVERY_KEY} does not exist in the classic generation "
                 "(Flink <= 2.2); choose generation v1 (Flink 2.3) or v2 (master)"
             )
+        effective = (
+            self.generation
+            if self.checkpointing_during_recovery_enabled
+            else RecoveryGeneration.CLASSIC
+        )
+        object.__setattr__(self, "_effective", effective)
 
     @property
     def checkpointing_during_recovery_enabled(self) -> bool:
@@ -118,9 +126,7 @@ class RecoveryOptions:
     @property
     def effective_generation(self) -> RecoveryGeneration:
         """The code path that runs: the classic one unless both options are on."""
-        if self.checkpointing_during_recovery_enabled:
-            return self.generation
-        return RecoveryGeneration.CLASSIC
+        return self._effective
 
     @property
     def note(self) -> str:
