@@ -9,8 +9,10 @@ with whole copies of every state (``explore(partial=False)``), what copying only
 components each action may change saves. The reduction factor:
 every interleaving of a 2 x 2 keyed job (one record per source, exhausted) with sleep sets
 against every transition. Memory: the peak Python allocation of a depth first exploration
-(which holds one path of whole worlds) per distinct state stored. Targets (issue 22): 20,000
-distinct states per second on one core.
+(which holds one path of whole worlds) per distinct state stored. And the same restart with
+Flink's default 2048 network buffers per TaskManager against its 16, bounded alike (the same
+states are reached): what the segments no step touches cost each state. Targets (issue 22):
+20,000 distinct states per second on one core.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ RESTART = {
     "network_buffers": 16,
     "checkpoint_interval": 4,
 }
+#: Flink's default network buffers per TaskManager (the topologies' default)
+DEFAULT_NETWORK_BUFFERS = 2048
 #: the job explored to its end, with and without sleep sets
 JOB = {
     "records": 1,
@@ -42,8 +46,11 @@ JOB = {
 }
 
 
-def restarted() -> NetworkWorld:
-    run = prepare_scenario("baseline-recovery", overrides=RESTART, seed=0)
+def restarted(network_buffers: int | None = None) -> NetworkWorld:
+    overrides = (
+        RESTART if network_buffers is None else {**RESTART, "network_buffers": network_buffers}
+    )
+    run = prepare_scenario("baseline-recovery", overrides=overrides, seed=0)
     assert run.simulation is not None, run.message
     model = run.simulation.model
     assert isinstance(model, NetworkWorld)
@@ -98,6 +105,20 @@ def run(smoke: bool) -> list[Measurement]:
         f"{plain.states / reduced.states:.2f}); memory: {peak / deep.distinct:,.0f} bytes per "
         f"stored state (depth first peak over {deep.distinct:,} states)"
     )
+    # the same restart with Flink's default network buffers: what a state costs should not
+    # grow with segments no step touches
+    wide = restarted(DEFAULT_NETWORK_BUFFERS)
+    wide_bounds = Bounds(max_states=bound // 4)
+    wide_explored = explore(wide, bounds=wide_bounds, reduction=SleepSets())
+    narrow_explored = explore(start, bounds=wide_bounds, reduction=SleepSets())
+    assert (wide_explored.distinct, wide_explored.states) == (
+        narrow_explored.distinct,
+        narrow_explored.states,
+    )
+    wide_seconds = best_of(lambda: explore(wide, bounds=wide_bounds, reduction=SleepSets()), repeat)
+    narrow_seconds = best_of(
+        lambda: explore(start, bounds=wide_bounds, reduction=SleepSets()), repeat
+    )
     return [
         Measurement(
             "explore 2x2 keyed restart (distinct states)",
@@ -119,5 +140,12 @@ def run(smoke: bool) -> list[Measurement]:
             "every transition",
             plain_seconds,
             reduced.distinct,
+        ),
+        Measurement(
+            f"explore 2x2 keyed restart, {DEFAULT_NETWORK_BUFFERS} network buffers",
+            wide_seconds,
+            f"{RESTART['network_buffers']} network buffers",
+            narrow_seconds,
+            wide_explored.distinct,
         ),
     ]

@@ -221,6 +221,25 @@ class ReturnTo(NamedTuple):
     name: str
 
 
+#: segments per part of the ledger's key (``SegmentLedger.chunk_keys``)
+KEY_CHUNK = 256
+
+
+def _chunks(
+    values: list[Owner], known: list[tuple[Owner, ...]] | None, changed: set[int]
+) -> list[tuple[Owner, ...]]:
+    """``values`` as tuples of :data:`KEY_CHUNK`: those of ``known`` (the chunks as last made)
+    that are not ``changed`` or are equal again, the others made anew."""
+    if type(known) is not list or type(changed) is not set:
+        return [tuple(values[i : i + KEY_CHUNK]) for i in range(0, len(values), KEY_CHUNK)]
+    for chunk in changed:
+        start = chunk * KEY_CHUNK
+        made = tuple(values[start : start + KEY_CHUNK])
+        if made != known[chunk]:
+            known[chunk] = made
+    return known
+
+
 @dataclass(slots=True)
 class SegmentLedger:
     """Every network segment's owner and home, its further holders, and the heap recovery
@@ -241,17 +260,44 @@ class SegmentLedger:
     #: ``home`` is shared with a copy until one of them changes it (only a gate's conversion
     #: does, so most copies never pay for it); bookkeeping of the copy, not state
     home_shared: bool = field(default=False, compare=False)
+    #: the keys of ``owner`` and ``home`` by chunks of :data:`KEY_CHUNK` segments, as last
+    #: made (None: none yet), and the chunks changed since (``chunk_keys``)
+    owner_chunks: list[tuple[Owner, ...]] | None = field(default=None, compare=False)
+    owner_changed: set[int] = field(default_factory=set, compare=False)
+    home_chunks: list[tuple[Owner, ...]] | None = field(default=None, compare=False)
+    home_changed: set[int] = field(default_factory=set, compare=False)
 
     NOT_STATE: ClassVar[NotState] = {
         "journal": "a link: the journal is keyed in the world's",
         "heap_peak": "a running maximum for reports: nothing the run does or checks reads it",
         "home_shared": "bookkeeping of a copy: whether ``home`` is shared with another",
+        "owner_chunks": "a cache of the key of ``owner`` (``chunk_keys``)",
+        "owner_changed": "a cache of the key of ``owner`` (``chunk_keys``)",
+        "home_chunks": "a cache of the key of ``home`` (``chunk_keys``)",
+        "home_changed": "a cache of the key of ``home`` (``chunk_keys``)",
     }
 
     def state_key(self) -> StateKey:
+        """Made afresh: what :meth:`chunk_keys` keeps is checked against it."""
+        return (*self.chunk_keys(fresh=True), *self.other_keys())
+
+    def chunk_keys(self, *, fresh: bool = False) -> tuple[tuple[Owner, ...], ...]:
+        """Each segment's owner and home, as tuples of :data:`KEY_CHUNK` segments (the first
+        parts of :meth:`state_key`). A chunk no move touched since the last key is the very
+        object it was (kept through copies), and so is one that changed back: a model checker
+        hashes and stores only the chunks a step changed, whatever the number of network
+        buffers. ``fresh``: made anew, nothing kept read or changed."""
+        if fresh:
+            return (*_chunks(self.owner, None, set()), *_chunks(self.home, None, set()))
+        self.owner_chunks = owners = _chunks(self.owner, self.owner_chunks, self.owner_changed)
+        self.home_chunks = homes = _chunks(self.home, self.home_chunks, self.home_changed)
+        self.owner_changed = set()
+        self.home_changed = set()
+        return (*owners, *homes)
+
+    def other_keys(self) -> StateKey:
+        """The rest of the ledger's key: shared segments, where they return, the heap."""
         return (
-            tuple(self.owner),
-            tuple(self.home),
             # lookups by segment (a segment's holders in the order they let go)
             frozenset([(segment, tuple(h)) for segment, h in self.shares.items()]),
             frozenset(self.returns.items()),
@@ -261,13 +307,18 @@ class SegmentLedger:
     def new_segments(self, count: int, owner: Owner) -> list[int]:
         """``count`` new segments owned by (and at home in) ``owner``."""
         start = len(self.owner)
+        if self.home_shared:
+            self.home = list(self.home)
+            self.home_shared = False
         self.owner.extend([owner] * count)
         self.home.extend([owner] * count)
+        self.owner_chunks = self.home_chunks = None
         return list(range(start, start + count))
 
     def place(self, segment: int, owner: Owner) -> None:
         """While building: the segment belongs to ``owner`` from now on (no move recorded)."""
         self.owner[segment] = owner
+        self.owner_changed.add(segment // KEY_CHUNK)
         self.rehome(segment, owner)
 
     def move(self, segment: int, source: Owner, target: Owner) -> None:
@@ -280,6 +331,7 @@ class SegmentLedger:
                 invariant, f"segment {segment} expected at {source} but owned by {current}"
             )
         self.owner[segment] = target
+        self.owner_changed.add(segment // KEY_CHUNK)
         self.journal.moves.append(Move(segment, source, target))
 
     def rehome(self, segment: int, home: Owner) -> None:
@@ -288,6 +340,7 @@ class SegmentLedger:
             self.home = list(self.home)
             self.home_shared = False
         self.home[segment] = home
+        self.home_changed.add(segment // KEY_CHUNK)
 
     def hand_over(self, segment: int, source: Owner, target: Owner) -> None:
         """Pass one reference on: an ownership move, or, for a holder that shares a segment
@@ -344,4 +397,8 @@ class SegmentLedger:
             self.heap_bytes,
             self.heap_peak,
             home_shared=True,
+            owner_chunks=None if self.owner_chunks is None else list(self.owner_chunks),
+            owner_changed=set(self.owner_changed),
+            home_chunks=None if self.home_chunks is None else list(self.home_chunks),
+            home_changed=set(self.home_changed),
         )

@@ -74,10 +74,12 @@ class BufferPools:
     }
 
     def state_key(self) -> StateKey:
-        # the local pools' names too: a pool can be removed (``remove_local_pool``)
+        """Each pool's key, one part each (a step changes one or two pools: a model checker
+        hashes and stores those only); the local pools' with their names, as a pool can be
+        removed (``remove_local_pool``)."""
         return (
-            tuple([p.state_key() for p in self.network.values()]),
-            tuple([(n, p.state_key()) for n, p in self.local.items()]),
+            *[p.state_key() for p in self.network.values()],
+            *[(n, p.state_key()) for n, p in self.local.items()],
         )
 
     # -- building

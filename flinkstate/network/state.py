@@ -197,7 +197,7 @@ class NetworkState:
         Steps that are copied on (a snapshot's, into the completed checkpoint) or that time
         what comes (the step count, a checkpoint's trigger, the last end, a failure) are kept.
         """
-        return self.key_with([c.state_key() for c in self.components()])
+        return self.key_with([c.state_key() for c in self.components()], known=False)
 
     def components(self) -> Iterator[_Keyed]:
         """Its per-name components (tasks, subpartitions, channels, gates, writers, drainers,
@@ -240,14 +240,15 @@ class NetworkState:
             self.stale_keys = ()
         return keys
 
-    def key_with(self, components: list[StateKey]) -> StateKey:
+    def key_with(self, components: list[StateKey], *, known: bool = True) -> StateKey:
         """:meth:`state_key` with its per-name components' keys given (in
-        :meth:`components`' order)."""
+        :meth:`components`' order); ``known``: with the ledger's chunks as it keeps them
+        (``SegmentLedger.chunk_keys``), else made afresh."""
         pending = self.checkpoints.pending
         cut = {} if pending is None else pending.cut()
         run_keys = (
-            *self.ledger.state_key(),
-            self.buffer_pools.state_key(),
+            *self.ledger.other_keys(),
+            *self.buffer_pools.state_key(),
             self.checkpoints.state_key(),
             self.failover,
             # made with increasing ids, never removed
@@ -269,8 +270,15 @@ class NetworkState:
             run_keys = tuple(map(_kept, run_keys, before))
         self.run_keys = run_keys
         # one flat tuple of the components' keys (how many tasks, channels, ... a run has is
-        # fixed): a model checker stores the parts that did not change once for all states
-        return (self.configuration, self.journal.state_key(), *run_keys, *components)
+        # fixed): a model checker stores the parts that did not change once for all states.
+        # The ledger's chunks keep their objects themselves (``SegmentLedger.chunk_keys``)
+        return (
+            self.configuration,
+            self.journal.state_key(),
+            *self.ledger.chunk_keys(fresh=not known),
+            *run_keys,
+            *components,
+        )
 
     def _deliveries_key(self, cut: dict[str, int]) -> frozenset[tuple[tuple[int, str], int]]:
         """Each delivery: in flight (``IN_FLIGHT``), or processed before (0) or after (1) its

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from flinkstate.network.ledger import ReturnKind, ReturnTo, SegmentLedger, StepJournal
+from hypothesis import given
+from hypothesis import strategies as st
+
+from flinkstate.network.ledger import KEY_CHUNK, ReturnKind, ReturnTo, SegmentLedger, StepJournal
 from flinkstate.network.owners import Owner, OwnerKind
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Move
@@ -114,3 +117,28 @@ def test_the_journal_turns_a_step_into_an_event_and_starts_the_next_one_empty() 
     assert (event.step, event.emitted, event.note) == (0, (4,), "record 4 key 1")
     assert journal.step == 1
     assert (journal.emitted, journal.note) == ([], "")
+
+
+@given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 299), st.booleans()), max_size=60))
+def test_the_kept_chunks_of_the_key_are_the_key_made_anew(
+    steps: list[tuple[int, int, bool]],
+) -> None:
+    """Moves, new homes and copies in any order: the chunks a ledger keeps are always the
+    ones made afresh, and a chunk no step changed (or that changed back) is the very object
+    it was, in the ledger and in its copies."""
+    owners = (POOL_P, POOL_Q, QUEUE_AB, RECEIVED_C)
+    ledger = ledger_of(300)
+    before = ledger.chunk_keys()
+    for owner, segment, rehome in steps:
+        if rehome:
+            ledger.rehome(segment, owners[owner])
+        else:
+            ledger.move(segment, ledger.owner[segment], owners[owner])
+        if segment % 3 == 0:
+            ledger = ledger.copy(StepJournal())
+        kept = ledger.chunk_keys()
+        assert kept == ledger.chunk_keys(fresh=True) == ledger.state_key()[: len(kept)]
+        assert len(kept) == 2 * -(-300 // KEY_CHUNK)
+        for old, new in zip(before, kept, strict=True):
+            assert (old == new) == (old is new)
+        before = kept
