@@ -318,7 +318,8 @@ class SegmentLedger:
     def place(self, segment: int, owner: Owner) -> None:
         """While building: the segment belongs to ``owner`` from now on (no move recorded)."""
         self.owner[segment] = owner
-        self.owner_changed.add(segment // KEY_CHUNK)
+        if self.owner_chunks is not None:  # marked only where a key was made
+            self.owner_changed.add(segment // KEY_CHUNK)
         self.rehome(segment, owner)
 
     def move(self, segment: int, source: Owner, target: Owner) -> None:
@@ -331,7 +332,8 @@ class SegmentLedger:
                 invariant, f"segment {segment} expected at {source} but owned by {current}"
             )
         self.owner[segment] = target
-        self.owner_changed.add(segment // KEY_CHUNK)
+        if self.owner_chunks is not None:  # marked only where a key was made
+            self.owner_changed.add(segment // KEY_CHUNK)
         self.journal.moves.append(Move(segment, source, target))
 
     def rehome(self, segment: int, home: Owner) -> None:
@@ -340,7 +342,8 @@ class SegmentLedger:
             self.home = list(self.home)
             self.home_shared = False
         self.home[segment] = home
-        self.home_changed.add(segment // KEY_CHUNK)
+        if self.home_chunks is not None:
+            self.home_changed.add(segment // KEY_CHUNK)
 
     def hand_over(self, segment: int, source: Owner, target: Owner) -> None:
         """Pass one reference on: an ownership move, or, for a holder that shares a segment
