@@ -67,20 +67,46 @@ class BufferPools:
     #: told a global pool's name when a segment lands in its empty free list; the simulator
     #: leaves it None (it computes availability instead of waiting for it)
     available_listener: Callable[[str], None] | None = None
+    #: the global pools it shares with a copy (``copy``): each is copied before it changes
+    network_shared: set[str] = field(default_factory=set, compare=False)
+    #: each global pool's key as last made, until the pool changes (``state_key``)
+    network_keys: dict[str, StateKey] = field(default_factory=dict, compare=False)
 
     NOT_STATE: ClassVar[NotState] = {
         "ledger": "a link: the ledger is keyed in the world's",
         "available_listener": "a driven pool's callback (None in the simulator)",
+        "network_shared": "bookkeeping of a copy: which global pools it shares with another",
+        "network_keys": "a cache of the global pools' keys (``state_key``)",
     }
 
-    def state_key(self) -> StateKey:
+    def state_key(self, *, known: bool = False) -> StateKey:
         """Each pool's key, one part each (a step changes one or two pools: a model checker
         hashes and stores those only); the local pools' with their names, as a pool can be
-        removed (``remove_local_pool``)."""
-        return (
-            *[p.state_key() for p in self.network.values()],
-            *[(n, p.state_key()) for n, p in self.local.items()],
-        )
+        removed (``remove_local_pool``). ``known``: a global pool's key as kept since it last
+        changed (its free list can be thousands of segments long), else made afresh."""
+        if known:
+            keys = self.network_keys
+            network = []
+            for name, pool in self.network.items():
+                key = keys.get(name)
+                if key is None:
+                    key = keys[name] = pool.state_key()
+                network.append(key)
+        else:
+            network = [p.state_key() for p in self.network.values()]
+        return (*network, *[(n, p.state_key()) for n, p in self.local.items()])
+
+    def changing(self, global_name: str) -> NetworkBufferPool:
+        """The global pool, about to change: its own copy if it shared it, its key no longer
+        known. Every change to a global pool goes through here."""
+        pool = self.network[global_name]
+        if global_name in self.network_shared:
+            pool = self.network[global_name] = NetworkBufferPool(
+                pool.name, pool.owner, pool.total, list(pool.free), pool.required
+            )
+            self.network_shared.discard(global_name)
+        self.network_keys.pop(global_name, None)
+        return pool
 
     # -- building
 
@@ -90,6 +116,7 @@ class BufferPools:
         name = str(owner)
         pool = NetworkBufferPool(name, owner, segments, self.ledger.new_segments(segments, owner))
         self.network[name] = pool
+        self.network_keys.pop(name, None)
         return pool
 
     def add_local_pool(self, pool: LocalBufferPool) -> None:
@@ -101,7 +128,7 @@ class BufferPools:
         redistributes."""
         if self.local.pop(pool.name, None) is None:
             return False
-        self.network[pool.global_pool].required -= pool.minimum
+        self.changing(pool.global_pool).required -= pool.minimum
         return True
 
     def reserve(self, global_name: str, count: int, segment_size: int) -> None:
@@ -114,16 +141,16 @@ class BufferPools:
                     count, pool.total - pool.required, pool.total, segment_size
                 )
             )
-        pool.required += count
+        self.changing(global_name).required += count
 
     def release(self, global_name: str, count: int) -> None:
         """``count`` reserved segments are reserved no more (unpooled segments returned, or a
         request for them that failed); the caller redistributes."""
-        self.network[global_name].required -= count
+        self.changing(global_name).required -= count
 
     def assign(self, global_name: str, count: int, owner: Owner) -> list[int]:
         """While building: ``count`` free segments of a global pool belong to ``owner``."""
-        nbp = self.network[global_name]
+        nbp = self.changing(global_name)
         taken = [nbp.free.pop() for _ in range(count)]
         for segment in taken:
             self.ledger.place(segment, owner)
@@ -131,7 +158,7 @@ class BufferPools:
 
     def unassign(self, global_name: str, segments: list[int]) -> None:
         """While building: the segments belong to the global pool again."""
-        nbp = self.network[global_name]
+        nbp = self.changing(global_name)
         for segment in segments:
             self.ledger.place(segment, nbp.owner)
             nbp.free.append(segment)
@@ -187,7 +214,7 @@ class BufferPools:
     def take(self, global_name: str, count: int, owner: Owner) -> list[int]:
         """``count`` segments straight from a global pool (exclusive buffers); the caller
         made sure they are there."""
-        nbp = self.network[global_name]
+        nbp = self.changing(global_name)
         taken = [nbp.free.pop() for _ in range(count)]
         for segment in taken:
             self.ledger.move(segment, nbp.owner, owner)
@@ -201,7 +228,7 @@ class BufferPools:
     def give_back_all(self, global_name: str, segments: tuple[int, ...], holder: Owner) -> None:
         """Segments taken with :meth:`take` return to their global pool together: a listener
         hears once that the pool has segments again (Flink's one recycle of a collection)."""
-        nbp = self.network[global_name]
+        nbp = self.changing(global_name)
         was_empty = not nbp.free
         for segment in segments:
             self.ledger.move(segment, holder, nbp.owner)
@@ -213,7 +240,7 @@ class BufferPools:
     def discard_free(self, global_name: str) -> list[int]:
         """The global pool's free segments are freed (``NetworkBufferPool.destroy``): no
         longer in its free list, and returned for the caller to keep account of."""
-        nbp = self.network[global_name]
+        nbp = self.changing(global_name)
         freed, nbp.free = nbp.free, []
         return freed
 
@@ -235,7 +262,7 @@ class BufferPools:
         if pool.free:
             segment = pool.free.pop()
         elif pool.requested < pool.size and self.network[pool.global_pool].free:
-            nbp = self.network[pool.global_pool]
+            nbp = self.changing(pool.global_pool)
             segment = nbp.free.pop()
             self.ledger.move(segment, nbp.owner, pool.owner)
             pool.requested += 1
@@ -254,9 +281,9 @@ class BufferPools:
         """One segment of the global pool into the pool's free segments, counted as requested
         (``LocalBufferPool.requestMemorySegmentFromGlobal``); False if the global pool has none.
         The caller checked the pool is below its size."""
-        nbp = self.network[pool.global_pool]
-        if not nbp.free:
+        if not self.network[pool.global_pool].free:
             return False
+        nbp = self.changing(pool.global_pool)
         segment = nbp.free.pop()
         self.ledger.move(segment, nbp.owner, pool.owner)
         pool.free.append(segment)
@@ -306,11 +333,12 @@ class BufferPools:
         """A copy moving segments in ``ledger``; ``share_local``: its local pools are this one's
         (a world copies those it changes itself: ``NetworkWorld.own``)."""
         pools = dict(self.local) if share_local else {n: p.copy() for n, p in self.local.items()}
+        # the global pools are shared until one of the two changes one (``changing``)
+        self.network_shared = set(self.network)
         return BufferPools(
             ledger,
-            {
-                n: NetworkBufferPool(p.name, p.owner, p.total, list(p.free), p.required)
-                for n, p in self.network.items()
-            },
+            dict(self.network),
             pools,
+            network_shared=set(self.network),
+            network_keys=dict(self.network_keys),
         )

@@ -242,13 +242,14 @@ class NetworkState:
 
     def key_with(self, components: list[StateKey], *, known: bool = True) -> StateKey:
         """:meth:`state_key` with its per-name components' keys given (in
-        :meth:`components`' order); ``known``: with the ledger's chunks as it keeps them
-        (``SegmentLedger.chunk_keys``), else made afresh."""
+        :meth:`components`' order); ``known``: with the ledger's chunks and the global pools'
+        keys as they keep them (``SegmentLedger.chunk_keys``, ``BufferPools.state_key``), else
+        made afresh."""
         pending = self.checkpoints.pending
         cut = {} if pending is None else pending.cut()
         run_keys = (
             *self.ledger.other_keys(),
-            *self.buffer_pools.state_key(),
+            *self.buffer_pools.state_key(known=known),
             self.checkpoints.state_key(),
             self.failover,
             # made with increasing ids, never removed

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flinkstate.errors import InsufficientNetworkBuffersError, InvalidParameterError
 from flinkstate.network.buffer import LocalBufferPool, local_pool
@@ -204,3 +206,35 @@ def test_a_copy_moves_segments_in_its_own_ledger() -> None:
     assert twin.request(twin.local["pool a>b"], X) == 3
     assert pools.free_in(GLOBAL) == 4
     assert pools.ledger.owner[3] == GLOBAL_OWNER
+
+
+@given(st.lists(st.tuples(st.sampled_from(["take", "back", "request", "recycle"]), st.booleans())))
+def test_copies_share_the_global_pools_until_one_changes_and_keep_their_keys_true(
+    steps: list[tuple[str, bool]],
+) -> None:
+    """Any order of takes, returns, requests, recycles and copies: each copy's key made from
+    what it keeps equals its key made afresh, and a copy is never changed by another."""
+    pools = pools_with(segments=6, size=3)
+    copies: list[tuple[BufferPools, tuple[object, ...]]] = []
+    taken: list[int] = []
+    held: list[int] = []
+    for kind, copy in steps:
+        pool = pools.local["pool a>b"]
+        if kind == "take" and pools.free_in(GLOBAL):
+            taken += pools.take(GLOBAL, 1, X)
+        elif kind == "back" and taken:
+            pools.give_back(GLOBAL, taken.pop(), X)
+        elif kind == "request" and pools.can_request(pool, False):
+            segment = pools.request(pool, Y)
+            assert segment is not None
+            held.append(segment)
+        elif kind == "recycle" and held:
+            pools.recycle(pool, held.pop(), Y)
+        assert pools.state_key(known=True) == pools.state_key()
+        if copy:
+            ledger = pools.ledger.copy(StepJournal())
+            copies.append((pools, pools.state_key()))
+            pools = pools.copy(ledger, share_local=False)
+            attach(ledger.journal)
+    for copied, key in copies:
+        assert copied.state_key() == copied.state_key(known=True) == key
