@@ -42,7 +42,7 @@ from flinkstate.views.captions import caption
 from flinkstate.views.deadlock import deadlock_figure
 from flinkstate.views.ownership import ownership_graph, ownership_spec
 from flinkstate.views.page import scenario_page
-from flinkstate.views.scene import SceneLayout, build_scene, collapse_scene
+from flinkstate.views.scene import SceneLayout, build_scene, scene_items
 from flinkstate.views.timelines import Timelines, timelines_spec
 from flinkstate.widgets.canvas import RecoveryCanvas
 from flinkstate.widgets.controls import (
@@ -203,9 +203,11 @@ class RecoveryStepper:
         self.layout: SceneLayout | None = None
         self._syncing = False
         self._summary: dict[str, Any] = {}
-        #: the caption of each step seen so far, and the scene of the step on display
+        #: the caption of each step seen so far; the items of the step on display (what
+        #: captions compare: ``step`` and ``items``) and its whole scene, once asked for
         self._captions: dict[int, str] = {}
         self._scene: dict[str, Any] | None = None
+        self._whole: dict[str, Any] | None = None
         self._pinned: dict[int, list[str]] = {}
         #: the settings of a loaded trace are being put in place: no run per control
         self._restoring = False
@@ -328,15 +330,26 @@ class RecoveryStepper:
 
     @property
     def scene(self) -> dict[str, Any] | None:
-        """The whole scene of the step on display (the canvas may show large jobs folded)."""
-        return self._scene
+        """The whole scene of the step on display (the canvas may show a large job folded:
+        this is built when asked for, as at P = 64 its folded places are most of a step's
+        cost)."""
+        simulation, world, layout, shown = self.simulation, self.world, self.layout, self._scene
+        if simulation is None or world is None or layout is None or shown is None:
+            return None
+        if shown["step"] != simulation.step_count:
+            return None
+        whole = self._whole
+        if whole is None or whole["step"] != shown["step"]:
+            last = _last(simulation)
+            whole = self._whole = build_scene(world, last, layout, items=shown["items"])
+        return whole
 
     def pin(self, step: int, highlight: list[str]) -> None:
         """Highlight these places and items on the canvas while step ``step`` is on display
         (a tour's stop), opening the folded lanes they are in; the highlight goes when the
         step does."""
         self._pinned[step] = list(highlight)
-        scene = self._scene
+        scene = self.scene
         if scene is not None and scene["step"] == step:
             wanted = set(highlight)
             wanted |= {i["place"] for i in scene["items"] if i["id"] in wanted}
@@ -468,7 +481,7 @@ class RecoveryStepper:
             # a loaded trace's run, stepped again after going back: its recorded actions
             simulation.scheduler = Recorded(self.recorded, simulation.scheduler)
         self._captions = {}
-        self._scene = None
+        self._scene = self._whole = None
         self._pinned = {}
         if simulation is None:  # refused by Flink, or no checkpoint to restore from
             self._final, self._total, self.timelines, self.layout = None, 0, None, None
@@ -549,7 +562,7 @@ class RecoveryStepper:
         self._stop_preview()
         self.run = forecast
         self._captions = {}
-        self._scene = None
+        self._scene = self._whole = None
         self._pinned = {}
         self._final = forecast.result
         simulation = forecast.simulation
@@ -627,7 +640,11 @@ class RecoveryStepper:
             )
             return False
         self.message.value = ""
-        return guarded(self.message, lambda: self._move_to(target))
+        # one pause of the collector for the whole click: the scene and items it makes live
+        # until the next click, and a young collection in its middle would promote them
+        # towards the full passes that take most of a second at P = 64
+        with collector_paused():
+            return guarded(self.message, lambda: self._move_to(target))
 
     def run_to_next(self) -> bool:
         """Step until the chosen event happens (or the run ends)."""
@@ -751,7 +768,7 @@ class RecoveryStepper:
     def _ensure_captions(self, step: int) -> None:
         """Caption the steps shown under the canvas that have none yet: go back to before
         the first of them and step forward again (the run is deterministic), comparing the
-        scenes before and after each step. Leaves the scene of ``step`` in ``_scene``."""
+        items before and after each step. Leaves the items of ``step`` in ``_scene``."""
         simulation, timelines, layout = self.simulation, self.timelines, self.layout
         assert simulation is not None
         assert timelines is not None
@@ -762,7 +779,7 @@ class RecoveryStepper:
         scene = self._scene
         if not missing:
             if scene is None or scene["step"] != step:
-                self._scene = build_scene(world, _last(simulation), layout)
+                self._scene = _items(world, layout)
             return
         start = missing[0] - 1
         if (
@@ -773,7 +790,7 @@ class RecoveryStepper:
         ):  # one step forward from the scene on display: caption it from the two scenes
             event = _last(simulation)
             assert event is not None
-            after = build_scene(world, event, layout)
+            after = _items(world, layout)
             self._captions[step] = caption(event, world, scene, after)
             self._scene = after
             return
@@ -783,14 +800,14 @@ class RecoveryStepper:
                     simulation.goto(start)
                     timelines.rewind(start)
                 world = self._world()
-                scene = build_scene(world, _last(simulation), layout)
+                scene = _items(world, layout)
         assert scene is not None
         with collector_paused():
             while simulation.step_count < step:
                 event = simulation.step()
                 assert event is not None, "a recorded step must replay"
                 timelines.record(world, event)
-                after = build_scene(world, event, layout)
+                after = _items(world, layout)
                 self._captions[simulation.step_count] = caption(event, world, scene, after)
                 scene = after
         self._scene = scene
@@ -807,13 +824,14 @@ class RecoveryStepper:
             return
         captions = self.captions()
         assert self._scene is not None
+        last = _last(simulation)
+        items = self._scene["items"]
         self.canvas.show(
-            collapse_scene(self._scene, self.canvas.expanded),
+            build_scene(world, last, self.layout, expanded=self.canvas.expanded, items=items),
             [[n, text] for n, text in captions],
             animate=animate,
             highlight=self._pinned.get(simulation.step_count, []),
         )
-        last = _last(simulation)
         if self.ownership_box.selected_index == 0:  # drawn only while it is open
             graph = ownership_graph(world, last, self.layout.ownership)
             show_spec(self.ownership, ownership_spec(graph, self.layout.ownership))
@@ -893,6 +911,11 @@ def _trace_html(path: Path | None, faults: frozenset[str]) -> str:
         f"following the trace <code>{html.escape(path.name)}</code>{faults_note}: back and "
         "step replay its recorded actions; changing a setting leaves it</div>"
     )
+
+
+def _items(world: NetworkWorld, layout: SceneLayout) -> dict[str, Any]:
+    """What a caption compares of a step's scene: its items (all of them, folded or not)."""
+    return {"step": world.step, "items": scene_items(world, layout)}
 
 
 def _last(simulation: Simulation) -> Event | None:
