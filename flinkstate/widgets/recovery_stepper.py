@@ -529,7 +529,7 @@ class RecoveryStepper:
             self.slider.max = self.play.max = max(self._total, self.current_step)
         finally:
             self._syncing = False
-        if end is not None and self.layout is not None:
+        if self.layout is not None:  # the badge counts the steps previewed, then says the end
             self._show_status()
 
     def _preview_ended(self) -> None:
@@ -976,7 +976,7 @@ def _badge_html(
             "or owned twice, no record lost or duplicated, order kept per channel)"
         )
     where = (
-        f"step <b>{step}</b> of {total:,} previewed so far"
+        f"step <b>{step}</b> (the run's end is being previewed: {total:,} steps so far)"
         if previewing
         else f"step <b>{step}</b> of {total}"
     )
