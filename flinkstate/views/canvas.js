@@ -222,7 +222,10 @@ function render({ model, el: root }) {
   captions.style.cssText = "margin-top:6px;font-size:14px;line-height:1.45;";
   root.appendChild(captions);
 
-  const itemNodes = new Map(); // id -> {g, x, y}
+  const itemNodes = new Map(); // id -> {g, x, y, key}
+  // id -> {g, key}: a place is drawn again only when what it shows changed (at P = 64 most of
+  // a step's 257 places do not), its key all it is drawn from
+  const placeNodes = new Map();
   let lastScene = null;
 
   function showTip(evt, html) {
@@ -309,7 +312,6 @@ function render({ model, el: root }) {
   function drawPlaces(scene, g) {
     layerColumns.replaceChildren();
     layerWires.replaceChildren();
-    layerPlaces.replaceChildren();
     const pos = new Map();
     for (const p of scene.places) {
       const x = g.px(p);
@@ -343,11 +345,32 @@ function render({ model, el: root }) {
       }, layerWires);
       path.classList.add(`fs-wire-${wire.kind}`);
     }
+    let previous = null; // the place node drawn last, in the scene's order
+    const shown = new Set();
     for (const { x, y, w, p } of pos.values()) {
-      const g2 = el("g", { class: `fs-place fs-${p.kind}`, "data-id": p.id }, layerPlaces);
-      drawPlace(g2, p, x, y, w, scene);
-      if (scene.actor === p.id) g2.classList.add("fs-actor");
-      hoverable(g2, () => placeHover(p));
+      const actor = scene.actor === p.id;
+      const key = JSON.stringify([x, y, w, actor, p]);
+      let entry = placeNodes.get(p.id);
+      if (!entry || entry.key !== key) {
+        const g2 = el("g", { class: `fs-place fs-${p.kind}`, "data-id": p.id });
+        // in its place in the document before it is drawn: its texts are measured there
+        layerPlaces.insertBefore(g2, previous ? previous.nextSibling : layerPlaces.firstChild);
+        drawPlace(g2, p, x, y, w, scene);
+        if (actor) g2.classList.add("fs-actor");
+        hoverable(g2, () => placeHover(p));
+        if (entry) entry.g.remove();
+        entry = { g: g2, key };
+        placeNodes.set(p.id, entry);
+      } else if ((previous ? previous.nextSibling : layerPlaces.firstChild) !== entry.g) {
+        layerPlaces.insertBefore(entry.g, previous ? previous.nextSibling : layerPlaces.firstChild);
+      }
+      previous = entry.g;
+      shown.add(p.id);
+    }
+    for (const [id, entry] of placeNodes) {
+      if (shown.has(id)) continue;
+      entry.g.remove();
+      placeNodes.delete(id);
     }
     return pos;
   }
@@ -584,6 +607,8 @@ function render({ model, el: root }) {
 
   function place(node, x, y, animate, fromX, fromY) {
     const target = `translate(${x}px, ${y}px)`;
+    // an item that stays where it is: no travel, and no layout forced to start one
+    if (animate && fromX === x && fromY === y && node.style.transform === target) return;
     if (animate && fromX !== undefined) {
       node.style.transition = "none";
       node.style.transform = `translate(${fromX}px, ${fromY}px)`;
@@ -613,7 +638,11 @@ function render({ model, el: root }) {
         hoverable(g2, () => itemHover(entry.item));
       }
       entry.item = item;
-      drawItem(entry.g, item);
+      const key = JSON.stringify([colourBy.value, item]);
+      if (entry.key !== key) {
+        drawItem(entry.g, item); // only what changed is drawn again
+        entry.key = key;
+      }
       entry.g.style.opacity = spot.hidden ? "0" : "1";
       let fromX = entry.x;
       let fromY = entry.y;

@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, cast
 
 import networkx as nx
 import plotly.graph_objects as go
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.buffer import HEAP, Buffer
+from flinkstate.network.buffer import HEAP, Buffer, LocalBufferPool, NetworkBufferPool
 from flinkstate.network.channel_state_reader import ChannelStateReader
+from flinkstate.network.channel_state_writer import ChannelStateWriter
 from flinkstate.network.consumer import Channel, Gate
 from flinkstate.network.fetched_channel_state import FetchedChannelStateDrainer
 from flinkstate.network.owners import Owner, OwnerKind, OwnerPlace
@@ -151,10 +153,29 @@ def _place(
         positions[node] = (x, y - offset)
 
 
-def ownership_graph(
-    world: NetworkWorld, event: Event | None = None, layout: OwnershipLayout | None = None
-) -> nx.DiGraph:
-    """The world at its current step as a graph: nodes hold segments, edges carry data.
+@dataclass(frozen=True)
+class OwnershipPlaces:
+    """The ownership graph's nodes and edges as plain dicts, in the order networkx keeps them
+    (a node's first mention, edges by source in that order, then as added), so that a scene
+    is built from them without a graph and equals one built from it.
+
+    ``nodes`` maps every node to its attributes, or to None where it was left out (not
+    shown: its details, most of the graph's cost at P = 64, were not computed); ``edges``
+    maps a source to its targets and the edge's attributes (a move over a data path replaces
+    the path's kind, as networkx's ``add_edge`` does)."""
+
+    nodes: Mapping[str, Mapping[str, Any] | None]
+    edges: Mapping[str, Mapping[str, Mapping[str, Any]]]
+
+
+def ownership_places(
+    world: NetworkWorld,
+    event: Event | None = None,
+    layout: OwnershipLayout | None = None,
+    shown: Callable[[str], bool] | None = None,
+) -> OwnershipPlaces:
+    """The world at its current step as nodes that hold segments and edges that carry data;
+    nodes ``shown`` rejects are left out (None), their edges kept.
 
     ``event`` (the step just taken) adds its segment moves as ``move`` edges with a count.
     """
@@ -166,132 +187,126 @@ def ownership_graph(
     for sharers in world.shares.values():
         for sharer in sharers:
             shared[owner_node(world, sharer)] += 1
-    graph = nx.DiGraph(step=world.step)
+    nodes: dict[str, dict[str, Any] | None] = {}
+    edges: dict[str, dict[str, dict[str, Any]]] = {}
 
     def add(
         node: str,
         kind: str,
         label: str,
-        details: list[str],
+        details: Callable[[], list[str]],
         blocked: bool = False,
         capacity: int = 0,
     ) -> None:
         if node not in layout.positions:
             raise InvalidParameterError(f"the layout has no place for {node!r}; build it anew")
+        if shown is not None and not shown(node):
+            nodes.setdefault(node, None)
+            return
         holding = held.get(node, Counter())
         buffers = sum(holding.values())
         lines = [f"<b>{node}</b>", f"buffers held: {buffers}"]
         lines += [f"  {k}: {v}" for k, v in sorted(holding.items()) if len(holding) > 1]
         if shared[node]:
             lines.append(f"also shares: {shared[node]} (a buffer held in several places)")
-        lines += details
+        lines += details()
         if blocked:
             lines.append("<b>blocked</b>")
-        graph.add_node(
-            node,
-            kind=kind,
-            label=label,
-            buffers=buffers,
-            blocked=blocked,
-            capacity=capacity,
-            pos=layout.positions[node],
-            hover="<br>".join(lines),
-        )
+        attributes = {
+            "kind": kind,
+            "label": label,
+            "buffers": buffers,
+            "blocked": blocked,
+            "capacity": capacity,
+            "pos": layout.positions[node],
+            "hover": "<br>".join(lines),
+        }
+        current = nodes.get(node)
+        if current is None:
+            nodes[node] = attributes
+        else:
+            current.update(attributes)
+
+    def edge(source: str, target: str, **attributes: Any) -> None:
+        nodes.setdefault(source, None)
+        nodes.setdefault(target, None)
+        edges.setdefault(source, {}).setdefault(target, {}).update(attributes)
 
     for nbp in world.network_pools.values():
         add(
             nbp.name,
             "network-pool",
             nbp.owner.holder,
-            [f"segments: {nbp.total}, free: {len(nbp.free)}, reserved: {nbp.required}"],
+            partial(_network_pool_details, nbp),
             capacity=nbp.total,
         )
     for key, task in world.tasks.items():
-        add(task_node(task), "task", key, _task_details(world, task))
+        add(task_node(task), "task", key, partial(_task_details, world, task))
         for partition in task.partitions:
-            pool = partition.pool
             add(
                 partition_node(partition),
                 "result-partition",
                 "",
-                [
-                    f"local pool: size {pool.size} (min {pool.minimum}, max {pool.maximum}), "
-                    f"free {len(pool.free)}, requested {pool.requested}",
-                    f"max buffers per subpartition: {pool.max_per_subpartition}",
-                ],
+                partial(_partition_details, partition.pool),
             )
             for sub in partition.subpartitions:
                 add(
                     subpartition_node(sub),
                     "subpartition",
                     "",
-                    _subpartition_details(sub),
+                    partial(_subpartition_details, sub),
                     sub.blocked,
                 )
-                graph.add_edge(
-                    partition_node(partition),
-                    subpartition_node(sub),
-                    kind="structure",
-                )
-            graph.add_edge(task_node(task), partition_node(partition), kind="structure")
+                edge(partition_node(partition), subpartition_node(sub), kind="structure")
+            edge(task_node(task), partition_node(partition), kind="structure")
         for gate in task.gates:
             node = gate_node(gate)
-            pool = gate.pool
-            add(
-                node,
-                "input-gate",
-                "",
-                [
-                    f"floating pool: size {pool.size} (min {pool.minimum}, max {pool.maximum}), "
-                    f"free {len(pool.free)}",
-                    f"exclusive buffers per channel: {gate.exclusive_per_channel}",
-                    "recovered channels converted" if gate.converted else "still recovering",
-                    *(["demultiplexing virtual channels"] if gate.demultiplexing else []),
-                ],
-            )
-            graph.add_edge(node, task_node(task), kind="structure")
+            add(node, "input-gate", "", partial(_gate_details, gate))
+            edge(node, task_node(task), kind="structure")
             for channel in gate.channels:
                 cnode = channel_node(channel)
                 add(
                     cnode,
                     _channel_kind(channel),
                     "",
-                    _channel_details(channel),
+                    partial(_channel_details, channel),
                     channel.blocked or channel.upstream_blocked,
                 )
-                graph.add_edge(cnode, node, kind="structure")
-                graph.add_edge(
+                edge(cnode, node, kind="structure")
+                edge(
                     subpartition_node(world.subpartitions[channel.subpartition]),
                     cnode,
                     kind="remote" if channel.remote else "local",
                 )
     for reader in world.readers.values():
-        add(reader.name, "channel-state-reader", "", _reader_details(reader))
+        add(reader.name, "channel-state-reader", "", partial(_reader_details, reader))
         task = world.task_named(reader.task)
         for gate in task.gates:
             if not gate.converted:
-                graph.add_edge(reader.name, gate_node(gate), kind="restore")
+                edge(reader.name, gate_node(gate), kind="restore")
     for drainer in world.drainers.values():
-        add(drainer.name, "drainer", "", _drainer_details(world, drainer))
+        add(
+            drainer.name,
+            "drainer",
+            "",
+            partial(_drainer_details, world, drainer),
+        )
         if drainer.installed and not drainer.finished:
             task = world.task_named(drainer.task)
             for gate in task.gates:
-                graph.add_edge(drainer.name, gate_node(gate), kind="drain")
+                edge(drainer.name, gate_node(gate), kind="drain")
     for writer in world.writers.values():
         add(
             writer.name,
             "channel-state-writer",
             writer.owner.holder,
-            [
-                f"writes channel state of {', '.join(writer.subtasks)}",
-                f"requests queued: {len(writer.requests)}",
-            ],
+            partial(_writer_details, writer),
         )
     add(
         "heap",
         "heap",
         "heap",
-        [f"heap bytes held for recovery: {world.heap_bytes:,} (peak {world.heap_peak:,})"],
+        partial(_heap_details, world),
     )
     if event is not None:
         moves: Counter[tuple[str, str]] = Counter(
@@ -300,8 +315,61 @@ def ownership_graph(
         )
         for (source, target), count in moves.items():
             if source != target:
-                graph.add_edge(source, target, kind="move", count=count)
+                edge(source, target, kind="move", count=count)
+    return OwnershipPlaces(nodes, edges)
+
+
+def ownership_graph(
+    world: NetworkWorld, event: Event | None = None, layout: OwnershipLayout | None = None
+) -> nx.DiGraph:
+    """The world at its current step as a graph: nodes hold segments, edges carry data
+    (:func:`ownership_places` as a networkx graph).
+
+    ``event`` (the step just taken) adds its segment moves as ``move`` edges with a count.
+    """
+    places = ownership_places(world, event, layout)
+    graph = nx.DiGraph(step=world.step)
+    graph.add_nodes_from((node, data or {}) for node, data in places.nodes.items())
+    graph.add_edges_from(
+        (source, target, data)
+        for source, targets in places.edges.items()
+        for target, data in targets.items()
+    )
     return graph
+
+
+def _network_pool_details(nbp: NetworkBufferPool) -> list[str]:
+    return [f"segments: {nbp.total}, free: {len(nbp.free)}, reserved: {nbp.required}"]
+
+
+def _partition_details(pool: LocalBufferPool) -> list[str]:
+    return [
+        f"local pool: size {pool.size} (min {pool.minimum}, max {pool.maximum}), "
+        f"free {len(pool.free)}, requested {pool.requested}",
+        f"max buffers per subpartition: {pool.max_per_subpartition}",
+    ]
+
+
+def _writer_details(writer: ChannelStateWriter) -> list[str]:
+    return [
+        f"writes channel state of {', '.join(writer.subtasks)}",
+        f"requests queued: {len(writer.requests)}",
+    ]
+
+
+def _heap_details(world: NetworkWorld) -> list[str]:
+    return [f"heap bytes held for recovery: {world.heap_bytes:,} (peak {world.heap_peak:,})"]
+
+
+def _gate_details(gate: Gate) -> list[str]:
+    pool = gate.pool
+    return [
+        f"floating pool: size {pool.size} (min {pool.minimum}, max {pool.maximum}), "
+        f"free {len(pool.free)}",
+        f"exclusive buffers per channel: {gate.exclusive_per_channel}",
+        "recovered channels converted" if gate.converted else "still recovering",
+        *(["demultiplexing virtual channels"] if gate.demultiplexing else []),
+    ]
 
 
 def _task_details(world: NetworkWorld, task: Task) -> list[str]:

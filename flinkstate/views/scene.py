@@ -20,7 +20,7 @@ source subtask (``splits``) and their key group, so the canvas can colour by eit
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -47,7 +47,7 @@ from flinkstate.views.ownership import (
     OwnershipLayout,
     channel_node,
     gate_node,
-    ownership_graph,
+    ownership_places,
     partition_node,
     subpartition_node,
     task_node,
@@ -149,19 +149,34 @@ def build_scene(
     world: NetworkWorld,
     event: Event | None = None,
     layout: SceneLayout | None = None,
+    *,
+    expanded: Collection[str] | None = None,
+    items: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The world at its current step as the canvas draws it.
 
     ``event`` is the step just taken: its actor is highlighted, its segment moves become
-    arrows. The result is JSON (dicts, lists, strings and numbers only).
+    arrows. The result is JSON (dicts, lists, strings and numbers only). With ``expanded``
+    it is the scene as a large job is shown, ``collapse_scene(build_scene(...), expanded)``,
+    made without the details of the places folded away (at P = 64, 8,000 of 8,300 places and
+    most of a step's cost). ``items``: the world's ``scene_items``, where the caller has them.
     """
     layout = layout or SceneLayout.of(world)
-    graph = ownership_graph(world, event, layout.ownership)
+    hidden = None if expanded is None else _hidden_places(world, layout, expanded)
+    graph = ownership_places(
+        world, event, layout.ownership, None if not hidden else _not_in(hidden)
+    )
+    nodes = [(node, data) for node, data in graph.nodes.items() if data is not None]
+    edges = [
+        (source, target, data)
+        for source in graph.nodes
+        for target, data in graph.edges.get(source, {}).items()
+    ]
     places = []
     lanes = {
         key: layout.ownership.positions[task_node(task)][1] for key, task in world.tasks.items()
     }
-    for node, data in graph.nodes(data=True):
+    for node, data in nodes:
         x, y = data["pos"]
         place = {
             "id": node,
@@ -182,16 +197,15 @@ def build_scene(
         places.append(place)
     wires = [
         {"from": source, "to": target, "kind": data["kind"]}
-        for source, target, data in graph.edges(data=True)
+        for source, target, data in edges
         if data["kind"] in ("local", "remote", "restore", "drain")
     ]
     moves = [
         {"from": source, "to": target, "count": data["count"]}
-        for source, target, data in graph.edges(data=True)
+        for source, target, data in edges
         if data["kind"] == "move"
     ]
-    builder = _ItemBuilder(world, layout)
-    items = list(builder.items())
+    items = scene_items(world, layout) if items is None else items
     details = _place_details(world)
     for place in places:
         place.update(details.get(place["id"], {}))
@@ -200,7 +214,7 @@ def build_scene(
         if place["id"] in waiting:
             place["waits"] = waiting[place["id"]]
     progress = world.checkpoints.pending
-    return {
+    scene = {
         "version": SCENE_VERSION,
         "step": world.step,
         "exchanges": [
@@ -231,6 +245,34 @@ def build_scene(
         "job_failed": world.checkpoints.job_failed,
         "violations": [str(v) for v in world.violations[:3]],
     }
+    if hidden is None or not layout.collapsible:
+        return scene
+    return _collapsed(scene, hidden, layout.collapsible, expanded or ())
+
+
+def scene_items(world: NetworkWorld, layout: SceneLayout) -> list[dict[str, Any]]:
+    """Every item of the world (a scene's ``items``): what a caption compares, all of them
+    also where a large job's lanes are folded."""
+    return list(_ItemBuilder(world, layout).items())
+
+
+def _not_in(hidden: Mapping[str, str]) -> Callable[[str], bool]:
+    return lambda node: node not in hidden
+
+
+def _hidden_places(
+    world: NetworkWorld, layout: SceneLayout, expanded: Collection[str]
+) -> dict[str, str]:
+    """The places ``collapse_scene`` folds away with these lanes open, each with its task's
+    place (the same rule, read from the layout instead of a whole scene)."""
+    hidden: dict[str, str] = {}
+    for node, key in layout.place_task.items():
+        task = world.tasks[key]
+        if task.operator in layout.collapsible and key not in expanded:
+            place = task_node(task)
+            if node != place:
+                hidden[node] = place
+    return hidden
 
 
 def _actor_place(world: NetworkWorld, event: Event | None) -> str | None:
@@ -566,6 +608,17 @@ def collapse_scene(scene: Mapping[str, Any], expanded: Collection[str] = ()) -> 
             and place["kind"] != "task"
         ):
             hidden[place["id"]] = task_places[task]
+    return _collapsed(scene, hidden, collapsible, expanded)
+
+
+def _collapsed(
+    scene: Mapping[str, Any],
+    hidden: Mapping[str, str],
+    collapsible: Collection[str],
+    expanded: Collection[str],
+) -> dict[str, Any]:
+    """``scene`` without the ``hidden`` places (each mapped to its task's place), their items
+    counted on the task's place, their wires left out and moves drawn from the task."""
     counts: dict[str, dict[str, int]] = {}
     items = []
     for item in scene["items"]:

@@ -2,12 +2,13 @@
 canvas draws the job's network stack with every buffer, barrier and record in its place, a
 caption says what each step did, and the timelines show how the buffers moved over the run.
 
-When a scenario is chosen the stepper runs it once to its end, so the slider spans the whole
-run and the badge can say how it ends; then it goes back to step 0. Every later move is the
-simulation's own ``step``/``goto``: the scheduler is deterministic, so stepping again replays
-exactly the run that was previewed. The figures are views of the world at the current step;
-the buffer-ownership graph (the same places as the canvas, as a networkx graph) is one click
-away under the canvas.
+When a scenario is chosen the stepper shows its step 0 and previews the run to its end beside
+it (``run_preview``: in a kernel a slice at a time between clicks, with a progress bar), so the
+slider comes to span the whole run and the badge says how it ends. Every move is the
+simulation's own ``step``/``goto``: the scheduler is deterministic, so stepping replays exactly
+the run that was previewed. The figures are views of the world at the current step; the
+buffer-ownership graph (the same places as the canvas, as a networkx graph) is one click away
+under the canvas, drawn (and plotly's widget loaded, seconds the first time) only when opened.
 
 Steps are counted as everywhere in flinkstate: step n is the world after n actions, and the
 caption of step n describes the n-th action.
@@ -18,7 +19,7 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
@@ -41,7 +42,7 @@ from flinkstate.views.captions import caption
 from flinkstate.views.deadlock import deadlock_figure
 from flinkstate.views.ownership import ownership_graph, ownership_spec
 from flinkstate.views.page import scenario_page
-from flinkstate.views.scene import SceneLayout, build_scene, collapse_scene
+from flinkstate.views.scene import SceneLayout, build_scene, scene_items
 from flinkstate.views.timelines import Timelines, timelines_spec
 from flinkstate.widgets.canvas import RecoveryCanvas
 from flinkstate.widgets.controls import (
@@ -53,6 +54,10 @@ from flinkstate.widgets.controls import (
     scenario_picker,
     show_spec,
 )
+from flinkstate.widgets.run_preview import RunPreview
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 #: what "run to next" can stop at, and the action kinds that are that event
 EVENTS_OF_INTEREST: Mapping[str, tuple[str, ...]] = {
@@ -170,29 +175,39 @@ class RecoveryStepper:
         self.recent = widgets.HTML()
         self.canvas = RecoveryCanvas()
         self.canvas.on_lanes_changed(lambda: self._render(animate=False))
-        self.ownership = live_figure()
+        #: the figures, made when first drawn (plotly's widget takes seconds to load)
+        self._figures: dict[str, go.FigureWidget] = {}
         self.ownership_box = widgets.Accordion(
-            children=[self.ownership], titles=("buffer ownership graph (networkx)",)
+            children=[widgets.VBox()], titles=("buffer ownership graph (networkx)",)
         )
         self.ownership_box.selected_index = None
-        self.timelines_figure = live_figure()
-        self.timelines_box = widgets.Accordion(
-            children=[self.timelines_figure], titles=(TIMELINES_TITLE,)
-        )
+        self.timelines_box = widgets.Accordion(children=[widgets.VBox()], titles=(TIMELINES_TITLE,))
         self.timelines_box.selected_index = None
-        self.deadlock = live_figure()
-        self.deadlock_box = widgets.VBox([self.deadlock], layout=widgets.Layout(display="none"))
+        self.deadlock_box = widgets.VBox([], layout=widgets.Layout(display="none"))
+        #: the run to its end, previewed beside the run on display (``run_preview``)
+        self.preview_progress = widgets.IntProgress(
+            value=0, min=0, max=max_steps, description="previewing"
+        )
+        self.preview_note = widgets.HTML()
+        self.preview_box = widgets.HBox(
+            [self.preview_progress, self.preview_note], layout=widgets.Layout(display="none")
+        )
+        self.preview_box.add_class("flinkstate-preview")
+        self._preview: RunPreview | None = None
         #: the scenario run on display, or a forecast's restored run (``open_forecast``)
         self.run: ScenarioRun | Forecast | None = None
-        self.final: RunResult | None = None
-        self.total = 0
+        self._final: RunResult | None = None
+        #: the run's steps to its end; while the preview runs, those previewed so far
+        self._total = 0
         self.timelines: Timelines | None = None
         self.layout: SceneLayout | None = None
         self._syncing = False
         self._summary: dict[str, Any] = {}
-        #: the caption of each step seen so far, and the scene of the step on display
+        #: the caption of each step seen so far; the items of the step on display (what
+        #: captions compare: ``step`` and ``items``) and its whole scene, once asked for
         self._captions: dict[int, str] = {}
         self._scene: dict[str, Any] | None = None
+        self._whole: dict[str, Any] | None = None
         self._pinned: dict[int, list[str]] = {}
         #: the settings of a loaded trace are being put in place: no run per control
         self._restoring = False
@@ -262,6 +277,7 @@ class RecoveryStepper:
                 [
                     self.controls,
                     self.message,
+                    self.preview_box,
                     self.badge,
                     self.canvas,
                     self.deadlock_box,
@@ -272,17 +288,68 @@ class RecoveryStepper:
             )
         return self._widget
 
+    def _figure(self, name: str, box: widgets.Box) -> go.FigureWidget:
+        """The live figure ``name``, made and put in ``box`` the first time it is asked for."""
+        figure = self._figures.get(name)
+        if figure is None:
+            figure = self._figures[name] = live_figure()
+            box.children = [figure]
+        return figure
+
+    @property
+    def ownership(self) -> go.FigureWidget:
+        """The buffer-ownership graph's figure (drawn while its box is open)."""
+        return self._figure("ownership", self.ownership_box)
+
+    @property
+    def timelines_figure(self) -> go.FigureWidget:
+        """The timelines' figure (drawn while its box is open)."""
+        return self._figure("timelines", self.timelines_box)
+
+    @property
+    def deadlock(self) -> go.FigureWidget:
+        """The waits-for graph's figure (drawn at a deadlock's step)."""
+        return self._figure("deadlock", self.deadlock_box)
+
+    @property
+    def total(self) -> int:
+        """The run's steps to its end (the preview's end: finished now if it still runs)."""
+        self._preview_ended()
+        return self._total
+
+    @property
+    def final(self) -> RunResult | None:
+        """How the run ends (the preview's end: finished now if it still runs)."""
+        self._preview_ended()
+        return self._final
+
+    @property
+    def previewing(self) -> bool:
+        """Whether the run's end is still being previewed (``total`` would wait for it)."""
+        return self._preview is not None and self._preview.end is None
+
     @property
     def scene(self) -> dict[str, Any] | None:
-        """The whole scene of the step on display (the canvas may show large jobs folded)."""
-        return self._scene
+        """The whole scene of the step on display (the canvas may show a large job folded:
+        this is built when asked for, as at P = 64 its folded places are most of a step's
+        cost)."""
+        simulation, world, layout, shown = self.simulation, self.world, self.layout, self._scene
+        if simulation is None or world is None or layout is None or shown is None:
+            return None
+        if shown["step"] != simulation.step_count:
+            return None
+        whole = self._whole
+        if whole is None or whole["step"] != shown["step"]:
+            last = _last(simulation)
+            whole = self._whole = build_scene(world, last, layout, items=shown["items"])
+        return whole
 
     def pin(self, step: int, highlight: list[str]) -> None:
         """Highlight these places and items on the canvas while step ``step`` is on display
         (a tour's stop), opening the folded lanes they are in; the highlight goes when the
         step does."""
         self._pinned[step] = list(highlight)
-        scene = self._scene
+        scene = self.scene
         if scene is not None and scene["step"] == step:
             wanted = set(highlight)
             wanted |= {i["place"] for i in scene["items"] if i["id"] in wanted}
@@ -308,7 +375,9 @@ class RecoveryStepper:
 
     @property
     def summary(self) -> dict[str, Any]:
-        """How the whole run ends (outcome, steps, bytes, deadlock), as the CLI reports it."""
+        """How the whole run ends (outcome, steps, bytes, deadlock), as the CLI reports it (the
+        preview's end: finished now if it still runs)."""
+        self._preview_ended()
         return dict(self._summary)
 
     @property
@@ -382,7 +451,8 @@ class RecoveryStepper:
         return True
 
     def load(self) -> bool:
-        """Prepare the chosen scenario, preview it to its end, and show step 0.
+        """Prepare the chosen scenario, show its step 0, and preview it to its end (in a
+        kernel while the learner looks at step 0 and steps: ``run_preview``).
 
         A refused value is reported in the widget and the current run stays on display.
         """
@@ -404,26 +474,23 @@ class RecoveryStepper:
             self.message.value = refusal(f"Not applied: {error}")
             return False
         self.message.value = ""
+        self._stop_preview()
         self.run = run
         simulation = run.simulation
         if simulation is not None and self.recorded:
             # a loaded trace's run, stepped again after going back: its recorded actions
             simulation.scheduler = Recorded(self.recorded, simulation.scheduler)
         self._captions = {}
-        self._scene = None
+        self._scene = self._whole = None
         self._pinned = {}
         if simulation is None:  # refused by Flink, or no checkpoint to restore from
-            self.final, self.total, self.timelines, self.layout = None, 0, None, None
+            self._final, self._total, self.timelines, self.layout = None, 0, None, None
             self._set_range(0)
             self.message.value = refusal(f"{run.outcome.value}: {run.message}")
             self._summary = run.summary()
             self._render()
             return True
-        run.conclude(simulation.run(max_steps=self.max_steps))
-        self.final = run.result
-        self.total = simulation.step_count
-        self._summary = run.summary()
-        simulation.goto(0)
+        self._final, self._total, self._summary = None, 0, {}
         world = self.world
         assert world is not None
         self.timelines = Timelines.start(world)
@@ -431,9 +498,53 @@ class RecoveryStepper:
             0, TIMELINES_TITLE + (" and event time" if self.timelines.event_time else "")
         )
         self.layout = SceneLayout.of(world)
-        self._set_range(self.total)
+        self._set_range(0)
+        self._preview = RunPreview(run, self.max_steps)
+        self._preview.start(self._on_preview)
+        if self.previewing:  # sliced in the kernel's loop: its progress shows from now
+            self._on_preview(self._preview)
         self._render(animate=False)
         return True
+
+    def _on_preview(self, preview: RunPreview) -> None:
+        """The preview went on (or ended): widen the slider to what it has run, and at its end
+        take the run's result and figures. A preview of a run no longer on display is
+        ignored."""
+        if preview is not self._preview:
+            return
+        end = preview.end
+        self._total = preview.steps
+        if end is None:
+            self.preview_progress.value = preview.steps
+            self.preview_note.value = (
+                f"previewing the run to its end, to say how it ends: <b>{preview.steps:,}</b> "
+                f"steps so far (at most {preview.max_steps:,}); step and go to any step meanwhile"
+            )
+            self.preview_box.layout.display = ""
+        else:
+            self._final, self._summary = end.result, dict(end.summary)
+            self.preview_box.layout.display = "none"
+        self._syncing = True
+        try:
+            self.slider.max = self.play.max = max(self._total, self.current_step)
+        finally:
+            self._syncing = False
+        if self.layout is not None:  # the badge counts the steps previewed, then says the end
+            self._show_status()
+
+    def _preview_ended(self) -> None:
+        """Finish a preview still running, now (a caller needs the run's end)."""
+        preview = self._preview
+        if preview is not None and preview.end is None:
+            preview.finish()
+            self._on_preview(preview)
+
+    def _stop_preview(self) -> None:
+        """Another run comes on display: its preview, if any, stops where it is."""
+        if self._preview is not None:
+            self._preview.cancel()
+        self._preview = None
+        self.preview_box.layout.display = "none"
 
     def open_forecast(self, forecast: Forecast) -> None:
         """Show a forecast's restored run (``recovery.forecast.prepare_forecast``: a
@@ -448,13 +559,14 @@ class RecoveryStepper:
         finally:
             self._restoring = False
         self.recorded, self.faults, self.trace_path = (), frozenset(), None
+        self._stop_preview()
         self.run = forecast
         self._captions = {}
-        self._scene = None
+        self._scene = self._whole = None
         self._pinned = {}
-        self.final = forecast.result
+        self._final = forecast.result
         simulation = forecast.simulation
-        self.total = simulation.step_count
+        self._total = simulation.step_count
         self._summary = _forecast_summary(forecast)
         simulation.goto(0)
         world = forecast.world
@@ -463,7 +575,7 @@ class RecoveryStepper:
             0, TIMELINES_TITLE + (" and event time" if self.timelines.event_time else "")
         )
         self.layout = SceneLayout.of(world)
-        self._set_range(self.total)
+        self._set_range(self._total)
         self._render(animate=False)
         self.message.value = html.escape(
             f"Forecast of checkpoint {forecast.checkpoint_id} ({forecast.checkpoint}) restored "
@@ -515,20 +627,24 @@ class RecoveryStepper:
             self._sync_slider()
             return
         if change["new"] != self.current_step:
-            self.goto(min(int(change["new"]), self.total))
+            self.goto(min(int(change["new"]), self._last_step()))
 
     def goto(self, target: int) -> bool:
         """Show step ``target`` of the run; out of the run's range is refused in the widget."""
         if self.simulation is None:
             self.message.value = refusal("Nothing to step: this configuration has no run.")
             return False
-        if not 0 <= target <= self.total:
+        if not 0 <= target <= self._last_step():
             self.message.value = refusal(
-                f"Not applied: step {target} is outside this run (0 to {self.total})"
+                f"Not applied: step {target} is outside this run (0 to {self._last_step()})"
             )
             return False
         self.message.value = ""
-        return guarded(self.message, lambda: self._move_to(target))
+        # one pause of the collector for the whole click: the scene and items it makes live
+        # until the next click, and a young collection in its middle would promote them
+        # towards the full passes that take most of a second at P = 64
+        with collector_paused():
+            return guarded(self.message, lambda: self._move_to(target))
 
     def run_to_next(self) -> bool:
         """Step until the chosen event happens (or the run ends)."""
@@ -537,7 +653,7 @@ class RecoveryStepper:
             self.message.value = refusal("Nothing to step: this configuration has no run.")
             return False
         kinds = EVENTS_OF_INTEREST[self.until.value]
-        found = self._advance(self.total, kinds)
+        found = self._advance(self._last_step(), kinds)
         self.message.value = (
             ""
             if found or not kinds
@@ -546,6 +662,11 @@ class RecoveryStepper:
         self._sync_slider()
         self._render(animate=True)
         return found or not kinds
+
+    def _last_step(self) -> int:
+        """The last step one can go to: the run's end, or while it is still previewed the step
+        limit (stepping stops at the end where the run ends first)."""
+        return self.max_steps if self.previewing else self._total
 
     def _move_to(self, target: int) -> None:
         simulation, timelines = self.simulation, self.timelines
@@ -582,6 +703,8 @@ class RecoveryStepper:
     def _sync_slider(self) -> None:
         self._syncing = True
         try:
+            # ahead of the preview (a jump while it runs): the slider reaches the step shown
+            self.slider.max = self.play.max = max(self.slider.max, self.current_step)
             self.slider.value = self.current_step
             self.goto_box.value = self.current_step
             self.play.value = self.current_step
@@ -645,7 +768,7 @@ class RecoveryStepper:
     def _ensure_captions(self, step: int) -> None:
         """Caption the steps shown under the canvas that have none yet: go back to before
         the first of them and step forward again (the run is deterministic), comparing the
-        scenes before and after each step. Leaves the scene of ``step`` in ``_scene``."""
+        items before and after each step. Leaves the items of ``step`` in ``_scene``."""
         simulation, timelines, layout = self.simulation, self.timelines, self.layout
         assert simulation is not None
         assert timelines is not None
@@ -656,7 +779,7 @@ class RecoveryStepper:
         scene = self._scene
         if not missing:
             if scene is None or scene["step"] != step:
-                self._scene = build_scene(world, _last(simulation), layout)
+                self._scene = _items(world, layout)
             return
         start = missing[0] - 1
         if (
@@ -667,7 +790,7 @@ class RecoveryStepper:
         ):  # one step forward from the scene on display: caption it from the two scenes
             event = _last(simulation)
             assert event is not None
-            after = build_scene(world, event, layout)
+            after = _items(world, layout)
             self._captions[step] = caption(event, world, scene, after)
             self._scene = after
             return
@@ -677,14 +800,14 @@ class RecoveryStepper:
                     simulation.goto(start)
                     timelines.rewind(start)
                 world = self._world()
-                scene = build_scene(world, _last(simulation), layout)
+                scene = _items(world, layout)
         assert scene is not None
         with collector_paused():
             while simulation.step_count < step:
                 event = simulation.step()
                 assert event is not None, "a recorded step must replay"
                 timelines.record(world, event)
-                after = build_scene(world, event, layout)
+                after = _items(world, layout)
                 self._captions[simulation.step_count] = caption(event, world, scene, after)
                 scene = after
         self._scene = scene
@@ -692,7 +815,7 @@ class RecoveryStepper:
     def _render(self, *, animate: bool = True) -> None:
         simulation, world = self.simulation, self.world
         if simulation is None or world is None or self.layout is None:
-            for figure in (self.ownership, self.timelines_figure, self.deadlock):
+            for figure in self._figures.values():  # those drawn before; none made for this
                 show_spec(figure, {"data": [], "layout": {"title": {"text": "no run"}}})
             self.deadlock_box.layout.display = "none"
             self.badge.value = _badge_html(self._summary, None, 0, 0, self.phase.value)
@@ -701,22 +824,33 @@ class RecoveryStepper:
             return
         captions = self.captions()
         assert self._scene is not None
+        last = _last(simulation)
+        items = self._scene["items"]
         self.canvas.show(
-            collapse_scene(self._scene, self.canvas.expanded),
+            build_scene(world, last, self.layout, expanded=self.canvas.expanded, items=items),
             [[n, text] for n, text in captions],
             animate=animate,
             highlight=self._pinned.get(simulation.step_count, []),
         )
-        last = _last(simulation)
         if self.ownership_box.selected_index == 0:  # drawn only while it is open
             graph = ownership_graph(world, last, self.layout.ownership)
             show_spec(self.ownership, ownership_spec(graph, self.layout.ownership))
         assert self.timelines is not None
         if self.timelines_box.selected_index == 0:  # drawn only while it is open
             show_spec(self.timelines_figure, timelines_spec(self.timelines))
-        final = self.final
+        self._show_status()
+
+    def _show_status(self) -> None:
+        """The badge, the waits-for graph at a deadlock's step and the last events: what
+        depends on the run's end (shown again when its preview ends) and the step."""
+        simulation, world = self.simulation, self.world
+        assert simulation is not None
+        assert world is not None
+        final = self._final
         at_deadlock = (
-            final is not None and final.deadlock is not None and simulation.step_count == self.total
+            final is not None
+            and final.deadlock is not None
+            and simulation.step_count == self._total
         )
         if at_deadlock and final is not None and final.deadlock is not None:
             self.deadlock_box.layout.display = ""  # shown first: the figure measures its box
@@ -724,7 +858,12 @@ class RecoveryStepper:
         else:
             self.deadlock_box.layout.display = "none"
         self.badge.value = _badge_html(
-            self._summary, world, simulation.step_count, self.total, self.phase.value
+            self._summary,
+            world,
+            simulation.step_count,
+            self._total,
+            self.phase.value,
+            previewing=self.previewing,
         ) + _trace_html(self.trace_path, self.faults)
         recent = simulation.events[-RECENT_EVENTS:][::-1]
         items = "".join(
@@ -774,6 +913,11 @@ def _trace_html(path: Path | None, faults: frozenset[str]) -> str:
     )
 
 
+def _items(world: NetworkWorld, layout: SceneLayout) -> dict[str, Any]:
+    """What a caption compares of a step's scene: its items (all of them, folded or not)."""
+    return {"step": world.step, "items": scene_items(world, layout)}
+
+
 def _last(simulation: Simulation) -> Event | None:
     return simulation.events[-1] if simulation.events else None
 
@@ -783,14 +927,27 @@ def _shorten(text: str, limit: int = 220) -> str:
 
 
 def _badge_html(
-    summary: Mapping[str, Any], world: NetworkWorld | None, step: int, total: int, phase: str
+    summary: Mapping[str, Any],
+    world: NetworkWorld | None,
+    step: int,
+    total: int,
+    phase: str,
+    *,
+    previewing: bool = False,
 ) -> str:
+    """Where the run on display is and how it ends (``previewing``: its end is not known yet,
+    ``total`` is the steps previewed so far)."""
     outcome = summary.get("outcome", "")
     expected = summary.get("expected", "")
     colour = _OK if outcome in (Outcome.RECOVERED, Outcome.FINISHED) else _BAD
     if outcome in (Outcome.CHECKPOINT_EXPIRED, Outcome.STOPPED):
         colour = _WARN
-    if phase == "job":
+    if previewing:
+        ending = (
+            "<span style='background:#6b7280;color:white;padding:2px 6px;border-radius:3px'>"
+            "this run: previewing its end</span> (its outcome and figures follow)"
+        )
+    elif phase == "job":
         # the scenario's expectation is about the restart; the job before it is its setting
         ending = (
             f"<span style='background:{colour};color:white;padding:2px 6px;border-radius:3px'>"
@@ -818,7 +975,11 @@ def _badge_html(
             f"<span style='color:{_OK}'>&#10003; invariants hold</span> (no buffer leaked "
             "or owned twice, no record lost or duplicated, order kept per channel)"
         )
-    where = f"step <b>{step}</b> of {total}"
+    where = (
+        f"step <b>{step}</b> (the run's end is being previewed: {total:,} steps so far)"
+        if previewing
+        else f"step <b>{step}</b> of {total}"
+    )
     if total and step == total and summary.get("deadlock"):
         where += " &mdash; <b>stuck here</b>: see the waits-for graph below"
     figures = run_figures(summary, phase)

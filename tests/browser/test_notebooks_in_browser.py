@@ -563,6 +563,93 @@ def test_stepper_notebook_steps_in_chromium(
     assert path.read_bytes() == on_disk, f"{path} changed while the test ran it"
 
 
+LARGE_STEPPER_SOURCE = """\
+from flinkstate.recovery.presets import scenario_preset
+from flinkstate.recovery.scenarios import get_scenario
+from flinkstate.widgets.recovery_stepper import RecoveryStepper
+
+large = scenario_preset("large", get_scenario("baseline-recovery")).values
+stepper = RecoveryStepper("baseline-recovery", overrides=large, phase="job")
+stepper.goto(5000)  # buffers in flight on every lane, as in bench_canvas
+stepper.widget
+"""
+
+#: the stepper's preview of the run to its end has ended: its progress box is hidden and the
+#: badge says how the run ends
+PREVIEW_ENDED = """
+() => {
+  const box = document.querySelector('.flinkstate-preview');
+  if (box === null || getComputedStyle(box).display !== 'none') return null;
+  const badge = [...document.querySelectorAll('.widget-html-content')]
+    .map((node) => node.textContent).find((text) => text.includes('the job before its restart'));
+  return badge && !badge.includes('previewing') ? badge : null;
+}
+"""
+
+
+@pytest.mark.timeout(600)
+def test_the_stepper_of_a_64x64_job_opens_previews_and_steps_in_chromium(
+    open_notebook: Callable[[Path, str], NotebookInBrowser], tmp_path: Path
+) -> None:
+    """The ``large`` preset's 64 x 64 job (issue 23): step 5000 drawn with its lanes folded
+    while the run's end is previewed beside it, then the outcome on the badge; one click on
+    step draws step 5001 with its caption. Kept as screenshots, in a window tall enough for
+    the canvas."""
+    root_dir = tmp_path / "notebooks"
+    root_dir.mkdir()
+    notebook = open_notebook(
+        root_dir, write_notebook(root_dir, "large-stepper", LARGE_STEPPER_SOURCE)
+    )
+    with notebook.explained():
+        notebook.run_all()
+        button = notebook.step_button()
+        element = button.element_handle()
+        before = notebook.wait_for(
+            "no recovery canvas with places rendered next to the step button",
+            f"([button]) => {{ const s = ({CANVAS_STATE})([button]); "
+            "return s && s.places > 0 ? s : null; }",
+            [element],
+            RENDER_TIMEOUT,
+        )
+        assert before["step"] == 5000
+        # 3 operators x 64 subtasks, a row each, with the pools and writers: not 8,300 places
+        assert 192 <= before["places"] < 400, before["places"]
+        output = notebook.page.locator(".jp-OutputArea-output").first
+        notebook.page.set_viewport_size({"width": 1400, "height": 5200})
+        notebook.screenshot(output, "stepper-opened")
+        badge = notebook.wait_for(
+            "the preview of the run to its end did not finish",
+            PREVIEW_ENDED,
+            None,
+            RUN_ALL_TIMEOUT,
+        )
+        assert "finished" in badge, badge
+        canvas = notebook.page.locator(".flinkstate-canvas").nth(before["index"])
+        seen = notebook.page.evaluate("window.flinkstateIopub.length")
+        button.click()
+        after = notebook.wait_for(
+            "one click on step did not re-draw the canvas of the 64 x 64 job",
+            f"""([button, seen]) => {{
+              const failed = window.flinkstateIopub.slice(seen)
+                .filter((line) => line.startsWith('error:'));
+              if (failed.length) return {{kernelErrors: failed}};
+              const now = ({CANVAS_STATE})([button]);
+              return now && now.step === 5001 && now.caption ? now : null;
+            }}""",
+            [element, seen],
+            CLICK_TIMEOUT,
+        )
+        assert "kernelErrors" not in after, "the click failed in the kernel:\n" + "\n".join(
+            after.get("kernelErrors", [])
+        )
+        assert after["caption"].startswith("step 5001")
+        notebook.page.wait_for_timeout(600)  # let the items travel before the picture
+        notebook.screenshot(canvas, "canvas-step-5001")
+        notebook.screenshot(output, "stepper-step-5001")
+        errors = notebook.helper("errors", notebook.name)
+        assert not errors, "cells show errors after the click:\n" + "\n".join(errors)
+
+
 REAL_CHECKPOINT_NOTEBOOK = "07-inspect-a-real-checkpoint.ipynb"
 
 

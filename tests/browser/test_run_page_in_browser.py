@@ -139,3 +139,49 @@ def test_a_run_page_draws_watermarks_between_records(
         assert errors == []
     finally:
         context.close()
+
+
+#: what the canvas shows, in drawing order: each place's markup, and each item's markup,
+#: position and visibility (the transitions aside)
+_DRAWN = """() => {
+  const canvas = document.querySelector('.flinkstate-canvas');
+  return {
+    places: [...canvas.querySelectorAll('.fs-place')].map((g) => g.outerHTML),
+    items: [...canvas.querySelectorAll('.fs-item')]
+      .map((g) => `${g.dataset.id}@${g.style.transform}@${g.style.opacity}:${g.innerHTML}`)
+      .sort(),
+  };
+}"""
+
+
+@pytest.mark.timeout(300)
+def test_a_canvas_drawn_step_by_step_shows_what_one_drawn_at_once_shows(
+    browser: Browser, tmp_path: Path
+) -> None:
+    """The canvas draws again only the places and items that changed (issue 23: at P = 64
+    most of a step's do not): twenty clicks on step end on the very drawing a fresh page
+    makes of the same step in one go (a 12 x 12 job: its lanes folded)."""
+    big = {"source_parallelism": 12, "parallelism": 12, "records": 20}
+    target = write_whole(tmp_path / "run.html", scenario_page("baseline-recovery", overrides=big))
+    context = browser.new_context(viewport={"width": 1280, "height": 1000}, offline=True)
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        drawings = []
+        for clicks in (20, 0):
+            page.goto(target.as_uri())
+            page.wait_for_function("document.body.dataset.ready === 'true'", timeout=60_000)
+            _go_to(page, 320 - clicks)
+            for step in range(321 - clicks, 321):
+                page.click("#step")
+                _drawn(page, step)
+            page.wait_for_timeout(700)  # the last travels and fades are over
+            drawings.append(page.evaluate(_DRAWN))
+        stepped, at_once = drawings
+        assert 36 <= len(at_once["places"]) < 100  # 3 x 12 subtasks folded to a row each
+        assert at_once["items"]
+        assert stepped == at_once
+        assert errors == []
+    finally:
+        context.close()

@@ -222,3 +222,50 @@ def test_a_small_job_is_never_collapsed() -> None:
 
     for _, _, scene in _scenes("baseline-recovery", "job", every=200, limit=600):
         assert collapse_scene(scene) == scene
+
+
+@pytest.mark.parametrize(
+    ("scenario", "overrides", "phase"),
+    [
+        ("baseline-recovery", {"source_parallelism": 12, "parallelism": 12, "records": 20}, "job"),
+        (
+            "keyed-upscale",
+            {"source_parallelism": 9, "parallelism": 9, "new_parallelism": 13},
+            "restart",
+        ),
+        ("checkpoint-during-drain", {"source_parallelism": 9, "parallelism": 9}, "restart"),
+    ],
+)
+def test_a_scene_built_folded_is_the_whole_scene_folded(
+    scenario: str, overrides: dict[str, int], phase: str
+) -> None:
+    """What the stepper draws at P = 64, built without the folded places' details, is the
+    whole scene folded: places in order, their details, items, wires and the step's moves
+    (remapped to the task's place), with no lane, one lane and every lane open."""
+    from flinkstate.views.scene import collapse_scene, scene_items
+
+    run = prepare_scenario(scenario, seed=0, overrides=overrides, phase=phase)
+    simulation = run.simulation
+    assert simulation is not None
+    world = simulation.model
+    assert isinstance(world, NetworkWorld)
+    layout = SceneLayout.of(world)
+    assert layout.collapsible
+    tasks = sorted(world.tasks)
+    openings = [set(), {tasks[len(tasks) // 2]}, set(tasks)]
+    checked = 0
+    while simulation.step_count < 2400:
+        event = simulation.step()
+        if event is None:
+            break
+        if simulation.step_count % 300 and not any(m.source != m.target for m in event.moves):
+            continue
+        whole = build_scene(world, event, layout)
+        assert scene_items(world, layout) == whole["items"]
+        for expanded in openings:
+            folded = build_scene(world, event, layout, expanded=expanded)
+            assert folded == collapse_scene(whole, expanded)
+        checked += 1
+        if checked == 12:
+            break
+    assert checked == 12

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import pytest
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.recovery.forecast import Forecast
-from flinkstate.recovery.scenarios import get_scenario
+from flinkstate.recovery.presets import scenario_preset
+from flinkstate.recovery.scenarios import get_scenario, prepare_scenario
 from flinkstate.views.ownership import ownership_graph, ownership_spec
-from flinkstate.views.scene import build_scene
+from flinkstate.views.scene import SceneLayout, build_scene
 from flinkstate.widgets.recovery_stepper import EVENTS_OF_INTEREST, RecoveryStepper
 
 
@@ -469,3 +472,108 @@ def test_a_forecast_of_a_real_checkpoint_is_stepped_like_a_restart() -> None:
             e.action for e in reference.simulation.events[:3]
         ]
     )
+
+
+LARGE_KEYED_UPSCALE = scenario_preset("large", get_scenario("keyed-upscale")).values
+
+
+def _opened_in_a_kernel(
+    scenario: str, overrides: Mapping[str, object], then: Callable[[RecoveryStepper], None]
+) -> RecoveryStepper:
+    """A stepper opened in a running event loop, as a kernel runs a cell; ``then`` runs
+    before the loop gets to the preview's first slice."""
+
+    async def open_it() -> RecoveryStepper:
+        stepper = RecoveryStepper(scenario, overrides=overrides)
+        then(stepper)
+        return stepper
+
+    return asyncio.run(open_it())
+
+
+def test_opened_in_a_kernel_it_shows_step_zero_at_once_and_the_preview_s_progress() -> None:
+    overrides = {"records": 30}
+    before = RecoveryStepper("baseline-recovery", overrides=overrides)  # no loop: at once
+    assert not before.previewing
+    assert before.preview_box.layout.display == "none"
+    before.goto(2)
+    captions_at_2 = list(before.canvas.captions)
+    before.goto(0)
+
+    async def open_step_and_wait() -> RecoveryStepper:
+        stepper = RecoveryStepper("baseline-recovery", overrides=overrides)
+        assert stepper.previewing
+        assert stepper.preview_box.layout.display == ""
+        assert "previewing the run to its end" in stepper.preview_note.value
+        assert "this run: previewing its end" in stepper.badge.value
+        assert stepper.canvas.scene == before.canvas.scene  # the same step 0
+        stepper.step_button.click()  # stepping does not wait for the preview
+        stepper.step_button.click()
+        assert stepper.current_step == 2
+        assert stepper.canvas.captions == captions_at_2
+        while stepper.previewing:  # the loop runs the preview's slices
+            await asyncio.sleep(0)
+        return stepper
+
+    stepper = asyncio.run(open_step_and_wait())
+    assert stepper.preview_box.layout.display == "none"
+    assert stepper.slider.max == stepper.total == before.total
+    assert stepper.summary == before.summary
+    assert stepper.current_step == 2
+    before.goto(2)
+    assert stepper.badge.value == before.badge.value  # "this run: recovered", its figures
+
+
+def test_what_needs_the_run_s_end_finishes_its_preview_there_and_then() -> None:
+    stepper = _opened_in_a_kernel("baseline-recovery", {"records": 30}, lambda _: None)
+    whole = RecoveryStepper("baseline-recovery", overrides={"records": 30})
+    # the loop ended before the preview: asking for the end finishes it
+    assert stepper.summary == whole.summary
+    assert not stepper.previewing
+    assert stepper.total == stepper.slider.max == whole.total
+    assert stepper.goto(stepper.total)
+    assert not stepper.goto(stepper.total + 1)
+
+
+def test_a_jump_ahead_of_the_preview_is_taken_and_a_new_setting_drops_the_old_preview() -> None:
+    def jump_and_change(stepper: RecoveryStepper) -> None:
+        assert stepper.goto(500)  # nothing previewed yet: the run itself steps there
+        assert stepper.slider.max >= stepper.slider.value == 500
+        stepper.seed.value = 1  # another run: its own preview, the first one's dropped
+        assert stepper.current_step == 0
+        assert stepper.previewing
+
+    stepper = _opened_in_a_kernel("baseline-recovery", {"records": 30}, jump_and_change)
+    assert (
+        stepper.summary
+        == RecoveryStepper("baseline-recovery", seed=1, overrides={"records": 30}).summary
+    )
+
+
+def test_the_figures_are_made_only_when_they_are_drawn() -> None:
+    stepper = RecoveryStepper("baseline-recovery", overrides={"records": 20})
+    assert stepper.ownership_box.children[0].__class__.__name__ == "VBox"
+    assert stepper.timelines_box.children[0].__class__.__name__ == "VBox"
+    assert stepper.deadlock_box.children == ()
+    stepper.ownership_box.selected_index = 0
+    assert stepper.ownership_box.children == (stepper.ownership,)
+    assert stepper.ownership.layout.title.text == "Buffer ownership at step 0"
+    assert stepper.timelines_box.children[0].__class__.__name__ == "VBox"
+
+
+def test_at_the_large_preset_it_opens_at_step_zero_with_the_progress_shown() -> None:
+    """64-wide keyed upscale (36 -> 63): step 0 is the restored job's, as a whole run's step 0
+    is; the run's end is previewed after it, its progress on show."""
+
+    def at_open(stepper: RecoveryStepper) -> None:
+        assert stepper.previewing
+        assert stepper.preview_box.layout.display == ""
+        assert stepper.current_step == 0
+
+    stepper = _opened_in_a_kernel("keyed-upscale", LARGE_KEYED_UPSCALE, at_open)
+    run = prepare_scenario("keyed-upscale", overrides=LARGE_KEYED_UPSCALE)
+    assert run.world is not None
+    expected = build_scene(run.world, None, SceneLayout.of(run.world))
+    assert stepper.scene == expected
+    assert stepper.canvas.scene["collapsible"]  # 63 subtasks an operator: lanes folded
+    assert stepper.canvas.scene["step"] == 0
