@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import functools
 import itertools
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeVar, overload
 
-from flinkstate.network.buffer import LocalBufferPool, NetworkBufferPool, network_pool_name
+from flinkstate.network.buffer import Buffer, LocalBufferPool, NetworkBufferPool, network_pool_name
 from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.channel_state_writer import ChannelStateWriter
 from flinkstate.network.consumer import Channel
+from flinkstate.network.events import BARRIER
 from flinkstate.network.fetched_channel_state import FetchedChannelStateDrainer
 from flinkstate.network.ledger import Changes, Marks, ReadersOf
 from flinkstate.network.partition import Subpartition
@@ -234,6 +236,8 @@ class ActorIndex:
 
 
 _NONE: frozenset[int] = frozenset()
+#: a task's channels whose head is data, per gate: their indices in the gate, ascending
+DataHeads = tuple[tuple[int, ...], ...]
 
 
 @dataclass(slots=True)
@@ -268,6 +272,10 @@ class ActionCache:
     #: per task (by name), the channels whose head is a barrier, or may be (a task not in it
     #: looks at every channel; values replaced, never changed, so a copy shares them)
     barrier_heads: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: per task (by name, kept with its ``barrier_heads``), per gate, the indices (ascending) of
+    #: the channels whose head is data or an event other than a barrier, or may be: the only
+    #: channels its round-robin poll looks at (values replaced, never changed)
+    data_heads: dict[str, DataHeads] = field(default_factory=dict)
 
     @classmethod
     def of(cls, index: ActorIndex) -> ActionCache:
@@ -287,6 +295,7 @@ class ActionCache:
             dict(self.waiting_global),
             set(self.touched),
             dict(self.barrier_heads),
+            dict(self.data_heads),
         )
 
     def wait_for_floating(self, slot: int, waiting: bool) -> None:
@@ -343,30 +352,47 @@ class ActionCache:
             self.index.readers_of,
         )
 
-    def look_again(self, head_is_barrier: Callable[[str], bool]) -> None:
-        """Bring each task's barrier heads up to date with the channels touched since:
-        ``head_is_barrier`` tells, for a channel's name, whether its head is a barrier now."""
+    def look_again(self, head_of: Callable[[str], Buffer | None]) -> None:
+        """Bring each task's barrier and data heads up to date with the channels touched
+        since: ``head_of`` gives, for a channel's name, its head as its consumer sees it now."""
         touched = self.touched
         if not touched:
             return
         places = self.index.channel_places
         heads = self.barrier_heads
+        data_heads = self.data_heads
         for channel in touched:
-            task = places[channel][0]
+            task, gate_index, index = places[channel]
             known = heads.get(task)
             if known is None:
                 continue  # it looks at every channel next time
-            if head_is_barrier(channel):
+            head = head_of(channel)
+            barrier = head is not None and head.event == BARRIER
+            if barrier:
                 if channel not in known:
                     heads[task] = known | {channel}
             elif channel in known:
                 heads[task] = known - {channel}
+            data = data_heads[task]
+            indices = data[gate_index]
+            position = bisect_left(indices, index)
+            present = position < len(indices) and indices[position] == index
+            if head is not None and not barrier:
+                if present:
+                    continue
+                indices = (*indices[:position], index, *indices[position:])
+            elif present:
+                indices = indices[:position] + indices[position + 1 :]
+            else:
+                continue
+            data_heads[task] = (*data[:gate_index], indices, *data[gate_index + 1 :])
         touched.clear()
 
     def invalidate(self) -> None:
         """Every actor's actions are due again, and every task looks at every channel."""
         self.stale.update(range(len(self.cached)))
         self.barrier_heads.clear()
+        self.data_heads.clear()
 
 
 class StaleActionsError(RuntimeError):

@@ -318,8 +318,9 @@ class NetworkWorld(NetworkState):
         cache = self.actions
         index = cache.index
         channels = self.channels
-        cache.look_again(lambda name: mailbox.head_is_barrier(self, channels[name]))
+        cache.look_again(lambda name: mailbox.visible_head(self, channels[name]))
         heads = cache.barrier_heads
+        data_heads = cache.data_heads
         for slot in cache.stale:
             name = index.actors[slot]
             if slot < index.task_count:
@@ -327,7 +328,8 @@ class NetworkWorld(NetworkState):
                 known = heads.get(task.name)
                 if known is None:  # looked at once whole, then kept up to date
                     known = heads[task.name] = mailbox.barrier_heads(self, task)
-                action = mailbox.task_action(self, task, known)
+                    data_heads[task.name] = mailbox.data_heads(self, task)
+                action = mailbox.task_action(self, task, known, data_heads[task.name])
                 cache.update(slot, () if action is None else (action,))
             elif slot < index.transport_end:
                 offered, waiting = self._transport_actions(self.channels[name])
@@ -352,6 +354,15 @@ class NetworkWorld(NetworkState):
                     raise AssertionError(
                         f"step {self.journal.step}: {task.name}'s channels "
                         f"{sorted(barriers - known)} have a barrier at their head, unnoted"
+                    )
+                data = data_heads.get(task.name)
+                actual = mailbox.data_heads(self, task)
+                if data is not None and any(
+                    not set(now) <= set(noted) for now, noted in zip(actual, data, strict=True)
+                ):
+                    raise AssertionError(
+                        f"step {self.journal.step}: {task.name}'s channels with data at "
+                        f"their head, per gate, are {actual}; noted: {data}"
                     )
             full = self._scan_actions()
             if full != list(actions):
