@@ -236,6 +236,7 @@ class ActorIndex:
 
 
 _NONE: frozenset[int] = frozenset()
+_NO_POOLS: frozenset[str] = frozenset()
 #: a task's channels whose head is data, per gate: their indices in the gate, ascending
 DataHeads = tuple[tuple[int, ...], ...]
 
@@ -260,12 +261,20 @@ class ActionCache:
     #: how many times ``cached`` changed: a view of it is good while this stays as it was
     #: (bookkeeping of the views, not of the actions)
     version: int = field(default=0, compare=False)
-    #: the transports waiting for floating buffers, by the local and by the global pool they
-    #: wait on: only they read those pools (Flink's ``BufferListener`` registered with the
-    #: ``LocalBufferPool`` while a ``BufferManager`` waits); values replaced, never changed,
-    #: so a copy shares them
+    #: the transports waiting for floating buffers by the local pool they wait on, and those
+    #: local pools by the global pool behind them: only they read those pools (Flink's
+    #: ``BufferListener`` registered with the ``LocalBufferPool`` while a ``BufferManager``
+    #: waits); values replaced, never changed, so a copy shares them
     waiting_local: dict[str, frozenset[int]] = field(default_factory=dict)
-    waiting_global: dict[str, frozenset[int]] = field(default_factory=dict)
+    waiting_global: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: per local pool with waiting transports, whether it could give one a floating buffer
+    #: when their actions were computed: all a waiting transport reads of its pools, so a
+    #: change of the pools marks them stale only where it changed this (``recheck_pools``);
+    #: a pool every free segment of which is taken, as behind a back-pressured gate, changes
+    #: at every recycle without changing it
+    pool_available: dict[str, bool] = field(default_factory=dict)
+    #: the local pools with waiting transports changed since (noted by ``Changes``)
+    recheck: set[str] = field(default_factory=set)
     #: the channels whose head may have changed since each consumer last looked (noted by
     #: ``Changes``, taken in by :meth:`look_again`)
     touched: set[str] = field(default_factory=set)
@@ -293,24 +302,54 @@ class ActionCache:
             0,
             dict(self.waiting_local),
             dict(self.waiting_global),
+            dict(self.pool_available),
+            set(self.recheck),
             set(self.touched),
             dict(self.barrier_heads),
             dict(self.data_heads),
         )
 
-    def wait_for_floating(self, slot: int, waiting: bool) -> None:
+    def wait_for_floating(
+        self, slot: int, waiting: bool, available: Callable[[str], bool] | None = None
+    ) -> None:
         """Whether the transport in ``slot`` waits for floating buffers now: while it does, a
-        change of its gate's pool or of that pool's global pool marks it stale."""
+        change of its gate's pool or of that pool's global pool marks it stale where it
+        changes whether the pool can give a buffer (``available``, asked of a local pool's
+        name when the first transport starts waiting on it: as its actions see it now)."""
         local, global_pool = self.index.floating_pools[slot]
         listeners = self.waiting_local.get(local, _NONE)
         if (slot in listeners) is waiting:
             return
         if waiting:
+            if not listeners:
+                assert available is not None, "a transport starts waiting: its pool's state"
+                self.pool_available[local] = available(local)
+                behind = self.waiting_global.get(global_pool, _NO_POOLS)
+                self.waiting_global[global_pool] = behind | {local}
             self.waiting_local[local] = listeners | {slot}
-            self.waiting_global[global_pool] = self.waiting_global.get(global_pool, _NONE) | {slot}
         else:
-            self.waiting_local[local] = listeners - {slot}
-            self.waiting_global[global_pool] = self.waiting_global[global_pool] - {slot}
+            listeners = listeners - {slot}
+            self.waiting_local[local] = listeners
+            if not listeners:
+                del self.pool_available[local]
+                self.waiting_global[global_pool] = self.waiting_global[global_pool] - {local}
+
+    def recheck_pools(self, available: Callable[[str], bool]) -> None:
+        """Mark stale the transports waiting on each local pool changed since (``recheck``)
+        whose availability (``available``, by the pool's name) is no longer what their actions
+        were computed with."""
+        recheck = self.recheck
+        if not recheck:
+            return
+        known = self.pool_available
+        for name in recheck:
+            waiting = self.waiting_local.get(name)
+            if waiting:
+                now = available(name)
+                if now != known[name]:
+                    known[name] = now
+                    self.stale.update(waiting)
+        recheck.clear()
 
     def update(self, slot: int, actions: tuple[Action, ...]) -> None:
         """An actor's actions as computed now."""
@@ -348,7 +387,7 @@ class ActionCache:
     def listen(self, changes: Changes) -> None:
         """The changes a step notes mark this cache's actors stale."""
         changes.attach(
-            Marks(self.stale, self.touched, self.waiting_local, self.waiting_global),
+            Marks(self.stale, self.touched, self.waiting_local, self.waiting_global, self.recheck),
             self.index.readers_of,
         )
 
@@ -393,6 +432,11 @@ class ActionCache:
         self.stale.update(range(len(self.cached)))
         self.barrier_heads.clear()
         self.data_heads.clear()
+        # every transport computed again starts waiting afresh, its pool's state read anew
+        self.waiting_local.clear()
+        self.waiting_global.clear()
+        self.pool_available.clear()
+        self.recheck.clear()
 
 
 class StaleActionsError(RuntimeError):

@@ -319,6 +319,7 @@ class NetworkWorld(NetworkState):
         index = cache.index
         channels = self.channels
         cache.look_again(lambda name: mailbox.visible_head(self, channels[name]))
+        cache.recheck_pools(self._floating_available)
         heads = cache.barrier_heads
         data_heads = cache.data_heads
         for slot in cache.stale:
@@ -333,7 +334,7 @@ class NetworkWorld(NetworkState):
                 cache.update(slot, () if action is None else (action,))
             elif slot < index.transport_end:
                 offered, waiting = self._transport_actions(self.channels[name])
-                cache.wait_for_floating(slot, waiting)
+                cache.wait_for_floating(slot, waiting, self._floating_available)
                 cache.update(slot, offered)
             elif slot < index.writer_end:
                 cache.update(slot, checkpointing.writer_actions(self, self.writers[name]))
@@ -380,6 +381,12 @@ class NetworkWorld(NetworkState):
             return (), False
         waiting = transport.waits_for_floating(self, channel)
         return tuple(transport.transport_actions(self, channel, waiting)), waiting
+
+    def _floating_available(self, pool: str) -> bool:
+        """Whether the local pool ``pool`` can give a waiting transport a floating buffer now
+        (what its ``request-floating`` depends on)."""
+        pools = self.buffer_pools
+        return pools.can_request(pools.local[pool], False)
 
     def _reader_action(self, name: str) -> tuple[Action, ...]:
         task = self.tasks[self.actions.index.refs[name].task]
