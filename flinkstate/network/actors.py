@@ -285,6 +285,9 @@ class ActionCache:
     #: the channels whose head is data or an event other than a barrier, or may be: the only
     #: channels its round-robin poll looks at (values replaced, never changed)
     data_heads: dict[str, DataHeads] = field(default_factory=dict)
+    #: per gate of a task restoring, how many of its first channels had consumed their
+    #: recovered state when last looked (``classic.state_consumed``)
+    consumed: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, index: ActorIndex) -> ActionCache:
@@ -307,6 +310,7 @@ class ActionCache:
             set(self.touched),
             dict(self.barrier_heads),
             dict(self.data_heads),
+            dict(self.consumed),
         )
 
     def wait_for_floating(
@@ -432,6 +436,7 @@ class ActionCache:
         self.stale.update(range(len(self.cached)))
         self.barrier_heads.clear()
         self.data_heads.clear()
+        self.consumed.clear()
         # every transport computed again starts waiting afresh, its pool's state read anew
         self.waiting_local.clear()
         self.waiting_global.clear()

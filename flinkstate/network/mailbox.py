@@ -52,9 +52,11 @@ def task_action(
     task: Task,
     heads: frozenset[str] | None = None,
     data: DataHeads | None = None,
+    consumed: dict[str, int] | None = None,
 ) -> Action | None:
     """The one thing the task's mailbox thread does next, if any; ``heads`` as for
-    :func:`barrier_channel`, ``data`` as for :func:`next_channel_with_data`."""
+    :func:`barrier_channel`, ``data`` as for :func:`next_channel_with_data`, ``consumed`` as
+    for ``classic.state_consumed``."""
     if task.finished:
         return None
     if task.failover is not None:  # a failover stopped it: it only completes its cancel
@@ -72,7 +74,7 @@ def task_action(
             if mail is not None and not urgent:
                 return action(task.name, mail)
         else:
-            gate = classic.gate_to_convert(world, task)
+            gate = classic.gate_to_convert(world, task, consumed)
             if gate is not None and not task.ready and not task.busy and not task.pending:
                 return action(task.name, "convert", gate.name)
     if task.busy:

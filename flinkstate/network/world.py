@@ -330,7 +330,9 @@ class NetworkWorld(NetworkState):
                 if known is None:  # looked at once whole, then kept up to date
                     known = heads[task.name] = mailbox.barrier_heads(self, task)
                     data_heads[task.name] = mailbox.data_heads(self, task)
-                action = mailbox.task_action(self, task, known, data_heads[task.name])
+                action = mailbox.task_action(
+                    self, task, known, data_heads[task.name], cache.consumed
+                )
                 cache.update(slot, () if action is None else (action,))
             elif slot < index.transport_end:
                 offered, waiting = self._transport_actions(self.channels[name])
