@@ -14,11 +14,12 @@ task runs is looked at every :data:`CHECK_EVERY` steps, the exact step read from
 
 Baseline, in the same run: steps of the engine on a model whose one action does nothing
 (``bench_simulator.NoopModel``), timed first while the heap is small and scaled to as many as
-the restart took until every task ran: the ratio is what a step of the restart costs. Processor seconds are printed beside wall seconds: on a shared
-machine they change less with the other work on it. Everything runs in a process of its own,
-so that its peak resident memory is this run's; the job to its checkpoint and the restored
-job's setup come first and are timed apart. Target (issue 23): every task running in under
-60 s. The smoke run takes the same job at 8 -> 4 -> 2 with 60 records per source.
+the restart took until every task ran: the ratio is what a step of the restart costs.
+Processor seconds are printed beside wall seconds: on a shared machine they change less with
+the other work on it. Everything runs in a process of its own, so that its peak resident
+memory is this run's; the job to its checkpoint and the restored job's setup come first and
+are timed apart. Target (issue 23): every task running in under 60 s. The smoke run takes the
+same job at 8 -> 4 -> 2 with 60 records per source.
 """
 
 from __future__ import annotations
