@@ -70,7 +70,10 @@ def stepped(world: NetworkWorld, steps: int, *, snapshots: bool = True) -> Simul
     """``steps`` seeded random steps of the restart, with the stepper's snapshots or none (a
     run nobody steps back through, as the command line's)."""
     every = SNAPSHOT_EVERY if snapshots else None
-    simulation = Simulation(world.clone, make_scheduler("random", 0), every)
+    # as the stepper starts (``prepare_scenario``): a snapshot of the restored world, or a
+    # whole copy for a run without snapshots
+    start = world.snapshot if snapshots else world.clone
+    simulation = Simulation(start, make_scheduler("random", 0), every)
     simulation.run(steps)
     return simulation
 

@@ -14,15 +14,17 @@ from __future__ import annotations
 
 import functools
 import itertools
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeVar, overload
 
-from flinkstate.network.buffer import LocalBufferPool, NetworkBufferPool, network_pool_name
+from flinkstate.network.buffer import Buffer, LocalBufferPool, NetworkBufferPool, network_pool_name
 from flinkstate.network.channel_state_reader import ChannelStateReader
 from flinkstate.network.channel_state_writer import ChannelStateWriter
 from flinkstate.network.consumer import Channel
+from flinkstate.network.events import BARRIER
 from flinkstate.network.fetched_channel_state import FetchedChannelStateDrainer
 from flinkstate.network.ledger import Changes, Marks, ReadersOf
 from flinkstate.network.partition import Subpartition
@@ -234,6 +236,9 @@ class ActorIndex:
 
 
 _NONE: frozenset[int] = frozenset()
+_NO_POOLS: frozenset[str] = frozenset()
+#: a task's channels whose head is data, per gate: their indices in the gate, ascending
+DataHeads = tuple[tuple[int, ...], ...]
 
 
 @dataclass(slots=True)
@@ -256,18 +261,33 @@ class ActionCache:
     #: how many times ``cached`` changed: a view of it is good while this stays as it was
     #: (bookkeeping of the views, not of the actions)
     version: int = field(default=0, compare=False)
-    #: the transports waiting for floating buffers, by the local and by the global pool they
-    #: wait on: only they read those pools (Flink's ``BufferListener`` registered with the
-    #: ``LocalBufferPool`` while a ``BufferManager`` waits); values replaced, never changed,
-    #: so a copy shares them
+    #: the transports waiting for floating buffers by the local pool they wait on, and those
+    #: local pools by the global pool behind them: only they read those pools (Flink's
+    #: ``BufferListener`` registered with the ``LocalBufferPool`` while a ``BufferManager``
+    #: waits); values replaced, never changed, so a copy shares them
     waiting_local: dict[str, frozenset[int]] = field(default_factory=dict)
-    waiting_global: dict[str, frozenset[int]] = field(default_factory=dict)
+    waiting_global: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: per local pool with waiting transports, whether it could give one a floating buffer
+    #: when their actions were computed: all a waiting transport reads of its pools, so a
+    #: change of the pools marks them stale only where it changed this (``recheck_pools``);
+    #: a pool every free segment of which is taken, as behind a back-pressured gate, changes
+    #: at every recycle without changing it
+    pool_available: dict[str, bool] = field(default_factory=dict)
+    #: the local pools with waiting transports changed since (noted by ``Changes``)
+    recheck: set[str] = field(default_factory=set)
     #: the channels whose head may have changed since each consumer last looked (noted by
     #: ``Changes``, taken in by :meth:`look_again`)
     touched: set[str] = field(default_factory=set)
     #: per task (by name), the channels whose head is a barrier, or may be (a task not in it
     #: looks at every channel; values replaced, never changed, so a copy shares them)
     barrier_heads: dict[str, frozenset[str]] = field(default_factory=dict)
+    #: per task (by name, kept with its ``barrier_heads``), per gate, the indices (ascending) of
+    #: the channels whose head is data or an event other than a barrier, or may be: the only
+    #: channels its round-robin poll looks at (values replaced, never changed)
+    data_heads: dict[str, DataHeads] = field(default_factory=dict)
+    #: per gate of a task restoring, how many of its first channels had consumed their
+    #: recovered state when last looked (``classic.state_consumed``)
+    consumed: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def of(cls, index: ActorIndex) -> ActionCache:
@@ -285,23 +305,55 @@ class ActionCache:
             0,
             dict(self.waiting_local),
             dict(self.waiting_global),
+            dict(self.pool_available),
+            set(self.recheck),
             set(self.touched),
             dict(self.barrier_heads),
+            dict(self.data_heads),
+            dict(self.consumed),
         )
 
-    def wait_for_floating(self, slot: int, waiting: bool) -> None:
+    def wait_for_floating(
+        self, slot: int, waiting: bool, available: Callable[[str], bool] | None = None
+    ) -> None:
         """Whether the transport in ``slot`` waits for floating buffers now: while it does, a
-        change of its gate's pool or of that pool's global pool marks it stale."""
+        change of its gate's pool or of that pool's global pool marks it stale where it
+        changes whether the pool can give a buffer (``available``, asked of a local pool's
+        name when the first transport starts waiting on it: as its actions see it now)."""
         local, global_pool = self.index.floating_pools[slot]
         listeners = self.waiting_local.get(local, _NONE)
         if (slot in listeners) is waiting:
             return
         if waiting:
+            if not listeners:
+                assert available is not None, "a transport starts waiting: its pool's state"
+                self.pool_available[local] = available(local)
+                behind = self.waiting_global.get(global_pool, _NO_POOLS)
+                self.waiting_global[global_pool] = behind | {local}
             self.waiting_local[local] = listeners | {slot}
-            self.waiting_global[global_pool] = self.waiting_global.get(global_pool, _NONE) | {slot}
         else:
-            self.waiting_local[local] = listeners - {slot}
-            self.waiting_global[global_pool] = self.waiting_global[global_pool] - {slot}
+            listeners = listeners - {slot}
+            self.waiting_local[local] = listeners
+            if not listeners:
+                del self.pool_available[local]
+                self.waiting_global[global_pool] = self.waiting_global[global_pool] - {local}
+
+    def recheck_pools(self, available: Callable[[str], bool]) -> None:
+        """Mark stale the transports waiting on each local pool changed since (``recheck``)
+        whose availability (``available``, by the pool's name) is no longer what their actions
+        were computed with."""
+        recheck = self.recheck
+        if not recheck:
+            return
+        known = self.pool_available
+        for name in recheck:
+            waiting = self.waiting_local.get(name)
+            if waiting:
+                now = available(name)
+                if now != known[name]:
+                    known[name] = now
+                    self.stale.update(waiting)
+        recheck.clear()
 
     def update(self, slot: int, actions: tuple[Action, ...]) -> None:
         """An actor's actions as computed now."""
@@ -339,34 +391,57 @@ class ActionCache:
     def listen(self, changes: Changes) -> None:
         """The changes a step notes mark this cache's actors stale."""
         changes.attach(
-            Marks(self.stale, self.touched, self.waiting_local, self.waiting_global),
+            Marks(self.stale, self.touched, self.waiting_local, self.waiting_global, self.recheck),
             self.index.readers_of,
         )
 
-    def look_again(self, head_is_barrier: Callable[[str], bool]) -> None:
-        """Bring each task's barrier heads up to date with the channels touched since:
-        ``head_is_barrier`` tells, for a channel's name, whether its head is a barrier now."""
+    def look_again(self, head_of: Callable[[str], Buffer | None]) -> None:
+        """Bring each task's barrier and data heads up to date with the channels touched
+        since: ``head_of`` gives, for a channel's name, its head as its consumer sees it now."""
         touched = self.touched
         if not touched:
             return
         places = self.index.channel_places
         heads = self.barrier_heads
+        data_heads = self.data_heads
         for channel in touched:
-            task = places[channel][0]
+            task, gate_index, index = places[channel]
             known = heads.get(task)
             if known is None:
                 continue  # it looks at every channel next time
-            if head_is_barrier(channel):
+            head = head_of(channel)
+            barrier = head is not None and head.event == BARRIER
+            if barrier:
                 if channel not in known:
                     heads[task] = known | {channel}
             elif channel in known:
                 heads[task] = known - {channel}
+            data = data_heads[task]
+            indices = data[gate_index]
+            position = bisect_left(indices, index)
+            present = position < len(indices) and indices[position] == index
+            if head is not None and not barrier:
+                if present:
+                    continue
+                indices = (*indices[:position], index, *indices[position:])
+            elif present:
+                indices = indices[:position] + indices[position + 1 :]
+            else:
+                continue
+            data_heads[task] = (*data[:gate_index], indices, *data[gate_index + 1 :])
         touched.clear()
 
     def invalidate(self) -> None:
         """Every actor's actions are due again, and every task looks at every channel."""
         self.stale.update(range(len(self.cached)))
         self.barrier_heads.clear()
+        self.data_heads.clear()
+        self.consumed.clear()
+        # every transport computed again starts waiting afresh, its pool's state read anew
+        self.waiting_local.clear()
+        self.waiting_global.clear()
+        self.pool_available.clear()
+        self.recheck.clear()
 
 
 class StaleActionsError(RuntimeError):

@@ -28,6 +28,8 @@ from flinkstate.sim.core import Event, Move, Violation
 Readers = dict[str, tuple[int, ...]]
 #: a pool's name to the slots of the actors that read it only for now (while they wait on it)
 Waiting = dict[str, frozenset[int]]
+#: a global pool's name to the local pools behind it that such actors wait on
+WaitingBehind = dict[str, frozenset[str]]
 
 
 class ReadersOf(NamedTuple):
@@ -47,14 +49,16 @@ class ReadersOf(NamedTuple):
 
 class Marks(NamedTuple):
     """Where the changes a step notes are marked, in place: the action cache's stale slots,
-    the channels whose head a consumer sees may have changed, and the transports waiting for
-    floating buffers by the local and global pool they wait on (kept up to date by the
-    cache, read at each change)."""
+    the channels whose head a consumer sees may have changed, the local pools that transports
+    wait on for floating buffers by their name and by the global pool behind them (kept up to
+    date by the cache, read at each change), and those of them changed since (``recheck``:
+    their waiting transports are stale only where the pool's availability changed)."""
 
     stale: set[int]
     touched: set[str]
     waiting_local: Waiting
-    waiting_global: Waiting
+    waiting_global: WaitingBehind
+    recheck: set[str]
 
 
 @dataclass(slots=True)
@@ -82,7 +86,9 @@ class Changes:
     drainers: Readers = field(default_factory=dict)
     channel_of: dict[str, str] = field(default_factory=dict)
     waiting_local: Waiting = field(default_factory=dict)
-    waiting_global: Waiting = field(default_factory=dict)
+    waiting_global: WaitingBehind = field(default_factory=dict)
+    #: the local pools with waiting transports changed since the actions were computed
+    recheck: set[str] = field(default_factory=set)
 
     def attach(self, marks: Marks, readers_of: ReadersOf) -> None:
         """Mark into ``marks`` the actors ``readers_of`` names (for a pool, also those waiting
@@ -91,6 +97,7 @@ class Changes:
         self.touched = marks.touched
         self.waiting_local = marks.waiting_local
         self.waiting_global = marks.waiting_global
+        self.recheck = marks.recheck
         self.tasks = readers_of.tasks
         self.channels = readers_of.channels
         self.subpartitions = readers_of.subpartitions
@@ -114,18 +121,19 @@ class Changes:
         self.touched.add(self.channel_of[name])
 
     def pool(self, name: str) -> None:
-        """A local buffer pool changed."""
+        """A local buffer pool changed: its readers are stale, its waiting transports only if
+        its availability changed (seen when the actions are next computed)."""
         self.stale.update(self.pools[name])
-        waiting = self.waiting_local.get(name)
-        if waiting:
-            self.stale.update(waiting)
+        if self.waiting_local.get(name):
+            self.recheck.add(name)
 
     def network_pool(self, name: str) -> None:
-        """A TaskManager's global pool changed."""
+        """A TaskManager's global pool changed: so may have the availability of each local
+        pool behind it that transports wait on."""
         self.stale.update(self.network_pools[name])
-        waiting = self.waiting_global.get(name)
-        if waiting:
-            self.stale.update(waiting)
+        behind = self.waiting_global.get(name)
+        if behind:
+            self.recheck.update(behind)
 
     def writer(self, name: str) -> None:
         self.stale.update(self.writers[name])

@@ -11,8 +11,10 @@ routes the record on.
 
 from __future__ import annotations
 
+from bisect import bisect_left
+
 from flinkstate.network import checkpointing, coordinator, record_writer, recycling, watermarks
-from flinkstate.network.actors import action
+from flinkstate.network.actors import DataHeads, action
 from flinkstate.network.buffer import HEAP, Buffer
 from flinkstate.network.consumer import Channel
 from flinkstate.network.deserializer import Framing, reassemble
@@ -46,10 +48,15 @@ _RECORD = StreamElementKind.RECORD
 
 
 def task_action(
-    world: NetworkState, task: Task, heads: frozenset[str] | None = None
+    world: NetworkState,
+    task: Task,
+    heads: frozenset[str] | None = None,
+    data: DataHeads | None = None,
+    consumed: dict[str, int] | None = None,
 ) -> Action | None:
     """The one thing the task's mailbox thread does next, if any; ``heads`` as for
-    :func:`barrier_channel`."""
+    :func:`barrier_channel`, ``data`` as for :func:`next_channel_with_data`, ``consumed`` as
+    for ``classic.state_consumed``."""
     if task.finished:
         return None
     if task.failover is not None:  # a failover stopped it: it only completes its cancel
@@ -67,7 +74,7 @@ def task_action(
             if mail is not None and not urgent:
                 return action(task.name, mail)
         else:
-            gate = classic.gate_to_convert(world, task)
+            gate = classic.gate_to_convert(world, task, consumed)
             if gate is not None and not task.ready and not task.busy and not task.pending:
                 return action(task.name, "convert", gate.name)
     if task.busy:
@@ -99,7 +106,7 @@ def task_action(
         if watermarks.goes_idle(world, task):
             return action(task.name, "emit")
         return None  # no split of its own: idle until the other sources are done
-    channel = _next_channel_with_data(world, task)
+    channel = next_channel_with_data(world, task, data)
     if channel is not None:
         return action(task.name, "poll", channel.name)
     if task.phase is _RUNNING and all(c.finished for gate in task.gates for c in gate.channels):
@@ -176,6 +183,21 @@ def barrier_heads(world: NetworkState, task: Task) -> frozenset[str]:
     )
 
 
+def data_heads(world: NetworkState, task: Task) -> DataHeads:
+    """Per gate of the task, the indices of its channels whose head is data or an event other
+    than a barrier: what ``next_channel_with_data``'s ``data`` stands for, found by looking at
+    every channel."""
+    heads = []
+    for gate in task.gates:
+        indices = []
+        for channel in gate.channels:
+            head = visible_head(world, channel)
+            if head is not None and head.event != BARRIER:
+                indices.append(channel.index)
+        heads.append(tuple(indices))
+    return tuple(heads)
+
+
 def selected_input(world: NetworkState, task: Task) -> int:
     """The one input a sequential reader reads now (the first that has not ended; the
     number of inputs once all have), or -1 where every input is selected."""
@@ -200,17 +222,34 @@ def visible_head(world: NetworkState, channel: Channel) -> Buffer | None:
     return classic.sub_head(world, channel)
 
 
-def _next_channel_with_data(world: NetworkState, task: Task) -> Channel | None:
+def next_channel_with_data(
+    world: NetworkState, task: Task, data: DataHeads | None = None
+) -> Channel | None:
     """The next channel to poll, round robin within a gate, among the selected inputs:
-    a sequential reader's unselected gates are not looked at, recovered or not."""
+    a sequential reader's unselected gates are not looked at, recovered or not.
+
+    ``data``, where the caller knows it (``data_heads``, kept up to date by the action cache),
+    names per gate the channels whose head is data, and maybe a few others: only those are
+    looked at, in the same round-robin order, so a gate of many channels with data on few is
+    not read channel by channel at every step (Flink's gate keeps a queue of the channels with
+    data for the same reason)."""
     selected = selected_input(world, task)
     if selected >= 0 and "ignore-input-selection" in world.options.faults:
         selected = -1
+    first = 0 if selected < 0 else selected
     gates = task.gates if selected < 0 else task.gates[selected : selected + 1]
-    for gate in gates:
+    for position, gate in enumerate(gates, first):
         count = len(gate.channels)
-        for offset in range(count):
-            channel = gate.channels[(gate.next_channel + offset) % count]
+        if data is None:
+            order: range | tuple[int, ...] = range(gate.next_channel, gate.next_channel + count)
+        else:
+            indices = data[position]
+            if not indices:
+                continue
+            start = bisect_left(indices, gate.next_channel % count)
+            order = indices[start:] + indices[:start]
+        for at in order:
+            channel = gate.channels[at % count]
             if channel.finished or channel.blocked:
                 continue
             head = visible_head(world, channel)

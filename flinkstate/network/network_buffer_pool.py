@@ -131,7 +131,7 @@ class NetworkBufferPoolModel:
         # no actors read this pool: every change is noted against nobody
         none = _nobody()
         nobody = ReadersOf(none, none, none, none, none, none, none, none, defaultdict(str))
-        journal.changes.attach(Marks(set(), set(), {}, {}), nobody)
+        journal.changes.attach(Marks(set(), set(), {}, {}, set()), nobody)
         self._pools = BufferPools(SegmentLedger(journal))
         self._nbp = self._pools.add_network_pool(task_manager, segments)
         self._pools.available_listener = self._filled

@@ -321,8 +321,10 @@ class NetworkWorld(NetworkState):
         cache = self.actions
         index = cache.index
         channels = self.channels
-        cache.look_again(lambda name: mailbox.head_is_barrier(self, channels[name]))
+        cache.look_again(lambda name: mailbox.visible_head(self, channels[name]))
+        cache.recheck_pools(self._floating_available)
         heads = cache.barrier_heads
+        data_heads = cache.data_heads
         for slot in cache.stale:
             name = index.actors[slot]
             if slot < index.task_count:
@@ -330,11 +332,14 @@ class NetworkWorld(NetworkState):
                 known = heads.get(task.name)
                 if known is None:  # looked at once whole, then kept up to date
                     known = heads[task.name] = mailbox.barrier_heads(self, task)
-                action = mailbox.task_action(self, task, known)
+                    data_heads[task.name] = mailbox.data_heads(self, task)
+                action = mailbox.task_action(
+                    self, task, known, data_heads[task.name], cache.consumed
+                )
                 cache.update(slot, () if action is None else (action,))
             elif slot < index.transport_end:
                 offered, waiting = self._transport_actions(self.channels[name])
-                cache.wait_for_floating(slot, waiting)
+                cache.wait_for_floating(slot, waiting, self._floating_available)
                 cache.update(slot, offered)
             elif slot < index.writer_end:
                 cache.update(slot, checkpointing.writer_actions(self, self.writers[name]))
@@ -356,6 +361,15 @@ class NetworkWorld(NetworkState):
                         f"step {self.journal.step}: {task.name}'s channels "
                         f"{sorted(barriers - known)} have a barrier at their head, unnoted"
                     )
+                data = data_heads.get(task.name)
+                actual = mailbox.data_heads(self, task)
+                if data is not None and any(
+                    not set(now) <= set(noted) for now, noted in zip(actual, data, strict=True)
+                ):
+                    raise AssertionError(
+                        f"step {self.journal.step}: {task.name}'s channels with data at "
+                        f"their head, per gate, are {actual}; noted: {data}"
+                    )
             full = self._scan_actions()
             if full != list(actions):
                 raise AssertionError(
@@ -372,6 +386,12 @@ class NetworkWorld(NetworkState):
             return (), False
         waiting = transport.waits_for_floating(self, channel)
         return tuple(transport.transport_actions(self, channel, waiting)), waiting
+
+    def _floating_available(self, pool: str) -> bool:
+        """Whether the local pool ``pool`` can give a waiting transport a floating buffer now
+        (what its ``request-floating`` depends on)."""
+        pools = self.buffer_pools
+        return pools.can_request(pools.local[pool], False)
 
     def _reader_action(self, name: str) -> tuple[Action, ...]:
         task = self.tasks[self.actions.index.refs[name].task]

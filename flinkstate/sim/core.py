@@ -223,12 +223,16 @@ class Simulation:
     factory: Callable[[], Model]
     scheduler: Scheduler
     #: None: only the start is kept, for a run nobody steps back through (going back then
-    #: replays from step 0): a snapshot of a big world costs its steps more than they cost
+    #: replays from step 0): a snapshot of a big world costs its steps more than they cost.
+    #: The start is then the factory's (a fresh model when asked for), not a snapshot of the
+    #: model run: a world that shares its components with a snapshot works out at every step
+    #: which it may change, to copy them first, and this one shares nothing
     snapshot_every: int | None = SNAPSHOT_EVERY
     model: Model = field(init=False)
     history: list[Action] = field(init=False)
     events: list[Event] = field(init=False)
-    _snapshots: dict[int, Model] = field(init=False)
+    #: by step, the state kept; None for step 0 kept as the factory's
+    _snapshots: dict[int, Model | None] = field(init=False)
 
     def __post_init__(self) -> None:
         if self.snapshot_every is not None and self.snapshot_every < 1:
@@ -244,7 +248,8 @@ class Simulation:
         self.model = self.factory()
         self.history = []
         self.events = []
-        self._snapshots = {0: take_snapshot(self.model)}
+        every = self.snapshot_every
+        self._snapshots = {0: None if every is None else take_snapshot(self.model)}
 
     @property
     def step_count(self) -> int:
@@ -263,7 +268,12 @@ class Simulation:
                 f"no snapshot is kept for step {step}; kept: "
                 + ", ".join(str(s) for s in self.snapshot_steps)
             )
-        return take_snapshot(self._snapshots[step])
+        return self._restored(step)
+
+    def _restored(self, step: int) -> Model:
+        """A model to run on from the state kept for ``step``, the one kept left as it was."""
+        kept = self._snapshots[step]
+        return self.factory() if kept is None else take_snapshot(kept)
 
     def forget_snapshots(self) -> None:
         """Drop every snapshot but step 0's (what a run nobody steps back through keeps):
@@ -370,7 +380,7 @@ class Simulation:
     def _goto(self, target: int) -> None:
         base = max(s for s in self._snapshots if s <= target)
         replay = self.history[base:target]
-        self.model = take_snapshot(self._snapshots[base])
+        self.model = self._restored(base)
         del self.history[base:]
         del self.events[base:]
         for stale in [s for s in self._snapshots if s > target]:

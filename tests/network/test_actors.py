@@ -82,17 +82,27 @@ def test_a_changed_gate_pool_marks_only_the_transports_waiting_on_it() -> None:
     local, global_pool = index.floating_pools[waiting]
     assert local == "pool counter[0]<source"
     twin = cache.copy()
-    cache.wait_for_floating(waiting, True)
+    available = {local: False}
+    cache.wait_for_floating(waiting, True, available.__getitem__)
     cache.wait_for_floating(waiting, True)  # once is enough
+    changes.pool(local)  # a change that leaves the pool unable to give a buffer: not stale
+    cache.recheck_pools(available.__getitem__)
+    assert cache.stale == set()
+    available[local] = True
     changes.pool(local)
+    cache.recheck_pools(available.__getitem__)
     assert cache.stale == {waiting}
     cache.stale.clear()
-    changes.network_pool(global_pool)
+    available[local] = False
+    changes.network_pool(global_pool)  # the global pool behind it: its availability changed
+    cache.recheck_pools(available.__getitem__)
     assert waiting in cache.stale
     cache.stale.clear()
     cache.wait_for_floating(waiting, False)
     changes.pool(local)
     changes.network_pool(global_pool)
+    available[local] = True
+    cache.recheck_pools(available.__getitem__)
     assert waiting not in cache.stale
     assert twin.waiting_local.get(local, frozenset()) == frozenset()  # a copy's own
 

@@ -21,7 +21,7 @@ X, Y = Owner(OwnerKind.FLOATING, "x"), Owner(OwnerKind.FLOATING, "y")
 def attach(journal: StepJournal) -> None:
     """Changes to the pool mark slot 1, to the global pool slot 2."""
     readers = ReadersOf({}, {}, {}, {"pool a>b": (1,)}, {GLOBAL: (2,)}, {}, {}, {}, {})
-    journal.changes.attach(Marks(set(), set(), {}, {}), readers)
+    journal.changes.attach(Marks(set(), set(), {}, {}, set()), readers)
 
 
 def pools_with(segments: int = 4, size: int = 2, max_per_subpartition: int = 0) -> BufferPools:

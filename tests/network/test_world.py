@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from flinkstate.network.buffer import HEAP
 from flinkstate.network.events import BARRIER
 from flinkstate.network.topologies import topology
+from flinkstate.network.world import COPY_ON_WRITE_FROM
 from flinkstate.recovery.scenarios import prepare_scenario
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
 from tests.network.runs import simulate, world
@@ -184,3 +185,42 @@ def test_a_task_looks_only_at_the_channels_whose_head_may_be_a_barrier() -> None
     w.channels[other.name].received.appendleft(barrier)  # a head changed, nothing noted
     with pytest.raises(AssertionError, match="have a barrier at their head, unnoted"):
         w.enabled_actions()
+
+
+def test_a_task_polls_only_the_channels_whose_head_may_be_data() -> None:
+    # each consumer keeps, per gate, the channels whose head is data; its round-robin poll
+    # looks at those only (the action check compares every step with a poll of the whole gate)
+    # and the check finds data put at a head unnoted
+    values = {"records": 30, "parallelism": 6, "source_parallelism": 6, "flush_every_record": True}
+    sim = Simulation(
+        lambda: topology("keyed").build(values, check_actions=True), make_scheduler("random", 2)
+    )
+    polled_among_few = 0
+    for _ in range(400):
+        w = world(sim)
+        counters = [t for t in w.tasks.values() if t.operator == "counter"]
+        data = [w.actions.data_heads.get(t.name) for t in counters]
+        polled_among_few += any(d is not None and 0 < len(d[0]) < 6 for d in data)
+        sim.step()
+    assert polled_among_few > 100
+    w = world(sim)
+    channel = next(c for c in w.channels.values() if c.remote and not c.received)
+    w.enabled_actions()
+    w.channels[channel.name].received.append(w.new_buffer(HEAP, 0, event="EndOfData"))
+    with pytest.raises(AssertionError, match="with data at their head"):
+        w.enabled_actions()
+
+
+def test_a_big_world_run_without_snapshots_shares_nothing_so_copies_nothing() -> None:
+    # a run nobody steps back through starts from the factory's world, not from a snapshot
+    # that shares its components (which would make every step work out what to copy first)
+    values = {"parallelism": 32, "source_parallelism": 32, "slots_per_tm": 4, "records": 2}
+    built = topology("keyed").build(values)
+    assert built.component_count >= COPY_ON_WRITE_FROM
+    sim = Simulation(built.clone, make_scheduler("random", 0), snapshot_every=None)
+    sim.run(200)
+    assert world(sim).owned is None
+    stepped = Simulation(built.clone, make_scheduler("random", 0))
+    stepped.run(200)
+    assert world(stepped).owned is not None  # the stepper's snapshots share, copied on write
+    assert world(stepped).fingerprint() == world(sim).fingerprint()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.network.world import COPY_ON_WRITE_FROM, NetworkWorld
 from flinkstate.recovery.scenarios import (
     SCENARIOS,
     Outcome,
@@ -238,3 +239,28 @@ def test_inputs_of_operators_reading_broadcast_or_forward_carry_no_state(
             s for s in run.checkpoint.input_channel_state if s.channel.startswith(consumer + "[")
         ]
     assert run.checkpoint.in_flight_bytes > 0
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_a_big_restart_s_stepper_starts_from_a_snapshot_and_a_run_from_a_whole_copy(
+    keep: bool,
+) -> None:
+    # with snapshots the model shares the restored world's components, copied on write as after
+    # every snapshot (no whole copy first); without, it shares nothing, so no step works out
+    # what to copy; either way the same run
+    values = {"source_parallelism": 32, "parallelism": 32, "new_parallelism": 16, "records": 4}
+    run = prepare_scenario("keyed-upscale", overrides=values, keep_snapshots=keep)
+    world = run.world
+    assert world is not None
+    assert world.component_count >= COPY_ON_WRITE_FROM
+    assert run.simulation is not None
+    restored = run.simulation.factory.__self__  # type: ignore[attr-defined]
+    assert isinstance(restored, NetworkWorld)
+    shared = [name for name, c in world.channels.items() if restored.channels[name] is c]
+    assert len(shared) == (len(world.channels) if keep else 0)
+    assert (world.owned is not None) is keep
+    run.simulation.run(300)
+    other = prepare_scenario("keyed-upscale", overrides=values, keep_snapshots=not keep)
+    assert other.simulation is not None
+    other.simulation.run(300)
+    assert other.simulation.model.fingerprint() == run.simulation.model.fingerprint()

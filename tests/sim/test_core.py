@@ -193,6 +193,27 @@ def test_a_run_nobody_steps_back_through_keeps_only_its_start() -> None:
         Simulation(Locks, RoundRobin(), snapshot_every=0)
 
 
+def test_a_run_without_snapshots_starts_from_the_factory_and_copies_nothing() -> None:
+    # its start is a fresh model from the factory when asked for, not a copy of the model run
+    # taken at step 0 (which a big world shares its components with, copying on write)
+    made: list[Locks] = []
+
+    def factory() -> Locks:
+        made.append(Locks(crossed=False, rounds=50))
+        return made[-1]
+
+    sim = Simulation(factory, RoundRobin(), snapshot_every=None)
+    sim.run(30)
+    assert len(made) == 1  # the model run only
+    fresh = Simulation(lambda: Locks(crossed=False, rounds=50), RoundRobin())
+    assert sim.snapshot_at(0).fingerprint() == fresh.model.fingerprint()
+    assert len(made) == 2  # asked for: made anew
+    fresh.run(27)
+    sim.back(3)
+    assert sim.model.fingerprint() == fresh.model.fingerprint()
+    assert len(made) == 3
+
+
 def test_a_snapshot_once_dropped_is_never_kept_again() -> None:
     for number in range(300):
         dropped = [n for n in range(number, 5000) if not kept_snapshot(number, n)]

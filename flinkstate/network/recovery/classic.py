@@ -178,31 +178,50 @@ def reader_step(world: NetworkState, reader: ChannelStateReader, kind: str) -> N
 # -- task thread: consuming recovered data
 
 
-def gate_to_convert(world: NetworkState, task: Task) -> Gate | None:
+def gate_to_convert(
+    world: NetworkState, task: Task, consumed: dict[str, int] | None = None
+) -> Gate | None:
     """The first gate whose conversion may run now: its recovered state is consumed (with
     ``all-gates``, every gate's is), and the pool has the remote channels' exclusive buffers.
+    ``consumed`` as for :func:`state_consumed`.
 
     V1 (Flink 2.3) converts once the reader has filtered everything
     (``getBufferFilteringCompleteFuture``): the recovered buffers still queued migrate into the
     physical channels."""
     early = "convert-before-consumed" in world.options.faults
-    if world.effective_generation is RecoveryGeneration.V1 or early:
+    v1 = world.effective_generation is RecoveryGeneration.V1
+    if v1 or early:
         if not world.readers[task.name].finished:
             return None
     elif world.options.gate_conversion is GateConversion.ALL_GATES and not all(
-        c.recovery.state_consumed for gate in task.gates for c in gate.channels
+        state_consumed(gate, consumed) for gate in task.gates
     ):
         return None
-    v1 = world.effective_generation is RecoveryGeneration.V1
     for gate in task.gates:
         if (
             not gate.converted
-            and (v1 or early or all(c.recovery.state_consumed for c in gate.channels))
+            and (v1 or early or state_consumed(gate, consumed))
             and world.buffer_pools.free_in(gate.pool.global_pool) + recovery_held(world, gate)
             >= conversion_buffers(gate)
         ):
             return gate
     return None
+
+
+def state_consumed(gate: Gate, consumed: dict[str, int] | None = None) -> bool:
+    """Whether every channel of the gate has consumed its recovered state. ``consumed``, where
+    the caller keeps it (the action cache), holds per gate how many of its first channels had
+    when last looked: a channel's never goes back within a restore, so only the channels after
+    them are looked at, not the whole gate at every step of a task restoring."""
+    channels = gate.channels
+    count = len(channels)
+    if consumed is None:
+        return all(c.recovery.state_consumed for c in channels)
+    done = consumed.get(gate.name, 0)
+    while done < count and channels[done].recovery.state_consumed:
+        done += 1
+    consumed[gate.name] = done
+    return done == count
 
 
 def conversion_buffers(gate: Gate) -> int:

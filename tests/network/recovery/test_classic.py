@@ -13,6 +13,7 @@ from flinkstate.network.channel_state_reader import split_chunk
 from flinkstate.network.checkpoint import Checkpoint
 from flinkstate.network.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE
 from flinkstate.network.records import Fragment
+from flinkstate.network.recovery import classic
 from flinkstate.network.state_assignment import RecoveredChunk, assign_state
 from flinkstate.network.task import TaskPhase
 from flinkstate.network.topologies import topology
@@ -247,3 +248,20 @@ def test_a_restored_job_checkpoints_again_and_restores_again() -> None:
         make_scheduler("random", 4),
     )
     finished(again.run())
+
+
+def test_a_gate_s_consumed_state_is_looked_at_from_the_first_channel_not_known_consumed() -> None:
+    # the action cache keeps per gate how many leading channels have consumed their state: a
+    # channel's never goes back within a restore, so the rest alone is looked at
+    world = topology("keyed").build({"parallelism": 3, "source_parallelism": 5})
+    gate = next(g for g in world.gates.values() if len(g.channels) == 5)
+    consumed: dict[str, int] = {}
+    for index in (1, 0, 3, 2, 4):  # in another order than the channels'
+        assert not classic.state_consumed(gate, consumed)
+        gate.channels[index].recovery.state_consumed = True
+        assert classic.state_consumed(gate, consumed) == classic.state_consumed(gate)
+        assert consumed[gate.name] == {1: 0, 0: 2, 3: 2, 2: 4, 4: 5}[index]
+    assert classic.state_consumed(gate, consumed)
+    gate.channels[0].recovery.state_consumed = False  # never so in a restore: not looked at
+    assert classic.state_consumed(gate, consumed)
+    assert not classic.state_consumed(gate)
