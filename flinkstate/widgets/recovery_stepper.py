@@ -17,7 +17,7 @@ caption of step n describes the n-th action.
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,7 +41,7 @@ from flinkstate.sim.scheduler import Recorded
 from flinkstate.views.captions import caption
 from flinkstate.views.deadlock import deadlock_figure
 from flinkstate.views.ownership import ownership_graph, ownership_spec
-from flinkstate.views.page import scenario_page
+from flinkstate.views.page import forecast_page, scenario_page
 from flinkstate.views.scene import SceneLayout, build_scene, scene_items
 from flinkstate.views.timelines import Timelines, timelines_spec
 from flinkstate.widgets.canvas import RecoveryCanvas
@@ -719,10 +719,17 @@ class RecoveryStepper:
     # -- sharing -------------------------------------------------------------------------------
 
     def save_page(self) -> Path | None:
-        """Write the scenario's run, as configured here, as a page a reviewer can attach to a
-        ticket; the message says where (or why not)."""
+        """Write the run on display as a page a reviewer can attach to a ticket: the
+        scenario's run as configured here, or the forecast's restored run when one is open
+        (``open_forecast``); the message says where (or why not)."""
+        run = self.run
         name = self.scenario.value
-        target = Path(self.page_file.value.strip() or f"{name}-seed{self.seed.value}.html")
+        default = (
+            f"forecast-chk{run.checkpoint_id}-to{run.to}.html"
+            if isinstance(run, Forecast)
+            else f"{name}-seed{self.seed.value}.html"
+        )
+        target = Path(self.page_file.value.strip() or default)
         bar = self.page_progress
 
         def progress(phase: str, step: int, steps: int) -> None:
@@ -734,13 +741,16 @@ class RecoveryStepper:
         try:
             check_target(target)
             bar.layout.display = ""
-            page = scenario_page(
-                name,
-                seed=self.seed.value,
-                overrides=self.parameters.values(),
-                max_steps=self.max_steps,
-                progress=progress,
-            )
+            if isinstance(run, Forecast):
+                page = self._forecast_page(run, progress)
+            else:
+                page = scenario_page(
+                    name,
+                    seed=self.seed.value,
+                    overrides=self.parameters.values(),
+                    max_steps=self.max_steps,
+                    progress=progress,
+                )
             written = write_whole(target, page)
         except FlinkstateError as error:
             self.message.value = refusal(f"No page written: {error}")
@@ -752,6 +762,18 @@ class RecoveryStepper:
             f"({len(page.encode()):,} bytes): open it in any browser, no kernel needed."
         )
         return written
+
+    def _forecast_page(self, forecast: Forecast, progress: Callable[[str, int, int], None]) -> str:
+        """The forecast's page: drawing it steps the run on display from its start to its end,
+        so the stepper goes back to the step it showed."""
+        shown = self.current_step
+        steps = forecast.result.steps
+        try:
+            return forecast_page(
+                forecast, progress=lambda step: progress("the restored run", step, steps)
+            )
+        finally:
+            forecast.simulation.goto(shown)
 
     # -- drawing -------------------------------------------------------------------------------
 

@@ -431,7 +431,9 @@ def test_a_run_without_watermarks_keeps_the_timelines_title() -> None:
     )
 
 
-def test_a_forecast_of_a_real_checkpoint_is_stepped_like_a_restart() -> None:
+def test_a_forecast_of_a_real_checkpoint_is_stepped_like_a_restart(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The stepper opens the restored run ``flinkstate forecast`` runs (a checkpoint Flink
     wrote): its whole run on the slider, the same world step by step, back and forth."""
     from flinkstate.flinkcheckpoint import real_checkpoint
@@ -472,6 +474,19 @@ def test_a_forecast_of_a_real_checkpoint_is_stepped_like_a_restart() -> None:
             e.action for e in reference.simulation.events[:3]
         ]
     )
+    # its page is the forecast's, not the scenario picked before, and the stepper stays at
+    # the step it showed
+    stepper.page_file.value = ""
+    monkeypatch.chdir(tmp_path)
+    written = stepper.save_page()
+    assert written is not None
+    assert written.name == "forecast-chk46-to2.html"
+    page = (tmp_path / written.name).read_text()
+    assert "flinkstate forecast: checkpoint 46" in page
+    assert "baseline-recovery" not in page
+    assert stepper.current_step == 3
+    assert stepper.world is not None
+    assert stepper.world.step == 3
 
 
 LARGE_KEYED_UPSCALE = scenario_preset("large", get_scenario("keyed-upscale")).values
