@@ -315,6 +315,40 @@ class NotebookInBrowser:
         buttons.first.wait_for(state="visible", timeout=RENDER_TIMEOUT * 1000)
         return buttons.first
 
+    def drawn_canvas(self) -> tuple[Locator, dict[str, Any]]:
+        """The step button and the state of the canvas beside it, once it has drawn places."""
+        button = self.step_button()
+        state = self.wait_for(
+            "no recovery canvas with places rendered next to the step button",
+            f"([button]) => {{ const s = ({CANVAS_STATE})([button]); "
+            "return s && s.places > 0 ? s : null; }",
+            [button.element_handle()],
+            RENDER_TIMEOUT,
+        )
+        return button, state
+
+    def click_step(self, button: Locator, step: int) -> dict[str, Any]:
+        """One click on ``button``: the canvas's state once it draws ``step`` with a caption;
+        an error the kernel reports meanwhile fails at once."""
+        seen = self.page.evaluate("window.flinkstateIopub.length")
+        button.click()
+        after = self.wait_for(
+            f"one click on step did not re-draw the canvas at step {step}",
+            f"""([button, step, seen]) => {{
+              const failed = window.flinkstateIopub.slice(seen)
+                .filter((line) => line.startsWith('error:'));
+              if (failed.length) return {{kernelErrors: failed}};
+              const now = ({CANVAS_STATE})([button]);
+              return now && now.step === step && now.caption ? now : null;
+            }}""",
+            [button.element_handle(), step, seen],
+            CLICK_TIMEOUT,
+        )
+        assert "kernelErrors" not in after, "the click failed in the kernel:\n" + "\n".join(
+            after.get("kernelErrors", [])
+        )
+        return after
+
     def screenshot(self, target: Locator | None, label: str) -> Path:
         path = self.artifacts / f"{Path(self.name).stem}-{label}.png"
         if target is None:
@@ -421,34 +455,10 @@ def run_and_step_canvas(notebook: NotebookInBrowser) -> tuple[dict[str, Any], di
     """Run All, then one click on the step button; the canvas's state before and after."""
     with notebook.explained():
         notebook.run_all()
-        button = notebook.step_button()
-        element = button.element_handle()
-        before = notebook.wait_for(
-            "no recovery canvas with places rendered next to the step button",
-            f"([button]) => {{ const s = ({CANVAS_STATE})([button]); "
-            "return s && s.places > 0 ? s : null; }",
-            [element],
-            RENDER_TIMEOUT,
-        )
+        button, before = notebook.drawn_canvas()
         canvas = notebook.page.locator(".flinkstate-canvas").nth(before["index"])
         notebook.screenshot(canvas, "canvas-before")
-        seen = notebook.page.evaluate("window.flinkstateIopub.length")
-        button.click()
-        after = notebook.wait_for(
-            f"one click on step did not re-draw the canvas (still step {before['step']})",
-            f"""([button, step, seen]) => {{
-              const failed = window.flinkstateIopub.slice(seen)
-                .filter((line) => line.startsWith('error:'));
-              if (failed.length) return {{kernelErrors: failed}};
-              const now = ({CANVAS_STATE})([button]);
-              return now && now.step !== step && now.caption ? now : null;
-            }}""",
-            [element, before["step"], seen],
-            CLICK_TIMEOUT,
-        )
-        assert "kernelErrors" not in after, "the click failed in the kernel:\n" + "\n".join(
-            after.get("kernelErrors", [])
-        )
+        after = notebook.click_step(button, before["step"] + 1)
         notebook.page.wait_for_timeout(600)  # let the items travel before the picture
         notebook.screenshot(canvas, "canvas-after")
         errors = notebook.helper("errors", notebook.name)
@@ -602,15 +612,7 @@ def test_the_stepper_of_a_64x64_job_opens_previews_and_steps_in_chromium(
     )
     with notebook.explained():
         notebook.run_all()
-        button = notebook.step_button()
-        element = button.element_handle()
-        before = notebook.wait_for(
-            "no recovery canvas with places rendered next to the step button",
-            f"([button]) => {{ const s = ({CANVAS_STATE})([button]); "
-            "return s && s.places > 0 ? s : null; }",
-            [element],
-            RENDER_TIMEOUT,
-        )
+        button, before = notebook.drawn_canvas()
         assert before["step"] == 5000
         # 3 operators x 64 subtasks, a row each, with the pools and writers: not 8,300 places
         assert 192 <= before["places"] < 400, before["places"]
@@ -625,23 +627,7 @@ def test_the_stepper_of_a_64x64_job_opens_previews_and_steps_in_chromium(
         )
         assert "finished" in badge, badge
         canvas = notebook.page.locator(".flinkstate-canvas").nth(before["index"])
-        seen = notebook.page.evaluate("window.flinkstateIopub.length")
-        button.click()
-        after = notebook.wait_for(
-            "one click on step did not re-draw the canvas of the 64 x 64 job",
-            f"""([button, seen]) => {{
-              const failed = window.flinkstateIopub.slice(seen)
-                .filter((line) => line.startsWith('error:'));
-              if (failed.length) return {{kernelErrors: failed}};
-              const now = ({CANVAS_STATE})([button]);
-              return now && now.step === 5001 && now.caption ? now : null;
-            }}""",
-            [element, seen],
-            CLICK_TIMEOUT,
-        )
-        assert "kernelErrors" not in after, "the click failed in the kernel:\n" + "\n".join(
-            after.get("kernelErrors", [])
-        )
+        after = notebook.click_step(button, 5001)
         assert after["caption"].startswith("step 5001")
         notebook.page.wait_for_timeout(600)  # let the items travel before the picture
         notebook.screenshot(canvas, "canvas-step-5001")
