@@ -7,10 +7,11 @@ rules, with only the engine changed. Without it a Spark timing says nothing: a b
 computes the same thing in the obvious single-process way tells whether Spark earns its start-up
 cost at a given size.
 
-The work is laid out as the Spark pipeline's is, so the two compare like for like: record
-starts (fragments that do not continue from a previous buffer) are reduced once per (buffer,
-owner key) -- the key group for keyBy, the key for a custom partitioner, -1 otherwise -- and that
-cache answers any number of new parallelisms. Everything is vectorised: numpy for Flink's
+The work is laid out as the Spark pipeline's is, so the two compare like for like: buffers are
+summed per channel (a rescale routes a channel's buffers together), record starts (fragments that
+do not continue from a previous buffer) are reduced once per (channel, owner key) -- the key
+group for keyBy, the key for a custom partitioner, -1 otherwise -- and those caches answer any
+number of new parallelisms. Everything is vectorised: numpy for Flink's
 key-group functions, pandas joins and group-bys for routing and sums; the Python loops run over
 exchanges and new parallelisms only, never over records or buffers.
 """
@@ -48,8 +49,9 @@ class PandasRescaling:
     """One checkpoint dataset in pandas, answering "what moves where if we rescale to N".
 
     Like a ``RescalingPipeline``, an instance caches what does not depend on the new
-    parallelism (the buffers, and record starts per owner key), so a second question only pays
-    for routing; a fresh instance pays for reading and key-grouping too.
+    parallelism (the channels' volumes, and record starts per channel and owner key), so a
+    second question only pays for routing; a fresh instance pays for reading and key-grouping
+    too.
     """
 
     def __init__(self, directory: Path) -> None:
@@ -60,24 +62,40 @@ class PandasRescaling:
             pq.read_table(directory / "exchanges.parquet").to_pylist(),
         )
         self._buffers: pd.DataFrame | None = None
+        self._channels: pd.DataFrame | None = None
         self._records: pd.DataFrame | None = None
 
     # -- cached, independent of the new parallelism ------------------------------------------
 
     def buffers(self) -> pd.DataFrame:
-        """Every persisted buffer, with ``buffer``: its row number (a dense join key)."""
+        """Every persisted buffer, with ``channel_row``: its channel's row in :meth:`channels`."""
         if self._buffers is None:
-            table = pq.read_table(
-                self.directory / "buffers.parquet",
-                columns=_BUFFER_COLUMNS,
-            )
-            frame = table.to_pandas().rename(columns={"channel_or_subpartition": "channel"})
-            frame["buffer"] = np.arange(len(frame), dtype=np.int64)
-            self._buffers = frame
+            self._read_buffers()
+        assert self._buffers is not None
         return self._buffers
 
+    def channels(self) -> pd.DataFrame:
+        """Per channel with data (exchange, side, subtask, channel): ``buffers`` and
+        ``bytes``; its row number is ``channel_row``."""
+        if self._channels is None:
+            self._read_buffers()
+        assert self._channels is not None
+        return self._channels
+
+    def _read_buffers(self) -> None:
+        table = pq.read_table(self.directory / "buffers.parquet", columns=_BUFFER_COLUMNS)
+        frame = table.to_pandas().rename(columns={"channel_or_subpartition": "channel"})
+        grouped = frame.groupby(_ROUTE_KEYS, sort=False, dropna=False)
+        frame["channel_row"] = grouped.ngroup().to_numpy()
+        channels = grouped["size"].agg(["size", "sum"]).reset_index()
+        self._channels = channels.rename(columns={"size": "buffers", "sum": "bytes"}).assign(
+            channel_row=np.arange(len(channels), dtype=np.int64)
+        )
+        self._buffers = frame
+
     def records(self) -> pd.DataFrame:
-        """Record starts summed per (buffer, owner key): ``records``, ``bytes``, ``spanning``.
+        """Record starts summed per (channel row, owner key): ``records``, ``bytes``,
+        ``spanning``.
 
         Only fragments with ``continues_from_previous`` false are read (a record counts where
         its first byte is); ones whose buffer is not in the buffers table are dropped, as the
@@ -110,7 +128,8 @@ class PandasRescaling:
             if not known.all():
                 buffer, keys, texts = buffer[known], keys[known], texts[known]
                 record_bytes, spanning = record_bytes[known], spanning[known]
-            exchange = self._exchange_codes()[buffer]
+            channel = buffers["channel_row"].to_numpy()[buffer]
+            exchange = self._exchange_codes()[channel]
             owner_key = np.full(len(buffer), -1, dtype=np.int64)
             for code, (name, (rule, max_p)) in enumerate(self.shape.owner_rules().items()):
                 mask = exchange == code
@@ -119,14 +138,14 @@ class PandasRescaling:
                 owner_key[mask] = rule.owner_keys(column[mask], max_p, kind)
             frame = pd.DataFrame(
                 {
-                    "buffer": buffer,
+                    "channel_row": channel,
                     "owner_key": owner_key,
                     "bytes": record_bytes,
                     "spanning": spanning.astype(np.int64),
                 }
             )
             self._records = (
-                frame.groupby(["buffer", "owner_key"], sort=False)
+                frame.groupby(["channel_row", "owner_key"], sort=False)
                 .agg(
                     records=("bytes", "size"),
                     bytes=("bytes", "sum"),
@@ -151,20 +170,20 @@ class PandasRescaling:
             scenarios, recover_output_on_downstream=recover_output_on_downstream
         )
         routes = routes_frame(plan)
-        routed = self.buffers().merge(routes, on=_ROUTE_KEYS, how="left")
+        routed = self.channels().merge(routes, on=_ROUTE_KEYS, how="left")
         unrouted = routed[routed["to"].isna()]
         if not unrouted.empty:
-            where = ", ".join(sorted(set(unrouted["exchange"] + " (" + unrouted["side"] + ")")))
+            where = ", ".join(sorted({f"{r.exchange} ({r.side})" for r in unrouted.itertuples()}))
             raise InvalidParameterError(
-                f"{len(unrouted)} persisted buffer(s) of {where} belong to no channel of the "
-                "job the checkpoint describes: the checkpoint is inconsistent"
+                f"{int(unrouted['buffers'].sum())} persisted buffer(s) of {where} belong to no "
+                "channel of the job the checkpoint describes: the checkpoint is inconsistent"
             )
         routed = routed.astype({"to": "int64", "old_subtask": "int64", "new_subtask": "int64"})
-        volume = routed.groupby(MOVEMENT_KEYS, sort=False).agg(
-            buffers=("size", "size"), bytes=("size", "sum")
-        )
+        volume = routed.groupby(MOVEMENT_KEYS, sort=False)[["buffers", "bytes"]].sum()
         owners = self._owners(plan)
-        joined = routed[["buffer", *MOVEMENT_KEYS, "filtered"]].merge(owners, on=["buffer", "to"])
+        joined = routed[["channel_row", *MOVEMENT_KEYS, "filtered"]].merge(
+            owners, on=["channel_row", "to"]
+        )
         drops = joined["filtered"].to_numpy() & (
             joined["owner"].to_numpy() != joined["new_subtask"].to_numpy()
         )
@@ -187,12 +206,12 @@ class PandasRescaling:
     # -- helpers -----------------------------------------------------------------------------
 
     def _owners(self, plan: SweepPlan) -> pd.DataFrame:
-        """Per (buffer, to, owner): the record starts' sums, each owner from Flink's
-        key-group functions at that new parallelism (the same rules as Spark's ``_owners``)."""
+        """Per (channel row, to, owner): the record starts' sums, each owner from Flink's
+        key-group functions at that new parallelism (the same rules as Spark's ``owner_at``)."""
         records = self.records()
-        buffer = records["buffer"].to_numpy()
+        channel = records["channel_row"].to_numpy()
         owner_key = records["owner_key"].to_numpy()
-        exchange = self._exchange_codes()[buffer]
+        exchange = self._exchange_codes()[channel]
         masks = [
             (rule, exchange == code)
             for code, rule in enumerate(plan.owners_of(self.shape).values())
@@ -205,7 +224,7 @@ class PandasRescaling:
             parts.append(
                 pd.DataFrame(
                     {
-                        "buffer": buffer,
+                        "channel_row": channel,
                         "to": np.int64(to),
                         "owner": owner,
                         "records": records["records"].to_numpy(),
@@ -213,17 +232,17 @@ class PandasRescaling:
                         "spanning": records["spanning"].to_numpy(),
                     }
                 )
-                .groupby(["buffer", "to", "owner"], sort=False)
+                .groupby(["channel_row", "to", "owner"], sort=False)
                 .sum()
                 .reset_index()
             )
         return pd.concat(parts, ignore_index=True)
 
     def _exchange_codes(self) -> npt.NDArray[np.int64]:
-        """Each buffer's exchange as its index in the job's exchanges (-1: not in the job):
-        integer masks instead of string comparisons over millions of rows."""
+        """Each channel's exchange as its index in the job's exchanges (-1: not in the job):
+        integer masks instead of string comparisons."""
         names = pd.Index([e.name for e in self.shape.exchanges])
-        return np.asarray(names.get_indexer(self.buffers()["exchange"]), dtype=np.int64)
+        return np.asarray(names.get_indexer(self.channels()["exchange"]), dtype=np.int64)
 
 
 def normalised(frame: pd.DataFrame) -> pd.DataFrame:

@@ -108,8 +108,9 @@ def _whole(text: str, given: str) -> int:
 
 def _rescale(args: argparse.Namespace) -> str:
     from flinkstate.output import check_target
-    from flinkstate.spark.rescaling import RescalingPipeline, job_shape, sweep_plan
+    from flinkstate.spark.rescaling import RescalingPipeline, sweep_plan
     from flinkstate.spark.session import master_hosts, master_url
+    from flinkstate.spark.tables import job_shape
 
     # everything Spark is not needed for, refused before it starts (that takes seconds)
     targets = parse_targets(args.to)
@@ -197,7 +198,7 @@ def _flink_checkpoint(args: argparse.Namespace) -> Any:
 def _shape(tables: dict[str, Any]) -> Any:
     from flinkstate.rescale.routes import JobShape
 
-    return JobShape.of(tables["operators"].to_pylist(), tables["exchanges"].to_pylist())
+    return JobShape.of_tables(tables)
 
 
 def _keyed(pipeline: RescalingPipeline, exchange: str) -> bool:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from flinkstate.errors import InvalidParameterError, KeyTypeError
 from flinkstate.javahash import VECTORISED_TYPES, JavaType
@@ -31,6 +32,9 @@ from flinkstate.rescale.descriptor import NO_RESCALE
 from flinkstate.rescale.exchange import ExchangeRescale, rescale_exchange
 from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 INPUT = "input"
 OUTPUT = "output"
@@ -122,6 +126,11 @@ class JobShape:
                 for row in exchanges
             ),
         )
+
+    @classmethod
+    def of_tables(cls, tables: Mapping[str, pa.Table]) -> JobShape:
+        """From a dataset's ``operators`` and ``exchanges`` tables (Arrow, on the driver)."""
+        return cls.of(tables["operators"].to_pylist(), tables["exchanges"].to_pylist())
 
     def operator(self, name: str) -> OperatorShape:
         for op in self.operators:

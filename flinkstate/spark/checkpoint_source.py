@@ -60,7 +60,8 @@ from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadat
 from flinkstate.keygroups import compute_key_group_range_for_operator_index
 from flinkstate.network.config import DEFAULT_SEGMENT_SIZE
 from flinkstate.rescale.partitioner import Partitioner
-from flinkstate.spark.tables import SparkDataset
+from flinkstate.rescale.routes import JobShape
+from flinkstate.spark.tables import SparkDataset, spark_schema
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -72,12 +73,6 @@ BATCH_BYTES = 8 << 20
 #: a record's id is its channel's number times this plus its place in the channel
 RECORDS_PER_CHANNEL = 1 << 32
 _TASK_SCHEMA = "channels array<int>, first_buffers array<bigint>"
-_SPARK_TYPES = {
-    pa.int64(): "bigint",
-    pa.int32(): "int",
-    pa.string(): "string",
-    pa.bool_(): "boolean",
-}
 
 
 @dataclass(frozen=True)
@@ -92,11 +87,6 @@ class ReadSpec:
     record_type: str | None
     #: per edge (``UP:P>DOWN:G``): the key's notation as a ``KeySelector`` gives it, or None
     keys: tuple[tuple[str, KeySelector | None], ...]
-
-
-def spark_schema(schema: pa.Schema) -> str:
-    """A dataset table's Arrow schema as Spark's DDL."""
-    return ", ".join(f"{field.name} {_SPARK_TYPES[field.type]}" for field in schema)
 
 
 def plan_read(
@@ -347,4 +337,5 @@ def load_planned(
         buffers,
         fragments,
         frames["keyed_state"],
+        JobShape.of_tables(plan.tables),
     )

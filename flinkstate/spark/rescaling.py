@@ -3,12 +3,16 @@
 The answer comes in two sizes. The plan is small and computed on the driver with the model's
 own functions: per exchange, :func:`~flinkstate.rescale.exchange.rescale_exchange` for every
 new parallelism asked about, turned into buffer routes (:mod:`flinkstate.rescale.routes`).
-The data is large and stays with Spark: buffers are routed by a broadcast join with the routes,
-and every record's owner at each new parallelism comes from Flink's key-group functions written
-as Spark column expressions (:mod:`flinkstate.spark.owners`, :mod:`flinkstate.spark.key_groups`):
-no Python runs on the executors, so no record crosses from the JVM to Python and back. Only
-aggregates reach the driver: a row per (parallelism, exchange, side, old subtask, new subtask)
-at most.
+The data is large and stays with Spark. A rescale routes whole channels, so Spark reduces it
+first to what routing needs: per channel with data, its buffers and bytes (small: a row per
+channel, on the driver), and per (channel, owner key), its record starts (a row per channel
+and key group on a keyed exchange, however many records). Each record's key group comes from
+Flink's key-group functions written as Spark column expressions (:mod:`flinkstate.spark.owners`,
+:mod:`flinkstate.spark.key_groups`): no Python runs on the executors, so no record crosses from
+the JVM to Python and back. The channels meet their routes in pandas; the record sums meet
+them in a broadcast join, where each sum's owner at the route's parallelism decides whether the
+receiving subtask keeps it. Only aggregates reach the driver: a row per (parallelism, exchange,
+side, old subtask, new subtask) at most, and the channels.
 
 Counting rules, the same as the model's: a record counts once, where its first byte is (a
 record cut by the barrier starts in the input state and ends in the output state of the same
@@ -18,8 +22,8 @@ read and dropped; its bytes still had to be read). Output state copied to severa
 subpartitions is counted once per receiving subtask, which is why the bytes delivered can
 exceed the bytes persisted.
 
-Between calls the work that does not depend on the new parallelism (reading the tables, each
-record's key group) stays cached in Spark, so a notebook slider only pays for the routing.
+Between calls the work that does not depend on the new parallelism (the channels, the record
+sums per key group) stays cached, so a notebook slider only pays for the routing.
 
 Everything that can be refused without the data is refused before Spark starts:
 :func:`job_shape` reads the two small tables on the driver and :func:`sweep_plan` checks the
@@ -31,13 +35,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from flinkstate.dataset import read_dataset
 from flinkstate.errors import InvalidParameterError, SparkJobError
 from flinkstate.javahash import JavaType
 from flinkstate.rescale.exchange import ExchangeRescale
@@ -51,7 +53,7 @@ from flinkstate.spark.progress import ProgressCallback, SparkProgress
 from flinkstate.spark.tables import SparkDataset
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 MOVEMENT_KEYS = ["to", "exchange", "side", "old_subtask", "new_subtask"]
 MOVEMENT_SUMS = [
@@ -137,13 +139,6 @@ class RescaleResult:
 _FAILED = "the Spark job failed"
 
 
-def job_shape(directory: Path) -> JobShape:
-    """The operators and exchanges of the dataset in ``directory``, read on the driver without
-    Spark (two small tables), to check a question before Spark starts."""
-    tables = read_dataset(directory, ("operators", "exchanges")).tables
-    return JobShape.of(tables["operators"].to_pylist(), tables["exchanges"].to_pylist())
-
-
 def rescale_scenarios(
     shape: JobShape, to: int | Sequence[int], operators: Sequence[str] | None = None
 ) -> dict[int, dict[str, int]]:
@@ -179,14 +174,10 @@ class RescalingPipeline:
     def __init__(self, dataset: SparkDataset) -> None:
         self.dataset = dataset
         self.spark: SparkSession = dataset.buffers.sparkSession
-        with spark_errors(SparkJobError, _FAILED):
-            self.shape = JobShape.of(
-                (row.asDict() for row in dataset.operators.collect()),
-                (row.asDict() for row in dataset.exchanges.collect()),
-            )
+        self.shape = dataset.shape
         self._buffers: DataFrame | None = None
         self._records: DataFrame | None = None
-        self._names: list[str] | None = None
+        self._channels: pd.DataFrame | None = None
         self._persisted: pd.DataFrame | None = None
         #: per keyed exchange: in-flight records and keyed state per key group (no new
         #: parallelism in them, so a slider move costs no Spark job)
@@ -202,7 +193,7 @@ class RescalingPipeline:
             if frame is not None:
                 frame.unpersist()
         self._buffers = self._records = None
-        self._names = None
+        self._channels = None
 
     # -- cached, independent of the new parallelism ------------------------------------------
 
@@ -220,18 +211,45 @@ class RescalingPipeline:
             ).cache()
         return self._buffers
 
+    def channels(self) -> pd.DataFrame:
+        """Per channel that holds in-flight data (exchange, side, subtask, channel or
+        subpartition): its ``buffers`` and ``bytes``, on the driver.
+
+        A rescale routes whole channels (every buffer of one goes where the channel goes), so
+        routing reads this table and never a buffer. It has a row per channel with data
+        whatever the number of buffers: at most both sides of every exchange's channels.
+        """
+        if self._channels is None:
+            from pyspark.sql import functions as F
+
+            frame = (
+                self.buffers()
+                .groupBy(*_ROUTE_KEYS)
+                .agg(F.count("*").alias("buffers"), F.sum("size").alias("bytes"))
+                .toPandas()
+            )
+            self._channels = _ints(frame, ["buffers", "bytes"])
+        return self._channels
+
     def records(self) -> DataFrame:
-        """Record starts aggregated per (buffer, owner key): the key group for a keyed
+        """Record starts aggregated per channel and owner key: the key group for a keyed
         exchange (Flink's murmur hash of the key's ``hashCode()`` by its Java type, Spark
-        expressions), the key itself for a
-        custom partitioner, -1 where ownership does not depend on the record."""
+        expressions), the key itself for a custom partitioner, -1 where ownership does not
+        depend on the record. Columns: the channel's (``exchange``, ``side``, ``subtask``,
+        ``channel``), ``owner_key``, ``records``, ``bytes``, ``spanning``.
+
+        Every record of a channel is routed as its channel is, and its owner at any new
+        parallelism follows from its owner key, so these sums answer every question: a row
+        per (channel, key group) for a keyed exchange, however many records.
+        """
         if self._records is None:
             from pyspark.sql import functions as F
 
-            # every exchange of the buffers by a number from 1 while its records are grouped:
-            # a string among the keys would cost the aggregation its fixed-width hash map
+            # exchanges and sides by numbers from 1 while the records are grouped: a string
+            # among the keys would cost the aggregation its fixed-width hash map
             names = self._exchange_names()
             code = {name: index for index, name in enumerate(names, start=1)}
+            sides = sorted({str(side) for side in self.channels()["side"].dropna()})
             rules = self.shape.owner_rules()
             coded = {code[name]: rule for name, rule in rules.items() if name in code}
             types = {
@@ -240,10 +258,13 @@ class RescalingPipeline:
                 if name in code and rules[name][0] is OwnerRule.KEY_GROUP
             }
             strings = JavaType.STRING in types.values()
-            exchange = F.col("exchange")
-            number = F.lit(None).cast("int")
-            for name, index in code.items():
-                number = F.when(exchange == F.lit(name), index).otherwise(number)
+            channel = self.buffers().select(
+                "buffer_id",
+                _numbered(F.col("exchange"), names).alias("exchange_code"),
+                _numbered(F.col("side"), sides).alias("side_code"),
+                "subtask",
+                "channel",
+            )
             starts = (
                 self.dataset.fragments.where(~F.col("continues_from_previous"))
                 .select(
@@ -253,28 +274,25 @@ class RescalingPipeline:
                     "record_bytes",
                     "continues_into_next",
                 )
-                .join(
-                    self.buffers().select("buffer_id", number.alias("exchange_code")),
-                    "buffer_id",
-                )
+                .join(channel, "buffer_id")
             )
             # the key's hash in projections of their own: one expression is too deep for
             # Spark Connect's protocol
             hash_code = key_hash_code(F.col("exchange_code"), types)
             starts = with_murmur_hash(starts, hash_code, "key_murmur")
             owner = owner_key(F.col("exchange_code"), F.col("key"), coded, F.col("key_murmur"))
-            grouped = starts.groupBy("buffer_id", "exchange_code", owner.alias("owner_key")).agg(
+            grouped = starts.groupBy(
+                "exchange_code", "side_code", "subtask", "channel", owner.alias("owner_key")
+            ).agg(
                 F.count("*").alias("records"),
                 F.sum(F.col("record_bytes").cast("long")).alias("bytes"),
                 F.sum(F.col("continues_into_next").cast("long")).alias("spanning"),
             )
-            named = F.element_at(
-                F.array(F.lit(None).cast("string"), *[F.lit(name) for name in names]),
-                F.coalesce(F.col("exchange_code") + 1, F.lit(1)),
-            )
             self._records = grouped.select(
-                "buffer_id",
-                named.alias("exchange"),
+                _named(F.col("exchange_code"), names).alias("exchange"),
+                _named(F.col("side_code"), sides).alias("side"),
+                "subtask",
+                "channel",
                 "owner_key",
                 "records",
                 "bytes",
@@ -284,12 +302,7 @@ class RescalingPipeline:
 
     def _exchange_names(self) -> list[str]:
         """The exchanges the buffers belong to (null aside), in the order of their names."""
-        if self._names is None:
-            from pyspark.sql import functions as F
-
-            rows = self.buffers().where(F.col("exchange").isNotNull()).select("exchange")
-            self._names = sorted(row.exchange for row in rows.distinct().collect())
-        return self._names
+        return sorted({str(name) for name in self.channels()["exchange"].dropna()})
 
     def persisted(self) -> pd.DataFrame:
         """Per exchange and side: buffers, bytes and records in the checkpoint."""
@@ -301,17 +314,18 @@ class RescalingPipeline:
             from pyspark.sql import functions as F
 
             volume = (
-                self.buffers()
-                .groupBy("exchange", "side")
-                .agg(F.count("*").alias("buffers"), F.sum("size").alias("bytes"))
+                self.channels()
+                .groupby(["exchange", "side"], dropna=False)[["buffers", "bytes"]]
+                .sum()
+                .reset_index()
             )
             contents = (
                 self.records()
-                .join(self.buffers().select("buffer_id", "side"), "buffer_id")
                 .groupBy("exchange", "side")
                 .agg(F.sum("records").alias("records"), F.sum("spanning").alias("spanning"))
+                .toPandas()
             )
-            frame = volume.join(contents, ["exchange", "side"], "left").toPandas()
+            frame = volume.merge(contents, on=["exchange", "side"], how="left")
             self._persisted = _ints(frame, ["buffers", "bytes", "records", "spanning"]).sort_values(
                 ["exchange", "side"], ignore_index=True
             )
@@ -379,18 +393,14 @@ class RescalingPipeline:
     ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         """The Spark part of a sweep: the checkpoint's volume, the movement, and the virtual
         channels with data."""
-        routed: DataFrame | None = None
-        try:
-            with bar.phase("reading the checkpoint"):
-                persisted = self._persisted_volume()
-            with bar.phase("routing buffers"):
-                routed = self._route(routes_frame(plan))
-                movement = self._movement(routed, plan)
-            with bar.phase("virtual channels"):
-                active = self._active_virtual_channels(routed)
-        finally:
-            if routed is not None:
-                routed.unpersist()
+        with bar.phase("reading the checkpoint"):
+            persisted = self._persisted_volume()
+        with bar.phase("routing buffers"):
+            routes = routes_frame(plan)
+            routed = self._routed(routes)
+            movement = self._movement(routed, routes, plan)
+        with bar.phase("virtual channels"):
+            active = _active_virtual_channels(routed)
         return persisted, movement, active
 
     def key_groups(self, exchange: str, to: int) -> pd.DataFrame:
@@ -442,51 +452,11 @@ class RescalingPipeline:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _route(self, routes: pd.DataFrame) -> DataFrame:
-        from pyspark.sql import functions as F
-
-        table = self.spark.createDataFrame(routes)
-        routed = self.buffers().join(
-            F.broadcast(table), ["exchange", "side", "subtask", "channel"], "left"
-        )
-        return routed.cache()
-
-    def _movement(self, routed: DataFrame, plan: SweepPlan) -> pd.DataFrame:
-        from pyspark.sql import functions as F
-
-        volume = routed.groupBy(*MOVEMENT_KEYS).agg(
-            F.count("*").alias("buffers"), F.sum("size").alias("bytes")
-        )
-        # each record group meets each route of its buffer (one per new parallelism, or more
-        # where output state is copied), and its owner at that parallelism decides whether
-        # the receiving subtask keeps it
-        records = self.records().select(
-            "buffer_id",
-            F.col("exchange").alias("records_exchange"),
-            "owner_key",
-            "records",
-            "bytes",
-            "spanning",
-        )
-        owners = owner_at(
-            F.col("records_exchange"), F.col("owner_key"), F.col("to"), plan, self.shape
-        )
-        drops = F.col("filtered") & (owners != F.col("new_subtask"))
-        contents = (
-            routed.select("buffer_id", *MOVEMENT_KEYS, "filtered")
-            .where(F.col("to").isNotNull())
-            .join(records, "buffer_id")
-            .groupBy(*MOVEMENT_KEYS)
-            .agg(
-                F.sum("records").alias("records"),
-                F.sum(F.when(drops, 0).otherwise(F.col("records"))).alias("kept_records"),
-                F.sum(F.when(drops, F.col("records")).otherwise(0)).alias("filtered_records"),
-                F.sum(F.when(drops, F.col("bytes")).otherwise(0)).alias("filtered_bytes"),
-                F.sum("spanning").alias("spanning_records"),
-            )
-        )
-        frame: pd.DataFrame = volume.join(contents, MOVEMENT_KEYS, "left").toPandas()
-        unrouted = frame[frame["to"].isna()]
+    def _routed(self, routes: pd.DataFrame) -> pd.DataFrame:
+        """Each channel with data beside each of its routes (a row per new parallelism, or
+        more where output state is copied); a channel with none is refused."""
+        routed = self.channels().merge(routes, on=_ROUTE_KEYS, how="left")
+        unrouted = routed[routed["to"].isna()]
         if not unrouted.empty:
             where = ", ".join(sorted({f"{r.exchange} ({r.side})" for r in unrouted.itertuples()}))
             raise InvalidParameterError(
@@ -494,22 +464,94 @@ class RescalingPipeline:
                 "channel of the job the checkpoint describes (an aligned exchange, or a channel "
                 "index beyond the parallelism): the checkpoint is inconsistent"
             )
-        frame = _ints(frame, ["to", "old_subtask", "new_subtask", *MOVEMENT_COLUMNS[5:]])
-        return frame[MOVEMENT_COLUMNS].sort_values(MOVEMENT_KEYS, ignore_index=True)
+        return _ints(routed, ["to", "old_subtask", "new_subtask", "vc_subtask", "vc_channel"])
 
-    def _active_virtual_channels(self, routed: DataFrame) -> pd.DataFrame:
-        keys = ["to", "exchange", "new_subtask"]
-        frame = (
-            routed.where(routed["to"].isNotNull())
-            .select(*keys, "vc_subtask", "vc_channel")
-            .distinct()
-            .groupBy(*keys)
-            .count()
+    def _movement(
+        self, routed: pd.DataFrame, routes: pd.DataFrame, plan: SweepPlan
+    ) -> pd.DataFrame:
+        from pyspark.sql import functions as F
+
+        volume = routed.groupby(MOVEMENT_KEYS)[["buffers", "bytes"]].sum()
+        # each channel's record groups meet each of its routes, and a group's owner at that
+        # route's parallelism decides whether the receiving subtask keeps it
+        table = self.spark.createDataFrame(
+            routes[[*_ROUTE_KEYS, "to", "old_subtask", "new_subtask", "filtered"]]
+        )
+        records = self.records().withColumnRenamed("exchange", "records_exchange")
+        owners = owner_at(
+            F.col("records_exchange"), F.col("owner_key"), F.col("to"), plan, self.shape
+        )
+        drops = F.col("filtered") & (owners != F.col("new_subtask"))
+        joined = records.join(
+            F.broadcast(table),
+            [
+                F.col("records_exchange") == table["exchange"],
+                records["side"] == table["side"],
+                records["subtask"] == table["subtask"],
+                records["channel"] == table["channel"],
+            ],
+        )
+        contents = (
+            joined.groupBy(
+                F.col("to"),
+                table["exchange"],
+                table["side"],
+                F.col("old_subtask"),
+                F.col("new_subtask"),
+            )
+            .agg(
+                F.sum("records").alias("records"),
+                F.sum(F.when(drops, 0).otherwise(F.col("records"))).alias("kept_records"),
+                F.sum(F.when(drops, F.col("records")).otherwise(0)).alias("filtered_records"),
+                F.sum(F.when(drops, F.col("bytes")).otherwise(0)).alias("filtered_bytes"),
+                F.sum("spanning").alias("spanning_records"),
+            )
             .toPandas()
         )
-        return _ints(frame, ["to", "new_subtask", "count"]).rename(
-            columns={"new_subtask": "subtask", "count": "virtual_channels_with_data"}
-        )
+        contents = _ints(contents, ["to", "old_subtask", "new_subtask"])
+        frame = volume.reset_index().merge(contents, on=MOVEMENT_KEYS, how="left")
+        frame = _ints(frame, MOVEMENT_COLUMNS[5:])
+        return frame[MOVEMENT_COLUMNS].sort_values(MOVEMENT_KEYS, ignore_index=True)
+
+
+#: a buffer's route follows from these columns alone, which the routes table is keyed by
+_ROUTE_KEYS = ["exchange", "side", "subtask", "channel"]
+
+
+def _numbered(column: Column, names: Sequence[str]) -> Column:
+    """Each value of ``column`` as its position in ``names`` from 1 (null for any other)."""
+    from pyspark.sql import functions as F
+
+    number = F.lit(None).cast("int")
+    for index, name in enumerate(names, start=1):
+        number = F.when(column == F.lit(name), index).otherwise(number)
+    return number
+
+
+def _named(number: Column, names: Sequence[str]) -> Column:
+    """The name a :func:`_numbered` number stands for (null for null)."""
+    from pyspark.sql import functions as F
+
+    return F.element_at(
+        F.array(F.lit(None).cast("string"), *[F.lit(name) for name in names]),
+        F.coalesce(number + 1, F.lit(1)),
+    )
+
+
+def _active_virtual_channels(routed: pd.DataFrame) -> pd.DataFrame:
+    """Per (to, exchange, new subtask): how many of its virtual channels carry data (a
+    channel with data routed through them)."""
+    keys = ["to", "exchange", "new_subtask"]
+    frame = (
+        routed[[*keys, "vc_subtask", "vc_channel"]]
+        .drop_duplicates()
+        .groupby(keys)
+        .size()
+        .reset_index(name="virtual_channels_with_data")
+    )
+    return _ints(frame, ["to", "new_subtask", "virtual_channels_with_data"]).rename(
+        columns={"new_subtask": "subtask"}
+    )
 
 
 def _targets(to: int | Sequence[int]) -> tuple[int, ...]:

@@ -10,7 +10,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from flinkstate.dataset import SCHEMAS, check_dataset, missing_columns
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from flinkstate.dataset import SCHEMAS, check_dataset, missing_columns, read_dataset
+from flinkstate.rescale.routes import JobShape
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -24,6 +28,41 @@ class SparkDataset:
     buffers: DataFrame
     fragments: DataFrame
     keyed_state: DataFrame
+    #: the operators and exchanges, read on the driver when the dataset was opened
+    shape: JobShape
+
+
+#: the Arrow types a dataset's tables hold, by their names in Spark SQL
+_SPARK_TYPES = {
+    pa.int8(): "tinyint",
+    pa.int16(): "smallint",
+    pa.int32(): "int",
+    pa.int64(): "bigint",
+    pa.string(): "string",
+    pa.large_string(): "string",
+    pa.bool_(): "boolean",
+}
+
+
+def spark_schema(schema: pa.Schema) -> str:
+    """A dataset table's Arrow schema as Spark's DDL."""
+    return ", ".join(f"{field.name} {_SPARK_TYPES[field.type]}" for field in schema)
+
+
+def _file_schema(path: Path) -> str | None:
+    """The Parquet file's own schema as Spark's DDL, so Spark need not open the file to infer
+    it (a few tenths of a second per dataset); None where a column's type has no name here
+    (Spark then reads it from the file as before)."""
+    schema = pq.read_schema(path)
+    if any(field.type not in _SPARK_TYPES for field in schema):
+        return None
+    return spark_schema(schema)
+
+
+def job_shape(directory: Path) -> JobShape:
+    """The operators and exchanges of the dataset in ``directory``, read on the driver without
+    Spark (two small tables), to check a question before Spark starts."""
+    return JobShape.of_tables(read_dataset(directory, ("operators", "exchanges")).tables)
 
 
 def load(spark: SparkSession, directory: Path) -> SparkDataset:
@@ -35,7 +74,10 @@ def load(spark: SparkSession, directory: Path) -> SparkDataset:
     absent = missing_columns(manifest)
     frames = {}
     for name, schema in SCHEMAS.items():
-        frame = spark.read.parquet(str((directory / f"{name}.parquet").resolve()))
+        path = (directory / f"{name}.parquet").resolve()
+        known = _file_schema(path)  # checked already: readable, with the columns it needs
+        reader = spark.read if known is None else spark.read.schema(known)
+        frame = reader.parquet(str(path))
         frames[name] = frame.select(
             *(
                 F.lit(None).cast("string").alias(column)  # added in version 2: all strings
@@ -44,7 +86,7 @@ def load(spark: SparkSession, directory: Path) -> SparkDataset:
                 for column in schema.names
             )
         )
-    return SparkDataset(manifest, **frames)
+    return SparkDataset(manifest, **frames, shape=job_shape(directory))
 
 
 def in_flight(dataset: SparkDataset) -> DataFrame:

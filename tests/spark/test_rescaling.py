@@ -23,11 +23,12 @@ from flinkstate.javahash import JavaType
 from flinkstate.keygroups import assign_key_to_parallel_operator
 from flinkstate.network.state_assignment import assign_state
 from flinkstate.recovery.scenarios import ScenarioRun, run_scenario
+from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.rescale.routes import JobShape
 from flinkstate.samples import SAMPLES
 from flinkstate.spark.owners import keyed_owners
-from flinkstate.spark.rescaling import MOVEMENT_COLUMNS, RescalingPipeline, job_shape, sweep_plan
-from flinkstate.spark.tables import load
+from flinkstate.spark.rescaling import MOVEMENT_COLUMNS, RescalingPipeline, sweep_plan
+from flinkstate.spark.tables import job_shape, load
 from tests.flinkcheckpoint.made import STRING_KEYED, made_checkpoint, record_type
 from tests.movement_model import SUMS, model_movement, normalised, sweep
 from tests.test_dataset import as_version_1
@@ -123,6 +124,38 @@ def test_spanning_records_and_empty_channels(pipelines: dict[str, RescalingPipel
     totals = result.subtasks.groupby(["to", "exchange"])[["bytes", "records"]].sum()
     moved = result.movement.groupby(["to", "exchange"])[["bytes", "records"]].sum()
     pd.testing.assert_frame_equal(totals.loc[moved.index], moved)
+
+
+@pytest.mark.parametrize("name", ["keyed", "spanning-records"])
+def test_record_starts_are_summed_per_channel_and_key_group(
+    pipelines: dict[str, RescalingPipeline], name: str
+) -> None:
+    """What every question reads: a row per (channel, owner key), the channel's buffers
+    summed, each record counted once where it starts, by its stored key group on a keyed
+    exchange and by -1 on any other."""
+    pipeline = pipelines[name]
+    tables = read_dataset(DATA / name).tables
+    buffers = tables["buffers"].to_pandas().rename(columns={"channel_or_subpartition": "channel"})
+    channel = ["exchange", "side", "subtask", "channel"]
+    expected_channels = buffers.groupby(channel).agg(
+        buffers=("size", "size"), bytes=("size", "sum")
+    )
+    got_channels = pipeline.channels().set_index(channel).sort_index()
+    pd.testing.assert_frame_equal(got_channels, expected_channels, check_dtype=False)
+
+    starts = tables["fragments"].to_pandas().merge(buffers, on="buffer_id")
+    starts = starts[~starts["continues_from_previous"]]
+    keyed = {e.name for e in pipeline.shape.exchanges if e.partitioner is Partitioner.HASH}
+    starts["owner_key"] = (
+        starts["key_group"].astype("int64").where(starts["exchange"].isin(keyed), -1)
+    )
+    starts["spanning"] = starts["continues_into_next"].astype("int64")
+    expected = starts.groupby([*channel, "owner_key"]).agg(
+        records=("record", "size"), bytes=("record_bytes", "sum"), spanning=("spanning", "sum")
+    )
+    got = pipeline.records().toPandas().set_index([*channel, "owner_key"]).sort_index()
+    assert got.index.is_unique
+    pd.testing.assert_frame_equal(got, expected, check_dtype=False)
 
 
 def test_no_rescale_keeps_every_byte_where_it_was(

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 
 from flinkstate.dataset import DatasetError, read_dataset
+from flinkstate.rescale.routes import JobShape
 from flinkstate.samples import SAMPLES
 from flinkstate.spark.tables import in_flight, load
 
@@ -51,3 +56,35 @@ def test_in_flight_equals_pandas(spark: SparkSession, name: str) -> None:
 def test_a_wrong_folder_fails_before_spark_reads_it(spark: SparkSession, tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match=r"no manifest\.json"):
         load(spark, tmp_path)
+
+
+def test_the_shape_and_schemas_come_from_the_driver(spark: SparkSession) -> None:
+    """The job's shape is the one Spark's own rows give, and every table has the schema its
+    file declares (given to Spark, not inferred by it)."""
+    dataset = load(spark, DATA / "keyed")
+    rows = JobShape.of(
+        (r.asDict() for r in dataset.operators.collect()),
+        (r.asDict() for r in dataset.exchanges.collect()),
+    )
+    assert dataset.shape == rows
+    inferred = spark.read.parquet(str(DATA / "keyed" / "fragments.parquet"))
+    assert dataset.fragments.schema.simpleString() == inferred.schema.simpleString()
+
+
+def test_a_column_type_without_a_spark_name_is_inferred(
+    spark: SparkSession, tmp_path: Path
+) -> None:
+    """A writer's unsigned sizes (which the dataset's check accepts as integers) leave Spark
+    to read the schema from the file: the same rows as the signed original."""
+    copy = tmp_path / "keyed"
+    shutil.copytree(DATA / "keyed", copy)
+    buffers = pq.read_table(copy / "buffers.parquet")
+    index = buffers.schema.get_field_index("size")
+    pq.write_table(
+        buffers.set_column(index, "size", pc.cast(buffers["size"], pa.uint32())),
+        copy / "buffers.parquet",
+    )
+    got = load(spark, copy).buffers.toPandas().sort_values("buffer_id", ignore_index=True)
+    expected = load(spark, DATA / "keyed").buffers.toPandas()
+    expected = expected.sort_values("buffer_id", ignore_index=True)
+    pd.testing.assert_frame_equal(got, expected, check_dtype=False)
