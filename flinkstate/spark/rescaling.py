@@ -137,6 +137,10 @@ class RescaleResult:
 
 #: what a failed Spark job is called in its one line
 _FAILED = "the Spark job failed"
+#: up to this many buffers, every task gets each buffer's channel (a hash table of about 50
+#: bytes a buffer: 100 MB here, 6 x 10^8 records of 100 bytes on 32 KiB segments) instead of a
+#: sort of all records by buffer; beyond, Spark sorts (slower, and bounded in memory)
+BROADCAST_BUFFERS = 2_000_000
 
 
 def rescale_scenarios(
@@ -265,6 +269,11 @@ class RescalingPipeline:
                 "subtask",
                 "channel",
             )
+            if int(self.channels()["buffers"].sum()) <= BROADCAST_BUFFERS:
+                # each task looks its records' buffers up in a copy of their channels; left
+                # to itself, Spark would shuffle and sort every record by its buffer id once
+                # the buffers' cached size passes its broadcast threshold
+                channel = F.broadcast(channel)
             starts = (
                 self.dataset.fragments.where(~F.col("continues_from_previous"))
                 .select(

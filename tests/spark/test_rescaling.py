@@ -26,6 +26,7 @@ from flinkstate.recovery.scenarios import ScenarioRun, run_scenario
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.rescale.routes import JobShape
 from flinkstate.samples import SAMPLES
+from flinkstate.spark import rescaling
 from flinkstate.spark.owners import keyed_owners
 from flinkstate.spark.rescaling import MOVEMENT_COLUMNS, RescalingPipeline, sweep_plan
 from flinkstate.spark.tables import job_shape, load
@@ -326,6 +327,39 @@ def test_the_executors_run_no_python(
     pd.testing.assert_frame_equal(result.movement, expected.movement)
     pd.testing.assert_frame_equal(result.sweep, expected.sweep)
     pd.testing.assert_frame_equal(keyed_owners(dataset, "source->counter", 3).toPandas(), owners)
+
+
+@pytest.mark.parametrize("bound", [rescaling.BROADCAST_BUFFERS, 0])
+def test_records_meet_their_buffers_by_broadcast_or_by_sorting_alike(
+    spark: SparkSession,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    bound: int,
+) -> None:
+    """Up to a bound on the buffers, every task gets the buffers' channels (Spark's own
+    threshold off here, so only the pipeline's choice can broadcast); beyond, Spark sorts the
+    records by buffer. The same answers either way."""
+    first = RescalingPipeline(load(spark, DATA / "spanning-records"))
+    try:
+        expected = first.analyse([1, 2, 5], progress=False)
+    finally:
+        first.close()  # else the next pipeline's records are found in its cache
+    monkeypatch.setattr(rescaling, "BROADCAST_BUFFERS", bound)
+    threshold = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
+    spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+    pipeline = RescalingPipeline(load(spark, DATA / "spanning-records"))
+    try:
+        result = pipeline.analyse([1, 2, 5], progress=False)
+        capsys.readouterr()
+        pipeline.records().explain()
+        plan = capsys.readouterr().out
+    finally:
+        pipeline.close()
+        spark.conf.set("spark.sql.autoBroadcastJoinThreshold", threshold)
+    joins = "BroadcastHashJoin" if bound else "SortMergeJoin"
+    assert joins in plan
+    for table in ("persisted", "movement", "subtasks", "sweep"):
+        pd.testing.assert_frame_equal(getattr(result, table), getattr(expected, table))
 
 
 @pytest.fixture(scope="module")
