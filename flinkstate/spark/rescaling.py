@@ -26,9 +26,9 @@ Between calls the work that does not depend on the new parallelism (the channels
 sums per key group) stays cached, so a notebook slider only pays for the routing.
 
 Everything that can be refused without the data is refused before Spark starts:
-:func:`job_shape` reads the two small tables on the driver and :func:`sweep_plan` checks the
-question against them. A failed Spark job is a :class:`~flinkstate.errors.SparkJobError` in
-one line (:mod:`flinkstate.spark.failures`).
+:func:`~flinkstate.spark.tables.job_shape` reads the two small tables on the driver and
+:func:`sweep_plan` checks the question against them. A failed Spark job is a
+:class:`~flinkstate.errors.SparkJobError` in one line (:mod:`flinkstate.spark.failures`).
 """
 
 from __future__ import annotations
@@ -226,12 +226,13 @@ class RescalingPipeline:
         if self._channels is None:
             from pyspark.sql import functions as F
 
-            frame = (
-                self.buffers()
-                .groupBy(*_ROUTE_KEYS)
-                .agg(F.count("*").alias("buffers"), F.sum("size").alias("bytes"))
-                .toPandas()
-            )
+            with spark_errors(SparkJobError, _FAILED):
+                frame = (
+                    self.buffers()
+                    .groupBy(*_ROUTE_KEYS)
+                    .agg(F.count("*").alias("buffers"), F.sum("size").alias("bytes"))
+                    .toPandas()
+                )
             self._channels = _ints(frame, ["buffers", "bytes"])
         return self._channels
 
