@@ -2,8 +2,9 @@
 
 This is the baseline of ``benchmarks/bench_rescaling.py``: the same answer as
 :meth:`flinkstate.spark.rescaling.RescalingPipeline.analyse_parallelisms` (its ``movement``
-table), from the same plan, the same buffer routes (``routes_frame``) and the same counting
-rules, with only the engine changed. Without it a Spark timing says nothing: a baseline that
+table), from the same plan, the same buffer routes (``routes_frame``) met by the channels the
+same way (``routed_channels``, pandas in both) and the same counting rules, with only the engine
+of the large part changed. Without it a Spark timing says nothing: a baseline that
 computes the same thing in the obvious single-process way tells whether Spark earns its start-up
 cost at a given size.
 
@@ -38,6 +39,7 @@ from flinkstate.spark.rescaling import (
     MOVEMENT_COLUMNS,
     MOVEMENT_KEYS,
     MOVEMENT_SUMS,
+    routed_channels,
     routes_frame,
 )
 
@@ -169,16 +171,7 @@ class PandasRescaling:
         plan = self.shape.sweep(
             scenarios, recover_output_on_downstream=recover_output_on_downstream
         )
-        routes = routes_frame(plan)
-        routed = self.channels().merge(routes, on=_ROUTE_KEYS, how="left")
-        unrouted = routed[routed["to"].isna()]
-        if not unrouted.empty:
-            where = ", ".join(sorted({f"{r.exchange} ({r.side})" for r in unrouted.itertuples()}))
-            raise InvalidParameterError(
-                f"{int(unrouted['buffers'].sum())} persisted buffer(s) of {where} belong to no "
-                "channel of the job the checkpoint describes: the checkpoint is inconsistent"
-            )
-        routed = routed.astype({"to": "int64", "old_subtask": "int64", "new_subtask": "int64"})
+        routed = routed_channels(self.channels(), routes_frame(plan))
         volume = routed.groupby(MOVEMENT_KEYS, sort=False)[["buffers", "bytes"]].sum()
         owners = self._owners(plan)
         joined = routed[["channel_row", *MOVEMENT_KEYS, "filtered"]].merge(

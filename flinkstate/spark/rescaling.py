@@ -463,18 +463,7 @@ class RescalingPipeline:
     # -- helpers -----------------------------------------------------------------------------
 
     def _routed(self, routes: pd.DataFrame) -> pd.DataFrame:
-        """Each channel with data beside each of its routes (a row per new parallelism, or
-        more where output state is copied); a channel with none is refused."""
-        routed = self.channels().merge(routes, on=_ROUTE_KEYS, how="left")
-        unrouted = routed[routed["to"].isna()]
-        if not unrouted.empty:
-            where = ", ".join(sorted({f"{r.exchange} ({r.side})" for r in unrouted.itertuples()}))
-            raise InvalidParameterError(
-                f"{int(unrouted['buffers'].sum())} persisted buffer(s) of {where} belong to no "
-                "channel of the job the checkpoint describes (an aligned exchange, or a channel "
-                "index beyond the parallelism): the checkpoint is inconsistent"
-            )
-        return _ints(routed, ["to", "old_subtask", "new_subtask", "vc_subtask", "vc_channel"])
+        return routed_channels(self.channels(), routes)
 
     def _movement(
         self, routed: pd.DataFrame, routes: pd.DataFrame, plan: SweepPlan
@@ -526,6 +515,22 @@ class RescalingPipeline:
 
 #: a buffer's route follows from these columns alone, which the routes table is keyed by
 _ROUTE_KEYS = ["exchange", "side", "subtask", "channel"]
+
+
+def routed_channels(channels: pd.DataFrame, routes: pd.DataFrame) -> pd.DataFrame:
+    """Each channel with data (its exchange, side, subtask and channel, its ``buffers``)
+    beside each of its routes (a row per new parallelism, or more where output state is
+    copied); a channel with none is refused: the checkpoint does not fit the job it names."""
+    routed = channels.merge(routes, on=_ROUTE_KEYS, how="left")
+    unrouted = routed[routed["to"].isna()]
+    if not unrouted.empty:
+        where = ", ".join(sorted({f"{r.exchange} ({r.side})" for r in unrouted.itertuples()}))
+        raise InvalidParameterError(
+            f"{int(unrouted['buffers'].sum())} persisted buffer(s) of {where} belong to no "
+            "channel of the job the checkpoint describes (an aligned exchange, or a channel "
+            "index beyond the parallelism): the checkpoint is inconsistent"
+        )
+    return _ints(routed, ["to", "old_subtask", "new_subtask", "vc_subtask", "vc_channel"])
 
 
 def _numbered(column: Column, names: Sequence[str]) -> Column:
