@@ -31,19 +31,19 @@ import pandas as pd
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from flinkstate.dataset import check_dataset
 from flinkstate.errors import InvalidParameterError
 from flinkstate.javahash import JavaType
-from flinkstate.rescale.routes import JobShape, SweepPlan
+from flinkstate.rescale.routes import SweepPlan
 from flinkstate.spark.rescaling import (
     MOVEMENT_COLUMNS,
     MOVEMENT_KEYS,
     MOVEMENT_SUMS,
+    ROUTE_KEYS,
     routed_channels,
     routes_frame,
 )
+from flinkstate.spark.tables import job_shape
 
-_ROUTE_KEYS = ["exchange", "side", "subtask", "channel"]
 _BUFFER_COLUMNS = ["buffer_id", "exchange", "side", "subtask", "channel_or_subpartition", "size"]
 
 
@@ -58,11 +58,7 @@ class PandasRescaling:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        check_dataset(directory)  # the same checks Spark's load() makes, before any row
-        self.shape = JobShape.of(
-            pq.read_table(directory / "operators.parquet").to_pylist(),
-            pq.read_table(directory / "exchanges.parquet").to_pylist(),
-        )
+        self.shape = job_shape(directory)  # checked as Spark's load() checks it, first
         self._buffers: pd.DataFrame | None = None
         self._channels: pd.DataFrame | None = None
         self._records: pd.DataFrame | None = None
@@ -87,7 +83,7 @@ class PandasRescaling:
     def _read_buffers(self) -> None:
         table = pq.read_table(self.directory / "buffers.parquet", columns=_BUFFER_COLUMNS)
         frame = table.to_pandas().rename(columns={"channel_or_subpartition": "channel"})
-        grouped = frame.groupby(_ROUTE_KEYS, sort=False, dropna=False)
+        grouped = frame.groupby(ROUTE_KEYS, sort=False, dropna=False)
         frame["channel_row"] = grouped.ngroup().to_numpy()
         channels = grouped["size"].agg(["size", "sum"]).reset_index()
         self._channels = channels.rename(columns={"size": "buffers", "sum": "bytes"}).assign(

@@ -229,7 +229,7 @@ class RescalingPipeline:
             with spark_errors(SparkJobError, _FAILED):
                 frame = (
                     self.buffers()
-                    .groupBy(*_ROUTE_KEYS)
+                    .groupBy(*ROUTE_KEYS)
                     .agg(F.count("*").alias("buffers"), F.sum("size").alias("bytes"))
                     .toPandas()
                 )
@@ -407,7 +407,7 @@ class RescalingPipeline:
             persisted = self._persisted_volume()
         with bar.phase("routing buffers"):
             routes = routes_frame(plan)
-            routed = self._routed(routes)
+            routed = routed_channels(self.channels(), routes)
             movement = self._movement(routed, routes, plan)
         with bar.phase("virtual channels"):
             active = _active_virtual_channels(routed)
@@ -462,9 +462,6 @@ class RescalingPipeline:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _routed(self, routes: pd.DataFrame) -> pd.DataFrame:
-        return routed_channels(self.channels(), routes)
-
     def _movement(
         self, routed: pd.DataFrame, routes: pd.DataFrame, plan: SweepPlan
     ) -> pd.DataFrame:
@@ -474,7 +471,7 @@ class RescalingPipeline:
         # each channel's record groups meet each of its routes, and a group's owner at that
         # route's parallelism decides whether the receiving subtask keeps it
         table = self.spark.createDataFrame(
-            routes[[*_ROUTE_KEYS, "to", "old_subtask", "new_subtask", "filtered"]]
+            routes[[*ROUTE_KEYS, "to", "old_subtask", "new_subtask", "filtered"]]
         )
         records = self.records().withColumnRenamed("exchange", "records_exchange")
         owners = owner_at(
@@ -514,14 +511,14 @@ class RescalingPipeline:
 
 
 #: a buffer's route follows from these columns alone, which the routes table is keyed by
-_ROUTE_KEYS = ["exchange", "side", "subtask", "channel"]
+ROUTE_KEYS = ["exchange", "side", "subtask", "channel"]
 
 
 def routed_channels(channels: pd.DataFrame, routes: pd.DataFrame) -> pd.DataFrame:
     """Each channel with data (its exchange, side, subtask and channel, its ``buffers``)
     beside each of its routes (a row per new parallelism, or more where output state is
     copied); a channel with none is refused: the checkpoint does not fit the job it names."""
-    routed = channels.merge(routes, on=_ROUTE_KEYS, how="left")
+    routed = channels.merge(routes, on=ROUTE_KEYS, how="left")
     unrouted = routed[routed["to"].isna()]
     if not unrouted.empty:
         where = ", ".join(sorted({f"{r.exchange} ({r.side})" for r in unrouted.itertuples()}))

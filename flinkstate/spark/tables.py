@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from flinkstate.dataset import SCHEMAS, check_dataset, missing_columns, read_dataset
+from flinkstate.dataset import SCHEMAS, missing_columns, read_dataset
 from flinkstate.rescale.routes import JobShape
 
 if TYPE_CHECKING:
@@ -70,8 +70,8 @@ def load(spark: SparkSession, directory: Path) -> SparkDataset:
     the columns an older version lacks are there as nulls, as ``read_dataset`` gives them."""
     from pyspark.sql import functions as F
 
-    manifest = check_dataset(directory)
-    absent = missing_columns(manifest)
+    small = read_dataset(directory, ("operators", "exchanges"))  # the whole dataset checked
+    absent = missing_columns(small.manifest)
     frames = {}
     for name, schema in SCHEMAS.items():
         path = (directory / f"{name}.parquet").resolve()
@@ -86,7 +86,7 @@ def load(spark: SparkSession, directory: Path) -> SparkDataset:
                 for column in schema.names
             )
         )
-    return SparkDataset(manifest, **frames, shape=job_shape(directory))
+    return SparkDataset(small.manifest, **frames, shape=JobShape.of_tables(small.tables))
 
 
 def in_flight(dataset: SparkDataset) -> DataFrame:
