@@ -33,6 +33,8 @@ class EventTimeState:
     NOT_STATE: ClassVar[NotState] = {}
 
     def state_key(self) -> StateKey:
+        if not (self.valves or self.watermark or self.idle or self.merged or self.late):
+            return _NO_EVENT_TIME  # a job without watermarks: the same value every step
         # every map is looked up by its gate, task or channel (valves are made as watermarks
         # first arrive): the order entries were added in is no state
         return (
@@ -53,3 +55,8 @@ class EventTimeState:
             {n: m.copy() for n, m in self.merged.items()},
             dict(self.late),
         )
+
+
+#: the key of an event time with nothing in it (a job without watermarks), one object for
+#: every state so that a model checker numbers it by identity
+_NO_EVENT_TIME: StateKey = (frozenset(), frozenset(), frozenset(), frozenset(), frozenset())

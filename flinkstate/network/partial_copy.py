@@ -60,22 +60,37 @@ class CopyPlan(NamedTuple):
     key_positions: tuple[int, ...]
 
 
-@dataclass
 class Owned:
     """The per-name components a world has copied for itself since it last shared them (with
     a snapshot, or a copy made from it or it from): those it may change in place. A world
-    whose ``owned`` is None shares nothing and changes anything in place."""
+    whose ``owned`` is None shares nothing and changes anything in place.
 
-    tasks: set[str] = field(default_factory=set)
-    #: tasks whose value is its own (its links to gates, partitions and the current channel)
-    #: while their queues and counts are still shared: linked to copies, not copied
-    linked: set[str] = field(default_factory=set)
-    gates: set[str] = field(default_factory=set)
-    subpartitions: set[str] = field(default_factory=set)
-    channels: set[str] = field(default_factory=set)
-    pools: set[str] = field(default_factory=set)
-    helpers: set[str] = field(default_factory=set)
-    writers: bool = False
+    A plain slotted class rather than a dataclass: a model checker makes two for every
+    transition, and the generated initializer with its factories costs twice as much."""
+
+    __slots__ = (
+        "channels",
+        "gates",
+        "helpers",
+        "linked",
+        "pools",
+        "subpartitions",
+        "tasks",
+        "writers",
+    )
+
+    def __init__(self) -> None:
+        self.tasks: set[str] = set()
+        #: tasks whose value is its own (its links to gates, partitions and the current
+        #: channel) while their queues and counts are still shared: linked to copies, not
+        #: copied
+        self.linked: set[str] = set()
+        self.gates: set[str] = set()
+        self.subpartitions: set[str] = set()
+        self.channels: set[str] = set()
+        self.pools: set[str] = set()
+        self.helpers: set[str] = set()
+        self.writers = False
 
 
 class Structure(NamedTuple):
@@ -254,6 +269,7 @@ def _plan(structure: Structure, touched: frozenset[Resource]) -> CopyPlan:
         *(("channels", name) for name in channels),
         *(("readers", name) for name in helpers),
         *(("drainers", name) for name in helpers),
+        *(("pools", name) for name in pools),
     ]
     return CopyPlan(
         frozenset(tasks),

@@ -84,17 +84,25 @@ class BufferPools:
         hashes and stores those only); the local pools' with their names, as a pool can be
         removed (``remove_local_pool``). ``known``: a global pool's key as kept since it last
         changed (its free list can be thousands of segments long), else made afresh."""
-        if known:
-            keys = self.network_keys
-            network = []
-            for name, pool in self.network.items():
-                key = keys.get(name)
-                if key is None:
-                    key = keys[name] = pool.state_key()
-                network.append(key)
-        else:
-            network = [p.state_key() for p in self.network.values()]
-        return (*network, *[(n, p.state_key()) for n, p in self.local.items()])
+        return (
+            *self.network_state_key(known=known),
+            *[(n, p.state_key()) for n, p in self.local.items()],
+        )
+
+    def network_state_key(self, *, known: bool = False) -> StateKey:
+        """The global pools' part of :meth:`state_key`: a world keys its local pools with its
+        other per-name components, each computed again only when a step may have changed it
+        (``NetworkState.known_keys``)."""
+        if not known:
+            return tuple([p.state_key() for p in self.network.values()])
+        keys = self.network_keys
+        network = []
+        for name, pool in self.network.items():
+            key = keys.get(name)
+            if key is None:
+                key = keys[name] = pool.state_key()
+            network.append(key)
+        return tuple(network)
 
     def changing(self, global_name: str) -> NetworkBufferPool:
         """The global pool, about to change: its own copy if it shared it, its key no longer

@@ -201,7 +201,7 @@ class NetworkState:
 
     def components(self) -> Iterator[_Keyed]:
         """Its per-name components (tasks, subpartitions, channels, gates, writers, drainers,
-        readers), in the order their keys take in :meth:`state_key`."""
+        readers, local pools), in the order their keys take in :meth:`state_key`."""
         for name in COMPONENT_MAPS:
             yield from getattr(self, name).values()
 
@@ -249,7 +249,7 @@ class NetworkState:
         cut = {} if pending is None else pending.cut()
         run_keys = (
             *self.ledger.other_keys(),
-            *self.buffer_pools.state_key(known=known),
+            *self.buffer_pools.network_state_key(known=known),
             self.checkpoints.state_key(),
             self.failover,
             # made with increasing ids, never removed
@@ -268,7 +268,11 @@ class NetworkState:
         # part by identity, without hashing it
         before = self.run_keys
         if type(before) is tuple and len(before) == len(run_keys):
-            run_keys = tuple(map(_kept, run_keys, before))
+            if run_keys == before:  # most steps change none: one comparison in C
+                run_keys = before
+            else:
+                pairs = zip(run_keys, before, strict=True)
+                run_keys = tuple([b if a == b else a for a, b in pairs])
         self.run_keys = run_keys
         # one flat tuple of the components' keys (how many tasks, channels, ... a run has is
         # fixed): a model checker stores the parts that did not change once for all states.
@@ -449,7 +453,16 @@ class _Keyed(Protocol):
 
 
 #: the world's maps of per-name components, in the order their keys take in its key
-COMPONENT_MAPS = ("tasks", "subpartitions", "channels", "gates", "writers", "drainers", "readers")
+COMPONENT_MAPS = (
+    "tasks",
+    "subpartitions",
+    "channels",
+    "gates",
+    "writers",
+    "drainers",
+    "readers",
+    "pools",
+)
 
 
 def configuration_of(state: NetworkState) -> Fixed:
@@ -481,8 +494,3 @@ def key_group_of(key: int, max_parallelism: int) -> int:
     """The key group of a (long) key: Flink's arithmetic, computed once per key, as keys
     repeat within a run."""
     return assign_to_key_group(key, max_parallelism, "long")
-
-
-def _kept(now: Hashable, before: Hashable) -> Hashable:
-    """``before`` where it equals ``now`` (the same value as an object known already)."""
-    return before if now == before else now

@@ -37,7 +37,7 @@ from __future__ import annotations
 import random
 import time
 from array import array
-from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from itertools import compress, count
@@ -786,17 +786,6 @@ class _Exploration:
             return list(found.todo), set()
         return [a for a in found.todo if a not in asleep], set(asleep)
 
-    def follow(
-        self, model: Model, index: int, depth: int, found: _Expansion
-    ) -> Iterator[tuple[Model, int, _Expansion | None]]:
-        """Take each action to follow from ``model``: each child reached, its index and what
-        to follow from it. The last child is ``model`` itself, moved on: nothing reads the
-        parent once its children are made."""
-        todo, done = self.expansion(index, found)
-        numbered = found.numbered
-        for number, action in enumerate(todo, 1):
-            yield self.take(model, index, depth, action, done, numbered, last=number == len(todo))
-
     def take(
         self,
         model: Model,
@@ -925,15 +914,22 @@ class _Exploration:
             if found is not None:
                 level.append((root, index, found))
             depth = 0
+            take = self.take
             while level:
                 following: list[tuple[Model, int, _Expansion]] = []
+                keep = following.append
+                if not self.expandable(depth):
+                    break
                 for model, parent, found in level:
-                    if self.expandable(depth):
-                        following.extend(
-                            (child, index, more)
-                            for child, index, more in self.follow(model, parent, depth, found)
-                            if more is not None
+                    todo, done = self.expansion(parent, found)
+                    numbered = found.numbered
+                    last = len(todo)
+                    for number, action in enumerate(todo, 1):
+                        child, index, more = take(
+                            model, parent, depth, action, done, numbered, last=number == last
                         )
+                        if more is not None:
+                            keep((child, index, more))
                 level = following
                 depth += 1
         except _Stop as stop:

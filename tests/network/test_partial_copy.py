@@ -328,3 +328,28 @@ def test_a_small_worlds_snapshot_is_a_whole_copy() -> None:
     snapshot = world.snapshot()
     assert world.owned is None
     assert not any(snapshot.channels[n] is c for n, c in world.channels.items())
+
+
+def test_a_local_pools_key_is_computed_again_only_after_an_action_that_may_change_it() -> None:
+    """Local pools are keyed with the other per-name components: a copy made for an action
+    whose footprint names no pool keeps every pool's key, one made for a buffer request
+    computes that pool's again (and its fingerprint is the state's key made afresh)."""
+    world = job("keyed", LOCAL_AND_REMOTE)
+    names = world.partial_copies.names(world)
+    pool_positions = {p for p, (where, _) in enumerate(names) if where == "pools"}
+    assert {name for where, name in names if where == "pools"} == set(world.pools)
+    emit = until(world, lambda a: a.kind == "emit")
+    twin = world.clone_within(world.footprint(emit))
+    twin.apply(emit)
+    assert not pool_positions & set(twin.stale_keys)
+    assert twin.fingerprint() == twin.state_key()
+    request = until(world, lambda a: a.kind == "request-buffer")
+    touched = world.footprint(request)
+    assert touched is not None
+    pools = {r.name for r in touched if r.kind is ResourceKind.POOL}
+    assert pools
+    twin = world.clone_within(touched)
+    twin.apply(request)
+    stale = {names[p][1] for p in twin.stale_keys if p in pool_positions}
+    assert stale == pools
+    assert twin.fingerprint() == twin.state_key()
