@@ -390,9 +390,16 @@ class ActionCache:
 
     def listen(self, changes: Changes) -> None:
         """The changes a step notes mark this cache's actors stale."""
-        changes.attach(
-            Marks(self.stale, self.touched, self.waiting_local, self.waiting_global, self.recheck),
-            self.index.readers_of,
+        changes.attach(self._marks(), self.index.readers_of)
+
+    def changes(self) -> Changes:
+        """New changes that mark this cache's actors stale (a copied journal's: ``listen``
+        on changes made before)."""
+        return Changes.attached(self._marks(), self.index.readers_of)
+
+    def _marks(self) -> Marks:
+        return Marks(
+            self.stale, self.touched, self.waiting_local, self.waiting_global, self.recheck
         )
 
     def look_again(self, head_of: Callable[[str], Buffer | None]) -> None:

@@ -90,6 +90,27 @@ class Changes:
     #: the local pools with waiting transports changed since the actions were computed
     recheck: set[str] = field(default_factory=set)
 
+    @classmethod
+    def attached(cls, marks: Marks, readers_of: ReadersOf) -> Changes:
+        """Changes attached from the start (:meth:`attach` on a new one, without making the
+        empty containers it would replace: a model checker's copies each make one)."""
+        return cls(
+            marks.stale,
+            marks.touched,
+            readers_of.tasks,
+            readers_of.channels,
+            readers_of.subpartitions,
+            readers_of.pools,
+            readers_of.network_pools,
+            readers_of.writers,
+            readers_of.readers,
+            readers_of.drainers,
+            readers_of.channel_of,
+            marks.waiting_local,
+            marks.waiting_global,
+            marks.recheck,
+        )
+
     def attach(self, marks: Marks, readers_of: ReadersOf) -> None:
         """Mark into ``marks`` the actors ``readers_of`` names (for a pool, also those waiting
         on it now) and the channels touched."""
@@ -203,10 +224,13 @@ class StepJournal:
         self.note = ""
         return event
 
-    def copy(self) -> StepJournal:
-        """A copy between steps: the run's violations, nothing of a step. Its changes are
-        attached to nothing until the copy's action cache is (``Changes.attach``)."""
-        return StepJournal(self.step, list(self.violations))
+    def copy(self, changes: Changes | None = None) -> StepJournal:
+        """A copy between steps: the run's violations, nothing of a step. Its ``changes``
+        (the copy's action cache's: ``ActionCache.changes``); without, attached to nothing
+        until the copy's action cache is (``Changes.attach``)."""
+        if changes is None:
+            return StepJournal(self.step, list(self.violations))
+        return StepJournal(self.step, list(self.violations), changes=changes)
 
 
 class ReturnKind(StrEnum):

@@ -156,7 +156,8 @@ class NetworkWorld(NetworkState):
         twin.component_keys = twin.inherited_keys = None
         twin.stale_keys = ()
         twin.prepared = False
-        twin.journal = self.journal.copy()
+        twin.actions = self.actions.copy()
+        twin.journal = self.journal.copy(twin.actions.changes())
         twin.violations = twin.journal.violations
         twin.ledger = self.ledger.copy(twin.journal)
         twin.buffer_pools = self.buffer_pools.copy(twin.ledger, share_local=True)
@@ -177,8 +178,6 @@ class NetworkWorld(NetworkState):
         twin.spill = self.spill.copy()
         twin.recovered_via = dict(self.recovered_via)
         twin.event_time = self.event_time.copy()
-        twin.actions = self.actions.copy()
-        twin.actions.listen(twin.journal.changes)
         return twin
 
     def own(self, plan: CopyPlan) -> None:

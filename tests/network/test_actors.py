@@ -213,3 +213,18 @@ def test_enabled_actions_read_after_their_world_moved_on_raise() -> None:
         list(enabled)
     with pytest.raises(StaleActionsError):
         _ = first in enabled
+
+
+def test_changes_made_for_a_cache_mark_what_changes_it_listens_to_mark() -> None:
+    """``ActionCache.changes`` (a copied journal's) is ``listen`` on new changes, field by
+    field: the same marks and readers, not copies of them."""
+    cache = keyed_cache()
+    made = cache.changes()
+    listened = listening(cache)
+    for name in Changes.__slots__:
+        assert getattr(made, name) is getattr(listened, name), name
+    made.channel("counter[0]<source[1]")
+    assert cache.stale == {
+        cache.index.by_task_actor["task counter[0]"][0],
+        cache.index.actors.index("counter[0]<source[1]"),
+    }
