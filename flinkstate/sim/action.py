@@ -3,12 +3,15 @@ share (the schedulers choose among actions without knowing the engine)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Action:
-    """One atomic thing an actor can do now, e.g. ``Action("task map[0]", "process")``."""
+class Action(NamedTuple):
+    """One atomic thing an actor can do now, e.g. ``Action("task map[0]", "process")``.
+
+    A named tuple rather than a dataclass: a model checker hashes and compares actions for
+    every transition (sleep sets, memos by action), and a tuple does both in C, three to four
+    times faster than a dataclass's generated methods. Ordered by actor, kind, target."""
 
     actor: str
     kind: str
