@@ -92,24 +92,12 @@ class Changes:
 
     @classmethod
     def attached(cls, marks: Marks, readers_of: ReadersOf) -> Changes:
-        """Changes attached from the start (:meth:`attach` on a new one, without making the
-        empty containers it would replace: a model checker's copies each make one)."""
-        return cls(
-            marks.stale,
-            marks.touched,
-            readers_of.tasks,
-            readers_of.channels,
-            readers_of.subpartitions,
-            readers_of.pools,
-            readers_of.network_pools,
-            readers_of.writers,
-            readers_of.readers,
-            readers_of.drainers,
-            readers_of.channel_of,
-            marks.waiting_local,
-            marks.waiting_global,
-            marks.recheck,
-        )
+        """Changes attached from the start: :meth:`attach`, which sets every field, on one
+        made without the empty containers it would replace (a model checker's copies each
+        make one)."""
+        changes = object.__new__(cls)
+        changes.attach(marks, readers_of)
+        return changes
 
     def attach(self, marks: Marks, readers_of: ReadersOf) -> None:
         """Mark into ``marks`` the actors ``readers_of`` names (for a pool, also those waiting
@@ -228,9 +216,9 @@ class StepJournal:
         """A copy between steps: the run's violations, nothing of a step. Its ``changes``
         (the copy's action cache's: ``ActionCache.changes``); without, attached to nothing
         until the copy's action cache is (``Changes.attach``)."""
-        if changes is None:
-            return StepJournal(self.step, list(self.violations))
-        return StepJournal(self.step, list(self.violations), changes=changes)
+        return StepJournal(
+            self.step, list(self.violations), changes=Changes() if changes is None else changes
+        )
 
 
 class ReturnKind(StrEnum):

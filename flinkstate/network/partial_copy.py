@@ -126,8 +126,6 @@ class Components(Protocol):
 
     def component_names(self) -> tuple[tuple[str, str], ...]: ...
 
-    def local_pool_names(self) -> frozenset[str]: ...
-
 
 @dataclass
 class PartialCopies:
@@ -155,7 +153,7 @@ class PartialCopies:
                 of("gates"),
                 of("subpartitions"),
                 of("channels"),
-                world.local_pool_names(),
+                of("pools"),
                 helpers,
                 True,
                 tuple(range(len(names))),

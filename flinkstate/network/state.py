@@ -215,10 +215,6 @@ class NetworkState:
         audit reads (``invariants.audit_interval``)."""
         return len(self.tasks) + len(self.subpartitions) + len(self.channels) + len(self.gates)
 
-    def local_pool_names(self) -> frozenset[str]:
-        """The names of its result partitions' and input gates' local pools."""
-        return frozenset(self.buffer_pools.local)
-
     def known_keys(self) -> list[StateKey]:
         """The keys of its per-name components for the state as it is (:meth:`components`'
         order), computed where not known and kept (``component_keys``) until the next step:

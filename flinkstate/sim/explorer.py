@@ -915,11 +915,9 @@ class _Exploration:
                 level.append((root, index, found))
             depth = 0
             take = self.take
-            while level:
+            while level and self.expandable(depth):
                 following: list[tuple[Model, int, _Expansion]] = []
                 keep = following.append
-                if not self.expandable(depth):
-                    break
                 for model, parent, found in level:
                     todo, done = self.expansion(parent, found)
                     numbered = found.numbered
