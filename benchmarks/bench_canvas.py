@@ -93,7 +93,7 @@ def _notebook(directory: Path, overrides: dict[str, int], start: int) -> str:
         f"stepper.goto({start})\n"
         "stepper.widget"
     )
-    cell = {
+    cell: dict[str, object] = {
         "cell_type": "code",
         "execution_count": None,
         "id": "stepper",

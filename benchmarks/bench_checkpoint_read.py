@@ -50,6 +50,7 @@ from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.key_selector import key_function
 from flinkstate.flinkcheckpoint.record_columns import batch_columns
 from flinkstate.flinkcheckpoint.writer import KEY, RECORD_TYPE, write_checkpoint
+from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.spark.checkpoint_source import BATCH_BYTES, plan_read, read_fragments
 
 EXCHANGE = "upstream->downstream"
@@ -98,7 +99,7 @@ def _framed_and_keyed(batches: list[list[bytes]], spec: str, max_p: int) -> int:
 def run(smoke: bool) -> list[Measurement]:
     megabytes = float(os.environ.get("FLINKSTATE_BENCH_CHECKPOINT_MB", 2 if smoke else 20))
     parallelism = int(os.environ.get("FLINKSTATE_BENCH_PARALLELISM", 16 if smoke else 256))
-    exchanges = {EXCHANGE: ExchangeSpec("hash", key_function(KEY, RECORD_TYPE))}
+    exchanges = {EXCHANGE: ExchangeSpec(Partitioner.HASH, key_function(KEY, RECORD_TYPE))}
     with tempfile.TemporaryDirectory() as tmp:
         start = time.perf_counter()
         written = write_checkpoint(tmp, int(megabytes * 1e6), parallelism=parallelism)

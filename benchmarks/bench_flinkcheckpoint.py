@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import struct
 import tempfile
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -76,16 +77,16 @@ def run(smoke: bool) -> list[Measurement]:
                 data = read_channel(handle, files).data
                 if data != payload:
                     raise AssertionError("the chunks do not give back the records written")
-                chunks = best_of(lambda f=files, h=handle: read_channel(h, f), repeat)
+                chunks = best_of(partial(read_channel, handle, files), repeat)
             offsets, _, trailing = frames(data)
             if trailing or len(offsets) != (records if not varied else records // 2):
                 raise AssertionError("framing lost records")
-            framing = best_of(lambda data=data: frames(data), repeat)
+            framing = best_of(partial(frames, data), repeat)
             size = path.stat().st_size
             for spec in ("f0%1000", "f1"):
                 key = key_function(spec, TYPE)
                 keyed = best_of(
-                    lambda data=data, key=key: channel_columns(data, TYPE, key, 128, "bench"),
+                    partial(channel_columns, data, TYPE, key, 128, "bench"),
                     repeat,
                 )
                 results.append(

@@ -31,6 +31,7 @@ import subprocess
 import sys
 import time
 import tracemalloc
+from functools import partial
 
 from benchmarks.bench_simulator import NoopModel
 from benchmarks.harness import Measurement, best_of
@@ -133,7 +134,7 @@ def restart_rates(smoke: bool) -> Measurement:
     for parallelism in sizes:
         world = restart(parallelism)
         steps = restart_to_its_end(world)
-        seconds = best_of(lambda world=world: restart_to_its_end(world), 1 if smoke else 3)
+        seconds = best_of(partial(restart_to_its_end, world), 1 if smoke else 3)
         rates[parallelism] = (seconds, steps)
     base_seconds, base_steps = rates[4]
     largest = sizes[-1]

@@ -40,7 +40,7 @@ class NoopModel:
     def check_end(self) -> None:
         pass
 
-    def waits(self) -> list[Wait]:
+    def waits(self) -> list[Wait[Hashable]]:
         return []
 
     def clone(self) -> Self:
@@ -80,7 +80,9 @@ def run(smoke: bool) -> list[Measurement]:
     back_seconds = time.perf_counter() - start
 
     # the worst case: one step short of the next snapshot, so going back replays the most
-    sim.run(-(-(taken + 1) // sim.snapshot_every) * sim.snapshot_every - 1)
+    every = sim.snapshot_every
+    assert every is not None  # the default keeps snapshots
+    sim.run(-(-(taken + 1) // every) * every - 1)
     worst_at = sim.step_count
     start = time.perf_counter()
     sim.back(1)
