@@ -96,14 +96,24 @@ def invariant_lines(result: RunResult) -> list[str]:
 
 
 def failover_lines(world: NetworkState) -> list[str]:
-    """A task failure (and the region's restart, if the run got there) and every checkpoint
-    failure of the run, then a blank line; nothing for a run without a task failure."""
+    """A task failure (and the region's restart, if the run got there), every checkpoint
+    failure of the run and a checkpoint asked for by hand that the model could not carry out,
+    then a blank line; nothing for a run without a task failure."""
     failover = world.failover
     if failover is None:
         return []
     failures = [f"  {f.describe()}" for f in world.checkpoints.failures]
+    not_taken = world.checkpoints.manual_not_taken
     return [
         f"task failure: {world.checkpoints.job_failed or failover.describe()}",
         *(["checkpoint failures:", *failures] if failures else []),
+        *([f"manual checkpoint not taken: {not_taken}", MANUAL_BEYOND] if not_taken else []),
         "",
     ]
+
+
+#: what a manual checkpoint the model did not take means for the run's outcome
+MANUAL_BEYOND = (
+    "  (Flink triggers such a subtask itself; the model triggers sources only, so this run "
+    "goes on without the checkpoint Flink would take)"
+)

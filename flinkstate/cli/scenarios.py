@@ -166,13 +166,16 @@ def _describe(
     run: ScenarioRun, exported: int | None, export: object, preset: PresetValues | None
 ) -> list[str]:
     item = run.scenario
+    # the title's figures are the scenario's; say which are not this run's
+    differences = run.differences()
     verdict = "as expected" if run.as_expected else f"expected {item.expected.value}"
+    if not run.as_expected and (preset is not None or differences):
+        # the expectation is the scenario's own: a race may end otherwise at other values
+        verdict += " with the scenario's own values"
     lines = [
         f"{item.name} (seed {run.seed}): {run.outcome.value}, {verdict}",
         f"  {item.title} ({item.reference})",
     ]
-    # the title's figures are the scenario's; say which are not this run's
-    differences = run.differences()
     if preset is not None:
         lines.append(f"  {preset.describe()}")
         differences = {k: v for k, v in differences.items() if preset.values.get(k) != v}

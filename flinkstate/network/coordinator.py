@@ -293,6 +293,7 @@ def trigger_manual(world: NetworkState) -> None:
         return
     beyond = _beyond_the_model(world, plan)
     if beyond:
+        world.checkpoints.manual_not_taken = beyond
         world.journal.note = f"manual checkpoint not taken: {beyond}"
         return
     triggered = [world.tasks[s.name] for s in plan.to_trigger]

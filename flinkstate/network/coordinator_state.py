@@ -39,6 +39,9 @@ class CoordinatorState:
     last_end: int = 0
     #: the checkpoint asked for by hand during a failover was asked for (once per run)
     manual_requested: bool = False
+    #: why the model could not carry out the plan of that checkpoint ("" if it could, or none
+    #: was asked for): Flink would have taken it, so a run's report says so
+    manual_not_taken: str = ""
 
     NOT_STATE: ClassVar[NotState] = {}
 
@@ -52,6 +55,7 @@ class CoordinatorState:
             self.job_failed,
             self.last_end,
             self.manual_requested,
+            self.manual_not_taken,
         )
 
     def copy(self) -> CoordinatorState:
@@ -63,4 +67,5 @@ class CoordinatorState:
             self.job_failed,
             self.last_end,
             self.manual_requested,
+            self.manual_not_taken,
         )

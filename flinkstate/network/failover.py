@@ -150,7 +150,9 @@ def failover_summary(world: NetworkState) -> dict[str, object]:
     that had a failure (none otherwise, so that other runs' summaries stay as they were)."""
     if world.failover is None:
         return {}
+    not_taken = world.checkpoints.manual_not_taken
     return {
         "task_failure": world.failover.describe(),
         "checkpoint_failures": [f.describe() for f in world.checkpoints.failures],
+        **({"manual_checkpoint_not_taken": not_taken} if not_taken else {}),
     }

@@ -19,7 +19,10 @@ checkpoint ended with none; x64 (``factor`` ** 1.5) keeps the timeout about as f
 checkpoint's duration as the scenario's own (600 steps against 347) and still expires the
 barriers that the hazards hold (not every race of a scenario keeps its outcome at another size:
 at 64 x 64 the FLINK-39018 fix's checkpoint during recovery outlasts the timeout too, and the
-aligned checkpoint of FLINK-40518 is never triggered before the restored job ends).
+aligned checkpoint of FLINK-40518 is never triggered before the restored job ends; in
+FLINK-40482's failover another source has finished by the time the failed region is down, and
+the checkpoint asked for then would trigger a sink, which the model cannot do: the run's report
+says so).
 
 TaskManagers get :data:`LARGE_SLOTS_PER_TM` slots where the scenario keeps one, as production
 clusters run several slots per TaskManager (and a job of 64 one-slot TaskManagers would read

@@ -407,3 +407,19 @@ def test_a_run_without_a_failure_says_nothing_of_one(capsys: pytest.CaptureFixtu
     summary = json.loads(capsys.readouterr().out)
     assert "task_failure" not in summary
     assert "checkpoint_failures" not in summary
+
+
+def test_an_outcome_other_than_expected_at_other_values_says_whose_expectation_it_is(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A scenario's expected outcome is its own values': a run at other values that ends
+    otherwise says so, while a run at the scenario's values says only "as expected"."""
+    assert main(["run", "failed-task-counted-as-finished"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == "failed-task-counted-as-finished (seed 0): violation, as expected"
+    assert main(["run", "failed-task-counted-as-finished", "--set", "terminal_tasks=abort"]) == 1
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first == (
+        "failed-task-counted-as-finished (seed 0): job-failed, expected violation with the "
+        "scenario's own values"
+    )

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 import pytest
 
+from flinkstate.cli.run_report import MANUAL_BEYOND, failover_lines
 from flinkstate.errors import InvalidParameterError
 from flinkstate.network import coordinator, failover
 from flinkstate.network.execution_state import ExecutionState
@@ -197,6 +198,33 @@ def test_a_plan_the_model_cannot_carry_out_is_not_taken() -> None:
     assert world.journal.note == (
         "manual checkpoint not taken: the plan triggers sink[0], whose predecessors have finished"
     )
+
+
+def test_a_manual_checkpoint_not_taken_is_reported_with_the_failure() -> None:
+    """The model's limit changes the run's outcome (the checkpoint Flink would take never
+    starts), so the run's summary and report say so, not only the step's note."""
+    world = topology("pipelined-regions").build({"terminal_tasks": "as-finished"})
+    world.tasks["source[0]"].finished = True
+    failover.fail_task(world, world.tasks["sink[1]"], "a test")
+    world.tasks["source[1]"].failover = ExecutionState.CANCELED  # the region is down
+    assert "manual_checkpoint_not_taken" not in failover.failover_summary(world)
+    assert not any("not taken" in line for line in failover_lines(world))
+    coordinator.trigger_manual(world)
+    why = "the plan triggers sink[0], whose predecessors have finished"
+    assert world.checkpoints.manual_not_taken == why
+    assert failover.failover_summary(world)["manual_checkpoint_not_taken"] == why
+    lines = failover_lines(world)
+    assert f"manual checkpoint not taken: {why}" in lines
+    assert lines[lines.index(f"manual checkpoint not taken: {why}") + 1] == MANUAL_BEYOND
+    # it is state: a copy keeps it, and it tells the two worlds apart
+    twin = world.clone()
+    assert twin.checkpoints.manual_not_taken == why
+    other = topology("pipelined-regions").build({"terminal_tasks": "as-finished"})
+    other.tasks["source[0]"].finished = True
+    failover.fail_task(other, other.tasks["sink[1]"], "a test")
+    other.tasks["source[1]"].failover = ExecutionState.CANCELED
+    other.checkpoints.manual_requested = True
+    assert other.checkpoints.state_key() != world.checkpoints.state_key()
 
 
 def test_the_failure_names_a_subtask_of_the_job() -> None:
