@@ -978,12 +978,14 @@ def _badge_html(
             f"end: {html.escape(str(expected))})"
         )
     else:
+        verdict = "" if summary.get("as_expected") else ", <b>not as expected</b>"
+        if verdict and summary.get("differs_from_scenario"):
+            # the expectation is the scenario's own values'; a race may end otherwise
+            verdict = " with the scenario's own values" + verdict
         ending = (
             f"<span style='background:{colour};color:white;padding:2px 6px;border-radius:3px'>"
             f"this run: {html.escape(str(outcome))}</span> "
-            f"(expected {html.escape(str(expected))}"
-            + ("" if summary.get("as_expected") else ", <b>not as expected</b>")
-            + ")"
+            f"(expected {html.escape(str(expected))}{verdict})"
         )
     if world is None:
         return f"<div>{ending}</div>"

@@ -592,3 +592,18 @@ def test_at_the_large_preset_it_opens_at_step_zero_with_the_progress_shown() -> 
     assert stepper.scene == expected
     assert stepper.canvas.scene["collapsible"]  # 63 subtasks an operator: lanes folded
     assert stepper.canvas.scene["step"] == 0
+
+
+def test_an_outcome_missed_at_other_values_names_whose_expectation_it_was() -> None:
+    """Changed values may end a race otherwise: the badge says the expectation is the
+    scenario's own values', and says nothing of them at those values."""
+    own = RecoveryStepper("failed-task-counted-as-finished")
+    assert "as expected" not in own.badge.value  # "expected violation)" with no verdict
+    assert "(expected violation)" in own.badge.value
+    other = RecoveryStepper(
+        "failed-task-counted-as-finished", overrides={"terminal_tasks": "abort"}
+    )
+    assert (
+        "(expected violation with the scenario's own values, <b>not as expected</b>)"
+        in other.badge.value
+    )
