@@ -114,6 +114,6 @@ def failover_lines(world: NetworkState) -> list[str]:
 
 #: what a manual checkpoint the model did not take means for the run's outcome
 MANUAL_BEYOND = (
-    "  (Flink triggers such a subtask itself; the model triggers sources only, so this run "
-    "goes on without the checkpoint Flink would take)"
+    "  (Flink would carry this plan out; the model triggers sources only and aligns every "
+    "channel, so this run goes on without the checkpoint Flink would take)"
 )

@@ -29,6 +29,7 @@ from flinkstate.recovery.scenarios import (
     SCENARIOS,
     Outcome,
     ScenarioRun,
+    expectation,
     get_scenario,
     run_scenario,
 )
@@ -168,10 +169,11 @@ def _describe(
     item = run.scenario
     # the title's figures are the scenario's; say which are not this run's
     differences = run.differences()
-    verdict = "as expected" if run.as_expected else f"expected {item.expected.value}"
-    if not run.as_expected and (preset is not None or differences):
-        # the expectation is the scenario's own: a race may end otherwise at other values
-        verdict += " with the scenario's own values"
+    verdict = (
+        "as expected"
+        if run.as_expected
+        else expectation(item.expected.value, other_values=bool(differences))
+    )
     lines = [
         f"{item.name} (seed {run.seed}): {run.outcome.value}, {verdict}",
         f"  {item.title} ({item.reference})",

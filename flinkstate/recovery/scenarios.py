@@ -61,6 +61,13 @@ class Outcome(StrEnum):
     """The job before any restart (phase ``job``) ran to its end; every invariant held."""
 
 
+def expectation(expected: str, *, other_values: bool) -> str:
+    """ "expected OUTCOME" for a run that did not end as its scenario expects, naming the
+    scenario's own values when the run had others: the expectation holds for those, and a race
+    may end otherwise at other sizes."""
+    return f"expected {expected}" + (" with the scenario's own values" if other_values else "")
+
+
 #: parameters of the restart, on top of the topology's own
 RESTORE_PARAMETERS = (
     Parameter(

@@ -32,6 +32,7 @@ from flinkstate.recovery.scenarios import (
     PHASES,
     Outcome,
     ScenarioRun,
+    expectation,
     get_scenario,
     prepare_scenario,
 )
@@ -978,14 +979,18 @@ def _badge_html(
             f"end: {html.escape(str(expected))})"
         )
     else:
-        verdict = "" if summary.get("as_expected") else ", <b>not as expected</b>"
-        if verdict and summary.get("differs_from_scenario"):
-            # the expectation is the scenario's own values'; a race may end otherwise
-            verdict = " with the scenario's own values" + verdict
+        missed = not summary.get("as_expected")
+        expected_text = html.escape(
+            expectation(
+                str(expected), other_values=missed and bool(summary.get("differs_from_scenario"))
+            ),
+            quote=False,
+        )
         ending = (
             f"<span style='background:{colour};color:white;padding:2px 6px;border-radius:3px'>"
-            f"this run: {html.escape(str(outcome))}</span> "
-            f"(expected {html.escape(str(expected))}{verdict})"
+            f"this run: {html.escape(str(outcome))}</span> ({expected_text}"
+            + (", <b>not as expected</b>" if missed else "")
+            + ")"
         )
     if world is None:
         return f"<div>{ending}</div>"
