@@ -7,6 +7,11 @@ their SHA-256. ``compare BEFORE AFTER`` says which differ, and for a trace the f
 it does. A refactor records before it moves anything and compares after: every file
 byte-identical, except for fixes made on purpose.
 
+It also runs ``flinkstate explore --json`` over ``EXPLORATIONS`` (every strategy, both
+reductions, a depth bound, the job phase, faults and scenarios with their own mechanisms) and
+keeps each result without its timing, so that a change of the model's copying, footprints or
+fingerprints shows as a different count of states or transitions.
+
     python tools/record-behaviour.py record /tmp/before [--jobs 2] [--only NAME,...]
     python tools/record-behaviour.py compare /tmp/before /tmp/after
 """
@@ -25,32 +30,118 @@ from pathlib import Path
 
 SEEDS = (0, 1, 2)
 MANIFEST = "manifest.json"
+#: a restart at its smallest (one source, one counter, the checkpoint two steps in)
+SMALL = (
+    "--set", "parallelism=1", "--set", "source_parallelism=1", "--set", "records=2",
+    "--set", "record_size=100", "--set", "cost=0", "--set", "checkpoint_interval=2",
+    "--set", "slots_per_tm=2", "--set", "network_buffers=16",
+)  # fmt: skip
+#: the keyed job 2 x 2, no checkpoint (with its records per source)
+TWO_BY_TWO_BARE = (
+    "--set", "parallelism=2", "--set", "source_parallelism=2",
+    "--set", "slots_per_tm=2", "--set", "checkpoint_interval=0", "--set", "network_buffers=16",
+)  # fmt: skip
+TWO_BY_TWO = (*TWO_BY_TWO_BARE, "--set", "records=1")
+#: the 2 x 2 keyed restart of the explorer's benchmark
+RESTART = (
+    "--set", "parallelism=2", "--set", "source_parallelism=2", "--set", "records=2",
+    "--set", "network_buffers=16", "--set", "checkpoint_interval=4",
+)  # fmt: skip
+#: the README's selective reader, at parallelism 1
+README_SMALL = (
+    "--seed", "4", "--set", "parallelism=1", "--set", "source_parallelism=1",
+    "--set", "records=2", "--set", "record_size=100", "--set", "cost=0",
+    "--set", "checkpoint_interval=2", "--set", "network_buffers=32",
+)  # fmt: skip
+#: (file stem, ``flinkstate explore`` arguments) of every exploration recorded
+EXPLORATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("keyed-bfs", ("keyed", "--max-states", "3000")),
+    ("keyed-dfs", ("keyed", "--strategy", "dfs", "--max-states", "3000")),
+    ("keyed-dfs-depth", ("keyed", "--strategy", "dfs", "--max-depth", "14", "--max-states", "900")),
+    ("keyed-unreduced", ("keyed", "--reduction", "none", "--max-states", "3000")),
+    ("keyed-walks", ("keyed", "--strategy", "random-walk", "--walks", "40", "--seed", "3")),
+    ("keyed-2x2-exhausted", ("keyed", *TWO_BY_TWO, "--max-states", "50000")),
+    ("baseline-job", ("baseline-recovery", "--phase", "job", *SMALL, "--max-states", "3000")),
+    ("baseline-restart", ("baseline-recovery", *SMALL, "--max-states", "40000")),
+    ("restart-2x2", ("baseline-recovery", *RESTART, "--max-states", "6000")),
+    ("upscale-1-to-2", ("keyed-upscale", *SMALL, "--set", "new_parallelism=2",
+                        "--max-states", "20000")),
+    ("prefilter-deadlock", ("prefilter-deadlock", "--max-states", "3000")),
+    ("selective-all-gates", ("selective-reading-all-gates", *README_SMALL)),
+    ("selective-per-gate", ("selective-reading-per-gate", *README_SMALL)),
+    ("checkpoint-during-drain", ("checkpoint-during-drain", *SMALL, "--max-states", "4000")),
+    ("same-upstream", ("same-upstream-first-edge", "--max-states", "3000")),
+    ("spill-pressure", ("spill-pressure-v2", *SMALL, "--max-states", "4000")),
+    ("fault-no-filter", ("keyed-upscale", *SMALL, "--set", "new_parallelism=2",
+                         "--fault", "no-filter")),
+    ("fault-lose-record", ("keyed", *TWO_BY_TWO_BARE, "--set", "records=2", "--set", "keys=1",
+                           "--fault", "lose-record", "--max-states", "12000")),
+    ("fault-double-recycle", ("keyed", *TWO_BY_TWO, "--fault", "double-recycle")),
+    ("fault-reorder", ("keyed", *TWO_BY_TWO_BARE, "--set", "records=2", "--set", "keys=1",
+                       "--set", "record_size=3000", "--fault", "reorder-buffers",
+                       "--max-states", "20000")),
+    ("fault-no-barrier", ("checkpoint-during-drain", *SMALL,
+                          "--fault", "missing-recovery-barrier", "--max-states", "6000")),
+)  # fmt: skip
 
 
-def runs(only: set[str] | None) -> list[tuple[str, int]]:
-    """(name, seed) of every run to record, scenarios then topologies."""
-    from flinkstate.network.topologies import CATALOGUE
-    from flinkstate.recovery.scenarios import SCENARIOS
+def catalogues() -> tuple[list[str], list[str]]:
+    """The scenarios' and the topologies' names, wherever the package keeps them: the recorder
+    runs against the code before a move of modules and after it."""
+    import importlib
 
-    chosen = [(name, seed) for name in SCENARIOS for seed in SEEDS]
-    chosen += [(name, 0) for name in CATALOGUE]
-    return [(name, seed) for name, seed in chosen if only is None or name in only]
+    for scenarios, topologies in (
+        ("flinkstate.catalogue.scenarios", "flinkstate.catalogue.topologies"),
+        ("flinkstate.recovery.scenarios", "flinkstate.network.topologies"),
+    ):
+        try:
+            return (
+                list(importlib.import_module(scenarios).SCENARIOS),
+                list(importlib.import_module(topologies).CATALOGUE),
+            )
+        except ModuleNotFoundError:
+            continue
+    raise SystemExit("record-behaviour: found no catalogue of scenarios and topologies")
 
 
-def record_one(job: tuple[str, int, str]) -> tuple[str, int, float, int]:
-    """Run one (name, seed) into ``directory``; (name, seed, seconds, exit status)."""
+def runs(only: set[str] | None) -> list[tuple[str, tuple[str, ...]]]:
+    """(file stem, ``flinkstate`` arguments) of every run to record: scenarios, topologies,
+    then explorations."""
+    scenarios, topologies = catalogues()
+    chosen = [(name, seed) for name in scenarios for seed in SEEDS]
+    chosen += [(name, 0) for name in topologies]
+    todo = [
+        (f"{name}.seed{seed}", ("run", name, "--seed", str(seed), "--json"))
+        for name, seed in chosen
+        if only is None or name in only
+    ]
+    todo += [
+        (f"explore.{stem}", ("explore", *arguments, "--json", "--quiet"))
+        for stem, arguments in EXPLORATIONS
+        if only is None or stem in only or arguments[0] in only
+    ]
+    return todo
+
+
+def record_one(job: tuple[str, tuple[str, ...], str]) -> tuple[str, float, int]:
+    """Run one job into ``directory``; (stem, seconds, exit status)."""
     from flinkstate.cli import main
 
-    name, seed, directory = job
-    stem = Path(directory) / f"{name}.seed{seed}"
+    stem, arguments, directory = job
+    path = Path(directory) / stem
+    if arguments[0] == "run":
+        arguments = (*arguments, "--trace", f"{path}.trace.jsonl")
     started = time.monotonic()
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        status = main(
-            ["run", name, "--seed", str(seed), "--trace", f"{stem}.trace.jsonl", "--json"]
-        )
-    Path(f"{stem}.summary.json").write_text(out.getvalue() + err.getvalue(), encoding="utf-8")
-    return name, seed, time.monotonic() - started, status
+        status = main(list(arguments))
+    text = out.getvalue()
+    if arguments[0] == "explore" and text.startswith("{"):  # the same, whatever the speed
+        result = json.loads(text)
+        result.pop("elapsed_seconds", None)
+        text = json.dumps(result, indent=1, sort_keys=True) + "\n"
+    Path(f"{path}.summary.json").write_text(text + err.getvalue(), encoding="utf-8")
+    return stem, time.monotonic() - started, status
 
 
 def record(directory: Path, jobs: int, only: set[str] | None) -> int:
@@ -62,12 +153,12 @@ def record(directory: Path, jobs: int, only: set[str] | None) -> int:
     started = time.monotonic()
     context = multiprocessing.get_context("fork")
     with context.Pool(jobs) as pool:
-        work = [(name, seed, str(directory)) for name, seed in todo]
-        for done, (name, seed, seconds, status) in enumerate(
-            pool.imap_unordered(record_one, work), 1
+        work = [(stem, arguments, str(directory)) for stem, arguments in todo]
+        for done, (stem, seconds, status) in enumerate(
+            pool.imap_unordered(record_one, work, chunksize=1), 1
         ):
             print(
-                f"[{done}/{len(todo)}] {name} seed {seed}: {seconds:.1f} s, exit {status}",
+                f"[{done}/{len(todo)}] {stem}: {seconds:.1f} s, exit {status}",
                 file=sys.stderr,
                 flush=True,
             )
