@@ -106,7 +106,8 @@ def catalogues() -> tuple[list[str], list[str]]:
 
 def runs(only: set[str] | None) -> list[tuple[str, tuple[str, ...]]]:
     """(file stem, ``flinkstate`` arguments) of every run to record: scenarios, topologies,
-    then explorations."""
+    then explorations. ``only`` names scenarios or topologies (every seed of each) and
+    explorations by their stem (``explore.keyed-bfs``)."""
     scenarios, topologies = catalogues()
     chosen = [(name, seed) for name in scenarios for seed in SEEDS]
     chosen += [(name, 0) for name in topologies]
@@ -118,7 +119,7 @@ def runs(only: set[str] | None) -> list[tuple[str, tuple[str, ...]]]:
     todo += [
         (f"explore.{stem}", ("explore", *arguments, "--json", "--quiet"))
         for stem, arguments in EXPLORATIONS
-        if only is None or stem in only or arguments[0] in only
+        if only is None or f"explore.{stem}" in only
     ]
     return todo
 

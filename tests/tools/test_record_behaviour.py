@@ -21,21 +21,35 @@ def test_every_scenario_seed_and_topology_is_recorded(tool: ModuleType) -> None:
     from flinkstate.network.topologies import CATALOGUE
     from flinkstate.recovery.scenarios import SCENARIOS
 
-    planned = tool.runs(None)
-    assert len(planned) == 3 * len(SCENARIOS) + len(CATALOGUE)
-    assert ("baseline-recovery", 2) in planned
+    planned = dict(tool.runs(None))
+    assert len(planned) == 3 * len(SCENARIOS) + len(CATALOGUE) + len(tool.EXPLORATIONS)
+    assert planned["baseline-recovery.seed2"] == (
+        "run",
+        "baseline-recovery",
+        "--seed",
+        "2",
+        "--json",
+    )
+    assert planned["explore.keyed-bfs"][:2] == ("explore", "keyed")
+    assert [stem for stem, _ in tool.runs({"keyed", "explore.keyed-bfs"})] == [
+        "keyed.seed0",
+        "explore.keyed-bfs",
+    ]
 
 
 def test_two_recordings_are_identical_and_a_change_is_named(
     tool: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    only = {"baseline-recovery", "keyed"}
+    only = {"baseline-recovery", "keyed", "explore.keyed-dfs-depth"}
     assert tool.record(tmp_path / "a", 1, only) == 0
     assert tool.record(tmp_path / "b", 1, only) == 0
-    assert len(json.loads((tmp_path / "a" / "manifest.json").read_text())) == 8
+    assert len(json.loads((tmp_path / "a" / "manifest.json").read_text())) == 9
+    explored = json.loads((tmp_path / "a" / "explore.keyed-dfs-depth.summary.json").read_text())
+    assert explored["states"] > 0
+    assert "elapsed_seconds" not in explored
     capsys.readouterr()
     assert tool.compare(tmp_path / "a", tmp_path / "b") == 0
-    assert "8 of 8 files byte-identical" in capsys.readouterr().out
+    assert "9 of 9 files byte-identical" in capsys.readouterr().out
     trace = tmp_path / "b" / "keyed.seed0.trace.jsonl"
     lines = trace.read_text().splitlines()
     lines[3] = lines[3].replace('"step"', '"stop"', 1)
@@ -45,5 +59,5 @@ def test_two_recordings_are_identical_and_a_change_is_named(
     (tmp_path / "b" / "manifest.json").write_text(json.dumps(manifest))
     assert tool.compare(tmp_path / "a", tmp_path / "b") == 1
     out = capsys.readouterr().out
-    assert "7 of 8 files byte-identical" in out
+    assert "8 of 9 files byte-identical" in out
     assert "keyed.seed0.trace.jsonl: line 4, column " in out
