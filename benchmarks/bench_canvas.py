@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 
 from benchmarks.harness import Measurement
-from flinkstate.recovery.presets import Preset, scenario_preset
-from flinkstate.recovery.scenarios import get_scenario
+from flinkstate.catalogue.presets import Preset, scenario_preset
+from flinkstate.catalogue.scenarios import get_scenario
 from flinkstate.widgets.recovery_stepper import RecoveryStepper
 
 #: the baseline-recovery scenario under the ``large`` preset: 64 x 64, four slots a TaskManager

@@ -21,9 +21,9 @@ import random
 import tracemalloc
 
 from benchmarks.harness import Measurement, best_of
-from flinkstate.network.topologies import topology
-from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.scenarios import prepare_scenario
+from flinkstate.catalogue.topologies import topology
+from flinkstate.lab.scenario_run import prepare_scenario
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.explorer import NO_REDUCTION, Bounds, SleepSets, explore
 
 #: the restart explored: a 2 x 2 keyed job, its checkpoint four steps in

@@ -33,9 +33,9 @@ from typing import Any
 
 from benchmarks.bench_simulator import NoopModel
 from benchmarks.harness import Measurement
-from flinkstate.network.task import TaskPhase
-from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.scenarios import prepare_scenario
+from flinkstate.lab.scenario_run import prepare_scenario
+from flinkstate.runtime.tasks.task import TaskPhase
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim import FixedPriority, RunStatus, Simulation
 
 #: the restart of a production-sized back-pressured job (see the module's docstring)

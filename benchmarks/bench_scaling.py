@@ -35,8 +35,8 @@ from functools import partial
 
 from benchmarks.bench_simulator import NoopModel
 from benchmarks.harness import Measurement, best_of
-from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.scenarios import prepare_scenario
+from flinkstate.lab.scenario_run import prepare_scenario
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim import FixedPriority, RunStatus, Simulation, make_scheduler
 from flinkstate.sim.core import SNAPSHOT_EVERY
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Self
 
 from benchmarks.harness import Measurement, best_of
-from flinkstate.network.topologies import topology
+from flinkstate.catalogue.topologies import topology
 from flinkstate.sim import Action, Event, FixedPriority, Simulation, Violation, Wait, make_scheduler
 
 _NOOP = Action("noop", "tick")

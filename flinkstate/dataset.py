@@ -1,9 +1,11 @@
 """The checkpoint dataset format: a checkpoint's in-flight data as Parquet tables.
 
-One format serves every producer and consumer: the simulator exports its checkpoints in it, the
-reader of real Flink checkpoints will produce it, and the Spark pipeline and the notebooks read
-it. A dataset is a directory with ``manifest.json`` (format name, version, what it describes)
-and one Parquet file per table. ``data/README.md`` documents every column.
+One format serves every producer and consumer: the simulator's checkpoints are exported in it
+(:mod:`flinkstate.lab.simulation_export`), the reader of real Flink checkpoints produces it
+(:mod:`flinkstate.flinkcheckpoint.export`), and the Spark pipeline and the notebooks read it.
+The format knows nothing of the simulator. A dataset is a directory with ``manifest.json``
+(format name, version, what it describes) and one Parquet file per table.
+``data/README.md`` documents every column.
 
 A dataset is written whole or not at all (:func:`dataset_written_whole`): into a temporary
 folder beside the target, swapped in complete, so a failed or interrupted export never leaves
@@ -15,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,14 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from flinkstate.errors import FlinkstateError
-from flinkstate.javahash import JavaType
-from flinkstate.keygroups import assign_to_key_group
-from flinkstate.network.checkpoint import Checkpoint, InputChannelInfo
-from flinkstate.network.graph import OperatorKind
-from flinkstate.network.world import NetworkWorld
 from flinkstate.output import check_directory_target, directory_written_whole
-from flinkstate.rescale.owner_rule import OwnerRule
-from flinkstate.rescale.partitioner import Partitioner
 
 FORMAT = "flinkstate-checkpoint-dataset"
 #: version 2 added keys of other Java types than Long (``key_type``, ``key_string``)
@@ -119,126 +113,6 @@ class DatasetError(FlinkstateError):
 class Dataset:
     manifest: dict[str, Any]
     tables: dict[str, pa.Table]
-
-
-def from_simulation(world: NetworkWorld, checkpoint: Checkpoint, description: str) -> Dataset:
-    """The tables of one checkpoint the simulator completed."""
-    graph = world.graph
-    operators = [
-        {
-            "operator": op.name,
-            "kind": op.kind.value,
-            "parallelism": op.parallelism,
-            "max_parallelism": op.effective_max_parallelism,
-        }
-        for op in graph.operators
-    ]
-    exchanges = [
-        {
-            "exchange": e.name,
-            "upstream": e.upstream,
-            "downstream": e.downstream,
-            "partitioner": e.partitioner.flink_class,
-            "downstream_mapper": e.partitioner.downstream_mapper.name,
-            "upstream_mapper": e.partitioner.upstream_mapper.name,
-            "unaligned_supported": graph.checkpoints_unaligned(e),
-            "key_type": None
-            if OwnerRule.of(e.partitioner) is OwnerRule.NONE
-            else JavaType.LONG.java_name,
-        }
-        for e in graph.exchanges
-    ]
-    buffers: list[dict[str, Any]] = []
-    fragments: list[dict[str, Any]] = []
-    states = [("input", s) for s in checkpoint.input_channel_state] + [
-        ("output", s) for s in checkpoint.result_subpartition_state
-    ]
-    for side, state in states:
-        task = world.tasks[state.owner]
-        operator, subtask = task.operator, task.index
-        if isinstance(state.info, InputChannelInfo):
-            exchange = task.gates[state.info.gate].exchange
-            position = (state.info.gate, state.info.channel)
-        else:
-            exchange = task.partitions[state.info.partition].exchange
-            position = (state.info.partition, state.info.subpartition)
-        keyed = exchange.partitioner is Partitioner.HASH
-        max_p = graph.operator(exchange.downstream).effective_max_parallelism
-        for order, buffer in enumerate(state.buffers):
-            buffer_id = len(buffers)
-            buffers.append(
-                {
-                    "buffer_id": buffer_id,
-                    "operator": operator,
-                    "subtask": subtask,
-                    "side": side,
-                    "exchange": exchange.name,
-                    "gate_or_partition": position[0],
-                    "channel_or_subpartition": position[1],
-                    "order": order,
-                    "size": buffer.size,
-                }
-            )
-            for at, fragment in enumerate(buffer.fragments):
-                record = world.records[fragment.record]
-                if not record.is_record:
-                    continue  # a watermark's bytes count in the buffer's size, not as a record
-                fragments.append(
-                    {
-                        "buffer_id": buffer_id,
-                        "position": at,
-                        "record": record.id,
-                        "key": record.key,
-                        "key_string": None,
-                        "key_group": assign_to_key_group(record.key, max_p, "long")
-                        if keyed
-                        else None,
-                        "record_bytes": fragment.total,
-                        "fragment_start": fragment.start,
-                        "fragment_bytes": fragment.length,
-                        "continues_from_previous": not fragment.is_first,
-                        "continues_into_next": not fragment.is_last,
-                    }
-                )
-    keyed_state: list[dict[str, Any]] = []
-    for sub in checkpoint.subtasks:
-        op = graph.operator(sub.operator)
-        if op.kind is not OperatorKind.KEYED or sub.key_groups is None:
-            continue
-        per_group = Counter(
-            assign_to_key_group(key, op.effective_max_parallelism, "long")
-            for key, _ in sub.keyed_state
-        )
-        for group in sorted(per_group):
-            keyed_state.append(
-                {
-                    "operator": sub.operator,
-                    "subtask": sub.index,
-                    "key_group_start": sub.key_groups.start,
-                    "key_group_end": sub.key_groups.end,
-                    "key_group": group,
-                    "entries": per_group[group],
-                }
-            )
-    manifest = {
-        "format": FORMAT,
-        "version": VERSION,
-        "source": "flinkstate simulator",
-        "description": description,
-        "checkpoint_id": checkpoint.id,
-        "checkpoint_type": "unaligned" if checkpoint.unaligned else "aligned",
-        "segment_size": world.config.segment_size,
-    }
-    rows = {
-        "operators": operators,
-        "exchanges": exchanges,
-        "buffers": buffers,
-        "fragments": fragments,
-        "keyed_state": keyed_state,
-    }
-    return Dataset(
-        manifest, {name: pa.Table.from_pylist(rows[name], schema=SCHEMAS[name]) for name in SCHEMAS}
-    )
 
 
 #: what a dataset target is called in refusals

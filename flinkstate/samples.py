@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flinkstate.dataset import Dataset, check_dataset_target, from_simulation, write_dataset
+from flinkstate.dataset import Dataset, check_dataset_target, write_dataset
 from flinkstate.errors import InvalidParameterError
-from flinkstate.recovery.scenarios import prepare_scenario
+from flinkstate.lab.scenario_run import prepare_scenario
+from flinkstate.lab.simulation_export import from_simulation
 
 
 @dataclass(frozen=True)

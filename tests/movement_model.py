@@ -7,8 +7,8 @@ from collections import defaultdict
 
 import pandas as pd
 
-from flinkstate.network.state_assignment import RecoveredChunk, StateAssignment
-from flinkstate.recovery.scenarios import ScenarioRun
+from flinkstate.lab.scenario_run import ScenarioRun
+from flinkstate.runtime.checkpoint.state_assignment import RecoveredChunk, StateAssignment
 from flinkstate.spark.rescaling import MOVEMENT_COLUMNS, MOVEMENT_KEYS
 
 SUMS = MOVEMENT_COLUMNS[len(MOVEMENT_KEYS) :]

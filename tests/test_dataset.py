@@ -7,6 +7,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from flinkstate.catalogue.topologies import topology
 from flinkstate.dataset import (
     ADDED_IN_VERSION_2,
     FORMAT,
@@ -16,16 +17,15 @@ from flinkstate.dataset import (
     DatasetError,
     check_dataset,
     check_dataset_target,
-    from_simulation,
     is_dataset,
     read_dataset,
     write_dataset,
 )
 from flinkstate.errors import InvalidParameterError
 from flinkstate.javahash import JavaType
-from flinkstate.network.topologies import topology
-from flinkstate.network.world import NetworkWorld
+from flinkstate.lab.simulation_export import from_simulation
 from flinkstate.rescale.routes import JobShape
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
 
 

@@ -1,7 +1,7 @@
 """Measure what exploring every interleaving finds that seeded runs do not.
 
 For every fault of ``FAULTS`` (and with ``--hazards`` every known hazard), from its reproducer
-(``flinkstate.recovery.reproducers``): how many of the seeds 0..N-1 show the finding in a plain
+(``flinkstate.lab.reproducers``): how many of the seeds 0..N-1 show the finding in a plain
 run (``flinkstate run``'s: the seed chooses the keys, the schedule and, of a scenario, what its
 job's checkpoint holds), and after how many distinct states and at what depth breadth first
 exploration first meets it. A hazard's fixed variant is explored within its bounds. Prints the
@@ -17,7 +17,7 @@ import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
 
-from flinkstate.recovery.reproducers import FAULT_REPRODUCERS, HAZARDS, Hazard, Reproducer
+from flinkstate.lab.reproducers import FAULT_REPRODUCERS, HAZARDS, Hazard, Reproducer
 from flinkstate.sim.explorer import Bounds, ExplorationResult, Finding, StopReason
 
 #: the most distinct states a measurement explores before it gives up

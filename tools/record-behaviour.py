@@ -92,7 +92,7 @@ def catalogues() -> tuple[list[str], list[str]]:
 
     for scenarios, topologies in (
         ("flinkstate.catalogue.scenarios", "flinkstate.catalogue.topologies"),
-        ("flinkstate.recovery.scenarios", "flinkstate.network.topologies"),
+        ("flinkstate.catalogue.scenarios", "flinkstate.catalogue.topologies"),
     ):
         try:
             return (

@@ -18,11 +18,12 @@ import sys
 import time
 from collections.abc import Iterator
 
+from flinkstate.catalogue.scenarios import SCENARIOS
+from flinkstate.catalogue.topologies import CATALOGUE
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.options import FAULTS
-from flinkstate.network.topologies import CATALOGUE
-from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.scenarios import SCENARIOS, prepare_scenario
+from flinkstate.lab.scenario_run import prepare_scenario
+from flinkstate.runtime.options import FAULTS
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.explorer import IndependenceError, verify_along_runs
 
 

@@ -11,19 +11,22 @@ from typing import Any
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
 from flinkstate.memory_size import parse_bytes
-from flinkstate.network.config import DEFAULT_MAX_BUFFERS_PER_CHANNEL, number_of_network_buffers
-from flinkstate.network.gate_buffers_spec import (
+from flinkstate.runtime.shuffle.config import (
+    DEFAULT_MAX_BUFFERS_PER_CHANNEL,
+    number_of_network_buffers,
+)
+from flinkstate.runtime.shuffle.gate_buffers_spec import (
     DEFAULT_MAX_REQUIRED_BUFFERS_PER_GATE_FOR_STREAM,
     create_gate_buffers_spec,
     effective_max_required_buffers_per_gate,
 )
-from flinkstate.network.netty_shuffle_utils import (
+from flinkstate.runtime.shuffle.netty_shuffle_utils import (
     UNBOUNDED_POOL_SIZE,
     SortShuffle,
     result_partition_pool_bounds,
 )
-from flinkstate.network.result_partition_type import ResultPartitionType
-from flinkstate.network.task_setup import (
+from flinkstate.runtime.shuffle.result_partition_type import ResultPartitionType
+from flinkstate.runtime.tasks.task_setup import (
     GateSetup,
     PartitionSetup,
     PoolSize,

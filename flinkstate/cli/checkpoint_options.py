@@ -76,8 +76,8 @@ def segment_size(args: argparse.Namespace) -> int | None:
     """``--segment-size`` in bytes, checked as Flink checks it; None where not given."""
     if args.segment_size is None:
         return None
+    from flinkstate.memory_segment import check_segment_size
     from flinkstate.memory_size import parse_bytes
-    from flinkstate.network.config import check_segment_size
 
     return check_segment_size(parse_bytes(args.segment_size))
 

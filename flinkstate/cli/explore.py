@@ -20,9 +20,7 @@ from typing import Any
 from flinkstate.cli.interruption import RUN_FAILED, CommandInterrupted, interrupted
 from flinkstate.cli.overrides import parse_overrides
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.options import FAULTS
-from flinkstate.output import check_directory_target
-from flinkstate.recovery.counterexample import (
+from flinkstate.lab.counterexample import (
     COUNTEREXAMPLES,
     DEFAULT_MAX_STATES,
     ExplorationSubject,
@@ -32,7 +30,9 @@ from flinkstate.recovery.counterexample import (
     whole_bound,
     write_counterexamples,
 )
-from flinkstate.recovery.scenarios import PHASES
+from flinkstate.lab.scenario_run import PHASES
+from flinkstate.output import check_directory_target
+from flinkstate.runtime.options import FAULTS
 from flinkstate.sim.action import Action
 from flinkstate.sim.explorer import (
     Bounds,

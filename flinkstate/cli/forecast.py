@@ -14,10 +14,10 @@ from flinkstate.cli.checkpoint_options import add_reading_options, reading_optio
 from flinkstate.cli.overrides import parse_overrides
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.options import RecoveryGeneration
+from flinkstate.runtime.options import RecoveryGeneration
 
 if TYPE_CHECKING:
-    from flinkstate.recovery.forecast import Forecast
+    from flinkstate.lab.forecast import Forecast
 
 
 def add_forecast_parser(subparsers: Any) -> None:
@@ -79,8 +79,8 @@ PROGRESS_DELAY = 0.5
 
 
 def _forecast(args: argparse.Namespace) -> str | tuple[str, int]:
+    from flinkstate.lab.forecast import prepare_forecast, run_forecast
     from flinkstate.output import check_target
-    from flinkstate.recovery.forecast import prepare_forecast, run_forecast
 
     # everything that can be refused without running, refused first
     if args.steps < 1:

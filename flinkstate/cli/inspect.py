@@ -16,7 +16,7 @@ from flinkstate.cli.checkpoint_options import (
 )
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.config import DEFAULT_SEGMENT_SIZE
+from flinkstate.memory_segment import DEFAULT_SEGMENT_SIZE
 
 
 def add_inspect_parser(subparsers: Any) -> None:

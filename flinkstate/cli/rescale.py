@@ -180,7 +180,7 @@ def _flink_checkpoint(args: argparse.Namespace) -> Any:
                 "--record-type, --edge, --reroot and --segment-size are for one"
             )
         return None
-    from flinkstate.network.config import DEFAULT_SEGMENT_SIZE
+    from flinkstate.memory_segment import DEFAULT_SEGMENT_SIZE
     from flinkstate.spark.checkpoint_source import plan_read
 
     reading = reading_options(args)

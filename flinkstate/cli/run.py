@@ -8,6 +8,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from flinkstate.catalogue.presets import (
+    LARGE_PARALLELISM,
+    fit_network_buffers,
+    scenario_preset,
+    topology_preset,
+)
+from flinkstate.catalogue.scenarios import SCENARIOS
+from flinkstate.catalogue.topologies import CATALOGUE, Topology, by_name, topology
 from flinkstate.cli.interruption import RUN_FAILED, CommandInterrupted, interrupted
 from flinkstate.cli.overrides import parse_overrides
 from flinkstate.cli.run_report import (
@@ -21,20 +29,12 @@ from flinkstate.cli.run_report import (
 from flinkstate.cli.scenarios import run_scenario_command
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InsufficientNetworkBuffersError, InvalidParameterError
-from flinkstate.network.checkpoint import Checkpoint
-from flinkstate.network.failover import failover_summary
-from flinkstate.network.metrics import OWNER_KINDS, BufferCounts
-from flinkstate.network.topologies import CATALOGUE, Topology, by_name, topology
-from flinkstate.network.topology_trace import topology_trace_header, write_topology_trace
-from flinkstate.network.world import NetworkWorld
+from flinkstate.lab.topology_trace import topology_trace_header, write_topology_trace
 from flinkstate.output import check_target
-from flinkstate.recovery.presets import (
-    LARGE_PARALLELISM,
-    fit_network_buffers,
-    scenario_preset,
-    topology_preset,
-)
-from flinkstate.recovery.scenarios import SCENARIOS
+from flinkstate.runtime.checkpoint.checkpoint import Checkpoint
+from flinkstate.runtime.failover.failover import failover_summary
+from flinkstate.runtime.world.metrics import OWNER_KINDS, BufferCounts
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import RunStatus, Simulation
 from flinkstate.sim.scheduler import make_scheduler
 
@@ -193,7 +193,8 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
         written.append(str(args.trace))
     exported = None
     if args.export is not None:
-        from flinkstate.dataset import from_simulation, write_dataset
+        from flinkstate.dataset import write_dataset
+        from flinkstate.lab.simulation_export import from_simulation
 
         last = world.checkpoints.completed[-1]
         description = f"{args.name} seed {args.seed} {scheduler.name}: checkpoint {last.id}"

@@ -10,10 +10,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from flinkstate.cli.table import render_table
-from flinkstate.network.graph import OperatorKind
-from flinkstate.network.metrics import OWNER_KINDS, RECOVERY_KINDS, BufferCounts
-from flinkstate.network.state import NetworkState
-from flinkstate.network.watermarks import watermark_text
+from flinkstate.runtime.jobgraph import OperatorKind
+from flinkstate.runtime.watermark.watermarks import watermark_text
+from flinkstate.runtime.world.metrics import OWNER_KINDS, RECOVERY_KINDS, BufferCounts
+from flinkstate.runtime.world.state import NetworkState
 from flinkstate.sim.core import RunResult
 
 

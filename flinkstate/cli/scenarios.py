@@ -9,6 +9,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from flinkstate.catalogue.presets import PresetValues, fit_network_buffers
+from flinkstate.catalogue.scenario import Outcome, expectation
+from flinkstate.catalogue.scenarios import SCENARIOS, get_scenario
 from flinkstate.cli.overrides import parse_overrides
 from flinkstate.cli.run_report import (
     buffer_table,
@@ -20,19 +23,11 @@ from flinkstate.cli.run_report import (
 )
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InsufficientNetworkBuffersError, InvalidParameterError
-from flinkstate.network.checkpoint import Checkpoint
-from flinkstate.network.graph import JobGraph
-from flinkstate.network.records import StreamElementKind
+from flinkstate.lab.scenario_run import ScenarioRun, run_scenario
 from flinkstate.output import check_target, written_whole
-from flinkstate.recovery.presets import PresetValues, fit_network_buffers
-from flinkstate.recovery.scenarios import (
-    SCENARIOS,
-    Outcome,
-    ScenarioRun,
-    expectation,
-    get_scenario,
-    run_scenario,
-)
+from flinkstate.runtime.buffer.records import StreamElementKind
+from flinkstate.runtime.checkpoint.checkpoint import Checkpoint
+from flinkstate.runtime.jobgraph import JobGraph
 
 #: exit status of a scenario whose outcome differs from the expected one
 UNEXPECTED = 1
@@ -105,7 +100,7 @@ def run_scenario_command(
         )
     traced = None
     if args.trace is not None:
-        from flinkstate.recovery.scenario_trace import write_scenario_trace
+        from flinkstate.lab.scenario_trace import write_scenario_trace
 
         write_scenario_trace(args.trace, run)
         written.append(str(args.trace))
@@ -117,7 +112,8 @@ def run_scenario_command(
         )
     exported = None
     if args.export is not None and run.checkpoint is not None and run.job is not None:
-        from flinkstate.dataset import from_simulation, write_dataset
+        from flinkstate.dataset import write_dataset
+        from flinkstate.lab.simulation_export import from_simulation
 
         description = f"scenario {run.scenario.name} seed {run.seed}: checkpoint before restart"
         write_dataset(from_simulation(run.job, run.checkpoint, description), args.export)
@@ -276,7 +272,7 @@ _SHOWN = [
 
 
 def _whatif(args: argparse.Namespace) -> tuple[str, int]:
-    from flinkstate.recovery.whatif import what_if
+    from flinkstate.lab.whatif import what_if
 
     grid: dict[str, list[str]] = {}
     for pair in args.vary:

@@ -45,7 +45,7 @@ from flinkstate.flinkcheckpoint.stream_element import (
 from flinkstate.flinkcheckpoint.summary import checkpoint_dir
 from flinkstate.javahash import JavaType
 from flinkstate.keygroups import assign_to_key_group, compute_key_group_range_for_operator_index
-from flinkstate.network.config import DEFAULT_SEGMENT_SIZE, check_segment_size
+from flinkstate.memory_segment import DEFAULT_SEGMENT_SIZE, check_segment_size
 from flinkstate.rescale.partitioner import Partitioner
 
 

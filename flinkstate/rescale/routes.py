@@ -6,7 +6,7 @@ which old subtask's files, which new channel the bytes arrive on, and which virt
 must filter records. This module turns that plan into one :class:`BufferRoute` per (persisted
 channel, receiving new subtask), so a large checkpoint can be routed by a join instead of by
 re-deriving Flink's rules per buffer. The routes are the same ones the model's own state
-assignment (:mod:`flinkstate.network.state_assignment`) follows.
+assignment (:mod:`flinkstate.runtime.checkpoint.state_assignment`) follows.
 
 Direction words: the *consumer* of a buffer is the downstream subtask that deserializes it. For
 input state that is the subtask that persisted it (old) and the new subtask reading the file

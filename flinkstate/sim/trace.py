@@ -18,7 +18,7 @@ layers that run them), its name, seed and scheduler, the parameters the user set
 when loading), the step limit and any faults switched on. Each phase of the run follows: a
 marker with its name and step count, then one :meth:`~flinkstate.sim.core.Event.to_json` per
 step. The end line repeats the counts, so a file cut short anywhere is detected. A topology
-run is one phase, ``run``; a scenario's phases are named by :mod:`flinkstate.recovery`.
+run is one phase, ``run``; a scenario's phases are named by :mod:`flinkstate.lab.scenario_run`.
 
 Version 1 traces (a header with ``scenario`` naming a topology, its resolved ``parameters``,
 ``scheduler`` and ``seed``, then the events, no markers, no end line) still read, as one phase

@@ -58,7 +58,7 @@ from flinkstate.flinkcheckpoint.inflight import Edge, LogicalChannel, channels_o
 from flinkstate.flinkcheckpoint.key_selector import KeySelector
 from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
 from flinkstate.keygroups import compute_key_group_range_for_operator_index
-from flinkstate.network.config import DEFAULT_SEGMENT_SIZE
+from flinkstate.memory_segment import DEFAULT_SEGMENT_SIZE
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.rescale.routes import JobShape
 from flinkstate.spark.tables import SparkDataset, spark_schema

@@ -15,13 +15,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from flinkstate.network.actors import ActorKind, ActorRef
-from flinkstate.network.coordinator import failed_region_down
-from flinkstate.network.graph import OperatorKind
-from flinkstate.network.options import FailedDeliveryRecycle, SpillCleanup, TerminalTaskRule
-from flinkstate.network.records import MAX_WATERMARK, MIN_WATERMARK, StreamElementKind
-from flinkstate.network.watermarks import watermark_text
-from flinkstate.network.world import NetworkWorld
+from flinkstate.runtime.buffer.records import MAX_WATERMARK, MIN_WATERMARK, StreamElementKind
+from flinkstate.runtime.checkpoint.coordinator import failed_region_down
+from flinkstate.runtime.jobgraph import OperatorKind
+from flinkstate.runtime.options import FailedDeliveryRecycle, SpillCleanup, TerminalTaskRule
+from flinkstate.runtime.watermark.watermarks import watermark_text
+from flinkstate.runtime.world.actors import ActorKind, ActorRef
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
 
 Scene = Mapping[str, Any]

@@ -14,8 +14,8 @@ from typing import Any
 import networkx as nx
 import plotly.graph_objects as go
 
-from flinkstate.network.actors import ActorRef
-from flinkstate.network.owners import Owner
+from flinkstate.runtime.buffer.owners import Owner
+from flinkstate.runtime.world.actors import ActorRef
 from flinkstate.sim.deadlock import DeadlockReport, Node
 from flinkstate.views.lines import lines_trace
 from flinkstate.views.palette import ALERT, LEGEND_BELOW, actor_colour, figure_layout, wrap

@@ -22,15 +22,15 @@ import networkx as nx
 import plotly.graph_objects as go
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.buffer import HEAP, Buffer, LocalBufferPool, NetworkBufferPool
-from flinkstate.network.channel_state_reader import ChannelStateReader
-from flinkstate.network.channel_state_writer import ChannelStateWriter
-from flinkstate.network.consumer import Channel, Gate
-from flinkstate.network.fetched_channel_state import FetchedChannelStateDrainer
-from flinkstate.network.owners import Owner, OwnerKind, OwnerPlace
-from flinkstate.network.partition import ResultPartition, Subpartition
-from flinkstate.network.task import Task
-from flinkstate.network.world import NetworkWorld
+from flinkstate.runtime.buffer.buffer import HEAP, Buffer, LocalBufferPool, NetworkBufferPool
+from flinkstate.runtime.buffer.owners import Owner, OwnerKind, OwnerPlace
+from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
+from flinkstate.runtime.checkpoint.channel.channel_state_writer import ChannelStateWriter
+from flinkstate.runtime.checkpoint.channel.fetched_channel_state import FetchedChannelStateDrainer
+from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
+from flinkstate.runtime.partition.result_partition import ResultPartition, Subpartition
+from flinkstate.runtime.tasks.task import Task
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
 from flinkstate.views.lines import lines_trace
 from flinkstate.views.palette import ALERT, MOVE, NODE_COLOURS, figure_layout, wrap

@@ -21,13 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.world import NetworkWorld
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Simulation
 from flinkstate.views.captions import caption
 from flinkstate.views.scene import CANVAS_MODULE, SceneLayout, build_scene, collapse_scene
 
 if TYPE_CHECKING:
-    from flinkstate.recovery.forecast import Forecast
+    from flinkstate.lab.forecast import Forecast
 
 #: the page around the run: controls, and the script that unpacks the run and drives the canvas
 PAGE_TEMPLATE = Path(__file__).with_name("run_page.html")
@@ -204,7 +204,8 @@ def scenario_page(
 ) -> str:
     """The page of a scenario: the job before its restart and the restart, each stepped from
     its start to its end. ``progress(phase, step, steps)`` is told as the steps are drawn."""
-    from flinkstate.recovery.scenarios import PHASES, get_scenario, prepare_scenario
+    from flinkstate.catalogue.scenarios import get_scenario
+    from flinkstate.lab.scenario_run import PHASES, prepare_scenario
 
     item = get_scenario(name)
     titles = {"job": "the job before its restart", "restart": "the restart"}
@@ -260,7 +261,7 @@ def topology_page(
     progress: Callable[[str, int, int], None] | None = None,
 ) -> str:
     """The page of one run of a catalogued job."""
-    from flinkstate.network.topologies import topology
+    from flinkstate.catalogue.topologies import topology
     from flinkstate.sim.scheduler import make_scheduler
 
     item = topology(name)
@@ -280,7 +281,7 @@ def topology_page(
 
 
 def forecast_page(forecast: Forecast, *, progress: Callable[[int], None] | None = None) -> str:
-    """The page of a forecast's restored run (:mod:`flinkstate.recovery.forecast`), stepped
+    """The page of a forecast's restored run (:mod:`flinkstate.lab.forecast`), stepped
     from its start to its end; ``progress(step)`` is told as the steps are drawn."""
     steps = forecast.result.steps
     ending = f"the restored run: {forecast.outcome} after {steps} steps"

@@ -3,7 +3,7 @@ hover labels and tables every view shares.
 
 A learner meets the same buffer in several pictures (the timelines, the ownership graph, the
 comparison panel), so each owner kind has one colour everywhere. The kinds come from
-:data:`~flinkstate.network.metrics.OWNER_KINDS` and fall into a handful of groups a reader can
+:data:`~flinkstate.runtime.world.metrics.OWNER_KINDS` and fall into a handful of groups a reader can
 follow (in pools, in flight in the network, at the consumer, in recovery, being persisted);
 each group has one hue from the Okabe-Ito palette, which stays distinct for colour-blind
 readers, and its kinds are lighter and darker shades of it, so they differ by lightness too.
@@ -22,9 +22,9 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from flinkstate.network.actors import ActorKind
-from flinkstate.network.metrics import OWNER_KINDS, POOL_KINDS, RECOVERY_KINDS
-from flinkstate.network.owners import OwnerKind, OwnerPlace, kinds_at
+from flinkstate.runtime.buffer.owners import OwnerKind, OwnerPlace, kinds_at
+from flinkstate.runtime.world.actors import ActorKind
+from flinkstate.runtime.world.metrics import OWNER_KINDS, POOL_KINDS, RECOVERY_KINDS
 
 IN_POOLS = "in pools"
 IN_FLIGHT = "in flight in the network"

@@ -12,8 +12,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.metrics import OWNER_KINDS, BufferCounts
-from flinkstate.network.owners import Owner
+from flinkstate.runtime.buffer.owners import Owner
+from flinkstate.runtime.world.metrics import OWNER_KINDS, BufferCounts
 from flinkstate.sim.core import Event
 from flinkstate.views.palette import (
     ALERT,

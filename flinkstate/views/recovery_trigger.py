@@ -24,9 +24,9 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.options import CheckpointFailure, RecoveryCheckpointTrigger
-from flinkstate.network.task import Task
-from flinkstate.network.world import NetworkWorld
+from flinkstate.runtime.options import CheckpointFailure, RecoveryCheckpointTrigger
+from flinkstate.runtime.tasks.task import Task
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Simulation
 from flinkstate.views.palette import (
     ALERT,

@@ -26,10 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from flinkstate.keygroups import assign_to_key_group
-from flinkstate.network.actors import ActorKind, ActorRef
-from flinkstate.network.buffer import HEAP, Buffer
-from flinkstate.network.consumer import Channel, Gate
-from flinkstate.network.events import (
+from flinkstate.runtime.buffer.buffer import HEAP, Buffer
+from flinkstate.runtime.buffer.records import MIN_WATERMARK, StreamElementKind
+from flinkstate.runtime.events import (
     BARRIER,
     END_OF_INPUT_STATE,
     END_OF_OUTPUT_STATE,
@@ -37,11 +36,12 @@ from flinkstate.network.events import (
     RECOVERY_BARRIER,
     SUBTASK_CONNECTION,
 )
-from flinkstate.network.graph import JobGraph
-from flinkstate.network.records import MIN_WATERMARK, StreamElementKind
-from flinkstate.network.task import Task, TaskPhase
-from flinkstate.network.watermarks import watermark_text
-from flinkstate.network.world import NetworkWorld
+from flinkstate.runtime.jobgraph import JobGraph
+from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
+from flinkstate.runtime.tasks.task import Task, TaskPhase
+from flinkstate.runtime.watermark.watermarks import watermark_text
+from flinkstate.runtime.world.actors import ActorKind, ActorRef
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
 from flinkstate.views.ownership import (
     OwnershipLayout,

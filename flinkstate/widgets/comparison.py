@@ -18,9 +18,11 @@ from typing import Any
 import ipywidgets as widgets
 import pandas as pd
 
+from flinkstate.catalogue.scenario import Outcome
+from flinkstate.catalogue.scenarios import get_scenario
 from flinkstate.errors import FlinkstateError
-from flinkstate.network.owners import OwnerKind
-from flinkstate.recovery.scenarios import Outcome, ScenarioRun, get_scenario, run_scenario
+from flinkstate.lab.scenario_run import ScenarioRun, run_scenario
+from flinkstate.runtime.buffer.owners import OwnerKind
 from flinkstate.views.deadlock import cycle_text, deadlock_figure
 from flinkstate.views.palette import html_table, wrap
 from flinkstate.views.recovery import owner_timeline_figure

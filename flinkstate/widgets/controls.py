@@ -16,9 +16,10 @@ import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
+from flinkstate.catalogue.scenario import RESTORE_PARAMETERS, Scenario
+from flinkstate.catalogue.scenarios import SCENARIOS
+from flinkstate.catalogue.topologies import Parameter, Topology, by_name, topology
 from flinkstate.errors import FlinkstateError, InvalidParameterError
-from flinkstate.network.topologies import Parameter, Topology, by_name, topology
-from flinkstate.recovery.scenarios import RESTORE_PARAMETERS, SCENARIOS, Scenario
 
 #: every parameter control is a ValueWidget (Checkbox, Dropdown, IntText or Text)
 Control: TypeAlias = Any

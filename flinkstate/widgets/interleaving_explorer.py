@@ -8,7 +8,7 @@ strategy and the bounds; *run* explores in the background, so the notebook stays
 a progress line counts the states as they come, and *stop* ends the exploration. The verdict
 comes in one sentence, then a row per violation and deadlock found; *open in stepper* writes
 that counterexample as a run's trace (the mechanism ``flinkstate explore --trace-dir`` uses,
-:mod:`flinkstate.recovery.counterexample`) and loads it into a
+:mod:`flinkstate.lab.counterexample`) and loads it into a
 :class:`~flinkstate.widgets.recovery_stepper.RecoveryStepper` under the results, at the step
 where it goes wrong, whose back and step buttons then follow the counterexample's actions.
 
@@ -29,10 +29,10 @@ from typing import Any
 
 import ipywidgets as widgets
 
+from flinkstate.catalogue.scenarios import SCENARIOS, get_scenario
+from flinkstate.catalogue.topologies import CATALOGUE, topology
 from flinkstate.errors import FlinkstateError, InvalidParameterError
-from flinkstate.network.options import FAULTS
-from flinkstate.network.topologies import CATALOGUE, topology
-from flinkstate.recovery.counterexample import (
+from flinkstate.lab.counterexample import (
     DEFAULT_MAX_STATES,
     ExplorationSubject,
     SubjectKind,
@@ -42,7 +42,8 @@ from flinkstate.recovery.counterexample import (
     trace_file_names,
     whole_bound,
 )
-from flinkstate.recovery.scenarios import PHASES, SCENARIOS, get_scenario
+from flinkstate.lab.scenario_run import PHASES
+from flinkstate.runtime.options import FAULTS
 from flinkstate.sim.explorer import (
     Bounds,
     ExplorationResult,

@@ -23,19 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
 
+from flinkstate.catalogue.scenario import Outcome, expectation
+from flinkstate.catalogue.scenarios import get_scenario
 from flinkstate.collector import collector_paused
 from flinkstate.errors import FlinkstateError, InvalidParameterError
-from flinkstate.network.world import NetworkWorld
+from flinkstate.lab.forecast import Forecast, run_forecast
+from flinkstate.lab.scenario_run import PHASES, ScenarioRun, prepare_scenario
 from flinkstate.output import check_target, write_whole
-from flinkstate.recovery.forecast import Forecast, run_forecast
-from flinkstate.recovery.scenarios import (
-    PHASES,
-    Outcome,
-    ScenarioRun,
-    expectation,
-    get_scenario,
-    prepare_scenario,
-)
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event, RunResult, Simulation
 from flinkstate.sim.scheduler import Recorded
@@ -418,7 +413,7 @@ class RecoveryStepper:
         replayed event by event first, so a trace of another version or other parameters is
         refused, not shown. Stepping then follows the recorded actions, back and forward, with
         the faults the trace was written with, until a setting changes."""
-        from flinkstate.recovery.scenario_trace import load_scenario_trace
+        from flinkstate.lab.scenario_trace import load_scenario_trace
 
         phase = self.phase.value if phase is None else phase
         try:
@@ -548,7 +543,7 @@ class RecoveryStepper:
         self.preview_box.layout.display = "none"
 
     def open_forecast(self, forecast: Forecast) -> None:
-        """Show a forecast's restored run (``recovery.forecast.prepare_forecast``: a
+        """Show a forecast's restored run (``lab.forecast.prepare_forecast``: a
         checkpoint Flink wrote, restored by the simulator) at step 0, run to its end first if
         it was not, to be stepped as a scenario's restart is. Choosing a scenario or a setting
         here loads that scenario again."""

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from flinkstate.recovery.scenarios import ScenarioRun
+from flinkstate.lab.scenario_run import ScenarioRun
 from flinkstate.sim.core import RunResult, RunStatus, Simulation
 
 #: steps per slice: about 40 ms at P = 64, so a click waits that long at most

@@ -14,7 +14,7 @@ from typing import Any
 import ipywidgets as widgets
 import mistune
 
-from flinkstate.network.world import NetworkWorld
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.views.tours import Tour, get_tour, locate
 from flinkstate.widgets.controls import icon_button
 from flinkstate.widgets.recovery_stepper import RecoveryStepper

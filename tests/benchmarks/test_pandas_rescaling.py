@@ -11,8 +11,8 @@ import pytest
 
 from benchmarks.pandas_rescaling import PandasRescaling
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.state_assignment import assign_state
-from flinkstate.recovery.scenarios import run_scenario
+from flinkstate.lab.scenario_run import run_scenario
+from flinkstate.runtime.checkpoint.state_assignment import assign_state
 from flinkstate.samples import SAMPLES
 from tests.movement_model import model_movement, normalised, sweep
 

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from flinkstate.network.options import RecoveryCheckpointTrigger
-from flinkstate.recovery.scenarios import run_scenario
+from flinkstate.lab.scenario_run import run_scenario
+from flinkstate.runtime.options import RecoveryCheckpointTrigger
 from flinkstate.views.recovery_trigger import trigger_history
 from flinkstate.views.tours import get_tour, locate
 from tests.browser.lab_server import LabServer, running_lab
@@ -574,8 +574,8 @@ def test_stepper_notebook_steps_in_chromium(
 
 
 LARGE_STEPPER_SOURCE = """\
-from flinkstate.recovery.presets import scenario_preset
-from flinkstate.recovery.scenarios import get_scenario
+from flinkstate.catalogue.presets import scenario_preset
+from flinkstate.catalogue.scenarios import get_scenario
 from flinkstate.widgets.recovery_stepper import RecoveryStepper
 
 large = scenario_preset("large", get_scenario("baseline-recovery")).values
@@ -885,7 +885,7 @@ EXPLORED_SETTINGS: dict[str, object] = {
 
 def explored_failing_step() -> int:
     """The step where notebook 8's counterexample goes wrong, found as the notebook finds it."""
-    from flinkstate.recovery.counterexample import exploration_subject, failing_step
+    from flinkstate.lab.counterexample import exploration_subject, failing_step
     from flinkstate.sim.explorer import Bounds, explore
 
     subject = exploration_subject(EXPLORED_JOB, overrides=EXPLORED_SETTINGS, phase="job")

@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
+from flinkstate.catalogue.topologies import topology
 from flinkstate.cli import main
-from flinkstate.network.topologies import topology
-from flinkstate.network.topology_trace import load_topology_trace
-from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.scenario_trace import load_scenario_trace
-from flinkstate.recovery.scenarios import prepare_scenario
+from flinkstate.lab.scenario_run import prepare_scenario
+from flinkstate.lab.scenario_trace import load_scenario_trace
+from flinkstate.lab.topology_trace import load_topology_trace
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim import explorer
 
 #: the keyed job at 2 x 2, one record per source, every channel local: a few thousand states
@@ -296,7 +296,7 @@ def test_ctrl_c_while_exploring_writes_nothing(
 def test_ctrl_c_while_writing_traces_leaves_no_half_folder(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import flinkstate.recovery.counterexample as counterexample
+    import flinkstate.lab.counterexample as counterexample
 
     written: list[Any] = []
 

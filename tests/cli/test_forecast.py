@@ -11,7 +11,7 @@ from flinkstate.cli import main
 from flinkstate.flinkcheckpoint import real_checkpoint
 from flinkstate.flinkcheckpoint.export import ExchangeSpec, key_function
 from flinkstate.flinkcheckpoint.stream_element import value_decoder
-from flinkstate.recovery.forecast import prepare_forecast, run_forecast
+from flinkstate.lab.forecast import prepare_forecast, run_forecast
 
 KEYED = ["--exchange", "to-record->slow-counter=hash:f0%1000"]
 TUPLE = ["--record-type", "Tuple2<Long,String>"]

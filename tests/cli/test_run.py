@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
+from flinkstate.catalogue.scenario import Outcome
 from flinkstate.cli import main
-from flinkstate.network.topology_trace import load_topology_trace
-from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.scenario_trace import load_scenario_trace
-from flinkstate.recovery.scenarios import Outcome
+from flinkstate.lab.scenario_trace import load_scenario_trace
+from flinkstate.lab.topology_trace import load_topology_trace
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event, Simulation
 from flinkstate.sim.trace import TraceError
 

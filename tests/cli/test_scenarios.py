@@ -7,7 +7,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-import flinkstate.recovery.whatif
+import flinkstate.lab.whatif
 from flinkstate.cli import main
 
 _GRID = ["whatif", "baseline-recovery", "--quiet", "--csv"]
@@ -21,7 +21,7 @@ def test_a_csv_target_is_refused_before_the_runs(
     def never(*args: object, **kwargs: object) -> None:
         raise AssertionError("the runs started")
 
-    monkeypatch.setattr(flinkstate.recovery.whatif, "what_if", never)
+    monkeypatch.setattr(flinkstate.lab.whatif, "what_if", never)
     refused = {
         tmp_path / "missing" / "grid.csv": f"no directory {tmp_path / 'missing'}",
         tmp_path: "it is a directory",

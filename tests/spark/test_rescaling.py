@@ -21,10 +21,10 @@ from flinkstate.flinkcheckpoint.stream_element import value_decoder
 from flinkstate.generator import GeneratorSpec, generate
 from flinkstate.javahash import JavaType
 from flinkstate.keygroups import assign_key_to_parallel_operator
-from flinkstate.network.state_assignment import assign_state
-from flinkstate.recovery.scenarios import ScenarioRun, run_scenario
+from flinkstate.lab.scenario_run import ScenarioRun, run_scenario
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.rescale.routes import JobShape
+from flinkstate.runtime.checkpoint.state_assignment import assign_state
 from flinkstate.samples import SAMPLES
 from flinkstate.spark import rescaling
 from flinkstate.spark.owners import keyed_owners

@@ -18,8 +18,8 @@ def tool() -> ModuleType:
 
 
 def test_every_scenario_seed_and_topology_is_recorded(tool: ModuleType) -> None:
-    from flinkstate.network.topologies import CATALOGUE
-    from flinkstate.recovery.scenarios import SCENARIOS
+    from flinkstate.catalogue.scenarios import SCENARIOS
+    from flinkstate.catalogue.topologies import CATALOGUE
 
     planned = dict(tool.runs(None))
     assert len(planned) == 3 * len(SCENARIOS) + len(CATALOGUE) + len(tool.EXPLORATIONS)

@@ -8,8 +8,8 @@ from types import ModuleType
 
 import pytest
 
-from flinkstate.network.footprint import Resource, ResourceKind
-from flinkstate.network.world import NetworkWorld
+from flinkstate.runtime.world.exploration.footprint import Resource, ResourceKind
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim import Action
 from tests.tools import load_script
 
@@ -20,7 +20,7 @@ def tool() -> ModuleType:
 
 
 def test_every_topology_fault_and_scenario_restart_is_a_subject(tool: ModuleType) -> None:
-    from flinkstate.network.options import FAULTS
+    from flinkstate.runtime.options import FAULTS
 
     labels = [label for label, _ in tool.subjects({"keyed", "baseline-recovery"}, seeds=2)]
     assert labels[0] == "keyed"

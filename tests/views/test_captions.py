@@ -7,14 +7,15 @@ from typing import Any
 
 import pytest
 
-from flinkstate.network.records import StreamElementKind
-from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.forecast import prepare_forecast
-from flinkstate.recovery.scenarios import PHASES, SCENARIOS, prepare_scenario
+from flinkstate.catalogue.scenarios import SCENARIOS
+from flinkstate.lab.forecast import prepare_forecast
+from flinkstate.lab.scenario_run import PHASES, prepare_scenario
+from flinkstate.runtime.buffer.records import StreamElementKind
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event, Simulation
 from flinkstate.views.captions import CAPTIONS, caption
 from flinkstate.views.scene import SceneLayout, build_scene
-from tests.recovery.test_forecast import TUPLE, by_name, exchanges
+from tests.lab.test_forecast import TUPLE, by_name, exchanges
 
 
 def _captioned(simulation: Simulation, layout: SceneLayout) -> tuple[Event, str, dict[str, Any]]:

@@ -8,9 +8,9 @@ import plotly.graph_objects as go
 import pytest
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.owners import Owner, OwnerKind
-from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.scenarios import ScenarioRun, prepare_scenario
+from flinkstate.lab.scenario_run import ScenarioRun, prepare_scenario
+from flinkstate.runtime.buffer.owners import Owner, OwnerKind
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
 from flinkstate.views.ownership import (
     NODE_KINDS,

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.scenarios import prepare_scenario
+from flinkstate.lab.scenario_run import prepare_scenario
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.views.page import (
     apply_patch,
     record_phase,

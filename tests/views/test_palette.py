@@ -10,10 +10,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from flinkstate.network.metrics import OWNER_KINDS, POOL_KINDS, RECOVERY_KINDS
-from flinkstate.recovery.scenarios import prepare_scenario, run_scenario
-from flinkstate.recovery.whatif import what_if
+from flinkstate.lab.scenario_run import prepare_scenario, run_scenario
+from flinkstate.lab.whatif import what_if
 from flinkstate.rescale import rescale_exchange
+from flinkstate.runtime.world.metrics import OWNER_KINDS, POOL_KINDS, RECOVERY_KINDS
 from flinkstate.sim.deadlock import Wait, find_deadlock
 from flinkstate.views.checkpoint_files import key_group_figure, records_figure
 from flinkstate.views.deadlock import deadlock_figure

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.metrics import BufferCounts
-from flinkstate.recovery.scenarios import run_scenario
-from flinkstate.recovery.whatif import what_if
+from flinkstate.lab.scenario_run import run_scenario
+from flinkstate.lab.whatif import what_if
+from flinkstate.runtime.world.metrics import BufferCounts
 from flinkstate.views.palette import GROUP_COLOURS, OWNER_GROUPS
 from flinkstate.views.recovery import owner_counts, owner_timeline_figure, whatif_figure
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.options import CheckpointFailureReason, RecoveryCheckpointTrigger
-from flinkstate.recovery.scenarios import ScenarioRun, prepare_scenario, run_scenario
+from flinkstate.lab.scenario_run import ScenarioRun, prepare_scenario, run_scenario
+from flinkstate.runtime.options import CheckpointFailureReason, RecoveryCheckpointTrigger
 from flinkstate.views.palette import ALERT
 from flinkstate.views.recovery_trigger import (
     IN_RECOVERY_COLUMN,

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from flinkstate.network.owners import OwnerKind
-from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.scenarios import prepare_scenario
+from flinkstate.lab.scenario_run import prepare_scenario
+from flinkstate.runtime.buffer.owners import OwnerKind
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event, Simulation
 from flinkstate.views.scene import SceneLayout, build_scene
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flinkstate.network.topologies import topology
+from flinkstate.catalogue.topologies import topology
 from flinkstate.sim import Simulation, make_scheduler
 from flinkstate.views.scene import build_scene
 

@@ -11,10 +11,10 @@ import plotly.io as pio
 import pytest
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.graph import OperatorKind
-from flinkstate.network.records import MAX_WATERMARK, MIN_WATERMARK
-from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.scenarios import prepare_scenario, run_scenario
+from flinkstate.lab.scenario_run import prepare_scenario, run_scenario
+from flinkstate.runtime.buffer.records import MAX_WATERMARK, MIN_WATERMARK
+from flinkstate.runtime.jobgraph import OperatorKind
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Simulation
 from flinkstate.views.palette import ALERT, GROUP_COLOURS, OWNER_GROUPS
 from flinkstate.views.timelines import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from flinkstate.network.options import RecoveryCheckpointTrigger
-from flinkstate.network.task import TaskPhase
+from flinkstate.runtime.options import RecoveryCheckpointTrigger
+from flinkstate.runtime.tasks.task import TaskPhase
 from flinkstate.views.ownership import ownership_graph
 from flinkstate.widgets.comparison import ComparisonPanel
 from flinkstate.widgets.recovery_stepper import RecoveryStepper

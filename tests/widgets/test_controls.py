@@ -10,8 +10,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from flinkstate.catalogue.scenarios import SCENARIOS, get_scenario
 from flinkstate.errors import InvalidParameterError
-from flinkstate.recovery.scenarios import SCENARIOS, get_scenario
 from flinkstate.widgets.controls import ParameterControls, live_figure, scenario_picker, show_spec
 
 

@@ -12,10 +12,10 @@ from collections.abc import Hashable, Iterator
 import pytest
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.counterexample import SubjectKind, failing_step
-from flinkstate.recovery.reproducers import SEQUENTIAL_READER
-from flinkstate.recovery.scenarios import prepare_scenario
+from flinkstate.lab.counterexample import SubjectKind, failing_step
+from flinkstate.lab.reproducers import SEQUENTIAL_READER
+from flinkstate.lab.scenario_run import prepare_scenario
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.action import Action
 from flinkstate.sim.explorer import FindingKind, StopReason
 from flinkstate.widgets.interleaving_explorer import InterleavingExplorer

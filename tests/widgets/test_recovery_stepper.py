@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from flinkstate.catalogue.presets import scenario_preset
+from flinkstate.catalogue.scenarios import get_scenario
 from flinkstate.errors import InvalidParameterError
-from flinkstate.recovery.forecast import Forecast
-from flinkstate.recovery.presets import scenario_preset
-from flinkstate.recovery.scenarios import get_scenario, prepare_scenario
+from flinkstate.lab.forecast import Forecast
+from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.views.ownership import ownership_graph, ownership_spec
 from flinkstate.views.scene import SceneLayout, build_scene
 from flinkstate.widgets.recovery_stepper import EVENTS_OF_INTEREST, RecoveryStepper
@@ -335,7 +336,7 @@ def test_a_click_on_a_collapsed_subtask_opens_its_lane() -> None:
 
 def test_a_trace_loads_back_into_the_stepper_at_the_same_state(tmp_path: Path) -> None:
     from flinkstate.cli import main
-    from flinkstate.recovery.scenario_trace import load_scenario_trace
+    from flinkstate.lab.scenario_trace import load_scenario_trace
 
     trace = tmp_path / "run.jsonl"
     assert (
@@ -367,7 +368,7 @@ def test_a_counterexample_of_the_job_loads_in_its_phase_and_steps_through_its_ac
     tmp_path: Path,
 ) -> None:
     from flinkstate.cli import main
-    from flinkstate.recovery.scenario_trace import load_scenario_trace
+    from flinkstate.lab.scenario_trace import load_scenario_trace
 
     folder = tmp_path / "found"
     small = ["records=2", "parallelism=1", "source_parallelism=1"]
@@ -439,7 +440,7 @@ def test_a_forecast_of_a_real_checkpoint_is_stepped_like_a_restart(
     from flinkstate.flinkcheckpoint import real_checkpoint
     from flinkstate.flinkcheckpoint.export import ExchangeSpec, key_function
     from flinkstate.flinkcheckpoint.stream_element import value_decoder
-    from flinkstate.recovery.forecast import prepare_forecast, run_forecast
+    from flinkstate.lab.forecast import prepare_forecast, run_forecast
 
     def make() -> Forecast:
         return prepare_forecast(

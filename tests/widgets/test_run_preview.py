@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from flinkstate.recovery.scenarios import prepare_scenario, run_scenario
+from flinkstate.lab.scenario_run import prepare_scenario, run_scenario
 from flinkstate.widgets.run_preview import RunPreview
 
 OVERRIDES = {"records": 30}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from flinkstate.recovery.scenarios import SCENARIOS
+from flinkstate.catalogue.scenarios import SCENARIOS
 from flinkstate.widgets.controls import parameters_of
 from flinkstate.widgets.recovery_stepper import RecoveryStepper
 

@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.network.actors import ActorKind
-from flinkstate.network.graph import OperatorKind
-from flinkstate.network.task import TaskPhase
-from flinkstate.network.world import NetworkWorld
-from flinkstate.recovery.scenarios import prepare_scenario
+from flinkstate.lab.scenario_run import prepare_scenario
+from flinkstate.runtime.jobgraph import OperatorKind
+from flinkstate.runtime.tasks.task import TaskPhase
+from flinkstate.runtime.world.actors import ActorKind
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
 
 #: where a stop is: a condition on the step just taken and the world after it

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from flinkstate.network.actors import ActorKind
-from flinkstate.network.world import NetworkWorld
+from flinkstate.runtime.world.actors import ActorKind
+from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
 from flinkstate.views.tours.base import (
     Stop,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flinkstate.network.actors import ActorKind
+from flinkstate.runtime.world.actors import ActorKind
 from flinkstate.views.tours.base import (
     Stop,
     Tour,

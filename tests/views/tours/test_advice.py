@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from flinkstate.network.task import TaskPhase
-from flinkstate.recovery.scenarios import Outcome, prepare_scenario, run_scenario
+from flinkstate.catalogue.scenario import Outcome
+from flinkstate.lab.scenario_run import prepare_scenario, run_scenario
+from flinkstate.runtime.tasks.task import TaskPhase
 from flinkstate.views.tours import TOURS, locate
 
 

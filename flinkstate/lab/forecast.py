@@ -1,0 +1,888 @@
+"""What restoring a real checkpoint at another parallelism will do, computed by the simulator.
+
+A checkpoint Flink wrote is read (:mod:`flinkstate.flinkcheckpoint`) and turned into the
+model's terms: the exchanges that carried in-flight data and the operators at their ends become
+a :class:`~flinkstate.runtime.jobgraph.JobGraph` (parallelism and max parallelism from
+``_metadata``, partitioners from the user, since ``_metadata`` does not record them); every
+persisted chunk becomes a :class:`~flinkstate.runtime.checkpoint.checkpoint.PersistedBuffer` of
+record :class:`~flinkstate.runtime.buffer.records.Fragment`\\ s cut where Flink's framing cut them
+(a record split between buffers, or between a channel's input and output state, stays split); the
+network settings come from the ``job-config.txt`` beside the checkpoint where it gives them,
+Flink's defaults otherwise, each with where it came from. That checkpoint is split for the job
+at the new parallelism (:func:`~flinkstate.runtime.checkpoint.state_assignment.assign_state`), and
+the restored world runs to its end with the chosen recovery generation, deterministically (seeded).
+
+The restored sources emit nothing new: the forecast is about the recovered data, so the run
+ends once every task is RUNNING and every recovered record is processed or filtered out. What
+the model cannot stand for is refused in one line, before anything runs: a checkpoint without
+in-flight data, elements other than records in flight (watermarks, latency markers), two
+exchanges between the same two operators, a parallelism out of Flink's bounds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from flinkstate.catalogue.topologies import COMMON, Parameter, Topology, by_name
+from flinkstate.dataset import Dataset
+from flinkstate.errors import InvalidParameterError, UnsupportedRescaleError
+from flinkstate.flinkcheckpoint.export import ExchangeSpec, to_dataset
+from flinkstate.flinkcheckpoint.inflight import Edge, exchange_name, resolve_edges
+from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
+from flinkstate.flinkcheckpoint.stream_element import ValueDecoder
+from flinkstate.flinkcheckpoint.summary import checkpoint_dir
+from flinkstate.javahash import JavaType, string_hash_codes
+from flinkstate.keygroups import check_parallelism, compute_key_group_range_for_operator_index
+from flinkstate.lab.scenario_run import resumed_step, spill_figures
+from flinkstate.memory_segment import DEFAULT_SEGMENT_SIZE, check_segment_size
+from flinkstate.memory_size import parse_bytes
+from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.rescale.routes import key_type_of
+from flinkstate.runtime.buffer.owners import Owner, OwnerPlace
+from flinkstate.runtime.buffer.records import Fragment, Record
+from flinkstate.runtime.checkpoint.channel.channel_state_reader import split_chunk
+from flinkstate.runtime.checkpoint.checkpoint import (
+    ChannelState,
+    Checkpoint,
+    InputChannelInfo,
+    PersistedBuffer,
+    ResultSubpartitionInfo,
+    SubtaskState,
+)
+from flinkstate.runtime.checkpoint.state_assignment import StateAssignment, assign_state
+from flinkstate.runtime.jobgraph import Exchange, JobGraph, Operator, OperatorKind
+from flinkstate.runtime.options import (
+    CHECKPOINTING_DURING_RECOVERY_KEY,
+    RECOVER_OUTPUT_ON_DOWNSTREAM_KEY,
+    RecoveryGeneration,
+)
+from flinkstate.runtime.world.state import IN_FLIGHT
+from flinkstate.runtime.world.world import NetworkWorld
+from flinkstate.sim.core import RunResult, RunStatus, Simulation
+from flinkstate.sim.scheduler import make_scheduler
+
+#: the file beside a real checkpoint that holds its job's configuration (``key=value`` lines)
+JOB_CONFIG = "job-config.txt"
+
+#: Flink's configuration keys the forecast reads, with the model's parameter each sets and
+#: Flink's default where the file does not give it
+NETWORK_KEYS: Mapping[str, tuple[str, int]] = {
+    "taskmanager.memory.segment-size": ("segment_size", DEFAULT_SEGMENT_SIZE),
+    "taskmanager.network.memory.buffers-per-channel": ("buffers_per_channel", 2),
+    "taskmanager.network.memory.floating-buffers-per-gate": ("floating_buffers", 8),
+    "taskmanager.network.memory.max-buffers-per-channel": ("max_buffers_per_channel", 10),
+    "taskmanager.numberOfTaskSlots": ("slots_per_tm", 1),
+    "execution.checkpointing.max-subtasks-per-channel-state-file": (
+        "subtasks_per_state_file",
+        5,
+    ),
+}
+
+#: parameters of the catalogue's jobs that say what the sources emit: a forecast's sources
+#: emit nothing new, so they are refused rather than silently ignored
+_JOB_ONLY = frozenset(
+    {"records", "record_size", "keys", "watermark_interval", "out_of_orderness", "source_idleness"}
+)
+#: what ``--generation`` decides, so ``--set`` may not say it too
+_BY_GENERATION = frozenset({"generation", "checkpointing_during_recovery"})
+FORECAST_PARAMETERS: tuple[Parameter, ...] = tuple(p for p in COMMON if p.name not in _JOB_ONLY)
+
+#: the number of network buffers of a TaskManager: Flink sizes it from the TaskManager's
+#: memory, which no job configuration here gives
+_NETWORK_BUFFERS_NOTE = (
+    "network buffers per TaskManager: the model's {value} (Flink sizes them from the "
+    "TaskManager's memory, which the job's configuration does not give; --set network_buffers=N)"
+)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One network setting of the forecast and where it came from."""
+
+    name: str
+    value: object
+    source: str
+
+
+@dataclass(frozen=True)
+class RealJob:
+    """A real checkpoint in the model's terms: its job graph and the checkpoint to restore."""
+
+    checkpoint: Checkpoint
+    #: Flink's operators that no exchange with in-flight data touches (chained with one that
+    #: does, or beside the job's stateful exchanges): not in the model's graph
+    left_out: tuple[str, ...]
+    #: each record's exchange
+    record_exchange: Mapping[int, str]
+
+    @property
+    def graph(self) -> JobGraph:
+        assert self.checkpoint.graph is not None
+        return self.checkpoint.graph
+
+
+def read_job_config(path: Path) -> dict[str, str]:
+    """``key=value`` lines (blank lines and ``#`` comments skipped); a line that is neither,
+    or a key given twice, is refused naming the file and line."""
+    values: dict[str, str] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        text = line.strip()
+        if not text or text.startswith("#"):
+            continue
+        key, sep, value = text.partition("=")
+        if not sep or not key.strip():
+            raise InvalidParameterError(f"{path}:{number}: not a key=value line: {text[:60]!r}")
+        if key.strip() in values:
+            raise InvalidParameterError(f"{path}:{number}: {key.strip()} is given twice")
+        values[key.strip()] = value.strip()
+    return values
+
+
+def find_job_config(checkpoint: Path) -> Path | None:
+    """The ``job-config.txt`` beside a checkpoint: in its ``chk-N`` folder, its job's folder
+    or the folder above (where the committed real checkpoints keep it)."""
+    directory = checkpoint_dir(checkpoint).resolve()
+    for folder in (directory, directory.parent, directory.parent.parent):
+        candidate = folder / JOB_CONFIG
+        if candidate.is_file():
+            # named as the user would name it: below the working directory, relative to it
+            with contextlib.suppress(ValueError):
+                return candidate.relative_to(Path.cwd())
+            return candidate
+    return None
+
+
+def network_settings(
+    config: Mapping[str, str], source: str = JOB_CONFIG
+) -> tuple[dict[str, object], tuple[Setting, ...]]:
+    """The model's network parameters from a job's configuration, Flink's defaults where it
+    says nothing, each with where it came from; sizes as Flink writes them (``4kb``)."""
+    values: dict[str, object] = {}
+    settings = []
+    for key, (name, default) in NETWORK_KEYS.items():
+        raw = config.get(key)
+        if raw is None:
+            values[name] = default
+            settings.append(Setting(name, default, f"Flink's default ({key} not given)"))
+            continue
+        value: int
+        if name == "segment_size":
+            value = check_segment_size(parse_bytes(raw))
+        else:
+            try:
+                value = int(raw)
+            except ValueError:
+                raise InvalidParameterError(f"{source}: {key}={raw!r} is not a number") from None
+        values[name] = value
+        settings.append(Setting(name, value, f"{source}: {key}={raw}"))
+    return values, tuple(settings)
+
+
+def real_job(dataset: Dataset, checkpoint_id: int) -> RealJob:
+    """A real checkpoint's dataset (:func:`~flinkstate.flinkcheckpoint.export.to_dataset`) in
+    the model's terms: the graph of the exchanges that carried in-flight data, and every
+    persisted chunk as a buffer of record fragments."""
+    tables = dataset.tables
+    operators = tables["operators"].to_pandas()
+    exchanges = tables["exchanges"].to_pandas()
+    buffers = tables["buffers"].to_pandas()
+    fragments = tables["fragments"].to_pandas()
+    if exchanges.empty or buffers["size"].sum() == 0:
+        raise InvalidParameterError(
+            f"checkpoint {checkpoint_id} holds no in-flight data: nothing to recover, nothing "
+            "to forecast"
+        )
+    if exchanges["exchange"].duplicated().any():
+        raise InvalidParameterError(
+            "two exchanges join the same two operators; the forecast cannot tell their "
+            "in-flight data apart"
+        )
+    _check_only_records(buffers, fragments)
+    graph = _graph(operators, exchanges, buffers)
+    for exchange in graph.exchanges:
+        if not graph.checkpoints_unaligned(exchange):
+            raise InvalidParameterError(
+                f"{exchange.name} carried in-flight data, but Flink checkpoints a "
+                f"{exchange.partitioner.datastream_call} exchange (and every input of its "
+                "consumer) aligned, without any: the partitioner given is not the job's"
+            )
+    by_name = {e.name: e for e in graph.exchanges}
+    key_types = {
+        str(row["exchange"]): key_type_of(str(row["exchange"]), row.get("key_type"))
+        for _, row in exchanges.iterrows()
+    }
+    records, record_exchange = _records(buffers, fragments, by_name, key_types)
+    inputs, outputs = _channel_states(buffers, fragments, graph, by_name)
+    subtasks = tuple(
+        SubtaskState(
+            op.subtask_name(index),
+            op.name,
+            index,
+            0,
+            compute_key_group_range_for_operator_index(
+                op.effective_max_parallelism, op.parallelism, index
+            )
+            if op.kind is OperatorKind.KEYED
+            else None,
+            (),
+        )
+        for op in graph.operators
+        for index in range(op.parallelism)
+    )
+    checkpoint = Checkpoint(
+        checkpoint_id, True, 0, 0, subtasks, inputs, outputs, graph, tuple(records)
+    )
+    modelled = {op.name for op in graph.operators}
+    left_out = tuple(str(o) for o in operators["operator"] if o not in modelled)
+    return RealJob(checkpoint, left_out, record_exchange)
+
+
+def _check_only_records(buffers: pd.DataFrame, fragments: pd.DataFrame) -> None:
+    """Every byte in flight is a record's: the dataset has fragments of records only, so a
+    chunk with watermarks or other elements between them holds bytes no fragment covers."""
+    covered = fragments.groupby("buffer_id")["fragment_bytes"].sum()
+    sizes = buffers.set_index("buffer_id")["size"]
+    gap = sizes - covered.reindex(sizes.index, fill_value=0)
+    other = buffers.set_index("buffer_id").loc[gap[gap != 0].index]
+    if len(other):
+        row = other.iloc[0]
+        raise InvalidParameterError(
+            f"the {row['side']} state of {row['operator']}[{row['subtask']}] on "
+            f"{row['exchange']} holds {int(gap[gap != 0].iloc[0])} bytes of stream elements "
+            "other than records (watermarks, latency markers, statuses): the forecast models "
+            "records only"
+        )
+
+
+def _graph(operators: pd.DataFrame, exchanges: pd.DataFrame, buffers: pd.DataFrame) -> JobGraph:
+    """The operators at the ends of the exchanges with in-flight data, each exchange's edge
+    ordered as Flink numbers its gates and partitions."""
+    rows = {str(r["operator"]): r for r in operators.to_dict("records")}
+    upstreams = set(exchanges["upstream"])
+    downstreams = set(exchanges["downstream"])
+    first_gate = _first_index(buffers, "input")
+    first_partition = _first_index(buffers, "output")
+    made: list[Exchange] = []
+    for row in exchanges.to_dict("records"):
+        partitioner = Partitioner.parse(str(row["partitioner"]))
+        made.append(Exchange(str(row["upstream"]), str(row["downstream"]), partitioner))
+    made.sort(
+        key=lambda e: (
+            first_gate.get(e.name, math.inf),
+            first_partition.get(e.name, math.inf),
+            e.name,
+        )
+    )
+    vertices = []
+    for name in sorted(upstreams | downstreams, key=list(rows).index):
+        row = rows[name]
+        inputs = [e for e in made if e.downstream == name]
+        if not inputs:
+            kind = OperatorKind.SOURCE
+        elif all(e.partitioner is Partitioner.HASH for e in inputs):
+            kind = OperatorKind.KEYED
+        else:
+            kind = OperatorKind.MAP
+        vertices.append(
+            Operator(
+                name,
+                int(row["parallelism"]),
+                kind,
+                max_parallelism=int(row["max_parallelism"]),
+            )
+        )
+    return JobGraph(tuple(vertices), tuple(made))
+
+
+def _first_index(buffers: pd.DataFrame, side: str) -> dict[str, int]:
+    """Per exchange, the gate (input side) or partition (output side) index Flink gave it."""
+    chosen = buffers[buffers["side"] == side]
+    return {
+        str(k): int(v) for k, v in chosen.groupby("exchange")["gate_or_partition"].min().items()
+    }
+
+
+def model_keys(keys: pd.Series, strings: pd.Series, key_type: JavaType) -> npt.NDArray[np.int64]:
+    """The model's key of each record: the model keys records by a Java ``Long``, so a key of
+    another type becomes the ``Long`` with its ``hashCode()`` (its hash as an unsigned 32-bit
+    number: such a long's high half is zero, so ``Long.hashCode`` gives the low half back).
+    Key groups and owners are then Flink's for the original key."""
+    if key_type is JavaType.LONG:
+        longs: npt.NDArray[np.int64] = keys.fillna(0).astype(np.int64).to_numpy()
+        return longs
+    if key_type is JavaType.STRING:
+        codes = string_hash_codes(strings.fillna("").to_numpy(dtype=object))
+    else:  # an Integer: its own hash code
+        codes = keys.fillna(0).astype(np.int64).to_numpy().astype(np.int32)
+    unsigned: npt.NDArray[np.int64] = codes.astype(np.int64) & 0xFFFFFFFF
+    return unsigned
+
+
+def _records(
+    buffers: pd.DataFrame,
+    fragments: pd.DataFrame,
+    exchanges: Mapping[str, Exchange],
+    key_types: Mapping[str, JavaType],
+) -> tuple[list[Record], dict[int, str]]:
+    """Every record in flight: its key (0 on an exchange that is not keyed; of another type
+    than Long, :func:`model_keys`), its payload size (the framed length without its 4-byte
+    length), the old upstream subtask that wrote it and its position in that subtask's stream
+    (a channel's input state before its output state)."""
+    starts = fragments[~fragments["continues_from_previous"]].merge(
+        buffers[["buffer_id", "exchange", "side", "subtask", "channel_or_subpartition"]],
+        on="buffer_id",
+    )
+    starts = starts.sort_values("record")
+    starts["upstream"] = starts["subtask"].where(
+        starts["side"] == "output", starts["channel_or_subpartition"]
+    )
+    starts["source"] = [
+        exchanges[str(name)].upstream + f"[{int(up)}]"
+        for name, up in zip(starts["exchange"], starts["upstream"], strict=True)
+    ]
+    starts["seq"] = starts.groupby("source").cumcount()
+    starts["model_key"] = np.int64(0)
+    for name, key_type in key_types.items():
+        rows = starts["exchange"] == name
+        if rows.any():
+            strings = starts.loc[rows, "key_string"] if "key_string" in starts else None
+            starts.loc[rows, "model_key"] = model_keys(
+                starts.loc[rows, "key"],
+                strings if strings is not None else pd.Series([""] * int(rows.sum())),
+                key_type,
+            )
+    records = [
+        Record(int(r), int(k), int(size) - 4, str(source), int(seq))
+        for r, k, size, source, seq in zip(
+            starts["record"],
+            starts["model_key"],
+            starts["record_bytes"],
+            starts["source"],
+            starts["seq"],
+            strict=True,
+        )
+    ]
+    return records, dict(
+        zip(starts["record"].astype(int), starts["exchange"].astype(str), strict=True)
+    )
+
+
+def _channel_states(
+    buffers: pd.DataFrame,
+    fragments: pd.DataFrame,
+    graph: JobGraph,
+    exchanges: Mapping[str, Exchange],
+) -> tuple[tuple[ChannelState, ...], tuple[ChannelState, ...]]:
+    """Each persisted channel's chunks as buffers of fragments, in the order Flink wrote them
+    (empty chunks carry nothing and are left out)."""
+    by_buffer: dict[int, list[Fragment]] = defaultdict(list)
+    ordered = fragments.sort_values(["buffer_id", "position"])
+    for buffer_id, record, start, length, total in zip(
+        ordered["buffer_id"],
+        ordered["record"],
+        ordered["fragment_start"],
+        ordered["fragment_bytes"],
+        ordered["record_bytes"],
+        strict=True,
+    ):
+        by_buffer[int(buffer_id)].append(Fragment(int(record), int(start), int(length), int(total)))
+    inputs: list[ChannelState] = []
+    outputs: list[ChannelState] = []
+    keys = ["exchange", "side", "subtask", "channel_or_subpartition"]
+    for (name, side, subtask, channel), group in buffers[buffers["size"] > 0].groupby(keys):
+        exchange = exchanges[str(name)]
+        persisted = tuple(
+            PersistedBuffer(tuple(by_buffer[int(b)]))
+            for b in group.sort_values("order")["buffer_id"]
+        )
+        up, down = graph.operator(exchange.upstream), graph.operator(exchange.downstream)
+        if side == "input":
+            consumer, producer = down.subtask_name(int(subtask)), up.subtask_name(int(channel))
+            info: InputChannelInfo | ResultSubpartitionInfo = InputChannelInfo(
+                graph.gate_index(exchange.data_set), int(channel)
+            )
+            inputs.append(
+                ChannelState(consumer, exchange.channel_name(consumer, producer), info, persisted)
+            )
+        else:
+            producer, consumer = up.subtask_name(int(subtask)), down.subtask_name(int(channel))
+            info = ResultSubpartitionInfo(graph.partition_index(exchange.data_set), int(channel))
+            outputs.append(
+                ChannelState(
+                    producer, exchange.subpartition_name(producer, consumer), info, persisted
+                )
+            )
+    return tuple(inputs), tuple(outputs)
+
+
+@dataclass(frozen=True)
+class SubtaskForecast:
+    """What one new downstream subtask of an exchange reads, filters out and keeps."""
+
+    exchange: str
+    operator: str
+    subtask: int
+    #: the buffers' bytes routed to it (its input state, and output state sent or handed to it)
+    bytes: int
+    records: int
+    filtered_records: int
+    filtered_bytes: int
+    kept_records: int
+    kept_bytes: int
+    #: simulated: records it processed / dropped, which must equal the two counts above
+    processed: int
+    dropped: int
+
+
+@dataclass(frozen=True)
+class GateForecast:
+    """One new input gate's buffers: configured, held at peak during the run, and what
+    Flink 2.3's filtering reader would need without its heap fallback."""
+
+    gate: str
+    channels: int
+    exclusive_per_channel: int
+    floating: int
+    #: segments its channels and its reader held at once at most during the run
+    peak_held: int
+    #: V1's reader with network buffers only: 1 pre-filter + the post-filter buffers of the
+    #: source buffer that needs the most (0: the reader reads nothing for this gate)
+    prefilter_need: int
+
+    @property
+    def configured(self) -> int:
+        """What one recovered channel may draw on: its exclusive buffers and the gate's
+        floating ones (the budget of the pre-filter deadlock's rule)."""
+        return self.exclusive_per_channel + self.floating
+
+    @property
+    def prefilter_deadlock(self) -> bool:
+        """FLINK-39519's hazard: 1 + k > exclusive + floating."""
+        return self.prefilter_need > self.configured
+
+
+@dataclass
+class Forecast:
+    """A real checkpoint restored at ``to`` by the simulator, and what it showed."""
+
+    checkpoint: Path
+    checkpoint_id: int
+    to: int
+    generation: RecoveryGeneration
+    seed: int
+    job: RealJob
+    assignment: StateAssignment
+    settings: tuple[Setting, ...]
+    notes: tuple[str, ...]
+    overrides: Mapping[str, object]
+    simulation: Simulation
+    result: RunResult
+    subtasks: tuple[SubtaskForecast, ...] = ()
+    gates: tuple[GateForecast, ...] = ()
+    running_step: int | None = None
+    consumed_step: int | None = None
+    #: the generations run beside the chosen one for their memory figures, by name
+    compared: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def world(self) -> NetworkWorld:
+        model = self.simulation.model
+        assert isinstance(model, NetworkWorld)
+        return model
+
+    @property
+    def outcome(self) -> str:
+        if self.result.status is RunStatus.FINISHED:
+            return "recovered"
+        return self.result.status.value
+
+    def memory(self) -> dict[str, Any]:
+        """The chosen run's heap peak and spill figures."""
+        return {"heap_peak_bytes": self.world.heap_peak, **spill_figures(self.world)}
+
+    def summary(self) -> dict[str, Any]:
+        """Everything the command prints, as JSON-ready values."""
+        return {
+            "checkpoint": str(self.checkpoint),
+            "checkpoint_id": self.checkpoint_id,
+            "to": self.to,
+            "generation": self.generation.value,
+            "flink": self.generation.flink,
+            "effective_generation": self.world.effective_generation.value,
+            "seed": self.seed,
+            "operators": {op.name: op.parallelism for op in self.assignment.graph.operators},
+            "left_out_operators": list(self.job.left_out),
+            "settings": [
+                {"name": s.name, "value": s.value, "source": s.source} for s in self.settings
+            ],
+            "notes": list(self.notes),
+            "outcome": self.outcome,
+            "steps": self.result.steps,
+            "running_step": self.running_step,
+            "consumed_step": self.consumed_step,
+            "recovered_bytes": self.assignment.recovered_bytes,
+            "recovered_records": len(self.world.recovered_records),
+            "subtasks": [vars(s) for s in self.subtasks],
+            "gates": [
+                {
+                    **vars(g),
+                    "configured": g.configured,
+                    "prefilter_deadlock": g.prefilter_deadlock,
+                }
+                for g in self.gates
+            ],
+            "prefilter_deadlock": any(g.prefilter_deadlock for g in self.gates),
+            "memory": self.memory(),
+            "compared": {k: dict(v) for k, v in self.compared.items()},
+            "violations": [str(v) for v in self.result.violations],
+            "deadlock": None if self.result.deadlock is None else self.result.deadlock.describe(),
+        }
+
+
+def prepare_forecast(
+    path: str | Path,
+    to: int,
+    *,
+    exchanges: Mapping[str, ExchangeSpec],
+    generation: RecoveryGeneration | str = RecoveryGeneration.CLASSIC,
+    overrides: Mapping[str, object] | None = None,
+    value: ValueDecoder | None = None,
+    edges: Iterable[Edge] | None = None,
+    reroot: Mapping[str, str] | None = None,
+    job_config: Path | None = None,
+    seed: int = 0,
+    keep_snapshots: bool = False,
+) -> Forecast:
+    """The forecast's restored run at step 0, ready to step (what the stepper opens); the
+    figures are filled by :func:`run_forecast`. ``job_config`` is found beside the checkpoint
+    when not given. Refuses, in one line, what it cannot model."""
+    chosen = RecoveryGeneration.parse(generation)
+    check_parallelism(to, "--to")
+    directory = checkpoint_dir(path)
+    metadata = read_metadata(directory)
+    if not any(h.offsets and h.state_size for _, h in metadata.channel_handles()):
+        raise InvalidParameterError(
+            f"checkpoint {metadata.checkpoint_id} holds no in-flight data (an aligned "
+            "checkpoint, or nothing was in flight): nothing to recover, nothing to forecast"
+        )
+    config_file = job_config if job_config is not None else find_job_config(directory)
+    config = {} if config_file is None else read_job_config(config_file)
+    defaults, settings = network_settings(config, config_file.name if config_file else JOB_CONFIG)
+    notes = [
+        f"job configuration: {config_file}"
+        if config_file is not None
+        else f"no {JOB_CONFIG} beside the checkpoint: Flink's defaults"
+    ]
+    user = by_name(dict(overrides or {}), FORECAST_PARAMETERS)
+    for name in user:
+        if name in _BY_GENERATION:
+            raise InvalidParameterError(f"--set {name}: the recovery generation is --generation")
+        if name in _JOB_ONLY:
+            raise InvalidParameterError(
+                f"--set {name}: a forecast's sources emit nothing new (it forecasts the "
+                "recovered data)"
+            )
+    values: dict[str, object] = {**defaults, "checkpoint_interval": 0}
+    if chosen is not RecoveryGeneration.CLASSIC:
+        values.update(generation=chosen.value, checkpointing_during_recovery=True)
+    values.update(user)
+    settings = tuple(
+        Setting(s.name, values[s.name], "--set" if s.name in user else s.source) for s in settings
+    )
+    if "network_buffers" not in user:
+        notes.append(_NETWORK_BUFFERS_NOTE.format(value=_default("network_buffers")))
+    if "checkpoint_interval" not in user:
+        notes.append(
+            "no checkpoint is triggered during the forecast (--set checkpoint_interval=STEPS)"
+        )
+    recover_output = chosen is not RecoveryGeneration.CLASSIC or _true(
+        config.get(RECOVER_OUTPUT_ON_DOWNSTREAM_KEY, "false")
+    )
+    if chosen is not RecoveryGeneration.CLASSIC:
+        notes.append(
+            f"{chosen.value} ({chosen.flink}) recovers with {RECOVER_OUTPUT_ON_DOWNSTREAM_KEY} "
+            f"and {CHECKPOINTING_DURING_RECOVERY_KEY} on"
+        )
+    chosen_edges = tuple(edges) if edges is not None else None
+    _check_exchanges_named(metadata, chosen_edges, exchanges)
+    segment_size = int(str(values["segment_size"]))
+    dataset = to_dataset(
+        directory,
+        exchanges,
+        value=value,
+        edges=chosen_edges,
+        reroot=reroot,
+        segment_size=segment_size,
+    )
+    job = real_job(dataset, metadata.checkpoint_id)
+    if job.left_out:
+        notes.append(
+            "not in the model (no exchange of theirs carried in-flight data: chained, or "
+            f"their exchanges aligned): {', '.join(job.left_out)}"
+        )
+    notes.append(
+        "the restored sources emit nothing new: the run ends once the recovered data is consumed"
+    )
+    parallelism = {op.name: to for op in job.graph.operators}
+    try:
+        assignment = assign_state(
+            job.checkpoint, parallelism, recover_output_on_downstream=recover_output
+        )
+        topology = Topology("forecast", "a real checkpoint restored", FORECAST_PARAMETERS, _no_job)
+        world = topology.build(values, seed=seed, restore=assignment)
+    except UnsupportedRescaleError as refused:
+        raise InvalidParameterError(str(refused)) from None
+    scheduler = make_scheduler("random", seed)
+    every = 256 if keep_snapshots else None
+    simulation = Simulation(world.clone, scheduler, every)
+    return Forecast(
+        directory,
+        metadata.checkpoint_id,
+        to,
+        chosen,
+        seed,
+        job,
+        assignment,
+        settings,
+        tuple(notes),
+        dict(values),
+        simulation,
+        RunResult(RunStatus.STOPPED, 0),
+    )
+
+
+def _check_exchanges_named(
+    metadata: CheckpointMetadata,
+    edges: Iterable[Edge] | None,
+    exchanges: Mapping[str, ExchangeSpec],
+) -> None:
+    """Every exchange that carried in-flight data has its partitioner given (the checkpoint
+    does not record it); a keyBy one needs the records' type to find their keys."""
+    for edge in resolve_edges(metadata, edges)[0]:
+        if str(edge) not in exchanges and exchange_name(edge) not in exchanges:
+            raise InvalidParameterError(
+                f"say how exchange {exchange_name(edge)} partitions (the checkpoint does not "
+                f"record it): --exchange '{exchange_name(edge)}=PARTITIONER[:KEY]', e.g. "
+                "hash:f0%1000 or rebalance"
+            )
+
+
+def _no_job(values: Mapping[str, Any]) -> JobGraph:
+    """A forecast's world is always built from its restore's graph."""
+    raise AssertionError("a forecast builds only restored worlds")
+
+
+def _default(name: str) -> object:
+    return next(p.default for p in FORECAST_PARAMETERS if p.name == name)
+
+
+def _true(text: str) -> bool:
+    return text.strip().lower() == "true"
+
+
+def run_forecast(
+    forecast: Forecast,
+    *,
+    max_steps: int = 5_000_000,
+    progress: Callable[[str, int], None] | None = None,
+    compare: Sequence[RecoveryGeneration] = (RecoveryGeneration.V1, RecoveryGeneration.V2),
+    rerun: Callable[[RecoveryGeneration], Forecast] | None = None,
+) -> Forecast:
+    """Run the forecast's restored world to its end and fill in its figures. ``rerun``
+    makes the same forecast with another generation, run for its memory figures for each of
+    ``compare`` other than the chosen one (Flink 2.3's heap against master's spill files)."""
+    simulation = forecast.simulation
+    chunk = 5000
+    while True:
+        result = simulation.run(min(simulation.step_count + chunk, max_steps))
+        if progress is not None:
+            progress(forecast.generation.value, simulation.step_count)
+        if result.status is not RunStatus.STOPPED or simulation.step_count >= max_steps:
+            break
+    forecast.result = result
+    world = forecast.world
+    forecast.running_step = resumed_step(world, simulation.events)
+    forecast.consumed_step = _consumed_step(world)
+    forecast.subtasks = _subtask_figures(forecast)
+    forecast.gates = _gate_figures(forecast)
+    compared: dict[str, Mapping[str, Any]] = {}
+    for other in compare:
+        if other is forecast.generation:
+            compared[other.value] = {"outcome": forecast.outcome, **forecast.memory()}
+        elif rerun is not None:
+            again = run_forecast(rerun(other), max_steps=max_steps, progress=progress, compare=())
+            compared[other.value] = {"outcome": again.outcome, **again.memory()}
+    forecast.compared = compared
+    return forecast
+
+
+def _consumed_step(world: NetworkWorld) -> int | None:
+    """The step (as the stepper counts) at which the last recovered record was processed or
+    filtered out; None while one is still in flight."""
+    recovered = world.recovered_records
+    steps = []
+    for (record, _), state in world.deliveries.items():
+        if record in recovered:
+            if state == IN_FLIGHT:
+                return None
+            steps.append(int(state))
+    steps += [step for (record, _), step in world.filtered.items() if record in recovered]
+    return max(steps, default=-1) + 1
+
+
+def _subtask_figures(forecast: Forecast) -> tuple[SubtaskForecast, ...]:
+    """Per exchange and new downstream subtask: what the assignment routes to it (bytes,
+    records, those another subtask owns) and what the run did (processed, dropped)."""
+    assignment = forecast.assignment
+    graph = assignment.graph
+    world = forecast.world
+    records = assignment.records
+    exchange_of = forecast.job.record_exchange
+    processed: Counter[tuple[str, str]] = Counter()
+    for (record, gate), state in world.deliveries.items():
+        if record in world.recovered_records and state != IN_FLIGHT:
+            processed[(exchange_of[record], gate)] += 1
+    dropped: Counter[tuple[str, str]] = Counter()
+    for record, task in world.filtered:
+        if record in world.recovered_records:
+            dropped[(exchange_of[record], task.removeprefix("task "))] += 1
+    routed: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
+
+    def add(name: str, consumer: int, fragments: Iterable[Fragment], size: int) -> None:
+        row = routed[(name, consumer)]
+        row[0] += size
+        for fragment in fragments:
+            if not fragment.is_first:
+                continue
+            row[1] += 1
+            record = records[fragment.record]
+            if assignment.expected_owner[(fragment.record, name)] == consumer:
+                row[4] += 1
+                row[5] += record.serialized_length
+            else:
+                row[2] += 1
+                row[3] += record.serialized_length
+
+    for exchange in graph.exchanges:
+        down, up = graph.operator(exchange.downstream), graph.operator(exchange.upstream)
+        gate_index = graph.gate_index(exchange.data_set)
+        partition = graph.partition_index(exchange.data_set)
+        for index in range(down.parallelism):
+            for chunk in assignment.subtasks[down.subtask_name(index)].input_state:
+                if chunk.index == gate_index:
+                    add(exchange.name, index, chunk.fragments, chunk.size)
+        for index in range(up.parallelism):
+            for chunk in assignment.subtasks[up.subtask_name(index)].output_state:
+                if chunk.index == partition:
+                    for target in chunk.targets:
+                        add(exchange.name, target, chunk.fragments, chunk.size)
+    rows = []
+    for exchange in graph.exchanges:
+        down = graph.operator(exchange.downstream)
+        for index in range(down.parallelism):
+            size, count, filtered, filtered_bytes, kept, kept_bytes = routed[(exchange.name, index)]
+            consumer = down.subtask_name(index)
+            rows.append(
+                SubtaskForecast(
+                    exchange.name,
+                    down.name,
+                    index,
+                    size,
+                    count,
+                    filtered,
+                    filtered_bytes,
+                    kept,
+                    kept_bytes,
+                    processed[(exchange.name, exchange.gate_name(consumer))],
+                    dropped[(exchange.name, consumer)],
+                )
+            )
+    return tuple(rows)
+
+
+def _gate_figures(forecast: Forecast) -> tuple[GateForecast, ...]:
+    """Every new gate's buffers: configured, held at peak in the run (replayed from the
+    events' moves), and the V1 reader's need without its heap fallback."""
+    world = forecast.world
+    gate_of_channel = {c.name: c.gate for c in world.channels.values()}
+    held: Counter[str] = Counter()
+    peak: Counter[str] = Counter()
+    for event in forecast.simulation.events:
+        for move in event.moves:
+            for owner, change in ((move.source, -1), (move.target, 1)):
+                holding = _gate_holding(owner, gate_of_channel)
+                if holding is not None:
+                    held[holding] += change
+                    peak[holding] = max(peak[holding], held[holding])
+    need = _prefilter_need(forecast)
+    rows = []
+    for name, gate in world.gates.items():
+        rows.append(
+            GateForecast(
+                name,
+                len(gate.channels),
+                gate.exclusive_per_channel,
+                gate.pool.size,
+                peak[name],
+                need.get(name, 0),
+            )
+        )
+    return tuple(rows)
+
+
+def _gate_holding(owner: object, gate_of_channel: Mapping[str, str]) -> str | None:
+    """The gate whose channel (or whose reader, for that channel) an owner is, if any."""
+    if not isinstance(owner, Owner):
+        return None
+    if owner.place not in (OwnerPlace.CHANNEL, OwnerPlace.READER):
+        return None
+    return gate_of_channel.get(owner.holder)
+
+
+def _prefilter_need(forecast: Forecast) -> dict[str, int]:
+    """Per gate, the most buffers Flink 2.3's filtering reader holds at once for one source
+    buffer (one pre-filter buffer and the post-filter buffers its kept records fill), were
+    every one a network buffer: FLINK-39519's ``1 + k``. That reader runs with
+    recover-output-on-downstream, so it reads the upstreams' output state too: the rule is
+    taken on that restore whatever the chosen generation, every chunk cut into segment-sized
+    source buffers as the reader cuts them."""
+    assignment = forecast.assignment
+    if not assignment.recover_output_on_downstream:
+        parallelism = {op.name: op.parallelism for op in assignment.graph.operators}
+        assignment = assign_state(
+            forecast.job.checkpoint, parallelism, recover_output_on_downstream=True
+        )
+    graph = assignment.graph
+    segment = forecast.world.config.segment_size
+    records = assignment.records
+    need: dict[str, int] = {}
+    for restore in assignment.subtasks.values():
+        inputs = graph.inputs_of(restore.operator)
+        for piece in (p for chunk in restore.input_state for p in split_chunk(chunk, segment)):
+            exchange = inputs[piece.index]
+            plan = restore.gates[piece.index]
+            filters = plan.filters_virtual_channel(
+                piece.targets[0], piece.old_subtask, piece.old_channel
+            )
+            kept = sum(
+                records[f.record].serialized_length
+                for f in piece.fragments
+                if f.is_last
+                and (
+                    not filters
+                    or assignment.expected_owner[(f.record, exchange.name)] == restore.index
+                )
+            )
+            gate = exchange.gate_name(restore.subtask)
+            need[gate] = max(need.get(gate, 0), 1 + -(-kept // segment))
+    return need

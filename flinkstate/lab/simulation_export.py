@@ -1,0 +1,140 @@
+"""A checkpoint the simulator completed, as a dataset: the same tables a real Flink checkpoint
+gives (:mod:`flinkstate.flinkcheckpoint.export`), so the Spark pipeline and the notebooks read
+both alike. The format itself (:mod:`flinkstate.dataset`) knows nothing of the simulator.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pyarrow as pa
+
+from flinkstate.dataset import FORMAT, SCHEMAS, VERSION, Dataset
+from flinkstate.javahash import JavaType
+from flinkstate.keygroups import assign_to_key_group
+from flinkstate.rescale.owner_rule import OwnerRule
+from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.runtime.checkpoint.checkpoint import Checkpoint, InputChannelInfo
+from flinkstate.runtime.jobgraph import OperatorKind
+from flinkstate.runtime.world.world import NetworkWorld
+
+
+def from_simulation(world: NetworkWorld, checkpoint: Checkpoint, description: str) -> Dataset:
+    """The tables of one checkpoint the simulator completed."""
+    graph = world.graph
+    operators = [
+        {
+            "operator": op.name,
+            "kind": op.kind.value,
+            "parallelism": op.parallelism,
+            "max_parallelism": op.effective_max_parallelism,
+        }
+        for op in graph.operators
+    ]
+    exchanges = [
+        {
+            "exchange": e.name,
+            "upstream": e.upstream,
+            "downstream": e.downstream,
+            "partitioner": e.partitioner.flink_class,
+            "downstream_mapper": e.partitioner.downstream_mapper.name,
+            "upstream_mapper": e.partitioner.upstream_mapper.name,
+            "unaligned_supported": graph.checkpoints_unaligned(e),
+            "key_type": None
+            if OwnerRule.of(e.partitioner) is OwnerRule.NONE
+            else JavaType.LONG.java_name,
+        }
+        for e in graph.exchanges
+    ]
+    buffers: list[dict[str, Any]] = []
+    fragments: list[dict[str, Any]] = []
+    states = [("input", s) for s in checkpoint.input_channel_state] + [
+        ("output", s) for s in checkpoint.result_subpartition_state
+    ]
+    for side, state in states:
+        task = world.tasks[state.owner]
+        operator, subtask = task.operator, task.index
+        if isinstance(state.info, InputChannelInfo):
+            exchange = task.gates[state.info.gate].exchange
+            position = (state.info.gate, state.info.channel)
+        else:
+            exchange = task.partitions[state.info.partition].exchange
+            position = (state.info.partition, state.info.subpartition)
+        keyed = exchange.partitioner is Partitioner.HASH
+        max_p = graph.operator(exchange.downstream).effective_max_parallelism
+        for order, buffer in enumerate(state.buffers):
+            buffer_id = len(buffers)
+            buffers.append(
+                {
+                    "buffer_id": buffer_id,
+                    "operator": operator,
+                    "subtask": subtask,
+                    "side": side,
+                    "exchange": exchange.name,
+                    "gate_or_partition": position[0],
+                    "channel_or_subpartition": position[1],
+                    "order": order,
+                    "size": buffer.size,
+                }
+            )
+            for at, fragment in enumerate(buffer.fragments):
+                record = world.records[fragment.record]
+                if not record.is_record:
+                    continue  # a watermark's bytes count in the buffer's size, not as a record
+                fragments.append(
+                    {
+                        "buffer_id": buffer_id,
+                        "position": at,
+                        "record": record.id,
+                        "key": record.key,
+                        "key_string": None,
+                        "key_group": assign_to_key_group(record.key, max_p, "long")
+                        if keyed
+                        else None,
+                        "record_bytes": fragment.total,
+                        "fragment_start": fragment.start,
+                        "fragment_bytes": fragment.length,
+                        "continues_from_previous": not fragment.is_first,
+                        "continues_into_next": not fragment.is_last,
+                    }
+                )
+    keyed_state: list[dict[str, Any]] = []
+    for sub in checkpoint.subtasks:
+        op = graph.operator(sub.operator)
+        if op.kind is not OperatorKind.KEYED or sub.key_groups is None:
+            continue
+        per_group = Counter(
+            assign_to_key_group(key, op.effective_max_parallelism, "long")
+            for key, _ in sub.keyed_state
+        )
+        for group in sorted(per_group):
+            keyed_state.append(
+                {
+                    "operator": sub.operator,
+                    "subtask": sub.index,
+                    "key_group_start": sub.key_groups.start,
+                    "key_group_end": sub.key_groups.end,
+                    "key_group": group,
+                    "entries": per_group[group],
+                }
+            )
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "source": "flinkstate simulator",
+        "description": description,
+        "checkpoint_id": checkpoint.id,
+        "checkpoint_type": "unaligned" if checkpoint.unaligned else "aligned",
+        "segment_size": world.config.segment_size,
+    }
+    rows = {
+        "operators": operators,
+        "exchanges": exchanges,
+        "buffers": buffers,
+        "fragments": fragments,
+        "keyed_state": keyed_state,
+    }
+    return Dataset(
+        manifest, {name: pa.Table.from_pylist(rows[name], schema=SCHEMAS[name]) for name in SCHEMAS}
+    )

@@ -1,0 +1,431 @@
+"""Checkpoints at the tasks: barriers, unaligned snapshots, persisting, acknowledgement.
+
+A source takes its snapshot when triggered and puts a barrier into every subpartition (at the
+head, overtaking and persisting the queued data, on exchanges Flink checkpoints unaligned). A
+task's first unaligned barrier starts its unaligned snapshot (``SingleCheckpointBarrierHandler``
+with the alternating handler): the deserializer's leftovers, the data received before each
+channel's barrier and whatever arrives before it are handed to the channel-state writer, which
+retains the buffers; aligned barriers block their channel until all are in. A task acknowledges
+once it has every barrier and its writer has written all it was given; the last
+acknowledgement the plan waits for completes the checkpoint, which is then checked as a
+consistent cut that holds the state of every subtask that has not finished.
+"""
+
+from __future__ import annotations
+
+from flinkstate.keygroups import KeyGroupRange
+from flinkstate.runtime.buffer import recycling
+from flinkstate.runtime.buffer.buffer import HEAP, Buffer
+from flinkstate.runtime.buffer.records import Fragment
+from flinkstate.runtime.checkpoint import coordinator
+from flinkstate.runtime.checkpoint.channel import fetched_channel_state_drainer
+from flinkstate.runtime.checkpoint.channel.channel_state_writer import (
+    ChannelStateWriter,
+    WriteRequest,
+)
+from flinkstate.runtime.checkpoint.checkpoint import (
+    ChannelState,
+    Checkpoint,
+    CheckpointInProgress,
+    InputChannelInfo,
+    PersistedBuffer,
+    ResultSubpartitionInfo,
+    SubtaskState,
+)
+from flinkstate.runtime.events import (
+    BARRIER,
+    RECOVERY_BARRIER,
+)
+from flinkstate.runtime.options import (
+    CheckpointFailureReason,
+    RecoveryCheckpointTrigger,
+)
+from flinkstate.runtime.partition import record_writer
+from flinkstate.runtime.partition.consumer.input_gate import Channel
+from flinkstate.runtime.tasks.task import Task
+from flinkstate.runtime.world import invariants
+from flinkstate.runtime.world.actors import action
+from flinkstate.runtime.world.state import NetworkState
+from flinkstate.sim.action import Action
+
+
+def writer_actions(world: NetworkState, writer: ChannelStateWriter) -> tuple[Action, ...]:
+    if not writer.requests:
+        return ()
+    return (action(writer.name, "write", writer.requests[0].channel),)
+
+
+def do_checkpoint(world: NetworkState, task: Task, action: Action) -> None:
+    checkpoint = world.checkpoints.pending
+    assert checkpoint is not None
+    task.trigger = 0
+    _snapshot(world, task, checkpoint)
+    _broadcast_barrier(world, task, checkpoint)
+    _acknowledge(world, task, checkpoint)
+
+
+def do_barrier(world: NetworkState, task: Task, action: Action) -> None:
+    channel = world.channels[action.target]
+    # its head is taken; the others are noted where the barrier changes what their readers
+    # read (blocked, upstream_blocked, a recovery queue), not all of them at every barrier
+    world.journal.changes.channel(channel.name)
+    if channel.remote:
+        barrier = channel.received.popleft()
+    else:
+        barrier = world.subpartitions[channel.subpartition].queue.popleft()
+        world.journal.changes.subpartition(channel.subpartition)
+    checkpoint = world.checkpoints.pending
+    if checkpoint is None or barrier.checkpoint != checkpoint.id:
+        world.journal.note = f"stale barrier of checkpoint {barrier.checkpoint} dropped"
+        return
+    channel.persister.barrier_seen = checkpoint.id
+    channel.persister.persisting = 0
+    # Flink's alternating barrier handler: an unaligned (priority) barrier starts an
+    # unaligned snapshot of every input; an aligned one (the inputs of an operator fed by a
+    # pointwise or broadcast exchange) blocks its channel until all barriers are in.
+    if barrier.priority:
+        if task.name not in checkpoint.snapshots:
+            _start_unaligned(world, task, checkpoint, channel)
+            if world.checkpoints.pending is not checkpoint:
+                return  # declined: the coordinator aborted it
+    else:
+        channel.blocked = True
+    channels = [c for gate in task.gates for c in gate.channels]
+    if all(c.persister.barrier_seen == checkpoint.id for c in channels):
+        if task.name not in checkpoint.snapshots:
+            _snapshot(world, task, checkpoint)
+            _broadcast_barrier(world, task, checkpoint)
+        for c in channels:
+            if c.blocked or c.upstream_blocked:  # the alignment ends: unblocked
+                world.journal.changes.channel(c.name)
+                c.blocked = False
+                c.upstream_blocked = False
+        _acknowledge(world, task, checkpoint)
+    world.journal.note = f"barrier of checkpoint {checkpoint.id} on {channel.name}"
+
+
+def _start_unaligned(
+    world: NetworkState, task: Task, checkpoint: CheckpointInProgress, arrived: Channel
+) -> None:
+    """Persist every input's in-flight data, snapshot state, pass the barrier on.
+
+    A task recovering with V2 first cuts its recovered state
+    (``ChannelState.onCheckpointStartedForAllInputs``): recovery barriers and the drainer's
+    position; each channel in recovery persists its recovered buffers queued before its
+    barrier; the undrained rest of the spill files follows on the writer.
+    """
+    why = not_ready(world, task)
+    if why:
+        coordinator.decline(
+            world,
+            task,
+            checkpoint,
+            CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY,
+            why,
+        )
+        return
+    cut = None
+    if task.recovery_trigger is RecoveryCheckpointTrigger.DRAINER:
+        cut = fetched_channel_state_drainer.snapshot_and_insert_barriers(world, task, checkpoint.id)
+    for gate in task.gates:
+        for channel in gate.channels:
+            unconsumed = []
+            if task.current is channel:
+                unconsumed += [_whole(world, r) for r in task.ready]
+            if channel.partial is not None:
+                record, received = channel.partial
+                total = world.records[record].serialized_length
+                unconsumed.append(Fragment(record, 0, received, total))
+            if unconsumed:
+                persist(world, task, checkpoint, False, channel.name, tuple(unconsumed))
+            if channel.recoverable.in_recovery:
+                world.journal.changes.channel(channel.name)  # its recovered queue is cut
+                if cut is None and task.name not in world.drainers:
+                    # V1: every migrated buffer precedes the barrier
+                    queued: list[Buffer] | None = [
+                        b for b in channel.recovery.queue if not b.is_event
+                    ]
+                else:
+                    queued = fetched_channel_state_drainer.collect_pre_recovery_barrier(
+                        channel, checkpoint.id
+                    )
+                if queued is None:
+                    if cut is not None and not cut.empty:
+                        world.release_spill(task.name)
+                    _decline_missing_barrier(world, task, checkpoint, channel)
+                    return
+                for buffer in queued:
+                    persist_buffer(world, task, checkpoint, channel.name, buffer)
+            elif channel.remote:
+                data = [b for b in channel.received if not b.is_event]
+                if channel.persister.barrier_arrived == checkpoint.id:
+                    data = data[
+                        : channel.persister.pre_barrier
+                    ]  # later ones came after the barrier
+                if "forget-in-flight" in world.options.faults:
+                    data = []
+                for buffer in data:
+                    persist_buffer(world, task, checkpoint, channel.name, buffer)
+            if channel is not arrived and checkpoint.id not in (
+                channel.persister.barrier_seen,
+                channel.persister.barrier_arrived if channel.remote else 0,
+            ):
+                channel.persister.persisting = checkpoint.id
+    if cut is not None and not cut.empty:
+        state = world.drainers[task.name].state
+        assert state is not None
+        chunks = cut.remaining_slice(state)
+        if "forget-spill-slice" in world.options.faults:
+            chunks = ()
+        for position, (info, fragments) in enumerate(chunks):
+            channel = task.gates[info.gate].channels[info.channel]
+            last = position == len(chunks) - 1
+            persist(
+                world,
+                task,
+                checkpoint,
+                False,
+                channel.name,
+                fragments,
+                release_spill=task.name if last else "",
+            )
+        if not chunks:
+            world.release_spill(task.name)
+    _snapshot(world, task, checkpoint)
+    _broadcast_barrier(world, task, checkpoint)
+
+
+def not_ready(world: NetworkState, task: Task) -> str:
+    """Why a task still restoring cannot take an unaligned snapshot ("" if it can)."""
+    if task.recovery_trigger is RecoveryCheckpointTrigger.NOT_READY:
+        return "recovery checkpoint trigger NOT_READY: the drainer is not installed yet"
+    for gate in task.gates:
+        if gate.demultiplexing:
+            return f"{gate.name} still demultiplexes recovered data"
+        for channel in gate.channels:
+            if channel.recovered:
+                return f"{channel.name} is still a RecoveredInputChannel"
+    return ""
+
+
+def _decline_missing_barrier(
+    world: NetworkState, task: Task, checkpoint: CheckpointInProgress, channel: Channel
+) -> None:
+    """``collectPreRecoveryBarrier`` found no recovery barrier of this checkpoint."""
+    why = f"no {RECOVERY_BARRIER} of checkpoint {checkpoint.id} in {channel.name}"
+    coordinator.decline(world, task, checkpoint, world.options.recovery_barrier_decline.reason, why)
+
+
+def _whole(world: NetworkState, record: int) -> Fragment:
+    total = world.records[record].serialized_length
+    return Fragment(record, 0, total, total)
+
+
+def persist(
+    world: NetworkState,
+    task: Task,
+    checkpoint: CheckpointInProgress,
+    output: bool,
+    name: str,
+    fragments: tuple[Fragment, ...],
+    segment: int = HEAP,
+    release_spill: str = "",
+    buffer: int = -1,
+) -> None:
+    """Hand one buffer to the task's channel-state writer, retaining its segment.
+
+    ``buffer`` is the uid of the buffer handed over (-1 for bytes copied out of the
+    deserializer or a spill file)."""
+    writer = world.writers[world.writer_of[task.name]]
+    uid = world.next_uid
+    world.next_uid += 1
+    writer.requests.append(
+        WriteRequest(
+            checkpoint.id,
+            task.name,
+            name,
+            output,
+            fragments,
+            segment,
+            release_spill,
+            uid=uid,
+            buffer=buffer,
+        )
+    )
+    if buffer >= 0:
+        checkpoint.persisted_buffers.add(buffer)
+    checkpoint.pending_writes[task.name] = checkpoint.pending_writes.get(task.name, 0) + 1
+    if segment != HEAP:
+        world.ledger.share(segment, writer.owner)
+    world.journal.changes.writer(writer.name)
+
+
+def persist_buffer(
+    world: NetworkState,
+    task: Task,
+    checkpoint: CheckpointInProgress,
+    name: str,
+    buffer: Buffer,
+    *,
+    output: bool = False,
+) -> None:
+    """Hand a whole buffer of a channel (or, ``output``, a subpartition) to the writer,
+    retaining its segment; the buffer is outlined as persisted."""
+    persist(
+        world,
+        task,
+        checkpoint,
+        output,
+        name,
+        tuple(buffer.fragments),
+        buffer.segment,
+        buffer=buffer.uid,
+    )
+
+
+def persist_input(world: NetworkState, channel: Channel, buffer: Buffer) -> None:
+    checkpoint = world.checkpoints.pending
+    assert checkpoint is not None
+    assert checkpoint.id == channel.persister.persisting
+    task = world.task_named(channel.task)
+    persist_buffer(world, task, checkpoint, channel.name, buffer)
+    if "persist-twice" in world.options.faults:  # FLINK-40016: a buffer persisted a second time
+        persist_buffer(world, task, checkpoint, channel.name, buffer)
+
+
+def write_channel_state(world: NetworkState, writer: ChannelStateWriter) -> None:
+    request = writer.requests.popleft()
+    checkpoint = world.checkpoints.pending
+    # a task acknowledges only after its writes, so its checkpoint is still in progress
+    assert checkpoint is not None
+    assert checkpoint.id == request.checkpoint
+    into = checkpoint.outputs if request.output else checkpoint.inputs
+    into.setdefault(request.channel, []).append(PersistedBuffer(request.fragments))
+    world.journal.persisted.extend(f.record for f in request.fragments)
+    checkpoint.pending_writes[request.task] -= 1
+    side = "output" if request.output else "input"
+    world.journal.note = f"{side} state of {request.channel}: {len(request.fragments)} fragment(s)"
+    if request.segment != HEAP:
+        recycling.drop(world, request.segment, writer.owner, None)
+    if request.release_spill:
+        world.release_spill(request.release_spill)
+    _maybe_acknowledge(world, world.task_named(request.task), checkpoint)
+
+
+def _snapshot(world: NetworkState, task: Task, checkpoint: CheckpointInProgress) -> None:
+    op = world.graph.operator(task.operator)
+    name = task.key
+    checkpoint.snapshots[task.name] = SubtaskState(
+        subtask=name,
+        operator=op.name,
+        index=task.index,
+        snapshot_step=world.journal.step,
+        key_groups=None if task.key_groups is None else KeyGroupRange(*task.key_groups),
+        keyed_state=tuple(sorted(task.keyed_state.items())),
+        source_splits=tuple(task.splits.items()),
+    )
+
+
+def _broadcast_barrier(world: NetworkState, task: Task, checkpoint: CheckpointInProgress) -> None:
+    """Finish open buffers, then put the barrier into every subpartition: at the head,
+    persisting the data it overtakes, on exchanges Flink checkpoints unaligned; at the
+    tail on the others (pointwise and broadcast exchanges, and every input of an operator
+    that has one, are always aligned)."""
+    for partition in task.partitions:
+        overtakes = checkpoint.unaligned and world.graph.checkpoints_unaligned(partition.exchange)
+        for sub in partition.subpartitions:
+            world.journal.changes.subpartition(sub.name)
+            if sub.builder is not None and sub.builder.used:
+                record_writer.finish_builder(world, sub)
+            barrier = world.new_buffer(
+                HEAP, 0, event=BARRIER, checkpoint=checkpoint.id, priority=overtakes
+            )
+            if overtakes:
+                for buffer in sub.queue:
+                    if not buffer.is_event:
+                        persist_buffer(world, task, checkpoint, sub.name, buffer, output=True)
+                sub.queue.appendleft(barrier)
+            else:
+                sub.queue.append(barrier)
+
+
+def _acknowledge(world: NetworkState, task: Task, checkpoint: CheckpointInProgress) -> None:
+    """The task has its snapshot and every barrier; it acknowledges once its writer has
+    written all the channel state it was given."""
+    checkpoint.barriers_complete.add(task.name)
+    _maybe_acknowledge(world, task, checkpoint)
+
+
+def _maybe_acknowledge(world: NetworkState, task: Task, checkpoint: CheckpointInProgress) -> None:
+    if (
+        task.name in checkpoint.barriers_complete
+        and not checkpoint.pending_writes.get(task.name)
+        and task.name not in checkpoint.acknowledged
+    ):
+        checkpoint.acknowledged.add(task.name)
+        waiting = checkpoint.waiting_for
+        if (
+            len(checkpoint.acknowledged) == len(world.tasks)
+            if waiting is None
+            else waiting <= checkpoint.acknowledged
+        ):
+            _complete(world, checkpoint)
+
+
+def _complete(world: NetworkState, progress: CheckpointInProgress) -> None:
+    inputs: list[ChannelState] = []
+    outputs: list[ChannelState] = []
+
+    def collect(
+        into: list[ChannelState],
+        persisted: dict[str, list[PersistedBuffer]],
+        task: Task,
+        name: str,
+        info: InputChannelInfo | ResultSubpartitionInfo,
+    ) -> None:
+        buffers = persisted.get(name)
+        if buffers:
+            into.append(ChannelState(task.key, name, info, tuple(buffers)))
+
+    for task in world.tasks.values():
+        for gate_index, gate in enumerate(task.gates):
+            for channel in gate.channels:
+                collect(
+                    inputs,
+                    progress.inputs,
+                    task,
+                    channel.name,
+                    InputChannelInfo(gate_index, channel.index),
+                )
+        for partition_index, partition in enumerate(task.partitions):
+            for sub in partition.subpartitions:
+                collect(
+                    outputs,
+                    progress.outputs,
+                    task,
+                    sub.name,
+                    ResultSubpartitionInfo(partition_index, sub.index),
+                )
+    checkpoint = Checkpoint(
+        id=progress.id,
+        unaligned=progress.unaligned,
+        trigger_step=progress.trigger_step,
+        completion_step=world.journal.step,
+        subtasks=tuple(
+            progress.snapshots[t.name] for t in world.tasks.values() if t.name in progress.snapshots
+        ),
+        input_channel_state=tuple(inputs),
+        result_subpartition_state=tuple(outputs),
+        graph=world.graph,
+        records=tuple(
+            world.records[r]
+            for r in sorted({f.record for state in (*inputs, *outputs) for f in state.fragments})
+        ),
+        persisted_buffers=frozenset(progress.persisted_buffers),
+        finished_subtasks=progress.finished,
+    )
+    world.checkpoints.completed.append(checkpoint)
+    world.checkpoints.pending = None
+    world.checkpoints.last_end = world.journal.step
+    invariants.check_checkpoint(world, checkpoint, progress)
+    invariants.check_checkpoint_completeness(world, checkpoint, progress)

@@ -1,0 +1,390 @@
+"""The classic recovery of in-flight data after an unaligned checkpoint: the sequence V1 and V2
+vary at the reader's step and at conversion.
+
+The sequence is Flink's with checkpointing during recovery off (``StreamTask.restoreStateAndGates``
+and ``recoverChannelsWithoutCheckpointing``):
+
+1. *Output state, on the upstream task's own thread*: one buffer per step from the result
+   partition's pool, preceded in every target subpartition by a ``SubtaskConnectionDescriptor``;
+   several target subpartitions share the one buffer. Then every subpartition gets an
+   ``EndOfOutputChannelStateEvent``; handing it to the consumer blocks the subpartition.
+2. *Input state, on the task's channel-state reader thread*: buffers of the recovered input
+   channel (its exclusive buffers, requested lazily from the global pool, then floating ones of
+   the gate), each behind a descriptor; then ``EndOfInputChannelStateEvent`` on every channel.
+3. The task consumes recovered channels first, demultiplexing bytes per virtual channel (old
+   subtask, old channel) so that spanning records are reassembled per old channel, and drops
+   records of another subtask's key groups where the old subtask's state went to several.
+4. A gate whose channels all delivered their end-of-state event is converted to local and
+   remote channels (remote ones take their exclusive buffers now) and requests its
+   subpartitions (``GateConversion``: per gate, or, in the rewrite that deadlocked selective
+   readers, only once every gate is through). When all gates are converted, restore is over
+   and checkpoints may start.
+5. The consumer resumes a blocked subpartition once every channel of the gate has delivered
+   ``EndOfOutputChannelStateEvent``, so live data never overtakes recovered data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from flinkstate.runtime.buffer.buffer import HEAP, Buffer
+from flinkstate.runtime.buffer.ledger import ReturnKind, ReturnTo
+from flinkstate.runtime.checkpoint.channel import channel_state_filtering, spilling_handler
+from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
+from flinkstate.runtime.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE, SUBTASK_CONNECTION
+from flinkstate.runtime.failover import failover
+from flinkstate.runtime.options import BlockedPriority, GateConversion, RecoveryGeneration
+from flinkstate.runtime.partition.consumer import recovered_channel
+from flinkstate.runtime.tasks.task import TaskPhase
+from flinkstate.runtime.world.actors import ActorRef, by_name, request_partitions
+from flinkstate.sim.action import Action
+from flinkstate.sim.deadlock import Wait
+
+if TYPE_CHECKING:
+    from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
+    from flinkstate.runtime.tasks.task import Task
+    from flinkstate.runtime.world.state import NetworkState
+
+
+#: the actor that stands for a gate's conversion in waits-for reports: Flink's
+#: "Input gate request partitions" mail, which converts the recovered channels and requests
+#: the subpartitions
+# -- task thread: output state
+
+
+def restore_output_action(world: NetworkState, task: Task) -> str | None:
+    if task.output_state:
+        chunk = task.output_state[0]
+        pool = task.partitions[chunk.index].pool
+        return "recover-output" if world.buffer_pools.can_request(pool, False) else None
+    return "finish-output"
+
+
+def do_recover_output(world: NetworkState, task: Task, action: Action) -> None:
+    chunk = task.output_state.popleft()
+    partition = task.partitions[chunk.index]
+    holders = [partition.subpartitions[t].owners.queue for t in chunk.targets]
+    segment = world.buffer_pools.request(partition.pool, holders[0])
+    assert segment is not None
+    used = sum(f.length for f in chunk.fragments)
+    for position, target in enumerate(chunk.targets):
+        sub = partition.subpartitions[target]
+        sub.queue.append(
+            world.new_buffer(
+                HEAP,
+                0,
+                event=SUBTASK_CONNECTION,
+                descriptor=(chunk.old_subtask, chunk.old_channel),
+            )
+        )
+        sub.queue.append(
+            world.new_buffer(
+                segment, world.config.segment_size, used, list(chunk.fragments), recovered=True
+            )
+        )
+        if position:
+            world.ledger.share(
+                segment, holders[position], ReturnTo(ReturnKind.PARTITION, partition.name)
+            )
+        world.journal.changes.subpartition(sub.name)
+    world.ledger.will_return(segment, ReturnTo(ReturnKind.PARTITION, partition.name))
+    world.journal.note = (
+        f"output state of old subtask {chunk.old_channel}, subpartition {chunk.old_subtask}: "
+        f"{used} bytes into subpartition(s) {list(chunk.targets)}"
+    )
+
+
+def do_finish_output(world: NetworkState, task: Task, action: Action) -> None:
+    for partition in task.partitions:
+        for sub in partition.subpartitions:
+            sub.queue.append(world.new_buffer(HEAP, 0, event=END_OF_OUTPUT_STATE))
+            world.journal.changes.subpartition(sub.name)
+    task.phase = TaskPhase.RECOVERING if task.gates else TaskPhase.RUNNING
+    reader = world.readers.get(task.name)
+    if reader is not None:
+        world.journal.changes.reader(reader.name)
+    world.journal.note = "output state restored; EndOfOutputChannelStateEvent to every subpartition"
+
+
+# -- reader thread: input state
+
+
+def reader_actions(world: NetworkState, reader: ChannelStateReader) -> tuple[str, str] | None:
+    task = world.task_named(reader.task)
+    if reader.finished or task.phase is TaskPhase.RESTORING_OUTPUT:
+        return None
+    if world.effective_generation is RecoveryGeneration.V1:
+        return channel_state_filtering.reader_action(world, reader)
+    if world.effective_generation is RecoveryGeneration.V2:
+        return spilling_handler.fetch_action(world, reader)
+    if not reader.chunks:
+        return ("finish-input", "")
+    chunk = reader.chunks[0]
+    gate = task.gates[chunk.index]
+    return recovered_channel.buffer_step(
+        world, gate, gate.channels[chunk.targets[0]], "recover-input"
+    )
+
+
+#: the reader's steps that V1 and V2 take in their own modules
+_GENERATION_STEPS: dict[str, Callable[[NetworkState, ChannelStateReader], None]] = {
+    "filter": channel_state_filtering.filter_step,
+    "rewrite": channel_state_filtering.rewrite_step,
+    "spill": spilling_handler.spill_step,
+    "finish-fetch": spilling_handler.finish_fetch,
+}
+
+
+def reader_step(world: NetworkState, reader: ChannelStateReader, kind: str) -> None:
+    generation_step = _GENERATION_STEPS.get(kind)
+    if generation_step is not None:
+        generation_step(world, reader)
+        return
+    task = world.task_named(reader.task)
+    if kind == "finish-input":
+        for gate in task.gates:
+            for channel in gate.channels:
+                channel.recovery.queue.append(world.new_buffer(HEAP, 0, event=END_OF_INPUT_STATE))
+                world.journal.changes.channel(channel.name)
+        channel_state_filtering.free_prefilter_segment(world, reader)
+        reader.finished = True
+        world.journal.note = "input state read; EndOfInputChannelStateEvent on every channel"
+        return
+    _, gate, channel = recovered_channel.reader_target(world, reader)
+    if kind == "request-exclusive":
+        recovered_channel.request_exclusive(world, gate, channel)
+        return
+    world.journal.changes.channel(channel.name)
+    chunk = reader.chunks.popleft()
+    segment = recovered_channel.take_buffer(world, gate, channel, channel.owners.recovered)
+    used = sum(f.length for f in chunk.fragments)
+    channel.recovery.queue.append(
+        world.new_buffer(
+            HEAP, 0, event=SUBTASK_CONNECTION, descriptor=(chunk.old_subtask, chunk.old_channel)
+        )
+    )
+    channel.recovery.queue.append(
+        world.new_buffer(
+            segment, world.config.segment_size, used, list(chunk.fragments), recovered=True
+        )
+    )
+    side = "upstream output" if chunk.upstream_output else "input"
+    world.journal.note = (
+        f"{side} state of old subtask {chunk.old_subtask}, channel {chunk.old_channel}: "
+        f"{used} bytes into {channel.name}"
+    )
+
+
+# -- task thread: consuming recovered data
+
+
+def gate_to_convert(
+    world: NetworkState, task: Task, consumed: dict[str, int] | None = None
+) -> Gate | None:
+    """The first gate whose conversion may run now: its recovered state is consumed (with
+    ``all-gates``, every gate's is), and the pool has the remote channels' exclusive buffers.
+    ``consumed`` as for :func:`state_consumed`.
+
+    V1 (Flink 2.3) converts once the reader has filtered everything
+    (``getBufferFilteringCompleteFuture``): the recovered buffers still queued migrate into the
+    physical channels."""
+    early = "convert-before-consumed" in world.options.faults
+    v1 = world.effective_generation is RecoveryGeneration.V1
+    if v1 or early:
+        if not world.readers[task.name].finished:
+            return None
+    elif world.options.gate_conversion is GateConversion.ALL_GATES and not all(
+        state_consumed(gate, consumed) for gate in task.gates
+    ):
+        return None
+    for gate in task.gates:
+        if (
+            not gate.converted
+            and (v1 or early or state_consumed(gate, consumed))
+            and world.buffer_pools.free_in(gate.pool.global_pool) + recovery_held(world, gate)
+            >= conversion_buffers(gate)
+        ):
+            return gate
+    return None
+
+
+def state_consumed(gate: Gate, consumed: dict[str, int] | None = None) -> bool:
+    """Whether every channel of the gate has consumed its recovered state. ``consumed``, where
+    the caller keeps it (the action cache), holds per gate how many of its first channels had
+    when last looked: a channel's never goes back within a restore, so only the channels after
+    them are looked at, not the whole gate at every step of a task restoring."""
+    channels = gate.channels
+    count = len(channels)
+    if consumed is None:
+        return all(c.recovery.state_consumed for c in channels)
+    done = consumed.get(gate.name, 0)
+    while done < count and channels[done].recovery.state_consumed:
+        done += 1
+    consumed[gate.name] = done
+    return done == count
+
+
+def conversion_buffers(gate: Gate) -> int:
+    """Exclusive buffers the gate's remote channels take when it is converted."""
+    return gate.exclusive_per_channel * sum(1 for c in gate.channels if c.remote)
+
+
+def conversion_waits(world: NetworkState, task: Task) -> list[Wait[ActorRef]]:
+    """Why a gate whose recovered state is consumed is not converted yet, as waits of its
+    ``request-partitions`` actor: for the other gates' recovered state (``all-gates``), held
+    by the task that has yet to consume it or by the reader that has yet to read it; or for
+    the exclusive buffers of its remote channels."""
+    waits = []
+    all_gates = world.options.gate_conversion is GateConversion.ALL_GATES
+    reader = world.readers.get(task.name)
+    for gate in task.gates:
+        if gate.converted or not all(c.recovery.state_consumed for c in gate.channels):
+            continue
+        actor = request_partitions(task.key, gate.name)
+        pending = [g for g in task.gates if not all(c.recovery.state_consumed for c in g.channels)]
+        if all_gates and pending:
+            for other in pending:
+                holders = {
+                    world.actor(task.name if c.recovery.queue or reader is None else reader.name)
+                    for c in other.channels
+                    if not c.recovery.state_consumed
+                }
+                waits.append(
+                    Wait(
+                        actor,
+                        f"the recovered state of {other.name} to be consumed (all-gates: no "
+                        "gate converts before every gate's state is consumed)",
+                        by_name(holders),
+                    )
+                )
+            continue
+        global_pool = gate.pool.global_pool
+        needed = conversion_buffers(gate)
+        if world.buffer_pools.free_in(global_pool) + recovery_held(world, gate) < needed:
+            waits.append(
+                Wait(
+                    actor,
+                    f"{needed} exclusive buffers of {global_pool} for its remote channels",
+                )
+            )
+    return waits
+
+
+def recovery_held(world: NetworkState, gate: Gate) -> int:
+    return sum(len(c.recovery.exclusive) for c in gate.channels)
+
+
+def do_convert(world: NetworkState, task: Task, action: Action) -> None:
+    """The gate's "Input gate request partitions" mail: its recovered channels are converted
+    and request their subpartitions, unless ``toInputChannel`` refuses one (the fault
+    ``convert-before-consumed`` asks too early): then the task fails, as in Flink."""
+    gate = world.gates[action.target]
+    cause = recovered_channel.refuse_conversion(world, gate)
+    if cause is not None:
+        world.journal.note = f"{gate.name}: conversion refused"
+        failover.fail_task(world, task, cause)
+        return
+    v1 = world.effective_generation is RecoveryGeneration.V1
+    recovered_channel.convert_gate(
+        world, gate, lambda channel: channel.remote, keep_recovery_segments=v1
+    )
+    migrated = 0
+    if v1:  # ``toInputChannel``: what is still queued moves into the physical channel
+        for channel in gate.channels:
+            if channel.recovery.queue:
+                channel.recoverable.in_recovery = True
+                migrated += sum(1 for b in channel.recovery.queue if not b.is_event)
+    if all(g.converted for g in task.gates):
+        task.phase = TaskPhase.RUNNING
+    world.journal.note = f"{gate.name}: recovered channels converted; subpartitions requested" + (
+        f"; {migrated} recovered buffer(s) migrated" if v1 else ""
+    )
+
+
+def on_recovery_event(world: NetworkState, task: Task, channel: Channel, buffer: Buffer) -> None:
+    """A descriptor or end-of-state event polled by the task."""
+    gate = world.gate_of(channel)
+    if buffer.event == SUBTASK_CONNECTION:
+        assert buffer.descriptor is not None
+        if gate.demultiplexing:
+            recovered_channel.check_virtual_channel(world, gate, buffer.descriptor, channel)
+            channel.demultiplexer.selected = buffer.descriptor
+            world.journal.note = f"{channel.name}: virtual channel {buffer.descriptor}"
+        else:
+            world.journal.note = f"{channel.name}: descriptor ignored (gate not rescaled)"
+    elif buffer.event == END_OF_INPUT_STATE:
+        channel.recovery.state_consumed = True
+        world.journal.note = f"{channel.name}: recovered input state consumed"
+    elif buffer.event == END_OF_OUTPUT_STATE:
+        channel.recovery.end_of_output = True
+        if not channel.remote:
+            world.subpartitions[channel.subpartition].blocked = (
+                "no-upstream-block" not in world.options.faults
+            )
+        if all(c.recovery.end_of_output for c in gate.channels):
+            for c in gate.channels:
+                sub = world.subpartitions[c.subpartition]
+                sub.blocked = False
+                world.journal.changes.subpartition(sub.name)
+            finish_demultiplexing(world, gate)
+            world.journal.note = f"{gate.name}: upstream recovery complete, consumption resumed"
+        else:
+            world.journal.note = f"{channel.name}: upstream recovered output through; blocked"
+
+
+def finish_demultiplexing(world: NetworkState, gate: Gate) -> None:
+    """``RescalingStreamTaskNetworkInput.finishRecovery``: every virtual channel must be
+    empty, then the gate reads with one plain deserializer per channel."""
+    for channel in gate.channels:
+        for (old_subtask, old_channel), (record, _) in channel.demultiplexer.partials.items():
+            world.journal.violate(
+                "exactly-once",
+                f"Not all data has been fully consumed: record {record} on {channel.name} "
+                f"(virtual channel {old_subtask}, {old_channel}) is incomplete",
+            )
+        channel.demultiplexer.partials.clear()
+        channel.demultiplexer.selected = None
+    gate.demultiplexing = False
+
+
+def keeps(world: NetworkState, channel: Channel, record: int) -> bool:
+    """The filter of an ambiguous virtual channel: does this subtask own the record?"""
+    gate = world.gate_of(channel)
+    task = world.task_named(channel.task)
+    selected = channel.demultiplexer.selected
+    if (
+        "drop-recovered" in world.options.faults
+        and world.restore is not None
+        and record == min(world.restore.records, default=-1)
+    ):
+        return False  # the fault: the first recovered record vanishes in the deserializer
+    if selected is None:
+        return True
+    if channel_state_filtering.keeps_record(world, task, gate, channel, selected, record):
+        return True
+    owner = world.record_owner(gate, record)
+    world.journal.note += f"; record {record} filtered out (belongs to subtask {owner})"
+    return False
+
+
+# -- blocked subpartitions
+
+
+def sub_head(world: NetworkState, channel: Channel) -> Buffer | None:
+    """The head of a channel's subpartition as the consumer (or its transport) sees it."""
+    sub = world.subpartitions[channel.subpartition]
+    if not sub.queue:
+        return None
+    head = sub.queue[0]
+    if not sub.blocked:
+        return head
+    if not head.priority or world.options.blocked_priority is BlockedPriority.HELD:
+        return None
+    if (
+        world.options.blocked_priority is BlockedPriority.MASTER
+        and channel.remote
+        and channel.buffers.available
+    ):
+        return None  # FLINK-40519: a credited reader asks "is data available?" -> no
+    return head

@@ -1,0 +1,330 @@
+"""V2 recovery after the fetch: partitions requested with recovery, the drainer, the trigger.
+
+Current Flink (``StreamTask.recoverChannelsWithCheckpointing``) goes on from the spill files
+(``spilling_handler``) in three mails and one IO-thread job:
+
+1. *Request partitions* (one mail for every gate): the empty recovered channels become local
+   and remote channels. With state to drain they are built ``needsRecovery``: *in recovery*,
+   each takes its exclusive buffers (a local channel too, which otherwise has none), a remote
+   one announces no credit, so its producer can send events only: priority ones (unaligned
+   barriers) go ahead, ordinary ones (``EndOfOutputChannelStateEvent``) are stashed until the
+   recovered state is consumed; a local one reads its subpartition only for a priority event.
+2. *Install the drainer as the recovery checkpoint trigger*: the restore future completes, the
+   task is RUNNING. Until here the trigger is NOT_READY: a checkpoint that reaches the task is
+   declined as ``CHECKPOINT_DECLINED_TASK_NOT_READY``.
+3. *Drain* (``FetchedChannelStateDrainer``, IO thread): per segment, a buffer of the physical
+   channel (exclusive first, then a floating one of the gate), filled with at most the rest of
+   the segment, delivered into the channel's recovered queue, position committed. At the end an
+   ``EndOfFetchedChannelStateEvent`` on every channel, and the files' last reference released.
+4. The task consumes the recovered buffers like live ones; polling the end event takes the
+   channel out of recovery (``onRecoveredStateConsumed``: stashed events released, credit
+   announced). Once no channel is in recovery, the trigger is NO_OP.
+
+A checkpoint meanwhile (``snapshot_and_insert_barriers``): a ``RecoveryCheckpointBarrier``
+into every channel still in recovery and the drainer's committed position as a
+``FetchedChannelStateSnapshot``, in one step (Flink: under the drainer's lock).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from flinkstate.runtime.buffer.buffer import HEAP, Buffer
+from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
+    EMPTY_SNAPSHOT,
+    DrainCursor,
+    FetchedChannelStateDrainer,
+    FetchedChannelStateSnapshot,
+)
+from flinkstate.runtime.events import END_OF_FETCHED_STATE, RECOVERY_BARRIER
+from flinkstate.runtime.failover import failover
+from flinkstate.runtime.options import NoOpTriggerAfter, RecoveryAbort, RecoveryCheckpointTrigger
+from flinkstate.runtime.partition.consumer.recovered_channel import (
+    buffer_holders,
+    convert_gate,
+    refuse_conversion,
+)
+from flinkstate.runtime.tasks.task import TaskPhase
+from flinkstate.runtime.world.actors import ActorRef, by_name, request_partitions
+from flinkstate.sim.deadlock import Wait
+
+if TYPE_CHECKING:
+    from flinkstate.runtime.partition.consumer.input_gate import Channel
+    from flinkstate.runtime.tasks.task import Task
+    from flinkstate.runtime.world.state import NetworkState
+
+# -- task mails
+
+
+def conversion_buffers(world: NetworkState, task: Task, needs_recovery: bool) -> int:
+    """Exclusive buffers the conversion takes: every channel's with recovery (local ones have a
+    buffer manager only then), else the remote ones'."""
+    return sum(
+        gate.exclusive_per_channel
+        for gate in task.gates
+        for channel in gate.channels
+        if channel.remote or needs_recovery
+    )
+
+
+def _held_for_fetch(task: Task) -> int:
+    return sum(len(c.recovery.exclusive) for gate in task.gates for c in gate.channels)
+
+
+def task_action(world: NetworkState, task: Task) -> str | None:
+    """The task's next V2 recovery mail, if one may run now."""
+    drainer = world.drainers[task.name]
+    reader = world.readers[task.name]
+    if not reader.finished:
+        return None
+    if not all(g.converted for g in task.gates):
+        needed = conversion_buffers(world, task, drainer.state is not None)
+        free = world.buffer_pools.free_in(task.gates[0].pool.global_pool)
+        return "request-partitions" if free + _held_for_fetch(task) >= needed else None
+    if drainer.state is not None and not drainer.installed:
+        return "install-drainer"
+    return None
+
+
+def do_request_partitions(world: NetworkState, task: Task) -> None:
+    """Convert every gate; with state to drain, every channel starts in recovery."""
+    drainer = world.drainers[task.name]
+    needs_recovery = drainer.state is not None
+    if needs_recovery and world.options.abort_recovery is RecoveryAbort.REQUEST_PARTITIONS:
+        world.journal.note = "the request-partitions mail failed before converting any gate"
+        failover.fail_task(world, task, "its request-partitions mail failed (abort_recovery)")
+        return
+    for gate in task.gates:
+        cause = refuse_conversion(world, gate)  # the channels stayed empty: never refused
+        if cause is not None:
+            failover.fail_task(world, task, cause)
+            return
+    for gate in task.gates:
+        convert_gate(world, gate, lambda channel: channel.remote or needs_recovery)
+        for channel in gate.channels:
+            channel.recoverable.in_recovery = needs_recovery
+            channel.recovery.state_consumed = not needs_recovery
+    if needs_recovery:
+        world.journal.note = "all gates converted; every channel in recovery (needsRecovery)"
+    else:
+        task.recovery_trigger = RecoveryCheckpointTrigger.NO_OP
+        task.phase = TaskPhase.RUNNING
+        world.journal.note = "all gates converted; nothing to drain: trigger NO_OP, task RUNNING"
+
+
+def do_install_drainer(world: NetworkState, task: Task) -> None:
+    """The drainer becomes the trigger; restore() returns: the task is RUNNING."""
+    drainer = world.drainers[task.name]
+    assert drainer.state is not None
+    if world.options.abort_recovery is RecoveryAbort.INSTALL_DRAINER:
+        world.journal.note = "the mail installing the drainer failed: no drain was submitted"
+        failover.fail_task(world, task, "its drainer-installing mail failed (abort_recovery)")
+        return
+    drainer.state.acquire()  # the drainer's root reader
+    drainer.cursor = DrainCursor()
+    task.recovery_trigger = RecoveryCheckpointTrigger.DRAINER
+    task.phase = TaskPhase.RUNNING
+    world.journal.changes.drainer(drainer.name)
+    world.journal.note = "drainer installed as the recovery checkpoint trigger; task RUNNING"
+
+
+# -- the drainer (IO thread)
+
+
+def _physical(world: NetworkState, drainer: FetchedChannelStateDrainer) -> Channel | None:
+    """The channel of the next buffer, or None when everything is delivered."""
+    assert drainer.state is not None
+    assert drainer.cursor is not None
+    segments = drainer.state.segments
+    if drainer.cursor.segment >= len(segments):
+        return None
+    info = segments[drainer.cursor.segment].channel
+    task = world.task_named(drainer.task)
+    return task.gates[info.gate].channels[info.channel]
+
+
+def _can_take(world: NetworkState, channel: Channel) -> bool:
+    return bool(channel.buffers.exclusive) or world.buffer_pools.can_request(
+        world.gate_of(channel).pool, False
+    )
+
+
+def drainer_action(
+    world: NetworkState, drainer: FetchedChannelStateDrainer
+) -> tuple[str, str] | None:
+    if not drainer.installed or drainer.finished:
+        return None
+    channel = _physical(world, drainer)
+    if channel is None:
+        return ("finish-drain", "")
+    return ("drain", channel.name) if _can_take(world, channel) else None
+
+
+def drain_step(world: NetworkState, drainer: FetchedChannelStateDrainer) -> None:
+    """Request a buffer of the physical channel, fill it from the segment, deliver, commit."""
+    state, cursor = drainer.state, drainer.cursor
+    assert state is not None
+    assert cursor is not None
+    if not drainer.draining:
+        drainer.draining = True
+        world.release_spill(drainer.task)  # the fetch's reference: the root reader's now
+    channel = _physical(world, drainer)
+    assert channel is not None
+    taken = cursor.next_buffer(state, world.config.segment_size)
+    assert taken is not None
+    _, fragments = taken
+    holder = channel.owners.recovered
+    if channel.buffers.exclusive:
+        segment = channel.buffers.exclusive.pop()
+        world.ledger.move(segment, channel.owners.exclusive, holder)
+    else:
+        floating = world.buffer_pools.request(world.gate_of(channel).pool, holder)
+        assert floating is not None
+        segment = floating
+    used = sum(f.length for f in fragments)
+    channel.recovery.queue.append(
+        world.new_buffer(segment, world.config.segment_size, used, list(fragments), recovered=True)
+    )
+    cursor.commit(state, used)
+    world.journal.changes.channel(channel.name)
+    world.journal.note = f"{used} bytes drained into {channel.name}"
+
+
+def finish_drain(world: NetworkState, drainer: FetchedChannelStateDrainer) -> None:
+    """Every channel gets its end event; the root reader's reference is released."""
+    assert drainer.state is not None
+    drainer.finished = True
+    task = world.task_named(drainer.task)
+    for gate in task.gates:
+        for channel in gate.channels:
+            channel.recovery.queue.append(world.new_buffer(HEAP, 0, event=END_OF_FETCHED_STATE))
+            world.journal.changes.channel(channel.name)
+    if not drainer.draining:  # nothing was delivered: the fetch's reference is still held
+        drainer.draining = True
+        world.release_spill(drainer.task)
+    deleted = world.release_spill(drainer.task)
+    world.journal.note = "drain finished: EndOfFetchedChannelStateEvent on every channel" + (
+        "; spill files deleted" if deleted else "; spill files kept for a checkpoint"
+    )
+    if world.options.no_op_trigger_after is NoOpTriggerAfter.DRAIN_DONE:
+        # PR #28554 before its review: the trigger is reset when the drain's future completes,
+        # while every channel is still in recovery until the task polls its end event
+        task.recovery_trigger = RecoveryCheckpointTrigger.NO_OP
+        world.journal.changes.task(task.name)
+        world.journal.note += "; trigger NO_OP (the channels are still in recovery)"
+
+
+# -- the consumer
+
+
+def recovery_head(world: NetworkState, channel: Channel) -> Buffer | None:
+    """What a task sees first on a channel in recovery: a pending priority event of the live
+    side (an unaligned barrier), else the next recovered buffer."""
+    if channel.remote:
+        live = channel.received[0] if channel.received else None
+    else:
+        sub = world.subpartitions[channel.subpartition]
+        live = sub.queue[0] if sub.queue else None
+    if live is not None and live.priority:
+        return live
+    return channel.recovery.queue[0] if channel.recovery.queue else None
+
+
+def on_recovered_state_consumed(world: NetworkState, task: Task, channel: Channel) -> None:
+    """``onRecoveredStateConsumed``: out of recovery, stashed events released, credit open."""
+    channel.recoverable.in_recovery = False
+    channel.recovery.state_consumed = True
+    channel.received.extend(channel.recoverable.stash)
+    channel.recoverable.stash.clear()
+    world.journal.changes.channel(channel.name)
+    world.journal.changes.subpartition(channel.subpartition)
+    reset_at_drain = (
+        world.options.no_op_trigger_after is NoOpTriggerAfter.DRAIN_DONE
+        and task.name in world.drainers
+    )
+    if not reset_at_drain and all(
+        not c.recoverable.in_recovery for gate in task.gates for c in gate.channels
+    ):
+        task.recovery_trigger = RecoveryCheckpointTrigger.NO_OP
+        world.journal.note = f"{channel.name}: recovered state consumed; trigger NO_OP"
+    else:
+        world.journal.note = f"{channel.name}: recovered state consumed"
+
+
+def snapshot_and_insert_barriers(
+    world: NetworkState, task: Task, checkpoint: int
+) -> FetchedChannelStateSnapshot:
+    """A sentinel into every channel still in recovery and the committed position, together."""
+    drainer = world.drainers.get(task.name)
+    for gate in task.gates:
+        for channel in gate.channels:
+            if (
+                channel.recoverable.in_recovery
+                and "missing-recovery-barrier" not in world.options.faults
+            ):
+                channel.recovery.queue.append(
+                    world.new_buffer(HEAP, 0, event=RECOVERY_BARRIER, checkpoint=checkpoint)
+                )
+                world.journal.changes.channel(channel.name)
+    if drainer is None or drainer.finished or drainer.state is None or drainer.cursor is None:
+        return EMPTY_SNAPSHOT
+    drainer.state.acquire()  # released by the channel-state writer once it read the slice
+    return drainer.cursor.snapshot(drainer.state)
+
+
+def collect_pre_recovery_barrier(channel: Channel, checkpoint: int) -> list[Buffer] | None:
+    """``collectPreRecoveryBarrier``: the recovered data buffers queued before this
+    checkpoint's recovery barrier, which is removed; barriers of older checkpoints are dropped
+    (subsumed), events are skipped. None when the barrier is missing or a later one comes
+    first: the checkpoint is declined."""
+    kept: list[Buffer] = []
+    rest: list[Buffer] = []
+    found = False
+    for buffer in channel.recovery.queue:
+        if found:
+            rest.append(buffer)
+        elif buffer.event == RECOVERY_BARRIER:
+            if buffer.checkpoint == checkpoint:
+                found = True
+            elif buffer.checkpoint > checkpoint:
+                return None
+        else:
+            rest.append(buffer)
+            if not buffer.is_event:
+                kept.append(buffer)
+    if not found:
+        return None
+    channel.recovery.queue.clear()
+    channel.recovery.queue.extend(rest)
+    return kept
+
+
+# -- waits for deadlock reports
+
+
+def waits(world: NetworkState, task: Task) -> list[Wait[ActorRef]]:
+    """The V2 mail that cannot run: request partitions without the exclusive buffers."""
+    drainer = world.drainers.get(task.name)
+    reader = world.readers.get(task.name)
+    if drainer is None or reader is None or not reader.finished:
+        return []
+    if all(g.converted for g in task.gates):
+        return []
+    needed = conversion_buffers(world, task, drainer.state is not None)
+    nbp = task.gates[0].pool.global_pool
+    return [
+        Wait(
+            request_partitions(task.key),
+            f"{needed} exclusive buffers of {nbp} for the channels it converts",
+        )
+    ]
+
+
+def drainer_wait(world: NetworkState, drainer: FetchedChannelStateDrainer) -> Wait[ActorRef] | None:
+    """A drainer without a buffer for its channel waits for whoever holds that channel's."""
+    if not drainer.installed or drainer.finished or drainer_action(world, drainer) is not None:
+        return None
+    channel = _physical(world, drainer)
+    assert channel is not None
+    holders = buffer_holders(world, world.gate_of(channel), received=True)
+    return Wait(world.actor(drainer.name), f"a buffer of {channel.name}", by_name(holders))

@@ -1,0 +1,340 @@
+"""The checkpoint coordinator: when a checkpoint is triggered, expires, is declined or fails.
+
+Flink's ``CheckpointCoordinator`` triggers a checkpoint at the sources once every task is
+RUNNING (``DefaultCheckpointPlanCalculator``), an interval after the last one ended; aborts it
+when it expires (``execution.checkpointing.timeout``) or a task declines it; and counts the
+failures towards the tolerable ones (``CheckpointFailureManager``), failing the job beyond.
+
+During a failover the periodic scheduler is stopped (a task left RUNNING:
+``ExecutionTrackingCheckpointCoordinatorDeActivator``), but a checkpoint asked for by hand
+still reaches the plan calculator (:mod:`~flinkstate.runtime.checkpoint.checkpoint_plan`), whose
+rule for FAILED and CANCELED subtasks is FLINK-40482.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from flinkstate.runtime.buffer import recycling
+from flinkstate.runtime.buffer.buffer import HEAP
+from flinkstate.runtime.checkpoint.checkpoint import (
+    CheckpointInProgress,
+)
+from flinkstate.runtime.checkpoint.checkpoint_plan import (
+    CheckpointPlan,
+    PlanRefusal,
+    calculate_plan,
+)
+from flinkstate.runtime.jobgraph import OperatorKind, SubtaskId
+from flinkstate.runtime.options import (
+    CheckpointFailure,
+    CheckpointFailureReason,
+    job_fails,
+)
+from flinkstate.runtime.tasks import task_cleanup
+from flinkstate.runtime.tasks.task import Task, TaskPhase
+from flinkstate.runtime.world.actors import COORDINATOR, action
+from flinkstate.runtime.world.state import NetworkState
+from flinkstate.sim.action import Action
+
+# The hot path's enum members, read once: a member read through its class costs about 45 ns on
+# Python 3.11, and a step reads several.
+_RUNNING = TaskPhase.RUNNING
+
+
+def coordinator_actions(world: NetworkState) -> tuple[Action, ...]:
+    if world.checkpoints.pending is None:
+        if world.failover is not None:
+            if manual_checkpoint_due(world):
+                return (action(COORDINATOR, "manual-checkpoint"),)
+        elif can_trigger(world):
+            number = next_checkpoint_id(world)
+            return (action(COORDINATOR, "trigger", f"checkpoint {number}"),)
+    elif can_expire(world):
+        return (action(COORDINATOR, "expire", f"checkpoint {world.checkpoints.pending.id}"),)
+    return ()
+
+
+def next_checkpoint_id(world: NetworkState) -> int:
+    """One more than every id drawn: completed and failed checkpoints, not counting plans
+    refused before an id was drawn (id 0)."""
+    drawn = sum(1 for f in world.checkpoints.failures if f.checkpoint)
+    return len(world.checkpoints.completed) + drawn + 1
+
+
+def can_expire(world: NetworkState) -> bool:
+    return (
+        world.checkpoints.pending is not None
+        and world.options.checkpoint_timeout > 0
+        and world.journal.step - world.checkpoints.pending.trigger_step
+        >= world.options.checkpoint_timeout
+    )
+
+
+def expire(world: NetworkState) -> None:
+    """``execution.checkpointing.timeout``: the coordinator aborts the checkpoint; tasks
+    stop persisting for it, drop what their writers have not written, unblock aligned
+    channels; its barriers still in flight are ignored where they arrive."""
+    progress = world.checkpoints.pending
+    assert progress is not None
+    world.checkpoints.expired.append(progress.id)
+    abort(world, progress)
+    waiting = sorted(
+        t.name
+        for t in world.tasks.values()
+        if progress.waits_for(t.name) and t.name not in progress.acknowledged
+    )
+    fail(
+        world,
+        CheckpointFailure(
+            progress.id,
+            CheckpointFailureReason.CHECKPOINT_EXPIRED,
+            world.journal.step + 1,  # the step this action makes, as the stepper counts
+            detail=f"after {world.options.checkpoint_timeout} steps",
+        ),
+    )
+    world.journal.note = (
+        f"checkpoint {progress.id} expired after {world.options.checkpoint_timeout} steps; "
+        f"not acknowledged by {', '.join(waiting)}"
+    )
+
+
+def abort(world: NetworkState, progress: CheckpointInProgress) -> None:
+    """The coordinator aborts a checkpoint: tasks stop persisting for it, writers drop
+    what they have not written (and the spill references it held), aligned channels
+    unblock; its barriers still in flight are ignored where they arrive."""
+    world.checkpoints.pending = None
+    for writer in world.writers.values():
+        keep = deque(r for r in writer.requests if r.checkpoint != progress.id)
+        dropped = [r for r in writer.requests if r.checkpoint == progress.id]
+        writer.requests = keep
+        for request in dropped:
+            if request.segment != HEAP:
+                recycling.drop(world, request.segment, writer.owner, None)
+            if request.release_spill:
+                world.release_spill(request.release_spill)
+    for channel in world.channels.values():
+        if channel.persister.persisting == progress.id:
+            channel.persister.persisting = 0
+        channel.blocked = False
+        channel.upstream_blocked = False
+    for task in world.tasks.values():
+        if task.trigger == progress.id:
+            task.trigger = 0
+    world.actions.invalidate()
+
+
+def abort_pending(world: NetworkState, reason: CheckpointFailureReason, why: str) -> None:
+    """The coordinator aborts the pending checkpoint, if any, for ``reason``: the periodic
+    scheduler stopping (``stopCheckpointScheduler``) or a failover restoring its region
+    (``SchedulerBase.restoreState``)."""
+    progress = world.checkpoints.pending
+    if progress is None:
+        return
+    abort(world, progress)
+    fail(world, CheckpointFailure(progress.id, reason, world.journal.step + 1, detail=why))
+
+
+def fail(world: NetworkState, failure: CheckpointFailure) -> None:
+    """Record a failed checkpoint; too many counted ones in a row fail the job
+    (``CheckpointFailureManager``)."""
+    world.checkpoints.failures.append(failure)
+    world.checkpoints.last_end = world.journal.step
+    last = max((c.id for c in world.checkpoints.completed), default=0)
+    since = [f for f in world.checkpoints.failures if f.checkpoint > last]
+    if job_fails(since, world.options.tolerable_failed_checkpoints):
+        task_cleanup.fail_job(
+            world,
+            f"{failure.describe()}; more than {world.options.tolerable_failed_checkpoints} counted "
+            "checkpoint failure(s) in a row fail the job "
+            "(execution.checkpointing.tolerable-failed-checkpoints)",
+        )
+
+
+def decline(
+    world: NetworkState,
+    task: Task,
+    progress: CheckpointInProgress,
+    reason: CheckpointFailureReason,
+    why: str,
+) -> None:
+    """A task declines the checkpoint: the coordinator aborts it everywhere."""
+    abort(world, progress)
+    fail(world, CheckpointFailure(progress.id, reason, world.journal.step + 1, task.name, why))
+    world.journal.note = f"checkpoint {progress.id} declined by {task.name} ({reason.name}): {why}"
+
+
+def sources_have_data(world: NetworkState) -> bool:
+    tasks = world.tasks
+    for key in world.source_keys:
+        task = tasks[key]
+        total = world.graph.operator(task.operator).records_per_subtask
+        if any(offset < total for offset in task.splits.values()):
+            return True
+    return False
+
+
+def can_trigger(world: NetworkState) -> bool:
+    """Whether the periodic scheduler triggers now (never during a failover: it is stopped)."""
+    return (
+        world.failover is None
+        and world.options.checkpoint_interval > 0
+        and world.checkpoints.pending is None
+        and len(world.checkpoints.completed) < world.options.max_checkpoints
+        and world.journal.step >= world.checkpoints.last_end + world.options.checkpoint_interval
+        # Flink triggers once every task is RUNNING (restore over); a rescaled input still
+        # demultiplexing recovered data would decline as not ready, so wait for it too
+        and (not world.options.coordinator_waits_for_running or restore_over(world))
+        and not any(world.tasks[key].finished for key in world.source_keys)
+        and sources_have_data(world)
+    )
+
+
+def restore_over(world: NetworkState) -> bool:
+    """Every task RUNNING and no rescaled input demultiplexing recovered data any more.
+
+    A coordinator asks every step, and a big job has hundreds of tasks and gates, so the
+    answer is kept: once true it never turns false again (a task's phase only moves forward,
+    a gate ends its demultiplexing for good), and until then the task or gate that made it
+    false is looked at first (``restore_hint``): while it still does, nothing else is read."""
+    if world.restore_over:
+        return True
+    hint = world.restore_hint
+    if hint is not None and _holds_restore(world, hint):
+        return False
+    for key, task in world.tasks.items():
+        if task.phase is not _RUNNING:
+            world.restore_hint = ("tasks", key)
+            return False
+    for name, gate in world.gates.items():
+        if gate.demultiplexing:
+            world.restore_hint = ("gates", name)
+            return False
+    world.restore_over, world.restore_hint = True, None
+    return True
+
+
+def _holds_restore(world: NetworkState, hint: tuple[str, str]) -> bool:
+    """Whether the task or gate of ``hint`` still keeps the restore from being over."""
+    where, key = hint
+    if where == "tasks":
+        return world.tasks[key].phase is not _RUNNING
+    return world.gates[key].demultiplexing
+
+
+def trigger(world: NetworkState) -> None:
+    number = next_checkpoint_id(world)
+    world.checkpoints.pending = CheckpointInProgress(
+        number, world.options.unaligned, world.journal.step
+    )
+    restoring = next(
+        (
+            t
+            for t in world.tasks.values()
+            if t.kind is OperatorKind.SOURCE and t.phase is not _RUNNING and not t.finished
+        ),
+        None,
+    )
+    if restoring is not None:  # ``triggerCheckpointBarrier`` on a task not yet running
+        decline(
+            world,
+            restoring,
+            world.checkpoints.pending,
+            CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY,
+            "the source is still restoring",
+        )
+        return
+    for task in world.tasks.values():
+        if task.kind is OperatorKind.SOURCE:
+            task.trigger = number
+            world.journal.changes.task(task.name)
+    kind = "unaligned" if world.options.unaligned else "aligned"
+    world.journal.note = f"{kind} checkpoint {number} triggered at the sources"
+
+
+def failed_region_down(world: NetworkState) -> bool:
+    """Whether every subtask of the failing region has stopped (FAILED, CANCELED, or FINISHED
+    before the failure): the scheduler's cancels are complete."""
+    failover = world.failover
+    return failover is not None and all(
+        world.tasks[s.name].execution_state.is_terminal for s in failover.to_restart
+    )
+
+
+def manual_checkpoint_due(world: NetworkState) -> bool:
+    """A checkpoint asked for by hand (``checkpoint_during_failover``) once the failing region
+    is down, before its restart: the window in which FLINK-40482's plan went wrong."""
+    return (
+        world.options.checkpoint_during_failover
+        and not world.checkpoints.manual_requested
+        and world.checkpoints.pending is None
+        and failed_region_down(world)
+    )
+
+
+def trigger_manual(world: NetworkState) -> None:
+    """``CheckpointCoordinator.triggerCheckpoint(CheckpointType)`` (REST ``POST
+    /jobs/:jobid/checkpoints``): not stopped with the periodic scheduler, so it reaches the plan
+    calculator with the failed region's subtasks FAILED and CANCELED. A refused plan fails
+    before an id is drawn; a plan that waits for no subtask fails after it
+    (``PendingCheckpoint`` needs one to wait for); otherwise the checkpoint starts at the
+    plan's subtasks to trigger and completes with the acknowledgements it waits for."""
+    world.checkpoints.manual_requested = True
+    step = world.journal.step + 1
+    states = {SubtaskId(t.operator, t.index): t.execution_state for t in world.tasks.values()}
+    plan = calculate_plan(world.graph, states, world.options.terminal_tasks)
+    if isinstance(plan, PlanRefusal):
+        fail(world, CheckpointFailure(0, plan.reason, step, detail=plan.why))
+        world.journal.note = (
+            f"manual checkpoint refused by the plan ({plan.reason.name}): {plan.why}"
+        )
+        return
+    number = next_checkpoint_id(world)
+    if not plan.to_wait_for:
+        why = "the plan waits for no subtask (a pending checkpoint needs at least one)"
+        reason = CheckpointFailureReason.TRIGGER_CHECKPOINT_FAILURE
+        fail(world, CheckpointFailure(number, reason, step, detail=why))
+        world.journal.note = f"manual checkpoint {number} failed ({reason.name}): {why}"
+        return
+    beyond = _beyond_the_model(world, plan)
+    if beyond:
+        world.checkpoints.manual_not_taken = beyond
+        world.journal.note = f"manual checkpoint not taken: {beyond}"
+        return
+    triggered = [world.tasks[s.name] for s in plan.to_trigger]
+    world.checkpoints.pending = CheckpointInProgress(
+        number,
+        world.options.unaligned,
+        world.journal.step,
+        waiting_for=frozenset(world.tasks[s.name].name for s in plan.to_wait_for),
+        finished=tuple(s.name for s in plan.finished),
+        manual=True,
+    )
+    for task in triggered:
+        task.trigger = number
+        world.journal.changes.task(task.name)
+    counted = ", ".join(str(s) for s in plan.finished) or "none"
+    world.journal.note = (
+        f"manual checkpoint {number} planned: triggered at "
+        f"{', '.join(str(s) for s in plan.to_trigger)}; waits for "
+        f"{', '.join(str(s) for s in plan.to_wait_for)}; counted as finished: {counted}"
+    )
+
+
+def _beyond_the_model(world: NetworkState, plan: CheckpointPlan) -> str:
+    """Why the model cannot carry out a plan made after some subtasks finished ("" if it
+    can): Flink triggers a running subtask whose predecessors have all finished and aligns
+    barriers over the channels still open only; the model triggers sources and waits for a
+    barrier on every channel."""
+    for subtask in plan.to_trigger:
+        if world.tasks[subtask.name].kind is not OperatorKind.SOURCE:
+            return f"the plan triggers {subtask}, whose predecessors have finished"
+    waited = set(plan.to_wait_for)
+    graph = world.graph
+    for subtask in plan.to_wait_for:
+        for exchange in graph.inputs_of(subtask.operator):
+            for producer in graph.producers(exchange, subtask.index):
+                upstream = SubtaskId(exchange.upstream, producer)
+                if upstream not in waited:
+                    return f"{subtask} reads from {upstream}, which the plan does not wait for"
+    return ""

@@ -1,0 +1,275 @@
+"""A restored task's recovered input channels: their buffers and their conversion.
+
+Until its gate is converted, each input channel of a restored task is a
+``RecoveredInputChannel``: it has no credit-based buffers of its own, but requests its
+exclusive buffers from the global pool the first time the reader needs one
+(``RecoveredInputChannel.requestBufferBlocking``), and after those takes floating buffers of
+the gate. Every recovery generation's reader takes its buffers this way (the classic reader for
+the recovered data itself, V1 for pre- and post-filter buffers, V2's no-filtering handler for the
+buffer it copies to disk), so it is written here once. Conversion (``toInputChannel``) gives
+the idle recovery buffers back and lets the physical channels take their exclusive ones; it
+refuses, as Flink's checks there do, a channel recovery is not done with
+(``conversion_refusal``): an ``IllegalStateException`` in Flink, which fails the task.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from flinkstate.runtime.buffer.buffer import HEAP
+from flinkstate.runtime.buffer.owners import Owner
+from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
+from flinkstate.runtime.options import RecoveryGeneration
+from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
+from flinkstate.runtime.tasks.task import Task
+from flinkstate.runtime.world.actors import ActorRef
+
+if TYPE_CHECKING:
+    from flinkstate.runtime.world.state import NetworkState
+
+
+def reader_target(world: NetworkState, reader: ChannelStateReader) -> tuple[Task, Gate, Channel]:
+    """The task, gate and recovered channel the reader works for now: the channel of the
+    buffer it holds (V1's pre-filter buffer), else the first target of its next chunk."""
+    task = world.task_named(reader.task)
+    if reader.pre_channel:
+        channel = world.channels[reader.pre_channel]
+        return task, world.gate_of(channel), channel
+    chunk = reader.chunks[0]
+    gate = task.gates[chunk.index]
+    return task, gate, gate.channels[chunk.targets[0]]
+
+
+def check_virtual_channel(
+    world: NetworkState, gate: Gate, descriptor: tuple[int, int], channel: Channel | None = None
+) -> bool:
+    """Whether the rescaled gate knows the virtual channel (old subtask, old channel) a
+    recovered buffer names; a ``virtual-channel`` violation if not.
+
+    The task's demultiplexer knows those of the buffer's ``channel``
+    (``DemultiplexingRecordDeserializer.select``); the reader's filtering handler, given no
+    channel, those of every channel of the gate (``ChannelStateFilteringHandler``). Flink
+    throws an ``IllegalStateException`` for any other: the buffer reached a subtask whose
+    rescaling descriptor does not name the old subtask it comes from, which a wrong channel
+    mapping does (before FLINK-40269, docs/concepts/hazards.md#duplicate-edges)."""
+    plan = gate.plan
+    assert plan is not None
+    channels = plan.virtual_channels if channel is None else (plan.virtual_channels[channel.index],)
+    known = sorted({(vc.old_subtask, vc.old_channel) for vcs in channels for vc in vcs})
+    if tuple(descriptor) in known:
+        return True
+    where = gate.name if channel is None else channel.name
+    world.journal.violate(
+        "virtual-channel",
+        f"a recovered buffer of old subtask {descriptor[0]}, old channel {descriptor[1]} "
+        f"reached {where}, which knows only the virtual channels {known}: its subtask's "
+        "rescaling descriptor does not name that old subtask (Flink throws "
+        "IllegalStateException)",
+    )
+    return False
+
+
+def needs_exclusive(gate: Gate, channel: Channel) -> bool:
+    """The channel has not requested its exclusive buffers yet (and the gate has some)."""
+    return not channel.recovery.segments and gate.exclusive_per_channel > 0
+
+
+def exclusive_request(world: NetworkState, gate: Gate, channel: Channel) -> tuple[str, str] | None:
+    """The reader's step that requests the exclusive buffers, once the global pool has them."""
+    if world.buffer_pools.free_in(gate.pool.global_pool) >= gate.exclusive_per_channel:
+        return ("request-exclusive", channel.name)
+    return None
+
+
+def has_buffer(world: NetworkState, gate: Gate, channel: Channel) -> bool:
+    """An exclusive buffer of the channel is idle, or the gate's pool can give a floating one."""
+    return bool(channel.recovery.exclusive) or world.buffer_pools.can_request(gate.pool, False)
+
+
+def buffer_step(
+    world: NetworkState, gate: Gate, channel: Channel, kind: str
+) -> tuple[str, str] | None:
+    """A reader step of ``kind`` that needs a buffer of the channel: first its exclusive
+    buffers are requested, then it waits for one (exclusive or floating) to be there."""
+    if needs_exclusive(gate, channel):
+        return exclusive_request(world, gate, channel)
+    if has_buffer(world, gate, channel):
+        return (kind, channel.name)
+    return None
+
+
+def request_exclusive(world: NetworkState, gate: Gate, channel: Channel) -> None:
+    """The channel takes its exclusive buffers from the global pool."""
+    taken = world.buffer_pools.take(
+        gate.pool.global_pool, gate.exclusive_per_channel, channel.owners.recovered_exclusive
+    )
+    channel.recovery.segments = frozenset(taken)
+    channel.recovery.exclusive = taken
+    world.journal.changes.channel(channel.name)
+    world.journal.note = f"{len(taken)} exclusive buffers for recovered channel {channel.name}"
+
+
+def take_buffer(world: NetworkState, gate: Gate, channel: Channel, holder: Owner) -> int:
+    """A buffer of the channel for ``holder``: an exclusive one, else a floating one of the
+    gate (:func:`has_buffer` said one is there)."""
+    if channel.recovery.exclusive:
+        segment = channel.recovery.exclusive.pop()
+        world.ledger.move(segment, channel.owners.recovered_exclusive, holder)
+        return segment
+    floating = world.buffer_pools.request(gate.pool, holder)
+    assert floating is not None
+    return floating
+
+
+def recycle(world: NetworkState, channel: Channel, segment: int, holder: Owner) -> None:
+    """A buffer taken with :func:`take_buffer` returns: to the channel if it is one of its
+    exclusive buffers, else to the gate's pool."""
+    world.journal.changes.channel(channel.name)
+    if segment in channel.recovery.segments:
+        world.ledger.move(segment, holder, channel.owners.recovered_exclusive)
+        channel.recovery.exclusive.append(segment)
+    else:
+        world.buffer_pools.recycle(world.gate_of(channel).pool, segment, holder)
+
+
+class ConversionRefusal(StrEnum):
+    """Why ``RecoveredInputChannel.toInputChannel`` refuses to turn a recovered channel into a
+    local or remote one. Each is a state check there: Flink throws an
+    ``IllegalStateException``, ``SingleInputGate.convertRecoveredInputChannels`` stores it as
+    the channel's error, and the task fails when it next reads the channel."""
+
+    #: ``release-2.3`` with checkpointing during recovery: the reader has not finished filtering
+    FILTERING_INCOMPLETE = "filtering-incomplete"
+    #: up to ``release-2.3`` with checkpointing during recovery off: the task has not consumed
+    #: the channel's recovered state
+    STATE_NOT_CONSUMED = "state-not-consumed"
+    #: master: the channel still queues what recovery put into it
+    BUFFERS_QUEUED = "buffers-queued"
+
+    @property
+    def meaning(self) -> str:
+        """What is not done yet, in the model's words."""
+        return {
+            "filtering-incomplete": "its reader has not filtered all of its recovered state yet",
+            "state-not-consumed": (
+                "the task has not consumed its recovered state (its end-of-state event) yet"
+            ),
+            "buffers-queued": (
+                "it still queues recovered buffers or events the task has not taken yet"
+            ),
+        }[self.value]
+
+    @property
+    def flink(self) -> str:
+        """Which Flink checks it, and when."""
+        return {
+            "filtering-incomplete": "Flink 2.3, with checkpointing during recovery on",
+            "state-not-consumed": "Flink up to 2.3, with checkpointing during recovery off",
+            "buffers-queued": "Flink master; up to 2.3 as recovered state not consumed",
+        }[self.value]
+
+
+def conversion_refusal(world: NetworkState, channel: Channel) -> ConversionRefusal | None:
+    """Whether ``toInputChannel`` would convert ``channel`` now: None if it would (or if the
+    channel is no recovered channel), else why not. V1 (Flink 2.3 with checkpointing during
+    recovery) asks only that the reader has filtered everything, since the buffers still queued
+    migrate into the physical channel; otherwise master asks that nothing is queued any more,
+    and the releases up to 2.3 that the recovered state is consumed (its end-of-state event,
+    queued last, taken), which in the classic sequence is the same moment once the reader is
+    done."""
+    if not channel.recovered:
+        return None
+    generation = world.effective_generation
+    if generation is RecoveryGeneration.V1:
+        reader = world.readers.get(channel.task)
+        if reader is not None and not reader.finished:
+            return ConversionRefusal.FILTERING_INCOMPLETE
+        return None
+    if channel.recovery.queue:
+        return ConversionRefusal.BUFFERS_QUEUED
+    if generation is RecoveryGeneration.CLASSIC and not channel.recovery.state_consumed:
+        return ConversionRefusal.STATE_NOT_CONSUMED
+    return None
+
+
+def refuse_conversion(world: NetworkState, gate: Gate) -> str | None:
+    """Flink's checks of ``toInputChannel`` for every channel of ``gate``, before any is
+    converted: None if all pass; else the invariant ``conversion-with-buffers`` names the
+    first channel refused and why, and the cause of the task's failure is returned (the
+    caller fails the task; Flink would have converted the channels before that one)."""
+    for channel in gate.channels:
+        refusal = conversion_refusal(world, channel)
+        if refusal is None:
+            continue
+        world.journal.violate(
+            "conversion-with-buffers",
+            f"{channel.name} cannot be converted while {refusal.meaning}: "
+            f"RecoveredInputChannel.toInputChannel refuses it ({refusal.flink}) with an "
+            "IllegalStateException",
+        )
+        return f"converting {channel.name} failed: {refusal.meaning}"
+    return None
+
+
+def convert_gate(
+    world: NetworkState,
+    gate: Gate,
+    exclusive: Callable[[Channel], bool],
+    *,
+    keep_recovery_segments: bool = False,
+) -> None:
+    """Recovered channels become local and remote ones: the recovered channels' idle buffers
+    go back to the global pool, and the channels ``exclusive`` picks take their exclusive ones.
+    With migrated buffers still in use (V1) the channel remembers which were its recovery
+    buffers, so that they too go back to the global pool once consumed."""
+    pools = world.buffer_pools
+    global_pool = gate.pool.global_pool
+    for channel in gate.channels:
+        idle = channel.recovery.exclusive
+        for segment in idle:
+            pools.give_back(global_pool, segment, channel.owners.recovered_exclusive)
+        channel.recovery.exclusive = []
+        channel.recovery.segments = (
+            channel.recovery.segments - frozenset(idle) if keep_recovery_segments else frozenset()
+        )
+    for channel in gate.channels:
+        if exclusive(channel) and gate.exclusive_per_channel:
+            taken = pools.take(global_pool, gate.exclusive_per_channel, channel.owners.exclusive)
+            for segment in taken:
+                world.ledger.rehome(segment, channel.owners.exclusive)
+            channel.buffers.exclusive_segments = frozenset(taken)
+            channel.buffers.exclusive = taken
+        channel.recovered = False
+        world.journal.changes.channel(channel.name)
+        world.journal.changes.subpartition(channel.subpartition)
+    world.journal.changes.network_pool(global_pool)
+    gate.converted = True
+
+
+def buffer_holders(world: NetworkState, gate: Gate, *, received: bool = False) -> set[ActorRef]:
+    """The tasks holding network buffers of the gate's channels: recovered buffers queued in
+    a channel (and, ``received``, received ones) or the buffer in the task's deserializer.
+    For waits-for reports: whoever must consume them before a buffer comes back."""
+    owner = world.owner
+    holders = set()
+    for channel in gate.channels:
+        queued = channel.owners.recovered
+        if any(
+            b.event is None and b.segment != HEAP and owner[b.segment] == queued
+            for b in channel.recovery.queue
+        ):
+            holders.add(world.actor(channel.task))
+        got = channel.owners.received
+        if received and any(b.event is None and owner[b.segment] == got for b in channel.received):
+            holders.add(world.actor(channel.task))
+    task = world.task_named(gate.task)
+    current = task.current_buffer
+    if (
+        current is not None
+        and current.segment != HEAP
+        and owner[current.segment] == task.deserializer
+    ):
+        holders.add(world.actor(task.name))
+    return holders

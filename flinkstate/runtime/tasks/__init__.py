@@ -1,0 +1,2 @@
+"""A subtask at work: the task, its mailbox (what it does at each step), the arithmetic of its
+network setup, and its cleanup when it fails or is cancelled (``streaming.runtime.tasks``)."""

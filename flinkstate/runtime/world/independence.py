@@ -1,0 +1,245 @@
+"""Which actions commute: an enabled action's footprint in the state it is taken in.
+
+An action stays within a few of its actor's resources
+(:class:`~flinkstate.runtime.world.exploration.footprint.Footprints`) where it does the everyday
+work of a job or of the classic and V1 recovery: a task computing, emitting a record, requesting a
+buffer for a subpartition, writing a record into it (its pipe only when that fills the buffer),
+restoring or finishing its output, polling a buffer or one of the events that change only its
+input channels (the end of a partition, a virtual channel's descriptor, the end of recovered
+input or output state), processing a record, converting a gate; its channel-state reader
+ending the input state; a transport sending a buffer or such an event, or requesting a
+floating buffer. A network pool joins when a local pool would take from it or give back to it;
+a channel's ``POLLABLE`` joins when something is added to an empty queue its task reads (what
+is added behind others changes neither the head nor which channel the task polls next); what
+draws a number every actor shares (record ids, record paths), ends a source's input or writes
+the checkpoint in progress adds that resource. Everything else may touch anything (None):
+barriers and the other events, channels in V2 recovery, the reader's other steps, a source's
+end of event time, the checkpoint coordinator, the channel-state writers, V2's drainers, a
+failover. Being wrong here would make the explorer skip interleavings that differ, so
+``SleepSets(verify=True)`` and ``verify_along_runs`` check every independence relied on
+(tests/runtime/world/test_independence.py along runs of small jobs and restarts;
+tools/verify-independence.py over every topology, fault and scenario).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
+from flinkstate.runtime.events import (
+    END_OF_INPUT_STATE,
+    END_OF_OUTPUT_STATE,
+    END_OF_PARTITION,
+    SUBTASK_CONNECTION,
+)
+from flinkstate.runtime.jobgraph import OperatorKind
+from flinkstate.runtime.options import RecoveryGeneration
+from flinkstate.runtime.partition.consumer.input_gate import Channel
+from flinkstate.runtime.partition.consumer.recovered_channel import conversion_refusal
+from flinkstate.runtime.tasks.mailbox import emits_last_record, next_split, visible_head
+from flinkstate.runtime.tasks.task import Task
+from flinkstate.runtime.world.actors import ActorKind, ActorRef
+from flinkstate.runtime.world.exploration.footprint import (
+    CHECKPOINT,
+    EVENT_TIME,
+    PATHS,
+    RECORDS,
+    SOURCES,
+    PoolOf,
+    Resource,
+    ResourceKind,
+    TaskFootprint,
+)
+from flinkstate.runtime.world.state import NetworkState
+from flinkstate.sim.action import Action
+
+#: events that, polled, change only the task's input channels and the subpartitions they read
+_LOCAL_INPUT_EVENTS = frozenset(
+    {END_OF_PARTITION, SUBTASK_CONNECTION, END_OF_INPUT_STATE, END_OF_OUTPUT_STATE}
+)
+
+
+def footprint(world: NetworkState, action: Action) -> frozenset[Resource] | None:
+    """What ``action``, enabled in ``world``, may read or write; None: anything."""
+    if world.failover is not None:
+        return None
+    ref = world.actions.index.refs.get(action.actor)
+    if ref is None:
+        return None
+    if ref.kind is ActorKind.NETTY:
+        return _transport(world, world.channels[ref.channel], action)
+    if ref.kind is ActorKind.READER:
+        return _reader(world, ref, action)
+    if ref.kind is not ActorKind.TASK:
+        return None
+    task = world.tasks[ref.task]
+    if task.failover is not None:
+        return None
+    touched = _task(world, task, world.footprints.tasks[task.name], action)
+    if touched is not None and task.kind is OperatorKind.SOURCE and not task.splits:
+        # without splits of its own, a source finishes once no source has records left
+        return touched | {SOURCES}
+    return touched
+
+
+def _task(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    kind = action.kind
+    watermarks = world.graph.event_time
+    if kind == "compute":
+        return frozenset((own.task,))
+    if kind == "emit":
+        touched = {own.task, RECORDS, EVENT_TIME} if watermarks else {own.task, RECORDS}
+        if emits_last_record(world, task):
+            if next_split(task, world.graph.operator(task.operator).records_per_subtask) is None:
+                return None  # no record left: the source's event time ends or idles
+            touched.add(SOURCES)  # the last record: read by sources without splits
+        return frozenset(touched)
+    if kind == "request-buffer":
+        target = action.target
+        return _with_pools(world, {own.task, own.builders[target]}, (own.output_pools[target],))
+    if kind == "write":
+        out = task.pending[0]
+        sub = world.subpartitions[out.subpartition]
+        builder = sub.builder
+        assert builder is not None
+        touched = {own.task, own.builders[sub.name]}
+        if world.options.flush_every_record or builder.space <= out.total - out.written:
+            touched.add(own.links[sub.name])  # the buffer is full: it joins the queue
+            _appending(world, own, (sub.name,), touched)
+        return frozenset(touched)
+    if kind == "finish-output":  # an event (no segment) into every subpartition
+        return frozenset(_appending(world, own, own.links, {own.task, *own.links.values()}))
+    if kind == "recover-output":  # one buffer of the partition's pool into its targets
+        chunk = task.output_state[0]
+        partition = task.partitions[chunk.index]
+        names = [partition.subpartitions[target].name for target in chunk.targets]
+        touched = _appending(world, own, names, {own.task, *(own.links[n] for n in names)})
+        return _with_pools(world, touched, (own.output_pools[names[0]],))
+    if kind == "finish":
+        touched = _appending(world, own, own.links, {own.task, *own.outputs})
+        return _with_pools(world, touched, own.output_pool_list)
+    if kind == "poll":
+        channel = world.channels[action.target]
+        if channel.recoverable.in_recovery:
+            return None
+        head = visible_head(world, channel)
+        if head is None:
+            return None
+        # which channel is polled depends on which of them have something to poll; the
+        # recovery's events change only the gate's channels and the subpartitions they read
+        if head.is_event:
+            if head.event not in _LOCAL_INPUT_EVENTS:
+                return None
+            touched = {own.task, *own.inputs[channel.name], *own.polled}
+            if head.event == END_OF_OUTPUT_STATE:  # the last one unblocks every subpartition
+                touched.update(own.channels)  # and reads and resets every channel
+                touched.update(own.upstream)
+            return frozenset(touched)
+        touched = {own.task, *own.inputs[channel.name], *own.polled}
+        if channel.persister.persisting:
+            touched.add(CHECKPOINT)
+        if watermarks:
+            touched.add(EVENT_TIME)
+        if "lose-record" in world.options.faults:  # the fault reads how many records exist
+            touched.add(RECORDS)
+        if channel.recovered:  # a recovered buffer goes back to the global pool
+            touched.add(own.network_pool)
+        return _with_pools(world, touched, own.input_pools)  # a buffer with no whole record
+    if kind == "convert":
+        return _convert(world, task, own, action)
+    if kind == "process":
+        current = task.current
+        if current is None:
+            return None
+        touched = {own.task, *own.inputs[current.name], PATHS}
+        if watermarks:
+            touched.add(EVENT_TIME)
+        return _with_pools(world, touched, own.input_pools)  # the buffer, once read
+    return None
+
+
+def _convert(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    """A gate's conversion (classic and V1): its channels become local and remote ones, the
+    recovered channels' buffers go back to the network pool and the remote ones take their
+    exclusive buffers from it; the task runs once every gate is converted. It reads its other
+    gates' channels (all-gates conversion) and its reader (V1). A conversion ``toInputChannel``
+    refuses fails the task."""
+    if world.effective_generation is RecoveryGeneration.V2:
+        return None
+    gate = world.gates[action.target]
+    if any(conversion_refusal(world, channel) is not None for channel in gate.channels):
+        return None
+    return frozenset((own.task, *own.channels, own.network_pool))
+
+
+def _reader(world: NetworkState, ref: ActorRef, action: Action) -> frozenset[Resource] | None:
+    """A channel-state reader (classic and V1) at the end of its input state: an end-of-state
+    event into each of its task's recovered channels. Its task reads whether it finished
+    (conversion), and it reads its task's phase, so the two share the task's resource. Its
+    other steps take buffers from pools, filter or spill: anything."""
+    if action.kind != "finish-input" or world.effective_generation is RecoveryGeneration.V2:
+        return None
+    task = world.tasks[ref.task]
+    reader: ChannelStateReader = world.readers[task.name]
+    if reader.heap_segment_allocated or task.failover is not None:
+        return None  # freeing the pre-filter segment changes the heap
+    own = world.footprints.tasks[task.name]
+    return frozenset((own.task, *own.channels))
+
+
+def _transport(world: NetworkState, channel: Channel, action: Action) -> frozenset[Resource] | None:
+    own = world.footprints.transports[channel.name]
+    if channel.recoverable.in_recovery:
+        return None
+    if action.kind == "request-floating":  # for the backlog the channel saw
+        return _with_pools(world, {own.channel}, (own.gate_pool,))
+    sub = world.subpartitions[channel.subpartition]
+    if sub.blocked or not sub.queue:
+        return None
+    head = sub.queue[0]
+    if head.is_event:  # other than a barrier, an event only joins what the channel received
+        if head.event not in _LOCAL_INPUT_EVENTS:
+            return None
+        if channel.received:
+            return frozenset((own.link, own.channel))
+        return frozenset((own.link, own.channel, own.pollable))
+    touched = {own.link, own.channel}
+    if not channel.received:  # the channel gets something to poll
+        touched.add(own.pollable)
+    if channel.persister.persisting:
+        touched.add(CHECKPOINT)
+    return _with_pools(world, touched, (own.producer_pool,))  # the sent buffer goes back
+
+
+def _appending(
+    world: NetworkState, own: TaskFootprint, subpartitions: Iterable[str], touched: set[Resource]
+) -> set[Resource]:
+    """``touched`` with, for each of ``subpartitions`` a local channel reads whose queue is
+    empty, that channel's ``POLLABLE``: a buffer or event added behind others leaves what the
+    consumer sees at the head, and so which channel it polls, as it was."""
+    local = own.local_pollable
+    subs = world.subpartitions
+    for name in subpartitions:
+        pollable = local.get(name)
+        if pollable is not None and not subs[name].queue:
+            touched.add(pollable)
+    return touched
+
+
+def _with_pools(
+    world: NetworkState, touched: set[Resource], pools: Iterable[PoolOf]
+) -> frozenset[Resource]:
+    """``touched`` with the local pools an action takes from or gives back to, and the
+    network pool of each that would take from it (no free segment: whether a request gets
+    one depends on the others' requests) or give back to it (above its size, or destroyed)."""
+    local = world.buffer_pools.local
+    for name, network_pool in pools:
+        touched.add(Resource(ResourceKind.POOL, name))
+        pool = local[name]
+        if not pool.free or pool.requested > pool.size or pool.destroyed:
+            touched.add(network_pool)
+    return frozenset(touched)
