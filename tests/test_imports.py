@@ -42,7 +42,7 @@ TIERS: tuple[tuple[str, ...], ...] = (
     ("lab", "samples"),
     ("views",),
     ("widgets",),
-    ("cli",),
+    ("cli", "lessons"),
     ("__main__",),
 )
 RANK = {folder: tier for tier, folders in enumerate(TIERS) for folder in folders}
