@@ -21,6 +21,16 @@ DOCTESTED = (
     "flinkstate.keygroups",
     "flinkstate.javahash",
     "flinkstate.memory_size",
+    "flinkstate.rescale",
+    "flinkstate.rescale.descriptor",
+    "flinkstate.rescale.exchange",
+    "flinkstate.rescale.mapper",
+    "flinkstate.rescale.mappings",
+    "flinkstate.rescale.owner_rule",
+    "flinkstate.rescale.partitioner",
+    "flinkstate.rescale.record_filter",
+    "flinkstate.rescale.routes",
+    "flinkstate.rescale.virtual_channels",
 )
 
 #: public names that need no example, each with why
