@@ -18,9 +18,7 @@ import pytest
 
 #: the modules whose examples run and whose public functions and classes must have them
 DOCTESTED = (
-    "flinkstate.keygroups",
-    "flinkstate.javahash",
-    "flinkstate.memory_size",
+    "flinkstate.dataset",
     "flinkstate.flinkcheckpoint",
     "flinkstate.flinkcheckpoint.channel_rows",
     "flinkstate.flinkcheckpoint.channel_state_file",
@@ -38,6 +36,9 @@ DOCTESTED = (
     "flinkstate.flinkcheckpoint.stream_element",
     "flinkstate.flinkcheckpoint.summary",
     "flinkstate.flinkcheckpoint.writer",
+    "flinkstate.javahash",
+    "flinkstate.keygroups",
+    "flinkstate.memory_size",
     "flinkstate.rescale",
     "flinkstate.rescale.descriptor",
     "flinkstate.rescale.exchange",
@@ -51,7 +52,11 @@ DOCTESTED = (
 )
 
 #: public names that need no example, each with why
-WITHOUT_EXAMPLES: dict[str, str] = {}
+WITHOUT_EXAMPLES: dict[str, str] = {
+    # about to move out of flinkstate.dataset into another module; it gets its examples
+    # there, where the move would otherwise leave them behind in a stale docstring
+    "flinkstate.dataset.from_simulation": "about to move to another module",
+}
 
 #: the heading of a numpy-style section of examples
 HEADING = "Examples\n--------\n"
