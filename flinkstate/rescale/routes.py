@@ -75,11 +75,13 @@ class ExchangeShape:
     >>> from flinkstate.dataset import read_dataset
     >>> from flinkstate.samples import sample_path
     >>> tables = read_dataset(sample_path("keyed"), ["operators", "exchanges"]).tables
-    >>> for exchange in JobShape.of_tables(tables).exchanges:
-    ...     print(exchange.name, exchange.partitioner.name, exchange.unaligned_supported,
-    ...           exchange.key_type.java_name)
-    source->counter HASH True Long
-    counter->sink FORWARD False Long
+    >>> shape = JobShape.of_tables(tables)
+    >>> for exchange in shape.exchanges:
+    ...     print(exchange.name, exchange.partitioner.name, exchange.unaligned_supported)
+    source->counter HASH True
+    counter->sink FORWARD False
+    >>> shape.exchange("source->counter").key_type
+    <JavaType.LONG: 'long'>
     """
 
     name: str
