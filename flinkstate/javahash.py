@@ -25,7 +25,19 @@ _MASK32 = 0xFFFFFFFF
 
 
 class JavaType(StrEnum):
-    """A Java key type whose ``hashCode()`` depends only on the value."""
+    """A Java key type whose ``hashCode()`` depends only on the value.
+
+    Examples
+    --------
+    >>> JavaType.parse("java.lang.Integer")
+    <JavaType.INT: 'int'>
+    >>> JavaType.parse("Long").java_name
+    'Long'
+    >>> JavaType.parse("byte[]")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.KeyTypeError: cannot key by byte[]: a Java array's hashCode() ...
+    """
 
     INT = "int"
     LONG = "long"
@@ -86,7 +98,13 @@ def _unhashable_message(what: object) -> str:
 
 
 def to_int32(value: int) -> int:
-    """Wrap an integer to Java ``int`` (two's complement, 32 bits)."""
+    """Wrap an integer to Java ``int`` (two's complement, 32 bits).
+
+    Examples
+    --------
+    >>> to_int32(2**31), to_int32(2**32 + 5), to_int32(-1)
+    (-2147483648, 5, -1)
+    """
     value &= _MASK32
     return value - (1 << 32) if value > _INT_MAX else value
 
@@ -96,6 +114,11 @@ def infer_java_type(key: object) -> JavaType:
 
     ``bool`` is Boolean, ``str`` String, ``float`` Double; an ``int`` is Integer when it fits
     in 32 bits and Long otherwise. Pass the type explicitly for a Long key with a small value.
+
+    Examples
+    --------
+    >>> [infer_java_type(key).java_name for key in (42, 2**40, "42", 4.2, True)]
+    ['Integer', 'Long', 'String', 'Double', 'Boolean']
     """
     if isinstance(key, bool):
         return JavaType.BOOLEAN
@@ -126,7 +149,17 @@ def _check_integral(key: object, java_type: JavaType, low: int, high: int) -> in
 
 def long_key(key: object) -> int:
     """``key`` as a Java ``long``, refused as :func:`java_hash_code` refuses a Long key (the
-    model's records carry Long keys; a partitioner that reads one checks it here)."""
+    model's records carry Long keys; a partitioner that reads one checks it here).
+
+    Examples
+    --------
+    >>> long_key(2**63 - 1)
+    9223372036854775807
+    >>> long_key(2**63)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.KeyTypeError: 9223372036854775808 does not fit in a Java Long ...
+    """
     return _check_integral(key, JavaType.LONG, _LONG_MIN, _LONG_MAX)
 
 
@@ -163,6 +196,20 @@ def java_hash_code(key: object, java_type: JavaType | str | None = None) -> int:
 
     Raises :class:`KeyTypeError` for values the type cannot hold and for arrays, whose Java
     hash code is an identity hash and so cannot be keyed by.
+
+    Examples
+    --------
+    Java's own ``hashCode()`` values (``tests/reference``):
+
+    >>> java_hash_code("Flink"), java_hash_code("été")
+    (67968320, 227742)
+
+    An ``Integer`` is its own hash; a ``Long`` folds its two halves together:
+
+    >>> java_hash_code(-1, "int"), java_hash_code(-1, "long"), java_hash_code(2**32, "long")
+    (-1, 0, 1)
+    >>> java_hash_code(True), java_hash_code(1.0), java_hash_code(1.0, "float")
+    (1231, 1072693248, 1065353216)
     """
     kind = infer_java_type(key) if java_type is None else JavaType.parse(java_type)
     if kind is JavaType.STRING:
@@ -198,7 +245,15 @@ def java_hash_codes(
     keys: npt.ArrayLike, java_type: JavaType | str = JavaType.LONG
 ) -> npt.NDArray[np.int32]:
     """Vectorised ``hashCode()`` of Integer, Long or String keys, bit-identical to the scalar
-    one."""
+    one.
+
+    Examples
+    --------
+    >>> java_hash_codes([42, -1, 4294967296], "long").tolist()
+    [42, 0, 1]
+    >>> java_hash_codes([42, -1], "int").tolist()
+    [42, -1]
+    """
     kind = JavaType.parse(java_type)
     if kind is JavaType.STRING:
         return string_hash_codes(keys)
@@ -225,6 +280,11 @@ def string_hash_codes(keys: npt.ArrayLike) -> npt.NDArray[np.int32]:
     them. 31 is odd, so it has an inverse modulo 2^32: each unit times ``31^-j`` summed (a
     running sum, wrapping as Java's ``int`` does) between a string's bounds, times
     ``31^(end-1)``, is its hash. No loop over characters in Python, no gather per unit.
+
+    Examples
+    --------
+    >>> string_hash_codes(["", "a", "key", "hello world", "日本語"]).tolist()
+    [0, 97, 106079, 1794106052, 25921943]
     """
     array = np.asarray(keys, dtype=object).ravel()
     try:
@@ -242,7 +302,18 @@ def hash_codes_of_units(
 ) -> npt.NDArray[np.int32]:
     """``String.hashCode()`` of strings given as their UTF-16 units end to end, string ``i``
     the units ``bounds[i]`` to ``bounds[i + 1]``: how a reader that has the units already (an
-    ASCII string's bytes are its units) hashes them without making a Python string."""
+    ASCII string's bytes are its units) hashes them without making a Python string.
+
+    Examples
+    --------
+    ``"key"`` and ``"Flink"`` as their ASCII bytes end to end (an ASCII byte is one UTF-16
+    unit):
+
+    >>> import numpy as np
+    >>> units = np.frombuffer(b"keyFlink", dtype=np.uint8).astype(np.uint32)
+    >>> hash_codes_of_units(units, np.array([0, 3, 8])).tolist()
+    [106079, 67968320]
+    """
     starts, ends = bounds[:-1], bounds[1:]
     if not len(units):
         return np.zeros(len(starts), dtype=np.int32)

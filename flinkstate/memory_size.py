@@ -25,7 +25,19 @@ MAX_BYTES = 2**63 - 1
 
 
 def parse_bytes(text: str) -> int:
-    """The number of bytes ``text`` names, or one clear error."""
+    """The number of bytes ``text`` names, or one clear error.
+
+    Examples
+    --------
+    As Flink's ``MemorySize.parseBytes`` reads them (units are powers of 1024):
+
+    >>> parse_bytes("128m"), parse_bytes("32 KB"), parse_bytes("1g")
+    (134217728, 32768, 1073741824)
+    >>> parse_bytes("1.5g")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.InvalidParameterError: memory size unit '.5g' of '1.5g' is none of ...
+    """
     trimmed = text.strip()
     if not trimmed:
         raise InvalidParameterError("a memory size must not be empty (for example 64m or 1g)")
@@ -56,7 +68,22 @@ def to_human_readable(size: int) -> str:
     """``size`` bytes as Flink writes them in its messages: in the largest unit the size
     exceeds, to three decimals and with the exact count beside it (``6.250kb (6400 bytes)``),
     or as plain bytes (``1024 bytes``). Java's ``%.3f`` rounds the shortest decimal form of the
-    quotient half up (``0.0625`` becomes ``0.063``), which Python's formatting does not."""
+    quotient half up (``0.0625`` becomes ``0.063``), which Python's formatting does not.
+
+    Examples
+    --------
+    As Flink's messages write them (``MemorySizeTest``, ``NetworkBufferPoolTest``):
+
+    >>> to_human_readable(1024), to_human_readable(1025)
+    ('1024 bytes', '1.001kb (1025 bytes)')
+    >>> to_human_readable(6400)
+    '6.250kb (6400 bytes)'
+
+    The unit is the largest one the size exceeds, so exactly one mebibyte is still kibibytes:
+
+    >>> to_human_readable(parse_bytes("1m")), to_human_readable(parse_bytes("1m") + 1)
+    ('1024.000kb (1048576 bytes)', '1.000mb (1048577 bytes)')
+    """
     multiplier, unit = max(
         ((m, names[1]) for names, m in UNITS if size > m), default=(1, UNITS[0][0][1])
     )

@@ -36,6 +36,40 @@ MAX_JSON_VALUES = 1_000_000
 
 
 def add_keygroup_parser(subparsers: Any) -> None:
+    """Add ``flinkstate keygroup``: the key group and subtask of each key, every step of Flink's
+    arithmetic shown, or every subtask's key-group range.
+
+    Examples
+    --------
+    An ``Integer`` and a ``String`` key at parallelism 3, in the key groups Flink gives them
+    (``tests/reference``):
+
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser(prog="flinkstate")
+    >>> add_keygroup_parser(parser.add_subparsers())
+    >>> args = parser.parse_args(["keygroup", "-p", "3", "42", "Flink"])
+    >>> print(args.handler(args))
+    max parallelism 128 (Flink's default for parallelism 3), parallelism 3
+    <BLANKLINE>
+    key      type     hashCode()  murmurHash  key group  subtask  subtask owns
+    -------  -------  ----------  ----------  ---------  -------  ------------
+    42       Integer          42  1134849565         29        0  [0, 42]
+    'Flink'  String     67968320   688019071        127        2  [86, 127]
+    <BLANKLINE>
+    Whole numbers were read as Integer; pass --type long for Long keys.
+
+    Without a key, every subtask's key groups:
+
+    >>> args = parser.parse_args(["keygroup", "-p", "3"])
+    >>> print(args.handler(args))
+    max parallelism 128 (Flink's default for parallelism 3), parallelism 3
+    <BLANKLINE>
+    subtask  first key group  last key group  key groups
+    -------  ---------------  --------------  ----------
+          0                0              42          43
+          1               43              85          43
+          2               86             127          42
+    """
     parser = subparsers.add_parser(
         "keygroup",
         help="which key group and subtask a key goes to",
@@ -67,6 +101,63 @@ def add_keygroup_parser(subparsers: Any) -> None:
 
 
 def add_mapping_parser(subparsers: Any) -> None:
+    """Add ``flinkstate mapping``: a subtask state mapper's mapping both ways, or a whole exchange's
+    recovery plan, down to one channel's virtual channels and one subtask's record filter.
+
+    Examples
+    --------
+    RANGE from 3 to 4 subtasks (Flink's ``SubtaskStateMapperTest``):
+
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser(prog="flinkstate")
+    >>> add_mapping_parser(parser.add_subparsers())
+    >>> args = parser.parse_args(["mapping", "--mapper", "range", "--old", "3", "--new", "4"])
+    >>> print(args.handler(args))
+    RANGE 3 -> 4: old key-group ranges onto new ones; overlaps are filtered
+    <BLANKLINE>
+    new subtask  reads old subtasks  shared, filtered
+    -----------  ------------------  ----------------
+              0  0                   0
+              1  0, 1                0, 1
+              2  1, 2                1, 2
+              3  2                   2
+    <BLANKLINE>
+    old subtask  read by new subtasks
+    -----------  --------------------
+              0  0, 1
+              1  1, 2
+              2  2, 3
+
+    New subtask 1 of a keyBy rescaled from 2 to 3: what its input channel 0 carries, and which
+    records its filter keeps (``Long`` 42 is in key group 29, subtask 0's; 4294967295 in 80, its
+    own):
+
+    >>> args = parser.parse_args(
+    ...     ["mapping", "--partitioner", "keyBy", "--old", "2", "--new", "3", "--subtask", "1",
+    ...      "--channel", "0", "--key", "42", "--key", "4294967295"]
+    ... )
+    >>> print(args.handler(args))  # doctest: +NORMALIZE_WHITESPACE
+    keyBy() (KeyGroupStreamPartitioner): upstream 2 -> 3, downstream 2 -> 3; mappers: downstream
+    RANGE, upstream ARBITRARY
+    <BLANKLINE>
+    new downstream subtask 1, input channel 0:
+      old subtasks it reads      0, 1
+      of them shared (filtered)  0, 1
+      old channels mapped to it  0
+      virtual channels           (0,0)* (1,0)*
+      each is (old subtask, old channel); * = its records are kept only if this subtask owns them
+    <BLANKLINE>
+    record filter of new subtask 1 of 3, max parallelism 128 (Flink's default for --old 2; a
+    restore keeps it):
+    <BLANKLINE>
+           key  key group  owner  subtask 1
+    ----------  ---------  -----  ---------
+            42         29      0  drops
+    4294967295         80      1  keeps
+    <BLANKLINE>
+    owner: the key group's owner at the new parallelism. The filter applies only to records of
+    filtered virtual channels (*); every other record is kept.
+    """
     parser = subparsers.add_parser(
         "mapping",
         help="which old subtasks' in-flight data each new subtask reads",

@@ -43,6 +43,68 @@ MAX_POOLS = 1000
 
 
 def add_buffers_parser(subparsers: Any) -> None:
+    r"""Add ``flinkstate buffers``: the buffers Flink gives an input gate, a result partition and a
+    TaskManager, and whether they are enough when the TaskManager's tasks set up.
+
+    Examples
+    --------
+    A gate of 4 channels and a partition of 4 subpartitions, with Flink 2.x's 2 buffers per channel
+    and 8 floating buffers per gate: the gate's figures are those of Flink's
+    ``GateBuffersSpecTest``; the partition's pool holds at least a buffer per subpartition and one
+    more, at most 2 per subpartition and the 8 floating ones (``NettyShuffleUtils``):
+
+    >>> import argparse
+    >>> parser = argparse.ArgumentParser(prog="flinkstate")
+    >>> add_buffers_parser(parser.add_subparsers())
+    >>> args = parser.parse_args(["buffers", "--channels", "4", "--subpartitions", "4"])
+    >>> print(args.handler(args))
+    input gate of 4 channel(s) reading a PIPELINED_BOUNDED partition
+    <BLANKLINE>
+    exclusive per channel  floating required  floating at most  target
+    ---------------------  -----------------  ----------------  ------
+                        2                  1                 8      16
+    <BLANKLINE>
+    PIPELINED_BOUNDED result partition of 4 subpartition(s)
+    <BLANKLINE>
+    pool min  pool max
+    --------  --------
+           5        16
+
+    A TaskManager's 64 MiB of network memory in 32 KiB segments, setting up one such partition and
+    one such gate:
+
+    >>> args = parser.parse_args(
+    ...     ["buffers", "--channels", "4", "--subpartitions", "4", "--network-memory", "64m",
+    ...      "--gates", "1"]
+    ... )
+    >>> text, status = args.handler(args)
+    >>> print(text.split("\n\n", 4)[4])  # doctest: +NORMALIZE_WHITESPACE
+    67108864 bytes of network memory in 32768-byte segments: 2048 network buffers
+    <BLANKLINE>
+    a TaskManager of 2048 network buffers setting up 1 result partition(s), then 1 input gate(s)
+    (every channel remote)
+    <BLANKLINE>
+    pool                required  max  size  free
+    ------------------  --------  ---  ----  ----
+    result partition 1         5   16    16     1
+    input gate 1               1    8     8     1
+    <BLANKLINE>
+    reserved 14 of 2048 segments (8 as exclusive buffers of remote channels); 2038 free in the
+    global pool
+    >>> status
+    0
+
+    Sixteen partitions and sixteen gates of 1000 channels each do not fit in 1 GiB: Flink refuses
+    them where the buffers run out:
+
+    >>> args = parser.parse_args(
+    ...     ["buffers", "--channels", "1000", "--subpartitions", "1000", "--network-memory", "1g",
+    ...      "--gates", "16", "--partitions", "16"]
+    ... )
+    >>> text, status = args.handler(args)
+    >>> status, text.splitlines()[-1].split(": ")[0]
+    (1, 'refused at the exclusive buffers of remote channel 369 of input gate 9')
+    """
     parser = subparsers.add_parser(
         "buffers",
         help="network buffers of an input gate, a result partition and a TaskManager",

@@ -28,7 +28,24 @@ _I32 = struct.Struct(">i")
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
-    """One persisted buffer: where its length prefix is, and its payload length."""
+    """One persisted buffer: where its length prefix is, and its payload length.
+
+    Examples
+    --------
+    The output state of ``to-record`` subtask 0 for downstream subtask 0: full 4 KiB buffers and a
+    few partly filled ones, each chunk at its 4-byte length prefix (as Flink's loader lists them,
+    ``chk-48.groundtruth.json``):
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> _, handle = next(read_metadata(checkpoint).channel_handles())
+    >>> with StateFiles(checkpoint) as files:
+    ...     chunks = read_channel(handle, files).chunks
+    >>> chunks[:3]
+    (Chunk(offset=4, length=4096), Chunk(offset=4104, length=4096), Chunk(offset=8204, length=16))
+    """
 
     offset: int
     length: int
@@ -36,7 +53,20 @@ class Chunk:
 
 @dataclass(frozen=True, slots=True)
 class ChannelData:
-    """A channel's in-flight bytes in replay order, and the chunks they came from."""
+    """A channel's in-flight bytes in replay order, and the chunks they came from.
+
+    Examples
+    --------
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> _, handle = next(read_metadata(checkpoint).channel_handles())
+    >>> with StateFiles(checkpoint) as files:
+    ...     channel = read_channel(handle, files)
+    >>> len(channel.chunks), channel.size, handle.state_size - 4 * len(channel.chunks)
+    (10, 24624, 24624)
+    """
 
     handle: ChannelStateHandle
     chunks: tuple[Chunk, ...]
@@ -50,7 +80,26 @@ class ChannelData:
 def read_channel(handle: ChannelStateHandle, files: StateFiles) -> ChannelData:
     """A channel's chunks, checked against the handle: each inside the stream, and together
     exactly the state size Flink declared (4 bytes of length per chunk, plus the version
-    header of an inlined stream), so that a changed offset or length cannot go unseen."""
+    header of an inlined stream), so that a changed offset or length cannot go unseen.
+
+    Examples
+    --------
+    The input state of subtask 2 of the counter was inlined into ``_metadata``: one chunk, whose
+    stream's 4-byte version header counts in the handle's state size:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> metadata = read_metadata(checkpoint)
+    >>> (handle,) = metadata.operator("slow-counter").subtask(2).channel_handles()
+    >>> type(handle.delegate).__name__, handle.state_size
+    ('ByteStreamStateHandle', 1026)
+    >>> with StateFiles(checkpoint) as files:
+    ...     channel = read_channel(handle, files)
+    >>> channel.chunks, channel.data[:4].hex()
+    ((Chunk(offset=4, length=1018),), '00000022')
+    """
     if handle.delegate is None:
         if handle.state_size or handle.offsets:
             raise CheckpointFormatError(
@@ -108,7 +157,22 @@ def read_channel(handle: ChannelStateHandle, files: StateFiles) -> ChannelData:
 def read_channels(handles: Sequence[ChannelStateHandle], files: StateFiles) -> list[ChannelData]:
     """:func:`read_channel` of many handles, their checks made with numpy for all at once (a
     Spark task reads thousands of channels of a few chunks each). Where any check fails,
-    the handles are read one by one, whose first error is the answer."""
+    the handles are read one by one, whose first error is the answer.
+
+    Examples
+    --------
+    Every output channel of ``to-record`` subtask 0, read at once:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> subtask = read_metadata(checkpoint).operator("to-record").subtask(0)
+    >>> with StateFiles(checkpoint) as files:
+    ...     channels = read_channels(list(subtask.channel_handles()), files)
+    >>> [(c.handle.channel_or_subpartition, len(c.chunks), c.size) for c in channels]
+    [(0, 10, 24624), (1, 1, 3124), (2, 1, 3124), (3, 1, 3200)]
+    """
     found = _read_checked(handles, files)
     return [read_channel(h, files) for h in handles] if found is None else found
 

@@ -25,7 +25,30 @@ _U16 = struct.Struct(">H")
 
 
 class DataInput:
-    """A cursor over one file's bytes (``source`` names the file in errors)."""
+    """A cursor over one file's bytes (``source`` names the file in errors).
+
+    Examples
+    --------
+    The start of a ``_metadata`` file Flink 2.3.0 wrote: the magic number, the version and the
+    checkpoint id (what Flink's own loader read from it, ``chk-48.groundtruth.json``):
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> data = (real_checkpoint("keyed-hash-p2-p4") / "_metadata").read_bytes()
+    >>> reader = DataInput(data, "_metadata")
+    >>> hex(reader.i32("the magic number")), reader.i32("the version"), reader.i64("the id")
+    ('0x4960672d', 6, 48)
+    >>> reader.pos, reader.remaining
+    (16, 41096)
+
+    A read past the end names the file, the offset and what was expected there:
+
+    >>> from flinkstate.errors import CheckpointFormatError
+    >>> try:
+    ...     DataInput(data[:12], "_metadata", pos=8).i64("the checkpoint id")
+    ... except CheckpointFormatError as error:
+    ...     print(error)
+    _metadata: at byte 8: expected the checkpoint id (8 bytes), but the file ends after 4
+    """
 
     __slots__ = ("_data", "pos", "source")
 

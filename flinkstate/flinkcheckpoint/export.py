@@ -52,7 +52,22 @@ from flinkstate.rescale.partitioner import Partitioner
 @dataclass(frozen=True)
 class ExchangeSpec:
     """What the job knew about an exchange: its partitioner and, for keyBy, the key and its
-    Java type (which decides its ``hashCode()``: a ``KeySelector`` says it; Long otherwise)."""
+    Java type (which decides its ``hashCode()``: a ``KeySelector`` says it; Long otherwise).
+
+    Examples
+    --------
+    What the keyed job's ``keyBy`` was, which ``_metadata`` does not record: the key ``f0 % 1000``
+    of its ``Tuple2<Long,String>`` records, a ``Long``:
+
+    >>> from flinkstate.flinkcheckpoint.key_selector import key_function
+    >>> spec = ExchangeSpec("keyBy", key_function("f0%1000", "Tuple2<Long,String>"))
+    >>> spec.partitioner.flink_class, spec.java_type.java_name
+    ('KeyGroupStreamPartitioner', 'Long')
+    >>> ExchangeSpec("keyBy")
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.InvalidParameterError: a keyBy (hash) exchange needs key= to find each key
+    """
 
     partitioner: Partitioner
     key: Callable[[object], object] | None = None
@@ -81,7 +96,16 @@ class ExchangeSpec:
 def exchange_option(text: str, record_type: str | None) -> tuple[str, ExchangeSpec]:
     """A command line's ``UP->DOWN=PARTITIONER[:KEY]``: the exchange's name and its spec, the
     key's Java type taken from ``record_type`` (None: not given, or ``raw``; a key that reads
-    the records' values is then refused by the caller, which knows what to suggest)."""
+    the records' values is then refused by the caller, which knows what to suggest).
+
+    Examples
+    --------
+    >>> name, spec = exchange_option("to-record->slow-counter=hash:f0%1000", "Tuple2<Long,String>")
+    >>> name, spec.partitioner.name, spec.key.spec, spec.java_type.java_name
+    ('to-record->slow-counter', 'HASH', 'f0%1000', 'Long')
+    >>> exchange_option("to-record->relay=rebalance", None)[1].key is None
+    True
+    """
     name, sep, how = text.partition("=")
     partitioner, _, key = how.partition(":")
     if not sep or not name or not partitioner:
@@ -97,7 +121,24 @@ class ExportPlan:
     """What a checkpoint's dataset is made from, read from ``_metadata`` alone (and the keyed
     state, one row per key group): its logical channels with each one's spec, the manifest
     and the small tables. The channels' rows are the large part, made from the plan by
-    :func:`to_dataset` here or by Spark's executors (``flinkstate.spark.checkpoint_source``)."""
+    :func:`to_dataset` here or by Spark's executors (``flinkstate.spark.checkpoint_source``).
+
+    Examples
+    --------
+    The keyed job's checkpoint planned: its 7 logical channels, and a row of keyed state for each
+    of the 128 key groups (the counter's four subtasks hold keys in every one):
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.key_selector import key_function
+    >>> spec = ExchangeSpec("keyBy", key_function("f0%1000", "Tuple2<Long,String>"))
+    >>> plan = plan_export(real_checkpoint("keyed-hash-p2-p4"), {"to-record->slow-counter": spec})
+    >>> len(plan.channels), plan.manifest["checkpoint_id"]
+    (7, 48)
+    >>> plan.tables["operators"].to_pylist()[2]
+    {'operator': 'slow-counter', 'kind': 'keyed', 'parallelism': 4, 'max_parallelism': 128}
+    >>> plan.tables["keyed_state"].num_rows
+    128
+    """
 
     directory: Path
     reroot: Mapping[str, str]
@@ -117,7 +158,35 @@ def plan_export(
     reroot: Mapping[str, str] | None = None,
     segment_size: int = DEFAULT_SEGMENT_SIZE,
 ) -> ExportPlan:
-    """The plan of :func:`to_dataset`, every refusal it makes before reading channel state."""
+    """The plan of :func:`to_dataset`, every refusal it makes before reading channel state.
+
+    Examples
+    --------
+    Everything but the channels' rows, from ``_metadata`` and the keyed state; the checkpoint does
+    not record the job's buffer size, which is given (this job's is 4 KiB):
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> plan = plan_export(
+    ...     real_checkpoint("rebalance-forward-p2-p3"),
+    ...     {"to-record->relay": ExchangeSpec("rebalance")},
+    ...     segment_size=4096,
+    ... )
+    >>> plan.tables["exchanges"].to_pylist()[0]["partitioner"], plan.manifest["segment_size"]
+    ('RebalancePartitioner', 4096)
+
+    The forward exchange from ``relay`` to ``slow-relay`` is aligned, so it carried no state:
+
+    >>> from flinkstate.errors import InvalidParameterError
+    >>> try:
+    ...     plan_export(
+    ...         real_checkpoint("rebalance-forward-p2-p3"),
+    ...         {"relay->slow-relay": ExchangeSpec("forward")},
+    ...     )
+    ... except InvalidParameterError as error:
+    ...     print(error)  # doctest: +NORMALIZE_WHITESPACE
+    no exchange 'relay->slow-relay' carried channel state in checkpoint 7; its exchanges are:
+    to-record->relay
+    """
     check_segment_size(segment_size)
     directory = checkpoint_dir(path)
     metadata = read_metadata(directory)
@@ -195,7 +264,29 @@ def to_dataset(
     ``segment_size`` is the job's ``taskmanager.memory.segment-size`` (Flink's default
     unless given), which the checkpoint does not record and its chunks do not tell: a chunk
     is often a buffer not full, an input chunk can be larger than a buffer (a record's parts
-    put back together), and state inlined in ``_metadata`` larger still."""
+    put back together), and state inlined in ``_metadata`` larger still.
+
+    Examples
+    --------
+    The keyed job's checkpoint as a dataset: a row per persisted chunk (29, as Flink's loader
+    counted) and a row per piece of a record in a chunk, 1643 records of which 14 span buffers:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.key_selector import key_function
+    >>> from flinkstate.flinkcheckpoint.stream_element import value_decoder
+    >>> key = key_function("f0%1000", "Tuple2<Long,String>")
+    >>> dataset = to_dataset(
+    ...     real_checkpoint("keyed-hash-p2-p4"),
+    ...     {"to-record->slow-counter": ExchangeSpec("keyBy", key)},
+    ...     value=value_decoder("Tuple2<Long,String>"),
+    ...     segment_size=4096,
+    ... )
+    >>> {name: table.num_rows for name, table in dataset.tables.items()}
+    {'operators': 4, 'exchanges': 1, 'buffers': 29, 'fragments': 1657, 'keyed_state': 128}
+    >>> fragments = dataset.tables["fragments"]
+    >>> len(set(fragments["record"].to_pylist())), sum(fragments["continues_into_next"].to_pylist())
+    (1643, 14)
+    """
     plan = plan_export(path, exchanges, edges=edges, reroot=reroot, segment_size=segment_size)
     rows: dict[str, list[dict[str, Any]]] = {"buffers": [], "fragments": []}
     records = 0

@@ -32,7 +32,13 @@ from flinkstate.flinkcheckpoint.handles import (
 
 
 def stored_path(path: str) -> PurePosixPath:
-    """A path as Flink stored it, without its ``file:`` scheme."""
+    """A path as Flink stored it, without its ``file:`` scheme.
+
+    Examples
+    --------
+    >>> stored_path("file:/flink-checkpoints/keyed-hash-p2-p4/shared/a2b4c6d8")
+    PurePosixPath('/flink-checkpoints/keyed-hash-p2-p4/shared/a2b4c6d8')
+    """
     for scheme in ("file://", "file:"):
         if path.startswith(scheme):
             path = path[len(scheme) :]
@@ -46,7 +52,35 @@ _CHECKPOINT_FOLDER = re.compile(r"chk-\d+")
 
 
 class StateFiles:
-    """Opens the files a checkpoint's handles name, each once, mapped read-only."""
+    """Opens the files a checkpoint's handles name, each once, mapped read-only.
+
+    Examples
+    --------
+    The checkpoint written with file merging stores the absolute paths of the files it wrote in
+    ``/flink-checkpoints/...``; copied into ``data/real-checkpoints``, each is found under the
+    job's folder there:
+
+    >>> from flinkstate.flinkcheckpoint import REAL_CHECKPOINTS, real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4-filemerging")
+    >>> _, channel = next(read_metadata(checkpoint).channel_handles())
+    >>> segment = channel.delegate
+    >>> segment.physical_path.split("/")[:3]
+    ['file:', 'flink-checkpoints', 'keyed-hash-p2-p4-filemerging']
+    >>> with StateFiles(checkpoint) as files:
+    ...     local = files.local_path(segment.physical_path)
+    ...     print(local.relative_to(REAL_CHECKPOINTS).parts[:3])
+    ...     print(len(files.stream(segment)), segment.start, segment.size)
+    ('keyed-hash-p2-p4-filemerging', '7c3a3cbf187bc6a3551d62ab3a52af98', 'taskowned')
+    68984 0 68984
+
+    Where a file is not where its path says, the error says which ``--reroot`` maps the folder the
+    job wrote in to where it is now:
+
+    >>> with StateFiles(checkpoint) as files:
+    ...     print(files.reroot_hint(segment.physical_path).split("=")[0])
+    /flink-checkpoints/keyed-hash-p2-p4-filemerging/7c3a3cbf187bc6a3551d62ab3a52af98
+    """
 
     def __init__(self, checkpoint_dir: str | Path, reroot: Mapping[str, str] | None = None):
         self.checkpoint_dir = Path(checkpoint_dir)
@@ -182,7 +216,19 @@ class StateFiles:
 
 def map_file(file: BinaryIO, path: Path, what: str) -> mmap.mmap:
     """An open file mapped read-only: its pages are read when touched, so a file of
-    gigabytes costs only the bytes really read."""
+    gigabytes costs only the bytes really read.
+
+    Examples
+    --------
+    A file mapped read-only: pages are read as they are touched:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> path = real_checkpoint("keyed-hash-p2-p4") / "_metadata"
+    >>> with open_regular(path, "a checkpoint _metadata file") as file:
+    ...     with map_file(file, path, "a checkpoint _metadata file") as mapped:
+    ...         print(len(mapped), mapped[:4].hex())
+    41112 4960672d
+    """
     try:
         return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
     except (OSError, ValueError) as error:
@@ -194,7 +240,24 @@ def open_regular(path: Path, what: str) -> BinaryIO:
     """``path`` opened for reading if it is a regular file (symbolic links followed); a
     :class:`CheckpointFormatError` naming ``what`` otherwise. Special files are refused from
     their ``stat``, before anything opens them; ``FileNotFoundError`` is left to the caller,
-    which knows what a missing file means."""
+    which knows what a missing file means.
+
+    Examples
+    --------
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> with open_regular(real_checkpoint("keyed-hash-p2-p4") / "_metadata", "_metadata") as file:
+    ...     print(file.read(8).hex())
+    4960672d00000006
+
+    A device, a pipe or a socket is refused before anything opens it:
+
+    >>> from flinkstate.errors import CheckpointFormatError
+    >>> try:
+    ...     open_regular(Path("/dev/null"), "a checkpoint _metadata file")
+    ... except CheckpointFormatError as error:
+    ...     print(error.expected)
+    a checkpoint _metadata file, a regular file, found a character device
+    """
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
@@ -216,7 +279,17 @@ def open_regular(path: Path, what: str) -> BinaryIO:
 
 def reroot_options(items: Iterable[str]) -> dict[str, str]:
     """A command line's ``--reroot STORED=LOCAL`` options: where files stored under an
-    absolute path are now."""
+    absolute path are now.
+
+    Examples
+    --------
+    >>> reroot_options(["/flink-checkpoints/keyed-hash-p2-p4=/mnt/backup/keyed-hash-p2-p4"])
+    {'/flink-checkpoints/keyed-hash-p2-p4': '/mnt/backup/keyed-hash-p2-p4'}
+    >>> reroot_options(["/flink-checkpoints"])
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.InvalidParameterError: --reroot takes STORED=LOCAL, got '/flink-checkpoints'
+    """
     reroot = {}
     for item in items:
         stored, sep, local = item.partition("=")

@@ -34,7 +34,16 @@ from flinkstate.flinkcheckpoint.stream_element import (
 @dataclass(frozen=True, slots=True)
 class Edge:
     """An exchange that carried channel state: upstream operator's partition -> downstream
-    operator's gate (operators by uid, name or id)."""
+    operator's gate (operators by uid, name or id).
+
+    Examples
+    --------
+    >>> edge = Edge.parse("to-record:0>slow-counter:0")
+    >>> edge
+    Edge(upstream='to-record', partition=0, downstream='slow-counter', gate=0)
+    >>> str(edge)
+    'to-record:0>slow-counter:0'
+    """
 
     upstream: str
     partition: int
@@ -59,12 +68,35 @@ class Edge:
 
 
 def exchange_name(edge: Edge) -> str:
-    """An edge as ``--exchange`` and a dataset name it: ``UP->DOWN``."""
+    """An edge as ``--exchange`` and a dataset name it: ``UP->DOWN``.
+
+    Examples
+    --------
+    >>> exchange_name(Edge("to-record", 0, "slow-counter", 0))
+    'to-record->slow-counter'
+    """
     return f"{edge.upstream}->{edge.downstream}"
 
 
 @dataclass(frozen=True, slots=True)
 class LogicalChannel:
+    """One (upstream subtask, downstream subtask) pair of an edge: the downstream's input-channel
+    handle and the upstream's subpartition handle for it (None where a side has no state).
+
+    Examples
+    --------
+    From ``to-record`` subtask 0 to counter subtask 1: the counter's input state and the
+    upstream's output state for it:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> channel = logical_channels(read_metadata(real_checkpoint("keyed-hash-p2-p4")))[1]
+    >>> channel.upstream_subtask, channel.downstream_subtask
+    (0, 1)
+    >>> channel.input.kind, channel.input.state_size, channel.output.kind, channel.output.state_size
+    ('input', 984, 'output', 3128)
+    """
+
     edge: Edge
     upstream_subtask: int
     downstream_subtask: int
@@ -74,7 +106,23 @@ class LogicalChannel:
 
 @dataclass(frozen=True, slots=True)
 class ChannelRecords:
-    """A logical channel's stitched bytes, decoded."""
+    """A logical channel's stitched bytes, decoded.
+
+    Examples
+    --------
+    The same channel read: 980 bytes of input state and 3124 of output state, 108 records, one of
+    them split between the two (as Flink's loader found, ``chk-48.groundtruth.json``):
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> channel = logical_channels(read_metadata(checkpoint))[1]
+    >>> with StateFiles(checkpoint) as files:
+    ...     read = read_records(channel, files)
+    >>> read.input_bytes, read.output_bytes, len(read.records), read.split, read.trailing
+    (980, 3124, 108, True, 0)
+    """
 
     channel: LogicalChannel
     input_bytes: int
@@ -126,6 +174,18 @@ def infer_edges(metadata: CheckpointMetadata) -> tuple[Edge, ...]:
     one (a union's two gates are told apart by which upstream's parallelism their channel
     indices fit). Where no matching or more than one covers all the state, nothing is
     guessed: :class:`InvalidParameterError` lists the ``--edge`` options to give.
+
+    Examples
+    --------
+    The union job's counter reads two gates, told apart by which upstream's parallelism (2 or 3)
+    their channel indices fit:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> for edge in infer_edges(read_metadata(real_checkpoint("union-keyed-p2-p3-p4"))):
+    ...     print(edge)
+    to-record:0>slow-counter:0
+    to-record-b:0>slow-counter:1
     """
     sides = _sides(metadata)
     outputs, inputs = sides
@@ -207,7 +267,30 @@ def _ambiguity(
 def check_edges(metadata: CheckpointMetadata, edges: Iterable[Edge]) -> tuple[str, ...]:
     """Edges the user named, refused unless each is one that can exist: operators that are
     there, state on at least one side, indices that fit, no gate or partition twice. The
-    state no edge accounts for comes back as warnings (it is left out of the channels)."""
+    state no edge accounts for comes back as warnings (it is left out of the channels).
+
+    Examples
+    --------
+    Naming one of the union job's two exchanges leaves the other's state out, with a warning each:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> metadata = read_metadata(real_checkpoint("union-keyed-p2-p3-p4"))
+    >>> for warning in check_edges(metadata, [Edge.parse("to-record:0>slow-counter:0")]):
+    ...     print(warning)  # doctest: +NORMALIZE_WHITESPACE
+    the input state of slow-counter gate 1 (7 channel(s), 51236 bytes) is on no --edge: left out
+    of the logical channels
+    the output state of to-record-b partition 0 (12 channel(s), 43284 bytes) is on no --edge: left
+    out of the logical channels
+
+    An edge the state cannot fit is refused: gate 1's channel indices go up to 2, beyond
+    ``to-record``'s 2 subtasks:
+
+    >>> check_edges(metadata, [Edge.parse("to-record:0>slow-counter:1")])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.InvalidParameterError: edge to-record:0>slow-counter:1 does not fit: ...
+    """
     sides = _sides(metadata)
     outputs, inputs = sides
     used_gates: dict[End, Edge] = {}
@@ -288,7 +371,16 @@ def resolve_edges(
     metadata: CheckpointMetadata, edges: Iterable[Edge] | None = None
 ) -> tuple[tuple[Edge, ...], tuple[str, ...]]:
     """The exchanges to read: inferred (``edges`` None), or the named ones checked, with the
-    warnings :func:`check_edges` gives for the state they leave out."""
+    warnings :func:`check_edges` gives for the state they leave out.
+
+    Examples
+    --------
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> metadata = read_metadata(real_checkpoint("rebalance-forward-p2-p3"))
+    >>> resolve_edges(metadata)
+    ((Edge(upstream='to-record', partition=0, downstream='relay', gate=0),), ())
+    """
     if edges is None:
         return infer_edges(metadata), ()
     chosen = tuple(edges)
@@ -298,12 +390,34 @@ def resolve_edges(
 def logical_channels(
     metadata: CheckpointMetadata, edges: Iterable[Edge] | None = None
 ) -> tuple[LogicalChannel, ...]:
-    """Every (upstream subtask, downstream subtask) pair of each edge that has state."""
+    """Every (upstream subtask, downstream subtask) pair of each edge that has state.
+
+    Examples
+    --------
+    The keyed job's keyBy from 2 to 4 subtasks: 7 of its 8 (upstream, downstream) pairs have
+    state, as Flink's loader found:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> channels = logical_channels(read_metadata(real_checkpoint("keyed-hash-p2-p4")))
+    >>> [(c.upstream_subtask, c.downstream_subtask) for c in channels]
+    [(0, 0), (0, 1), (0, 2), (0, 3), (1, 0), (1, 2), (1, 3)]
+    """
     return channels_of(metadata, resolve_edges(metadata, edges)[0])
 
 
 def channels_of(metadata: CheckpointMetadata, edges: Iterable[Edge]) -> tuple[LogicalChannel, ...]:
-    """The logical channels of edges already resolved (:func:`resolve_edges`)."""
+    """The logical channels of edges already resolved (:func:`resolve_edges`).
+
+    Examples
+    --------
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> metadata = read_metadata(real_checkpoint("union-keyed-p2-p3-p4"))
+    >>> second = Edge.parse("to-record-b:0>slow-counter:1")
+    >>> sorted({c.upstream_subtask for c in channels_of(metadata, [second])})
+    [0, 1, 2]
+    """
     chosen = tuple(edges)
     outputs, inputs = _sides(metadata)
     channels = []
@@ -345,7 +459,24 @@ def read_records(
     read: Callable[[ChannelStateHandle], bytes] | None = None,
 ) -> ChannelRecords:
     """Input state ++ output state of one logical channel, framed and decoded (``read`` gives
-    a handle's bytes where the caller has them already)."""
+    a handle's bytes where the caller has them already).
+
+    Examples
+    --------
+    The channel from ``to-record`` subtask 0 to counter subtask 0, all of it output state: 648
+    records, the sequence numbers 23950 to 26325 (as Flink's loader read them):
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> from flinkstate.flinkcheckpoint.stream_element import value_decoder
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> channel = logical_channels(read_metadata(checkpoint))[0]
+    >>> with StateFiles(checkpoint) as files:
+    ...     read = read_records(channel, files, value_decoder("Tuple2<Long,String>"))
+    >>> len(read.records), read.records[0].value, read.records[-1].value
+    (648, (23950, 'p23950xxxxxxxxxx'), (26325, 'p26325xxxxxxxxxx'))
+    """
 
     head, tail = _stitched(channel, files, read)
     decoded = decode(head + tail, value, source=channel_source(channel))
@@ -357,7 +488,15 @@ def read_records(
 
 
 def channel_source(channel: LogicalChannel) -> str:
-    """How errors name a logical channel."""
+    """How errors name a logical channel.
+
+    Examples
+    --------
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> channel_source(logical_channels(read_metadata(real_checkpoint("keyed-hash-p2-p4")))[1])
+    'channel to-record:0>slow-counter:0 0->1'
+    """
     return f"channel {channel.edge} {channel.upstream_subtask}->{channel.downstream_subtask}"
 
 
@@ -385,7 +524,19 @@ def record_types(
     """The record types tried (``CANDIDATE_TYPES``) that read every record of a logical
     channel (a sample of them): what to suggest where no type was given or the one given
     does not read them; None for a channel without records. ``elements``, where the caller
-    framed the channel already (``read_records``), are not framed again."""
+    framed the channel already (``read_records``), are not framed again.
+
+    Examples
+    --------
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("rebalance-forward-p2-p3")
+    >>> channel = logical_channels(read_metadata(checkpoint))[0]
+    >>> with StateFiles(checkpoint) as files:
+    ...     print(record_types(channel, files))
+    ['Tuple2<Long,String>', 'Tuple2<Double,String>', 'Tuple3<Integer,Integer,String>']
+    """
     head, tail = _stitched(channel, files, read)
     data = head + tail
     if elements is None:

@@ -204,7 +204,25 @@ class _Walker:
 
 
 def skip_java_object(reader: DataInput, what: str) -> None:
-    """Move past one serialized object (stream header included), checking only its structure."""
+    """Move past one serialized object (stream header included), checking only its structure.
+
+    Examples
+    --------
+    A ``_metadata`` file ends with Flink's ``CheckpointProperties``, Java-serialized: 604 bytes in
+    this one, as Flink's own loader found (``chk-48.groundtruth.json``):
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> data = (checkpoint / "_metadata").read_bytes()
+    >>> start = read_metadata(checkpoint).trailer_offset
+    >>> reader = DataInput(data, "_metadata", start)
+    >>> data[start : start + 4].hex()
+    'aced0005'
+    >>> skip_java_object(reader, "CheckpointProperties")
+    >>> reader.pos - start, reader.remaining
+    (604, 0)
+    """
     at = reader.pos
     magic = int.from_bytes(reader.raw(2, f"the Java serialization header of {what}"), "big")
     version = int.from_bytes(reader.raw(2, f"the Java serialization version of {what}"), "big")

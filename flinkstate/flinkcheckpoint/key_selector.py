@@ -30,7 +30,19 @@ KEY_TYPES: dict[str, JavaType] = {
 class KeySelector:
     """A keyBy's key read from a record's value as the job's key selector computes it: the
     value or one of its fields (``f<N>``), maybe Java's remainder of it (``%M``), with the
-    key's Java type, which decides where Flink puts it (``hashCode()`` differs by type)."""
+    key's Java type, which decides where Flink puts it (``hashCode()`` differs by type).
+
+    Examples
+    --------
+    The keyed job's key, ``f0 % 1000`` of a ``Tuple2<Long,String>``, with Java's remainder (its sign
+    follows the dividend):
+
+    >>> key = key_function("f0%1000", "Tuple2<Long,String>")
+    >>> key.field, key.modulus, key.java_type
+    (0, 1000, <JavaType.LONG: 'long'>)
+    >>> key((25887, "p25887xxxxxxxxxx")), key((-25887, "negative"))
+    (887, -887)
+    """
 
     spec: str
     field: int | None
@@ -74,7 +86,21 @@ def key_function(spec: str, record_type: str | None = None) -> KeySelector:
     ``value`` or ``value%1000`` (the value itself); Java's ``%`` (the sign follows the
     dividend). Its Java type is the field's in ``record_type`` (Long, Integer or String; a
     remainder of an Integer by a divisor beyond ``int`` is a Long, as in Java); without a
-    record type an integer key is a Long."""
+    record type an integer key is a Long.
+
+    Examples
+    --------
+    A key's Java type is its field's, which decides its ``hashCode()``:
+
+    >>> key_function("f1", "Tuple2<Long,String>").java_type
+    <JavaType.STRING: 'string'>
+    >>> key_function("value", "Integer").java_type
+    <JavaType.INT: 'int'>
+    >>> key_function("f1", "Tuple2<Long,Double>")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.InvalidParameterError: key 'f1' is a Double: an export keys by Long, ...
+    """
     match = re.fullmatch(r"(?:f(\d+)|value)(?:%(\d+))?", spec.replace(" ", ""))
     if match is None or match.group(2) == "0":
         raise InvalidParameterError(

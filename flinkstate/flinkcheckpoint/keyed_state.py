@@ -60,7 +60,25 @@ _I16 = struct.Struct(">h")
 
 @dataclass(frozen=True, slots=True)
 class Serializer:
-    """A serializer as its snapshot names it; ``read`` is None where its layout is unknown."""
+    """A serializer as its snapshot names it; ``read`` is None where its layout is unknown.
+
+    Examples
+    --------
+    The serializers of the keyed counter's state, named by their snapshots:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> handle = read_metadata(checkpoint).operator("slow-counter").subtask(0).managed_keyed_state
+    >>> with StateFiles(checkpoint) as files:
+    ...     snapshot = read_keyed_state(handle, files)
+    >>> snapshot.key_serializer.name, snapshot.key_serializer.fixed
+    ('Long', 8)
+    >>> timers = snapshot.states[1].serializer("VALUE_SERIALIZER")
+    >>> timers.name, timers.snapshot_class.rsplit(".", 1)[-1]
+    ('Timer<Long, VoidNamespace>', 'TimerSerializerSnapshot')
+    """
 
     snapshot_class: str
     nested: tuple[Serializer, ...] = ()
@@ -79,7 +97,25 @@ class Serializer:
 
 @dataclass(frozen=True, slots=True)
 class StateInfo:
-    """One registered keyed state: its name, backend type, options and serializers."""
+    """One registered keyed state: its name, backend type, options and serializers.
+
+    Examples
+    --------
+    The counter's ``ValueState<Long>`` and the two timer queues every keyed operator registers:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> handle = read_metadata(checkpoint).operator("slow-counter").subtask(0).managed_keyed_state
+    >>> with StateFiles(checkpoint) as files:
+    ...     snapshot = read_keyed_state(handle, files)
+    >>> for state in snapshot.states:
+    ...     print(state.name, state.kind, state.serializer("VALUE_SERIALIZER").name)
+    count VALUE Long
+    _timer_state/processing_user-timers TIMERS Timer<Long, VoidNamespace>
+    _timer_state/event_user-timers TIMERS Timer<Long, VoidNamespace>
+    """
 
     name: str
     backend_type: str
@@ -99,7 +135,20 @@ class StateInfo:
 
 @dataclass(frozen=True, slots=True)
 class KeyGroupEntries:
-    """The entries of each state (in the proxy's order) in one key group."""
+    """The entries of each state (in the proxy's order) in one key group.
+
+    Examples
+    --------
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> handle = read_metadata(checkpoint).operator("slow-counter").subtask(0).managed_keyed_state
+    >>> with StateFiles(checkpoint) as files:
+    ...     first = read_keyed_state(handle, files).key_groups[0]
+    >>> first, first.total
+    (KeyGroupEntries(key_group=0, entries=(5, 0, 0)), 5)
+    """
 
     key_group: int
     entries: tuple[int, ...]
@@ -111,6 +160,26 @@ class KeyGroupEntries:
 
 @dataclass(frozen=True, slots=True)
 class KeyedStateSnapshot:
+    """A keyed-state handle read: the proxy's version, compression, key serializer and states, and
+    the entries of each key group (none where ``unreadable`` says why).
+
+    Examples
+    --------
+    Subtask 0 of the counter holds the counts of 271 keys in its 32 key groups, and no timers:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> handle = read_metadata(checkpoint).operator("slow-counter").subtask(0).managed_keyed_state
+    >>> with StateFiles(checkpoint) as files:
+    ...     snapshot = read_keyed_state(handle, files)
+    >>> snapshot.version, snapshot.compressed, len(snapshot.key_groups), snapshot.entries
+    (6, False, 32, 271)
+    >>> snapshot.state_entries()["count"], snapshot.unreadable
+    (271, None)
+    """
+
     version: int
     compressed: bool
     key_serializer: Serializer
@@ -138,7 +207,26 @@ class KeyedStateSnapshot:
 @dataclass(frozen=True, slots=True)
 class Entry:
     """A decoded entry: a value, list or map state's (namespace, key, value), or a timer's
-    (namespace, key, timestamp)."""
+    (namespace, key, timestamp).
+
+    Examples
+    --------
+    The first entry of subtask 0 of the counter: key 817 (``f0 % 1000``, a ``Long``) has been
+    counted 43 times, and is in key group 0, as Flink's ``KeyGroupRangeAssignment`` puts it:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> from flinkstate.keygroups import assign_to_key_group
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> handle = read_metadata(checkpoint).operator("slow-counter").subtask(0).managed_keyed_state
+    >>> with StateFiles(checkpoint) as files:
+    ...     entry = next(keyed_entries(handle, files))
+    >>> entry
+    Entry(key_group=0, state='count', key=817, namespace=None, value=43)
+    >>> assign_to_key_group(entry.key, 128, "long")
+    0
+    """
 
     key_group: int
     state: str
@@ -151,7 +239,27 @@ class Entry:
 
 
 def read_proxy(data: DataInput) -> tuple[int, bool, Serializer, tuple[StateInfo, ...]]:
-    """The proxy at the stream's start, or None-able parts where a serializer is unknown."""
+    """The proxy at the stream's start, or None-able parts where a serializer is unknown.
+
+    Examples
+    --------
+    The serialization proxy at the start of a keyed-state stream:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.datainput import DataInput
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> handle = read_metadata(checkpoint).operator("slow-counter").subtask(0).managed_keyed_state
+    >>> reader = DataInput(handle.delegate.data, "keyed state")
+    >>> version, compressed, key, states = read_proxy(reader)
+    >>> version, compressed, key.name, [state.name for state in states][:1]
+    (6, False, 'Long', ['count'])
+
+    The key groups start where the proxy ends, at the handle's first offset:
+
+    >>> reader.pos, handle.offsets[0]
+    (1040, 1040)
+    """
     at = data.pos
     version = data.i32("the keyed backend serialization proxy's version")
     if version not in PROXY_VERSIONS:
@@ -338,12 +446,50 @@ def _timer(key: ValueDecoder, namespace: ValueDecoder) -> ValueDecoder:
 
 
 def read_keyed_state(handle: KeyGroupsStateHandle, files: StateFiles) -> KeyedStateSnapshot:
-    """The states of a keyed-state handle and their entries per key group."""
+    """The states of a keyed-state handle and their entries per key group.
+
+    Examples
+    --------
+    Every subtask of the counter: its key groups and its entries:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> with StateFiles(checkpoint) as files:
+    ...     for subtask in read_metadata(checkpoint).operator("slow-counter").subtasks:
+    ...         keyed = subtask.managed_keyed_state
+    ...         entries = read_keyed_state(keyed, files).entries
+    ...         print(subtask.index, keyed.first_key_group, keyed.last_key_group, entries)
+    0 0 31 271
+    1 32 63 239
+    2 64 95 238
+    3 96 127 252
+    """
     return _walk(handle, files, None)
 
 
 def keyed_entries(handle: KeyGroupsStateHandle, files: StateFiles) -> Iterator[Entry]:
-    """Every entry decoded, key group by key group (none where the snapshot is unreadable)."""
+    """Every entry decoded, key group by key group (none where the snapshot is unreadable).
+
+    Examples
+    --------
+    The keys subtask 0 of the counter holds are ``f0 % 1000`` values, each in the key group Flink's
+    ``KeyGroupRangeAssignment`` gives it:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> handle = read_metadata(checkpoint).operator("slow-counter").subtask(0).managed_keyed_state
+    >>> with StateFiles(checkpoint) as files:
+    ...     entries = list(keyed_entries(handle, files))
+    >>> len(entries), min(e.key for e in entries), max(e.key for e in entries)
+    (271, 4, 991)
+    >>> from flinkstate.keygroups import assign_to_key_group
+    >>> all(assign_to_key_group(e.key, 128, "long") == e.key_group for e in entries)
+    True
+    """
     found: list[Entry] = []
     _walk(handle, files, found.append)
     yield from found

@@ -68,6 +68,27 @@ def _unmerged(handle: ChannelHandle) -> tuple[ChannelStateHandle, ...]:
 
 @dataclass(frozen=True, slots=True)
 class MasterState:
+    """A master hook's state (``MasterState``): its name, version and bytes, as the checkpoint
+    coordinator stored them.
+
+    Examples
+    --------
+    The committed checkpoints have none; one written into a copy of a ``_metadata`` file is read
+    back as it went in:
+
+    >>> import dataclasses
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.metadata_writer import write_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> metadata = read_metadata(checkpoint)
+    >>> metadata.master_states
+    ()
+    >>> trailer = (checkpoint / "_metadata").read_bytes()[metadata.trailer_offset :]
+    >>> hooked = dataclasses.replace(metadata, master_states=(MasterState("hook", 1, b"ok"),))
+    >>> parse_metadata(write_metadata(hooked, 6, trailer)).master_states
+    (MasterState(name='hook', version=1, data=b'ok'),)
+    """
+
     name: str
     version: int
     data: bytes
@@ -76,7 +97,25 @@ class MasterState:
 @dataclass(frozen=True, slots=True)
 class SubtaskState:
     """``OperatorSubtaskState``: at most one handle of each kind of operator and keyed
-    state, and the channel-state handles (merged ones as Flink 2.3 writes them)."""
+    state, and the channel-state handles (merged ones as Flink 2.3 writes them).
+
+    Examples
+    --------
+    Subtask 3 of the keyed counter: its keyed state (key groups 96 to 127) and the in-flight data
+    of its two input channels, both inlined in ``_metadata``:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> metadata = read_metadata(real_checkpoint("keyed-hash-p2-p4"))
+    >>> subtask = metadata.operator("slow-counter").subtask(3)
+    >>> keyed = subtask.managed_keyed_state
+    >>> keyed.first_key_group, keyed.last_key_group
+    (96, 127)
+    >>> for handle in subtask.channel_handles():
+    ...     print(handle.kind, handle.channel_or_subpartition, handle.state_size,
+    ...           type(handle.delegate).__name__)
+    input 0 4104 ByteStreamStateHandle
+    input 1 7358 ByteStreamStateHandle
+    """
 
     index: int
     managed_operator_state: OperatorStateHandle | None
@@ -96,7 +135,25 @@ class SubtaskState:
 
 @dataclass(frozen=True, slots=True)
 class OperatorState:
-    """One operator of the job (every operator of every chain is listed)."""
+    """One operator of the job (every operator of every chain is listed).
+
+    Examples
+    --------
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> metadata = read_metadata(real_checkpoint("keyed-hash-p2-p4"))
+    >>> counter = metadata.operator("slow-counter")
+    >>> counter.operator_id, counter.parallelism, counter.max_parallelism
+    ('85a8382f15be92fc24347a7bf1206c53', 4, 128)
+    >>> len(counter.subtasks), counter.finished_subtasks, counter.fully_finished
+    (4, (), False)
+
+    An operator without a uid goes by its name:
+
+    >>> [operator.label for operator in metadata.operators]
+    ['to-record', 'source', 'slow-counter', 'sink']
+    >>> metadata.operator("source").name
+    'Source: source'
+    """
 
     operator_id: str
     name: str
@@ -119,7 +176,27 @@ class OperatorState:
 @dataclass(frozen=True, slots=True)
 class CheckpointMetadata:
     """What ``Checkpoints.loadCheckpointMetadata`` reads, as values; ``directory`` is where
-    the ``_metadata`` file is (relative handles resolve there)."""
+    the ``_metadata`` file is (relative handles resolve there).
+
+    Examples
+    --------
+    What Flink's own loader read from this file too (``chk-48.groundtruth.json``): version 6,
+    checkpoint 48, four operators, 41112 bytes of which the last 604 are the Java-serialized
+    ``CheckpointProperties``:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> metadata = read_metadata(real_checkpoint("keyed-hash-p2-p4"))
+    >>> metadata.version, metadata.checkpoint_id, len(metadata.operators)
+    (6, 48, 4)
+    >>> metadata.size, metadata.size - metadata.trailer_offset
+    (41112, 604)
+    >>> sum(1 for _ in metadata.channel_handles())
+    12
+    >>> metadata.operator("no-such-operator")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    KeyError: "no operator 'no-such-operator' in checkpoint 48; known: to-record, source, ..."
+    """
 
     source: str
     version: int
@@ -154,6 +231,18 @@ def read_metadata(path: str | Path) -> CheckpointMetadata:
 
     The file is mapped, not read: a huge or sparse file costs only the bytes the parser
     really reads, and every count in it is checked against what remains before it is used.
+
+    Examples
+    --------
+    A checkpoint written with file merging (FLIP-306): its state is in segments of files in the
+    job's ``taskowned`` folder:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> metadata = read_metadata(real_checkpoint("keyed-hash-p2-p4-filemerging"))
+    >>> metadata.checkpoint_id
+    36
+    >>> {type(handle.delegate).__name__ for _, handle in metadata.channel_handles()}
+    {'SegmentFileStateHandle'}
     """
     target = Path(path)
     if target.is_dir():
@@ -170,6 +259,27 @@ def read_metadata(path: str | Path) -> CheckpointMetadata:
 
 
 def parse_metadata(data: bytes | mmap.mmap, source: str = "_metadata") -> CheckpointMetadata:
+    """The checkpoint metadata in ``data`` (a ``_metadata`` file's bytes; ``source`` names it in
+    errors), every count and length checked against what remains.
+
+    Examples
+    --------
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> data = (real_checkpoint("rebalance-forward-p2-p3") / "_metadata").read_bytes()
+    >>> metadata = parse_metadata(data)
+    >>> metadata.checkpoint_id, [(o.label, o.parallelism) for o in metadata.operators]
+    (7, [('to-record', 2), ('source', 2), ('slow-relay', 3), ('sink', 3), ('relay', 3)])
+
+    A file cut short is refused where it ends, naming what was expected:
+
+    >>> from flinkstate.errors import CheckpointFormatError
+    >>> try:
+    ...     parse_metadata(data[:100])
+    ... except CheckpointFormatError as error:
+    ...     print(error)  # doctest: +NORMALIZE_WHITESPACE
+    _metadata: at byte 20: expected 5 operator states of at least 33 bytes each, but only 76
+    bytes remain
+    """
     reader = DataInput(data, source)
     magic = reader.i32("the magic number") & 0xFFFFFFFF
     if magic != MAGIC:

@@ -60,6 +60,29 @@ class _Out:
 
 
 def write_metadata(metadata: CheckpointMetadata, version: int, trailer: bytes) -> bytes:
+    """The bytes of a ``_metadata`` file of ``version`` (5, 6 or 7) for ``metadata``, ending with
+    ``trailer`` (the Java-serialized ``CheckpointProperties``, which is never parsed).
+
+    Examples
+    --------
+    What the reader read from a file Flink 2.3.0 wrote is written back byte for byte:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> data = (checkpoint / "_metadata").read_bytes()
+    >>> metadata = read_metadata(checkpoint)
+    >>> write_metadata(metadata, 6, data[metadata.trailer_offset :]) == data
+    True
+
+    Version 5 (Flink 1.15 to 2.2) writes each channel's handle on its own, naming its stream
+    again, where version 6 merges the channels of a subtask that share one:
+
+    >>> from flinkstate.flinkcheckpoint.metadata import parse_metadata
+    >>> older = write_metadata(metadata, 5, data[metadata.trailer_offset :])
+    >>> len(older) - len(data), parse_metadata(older).version
+    (136, 5)
+    """
     out = _Out()
     out.u32(MAGIC)
     out.i32(version)

@@ -50,7 +50,15 @@ _DECODE_ERRORS = (IndexError, struct.error, UnicodeDecodeError, ValueError, Over
 @dataclass(frozen=True, slots=True)
 class RecordLayout:
     """A flat record type: its scalar fields in order (one for a scalar value) and whether
-    it is a ``Row`` (a null mask before the fields)."""
+    it is a ``Row`` (a null mask before the fields).
+
+    Examples
+    --------
+    >>> RecordLayout.of("Row<Long, String>")
+    RecordLayout(type_name='Row<Long,String>', fields=('Long', 'String'), row=True)
+    >>> RecordLayout.of("Tuple2<Long,Tuple2<Long,Long>>") is None
+    True
+    """
 
     type_name: str
     fields: tuple[str, ...]
@@ -74,7 +82,29 @@ class RecordLayout:
 class ChannelColumns:
     """The records of one channel's bytes: frame offsets and lengths (the 4-byte length
     prefix not counted, as ``Element.length``), and their keys (int64 for Long and Integer
-    keys, an Arrow string array for String keys, None without a key) with key groups."""
+    keys, an Arrow string array for String keys, None without a key) with key groups.
+
+    Examples
+    --------
+    The channel from ``to-record`` subtask 0 to counter subtask 0 as columns: every record's frame
+    and its key ``f0 % 1000`` with the key group Flink puts it in:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.channel_state_file import read_channel
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.key_selector import key_function
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> _, handle = next(read_metadata(checkpoint).channel_handles())
+    >>> with StateFiles(checkpoint) as files:
+    ...     data = read_channel(handle, files).data
+    >>> key = key_function("f0%1000", "Tuple2<Long,String>")
+    >>> columns = channel_columns(data, "Tuple2<Long,String>", key, 128, "channel 0->0")
+    >>> len(columns.offsets), columns.offsets[:3].tolist(), columns.trailing
+    (648, [0, 38, 76], 0)
+    >>> columns.keys[:3].tolist(), columns.key_groups[:3].tolist()
+    ([950, 952, 953], [18, 26, 9])
+    """
 
     offsets: npt.NDArray[np.int64]
     lengths: npt.NDArray[np.int64]
@@ -96,7 +126,33 @@ def channel_columns(
 ) -> ChannelColumns:
     """Every record of ``data`` framed, and keyed by ``key`` over values of ``type_name`` where
     a key is given; the scalar reader's error for anything it refuses (``source`` names the
-    channel in it). Keys need the record type."""
+    channel in it). Keys need the record type.
+
+    Examples
+    --------
+    Downstream subtask 0 of 4 owns key groups 0 to 31: every key of the channel that leads to it is
+    in them:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.channel_state_file import read_channel
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.key_selector import key_function
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> _, handle = next(read_metadata(checkpoint).channel_handles())
+    >>> with StateFiles(checkpoint) as files:
+    ...     data = read_channel(handle, files).data
+    >>> key = key_function("f0%1000", "Tuple2<Long,String>")
+    >>> groups = channel_columns(data, "Tuple2<Long,String>", key, 128, "channel 0->0").key_groups
+    >>> int(groups.min()), int(groups.max())
+    (0, 31)
+
+    Without a key, only the frames:
+
+    >>> framed = channel_columns(data, None, None, 128, "channel 0->0")
+    >>> len(framed.offsets), framed.keys is None
+    (648, True)
+    """
     if key is not None and type_name is None:
         raise InvalidParameterError(f"{source} is keyed: reading its keys needs the record type")
     try:
@@ -121,7 +177,39 @@ def batch_columns(
 
     Framing is a walk from where a channel starts: where every channel boundary is a frame
     start, framing the concatenation frames each channel as alone, and the checks of a
-    record's tag, layout and key are the record's own."""
+    record's tag, layout and key are the record's own.
+
+    Examples
+    --------
+    The first two logical channels of the keyBy (to counter subtasks 0 and 1, each its input state
+    then its output state) laid end to end, framed and keyed in one pass:
+
+    >>> import numpy as np
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.channel_state_file import read_channel
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.inflight import logical_channels
+    >>> from flinkstate.flinkcheckpoint.key_selector import key_function
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> channels = logical_channels(read_metadata(checkpoint))[:2]
+    >>> with StateFiles(checkpoint) as files:
+    ...     data = [
+    ...         b"".join(read_channel(side, files).data for side in (c.input, c.output) if side)
+    ...         for c in channels
+    ...     ]
+    >>> bounds = np.cumsum([0, *map(len, data)])
+    >>> key = key_function("f0%1000", "Tuple2<Long,String>")
+    >>> columns = batch_columns(b"".join(data), bounds, "Tuple2<Long,String>", key, 128)
+    >>> bounds.tolist(), len(columns.offsets)
+    ([0, 24624, 28728], 756)
+
+    A batch that ends inside a record is not vouched for: the caller reads each channel apart:
+
+    >>> cut = bounds - [0, 0, 1]
+    >>> batch_columns(b"".join(data)[:-1], cut, "Tuple2<Long,String>", key, 128) is None
+    True
+    """
     if key is not None and type_name is None:
         return None
     try:
@@ -300,8 +388,24 @@ def _patched(
 
 
 def string_column(keys: Sequence[object], source: str) -> pa.Array:
-    """String keys as an Arrow column; a Java String with a lone UTF-16 surrogate (which
-    Arrow's UTF-8 cannot hold) refused in one line."""
+    r"""String keys as an Arrow column; a Java String with a lone UTF-16 surrogate (which
+    Arrow's UTF-8 cannot hold) refused in one line.
+
+    Examples
+    --------
+    >>> string_column(["key", "Flink"], "a channel").to_pylist()
+    ['key', 'Flink']
+
+    A Java ``String`` may hold a lone UTF-16 surrogate, which Arrow's UTF-8 cannot:
+
+    >>> from flinkstate.errors import InvalidParameterError
+    >>> try:
+    ...     string_column(["key", chr(0xD800)], "channel 0->0")
+    ... except InvalidParameterError as error:
+    ...     print(error)  # doctest: +NORMALIZE_WHITESPACE
+    channel 0->0: a String key with a lone UTF-16 surrogate ('\ud800') cannot be a
+    dataset's key_string
+    """
     try:
         return pa.array(keys, type=pa.string())
     except UnicodeEncodeError:

@@ -34,6 +34,14 @@ _I64 = struct.Struct(">q")
 
 
 class ElementTag(IntEnum):
+    """The tag byte that starts a serialized stream element (``StreamElementSerializer``).
+
+    Examples
+    --------
+    >>> ElementTag(0).name, ElementTag(2).name
+    ('RECORD', 'WATERMARK')
+    """
+
     RECORD = 0
     RECORD_WITHOUT_TIMESTAMP = 1
     WATERMARK = 2
@@ -59,7 +67,27 @@ ValueDecoder = Callable[[bytes, int], tuple[object, int]]
 @dataclass(frozen=True, slots=True)
 class Element:
     """One framed element: where its length prefix is, its length and tag; for records the
-    timestamp (None without one) and the value (None when not decoded)."""
+    timestamp (None without one) and the value (None when not decoded).
+
+    Examples
+    --------
+    The first record in the input state of subtask 1 of the counter: 34 bytes after its length,
+    a ``Tuple2<Long,String>`` stamped ``Long.MIN_VALUE`` (a FLIP-27 source assigned no timestamp):
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.channel_state_file import read_channel
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> (handle,) = read_metadata(checkpoint).operator("slow-counter").subtask(1).channel_handles()
+    >>> with StateFiles(checkpoint) as files:
+    ...     data = read_channel(handle, files).data
+    >>> first = decode(data, value_decoder("Tuple2<Long,String>")).elements[0]
+    >>> first.offset, first.length, first.tag, first.is_record
+    (0, 34, 0, True)
+    >>> first.timestamp == -(2**63), first.value
+    (True, (25887, 'p25887xxxxxxxxxx'))
+    """
 
     offset: int
     length: int
@@ -74,6 +102,26 @@ class Element:
 
 @dataclass(frozen=True, slots=True)
 class Decoded:
+    """The whole elements of some channel data, and how many bytes follow the last one.
+
+    Examples
+    --------
+    The input state of subtask 1 of the counter ends inside a record, whose rest is in the
+    upstream's output state:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.channel_state_file import read_channel
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> (handle,) = read_metadata(checkpoint).operator("slow-counter").subtask(1).channel_handles()
+    >>> with StateFiles(checkpoint) as files:
+    ...     data = read_channel(handle, files).data
+    >>> decoded = decode(data)
+    >>> len(data), len(decoded.elements), decoded.trailing
+    (980, 25, 30)
+    """
+
     elements: tuple[Element, ...]
     #: bytes after the last whole element (a record cut by the end of the data)
     trailing: int
@@ -97,6 +145,23 @@ def frames(data: bytes, start: int = 0) -> tuple[np.ndarray, np.ndarray, int]:
     block at a time (every candidate's length read at once). Where lengths vary, a tight loop
     steps frame by frame, reading lengths unsigned so that it always moves forward, and the
     lengths it found are checked afterwards, all at once.
+
+    Examples
+    --------
+    Records of one type often have one length: here 25 frames of 34 bytes after their 4-byte
+    lengths, and 30 bytes of a record cut by the end of the data:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.channel_state_file import read_channel
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> (handle,) = read_metadata(checkpoint).operator("slow-counter").subtask(1).channel_handles()
+    >>> with StateFiles(checkpoint) as files:
+    ...     data = read_channel(handle, files).data
+    >>> offsets, lengths, trailing = frames(data)
+    >>> offsets[:3].tolist(), set(lengths.tolist()), trailing
+    ([0, 38, 76], {34}, 30)
     """
     raw = np.frombuffer(data, dtype=np.uint8)
     end = len(raw)
@@ -179,7 +244,18 @@ def _step(data: bytes, position: int, limit: int) -> tuple[list[int], int]:
 def decode(
     data: bytes, value: ValueDecoder | None = None, start: int = 0, source: str = "channel data"
 ) -> Decoded:
-    """Every whole element from ``start``; record values through ``value`` when given."""
+    """Every whole element from ``start``; record values through ``value`` when given.
+
+    Examples
+    --------
+    A record framed by hand: its length, tag 1 (no timestamp), then a ``Long``:
+
+    >>> data = (9).to_bytes(4, "big") + bytes([1]) + (42).to_bytes(8, "big")
+    >>> decode(data, value_decoder("Long"))
+    Decoded(elements=(Element(offset=0, length=9, tag=1, timestamp=None, value=42),), trailing=0)
+    >>> decode(data + data[:6]).trailing
+    6
+    """
     offsets, lengths, trailing = frames(data, start)
     elements = []
     for offset, length in zip(offsets.tolist(), lengths.tolist(), strict=True):
@@ -224,7 +300,26 @@ def decode(
 
 class RecordTypeError(CheckpointFormatError):
     """A record whose value the record type given does not read: the framing is whole, the
-    type is wrong (or the value corrupt)."""
+    type is wrong (or the value corrupt).
+
+    Examples
+    --------
+    The records of the keyed job are ``Tuple2<Long,String>``; read as ``Long`` they are too long:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.channel_state_file import read_channel
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> (handle,) = read_metadata(checkpoint).operator("slow-counter").subtask(1).channel_handles()
+    >>> with StateFiles(checkpoint) as files:
+    ...     data = read_channel(handle, files).data
+    >>> try:
+    ...     decode(data, value_decoder("Long"), source="slow-counter[1]")
+    ... except RecordTypeError as error:
+    ...     print(error)
+    slow-counter[1]: at byte 13: expected a value of 25 bytes, the decoder read 8
+    """
 
 
 #: what a decoder may raise on bytes that are not its type
@@ -247,7 +342,18 @@ def _value(data: bytes, start: int, end: int, value: ValueDecoder | None, source
 
 def value_span(element: Element) -> tuple[int, int]:
     """Where a record's value is in the data it was framed from: after its length, tag and
-    timestamp (if it has one), to its end."""
+    timestamp (if it has one), to its end.
+
+    Examples
+    --------
+    A record's value starts after its length (4 bytes), tag (1) and timestamp (8):
+
+    >>> timestamp, value = (0).to_bytes(8, "big"), (7).to_bytes(8, "big")
+    >>> data = (17).to_bytes(4, "big") + bytes([0]) + timestamp + value
+    >>> (record,) = decode(data).elements
+    >>> value_span(record), read_long(data, value_span(record)[0])
+    ((13, 21), (7, 21))
+    """
     body = element.offset + 4
     start = body + (9 if element.tag == ElementTag.RECORD else 1)
     return start, body + element.length
@@ -286,7 +392,24 @@ def types_that_read(
     ``sample`` of them) exactly to its end. Framing alone cannot tell a record's type, and
     several types may read the same bytes (a ``Long`` is also two ``Integer``\ s): these are
     the ones the records do not rule out, none of them proven. None where there is no
-    record: nothing is ruled out."""
+    record: nothing is ruled out.
+
+    Examples
+    --------
+    Framing alone cannot tell a record's type; these are the usual types that read every record
+    of the keyed job's channel exactly to its end (the job's own is ``Tuple2<Long,String>``):
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.channel_state_file import read_channel
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> (handle,) = read_metadata(checkpoint).operator("slow-counter").subtask(1).channel_handles()
+    >>> with StateFiles(checkpoint) as files:
+    ...     data = read_channel(handle, files).data
+    >>> types_that_read(data, decode(data).elements)
+    ['Tuple2<Long,String>', 'Tuple2<Double,String>', 'Tuple3<Integer,Integer,String>']
+    """
     spans = [value_span(e) for e in elements if e.is_record][:sample]
     if not spans:
         return None
@@ -305,10 +428,24 @@ def types_that_read(
 
 
 def read_long(data: bytes, at: int) -> tuple[object, int]:
+    """A big-endian ``Long`` at ``at``: (value, offset after it).
+
+    Examples
+    --------
+    >>> read_long((25887).to_bytes(8, "big"), 0)
+    (25887, 8)
+    """
     return _I64.unpack_from(data, at)[0], at + 8
 
 
 def read_int(data: bytes, at: int) -> tuple[object, int]:
+    """A big-endian ``Integer`` at ``at``: (value, offset after it).
+
+    Examples
+    --------
+    >>> read_int((-1).to_bytes(4, "big", signed=True), 0)
+    (-1, 4)
+    """
     return _I32.unpack_from(data, at)[0], at + 4
 
 
@@ -323,6 +460,17 @@ def _fixed(layout: str) -> ValueDecoder:
 
 
 def read_boolean(data: bytes, at: int) -> tuple[object, int]:
+    """A ``Boolean`` (one byte, 0 or 1) at ``at``: (value, offset after it).
+
+    Examples
+    --------
+    >>> read_boolean(bytes([1, 0]), 0), read_boolean(bytes([1, 0]), 1)
+    ((True, 1), (False, 2))
+    >>> read_boolean(bytes([2]), 0)
+    Traceback (most recent call last):
+        ...
+    ValueError: a boolean byte (0 or 1), found 2
+    """
     byte = data[at]
     if byte > 1:
         raise ValueError(f"a boolean byte (0 or 1), found {byte}")
@@ -343,7 +491,20 @@ def _varint(data: bytes, at: int) -> tuple[int, int]:
 
 
 def read_string(data: bytes, at: int) -> tuple[object, int]:
-    """``StringValue.readString``: length + 1 (0 is null), then UTF-16 units as varints."""
+    """``StringValue.readString``: length + 1 (0 is null), then UTF-16 units as varints.
+
+    Examples
+    --------
+    ``StringValue`` writes the length plus one, then each UTF-16 unit as a varint (one byte each
+    for ASCII):
+
+    >>> read_string(bytes([6]) + b"Flink", 0)
+    ('Flink', 6)
+    >>> read_string(bytes([4, 0xE9, 0x01, 0x74, 0xE9, 0x01]), 0)
+    ('été', 6)
+    >>> read_string(bytes([0]), 0)
+    (None, 1)
+    """
     length = data[at]
     at += 1
     if length >= 0x80:  # a longer varint
@@ -384,7 +545,23 @@ ROW_KINDS = ("+I", "-U", "+U", "-D")
 @dataclass(frozen=True, slots=True)
 class Row:
     """A decoded ``Row``: its kind (``+I``, ``-U``, ``+U``, ``-D``) and fields (None where
-    null). Indexing reads a field, as for a tuple, so key functions work on both."""
+    null). Indexing reads a field, as for a tuple, so key functions work on both.
+
+    Examples
+    --------
+    A ``Row<Long,String>``: a byte of bits (the row kind's two, then a null flag per field), then
+    the fields that are not null:
+
+    >>> read = value_decoder("Row<Long,String>")
+    >>> row, _ = read(bytes([0b0000_0000]) + (42).to_bytes(8, "big") + bytes([6]) + b"Flink", 0)
+    >>> row, row[1], len(row)
+    (Row(kind='+I', fields=(42, 'Flink')), 'Flink', 2)
+
+    The first bit set makes the kind ``-U`` (an update's retraction), the fourth ``f1`` null:
+
+    >>> read(bytes([0b1001_0000]) + (42).to_bytes(8, "big"), 0)[0]
+    Row(kind='-U', fields=(42, None))
+    """
 
     kind: str
     fields: tuple[object, ...]
@@ -397,6 +574,15 @@ class Row:
 
 
 def tuple_decoder(fields: list[ValueDecoder]) -> ValueDecoder:
+    """A decoder of a ``TupleN`` whose fields ``fields`` read, back to back
+    (``TupleSerializer``).
+
+    Examples
+    --------
+    >>> read = tuple_decoder([read_long, read_string])
+    >>> read((25887).to_bytes(8, "big") + bytes([17]) + b"p25887xxxxxxxxxx", 0)
+    ((25887, 'p25887xxxxxxxxxx'), 25)
+    """
     if len(fields) == 2:  # the commonest tuple, without the loop
         first, second = fields
 
@@ -418,6 +604,15 @@ def tuple_decoder(fields: list[ValueDecoder]) -> ValueDecoder:
 
 
 def row_decoder(fields: list[ValueDecoder]) -> ValueDecoder:
+    """A decoder of a ``Row`` whose fields ``fields`` read: the null mask, then the fields not
+    null (``RowSerializer``).
+
+    Examples
+    --------
+    >>> read = row_decoder([read_int, read_string])
+    >>> read(bytes([0b0001_0000]) + (7).to_bytes(4, "big"), 0)
+    (Row(kind='+I', fields=(7, None)), 5)
+    """
     bits = 2 + len(fields)
     mask_bytes = (bits + 7) // 8
 
@@ -442,7 +637,18 @@ def row_decoder(fields: list[ValueDecoder]) -> ValueDecoder:
 
 def value_decoder(type_name: str) -> ValueDecoder:
     """A decoder for a scalar type (``Long``, ``Integer``, ``Short``, ``Byte``, ``Double``,
-    ``Float``, ``Boolean``, ``String``), or ``TupleN<...>`` or ``Row<...>`` of them."""
+    ``Float``, ``Boolean``, ``String``), or ``TupleN<...>`` or ``Row<...>`` of them.
+
+    Examples
+    --------
+    >>> read = value_decoder("Tuple3<Integer,Boolean,String>")
+    >>> read((7).to_bytes(4, "big") + bytes([1, 3]) + b"ok", 0)
+    ((7, True, 'ok'), 8)
+    >>> value_decoder("Map<Long,String>")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.InvalidParameterError: no decoder for 'Map<Long,String>': known are Long, ...
+    """
     name = type_name.replace(" ", "")
     if _nesting(name) > MAX_NESTING:
         raise InvalidParameterError(
@@ -467,7 +673,15 @@ def value_decoder(type_name: str) -> ValueDecoder:
 
 def record_fields(type_name: str) -> tuple[str, ...] | None:
     """The field types of a ``TupleN<...>`` or ``Row<...>`` record type, in order (what a
-    key ``f<N>`` reads); None for a scalar type. Refused as :func:`value_decoder` refuses."""
+    key ``f<N>`` reads); None for a scalar type. Refused as :func:`value_decoder` refuses.
+
+    Examples
+    --------
+    >>> record_fields("Tuple2<Long,String>"), record_fields("Row<Integer, Tuple2<Long,Long>>")
+    (('Long', 'String'), ('Integer', 'Tuple2<Long,Long>'))
+    >>> record_fields("Long") is None
+    True
+    """
     value_decoder(type_name)  # the same checks, the same one-line refusals
     name = type_name.replace(" ", "")
     match = re.fullmatch(r"(?:Tuple\d+|Row)<(.+)>", name)

@@ -29,7 +29,15 @@ from flinkstate.keygroups import assign_to_key_group, compute_key_group_range_fo
 
 
 def checkpoint_dir(path: str | Path) -> Path:
-    """A ``chk-N`` directory, from itself or from its ``_metadata`` file."""
+    """A ``chk-N`` directory, from itself or from its ``_metadata`` file.
+
+    Examples
+    --------
+    >>> checkpoint_dir("/flink-checkpoints/job/chk-48/_metadata").as_posix()
+    '/flink-checkpoints/job/chk-48'
+    >>> checkpoint_dir("/flink-checkpoints/job/chk-48").as_posix()
+    '/flink-checkpoints/job/chk-48'
+    """
     target = Path(path)
     return target.parent if target.name == "_metadata" else target
 
@@ -55,6 +63,41 @@ def summarize(
     exchanges' key selectors: every in-flight record of such an exchange is checked against
     the key groups of the subtask it goes to (``key_groups``), which is where Flink's
     partitioner sent it, so a record outside them means the key given is not the job's.
+
+    Examples
+    --------
+    The keyed job's checkpoint: the in-flight bytes on each side are those Flink's loader found
+    (``chk-48.groundtruth.json``), and every record of the keyBy is in the key groups of the subtask
+    it goes to:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.key_selector import key_function
+    >>> from flinkstate.flinkcheckpoint.stream_element import value_decoder
+    >>> summary = summarize(
+    ...     real_checkpoint("keyed-hash-p2-p4"),
+    ...     value=value_decoder("Tuple2<Long,String>"),
+    ...     keys={"to-record->slow-counter": key_function("f0%1000", "Tuple2<Long,String>")},
+    ... )
+    >>> for name, value in summary["totals"].items():
+    ...     print(name, value)
+    input_bytes 14180
+    output_bytes 50598
+    records 1643
+    split_records 4
+    unclean_channels 0
+    >>> check = summary["key_groups"]["checked"][0]
+    >>> check["records"], check["outside"]
+    (1643, 0)
+    >>> summary["logical_channels"][0]["first_value"]
+    [23950, 'p23950xxxxxxxxxx']
+
+    Without a record type, the types that read every record:
+
+    >>> summary = summarize(real_checkpoint("rebalance-forward-p2-p3"), find_record_types=True)
+    >>> for edge, types in summary["record_types"].items():
+    ...     print(edge, types)  # doctest: +NORMALIZE_WHITESPACE
+    to-record:0>relay:0 ['Tuple2<Long,String>', 'Tuple2<Double,String>',
+    'Tuple3<Integer,Integer,String>']
     """
     directory = checkpoint_dir(path)
     metadata = read_metadata(directory)
@@ -297,7 +340,13 @@ def _check_keys(
 
 
 def types_that_read_text(types: list[str]) -> str:
-    """The types that read every record sampled, said as a suggestion."""
+    """The types that read every record sampled, said as a suggestion.
+
+    Examples
+    --------
+    >>> types_that_read_text(["Tuple2<Long,String>", "Tuple2<Double,String>"])
+    'these types read every record sampled: Tuple2<Long,String>, Tuple2<Double,String>'
+    """
     if not types:
         return (
             "none of the types tried reads them (scalars, and Tuple2 and Tuple3 of Long, "

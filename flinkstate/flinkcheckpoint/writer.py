@@ -70,6 +70,23 @@ _KEYS_PER_SUBTASK = 64
 
 @dataclass(frozen=True)
 class WrittenCheckpoint:
+    """A checkpoint :func:`write_checkpoint` wrote: its ``chk-N`` folder, the job's parallelism
+    and max parallelism, and how many records and payload bytes are in flight.
+
+    Examples
+    --------
+    A job of 4 subtasks on each side (Flink's default max parallelism for it, 128), its channel
+    state in one file per side:
+
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     written = write_checkpoint(folder, payload_bytes=64 * 1024, parallelism=4)
+    ...     print(written.directory.name, written.max_parallelism, written.records)
+    ...     print(sorted(path.name for path in written.directory.iterdir()))
+    chk-1 128 1712
+    ['_metadata', 'input-00000', 'output-00000']
+    """
+
     directory: Path
     parallelism: int
     max_parallelism: int
@@ -87,7 +104,24 @@ def write_checkpoint(
     seed: int = 0,
 ) -> WrittenCheckpoint:
     """A ``chk-N`` folder in ``directory`` (made, it must not exist) with about
-    ``payload_bytes`` of in-flight data over ``parallelism`` x ``parallelism`` channels."""
+    ``payload_bytes`` of in-flight data over ``parallelism`` x ``parallelism`` channels.
+
+    Examples
+    --------
+    A small one, read back by the reader as Flink's own would be:
+
+    >>> import tempfile
+    >>> from flinkstate.flinkcheckpoint.summary import summarize
+    >>> from flinkstate.flinkcheckpoint.stream_element import value_decoder
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     written = write_checkpoint(folder, payload_bytes=64 * 1024, parallelism=4)
+    ...     summary = summarize(written.directory, value=value_decoder(RECORD_TYPE))
+    >>> totals = summary["totals"]
+    >>> totals["records"] == written.records, totals["split_records"] > 0
+    (True, True)
+    >>> totals["input_bytes"] + totals["output_bytes"] == written.payload_bytes
+    True
+    """
     if parallelism < 1 or payload_bytes < 0 or segment_size < 64:
         raise InvalidParameterError(
             "a checkpoint needs a parallelism of at least 1, a size of at least 0 and a "

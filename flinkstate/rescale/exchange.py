@@ -33,7 +33,25 @@ from flinkstate.rescale.virtual_channels import VirtualChannel, virtual_channels
 
 @dataclass(frozen=True)
 class DownstreamSubtaskRescale:
-    """What new downstream subtask ``subtask`` recovers on its input gate."""
+    """What new downstream subtask ``subtask`` recovers on its input gate.
+
+    Examples
+    --------
+    New subtask 0 after a keyBy exchange went from 3 to 2 subtasks on both sides (Flink's
+    ``StateAssignmentOperationTest``): it recovers the input state of old subtasks 0 and 1 and
+    filters old subtask 1's records, which new subtask 1 reads too:
+
+    >>> consumer = rescale_exchange("keyBy", (3, 2), (3, 2)).downstream[0]
+    >>> consumer.input_state_from, consumer.demultiplexes, consumer.filters
+    ((0, 1), True, True)
+
+    Buffers of old channel 2 (old upstream subtask 2) arrive on new channel 0:
+
+    >>> consumer.new_channel(2)
+    0
+    >>> consumer.filters_virtual_channel(0, 1, 2), consumer.filters_virtual_channel(0, 0, 2)
+    (True, False)
+    """
 
     subtask: int
     input_state_from: tuple[int, ...]
@@ -81,7 +99,18 @@ class DownstreamSubtaskRescale:
 
 @dataclass(frozen=True)
 class UpstreamSubtaskRescale:
-    """What new upstream subtask ``subtask`` recovers into its result partition."""
+    """What new upstream subtask ``subtask`` recovers into its result partition.
+
+    Examples
+    --------
+    New upstream subtask 0 after a keyBy exchange went from 3 to 2 subtasks on both sides: it
+    recovers the output state of old subtasks 0 and 2, and a buffer of old subpartition 1 (for old
+    downstream subtask 1, now shared by new subtasks 0 and 1) goes into both new subpartitions:
+
+    >>> producer = rescale_exchange("keyBy", (3, 2), (3, 2)).upstream[0]
+    >>> producer.output_state_from, producer.new_subpartitions(1)
+    ((0, 2), (0, 1))
+    """
 
     subtask: int
     output_state_from: tuple[int, ...]
@@ -100,7 +129,24 @@ class UpstreamSubtaskRescale:
 
 @dataclass(frozen=True)
 class ExchangeRescale:
-    """The rescale of one exchange, with the answer for every new subtask on both sides."""
+    """The rescale of one exchange, with the answer for every new subtask on both sides.
+
+    Examples
+    --------
+    >>> plan = rescale_exchange("keyBy", (3, 2), (3, 2))
+    >>> plan.carries_channel_state, plan.filters
+    (True, True)
+    >>> print(plan.input_mapping, plan.output_mapping)
+    [[0, 1], [1, 2]] [[0, 2], [1]]
+
+    A rebalance never filters; a forward exchange carries nothing at all:
+
+    >>> rescale_exchange("rebalance", (3, 2), (3, 2)).filters
+    False
+    >>> forward = rescale_exchange("forward", (2, 2), (2, 2))
+    >>> forward.carries_channel_state, forward.note  # doctest: +ELLIPSIS
+    (False, 'forward() is a pointwise exchange: Flink aligns its barriers, ...')
+    """
 
     partitioner: Partitioner
     upstream_parallelism: tuple[int, int]
@@ -147,6 +193,32 @@ def rescale_exchange(
     downstream's gate). None: this exchange's own, as Flink finds them since FLINK-40269 (by
     the intermediate data set); before, Flink took the first edge between the two operators,
     another one's when a job connects them twice.
+
+    Examples
+    --------
+    Flink's ``StateAssignmentOperationTest``, a keyBy exchange downscaled from 3 to 2 subtasks on
+    both sides: new downstream subtask ``i`` reads the input state of the old subtasks whose key
+    groups overlap its own, new upstream subtask ``i`` the output state of old subtasks ``i`` and
+    ``i + 2``:
+
+    >>> plan = rescale_exchange("keyBy", (3, 2), (3, 2))
+    >>> [d.input_state_from for d in plan.downstream], [u.output_state_from for u in plan.upstream]
+    ([(0, 1), (1, 2)], [(0, 2), (1,)])
+
+    With ``recover-output-on-downstream``, the downstream subtasks read the upstream's output state
+    themselves, as (old upstream subtask, old subpartition) pairs:
+
+    >>> plan = rescale_exchange("keyBy", (3, 2), (3, 2), recover_output_on_downstream=True)
+    >>> plan.downstream[1].upstream_output_state_from
+    ((0, 1), (0, 2), (1, 1), (1, 2), (2, 1), (2, 2))
+
+    A pointwise exchange forced unaligned cannot be rescaled, as in Flink:
+
+    >>> rescale_exchange("rescale", (2, 3), (2, 3), unaligned_forced=True)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.UnsupportedRescaleError: Cannot rescale the given pointwise partitioner.
+    ...
     """
     kind, (up_old, up_new), (down_old, down_new) = _checked(partitioner, upstream, downstream)
     other = kind if connected is None else Partitioner.parse(connected)
@@ -356,7 +428,18 @@ class VirtualChannelBlock:
     ``old_subtasks`` and every old channel in ``old_channels``, all filtered or none.
 
     A new subtask's virtual channels are always such a product (each old subtask it reads, by
-    every old channel that reaches it), so a few blocks describe millions of them."""
+    every old channel that reaches it), so a few blocks describe millions of them.
+
+    Examples
+    --------
+    New subtask 0 after a keyBy exchange went from 3 to 2 subtasks on both sides demultiplexes
+    the three old channels of old subtask 0 as they are, and those of old subtask 1 filtered:
+
+    >>> for block in summarise_exchange("keyBy", (3, 2), (3, 2)).downstream[0].virtual_channels:
+    ...     print(block, block.size)
+    VirtualChannelBlock(old_subtasks=range(0, 1), old_channels=range(0, 3), filtered=False) 3
+    VirtualChannelBlock(old_subtasks=range(1, 2), old_channels=range(0, 3), filtered=True) 3
+    """
 
     old_subtasks: range
     old_channels: range
@@ -369,7 +452,18 @@ class VirtualChannelBlock:
 
 @dataclass(frozen=True)
 class DownstreamSubtaskSummary:
-    """:class:`DownstreamSubtaskRescale` in ranges and counts."""
+    """:class:`DownstreamSubtaskRescale` in ranges and counts.
+
+    Examples
+    --------
+    A keyBy's downstream going from 5000 to 4000 subtasks (upstream 5000 on both sides): new
+    subtask 1 reads two old subtasks, both shared with its neighbours, by all 5000 old channels:
+
+    >>> summary = summarise_exchange("keyBy", (5000, 5000), (5000, 4000))
+    >>> consumer = summary.downstream[1]
+    >>> consumer.input_state_from, consumer.filters, consumer.number_of_virtual_channels
+    (range(1, 3), True, 10000)
+    """
 
     subtask: int
     input_state_from: range
@@ -389,7 +483,19 @@ class DownstreamSubtaskSummary:
 
 @dataclass(frozen=True)
 class UpstreamSubtaskSummary:
-    """:class:`UpstreamSubtaskRescale` in ranges."""
+    """:class:`UpstreamSubtaskRescale` in ranges.
+
+    Examples
+    --------
+    A keyBy's upstream going from 5000 to 4000 subtasks: its ARBITRARY (round-robin) mapper gives
+    new subtask 7 the output state of old subtasks 7 and 4007:
+
+    >>> summary = summarise_exchange("keyBy", (5000, 4000), (5000, 5000))
+    >>> summary.upstream[7].output_state_from
+    range(7, 5000, 4000)
+    >>> list(summary.upstream[7].output_state_from)
+    [7, 4007]
+    """
 
     subtask: int
     output_state_from: range
@@ -399,7 +505,17 @@ class UpstreamSubtaskSummary:
 class ExchangeSummary:
     """What :func:`rescale_exchange` answers, in ranges and counts, computed in time and
     memory proportional to the parallelisms: a plan at parallelism 5000 lists tens of millions
-    of virtual channels and upstream output handles, this a few blocks per subtask."""
+    of virtual channels and upstream output handles, this a few blocks per subtask.
+
+    Examples
+    --------
+    The plan of a keyBy whose downstream goes from 5000 to 4000 subtasks lists 40 million virtual
+    channels; its summary counts them without listing them:
+
+    >>> summary = summarise_exchange("keyBy", (5000, 5000), (5000, 4000))
+    >>> summary.virtual_channels, summary.plan_size, len(summary.ambiguous_old_subtasks)
+    (40000000, 72026000, 3000)
+    """
 
     partitioner: Partitioner
     upstream_parallelism: tuple[int, int]
@@ -448,7 +564,18 @@ def summarise_exchange(
 ) -> ExchangeSummary:
     """:func:`rescale_exchange`'s answer in ranges: the same checks and the same decisions
     (which gates are rescaled, which old subtasks are filtered), cheap at any parallelism, so
-    a plan too large to list can still be shown."""
+    a plan too large to list can still be shown.
+
+    Examples
+    --------
+    The answer of :func:`rescale_exchange` in ranges, for the same downscale from 3 to 2:
+
+    >>> summary = summarise_exchange("keyBy", (3, 2), (3, 2))
+    >>> [d.input_state_from for d in summary.downstream], sorted(summary.ambiguous_old_subtasks)
+    ([range(0, 2), range(1, 3)], [1])
+    >>> [u.output_state_from for u in summary.upstream]
+    [range(0, 3, 2), range(1, 3, 2)]
+    """
     kind, (up_old, up_new), (down_old, down_new) = _checked(partitioner, upstream, downstream)
     up, down = (up_old, up_new), (down_old, down_new)
     if _aligned(kind, up, down, unaligned_forced, aligned_by_graph):

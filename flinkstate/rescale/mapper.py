@@ -31,7 +31,35 @@ UNSUPPORTED_MESSAGE = (
 
 
 class SubtaskStateMapper(Enum):
-    """Flink's mappers, by their Java names."""
+    """Flink's mappers, by their Java names.
+
+    Examples
+    --------
+    Flink's ``SubtaskStateMapperTest``: RANGE from 3 to 4 subtasks (a keyBy's input side) makes
+    the middle new subtasks read two old ones, which they share and must filter:
+
+    >>> mapper = SubtaskStateMapper.parse("range")
+    >>> mapper.new_to_old(3, 4).all_rows()
+    ((0,), (0, 1), (1, 2), (2,))
+    >>> mapper.old_subtasks(1, 3, 4), mapper.is_ambiguous
+    ((0, 1), True)
+
+    ROUND_ROBIN (a rebalance's input side) gives each old subtask to one new subtask:
+
+    >>> SubtaskStateMapper.ROUND_ROBIN.new_to_old(10, 4).all_rows()
+    ((0, 4, 8), (1, 5, 9), (2, 6), (3, 7))
+    >>> SubtaskStateMapper.ROUND_ROBIN.old_to_new(10, 4).all_rows()[:5]
+    ((0,), (1,), (2,), (3,), (0,))
+
+    A pointwise exchange's in-flight data cannot be rescaled, in Flink's words:
+
+    >>> SubtaskStateMapper.UNSUPPORTED.old_subtasks(0, 2, 3)
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.UnsupportedRescaleError: Cannot rescale the given pointwise partitioner.
+    Did you change the partitioner to forward or rescale?
+    It may also help to add an explicit shuffle().
+    """
 
     ARBITRARY = "ARBITRARY"
     FIRST = "FIRST"
@@ -164,6 +192,25 @@ class MapperRanges:
     (FULL from 20000 to 20000 is 400 million of them): what shows or sizes a large mapping reads
     this instead. ``ambiguous`` are the old subtasks read by more than one new subtask of an
     ambiguous mapper, whose records must be filtered (empty for any other mapper).
+
+    Examples
+    --------
+    RANGE from 3 to 4 subtasks, in ranges:
+
+    >>> ranges = SubtaskStateMapper.RANGE.ranges(3, 4)
+    >>> ranges.new_to_old
+    (range(0, 1), range(0, 2), range(1, 3), range(2, 3))
+    >>> sorted(ranges.ambiguous), ranges.pairs
+    ([0, 1, 2], 6)
+    >>> ranges.runs(1)
+    ((range(0, 2), True),)
+
+    A FULL mapping from 20000 to 20000 subtasks holds 400 million (new, old) pairs, in 20000 ranges
+    each way:
+
+    >>> full = SubtaskStateMapper.FULL.ranges(20000, 20000)
+    >>> full.pairs, len(full.new_to_old), full.new_to_old[7]
+    (400000000, 20000, range(0, 20000))
     """
 
     mapper: SubtaskStateMapper

@@ -20,6 +20,23 @@ class RescaleMappings:
 
     ``rows`` holds the stored rows (trailing empty rows trimmed, nothing for the identity);
     use :meth:`mapped_indexes` to look a source up.
+
+    Examples
+    --------
+    Two new channels reading three old ones; old channel 1 is read by both, so its records are
+    filtered:
+
+    >>> mapping = RescaleMappings.of([[0, 1], [1, 2]], 3)
+    >>> mapping.mapped_indexes(1), sorted(mapping.ambiguous_targets())
+    ((1, 2), [1])
+    >>> print(mapping.invert())
+    [[0], [0, 1], [1]]
+
+    As in Flink, ``i -> [i]`` is normalised to the identity, extra sources reading nothing:
+
+    >>> identity = RescaleMappings.of([[0], [1], [2], []], 3)
+    >>> identity.is_identity, identity.rows, str(identity)
+    (True, (), 'identity(4->3)')
     """
 
     number_of_sources: int

@@ -29,6 +29,26 @@ class OwnerRule(Enum):
     Ownership is computed in two steps so that the expensive one is done once per record,
     whatever the new parallelism: an *owner key* (the key group for keyBy, the key itself for
     the model's custom partitioner) and then the owner at a parallelism.
+
+    Examples
+    --------
+    A keyBy's records belong to the subtask owning their key group; the model's custom
+    partitioner sends a key to ``key % parallelism``; a rebalance gives no owner:
+
+    >>> rule = OwnerRule.of(Partitioner.HASH)
+    >>> rule, rule.owner(42, 128, 3)
+    (<OwnerRule.KEY_GROUP: 1>, 0)
+    >>> OwnerRule.of(Partitioner.CUSTOM).owner(42, 128, 4)
+    2
+    >>> OwnerRule.of(Partitioner.REBALANCE).owner(42, 128, 4)
+    -1
+
+    A column at a time: the key groups once, then the owners at any parallelism:
+
+    >>> import numpy as np
+    >>> groups = rule.owner_keys(np.array([42, -1, 4294967296]), 128)
+    >>> groups.tolist(), rule.owners(groups, 128, 3).tolist(), rule.owners(groups, 128, 7).tolist()
+    ([29, 94, 86], [0, 2, 2], [1, 5, 4])
     """
 
     NONE = 0  # the partitioner gives no owner: such exchanges never filter

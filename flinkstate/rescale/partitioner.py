@@ -27,7 +27,21 @@ class _PartitionerFacts:
 
 
 class Partitioner(Enum):
-    """The partitioners of a DataStream exchange, named as in the DataStream API."""
+    """The partitioners of a DataStream exchange, named as in the DataStream API.
+
+    Examples
+    --------
+    >>> keyed = Partitioner.parse("keyBy")
+    >>> keyed.flink_class, keyed.downstream_mapper.name, keyed.upstream_mapper.name
+    ('KeyGroupStreamPartitioner', 'RANGE', 'ARBITRARY')
+    >>> Partitioner.parse("rebalance()").downstream_mapper.name
+    'ROUND_ROBIN'
+
+    Forward, rescale and broadcast exchanges are aligned, so they carry no in-flight data:
+
+    >>> [p.datastream_call for p in Partitioner if not p.supports_unaligned_checkpoint]
+    ['forward()', 'rescale()', 'broadcast()']
+    """
 
     FORWARD = _PartitionerFacts(
         "ForwardPartitioner",

@@ -25,7 +25,26 @@ class PartitionerRecordFilter:
     """New subtask ``subtask`` of ``parallelism`` keeps a record iff ``partitioner``, set up
     for ``parallelism`` channels and ``max_parallelism`` key groups, sends the record's key to
     it. Only exchanges whose partitioner gives a record an owner (keyBy, partitionCustom) have
-    ambiguous old subtasks, so only they filter; any other partitioner is refused."""
+    ambiguous old subtasks, so only they filter; any other partitioner is refused.
+
+    Examples
+    --------
+    New subtask 1 of 3 after a keyBy, over 128 key groups (it owns key groups 43 to 85): the
+    ``Long`` key 42 is in key group 29, 4294967295 in key group 80:
+
+    >>> kept_by_1 = PartitionerRecordFilter.of("keyBy", 1, 3, 128)
+    >>> kept_by_1.owner(42), kept_by_1.keeps(42)
+    (0, False)
+    >>> kept_by_1.owner(4294967295), kept_by_1.keeps(4294967295)
+    (1, True)
+
+    A rebalance gives records no owner, so it never filters:
+
+    >>> PartitionerRecordFilter.of("rebalance", 1, 3, 128)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.InvalidParameterError: rebalance() gives a record no owner, ...
+    """
 
     partitioner: Partitioner
     subtask: int

@@ -45,7 +45,18 @@ MAX_SWEEP = 64
 
 @dataclass(frozen=True)
 class OperatorShape:
-    """An operator as a checkpoint records it."""
+    """An operator as a checkpoint records it.
+
+    Examples
+    --------
+    The keyed operator of the committed sample ``keyed`` (``data/keyed``):
+
+    >>> from flinkstate.dataset import read_dataset
+    >>> from flinkstate.samples import sample_path
+    >>> tables = read_dataset(sample_path("keyed"), ["operators", "exchanges"]).tables
+    >>> JobShape.of_tables(tables).operator("counter")
+    OperatorShape(name='counter', parallelism=4, max_parallelism=128)
+    """
 
     name: str
     parallelism: int
@@ -54,7 +65,24 @@ class OperatorShape:
 
 @dataclass(frozen=True)
 class ExchangeShape:
-    """An exchange as a checkpoint records it."""
+    """An exchange as a checkpoint records it.
+
+    Examples
+    --------
+    The two exchanges of the committed sample ``keyed``: a keyBy with ``Long`` keys, and a forward
+    exchange, which is aligned:
+
+    >>> from flinkstate.dataset import read_dataset
+    >>> from flinkstate.samples import sample_path
+    >>> tables = read_dataset(sample_path("keyed"), ["operators", "exchanges"]).tables
+    >>> shape = JobShape.of_tables(tables)
+    >>> for exchange in shape.exchanges:
+    ...     print(exchange.name, exchange.partitioner.name, exchange.unaligned_supported)
+    source->counter HASH True
+    counter->sink FORWARD False
+    >>> shape.exchange("source->counter").key_type
+    <JavaType.LONG: 'long'>
+    """
 
     name: str
     upstream: str
@@ -68,7 +96,17 @@ class ExchangeShape:
 
 def key_type_of(exchange: str, text: object) -> JavaType:
     """An exchange's ``key_type`` as a dataset gives it (None: a Long), refused in one line
-    unless a type every consumer hashes a column at a time."""
+    unless a type every consumer hashes a column at a time.
+
+    Examples
+    --------
+    >>> key_type_of("source->counter", None), key_type_of("source->counter", "java.lang.String")
+    (<JavaType.LONG: 'long'>, <JavaType.STRING: 'string'>)
+    >>> key_type_of("source->counter", "Double")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.InvalidParameterError: exchange source->counter has key_type 'Double': ...
+    """
     if text is None:
         return JavaType.LONG
     try:
@@ -85,7 +123,33 @@ def key_type_of(exchange: str, text: object) -> JavaType:
 
 @dataclass(frozen=True)
 class JobShape:
-    """The operators and exchanges of a checkpointed job: all a rescale plan needs."""
+    """The operators and exchanges of a checkpointed job: all a rescale plan needs.
+
+    Examples
+    --------
+    The job of the committed sample ``keyed`` (4 sources -keyBy-> 4 counters -forward-> 4 sinks)
+    restored with the counters and sinks at 3:
+
+    >>> from flinkstate.dataset import read_dataset
+    >>> from flinkstate.samples import sample_path
+    >>> tables = read_dataset(sample_path("keyed"), ["operators", "exchanges"]).tables
+    >>> shape = JobShape.of_tables(tables)
+    >>> new = shape.new_parallelism(3, ["counter", "sink"])
+    >>> new
+    {'source': 4, 'counter': 3, 'sink': 3}
+    >>> plans = shape.plans(new)
+    >>> [d.input_state_from for d in plans["source->counter"].downstream]
+    [(0, 1), (1, 2), (2, 3)]
+    >>> plans["counter->sink"].carries_channel_state
+    False
+
+    No more subtasks than key groups, as Flink refuses:
+
+    >>> shape.new_parallelism(200, ["counter"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.InvalidParameterError: The state for task counter can not be restored. ...
+    """
 
     operators: tuple[OperatorShape, ...]
     exchanges: tuple[ExchangeShape, ...]
@@ -261,6 +325,20 @@ class BufferRoute:
     the consumer reads it); ``new_channel`` the consumer's input channel the bytes arrive on;
     ``virtual_channel`` the (old subtask, old channel) whose deserializer reassembles them;
     ``filtered`` whether the consumer drops the records it does not own.
+
+    Examples
+    --------
+    The committed sample ``keyed`` with its counters at 3: the bytes old counter 1 holds from
+    source 0 are read by new counter 0, which filters them (new counter 1 reads them too):
+
+    >>> from flinkstate.dataset import read_dataset
+    >>> from flinkstate.samples import sample_path
+    >>> tables = read_dataset(sample_path("keyed"), ["operators", "exchanges"]).tables
+    >>> shape = JobShape.of_tables(tables)
+    >>> sweep = shape.sweep({3: shape.new_parallelism(3, ["counter", "sink"])})
+    >>> route = next(r for _, r in sweep.routes if r.side == "input" and r.subtask == 1)
+    >>> route.channel, route.reader, route.new_channel, route.virtual_channel, route.filtered
+    (0, 0, 0, (1, 0), True)
     """
 
     exchange: str
@@ -278,7 +356,23 @@ class BufferRoute:
 @dataclass(frozen=True)
 class SweepPlan:
     """Everything a sweep decides before touching the data: per scenario label (``to``), the
-    operators' new parallelism, each exchange's plan, and every buffer route."""
+    operators' new parallelism, each exchange's plan, and every buffer route.
+
+    Examples
+    --------
+    The committed sample ``keyed`` with its counters and sinks at 3 and at 6: the routes of the
+    keyBy's in-flight data (the forward exchange carries none), and who owns a record at each:
+
+    >>> from flinkstate.dataset import read_dataset
+    >>> from flinkstate.samples import sample_path
+    >>> tables = read_dataset(sample_path("keyed"), ["operators", "exchanges"]).tables
+    >>> shape = JobShape.of_tables(tables)
+    >>> sweep = shape.sweep({p: shape.new_parallelism(p, ["counter", "sink"]) for p in (3, 6)})
+    >>> sweep.targets, len(sweep.routes)
+    ((3, 6), 112)
+    >>> sweep.owners_of(shape)["source->counter"]
+    (<OwnerRule.KEY_GROUP: 1>, 128, (3, 6))
+    """
 
     targets: tuple[int, ...]
     parallelism: Mapping[int, Mapping[str, int]]
@@ -298,7 +392,20 @@ class SweepPlan:
 
 
 def buffer_routes(plan: ExchangeRescale, exchange: str) -> tuple[BufferRoute, ...]:
-    """Every route of ``exchange``'s channel state under ``plan`` (none when it is aligned)."""
+    """Every route of ``exchange``'s channel state under ``plan`` (none when it is aligned).
+
+    Examples
+    --------
+    A keyBy exchange going from 4 to 3 subtasks on both sides: every (old subtask, channel) of the
+    input state once per new subtask that reads it, and the output state likewise:
+
+    >>> from flinkstate.rescale.exchange import rescale_exchange
+    >>> routes = buffer_routes(rescale_exchange("keyBy", (4, 3), (4, 3)), "up->down")
+    >>> len(routes), sum(r.filtered for r in routes)
+    (48, 32)
+    >>> sorted({(r.subtask, r.new_consumer) for r in routes if r.side == "input"})
+    [(0, 0), (1, 0), (1, 1), (2, 1), (2, 2), (3, 2)]
+    """
     if not plan.carries_channel_state:
         return ()
     up_old = plan.upstream_parallelism[0]

@@ -25,6 +25,18 @@ class VirtualChannel:
     the upstream's output state) held the bytes, ``old_channel`` the old upstream subtask.
     Records spanning buffers are reassembled per virtual channel, never across them.
     ``filtered``: the old subtask is ambiguous, so each record passes the record filter.
+
+    Examples
+    --------
+    After a keyBy exchange went from 2 to 3 subtasks on both sides, new subtask 1 reads the input
+    state of old subtasks 0 and 1, and both are shared, so each old channel's records are filtered:
+
+    >>> from flinkstate.rescale.exchange import rescale_exchange
+    >>> plan = rescale_exchange("keyBy", (2, 3), (2, 3))
+    >>> for virtual in plan.downstream[1].virtual_channels[0]:
+    ...     print(virtual)
+    VirtualChannel(old_subtask=0, old_channel=0, filtered=True)
+    VirtualChannel(old_subtask=1, old_channel=0, filtered=True)
     """
 
     old_subtask: int
@@ -41,6 +53,19 @@ def virtual_channels(
     ``channel``, old subtask first; filtered where the old subtask is ambiguous. None when the
     descriptor names no old subtask (nothing was rescaled) or maps no old channel to
     ``channel``: Flink then reads the channel as it is, without demultiplexing.
+
+    Examples
+    --------
+    New subtask 1 after a keyBy exchange went from 2 to 3 subtasks on both sides: each new input
+    channel carries the old channel of the same upstream subtask from both old subtasks it reads;
+    new channel 2 has no old upstream subtask behind it:
+
+    >>> from flinkstate.rescale.exchange import rescale_exchange
+    >>> gate = rescale_exchange("keyBy", (2, 3), (2, 3)).downstream[1].descriptor
+    >>> [(vc.old_subtask, vc.old_channel) for vc in virtual_channels(gate, 1)]
+    [(0, 1), (1, 1)]
+    >>> virtual_channels(gate, 2)
+    ()
     """
     mapping = descriptor.rescaled_channels_mapping
     if isinstance(channel, bool) or not isinstance(channel, int):

@@ -1,0 +1,105 @@
+"""The ``Examples`` in the docstrings run, and every public function and class of the modules
+below has some.
+
+The examples are documentation that runs: each shows real values (key groups, mappings,
+memory sizes, buffer counts, checkpoints read from ``data/``), and the values that come from
+Flink are the ones Flink's own jar and tests give (``tests/reference``, ``tests/test_*.py``).
+Only these modules run their doctests; ``--doctest-modules`` is not turned on for the package.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import inspect
+from types import ModuleType
+
+import pytest
+
+#: the modules whose examples run and whose public functions and classes must have them; of the
+#: command line, the two modules that compute figures: ``arithmetic`` (``flinkstate keygroup``
+#: and ``mapping``) and ``buffers``, not the ones that wire options or render pages
+DOCTESTED = (
+    "flinkstate.cli.arithmetic",
+    "flinkstate.cli.buffers",
+    "flinkstate.dataset",
+    "flinkstate.flinkcheckpoint",
+    "flinkstate.flinkcheckpoint.channel_rows",
+    "flinkstate.flinkcheckpoint.channel_state_file",
+    "flinkstate.flinkcheckpoint.datainput",
+    "flinkstate.flinkcheckpoint.export",
+    "flinkstate.flinkcheckpoint.files",
+    "flinkstate.flinkcheckpoint.handles",
+    "flinkstate.flinkcheckpoint.inflight",
+    "flinkstate.flinkcheckpoint.javaserial",
+    "flinkstate.flinkcheckpoint.key_selector",
+    "flinkstate.flinkcheckpoint.keyed_state",
+    "flinkstate.flinkcheckpoint.metadata",
+    "flinkstate.flinkcheckpoint.metadata_writer",
+    "flinkstate.flinkcheckpoint.record_columns",
+    "flinkstate.flinkcheckpoint.stream_element",
+    "flinkstate.flinkcheckpoint.summary",
+    "flinkstate.flinkcheckpoint.writer",
+    "flinkstate.javahash",
+    "flinkstate.keygroups",
+    "flinkstate.memory_size",
+    "flinkstate.rescale",
+    "flinkstate.rescale.descriptor",
+    "flinkstate.rescale.exchange",
+    "flinkstate.rescale.mapper",
+    "flinkstate.rescale.mappings",
+    "flinkstate.rescale.owner_rule",
+    "flinkstate.rescale.partitioner",
+    "flinkstate.rescale.record_filter",
+    "flinkstate.rescale.routes",
+    "flinkstate.rescale.virtual_channels",
+)
+
+#: public names that need no example, each with why
+WITHOUT_EXAMPLES: dict[str, str] = {
+    # about to move out of flinkstate.dataset into another module; it gets its examples
+    # there, where the move would otherwise leave them behind in a stale docstring
+    "flinkstate.dataset.from_simulation": "about to move to another module",
+}
+
+#: the heading of a numpy-style section of examples
+HEADING = "Examples\n--------\n"
+
+
+def _public(module: ModuleType) -> list[str]:
+    """The public functions and classes ``module`` defines (not those it imports)."""
+    return sorted(
+        name
+        for name, value in vars(module).items()
+        if not name.startswith("_")
+        and (inspect.isfunction(value) or inspect.isclass(value))
+        and value.__module__ == module.__name__
+    )
+
+
+@pytest.mark.parametrize("name", DOCTESTED)
+def test_examples_run(name: str) -> None:
+    module = importlib.import_module(name)
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    runner = doctest.DocTestRunner(optionflags=doctest.REPORT_NDIFF)
+    report: list[str] = []
+    for test in finder.find(module, name):
+        runner.run(test, out=report.append)
+    results = runner.summarize(verbose=False)
+    assert results.failed == 0, "".join(report)
+    assert results.attempted > 0 or not _public(module), f"{name} has no example"
+
+
+@pytest.mark.parametrize("name", DOCTESTED)
+def test_every_public_function_and_class_has_examples(name: str) -> None:
+    module = importlib.import_module(name)
+    missing = []
+    for attribute in _public(module):
+        if f"{name}.{attribute}" in WITHOUT_EXAMPLES:
+            continue
+        # the object's own docstring: a class without one would show its base's
+        doc = inspect.cleandoc(getattr(module, attribute).__doc__ or "")
+        _, heading, examples = doc.partition(HEADING)
+        if not heading or ">>> " not in examples:
+            missing.append(attribute)
+    assert missing == [], f"{name}: no Examples section with a doctest in {missing}"
