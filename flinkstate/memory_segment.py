@@ -22,7 +22,21 @@ LENGTH_PREFIX_BYTES = 4
 
 
 def check_segment_size(size: int) -> int:
-    """Flink's page-size check: a Java int, at least 4096 bytes and a power of two."""
+    """Flink's page-size check: a Java int, at least 4096 bytes and a power of two.
+
+    Examples
+    --------
+    >>> check_segment_size(DEFAULT_SEGMENT_SIZE)
+    32768
+    >>> check_segment_size(3000)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    flinkstate.errors.InvalidParameterError: ... : 3000 - Minimum memory segment size is 4096
+    >>> check_segment_size(6000)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    flinkstate.errors.InvalidParameterError: ... : 6000 - Memory segment size must be a power of 2.
+    """
     if isinstance(size, bool) or not isinstance(size, int):
         raise InvalidParameterError(f"segment size must be a whole number of bytes, got {size!r}")
     if size > MAX_PAGE_SIZE:

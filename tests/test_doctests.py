@@ -42,6 +42,9 @@ DOCTESTED = (
     "flinkstate.flinkcheckpoint.writer",
     "flinkstate.javahash",
     "flinkstate.keygroups",
+    "flinkstate.lab.simulation_export",
+    "flinkstate.lessons",
+    "flinkstate.memory_segment",
     "flinkstate.memory_size",
     "flinkstate.rescale",
     "flinkstate.rescale.descriptor",
@@ -56,11 +59,7 @@ DOCTESTED = (
 )
 
 #: public names that need no example, each with why
-WITHOUT_EXAMPLES: dict[str, str] = {
-    # about to move out of flinkstate.dataset into another module; it gets its examples
-    # there, where the move would otherwise leave them behind in a stale docstring
-    "flinkstate.dataset.from_simulation": "about to move to another module",
-}
+WITHOUT_EXAMPLES: dict[str, str] = {}
 
 #: the heading of a numpy-style section of examples
 HEADING = "Examples\n--------\n"

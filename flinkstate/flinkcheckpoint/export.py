@@ -336,7 +336,7 @@ def _spec(edge: Edge, exchanges: Mapping[str, ExchangeSpec]) -> ExchangeSpec:
             return exchanges[name]
     raise InvalidParameterError(
         f"say how exchange {edge} partitions (exchanges={{'{exchange_name(edge)}': "
-        "ExchangeSpec(...)}}): the checkpoint does not record it"
+        "ExchangeSpec(...)}): the checkpoint does not record it"
     )
 
 

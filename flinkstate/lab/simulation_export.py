@@ -21,7 +21,20 @@ from flinkstate.runtime.world.world import NetworkWorld
 
 
 def from_simulation(world: NetworkWorld, checkpoint: Checkpoint, description: str) -> Dataset:
-    """The tables of one checkpoint the simulator completed."""
+    """The tables of one checkpoint the simulator completed.
+
+    Examples
+    --------
+    The checkpoint the restart of ``baseline-recovery`` restores from, as tables:
+
+    >>> from flinkstate.lab.scenario_run import run_scenario
+    >>> run = run_scenario("baseline-recovery", seed=0)
+    >>> dataset = from_simulation(run.job, run.checkpoint, "the baseline's checkpoint")
+    >>> dataset.manifest["checkpoint_type"], dataset.manifest["segment_size"]
+    ('unaligned', 4096)
+    >>> {name: table.num_rows for name, table in dataset.tables.items()}
+    {'operators': 3, 'exchanges': 2, 'buffers': 31, 'fragments': 42, 'keyed_state': 8}
+    """
     graph = world.graph
     operators = [
         {
