@@ -8,7 +8,7 @@ fresh :class:`~flinkstate.runtime.world.world.NetworkWorld` from them, so ``flin
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from flinkstate.errors import InvalidParameterError
@@ -396,44 +396,18 @@ class Topology:
         operators at the assignment's parallelism and its network configured by ``overrides``
         (so "what if the restored job had fewer buffers" is one call)."""
         values = self.resolve(overrides)
-        config = NetworkConfig(
-            segment_size=values["segment_size"],
-            buffers_per_channel=values["buffers_per_channel"],
-            floating_buffers_per_gate=values["floating_buffers"],
-            max_buffers_per_channel=values["max_buffers_per_channel"],
-            network_buffers_per_task_manager=values["network_buffers"],
-            slots_per_task_manager=values["slots_per_tm"],
-            max_subtasks_per_channel_state_file=values["subtasks_per_state_file"],
-        )
+        # each setting is one name: the parameter's, the field's of NetworkConfig or RunOptions
+        config = NetworkConfig(**{f.name: values[f.name] for f in fields(NetworkConfig)})
         options = RunOptions(  # parses and checks the choices itself
             seed=seed,
-            flush_every_record=values["flush_every_record"],
             faults=faults,
             full_check_every=full_check_every,
             scale_audits=scale_audits,
             check_actions=check_actions,
-            unaligned=values["unaligned"],
-            checkpoint_interval=values["checkpoint_interval"],
-            max_checkpoints=values["checkpoints"],
-            checkpoint_timeout=values["checkpoint_timeout"],
-            tolerable_failed_checkpoints=values["tolerable_failed_checkpoints"],
-            recovery_barrier_decline=values["recovery_barrier_decline"],
-            no_op_trigger_after=values["no_op_trigger_after"],
-            coordinator_waits_for_running=values["coordinator_waits_for_running"],
-            blocked_priority=values["blocked_priority"],
-            gate_conversion=values["gate_conversion"],
-            generation=values["generation"],
-            checkpointing_during_recovery=values["checkpointing_during_recovery"],
-            during_recovery_gate=values["during_recovery_gate"],
-            spill_file_size=values["spill_file_size"],
-            spill_segment_size=values["spill_segment_size"],
-            prefilter_source=values["prefilter_source"],
-            recovered_watermarks=values["recovered_watermarks"],
-            **_failover_options(values),
-            fail_filtered_delivery=values["fail_filtered_delivery"],
-            failed_delivery_recycle=values["failed_delivery_recycle"],
-            abort_recovery=values["abort_recovery"],
-            spill_cleanup=values["spill_cleanup"],
+            **{
+                **{f.name: values[f.name] for f in fields(RunOptions) if f.name in values},
+                **_failover_options(values),
+            },
         )
         graph = self._build(values) if restore is None else restore.graph
         return NetworkWorld(graph, config, options, restore=restore)

@@ -456,7 +456,7 @@ class RunOptions:
     unaligned: bool = True
     #: steps from the end of one checkpoint to the trigger of the next (0: no checkpoints)
     checkpoint_interval: int = 0
-    max_checkpoints: int = 1
+    checkpoints: int = 1
     #: steps after which a checkpoint still in progress expires (0: never)
     checkpoint_timeout: int = 0
     #: counted failures tolerated before the job fails (``TOLERABLE_FAILED_CHECKPOINTS_KEY``)

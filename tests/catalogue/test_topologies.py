@@ -3,6 +3,8 @@ refused naming the one it does."""
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import pytest
 
 from flinkstate.catalogue.topologies import CATALOGUE, MAX_JOB_PARALLELISM, by_name, topology
@@ -12,7 +14,9 @@ from flinkstate.runtime.options import (
     MISNAMED_DURING_RECOVERY_KEY,
     TOLERABLE_FAILED_CHECKPOINTS_KEY,
     UNALIGNED_KEY,
+    RunOptions,
 )
+from flinkstate.runtime.shuffle.config import NetworkConfig
 
 
 def test_flinks_keys_stand_for_their_parameters() -> None:
@@ -68,3 +72,16 @@ def test_a_production_sized_parallelism_is_accepted_and_one_beyond_the_bound_ref
     # beyond the key groups: refused in Flink's words once the job is built
     with pytest.raises(InvalidParameterError, match="above max parallelism 128"):
         keyed.build({"parallelism": 200, "source_parallelism": 1})
+
+
+def test_each_network_and_run_setting_has_one_name() -> None:
+    """A topology's parameter, the ``NetworkConfig`` or ``RunOptions`` field it sets, and the
+    value the built world runs with: one name all the way."""
+    keyed = topology("keyed")
+    names = {p.name for p in keyed.parameters}
+    assert {f.name for f in fields(NetworkConfig)} <= names
+    world = keyed.build({"floating_buffers": 3, "slots_per_tm": 2, "checkpoints": 4})
+    assert (world.config.floating_buffers, world.config.slots_per_tm) == (3, 2)
+    assert world.options.checkpoints == 4
+    run_settings = {f.name for f in fields(RunOptions)} & names
+    assert {"checkpoints", "checkpoint_interval", "generation"} <= run_settings

@@ -180,7 +180,7 @@ def can_trigger(world: NetworkState) -> bool:
         world.failover is None
         and world.options.checkpoint_interval > 0
         and world.checkpoints.pending is None
-        and len(world.checkpoints.completed) < world.options.max_checkpoints
+        and len(world.checkpoints.completed) < world.options.checkpoints
         and world.journal.step >= world.checkpoints.last_end + world.options.checkpoint_interval
         # Flink triggers once every task is RUNNING (restore over); a rescaled input still
         # demultiplexing recovered data would decline as not ready, so wait for it too

@@ -29,48 +29,46 @@ class NetworkConfig:
 
     segment_size: int = DEFAULT_SEGMENT_SIZE
     buffers_per_channel: int = 2
-    floating_buffers_per_gate: int = 8
+    floating_buffers: int = 8
     max_buffers_per_channel: int = DEFAULT_MAX_BUFFERS_PER_CHANNEL
     #: 64 MiB of network memory / 32 KiB segments, Flink's minimum network memory
-    network_buffers_per_task_manager: int = 2048
+    network_buffers: int = 2048
     #: subtask i of every operator shares slot i; slots fill task managers in order
-    slots_per_task_manager: int = 1
+    slots_per_tm: int = 1
     #: ``execution.checkpointing.unaligned.max-subtasks-per-channel-state-file``: subtasks
     #: of one TaskManager that share a channel-state writer thread (and file)
-    max_subtasks_per_channel_state_file: int = 5
+    subtasks_per_state_file: int = 5
 
     def __post_init__(self) -> None:
         check_segment_size(self.segment_size)
-        for name in ("buffers_per_channel", "floating_buffers_per_gate"):
+        for name in ("buffers_per_channel", "floating_buffers"):
             if getattr(self, name) < 0:
                 raise InvalidParameterError(
                     f"{name} must not be negative, got {getattr(self, name)}"
                 )
         for name in (
             "max_buffers_per_channel",
-            "network_buffers_per_task_manager",
-            "slots_per_task_manager",
-            "max_subtasks_per_channel_state_file",
+            "network_buffers",
+            "slots_per_tm",
+            "subtasks_per_state_file",
         ):
             if getattr(self, name) < 1:
                 raise InvalidParameterError(f"{name} must be at least 1, got {getattr(self, name)}")
 
     def task_manager_of(self, subtask: int) -> int:
-        return subtask // self.slots_per_task_manager
+        return subtask // self.slots_per_tm
 
     def result_partition_pool_bounds(self, subpartitions: int) -> tuple[int, int]:
         """(min, max) buffers of a pipelined-bounded result partition's pool
         (``netty_shuffle_utils.result_partition_pool_bounds``)."""
         return result_partition_pool_bounds(
-            subpartitions, self.buffers_per_channel, self.floating_buffers_per_gate
+            subpartitions, self.buffers_per_channel, self.floating_buffers
         )
 
     def gate_buffers(self, channels: int) -> tuple[int, int, int]:
         """(exclusive per channel, floating min, floating max) of a streaming input gate
         (``gate_buffers_spec.create_gate_buffers_spec``, no limit on required buffers)."""
-        spec = create_gate_buffers_spec(
-            channels, self.buffers_per_channel, self.floating_buffers_per_gate
-        )
+        spec = create_gate_buffers_spec(channels, self.buffers_per_channel, self.floating_buffers)
         return spec.exclusive_per_channel, spec.required_floating, spec.total_floating
 
 

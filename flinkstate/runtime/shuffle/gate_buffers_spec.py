@@ -32,12 +32,12 @@ class GateBuffersSpec:
     target_total: int
 
 
-def check_buffer_counts(buffers_per_channel: int, floating_buffers_per_gate: int) -> None:
+def check_buffer_counts(buffers_per_channel: int, floating_buffers: int) -> None:
     """The two per-channel and per-gate counts every buffer computation starts from."""
-    if buffers_per_channel < 0 or floating_buffers_per_gate < 0:
+    if buffers_per_channel < 0 or floating_buffers < 0:
         raise InvalidParameterError(
             "buffers per channel and floating buffers per gate must not be negative, got "
-            f"{buffers_per_channel} and {floating_buffers_per_gate}"
+            f"{buffers_per_channel} and {floating_buffers}"
         )
 
 
@@ -59,7 +59,7 @@ def effective_max_required_buffers_per_gate(
 def create_gate_buffers_spec(
     channels: int,
     buffers_per_channel: int,
-    floating_buffers_per_gate: int,
+    floating_buffers: int,
     partition_type: ResultPartitionType = ResultPartitionType.PIPELINED_BOUNDED,
     max_required_buffers_per_gate: int | None = None,
     tiered_storage: bool = False,
@@ -67,7 +67,7 @@ def create_gate_buffers_spec(
     """The gate's buffers, refusing what Flink refuses (with its reason)."""
     if channels < 1:
         raise InvalidParameterError(f"a gate has at least one channel, got {channels}")
-    check_buffer_counts(buffers_per_channel, floating_buffers_per_gate)
+    check_buffer_counts(buffers_per_channel, floating_buffers)
     cap = effective_max_required_buffers_per_gate(
         partition_type, max_required_buffers_per_gate, tiered_storage
     )
@@ -77,7 +77,7 @@ def create_gate_buffers_spec(
             "(Flink: 'Require at least 1 buffer per gate.')"
         )
     target_required = channels * buffers_per_channel + 1
-    target_total = channels * buffers_per_channel + floating_buffers_per_gate
+    target_total = channels * buffers_per_channel + floating_buffers
     required = min(cap, target_required)
     # one buffer of the required ones is always floating; the rest is shared out evenly
     exclusive = min(buffers_per_channel, (required - 1) // channels)
@@ -86,7 +86,7 @@ def create_gate_buffers_spec(
     if required_floating > total_floating:
         raise InvalidParameterError(
             f"a gate of {channels} channel(s) with {buffers_per_channel} buffer(s) per channel "
-            f"and {floating_buffers_per_gate} floating buffer(s) needs {required_floating} "
+            f"and {floating_buffers} floating buffer(s) needs {required_floating} "
             f"floating buffer(s) but may have only {total_floating}: give it at least one "
             "floating buffer (Flink: 'Wrong number of floating buffers.')"
         )

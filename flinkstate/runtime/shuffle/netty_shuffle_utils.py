@@ -46,7 +46,7 @@ class SortShuffle:
 def result_partition_pool_bounds(
     subpartitions: int,
     buffers_per_channel: int,
-    floating_buffers_per_gate: int,
+    floating_buffers: int,
     partition_type: ResultPartitionType = ResultPartitionType.PIPELINED_BOUNDED,
     sort_shuffle: SortShuffle = SortShuffle(),
     tiered_storage_exclusive_buffers: int | None = None,
@@ -58,7 +58,7 @@ def result_partition_pool_bounds(
         raise InvalidParameterError(
             f"a result partition has at least one subpartition, got {subpartitions}"
         )
-    check_buffer_counts(buffers_per_channel, floating_buffers_per_gate)
+    check_buffer_counts(buffers_per_channel, floating_buffers)
     sorts = partition_type.is_blocking and subpartitions >= sort_shuffle.min_parallelism
     if sorts:
         minimum = sort_shuffle.min_buffers
@@ -67,7 +67,7 @@ def result_partition_pool_bounds(
     else:
         minimum = subpartitions + 1
     if partition_type.is_bounded:
-        maximum = subpartitions * buffers_per_channel + floating_buffers_per_gate
+        maximum = subpartitions * buffers_per_channel + floating_buffers
     elif sorts:
         maximum = max(minimum, 4 * subpartitions)
     else:
@@ -95,7 +95,7 @@ def network_buffers_for_announcing(
     gates: Iterable[GateRequirement],
     partitions: Iterable[PartitionRequirement],
     buffers_per_channel: int,
-    floating_buffers_per_gate: int,
+    floating_buffers: int,
     max_required_buffers_per_gate: int | None = None,
     sort_shuffle: SortShuffle = SortShuffle(),
 ) -> int:
@@ -105,7 +105,7 @@ def network_buffers_for_announcing(
         spec = create_gate_buffers_spec(
             gate.channels,
             buffers_per_channel,
-            floating_buffers_per_gate,
+            floating_buffers,
             gate.partition_type,
             max_required_buffers_per_gate,
         )
@@ -114,7 +114,7 @@ def network_buffers_for_announcing(
         minimum, maximum = result_partition_pool_bounds(
             partition.subpartitions,
             buffers_per_channel,
-            floating_buffers_per_gate,
+            floating_buffers,
             partition.partition_type,
             sort_shuffle,
         )

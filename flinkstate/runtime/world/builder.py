@@ -72,7 +72,7 @@ def build(state: NetworkState) -> None:
     if not state.writers:
         writers = assign_writers(
             ((t.name, t.task_manager) for t in state.tasks.values()),
-            state.config.max_subtasks_per_channel_state_file,
+            state.config.subtasks_per_state_file,
         )
         state.writers = {w.name: w for w in writers}
         state.writer_of = {t: w.name for w in writers for t in w.subtasks}
@@ -121,7 +121,7 @@ def _build_job(state: NetworkState) -> None:
         cfg.task_manager_of(i) for op in graph.operators for i in range(op.parallelism)
     }
     for tm in sorted(task_managers):
-        state.buffer_pools.add_network_pool(tm, cfg.network_buffers_per_task_manager)
+        state.buffer_pools.add_network_pool(tm, cfg.network_buffers)
     for op in graph.operators:
         for index in range(op.parallelism):
             _build_task(state, op, index)

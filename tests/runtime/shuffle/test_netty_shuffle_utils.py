@@ -20,9 +20,9 @@ from flinkstate.runtime.shuffle.result_partition_type import ResultPartitionType
 def test_a_pipelined_bounded_pool_never_has_a_maximum_below_its_minimum() -> None:
     # 4 subpartitions, 1 buffer each, no floating: (5, 4) before, Flink's max(min, max) gives 5
     assert result_partition_pool_bounds(4, 1, 0) == (5, 5)
-    assert NetworkConfig(
-        buffers_per_channel=1, floating_buffers_per_gate=1
-    ).result_partition_pool_bounds(4) == (5, 5)
+    assert NetworkConfig(buffers_per_channel=1, floating_buffers=1).result_partition_pool_bounds(
+        4
+    ) == (5, 5)
     assert NetworkConfig().result_partition_pool_bounds(4) == (5, 16)
 
 
