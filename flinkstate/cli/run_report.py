@@ -79,7 +79,7 @@ def event_time_line(world: NetworkState) -> str:
     """A job with watermarks: how many records keyed operators found late, and where each
     keyed subtask's watermark ended."""
     ends = ", ".join(
-        f"{task.name.removeprefix('task ')} {watermark_text(world.event_time.watermark[task.name])}"
+        f"{task.key} {watermark_text(world.event_time.watermark[task.name])}"
         for task in world.tasks.values()
         if task.kind is OperatorKind.KEYED and task.name in world.event_time.watermark
     )

@@ -753,9 +753,10 @@ def _subtask_figures(forecast: Forecast) -> tuple[SubtaskForecast, ...]:
         if record in world.recovered_records and state != IN_FLIGHT:
             processed[(exchange_of[record], gate)] += 1
     dropped: Counter[tuple[str, str]] = Counter()
+    key_of = {task.name: key for key, task in world.tasks.items()}
     for record, task in world.filtered:
         if record in world.recovered_records:
-            dropped[(exchange_of[record], task.removeprefix("task "))] += 1
+            dropped[(exchange_of[record], key_of[task])] += 1
     routed: dict[tuple[str, int], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])
 
     def add(name: str, consumer: int, fragments: Iterable[Fragment], size: int) -> None:
