@@ -24,7 +24,7 @@ from benchmarks.harness import Measurement, best_of
 from flinkstate.catalogue.topologies import topology
 from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.runtime.world.world import NetworkWorld
-from flinkstate.sim.explorer import NO_REDUCTION, Bounds, SleepSets, explore
+from flinkstate.sim.explore import NO_REDUCTION, Bounds, SleepSets, explore
 
 #: the restart explored: a 2 x 2 keyed job, its checkpoint four steps in
 RESTART = {

@@ -30,7 +30,7 @@ WHERE: dict[str, str] = {
     "prepare_scenario": "flinkstate.lab.scenario_run",
     "run_scenario": "flinkstate.lab.scenario_run",
     "what_if": "flinkstate.lab.whatif",
-    "explore": "flinkstate.sim.explorer",
+    "explore": "flinkstate.sim.explore",
     # Widgets
     "CheckpointRescaler": "flinkstate.widgets.checkpoint_rescaler",
     "ComparisonPanel": "flinkstate.widgets.comparison",

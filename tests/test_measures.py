@@ -21,7 +21,6 @@ LONG_MODULES = {
     "catalogue/scenarios.py": "data: 57 scenarios, one entry each",
     "catalogue/topologies.py": "data and the builders of 13 jobs",
     "lab/forecast.py": "a real checkpoint restored; to split with the forecast's reading",
-    "sim/explorer.py": "the explorer: to split into sim/explore/ (search, store, reduction)",
     "views/captions.py": "one caption per action kind",
     "widgets/recovery_stepper.py": "the stepper widget",
 }

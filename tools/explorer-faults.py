@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 
 from flinkstate.lab.reproducers import FAULT_REPRODUCERS, HAZARDS, Hazard, Reproducer
-from flinkstate.sim.explorer import Bounds, ExplorationResult, Finding, StopReason
+from flinkstate.sim.explore import Bounds, ExplorationResult, Finding, StopReason
 
 #: the most distinct states a measurement explores before it gives up
 MAX_STATES = 2_000_000

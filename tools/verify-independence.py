@@ -3,7 +3,7 @@
 For every topology (alone and with each fault of ``FAULTS``) and every scenario's restart, at
 its default size: every pair of enabled actions the sleep sets would call independent, at every
 other state of seeded runs, taken in both orders, and every enabled action there applied to a
-copy made for its footprint (``flinkstate.sim.explorer.verify_along_runs``). Prints a line per
+copy made for its footprint (``flinkstate.sim.explore.verify_along_runs``). Prints a line per
 subject and the total of pairs checked; exits 1 on the first pair that does not commute or the
 first action that changes what its footprint does not name, naming it. Progress goes to
 stderr.
@@ -24,7 +24,7 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.runtime.options import FAULTS
 from flinkstate.runtime.world.world import NetworkWorld
-from flinkstate.sim.explorer import IndependenceError, verify_along_runs
+from flinkstate.sim.explore import IndependenceError, verify_along_runs
 
 
 def subjects(only: set[str] | None, seeds: int) -> Iterator[tuple[str, NetworkWorld]]:

@@ -1,6 +1,6 @@
 """``flinkstate explore``: every interleaving of a topology's run or a scenario's restart.
 
-The explorer (:mod:`flinkstate.sim.explorer`) starts from the world the name gives: a
+The explorer (:mod:`flinkstate.sim.explore`) starts from the world the name gives: a
 topology's fresh job, or a scenario's restart as ``prepare_scenario`` makes it (the job run to
 its first checkpoint with the seed's schedule, then restored), or with ``--phase job`` the
 scenario's job from its start. It prints each violation and deadlock with the trace that
@@ -34,7 +34,7 @@ from flinkstate.lab.scenario_run import PHASES
 from flinkstate.output import check_directory_target
 from flinkstate.runtime.options import FAULTS
 from flinkstate.sim.action import Action
-from flinkstate.sim.explorer import (
+from flinkstate.sim.explore import (
     Bounds,
     ExplorationResult,
     PartialOrder,

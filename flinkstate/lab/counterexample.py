@@ -32,7 +32,7 @@ from flinkstate.output import directory_written_whole
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Simulation
-from flinkstate.sim.explorer import Finding
+from flinkstate.sim.explore import Finding
 from flinkstate.sim.scheduler import make_scheduler
 from flinkstate.sim.trace import MAX_LINE_CHARS, TRACE_FORMAT
 

@@ -30,7 +30,7 @@ from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event, Model, RunResult, RunStatus, Simulation, Violation
 from flinkstate.sim.deadlock import Wait
-from flinkstate.sim.explorer import Bounds, ExplorationResult, Finding, FindingKind, explore
+from flinkstate.sim.explore import Bounds, ExplorationResult, Finding, FindingKind, explore
 from flinkstate.sim.scheduler import make_scheduler
 
 #: the sequential reader's job at parallelism 1, two small records per source, the checkpoint two

@@ -2,7 +2,7 @@
 notebook, and step through what it finds.
 
 A seeded run follows one interleaving of the actors' actions; the explorer
-(:mod:`flinkstate.sim.explorer`) follows all of them within bounds. The widget takes the
+(:mod:`flinkstate.sim.explore`) follows all of them within bounds. The widget takes the
 subject, its parameters (the controls the recovery stepper uses), faults to put back, the
 strategy and the bounds; *run* explores in the background, so the notebook stays responsive,
 a progress line counts the states as they come, and *stop* ends the exploration. The verdict
@@ -44,7 +44,7 @@ from flinkstate.lab.counterexample import (
 )
 from flinkstate.lab.scenario_run import PHASES
 from flinkstate.runtime.options import FAULTS
-from flinkstate.sim.explorer import (
+from flinkstate.sim.explore import (
     Bounds,
     ExplorationResult,
     PartialOrder,

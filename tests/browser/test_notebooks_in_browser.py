@@ -886,7 +886,7 @@ EXPLORED_SETTINGS: dict[str, object] = {
 def explored_failing_step() -> int:
     """The step where notebook 8's counterexample goes wrong, found as the notebook finds it."""
     from flinkstate.lab.counterexample import exploration_subject, failing_step
-    from flinkstate.sim.explorer import Bounds, explore
+    from flinkstate.sim.explore import Bounds, explore
 
     subject = exploration_subject(EXPLORED_JOB, overrides=EXPLORED_SETTINGS, phase="job")
     result = explore(subject.initial, bounds=Bounds(max_states=2_000))

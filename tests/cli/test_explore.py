@@ -15,7 +15,7 @@ from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.lab.scenario_trace import load_scenario_trace
 from flinkstate.lab.topology_trace import load_topology_trace
 from flinkstate.runtime.world.world import NetworkWorld
-from flinkstate.sim import explorer
+from flinkstate.sim import explore as exploration
 
 #: the keyed job at 2 x 2, one record per source, every channel local: a few thousand states
 SMALL = [
@@ -110,7 +110,7 @@ def test_a_written_trace_loads_back_to_the_state_found(tmp_path: Path) -> None:
     start = topology("keyed").build(
         dict(v.split("=") for v in SMALL), faults=frozenset({"duplicate-record"})
     )
-    found = explorer.explore(start).violations
+    found = exploration.explore(start).violations
     shortest = next(f for f in found if f.name == "exactly-once")
     replayed = start.clone()
     for action in shortest.trace:

@@ -21,7 +21,7 @@ from flinkstate.lab.reproducers import SEQUENTIAL_READER
 from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.lab.scenario_trace import load_scenario_trace
 from flinkstate.sim.core import Violation
-from flinkstate.sim.explorer import Finding, FindingKind, explore
+from flinkstate.sim.explore import Finding, FindingKind, explore
 
 #: the job of FLINK-40482's scenario cut down: a manual checkpoint asked for while sink[1]'s
 #: region is down completes without it in a few interleavings only

@@ -8,7 +8,7 @@ import pytest
 
 from flinkstate.lab.reproducers import HAZARDS, Checked, Hazard, blocked_priority_heads
 from flinkstate.runtime.checkpoint.channel.classic_recovery import sub_head
-from flinkstate.sim.explorer import FindingKind, StopReason
+from flinkstate.sim.explore import FindingKind, StopReason
 
 BY_NAME = {h.name: h for h in HAZARDS}
 

@@ -17,7 +17,7 @@ from flinkstate.lab.reproducers import SEQUENTIAL_READER
 from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.action import Action
-from flinkstate.sim.explorer import FindingKind, StopReason
+from flinkstate.sim.explore import FindingKind, StopReason
 from flinkstate.widgets.interleaving_explorer import InterleavingExplorer
 
 #: the keyed job at 2 x 2, one record per source, every channel local (tests/cli)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from flinkstate.catalogue.topologies import topology
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim import Simulation, make_scheduler
-from flinkstate.sim.explorer import Bounds, explore
+from flinkstate.sim.explore import Bounds, explore
 
 #: two sources, two counters, two sinks, one record per source, every channel local (two
 #: slots per TaskManager): a few thousand states

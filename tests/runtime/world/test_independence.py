@@ -18,7 +18,7 @@ from flinkstate.runtime.world.actors import ActorKind
 from flinkstate.runtime.world.exploration.footprint import RECORDS, SOURCES, Resource, ResourceKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim import Action
-from flinkstate.sim.explorer import SleepSets, explore, verify_along_runs
+from flinkstate.sim.explore import SleepSets, explore, verify_along_runs
 
 #: two sources, two counters, two sinks, one record each: every interleaving in seconds
 SMALL = {

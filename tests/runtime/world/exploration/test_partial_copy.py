@@ -15,7 +15,7 @@ from flinkstate.runtime.world import world as world_module
 from flinkstate.runtime.world.exploration.footprint import Resource, ResourceKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim import Action, Simulation, make_scheduler
-from flinkstate.sim.explorer import (
+from flinkstate.sim.explore import (
     NO_REDUCTION,
     Bounds,
     ExplorationResult,

@@ -14,7 +14,7 @@ import pytest
 from flinkstate.errors import InvalidParameterError
 from flinkstate.sim import Action, Event, RunStatus, Simulation, Violation, Wait
 from flinkstate.sim.core import Model
-from flinkstate.sim.explorer import (
+from flinkstate.sim.explore import (
     NO_REDUCTION,
     Bounds,
     ExplorationResult,
