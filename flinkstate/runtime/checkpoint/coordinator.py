@@ -13,8 +13,6 @@ rule for FAILED and CANCELED subtasks is FLINK-40482.
 
 from __future__ import annotations
 
-from collections import deque
-
 from flinkstate.runtime.buffer import recycling
 from flinkstate.runtime.buffer.buffer import HEAP
 from flinkstate.runtime.checkpoint.checkpoint import (
@@ -105,22 +103,15 @@ def abort(world: NetworkState, progress: CheckpointInProgress) -> None:
     unblock; its barriers still in flight are ignored where they arrive."""
     world.checkpoints.pending = None
     for writer in world.writers.values():
-        keep = deque(r for r in writer.requests if r.checkpoint != progress.id)
-        dropped = [r for r in writer.requests if r.checkpoint == progress.id]
-        writer.requests = keep
-        for request in dropped:
+        for request in writer.abort(progress.id):
             if request.segment != HEAP:
                 recycling.drop(world, request.segment, writer.owner, None)
             if request.release_spill:
                 world.release_spill(request.release_spill)
     for channel in world.channels.values():
-        if channel.persister.persisting == progress.id:
-            channel.persister.persisting = 0
-        channel.blocked = False
-        channel.upstream_blocked = False
+        channel.abort_checkpoint(progress.id)
     for task in world.tasks.values():
-        if task.trigger == progress.id:
-            task.trigger = 0
+        task.abort_checkpoint(progress.id)
     world.actions.invalidate()
 
 

@@ -139,6 +139,12 @@ class Task:
             return ExecutionState.RUNNING
         return ExecutionState.INITIALIZING
 
+    def abort_checkpoint(self, checkpoint: int) -> None:
+        """A source forgets the trigger of an aborted checkpoint it has not taken yet
+        (``notifyCheckpointAbortAsync``)."""
+        if self.trigger == checkpoint:
+            self.trigger = 0
+
     @property
     def handled(self) -> int:
         """The records it has emitted (a source) or processed (any other subtask)."""

@@ -80,6 +80,28 @@ class ChannelStateWriter:
             self.name, self.owner, self.task_manager, self.subtasks, deque(self.requests)
         )
 
+    def abort(self, checkpoint: int) -> list[WriteRequest]:
+        """Drop the requests of an aborted checkpoint (``ChannelStateWriter.abort``), keeping
+        the others in order; the dropped ones are returned for their buffers to be recycled
+        and their spill references released by whoever holds the pools.
+
+        Examples
+        --------
+        >>> from flinkstate.runtime.buffer.owners import Owner, OwnerKind
+        >>> owner = Owner(OwnerKind.CHANNEL_STATE_WRITER, "writer tm0.0")
+        >>> writer = ChannelStateWriter("writer tm0.0", owner, 0, ("map[0]",))
+        >>> writer.requests.extend(
+        ...     WriteRequest(checkpoint, "task map[0]", "channel", False, (), uid=uid)
+        ...     for uid, checkpoint in enumerate((1, 2, 1))
+        ... )
+        >>> [r.uid for r in writer.abort(1)], [r.uid for r in writer.requests]
+        ([0, 2], [1])
+        """
+        dropped = [r for r in self.requests if r.checkpoint == checkpoint]
+        if dropped:
+            self.requests = deque(r for r in self.requests if r.checkpoint != checkpoint)
+        return dropped
+
 
 def assign_writers(
     subtasks: Iterable[tuple[str, int]], max_subtasks_per_file: int

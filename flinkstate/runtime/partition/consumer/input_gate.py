@@ -87,6 +87,21 @@ class ChannelStatePersister:
             self.barrier_seen, self.persisting, self.barrier_arrived, self.pre_barrier
         )
 
+    def stop_persisting(self, checkpoint: int) -> None:
+        """Stop persisting received data for an aborted checkpoint, if this one is it
+        (``ChannelStatePersister.stopPersisting``).
+
+        Examples
+        --------
+        >>> persister = ChannelStatePersister(persisting=3)
+        >>> persister.stop_persisting(2); persister.persisting
+        3
+        >>> persister.stop_persisting(3); persister.persisting
+        0
+        """
+        if self.persisting == checkpoint:
+            self.persisting = 0
+
 
 @dataclass(slots=True)
 class RecoveredChannelState:
@@ -236,6 +251,13 @@ class Channel:
             self.demultiplexer.copy(),
             self.recoverable.copy(),
         )
+
+    def abort_checkpoint(self, checkpoint: int) -> None:
+        """The checkpoint is aborted: stop persisting for it and resume consumption, here and
+        upstream (``InputChannel.resumeConsumption`` after an aborted alignment)."""
+        self.persister.stop_persisting(checkpoint)
+        self.blocked = False
+        self.upstream_blocked = False
 
 
 @dataclass(slots=True)
