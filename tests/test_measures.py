@@ -60,7 +60,7 @@ TAKE_THE_WORLD = {
     "lab": 8,
     "runtime/buffer": 4,
     "runtime/checkpoint": 33,
-    "runtime/checkpoint/channel": 46,
+    "runtime/checkpoint/channel": 48,
     "runtime/failover": 8,
     "runtime/partition": 7,
     "runtime/partition/consumer": 16,

@@ -22,6 +22,7 @@ from flinkstate.catalogue.topologies import (
 )
 from flinkstate.runtime.options import (
     RECOVER_OUTPUT_ON_DOWNSTREAM_KEY,
+    Fault,
 )
 
 
@@ -129,9 +130,9 @@ class Scenario:
     matters: tuple[str, ...]
     #: operator -> parallelism after the restart, beyond new_parallelism
     rescale: Mapping[str, int] = field(default_factory=dict)
-    #: bugs re-introduced into the restarted job (the world's ``FAULTS``): the broken variant
-    #: a fix prevents, for the invariants to catch
-    faults: frozenset[str] = frozenset()
+    #: bugs re-introduced into the restarted job: the broken variant a fix prevents, for the
+    #: invariants to catch
+    faults: frozenset[Fault] = frozenset()
 
     def by_name(self, overrides: Mapping[str, object]) -> dict[str, object]:
         """``overrides`` keyed by parameter names, Flink's keys renamed (``by_name``)."""

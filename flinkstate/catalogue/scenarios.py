@@ -9,6 +9,7 @@ from collections.abc import Mapping
 
 from flinkstate.catalogue.scenario import Outcome, Scenario
 from flinkstate.errors import InvalidParameterError
+from flinkstate.runtime.options import Fault
 
 _BACKPRESSURED = {"records": 120, "record_size": 3000, "cost": 4, "checkpoint_interval": 200}
 
@@ -738,7 +739,7 @@ SCENARIOS: dict[str, Scenario] = {
             "RecoveredInputChannel.toInputChannel; "
             "docs/concepts/hazards.md#processed-before-recovery",
             ("new_parallelism",),
-            faults=frozenset({"convert-before-consumed"}),
+            faults=frozenset({Fault.CONVERT_BEFORE_CONSUMED}),
         ),
         Scenario(
             "missing-recovery-barrier",
@@ -759,7 +760,7 @@ SCENARIOS: dict[str, Scenario] = {
             "RemoteInputChannelTest.testCheckpointStartedDeclinesWhenRecoveryBarrierIsMissing; "
             "docs/concepts/hazards.md#declines",
             ("recovery_barrier_decline", "tolerable_failed_checkpoints"),
-            faults=frozenset({"missing-recovery-barrier"}),
+            faults=frozenset({Fault.MISSING_RECOVERY_BARRIER}),
         ),
         Scenario(
             "missing-recovery-barrier-seed",
@@ -780,7 +781,7 @@ SCENARIOS: dict[str, Scenario] = {
             Outcome.RECOVERED,
             "PR #28554 review; CheckpointFailureManager",
             ("recovery_barrier_decline", "tolerable_failed_checkpoints"),
-            faults=frozenset({"missing-recovery-barrier"}),
+            faults=frozenset({Fault.MISSING_RECOVERY_BARRIER}),
         ),
         Scenario(
             "trigger-no-op-after-drain",
@@ -955,7 +956,7 @@ SCENARIOS: dict[str, Scenario] = {
             Outcome.VIOLATION,
             "FLIP-547 (motivation)",
             ("new_parallelism",),
-            faults=frozenset({"no-filter"}),
+            faults=frozenset({Fault.NO_FILTER}),
         ),
         Scenario(
             "spill-pressure-v2",

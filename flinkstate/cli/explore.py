@@ -32,7 +32,7 @@ from flinkstate.lab.counterexample import (
 )
 from flinkstate.lab.scenario_run import PHASES
 from flinkstate.output import check_directory_target
-from flinkstate.runtime.options import FAULTS
+from flinkstate.runtime.options import FAULTS, Fault
 from flinkstate.sim.action import Action
 from flinkstate.sim.explore import (
     Bounds,
@@ -149,7 +149,7 @@ def _explore_command(args: argparse.Namespace, written: list[str]) -> tuple[str,
         raise InvalidParameterError(
             "--walks counts random walks: give it with --strategy random-walk"
         )
-    faults = frozenset(args.fault)
+    faults = Fault.parse_all(args.fault)
     if args.trace_dir is not None:
         args.trace_dir = check_directory_target(args.trace_dir, is_trace_folder, COUNTEREXAMPLES)
     # every parameter checked before exploring
@@ -246,7 +246,7 @@ def _summary(
     subject: ExplorationSubject,
     args: argparse.Namespace,
     overrides: dict[str, str],
-    faults: frozenset[str],
+    faults: frozenset[Fault],
     result: ExplorationResult,
     files: list[str],
 ) -> dict[str, Any]:

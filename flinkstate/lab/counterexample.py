@@ -29,6 +29,7 @@ from flinkstate.lab.scenario_run import PHASES, ScenarioRun, prepare_scenario
 from flinkstate.lab.scenario_trace import write_scenario_trace
 from flinkstate.lab.topology_trace import topology_trace_header, write_topology_trace
 from flinkstate.output import directory_written_whole
+from flinkstate.runtime.options import Fault
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Simulation
@@ -62,7 +63,7 @@ class ExplorationSubject:
     phase: str | None
     seed: int
     overrides: Mapping[str, object]
-    faults: frozenset[str]
+    faults: frozenset[Fault]
     initial: NetworkWorld
     #: writes the run that takes the given actions from the start to a trace file
     _write: Callable[[Path, Sequence[Action]], None] = field(repr=False, compare=False)
@@ -85,7 +86,7 @@ def exploration_subject(
     overrides: Mapping[str, object] | None = None,
     seed: int = 0,
     phase: str | None = None,
-    faults: frozenset[str] = frozenset(),
+    faults: frozenset[Fault] = frozenset(),
 ) -> ExplorationSubject:
     """The world a name gives to explore from: a scenario's phase (``restart`` unless
     ``phase`` says ``job``), or a topology's fresh run. Every parameter and fault is checked
@@ -119,7 +120,7 @@ def exploration_subject(
 
 
 def _scenario(
-    name: str, phase: str, overrides: dict[str, object], seed: int, faults: frozenset[str]
+    name: str, phase: str, overrides: dict[str, object], seed: int, faults: frozenset[Fault]
 ) -> ExplorationSubject:
     if phase not in PHASES:
         raise InvalidParameterError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")

@@ -23,7 +23,7 @@ from flinkstate.catalogue.topologies import CATALOGUE
 from flinkstate.errors import InvalidParameterError
 from flinkstate.lab.counterexample import SCHEDULER, exploration_subject
 from flinkstate.runtime.checkpoint.channel.classic_recovery import sub_head
-from flinkstate.runtime.options import FAULTS
+from flinkstate.runtime.options import FAULTS, Fault
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.world.exploration.footprint import Resource
 from flinkstate.runtime.world.world import NetworkWorld
@@ -168,7 +168,7 @@ class Reproducer:
     within: int
     why: str
     seed: int = 0
-    faults: frozenset[str] = field(default_factory=frozenset)
+    faults: frozenset[Fault] = field(default_factory=frozenset)
     after: int = 0
 
     def __post_init__(self) -> None:
@@ -317,7 +317,7 @@ ONE_TO_TWO_RESTART: Mapping[str, object] = {**ONE_BY_ONE_RESTART, "new_paralleli
 
 
 def _fault(
-    name: str,
+    fault: Fault,
     subject: str,
     overrides: Mapping[str, object],
     finds: str,
@@ -327,15 +327,17 @@ def _fault(
     seed: int = 0,
     after: int = 0,
 ) -> Reproducer:
-    return Reproducer(name, subject, overrides, finds, within, why, seed, frozenset({name}), after)
+    return Reproducer(
+        fault.value, subject, overrides, finds, within, why, seed, frozenset({fault}), after
+    )
 
 
 #: for every fault of ``FAULTS``, the configuration breadth first search finds its violation from
-FAULT_REPRODUCERS: dict[str, Reproducer] = {
-    r.name: r
+FAULT_REPRODUCERS: dict[Fault, Reproducer] = {
+    Fault(r.name): r
     for r in (
         _fault(
-            "double-recycle",
+            Fault.DOUBLE_RECYCLE,
             "keyed",
             TWO_BY_TWO,
             "double-recycle",
@@ -344,7 +346,7 @@ FAULT_REPRODUCERS: dict[str, Reproducer] = {
             "refuses the second return at once.",
         ),
         _fault(
-            "leak-buffer",
+            Fault.LEAK_BUFFER,
             "keyed",
             {**TWO_BY_TWO, "keys": 1},
             "leak",
@@ -354,7 +356,7 @@ FAULT_REPRODUCERS: dict[str, Reproducer] = {
             "one key sends both records to one counter, which halves them.",
         ),
         _fault(
-            "lose-record",
+            Fault.LOSE_RECORD,
             "keyed",
             {**TWO_BY_TWO, "records": 2, "keys": 1},
             "exactly-once",
@@ -364,7 +366,7 @@ FAULT_REPRODUCERS: dict[str, Reproducer] = {
             "record was never processed.",
         ),
         _fault(
-            "duplicate-record",
+            Fault.DUPLICATE_RECORD,
             "keyed",
             TWO_BY_TWO,
             "exactly-once",
@@ -372,7 +374,7 @@ FAULT_REPRODUCERS: dict[str, Reproducer] = {
             "Record 1 is handed to its counter twice the first time it is processed.",
         ),
         _fault(
-            "reorder-buffers",
+            Fault.REORDER_BUFFERS,
             "keyed",
             {**TWO_BY_TWO, "records": 2, "keys": 1, "record_size": 3000},
             "channel-order",
@@ -382,7 +384,7 @@ FAULT_REPRODUCERS: dict[str, Reproducer] = {
             "reads the second record's tail first.",
         ),
         _fault(
-            "wrong-key-group",
+            Fault.WRONG_KEY_GROUP,
             "keyed",
             TWO_BY_TWO,
             "key-group",
@@ -390,7 +392,7 @@ FAULT_REPRODUCERS: dict[str, Reproducer] = {
             "Every record is routed to the counter beside its key's owner.",
         ),
         _fault(
-            "persist-twice",
+            Fault.PERSIST_TWICE,
             "keyed",
             {**TWO_INTO_ONE, "checkpoint_interval": 3},
             "checkpoint-consistency",
@@ -402,7 +404,7 @@ FAULT_REPRODUCERS: dict[str, Reproducer] = {
             "complete to be checked.",
         ),
         _fault(
-            "forget-in-flight",
+            Fault.FORGET_IN_FLIGHT,
             "keyed",
             {**TWO_INTO_ONE, "slots_per_tm": 1, "checkpoint_interval": 4},
             "checkpoint-consistency",
@@ -413,7 +415,7 @@ FAULT_REPRODUCERS: dict[str, Reproducer] = {
             "before the barrier overtakes it, and the counter's snapshot before it reads it.",
         ),
         _fault(
-            "no-filter",
+            Fault.NO_FILTER,
             "keyed-upscale",
             ONE_TO_TWO_RESTART,
             "exactly-once",
@@ -423,7 +425,7 @@ FAULT_REPRODUCERS: dict[str, Reproducer] = {
             "a record that was never sent to it.",
         ),
         _fault(
-            "drop-recovered",
+            Fault.DROP_RECOVERED,
             "baseline-recovery",
             ONE_BY_ONE_RESTART,
             "exactly-once",
@@ -432,7 +434,7 @@ FAULT_REPRODUCERS: dict[str, Reproducer] = {
             "it never processed.",
         ),
         _fault(
-            "no-upstream-block",
+            Fault.NO_UPSTREAM_BLOCK,
             "keyed-downscale",
             {
                 **ONE_BY_ONE_RESTART,
@@ -453,7 +455,7 @@ FAULT_REPRODUCERS: dict[str, Reproducer] = {
             after=20,
         ),
         _fault(
-            "keep-prefilter-buffer",
+            Fault.KEEP_PREFILTER_BUFFER,
             "prefilter-heap-segment",
             {
                 **ONE_TO_TWO_RESTART,
@@ -471,7 +473,7 @@ FAULT_REPRODUCERS: dict[str, Reproducer] = {
             seed=2,
         ),
         _fault(
-            "ignore-input-selection",
+            Fault.IGNORE_INPUT_SELECTION,
             "sequential-reading",
             {**TWO_BY_TWO, "parallelism": 1, "source_parallelism": 1},
             "input-selection",
@@ -480,7 +482,7 @@ FAULT_REPRODUCERS: dict[str, Reproducer] = {
             "the second source's record to arrive before the first input ends.",
         ),
         _fault(
-            "missing-recovery-barrier",
+            Fault.MISSING_RECOVERY_BARRIER,
             "checkpoint-during-drain",
             {
                 **ONE_BY_ONE_RESTART,
@@ -496,7 +498,7 @@ FAULT_REPRODUCERS: dict[str, Reproducer] = {
             "tolerance. Flink's own check catches the bug, so the symptom is the failover.",
         ),
         _fault(
-            "forget-spill-slice",
+            Fault.FORGET_SPILL_SLICE,
             "checkpoint-during-drain",
             {
                 **ONE_BY_ONE_RESTART,
@@ -512,7 +514,7 @@ FAULT_REPRODUCERS: dict[str, Reproducer] = {
             "checkpoint after the restart rarely is.",
         ),
         _fault(
-            "persist-migrated",
+            Fault.PERSIST_MIGRATED,
             "prefilter-heap-fallback",
             {
                 **ONE_BY_ONE_RESTART,
@@ -534,7 +536,7 @@ FAULT_REPRODUCERS: dict[str, Reproducer] = {
             after=23,
         ),
         _fault(
-            "convert-before-consumed",
+            Fault.CONVERT_BEFORE_CONSUMED,
             "baseline-recovery",
             ONE_BY_ONE_RESTART,
             "conversion-with-buffers",

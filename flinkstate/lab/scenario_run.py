@@ -18,6 +18,7 @@ from flinkstate.catalogue.topologies import (
     topology,
 )
 from flinkstate.errors import InvalidParameterError, UnsupportedRescaleError
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.checkpoint.checkpoint import Checkpoint
 from flinkstate.runtime.checkpoint.state_assignment import StateAssignment, assign_state
@@ -25,6 +26,7 @@ from flinkstate.runtime.failover.failover import failover_summary
 from flinkstate.runtime.options import (
     CheckpointFailure,
     CheckpointFailureReason,
+    Fault,
 )
 from flinkstate.runtime.tasks.task import TaskPhase
 from flinkstate.runtime.world.metrics import BufferCounts
@@ -64,7 +66,7 @@ class ScenarioRun:
     #: the caller added to the scenario's own: with seed and values, what rebuilds the run
     scheduler: str = "random"
     max_steps: int = 2_000_000
-    faults: frozenset[str] = frozenset()
+    faults: frozenset[Fault] = frozenset()
     #: the events of the phases run before ``phase`` to reach its step 0, by phase in run order
     #: (the job to its first checkpoint; the first restart to its first checkpoint)
     earlier: dict[str, list[Event]] = field(default_factory=dict)
@@ -201,7 +203,14 @@ class ScenarioRun:
         }
 
 
-_RESTORE_ENDS = frozenset({"finish-output", "convert", "request-partitions", "install-drainer"})
+_RESTORE_ENDS = frozenset(
+    {
+        ActionKind.FINISH_OUTPUT,
+        ActionKind.CONVERT,
+        ActionKind.REQUEST_PARTITIONS,
+        ActionKind.INSTALL_DRAINER,
+    }
+)
 
 
 def spill_figures(world: NetworkWorld | None) -> dict[str, int]:
@@ -245,7 +254,7 @@ def run_scenario(
     scheduler: str = "random",
     max_steps: int = 2_000_000,
     progress: Callable[[int], None] | None = None,
-    faults: Collection[str] = (),
+    faults: Collection[Fault] = (),
     keep_snapshots: bool = True,
 ) -> ScenarioRun:
     """Run a scenario: the job until its first checkpoint, then the restarted job to its end.
@@ -294,7 +303,7 @@ def prepare_scenario(
     scheduler: str = "random",
     max_steps: int = 2_000_000,
     phase: str = "restart",
-    faults: Collection[str] = (),
+    faults: Collection[Fault] = (),
     keep_snapshots: bool = True,
 ) -> ScenarioRun:
     """A scenario's run at step 0 of ``phase``, its simulation ready to step (the stepper's

@@ -21,6 +21,7 @@ from typing import Any
 from flinkstate.catalogue.scenarios import SCENARIOS, get_scenario
 from flinkstate.errors import InvalidParameterError
 from flinkstate.lab.scenario_run import RUN_PHASES, ScenarioRun, prepare_scenario
+from flinkstate.runtime.options import Fault
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import RunResult, RunStatus, Simulation
 from flinkstate.sim.trace import (
@@ -65,7 +66,7 @@ class LoadedScenarioTrace:
     #: one no scheduler chose (the explorer's)
     actions: tuple[Action, ...] = field(default=(), repr=False)
     #: the faults the run was traced with (beside the scenario's own)
-    faults: frozenset[str] = frozenset()
+    faults: frozenset[Fault] = frozenset()
 
 
 def scenario_trace_header(run: ScenarioRun) -> TraceHeader:
@@ -126,7 +127,7 @@ def load_scenario_trace(
                 scheduler=header.scheduler,
                 max_steps=max_steps,
                 phase=phase,
-                faults=header.faults,
+                faults=Fault.parse_all(header.faults),
             )
         except InvalidParameterError as error:
             raise TraceError(f"{where}: {error}") from None

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from flinkstate.catalogue.topologies import topology
 from flinkstate.errors import InvalidParameterError
+from flinkstate.runtime.options import Fault
 from flinkstate.sim.core import Event, Simulation
 from flinkstate.sim.scheduler import make_scheduler
 from flinkstate.sim.trace import (
@@ -68,7 +69,7 @@ def load_topology_trace(path: Path, *, step: int | None = None) -> Simulation:
             item = topology(header.name)
             check_parameters(reader, item.resolve(header.overrides))
             initial = item.build(
-                header.overrides, seed=header.seed, faults=frozenset(header.faults)
+                header.overrides, seed=header.seed, faults=Fault.parse_all(header.faults)
             )
             scheduler = make_scheduler(header.scheduler, header.seed)
         except InvalidParameterError as error:

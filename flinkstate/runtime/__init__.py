@@ -4,8 +4,8 @@ Each folder is a Flink package (``org.apache.flink.runtime.*`` or ``streaming.ru
 each module one concept named with Flink's word, so that a reader who knows Flink finds the room
 of a mechanism by its class name:
 
-- here: the job graph, execution states, options, events and the copying protocol every
-  component follows;
+- here: the job graph, execution states, options (faults among them), events, the kinds of
+  action the actors take, and the copying protocol every component follows;
 - ``shuffle``: the network configuration's arithmetic (``NettyShuffleUtils``, gate buffers);
 - ``buffer``: memory segments, their ledger, the network and local buffer pools, recycling;
 - ``partition`` and ``partition.consumer``: result subpartitions and record writers; input

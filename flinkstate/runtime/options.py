@@ -20,6 +20,7 @@ the two options below together, and since FLINK-40518 unaligned checkpoints as w
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -412,28 +413,62 @@ class TaskFailure:
 DEFAULT_RESTART_DELAY = 500
 
 
-#: Fault names a test can inject to re-introduce the bug an invariant guards against.
-FAULTS = frozenset(
-    {
-        "double-recycle",
-        "leak-buffer",
-        "lose-record",
-        "duplicate-record",
-        "reorder-buffers",
-        "wrong-key-group",
-        "persist-twice",
-        "forget-in-flight",
-        "no-filter",
-        "drop-recovered",
-        "no-upstream-block",
-        "keep-prefilter-buffer",
-        "ignore-input-selection",
-        "missing-recovery-barrier",
-        "forget-spill-slice",
-        "persist-migrated",
-        "convert-before-consumed",
-    }
-)
+class Fault(Choice):
+    """A bug put back on purpose (a test hook), to show the invariant or check that catches it:
+    each member says what goes wrong; ``lab/reproducers`` has a configuration where exploring
+    finds each one."""
+
+    DOUBLE_RECYCLE = "double-recycle"
+    """A buffer a task has read is recycled twice (``recycling.release_current``)."""
+    LEAK_BUFFER = "leak-buffer"
+    """A buffer a task has read is never recycled (``recycling.recycle_consumed``)."""
+    LOSE_RECORD = "lose-record"
+    """The deserializer drops the last record of each buffer once the job has made over three."""
+    DUPLICATE_RECORD = "duplicate-record"
+    """Record 1 is processed twice the first time a task processes it (``do_process``)."""
+    REORDER_BUFFERS = "reorder-buffers"
+    """A finished buffer swaps places with the data buffer queued before it in its subpartition."""
+    WRONG_KEY_GROUP = "wrong-key-group"
+    """A keyBy exchange routes every record to the subpartition after its owner's."""
+    PERSIST_TWICE = "persist-twice"
+    """A buffer read before its channel's barrier is persisted twice (FLINK-40016's path)."""
+    FORGET_IN_FLIGHT = "forget-in-flight"
+    """A remote channel's received, unread buffers are left out of the task's snapshot."""
+    NO_FILTER = "no-filter"
+    """Recovered records another subtask owns are kept, not filtered (``keeps_record``)."""
+    DROP_RECOVERED = "drop-recovered"
+    """The first recovered record vanishes in the deserializer (``classic_recovery.keeps``)."""
+    NO_UPSTREAM_BLOCK = "no-upstream-block"
+    """A subpartition that handed out its EndOfOutputChannelStateEvent is not blocked."""
+    KEEP_PREFILTER_BUFFER = "keep-prefilter-buffer"
+    """FLINK-39519's heap pre-filter segment is never marked returned after its source buffer."""
+    IGNORE_INPUT_SELECTION = "ignore-input-selection"
+    """A task polls any input with data, not only the one its operator selects."""
+    MISSING_RECOVERY_BARRIER = "missing-recovery-barrier"
+    """V2: a checkpoint puts no recovery barrier into the channels still in recovery."""
+    FORGET_SPILL_SLICE = "forget-spill-slice"
+    """V2: a checkpoint cut during the drain leaves out the spill files' undrained rest."""
+    PERSIST_MIGRATED = "persist-migrated"
+    """V1: a migrated buffer the checkpoint's start persisted is persisted again when consumed
+    before its channel's barrier (FLINK-40016)."""
+    CONVERT_BEFORE_CONSUMED = "convert-before-consumed"
+    """A gate converts once the reader is done, while recovered buffers still queue in it."""
+
+    @classmethod
+    def parse_all(cls, names: Iterable[str]) -> frozenset[Fault]:
+        """The faults ``names`` names (text from a command line, a trace or a widget, or
+        members), refusing any unknown name in one line that lists the valid ones."""
+        given = set(names)
+        unknown = sorted(given - FAULTS)
+        if unknown:
+            raise InvalidParameterError(
+                f"unknown fault(s) {unknown}; known: {', '.join(sorted(FAULTS))}"
+            )
+        return frozenset(cls(name) for name in given)
+
+
+#: every fault a run can put back
+FAULTS: frozenset[Fault] = frozenset(Fault)
 
 
 @dataclass(frozen=True, slots=True)
@@ -444,8 +479,8 @@ class RunOptions:
 
     seed: int = 0
     flush_every_record: bool = False
-    #: bugs re-introduced on purpose (``FAULTS``), to show the invariant that catches each
-    faults: frozenset[str] = frozenset()
+    #: bugs re-introduced on purpose (``Fault``), to show the invariant that catches each
+    faults: frozenset[Fault] = frozenset()
     #: every how many steps the whole world is checked (0: only at the end); a big world is
     #: checked less often in proportion to its size (``invariants.audit_interval``) unless
     #: ``scale_audits`` is false (tests that want every ``full_check_every`` steps at any size)
@@ -502,11 +537,8 @@ class RunOptions:
     spill_cleanup: SpillCleanup = SpillCleanup.ON_ABORT
 
     def __post_init__(self) -> None:
-        unknown = set(self.faults) - FAULTS
-        if unknown:
-            raise InvalidParameterError(
-                f"unknown fault(s) {sorted(unknown)}; known: {', '.join(sorted(FAULTS))}"
-            )
+        parse = object.__setattr__
+        parse(self, "faults", Fault.parse_all(self.faults))
         if self.tolerable_failed_checkpoints < 0:
             raise InvalidParameterError(
                 "tolerable_failed_checkpoints must not be negative, got "
@@ -517,7 +549,6 @@ class RunOptions:
                 "fail_filtered_delivery must not be negative (0: no failure), got "
                 f"{self.fail_filtered_delivery}"
             )
-        parse = object.__setattr__
         parse(self, "blocked_priority", BlockedPriority.parse(self.blocked_priority))
         parse(self, "gate_conversion", GateConversion.parse(self.gate_conversion))
         parse(

@@ -5,8 +5,9 @@ A caption is made from the step's event, the world after it, and the scenes befo
 (:mod:`flinkstate.views.scene`): the scenes say which buffers moved where, which barrier went
 to the head of which queue and which write requests the step handed to a channel-state writer,
 so a caption counts what a learner sees move on the canvas. Every kind of action the world
-has is in :data:`CAPTIONS`; a test runs every scenario and requires a caption for each kind
-that occurs.
+has (``ActionKind``) is in :data:`CAPTIONS`, by the actors the world's handlers give it to (a
+test holds the two tables to each other); another runs every scenario and requires a caption
+for each kind that occurs.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.records import MAX_WATERMARK, MIN_WATERMARK, StreamElementKind
 from flinkstate.runtime.checkpoint.coordinator import failed_region_down
 from flinkstate.runtime.jobgraph import OperatorKind
@@ -77,9 +79,11 @@ def caption(event: Event, world: NetworkWorld, before: Scene | None, after: Scen
     """The sentence for ``event``, the step that turned scene ``before`` into ``after``."""
     actor = world.actor(event.action.actor)
     step = _Step(event, world, actor, _items(before), _items(after))
-    explain = CAPTIONS.get((actor.kind, event.action.kind))
-    if explain is None:
-        raise KeyError(f"no caption for {actor.kind.value} action {event.action.kind!r}")
+    kind = event.action.kind
+    try:
+        explain = CAPTIONS[actor.kind, ActionKind(kind)]
+    except (ValueError, KeyError):  # a kind the world does not have, or not of this actor
+        raise KeyError(f"no caption for {actor.kind.value} action {str(kind)!r}") from None
     return explain(step)
 
 
@@ -765,37 +769,39 @@ def _finish_drain(s: _Step) -> str:
     )
 
 
-CAPTIONS: Mapping[tuple[ActorKind, str], Callable[[_Step], str]] = {
-    (ActorKind.TASK, "emit"): _emit,
-    (ActorKind.TASK, "request-buffer"): _request_buffer,
-    (ActorKind.TASK, "write"): _write,
-    (ActorKind.TASK, "compute"): _compute,
-    (ActorKind.TASK, "poll"): _poll,
-    (ActorKind.TASK, "process"): _process,
-    (ActorKind.TASK, "finish"): _finish,
-    (ActorKind.TASK, "checkpoint"): _source_checkpoint,
-    (ActorKind.TASK, "barrier"): _barrier,
-    (ActorKind.TASK, "recover-output"): _recover_output,
-    (ActorKind.TASK, "finish-output"): _finish_output,
-    (ActorKind.TASK, "convert"): _convert,
-    (ActorKind.TASK, "request-partitions"): _request_partitions,
-    (ActorKind.TASK, "install-drainer"): _install_drainer,
-    (ActorKind.TASK, "fail"): _fail,
-    (ActorKind.TASK, "cancel"): _cancel,
-    (ActorKind.NETTY, "send"): _send,
-    (ActorKind.NETTY, "request-floating"): _request_floating,
-    (ActorKind.WRITER, "write"): _write_channel_state,
-    (ActorKind.COORDINATOR, "trigger"): _trigger,
-    (ActorKind.COORDINATOR, "expire"): _expire,
-    (ActorKind.COORDINATOR, "manual-checkpoint"): _manual_checkpoint,
-    (ActorKind.SCHEDULER, "restart"): _restart,
-    (ActorKind.READER, "recover-input"): _recover_input,
-    (ActorKind.READER, "request-exclusive"): _request_exclusive,
-    (ActorKind.READER, "finish-input"): _finish_input,
-    (ActorKind.READER, "filter"): _filter,
-    (ActorKind.READER, "rewrite"): _rewrite,
-    (ActorKind.READER, "spill"): _spill,
-    (ActorKind.READER, "finish-fetch"): _finish_fetch,
-    (ActorKind.DRAINER, "drain"): _drain,
-    (ActorKind.DRAINER, "finish-drain"): _finish_drain,
+#: the caption of every kind of action, by the kind of actor that takes it (``write`` twice: a
+#: task's record and a channel-state writer's state)
+CAPTIONS: Mapping[tuple[ActorKind, ActionKind], Callable[[_Step], str]] = {
+    (ActorKind.TASK, ActionKind.EMIT): _emit,
+    (ActorKind.TASK, ActionKind.REQUEST_BUFFER): _request_buffer,
+    (ActorKind.TASK, ActionKind.WRITE): _write,
+    (ActorKind.TASK, ActionKind.COMPUTE): _compute,
+    (ActorKind.TASK, ActionKind.POLL): _poll,
+    (ActorKind.TASK, ActionKind.PROCESS): _process,
+    (ActorKind.TASK, ActionKind.FINISH): _finish,
+    (ActorKind.TASK, ActionKind.CHECKPOINT): _source_checkpoint,
+    (ActorKind.TASK, ActionKind.BARRIER): _barrier,
+    (ActorKind.TASK, ActionKind.RECOVER_OUTPUT): _recover_output,
+    (ActorKind.TASK, ActionKind.FINISH_OUTPUT): _finish_output,
+    (ActorKind.TASK, ActionKind.CONVERT): _convert,
+    (ActorKind.TASK, ActionKind.REQUEST_PARTITIONS): _request_partitions,
+    (ActorKind.TASK, ActionKind.INSTALL_DRAINER): _install_drainer,
+    (ActorKind.TASK, ActionKind.FAIL): _fail,
+    (ActorKind.TASK, ActionKind.CANCEL): _cancel,
+    (ActorKind.NETTY, ActionKind.SEND): _send,
+    (ActorKind.NETTY, ActionKind.REQUEST_FLOATING): _request_floating,
+    (ActorKind.WRITER, ActionKind.WRITE): _write_channel_state,
+    (ActorKind.COORDINATOR, ActionKind.TRIGGER): _trigger,
+    (ActorKind.COORDINATOR, ActionKind.EXPIRE): _expire,
+    (ActorKind.COORDINATOR, ActionKind.MANUAL_CHECKPOINT): _manual_checkpoint,
+    (ActorKind.SCHEDULER, ActionKind.RESTART): _restart,
+    (ActorKind.READER, ActionKind.RECOVER_INPUT): _recover_input,
+    (ActorKind.READER, ActionKind.REQUEST_EXCLUSIVE): _request_exclusive,
+    (ActorKind.READER, ActionKind.FINISH_INPUT): _finish_input,
+    (ActorKind.READER, ActionKind.FILTER): _filter,
+    (ActorKind.READER, ActionKind.REWRITE): _rewrite,
+    (ActorKind.READER, ActionKind.SPILL): _spill,
+    (ActorKind.READER, ActionKind.FINISH_FETCH): _finish_fetch,
+    (ActorKind.DRAINER, ActionKind.DRAIN): _drain,
+    (ActorKind.DRAINER, ActionKind.FINISH_DRAIN): _finish_drain,
 }

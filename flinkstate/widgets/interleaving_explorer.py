@@ -43,7 +43,7 @@ from flinkstate.lab.counterexample import (
     whole_bound,
 )
 from flinkstate.lab.scenario_run import PHASES
-from flinkstate.runtime.options import FAULTS
+from flinkstate.runtime.options import FAULTS, Fault
 from flinkstate.sim.explore import (
     Bounds,
     ExplorationResult,
@@ -74,7 +74,7 @@ class _Request:
     phase: str | None
     seed: int
     overrides: Mapping[str, object]
-    faults: frozenset[str]
+    faults: frozenset[Fault]
     strategy: Strategy
     partial_order: PartialOrder
     bounds: Bounds
@@ -103,11 +103,7 @@ class InterleavingExplorer:
         pick = _pick(subject)
         if phase not in PHASES:
             raise InvalidParameterError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
-        unknown = sorted(set(faults) - FAULTS)
-        if unknown:
-            raise InvalidParameterError(
-                f"unknown fault(s) {unknown}; known: {', '.join(sorted(FAULTS))}"
-            )
+        chosen = Fault.parse_all(faults)
         #: explore in a thread (the notebook stays responsive, stop works); False: in the call
         self.background = background
         self.subject = widgets.Dropdown(
@@ -131,7 +127,7 @@ class InterleavingExplorer:
         self.parameter_box = widgets.VBox([self.parameters.box])
         self.faults = widgets.SelectMultiple(
             options=sorted(FAULTS),
-            value=tuple(sorted(faults)),
+            value=tuple(sorted(chosen)),
             rows=4,
             description="faults",
         )
@@ -297,7 +293,7 @@ class InterleavingExplorer:
             self.phase.value if pick[0] is SubjectKind.SCENARIO else None,
             seed,
             self.parameters.values(),
-            frozenset(self.faults.value),
+            Fault.parse_all(self.faults.value),
             strategy,
             PartialOrder.parse(self.reduction.value),
             bounds,

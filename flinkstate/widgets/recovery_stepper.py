@@ -30,6 +30,8 @@ from flinkstate.errors import FlinkstateError, InvalidParameterError
 from flinkstate.lab.forecast import Forecast, run_forecast
 from flinkstate.lab.scenario_run import PHASES, ScenarioRun, prepare_scenario
 from flinkstate.output import check_target, write_whole
+from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.options import Fault
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event, RunResult, Simulation
@@ -56,15 +58,15 @@ if TYPE_CHECKING:
     import plotly.graph_objects as go
 
 #: what "run to next" can stop at, and the action kinds that are that event
-EVENTS_OF_INTEREST: Mapping[str, tuple[str, ...]] = {
-    "barrier": ("barrier",),
-    "checkpoint triggered or acknowledged": ("trigger", "checkpoint"),
-    "output state restored": ("finish-output",),
-    "input state read": ("finish-input",),
-    "gate conversion": ("convert", "request-partitions"),
-    "spill files written (v2)": ("finish-fetch",),
-    "drainer installed (v2)": ("install-drainer",),
-    "drain finished (v2)": ("finish-drain",),
+EVENTS_OF_INTEREST: Mapping[str, tuple[ActionKind, ...]] = {
+    "barrier": (ActionKind.BARRIER,),
+    "checkpoint triggered or acknowledged": (ActionKind.TRIGGER, ActionKind.CHECKPOINT),
+    "output state restored": (ActionKind.FINISH_OUTPUT,),
+    "input state read": (ActionKind.FINISH_INPUT,),
+    "gate conversion": (ActionKind.CONVERT, ActionKind.REQUEST_PARTITIONS),
+    "spill files written (v2)": (ActionKind.FINISH_FETCH,),
+    "drainer installed (v2)": (ActionKind.INSTALL_DRAINER,),
+    "drain finished (v2)": (ActionKind.FINISH_DRAIN,),
     "end of run (deadlock or finish)": (),
 }
 #: seeds are Java-style non-negative ints
@@ -210,7 +212,7 @@ class RecoveryStepper:
         #: a loaded trace's actions of the phase on display, the faults it was written with
         #: and its file: the run follows them until a setting changes
         self.recorded: tuple[Action, ...] = ()
-        self.faults: frozenset[str] = frozenset()
+        self.faults: frozenset[Fault] = frozenset()
         self.trace_path: Path | None = None
         self.scheduler = "random"
         self._widget: widgets.Widget | None = None
@@ -676,7 +678,7 @@ class RecoveryStepper:
         self._sync_slider()
         self._render(animate=True)  # back and the slider travel too
 
-    def _advance(self, target: int, stop_at: tuple[str, ...] = ()) -> bool:
+    def _advance(self, target: int, stop_at: tuple[ActionKind, ...] = ()) -> bool:
         """Step towards ``target``, recording the timelines; True when it stopped at an action
         of a kind in ``stop_at``."""
         simulation, timelines = self.simulation, self.timelines
@@ -912,11 +914,11 @@ def _forecast_summary(forecast: Forecast) -> dict[str, Any]:
     }
 
 
-def _faults_text(faults: frozenset[str]) -> str:
+def _faults_text(faults: frozenset[Fault]) -> str:
     return ("fault " if len(faults) == 1 else "faults ") + ", ".join(sorted(faults))
 
 
-def _trace_html(path: Path | None, faults: frozenset[str]) -> str:
+def _trace_html(path: Path | None, faults: frozenset[Fault]) -> str:
     """What the run on display follows when it is a loaded trace's: its file, and the faults
     (bugs put back on purpose) it was written with."""
     if path is None:

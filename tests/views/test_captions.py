@@ -10,7 +10,10 @@ import pytest
 from flinkstate.catalogue.scenarios import SCENARIOS
 from flinkstate.lab.forecast import prepare_forecast
 from flinkstate.lab.scenario_run import PHASES, prepare_scenario
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.records import StreamElementKind
+from flinkstate.runtime.world import world as world_module
+from flinkstate.runtime.world.actors import ActorKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event, Simulation
 from flinkstate.views.captions import CAPTIONS, caption
@@ -59,6 +62,20 @@ def test_every_action_kind_of_every_scenario_has_a_caption() -> None:
     registered = {(kind.value, action) for kind, action in CAPTIONS}
     # every registered caption was needed, and every kind that occurred was captioned
     assert set(seen) == registered, set(seen) ^ registered
+
+
+def test_every_kind_the_world_handles_has_a_caption_for_its_actor() -> None:
+    """``CAPTIONS`` covers every ``ActionKind``: a task's kinds (the world's task handlers) for
+    a task, every other kind (its other handlers) for the actor that takes it, ``write`` for
+    both a task and a channel-state writer. Each kind belongs to one kind of actor only."""
+    by_task = {kind for actor, kind in CAPTIONS if actor is ActorKind.TASK}
+    by_others = {kind for actor, kind in CAPTIONS if actor is not ActorKind.TASK}
+    assert by_task == set(world_module._TASK_HANDLERS)
+    assert by_others == set(world_module._THREAD_HANDLERS)
+    assert by_task | by_others == set(ActionKind)
+    assert all(type(kind) is ActionKind for _, kind in CAPTIONS)
+    actors = [kind for _, kind in CAPTIONS if kind is not ActionKind.WRITE]
+    assert len(actors) == len(set(actors)), "a kind captioned for two kinds of actor"
 
 
 def _first(name: str, phase: str, kind: str, actor: str = "") -> tuple[Event, str, NetworkWorld]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from flinkstate.runtime.buffer.buffer import HEAP
 from flinkstate.runtime.buffer.ledger import ReturnKind, ReturnTo
 from flinkstate.runtime.buffer.owners import Owner
+from flinkstate.runtime.options import Fault
 from flinkstate.runtime.partition.consumer import recovered_channel
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.tasks.task import Task
@@ -21,6 +22,8 @@ from flinkstate.runtime.world.state import NetworkState
 # Python 3.11, and a step reads several.
 _TO_CHANNEL = ReturnKind.CHANNEL
 _TO_SUBPARTITION = ReturnKind.SUBPARTITION
+_DOUBLE_RECYCLE = Fault.DOUBLE_RECYCLE
+_LEAK_BUFFER = Fault.LEAK_BUFFER
 
 
 def release_current(world: NetworkState, task: Task) -> None:
@@ -35,14 +38,14 @@ def release_current(world: NetworkState, task: Task) -> None:
         task.current_buffer = None
         return
     recycle_consumed(world, channel, buffer.segment, holder)
-    if "double-recycle" in world.options.faults:
+    if _DOUBLE_RECYCLE in world.options.faults:
         recycle_consumed(world, channel, buffer.segment, holder)
     task.current = None
     task.current_buffer = None
 
 
 def recycle_consumed(world: NetworkState, channel: Channel, segment: int, holder: Owner) -> None:
-    if "leak-buffer" in world.options.faults:
+    if _LEAK_BUFFER in world.options.faults:
         return
     world.journal.changes.channel(channel.name)
     if channel.recovered or channel.recoverable.in_recovery:

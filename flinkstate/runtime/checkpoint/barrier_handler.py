@@ -14,6 +14,7 @@ consistent cut that holds the state of every subtask that has not finished.
 from __future__ import annotations
 
 from flinkstate.keygroups import KeyGroupRange
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer import recycling
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.records import Fragment
@@ -38,6 +39,7 @@ from flinkstate.runtime.events import (
 )
 from flinkstate.runtime.options import (
     CheckpointFailureReason,
+    Fault,
     RecoveryCheckpointTrigger,
 )
 from flinkstate.runtime.partition import record_writer
@@ -52,7 +54,7 @@ from flinkstate.sim.action import Action
 def writer_actions(world: NetworkState, writer: ChannelStateWriter) -> tuple[Action, ...]:
     if not writer.requests:
         return ()
-    return (action(writer.name, "write", writer.requests[0].channel),)
+    return (action(writer.name, ActionKind.WRITE, writer.requests[0].channel),)
 
 
 def do_checkpoint(world: NetworkState, task: Task, action: Action) -> None:
@@ -162,7 +164,7 @@ def _start_unaligned(
                     data = data[
                         : channel.persister.pre_barrier
                     ]  # later ones came after the barrier
-                if "forget-in-flight" in world.options.faults:
+                if Fault.FORGET_IN_FLIGHT in world.options.faults:
                     data = []
                 for buffer in data:
                     persist_buffer(world, task, checkpoint, channel.name, buffer)
@@ -175,7 +177,7 @@ def _start_unaligned(
         state = world.drainers[task.name].state
         assert state is not None
         chunks = cut.remaining_slice(state)
-        if "forget-spill-slice" in world.options.faults:
+        if Fault.FORGET_SPILL_SLICE in world.options.faults:
             chunks = ()
         for position, (info, fragments) in enumerate(chunks):
             channel = task.gates[info.gate].channels[info.channel]
@@ -289,7 +291,7 @@ def persist_input(world: NetworkState, channel: Channel, buffer: Buffer) -> None
     assert checkpoint.id == channel.persister.persisting
     task = world.task_named(channel.task)
     persist_buffer(world, task, checkpoint, channel.name, buffer)
-    if "persist-twice" in world.options.faults:  # FLINK-40016: a buffer persisted a second time
+    if Fault.PERSIST_TWICE in world.options.faults:  # FLINK-40016: a buffer persisted a second time
         persist_buffer(world, task, checkpoint, channel.name, buffer)
 
 

@@ -13,6 +13,7 @@ rule for FAILED and CANCELED subtasks is FLINK-40482.
 
 from __future__ import annotations
 
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer import recycling
 from flinkstate.runtime.buffer.buffer import HEAP
 from flinkstate.runtime.checkpoint.checkpoint import (
@@ -44,12 +45,13 @@ def coordinator_actions(world: NetworkState) -> tuple[Action, ...]:
     if world.checkpoints.pending is None:
         if world.failover is not None:
             if manual_checkpoint_due(world):
-                return (action(COORDINATOR, "manual-checkpoint"),)
+                return (action(COORDINATOR, ActionKind.MANUAL_CHECKPOINT),)
         elif can_trigger(world):
             number = next_checkpoint_id(world)
-            return (action(COORDINATOR, "trigger", f"checkpoint {number}"),)
+            return (action(COORDINATOR, ActionKind.TRIGGER, f"checkpoint {number}"),)
     elif can_expire(world):
-        return (action(COORDINATOR, "expire", f"checkpoint {world.checkpoints.pending.id}"),)
+        pending = world.checkpoints.pending.id
+        return (action(COORDINATOR, ActionKind.EXPIRE, f"checkpoint {pending}"),)
     return ()
 
 

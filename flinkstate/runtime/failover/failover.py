@@ -22,6 +22,7 @@ of the job keeps running meanwhile, as in Flink, until the restart).
 
 from __future__ import annotations
 
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.checkpoint import coordinator
 from flinkstate.runtime.execution_state import ExecutionState
 from flinkstate.runtime.failover.failure_handling import FailureHandlingResult
@@ -106,7 +107,7 @@ def scheduler_actions(world: NetworkState, idle: bool) -> tuple[Action, ...]:
     if not coordinator.failed_region_down(world):
         return ()
     if idle or failover.restart_due(world.journal.step + 1):
-        return (action(SCHEDULER, "restart"),)
+        return (action(SCHEDULER, ActionKind.RESTART),)
     return ()
 
 

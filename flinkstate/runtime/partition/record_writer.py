@@ -18,6 +18,7 @@ from flinkstate.runtime.buffer.records import Fragment, Record
 from flinkstate.runtime.events import (
     END_OF_PARTITION,
 )
+from flinkstate.runtime.options import Fault
 from flinkstate.runtime.partition.result_partition import ResultPartition, Subpartition
 from flinkstate.runtime.tasks.task import Output, Task
 from flinkstate.runtime.world.state import IN_FLIGHT, NetworkState
@@ -28,6 +29,8 @@ from flinkstate.sim.scheduler import splitmix64
 # Python 3.11, and each partitioner's owner rule is OwnerRule.of's, looked up in one step.
 _BROADCAST = Partitioner.BROADCAST
 _NO_OWNER = OwnerRule.NONE
+_WRONG_KEY_GROUP = Fault.WRONG_KEY_GROUP
+_REORDER_BUFFERS = Fault.REORDER_BUFFERS
 _OWNER_RULE = {partitioner: OwnerRule.of(partitioner) for partitioner in Partitioner}
 
 
@@ -47,7 +50,7 @@ def select(world: NetworkState, partition: ResultPartition, record: Record) -> l
     if rule is not _NO_OWNER:
         down = world.graph.operator(partition.exchange.downstream)
         target = rule.owner(record.key, down.effective_max_parallelism, count)
-        if "wrong-key-group" in world.options.faults:
+        if _WRONG_KEY_GROUP in world.options.faults:
             target = (target + 1) % count
         return [subs[target]]
     if kind is Partitioner.REBALANCE:
@@ -110,7 +113,7 @@ def finish_builder(world: NetworkState, sub: Subpartition) -> None:
     sub.builder = None
     world.journal.changes.subpartition(sub.name)
     if (
-        "reorder-buffers" in world.options.faults
+        _REORDER_BUFFERS in world.options.faults
         and len(sub.queue) >= 2
         and not sub.queue[-2].is_event
     ):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer import recycling
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.records import Record, StreamElementKind
@@ -29,6 +30,7 @@ from flinkstate.runtime.events import (
 )
 from flinkstate.runtime.execution_state import ExecutionState
 from flinkstate.runtime.jobgraph import OperatorKind
+from flinkstate.runtime.options import Fault
 from flinkstate.runtime.partition import record_writer
 from flinkstate.runtime.partition.consumer.deserializer import Framing, reassemble
 from flinkstate.runtime.partition.consumer.input_gate import Channel
@@ -48,6 +50,23 @@ _CANCELING = ExecutionState.CANCELING
 _NOT_CONTINUED = Framing.NOT_CONTINUED
 _CUT_OFF = Framing.CUT_OFF
 _RECORD = StreamElementKind.RECORD
+_CANCEL = ActionKind.CANCEL
+_FAIL = ActionKind.FAIL
+_INSTALL_DRAINER = ActionKind.INSTALL_DRAINER
+_CONVERT = ActionKind.CONVERT
+_COMPUTE = ActionKind.COMPUTE
+_WRITE = ActionKind.WRITE
+_REQUEST_BUFFER = ActionKind.REQUEST_BUFFER
+_CHECKPOINT = ActionKind.CHECKPOINT
+_BARRIER = ActionKind.BARRIER
+_PROCESS = ActionKind.PROCESS
+_EMIT = ActionKind.EMIT
+_FINISH = ActionKind.FINISH
+_POLL = ActionKind.POLL
+_LOSE_RECORD = Fault.LOSE_RECORD
+_DUPLICATE_RECORD = Fault.DUPLICATE_RECORD
+_IGNORE_INPUT_SELECTION = Fault.IGNORE_INPUT_SELECTION
+_PERSIST_MIGRATED = Fault.PERSIST_MIGRATED
 
 
 def task_action(
@@ -63,9 +82,9 @@ def task_action(
     if task.finished:
         return None
     if task.failover is not None:  # a failover stopped it: it only completes its cancel
-        return action(task.name, "cancel") if task.failover is _CANCELING else None
+        return action(task.name, _CANCEL) if task.failover is _CANCELING else None
     if task.fail_after >= 0 and task.handled >= task.fail_after:
-        return action(task.name, "fail")
+        return action(task.name, _FAIL)
     if task.phase is not _RUNNING:
         if task.phase is _RESTORING_OUTPUT:
             kind = classic_recovery.restore_output_action(world, task)
@@ -73,47 +92,47 @@ def task_action(
         if task.name in world.drainers:
             mail = fetched_channel_state_drainer.task_action(world, task)
             # a priority barrier is an urgent mail: it runs before the drainer is installed
-            urgent = mail == "install-drainer" and barrier_channel(world, task, heads) is not None
+            urgent = mail == _INSTALL_DRAINER and barrier_channel(world, task, heads) is not None
             if mail is not None and not urgent:
                 return action(task.name, mail)
         else:
             gate = classic_recovery.gate_to_convert(world, task, consumed)
             if gate is not None and not task.ready and not task.busy and not task.pending:
-                return action(task.name, "convert", gate.name)
+                return action(task.name, _CONVERT, gate.name)
     if task.busy:
-        return action(task.name, "compute")
+        return action(task.name, _COMPUTE)
     if task.pending:
         out = task.pending[0]
         sub = world.subpartitions[out.subpartition]
         if sub.builder is not None:
-            return action(task.name, "write", sub.name)
+            return action(task.name, _WRITE, sub.name)
         partition = world.partition_of(task, sub)
         if world.buffer_pools.can_request(partition.pool, True):
-            return action(task.name, "request-buffer", sub.name)
+            return action(task.name, _REQUEST_BUFFER, sub.name)
         return None
     if task.kind is OperatorKind.SOURCE and task.trigger:
-        return action(task.name, "checkpoint")
+        return action(task.name, _CHECKPOINT)
     barrier = barrier_channel(world, task, heads)
     if barrier is not None:
-        return action(task.name, "barrier", barrier.name)
+        return action(task.name, _BARRIER, barrier.name)
     if task.ready:
-        return action(task.name, "process")
+        return action(task.name, _PROCESS)
     if task.kind is OperatorKind.SOURCE:
         total = world.graph.operator(task.operator).records_per_subtask
         if any(offset < total for offset in task.splits.values()):
-            return action(task.name, "emit")
+            return action(task.name, _EMIT)
         if task.splits or not coordinator.sources_have_data(world):
             if watermarks.needs_final_watermark(world, task):
-                return action(task.name, "emit")
-            return action(task.name, "finish")
+                return action(task.name, _EMIT)
+            return action(task.name, _FINISH)
         if watermarks.goes_idle(world, task):
-            return action(task.name, "emit")
+            return action(task.name, _EMIT)
         return None  # no split of its own: idle until the other sources are done
     channel = next_channel_with_data(world, task, data)
     if channel is not None:
-        return action(task.name, "poll", channel.name)
+        return action(task.name, _POLL, channel.name)
     if task.phase is _RUNNING and all(c.finished for gate in task.gates for c in gate.channels):
-        return action(task.name, "finish")
+        return action(task.name, _FINISH)
     return None
 
 
@@ -237,7 +256,7 @@ def next_channel_with_data(
     not read channel by channel at every step (Flink's gate keeps a queue of the channels with
     data for the same reason)."""
     selected = selected_input(world, task)
-    if selected >= 0 and "ignore-input-selection" in world.options.faults:
+    if selected >= 0 and _IGNORE_INPUT_SELECTION in world.options.faults:
         selected = -1
     first = 0 if selected < 0 else selected
     gates = task.gates if selected < 0 else task.gates[selected : selected + 1]
@@ -363,7 +382,7 @@ def do_poll(world: NetworkState, task: Task, action: Action) -> None:
     elif (
         channel.persister.persisting
         and channel.recoverable.in_recovery
-        and "persist-migrated" in world.options.faults
+        and _PERSIST_MIGRATED in world.options.faults
     ):
         # FLINK-40016: the consume path persists a migrated buffer that
         # checkpointStarted already persisted
@@ -421,7 +440,7 @@ def _deserialize(world: NetworkState, channel: Channel, buffer: Buffer) -> list[
         channel.demultiplexer.partials.pop(vc, None)
     else:
         channel.demultiplexer.partials[vc] = partial
-    if "lose-record" in world.options.faults and complete and len(world.records) > 3:
+    if _LOSE_RECORD in world.options.faults and complete and len(world.records) > 3:
         complete.pop()
     return complete
 
@@ -493,7 +512,7 @@ def do_process(world: NetworkState, task: Task, action: Action) -> None:
     op = world.graph.operator(task.operator)
     task.busy = op.cost
     world.journal.note = f"record {record_id} key {record.key}"
-    if "duplicate-record" in world.options.faults and record_id == 1 and state == IN_FLIGHT:
+    if _DUPLICATE_RECORD in world.options.faults and record_id == 1 and state == IN_FLIGHT:
         task.ready.appendleft(record_id)
     if not broadcast:
         record_writer.route(world, task, record)

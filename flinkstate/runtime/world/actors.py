@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TypeVar, overload
 
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.buffer import (
     Buffer,
     LocalBufferPool,
@@ -533,6 +534,6 @@ class EnabledActions(Sequence[Action]):
 
 
 @functools.lru_cache(maxsize=65536)
-def action(actor: str, kind: str, target: str = "") -> Action:
+def action(actor: str, kind: ActionKind, target: str = "") -> Action:
     """Actions are values; building the same few again every step is the engine's hot path."""
     return Action(actor, kind, target)

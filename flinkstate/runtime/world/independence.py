@@ -15,16 +15,18 @@ draws a number every actor shares (record ids, record paths), ends a source's in
 the checkpoint in progress adds that resource. Everything else may touch anything (None):
 barriers and the other events, channels in V2 recovery, the reader's other steps, a source's
 end of event time, the checkpoint coordinator, the channel-state writers, V2's drainers, a
-failover. Being wrong here would make the explorer skip interleavings that differ, so
-``SleepSets(verify=True)`` and ``verify_along_runs`` check every independence relied on
-(tests/runtime/world/test_independence.py along runs of small jobs and restarts;
-tools/verify-independence.py over every topology, fault and scenario).
+failover. One rule per kind of action says which (``_FOOTPRINTS``, every ``ActionKind``; the
+rule ``_anything`` where it may touch anything). Being wrong here would make the explorer
+skip interleavings that differ, so ``SleepSets(verify=True)`` and ``verify_along_runs`` check
+every independence relied on (tests/runtime/world/test_independence.py along runs of small
+jobs and restarts; tools/verify-independence.py over every topology, fault and scenario).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 
+from flinkstate.runtime.action_kind import ActionKind, by_text
 from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
 from flinkstate.runtime.events import (
     END_OF_INPUT_STATE,
@@ -33,7 +35,7 @@ from flinkstate.runtime.events import (
     SUBTASK_CONNECTION,
 )
 from flinkstate.runtime.jobgraph import OperatorKind
-from flinkstate.runtime.options import RecoveryGeneration
+from flinkstate.runtime.options import Fault, RecoveryGeneration
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.partition.consumer.recovered_channel import conversion_refusal
 from flinkstate.runtime.tasks.mailbox import emits_last_record, next_split, visible_head
@@ -49,6 +51,7 @@ from flinkstate.runtime.world.exploration.footprint import (
     Resource,
     ResourceKind,
     TaskFootprint,
+    TransportFootprint,
 )
 from flinkstate.runtime.world.state import NetworkState
 from flinkstate.sim.action import Action
@@ -58,6 +61,12 @@ _LOCAL_INPUT_EVENTS = frozenset(
     {END_OF_PARTITION, SUBTASK_CONNECTION, END_OF_INPUT_STATE, END_OF_OUTPUT_STATE}
 )
 
+# The hot path's enum members, read once: a member read through its class costs about 45 ns on
+# Python 3.11, and a step reads several.
+_TASK = ActorKind.TASK
+_SOURCE = OperatorKind.SOURCE
+_LOSE_RECORD = Fault.LOSE_RECORD
+
 
 def footprint(world: NetworkState, action: Action) -> frozenset[Resource] | None:
     """What ``action``, enabled in ``world``, may read or write; None: anything."""
@@ -66,98 +75,143 @@ def footprint(world: NetworkState, action: Action) -> frozenset[Resource] | None
     ref = world.actions.index.refs.get(action.actor)
     if ref is None:
         return None
-    if ref.kind is ActorKind.NETTY:
-        return _transport(world, world.channels[ref.channel], action)
-    if ref.kind is ActorKind.READER:
-        return _reader(world, ref, action)
-    if ref.kind is not ActorKind.TASK:
-        return None
-    task = world.tasks[ref.task]
-    if task.failover is not None:
-        return None
-    touched = _task(world, task, world.footprints.tasks[task.name], action)
-    if touched is not None and task.kind is OperatorKind.SOURCE and not task.splits:
-        # without splits of its own, a source finishes once no source has records left
-        return touched | {SOURCES}
-    return touched
+    return _FOOTPRINTS[action.kind](world, ref, action)
 
 
-def _task(
+Rule = Callable[[NetworkState, ActorRef, Action], frozenset[Resource] | None]
+TaskRule = Callable[[NetworkState, Task, TaskFootprint, Action], frozenset[Resource] | None]
+
+
+def _anything(world: NetworkState, ref: ActorRef, action: Action) -> frozenset[Resource] | None:
+    """An action that may touch anything: barriers and the other events, V2's channels, the
+    coordinator, the channel-state writers, V2's drainers, failovers."""
+    return None
+
+
+def _of_task(rule: TaskRule) -> Rule:
+    """A task's action: ``rule`` on its task and the task's resources. An actor other than a
+    task (a channel-state writer's ``write``), or a task a failover stopped, touches anything;
+    a source without splits of its own also reads whether any source has records left."""
+
+    def task_rule(world: NetworkState, ref: ActorRef, action: Action) -> frozenset[Resource] | None:
+        if ref.kind is not _TASK:
+            return None
+        task = world.tasks[ref.task]
+        if task.failover is not None:
+            return None
+        touched = rule(world, task, world.footprints.tasks[task.name], action)
+        if touched is not None and task.kind is _SOURCE and not task.splits:
+            # without splits of its own, a source finishes once no source has records left
+            return touched | {SOURCES}
+        return touched
+
+    return task_rule
+
+
+def _compute(
     world: NetworkState, task: Task, own: TaskFootprint, action: Action
 ) -> frozenset[Resource] | None:
-    kind = action.kind
-    watermarks = world.graph.event_time
-    if kind == "compute":
-        return frozenset((own.task,))
-    if kind == "emit":
-        touched = {own.task, RECORDS, EVENT_TIME} if watermarks else {own.task, RECORDS}
-        if emits_last_record(world, task):
-            if next_split(task, world.graph.operator(task.operator).records_per_subtask) is None:
-                return None  # no record left: the source's event time ends or idles
-            touched.add(SOURCES)  # the last record: read by sources without splits
-        return frozenset(touched)
-    if kind == "request-buffer":
-        target = action.target
-        return _with_pools(world, {own.task, own.builders[target]}, (own.output_pools[target],))
-    if kind == "write":
-        out = task.pending[0]
-        sub = world.subpartitions[out.subpartition]
-        builder = sub.builder
-        assert builder is not None
-        touched = {own.task, own.builders[sub.name]}
-        if world.options.flush_every_record or builder.space <= out.total - out.written:
-            touched.add(own.links[sub.name])  # the buffer is full: it joins the queue
-            _appending(world, own, (sub.name,), touched)
-        return frozenset(touched)
-    if kind == "finish-output":  # an event (no segment) into every subpartition
-        return frozenset(_appending(world, own, own.links, {own.task, *own.links.values()}))
-    if kind == "recover-output":  # one buffer of the partition's pool into its targets
-        chunk = task.output_state[0]
-        partition = task.partitions[chunk.index]
-        names = [partition.subpartitions[target].name for target in chunk.targets]
-        touched = _appending(world, own, names, {own.task, *(own.links[n] for n in names)})
-        return _with_pools(world, touched, (own.output_pools[names[0]],))
-    if kind == "finish":
-        touched = _appending(world, own, own.links, {own.task, *own.outputs})
-        return _with_pools(world, touched, own.output_pool_list)
-    if kind == "poll":
-        channel = world.channels[action.target]
-        if channel.recoverable.in_recovery:
+    return frozenset((own.task,))
+
+
+def _emit(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    touched = {own.task, RECORDS, EVENT_TIME} if world.graph.event_time else {own.task, RECORDS}
+    if emits_last_record(world, task):
+        if next_split(task, world.graph.operator(task.operator).records_per_subtask) is None:
+            return None  # no record left: the source's event time ends or idles
+        touched.add(SOURCES)  # the last record: read by sources without splits
+    return frozenset(touched)
+
+
+def _request_buffer(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    target = action.target
+    return _with_pools(world, {own.task, own.builders[target]}, (own.output_pools[target],))
+
+
+def _write(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    out = task.pending[0]
+    sub = world.subpartitions[out.subpartition]
+    builder = sub.builder
+    assert builder is not None
+    touched = {own.task, own.builders[sub.name]}
+    if world.options.flush_every_record or builder.space <= out.total - out.written:
+        touched.add(own.links[sub.name])  # the buffer is full: it joins the queue
+        _appending(world, own, (sub.name,), touched)
+    return frozenset(touched)
+
+
+def _finish_output(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    """An event (no segment) into every subpartition."""
+    return frozenset(_appending(world, own, own.links, {own.task, *own.links.values()}))
+
+
+def _recover_output(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    """One buffer of the partition's pool into its targets."""
+    chunk = task.output_state[0]
+    partition = task.partitions[chunk.index]
+    names = [partition.subpartitions[target].name for target in chunk.targets]
+    touched = _appending(world, own, names, {own.task, *(own.links[n] for n in names)})
+    return _with_pools(world, touched, (own.output_pools[names[0]],))
+
+
+def _finish(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    touched = _appending(world, own, own.links, {own.task, *own.outputs})
+    return _with_pools(world, touched, own.output_pool_list)
+
+
+def _poll(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    channel = world.channels[action.target]
+    if channel.recoverable.in_recovery:
+        return None
+    head = visible_head(world, channel)
+    if head is None:
+        return None
+    # which channel is polled depends on which of them have something to poll; the
+    # recovery's events change only the gate's channels and the subpartitions they read
+    if head.is_event:
+        if head.event not in _LOCAL_INPUT_EVENTS:
             return None
-        head = visible_head(world, channel)
-        if head is None:
-            return None
-        # which channel is polled depends on which of them have something to poll; the
-        # recovery's events change only the gate's channels and the subpartitions they read
-        if head.is_event:
-            if head.event not in _LOCAL_INPUT_EVENTS:
-                return None
-            touched = {own.task, *own.inputs[channel.name], *own.polled}
-            if head.event == END_OF_OUTPUT_STATE:  # the last one unblocks every subpartition
-                touched.update(own.channels)  # and reads and resets every channel
-                touched.update(own.upstream)
-            return frozenset(touched)
         touched = {own.task, *own.inputs[channel.name], *own.polled}
-        if channel.persister.persisting:
-            touched.add(CHECKPOINT)
-        if watermarks:
-            touched.add(EVENT_TIME)
-        if "lose-record" in world.options.faults:  # the fault reads how many records exist
-            touched.add(RECORDS)
-        if channel.recovered:  # a recovered buffer goes back to the global pool
-            touched.add(own.network_pool)
-        return _with_pools(world, touched, own.input_pools)  # a buffer with no whole record
-    if kind == "convert":
-        return _convert(world, task, own, action)
-    if kind == "process":
-        current = task.current
-        if current is None:
-            return None
-        touched = {own.task, *own.inputs[current.name], PATHS}
-        if watermarks:
-            touched.add(EVENT_TIME)
-        return _with_pools(world, touched, own.input_pools)  # the buffer, once read
-    return None
+        if head.event == END_OF_OUTPUT_STATE:  # the last one unblocks every subpartition
+            touched.update(own.channels)  # and reads and resets every channel
+            touched.update(own.upstream)
+        return frozenset(touched)
+    touched = {own.task, *own.inputs[channel.name], *own.polled}
+    if channel.persister.persisting:
+        touched.add(CHECKPOINT)
+    if world.graph.event_time:
+        touched.add(EVENT_TIME)
+    if _LOSE_RECORD in world.options.faults:  # the fault reads how many records exist
+        touched.add(RECORDS)
+    if channel.recovered:  # a recovered buffer goes back to the global pool
+        touched.add(own.network_pool)
+    return _with_pools(world, touched, own.input_pools)  # a buffer with no whole record
+
+
+def _process(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    current = task.current
+    if current is None:
+        return None
+    touched = {own.task, *own.inputs[current.name], PATHS}
+    if world.graph.event_time:
+        touched.add(EVENT_TIME)
+    return _with_pools(world, touched, own.input_pools)  # the buffer, once read
 
 
 def _convert(
@@ -176,12 +230,12 @@ def _convert(
     return frozenset((own.task, *own.channels, own.network_pool))
 
 
-def _reader(world: NetworkState, ref: ActorRef, action: Action) -> frozenset[Resource] | None:
+def _finish_input(world: NetworkState, ref: ActorRef, action: Action) -> frozenset[Resource] | None:
     """A channel-state reader (classic and V1) at the end of its input state: an end-of-state
     event into each of its task's recovered channels. Its task reads whether it finished
     (conversion), and it reads its task's phase, so the two share the task's resource. Its
     other steps take buffers from pools, filter or spill: anything."""
-    if action.kind != "finish-input" or world.effective_generation is RecoveryGeneration.V2:
+    if world.effective_generation is RecoveryGeneration.V2:
         return None
     task = world.tasks[ref.task]
     reader: ChannelStateReader = world.readers[task.name]
@@ -191,12 +245,33 @@ def _reader(world: NetworkState, ref: ActorRef, action: Action) -> frozenset[Res
     return frozenset((own.task, *own.channels))
 
 
-def _transport(world: NetworkState, channel: Channel, action: Action) -> frozenset[Resource] | None:
-    own = world.footprints.transports[channel.name]
-    if channel.recoverable.in_recovery:
-        return None
-    if action.kind == "request-floating":  # for the backlog the channel saw
-        return _with_pools(world, {own.channel}, (own.gate_pool,))
+def _of_transport(
+    rule: Callable[[NetworkState, Channel, TransportFootprint], frozenset[Resource] | None],
+) -> Rule:
+    """A transport's action: none while its channel is in recovery (V2), else ``rule`` on its
+    channel and the transport's resources."""
+
+    def transport_rule(
+        world: NetworkState, ref: ActorRef, action: Action
+    ) -> frozenset[Resource] | None:
+        channel = world.channels[ref.channel]
+        if channel.recoverable.in_recovery:
+            return None
+        return rule(world, channel, world.footprints.transports[channel.name])
+
+    return transport_rule
+
+
+def _request_floating(
+    world: NetworkState, channel: Channel, own: TransportFootprint
+) -> frozenset[Resource] | None:
+    """For the backlog the channel saw."""
+    return _with_pools(world, {own.channel}, (own.gate_pool,))
+
+
+def _send(
+    world: NetworkState, channel: Channel, own: TransportFootprint
+) -> frozenset[Resource] | None:
     sub = world.subpartitions[channel.subpartition]
     if sub.blocked or not sub.queue:
         return None
@@ -213,6 +288,49 @@ def _transport(world: NetworkState, channel: Channel, action: Action) -> frozens
     if channel.persister.persisting:
         touched.add(CHECKPOINT)
     return _with_pools(world, touched, (own.producer_pool,))  # the sent buffer goes back
+
+
+#: what an action of each kind, enabled now, may read or write, by its kind; None: anything
+_FOOTPRINTS: Mapping[str, Rule] = by_text(
+    {
+        # a task's mailbox thread
+        ActionKind.COMPUTE: _of_task(_compute),
+        ActionKind.EMIT: _of_task(_emit),
+        ActionKind.REQUEST_BUFFER: _of_task(_request_buffer),
+        ActionKind.WRITE: _of_task(_write),  # a channel-state writer's: anything
+        ActionKind.FINISH: _of_task(_finish),
+        ActionKind.POLL: _of_task(_poll),
+        ActionKind.PROCESS: _of_task(_process),
+        ActionKind.CHECKPOINT: _anything,
+        ActionKind.BARRIER: _anything,
+        ActionKind.RECOVER_OUTPUT: _of_task(_recover_output),
+        ActionKind.FINISH_OUTPUT: _of_task(_finish_output),
+        ActionKind.CONVERT: _of_task(_convert),
+        ActionKind.REQUEST_PARTITIONS: _anything,
+        ActionKind.INSTALL_DRAINER: _anything,
+        ActionKind.FAIL: _anything,
+        ActionKind.CANCEL: _anything,
+        # a remote channel's transport
+        ActionKind.SEND: _of_transport(_send),
+        ActionKind.REQUEST_FLOATING: _of_transport(_request_floating),
+        # the coordinator and the scheduler
+        ActionKind.TRIGGER: _anything,
+        ActionKind.EXPIRE: _anything,
+        ActionKind.MANUAL_CHECKPOINT: _anything,
+        ActionKind.RESTART: _anything,
+        # a channel-state reader: only its end of the input state stays within its task
+        ActionKind.RECOVER_INPUT: _anything,
+        ActionKind.REQUEST_EXCLUSIVE: _anything,
+        ActionKind.FINISH_INPUT: _finish_input,
+        ActionKind.FILTER: _anything,
+        ActionKind.REWRITE: _anything,
+        ActionKind.SPILL: _anything,
+        ActionKind.FINISH_FETCH: _anything,
+        # a V2 drainer
+        ActionKind.DRAIN: _anything,
+        ActionKind.FINISH_DRAIN: _anything,
+    }
+)
 
 
 def _appending(

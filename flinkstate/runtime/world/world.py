@@ -20,15 +20,23 @@ them happens, and in a scan every ``invariants.audit_interval`` steps.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, Self, TypeVar
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.runtime.action_kind import ActionKind, by_text
 from flinkstate.runtime.buffer.buffer import Buffer, LocalBufferPool
 from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.checkpoint import barrier_handler, coordinator
-from flinkstate.runtime.checkpoint.channel import classic_recovery, fetched_channel_state_drainer
+from flinkstate.runtime.checkpoint.channel import (
+    channel_state_filtering,
+    classic_recovery,
+    fetched_channel_state_drainer,
+    spilling_handler,
+)
+from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
+from flinkstate.runtime.checkpoint.channel.fetched_channel_state import FetchedChannelStateDrainer
 from flinkstate.runtime.failover import failover
 from flinkstate.runtime.partition import record_writer
 from flinkstate.runtime.partition.consumer import transport
@@ -38,7 +46,6 @@ from flinkstate.runtime.tasks import mailbox
 from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.world import builder, independence, invariants, waits
 from flinkstate.runtime.world.actors import (
-    ActorKind,
     ActorRef,
     EnabledActions,
     action,
@@ -60,11 +67,6 @@ IDLE_POOL_SCAN_EVERY = 16
 #: components, 1.2 x faster whole; at P = 32, 1,152 components, 1.1 x faster and 0.83 x the
 #: memory on write; at P = 64, 1.2 x faster and 0.75 x the memory)
 COPY_ON_WRITE_FROM = 512
-
-# The hot path's enum members, read once: a member read through its class costs about 45 ns on
-# Python 3.11, and a step reads several.
-_NETTY = ActorKind.NETTY
-_WRITER = ActorKind.WRITER
 
 
 @dataclass
@@ -453,7 +455,10 @@ class NetworkWorld(NetworkState):
             cache.stale.add(task_actor[0])  # the task that acts
             _TASK_HANDLERS[action.kind](self, self.tasks[task_actor[1]], action)
         else:
-            self._apply_other(actor, action)
+            ref = cache.index.refs.get(actor)
+            if ref is None:
+                raise InvalidParameterError(f"no actor {actor!r} in this world")
+            _THREAD_HANDLERS[action.kind](self, ref, action)
         journal = self.journal
         event = journal.event(action)
         every = self.audit_every
@@ -461,44 +466,6 @@ class NetworkWorld(NetworkState):
             scan = journal.step // every
             self.check_consistency(idle_pools=scan % IDLE_POOL_SCAN_EVERY == 0)
         return event
-
-    def _apply_other(self, actor: str, action: Action) -> None:
-        """An action of an actor other than a task: the coordinator, a transport, a writer,
-        a reader or a drainer, found by its typed reference."""
-        ref = self.actions.index.refs.get(actor)
-        if ref is None:
-            raise InvalidParameterError(f"no actor {actor!r} in this world")
-        kind = ref.kind
-        if kind is _NETTY:
-            channel = self.channels[ref.channel]
-            self.journal.changes.channel(channel.name)
-            if action.kind == "send":
-                transport.send(self, channel)
-            else:
-                transport.request_floating(self, channel)
-        elif kind is _WRITER:
-            self.journal.changes.writer(actor)
-            barrier_handler.write_channel_state(self, self.writers[ref.writer])
-        elif kind is ActorKind.COORDINATOR:
-            if action.kind == "expire":
-                coordinator.expire(self)
-            elif action.kind == "manual-checkpoint":
-                coordinator.trigger_manual(self)
-            else:
-                coordinator.trigger(self)
-        elif kind is ActorKind.SCHEDULER:
-            failover.restart(self)
-        elif kind is ActorKind.READER:
-            self.journal.changes.reader(actor)
-            reader = self.readers[self.tasks[ref.task].name]
-            classic_recovery.reader_step(self, reader, action.kind)
-        else:
-            self.journal.changes.drainer(actor)
-            drainer = self.drainers[self.tasks[ref.task].name]
-            if action.kind == "drain":
-                fetched_channel_state_drainer.drain_step(self, drainer)
-            else:
-                fetched_channel_state_drainer.finish_drain(self, drainer)
 
     # ------------------------------------------------------------------ status
 
@@ -586,26 +553,97 @@ def _relink_in_place(
         task.current = channels[task.current.name]
 
 
-#: what a task's action of each kind does, by its kind as actions and traces name it
-_TASK_HANDLERS: dict[str, Callable[[NetworkWorld, Task, Action], None]] = {
-    "compute": mailbox.do_compute,
-    "emit": mailbox.do_emit,
-    "request-buffer": record_writer.do_request_buffer,
-    "write": record_writer.do_write,
-    "finish": record_writer.do_finish,
-    "poll": mailbox.do_poll,
-    "process": mailbox.do_process,
-    "checkpoint": barrier_handler.do_checkpoint,
-    "barrier": barrier_handler.do_barrier,
-    "recover-output": classic_recovery.do_recover_output,
-    "finish-output": classic_recovery.do_finish_output,
-    "convert": classic_recovery.do_convert,
-    "request-partitions": lambda world, task, action: (
-        fetched_channel_state_drainer.do_request_partitions(world, task)
-    ),
-    "install-drainer": lambda world, task, action: fetched_channel_state_drainer.do_install_drainer(
-        world, task
-    ),
-    "fail": failover.do_fail,
-    "cancel": failover.do_cancel,
-}
+# -- the world's handler of every kind of action
+
+TaskHandler = Callable[[NetworkWorld, Task, Action], None]
+ThreadHandler = Callable[[NetworkWorld, ActorRef, Action], None]
+
+#: what a task's action of each kind does: every kind a task's mailbox thread offers
+_TASK_HANDLERS: Mapping[str, TaskHandler] = by_text(
+    {
+        ActionKind.COMPUTE: mailbox.do_compute,
+        ActionKind.EMIT: mailbox.do_emit,
+        ActionKind.REQUEST_BUFFER: record_writer.do_request_buffer,
+        ActionKind.WRITE: record_writer.do_write,
+        ActionKind.FINISH: record_writer.do_finish,
+        ActionKind.POLL: mailbox.do_poll,
+        ActionKind.PROCESS: mailbox.do_process,
+        ActionKind.CHECKPOINT: barrier_handler.do_checkpoint,
+        ActionKind.BARRIER: barrier_handler.do_barrier,
+        ActionKind.RECOVER_OUTPUT: classic_recovery.do_recover_output,
+        ActionKind.FINISH_OUTPUT: classic_recovery.do_finish_output,
+        ActionKind.CONVERT: classic_recovery.do_convert,
+        ActionKind.REQUEST_PARTITIONS: lambda world, task, action: (
+            fetched_channel_state_drainer.do_request_partitions(world, task)
+        ),
+        ActionKind.INSTALL_DRAINER: lambda world, task, action: (
+            fetched_channel_state_drainer.do_install_drainer(world, task)
+        ),
+        ActionKind.FAIL: failover.do_fail,
+        ActionKind.CANCEL: failover.do_cancel,
+    }
+)
+
+
+def _send(world: NetworkWorld, ref: ActorRef, action: Action) -> None:
+    channel = world.channels[ref.channel]
+    world.journal.changes.channel(channel.name)
+    transport.send(world, channel)
+
+
+def _request_floating(world: NetworkWorld, ref: ActorRef, action: Action) -> None:
+    channel = world.channels[ref.channel]
+    world.journal.changes.channel(channel.name)
+    transport.request_floating(world, channel)
+
+
+def _write_channel_state(world: NetworkWorld, ref: ActorRef, action: Action) -> None:
+    world.journal.changes.writer(action.actor)
+    barrier_handler.write_channel_state(world, world.writers[ref.writer])
+
+
+def _reader_step(step: Callable[[NetworkState, ChannelStateReader], None]) -> ThreadHandler:
+    """A step of a channel-state reader: ``step`` on the reader of the task it works for."""
+
+    def handle(world: NetworkWorld, ref: ActorRef, action: Action) -> None:
+        world.journal.changes.reader(action.actor)
+        step(world, world.readers[world.tasks[ref.task].name])
+
+    return handle
+
+
+def _drainer_step(
+    step: Callable[[NetworkState, FetchedChannelStateDrainer], None],
+) -> ThreadHandler:
+    """A step of a V2 drainer: ``step`` on the drainer of the task it works for."""
+
+    def handle(world: NetworkWorld, ref: ActorRef, action: Action) -> None:
+        world.journal.changes.drainer(action.actor)
+        step(world, world.drainers[world.tasks[ref.task].name])
+
+    return handle
+
+
+#: what an action of each kind does whose actor is not a task (a transport, a channel-state
+#: writer, the coordinator, the scheduler, a reader or a drainer, known by its typed reference):
+#: every other kind, and ``write``, which a task (a record) and a writer (channel state) both do
+_THREAD_HANDLERS: Mapping[str, ThreadHandler] = by_text(
+    {
+        ActionKind.SEND: _send,
+        ActionKind.REQUEST_FLOATING: _request_floating,
+        ActionKind.WRITE: _write_channel_state,
+        ActionKind.TRIGGER: lambda world, ref, action: coordinator.trigger(world),
+        ActionKind.EXPIRE: lambda world, ref, action: coordinator.expire(world),
+        ActionKind.MANUAL_CHECKPOINT: lambda world, ref, action: coordinator.trigger_manual(world),
+        ActionKind.RESTART: lambda world, ref, action: failover.restart(world),
+        ActionKind.RECOVER_INPUT: _reader_step(classic_recovery.recover_input),
+        ActionKind.REQUEST_EXCLUSIVE: _reader_step(classic_recovery.request_exclusive),
+        ActionKind.FINISH_INPUT: _reader_step(classic_recovery.finish_input),
+        ActionKind.FILTER: _reader_step(channel_state_filtering.filter_step),
+        ActionKind.REWRITE: _reader_step(channel_state_filtering.rewrite_step),
+        ActionKind.SPILL: _reader_step(spilling_handler.spill_step),
+        ActionKind.FINISH_FETCH: _reader_step(spilling_handler.finish_fetch),
+        ActionKind.DRAIN: _drainer_step(fetched_channel_state_drainer.drain_step),
+        ActionKind.FINISH_DRAIN: _drainer_step(fetched_channel_state_drainer.finish_drain),
+    }
+)

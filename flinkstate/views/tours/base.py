@@ -16,6 +16,7 @@ from typing import Any
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.lab.scenario_run import prepare_scenario
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.jobgraph import OperatorKind
 from flinkstate.runtime.tasks.task import TaskPhase
 from flinkstate.runtime.world.actors import ActorKind
@@ -97,7 +98,9 @@ def locate(tour: Tour, *, max_steps: int = 400_000) -> list[int]:
 # -- conditions ------------------------------------------------------------------------------
 
 
-def on(kind: str, actor: ActorKind | None = None, also: Condition | None = None) -> Condition:
+def on(
+    kind: ActionKind, actor: ActorKind | None = None, also: Condition | None = None
+) -> Condition:
     """The step whose action is ``kind`` (of an actor of that kind, where ``also`` holds)."""
 
     def condition(event: Event, world: NetworkWorld) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.world.actors import ActorKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
@@ -59,7 +60,7 @@ BLOCKED_SUBPARTITION = Tour(
             "netty handed a consumer the end of a source's recovered output state: that "
             "subpartition is now **blocked** (red frame) until the counter has the event from "
             "all its sources. Blocked subpartitions now: {blocked}.",
-            on("send", ActorKind.NETTY, _blocked),
+            on(ActionKind.SEND, ActorKind.NETTY, _blocked),
             together(actor_place, places_where(is_blocked)),
             _figures,
         ),
@@ -67,7 +68,7 @@ BLOCKED_SUBPARTITION = Tour(
             "A checkpoint during the restart",
             "The coordinator triggered checkpoint {checkpoint} while subpartitions are still "
             "blocked.",
-            on("trigger", ActorKind.COORDINATOR),
+            on(ActionKind.TRIGGER, ActorKind.COORDINATOR),
             places_where(is_blocked),
             _figures,
         ),
@@ -76,7 +77,7 @@ BLOCKED_SUBPARTITION = Tour(
             "A source put the checkpoint's unaligned barrier at the head of its subpartitions, "
             "but a blocked subpartition does not hand out even a priority event: the barrier "
             "sits at the head of a red queue and the counter behind it never sees it.",
-            on("checkpoint", ActorKind.TASK, _held),
+            on(ActionKind.CHECKPOINT, ActorKind.TASK, _held),
             together(items_where(is_barrier), places_where(is_blocked)),
             _figures,
         ),

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.world.actors import ActorKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
@@ -66,7 +67,7 @@ CHECKPOINTING_DURING_RECOVERY = Tour(
             "The reader of {task} fetched a chunk of recovered input towards its spill files "
             "({generation}): records another subtask owns are dropped before they are written. "
             "The channels stay empty for now.",
-            on("spill", ActorKind.READER),
+            on(ActionKind.SPILL, ActorKind.READER),
             actor_place,
             _figures,
         ),
@@ -74,7 +75,11 @@ CHECKPOINTING_DURING_RECOVERY = Tour(
             "The files are sealed",
             "The fetch of {task} is done: {files} spill file(s), {segments} segment(s), "
             "{size:,} bytes, handed to its **drainer**.",
-            on("finish-fetch", ActorKind.READER, lambda e, w: bool(_figures(e, w)["files"])),
+            on(
+                ActionKind.FINISH_FETCH,
+                ActorKind.READER,
+                lambda e, w: bool(_figures(e, w)["files"]),
+            ),
             together(actor_place, places_of_kind("drainer")),
             _figures,
         ),
@@ -84,7 +89,7 @@ CHECKPOINTING_DURING_RECOVERY = Tour(
             "channels now, but **in recovery**: no credit is announced until the drainer has "
             "filled them.",
             on(
-                "request-partitions",
+                ActionKind.REQUEST_PARTITIONS,
                 ActorKind.TASK,
                 lambda e, w: bool(_figures(e, w)["in_recovery"]),
             ),
@@ -95,7 +100,7 @@ CHECKPOINTING_DURING_RECOVERY = Tour(
             "Running while draining",
             "{task} installed its drainer as the recovery checkpoint trigger: restore is over "
             "and the task is RUNNING, its channels still in recovery.",
-            on("install-drainer", ActorKind.TASK),
+            on(ActionKind.INSTALL_DRAINER, ActorKind.TASK),
             together(actor_place, places_of_kind("drainer")),
             _figures,
         ),
@@ -103,7 +108,7 @@ CHECKPOINTING_DURING_RECOVERY = Tour(
             "Drained into a channel",
             "The drainer of {task} copied recovered bytes from the spill files into a buffer of "
             "a channel in recovery (hatched): the task consumes it like live data.",
-            on("drain", ActorKind.DRAINER),
+            on(ActionKind.DRAIN, ActorKind.DRAINER),
             together(actor_place, items_where(is_recovered)),
             _figures,
         ),
@@ -114,7 +119,7 @@ CHECKPOINTING_DURING_RECOVERY = Tour(
             "channel in recovery and the drainer's committed position. The recovered buffers "
             "queued before that barrier, and the undrained rest of the spill files, are written "
             "into the checkpoint (the writer's requests).",
-            on("barrier", ActorKind.TASK, _draining),
+            on(ActionKind.BARRIER, ActorKind.TASK, _draining),
             together(actor_place, items_where(is_barrier), items_where(is_request)),
             _figures,
         ),
@@ -124,7 +129,7 @@ CHECKPOINTING_DURING_RECOVERY = Tour(
             "EndOfFetchedChannelStateEvent behind the recovered data of each channel. As the "
             "task consumes that event, the channel leaves recovery and credit flows again; the "
             "spill files are deleted once no checkpoint still reads them.",
-            on("finish-drain", ActorKind.DRAINER),
+            on(ActionKind.FINISH_DRAIN, ActorKind.DRAINER),
             actor_place,
             _figures,
         ),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.world.actors import ActorKind
 from flinkstate.views.tours.base import (
     Stop,
@@ -42,7 +43,7 @@ CLASSIC_RECOVERY = Tour(
             "{task} read a chunk of its output state into its subpartitions, behind a "
             "**descriptor** (D) that names the old subtask and channel it came from. The "
             "recovered buffers are hatched orange.",
-            on("recover-output", ActorKind.TASK),
+            on(ActionKind.RECOVER_OUTPUT, ActorKind.TASK),
             together(actor_place, items_where(is_recovered)),
             restore_figures,
         ),
@@ -51,7 +52,7 @@ CLASSIC_RECOVERY = Tour(
             "The channel-state reader of {task} read input state into a recovered channel, "
             "using the channel's own buffers (taken from the global pool on first use) and then "
             "the gate's floating ones.",
-            on("recover-input", ActorKind.READER),
+            on(ActionKind.RECOVER_INPUT, ActorKind.READER),
             together(actor_place, items_where(is_recovered)),
             restore_figures,
         ),
@@ -60,7 +61,7 @@ CLASSIC_RECOVERY = Tour(
             "{task} took a recovered buffer: the deserializer reassembles records from it as "
             "from any buffer, per virtual channel where the gate was rescaled.",
             on(
-                "poll",
+                ActionKind.POLL,
                 ActorKind.TASK,
                 lambda e, w: bool(w.tasks[task_of(e, w)].current_buffer is not None),
             ),
@@ -72,7 +73,7 @@ CLASSIC_RECOVERY = Tour(
             "{task}'s gate has consumed all its recovered state: it converts its recovered "
             "channels into local and remote ones, which request their subpartitions. Live data "
             "may flow to this gate from now on.",
-            on("convert", ActorKind.TASK, recovered_input),
+            on(ActionKind.CONVERT, ActorKind.TASK, recovered_input),
             actor_place,
             restore_figures,
         ),

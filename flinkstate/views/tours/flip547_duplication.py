@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.world.actors import ActorKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
@@ -53,7 +54,7 @@ FLIP547_DUPLICATION = Tour(
             "Fetched without filtering",
             "The reader of {task} fetched recovered input into its spill files keeping every "
             "record, those of the other nine counters too.",
-            on("spill", ActorKind.READER),
+            on(ActionKind.SPILL, ActorKind.READER),
             actor_place,
             _figures,
         ),
@@ -61,7 +62,7 @@ FLIP547_DUPLICATION = Tour(
             "Drained",
             "The drainer of {task} put recovered bytes into a channel in recovery; the task "
             "will process whatever arrives there.",
-            on("drain", ActorKind.DRAINER),
+            on(ActionKind.DRAIN, ActorKind.DRAINER),
             together(actor_place, items_where(is_recovered)),
             _figures,
         ),

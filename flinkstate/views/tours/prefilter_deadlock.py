@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.world.actors import ActorKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
@@ -61,7 +62,7 @@ PREFILTER_DEADLOCK = Tour(
             "The reader of {task} took a **pre-filter buffer** (hatched, first in the row right "
             "of the reader) from its recovered channel and read a chunk of old input state into "
             "it.",
-            on("filter", ActorKind.READER),
+            on(ActionKind.FILTER, ActorKind.READER),
             together(actor_place, items_where(is_recovered)),
             _reader_figures,
         ),
@@ -70,7 +71,7 @@ PREFILTER_DEADLOCK = Tour(
             "The records kept are 37 KB each: rewriting one needs ten 4 KiB **post-filter "
             "buffers**, also from the channel. The reader of {task} holds {posts} of them now, "
             "besides the pre-filter one.",
-            on("rewrite", ActorKind.READER),
+            on(ActionKind.REWRITE, ActorKind.READER),
             together(actor_place, items_where(is_recovered)),
             _reader_figures,
         ),

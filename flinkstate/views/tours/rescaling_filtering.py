@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.world.actors import ActorKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
@@ -69,7 +70,7 @@ RESCALING_FILTERING = Tour(
             "came through a **virtual channel** (old subtask, old channel) that two new "
             "counters share, so some records in it now belong to the other one: they are "
             "**struck through**. Hover the buffer to see their key groups.",
-            on("recover-input", ActorKind.READER, _filters),
+            on(ActionKind.RECOVER_INPUT, ActorKind.READER, _filters),
             together(actor_place, items_where(has_dropped)),
             restore_figures,
         ),
@@ -78,7 +79,7 @@ RESCALING_FILTERING = Tour(
             "{task} took a **descriptor** (D): the buffers behind it come from another old "
             "channel. The deserializer keeps one partial record per virtual channel, so a record "
             "that spans buffers of one old channel is put together from those buffers only.",
-            on("poll", ActorKind.TASK, _descriptor_polled),
+            on(ActionKind.POLL, ActorKind.TASK, _descriptor_polled),
             actor_place,
             restore_figures,
         ),
@@ -88,7 +89,7 @@ RESCALING_FILTERING = Tour(
             "record filter drops it instead of processing it ({filtered} filtered so far). The "
             "other counter reads the same bytes and keeps it, so every record is processed "
             "exactly once.",
-            on("poll", ActorKind.TASK, filtered_now),
+            on(ActionKind.POLL, ActorKind.TASK, filtered_now),
             actor_place,
             restore_figures,
         ),

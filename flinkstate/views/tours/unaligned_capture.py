@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.world.actors import ActorKind
 from flinkstate.views.tours.base import (
     Stop,
@@ -38,7 +39,7 @@ UNALIGNED_CAPTURE = Tour(
             "on the left, head on the right) fill with buffers. Each buffer shows its records, "
             "coloured by the source subtask that read them. This is the data an aligned barrier "
             "would have to wait behind.",
-            on("trigger", ActorKind.COORDINATOR),
+            on(ActionKind.TRIGGER, ActorKind.COORDINATOR),
             places_of_kind("subpartition"),
             lambda e, w: {"step": w.step},
         ),
@@ -49,7 +50,7 @@ UNALIGNED_CAPTURE = Tour(
             "Those buffers now have the checkpoint's purple outline, and the channel-state "
             "writer of their TaskManager (bottom band) holds {output_requests} write requests "
             "for them: they will be **output state** of the checkpoint.",
-            on("checkpoint", ActorKind.TASK),
+            on(ActionKind.CHECKPOINT, ActorKind.TASK),
             together(items_where(is_barrier), items_where(is_persisted)),
             checkpoint_figures,
         ),
@@ -58,7 +59,7 @@ UNALIGNED_CAPTURE = Tour(
             "netty sent the barrier ahead of everything else: a barrier is an event, it needs "
             "no credit, and as a priority event it goes to the head of the channel's received "
             "queue, ahead of buffers that arrived before it.",
-            on("send", ActorKind.NETTY, barrier_sent),
+            on(ActionKind.SEND, ActorKind.NETTY, barrier_sent),
             together(actor_place, items_where(is_barrier)),
         ),
         Stop(
@@ -70,7 +71,7 @@ UNALIGNED_CAPTURE = Tour(
             "are a forward exchange, which Flink checkpoints aligned: there the barrier goes to "
             "the tail.",
             on(
-                "barrier",
+                ActionKind.BARRIER,
                 ActorKind.TASK,
                 lambda e, w: (
                     sum(

@@ -13,7 +13,9 @@ from benchmarks.bench_explorer import RESTART
 from flinkstate.catalogue.topologies import topology
 from flinkstate.lab.reproducers import SEQUENTIAL_READER
 from flinkstate.lab.scenario_run import prepare_scenario
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.options import RecoveryGeneration
+from flinkstate.runtime.world import independence
 from flinkstate.runtime.world.actors import ActorKind
 from flinkstate.runtime.world.exploration.footprint import RECORDS, SOURCES, Resource, ResourceKind
 from flinkstate.runtime.world.world import NetworkWorld
@@ -233,3 +235,10 @@ def test_a_v2_restarts_reader_touches_anything() -> None:
                 steps += 1
         world.apply(enabled[0])
     assert steps > 0
+
+
+def test_every_kind_of_action_has_a_footprint_rule() -> None:
+    """``_FOOTPRINTS`` says for every ``ActionKind`` what it touches (``_anything`` where it may
+    touch anything), so a new kind fails here until its independence is thought through."""
+    assert set(independence._FOOTPRINTS) == set(ActionKind)
+    assert all(type(kind) is ActionKind for kind in independence._FOOTPRINTS)

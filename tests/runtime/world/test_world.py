@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 
 from flinkstate.catalogue.topologies import topology
 from flinkstate.lab.scenario_run import prepare_scenario
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.buffer import HEAP
 from flinkstate.runtime.events import BARRIER
+from flinkstate.runtime.world import world as world_module
 from flinkstate.runtime.world.world import COPY_ON_WRITE_FROM
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
 from tests.runtime.runs import simulate, world
@@ -224,3 +226,13 @@ def test_a_big_world_run_without_snapshots_shares_nothing_so_copies_nothing() ->
     stepped.run(200)
     assert world(stepped).owned is not None  # the stepper's snapshots share, copied on write
     assert world(stepped).fingerprint() == world(sim).fingerprint()
+
+
+def test_the_world_handles_every_kind_of_action() -> None:
+    """Every ``ActionKind`` has a handler: a task's in ``_TASK_HANDLERS``, another actor's in
+    ``_THREAD_HANDLERS``. Only ``write`` is in both: a task writes a record into a buffer, a
+    channel-state writer writes channel state."""
+    tasks, threads = set(world_module._TASK_HANDLERS), set(world_module._THREAD_HANDLERS)
+    assert tasks | threads == set(ActionKind)
+    assert tasks & threads == {ActionKind.WRITE}
+    assert all(type(kind) is ActionKind for kind in tasks | threads)

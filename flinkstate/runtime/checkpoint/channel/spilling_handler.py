@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.records import Fragment
 from flinkstate.runtime.checkpoint.channel import channel_state_filtering
 from flinkstate.runtime.checkpoint.channel.fetched_channel_state import SpillWriter
@@ -38,20 +39,25 @@ if TYPE_CHECKING:
     from flinkstate.runtime.partition.consumer.input_gate import Gate
     from flinkstate.runtime.world.state import NetworkState
 
+# The hot path's enum members, read once: a member read through its class costs about 45 ns on
+# Python 3.11, and a step reads several.
+_SPILL = ActionKind.SPILL
+_FINISH_FETCH = ActionKind.FINISH_FETCH
+
 
 def filters(gate: Gate) -> bool:
     """Whether the gate's state goes through the filtering handler (it has virtual channels)."""
     return gate.plan is not None and gate.plan.demultiplexes
 
 
-def fetch_action(world: NetworkState, reader: ChannelStateReader) -> tuple[str, str] | None:
+def fetch_action(world: NetworkState, reader: ChannelStateReader) -> tuple[ActionKind, str] | None:
     """The reader's next step while fetching, or None while it waits for a buffer."""
     if not reader.chunks:
-        return ("finish-fetch", "")
+        return (_FINISH_FETCH, "")
     _, gate, channel = recovered_channel.reader_target(world, reader)
     if filters(gate):
-        return ("spill", channel.name)  # the heap pre-filter segment never runs out
-    return recovered_channel.buffer_step(world, gate, channel, "spill")
+        return (_SPILL, channel.name)  # the heap pre-filter segment never runs out
+    return recovered_channel.buffer_step(world, gate, channel, _SPILL)
 
 
 def _writer(world: NetworkState, reader: ChannelStateReader) -> SpillWriter:

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.buffer import HEAP
 from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
@@ -28,6 +29,8 @@ from flinkstate.runtime.world.actors import ActorRef
 
 if TYPE_CHECKING:
     from flinkstate.runtime.world.state import NetworkState
+
+_REQUEST_EXCLUSIVE = ActionKind.REQUEST_EXCLUSIVE
 
 
 def reader_target(world: NetworkState, reader: ChannelStateReader) -> tuple[Task, Gate, Channel]:
@@ -76,10 +79,12 @@ def needs_exclusive(gate: Gate, channel: Channel) -> bool:
     return not channel.recovery.segments and gate.exclusive_per_channel > 0
 
 
-def exclusive_request(world: NetworkState, gate: Gate, channel: Channel) -> tuple[str, str] | None:
+def exclusive_request(
+    world: NetworkState, gate: Gate, channel: Channel
+) -> tuple[ActionKind, str] | None:
     """The reader's step that requests the exclusive buffers, once the global pool has them."""
     if world.buffer_pools.free_in(gate.pool.global_pool) >= gate.exclusive_per_channel:
-        return ("request-exclusive", channel.name)
+        return (_REQUEST_EXCLUSIVE, channel.name)
     return None
 
 
@@ -89,8 +94,8 @@ def has_buffer(world: NetworkState, gate: Gate, channel: Channel) -> bool:
 
 
 def buffer_step(
-    world: NetworkState, gate: Gate, channel: Channel, kind: str
-) -> tuple[str, str] | None:
+    world: NetworkState, gate: Gate, channel: Channel, kind: ActionKind
+) -> tuple[ActionKind, str] | None:
     """A reader step of ``kind`` that needs a buffer of the channel: first its exclusive
     buffers are requested, then it waits for one (exclusive or floating) to be there."""
     if needs_exclusive(gate, channel):

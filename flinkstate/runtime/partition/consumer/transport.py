@@ -9,6 +9,7 @@ needs more than it holds.
 
 from __future__ import annotations
 
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer import recycling
 from flinkstate.runtime.buffer.buffer import Buffer
 from flinkstate.runtime.buffer.ledger import ReturnKind, ReturnTo
@@ -18,6 +19,7 @@ from flinkstate.runtime.events import (
     BARRIER,
     END_OF_OUTPUT_STATE,
 )
+from flinkstate.runtime.options import Fault
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.world.actors import action, transport_name
 from flinkstate.runtime.world.state import NetworkState
@@ -26,6 +28,9 @@ from flinkstate.sim.action import Action
 # The hot path's enum members, read once: a member read through its class costs about 45 ns on
 # Python 3.11, and a step reads several.
 _TO_SUBPARTITION = ReturnKind.SUBPARTITION
+_SEND = ActionKind.SEND
+_REQUEST_FLOATING = ActionKind.REQUEST_FLOATING
+_NO_UPSTREAM_BLOCK = Fault.NO_UPSTREAM_BLOCK
 
 
 def transport_actions(
@@ -43,7 +48,7 @@ def transport_actions(
             else (sub.queue[0] if sub.queue else None)
         )
         if head is not None and head.is_event:
-            return [action(transport_name(channel.name), "send")]
+            return [action(transport_name(channel.name), _SEND)]
         return []
     actions = []
     sub = world.subpartitions[channel.subpartition]
@@ -55,11 +60,11 @@ def transport_actions(
     if head is not None and (
         head.is_event or (channel.buffers.available and not channel.upstream_blocked)
     ):
-        actions.append(action(transport_name(channel.name), "send"))
+        actions.append(action(transport_name(channel.name), _SEND))
     if waiting is None:
         waiting = waits_for_floating(world, channel)
     if waiting and world.buffer_pools.can_request(world.gate_of(channel).pool, False):
-        actions.append(action(transport_name(channel.name), "request-floating"))
+        actions.append(action(transport_name(channel.name), _REQUEST_FLOATING))
     return actions
 
 
@@ -92,7 +97,7 @@ def send(world: NetworkState, channel: Channel) -> None:
                 channel.upstream_blocked = True
         elif buffer.event == END_OF_OUTPUT_STATE:
             # PipelinedSubpartition: handing out a recovery-completion event blocks
-            sub.blocked = "no-upstream-block" not in world.options.faults
+            sub.blocked = _NO_UPSTREAM_BLOCK not in world.options.faults
         if buffer.priority:
             channel.received.appendleft(buffer)  # priority events overtake received data
         elif channel.recoverable.in_recovery:
