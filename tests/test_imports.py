@@ -80,6 +80,7 @@ def imports() -> dict[str, list[tuple[str, list[str]]]]:
     return found
 
 
+@pytest.mark.slow
 def test_no_module_imports_another_modules_private_names() -> None:
     private = [
         f"{module} takes {taken} from {source}"
@@ -91,6 +92,7 @@ def test_no_module_imports_another_modules_private_names() -> None:
     assert private == []
 
 
+@pytest.mark.slow
 def test_no_import_circle() -> None:
     graph = nx.DiGraph()
     for module, edges in imports().items():
@@ -100,6 +102,7 @@ def test_no_import_circle() -> None:
     assert circles == [], f"modules importing each other: {circles}"
 
 
+@pytest.mark.slow
 def test_the_network_models_values_and_components_import_no_behaviour() -> None:
     found = imports()
     upward = [

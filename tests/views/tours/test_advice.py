@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from flinkstate.network.task import TaskPhase
 from flinkstate.recovery.scenarios import Outcome, prepare_scenario, run_scenario
 from flinkstate.views.tours import TOURS, locate
 
 
+@pytest.mark.slow
 def test_the_blocked_subpartition_tour_ends_with_advice_that_works() -> None:
     tour = TOURS["blocked-subpartition"]
     assert "blocked_priority=fixed" in tour.stops[-1].text
