@@ -14,12 +14,14 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 export PYSPARK_PYTHON ?= $(abspath $(BIN)/python)
 
-.PHONY: lab test lint typecheck pytest bench bench-smoke fuzz real-checkpoints reference-values lock clean help
+.PHONY: lab test test-fast lint typecheck pytest bench bench-smoke fuzz real-checkpoints reference-values lock clean help
 
 help:
 	@echo "make lab    start JupyterLab on 127.0.0.1:$(LAB_PORT) in notebooks/, and a Spark Connect"
 	@echo "           server on 127.0.0.1:$(SPARK_CONNECT_PORT) that keeps Spark warm until it ends"
-	@echo "make test   ruff, mypy and the whole pytest suite (notebooks included)"
+	@echo "make test   ruff, mypy and the whole pytest suite (notebooks included), on every core"
+	@echo "make test-fast  the inner loop: the tests not marked slow, on every core (under 2 minutes"
+	@echo "                on 2 cores); no Spark, notebooks, browser or long explorations"
 	@echo "make bench  run the benchmarks and print ratios against their in-run baselines"
 	@echo "make fuzz   read thousands of broken checkpoints (MUTATIONS=5000 SEED=0)"
 	@echo "make real-checkpoints  run small Flink jobs and keep their unaligned checkpoints"
@@ -56,8 +58,16 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# pytest-xdist shares the tests out between one worker per core (XDIST=-n 0: one process);
+# loadgroup keeps each xdist_group on one worker (the modules that use the embedded Spark
+# session: one JVM). The slowest tests are listed at the end, to keep the slow marker honest.
+XDIST ?= -n auto --dist loadgroup
 pytest: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(XDIST) --durations=25
+
+# The inner loop: what is not marked slow (see pyproject.toml), in under 2 minutes on 2 cores.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest $(XDIST) -m "not slow" --durations=10
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks

@@ -1,10 +1,11 @@
-"""Shared fixtures: reference values computed by Flink's own jar, one embedded Spark session."""
+"""Shared fixtures: reference values computed by Flink's own jar, one embedded Spark session;
+and how the tests are shared out between pytest-xdist's workers (make test, make test-fast)."""
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,3 +43,26 @@ def spark() -> Iterator[SparkSession]:
     session = spark_session("local[2]")
     yield session
     session.stop()
+
+
+#: the xdist group (``--dist loadgroup``) of every module with a test that uses the embedded
+#: Spark session: those modules run on one worker, so one JVM starts rather than one per worker
+SPARK_GROUP = "spark"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> Generator[None, None, None]:
+    # before xdist's own hook, which reads the groups
+    spark_modules = {item.path for item in items if "spark" in getattr(item, "fixturenames", ())}
+    for item in items:
+        if item.path in spark_modules:
+            item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
+    yield
+    # after pytest's reordering by fixture: in an xdist worker (every worker sorts alike), the
+    # modules with slow tests first, so that the last minutes are many quick tests shared out
+    # evenly rather than one long test that started late
+    if hasattr(config, "workerinput"):
+        slow_modules = {item.path for item in items if item.get_closest_marker("slow")}
+        items.sort(key=lambda item: item.path not in slow_modules)

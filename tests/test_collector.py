@@ -5,6 +5,8 @@ from __future__ import annotations
 import gc
 import weakref
 
+import pytest
+
 from flinkstate.collector import collector_paused
 
 
@@ -15,6 +17,7 @@ class _Cycle:
         self.me = self
 
 
+@pytest.mark.slow
 def test_a_long_paused_block_does_the_deferred_collection_itself() -> None:
     gc.collect()
     with collector_paused(collect_after=float("inf")):

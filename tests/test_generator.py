@@ -104,6 +104,7 @@ def test_rebalance_deals_records_round_robin(tmp_path: Path) -> None:
     assert tables["keyed_state"].empty
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None)
 @given(
     records=st.integers(1, 120),

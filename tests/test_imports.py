@@ -153,6 +153,7 @@ def imports() -> dict[str, list[tuple[str, list[str]]]]:
     return found
 
 
+@pytest.mark.slow
 def test_no_module_imports_another_modules_private_names() -> None:
     private = [
         f"{module} takes {taken} from {source}"
@@ -164,6 +165,7 @@ def test_no_module_imports_another_modules_private_names() -> None:
     assert private == []
 
 
+@pytest.mark.slow
 def test_no_import_circle() -> None:
     graph = nx.DiGraph()
     for module, edges in imports().items():

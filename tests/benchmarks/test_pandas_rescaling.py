@@ -19,6 +19,7 @@ from tests.movement_model import model_movement, normalised, sweep
 DATA = Path(__file__).resolve().parents[2] / "data"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("recover_output_on_downstream", [False, True])
 @pytest.mark.parametrize("name", list(SAMPLES))
 def test_movement_equals_the_model_state_assignment(

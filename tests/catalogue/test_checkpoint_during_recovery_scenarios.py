@@ -37,6 +37,7 @@ def test_a_checkpoint_completes_while_the_drainer_is_still_delivering(seed: int)
     assert model.spill.bytes_written > 0
 
 
+@pytest.mark.slow
 def test_checkpoints_before_the_drainer_are_declined_as_not_ready_and_retried() -> None:
     details = []
     for seed in range(6):
@@ -86,6 +87,7 @@ def test_master_and_seed_declines_of_a_missing_recovery_barrier() -> None:
     }
 
 
+@pytest.mark.slow
 def test_under_spill_pressure_v2_keeps_the_heap_small_and_v1_does_not() -> None:
     for seed in range(3):
         v1 = run_scenario("spill-pressure-v1", seed=seed).summary()

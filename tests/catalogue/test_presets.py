@@ -113,6 +113,7 @@ def test_a_job_without_a_parallelism_is_refused() -> None:
         preset_values("large", {"records": 4})
 
 
+@pytest.mark.slow
 def test_run_with_the_large_preset_says_what_it_changed(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -139,6 +140,7 @@ def test_run_with_the_large_preset_says_what_it_changed(
     assert summary["differs_from_scenario"]["new_parallelism"] == 27
 
 
+@pytest.mark.slow
 def test_run_a_topology_with_the_large_preset(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["run", "keyed", "--preset", "large", "--set", "records=2", "--json"])
     summary = json.loads(capsys.readouterr().out)
@@ -212,6 +214,7 @@ def test_the_checkpoint_timeout_grows_faster_than_the_parallelism() -> None:
     assert "checkpoint timeout x64" in preset.describe()
 
 
+@pytest.mark.slow
 def test_a_held_barrier_still_expires_at_the_large_size() -> None:
     # the hazard keeps its outcome at 64 x 64; with the timeout scaled like the intervals the
     # job's own first checkpoint expired, and the run said why and what to change

@@ -28,6 +28,7 @@ def _recovered_copies(checkpoint: Checkpoint, recovered: frozenset[int]) -> Coun
     return copies
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["flip-547-rescale-cycle", "large-records-three-phases"])
 def test_every_record_once_across_three_phases(name: str) -> None:
     held = 0

@@ -11,10 +11,16 @@ from flinkstate.lab.scenario_run import prepare_scenario, run_scenario
 from flinkstate.runtime.world.world import COPY_ON_WRITE_FROM, NetworkWorld
 
 SEEDS = range(6)
+#: every scenario at every seed; make test-fast runs each at its first seed, but for the ITCase
+#: jobs (up to 12 subtasks a side), whose runs take seconds
+SCENARIO_SEEDS = [
+    pytest.param(name, seed, marks=pytest.mark.slow if seed or name.startswith("itcase-") else ())
+    for name in sorted(SCENARIOS)
+    for seed in SEEDS
+]
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("name", sorted(SCENARIOS))
+@pytest.mark.parametrize(("name", "seed"), SCENARIO_SEEDS)
 def test_scenario_reaches_its_expected_outcome(name: str, seed: int) -> None:
     run = run_scenario(name, seed=seed)
     summary = run.summary()
@@ -28,6 +34,7 @@ def test_scenario_reaches_its_expected_outcome(name: str, seed: int) -> None:
         assert run.resumed_step is not None
 
 
+@pytest.mark.slow
 def test_rescaling_scenarios_filter_and_plain_restart_does_not() -> None:
     assert run_scenario("baseline-recovery", seed=1).filtered_records == 0
     assert run_scenario("keyed-upscale", seed=1).filtered_records > 0
@@ -175,7 +182,8 @@ def test_itcase_pipeline_parallelisms_follow_the_job_parallelism(
 ) -> None:
     """UnalignedCheckpointRescaleITCase: p+1, 2p, max(p+1, 3p/2), a parallelism-1 sink."""
     other = 7 if p == 3 else 3
-    run = run_scenario(f"itcase-pipeline-{other}-to-{p}", seed=0)
+    # the assignment is made before the restart: prepared, the run need not step through it
+    run = prepare_scenario(f"itcase-pipeline-{other}-to-{p}", seed=0)
     assert run.assignment is not None
     got = {op.name: op.parallelism for op in run.assignment.graph.operators}
     assert got == expected
@@ -208,7 +216,7 @@ def test_resumed_step_is_when_the_last_task_finished_restoring() -> None:
 )
 def test_itcase_topologies_follow_the_job_parallelism(name: str, expected: dict[str, int]) -> None:
     """p/2 and p/3 pipelines, a process at p + 2 or 2p, parallelism-1 broadcast sources."""
-    run = run_scenario(name, seed=0)
+    run = prepare_scenario(name, seed=0)  # the assignment, made before the restart runs
     assert run.assignment is not None
     got = {op.name: op.parallelism for op in run.assignment.graph.operators}
     assert {name: got[name] for name in expected} == expected
@@ -225,7 +233,7 @@ def test_itcase_topologies_follow_the_job_parallelism(name: str, expected: dict[
 def test_inputs_of_operators_reading_broadcast_or_forward_carry_no_state(
     name: str, aligned: list[str]
 ) -> None:
-    run = run_scenario(name, seed=1)
+    run = prepare_scenario(name, seed=1)  # the checkpoint and the assignment: before the restart
     assert run.assignment is not None
     assert run.checkpoint is not None
     for exchange in aligned:
@@ -237,6 +245,7 @@ def test_inputs_of_operators_reading_broadcast_or_forward_carry_no_state(
     assert run.checkpoint.in_flight_bytes > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("keep", [True, False])
 def test_a_big_restart_s_stepper_starts_from_a_snapshot_and_a_run_from_a_whole_copy(
     keep: bool,

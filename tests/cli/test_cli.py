@@ -95,6 +95,7 @@ def _peak_of(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, 
     return code, out, err, peak
 
 
+@pytest.mark.slow
 def test_a_full_mapping_of_400_million_pairs_is_a_table_of_ranges(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -110,6 +111,7 @@ def test_a_full_mapping_of_400_million_pairs_is_a_table_of_ranges(
     assert peak < 100_000_000  # it took 48 s and died of a MemoryError at 7.5 GB
 
 
+@pytest.mark.slow
 def test_a_keyed_plan_of_46_million_virtual_channels_is_a_table_of_blocks(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -192,6 +194,7 @@ def test_bad_input_is_one_line_and_non_zero(
     assert "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_module_entry_point_runs_without_traceback() -> None:
     ok = subprocess.run(
         [sys.executable, "-m", "flinkstate", "--help"], capture_output=True, text=True, check=False
@@ -210,6 +213,7 @@ def test_module_entry_point_runs_without_traceback() -> None:
     assert "parallelism 0" in bad.stderr
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_ends_quietly() -> None:
     """``keygroup ... | head -2`` used to end in a ``BrokenPipeError`` traceback."""
     command = [sys.executable, "-m", "flinkstate", "keygroup", "-p", "32768", "-m", "32768"]
@@ -225,6 +229,7 @@ def test_a_closed_pipe_ends_quietly() -> None:
     assert status == 141
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     [

@@ -46,6 +46,7 @@ def explore_cli(*args: str) -> int:
     return main(["explore", *args, "--quiet"])
 
 
+@pytest.mark.slow
 def test_an_exhausted_space_says_so_plainly(capsys: pytest.CaptureFixture[str]) -> None:
     assert explore_cli("keyed", *sets(SMALL)) == 0
     out = capsys.readouterr().out
@@ -54,6 +55,7 @@ def test_an_exhausted_space_says_so_plainly(capsys: pytest.CaptureFixture[str]) 
     assert first.endswith(" distinct states to depth 30: no deadlock, every invariant holds")
 
 
+@pytest.mark.slow
 def test_without_reduction_every_transition_is_followed_to_the_same_verdict(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -67,6 +69,7 @@ def test_without_reduction_every_transition_is_followed_to_the_same_verdict(
     assert reduced["states"] < plain["states"]
 
 
+@pytest.mark.slow
 def test_a_fault_is_shown_with_its_depth_and_trace(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -88,6 +91,7 @@ def test_a_fault_is_shown_with_its_depth_and_trace(
     ]
 
 
+@pytest.mark.slow
 def test_a_written_trace_loads_back_to_the_state_found(tmp_path: Path) -> None:
     folder = tmp_path / "traces"
     assert (
@@ -158,6 +162,7 @@ def test_a_scenarios_deadlock_and_its_trace(
     assert loaded.run.world.fingerprint() == run.world.fingerprint()
 
 
+@pytest.mark.slow
 def test_the_fixed_variant_is_exhausted_with_nothing_found(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
@@ -214,6 +219,7 @@ def test_a_fault_breaks_the_job_when_the_job_is_explored(
     assert "exactly-once" in {f["name"] for f in result["findings"]}
 
 
+@pytest.mark.slow
 def test_no_counterexample_leaves_an_empty_folder(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -293,6 +299,7 @@ def test_ctrl_c_while_exploring_writes_nothing(
     assert not folder.exists()
 
 
+@pytest.mark.slow
 def test_ctrl_c_while_writing_traces_leaves_no_half_folder(
     capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

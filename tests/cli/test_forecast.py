@@ -21,6 +21,7 @@ def checkpoint(name: str = "keyed-hash-p2-p4") -> str:
     return str(real_checkpoint(name))
 
 
+@pytest.mark.slow
 def test_tables(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["forecast", checkpoint(), "--to", "3", *KEYED, *TUPLE, "--quiet"]) == 0
     out = capsys.readouterr().out
@@ -35,6 +36,7 @@ def test_tables(capsys: pytest.CaptureFixture[str]) -> None:
         assert f"\n{generation} " in out  # a row of the memory table each
 
 
+@pytest.mark.slow
 def test_json_equals_the_library(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["forecast", checkpoint(), "--to", "5", "--generation", "v2", *KEYED, *TUPLE]
     assert main([*args, "--json", "--quiet", "--seed", "3"]) == 0

@@ -11,6 +11,10 @@ from flinkstate.cli import main
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
+#: ``flinkstate rescale`` starts Spark in this process: under xdist, on the worker that runs the
+#: tests with the embedded session (tests/conftest.py), so that one JVM serves both
+pytestmark = pytest.mark.xdist_group("spark")
+
 
 def fenced_blocks(text: str) -> list[list[str]]:
     """The lines of each fenced block without a language (```` ``` ````): those hold examples
@@ -51,6 +55,7 @@ def test_the_readme_has_examples() -> None:
     assert any(command.startswith("flinkstate run ") for command, _ in examples())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("command", "expected"), examples())
 def test_readme_example_output_is_current(
     command: str, expected: str, capsys: pytest.CaptureFixture[str]

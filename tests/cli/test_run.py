@@ -141,6 +141,7 @@ def test_scenarios_are_listed_and_shown(capsys: pytest.CaptureFixture[str]) -> N
     assert "new_parallelism=3" in shown
 
 
+@pytest.mark.slow
 def test_running_a_scenario_exits_by_its_expectation(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -174,6 +175,7 @@ def test_a_scenario_that_restarts_twice_describes_both_restarts(
     assert not any(line.startswith("restart: ") for line in lines)
 
 
+@pytest.mark.slow
 def test_run_writes_a_page_of_the_run(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     page = tmp_path / "run.html"
     code = main(["run", "keyed", "--set", "records=10", "--html", str(page), "--json"])
@@ -268,6 +270,7 @@ def test_ctrl_c_while_the_trace_is_written_leaves_no_part_of_it(
     assert trace.read_text() == "an older trace\n"
 
 
+@pytest.mark.slow
 def test_a_scenario_is_traced_phase_by_phase(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

@@ -35,6 +35,7 @@ def test_a_csv_target_is_refused_before_the_runs(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_an_interrupted_csv_leaves_the_earlier_one(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -31,6 +31,9 @@ from tests.flinkcheckpoint.test_metadata import (
     operator_state,
 )
 
+#: one worker of make test's xdist runs the module, so Flink's loader (one JVM) runs once
+pytestmark = pytest.mark.xdist_group("flink-loader")
+
 LOADER = ROOT / "tools" / "real-checkpoints" / "flink_loader.py"
 FLINK_PYTHON = Path(os.environ.get("FLINKSTATE_FLINK_PYTHON", ROOT / ".venv-flink/bin/python"))
 #: with the checkpoints of a job restored from one of them (``<variant>/restored/<job>/chk-N``)

@@ -26,6 +26,7 @@ def test_the_same_seed_breaks_the_same_way() -> None:
     assert [str(next(first)) for _ in range(50)] == [str(next(second)) for _ in range(50)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1])
 def test_every_broken_checkpoint_ends_in_a_clean_error_or_a_right_answer(seed: int) -> None:
     results = fuzz(MUTATIONS, seed)

@@ -335,6 +335,7 @@ def test_each_corruption_is_named(
     assert error.value.file == "inline bytes 'kg' in _metadata"
 
 
+@pytest.mark.slow
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=300)
 @given(st.data())
 def test_mutated_snapshots_fail_only_with_a_format_error(

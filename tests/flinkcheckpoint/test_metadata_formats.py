@@ -138,6 +138,7 @@ def test_an_unknown_handle_type_is_named() -> None:
     assert caught.value.offset == at
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(FILES, key=lambda n: len(FILES[n]))[:2])
 def test_a_file_cut_at_any_byte_is_reported_as_cut(name: str) -> None:
     data = FILES[name]
@@ -146,6 +147,7 @@ def test_a_file_cut_at_any_byte_is_reported_as_cut(name: str) -> None:
             _parse(data[:length])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.sampled_from(sorted(FILES)),

@@ -120,6 +120,7 @@ def vectorised(data: bytes, type_name: str, spec: str, max_p: int) -> object:
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(st.sampled_from(sorted(CASES)), st.data())
 def test_the_vectorised_reader_agrees_with_the_scalar_one(case: str, data: st.DataObject) -> None:
@@ -201,6 +202,7 @@ def batched(channels: list[bytes], type_name: str, spec: str, max_p: int) -> obj
     return answers
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(st.sampled_from(sorted(CASES)), st.data())
 def test_a_batch_of_channels_answers_only_as_its_channels_read_apart(

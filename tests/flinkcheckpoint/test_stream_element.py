@@ -107,6 +107,7 @@ def scan(data: bytes) -> tuple[list[int], list[int], int] | int:
 
 # runs of one length (the numpy path) between stretches of varying lengths (the stepping
 # path), long enough to cross the stepping budgets; sometimes a bad length or a cut at the end
+@pytest.mark.slow
 @given(
     st.lists(
         st.tuples(st.integers(1, 80), st.integers(1, 300)),

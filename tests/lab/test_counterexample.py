@@ -58,6 +58,7 @@ def test_a_scenarios_violation_loads_back_at_the_step_that_broke_it(tmp_path: Pa
     assert [v.invariant for v in world.violations] == ["conversion-with-buffers"]
 
 
+@pytest.mark.slow
 def test_a_deadlock_goes_wrong_at_its_last_step() -> None:
     subject = exploration_subject(
         "selective-reading-all-gates", overrides=SEQUENTIAL_READER, seed=4

@@ -17,6 +17,7 @@ def test_every_fault_has_a_reproducer() -> None:
         assert reproducer.faults == {name}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("reproducer", FAULT_REPRODUCERS.values(), ids=lambda r: r.name)
 def test_the_explorer_finds_the_fault_within_its_bound(reproducer: Reproducer) -> None:
     result = reproducer.explore()

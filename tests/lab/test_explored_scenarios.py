@@ -13,6 +13,7 @@ from flinkstate.sim.explore import FindingKind, StopReason
 BY_NAME = {h.name: h for h in HAZARDS}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hazard", HAZARDS, ids=lambda h: h.name)
 def test_the_hazard_is_found_from_its_minimal_configuration(hazard: Hazard) -> None:
     result = hazard.before.explore()
@@ -21,6 +22,7 @@ def test_the_hazard_is_found_from_its_minimal_configuration(hazard: Hazard) -> N
     assert finding.found_after <= hazard.before.within
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hazard", HAZARDS, ids=lambda h: h.name)
 def test_the_fixed_variant_shows_nothing_within_its_bounds(hazard: Hazard) -> None:
     result = hazard.fixed_variant.explore(hazard.fixed_bounds)
@@ -33,6 +35,7 @@ def test_the_fixed_variant_shows_nothing_within_its_bounds(hazard: Hazard) -> No
         assert result.depth == hazard.fixed_bounds.max_depth
 
 
+@pytest.mark.slow
 def test_the_selective_reader_deadlocks_in_every_interleaving_that_ends() -> None:
     result = BY_NAME["selective-reading-all-gates"].before.explore()
     assert result.exhausted
@@ -45,6 +48,7 @@ def test_the_selective_reader_deadlocks_in_every_interleaving_that_ends() -> Non
     assert result.finished == 0  # no interleaving gets through
 
 
+@pytest.mark.slow
 def test_the_fixed_subpartition_hands_out_the_barrier_the_held_one_withholds() -> None:
     """The held variant's shortest counterexample, replayed on the fixed variant (the two are
     the same until a barrier meets a blocked subpartition): there the barrier heads the blocked

@@ -72,6 +72,7 @@ def test_every_committed_checkpoint_is_forecast() -> None:
     assert len(COMMITTED) == 7  # the six with Flink's report, and the union
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("generation", [g.value for g in RecoveryGeneration])
 @pytest.mark.parametrize("to", [1, 3, 8])
 @pytest.mark.parametrize("checkpoint", COMMITTED, ids=lambda p: p.parents[1].name)
@@ -184,6 +185,7 @@ def _assert_equal_to_the_rescale_computation(result: Forecast, answer: pd.DataFr
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("generation", ["classic", "v2"])
 @pytest.mark.parametrize("to", [1, 3, 5])
 @pytest.mark.parametrize("checkpoint", COMMITTED, ids=lambda p: p.parents[1].name)
@@ -272,12 +274,14 @@ def test_memory_of_each_generation() -> None:
     assert result.memory()["heap_peak_bytes"] == 0  # classic: network buffers only
 
 
+@pytest.mark.slow
 def test_a_forecast_is_deterministic() -> None:
     checkpoint = by_name("union-keyed-p2-p3-p4")
     first = forecast(checkpoint, 3, "v2", seed=7).summary()
     assert forecast(checkpoint, 3, "v2", seed=7).summary() == first
 
 
+@pytest.mark.slow
 def test_settings_come_from_the_job_config(tmp_path: Path) -> None:
     result = forecast(by_name("keyed-hash-p2-p4"), 3)
     settings = {s.name: s for s in result.settings}

@@ -12,6 +12,7 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.lab.whatif import what_if
 
 
+@pytest.mark.slow
 def test_one_tidy_row_per_combination_and_seed() -> None:
     seen: list[tuple[int, int]] = []
     table = what_if(
@@ -44,6 +45,7 @@ def test_bad_grids_fail_before_anything_runs() -> None:
         what_if("baseline-recovery", {"segment_size": [4096, 0]}, progress=False)
 
 
+@pytest.mark.slow
 def test_whatif_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     csv = tmp_path / "grid.csv"
     code = main(

@@ -18,9 +18,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).parents[2] / "notebooks"
 REPORT = "EXERCISE-REPORT "
@@ -410,6 +408,9 @@ def states(answer: str, figure: str) -> bool:
 
 
 def run_and_click(name: str, tmp_path: Path) -> dict[str, object]:
+    import nbformat  # imported here: jsonschema's format checkers take seconds to import
+    from nbclient import NotebookClient
+
     notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
     screens = [(s.question, s.code) for s in SCREENS[name]]
     setup = f"{TOURS}\nSCREENS = {screens!r}\nREPORT = {REPORT!r}\n"
@@ -428,6 +429,8 @@ def run_and_click(name: str, tmp_path: Path) -> dict[str, object]:
 
 
 def exercise_cells(name: str) -> int:
+    import nbformat
+
     notebook = nbformat.read(NOTEBOOKS / name, as_version=4)
     return sum(
         1 for cell in notebook.cells if cell.cell_type == "code" and "Exercise(\n" in cell.source

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((Path(__file__).parents[2] / "notebooks").glob("*.ipynb"))
 
@@ -29,6 +27,9 @@ print(json.dumps([{"question": e.question.value, "answer": e.reveal(),
 @pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_executes_and_answers_its_exercises(path: Path, tmp_path: Path) -> None:
+    import nbformat  # imported here: jsonschema's format checkers take seconds to import
+    from nbclient import NotebookClient
+
     notebook = nbformat.read(path, as_version=4)
     asked = sum(cell.source.count("Exercise(") for cell in notebook.cells)
     notebook.cells.append(nbformat.v4.new_code_cell(PRESS_EVERY_ANSWER))

@@ -222,6 +222,7 @@ def _old_target(partitioner: Partitioner, key: int, old_parallelism: int) -> int
     return next(s for s in range(old_parallelism) if _keeps(partitioner, key, s, old_parallelism))
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     st.sampled_from([Partitioner.HASH, Partitioner.CUSTOM]),
@@ -364,6 +365,7 @@ def test_the_summary_answers_as_the_plan_at_larger_parallelism(
     _same_answer(plan, summarise_exchange(kind, *shape, recover_output_on_downstream=recover))
 
 
+@pytest.mark.slow
 def test_a_plan_of_46_million_virtual_channels_is_summarised_in_little_memory() -> None:
     tracemalloc.start()
     try:

@@ -148,6 +148,7 @@ sizes = st.integers(min_value=1, max_value=200)
 consistent = st.sampled_from([SubtaskStateMapper.ARBITRARY, FIRST, FULL, RANGE, ROUND_ROBIN])
 
 
+@pytest.mark.slow
 @given(consistent, sizes, sizes)
 def test_mapping_both_directions_agree(mapper: SubtaskStateMapper, old: int, new: int) -> None:
     forward = mapper.new_to_old(old, new)

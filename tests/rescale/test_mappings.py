@@ -54,6 +54,7 @@ rows = st.integers(min_value=1, max_value=8).flatmap(
 )
 
 
+@pytest.mark.slow
 @given(rows)
 def test_invert_twice_is_the_original(case: tuple[int, list[set[int]]]) -> None:
     targets, raw = case

@@ -43,6 +43,7 @@ def _sorted(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return frame.sort_values(keys, ignore_index=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "checkpoint",
     [

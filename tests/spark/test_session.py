@@ -145,6 +145,7 @@ def test_a_cluster_without_authentication_gets_a_note() -> None:
     assert cluster_note([("spark.authenticate", "true")]) is None
 
 
+@pytest.mark.slow
 def test_an_unreachable_master_is_one_line_before_any_jvm(tmp_path: Path) -> None:
     """It took 75 s and printed a 199-line Py4J error. A JAVA_HOME without Java shows that no
     JVM starts: its refusal would be another message."""

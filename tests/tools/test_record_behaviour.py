@@ -37,6 +37,7 @@ def test_every_scenario_seed_and_topology_is_recorded(tool: ModuleType) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_two_recordings_are_identical_and_a_change_is_named(
     tool: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -31,6 +31,7 @@ def test_every_topology_fault_and_scenario_restart_is_a_subject(tool: ModuleType
     ]
 
 
+@pytest.mark.slow
 def test_footprints_that_hold_pass(tool: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
     assert tool.main(["--only", "two-input", "--seeds", "1", "--limit", "40"]) == 0
     out = capsys.readouterr().out

@@ -130,6 +130,7 @@ def test_an_unknown_actor_is_refused() -> None:
         caption(strange, world, None, build_scene(world))
 
 
+@pytest.mark.slow
 def test_captions_name_watermarks_and_idleness_for_what_they_are() -> None:
     """A source restarted past its splits with idleness: its IDLE, every source's watermarks
     and MAX, and the valves reading them are told as such, never as records."""

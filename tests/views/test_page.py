@@ -33,6 +33,7 @@ def _canonical(scene: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 def test_patches_rebuild_every_scene_of_a_run() -> None:
     run = prepare_scenario("checkpoint-during-drain", seed=0)
     simulation = run.simulation
@@ -63,6 +64,7 @@ def _unpack(page: str) -> list[dict[str, Any]]:
     return data
 
 
+@pytest.mark.slow
 def test_a_page_carries_both_runs_of_a_scenario_and_fetches_nothing() -> None:
     steps: list[tuple[str, int, int]] = []
     page = scenario_page(
@@ -83,6 +85,7 @@ def test_a_page_carries_both_runs_of_a_scenario_and_fetches_nothing() -> None:
     assert "https://" not in page
 
 
+@pytest.mark.slow
 def test_the_last_scene_of_a_page_is_the_run_s_last_scene() -> None:
     run = prepare_scenario("baseline-recovery", seed=0, overrides={"records": 20})
     simulation = run.simulation

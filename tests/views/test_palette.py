@@ -35,6 +35,9 @@ from flinkstate.views.recovery import owner_timeline_figure, whatif_figure
 from flinkstate.views.rescaling import key_group_ownership_figure, state_reading_figure
 from flinkstate.views.timelines import Timelines, timelines_figure
 
+#: one xdist worker runs the module, so that the figures (a module fixture) are drawn once
+pytestmark = pytest.mark.xdist_group("palette")
+
 
 def test_every_owner_kind_has_its_own_colour_in_its_group() -> None:
     assert list(OWNER_COLOURS) == [k for g in OWNER_GROUPS.values() for k in g]

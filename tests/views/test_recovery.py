@@ -49,6 +49,7 @@ def test_timeline_shows_recovery_owners_and_hides_idle_pools() -> None:
         owner_counts(run.simulation.events, owners, every=0)
 
 
+@pytest.mark.slow
 def test_whatif_figure_colours_by_outcome() -> None:
     table = what_if(
         "prefilter-deadlock",

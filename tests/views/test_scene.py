@@ -60,6 +60,7 @@ def _expected_segments(world: NetworkWorld) -> Counter[int]:
     return held
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("scenario", "phase"),
     [
@@ -85,6 +86,7 @@ def test_every_buffer_appears_exactly_once(scenario: str, phase: str) -> None:
         assert {item["place"] for item in scene["items"]} <= places
 
 
+@pytest.mark.slow
 def test_ids_are_stable_while_an_item_exists() -> None:
     """An id keeps its kind and its records from one step to the next; a buffer being filled
     only gains pieces, and a remote send keeps the buffer's id in the receiving channel."""
@@ -106,6 +108,7 @@ def test_ids_are_stable_while_an_item_exists() -> None:
     assert travelled > 20
 
 
+@pytest.mark.slow
 def test_a_barrier_is_drawn_ahead_of_the_buffers_it_overtook() -> None:
     checked = 0
     for world, event, scene in _scenes("baseline-recovery", "job", limit=600):
@@ -155,6 +158,7 @@ def test_a_scene_is_json_and_deterministic() -> None:
     assert json.loads(scenes[0])["step"] == 900
 
 
+@pytest.mark.slow
 def test_records_to_be_filtered_are_marked_in_recovered_buffers() -> None:
     """After 4 -> 7 the ambiguous virtual channels hold records another subtask owns: they
     are marked dropped, and each such record is filtered out where it is processed."""
@@ -172,6 +176,7 @@ def test_records_to_be_filtered_are_marked_in_recovered_buffers() -> None:
     assert {record for record, _ in marked} <= filtered_records
 
 
+@pytest.mark.slow
 def test_waiting_actors_and_blocked_places_are_marked() -> None:
     seen_wait = seen_blocked = False
     for _, _, scene in _scenes("barrier-held-by-blocked-subpartition", "restart", every=5):
@@ -224,6 +229,7 @@ def test_a_small_job_is_never_collapsed() -> None:
         assert collapse_scene(scene) == scene
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("scenario", "overrides", "phase"),
     [

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
+
 from flinkstate.catalogue.topologies import topology
 from flinkstate.sim import Simulation, make_scheduler
 from flinkstate.views.scene import build_scene
 
 
+@pytest.mark.slow
 def test_watermarks_are_labelled_pieces_and_tasks_show_their_watermark() -> None:
     sim = Simulation(
         lambda: topology("keyed").build({"records": 20, "watermark_interval": 2}),

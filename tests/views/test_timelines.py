@@ -60,6 +60,7 @@ def _simulation(scenario: str, phase: str = "restart", **overrides: object) -> S
     return run.simulation
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("scenario", "phase", "records"),
     [
@@ -107,6 +108,7 @@ def test_rewind_equals_recording_only_up_to_that_step() -> None:
         assert mine == theirs, family
 
 
+@pytest.mark.slow
 def test_replayed_run_shows_the_checkpoint_completing() -> None:
     run = run_scenario("baseline-recovery", seed=0)
     assert run.simulation is not None
@@ -130,6 +132,7 @@ def test_replayed_run_shows_the_checkpoint_completing() -> None:
 MAX_LEGEND_ENTRIES = 6
 
 
+@pytest.mark.slow
 def test_legends_stay_short_and_buffers_are_grouped_by_where_they_are() -> None:
     run = run_scenario("keyed-upscale", seed=0)
     assert run.simulation is not None
@@ -258,6 +261,7 @@ def test_a_record_dropped_as_late_is_marked_at_the_step_that_dropped_it() -> Non
     assert [t.name for t in alone.data] == [t.name for t in figure.data if t.yaxis == "y5"]
 
 
+@pytest.mark.slow
 def test_a_run_without_watermarks_has_no_event_time_panel() -> None:
     run = run_scenario("baseline-recovery", seed=0)
     assert run.simulation is not None
@@ -285,6 +289,7 @@ def test_the_event_time_panel_leaves_the_other_four_as_they_are() -> None:
     assert "title" not in spec["layout"]["xaxis4"]
 
 
+@pytest.mark.slow
 def test_going_back_drops_the_watermarks_and_late_records_after_the_step() -> None:
     """Run on past the first late record (three on seed 3), then go back between them."""
     simulation = _simulation("merged-watermarks-passed-through")

@@ -67,6 +67,7 @@ def test_run_to_a_checkpoint_while_the_drain_goes_on(stepper: RecoveryStepper) -
     assert any(d.finished for d in world.drainers.values())
 
 
+@pytest.mark.slow
 def test_comparing_v1_and_v2_reports_spilled_bytes_and_heap() -> None:
     panel = ComparisonPanel(
         "checkpoint-during-drain", left={"generation": "v1"}, right={"generation": "v2"}

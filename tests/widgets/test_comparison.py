@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 
 import plotly.graph_objects as go
+import pytest
 
 from flinkstate.widgets.comparison import ComparisonPanel, configuration_labels, metrics_table
 
@@ -14,6 +15,7 @@ def _title(figure: go.FigureWidget) -> str:
     return str(figure.layout.title.text).replace("<br>", " ")
 
 
+@pytest.mark.slow
 def test_before_and_after_the_fix_side_by_side() -> None:
     panel = ComparisonPanel(
         "prefilter-deadlock",
@@ -48,6 +50,7 @@ def test_before_and_after_the_fix_side_by_side() -> None:
         assert figure.layout.width is None  # half the column, whatever the column is
 
 
+@pytest.mark.slow
 def test_labels_and_titles_follow_the_parameters() -> None:
     panel = ComparisonPanel("prefilter-deadlock", right={"prefilter_source": "heap-segment"})
     assert [h.value for h in panel.headers] == [
@@ -97,6 +100,7 @@ def test_a_rejected_side_is_shown_as_such() -> None:
     assert "rejected, nothing ran" in _title(panel.timelines[0])
 
 
+@pytest.mark.slow
 def test_switching_scenario_rebuilds_both_sides_and_clears_the_old_runs() -> None:
     panel = ComparisonPanel("prefilter-deadlock")
     assert panel.compare()

@@ -89,6 +89,7 @@ def test_a_deadlock_opens_in_the_stepper_where_it_is_stuck() -> None:
     assert world.fingerprint() == expected
 
 
+@pytest.mark.slow
 def test_without_reduction_it_follows_every_transition_to_the_same_verdict() -> None:
     explorer = InterleavingExplorer(
         "selective-reading-all-gates",
@@ -143,6 +144,7 @@ def test_a_violation_with_a_fault_opens_at_the_step_that_broke_it() -> None:
     assert "following the trace" not in stepper.badge.value
 
 
+@pytest.mark.slow
 def test_a_topology_is_explored_but_its_run_does_not_open_in_the_stepper() -> None:
     explorer = InterleavingExplorer(
         "keyed", overrides=SMALL_KEYED, faults=["duplicate-record"], background=False
@@ -161,6 +163,7 @@ def test_a_topology_is_explored_but_its_run_does_not_open_in_the_stepper() -> No
     assert list(explorer.parameters.controls)[:2] == ["records", "record_size"]
 
 
+@pytest.mark.slow
 def test_it_explores_in_the_background_with_progress_and_stops() -> None:
     explorer = InterleavingExplorer(
         "selective-reading-all-gates", overrides=SEQUENTIAL_READER, seed=4
@@ -247,6 +250,7 @@ def no_stray_threads() -> Iterator[None]:
     assert not [t for t in threading.enumerate() if t.name == "flinkstate-explore"]
 
 
+@pytest.mark.slow
 def test_the_traces_it_opens_are_written_in_a_folder_of_its_own() -> None:
     explorer = InterleavingExplorer(
         "selective-reading-all-gates", overrides=SEQUENTIAL_READER, seed=4, background=False

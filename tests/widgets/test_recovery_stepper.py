@@ -164,6 +164,7 @@ def test_play_moves_the_slider_and_the_run(stepper: RecoveryStepper) -> None:
     assert stepper.current_step == 50
 
 
+@pytest.mark.slow
 def test_out_of_range_values_are_refused_in_the_widget(stepper: RecoveryStepper) -> None:
     stepper.goto(10)
     total = stepper.total
@@ -186,6 +187,7 @@ def test_out_of_range_values_are_refused_in_the_widget(stepper: RecoveryStepper)
     assert stepper.message.value == ""
 
 
+@pytest.mark.slow
 def test_choosing_a_scenario_rebuilds_its_parameters_and_shows_a_deadlock() -> None:
     stepper = RecoveryStepper("baseline-recovery", overrides={"records": 20})
     stepper.scenario.value = "prefilter-deadlock"
@@ -297,6 +299,7 @@ def test_the_job_before_the_restart_is_not_called_a_failure() -> None:
     assert "not as expected" not in stepper.badge.value
 
 
+@pytest.mark.slow
 def test_save_as_page_writes_the_run_or_says_why_not(tmp_path: Path) -> None:
     stepper = RecoveryStepper("prefilter-deadlock")
     stepper.page_file.value = str(tmp_path / "deadlock.html")
@@ -334,6 +337,7 @@ def test_a_click_on_a_collapsed_subtask_opens_its_lane() -> None:
     stepper.canvas.receive({"something": "else"})  # ignored
 
 
+@pytest.mark.slow
 def test_a_trace_loads_back_into_the_stepper_at_the_same_state(tmp_path: Path) -> None:
     from flinkstate.cli import main
     from flinkstate.lab.scenario_trace import load_scenario_trace
@@ -577,6 +581,7 @@ def test_the_figures_are_made_only_when_they_are_drawn() -> None:
     assert stepper.timelines_box.children[0].__class__.__name__ == "VBox"
 
 
+@pytest.mark.slow
 def test_at_the_large_preset_it_opens_at_step_zero_with_the_progress_shown() -> None:
     """64-wide keyed upscale (36 -> 63): step 0 is the restored job's, as a whole run's step 0
     is; the run's end is previewed after it, its progress on show."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from flinkstate.lab.scenario_run import prepare_scenario, run_scenario
 from flinkstate.widgets.run_preview import RunPreview
 
@@ -25,6 +27,7 @@ def test_the_preview_ends_as_the_whole_run_and_leaves_the_run_at_step_zero() -> 
     assert run.result is None
 
 
+@pytest.mark.slow
 def test_thin_slices_and_a_step_limit_end_as_an_unsliced_run() -> None:
     run = prepare_scenario("baseline-recovery", overrides=OVERRIDES)
     limited = RunPreview(run, 150)

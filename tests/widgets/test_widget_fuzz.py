@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +29,7 @@ def user_choices(draw: st.DrawFn) -> tuple[str, str, int | bool | str]:
     return scenario, parameter.name, value
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(choice=user_choices(), target=st.integers(min_value=-5, max_value=30_000))
 def test_any_choice_is_applied_or_refused_in_words(

@@ -52,6 +52,7 @@ def test_aligned_checkpoints_persist_no_channel_state() -> None:
         assert checkpoint.result_subpartition_state == ()
 
 
+@pytest.mark.slow
 def test_unaligned_persists_more_and_completes_sooner_than_aligned() -> None:
     unaligned = checkpoints(run(cost=30, records=80))[0]
     aligned = checkpoints(run(cost=30, records=80, unaligned=False))[0]

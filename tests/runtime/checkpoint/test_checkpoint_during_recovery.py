@@ -30,6 +30,7 @@ def _during_recovery(sim: Simulation) -> list[int]:
     return ids
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["keyed", "keyed-chain", "backpressure"])
 @pytest.mark.parametrize("new", [None, 3])
 def test_a_checkpoint_during_the_drain_holds_every_recovered_record_once(
@@ -96,6 +97,7 @@ def test_master_fails_the_job_on_a_missing_recovery_barrier() -> None:
     assert "tolerable-failed-checkpoints" in model.checkpoints.job_failed
 
 
+@pytest.mark.slow
 def test_the_seed_proposal_retries_and_loses_nothing() -> None:
     sim = v2(
         "keyed",
@@ -114,6 +116,7 @@ def test_the_seed_proposal_retries_and_loses_nothing() -> None:
     assert all(not c.recoverable.in_recovery for c in model.channels.values())
 
 
+@pytest.mark.slow
 def test_a_tolerance_lets_the_job_survive_counted_declines() -> None:
     sim = v2(
         "keyed",
@@ -150,6 +153,7 @@ def _restore(checkpoint: Checkpoint, parallelism: int, seed: int) -> Simulation:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(3))
 def test_restoring_from_a_checkpoint_taken_during_recovery_processes_every_record_once(
     seed: int,
@@ -173,6 +177,7 @@ def test_restoring_from_a_checkpoint_taken_during_recovery_processes_every_recor
 V1 = {"generation": "v1", "checkpointing_during_recovery": True}
 
 
+@pytest.mark.slow
 def test_v1_migrates_recovered_buffers_and_a_checkpoint_persists_them() -> None:
     """Flink 2.3: gates convert once the reader has filtered everything; the buffers still
     queued move into the physical channels, which persist them all on a checkpoint."""
@@ -203,6 +208,7 @@ def test_v1_migrates_recovered_buffers_and_a_checkpoint_persists_them() -> None:
     assert held
 
 
+@pytest.mark.slow
 def test_flink_40016_persisting_a_migrated_buffer_twice_is_caught() -> None:
     caught = []
     for seed in range(6):

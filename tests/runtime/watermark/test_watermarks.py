@@ -115,6 +115,7 @@ def test_bad_watermark_settings_are_refused(overrides: dict[str, object], messag
         topology("keyed").build(overrides)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("idleness", [False, True])
 def test_a_source_without_a_split_holds_watermarks_back_unless_it_declares_idleness(
     idleness: bool,

@@ -158,6 +158,7 @@ def _slotted(count: int) -> ActionCache:
     return ActionCache(index, [()] * count, set(), [0] * (count + 1))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(

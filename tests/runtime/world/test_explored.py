@@ -3,6 +3,8 @@ with its shortest trace, and the same job without the fault exhausted with nothi
 
 from __future__ import annotations
 
+import pytest
+
 from flinkstate.catalogue.topologies import topology
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim import Simulation, make_scheduler
@@ -24,6 +26,7 @@ def small(*faults: str) -> NetworkWorld:
     return topology("keyed").build(SMALL, faults=frozenset(faults), full_check_every=1)
 
 
+@pytest.mark.slow
 def test_without_a_fault_every_interleaving_is_explored_and_nothing_found() -> None:
     result = explore(small())
     assert result.exhausted
@@ -35,6 +38,7 @@ def test_without_a_fault_every_interleaving_is_explored_and_nothing_found() -> N
     )
 
 
+@pytest.mark.slow
 def test_a_fault_is_found_breadth_first_with_a_trace_no_longer_than_depth_first() -> None:
     # duplicate-record hands record 1 to its counter twice (the exactly-once invariant)
     bfs = explore(small("duplicate-record"))
@@ -57,6 +61,7 @@ def test_a_fault_is_found_breadth_first_with_a_trace_no_longer_than_depth_first(
     assert shortest.violation.step == shortest.depth - 1  # the last action broke it
 
 
+@pytest.mark.slow
 def test_random_walks_sample_the_same_space() -> None:
     walks = explore(small("duplicate-record"), strategy="random-walk", bounds=Bounds(walks=40))
     assert not walks.exhausted

@@ -57,6 +57,7 @@ def restart(name: str, values: dict[str, object], seed: int = 0) -> NetworkWorld
     return model
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "values", "faults"),
     [
@@ -81,6 +82,7 @@ def test_actions_said_to_be_independent_commute_along_runs_of_small_jobs(
     assert verify_along_runs(job(name, values, *faults)) > 50
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "values"),
     [
@@ -171,6 +173,7 @@ def _verdict(model: NetworkWorld, strategy: str, reduction: SleepSets | None = N
     return (result.distinct - result.broken, depth, result.finished, findings), result.states
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", ["bfs", "dfs"])
 @pytest.mark.parametrize(
     ("subject", "faults"),
@@ -190,6 +193,7 @@ def test_sleep_sets_reach_every_state_and_finding_with_fewer_transitions(
     assert fewer < transitions
 
 
+@pytest.mark.slow
 def test_the_reduction_factor_on_a_two_by_two_keyed_job() -> None:
     """Measured: 83,505 transitions without, 63,394 with sleep sets (1.32) on 34,381 states;
     a smaller job here, the same kind of saving."""

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from flinkstate.catalogue.topologies import topology
 from flinkstate.runtime.buffer.owners import Owner, OwnerKind
 from flinkstate.runtime.world.metrics import BufferCounts
@@ -12,6 +14,7 @@ from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event, Move
 
 
+@pytest.mark.slow
 def test_replayed_counts_equal_the_owners_at_every_step_and_peaks_are_maxima() -> None:
     sim = Simulation(
         lambda: topology("keyed").build({"records": 30, "checkpoint_interval": 40}, seed=1),

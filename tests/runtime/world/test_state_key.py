@@ -157,6 +157,7 @@ def instances() -> dict[type, list[object]]:
     return found
 
 
+@pytest.mark.slow
 def test_every_mutable_component_has_a_key_and_names_what_it_leaves_out(
     instances: dict[type, list[object]],
 ) -> None:
@@ -169,6 +170,7 @@ def test_every_mutable_component_has_a_key_and_names_what_it_leaves_out(
         assert all(why for why in cls.NOT_STATE.values()), cls  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_immutable_values_are_compared_whole(instances: dict[type, list[object]]) -> None:
     for cls in instances:
         if not cls.__dataclass_params__.frozen:  # type: ignore[attr-defined]
@@ -260,6 +262,7 @@ def fixed_fields(world: NetworkWorld) -> dict[tuple[str, ...], object]:
     return values
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "overrides"), SAMPLES)
 def test_fields_said_to_be_fixed_do_not_change(name: str, overrides: dict[str, object]) -> None:
     simulation = prepare_scenario(name, overrides=overrides).simulation
@@ -394,10 +397,12 @@ def check_meetings(start: NetworkWorld, limit: int) -> None:
     assert stamped > 0
 
 
+@pytest.mark.slow
 def test_states_with_one_fingerprint_behave_the_same_in_a_job_with_checkpoints() -> None:
     check_meetings(job_with_checkpoints(), 1200)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "overrides", "until"), CONVERGING, ids=[c[0] for c in CONVERGING])
 def test_states_with_one_fingerprint_behave_the_same_in_a_restart(
     name: str, overrides: dict[str, object], until: Callable[[NetworkWorld], bool]

@@ -74,6 +74,7 @@ def test_invariants_hold_for_random_runs(
     assert result.status is RunStatus.FINISHED, (result, [str(v) for v in result.violations])
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     st.sampled_from(["keyed", "two-input", "backpressure"]),

@@ -315,6 +315,7 @@ def test_random_walks_sample_reproducibly() -> None:
     assert [f.name for f in first.findings] == ["lost-update"]
 
 
+@pytest.mark.slow
 def test_progress_is_reported_and_counts_grow() -> None:
     seen: list[Progress] = []
     result = explore(Increments(workers=4, rounds=2), progress=seen.append)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from flinkstate.catalogue.scenario import Outcome
 from flinkstate.lab.scenario_run import prepare_scenario, run_scenario
 from flinkstate.runtime.tasks.task import TaskPhase
 from flinkstate.views.tours import TOURS, locate
 
 
+@pytest.mark.slow
 def test_the_blocked_subpartition_tour_ends_with_advice_that_works() -> None:
     tour = TOURS["blocked-subpartition"]
     assert "blocked_priority=fixed" in tour.stops[-1].text

@@ -49,6 +49,7 @@ def test_the_deadlock_report_names_the_reader_waiting_on_itself() -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("record_size", "hangs"), [(36_000, False), (37_000, True)])
 @pytest.mark.parametrize("seed", [0, 3])
 def test_the_reader_hangs_exactly_when_one_plus_k_exceeds_its_budget(
@@ -61,6 +62,7 @@ def test_the_reader_hangs_exactly_when_one_plus_k_exceeds_its_budget(
     assert run.outcome is (Outcome.DEADLOCK if hangs else Outcome.RECOVERED)
 
 
+@pytest.mark.slow
 def test_flink_2_3_heap_fallback_never_blocks_and_skips_the_floating_buffers() -> None:
     run = run_scenario("prefilter-heap-fallback", seed=1)
     assert run.outcome is Outcome.RECOVERED
@@ -84,6 +86,7 @@ def test_flink_39519_pre_filter_reads_never_touch_the_network_pools() -> None:
     assert OwnerKind.POST_FILTER in targets
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_the_heap_pre_filter_segment_is_freed_when_the_reader_closes(seed: int) -> None:
     """Flink's ``testPreFilterSegmentFreedOnClose``: the handler frees its reusable segment in
@@ -200,6 +203,7 @@ def test_flink_2_3_recycles_the_failed_buffer_too_and_the_release_recycles_it_ag
     ]
 
 
+@pytest.mark.slow
 def test_without_the_hook_no_delivery_fails() -> None:
     run = run_scenario(
         "failed-delivery-recycled-once", seed=0, overrides={"fail_filtered_delivery": 0}

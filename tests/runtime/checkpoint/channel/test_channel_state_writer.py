@@ -45,6 +45,7 @@ def simulate(seed: int) -> Simulation:
     )
 
 
+@pytest.mark.slow
 def test_a_sent_buffer_stays_with_the_writer_until_written() -> None:
     """Sending a retained buffer does not return it to the producer's pool: the writer becomes
     its last holder, and it counts against its subpartition until the writer has written it."""
@@ -81,6 +82,7 @@ def test_a_sent_buffer_stays_with_the_writer_until_written() -> None:
     pytest.fail("no seed handed a buffer over to the writer")
 
 
+@pytest.mark.slow
 def test_tasks_acknowledge_only_after_their_writes() -> None:
     waited = False
     for seed in range(6):

@@ -84,6 +84,7 @@ def test_split_chunk_fills_buffers_to_capacity() -> None:
     assert all(p.old_subtask == 1 and p.old_channel == 2 for p in pieces)
 
 
+@pytest.mark.slow
 def test_restore_without_rescale_follows_flinks_sequence() -> None:
     sim = restored("keyed", 1)
     result = sim.run()
@@ -134,6 +135,7 @@ def test_every_split_resumes_from_its_offset_whoever_reads_it(sources: int) -> N
         assert emitted == list(range(offset, PARAMS["records"]))
 
 
+@pytest.mark.slow
 @settings(max_examples=16, deadline=None)
 @given(
     st.sampled_from(["keyed", "keyed-chain", "two-input", "backpressure"]),
@@ -165,6 +167,7 @@ def test_rescaled_recovery_loses_and_duplicates_nothing(
     finished(sim.run())
 
 
+@pytest.mark.slow
 def test_ambiguous_upscale_filters_records_of_other_subtasks() -> None:
     sim = restored("keyed", 1, 3)
     finished(sim.run())
@@ -176,6 +179,7 @@ def test_ambiguous_upscale_filters_records_of_other_subtasks() -> None:
         assert model.gates[owner[0]].task != task
 
 
+@pytest.mark.slow
 def test_records_spanning_many_buffers_are_reassembled_per_virtual_channel() -> None:
     sim = restored("keyed-chain", 2, 3, record_size=8 * 4096)
     finished(sim.run())
@@ -183,6 +187,7 @@ def test_records_spanning_many_buffers_are_reassembled_per_virtual_channel() -> 
     assert len(recovered) > len(taken("keyed-chain", 2, 8 * 4096).input_channel_state)
 
 
+@pytest.mark.slow
 def test_upstream_stays_blocked_until_every_channel_of_the_gate_is_through() -> None:
     sim = restored("keyed-chain", 1, 3)
     model = world(sim)
@@ -202,6 +207,7 @@ def test_upstream_stays_blocked_until_every_channel_of_the_gate_is_through() -> 
     assert not model.violations
 
 
+@pytest.mark.slow
 def test_end_of_state_events_are_delivered_in_order() -> None:
     sim = restored("keyed", 3)
     model = world(sim)
@@ -218,6 +224,7 @@ def test_end_of_state_events_are_delivered_in_order() -> None:
         assert events[0] == END_OF_INPUT_STATE
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("fault", "invariant"),
     [
@@ -234,6 +241,7 @@ def test_broken_recovery_is_caught(fault: str, invariant: str) -> None:
     assert invariant in caught
 
 
+@pytest.mark.slow
 def test_a_restored_job_checkpoints_again_and_restores_again() -> None:
     first = restored("keyed", 1, 3, checkpoint_interval=60)
     finished(first.run())

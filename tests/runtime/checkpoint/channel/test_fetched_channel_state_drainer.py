@@ -15,6 +15,7 @@ from tests.runtime.checkpoint.channel.test_classic_recovery import finished, wor
 from tests.runtime.checkpoint.channel.test_spilling_handler import v2
 
 
+@pytest.mark.slow
 def test_trigger_not_ready_until_the_drainer_is_installed_then_no_op_once_consumed() -> None:
     sim = v2("keyed", 0, 2)
     model = world(sim)
@@ -47,6 +48,7 @@ def _in_recovery(task: Task) -> int:
     return sum(c.recoverable.in_recovery for g in task.gates for c in g.channels)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(3))
 def test_master_resets_the_trigger_only_once_no_channel_is_in_recovery(seed: int) -> None:
     """The window PR #28554's review found is closed: while any channel of the task is in
@@ -85,6 +87,7 @@ def test_before_the_review_the_trigger_is_reset_while_channels_are_in_recovery()
     assert reset_early
 
 
+@pytest.mark.slow
 def test_channels_in_recovery_take_no_live_data_and_stash_ordinary_events() -> None:
     sim = v2("keyed-chain", 1, 3)
     model = world(sim)
@@ -103,6 +106,7 @@ def test_channels_in_recovery_take_no_live_data_and_stash_ordinary_events() -> N
     assert stashed  # a remote producer handed out its end-of-output event meanwhile
 
 
+@pytest.mark.slow
 def test_local_channels_keep_the_exclusive_buffers_recovery_gave_them() -> None:
     sim = v2("keyed-chain", 1, None)
     finished(sim.run())
@@ -127,6 +131,7 @@ def _restored_gates(sim: object) -> set[str]:
     }
 
 
+@pytest.mark.slow
 def test_every_channel_ends_its_recovery_with_one_end_event() -> None:
     sim = v2("two-input", 2, 3)
     model = world(sim)
@@ -152,6 +157,7 @@ def test_every_channel_ends_its_recovery_with_one_end_event() -> None:
     assert all(not c.recoverable.in_recovery for c in model.channels.values())
 
 
+@pytest.mark.slow
 def test_a_task_with_nothing_to_drain_converts_without_recovery() -> None:
     sim = v2("keyed", 0, 2)
     model = world(sim)
@@ -203,6 +209,7 @@ def test_a_drain_that_started_releases_its_files_without_flink_40520() -> None:
         assert run.world.spill.files_alive == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("generation", ["v1", "v2"])
 def test_recovered_data_is_consumed_only_once_filtering_has_finished(generation: str) -> None:
     """PR #28659 (FLINK-39522): on master a restored task processes no recovered record before
@@ -224,6 +231,7 @@ def test_recovered_data_is_consumed_only_once_filtering_has_finished(generation:
     assert (overlap > 0) is (generation == "v1")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("generation", ["v1", "v2"])
 def test_master_has_no_heap_fallback_for_recovered_buffers(generation: str) -> None:
     """PR #28663 (FLINK-40081): master deleted ``requestBufferBlocking``'s unbounded heap

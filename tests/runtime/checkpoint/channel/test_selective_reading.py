@@ -148,6 +148,7 @@ def test_gate_conversion_is_a_checked_choice_defaulting_to_per_gate() -> None:
         GateConversion.parse("lazy")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", SEEDS)
 def test_per_gate_conversion_lets_the_reader_finish_its_first_input_during_recovery(
     seed: int,
@@ -186,6 +187,7 @@ def test_all_gates_conversion_deadlocks_the_sequential_reader(seed: int) -> None
         assert not any(c.recovery.state_consumed for c in second.channels)
 
 
+@pytest.mark.slow
 def test_clone_and_fingerprint_keep_the_conversion_mode() -> None:
     sim = restored(1, "all-gates")
     sim.run()

@@ -19,6 +19,7 @@ def v2(name: str, seed: int, new: int | None, **overrides: object) -> Simulation
     return restored(name, seed, new, downstream=True, **{**V2, **overrides})
 
 
+@pytest.mark.slow
 def test_rescaled_fetch_filters_on_the_heap_and_never_touches_the_pool() -> None:
     """``InputChannelRecoveredStateHandlerTest.testFilterOnAccumulatorBuffersComeFromHeapNotPool``:
     with a filtering handler the fetch takes no network buffer."""
@@ -34,6 +35,7 @@ def test_rescaled_fetch_filters_on_the_heap_and_never_touches_the_pool() -> None
     assert model.heap_bytes == 0
 
 
+@pytest.mark.slow
 def test_unrescaled_fetch_copies_through_a_channel_buffer_recycled_at_once() -> None:
     sim = v2("keyed", 1, None)
     finished(sim.run())
@@ -69,6 +71,7 @@ def test_every_spilled_byte_is_drained_once_and_the_files_are_deleted() -> None:
             assert segment.size <= 3000 + model.config.segment_size + 12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["keyed", "two-input", "backpressure"])
 @pytest.mark.parametrize("new", [None, 2, 3])
 def test_v2_recovery_loses_and_duplicates_nothing(name: str, new: int | None) -> None:

@@ -90,6 +90,7 @@ def scanned_holders(world: NetworkState, gate: Gate, kinds: tuple[OwnerKind, ...
     return holders
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("generation", "seed"), [("classic", 0), ("v1", 1), ("v2", 2)])
 def test_buffer_holders_are_the_owners_of_the_gates_buffers_as_a_restore_runs(
     generation: str, seed: int

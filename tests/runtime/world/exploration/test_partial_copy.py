@@ -107,6 +107,7 @@ def test_a_copys_fingerprint_computes_again_only_what_it_copied() -> None:
     assert twin.fingerprint() == twin.state_key()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "make",
     [
@@ -168,6 +169,7 @@ def outcome(result: ExplorationResult) -> tuple[object, ...]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("make", "strategy", "bounds", "sleep_sets"),
     [
@@ -231,6 +233,7 @@ SNAPSHOTTED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SNAPSHOTTED)
 def test_snapshots_copied_on_write_stay_as_taken_and_go_back_exactly(
     copy_on_write: None, name: str
