@@ -7,9 +7,11 @@ carrying record fragments (or, with no segment, a small heap event such as end-o
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.buffer.owners import Owner, OwnerKind
 from flinkstate.runtime.buffer.records import Fragment
 from flinkstate.runtime.copying import FIXED, NotState, StateKey
@@ -126,6 +128,41 @@ class NetworkBufferPool:
     def state_key(self) -> StateKey:
         return (tuple(self.free), self.required)
 
+    def redistribution(self, pools: Iterable[LocalBufferPool]) -> list[tuple[LocalBufferPool, int]]:
+        """The size ``NetworkBufferPool.redistributeBuffers`` gives each of its resizable pools
+        (one whose maximum is above its minimum) among ``pools``, in their order: the
+        unreserved segments shared in proportion to what each pool could still take, the
+        rounding left to the pools that come later; every pool at its minimum when nothing is
+        unreserved.
+
+        Examples
+        --------
+        Ten segments, four reserved for two gates' minimums of two; the six unreserved go to
+        the gates in proportion to their room (4 and 8), the first rounded down:
+
+        >>> nbp = NetworkBufferPool("network-pool tm0", network_pool_owner(0), 10, [], 4)
+        >>> a = local_pool("gate a", nbp.name, minimum=2, maximum=6)
+        >>> b = local_pool("gate b", nbp.name, minimum=2, maximum=10)
+        >>> [(pool.name, size) for pool, size in nbp.redistribution([a, b])]
+        [('pool gate a', 4), ('pool gate b', 6)]
+        """
+        mine = [p for p in pools if p.global_pool == self.name and p.maximum > p.minimum]
+        if not mine:
+            return []
+        available = self.total - self.required
+        if available <= 0:
+            return [(pool, pool.minimum) for pool in mine]
+        capacity = sum(min(available, p.maximum - p.minimum) for p in mine)
+        to_distribute = min(available, capacity)
+        sizes = []
+        used = distributed = 0
+        for pool in mine:
+            used += min(available, pool.maximum - pool.minimum)
+            share = to_distribute * used // capacity - distributed
+            distributed += share
+            sizes.append((pool, pool.minimum + share))
+        return sizes
+
 
 @dataclass(slots=True)
 class LocalBufferPool:
@@ -172,6 +209,83 @@ class LocalBufferPool:
             self.saturated_subpartitions,
             self.destroyed,
         )
+
+    def can_serve(self, global_has_free: bool, for_subpartition: bool) -> bool:
+        """Whether a request would get a segment now: a free one here, or one of the global
+        pool's while below the pool's size; for a subpartition's writer, not while any
+        subpartition is at its maximum (the pool is unavailable then: FLINK-27522).
+
+        Examples
+        --------
+        >>> pool = local_pool("partition p", "network-pool tm0", 2, 4, subpartitions=2,
+        ...                   max_per_subpartition=1)
+        >>> pool.can_serve(global_has_free=True, for_subpartition=True)
+        True
+        >>> pool.count_out(0)
+        >>> pool.can_serve(global_has_free=True, for_subpartition=True)
+        False
+        >>> pool.can_serve(global_has_free=True, for_subpartition=False)
+        True
+        """
+        if for_subpartition and self.saturated_subpartitions:
+            return False
+        return bool(self.free) or (self.requested < self.size and global_has_free)
+
+    def count_out(self, subpartition: int) -> None:
+        """A segment handed to ``subpartition``: counted against it, and the pool saturated
+        while it holds its maximum (``LocalBufferPool.requestMemorySegment``)."""
+        self.per_subpartition[subpartition] += 1
+        if self.per_subpartition[subpartition] == self.max_per_subpartition:
+            self.saturated_subpartitions += 1
+
+    def count_back(self, subpartition: int) -> None:
+        """A segment of ``subpartition`` recycled: counted off it (``LocalBufferPool.recycle``).
+
+        Examples
+        --------
+        >>> pool = local_pool("partition p", "network-pool tm0", 2, 4, subpartitions=1,
+        ...                   max_per_subpartition=1)
+        >>> pool.count_out(0); pool.saturated_subpartitions
+        1
+        >>> pool.count_back(0); pool.saturated_subpartitions, pool.per_subpartition
+        (0, [0])
+        """
+        if self.per_subpartition[subpartition] == self.max_per_subpartition:
+            self.saturated_subpartitions -= 1
+        self.per_subpartition[subpartition] -= 1
+
+    @property
+    def should_be_available(self) -> bool:
+        """Available to its writers and readers: a free segment here and no subpartition at
+        its maximum (``LocalBufferPool.shouldBeAvailable``)."""
+        return bool(self.free) and not self.saturated_subpartitions
+
+    @property
+    def over_size(self) -> bool:
+        """A recycled segment goes back to the global pool rather than to the free list: the
+        pool holds more than its size, or is destroyed (``LocalBufferPool.recycle``)."""
+        return self.requested > self.size or self.destroyed
+
+    def resize(self, size: int) -> None:
+        """The pool's size becomes ``size``, at most its maximum; below its minimum is refused
+        as ``LocalBufferPool.setNumBuffers`` refuses it. The caller returns the free segments
+        beyond it.
+
+        Examples
+        --------
+        >>> pool = local_pool("gate g", "network-pool tm0", minimum=2, maximum=6)
+        >>> pool.resize(9); pool.size
+        6
+        >>> pool.resize(1)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        flinkstate.errors.InvalidParameterError: Buffer pool needs at least 2 buffers, but ...
+        """
+        if size < self.minimum:
+            raise InvalidParameterError(
+                f"Buffer pool needs at least {self.minimum} buffers, but tried to set to {size}"
+            )
+        self.size = min(size, self.maximum)
 
     def copy(self) -> LocalBufferPool:
         return LocalBufferPool(

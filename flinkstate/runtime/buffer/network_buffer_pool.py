@@ -400,9 +400,9 @@ class NetworkBufferPoolModel:
     def recycle_segment(self, name: str, segment: int) -> None:
         pool = self._local[name]
         handout = self._hand_back(segment, Source.LOCAL, name)
-        to_global = pool.destroyed or pool.requested > pool.size
+        to_global = pool.over_size
         self._pools.recycle(pool, segment, CALLER, handout.subpartition)
-        if not to_global and not self._local_available[name] and self._should_be_available(pool):
+        if not to_global and not self._local_available[name] and pool.should_be_available:
             self._local_available[name] = True
         self._settle()
 
@@ -520,10 +520,6 @@ class NetworkBufferPoolModel:
             if not pool.destroyed and not self._local_available[name]:
                 self._check_and_update(pool)
 
-    @staticmethod
-    def _should_be_available(pool: LocalBufferPool) -> bool:
-        return bool(pool.free) and pool.saturated_subpartitions == 0
-
     def _check_and_update(self, pool: LocalBufferPool) -> None:
         """``checkAndUpdateAvailability``: with no free segment and room below its size, the
         pool fetches one from the global pool, or waits for it if it is empty; then it is
@@ -536,7 +532,7 @@ class NetworkBufferPoolModel:
                     self._available = False
             else:
                 wait = pool.name not in self._waiting
-        self._local_available[pool.name] = self._should_be_available(pool)
+        self._local_available[pool.name] = pool.should_be_available
         if wait:
             if self._available:
                 # only a destroyed pool is empty and still available

@@ -1,18 +1,18 @@
 """Where network buffers come from: each TaskManager's ``NetworkBufferPool`` and the
-``LocalBufferPool`` of every result partition and input gate.
+``LocalBufferPool`` of every result partition and input gate, held together.
 
-A local pool hands out its free segments first, then requests more from the global pool up to
-its current size; a recycled segment goes back to the global pool while the local pool holds
-more than its size (or once it is destroyed). A result partition's pool also counts each
-subpartition's buffers: one at its maximum makes the pool unavailable to every subpartition
-(how one slow consumer back-pressures its producer). Every move goes through the ledger; the
-pools that changed are noted for the action cache.
+A pool's own rules are its methods (:mod:`flinkstate.runtime.buffer.buffer`): a local pool
+says whether it can serve a request, counts its subpartitions' buffers (one at its maximum makes
+the pool unavailable to every subpartition: how one slow consumer back-pressures its producer),
+resizes itself; a global pool shares its unreserved segments out. ``BufferPools`` moves the
+segments between them: every move goes through the ledger, the pools that changed are noted
+for the action cache, and a global pool shared with a copy is copied before it changes.
 
-These are the functions both the simulator and the standalone pool a user drives
-(:mod:`flinkstate.runtime.buffer.network_buffer_pool`) call: the reservation and Flink's refusal,
-the redistribution of the unreserved segments, requests and recycles. The standalone pool also
-listens for a global pool's free list filling again (``available_listener``): Flink completes
-the pool's availability future there, and local pools waiting for a segment take one.
+Both the simulator and the standalone pool a user drives
+(:mod:`flinkstate.runtime.buffer.network_buffer_pool`) call it: the reservation and Flink's
+refusal, the redistribution of the unreserved segments, requests and recycles. The standalone
+pool also listens for a global pool's free list filling again (``available_listener``): Flink
+completes the pool's availability future there, and local pools waiting for a segment take one.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from flinkstate.errors import InsufficientNetworkBuffersError, InvalidParameterError
+from flinkstate.errors import InsufficientNetworkBuffersError
 from flinkstate.runtime.buffer.buffer import LocalBufferPool, NetworkBufferPool, network_pool_owner
 from flinkstate.runtime.buffer.ledger import SegmentLedger
 from flinkstate.runtime.buffer.owners import Owner
@@ -172,28 +172,9 @@ class BufferPools:
             nbp.free.append(segment)
 
     def redistribution(self, nbp: NetworkBufferPool) -> list[tuple[LocalBufferPool, int]]:
-        """The size ``NetworkBufferPool.redistributeBuffers`` gives each resizable pool (one
-        whose maximum is above its minimum), in creation order: the unreserved segments
-        shared in proportion to what each pool could still take, the rounding left to the
-        pools that come later; every pool at its minimum when nothing is unreserved."""
-        pools = [
-            p for p in self.local.values() if p.global_pool == nbp.name and p.maximum > p.minimum
-        ]
-        if not pools:
-            return []
-        available = nbp.total - nbp.required
-        if available <= 0:
-            return [(pool, pool.minimum) for pool in pools]
-        capacity = sum(min(available, p.maximum - p.minimum) for p in pools)
-        to_distribute = min(available, capacity)
-        sizes = []
-        used = distributed = 0
-        for pool in pools:
-            used += min(available, pool.maximum - pool.minimum)
-            share = to_distribute * used // capacity - distributed
-            distributed += share
-            sizes.append((pool, pool.minimum + share))
-        return sizes
+        """The size the global pool gives each of its resizable local pools
+        (:meth:`NetworkBufferPool.redistribution`), in creation order."""
+        return nbp.redistribution(self.local.values())
 
     def redistribute(self, nbp: NetworkBufferPool) -> None:
         """Give every resizable pool of ``nbp`` its share (:meth:`redistribution`)."""
@@ -204,11 +185,7 @@ class BufferPools:
         """The pool's size becomes ``size`` (at most its maximum), and free segments beyond it
         go back to the global pool (``LocalBufferPool.setNumBuffers``); below the minimum is
         refused as Flink refuses it."""
-        if size < pool.minimum:
-            raise InvalidParameterError(
-                f"Buffer pool needs at least {pool.minimum} buffers, but tried to set to {size}"
-            )
-        pool.size = min(size, pool.maximum)
+        pool.resize(size)
         while pool.requested > pool.size and pool.free:
             self.return_segment(pool, pool.free.pop(), pool.owner)
             self.ledger.journal.changes.pool(pool.name)
@@ -255,11 +232,8 @@ class BufferPools:
     # -- the local pools
 
     def can_request(self, pool: LocalBufferPool, for_subpartition: bool) -> bool:
-        if for_subpartition and pool.saturated_subpartitions:
-            return False
-        return bool(pool.free) or (
-            pool.requested < pool.size and bool(self.network[pool.global_pool].free)
-        )
+        """Whether ``pool`` would serve a request now (:meth:`LocalBufferPool.can_serve`)."""
+        return pool.can_serve(bool(self.network[pool.global_pool].free), for_subpartition)
 
     def request(self, pool: LocalBufferPool, owner: Owner, subpartition: int = -1) -> int | None:
         """A segment of the pool for ``owner`` (counted against ``subpartition`` if given),
@@ -280,9 +254,7 @@ class BufferPools:
         changes.pool(pool.name)
         self.ledger.move(segment, pool.owner, owner)
         if subpartition >= 0:
-            pool.per_subpartition[subpartition] += 1
-            if pool.per_subpartition[subpartition] == pool.max_per_subpartition:
-                pool.saturated_subpartitions += 1
+            pool.count_out(subpartition)
         return segment
 
     def fetch(self, pool: LocalBufferPool) -> bool:
@@ -313,10 +285,8 @@ class BufferPools:
         """``holder`` returns a segment to the pool, or to the global pool while the pool
         holds more than its size or is destroyed."""
         if subpartition >= 0:
-            if pool.per_subpartition[subpartition] == pool.max_per_subpartition:
-                pool.saturated_subpartitions -= 1
-            pool.per_subpartition[subpartition] -= 1
-        if pool.requested > pool.size or pool.destroyed:
+            pool.count_back(subpartition)
+        if pool.over_size:
             self.return_segment(pool, segment, holder)
         else:
             self.ledger.move(segment, holder, pool.owner)

@@ -358,6 +358,6 @@ def _with_pools(
     for name, network_pool in pools:
         touched.add(Resource(ResourceKind.POOL, name))
         pool = local[name]
-        if not pool.free or pool.requested > pool.size or pool.destroyed:
+        if not pool.free or pool.over_size:
             touched.add(network_pool)
     return frozenset(touched)
