@@ -56,6 +56,10 @@ DOCTESTED = (
     "flinkstate.rescale.record_filter",
     "flinkstate.rescale.routes",
     "flinkstate.rescale.virtual_channels",
+    "flinkstate.runtime.shuffle.config",
+    "flinkstate.runtime.shuffle.gate_buffers_spec",
+    "flinkstate.runtime.shuffle.netty_shuffle_utils",
+    "flinkstate.runtime.shuffle.result_partition_type",
 )
 
 #: public names that need no example, each with why
