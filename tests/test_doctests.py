@@ -67,6 +67,7 @@ DOCTESTED = (
     "flinkstate.runtime.events",
     "flinkstate.runtime.execution_state",
     "flinkstate.runtime.jobgraph",
+    "flinkstate.runtime.options",
     "flinkstate.runtime.shuffle.config",
     "flinkstate.runtime.shuffle.gate_buffers_spec",
     "flinkstate.runtime.shuffle.netty_shuffle_utils",
