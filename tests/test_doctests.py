@@ -72,6 +72,10 @@ DOCTESTED = (
     "flinkstate.runtime.shuffle.gate_buffers_spec",
     "flinkstate.runtime.shuffle.netty_shuffle_utils",
     "flinkstate.runtime.shuffle.result_partition_type",
+    "flinkstate.runtime.watermark.combined_watermark_status",
+    "flinkstate.runtime.watermark.event_time",
+    "flinkstate.runtime.watermark.status_watermark_valve",
+    "flinkstate.runtime.watermark.virtual_channel_watermarks",
 )
 
 #: public names that need no example, each with why
