@@ -79,10 +79,23 @@ DOCTESTED = (
     "flinkstate.runtime.watermark.event_time",
     "flinkstate.runtime.watermark.status_watermark_valve",
     "flinkstate.runtime.watermark.virtual_channel_watermarks",
+    "flinkstate.runtime.world.metrics",
+    "flinkstate.sim.action",
+    "flinkstate.sim.core",
 )
 
+#: the engine's behaviour over a model: a run is its example (``tests/sim/test_core.py``; a
+#: Flink job's run in ``flinkstate.lab``), not a value
+_ENGINE = "the engine's behaviour over a whole model, shown by a run, not a value"
+
 #: public names that need no example, each with why
-WITHOUT_EXAMPLES: dict[str, str] = {}
+WITHOUT_EXAMPLES: dict[str, str] = {
+    "flinkstate.sim.core.Model": "a protocol: the world is its one implementation",
+    "flinkstate.sim.core.Snapshots": "a protocol: the world is its one implementation",
+    "flinkstate.sim.core.Simulation": _ENGINE,
+    "flinkstate.sim.core.end_of_run": _ENGINE,
+    "flinkstate.sim.core.take_snapshot": _ENGINE,
+}
 
 #: the heading of a numpy-style section of examples
 HEADING = "Examples\n--------\n"
