@@ -75,6 +75,7 @@ DOCTESTED = (
     "flinkstate.runtime.shuffle.gate_buffers_spec",
     "flinkstate.runtime.shuffle.netty_shuffle_utils",
     "flinkstate.runtime.shuffle.result_partition_type",
+    "flinkstate.runtime.tasks.task_setup",
     "flinkstate.runtime.watermark.combined_watermark_status",
     "flinkstate.runtime.watermark.event_time",
     "flinkstate.runtime.watermark.status_watermark_valve",
