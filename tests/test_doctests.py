@@ -60,6 +60,8 @@ DOCTESTED = (
     "flinkstate.runtime.buffer.buffer",
     "flinkstate.runtime.buffer.owners",
     "flinkstate.runtime.buffer.records",
+    "flinkstate.runtime.checkpoint.channel.channel_state_reader",
+    "flinkstate.runtime.checkpoint.channel.channel_state_writer",
     "flinkstate.runtime.checkpoint.checkpoint",
     "flinkstate.runtime.checkpoint.checkpoint_plan",
     "flinkstate.runtime.checkpoint.coordinator_state",
