@@ -56,10 +56,49 @@ DOCTESTED = (
     "flinkstate.rescale.record_filter",
     "flinkstate.rescale.routes",
     "flinkstate.rescale.virtual_channels",
+    "flinkstate.runtime.action_kind",
+    "flinkstate.runtime.buffer.buffer",
+    "flinkstate.runtime.buffer.owners",
+    "flinkstate.runtime.buffer.records",
+    "flinkstate.runtime.checkpoint.channel.channel_state_reader",
+    "flinkstate.runtime.checkpoint.channel.channel_state_writer",
+    "flinkstate.runtime.checkpoint.checkpoint",
+    "flinkstate.runtime.checkpoint.checkpoint_plan",
+    "flinkstate.runtime.checkpoint.coordinator_state",
+    "flinkstate.runtime.copying",
+    "flinkstate.runtime.events",
+    "flinkstate.runtime.execution_state",
+    "flinkstate.runtime.failover.failure_handling",
+    "flinkstate.runtime.failover.pipelined_region",
+    "flinkstate.runtime.jobgraph",
+    "flinkstate.runtime.options",
+    "flinkstate.runtime.partition.consumer.deserializer",
+    "flinkstate.runtime.shuffle.config",
+    "flinkstate.runtime.shuffle.gate_buffers_spec",
+    "flinkstate.runtime.shuffle.netty_shuffle_utils",
+    "flinkstate.runtime.shuffle.result_partition_type",
+    "flinkstate.runtime.tasks.task_setup",
+    "flinkstate.runtime.watermark.combined_watermark_status",
+    "flinkstate.runtime.watermark.event_time",
+    "flinkstate.runtime.watermark.status_watermark_valve",
+    "flinkstate.runtime.watermark.virtual_channel_watermarks",
+    "flinkstate.runtime.world.metrics",
+    "flinkstate.sim.action",
+    "flinkstate.sim.core",
 )
 
+#: the engine's behaviour over a model: a run is its example (``tests/sim/test_core.py``; a
+#: Flink job's run in ``flinkstate.lab``), not a value
+_ENGINE = "the engine's behaviour over a whole model, shown by a run, not a value"
+
 #: public names that need no example, each with why
-WITHOUT_EXAMPLES: dict[str, str] = {}
+WITHOUT_EXAMPLES: dict[str, str] = {
+    "flinkstate.sim.core.Model": "a protocol: the world is its one implementation",
+    "flinkstate.sim.core.Snapshots": "a protocol: the world is its one implementation",
+    "flinkstate.sim.core.Simulation": _ENGINE,
+    "flinkstate.sim.core.end_of_run": _ENGINE,
+    "flinkstate.sim.core.take_snapshot": _ENGINE,
+}
 
 #: the heading of a numpy-style section of examples
 HEADING = "Examples\n--------\n"

@@ -22,7 +22,18 @@ _V = TypeVar("_V")
 
 
 class ActionKind(StrEnum):
-    """What an actor does in one step, by the name actions and traces give it."""
+    """What an actor does in one step, by the name actions and traces give it.
+
+    Examples
+    --------
+    A kind read back from a trace is plain text: it equals its member and finds its entry in a
+    table keyed by members:
+
+    >>> ActionKind("request-floating") is ActionKind.REQUEST_FLOATING
+    True
+    >>> {ActionKind.REQUEST_FLOATING: "BufferManager.requestFloatingBuffers"}["request-floating"]
+    'BufferManager.requestFloatingBuffers'
+    """
 
     # -- a task's mailbox thread (``task X[i]``)
     COMPUTE = "compute"
@@ -97,5 +108,12 @@ class ActionKind(StrEnum):
 def by_text(table: Mapping[ActionKind, _V]) -> Mapping[str, _V]:
     """``table``, typed to be looked up with an action's kind as the engine types it (``str``).
     The same dict: a member and its text hash and compare equal, so a kind made here and one
-    read back from a trace find the same entry, at a dict lookup's cost."""
+    read back from a trace find the same entry, at a dict lookup's cost.
+
+    Examples
+    --------
+    >>> table = by_text({ActionKind.BARRIER: "SingleCheckpointBarrierHandler.processBarrier"})
+    >>> table["barrier"]
+    'SingleCheckpointBarrierHandler.processBarrier'
+    """
     return cast("Mapping[str, _V]", table)

@@ -33,7 +33,15 @@ FIXED = "fixed when the world is built"
 class Fixed:
     """A value that never changes during a run (its configuration), hashed once: a world's
     fingerprint holds it, and every copy shares it, so comparing two states of one run
-    costs nothing for it, while worlds of different configurations still differ."""
+    costs nothing for it, while worlds of different configurations still differ.
+
+    Examples
+    --------
+    Two fixed values are equal when their values are, whatever their identity:
+
+    >>> Fixed(("keyed", 4)) == Fixed(("keyed", 4)), Fixed(("keyed", 4)) == Fixed(("keyed", 2))
+    (True, False)
+    """
 
     __slots__ = ("_hash", "value")
 
@@ -55,7 +63,16 @@ class Fixed:
 
 def shallow_copier(cls: type[_T]) -> Callable[[_T], _T]:
     """A shallow copy through the dataclass's own ``__init__``: several times faster than
-    ``copy.copy`` on a slotted class, and snapshots copy every channel and task."""
+    ``copy.copy`` on a slotted class, and snapshots copy every channel and task.
+
+    Examples
+    --------
+    >>> from flinkstate.runtime.jobgraph import SubtaskId
+    >>> copy = shallow_copier(SubtaskId)
+    >>> subtask = SubtaskId("keyed", 2)
+    >>> copy(subtask) == subtask, copy(subtask) is subtask
+    (True, False)
+    """
     get = operator.attrgetter(*(f.name for f in dataclasses.fields(cls)))  # type: ignore[arg-type]
 
     def shallow_copy(obj: _T) -> _T:

@@ -3,6 +3,13 @@
 An event is a small heap buffer (``Buffer.event`` holds one of these names), never a network
 segment. Barriers carry their checkpoint; a ``SubtaskConnectionDescriptor`` carries the virtual
 channel (old subtask, old channel) whose bytes follow it.
+
+Examples
+--------
+Each event is named by its Flink class:
+
+>>> BARRIER, END_OF_PARTITION
+('CheckpointBarrier', 'EndOfPartitionEvent')
 """
 
 from __future__ import annotations

@@ -12,7 +12,17 @@ from enum import StrEnum
 
 
 class ExecutionState(StrEnum):
-    """Flink's ``ExecutionState``, in its declaration order."""
+    """Flink's ``ExecutionState``, in its declaration order.
+
+    Examples
+    --------
+    Three states are terminal, and only ``FINISHED`` means the subtask read all its input:
+
+    >>> [state.value for state in ExecutionState if state.is_terminal]
+    ['FINISHED', 'CANCELED', 'FAILED']
+    >>> ExecutionState.RUNNING.is_terminal
+    False
+    """
 
     CREATED = "CREATED"
     SCHEDULED = "SCHEDULED"

@@ -16,6 +16,18 @@ from flinkstate.rescale.partitioner import Partitioner
 
 
 class OperatorKind(StrEnum):
+    """What an operator is to the job: a source, a map, a keyed operator or a sink.
+
+    Examples
+    --------
+    A keyed operator is fed by keyBy exchanges; its kind reads as the text a scenario gives it:
+
+    >>> OperatorKind("keyed") is OperatorKind.KEYED
+    True
+    >>> [str(kind) for kind in OperatorKind]
+    ['source', 'map', 'keyed', 'sink']
+    """
+
     SOURCE = "source"
     MAP = "map"
     KEYED = "keyed"
@@ -36,6 +48,17 @@ class Operator:
     on. The selection holds during recovery too: an unselected input's channels, recovered or
     not, are not polled at all. Only priority events (unaligned barriers) are still handled
     there, as Flink handles them outside the input selection.
+
+    Examples
+    --------
+    Without a max parallelism, an operator of parallelism 4 gets Flink's default of 128 key
+    groups (``KeyGroupRangeAssignment.computeDefaultMaxParallelism``):
+
+    >>> keyed = Operator("keyed", 4, OperatorKind.KEYED)
+    >>> keyed.effective_max_parallelism
+    128
+    >>> keyed.subtask_name(2)
+    'keyed[2]'
     """
 
     name: str
@@ -96,7 +119,16 @@ class Operator:
 class SubtaskId:
     """One parallel subtask of an operator, as a typed value: what a checkpoint plan, a pipelined
     region and an injected task failure name (Flink's ``ExecutionVertexID``: job vertex and
-    subtask index)."""
+    subtask index).
+
+    Examples
+    --------
+    >>> subtask = SubtaskId("keyed", 2)
+    >>> str(subtask)
+    'keyed[2]'
+    >>> sorted([SubtaskId("keyed", 1), SubtaskId("keyed", 0)])[0].name
+    'keyed[0]'
+    """
 
     operator: str
     index: int
@@ -118,6 +150,16 @@ class IntermediateDataSetId:
     upstream twice, ``UnalignedCheckpointRescaleSameUpstreamITCase``), so the two operators do
     not name an edge. Flink gives every data set a random id; the model's is the producer, the
     consumer and the edge's position among the edges between them (0 for the first).
+
+    Examples
+    --------
+    A two-input task reading one upstream twice has two data sets between the same operators:
+
+    >>> first, second = IntermediateDataSetId("source", "co-map"), IntermediateDataSetId(
+    ...     "source", "co-map", edge=1
+    ... )
+    >>> first == second
+    False
     """
 
     producer: str
@@ -133,6 +175,16 @@ class Exchange:
     one in most jobs). The names of a later edge's exchange, partitions, gates and channels
     carry its number (``source->co-map#2``, ``co-map[0]<source[1]#2``); the first edge's are
     the plain ones. The names are for people; the model finds an edge by its ``data_set``.
+
+    Examples
+    --------
+    The second keyBy edge from ``source`` to ``co-map``, and the names its channels carry:
+
+    >>> exchange = Exchange("source", "co-map", Partitioner.HASH, edge=1)
+    >>> exchange.name, exchange.gate_name("co-map[0]")
+    ('source->co-map#2', 'co-map[0]<source#2')
+    >>> exchange.channel_name("co-map[0]", "source[1]")
+    'co-map[0]<source[1]#2'
     """
 
     upstream: str
@@ -180,7 +232,18 @@ class Exchange:
 
 def pointwise_producers(up: int, down: int, consumer: int) -> tuple[int, ...]:
     """Producers a consumer reads over a pointwise (forward/rescale) edge, as Flink connects
-    them (``VertexInputInfoComputationUtils.computeVertexInputInfoForPointwise``)."""
+    them (``VertexInputInfoComputationUtils.computeVertexInputInfoForPointwise``).
+
+    Examples
+    --------
+    Rescaling 4 producers onto 2 consumers, consumer 1 reads producers 2 and 3; 2 producers onto
+    4 consumers, consumer 3 reads producer 1 only:
+
+    >>> pointwise_producers(4, 2, consumer=1)
+    (2, 3)
+    >>> pointwise_producers(2, 4, consumer=3)
+    (1,)
+    """
     if up >= down:
         return tuple(range(consumer * up // down, (consumer + 1) * up // down))
     for producer in range(up):
@@ -193,6 +256,26 @@ def pointwise_producers(up: int, down: int, consumer: int) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class JobGraph:
+    """The operators of a job and the exchanges between them, checked as Flink checks them.
+
+    Examples
+    --------
+    A source of parallelism 2 keyed by into 4 subtasks, then forwarded to a sink: every keyed
+    subtask has a channel from each source subtask, and the barrier overtakes data on the
+    keyBy exchange only (forward exchanges are aligned):
+
+    >>> source = Operator("source", 2, OperatorKind.SOURCE)
+    >>> keyed = Operator("keyed", 4, OperatorKind.KEYED)
+    >>> sink = Operator("sink", 4, OperatorKind.SINK)
+    >>> keyby = Exchange("source", "keyed", Partitioner.HASH)
+    >>> forward = Exchange("keyed", "sink", Partitioner.FORWARD)
+    >>> job = JobGraph((source, keyed, sink), (keyby, forward))
+    >>> job.producers(keyby, consumer=3), job.producers(forward, consumer=3)
+    ((0, 1), (3,))
+    >>> job.checkpoints_unaligned(keyby), job.checkpoints_unaligned(forward)
+    (True, False)
+    """
+
     operators: tuple[Operator, ...]
     exchanges: tuple[Exchange, ...]
     _by_name: dict[str, Operator] = field(init=False, repr=False, compare=False)

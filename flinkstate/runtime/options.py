@@ -47,7 +47,13 @@ TOLERABLE_FAILED_CHECKPOINTS_KEY = "execution.checkpointing.tolerable-failed-che
 
 
 class RecoveryGeneration(Choice):
-    """Which Flink's recovery code runs when checkpointing during recovery is enabled."""
+    """Which Flink's recovery code runs when checkpointing during recovery is enabled.
+
+    Examples
+    --------
+    >>> [(generation.value, generation.flink) for generation in RecoveryGeneration]
+    [('classic', 'Flink <= 2.2'), ('v1', 'Flink 2.3'), ('v2', 'Flink master')]
+    """
 
     CLASSIC = "classic"
     V1 = "v1"
@@ -69,6 +75,18 @@ class DuringRecoveryGate(Choice):
     channel's recovered data, and expires when the drain outlasts the timeout.
     ``requires-unaligned``: FLINK-40518 (PR #29055) adds unaligned checkpoints to the rule, so
     such a job recovers the classic way.
+
+
+    Examples
+    --------
+    After FLINK-40518, a job restored with aligned checkpoints recovers the classic way even
+    with both options on; before it, it did not:
+
+    >>> [
+    ...     checkpointing_during_recovery_enabled(True, True, unaligned=False, gate=gate)
+    ...     for gate in DuringRecoveryGate
+    ... ]
+    [True, False]
     """
 
     TWO_OPTIONS = "two-options"
@@ -81,7 +99,18 @@ def checkpointing_during_recovery_enabled(
     unaligned: bool = True,
     gate: DuringRecoveryGate = DuringRecoveryGate.REQUIRES_UNALIGNED,
 ) -> bool:
-    """Flink's rule: both options together, and (since FLINK-40518) unaligned checkpoints."""
+    """Flink's rule: both options together, and (since FLINK-40518) unaligned checkpoints.
+
+    Examples
+    --------
+    Recover-output-on-downstream and during-recovery on, with unaligned checkpoints: on; the
+    during-recovery option alone: off:
+
+    >>> checkpointing_during_recovery_enabled(True, True, unaligned=True)
+    True
+    >>> checkpointing_during_recovery_enabled(False, True, unaligned=True)
+    False
+    """
     if gate is DuringRecoveryGate.REQUIRES_UNALIGNED and not unaligned:
         return False
     return recover_output_on_downstream and checkpointing_during_recovery
@@ -89,7 +118,20 @@ def checkpointing_during_recovery_enabled(
 
 @dataclass(frozen=True, slots=True)
 class RecoveryOptions:
-    """The recovery settings of one run, checked once where they enter."""
+    """The recovery settings of one run, checked once where they enter.
+
+    Examples
+    --------
+    Flink 2.3's code runs only with both options on; with the during-recovery option alone,
+    Flink ignores it and recovers the classic way:
+
+    >>> both = RecoveryOptions("v1", True, checkpointing_during_recovery=True)
+    >>> both.effective_generation
+    <RecoveryGeneration.V1: 'v1'>
+    >>> alone = RecoveryOptions("v1", checkpointing_during_recovery=True)
+    >>> alone.effective_generation
+    <RecoveryGeneration.CLASSIC: 'classic'>
+    """
 
     generation: RecoveryGeneration = RecoveryGeneration.V2
     recover_output_on_downstream: bool = False
@@ -159,7 +201,19 @@ class CheckpointFailureReason(StrEnum):
     """The reasons a checkpoint fails that recovery or a failover can cause
     (``CheckpointFailureReason``), with Flink's message; ``counted`` says whether
     ``CheckpointFailureManager`` counts it towards
-    ``execution.checkpointing.tolerable-failed-checkpoints``."""
+    ``execution.checkpointing.tolerable-failed-checkpoints``.
+
+    Examples
+    --------
+    An expired checkpoint counts towards the tolerable failures; one refused because not all
+    tasks run does not:
+
+    >>> CheckpointFailureReason.CHECKPOINT_EXPIRED.counted
+    True
+    >>> reason = CheckpointFailureReason.NOT_ALL_REQUIRED_TASKS_RUNNING
+    >>> reason.value, reason.counted
+    ('Not all required tasks are currently running.', False)
+    """
 
     NOT_ALL_REQUIRED_TASKS_RUNNING = "Not all required tasks are currently running."
     CHECKPOINT_DECLINED_TASK_NOT_READY = "Checkpoint was declined (tasks not ready)"
@@ -184,7 +238,13 @@ class RecoveryBarrierDecline(Choice):
     """How a channel in recovery that finds no ``RecoveryCheckpointBarrier`` of the checkpoint
     declines it: ``master`` throws an ``IOException``, a ``CHECKPOINT_DECLINED`` that counts;
     ``seed`` is PR #28554's proposal, ``CHECKPOINT_DECLINED_TASK_NOT_READY``, retried and not
-    counted (rejected in review as hiding bugs)."""
+    counted (rejected in review as hiding bugs).
+
+    Examples
+    --------
+    >>> RecoveryBarrierDecline.MASTER.reason.counted, RecoveryBarrierDecline.SEED.reason.counted
+    (True, False)
+    """
 
     MASTER = "master"
     SEED = "seed"
@@ -203,7 +263,13 @@ class NoOpTriggerAfter(Choice):
     ``EndOfFetchedChannelStateEvent``; ``drain-done`` (PR #28554 before that review) as soon
     as the drain has queued those events. In between, channels still in recovery get no
     ``RecoveryCheckpointBarrier`` from a NO_OP trigger, so a checkpoint that reaches the task
-    then is declined for the missing barrier."""
+    then is declined for the missing barrier.
+
+    Examples
+    --------
+    >>> NoOpTriggerAfter.parse("state-consumed") is NoOpTriggerAfter.STATE_CONSUMED
+    True
+    """
 
     STATE_CONSUMED = "state-consumed"
     DRAIN_DONE = "drain-done"
@@ -213,7 +279,13 @@ class NoOpTriggerAfter(Choice):
 class CheckpointFailure:
     """One failed checkpoint: its id (0 for a plan refused before an id was drawn, as Flink
     refuses it before ``checkpointIdCounter`` is asked), why, who said so, and at which step
-    (counted as the stepper counts: the action that failed it is the ``step``-th)."""
+    (counted as the stepper counts: the action that failed it is the ``step``-th).
+
+    Examples
+    --------
+    >>> CheckpointFailure(3, CheckpointFailureReason.CHECKPOINT_EXPIRED, step=120).describe()
+    'checkpoint 3 failed at step 120 (CHECKPOINT_EXPIRED, counted)'
+    """
 
     checkpoint: int
     reason: CheckpointFailureReason
@@ -233,7 +305,21 @@ class CheckpointFailure:
 def job_fails(failures: list[CheckpointFailure], tolerable: int) -> bool:
     """``CheckpointFailureManager``: the job fails once more consecutive counted failures than
     tolerated have happened since the last completed checkpoint (callers pass only those);
-    a checkpoint declined by several tasks counts once."""
+    a checkpoint declined by several tasks counts once.
+
+    Examples
+    --------
+    With Flink's default of 0 tolerable failed checkpoints, one expired checkpoint fails the
+    job; a checkpoint declined by two tasks counts once:
+
+    >>> expired = CheckpointFailure(3, CheckpointFailureReason.CHECKPOINT_EXPIRED, 120)
+    >>> job_fails([expired], tolerable=0)
+    True
+    >>> declined = CheckpointFailureReason.CHECKPOINT_DECLINED
+    >>> by_two = [CheckpointFailure(4, declined, 9, task) for task in ("map[0]", "map[1]")]
+    >>> job_fails(by_two, tolerable=1)
+    False
+    """
     if tolerable < 0:
         raise InvalidParameterError(
             f"{TOLERABLE_FAILED_CHECKPOINTS_KEY} must not be negative, got {tolerable}"
@@ -248,6 +334,12 @@ class BlockedPriority(Choice):
     ``master``: handed out, except to a remote reader that holds credit, whose availability
     check still hides it (Flink 2.3 and the master snapshot; FLINK-40519).
     ``fixed``: always handed out (FLINK-40519's fix).
+
+
+    Examples
+    --------
+    >>> BlockedPriority.parse("master"), RunOptions().blocked_priority
+    (<BlockedPriority.MASTER: 'master'>, <BlockedPriority.MASTER: 'master'>)
     """
 
     HELD = "held"
@@ -265,6 +357,14 @@ class GateConversion(Choice):
     PR #28554). An operator that reads its inputs selectively never consumes an unselected
     gate's state while it waits for the selected input to end, which needs live data, which
     needs conversion: it deadlocks (docs/concepts/hazards.md#selective-reading).
+
+
+    Examples
+    --------
+    Master converts each gate on its own (FLINK-39522), as a run does by default:
+
+    >>> RunOptions().gate_conversion
+    <GateConversion.PER_GATE: 'per-gate'>
     """
 
     PER_GATE = "per-gate"
@@ -281,6 +381,12 @@ class ConnectedMappingLookup(Choice):
     second edge sends its output state where the first edge's mapper says.
     ``data-set``: by the ``IntermediateDataSetID`` of the gate's or partition's own edge
     (FLINK-40269, PR #28856).
+
+
+    Examples
+    --------
+    >>> [lookup.value for lookup in ConnectedMappingLookup]
+    ['first-edge', 'data-set']
     """
 
     FIRST_EDGE = "first-edge"
@@ -290,7 +396,15 @@ class ConnectedMappingLookup(Choice):
 class PrefilterSource(Choice):
     """Where the V1 reader's pre-filter buffers come from (``channel_state_filtering``):
     the channel's network buffers only (before FLINK-38930), network buffers with an
-    unbounded heap fallback (Flink 2.3), or one reusable heap segment per task (FLINK-39519)."""
+    unbounded heap fallback (Flink 2.3), or one reusable heap segment per task (FLINK-39519).
+
+    Examples
+    --------
+    A run takes Flink 2.3's by default:
+
+    >>> RunOptions().prefilter_source
+    <PrefilterSource.HEAP_FALLBACK: 'heap-fallback'>
+    """
 
     NETWORK = "network"
     HEAP_FALLBACK = "heap-fallback"
@@ -309,6 +423,17 @@ class FailedDeliveryRecycle(Choice):
     task releases the channel: a double recycle.
     ``after-failed``: the loop starts after it (FLINK-40345, PR #28936): only the buffers never
     handed over are recycled.
+
+
+    Examples
+    --------
+    Handing over the second of 4 filtered buffers fails: before FLINK-40345 the loop recycles
+    it too (the channel already holds it), after it only the two never handed over:
+
+    >>> list(FailedDeliveryRecycle.FROM_FAILED.recycled(1, 4))
+    [1, 2, 3]
+    >>> list(FailedDeliveryRecycle.AFTER_FAILED.recycled(1, 4))
+    [2, 3]
     """
 
     FROM_FAILED = "from-failed"
@@ -333,6 +458,12 @@ class SpillCleanup(Choice):
     ``on-abort``: PR #29065: a failing fetch deletes its handler's spill directory, and the
     task's cleanup (``resourceCloser``) closes the fetched state it was handed, whatever
     references are still held. A drain that was started ends and releases them either way.
+
+
+    Examples
+    --------
+    >>> RunOptions().spill_cleanup
+    <SpillCleanup.ON_ABORT: 'on-abort'>
     """
 
     DRAIN_ONLY = "drain-only"
@@ -343,7 +474,13 @@ class RecoveryAbort(Choice):
     """A test hook: where the first task's V2 recovery with spill files fails, between the
     files being written and the drain (the abort paths PR #29065 lists): ``fetch`` (the fetch
     fails after sealing its files, before handing them over), ``request-partitions`` or
-    ``install-drainer`` (that mail fails), or ``none``."""
+    ``install-drainer`` (that mail fails), or ``none``.
+
+    Examples
+    --------
+    >>> RunOptions(abort_recovery="fetch").abort_recovery
+    <RecoveryAbort.FETCH: 'fetch'>
+    """
 
     NONE = "none"
     FETCH = "fetch"
@@ -353,7 +490,13 @@ class RecoveryAbort(Choice):
 
 class RecoveryCheckpointTrigger(Choice):
     """What a checkpoint finds at a task (``RecoveryCheckpointTrigger``): NOT_READY declines it,
-    the drainer cuts the recovered state, NO_OP has nothing to cut."""
+    the drainer cuts the recovered state, NO_OP has nothing to cut.
+
+    Examples
+    --------
+    >>> [trigger.value for trigger in RecoveryCheckpointTrigger]
+    ['not-ready', 'drainer', 'no-op']
+    """
 
     NOT_READY = "not-ready"
     DRAINER = "drainer"
@@ -368,6 +511,12 @@ class RecoveredWatermarks(Choice):
     advances the merged channel past records another old channel still holds, and one idle
     old channel idles it. ``aggregated``: as the classic path's demultiplexer does, the minimum
     over the old channels, held while any has none yet, and active while any is (PR #29064).
+
+
+    Examples
+    --------
+    >>> RunOptions().recovered_watermarks
+    <RecoveredWatermarks.AGGREGATED: 'aggregated'>
     """
 
     PASSED_THROUGH = "passed-through"
@@ -384,6 +533,12 @@ class TerminalTaskRule(Choice):
     recorded them as finished, so the checkpoint could complete without their state.
     ``abort``: FLINK-40482 (PR #29031): a FAILED or CANCELED subtask aborts the plan; only a
     FINISHED one counts as finished.
+
+
+    Examples
+    --------
+    >>> TerminalTaskRule.parse("as-finished"), RunOptions().terminal_tasks
+    (<TerminalTaskRule.AS_FINISHED: 'as-finished'>, <TerminalTaskRule.ABORT: 'abort'>)
     """
 
     AS_FINISHED = "as-finished"
@@ -395,7 +550,14 @@ class TaskFailure:
     """A subtask that fails on purpose, at a point fixed by the records it has handled, so that
     every seed fails it at the same place in its input: a source after emitting
     ``after_records`` records, any other subtask after processing that many (in this run: a
-    restored subtask counts from its restore). A subtask that finishes first never fails."""
+    restored subtask counts from its restore). A subtask that finishes first never fails.
+
+    Examples
+    --------
+    >>> failure = TaskFailure(SubtaskId("keyed", 1), after_records=5)
+    >>> str(failure.subtask), RunOptions(task_failure=failure).restart_delay
+    ('keyed[1]', 500)
+    """
 
     subtask: SubtaskId
     after_records: int
@@ -416,7 +578,19 @@ DEFAULT_RESTART_DELAY = 500
 class Fault(Choice):
     """A bug put back on purpose (a test hook), to show the invariant or check that catches it:
     each member says what goes wrong; ``lab/reproducers`` has a configuration where exploring
-    finds each one."""
+    finds each one.
+
+    Examples
+    --------
+    Faults named by text are parsed once; an unknown one is refused with the known ones:
+
+    >>> Fault.parse_all(["no-filter"])
+    frozenset({<Fault.NO_FILTER: 'no-filter'>})
+    >>> Fault.parse_all(["no-filters"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.InvalidParameterError: unknown fault(s) ['no-filters']; known: ...
+    """
 
     DOUBLE_RECYCLE = "double-recycle"
     """A buffer a task has read is recycled twice (``recycling.release_current``)."""
@@ -475,7 +649,21 @@ FAULTS: frozenset[Fault] = frozenset(Fault)
 class RunOptions:
     """Every choice a run is set up with, fixed before it starts and checked once here: the
     schedule's seed, checkpointing, the recovery code and its what-ifs, and the test hooks.
-    The state of a run holds one and never changes it, so copies of a run share it."""
+    The state of a run holds one and never changes it, so copies of a run share it.
+
+    Examples
+    --------
+    V2's spill files and segments are bounded as Flink's ``AbstractSpillingHandler`` bounds
+    them (64 MiB and 1 MiB); checkpointing during recovery needs generation v1 or v2:
+
+    >>> options = RunOptions(checkpoint_interval=50, faults={"no-filter"})
+    >>> options.spill_file_size == 64 * 2**20, options.spill_segment_size == 2**20
+    (True, True)
+    >>> RunOptions(generation="classic", checkpointing_during_recovery=True)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.InvalidParameterError: ... does not exist in the classic generation ...
+    """
 
     seed: int = 0
     flush_every_record: bool = False

@@ -32,6 +32,14 @@ class Move(NamedTuple):
     traces and descriptions. Moves and events are made at every step, so both are named
     tuples: immutable values like the frozen dataclasses elsewhere, built in C at a third of
     the cost.
+
+    Examples
+    --------
+    A segment moving from a channel's exclusive buffers to its received ones:
+
+    >>> move = Move(3, source="exclusive keyed[0]<source[1]", target="received keyed[0]<source[1]")
+    >>> move.segment, move.target
+    (3, 'received keyed[0]<source[1]')
     """
 
     segment: int
@@ -43,7 +51,15 @@ class Move(NamedTuple):
 class Violation:
     """A broken invariant, with the step that broke it: ``step`` is the event's index (0 for
     the first action); its text counts as the stepper, the captions and checkpoint failures
-    do (the n-th action is step n), so every figure a user reads names the same step."""
+    do (the n-th action is step n), so every figure a user reads names the same step.
+
+    Examples
+    --------
+    Broken by the 42nd action (event index 41):
+
+    >>> print(Violation("exactly-once", step=41, message="record 7 processed twice"))
+    step 42: exactly-once: record 7 processed twice
+    """
 
     invariant: str
     step: int
@@ -55,7 +71,19 @@ class Violation:
 
 class Event(NamedTuple):
     """What one step did: the action, the segments it moved and the records it touched (a
-    processed watermark or status counts among ``delivered``)."""
+    processed watermark or status counts among ``delivered``).
+
+    Examples
+    --------
+    Netty sends a buffer into an exclusive segment, which the channel then holds as received:
+
+    >>> move = Move(3, "exclusive map[0]<src[1]", "received map[0]<src[1]")
+    >>> event = Event(0, Action("netty map[0]<src[1]", "send"), (move,))
+    >>> print(event.describe())
+    netty map[0]<src[1]: send | segment 3: exclusive map[0]<src[1] -> received map[0]<src[1]
+    >>> event.to_json()["kind"]
+    'send'
+    """
 
     step: int
     action: Action
@@ -148,6 +176,14 @@ def take_snapshot(model: Model) -> Model:
 
 
 class RunStatus(StrEnum):
+    """How a run ended: finished, deadlocked, an invariant broken, or stopped by its caller.
+
+    Examples
+    --------
+    >>> [str(status) for status in RunStatus]
+    ['finished', 'deadlock', 'violation', 'stopped']
+    """
+
     FINISHED = "finished"
     DEADLOCK = "deadlock"
     VIOLATION = "violation"
@@ -156,6 +192,19 @@ class RunStatus(StrEnum):
 
 @dataclass(frozen=True)
 class RunResult:
+    """How a run ended, after how many steps, with what it broke or the deadlock it met.
+
+    Examples
+    --------
+    A run stopped by its caller is fine; one that broke an invariant is not:
+
+    >>> RunResult(RunStatus.STOPPED, 100).ok
+    True
+    >>> broken = Violation("exactly-once", 41, "record 7 processed twice")
+    >>> RunResult(RunStatus.VIOLATION, 42, (broken,)).ok
+    False
+    """
+
     status: RunStatus
     steps: int
     violations: tuple[Violation, ...] = ()
@@ -203,7 +252,16 @@ def kept_snapshot(number: int, newest: int) -> bool:
     second, fourth, eighth... as they grow older, so a run of n snapshots keeps about
     ``RECENT_SNAPSHOTS`` * (1 + log2(n / RECENT_SNAPSHOTS) / 2) of them, going back one step
     replays at most ``snapshot_every`` steps, and a jump far back at most the gap there. A
-    snapshot dropped is never needed again: the gaps only widen with age."""
+    snapshot dropped is never needed again: the gaps only widen with age.
+
+    Examples
+    --------
+    Once the 40th snapshot (number 39) is taken, the 16 before it are all kept, older ones
+    every second, then every fourth:
+
+    >>> [number for number in range(40) if kept_snapshot(number, newest=39)][:12]
+    [0, 4, 8, 10, 12, 14, 16, 18, 20, 22, 23, 24]
+    """
     age = newest - number
     if age <= RECENT_SNAPSHOTS:
         return True

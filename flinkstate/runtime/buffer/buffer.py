@@ -22,6 +22,22 @@ HEAP = -1
 
 @dataclass(slots=True)
 class Buffer:
+    """A network buffer: a segment and the record fragments written into it, or a heap event.
+
+    Examples
+    --------
+    An unaligned checkpoint's barrier is a priority event in a heap buffer (no segment): it
+    overtakes the data queued before it. A data buffer fills a 32 KiB segment:
+
+    >>> from flinkstate.runtime.events import BARRIER
+    >>> barrier = Buffer(HEAP, 0, event=BARRIER, checkpoint=1, priority=True)
+    >>> barrier.is_event, barrier.priority
+    (True, True)
+    >>> data = Buffer(segment=3, capacity=32_768, used=104, fragments=[Fragment(7, 0, 104, 104)])
+    >>> data.is_event, data.space
+    (False, 32664)
+    """
+
     segment: int
     capacity: int
     used: int = 0
@@ -80,12 +96,24 @@ class Buffer:
 
 
 def network_pool_owner(task_manager: int) -> Owner:
-    """What holds a TaskManager's free segments: its global pool."""
+    """What holds a TaskManager's free segments: its global pool.
+
+    Examples
+    --------
+    >>> network_pool_owner(0)
+    Owner(kind=<OwnerKind.NETWORK_POOL: 'network-pool'>, holder='tm0')
+    """
     return Owner(OwnerKind.NETWORK_POOL, f"tm{task_manager}")
 
 
 def network_pool_name(task_manager: int) -> str:
-    """The name a TaskManager's global pool is found by: its owner's text."""
+    """The name a TaskManager's global pool is found by: its owner's text.
+
+    Examples
+    --------
+    >>> network_pool_name(0)
+    'network-pool tm0'
+    """
     return str(network_pool_owner(task_manager))
 
 
@@ -98,7 +126,19 @@ def local_pool(
     max_per_subpartition: int = 0,
 ) -> LocalBufferPool:
     """The local pool of a result partition (with its ``subpartitions``) or an input gate
-    (``holder``), at its minimum size until the global pool redistributes."""
+    (``holder``), at its minimum size until the global pool redistributes.
+
+    Examples
+    --------
+    A streaming partition of 4 subpartitions with Flink's defaults: a pool of 5 to 16
+    buffers (``NettyShuffleUtils``), 5 until redistribution, at most 10 per subpartition:
+
+    >>> from flinkstate.runtime.shuffle.netty_shuffle_utils import result_partition_pool_bounds
+    >>> minimum, maximum = result_partition_pool_bounds(4, 2, 8)
+    >>> pool = local_pool("source[0]>keyed", "network-pool tm0", minimum, maximum, 4, 10)
+    >>> pool.name, (pool.minimum, pool.size, pool.maximum)
+    ('pool source[0]>keyed', (5, 5, 16))
+    """
     owner = Owner(OwnerKind.POOL, holder)
     return LocalBufferPool(
         str(owner),
@@ -114,7 +154,19 @@ def local_pool(
 
 @dataclass(slots=True)
 class NetworkBufferPool:
-    """All network segments of one TaskManager (``NetworkBufferPool``)."""
+    """All network segments of one TaskManager (``NetworkBufferPool``).
+
+    Examples
+    --------
+    Flink's 64 MiB of network memory in 32 KiB segments, none yet handed out:
+
+    >>> from flinkstate.runtime.shuffle.config import number_of_network_buffers
+    >>> total = number_of_network_buffers(64 * 2**20)
+    >>> name, owner = network_pool_name(0), network_pool_owner(0)
+    >>> pool = NetworkBufferPool(name, owner, total, free=list(range(total)))
+    >>> pool.total, len(pool.free), pool.required
+    (2048, 2048, 0)
+    """
 
     name: str
     #: what holds its free segments
@@ -173,6 +225,15 @@ class LocalBufferPool:
     ``per_subpartition`` counts the buffers each subpartition holds: one reaching
     ``max_per_subpartition`` makes the whole pool unavailable, which is how one slow consumer
     back-pressures its producer.
+
+    Examples
+    --------
+    An input gate's floating pool with Flink's defaults holds 1 to 8 buffers
+    (``GateBuffersSpec``); it starts at its minimum, with nothing yet requested:
+
+    >>> pool = local_pool("keyed[0]<source", "network-pool tm0", minimum=1, maximum=8)
+    >>> pool.size, pool.requested, pool.per_subpartition
+    (1, 0, [])
     """
 
     name: str

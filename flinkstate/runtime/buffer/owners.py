@@ -19,7 +19,16 @@ from typing import NamedTuple
 
 
 class OwnerPlace(Enum):
-    """Where a kind of owner sits: which node of the job holds its segments."""
+    """Where a kind of owner sits: which node of the job holds its segments.
+
+    Examples
+    --------
+    An input channel holds its exclusive, floating and received buffers (and, in a restored
+    job, its recovered ones):
+
+    >>> sorted(kind.value for kind in kinds_at(OwnerPlace.CHANNEL))
+    ['exclusive', 'floating', 'received', 'recovered', 'recovered-exclusive']
+    """
 
     POOLS = "pools"  # the TaskManager's pool and the local pools of partitions and gates
     PRODUCER = "producer"  # a subpartition being filled or queued
@@ -30,7 +39,18 @@ class OwnerPlace(Enum):
 
 
 class OwnerKind(StrEnum):
-    """The first word of an owner's name (Flink's class in the comment)."""
+    """The first word of an owner's name (Flink's class in the comment).
+
+    Examples
+    --------
+    A ``RemoteInputChannel``'s exclusive buffers sit in the channel in every job; a
+    ``RecoveredInputChannel``'s exist only while a restored job recovers:
+
+    >>> OwnerKind.EXCLUSIVE.place.value, OwnerKind.EXCLUSIVE.recovery
+    ('channel', False)
+    >>> OwnerKind.RECOVERED_EXCLUSIVE.recovery
+    True
+    """
 
     NETWORK_POOL = "network-pool"  # NetworkBufferPool
     POOL = "pool"  # LocalBufferPool
@@ -85,14 +105,29 @@ _RECOVERY = frozenset(
 
 
 def kinds_at(place: OwnerPlace) -> frozenset[OwnerKind]:
-    """The owner kinds at one place."""
+    """The owner kinds at one place.
+
+    Examples
+    --------
+    A subpartition holds the ``BufferBuilder`` being filled and its queue of finished buffers:
+
+    >>> sorted(kind.value for kind in kinds_at(OwnerPlace.PRODUCER))
+    ['builder', 'queue']
+    """
     return frozenset(k for k in OwnerKind if k.place is place)
 
 
 class Owner(NamedTuple):
     """A holder of segments: its kind and the name of the container it belongs to.
 
-    (A named tuple: compared at every move, and ordered as its text is.)"""
+    (A named tuple: compared at every move, and ordered as its text is.)
+
+    Examples
+    --------
+    >>> owner = Owner(OwnerKind.FLOATING, "keyed[0]<source[1]")
+    >>> str(owner), owner.place.value
+    ('floating keyed[0]<source[1]', 'channel')
+    """
 
     kind: OwnerKind
     #: the container: a channel, subpartition, task, result partition or gate (a local pool),
@@ -108,7 +143,14 @@ class Owner(NamedTuple):
 
 
 class ChannelOwners(NamedTuple):
-    """The owners of one input channel's segments, by what holds them."""
+    """The owners of one input channel's segments, by what holds them.
+
+    Examples
+    --------
+    >>> owners = ChannelOwners.of("keyed[0]<source[1]")
+    >>> str(owners.exclusive), str(owners.recovered)
+    ('exclusive keyed[0]<source[1]', 'recovered keyed[0]<source[1]')
+    """
 
     exclusive: Owner
     floating: Owner
@@ -135,7 +177,13 @@ class ChannelOwners(NamedTuple):
 
 
 class SubpartitionOwners(NamedTuple):
-    """The owners of one subpartition's segments: the buffer being filled, and the queue."""
+    """The owners of one subpartition's segments: the buffer being filled, and the queue.
+
+    Examples
+    --------
+    >>> [str(owner) for owner in SubpartitionOwners.of("source[1]>keyed[0]")]
+    ['builder source[1]>keyed[0]', 'queue source[1]>keyed[0]']
+    """
 
     builder: Owner
     queue: Owner

@@ -26,7 +26,13 @@ WATERMARK_STATUS_SIZE = 5
 
 
 class StreamElementKind(StrEnum):
-    """What a stream element is (``StreamElement``'s subclasses the model has)."""
+    """What a stream element is (``StreamElement``'s subclasses the model has).
+
+    Examples
+    --------
+    >>> [str(kind) for kind in StreamElementKind]
+    ['record', 'watermark', 'watermark-status']
+    """
 
     RECORD = "record"
     WATERMARK = "watermark"
@@ -42,6 +48,18 @@ class Record:
     ``timestamp`` follows from where it came; a watermark status says whether that input is
     ``idle``. Their ``source`` is the subtask that emitted them and ``key``/``seq`` mean
     nothing (0 and -1): they are broadcast, never routed by key, filtered or counted as records.
+
+    Examples
+    --------
+    A record of 100 bytes takes 104 in a buffer (its 4-byte length first); a watermark's
+    payload is a tag byte and an 8-byte timestamp:
+
+    >>> record = Record(id=7, key=42, size=100, source="source[0]", seq=3)
+    >>> record.is_record, record.serialized_length
+    (True, 104)
+    >>> mark = Record(8, 0, WATERMARK_SIZE, "source[0]", -1, StreamElementKind.WATERMARK, 1000)
+    >>> mark.is_record, mark.serialized_length
+    (False, 13)
     """
 
     id: int
@@ -64,7 +82,20 @@ class Record:
 
 @dataclass(frozen=True, slots=True)
 class Fragment:
-    """Bytes ``[start, start + length)`` of a serialized record of ``total`` bytes."""
+    """Bytes ``[start, start + length)`` of a serialized record of ``total`` bytes.
+
+    Examples
+    --------
+    A record of 40000 bytes spans two of Flink's 32 KiB buffers: the first holds its first
+    32768 serialized bytes, the second the rest:
+
+    >>> from flinkstate.memory_segment import DEFAULT_SEGMENT_SIZE
+    >>> total = Record(1, 42, 40_000, "source[0]", 0).serialized_length
+    >>> head = Fragment(1, 0, DEFAULT_SEGMENT_SIZE, total)
+    >>> tail = Fragment(1, DEFAULT_SEGMENT_SIZE, total - DEFAULT_SEGMENT_SIZE, total)
+    >>> (head.is_first, head.is_last), (tail.is_last, tail.length), tail.is_whole
+    ((True, False), (True, 7236), False)
+    """
 
     record: int
     start: int

@@ -22,19 +22,46 @@ from flinkstate.runtime.jobgraph import JobGraph
 
 @dataclass(frozen=True, slots=True, order=True)
 class InputChannelInfo:
+    """Which input channel a piece of input channel state is of: Flink's ``InputChannelInfo``
+    (the gate's index in the subtask, the channel's index in the gate).
+
+    Examples
+    --------
+    >>> sorted([InputChannelInfo(1, 0), InputChannelInfo(0, 2)])[0]
+    InputChannelInfo(gate=0, channel=2)
+    """
+
     gate: int
     channel: int
 
 
 @dataclass(frozen=True, slots=True, order=True)
 class ResultSubpartitionInfo:
+    """Which subpartition a piece of output state is of: Flink's ``ResultSubpartitionInfo``
+    (the partition's index in the subtask, the subpartition's index in the partition).
+
+    Examples
+    --------
+    >>> ResultSubpartitionInfo(partition=0, subpartition=3)
+    ResultSubpartitionInfo(partition=0, subpartition=3)
+    """
+
     partition: int
     subpartition: int
 
 
 @dataclass(frozen=True, slots=True)
 class PersistedBuffer:
-    """A copy of a buffer's bytes written to channel state (as record fragments)."""
+    """A copy of a buffer's bytes written to channel state (as record fragments).
+
+    Examples
+    --------
+    A full 32 KiB buffer that ends with the head of a record spanning the cut:
+
+    >>> buffer = PersistedBuffer((Fragment(1, 0, 32_704, 32_704), Fragment(2, 0, 64, 40_004)))
+    >>> buffer.size
+    32768
+    """
 
     fragments: tuple[Fragment, ...]
 
@@ -45,7 +72,20 @@ class PersistedBuffer:
 
 @dataclass(frozen=True)
 class ChannelState:
-    """The persisted buffers of one input channel or one result subpartition."""
+    """The persisted buffers of one input channel or one result subpartition.
+
+    Examples
+    --------
+    The input state of ``keyed[0]``'s channel from ``source[1]`` (its first gate's second
+    channel): two buffers of 104-byte records:
+
+    >>> one, two = Fragment(1, 0, 104, 104), Fragment(2, 0, 104, 104)
+    >>> state = ChannelState(
+    ...     "keyed[0]", "keyed[0]<source[1]", InputChannelInfo(0, 1), (PersistedBuffer((one,)),) * 2
+    ... )
+    >>> state.size, len(state.fragments)
+    (208, 2)
+    """
 
     owner: str
     channel: str
@@ -63,7 +103,19 @@ class ChannelState:
 
 @dataclass(frozen=True)
 class SubtaskState:
-    """One subtask's share of a checkpoint."""
+    """One subtask's share of a checkpoint.
+
+    Examples
+    --------
+    ``keyed[1]`` of 4 with 128 key groups owns groups 32 to 63 (Flink's
+    ``KeyGroupRangeAssignment``); its snapshot at step 17 holds no record counts yet:
+
+    >>> from flinkstate.keygroups import compute_key_group_range_for_operator_index
+    >>> groups = compute_key_group_range_for_operator_index(128, 4, 1)
+    >>> state = SubtaskState("keyed[1]", "keyed", 1, 17, groups, keyed_state=())
+    >>> state.key_groups
+    KeyGroupRange(start=32, end=63)
+    """
 
     subtask: str
     operator: str
@@ -84,6 +136,20 @@ class Checkpoint:
     parallelism, as Flink's checkpoint metadata records them); ``records`` holds every record
     with a fragment in channel state: its key, size and origin are what the persisted bytes
     would deserialize to.
+
+    Examples
+    --------
+    An unaligned checkpoint that persisted a record twice, once as output state and once as
+    input state, and that a restore would therefore process twice (FLIP-547's unfiltered case):
+
+    >>> whole = PersistedBuffer((Fragment(7, 0, 104, 104),))
+    >>> inputs = (ChannelState("keyed[0]", "keyed[0]<source[1]", InputChannelInfo(0, 1), (whole,)),)
+    >>> outputs = (
+    ...     ChannelState("source[1]", "source[1]>keyed[0]", ResultSubpartitionInfo(0, 0), (whole,)),
+    ... )
+    >>> checkpoint = Checkpoint(1, True, 10, 25, (), inputs, outputs)
+    >>> checkpoint.in_flight_bytes, checkpoint.record_copies({7})[7], checkpoint.completed_at
+    (208, 2, 26)
     """
 
     id: int
@@ -163,7 +229,18 @@ class Checkpoint:
 @dataclass
 class CheckpointInProgress:
     """The checkpoint the coordinator triggered and has not yet completed or aborted: the
-    snapshots, channel state and acknowledgements gathered so far."""
+    snapshots, channel state and acknowledgements gathered so far.
+
+    Examples
+    --------
+    Until some subtask has finished, the plan waits for every task:
+
+    >>> pending = CheckpointInProgress(id=1, unaligned=True, trigger_step=10)
+    >>> pending.waits_for("sink[0]"), pending.cut()
+    (True, {})
+    >>> CheckpointInProgress(2, True, 30, waiting_for=frozenset({"keyed[0]"})).waits_for("sink[0]")
+    False
+    """
 
     id: int
     unaligned: bool

@@ -33,7 +33,23 @@ CHECKPOINTS_AFTER_TASKS_FINISH_KEY = "execution.checkpointing.checkpoints-after-
 
 @dataclass(frozen=True)
 class CheckpointPlan:
-    """``CheckpointPlan``: each list in the graph's topological order, subtasks by index."""
+    """``CheckpointPlan``: each list in the graph's topological order, subtasks by index.
+
+    Examples
+    --------
+    Once ``source[0]`` has FINISHED, the checkpoint starts at ``source[1]`` only, waits for the
+    three running subtasks and records ``source[0]`` as finished:
+
+    >>> from flinkstate.rescale.partitioner import Partitioner
+    >>> from flinkstate.runtime.jobgraph import Operator, OperatorKind
+    >>> source = Operator("source", 2, OperatorKind.SOURCE)
+    >>> sink = Operator("sink", 2, OperatorKind.SINK)
+    >>> job = JobGraph((source, sink), (Exchange("source", "sink", Partitioner.REBALANCE),))
+    >>> states = {subtask: ExecutionState.RUNNING for subtask in all_running_plan(job).to_wait_for}
+    >>> plan = calculate_plan(job, states | {SubtaskId("source", 0): ExecutionState.FINISHED})
+    >>> [str(s) for s in plan.to_trigger], len(plan.to_wait_for), [str(s) for s in plan.finished]
+    (['source[1]'], 3, ['source[0]'])
+    """
 
     #: where the checkpoint starts: sources, or running subtasks with no running predecessor
     to_trigger: tuple[SubtaskId, ...]
@@ -48,14 +64,33 @@ class CheckpointPlan:
 @dataclass(frozen=True)
 class PlanRefusal:
     """The ``CheckpointException`` the calculator throws instead of a plan: the attempt fails
-    before any barrier exists and before it has an id."""
+    before any barrier exists and before it has an id.
+
+    Examples
+    --------
+    >>> reason = CheckpointFailureReason.NOT_ALL_REQUIRED_TASKS_RUNNING
+    >>> PlanRefusal(reason, "sink[0] is FAILED, not RUNNING").reason.value
+    'Not all required tasks are currently running.'
+    """
 
     reason: CheckpointFailureReason
     why: str
 
 
 def all_running_plan(graph: JobGraph) -> CheckpointPlan:
-    """``calculateWithAllTasksRunning``: trigger every source subtask, wait for every subtask."""
+    """``calculateWithAllTasksRunning``: trigger every source subtask, wait for every subtask.
+
+    Examples
+    --------
+    >>> from flinkstate.rescale.partitioner import Partitioner
+    >>> from flinkstate.runtime.jobgraph import Operator, OperatorKind
+    >>> source = Operator("source", 2, OperatorKind.SOURCE)
+    >>> sink = Operator("sink", 2, OperatorKind.SINK)
+    >>> job = JobGraph((source, sink), (Exchange("source", "sink", Partitioner.REBALANCE),))
+    >>> plan = all_running_plan(job)
+    >>> [str(s) for s in plan.to_trigger], [str(s) for s in plan.to_wait_for]
+    (['source[0]', 'source[1]'], ['source[0]', 'source[1]', 'sink[0]', 'sink[1]'])
+    """
     order = graph.topological_order()
     return CheckpointPlan(
         to_trigger=tuple(
@@ -76,7 +111,26 @@ def calculate_plan(
     subtask of ``graph``), under ``rule``; ``after_tasks_finish`` is
     ``CHECKPOINTS_AFTER_TASKS_FINISH_KEY``. FINISHED counts as such only when it is FINISHED
     (Flink counts a vertex finished on ``markFinished``), so a failed or canceled subtask alone
-    never takes the after-finished branch."""
+    never takes the after-finished branch.
+
+    Examples
+    --------
+    While ``source[0]`` is FAILED (a failover in progress), the fixed rule refuses the plan; the
+    old rule (FLINK-40482) took FAILED as finished, and refuses it only when it checks the
+    subtasks waited for:
+
+    >>> from flinkstate.rescale.partitioner import Partitioner
+    >>> from flinkstate.runtime.jobgraph import Operator, OperatorKind
+    >>> source = Operator("source", 2, OperatorKind.SOURCE)
+    >>> sink = Operator("sink", 2, OperatorKind.SINK)
+    >>> job = JobGraph((source, sink), (Exchange("source", "sink", Partitioner.REBALANCE),))
+    >>> states = {subtask: ExecutionState.RUNNING for subtask in all_running_plan(job).to_wait_for}
+    >>> states[SubtaskId("source", 0)] = ExecutionState.FAILED
+    >>> calculate_plan(job, states).why
+    'source[0] is FAILED: a failover is in progress'
+    >>> calculate_plan(job, states, TerminalTaskRule.AS_FINISHED).why
+    'source[0] is FAILED, not RUNNING'
+    """
     order = graph.topological_order()
     subtasks = [s for name in order for s in _of(graph, name)]
     has_finished = any(states[s] is ExecutionState.FINISHED for s in subtasks)

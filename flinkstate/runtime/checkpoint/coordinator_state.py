@@ -21,7 +21,20 @@ from flinkstate.runtime.options import CheckpointFailure
 @dataclass(slots=True)
 class CoordinatorState:
     """The pending checkpoint (``PendingCheckpoint``), the completed ones, the failed ones and
-    whether the job failed."""
+    whether the job failed.
+
+    Examples
+    --------
+    A run starts with no checkpoint pending or completed; a copy is a state of its own:
+
+    >>> state = CoordinatorState()
+    >>> state.pending is None, state.completed, state.job_failed
+    (True, [], '')
+    >>> twin = state.copy()
+    >>> twin.expired.append(1)
+    >>> state.expired, twin.state_key() == state.state_key()
+    ([], False)
+    """
 
     #: the checkpoint in progress (at most one: concurrent checkpoints are not modelled)
     pending: CheckpointInProgress | None = None

@@ -17,7 +17,23 @@ from flinkstate.runtime.jobgraph import SubtaskId
 
 @dataclass(frozen=True)
 class FailureHandlingResult:
-    """A failed subtask and the region its failover restarts."""
+    """A failed subtask and the region its failover restarts.
+
+    Examples
+    --------
+    ``sink[1]`` of a forward pipeline fails at step 40; its region restarts once the model's
+    default restart delay has passed:
+
+    >>> from flinkstate.runtime.options import DEFAULT_RESTART_DELAY
+    >>> region = (SubtaskId("source", 1), SubtaskId("sink", 1))
+    >>> result = FailureHandlingResult(
+    ...     SubtaskId("sink", 1), "it threw", 40, region, DEFAULT_RESTART_DELAY
+    ... )
+    >>> result.restart_due(539), result.restart_due(540)
+    (False, True)
+    >>> print(result.describe())
+    sink[1] failed at step 40: it threw; its pipelined region (source[1], sink[1]) fails over
+    """
 
     failed: SubtaskId
     #: why it failed, in words ("its user code threw after 30 record(s)")

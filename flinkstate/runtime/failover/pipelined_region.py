@@ -16,7 +16,24 @@ from flinkstate.runtime.jobgraph import JobGraph, SubtaskId
 
 
 def pipelined_region(graph: JobGraph, subtask: SubtaskId) -> tuple[SubtaskId, ...]:
-    """The region of ``subtask``: in the graph's topological order, by index."""
+    """The region of ``subtask``: in the graph's topological order, by index.
+
+    Examples
+    --------
+    In a forward pipeline each subtask index is a region of its own, so a failure of
+    ``sink[1]`` leaves ``sink[0]`` running; a rebalance joins everything into one region:
+
+    >>> from flinkstate.rescale.partitioner import Partitioner
+    >>> from flinkstate.runtime.jobgraph import Exchange, Operator, OperatorKind
+    >>> source = Operator("source", 2, OperatorKind.SOURCE)
+    >>> sink = Operator("sink", 2, OperatorKind.SINK)
+    >>> forward = JobGraph((source, sink), (Exchange("source", "sink", Partitioner.FORWARD),))
+    >>> [str(s) for s in pipelined_region(forward, SubtaskId("sink", 1))]
+    ['source[1]', 'sink[1]']
+    >>> rebalance = JobGraph((source, sink), (Exchange("source", "sink", Partitioner.REBALANCE),))
+    >>> len(pipelined_region(rebalance, SubtaskId("sink", 1)))
+    4
+    """
     parent: dict[SubtaskId, SubtaskId] = {}
 
     def root(node: SubtaskId) -> SubtaskId:

@@ -25,7 +25,21 @@ DEFAULT_MAX_BUFFERS_PER_CHANNEL = 10
 
 @dataclass(frozen=True)
 class NetworkConfig:
-    """Per-TaskManager network settings; defaults are Flink 2.x's."""
+    """Per-TaskManager network settings; defaults are Flink 2.x's.
+
+    Examples
+    --------
+    Flink 2.x's defaults: 32 KiB segments, 2 exclusive buffers per channel, 8 floating per gate,
+    and 2048 buffers (64 MiB) of network memory:
+
+    >>> config = NetworkConfig()
+    >>> config.segment_size, config.buffers_per_channel, config.floating_buffers
+    (32768, 2, 8)
+    >>> config.network_buffers * config.segment_size == 64 * 2**20
+    True
+    >>> config.gate_buffers(4), config.result_partition_pool_bounds(4)
+    ((2, 1, 8), (5, 16))
+    """
 
     segment_size: int = DEFAULT_SEGMENT_SIZE
     buffers_per_channel: int = 2
@@ -75,7 +89,17 @@ class NetworkConfig:
 def number_of_network_buffers(network_memory: int, page_size: int = DEFAULT_SEGMENT_SIZE) -> int:
     """How many network buffers ``network_memory`` bytes make
     (``NettyShuffleEnvironmentConfiguration.calculateNumberOfNetworkBuffers``): whole pages
-    only, the offcut is left to the user's memory; more than a Java int of pages is refused."""
+    only, the offcut is left to the user's memory; more than a Java int of pages is refused.
+
+    Examples
+    --------
+    Flink's minimum network memory, 64 MiB, makes 2048 buffers of 32 KiB; a byte short, 2047:
+
+    >>> number_of_network_buffers(64 * 2**20)
+    2048
+    >>> number_of_network_buffers(64 * 2**20 - 1)
+    2047
+    """
     check_segment_size(page_size)
     if network_memory < 0:
         raise InvalidParameterError(f"network memory must not be negative, got {network_memory}")

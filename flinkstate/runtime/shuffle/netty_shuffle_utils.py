@@ -30,7 +30,17 @@ DEFAULT_SORT_SHUFFLE_MIN_BUFFERS = 512
 
 @dataclass(frozen=True, slots=True)
 class SortShuffle:
-    """When a blocking partition sorts, and the buffers it then needs at least."""
+    """When a blocking partition sorts, and the buffers it then needs at least.
+
+    Examples
+    --------
+    Flink's defaults: a blocking partition of one subpartition or more sorts, with 512 buffers:
+
+    >>> SortShuffle()
+    SortShuffle(min_parallelism=1, min_buffers=512)
+    >>> result_partition_pool_bounds(4, 2, 8, ResultPartitionType.BLOCKING)
+    (512, 512)
+    """
 
     min_parallelism: int = DEFAULT_SORT_SHUFFLE_MIN_PARALLELISM
     min_buffers: int = DEFAULT_SORT_SHUFFLE_MIN_BUFFERS
@@ -53,7 +63,20 @@ def result_partition_pool_bounds(
 ) -> tuple[int, int]:
     """(min, max) buffers of a result partition's local pool
     (``getMinMaxNetworkBuffersPerResultPartition``; ``tiered_storage_exclusive_buffers``
-    given when tiered storage is on)."""
+    given when tiered storage is on).
+
+    Examples
+    --------
+    A streaming partition of 4 subpartitions with the defaults: at least 4 + 1, at most
+    2 per subpartition and the 8 floating ones (``2S + 8``); an unbounded ``PIPELINED`` one has
+    no maximum:
+
+    >>> result_partition_pool_bounds(4, buffers_per_channel=2, floating_buffers=8)
+    (5, 16)
+    >>> _, maximum = result_partition_pool_bounds(4, 2, 8, ResultPartitionType.PIPELINED)
+    >>> maximum == UNBOUNDED_POOL_SIZE
+    True
+    """
     if subpartitions < 1:
         raise InvalidParameterError(
             f"a result partition has at least one subpartition, got {subpartitions}"
@@ -78,7 +101,16 @@ def result_partition_pool_bounds(
 @dataclass(frozen=True, slots=True)
 class GateRequirement:
     """An input gate as the announcement counts it: its channels, the type of the partition
-    it reads, and how many consumers reuse that partition's gate."""
+    it reads, and how many consumers reuse that partition's gate.
+
+    Examples
+    --------
+    A gate of 4 channels reading a streaming partition, its own (used by one consumer):
+
+    >>> gate = GateRequirement(4)
+    >>> gate.partition_type.flink, gate.reuse
+    ('PIPELINED_BOUNDED', 1)
+    """
 
     channels: int
     partition_type: ResultPartitionType = ResultPartitionType.PIPELINED_BOUNDED
@@ -87,6 +119,14 @@ class GateRequirement:
 
 @dataclass(frozen=True, slots=True)
 class PartitionRequirement:
+    """A result partition as the announcement counts it: its subpartitions and its type.
+
+    Examples
+    --------
+    >>> PartitionRequirement(4).partition_type.flink
+    'PIPELINED_BOUNDED'
+    """
+
     subpartitions: int
     partition_type: ResultPartitionType = ResultPartitionType.PIPELINED_BOUNDED
 
@@ -99,7 +139,17 @@ def network_buffers_for_announcing(
     max_required_buffers_per_gate: int | None = None,
     sort_shuffle: SortShuffle = SortShuffle(),
 ) -> int:
-    """The network buffers a task announces (``computeNetworkBuffersForAnnouncing``)."""
+    """The network buffers a task announces (``computeNetworkBuffersForAnnouncing``).
+
+    Examples
+    --------
+    A streaming task reading 4 channels and writing 4 subpartitions, with the defaults: the
+    gate's target (4 * 2 + 8) and the partition's maximum (4 * 2 + 8):
+
+    >>> gates, partitions = [GateRequirement(4)], [PartitionRequirement(4)]
+    >>> network_buffers_for_announcing(gates, partitions, buffers_per_channel=2, floating_buffers=8)
+    32
+    """
     total = 0
     for gate in gates:
         spec = create_gate_buffers_spec(

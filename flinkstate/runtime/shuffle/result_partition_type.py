@@ -11,7 +11,21 @@ from flinkstate.choice import Choice
 
 
 class ResultPartitionType(Choice):
-    """Flink's seven partition types, by the name a user types (``pipelined-bounded``)."""
+    """Flink's seven partition types, by the name a user types (``pipelined-bounded``).
+
+    Examples
+    --------
+    A streaming job's exchanges are ``PIPELINED_BOUNDED``: pipelined, with a bounded pool; a
+    batch job's blocking partition is read only once it is finished:
+
+    >>> streaming = ResultPartitionType("pipelined-bounded")
+    >>> streaming.flink, streaming.is_pipelined, streaming.is_bounded
+    ('PIPELINED_BOUNDED', True, True)
+    >>> ResultPartitionType.BLOCKING.can_be_pipelined_consumed
+    False
+    >>> ResultPartitionType.PIPELINED_APPROXIMATE.is_pipelined
+    False
+    """
 
     BLOCKING = "blocking"
     BLOCKING_PERSISTENT = "blocking-persistent"

@@ -25,7 +25,13 @@ from flinkstate.runtime.shuffle.gate_buffers_spec import GateBuffersSpec
 
 
 class PoolKind(StrEnum):
-    """Whose local pool it is."""
+    """Whose local pool it is.
+
+    Examples
+    --------
+    >>> str(PoolKind.INPUT_GATE)
+    'input gate'
+    """
 
     RESULT_PARTITION = "result partition"
     INPUT_GATE = "input gate"
@@ -34,7 +40,17 @@ class PoolKind(StrEnum):
 @dataclass(frozen=True)
 class PartitionSetup:
     """A result partition to set up: its pool's bounds (``NettyShuffleUtils``) and its
-    subpartitions, each holding at most ``max_buffers_per_channel`` buffers."""
+    subpartitions, each holding at most ``max_buffers_per_channel`` buffers.
+
+    Examples
+    --------
+    A streaming partition of 4 subpartitions with Flink's defaults: a pool of 5 to 16, at
+    most 10 buffers per subpartition:
+
+    >>> from flinkstate.runtime.shuffle.netty_shuffle_utils import result_partition_pool_bounds
+    >>> PartitionSetup(*result_partition_pool_bounds(4, 2, 8), 4, max_buffers_per_channel=10)
+    PartitionSetup(minimum=5, maximum=16, subpartitions=4, max_buffers_per_channel=10)
+    """
 
     minimum: int
     maximum: int
@@ -45,7 +61,15 @@ class PartitionSetup:
 @dataclass(frozen=True)
 class GateSetup:
     """An input gate to set up: its buffers (``GateBuffersSpec``) and how many of its channels
-    are remote (a local channel reads the producer's buffers and takes none of its own)."""
+    are remote (a local channel reads the producer's buffers and takes none of its own).
+
+    Examples
+    --------
+    >>> from flinkstate.runtime.shuffle.gate_buffers_spec import create_gate_buffers_spec
+    >>> gate = GateSetup(create_gate_buffers_spec(4, 2, 8), remote_channels=4)
+    >>> gate.spec.exclusive_per_channel * gate.remote_channels
+    8
+    """
 
     spec: GateBuffersSpec
     remote_channels: int
@@ -53,7 +77,15 @@ class GateSetup:
 
 @dataclass(frozen=True)
 class PoolSize:
-    """A local pool once everything is set up (or as far as it got)."""
+    """A local pool once everything is set up (or as far as it got).
+
+    Examples
+    --------
+    A gate's floating pool with Flink's defaults, grown to its maximum by redistribution:
+
+    >>> PoolSize(PoolKind.INPUT_GATE, 1, required=1, maximum=8, size=8, free=1).size
+    8
+    """
 
     kind: PoolKind
     #: its number among the pools of its kind, from 1
@@ -69,7 +101,20 @@ class PoolSize:
 @dataclass(frozen=True)
 class SetupReport:
     """What the TaskManager's pool looks like after the setup, and where it ran out, if it
-    did."""
+    did.
+
+    Examples
+    --------
+    Two partitions that may each grow to 16 buffers on 20 segments: both fit at their
+    minimum of 5, share the rest, and Flink warns that they may ask for 160% of the memory:
+
+    >>> partition = PartitionSetup(5, 16, subpartitions=4, max_buffers_per_channel=10)
+    >>> report = setup_partitions_and_gates(20, 32_768, [partition, partition], [])
+    >>> report.fits, [pool.size for pool in report.pools], report.usage
+    (True, [10, 10], 160)
+    >>> report.usage_warning.split(".")[0]
+    'Memory usage [160%] is too high to satisfy all of the requests'
+    """
 
     segments: int
     segment_size: int
@@ -100,7 +145,27 @@ def setup_partitions_and_gates(
     gates: Sequence[GateSetup],
 ) -> SetupReport:
     """Set up ``partitions`` and then ``gates`` on a new pool of ``segments`` segments of
-    ``segment_size`` bytes, in Flink's order, stopping at the first refusal."""
+    ``segment_size`` bytes, in Flink's order, stopping at the first refusal.
+
+    Examples
+    --------
+    A task reading 4 remote channels and writing 4 subpartitions, with Flink's defaults: its
+    pools reserve 5 + 1 segments and its channels take 2 exclusive buffers each. The 2048
+    segments of 64 MiB are plenty; 10 segments run out at the third channel, with Flink's
+    message:
+
+    >>> from flinkstate.runtime.shuffle.gate_buffers_spec import create_gate_buffers_spec
+    >>> partition = PartitionSetup(5, 16, subpartitions=4, max_buffers_per_channel=10)
+    >>> gate = GateSetup(create_gate_buffers_spec(4, 2, 8), remote_channels=4)
+    >>> report = setup_partitions_and_gates(2048, 32_768, [partition], [gate])
+    >>> report.fits, report.exclusive, report.required
+    (True, 8, 14)
+    >>> short = setup_partitions_and_gates(10, 32_768, [partition], [gate])
+    >>> short.refused_at
+    'the exclusive buffers of remote channel 3 of input gate 1'
+    >>> short.refusal.split(".")[0]
+    'Insufficient number of network buffers: required 2, but only 0 available'
+    """
     model = NetworkBufferPoolModel(segments, segment_size)
     created: list[tuple[PoolKind, int, LocalPool]] = []
     exclusive = 0

@@ -15,7 +15,19 @@ from flinkstate.runtime.buffer.records import MIN_WATERMARK
 
 def combine(parts: Iterable[tuple[int, bool]]) -> tuple[int, bool]:
     """(watermark, idle) of parts given as (watermark, idle); (MIN_WATERMARK, False) for
-    none."""
+    none.
+
+    Examples
+    --------
+    The minimum over the active parts; an idle part holds nothing back; all idle, the maximum:
+
+    >>> combine([(100, False), (70, False), (30, True)])
+    (70, False)
+    >>> combine([(100, True), (70, True)])
+    (100, True)
+    >>> combine([]) == (MIN_WATERMARK, False)
+    True
+    """
     active = []
     everything = []
     for watermark, idle in parts:

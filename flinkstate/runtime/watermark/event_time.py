@@ -19,6 +19,21 @@ from flinkstate.runtime.watermark.virtual_channel_watermarks import VirtualChann
 
 @dataclass(slots=True)
 class EventTimeState:
+    """The event time of a run: each gate's valve, each task's watermark and idleness, the
+    merged channels' virtual-channel watermarks, and the late records.
+
+    Examples
+    --------
+    A job without watermarks keeps it empty; a source that emitted a watermark notes it:
+
+    >>> empty = EventTimeState()
+    >>> with_watermark = EventTimeState(watermark={"source[0]": 1000})
+    >>> empty.state_key() == EventTimeState().state_key() != with_watermark.state_key()
+    True
+    >>> with_watermark.copy().watermark
+    {'source[0]': 1000}
+    """
+
     #: by gate name
     valves: dict[str, StatusWatermarkValve] = field(default_factory=dict)
     #: by task name: the watermark it has passed on (sources: emitted)

@@ -21,7 +21,13 @@ from flinkstate.runtime.copying import FIXED, NotState, StateKey
 
 @dataclass(frozen=True, slots=True)
 class ValveOutput:
-    """What the valve passes on: a new watermark, or a change of the input's status."""
+    """What the valve passes on: a new watermark, or a change of the input's status.
+
+    Examples
+    --------
+    >>> ValveOutput(watermark=50), ValveOutput(idle=True)
+    (ValveOutput(watermark=50, idle=None), ValveOutput(watermark=None, idle=True))
+    """
 
     watermark: int | None = None
     idle: bool | None = None
@@ -30,7 +36,21 @@ class ValveOutput:
 @dataclass(slots=True)
 class StatusWatermarkValve:
     """The valve of one input over ``channels`` input channels (all start active, with no
-    watermark)."""
+    watermark).
+
+    Examples
+    --------
+    Two channels: the input's watermark is their minimum, so the first watermark passes only
+    once the other channel has one; when the slower channel goes idle, the other's passes:
+
+    >>> valve = StatusWatermarkValve(channels=2)
+    >>> valve.input_watermark(0, 100), valve.input_watermark(1, 50)
+    ([], [ValveOutput(watermark=50, idle=None)])
+    >>> valve.input_status(1, idle=True)
+    [ValveOutput(watermark=100, idle=None)]
+    >>> valve.input_status(0, idle=True), valve.idle
+    ([ValveOutput(watermark=None, idle=True)], True)
+    """
 
     channels: int
     watermarks: list[int] = field(default_factory=list)

@@ -22,7 +22,19 @@ from flinkstate.runtime.copying import NotState, StateKey
 @dataclass(slots=True)
 class VirtualChannelWatermarks:
     """Last watermark and status per virtual channel of one new channel (every virtual channel
-    the rescale gives it, whether or not its old channel carried data)."""
+    the rescale gives it, whether or not its old channel carried data).
+
+    Examples
+    --------
+    A new channel merging old channel 0 of old subtasks 0 and 1: nothing passes until both
+    have a watermark, then the minimum; idle only once both are:
+
+    >>> merged = VirtualChannelWatermarks.of([(0, 0), (1, 0)])
+    >>> merged.on_watermark((0, 0), 100), merged.on_watermark((1, 0), 70)
+    (None, 70)
+    >>> merged.on_status((0, 0), idle=True), merged.on_status((1, 0), idle=True)
+    (False, True)
+    """
 
     watermarks: dict[tuple[int, int], int] = field(default_factory=dict)
     idle: dict[tuple[int, int], bool] = field(default_factory=dict)

@@ -26,7 +26,23 @@ RECOVERY_KINDS = frozenset(k for k in OwnerKind if k.recovery)
 
 @dataclass
 class BufferCounts:
-    """Segments held per owner kind, now and at peak."""
+    """Segments held per owner kind, now and at peak.
+
+    Examples
+    --------
+    A remote channel with Flink's 2 exclusive buffers receives data into one of them:
+
+    >>> from flinkstate.runtime.buffer.owners import ChannelOwners
+    >>> from flinkstate.sim import Action, Move
+    >>> channel = ChannelOwners.of("keyed[0]<source[1]")
+    >>> counts = BufferCounts.start([channel.exclusive] * 2)
+    >>> move = Move(3, channel.exclusive, channel.received)
+    >>> send = Event(0, Action("netty keyed[0]<source[1]", "send"), (move,))
+    >>> sorted(kind.value for kind in counts.apply(send))
+    ['exclusive', 'received']
+    >>> counts.current[OwnerKind.EXCLUSIVE], counts.peak[OwnerKind.EXCLUSIVE]
+    (1, 2)
+    """
 
     current: Counter[OwnerKind] = field(default_factory=Counter)
     peak: Counter[OwnerKind] = field(default_factory=Counter)

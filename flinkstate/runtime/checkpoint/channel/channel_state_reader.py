@@ -23,7 +23,17 @@ from flinkstate.runtime.copying import FIXED, NotState, StateKey
 @dataclass(slots=True)
 class ChannelStateReader:
     """A task's channel-state reader thread ("channel-state-unspilling") and what it still
-    has to read; in filter-on-read mode also the buffers it holds while filtering."""
+    has to read; in filter-on-read mode also the buffers it holds while filtering.
+
+    Examples
+    --------
+    A restored ``map[0]``'s reader with one chunk to read back into gate 0's channel 2:
+
+    >>> chunk = RecoveredChunk(0, 1, 0, (2,), (Fragment(7, 0, 104, 104),))
+    >>> reader = ChannelStateReader("channel-state-reader map[0]", "map[0]", deque([chunk]))
+    >>> len(reader.chunks), reader.finished, reader.pre is None
+    (1, False, True)
+    """
 
     name: str
     task: str
@@ -83,7 +93,16 @@ class ChannelStateReader:
 
 def split_chunk(chunk: RecoveredChunk, capacity: int) -> list[RecoveredChunk]:
     """A persisted chunk as network buffers of ``capacity`` bytes: the reader fills one buffer
-    at a time, so a chunk larger than a buffer (a long partial record) spans several."""
+    at a time, so a chunk larger than a buffer (a long partial record) spans several.
+
+    Examples
+    --------
+    A persisted record of 40004 bytes read back into Flink's 32 KiB buffers takes two:
+
+    >>> chunk = RecoveredChunk(0, 1, 0, (2,), (Fragment(7, 0, 40_004, 40_004),))
+    >>> [piece.size for piece in split_chunk(chunk, capacity=32_768)]
+    [32768, 7236]
+    """
     pieces: list[RecoveredChunk] = []
     current: list[Fragment] = []
     room = capacity

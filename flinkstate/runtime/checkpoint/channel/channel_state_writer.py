@@ -36,6 +36,16 @@ class WriteRequest:
 
     ``segment`` is the retained network segment, or ``HEAP`` for bytes the task copied out of
     its deserializer (a partial record, the unread rest of a buffer).
+
+    Examples
+    --------
+    Checkpoint 1's input state of ``map[0]``'s channel from ``source[1]``: a buffer retained in
+    segment 3, holding one 104-byte record:
+
+    >>> record = (Fragment(7, 0, 104, 104),)
+    >>> request = WriteRequest(1, "map[0]", "map[0]<source[1]", False, record, segment=3)
+    >>> request.output, request.segment == HEAP
+    (False, False)
     """
 
     checkpoint: int
@@ -55,7 +65,16 @@ class WriteRequest:
 
 @dataclass(slots=True)
 class ChannelStateWriter:
-    """One writer thread and its request queue (written in the order requests were added)."""
+    """One writer thread and its request queue (written in the order requests were added).
+
+    Examples
+    --------
+    The first writer thread of TaskManager 0, serving Flink's default of at most 5 subtasks:
+
+    >>> writer = assign_writers([(f"map[{i}]", 0) for i in range(3)], 5)[0]
+    >>> writer.name, writer.subtasks, len(writer.requests)
+    ('channel-state-writer tm0.0', ('map[0]', 'map[1]', 'map[2]'), 0)
+    """
 
     name: str
     #: what holds the buffers it retains until written
@@ -110,6 +129,16 @@ def assign_writers(
 
     A TaskManager's current writer takes subtasks until it has ``max_subtasks_per_file``; the
     next subtask there starts a new one.
+
+    Examples
+    --------
+    With Flink's default of 5 subtasks per channel-state file, 7 subtasks on TaskManager 0
+    share two writer threads, and one on TaskManager 1 has its own:
+
+    >>> subtasks = [(f"map[{i}]", 0) for i in range(7)] + [("map[7]", 1)]
+    >>> writers = assign_writers(subtasks, DEFAULT_MAX_SUBTASKS_PER_CHANNEL_STATE_FILE)
+    >>> [(writer.owner.holder, len(writer.subtasks)) for writer in writers]
+    [('tm0.0', 5), ('tm0.1', 2), ('tm1.0', 1)]
     """
     if isinstance(max_subtasks_per_file, bool) or max_subtasks_per_file < 1:
         raise InvalidParameterError(

@@ -20,7 +20,16 @@ Partial = tuple[int, int]
 
 
 class Framing(Enum):
-    """What a fragment did to the framing."""
+    """What a fragment did to the framing.
+
+    Examples
+    --------
+    A record that starts while another is unfinished cuts that one off:
+
+    >>> partial, framing = reassemble(None, Fragment(1, 0, 100, 300))
+    >>> reassemble(partial, Fragment(2, 0, 104, 104))
+    (None, <Framing.CUT_OFF: 'cut-off'>)
+    """
 
     #: it fits: it starts a record, or continues the unfinished one
     IN_ORDER = "in-order"
@@ -39,7 +48,21 @@ _NOT_CONTINUED = Framing.NOT_CONTINUED
 def reassemble(partial: Partial | None, fragment: Fragment) -> tuple[Partial | None, Framing]:
     """Feed one fragment: the partial record after it, and how it fitted. The fragment
     completes its record when it is the record's last and was not dropped; the partial is
-    then None."""
+    then None.
+
+    Examples
+    --------
+    A record of 40004 serialized bytes spanning two 32 KiB buffers: after the first
+    fragment the deserializer holds 32768 of its bytes, after the second it is complete:
+
+    >>> partial, framing = reassemble(None, Fragment(1, 0, 32_768, 40_004))
+    >>> partial, framing
+    ((1, 32768), <Framing.IN_ORDER: 'in-order'>)
+    >>> reassemble(partial, Fragment(1, 32_768, 7_236, 40_004))
+    (None, <Framing.IN_ORDER: 'in-order'>)
+    >>> reassemble(None, Fragment(1, 32_768, 7_236, 40_004))[1]
+    <Framing.NOT_CONTINUED: 'not-continued'>
+    """
     framing = _IN_ORDER
     if fragment.is_first:
         if partial is not None:
