@@ -23,7 +23,7 @@ from flinkstate.catalogue.topologies import CATALOGUE
 from flinkstate.errors import InvalidParameterError
 from flinkstate.lab.counterexample import SCHEDULER, exploration_subject
 from flinkstate.runtime.checkpoint.channel.classic_recovery import sub_head
-from flinkstate.runtime.options import FAULTS, Fault
+from flinkstate.runtime.options import Fault
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.world.exploration.footprint import Resource
 from flinkstate.runtime.world.world import NetworkWorld
@@ -176,9 +176,6 @@ class Reproducer:
             raise InvalidParameterError(
                 f"{self.name}: {self.subject!r} is neither a topology nor a scenario"
             )
-        unknown = self.faults - FAULTS
-        if unknown:
-            raise InvalidParameterError(f"{self.name}: unknown fault(s) {sorted(unknown)}")
 
     @property
     def is_scenario(self) -> bool:

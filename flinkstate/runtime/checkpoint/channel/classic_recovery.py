@@ -56,9 +56,6 @@ _DROP_RECOVERED = Fault.DROP_RECOVERED
 _NO_UPSTREAM_BLOCK = Fault.NO_UPSTREAM_BLOCK
 _CONVERT_BEFORE_CONSUMED = Fault.CONVERT_BEFORE_CONSUMED
 
-#: the actor that stands for a gate's conversion in waits-for reports: Flink's
-#: "Input gate request partitions" mail, which converts the recovered channels and requests
-#: the subpartitions
 # -- task thread: output state
 
 
