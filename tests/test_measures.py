@@ -27,11 +27,6 @@ LONG_MODULES = {
 
 #: functions over 80 lines (without their docstrings), as module.function
 LONG_FUNCTIONS = {
-    "cli.buffers._buffers",
-    "cli.forecast.render",
-    "cli.inspect.render",
-    "cli.rescale._tables",
-    "cli.run._run_command",
     "flinkcheckpoint.export._channel_rows",
     "flinkcheckpoint.summary.summarize",
     "generator._frame",
