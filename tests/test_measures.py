@@ -27,14 +27,7 @@ LONG_MODULES = {
 
 #: functions over 80 lines (without their docstrings), as module.function
 LONG_FUNCTIONS = {
-    "flinkcheckpoint.export._channel_rows",
-    "flinkcheckpoint.summary.summarize",
-    "generator._frame",
     "lab.forecast.prepare_forecast",
-    "lab.scenario_run.prepare_scenario",
-    "lab.simulation_export.from_simulation",
-    "rescale.exchange.rescale_exchange",
-    "rescale.exchange.summarise_exchange",
     "views.deadlock.deadlock_figure",
     "views.ownership.ownership_places",
     "views.ownership.ownership_spec",
