@@ -28,14 +28,6 @@ LONG_MODULES = {
 #: functions over 80 lines (without their docstrings), as module.function
 LONG_FUNCTIONS = {
     "lab.forecast.prepare_forecast",
-    "views.deadlock.deadlock_figure",
-    "views.ownership.ownership_places",
-    "views.ownership.ownership_spec",
-    "views.recovery_trigger.trigger_figure",
-    "views.scene.build_scene",
-    "views.timelines.event_time_panel",
-    "views.timelines.timelines_spec",
-    "widgets.interleaving_explorer.__init__",
     "widgets.recovery_stepper.__init__",
 }
 
