@@ -220,36 +220,115 @@ def _frame(
         groups = groups[order]
     channel_of = source * spec.parallelism + targets.astype(np.int64)
     bounds = np.flatnonzero(np.diff(channel_of)) + 1
-    starts_of_groups = np.concatenate(([0], bounds))
-    # where each record starts in its channel's stream
-    start = np.empty(len(ids), dtype=np.int64)
+    runs = _Runs(channel_of, np.concatenate(([0], bounds)), np.concatenate((bounds, [len(ids)])))
+    start, carried = _stream_starts(channels, runs, lengths, size)
+    cut = _cut(start, lengths, channel_of, size)
+    position = _positions(cut.buffer_id, channels, runs, carried, size)
+    total = lengths[cut.record_index]
+    fragments = pa.table(
+        {
+            "buffer_id": cut.buffer_id,
+            "position": position.astype(np.int32),
+            "record": ids[cut.record_index],
+            "key": keys[cut.record_index],
+            "key_string": pa.nulls(len(cut.buffer_id), pa.string()),
+            "key_group": pa.nulls(len(cut.buffer_id), pa.int32())
+            if groups is None
+            else pa.array(groups[cut.record_index], type=pa.int32()),
+            "record_bytes": total.astype(np.int32),
+            "fragment_start": cut.fragment_start.astype(np.int32),
+            "fragment_bytes": cut.fragment_bytes.astype(np.int32),
+            "continues_from_previous": cut.fragment_start > 0,
+            "continues_into_next": cut.fragment_start + cut.fragment_bytes < total,
+        },
+        schema=SCHEMAS["fragments"],
+    )
+    # buffers this batch completed: every buffer below each touched channel's current one
+    rows: dict[str, list[object]] = {name: [] for name in SCHEMAS["buffers"].names}
+    for first in runs.firsts:
+        index = int(channel_of[first])
+        done_from = int(start[first] // size)
+        done_to = channels[index].offset // size  # buffers [done_from, done_to) are full
+        for b in range(done_from, done_to):
+            _buffer_row(rows, spec, index, b, size, downstream)
+    return fragments, pa.table(rows, schema=SCHEMAS["buffers"])
+
+
+@dataclass(frozen=True)
+class _Runs:
+    """A batch's records sorted by channel: each record's channel, and where each channel's
+    run of records begins and ends (exclusive) in the batch."""
+
+    channel_of: npt.NDArray[np.int64]
+    firsts: npt.NDArray[np.int64]
+    ends: npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class _Cut:
+    """Every fragment of a batch, sorted by (channel, buffer): its record (by index in the
+    batch), its buffer, and which bytes of the record it holds."""
+
+    record_index: npt.NDArray[np.int64]
+    buffer_id: npt.NDArray[np.int64]
+    fragment_start: npt.NDArray[np.int64]
+    fragment_bytes: npt.NDArray[np.int64]
+
+
+def _stream_starts(
+    channels: list[_Channel], runs: _Runs, lengths: npt.NDArray[np.int64], size: int
+) -> tuple[npt.NDArray[np.int64], list[tuple[int, int]]]:
+    """Where each record starts in its channel's stream, each channel's offset moved past the
+    batch; per run, the buffer open before it and the fragments already in it."""
+    start = np.empty(len(lengths), dtype=np.int64)
     carried: list[tuple[int, int]] = []  # per channel group: (open buffer, fragments in it)
-    for first, last in zip(starts_of_groups, (*bounds, len(ids)), strict=True):
-        state = channels[int(channel_of[first])]
+    for first, last in zip(runs.firsts, runs.ends, strict=True):
+        state = channels[int(runs.channel_of[first])]
         carried.append((state.offset // size, state.open_fragments))
         local = np.cumsum(lengths[first:last]) - lengths[first:last]
         start[first:last] = state.offset + local
         state.offset = int(start[last - 1] + lengths[last - 1])
+    return start, carried
+
+
+def _cut(
+    start: npt.NDArray[np.int64],
+    lengths: npt.NDArray[np.int64],
+    channel_of: npt.NDArray[np.int64],
+    size: int,
+) -> _Cut:
+    """Each record cut at the segment boundaries of its channel's stream, vectorised: a
+    record spans as many buffers as its bytes fall into."""
     end = start + lengths  # exclusive, in stream bytes
     first_buffer = start // size
     last_buffer = (end - 1) // size
     pieces = (last_buffer - first_buffer + 1).astype(np.int64)
-    record_index = np.repeat(np.arange(len(ids)), pieces)
+    record_index = np.repeat(np.arange(len(start)), pieces)
     step = np.arange(len(record_index)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
     buffer = first_buffer[record_index] + step
     lo = np.maximum(start[record_index], buffer * size)
     hi = np.minimum(end[record_index], (buffer + 1) * size)
-    fragment_start = lo - start[record_index]
-    fragment_bytes = hi - lo
     channel = channel_of[record_index]
-    buffer_id = (channel << _CHANNEL_SHIFT) | buffer
-    # position of each fragment in its buffer: fragments are sorted by (channel, buffer)
+    return _Cut(
+        record_index, (channel << _CHANNEL_SHIFT) | buffer, lo - start[record_index], hi - lo
+    )
+
+
+def _positions(
+    buffer_id: npt.NDArray[np.int64],
+    channels: list[_Channel],
+    runs: _Runs,
+    carried: list[tuple[int, int]],
+    size: int,
+) -> npt.NDArray[np.int64]:
+    """Each fragment's position in its buffer (fragments are sorted by (channel, buffer)); a
+    buffer begun in an earlier batch goes on counting where it stopped, and each channel
+    remembers how many fragments its open buffer holds for the next batch."""
     new_buffer = np.concatenate(([True], buffer_id[1:] != buffer_id[:-1]))
     group_start = np.maximum.accumulate(np.where(new_buffer, np.arange(len(buffer_id)), 0))
     position = np.arange(len(buffer_id)) - group_start
-    # a buffer begun in an earlier batch goes on counting where it stopped
-    for first, (open_buffer, count) in zip(starts_of_groups, carried, strict=True):
-        index = int(channel_of[first])
+    for first, (open_buffer, count) in zip(runs.firsts, carried, strict=True):
+        index = int(runs.channel_of[first])
         state = channels[index]
         if count:
             position[buffer_id == ((index << _CHANNEL_SHIFT) | open_buffer)] += count
@@ -257,34 +336,7 @@ def _frame(
         state.open_fragments = int(np.count_nonzero(buffer_id == now_open)) + (
             count if state.offset // size == open_buffer else 0
         )
-    total = lengths[record_index]
-    fragments = pa.table(
-        {
-            "buffer_id": buffer_id,
-            "position": position.astype(np.int32),
-            "record": ids[record_index],
-            "key": keys[record_index],
-            "key_string": pa.nulls(len(buffer_id), pa.string()),
-            "key_group": pa.nulls(len(buffer_id), pa.int32())
-            if groups is None
-            else pa.array(groups[record_index], type=pa.int32()),
-            "record_bytes": total.astype(np.int32),
-            "fragment_start": fragment_start.astype(np.int32),
-            "fragment_bytes": fragment_bytes.astype(np.int32),
-            "continues_from_previous": fragment_start > 0,
-            "continues_into_next": fragment_start + fragment_bytes < total,
-        },
-        schema=SCHEMAS["fragments"],
-    )
-    # buffers this batch completed: every buffer below each touched channel's current one
-    rows: dict[str, list[object]] = {name: [] for name in SCHEMAS["buffers"].names}
-    for first in starts_of_groups:
-        index = int(channel_of[first])
-        done_from = int(first_buffer[first])
-        done_to = channels[index].offset // size  # buffers [done_from, done_to) are full
-        for b in range(done_from, done_to):
-            _buffer_row(rows, spec, index, b, size, downstream)
-    return fragments, pa.table(rows, schema=SCHEMAS["buffers"])
+    return position
 
 
 def _buffer_row(

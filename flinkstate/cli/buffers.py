@@ -176,6 +176,8 @@ def _bound(value: int) -> int | str:
 
 
 def _buffers(args: argparse.Namespace) -> str | tuple[str, int]:
+    """Size what was named (a gate, a partition, a TaskManager) and, given counts, play the
+    TaskManager's setup; its exit status says whether the buffers were enough."""
     if args.channels is None and args.subpartitions is None and args.network_memory is None:
         raise InvalidParameterError(
             "name what to size: --channels (an input gate), --subpartitions (a result "
@@ -188,60 +190,11 @@ def _buffers(args: argparse.Namespace) -> str | tuple[str, int]:
     gate_setup: GateSetup | None = None
     partition_setup: PartitionSetup | None = None
     if args.channels is not None:
-        spec = create_gate_buffers_spec(
-            args.channels,
-            args.buffers_per_channel,
-            args.floating_buffers,
-            kind,
-            args.max_required,
-        )
-        gate_setup = GateSetup(spec, args.channels)
-        cap = effective_max_required_buffers_per_gate(kind, args.max_required)
-        capped = None if cap == DEFAULT_MAX_REQUIRED_BUFFERS_PER_GATE_FOR_STREAM else cap
-        report["gate"] = {
-            "channels": args.channels,
-            "max_required_buffers": capped,
-            "exclusive_per_channel": spec.exclusive_per_channel,
-            "required_floating": spec.required_floating,
-            "total_floating": spec.total_floating,
-            "target_total": spec.target_total,
-        }
-        sections.append(
-            f"input gate of {args.channels} channel(s) reading a {kind.flink} partition"
-            + ("" if capped is None else f" (at most {capped} required buffers)")
-            + "\n\n"
-            + render_table(
-                ["exclusive per channel", "floating required", "floating at most", "target"],
-                [
-                    [
-                        spec.exclusive_per_channel,
-                        spec.required_floating,
-                        spec.total_floating,
-                        spec.target_total,
-                    ]
-                ],
-            )
-        )
+        gate_setup, report["gate"], text = _gate(args, kind)
+        sections.append(text)
     if args.subpartitions is not None:
-        minimum, maximum = result_partition_pool_bounds(
-            args.subpartitions,
-            args.buffers_per_channel,
-            args.floating_buffers,
-            kind,
-            SortShuffle(min_buffers=args.sort_shuffle_min_buffers),
-        )
-        partition_setup = PartitionSetup(
-            minimum, maximum, args.subpartitions, DEFAULT_MAX_BUFFERS_PER_CHANNEL
-        )
-        report["result_partition"] = {
-            "subpartitions": args.subpartitions,
-            "min": minimum,
-            "max": None if maximum == UNBOUNDED_POOL_SIZE else maximum,
-        }
-        sections.append(
-            f"{kind.flink} result partition of {args.subpartitions} subpartition(s)\n\n"
-            + render_table(["pool min", "pool max"], [[minimum, _bound(maximum)]])
-        )
+        partition_setup, report["result_partition"], text = _partition(args, kind)
+        sections.append(text)
     if args.network_memory is not None:
         memory = parse_bytes(args.network_memory)
         page = parse_bytes(args.segment_size)
@@ -266,6 +219,70 @@ def _buffers(args: argparse.Namespace) -> str | tuple[str, int]:
     if args.json:
         return json.dumps(report)
     return "\n\n".join(sections)
+
+
+def _gate(
+    args: argparse.Namespace, kind: ResultPartitionType
+) -> tuple[GateSetup, dict[str, Any], str]:
+    """An input gate's buffers (exclusive, floating, target), as its setup, JSON and text."""
+    spec = create_gate_buffers_spec(
+        args.channels,
+        args.buffers_per_channel,
+        args.floating_buffers,
+        kind,
+        args.max_required,
+    )
+    cap = effective_max_required_buffers_per_gate(kind, args.max_required)
+    capped = None if cap == DEFAULT_MAX_REQUIRED_BUFFERS_PER_GATE_FOR_STREAM else cap
+    report = {
+        "channels": args.channels,
+        "max_required_buffers": capped,
+        "exclusive_per_channel": spec.exclusive_per_channel,
+        "required_floating": spec.required_floating,
+        "total_floating": spec.total_floating,
+        "target_total": spec.target_total,
+    }
+    text = (
+        f"input gate of {args.channels} channel(s) reading a {kind.flink} partition"
+        + ("" if capped is None else f" (at most {capped} required buffers)")
+        + "\n\n"
+        + render_table(
+            ["exclusive per channel", "floating required", "floating at most", "target"],
+            [
+                [
+                    spec.exclusive_per_channel,
+                    spec.required_floating,
+                    spec.total_floating,
+                    spec.target_total,
+                ]
+            ],
+        )
+    )
+    return GateSetup(spec, args.channels), report, text
+
+
+def _partition(
+    args: argparse.Namespace, kind: ResultPartitionType
+) -> tuple[PartitionSetup, dict[str, Any], str]:
+    """A result partition's pool bounds, as its setup, JSON and text."""
+    minimum, maximum = result_partition_pool_bounds(
+        args.subpartitions,
+        args.buffers_per_channel,
+        args.floating_buffers,
+        kind,
+        SortShuffle(min_buffers=args.sort_shuffle_min_buffers),
+    )
+    setup = PartitionSetup(minimum, maximum, args.subpartitions, DEFAULT_MAX_BUFFERS_PER_CHANNEL)
+    report = {
+        "subpartitions": args.subpartitions,
+        "min": minimum,
+        "max": None if maximum == UNBOUNDED_POOL_SIZE else maximum,
+    }
+    text = (
+        f"{kind.flink} result partition of {args.subpartitions} subpartition(s)\n\n"
+        + render_table(["pool min", "pool max"], [[minimum, _bound(maximum)]])
+    )
+    return setup, report, text
 
 
 def _setup_counts(args: argparse.Namespace) -> tuple[int, int]:

@@ -206,93 +206,12 @@ def render(forecast: Forecast) -> str:
             [(s.name, s.value, s.source) for s in forecast.settings],
         ),
         "",
-        render_table(
-            [
-                "exchange",
-                "new subtask",
-                "bytes read",
-                "records read",
-                "filtered",
-                "filtered bytes",
-                "kept",
-                "kept bytes",
-            ],
-            [
-                (
-                    s.exchange,
-                    s.subtask,
-                    s.bytes,
-                    s.records,
-                    s.filtered_records,
-                    s.filtered_bytes,
-                    s.kept_records,
-                    s.kept_bytes,
-                )
-                for s in forecast.subtasks
-            ],
-        ),
-    ]
-    differ = [
-        s
-        for s in forecast.subtasks
-        if (s.processed, s.dropped) != (s.kept_records, s.filtered_records)
-    ]
-    parts += [
-        f"  the run processed or dropped other records than these at {s.operator}[{s.subtask}]: "
-        f"{s.processed} processed, {s.dropped} dropped"
-        for s in differ
-    ]
-    parts += [
+        *_subtask_lines(forecast),
         "",
-        render_table(
-            [
-                "gate",
-                "channels",
-                "exclusive per channel",
-                "floating",
-                "held at peak",
-                "2.3 reader needs (1 + k)",
-            ],
-            [
-                (
-                    g.gate,
-                    g.channels,
-                    g.exclusive_per_channel,
-                    g.floating,
-                    g.peak_held,
-                    g.prefilter_need,
-                )
-                for g in forecast.gates
-            ],
-        ),
+        _gate_table(forecast),
         _prefilter_line(forecast),
         "",
-        render_table(
-            [
-                "generation",
-                "Flink",
-                "outcome",
-                "heap peak",
-                "spilled bytes",
-                "spill files",
-                "spill segments",
-            ],
-            [
-                (
-                    name,
-                    RecoveryGeneration.parse(name).flink,
-                    figures["outcome"],
-                    figures["heap_peak_bytes"],
-                    figures["spilled_bytes"],
-                    figures["spill_files"],
-                    figures["spill_segments"],
-                )
-                for name, figures in (
-                    (forecast.generation.value, {"outcome": forecast.outcome, **forecast.memory()}),
-                    *((k, v) for k, v in forecast.compared.items() if k != forecast.generation),
-                )
-            ],
-        ),
+        _generation_table(forecast),
         "",
         _steps_line(forecast),
         *invariant_lines(forecast.result),
@@ -301,6 +220,101 @@ def render(forecast: Forecast) -> str:
         *(f"  {note}" for note in forecast.notes),
     ]
     return "\n".join(parts)
+
+
+def _subtask_lines(forecast: Forecast) -> list[str]:
+    """What each new subtask reads, filters out and keeps, then a line for each subtask whose
+    run processed or dropped other records than the state said (the run is the truth)."""
+    table = render_table(
+        [
+            "exchange",
+            "new subtask",
+            "bytes read",
+            "records read",
+            "filtered",
+            "filtered bytes",
+            "kept",
+            "kept bytes",
+        ],
+        [
+            (
+                s.exchange,
+                s.subtask,
+                s.bytes,
+                s.records,
+                s.filtered_records,
+                s.filtered_bytes,
+                s.kept_records,
+                s.kept_bytes,
+            )
+            for s in forecast.subtasks
+        ],
+    )
+    differ = [
+        s
+        for s in forecast.subtasks
+        if (s.processed, s.dropped) != (s.kept_records, s.filtered_records)
+    ]
+    return [table] + [
+        f"  the run processed or dropped other records than these at {s.operator}[{s.subtask}]: "
+        f"{s.processed} processed, {s.dropped} dropped"
+        for s in differ
+    ]
+
+
+def _gate_table(forecast: Forecast) -> str:
+    """Per gate the buffers configured, held at peak and needed by the 2.3 filtering reader."""
+    return render_table(
+        [
+            "gate",
+            "channels",
+            "exclusive per channel",
+            "floating",
+            "held at peak",
+            "2.3 reader needs (1 + k)",
+        ],
+        [
+            (
+                g.gate,
+                g.channels,
+                g.exclusive_per_channel,
+                g.floating,
+                g.peak_held,
+                g.prefilter_need,
+            )
+            for g in forecast.gates
+        ],
+    )
+
+
+def _generation_table(forecast: Forecast) -> str:
+    """The chosen recovery generation beside the others compared: outcome, heap and spill."""
+    return render_table(
+        [
+            "generation",
+            "Flink",
+            "outcome",
+            "heap peak",
+            "spilled bytes",
+            "spill files",
+            "spill segments",
+        ],
+        [
+            (
+                name,
+                RecoveryGeneration.parse(name).flink,
+                figures["outcome"],
+                figures["heap_peak_bytes"],
+                figures["spilled_bytes"],
+                figures["spill_files"],
+                figures["spill_segments"],
+            )
+            for name, figures in (
+                (forecast.generation.value, {"outcome": forecast.outcome, **forecast.memory()}),
+                *((k, v) for k, v in forecast.compared.items() if k != forecast.generation),
+            )
+        ],
+    )
 
 
 def _prefilter_line(forecast: Forecast) -> str:

@@ -108,117 +108,20 @@ def _reading(by_edge: dict[str, list[str]]) -> str:
 
 
 def render(summary: dict[str, Any]) -> str:
-    totals = summary["totals"]
+    """The summary as the terminal shows it: a table per kind of state, then the totals, the
+    record types, the key-group check and the warnings."""
     parts = [
         f"checkpoint {summary['checkpoint_id']} (metadata version {summary['metadata_version']}) "
         f"at {summary['checkpoint']}",
         "",
-        render_table(
-            [
-                "operator",
-                "parallelism",
-                "max parallelism",
-                "keyed bytes",
-                "operator-state bytes",
-                "input in flight",
-                "output in flight",
-            ],
-            [
-                (
-                    o["operator"],
-                    o["parallelism"],
-                    o["max_parallelism"],
-                    o["keyed_state_bytes"],
-                    o["operator_state_bytes"],
-                    o["input_bytes"],
-                    o["output_bytes"],
-                )
-                for o in summary["operators"]
-            ],
-        ),
+        _operators_table(summary["operators"]),
     ]
     if summary["keyed_state"]:
-        parts += [
-            "",
-            render_table(
-                ["operator", "subtask", "key groups", "bytes", "entries", "states"],
-                [
-                    (
-                        k["operator"],
-                        k["subtask"],
-                        f"{k['key_groups'][0]}..{k['key_groups'][1]}",
-                        k["bytes"],
-                        "?" if k["entries"] is None else k["entries"],
-                        _states(k["states"]),
-                    )
-                    for k in summary["keyed_state"]
-                ],
-            ),
-        ]
-    parts += [
-        "",
-        render_table(
-            [
-                "operator",
-                "subtask",
-                "side",
-                "gate/partition",
-                "channel/subpartition",
-                "chunks",
-                "bytes",
-            ],
-            [
-                (
-                    c["operator"],
-                    c["subtask"],
-                    c["side"],
-                    c["gate_or_partition"],
-                    c["channel_or_subpartition"],
-                    c["chunks"],
-                    c["bytes"],
-                )
-                for c in summary["channels"]
-            ],
-        ),
-    ]
+        parts += ["", _keyed_state_table(summary["keyed_state"])]
+    parts += ["", _channels_table(summary["channels"])]
     if summary["logical_channels"]:
-        parts += [
-            "",
-            render_table(
-                [
-                    "edge",
-                    "subtasks",
-                    "input bytes",
-                    "output bytes",
-                    "records",
-                    "split record",
-                    "first value",
-                ],
-                [
-                    (
-                        c["edge"],
-                        f"{c['upstream_subtask']}->{c['downstream_subtask']}",
-                        c["input_bytes"],
-                        c["output_bytes"],
-                        c["records"],
-                        "yes" if c["split_record"] else "-",
-                        _short(c["first_value"]),
-                    )
-                    for c in summary["logical_channels"]
-                ],
-            ),
-        ]
-    parts += [
-        "",
-        f"in flight: {totals['input_bytes']:,} bytes of input state, {totals['output_bytes']:,} "
-        f"of output state; {totals['records']:,} records, {totals['split_records']} split "
-        "between a channel's input and output state"
-        + (
-            f"; {totals['unclean_channels']} channel(s) end inside a record"
-            if totals["unclean_channels"]
-            else ""
-        ),
-    ]
+        parts += ["", _logical_channels_table(summary["logical_channels"])]
+    parts += ["", _totals_line(summary["totals"])]
     if summary.get("record_types"):
         from flinkstate.flinkcheckpoint.summary import types_that_read_text
 
@@ -232,6 +135,120 @@ def render(summary: dict[str, Any]) -> str:
         parts += ["", f"{len(summary['warnings'])} warning(s):"]
         parts += [f"  warning: {w}" for w in summary["warnings"]]
     return "\n".join(parts)
+
+
+def _operators_table(operators: list[dict[str, Any]]) -> str:
+    """Per operator its parallelism and the bytes of each kind of state it holds."""
+    return render_table(
+        [
+            "operator",
+            "parallelism",
+            "max parallelism",
+            "keyed bytes",
+            "operator-state bytes",
+            "input in flight",
+            "output in flight",
+        ],
+        [
+            (
+                o["operator"],
+                o["parallelism"],
+                o["max_parallelism"],
+                o["keyed_state_bytes"],
+                o["operator_state_bytes"],
+                o["input_bytes"],
+                o["output_bytes"],
+            )
+            for o in operators
+        ],
+    )
+
+
+def _keyed_state_table(keyed_state: list[dict[str, Any]]) -> str:
+    """Per keyed subtask its key groups and the size of its keyed state."""
+    return render_table(
+        ["operator", "subtask", "key groups", "bytes", "entries", "states"],
+        [
+            (
+                k["operator"],
+                k["subtask"],
+                f"{k['key_groups'][0]}..{k['key_groups'][1]}",
+                k["bytes"],
+                "?" if k["entries"] is None else k["entries"],
+                _states(k["states"]),
+            )
+            for k in keyed_state
+        ],
+    )
+
+
+def _channels_table(channels: list[dict[str, Any]]) -> str:
+    """Per channel or subpartition with in-flight data its chunks and bytes."""
+    return render_table(
+        [
+            "operator",
+            "subtask",
+            "side",
+            "gate/partition",
+            "channel/subpartition",
+            "chunks",
+            "bytes",
+        ],
+        [
+            (
+                c["operator"],
+                c["subtask"],
+                c["side"],
+                c["gate_or_partition"],
+                c["channel_or_subpartition"],
+                c["chunks"],
+                c["bytes"],
+            )
+            for c in channels
+        ],
+    )
+
+
+def _logical_channels_table(logical_channels: list[dict[str, Any]]) -> str:
+    """Per logical channel (an upstream and a downstream subtask of an edge) its bytes on
+    both sides and the records they hold."""
+    return render_table(
+        [
+            "edge",
+            "subtasks",
+            "input bytes",
+            "output bytes",
+            "records",
+            "split record",
+            "first value",
+        ],
+        [
+            (
+                c["edge"],
+                f"{c['upstream_subtask']}->{c['downstream_subtask']}",
+                c["input_bytes"],
+                c["output_bytes"],
+                c["records"],
+                "yes" if c["split_record"] else "-",
+                _short(c["first_value"]),
+            )
+            for c in logical_channels
+        ],
+    )
+
+
+def _totals_line(totals: dict[str, Any]) -> str:
+    """All in-flight data in one sentence."""
+    return (
+        f"in flight: {totals['input_bytes']:,} bytes of input state, {totals['output_bytes']:,} "
+        f"of output state; {totals['records']:,} records, {totals['split_records']} split "
+        "between a channel's input and output state"
+        + (
+            f"; {totals['unclean_channels']} channel(s) end inside a record"
+            if totals["unclean_channels"]
+            else ""
+        )
+    )
 
 
 def _key_groups(found: dict[str, Any]) -> list[str]:

@@ -208,6 +208,8 @@ def _keyed(pipeline: RescalingPipeline, exchange: str) -> bool:
 
 
 def _tables(result: RescaleResult) -> str:
+    """What is in flight, what each target parallelism does to it and, for one target, what
+    each new subtask reads."""
     persisted = result.persisted
     lines = [
         result.description,
@@ -221,78 +223,85 @@ def _tables(result: RescaleResult) -> str:
         ),
         "",
         "after rescaling " + (", ".join(result.rescaled) or "nothing") + ":",
-        render_table(
-            [
-                "to",
-                "exchange",
-                "p",
-                "read back",
-                "x",
-                "moved",
-                "records",
-                "filtered",
-                "%",
-                "spanning",
-                "busiest",
-                "skew",
-                "virtual ch",
-            ],
-            [
-                (
-                    r.to,
-                    r.exchange,
-                    f"{r.old_parallelism}->{r.new_parallelism}",
-                    r.delivered_bytes,
-                    f"{r.amplification:.2f}",
-                    r.moved_bytes,
-                    r.records,
-                    r.filtered_records,
-                    f"{100 * r.filtered_share:.1f}",
-                    r.spanning_records,
-                    r.max_subtask_bytes,
-                    f"{r.skew:.2f}",
-                    r.virtual_channels,
-                )
-                for r in result.sweep.itertuples()
-            ],
-        ),
+        _sweep_table(result),
     ]
     if len(result.targets) == 1:
         for exchange in result.exchanges:
-            rows = result.subtasks[result.subtasks["exchange"] == exchange]
-            lines += [
-                "",
-                f"{exchange}: per new subtask",
-                render_table(
-                    [
-                        "subtask",
-                        "reads input of",
-                        "buffers",
-                        "bytes",
-                        "records",
-                        "filtered",
-                        "filtered bytes",
-                        "spanning",
-                        "virtual ch",
-                        "filtering",
-                        "with data",
-                    ],
-                    [
-                        (
-                            r.subtask,
-                            r.reads_from or "-",
-                            r.buffers,
-                            r.bytes,
-                            r.records,
-                            r.filtered_records,
-                            r.filtered_bytes,
-                            r.spanning_records,
-                            r.virtual_channels,
-                            r.filtering_virtual_channels,
-                            r.virtual_channels_with_data,
-                        )
-                        for r in rows.itertuples()
-                    ],
-                ),
-            ]
+            lines += ["", f"{exchange}: per new subtask", _subtask_table(result, exchange)]
     return "\n".join(lines)
+
+
+def _sweep_table(result: RescaleResult) -> str:
+    """Per target parallelism and exchange: what is read back, moved and filtered, and skew."""
+    return render_table(
+        [
+            "to",
+            "exchange",
+            "p",
+            "read back",
+            "x",
+            "moved",
+            "records",
+            "filtered",
+            "%",
+            "spanning",
+            "busiest",
+            "skew",
+            "virtual ch",
+        ],
+        [
+            (
+                r.to,
+                r.exchange,
+                f"{r.old_parallelism}->{r.new_parallelism}",
+                r.delivered_bytes,
+                f"{r.amplification:.2f}",
+                r.moved_bytes,
+                r.records,
+                r.filtered_records,
+                f"{100 * r.filtered_share:.1f}",
+                r.spanning_records,
+                r.max_subtask_bytes,
+                f"{r.skew:.2f}",
+                r.virtual_channels,
+            )
+            for r in result.sweep.itertuples()
+        ],
+    )
+
+
+def _subtask_table(result: RescaleResult, exchange: str) -> str:
+    """Per new subtask of one exchange: whose input it reads, what it filters, its virtual
+    channels."""
+    rows = result.subtasks[result.subtasks["exchange"] == exchange]
+    return render_table(
+        [
+            "subtask",
+            "reads input of",
+            "buffers",
+            "bytes",
+            "records",
+            "filtered",
+            "filtered bytes",
+            "spanning",
+            "virtual ch",
+            "filtering",
+            "with data",
+        ],
+        [
+            (
+                r.subtask,
+                r.reads_from or "-",
+                r.buffers,
+                r.bytes,
+                r.records,
+                r.filtered_records,
+                r.filtered_bytes,
+                r.spanning_records,
+                r.virtual_channels,
+                r.filtering_virtual_channels,
+                r.virtual_channels_with_data,
+            )
+            for r in rows.itertuples()
+        ],
+    )

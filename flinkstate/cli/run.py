@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from flinkstate.catalogue.presets import (
     LARGE_PARALLELISM,
+    PresetValues,
     fit_network_buffers,
     scenario_preset,
     topology_preset,
@@ -35,7 +37,7 @@ from flinkstate.runtime.checkpoint.checkpoint import Checkpoint
 from flinkstate.runtime.failover.failover import failover_summary
 from flinkstate.runtime.world.metrics import OWNER_KINDS, BufferCounts
 from flinkstate.runtime.world.world import NetworkWorld
-from flinkstate.sim.core import RunStatus, Simulation
+from flinkstate.sim.core import RunResult, RunStatus, Simulation
 from flinkstate.sim.scheduler import make_scheduler
 
 
@@ -134,20 +136,26 @@ def _run(args: argparse.Namespace) -> tuple[str, int]:
         raise CommandInterrupted(interrupted(written)) from None
 
 
-def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int]:
-    overrides: dict[str, object] = dict(parse_overrides(args.set))
-    preset = None
-    if args.steps is not None and args.steps < 0:
-        raise InvalidParameterError(f"--steps must not be negative, got {args.steps}")
-    if args.trace is not None:
-        args.trace = check_target(args.trace)  # refused before the run, not after it
-    if args.html is not None:
-        args.html = check_target(args.html)  # refused before any work
-    if args.export is not None:
-        from flinkstate.dataset import check_dataset_target
+@dataclass(frozen=True)
+class _TopologyRun:
+    """A catalogued topology's finished run and the figures its summary and report share."""
 
-        args.export = check_dataset_target(args.export)  # refused before the run
+    scheduler: str
+    preset: PresetValues | None
+    result: RunResult
+    world: NetworkWorld
+    counts: BufferCounts
+    events: int
+    sources_out: int
+    sinks_in: int
+
+
+def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int]:
+    """Run a scenario, or a topology to its end (trace and dataset written), and report it."""
+    overrides: dict[str, object] = dict(parse_overrides(args.set))
+    _check_targets(args)
     if args.name in SCENARIOS:
+        preset = None
         if args.preset is not None:
             scenario = SCENARIOS[args.name]
             preset = scenario_preset(args.preset, scenario)
@@ -160,19 +168,7 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
         )
     item = topology(args.name)
     scheduler = make_scheduler(args.scheduler, args.seed)
-    if args.preset is None:
-        initial = item.build(overrides, seed=args.seed)  # validates every parameter first
-    else:
-        preset = topology_preset(args.preset, item)
-        built, preset, overrides = fit_network_buffers(
-            lambda values: _build_or_refusal(item, values, args.seed),
-            preset,
-            by_name(overrides, item.parameters),
-            lambda built: isinstance(built, InsufficientNetworkBuffersError),
-        )
-        if isinstance(built, InsufficientNetworkBuffersError):
-            raise built
-        initial = built
+    initial, preset, overrides = _build(args, item, overrides)
     header = topology_trace_header(
         args.name, overrides, seed=args.seed, scheduler=scheduler.name, max_steps=args.steps
     )
@@ -180,9 +176,16 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
     result = simulation.run(args.steps)
     world = simulation.model
     assert isinstance(world, NetworkWorld)
-    counts = BufferCounts.start(initial.owner).apply_all(simulation.events)
-    sources_out = sum(t.emitted for t in world.tasks.values() if t.kind == "source")
-    sinks_in = sum(t.processed for t in world.tasks.values() if t.kind == "sink")
+    run = _TopologyRun(
+        scheduler.name,
+        preset,
+        result,
+        world,
+        BufferCounts.start(initial.owner).apply_all(simulation.events),
+        len(simulation.events),
+        sum(t.emitted for t in world.tasks.values() if t.kind == "source"),
+        sum(t.processed for t in world.tasks.values() if t.kind == "sink"),
+    )
     if args.export is not None and not world.checkpoints.completed:
         raise InvalidParameterError(
             "no checkpoint completed, nothing to export (raise --steps or lower "
@@ -191,24 +194,77 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
     if args.trace is not None:
         write_topology_trace(args.trace, header, simulation.events)
         written.append(str(args.trace))
-    exported = None
-    if args.export is not None:
-        from flinkstate.dataset import write_dataset
-        from flinkstate.lab.simulation_export import from_simulation
+    exported = None if args.export is None else _export(args, run)
+    failed = result.status in (RunStatus.DEADLOCK, RunStatus.VIOLATION)
+    if args.json:
+        summary = _summary(args, run)
+        if args.html is not None:
+            summary.update(write_run_page(args, overrides, scenario=False))
+        return json.dumps(summary), RUN_FAILED if failed else 0
+    lines = _report_lines(args, run)
+    if args.html is not None:
+        lines.append(page_line(write_run_page(args, overrides, scenario=False)))
+    if exported is not None:
+        lines.append(f"checkpoint {exported} exported to {args.export}")
+    return "\n".join(lines), RUN_FAILED if failed else 0
 
-        last = world.checkpoints.completed[-1]
-        description = f"{args.name} seed {args.seed} {scheduler.name}: checkpoint {last.id}"
-        write_dataset(from_simulation(world, last, description), args.export)
-        exported = last.id
-    summary = {
+
+def _check_targets(args: argparse.Namespace) -> None:
+    """Refuse a negative step count and unwritable outputs before any work, not after it."""
+    if args.steps is not None and args.steps < 0:
+        raise InvalidParameterError(f"--steps must not be negative, got {args.steps}")
+    if args.trace is not None:
+        args.trace = check_target(args.trace)  # refused before the run, not after it
+    if args.html is not None:
+        args.html = check_target(args.html)  # refused before any work
+    if args.export is not None:
+        from flinkstate.dataset import check_dataset_target
+
+        args.export = check_dataset_target(args.export)  # refused before the run
+
+
+def _build(
+    args: argparse.Namespace, item: Topology, overrides: dict[str, object]
+) -> tuple[NetworkWorld, PresetValues | None, dict[str, object]]:
+    """The topology's initial world, with the preset (its network buffers doubled until Flink
+    accepts them) and the overrides it was built with."""
+    if args.preset is None:
+        return item.build(overrides, seed=args.seed), None, overrides  # validates every parameter
+    preset = topology_preset(args.preset, item)
+    built, preset, overrides = fit_network_buffers(
+        lambda values: _build_or_refusal(item, values, args.seed),
+        preset,
+        by_name(overrides, item.parameters),
+        lambda built: isinstance(built, InsufficientNetworkBuffersError),
+    )
+    if isinstance(built, InsufficientNetworkBuffersError):
+        raise built
+    return built, preset, overrides
+
+
+def _export(args: argparse.Namespace, run: _TopologyRun) -> int:
+    """Write the last completed checkpoint as a dataset; its id."""
+    from flinkstate.dataset import write_dataset
+    from flinkstate.lab.simulation_export import from_simulation
+
+    last = run.world.checkpoints.completed[-1]
+    description = f"{args.name} seed {args.seed} {run.scheduler}: checkpoint {last.id}"
+    write_dataset(from_simulation(run.world, last, description), args.export)
+    return last.id
+
+
+def _summary(args: argparse.Namespace, run: _TopologyRun) -> dict[str, Any]:
+    """The run as ``--json`` prints it."""
+    result, world, counts = run.result, run.world, run.counts
+    return {
         "topology": args.name,
-        **({} if preset is None else {"preset": preset.preset.value}),
+        **({} if run.preset is None else {"preset": run.preset.preset.value}),
         "seed": args.seed,
-        "scheduler": scheduler.name,
+        "scheduler": run.scheduler,
         "status": result.status.value,
         "steps": result.steps,
-        "records_emitted_by_sources": sources_out,
-        "records_processed_by_sinks": sinks_in,
+        "records_emitted_by_sources": run.sources_out,
+        "records_processed_by_sinks": run.sinks_in,
         "buffers_at_end": {k: counts.current[k] for k in OWNER_KINDS},
         "buffers_at_peak": {k: counts.peak[k] for k in OWNER_KINDS},
         "checkpoints": [checkpoint_summary(c) for c in world.checkpoints.completed],
@@ -216,18 +272,18 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
         "deadlock": result.deadlock.describe() if result.deadlock else None,
         **failover_summary(world),
     }
-    failed = result.status in (RunStatus.DEADLOCK, RunStatus.VIOLATION)
-    if args.json:
-        if args.html is not None:
-            summary.update(write_run_page(args, overrides, scenario=False))
-        return json.dumps(summary), RUN_FAILED if failed else 0
+
+
+def _report_lines(args: argparse.Namespace, run: _TopologyRun) -> list[str]:
+    """The run as the terminal shows it, down to the trace written."""
+    result, world = run.result, run.world
     lines = [
-        f"{args.name} (seed {args.seed}, scheduler {scheduler.name}): {result.status.value} "
+        f"{args.name} (seed {args.seed}, scheduler {run.scheduler}): {result.status.value} "
         f"after {result.steps} steps",
-        *([] if preset is None else [preset.describe()]),
-        f"records: {sources_out} emitted by sources, {sinks_in} processed by sinks",
+        *([] if run.preset is None else [run.preset.describe()]),
+        f"records: {run.sources_out} emitted by sources, {run.sinks_in} processed by sinks",
         "",
-        buffer_table(counts),
+        buffer_table(run.counts),
         "",
         _checkpoint_table(world),
         "",
@@ -236,12 +292,8 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
         *invariant_lines(result),
     ]
     if args.trace is not None:
-        lines.append(f"trace: {len(simulation.events)} events written to {args.trace}")
-    if args.html is not None:
-        lines.append(page_line(write_run_page(args, overrides, scenario=False)))
-    if exported is not None:
-        lines.append(f"checkpoint {exported} exported to {args.export}")
-    return "\n".join(lines), RUN_FAILED if failed else 0
+        lines.append(f"trace: {run.events} events written to {args.trace}")
+    return lines
 
 
 def checkpoint_summary(checkpoint: Checkpoint) -> dict[str, Any]:

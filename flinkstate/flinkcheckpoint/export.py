@@ -16,7 +16,7 @@ why) its key groups have no rows and the manifest's description says so.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
@@ -38,6 +38,7 @@ from flinkstate.flinkcheckpoint.key_selector import KEY_TYPES, KeySelector, key_
 from flinkstate.flinkcheckpoint.keyed_state import read_keyed_state
 from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
 from flinkstate.flinkcheckpoint.stream_element import (
+    Decoded,
     ElementTag,
     ValueDecoder,
     decode,
@@ -372,44 +373,15 @@ def _channel_rows(
         )
         if handle is not None
     ]
-    stream = b"".join(data.data for *_, data in parts)
     keyed = spec.partitioner is Partitioner.HASH
-    if keyed and value is None:
-        raise InvalidParameterError(f"exchange {edge} is keyed: decoding its records needs value=")
-    decoded = decode(stream, value if keyed else None, source=f"channel {edge}")
-    if decoded.trailing:
-        raise InvalidParameterError(
-            f"channel {edge} {channel.upstream_subtask}->{channel.downstream_subtask} ends "
-            f"inside a record ({decoded.trailing} bytes): not a clean channel"
-        )
+    decoded = _decode_channel(channel, parts, value if keyed else None, keyed)
     downstream = metadata.operator(edge.downstream)
     max_parallelism = downstream.max_parallelism
     # every record of a keyBy channel is in a key group of the subtask it leads to
     owned = compute_key_group_range_for_operator_index(
         max_parallelism, downstream.parallelism, channel.downstream_subtask
     )
-    # the chunks of the channel, in stream order, with where each starts in the stream
-    chunks = []
-    for side, operator, handle, data in parts:
-        for order, chunk in enumerate(data.chunks):
-            buffer_id = len(rows["buffers"])
-            rows["buffers"].append(
-                {
-                    "buffer_id": buffer_id,
-                    "operator": operator,
-                    "subtask": handle.subtask,
-                    "side": side,
-                    "exchange": exchange_name(edge),
-                    "gate_or_partition": handle.gate_or_partition,
-                    "channel_or_subpartition": handle.channel_or_subpartition,
-                    "order": order,
-                    "size": chunk.length,
-                }
-            )
-            chunks.append((buffer_id, chunk.length))
-    starts = [0, *accumulate(size for _, size in chunks)]
-    index = 0
-    positions: dict[int, int] = {}
+    cursor = _buffer_rows(rows["buffers"], edge, parts)
     for element in decoded.elements:
         if element.tag not in (ElementTag.RECORD, ElementTag.RECORD_WITHOUT_TIMESTAMP):
             continue
@@ -427,29 +399,102 @@ def _channel_rows(
             )
         total = 4 + element.length
         begin, end = element.offset, element.offset + total
-        while starts[index + 1] <= begin:
-            index += 1
-        at = index
-        while at < len(chunks) and starts[at] < end:
-            low, high = max(begin, starts[at]), min(end, starts[at + 1])
-            if high > low:
-                buffer_id = chunks[at][0]
-                rows["fragments"].append(
-                    {
-                        "buffer_id": buffer_id,
-                        "position": positions.get(buffer_id, 0),
-                        "record": records,
-                        "key": None if isinstance(key, str) else key,
-                        "key_string": key if isinstance(key, str) else None,
-                        "key_group": group,
-                        "record_bytes": total,
-                        "fragment_start": low - begin,
-                        "fragment_bytes": high - low,
-                        "continues_from_previous": low > begin,
-                        "continues_into_next": high < end,
-                    }
-                )
-                positions[buffer_id] = positions.get(buffer_id, 0) + 1
-            at += 1
+        for buffer_id, position, low, high in cursor.cut(begin, end):
+            rows["fragments"].append(
+                {
+                    "buffer_id": buffer_id,
+                    "position": position,
+                    "record": records,
+                    "key": None if isinstance(key, str) else key,
+                    "key_string": key if isinstance(key, str) else None,
+                    "key_group": group,
+                    "record_bytes": total,
+                    "fragment_start": low - begin,
+                    "fragment_bytes": high - low,
+                    "continues_from_previous": low > begin,
+                    "continues_into_next": high < end,
+                }
+            )
         records += 1
     return records
+
+
+def _decode_channel(
+    channel: LogicalChannel,
+    parts: list[tuple[str, str, ChannelStateHandle, ChannelData]],
+    value: ValueDecoder | None,
+    keyed: bool,
+) -> Decoded:
+    """The channel's input and output state as one stream of elements (a record may span
+    both); refused when a keyed channel's values cannot be read or the stream ends inside a
+    record."""
+    edge = channel.edge
+    stream = b"".join(data.data for *_, data in parts)
+    if keyed and value is None:
+        raise InvalidParameterError(f"exchange {edge} is keyed: decoding its records needs value=")
+    decoded = decode(stream, value, source=f"channel {edge}")
+    if decoded.trailing:
+        raise InvalidParameterError(
+            f"channel {edge} {channel.upstream_subtask}->{channel.downstream_subtask} ends "
+            f"inside a record ({decoded.trailing} bytes): not a clean channel"
+        )
+    return decoded
+
+
+def _buffer_rows(
+    buffers: list[dict[str, Any]],
+    edge: Edge,
+    parts: list[tuple[str, str, ChannelStateHandle, ChannelData]],
+) -> _ChunkCursor:
+    """A buffer row per chunk of the channel, in stream order; a cursor over the chunks that
+    cuts the records into fragments."""
+    ids = []
+    sizes = []
+    for side, operator, handle, data in parts:
+        for order, chunk in enumerate(data.chunks):
+            buffer_id = len(buffers)
+            buffers.append(
+                {
+                    "buffer_id": buffer_id,
+                    "operator": operator,
+                    "subtask": handle.subtask,
+                    "side": side,
+                    "exchange": exchange_name(edge),
+                    "gate_or_partition": handle.gate_or_partition,
+                    "channel_or_subpartition": handle.channel_or_subpartition,
+                    "order": order,
+                    "size": chunk.length,
+                }
+            )
+            ids.append(buffer_id)
+            sizes.append(chunk.length)
+    return _ChunkCursor(ids, [0, *accumulate(sizes)])
+
+
+@dataclass
+class _ChunkCursor:
+    """A channel's chunks (buffer ids) with where each starts in its stream, and how many
+    fragments each holds so far. Records come in stream order, so the cursor only moves on."""
+
+    ids: list[int]
+    starts: list[int]
+    index: int = 0
+    positions: dict[int, int] = field(default_factory=dict)
+
+    def cut(self, begin: int, end: int) -> list[tuple[int, int, int, int]]:
+        """The pieces of the stream's bytes ``[begin, end)`` (a record) in each chunk it
+        touches: (buffer id, position in the buffer, first byte, end byte)."""
+        starts = self.starts
+        while starts[self.index + 1] <= begin:
+            self.index += 1
+        pieces = []
+        at = self.index
+        while at < len(self.ids) and starts[at] < end:
+            low, high = max(begin, starts[at]), min(end, starts[at + 1])
+            if high > low:
+                buffer_id = self.ids[at]
+                position = self.positions.get(buffer_id, 0)
+                pieces.append((buffer_id, position, low, high))
+                self.positions[buffer_id] = position + 1
+            at += 1
+        return pieces

@@ -109,94 +109,16 @@ def summarize(
     #: what the reader could not check or had to leave out, said in the tables and the JSON
     warnings = list(left_out)
     operators = []
-    keyed = []
-    channels = []
+    keyed: list[dict[str, Any]] = []
+    channels: list[dict[str, Any]] = []
     read: dict[int, bytes] = {}  # each channel's bytes, read once for both tables
     with StateFiles(directory, reroot) as files:
         for operator in metadata.operators:
-            in_flight = {"input": 0, "output": 0}
-            keyed_bytes = operator_bytes = 0
-            for subtask in operator.subtasks:
-                handle = subtask.managed_keyed_state
-                if isinstance(handle, KeyGroupsStateHandle):
-                    keyed_bytes += handle.state_size
-                    snapshot = read_keyed_state(handle, files)
-                    keyed.append(
-                        {
-                            "operator": operator.label,
-                            "subtask": subtask.index,
-                            "key_groups": [handle.first_key_group, handle.last_key_group],
-                            "bytes": handle.state_size,
-                            "states": [
-                                {"name": s.name, "kind": s.kind, "entries": count}
-                                for s, count in zip(
-                                    snapshot.states,
-                                    snapshot.state_entries().values(),
-                                    strict=True,
-                                )
-                            ],
-                            "entries": snapshot.entries,
-                            "entries_unreadable": snapshot.unreadable,
-                        }
-                    )
-                    if snapshot.unreadable:
-                        warnings.append(
-                            f"keyed state entries of {operator.label}[{subtask.index}] not "
-                            f"counted: {snapshot.unreadable}"
-                        )
-                for op_handle in (subtask.managed_operator_state, subtask.raw_operator_state):
-                    if op_handle is not None:
-                        operator_bytes += op_handle.state_size
-                for channel in subtask.channel_handles():
-                    data = read_channel(channel, files)
-                    read[id(channel)] = data.data
-                    in_flight[channel.kind] += data.size
-                    channels.append(
-                        {
-                            "operator": operator.label,
-                            "subtask": channel.subtask,
-                            "side": channel.kind,
-                            "gate_or_partition": channel.gate_or_partition,
-                            "channel_or_subpartition": channel.channel_or_subpartition,
-                            "chunks": len(data.chunks),
-                            # where each chunk's length prefix is in the file (Flink's
-                            # offsets) and the bytes of data after it
-                            "offsets": [chunk.offset for chunk in data.chunks],
-                            "lengths": [chunk.length for chunk in data.chunks],
-                            "bytes": data.size,
-                            "stored_in": files.describe(channel.delegate)
-                            if channel.delegate is not None
-                            else "",
-                        }
-                    )
-            operators.append(
-                {
-                    "operator": operator.label,
-                    "name": operator.name,
-                    "uid": operator.uid,
-                    "id": operator.operator_id,
-                    "parallelism": operator.parallelism,
-                    "max_parallelism": operator.max_parallelism,
-                    "subtasks_with_state": len(operator.subtasks),
-                    "keyed_state_bytes": keyed_bytes,
-                    "operator_state_bytes": operator_bytes,
-                    "input_bytes": in_flight["input"],
-                    "output_bytes": in_flight["output"],
-                }
-            )
+            operators.append(_operator_row(operator, files, read, keyed, channels, warnings))
         logical = []
         fitting: dict[str, list[str]] = {}  # by edge: the types that read all its records
         for pair in channels_of(metadata, chosen):
-            try:
-                records = read_records(pair, files, value, lambda h: read[id(h)])
-            except RecordTypeError as wrong:
-                types = record_types(pair, files, lambda h: read[id(h)])
-                raise RecordTypeError(
-                    wrong.file,
-                    wrong.offset,
-                    f"{wrong.expected}: not a record of the type given; "
-                    + types_that_read_text(types or []),
-                ) from None
+            records = _channel_records(pair, files, value, read)
             if value is None and find_record_types:
                 found = record_types(pair, files, lambda h: read[id(h)], records.elements)
                 if found is not None:  # a channel without records rules nothing out
@@ -211,22 +133,7 @@ def summarize(
             if pair.edge in checks:
                 down = metadata.operator(pair.edge.downstream)
                 _check_keys(checks[pair.edge], selectors[pair.edge], pair, records, down)
-            values = [r.value for r in records.records if r.value is not None]
-            logical.append(
-                {
-                    "edge": str(pair.edge),
-                    "upstream_subtask": pair.upstream_subtask,
-                    "downstream_subtask": pair.downstream_subtask,
-                    "input_bytes": records.input_bytes,
-                    "output_bytes": records.output_bytes,
-                    "records": len(records.records),
-                    "other_elements": len(records.elements) - len(records.records),
-                    "split_record": records.split,
-                    "trailing_bytes": records.trailing,
-                    "first_value": _plain(values[0]) if values else None,
-                    "last_value": _plain(values[-1]) if values else None,
-                }
-            )
+            logical.append(_logical_row(pair, records))
     return {
         "checkpoint": str(directory),
         "checkpoint_id": metadata.checkpoint_id,
@@ -248,6 +155,129 @@ def summarize(
             "checked": list(checks.values()),
             "not_checked": None if checks or not logical else _not_checked(metadata, chosen),
         },
+    }
+
+
+def _operator_row(
+    operator: OperatorState,
+    files: StateFiles,
+    read: dict[int, bytes],
+    keyed: list[dict[str, Any]],
+    channels: list[dict[str, Any]],
+    warnings: list[str],
+) -> dict[str, Any]:
+    """An operator's row, its state summed over its subtasks; on the way each subtask's keyed
+    state and channels get their rows (and the channels' bytes are kept in ``read`` for the
+    logical channels, so that each file is read once)."""
+    in_flight = {"input": 0, "output": 0}
+    keyed_bytes = operator_bytes = 0
+    for subtask in operator.subtasks:
+        handle = subtask.managed_keyed_state
+        if isinstance(handle, KeyGroupsStateHandle):
+            keyed_bytes += handle.state_size
+            row = _keyed_row(operator, subtask.index, handle, files)
+            keyed.append(row)
+            if row["entries_unreadable"]:
+                warnings.append(
+                    f"keyed state entries of {operator.label}[{subtask.index}] not "
+                    f"counted: {row['entries_unreadable']}"
+                )
+        for op_handle in (subtask.managed_operator_state, subtask.raw_operator_state):
+            if op_handle is not None:
+                operator_bytes += op_handle.state_size
+        for channel in subtask.channel_handles():
+            data = read_channel(channel, files)
+            read[id(channel)] = data.data
+            in_flight[channel.kind] += data.size
+            channels.append(
+                {
+                    "operator": operator.label,
+                    "subtask": channel.subtask,
+                    "side": channel.kind,
+                    "gate_or_partition": channel.gate_or_partition,
+                    "channel_or_subpartition": channel.channel_or_subpartition,
+                    "chunks": len(data.chunks),
+                    # where each chunk's length prefix is in the file (Flink's
+                    # offsets) and the bytes of data after it
+                    "offsets": [chunk.offset for chunk in data.chunks],
+                    "lengths": [chunk.length for chunk in data.chunks],
+                    "bytes": data.size,
+                    "stored_in": files.describe(channel.delegate)
+                    if channel.delegate is not None
+                    else "",
+                }
+            )
+    return {
+        "operator": operator.label,
+        "name": operator.name,
+        "uid": operator.uid,
+        "id": operator.operator_id,
+        "parallelism": operator.parallelism,
+        "max_parallelism": operator.max_parallelism,
+        "subtasks_with_state": len(operator.subtasks),
+        "keyed_state_bytes": keyed_bytes,
+        "operator_state_bytes": operator_bytes,
+        "input_bytes": in_flight["input"],
+        "output_bytes": in_flight["output"],
+    }
+
+
+def _keyed_row(
+    operator: OperatorState, subtask: int, handle: KeyGroupsStateHandle, files: StateFiles
+) -> dict[str, Any]:
+    """A subtask's keyed state: its key groups, bytes, and the entries of each state (where
+    they can be counted; ``entries_unreadable`` says why not)."""
+    snapshot = read_keyed_state(handle, files)
+    return {
+        "operator": operator.label,
+        "subtask": subtask,
+        "key_groups": [handle.first_key_group, handle.last_key_group],
+        "bytes": handle.state_size,
+        "states": [
+            {"name": s.name, "kind": s.kind, "entries": count}
+            for s, count in zip(
+                snapshot.states,
+                snapshot.state_entries().values(),
+                strict=True,
+            )
+        ],
+        "entries": snapshot.entries,
+        "entries_unreadable": snapshot.unreadable,
+    }
+
+
+def _channel_records(
+    pair: LogicalChannel, files: StateFiles, value: ValueDecoder | None, read: dict[int, bytes]
+) -> ChannelRecords:
+    """A logical channel's records from the bytes already read; a value type that does not
+    read them is refused naming the types that do."""
+    try:
+        return read_records(pair, files, value, lambda h: read[id(h)])
+    except RecordTypeError as wrong:
+        types = record_types(pair, files, lambda h: read[id(h)])
+        raise RecordTypeError(
+            wrong.file,
+            wrong.offset,
+            f"{wrong.expected}: not a record of the type given; "
+            + types_that_read_text(types or []),
+        ) from None
+
+
+def _logical_row(pair: LogicalChannel, records: ChannelRecords) -> dict[str, Any]:
+    """A logical channel's bytes on both sides, its records and its first and last value."""
+    values = [r.value for r in records.records if r.value is not None]
+    return {
+        "edge": str(pair.edge),
+        "upstream_subtask": pair.upstream_subtask,
+        "downstream_subtask": pair.downstream_subtask,
+        "input_bytes": records.input_bytes,
+        "output_bytes": records.output_bytes,
+        "records": len(records.records),
+        "other_elements": len(records.elements) - len(records.records),
+        "split_record": records.split,
+        "trailing_bytes": records.trailing,
+        "first_value": _plain(values[0]) if values else None,
+        "last_value": _plain(values[-1]) if values else None,
     }
 
 

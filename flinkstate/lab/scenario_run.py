@@ -345,8 +345,7 @@ def prepare_scenario(
             job_values, seed=seed, faults=frozenset(faults) if phase == "job" else frozenset()
         )
     except InvalidParameterError as refused:
-        run.outcome, run.message, run.refused = Outcome.REJECTED, str(refused), refused
-        return run
+        return _refused(run, refused)
     every = SNAPSHOT_EVERY if keep_snapshots else None
     if phase == "job":
         run.initial_owners = list(first.owner)
@@ -363,27 +362,11 @@ def prepare_scenario(
         return run
     run.checkpoint = completed[0]
     run.job = _world(before.model)
-    restart_values = dict(job_values)
-    if values["restart_checkpoint_interval"]:
-        restart_values["checkpoint_interval"] = values["restart_checkpoint_interval"]
-    if values["restart_aligned"]:
-        restart_values["unaligned"] = False
+    restart_values = _restart_values(job_values, values)
     try:
-        run.assignment = assign_state(
-            run.checkpoint,
-            _parallelism(item, job, values, run.checkpoint),
-            recover_output_on_downstream=values["recover_output_on_downstream"],
-            connected_mapping=_connected_mapping(values),
-        )
-        restored = job.build(
-            restart_values,
-            seed=seed,
-            faults=item.faults | frozenset(faults),
-            restore=run.assignment,
-        )
+        restored = _restore(run, job, restart_values, run.checkpoint)
     except (InvalidParameterError, UnsupportedRescaleError) as refused:
-        run.outcome, run.message, run.refused = Outcome.REJECTED, str(refused), refused
-        return run
+        return _refused(run, refused)
     if _third_phase(values) and phase != FIRST_RESTART:
         again = _restart_again(run, job, restored, restart_values, scheduler, max_steps)
         if again is None:
@@ -392,6 +375,44 @@ def prepare_scenario(
     run.initial_owners = list(restored.owner)
     run.simulation = Simulation(_start(restored, every), make_scheduler(scheduler, seed), every)
     return run
+
+
+def _refused(run: ScenarioRun, refused: Exception) -> ScenarioRun:
+    """The run concluded where Flink refused its configuration, with Flink's reason."""
+    run.outcome, run.message, run.refused = Outcome.REJECTED, str(refused), refused
+    return run
+
+
+def _restart_values(job_values: Mapping[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The job's parameters as the restarted job runs with them: its own checkpoint interval
+    and alignment where the scenario sets them."""
+    restart_values = dict(job_values)
+    if values["restart_checkpoint_interval"]:
+        restart_values["checkpoint_interval"] = values["restart_checkpoint_interval"]
+    if values["restart_aligned"]:
+        restart_values["unaligned"] = False
+    return restart_values
+
+
+def _restore(
+    run: ScenarioRun, job: Topology, restart_values: Mapping[str, Any], checkpoint: Checkpoint
+) -> NetworkWorld:
+    """The restarted job restored from ``checkpoint``: its state split for the new
+    parallelism (kept in ``run.assignment``), broken by the scenario's and the caller's
+    faults. Flink's refusals (a bad parameter, a rescale it cannot do) are raised."""
+    item, values = run.scenario, run.values
+    run.assignment = assign_state(
+        checkpoint,
+        _parallelism(item, job, values, checkpoint),
+        recover_output_on_downstream=values["recover_output_on_downstream"],
+        connected_mapping=_connected_mapping(values),
+    )
+    return job.build(
+        restart_values,
+        seed=run.seed,
+        faults=item.faults | run.faults,
+        restore=run.assignment,
+    )
 
 
 def _start(world: NetworkWorld, every: int | None) -> Callable[[], NetworkWorld]:

@@ -6,6 +6,7 @@ both alike. The format itself (:mod:`flinkstate.dataset`) knows nothing of the s
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import pyarrow as pa
@@ -15,8 +16,10 @@ from flinkstate.javahash import JavaType
 from flinkstate.keygroups import assign_to_key_group
 from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.runtime.buffer.records import Record
 from flinkstate.runtime.checkpoint.checkpoint import Checkpoint, InputChannelInfo
-from flinkstate.runtime.jobgraph import OperatorKind
+from flinkstate.runtime.jobgraph import JobGraph, OperatorKind
+from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.world.world import NetworkWorld
 
 
@@ -36,7 +39,31 @@ def from_simulation(world: NetworkWorld, checkpoint: Checkpoint, description: st
     {'operators': 3, 'exchanges': 2, 'buffers': 31, 'fragments': 42, 'keyed_state': 8}
     """
     graph = world.graph
-    operators = [
+    buffers, fragments = _channel_state_rows(checkpoint, graph, world.tasks, world.records)
+    manifest = {
+        "format": FORMAT,
+        "version": VERSION,
+        "source": "flinkstate simulator",
+        "description": description,
+        "checkpoint_id": checkpoint.id,
+        "checkpoint_type": "unaligned" if checkpoint.unaligned else "aligned",
+        "segment_size": world.config.segment_size,
+    }
+    rows = {
+        "operators": _operator_rows(graph),
+        "exchanges": _exchange_rows(graph),
+        "buffers": buffers,
+        "fragments": fragments,
+        "keyed_state": _keyed_state_rows(checkpoint, graph),
+    }
+    return Dataset(
+        manifest, {name: pa.Table.from_pylist(rows[name], schema=SCHEMAS[name]) for name in SCHEMAS}
+    )
+
+
+def _operator_rows(graph: JobGraph) -> list[dict[str, Any]]:
+    """Each operator with its parallelism and max parallelism."""
+    return [
         {
             "operator": op.name,
             "kind": op.kind.value,
@@ -45,7 +72,12 @@ def from_simulation(world: NetworkWorld, checkpoint: Checkpoint, description: st
         }
         for op in graph.operators
     ]
-    exchanges = [
+
+
+def _exchange_rows(graph: JobGraph) -> list[dict[str, Any]]:
+    """Each exchange with its partitioner, mappers and key type: what the dataset's readers
+    need to route its state, which a real ``_metadata`` does not record."""
+    return [
         {
             "exchange": e.name,
             "upstream": e.upstream,
@@ -60,13 +92,23 @@ def from_simulation(world: NetworkWorld, checkpoint: Checkpoint, description: st
         }
         for e in graph.exchanges
     ]
+
+
+def _channel_state_rows(
+    checkpoint: Checkpoint,
+    graph: JobGraph,
+    tasks: Mapping[str, Task],
+    records: Mapping[int, Record],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A buffer row per persisted buffer, input state first, and a fragment row per piece of
+    a record in it (with its key group on a keyBy exchange)."""
     buffers: list[dict[str, Any]] = []
     fragments: list[dict[str, Any]] = []
     states = [("input", s) for s in checkpoint.input_channel_state] + [
         ("output", s) for s in checkpoint.result_subpartition_state
     ]
     for side, state in states:
-        task = world.tasks[state.owner]
+        task = tasks[state.owner]
         operator, subtask = task.operator, task.index
         if isinstance(state.info, InputChannelInfo):
             exchange = task.gates[state.info.gate].exchange
@@ -92,7 +134,7 @@ def from_simulation(world: NetworkWorld, checkpoint: Checkpoint, description: st
                 }
             )
             for at, fragment in enumerate(buffer.fragments):
-                record = world.records[fragment.record]
+                record = records[fragment.record]
                 if not record.is_record:
                     continue  # a watermark's bytes count in the buffer's size, not as a record
                 fragments.append(
@@ -112,6 +154,11 @@ def from_simulation(world: NetworkWorld, checkpoint: Checkpoint, description: st
                         "continues_into_next": not fragment.is_last,
                     }
                 )
+    return buffers, fragments
+
+
+def _keyed_state_rows(checkpoint: Checkpoint, graph: JobGraph) -> list[dict[str, Any]]:
+    """A row per key group of each keyed subtask's state, with its entries."""
     keyed_state: list[dict[str, Any]] = []
     for sub in checkpoint.subtasks:
         op = graph.operator(sub.operator)
@@ -132,22 +179,4 @@ def from_simulation(world: NetworkWorld, checkpoint: Checkpoint, description: st
                     "entries": per_group[group],
                 }
             )
-    manifest = {
-        "format": FORMAT,
-        "version": VERSION,
-        "source": "flinkstate simulator",
-        "description": description,
-        "checkpoint_id": checkpoint.id,
-        "checkpoint_type": "unaligned" if checkpoint.unaligned else "aligned",
-        "segment_size": world.config.segment_size,
-    }
-    rows = {
-        "operators": operators,
-        "exchanges": exchanges,
-        "buffers": buffers,
-        "fragments": fragments,
-        "keyed_state": keyed_state,
-    }
-    return Dataset(
-        manifest, {name: pa.Table.from_pylist(rows[name], schema=SCHEMAS[name]) for name in SCHEMAS}
-    )
+    return keyed_state

@@ -25,7 +25,7 @@ from flinkstate.rescale.descriptor import (
     GateOrPartitionRescalingDescriptor,
     MappingType,
 )
-from flinkstate.rescale.mapper import UNSUPPORTED_MESSAGE, SubtaskStateMapper
+from flinkstate.rescale.mapper import UNSUPPORTED_MESSAGE, MapperRanges, SubtaskStateMapper
 from flinkstate.rescale.mappings import RescaleMappings
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.rescale.virtual_channels import VirtualChannel, virtual_channels
@@ -243,42 +243,114 @@ def rescale_exchange(
     input_redistributed, output_redistributed = _redistributed(
         kind, (up_old, up_new), (down_old, down_new)
     )
-    rescaled = input_redistributed or output_redistributed
+    plan = _Mappings(
+        kind,
+        (up_old, up_new),
+        (down_old, down_new),
+        input_mapping,
+        output_mapping,
+        gate_channels,
+        partition_channels,
+        input_redistributed,
+        output_redistributed,
+        recover_output_on_downstream,
+    )
+    upstream_plans = _upstream_plans(plan)
+    return ExchangeRescale(
+        partitioner=kind,
+        upstream_parallelism=(up_old, up_new),
+        downstream_parallelism=(down_old, down_new),
+        recover_output_on_downstream=recover_output_on_downstream,
+        carries_channel_state=True,
+        note="" if plan.rescaled else UNCHANGED_NOTE,
+        input_mapping=input_mapping,
+        output_mapping=output_mapping,
+        downstream=_downstream_plans(plan),
+        upstream=upstream_plans,
+        connected=None if other is kind else other,
+    )
 
-    def descriptor(
-        own: RescaleMappings, mapper: SubtaskStateMapper, connected: RescaleMappings, index: int
-    ) -> GateOrPartitionRescalingDescriptor:
-        if not rescaled:
-            return NO_RESCALE
-        old = own.mapped_indexes(index)
-        if (own.is_identity and connected.is_identity) or not old:
-            return NO_RESCALE
-        ambiguous = own.ambiguous_targets() if mapper.is_ambiguous else frozenset()
-        return GateOrPartitionRescalingDescriptor(old, connected, ambiguous, MappingType.RESCALING)
 
-    upstream_plans = tuple(
+@dataclass(frozen=True)
+class _Mappings:
+    """What :func:`rescale_exchange` decided before planning each subtask: the mappings of
+    both sides, the other side's each descriptor carries, and which side is redistributed."""
+
+    kind: Partitioner
+    upstream: tuple[int, int]
+    downstream: tuple[int, int]
+    input_mapping: RescaleMappings
+    output_mapping: RescaleMappings
+    gate_channels: RescaleMappings
+    partition_channels: RescaleMappings
+    input_redistributed: bool
+    output_redistributed: bool
+    recover_output_on_downstream: bool
+
+    @property
+    def rescaled(self) -> bool:
+        return self.input_redistributed or self.output_redistributed
+
+
+def _descriptor(
+    rescaled: bool,
+    own: RescaleMappings,
+    mapper: SubtaskStateMapper,
+    connected: RescaleMappings,
+    index: int,
+) -> GateOrPartitionRescalingDescriptor:
+    """The rescaling descriptor of new gate or partition ``index``: none where nothing was
+    rescaled, both mappings are identities or it reads no old state."""
+    if not rescaled:
+        return NO_RESCALE
+    old = own.mapped_indexes(index)
+    if (own.is_identity and connected.is_identity) or not old:
+        return NO_RESCALE
+    ambiguous = own.ambiguous_targets() if mapper.is_ambiguous else frozenset()
+    return GateOrPartitionRescalingDescriptor(old, connected, ambiguous, MappingType.RESCALING)
+
+
+def _upstream_plans(plan: _Mappings) -> tuple[UpstreamSubtaskRescale, ...]:
+    """Each new upstream subtask's output state (none where the downstream recovers it) and
+    its partition's descriptor."""
+    kind, output_mapping = plan.kind, plan.output_mapping
+    return tuple(
         UpstreamSubtaskRescale(
             subtask=index,
             output_state_from=(
                 ()
-                if recover_output_on_downstream
-                else (output_mapping.mapped_indexes(index) if output_redistributed else (index,))
+                if plan.recover_output_on_downstream
+                else (
+                    output_mapping.mapped_indexes(index) if plan.output_redistributed else (index,)
+                )
             ),
-            descriptor=descriptor(output_mapping, kind.upstream_mapper, partition_channels, index),
+            descriptor=_descriptor(
+                plan.rescaled, output_mapping, kind.upstream_mapper, plan.partition_channels, index
+            ),
         )
-        for index in range(up_new)
+        for index in range(plan.upstream[1])
     )
+
+
+def _downstream_plans(plan: _Mappings) -> tuple[DownstreamSubtaskRescale, ...]:
+    """Each new downstream subtask's input state, the upstream output state it recovers, its
+    gate's descriptor and the virtual channels of each of its channels."""
+    (up_old, up_new), (down_old, down_new) = plan.upstream, plan.downstream
+    input_mapping = plan.input_mapping
     # Old subpartition s (= old downstream subtask s) goes to the new downstream subtasks that
     # read old downstream subtask s (the partition's channel mapping, inverted:
     # ``ResultSubpartitionDistributor``); identity when nothing rescaled.
     subpartition_owners = (
-        partition_channels.invert() if rescaled else RescaleMappings.identity(down_old, down_new)
+        plan.partition_channels.invert()
+        if plan.rescaled
+        else RescaleMappings.identity(down_old, down_new)
     )
-
     downstream_plans = []
     for index in range(down_new):
-        gate = descriptor(input_mapping, kind.downstream_mapper, gate_channels, index)
-        input_from = input_mapping.mapped_indexes(index) if input_redistributed else (index,)
+        gate = _descriptor(
+            plan.rescaled, input_mapping, plan.kind.downstream_mapper, plan.gate_channels, index
+        )
+        input_from = input_mapping.mapped_indexes(index) if plan.input_redistributed else (index,)
         if gate is NO_RESCALE:
             # Channels map to themselves: new channel c reads old channel c, no demultiplexing
             # (virtual_channels gives none, as Flink's create does); the plan still names the
@@ -290,7 +362,7 @@ def rescale_exchange(
         else:
             channels = tuple(virtual_channels(gate, channel) for channel in range(up_new))
         upstream_output: tuple[tuple[int, int], ...] = ()
-        if recover_output_on_downstream:
+        if plan.recover_output_on_downstream:
             upstream_output = tuple(
                 (old_upstream, old_subpartition)
                 for old_upstream in range(up_old)
@@ -306,21 +378,7 @@ def rescale_exchange(
                 virtual_channels=channels,
             )
         )
-
-    note = "" if rescaled else UNCHANGED_NOTE
-    return ExchangeRescale(
-        partitioner=kind,
-        upstream_parallelism=(up_old, up_new),
-        downstream_parallelism=(down_old, down_new),
-        recover_output_on_downstream=recover_output_on_downstream,
-        carries_channel_state=True,
-        note=note,
-        input_mapping=input_mapping,
-        output_mapping=output_mapping,
-        downstream=tuple(downstream_plans),
-        upstream=upstream_plans,
-        connected=None if other is kind else other,
-    )
+    return tuple(downstream_plans)
 
 
 def _without_channel_state(
@@ -579,47 +637,99 @@ def summarise_exchange(
     kind, (up_old, up_new), (down_old, down_new) = _checked(partitioner, upstream, downstream)
     up, down = (up_old, up_new), (down_old, down_new)
     if _aligned(kind, up, down, unaligned_forced, aligned_by_graph):
-        return ExchangeSummary(
-            partitioner=kind,
-            upstream_parallelism=up,
-            downstream_parallelism=down,
-            recover_output_on_downstream=recover_output_on_downstream,
-            carries_channel_state=unaligned_forced,
-            note=_aligned_note(kind, unaligned_forced),
-            ambiguous_old_subtasks=frozenset(),
-            mapping_pairs=0,
-            downstream=tuple(
-                DownstreamSubtaskSummary(
-                    index,
-                    range(index, index + 1) if unaligned_forced else range(0),
-                    0,
-                    (),
-                    False,
-                )
-                for index in range(down_new)
-            ),
-            upstream=tuple(
-                UpstreamSubtaskSummary(
-                    index, range(index, index + 1) if unaligned_forced else range(0)
-                )
-                for index in range(up_new)
-            ),
-        )
+        return _aligned_summary(kind, up, down, recover_output_on_downstream, unaligned_forced)
     inputs = kind.downstream_mapper.ranges(down_old, down_new)
     outputs = kind.upstream_mapper.ranges(up_old, up_new)
     input_redistributed, output_redistributed = _redistributed(kind, up, down)
     rescaled = input_redistributed or output_redistributed
-    both_identity = inputs.is_identity and outputs.is_identity
+    upstream_summaries = tuple(
+        UpstreamSubtaskSummary(
+            index,
+            range(0)
+            if recover_output_on_downstream
+            else (outputs.new_to_old[index] if output_redistributed else range(index, index + 1)),
+        )
+        for index in range(up_new)
+    )
+    return ExchangeSummary(
+        partitioner=kind,
+        upstream_parallelism=up,
+        downstream_parallelism=down,
+        recover_output_on_downstream=recover_output_on_downstream,
+        carries_channel_state=True,
+        note="" if rescaled else UNCHANGED_NOTE,
+        ambiguous_old_subtasks=inputs.ambiguous,
+        mapping_pairs=inputs.pairs + outputs.pairs,
+        downstream=_downstream_summaries(
+            inputs,
+            up,
+            down,
+            rescaled,
+            rescaled and not (inputs.is_identity and outputs.is_identity),
+            input_redistributed,
+            recover_output_on_downstream,
+        ),
+        upstream=upstream_summaries,
+    )
+
+
+def _aligned_summary(
+    kind: Partitioner,
+    up: tuple[int, int],
+    down: tuple[int, int],
+    recover_output_on_downstream: bool,
+    unaligned_forced: bool,
+) -> ExchangeSummary:
+    """An exchange checkpointed aligned: no channel state (or, forced unaligned, each subtask
+    its own, where rescaling it fails)."""
+    return ExchangeSummary(
+        partitioner=kind,
+        upstream_parallelism=up,
+        downstream_parallelism=down,
+        recover_output_on_downstream=recover_output_on_downstream,
+        carries_channel_state=unaligned_forced,
+        note=_aligned_note(kind, unaligned_forced),
+        ambiguous_old_subtasks=frozenset(),
+        mapping_pairs=0,
+        downstream=tuple(
+            DownstreamSubtaskSummary(
+                index,
+                range(index, index + 1) if unaligned_forced else range(0),
+                0,
+                (),
+                False,
+            )
+            for index in range(down[1])
+        ),
+        upstream=tuple(
+            UpstreamSubtaskSummary(index, range(index, index + 1) if unaligned_forced else range(0))
+            for index in range(up[1])
+        ),
+    )
+
+
+def _downstream_summaries(
+    inputs: MapperRanges,
+    up: tuple[int, int],
+    down: tuple[int, int],
+    rescaled: bool,
+    gates_rescale: bool,
+    input_redistributed: bool,
+    recover_output_on_downstream: bool,
+) -> tuple[DownstreamSubtaskSummary, ...]:
+    """Each new downstream subtask's input state, upstream output handles and virtual channels
+    in blocks; ``gates_rescale``: a gate reading old state is rescaled (not both mappings
+    identities)."""
+    (up_old, up_new), (down_old, down_new) = up, down
     # Every mapper hands each old upstream subtask to some new one, so a rescaled gate's new
     # channels together carry every old channel.
     all_old_channels = range(up_old)
     unrescaled_channels = range(min(up_old, up_new))
-
     downstream_summaries = []
     for index in range(down_new):
         own = inputs.new_to_old[index]
         input_from = own if input_redistributed else range(index, index + 1)
-        gate_rescaled = rescaled and not both_identity and len(own) > 0
+        gate_rescaled = gates_rescale and len(own) > 0
         if gate_rescaled:
             blocks = tuple(
                 VirtualChannelBlock(run, all_old_channels, filtered)
@@ -644,24 +754,4 @@ def summarise_exchange(
                 gate_rescaled,
             )
         )
-    upstream_summaries = tuple(
-        UpstreamSubtaskSummary(
-            index,
-            range(0)
-            if recover_output_on_downstream
-            else (outputs.new_to_old[index] if output_redistributed else range(index, index + 1)),
-        )
-        for index in range(up_new)
-    )
-    return ExchangeSummary(
-        partitioner=kind,
-        upstream_parallelism=up,
-        downstream_parallelism=down,
-        recover_output_on_downstream=recover_output_on_downstream,
-        carries_channel_state=True,
-        note="" if rescaled else UNCHANGED_NOTE,
-        ambiguous_old_subtasks=inputs.ambiguous,
-        mapping_pairs=inputs.pairs + outputs.pairs,
-        downstream=tuple(downstream_summaries),
-        upstream=upstream_summaries,
-    )
+    return tuple(downstream_summaries)

@@ -9,6 +9,7 @@ away: a fixed, readable layout instead of a force layout that would differ from 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
@@ -175,78 +176,16 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
     ring = _names(report.cycle)
     positions = _positions(graph, ring)
     depth = _depths(graph, ring)
-    size = {n: _SIZES[min(depth[n], 2)] for n in graph.nodes}
-    pair = len(ring) == 2
-    traces: list[dict[str, Any]] = []
-    for cycle, name, colour, width in (
-        (False, "waits for", "#b0b0b0", 1),
-        (True, "waits-for cycle", ALERT, 4),
-    ):
-        polylines: list[list[tuple[float, float]]] = []
-        for source, target, data in graph.edges(data=True):
-            if data["cycle"] is not cycle:
-                continue
-            if source == target:  # waits for itself: a loop above the node
-                polylines.append(_loop(positions[source], _LOOP if cycle else _LOOP / 2))
-            elif cycle and pair:
-                polylines.append(_bow(positions[source], positions[target]))
-            else:
-                polylines.append([positions[source], positions[target]])
-        traces.append(lines_trace(polylines, name, {"color": colour, "width": width}))
-    annotations: list[dict[str, Any]] = [
-        {
-            **_arrow(positions, source, target, size[target], bowed=data["cycle"] and pair),
-            "xref": "x",
-            "yref": "y",
-            "axref": "x",
-            "ayref": "y",
-            "showarrow": True,
-            "arrowhead": 2,
-            "arrowsize": 1.3 if data["cycle"] else 1,
-            "arrowwidth": 2.5 if data["cycle"] else 1,
-            "arrowcolor": ALERT if data["cycle"] else "#b0b0b0",
-            "text": "",
-        }
-        for source, target, data in graph.edges(data=True)
-        if source != target
-    ]
-    for source, target, data in graph.edges(data=True):
-        if not data["cycle"]:
-            continue
-        (x0, y0), (x1, y1) = positions[source], positions[target]
-        above = source == target
-        place: dict[str, Any] = {
-            "x": x0 if above else (x0 + x1) / 2,
-            "y": y0 + 2 * _LOOP if above else (y0 + y1) / 2,
-            "yanchor": "bottom" if above else "middle",
-        }
-        if pair and not above:  # beside the bow's outermost point, on its own side
-            (x, y), side = _bow_apex(positions[source], positions[target])
-            place = {"x": x, "y": y, "xanchor": "left" if side > 0 else "right"}
-        annotations.append(
-            {
-                **place,
-                "xref": "x",
-                "yref": "y",
-                "text": wrap("waits for " + "; ".join(data["resources"]), 26 if pair else 34),
-                "showarrow": False,
-                "font": {"size": 12, "color": ALERT},
-                "bgcolor": "rgba(255,255,255,0.85)",
-            }
-        )
-    nodes = list(graph.nodes)
-    hover = []
-    for node in nodes:
-        lines = [f"<b>{node}</b>"]
-        waits = graph.nodes[node].get("waits_for")
-        lines.append(f"waits for {waits}" if waits else "not waiting (holds what others need)")
-        holders = list(graph.successors(node))
-        if holders:
-            lines.append("held by " + ", ".join(holders))
-        if graph.nodes[node]["on_cycle"]:
-            lines.append("on the waits-for cycle")
-        hover.append(wrap("<br>".join(lines)))
-    kinds = sorted({graph.nodes[n]["kind"] for n in nodes})
+    drawing = _Drawing(
+        graph,
+        positions,
+        depth,
+        {n: _SIZES[min(depth[n], 2)] for n in graph.nodes},
+        len(ring) == 2,
+    )
+    traces = _edge_traces(drawing)
+    annotations = _arrows(drawing) + _cycle_labels(drawing)
+    kinds = sorted({graph.nodes[n]["kind"] for n in graph.nodes})
     for kind in kinds:  # a legend entry per actor kind: the markers share one trace
         traces.append(
             {
@@ -259,40 +198,7 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
                 "hoverinfo": "skip",
             }
         )
-    on_cycle = [graph.nodes[n]["on_cycle"] for n in nodes]
-    traces.append(
-        {
-            "type": "scatter",
-            "x": [positions[n][0] for n in nodes],
-            "y": [positions[n][1] for n in nodes],
-            "mode": "markers+text",
-            "name": "actors",
-            "text": [
-                f"<b>{n}</b>" if cycle else n.replace(" ", "<br>", 1)
-                for n, cycle in zip(nodes, on_cycle, strict=True)
-            ],
-            # a pair's upper actor is named above it, clear of the words between the two
-            "textposition": [
-                "top center" if pair and depth[n] == 0 and positions[n][1] > 0 else "bottom center"
-                for n in nodes
-            ],
-            "textfont": {
-                "size": [14 if cycle else 11 for cycle in on_cycle],
-                "color": [ALERT if cycle else "#333333" for cycle in on_cycle],
-            },
-            "hovertext": hover,
-            "hoverinfo": "text",
-            "showlegend": False,
-            "marker": {
-                "size": [size[n] for n in nodes],
-                "color": [actor_colour(graph.nodes[n]["kind"]) for n in nodes],
-                "line": {
-                    "color": [ALERT if cycle else "#444444" for cycle in on_cycle],
-                    "width": [4 if cycle else 0.5 for cycle in on_cycle],
-                },
-            },
-        }
-    )
+    traces.append(_actor_trace(drawing))
     if report.cycle:
         heading = title or f"Deadlock at step {report.step}"
         subtitle = f"waits-for cycle: {cycle_text(report.cycle)}"
@@ -319,6 +225,154 @@ def deadlock_figure(report: DeadlockReport, *, title: str | None = None) -> go.F
             ),
         }
     )
+
+
+@dataclass(frozen=True)
+class _Drawing:
+    """The waits-for graph laid out: each actor's place, its rings from the cycle and its
+    marker's size; ``pair``: the cycle is two actors, whose edges bow apart."""
+
+    graph: nx.DiGraph
+    positions: dict[str, tuple[float, float]]
+    depth: dict[str, int]
+    size: dict[str, int]
+    pair: bool
+
+
+def _edge_traces(drawing: _Drawing) -> list[dict[str, Any]]:
+    """The edges as two traces, the waits off the cycle thin and grey, the cycle's thick and
+    red on top; a wait for itself is a loop above its actor."""
+    positions = drawing.positions
+    traces: list[dict[str, Any]] = []
+    for cycle, name, colour, width in (
+        (False, "waits for", "#b0b0b0", 1),
+        (True, "waits-for cycle", ALERT, 4),
+    ):
+        polylines: list[list[tuple[float, float]]] = []
+        for source, target, data in drawing.graph.edges(data=True):
+            if data["cycle"] is not cycle:
+                continue
+            if source == target:  # waits for itself: a loop above the node
+                polylines.append(_loop(positions[source], _LOOP if cycle else _LOOP / 2))
+            elif cycle and drawing.pair:
+                polylines.append(_bow(positions[source], positions[target]))
+            else:
+                polylines.append([positions[source], positions[target]])
+        traces.append(lines_trace(polylines, name, {"color": colour, "width": width}))
+    return traces
+
+
+def _arrows(drawing: _Drawing) -> list[dict[str, Any]]:
+    """An arrowhead at the holder's end of every edge but a loop, larger on the cycle."""
+    return [
+        {
+            **_arrow(
+                drawing.positions,
+                source,
+                target,
+                drawing.size[target],
+                bowed=data["cycle"] and drawing.pair,
+            ),
+            "xref": "x",
+            "yref": "y",
+            "axref": "x",
+            "ayref": "y",
+            "showarrow": True,
+            "arrowhead": 2,
+            "arrowsize": 1.3 if data["cycle"] else 1,
+            "arrowwidth": 2.5 if data["cycle"] else 1,
+            "arrowcolor": ALERT if data["cycle"] else "#b0b0b0",
+            "text": "",
+        }
+        for source, target, data in drawing.graph.edges(data=True)
+        if source != target
+    ]
+
+
+def _cycle_labels(drawing: _Drawing) -> list[dict[str, Any]]:
+    """What each actor on the cycle waits for, written on its edge (above a loop, beside a
+    pair's bow), the first thing a reader should see."""
+    positions, pair = drawing.positions, drawing.pair
+    labels = []
+    for source, target, data in drawing.graph.edges(data=True):
+        if not data["cycle"]:
+            continue
+        (x0, y0), (x1, y1) = positions[source], positions[target]
+        above = source == target
+        place: dict[str, Any] = {
+            "x": x0 if above else (x0 + x1) / 2,
+            "y": y0 + 2 * _LOOP if above else (y0 + y1) / 2,
+            "yanchor": "bottom" if above else "middle",
+        }
+        if pair and not above:  # beside the bow's outermost point, on its own side
+            (x, y), side = _bow_apex(positions[source], positions[target])
+            place = {"x": x, "y": y, "xanchor": "left" if side > 0 else "right"}
+        labels.append(
+            {
+                **place,
+                "xref": "x",
+                "yref": "y",
+                "text": wrap("waits for " + "; ".join(data["resources"]), 26 if pair else 34),
+                "showarrow": False,
+                "font": {"size": 12, "color": ALERT},
+                "bgcolor": "rgba(255,255,255,0.85)",
+            }
+        )
+    return labels
+
+
+def _hover(graph: nx.DiGraph, node: str) -> str:
+    """An actor's hover: what it waits for, who holds that, whether it is on the cycle."""
+    lines = [f"<b>{node}</b>"]
+    waits = graph.nodes[node].get("waits_for")
+    lines.append(f"waits for {waits}" if waits else "not waiting (holds what others need)")
+    holders = list(graph.successors(node))
+    if holders:
+        lines.append("held by " + ", ".join(holders))
+    if graph.nodes[node]["on_cycle"]:
+        lines.append("on the waits-for cycle")
+    return wrap("<br>".join(lines))
+
+
+def _actor_trace(drawing: _Drawing) -> dict[str, Any]:
+    """Every actor as one marker trace in its kind's colour, the cycle's large, outlined in
+    red and named in bold."""
+    graph, positions = drawing.graph, drawing.positions
+    nodes = list(graph.nodes)
+    on_cycle = [graph.nodes[n]["on_cycle"] for n in nodes]
+    return {
+        "type": "scatter",
+        "x": [positions[n][0] for n in nodes],
+        "y": [positions[n][1] for n in nodes],
+        "mode": "markers+text",
+        "name": "actors",
+        "text": [
+            f"<b>{n}</b>" if cycle else n.replace(" ", "<br>", 1)
+            for n, cycle in zip(nodes, on_cycle, strict=True)
+        ],
+        # a pair's upper actor is named above it, clear of the words between the two
+        "textposition": [
+            "top center"
+            if drawing.pair and drawing.depth[n] == 0 and positions[n][1] > 0
+            else "bottom center"
+            for n in nodes
+        ],
+        "textfont": {
+            "size": [14 if cycle else 11 for cycle in on_cycle],
+            "color": [ALERT if cycle else "#333333" for cycle in on_cycle],
+        },
+        "hovertext": [_hover(graph, n) for n in nodes],
+        "hoverinfo": "text",
+        "showlegend": False,
+        "marker": {
+            "size": [drawing.size[n] for n in nodes],
+            "color": [actor_colour(graph.nodes[n]["kind"]) for n in nodes],
+            "line": {
+                "color": [ALERT if cycle else "#444444" for cycle in on_cycle],
+                "width": [4 if cycle else 0.5 for cycle in on_cycle],
+            },
+        },
+    }
 
 
 def _bow_control(

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, cast
 
@@ -187,10 +187,44 @@ def ownership_places(
     for sharers in world.shares.values():
         for sharer in sharers:
             shared[owner_node(world, sharer)] += 1
-    nodes: dict[str, dict[str, Any] | None] = {}
-    edges: dict[str, dict[str, dict[str, Any]]] = {}
+    places = _PlacesBuilder(world, layout, shown, held, shared)
+    for nbp in world.network_pools.values():
+        places.add(
+            nbp.name,
+            "network-pool",
+            nbp.owner.holder,
+            partial(_network_pool_details, nbp),
+            capacity=nbp.total,
+        )
+    for key, task in world.tasks.items():
+        places.add_task(key, task)
+    places.add_recovery()
+    places.add(
+        "heap",
+        "heap",
+        "heap",
+        partial(_heap_details, world),
+    )
+    if event is not None:
+        places.add_moves(event)
+    return OwnershipPlaces(places.nodes, places.edges)
+
+
+@dataclass
+class _PlacesBuilder:
+    """The nodes and edges of :func:`ownership_places` as they are added, in the order the
+    figure draws them, with what each node holds and shares."""
+
+    world: NetworkWorld
+    layout: OwnershipLayout
+    shown: Callable[[str], bool] | None
+    held: dict[str, Counter[OwnerKind]]
+    shared: Counter[str]
+    nodes: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    edges: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def add(
+        self,
         node: str,
         kind: str,
         label: str,
@@ -198,17 +232,19 @@ def ownership_places(
         blocked: bool = False,
         capacity: int = 0,
     ) -> None:
-        if node not in layout.positions:
+        """A node with its buffers and hover; a node ``shown`` rejects is only named (its
+        details, the costly part, are not computed)."""
+        if node not in self.layout.positions:
             raise InvalidParameterError(f"the layout has no place for {node!r}; build it anew")
-        if shown is not None and not shown(node):
-            nodes.setdefault(node, None)
+        if self.shown is not None and not self.shown(node):
+            self.nodes.setdefault(node, None)
             return
-        holding = held.get(node, Counter())
+        holding = self.held.get(node, Counter())
         buffers = sum(holding.values())
         lines = [f"<b>{node}</b>", f"buffers held: {buffers}"]
         lines += [f"  {k}: {v}" for k, v in sorted(holding.items()) if len(holding) > 1]
-        if shared[node]:
-            lines.append(f"also shares: {shared[node]} (a buffer held in several places)")
+        if self.shared[node]:
+            lines.append(f"also shares: {self.shared[node]} (a buffer held in several places)")
         lines += details()
         if blocked:
             lines.append("<b>blocked</b>")
@@ -218,30 +254,27 @@ def ownership_places(
             "buffers": buffers,
             "blocked": blocked,
             "capacity": capacity,
-            "pos": layout.positions[node],
+            "pos": self.layout.positions[node],
             "hover": "<br>".join(lines),
         }
-        current = nodes.get(node)
+        current = self.nodes.get(node)
         if current is None:
-            nodes[node] = attributes
+            self.nodes[node] = attributes
         else:
             current.update(attributes)
 
-    def edge(source: str, target: str, **attributes: Any) -> None:
-        nodes.setdefault(source, None)
-        nodes.setdefault(target, None)
-        edges.setdefault(source, {}).setdefault(target, {}).update(attributes)
+    def edge(self, source: str, target: str, **attributes: Any) -> None:
+        """An edge, its ends named as nodes if they are not yet; a later edge between the same
+        two updates it (as networkx's ``add_edge`` does)."""
+        self.nodes.setdefault(source, None)
+        self.nodes.setdefault(target, None)
+        self.edges.setdefault(source, {}).setdefault(target, {}).update(attributes)
 
-    for nbp in world.network_pools.values():
-        add(
-            nbp.name,
-            "network-pool",
-            nbp.owner.holder,
-            partial(_network_pool_details, nbp),
-            capacity=nbp.total,
-        )
-    for key, task in world.tasks.items():
-        add(task_node(task), "task", key, partial(_task_details, world, task))
+    def add_task(self, key: str, task: Task) -> None:
+        """A task with its partitions, subpartitions, gates and channels, and the data paths
+        from each subpartition to the channel that reads it."""
+        add, edge = self.add, self.edge
+        add(task_node(task), "task", key, partial(_task_details, self.world, task))
         for partition in task.partitions:
             add(
                 partition_node(partition),
@@ -274,49 +307,50 @@ def ownership_places(
                 )
                 edge(cnode, node, kind="structure")
                 edge(
-                    subpartition_node(world.subpartitions[channel.subpartition]),
+                    subpartition_node(self.world.subpartitions[channel.subpartition]),
                     cnode,
                     kind="remote" if channel.remote else "local",
                 )
-    for reader in world.readers.values():
-        add(reader.name, "channel-state-reader", "", partial(_reader_details, reader))
-        task = world.task_named(reader.task)
-        for gate in task.gates:
-            if not gate.converted:
-                edge(reader.name, gate_node(gate), kind="restore")
-    for drainer in world.drainers.values():
-        add(
-            drainer.name,
-            "drainer",
-            "",
-            partial(_drainer_details, world, drainer),
-        )
-        if drainer.installed and not drainer.finished:
-            task = world.task_named(drainer.task)
+
+    def add_recovery(self) -> None:
+        """The channel-state readers and drainers, with the gates they fill while they do, and
+        the channel-state writers."""
+        world = self.world
+        for reader in world.readers.values():
+            self.add(reader.name, "channel-state-reader", "", partial(_reader_details, reader))
+            task = world.task_named(reader.task)
             for gate in task.gates:
-                edge(drainer.name, gate_node(gate), kind="drain")
-    for writer in world.writers.values():
-        add(
-            writer.name,
-            "channel-state-writer",
-            writer.owner.holder,
-            partial(_writer_details, writer),
-        )
-    add(
-        "heap",
-        "heap",
-        "heap",
-        partial(_heap_details, world),
-    )
-    if event is not None:
+                if not gate.converted:
+                    self.edge(reader.name, gate_node(gate), kind="restore")
+        for drainer in world.drainers.values():
+            self.add(
+                drainer.name,
+                "drainer",
+                "",
+                partial(_drainer_details, world, drainer),
+            )
+            if drainer.installed and not drainer.finished:
+                task = world.task_named(drainer.task)
+                for gate in task.gates:
+                    self.edge(drainer.name, gate_node(gate), kind="drain")
+        for writer in world.writers.values():
+            self.add(
+                writer.name,
+                "channel-state-writer",
+                writer.owner.holder,
+                partial(_writer_details, writer),
+            )
+
+    def add_moves(self, event: Event) -> None:
+        """The step's segment moves between two places, as ``move`` edges with a count."""
+        world = self.world
         moves: Counter[tuple[str, str]] = Counter(
             (owner_node(world, cast(Owner, m.source)), owner_node(world, cast(Owner, m.target)))
             for m in event.moves
         )
         for (source, target), count in moves.items():
             if source != target:
-                edge(source, target, kind="move", count=count)
-    return OwnershipPlaces(nodes, edges)
+                self.edge(source, target, kind="move", count=count)
 
 
 def ownership_graph(
@@ -516,7 +550,39 @@ def ownership_spec(
     A live widget copies this into its ``FigureWidget`` at every step; building plain dicts
     rather than validated plotly objects keeps that well under the 100 ms a step may take.
     """
-    traces: list[dict[str, Any]] = []
+    traces = _path_traces(graph) + _node_traces(graph)
+    step = graph.graph.get("step", 0)
+    return {
+        "data": traces,
+        "layout": figure_layout(
+            title or f"Buffer ownership at step {step}",
+            # the layout's height counted a one-line title; the operator names sit above
+            height=layout.height - 50,
+            above=22,
+            left=20,
+            right=20,
+            bottom=20,
+            annotations=_move_arrows(graph),
+            xaxis={
+                "tickvals": list(layout.columns),
+                "ticktext": list(layout.columns.values()),
+                "tickfont": {"size": 13},
+                "showgrid": False,
+                "zeroline": False,
+                "side": "top",
+            },
+            yaxis={"visible": False},
+            hovermode="closest",
+            legend={"orientation": "h", "y": -0.02, "yanchor": "top"},
+            uirevision="ownership",  # keep the user's zoom while stepping
+        ),
+    }
+
+
+def _path_traces(graph: nx.DiGraph) -> list[dict[str, Any]]:
+    """The data paths as thin grey lines, one trace (and legend entry) per kind of path: the
+    structure inside a task drawn as local paths."""
+    traces = []
     for kind, name, dash in (
         ("local", "local channel (same TaskManager)", "solid"),
         ("remote", "remote channel (netty, credit-based)", "dash"),
@@ -529,6 +595,11 @@ def ownership_spec(
             if data["kind"] == kind or (kind == "local" and data["kind"] == "structure")
         ]
         traces.append(lines_trace(polylines, name, {"color": "#c7c7c7", "width": 1, "dash": dash}))
+    return traces
+
+
+def _move_arrows(graph: nx.DiGraph) -> list[dict[str, Any]]:
+    """The last step's segment moves as orange arrows, with their count where more than one."""
     annotations = []
     for source, target, data in graph.edges(data=True):
         if data["kind"] != "move":
@@ -554,9 +625,16 @@ def ownership_spec(
                 "font": {"color": MOVE},
             }
         )
+    return annotations
+
+
+def _node_traces(graph: nx.DiGraph) -> list[dict[str, Any]]:
+    """A marker trace per node kind, in legend order: size by the buffers held, a red ring
+    where the place is blocked."""
     by_kind: dict[str, list[dict[str, Any]]] = {kind: [] for kind in NODE_KINDS}
     for _, data in graph.nodes(data=True):
         by_kind[data["kind"]].append(data)
+    traces = []
     for kind, colour in NODE_KINDS.items():
         nodes = by_kind[kind]
         traces.append(
@@ -581,32 +659,7 @@ def ownership_spec(
                 },
             }
         )
-    step = graph.graph.get("step", 0)
-    return {
-        "data": traces,
-        "layout": figure_layout(
-            title or f"Buffer ownership at step {step}",
-            # the layout's height counted a one-line title; the operator names sit above
-            height=layout.height - 50,
-            above=22,
-            left=20,
-            right=20,
-            bottom=20,
-            annotations=annotations,
-            xaxis={
-                "tickvals": list(layout.columns),
-                "ticktext": list(layout.columns.values()),
-                "tickfont": {"size": 13},
-                "showgrid": False,
-                "zeroline": False,
-                "side": "top",
-            },
-            yaxis={"visible": False},
-            hovermode="closest",
-            legend={"orientation": "h", "y": -0.02, "yanchor": "top"},
-            uirevision="ownership",  # keep the user's zoom while stepping
-        ),
-    }
+    return traces
 
 
 def _size(buffers: int, capacity: int) -> float:

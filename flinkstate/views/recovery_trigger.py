@@ -287,48 +287,10 @@ def trigger_figure(histories: Mapping[str, TriggerHistory], *, title: str = "") 
     shapes: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
     legend: set[str] = set()
-    recovery = GROUP_COLOURS[IN_RECOVERY]
     for label, history in histories.items():
         trigger_row, recovery_row = len(rows), len(rows) + 1
         rows += [f"{label}: trigger", f"{label}: channels in recovery"]
-        bars = [
-            (trigger_row, start, end, TRIGGER_COLOURS[trigger], trigger.name, trigger.name)
-            for start, end, trigger in _spans(history, lambda p: p.trigger)
-        ] + [
-            (
-                recovery_row,
-                start,
-                end,
-                shade(recovery, 0.85 - 0.85 * count / max(history.channels, 1)),
-                str(count),
-                f"{count} of {history.channels} channels in recovery",
-            )
-            for start, end, count in _spans(history, lambda p: p.in_recovery)
-        ]
-        for row, start, end, colour, text, hover in bars:
-            # a trigger's colour in the legend (the counts are written on their bars)
-            named = row == trigger_row and text not in legend
-            if named:
-                legend.add(text)
-            traces.append(
-                {
-                    "type": "bar",
-                    "orientation": "h",
-                    "y": [row],
-                    "base": [start],
-                    "x": [max(end - start, 1)],
-                    "width": 0.7,
-                    "marker": {"color": colour, "line": {"color": "white", "width": 1}},
-                    "text": [text],
-                    "textposition": "inside",
-                    "insidetextanchor": "middle",
-                    "name": f"trigger {text}" if row == trigger_row else hover,
-                    "legendgroup": text if row == trigger_row else "",
-                    "showlegend": named,
-                    "hovertemplate": f"{history.task}, {label}: {hover}, steps {start} to {end}"
-                    "<extra></extra>",
-                }
-            )
+        traces += _bars(label, history, trigger_row, recovery_row, legend)
         drained = history.drain_finished_at
         if drained is not None:
             shapes.append(
@@ -354,61 +316,8 @@ def trigger_figure(histories: Mapping[str, TriggerHistory], *, title: str = "") 
             )
         idle = history.since(RecoveryCheckpointTrigger.NO_OP)
         if idle is not None:
-            annotations.append(
-                {
-                    "x": idle,
-                    # in the gap under the trigger's bar, clear of the title above the plot
-                    "y": trigger_row + 0.35,
-                    "text": f"NO_OP from step {idle}, with {history.at(idle).in_recovery} of "
-                    f"{history.channels} channels in recovery",
-                    "showarrow": True,
-                    "arrowhead": 2,
-                    "ax": 50,
-                    "ay": 13,
-                    "xanchor": "left",
-                    "yanchor": "middle",
-                    "font": {"size": 11, "color": "#222222"},
-                    "bgcolor": "rgba(255, 255, 255, 0.85)",
-                }
-            )
-        for checkpoint in history.checkpoints:
-            declined = checkpoint.declined is not None
-            traces.append(
-                _marker(
-                    checkpoint.step,
-                    trigger_row,
-                    "checkpoint declined" if declined else "checkpoint reaches the task",
-                    "x" if declined else "circle",
-                    ALERT if declined else _ON_BAR,
-                    f"{label}, step {checkpoint.step}: {checkpoint.describe()}",
-                    legend,
-                )
-            )
-            if checkpoint.completed_at is not None:
-                traces.append(
-                    _marker(
-                        checkpoint.completed_at,
-                        trigger_row,
-                        "checkpoint completes",
-                        "star",
-                        _ON_BAR,
-                        f"{label}: checkpoint {checkpoint.checkpoint} completes at step "
-                        f"{checkpoint.completed_at}",
-                        legend,
-                    )
-                )
-        if history.job_failed_at is not None:
-            traces.append(
-                _marker(
-                    history.job_failed_at,
-                    recovery_row,
-                    "the job fails over",
-                    "x-thin-open",
-                    ALERT,
-                    f"{label}: the job fails over at step {history.job_failed_at}",
-                    legend,
-                )
-            )
+            annotations.append(_no_op_note(history, idle, trigger_row))
+        traces += _checkpoint_markers(label, history, trigger_row, recovery_row, legend)
     tasks = sorted({h.task for h in histories.values()})
     layout = figure_layout(
         title or f"The recovery checkpoint trigger of {', '.join(tasks)}",
@@ -431,6 +340,121 @@ def trigger_figure(histories: Mapping[str, TriggerHistory], *, title: str = "") 
         },
     )
     return go.Figure({"data": traces, "layout": layout})
+
+
+def _bars(
+    label: str, history: TriggerHistory, trigger_row: int, recovery_row: int, legend: set[str]
+) -> list[dict[str, Any]]:
+    """A run's two rows of bars: a bar per span of one trigger, and per span of one count of
+    channels in recovery (lighter as fewer are); each trigger named once in the legend."""
+    recovery = GROUP_COLOURS[IN_RECOVERY]
+    bars = [
+        (trigger_row, start, end, TRIGGER_COLOURS[trigger], trigger.name, trigger.name)
+        for start, end, trigger in _spans(history, lambda p: p.trigger)
+    ] + [
+        (
+            recovery_row,
+            start,
+            end,
+            shade(recovery, 0.85 - 0.85 * count / max(history.channels, 1)),
+            str(count),
+            f"{count} of {history.channels} channels in recovery",
+        )
+        for start, end, count in _spans(history, lambda p: p.in_recovery)
+    ]
+    traces = []
+    for row, start, end, colour, text, hover in bars:
+        # a trigger's colour in the legend (the counts are written on their bars)
+        named = row == trigger_row and text not in legend
+        if named:
+            legend.add(text)
+        traces.append(
+            {
+                "type": "bar",
+                "orientation": "h",
+                "y": [row],
+                "base": [start],
+                "x": [max(end - start, 1)],
+                "width": 0.7,
+                "marker": {"color": colour, "line": {"color": "white", "width": 1}},
+                "text": [text],
+                "textposition": "inside",
+                "insidetextanchor": "middle",
+                "name": f"trigger {text}" if row == trigger_row else hover,
+                "legendgroup": text if row == trigger_row else "",
+                "showlegend": named,
+                "hovertemplate": f"{history.task}, {label}: {hover}, steps {start} to {end}"
+                "<extra></extra>",
+            }
+        )
+    return traces
+
+
+def _no_op_note(history: TriggerHistory, idle: int, trigger_row: int) -> dict[str, Any]:
+    """Where the trigger became NO_OP and how many channels were still in recovery then: the
+    window PR #28554's review was about."""
+    return {
+        "x": idle,
+        # in the gap under the trigger's bar, clear of the title above the plot
+        "y": trigger_row + 0.35,
+        "text": f"NO_OP from step {idle}, with {history.at(idle).in_recovery} of "
+        f"{history.channels} channels in recovery",
+        "showarrow": True,
+        "arrowhead": 2,
+        "ax": 50,
+        "ay": 13,
+        "xanchor": "left",
+        "yanchor": "middle",
+        "font": {"size": 11, "color": "#222222"},
+        "bgcolor": "rgba(255, 255, 255, 0.85)",
+    }
+
+
+def _checkpoint_markers(
+    label: str, history: TriggerHistory, trigger_row: int, recovery_row: int, legend: set[str]
+) -> list[dict[str, Any]]:
+    """A marker per checkpoint that reached the task (a cross where declined) and per one
+    that completed, on the trigger's row; one where the job failed over."""
+    traces = []
+    for checkpoint in history.checkpoints:
+        declined = checkpoint.declined is not None
+        traces.append(
+            _marker(
+                checkpoint.step,
+                trigger_row,
+                "checkpoint declined" if declined else "checkpoint reaches the task",
+                "x" if declined else "circle",
+                ALERT if declined else _ON_BAR,
+                f"{label}, step {checkpoint.step}: {checkpoint.describe()}",
+                legend,
+            )
+        )
+        if checkpoint.completed_at is not None:
+            traces.append(
+                _marker(
+                    checkpoint.completed_at,
+                    trigger_row,
+                    "checkpoint completes",
+                    "star",
+                    _ON_BAR,
+                    f"{label}: checkpoint {checkpoint.checkpoint} completes at step "
+                    f"{checkpoint.completed_at}",
+                    legend,
+                )
+            )
+    if history.job_failed_at is not None:
+        traces.append(
+            _marker(
+                history.job_failed_at,
+                recovery_row,
+                "the job fails over",
+                "x-thin-open",
+                ALERT,
+                f"{label}: the job fails over at step {history.job_failed_at}",
+                legend,
+            )
+        )
+    return traces
 
 
 #: the outline of a marker drawn white on a bar (a checkpoint that reached or completed)

@@ -28,6 +28,7 @@ from typing import Any
 from flinkstate.keygroups import assign_to_key_group
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.records import MIN_WATERMARK, StreamElementKind
+from flinkstate.runtime.checkpoint.checkpoint import CheckpointInProgress
 from flinkstate.runtime.events import (
     BARRIER,
     END_OF_INPUT_STATE,
@@ -45,6 +46,7 @@ from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
 from flinkstate.views.ownership import (
     OwnershipLayout,
+    OwnershipPlaces,
     channel_node,
     gate_node,
     ownership_places,
@@ -166,45 +168,8 @@ def build_scene(
     graph = ownership_places(
         world, event, layout.ownership, None if not hidden else _not_in(hidden)
     )
-    nodes = [(node, data) for node, data in graph.nodes.items() if data is not None]
-    edges = [
-        (source, target, data)
-        for source in graph.nodes
-        for target, data in graph.edges.get(source, {}).items()
-    ]
-    places = []
-    lanes = {
-        key: layout.ownership.positions[task_node(task)][1] for key, task in world.tasks.items()
-    }
-    for node, data in nodes:
-        x, y = data["pos"]
-        place = {
-            "id": node,
-            "kind": data["kind"],
-            "x": round(x, 4),
-            "y": round(y, 4),
-            "label": data["label"],
-            "buffers": data["buffers"],
-            "blocked": bool(data["blocked"]),
-            "hover": data["hover"],
-            "flink": FLINK_CLASSES.get(data["kind"], ""),
-        }
-        task = layout.place_task.get(node)
-        if task is not None:
-            place["task"] = task
-            place["lane"] = round(lanes[task], 4)
-            place["operator"] = world.tasks[task].operator
-        places.append(place)
-    wires = [
-        {"from": source, "to": target, "kind": data["kind"]}
-        for source, target, data in edges
-        if data["kind"] in ("local", "remote", "restore", "drain")
-    ]
-    moves = [
-        {"from": source, "to": target, "count": data["count"]}
-        for source, target, data in edges
-        if data["kind"] == "move"
-    ]
+    places = _places(graph, layout, world.tasks)
+    wires, moves = _wires_and_moves(graph)
     items = scene_items(world, layout) if items is None else items
     details = _place_details(world)
     for place in places:
@@ -230,15 +195,7 @@ def build_scene(
         "items": items,
         "moves": moves,
         "actor": _actor_place(world, event),
-        "checkpoint": None
-        if progress is None
-        else {
-            "id": progress.id,
-            "unaligned": progress.unaligned,
-            "acknowledged": len(progress.acknowledged),
-            "tasks": len(world.tasks),
-            "pending_writes": sum(progress.pending_writes.values()),
-        },
+        "checkpoint": None if progress is None else _progress(progress, len(world.tasks)),
         "completed": [c.id for c in world.checkpoints.completed],
         "splits": len(layout.splits),
         **({"event_time": True} if world.graph.event_time else {}),
@@ -248,6 +205,70 @@ def build_scene(
     if hidden is None or not layout.collapsible:
         return scene
     return _collapsed(scene, hidden, layout.collapsible, expanded or ())
+
+
+def _places(
+    graph: OwnershipPlaces, layout: SceneLayout, tasks: Mapping[str, Task]
+) -> list[dict[str, Any]]:
+    """Every place shown, where the ownership graph put it, with the Flink class it stands
+    for and, for a task's places, the task, its lane and its operator."""
+    lanes = {key: layout.ownership.positions[task_node(task)][1] for key, task in tasks.items()}
+    places = []
+    for node, data in graph.nodes.items():
+        if data is None:
+            continue
+        x, y = data["pos"]
+        place = {
+            "id": node,
+            "kind": data["kind"],
+            "x": round(x, 4),
+            "y": round(y, 4),
+            "label": data["label"],
+            "buffers": data["buffers"],
+            "blocked": bool(data["blocked"]),
+            "hover": data["hover"],
+            "flink": FLINK_CLASSES.get(data["kind"], ""),
+        }
+        task = layout.place_task.get(node)
+        if task is not None:
+            place["task"] = task
+            place["lane"] = round(lanes[task], 4)
+            place["operator"] = tasks[task].operator
+        places.append(place)
+    return places
+
+
+def _wires_and_moves(
+    graph: OwnershipPlaces,
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The data paths the canvas draws as wires, and the step's segment moves as arrows."""
+    edges = [
+        (source, target, data)
+        for source in graph.nodes
+        for target, data in graph.edges.get(source, {}).items()
+    ]
+    wires = [
+        {"from": source, "to": target, "kind": data["kind"]}
+        for source, target, data in edges
+        if data["kind"] in ("local", "remote", "restore", "drain")
+    ]
+    moves = [
+        {"from": source, "to": target, "count": data["count"]}
+        for source, target, data in edges
+        if data["kind"] == "move"
+    ]
+    return wires, moves
+
+
+def _progress(progress: CheckpointInProgress, tasks: int) -> dict[str, Any]:
+    """The pending checkpoint as the canvas's header shows it."""
+    return {
+        "id": progress.id,
+        "unaligned": progress.unaligned,
+        "acknowledged": len(progress.acknowledged),
+        "tasks": tasks,
+        "pending_writes": sum(progress.pending_writes.values()),
+    }
 
 
 def scene_items(world: NetworkWorld, layout: SceneLayout) -> list[dict[str, Any]]:

@@ -337,95 +337,27 @@ def timelines_spec(timelines: Timelines, *, title: str | None = None) -> dict[st
     """
     until = timelines.step
     traces: list[dict[str, Any]] = []
-
-    def add(points: Points, name: str, panel: int, **style: Any) -> None:
-        xs, ys = _line(points, until)
-        traces.append(
-            {
-                "type": "scatter",
-                "x": xs,
-                "y": ys,
-                "mode": "lines",
-                "name": name,
-                "line": {"shape": "hv", **style.pop("line", {})},
-                **_placement(panel),
-                **style,
-            }
-        )
-
     traces += owner_group_traces(timelines.buffers, until, **_placement(1))
     shown = _busiest(timelines, MAX_CONNECTIONS)
-    for name, dash in (("backlog (solid)", "solid"), ("credits (dotted)", "dot")):
-        # a key to the line styles: every connection has its own colour and no entry
-        traces.append(
-            {
-                "type": "scatter",
-                "x": [None],
-                "y": [None],
-                "mode": "lines",
-                "name": name,
-                "line": {"color": "#555555", "dash": dash},
-                "hoverinfo": "skip",
-                **_placement(2),
-            }
-        )
-    for index, name in enumerate(shown):
-        colour = CATEGORY_COLOURS[index % len(CATEGORY_COLOURS)]
-        add(
-            timelines.backlog[name],
-            f"backlog {name}",
-            2,
-            line={"color": colour},
-            showlegend=False,
-            hovertemplate=f"{name}: backlog %{{y}} at step %{{x}}<extra></extra>",
-        )
-        if name in timelines.credits:
-            add(
-                timelines.credits[name],
-                f"credits {name}",
-                2,
-                line={"color": colour, "dash": "dot"},
-                showlegend=False,
-                hovertemplate=f"{name}: %{{y}} credits at step %{{x}}<extra></extra>",
-            )
+    traces += _connection_traces(timelines, shown, until)
     colours = _operator_colours(timelines)
-    seen: set[str] = set()
-    for name in sorted(timelines.processed):
-        operator = timelines.operators[name]
-        first = operator not in seen
-        seen.add(operator)
-        add(
-            timelines.processed[name],
-            operator if first else name,
-            3,
-            line={"color": colours[operator], "width": 1.5},
-            legendgroup=operator,
-            showlegend=first,
-            hovertemplate=f"{name}: %{{y}} records processed at step %{{x}}<extra></extra>",
-        )
-    for name, label, colour in (
-        ("acknowledged", "subtasks acknowledged", CATEGORY_COLOURS[0]),
-        ("completed", "checkpoints completed", CATEGORY_COLOURS[2]),
-        ("expired", "checkpoints expired", ALERT),
-    ):
-        add(
+    traces += _processed_traces(timelines, colours, until)
+    traces += [
+        _step_line(
             timelines.checkpoint.get(name, []),
+            until,
             label,
             4,
             line={"color": colour},
             hovertemplate=f"{label}: %{{y}} at step %{{x}}<extra></extra>",
         )
-    connections = len(timelines.backlog)
-    subtitles = [
-        "buffers held, by where they are (hover for each owner kind; pools hidden: click them)",
-        f"backlog and credits of the {len(shown)} of {connections} connections with the highest "
-        "backlog"
-        if connections > len(shown)
-        else "backlog and credits per connection (a colour per connection)",
-        f"records processed per subtask ({len(timelines.processed)} subtasks, "
-        "a colour per operator)",
-        f"checkpoint progress (of {timelines.tasks} subtasks)",
+        for name, label, colour in (
+            ("acknowledged", "subtasks acknowledged", CATEGORY_COLOURS[0]),
+            ("completed", "checkpoints completed", CATEGORY_COLOURS[2]),
+            ("expired", "checkpoints expired", ALERT),
+        )
     ]
+    subtitles = _subtitles(timelines, len(shown))
     panels = _PANELS
     event_time: dict[str, Any] = {}
     if timelines.event_time:
@@ -446,28 +378,8 @@ def timelines_spec(timelines: Timelines, *, title: str | None = None) -> dict[st
     )
     layout["annotations"] = []
     for panel, subtitle in enumerate(subtitles, start=1):
-        top, bottom = _domain(panel, plot_height)
-        suffix = "" if panel == 1 else str(panel)
-        layout[f"xaxis{suffix}"] = {
-            "domain": [0, 1],
-            "anchor": f"y{suffix}",
-            "range": [0, max(until, 1)],
-            **({} if panel == 1 else {"matches": "x"}),
-            **({"title": {"text": "step"}} if panel == panels else {}),
-        }
-        layout[f"yaxis{suffix}"] = {
-            "domain": [bottom, top],
-            "anchor": f"x{suffix}",
-            "rangemode": "tozero",
-        }
-        layout[f"legend{suffix}"] = {
-            "x": 1.02,
-            "xanchor": "left",
-            "y": top,
-            "yanchor": "top",
-            "font": {"size": 12},
-            "tracegroupgap": 2,
-        }
+        layout.update(_panel_axes(panel, panels, plot_height, until))
+        top, _ = _domain(panel, plot_height)
         layout["annotations"].append(
             {
                 "text": subtitle,
@@ -489,6 +401,137 @@ def timelines_spec(timelines: Timelines, *, title: str | None = None) -> dict[st
     return {"data": traces, "layout": layout}
 
 
+def _subtitles(timelines: Timelines, shown: int) -> list[str]:
+    """The titles of the four panels, each saying how much of its series it draws."""
+    connections = len(timelines.backlog)
+    return [
+        "buffers held, by where they are (hover for each owner kind; pools hidden: click them)",
+        f"backlog and credits of the {shown} of {connections} connections with the highest backlog"
+        if connections > shown
+        else "backlog and credits per connection (a colour per connection)",
+        f"records processed per subtask ({len(timelines.processed)} subtasks, "
+        "a colour per operator)",
+        f"checkpoint progress (of {timelines.tasks} subtasks)",
+    ]
+
+
+def _step_line(points: Points, until: int, name: str, panel: int, **style: Any) -> dict[str, Any]:
+    """A series as a step line (it holds its value until its next change point) up to
+    ``until``, on ``panel``; ``line`` styles are merged into the step shape."""
+    xs, ys = _line(points, until)
+    return {
+        "type": "scatter",
+        "x": xs,
+        "y": ys,
+        "mode": "lines",
+        "name": name,
+        "line": {"shape": "hv", **style.pop("line", {})},
+        **_placement(panel),
+        **style,
+    }
+
+
+def _connection_traces(timelines: Timelines, shown: list[str], until: int) -> list[dict[str, Any]]:
+    """The backlog (solid) and credits (dotted) of the connections shown, a colour each and
+    named on hover; the legend has a key to the two line styles only."""
+    traces = []
+    for name, dash in (("backlog (solid)", "solid"), ("credits (dotted)", "dot")):
+        # a key to the line styles: every connection has its own colour and no entry
+        traces.append(
+            {
+                "type": "scatter",
+                "x": [None],
+                "y": [None],
+                "mode": "lines",
+                "name": name,
+                "line": {"color": "#555555", "dash": dash},
+                "hoverinfo": "skip",
+                **_placement(2),
+            }
+        )
+    for index, name in enumerate(shown):
+        colour = CATEGORY_COLOURS[index % len(CATEGORY_COLOURS)]
+        traces.append(
+            _step_line(
+                timelines.backlog[name],
+                until,
+                f"backlog {name}",
+                2,
+                line={"color": colour},
+                showlegend=False,
+                hovertemplate=f"{name}: backlog %{{y}} at step %{{x}}<extra></extra>",
+            )
+        )
+        if name in timelines.credits:
+            traces.append(
+                _step_line(
+                    timelines.credits[name],
+                    until,
+                    f"credits {name}",
+                    2,
+                    line={"color": colour, "dash": "dot"},
+                    showlegend=False,
+                    hovertemplate=f"{name}: %{{y}} credits at step %{{x}}<extra></extra>",
+                )
+            )
+    return traces
+
+
+def _processed_traces(
+    timelines: Timelines, colours: Mapping[str, str], until: int
+) -> list[dict[str, Any]]:
+    """The records each subtask processed, in its operator's colour, the operator named once
+    in the legend."""
+    traces = []
+    seen: set[str] = set()
+    for name in sorted(timelines.processed):
+        operator = timelines.operators[name]
+        first = operator not in seen
+        seen.add(operator)
+        traces.append(
+            _step_line(
+                timelines.processed[name],
+                until,
+                operator if first else name,
+                3,
+                line={"color": colours[operator], "width": 1.5},
+                legendgroup=operator,
+                showlegend=first,
+                hovertemplate=f"{name}: %{{y}} records processed at step %{{x}}<extra></extra>",
+            )
+        )
+    return traces
+
+
+def _panel_axes(panel: int, panels: int, plot_height: int, until: int) -> dict[str, Any]:
+    """A panel's x and y axes and legend, stacked by its domain; every x axis matches the
+    first, and the lowest is titled."""
+    top, bottom = _domain(panel, plot_height)
+    suffix = "" if panel == 1 else str(panel)
+    return {
+        f"xaxis{suffix}": {
+            "domain": [0, 1],
+            "anchor": f"y{suffix}",
+            "range": [0, max(until, 1)],
+            **({} if panel == 1 else {"matches": "x"}),
+            **({"title": {"text": "step"}} if panel == panels else {}),
+        },
+        f"yaxis{suffix}": {
+            "domain": [bottom, top],
+            "anchor": f"x{suffix}",
+            "rangemode": "tozero",
+        },
+        f"legend{suffix}": {
+            "x": 1.02,
+            "xanchor": "left",
+            "y": top,
+            "yanchor": "top",
+            "font": {"size": 12},
+            "tracegroupgap": 2,
+        },
+    }
+
+
 #: line styles of one operator's subtasks in the event-time panel (its colour is the operator's)
 _DASHES = ("solid", "dot", "dash", "dashdot", "longdash", "longdashdot")
 
@@ -507,7 +550,6 @@ def event_time_panel(
     at its own timestamp, so it sits at or below the line of the watermark that overtook it.
     ``placement`` (axes, legend) is added to every trace.
     """
-    until = timelines.step
     end = timelines.end_of_time
     late_tasks = {late.task for late in timelines.late}
     order = {name: index for index, name in enumerate(timelines.watermarks)}
@@ -515,38 +557,9 @@ def event_time_panel(
         timelines.watermarks,
         key=lambda n: (n not in late_tasks, timelines.operators[n], order[n]),
     )[:MAX_WATERMARKS]
-    named = len(shown) <= _NAMED_WATERMARKS
-    traces: list[dict[str, Any]] = []
-    dashes: dict[str, int] = {}
-    ends = False
-    for name in sorted(shown, key=order.__getitem__):
-        operator = timelines.operators[name]
-        index = dashes[operator] = dashes.get(operator, -1) + 1
-        xs, values = _line(timelines.watermarks[name], until)
-        ends = ends or MAX_WATERMARK in values
-        traces.append(
-            {
-                "type": "scatter",
-                "x": xs,
-                "y": [
-                    None if v == MIN_WATERMARK else end if v == MAX_WATERMARK else v for v in values
-                ],
-                "customdata": [watermark_text(v) for v in values],
-                "mode": "lines",
-                "connectgaps": False,
-                "name": name if named else operator,
-                "line": {
-                    "shape": "hv",
-                    "color": colours[operator],
-                    "dash": _DASHES[index % len(_DASHES)],
-                    "width": 2,
-                },
-                "legendgroup": name if named else operator,
-                "showlegend": named or index == 0,
-                "hovertemplate": f"{name}: watermark %{{customdata}} at step %{{x}}<extra></extra>",
-                **placement,
-            }
-        )
+    traces, ends = _watermark_traces(
+        timelines, sorted(shown, key=order.__getitem__), colours, placement
+    )
     if timelines.late:
         traces.append(
             {
@@ -580,35 +593,82 @@ def event_time_panel(
         "annotations": [],
     }
     if ends:
-        yref = placement.get("yaxis", "y")
-        # a fixed top with room for the line's label; timestamps alone scale themselves
-        axis["yaxis"]["range"] = [0, end * 1.15]
-        axis["shapes"].append(
-            {
-                "type": "line",
-                "xref": "paper",
-                "x0": 0,
-                "x1": 1,
-                "yref": yref,
-                "y0": end,
-                "y1": end,
-                "line": {"color": "#777777", "dash": "dot", "width": 1},
-            }
-        )
-        axis["annotations"].append(
-            {
-                "text": "MAX (end of input)",
-                "xref": "paper",
-                "yref": yref,
-                "x": 1,
-                "y": end,
-                "xanchor": "right",
-                "yanchor": "bottom",
-                "showarrow": False,
-                "font": {"size": 11, "color": "#555555"},
-            }
-        )
+        _max_watermark_line(axis, end, placement.get("yaxis", "y"))
     return traces, subtitle, axis
+
+
+def _watermark_traces(
+    timelines: Timelines, shown: list[str], colours: Mapping[str, str], placement: Mapping[str, Any]
+) -> tuple[list[dict[str, Any]], bool]:
+    """A step line per task's watermark shown, its operator's colour and a dash per subtask
+    (named one by one when few, else per operator); and whether any reached MAX, drawn at
+    the job's end of time."""
+    until = timelines.step
+    end = timelines.end_of_time
+    named = len(shown) <= _NAMED_WATERMARKS
+    traces: list[dict[str, Any]] = []
+    dashes: dict[str, int] = {}
+    ends = False
+    for name in shown:
+        operator = timelines.operators[name]
+        index = dashes[operator] = dashes.get(operator, -1) + 1
+        xs, values = _line(timelines.watermarks[name], until)
+        ends = ends or MAX_WATERMARK in values
+        traces.append(
+            {
+                "type": "scatter",
+                "x": xs,
+                "y": [
+                    None if v == MIN_WATERMARK else end if v == MAX_WATERMARK else v for v in values
+                ],
+                "customdata": [watermark_text(v) for v in values],
+                "mode": "lines",
+                "connectgaps": False,
+                "name": name if named else operator,
+                "line": {
+                    "shape": "hv",
+                    "color": colours[operator],
+                    "dash": _DASHES[index % len(_DASHES)],
+                    "width": 2,
+                },
+                "legendgroup": name if named else operator,
+                "showlegend": named or index == 0,
+                "hovertemplate": f"{name}: watermark %{{customdata}} at step %{{x}}<extra></extra>",
+                **placement,
+            }
+        )
+    return traces, ends
+
+
+def _max_watermark_line(axis: dict[str, Any], end: int, yref: str) -> None:
+    """MAX_WATERMARK's dotted line and label just above every timestamp, on a fixed axis
+    with room for the label (timestamps alone scale themselves)."""
+    axis["yaxis"]["range"] = [0, end * 1.15]
+    axis["shapes"].append(
+        {
+            "type": "line",
+            "xref": "paper",
+            "x0": 0,
+            "x1": 1,
+            "yref": yref,
+            "y0": end,
+            "y1": end,
+            "line": {"color": "#777777", "dash": "dot", "width": 1},
+        }
+    )
+    axis["annotations"].append(
+        {
+            "text": "MAX (end of input)",
+            "xref": "paper",
+            "yref": yref,
+            "x": 1,
+            "y": end,
+            "xanchor": "right",
+            "yanchor": "bottom",
+            "showarrow": False,
+            "font": {"size": 11, "color": "#555555"},
+        }
+    )
 
 
 def event_time_figure(timelines: Timelines, *, title: str | None = None) -> go.Figure:

@@ -100,88 +100,17 @@ class InterleavingExplorer:
         walks: int | None = None,
         background: bool = True,
     ) -> None:
+        """The explorer's controls set to these values (refused where one is not valid), its
+        result area empty."""
         pick = _pick(subject)
         if phase not in PHASES:
             raise InvalidParameterError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
         chosen = Fault.parse_all(faults)
         #: explore in a thread (the notebook stays responsive, stop works); False: in the call
         self.background = background
-        self.subject = widgets.Dropdown(
-            options=_subject_options(),
-            value=pick,
-            description="explore",
-            layout=widgets.Layout(width="auto", flex="1 1 auto", min_width="320px"),
-        )
-        self.phase = widgets.ToggleButtons(
-            options=[("the restart", "restart"), ("the job before it", "job")],
-            value=phase,
-            description="from",
-        )
-        self.phase.tooltip = (
-            "a scenario's restart (its job run to the first checkpoint, then restored), or "
-            "its job from the start"
-        )
-        self.seed = widgets.IntText(value=seed, description="seed")
-        self.seed.tooltip = "the keys, a scenario's run to its checkpoint, and the random walks"
-        self.parameters = self._controls(pick, overrides)
-        self.parameter_box = widgets.VBox([self.parameters.box])
-        self.faults = widgets.SelectMultiple(
-            options=sorted(FAULTS),
-            value=tuple(sorted(chosen)),
-            rows=4,
-            description="faults",
-        )
-        self.faults.tooltip = (
-            "bugs put back on purpose, each caught by an invariant (of a scenario: in the phase "
-            "explored); ctrl-click picks several"
-        )
-        self.strategy = widgets.Dropdown(
-            options=[
-                ("breadth first (shortest traces)", Strategy.BFS.value),
-                ("depth first (little memory)", Strategy.DFS.value),
-                ("random walks (sampling)", Strategy.RANDOM_WALK.value),
-            ],
-            value=Strategy.parse(strategy).value,
-            description="strategy",
-        )
-        self.reduction = widgets.Dropdown(
-            options=[
-                ("sleep sets (partial-order reduction)", PartialOrder.SLEEP_SETS.value),
-                ("none: every transition", PartialOrder.NONE.value),
-            ],
-            value=PartialOrder.parse(reduction).value,
-            description="reduction",
-        )
-        self.reduction.tooltip = (
-            "sleep sets leave out transitions into a state reached another way by independent "
-            "actions: every state and finding is still reached"
-        )
-        self.max_states = _bound_box(max_states, "max states", f"{DEFAULT_MAX_STATES:,} if empty")
-        self.max_states.tooltip = "stop after this many distinct states (memory stays in hand)"
-        self.max_depth = _bound_box(max_depth, "max depth", "no bound")
-        self.max_depth.tooltip = "check states this many steps deep, go no deeper"
-        self.time = _bound_box(time, "time (s)", "no bound")
-        self.time.tooltip = "stop after this many seconds"
-        self.walks = _bound_box(walks, "walks", "1000 if empty")
-        self.walks.tooltip = "random walks only: how many"
-        self.run_button = icon_button("run", "play", "explore every interleaving")
-        self.run_button.button_style = "primary"
-        self.run_button.add_class("flinkstate-explore")
-        self.stop_button = icon_button(
-            "stop", "stop", "stop exploring (what was found so far is not kept)"
-        )
-        self.stop_button.disabled = True
-        self.progress = widgets.IntProgress(
-            value=0, min=0, max=1, description="states", layout=widgets.Layout(display="none")
-        )
-        self.progress_line = widgets.HTML()
-        self.message = widgets.HTML()
-        self.verdict = widgets.HTML()
-        self.findings_table = widgets.GridBox(
-            layout=widgets.Layout(grid_template_columns=_GRID, grid_gap="2px 12px")
-        )
-        self.stepper_note = widgets.HTML()
-        self.stepper_box = widgets.VBox([])
+        self._subject_controls(pick, overrides, phase, seed, chosen)
+        self._search_controls(strategy, reduction, max_states, max_depth, time, walks)
+        self._run_controls()
         self.result: ExplorationResult | None = None
         self.explored: ExplorationSubject | None = None
         self.stepper: RecoveryStepper | None = None
@@ -211,6 +140,107 @@ class InterleavingExplorer:
                 self.stepper_box,
             ]
         )
+
+    def _subject_controls(
+        self,
+        pick: Pick,
+        overrides: Mapping[str, object] | None,
+        phase: str,
+        seed: int,
+        chosen: frozenset[Fault],
+    ) -> None:
+        """What is explored: the subject, the phase, the seed, its parameters and faults."""
+        self.subject = widgets.Dropdown(
+            options=_subject_options(),
+            value=pick,
+            description="explore",
+            layout=widgets.Layout(width="auto", flex="1 1 auto", min_width="320px"),
+        )
+        self.phase = widgets.ToggleButtons(
+            options=[("the restart", "restart"), ("the job before it", "job")],
+            value=phase,
+            description="from",
+        )
+        self.phase.tooltip = (
+            "a scenario's restart (its job run to the first checkpoint, then restored), or "
+            "its job from the start"
+        )
+        self.seed = widgets.IntText(value=seed, description="seed")
+        self.seed.tooltip = "the keys, a scenario's run to its checkpoint, and the random walks"
+        self.parameters = self._controls(pick, overrides)
+        self.parameter_box = widgets.VBox([self.parameters.box])
+        self.faults = widgets.SelectMultiple(
+            options=sorted(FAULTS),
+            value=tuple(sorted(chosen)),
+            rows=4,
+            description="faults",
+        )
+        self.faults.tooltip = (
+            "bugs put back on purpose, each caught by an invariant (of a scenario: in the phase "
+            "explored); ctrl-click picks several"
+        )
+
+    def _search_controls(
+        self,
+        strategy: str,
+        reduction: str,
+        max_states: int | None,
+        max_depth: int | None,
+        time: float | None,
+        walks: int | None,
+    ) -> None:
+        """How it is explored: the strategy, the reduction and the bounds."""
+        self.strategy = widgets.Dropdown(
+            options=[
+                ("breadth first (shortest traces)", Strategy.BFS.value),
+                ("depth first (little memory)", Strategy.DFS.value),
+                ("random walks (sampling)", Strategy.RANDOM_WALK.value),
+            ],
+            value=Strategy.parse(strategy).value,
+            description="strategy",
+        )
+        self.reduction = widgets.Dropdown(
+            options=[
+                ("sleep sets (partial-order reduction)", PartialOrder.SLEEP_SETS.value),
+                ("none: every transition", PartialOrder.NONE.value),
+            ],
+            value=PartialOrder.parse(reduction).value,
+            description="reduction",
+        )
+        self.reduction.tooltip = (
+            "sleep sets leave out transitions into a state reached another way by independent "
+            "actions: every state and finding is still reached"
+        )
+        self.max_states = _bound_box(max_states, "max states", f"{DEFAULT_MAX_STATES:,} if empty")
+        self.max_states.tooltip = "stop after this many distinct states (memory stays in hand)"
+        self.max_depth = _bound_box(max_depth, "max depth", "no bound")
+        self.max_depth.tooltip = "check states this many steps deep, go no deeper"
+        self.time = _bound_box(time, "time (s)", "no bound")
+        self.time.tooltip = "stop after this many seconds"
+        self.walks = _bound_box(walks, "walks", "1000 if empty")
+        self.walks.tooltip = "random walks only: how many"
+
+    def _run_controls(self) -> None:
+        """Run and stop, the progress, and the (empty) places of the verdict, the findings and
+        the stepper a finding opens in."""
+        self.run_button = icon_button("run", "play", "explore every interleaving")
+        self.run_button.button_style = "primary"
+        self.run_button.add_class("flinkstate-explore")
+        self.stop_button = icon_button(
+            "stop", "stop", "stop exploring (what was found so far is not kept)"
+        )
+        self.stop_button.disabled = True
+        self.progress = widgets.IntProgress(
+            value=0, min=0, max=1, description="states", layout=widgets.Layout(display="none")
+        )
+        self.progress_line = widgets.HTML()
+        self.message = widgets.HTML()
+        self.verdict = widgets.HTML()
+        self.findings_table = widgets.GridBox(
+            layout=widgets.Layout(grid_template_columns=_GRID, grid_gap="2px 12px")
+        )
+        self.stepper_note = widgets.HTML()
+        self.stepper_box = widgets.VBox([])
 
     @property
     def widget(self) -> widgets.Widget:

@@ -129,51 +129,15 @@ def _start_unaligned(
     cut = None
     if task.recovery_trigger is RecoveryCheckpointTrigger.DRAINER:
         cut = fetched_channel_state_drainer.snapshot_and_insert_barriers(world, task, checkpoint.id)
+    fetched = cut is not None or task.name in world.drainers
+    spilled = cut is not None and not cut.empty
     for gate in task.gates:
         for channel in gate.channels:
-            unconsumed = []
-            if task.current is channel:
-                unconsumed += [_whole(world, r) for r in task.ready]
-            if channel.partial is not None:
-                record, received = channel.partial
-                total = world.records[record].serialized_length
-                unconsumed.append(Fragment(record, 0, received, total))
-            if unconsumed:
-                persist(world, task, checkpoint, False, channel.name, tuple(unconsumed))
-            if channel.recoverable.in_recovery:
-                world.journal.changes.channel(channel.name)  # its recovered queue is cut
-                if cut is None and task.name not in world.drainers:
-                    # V1: every migrated buffer precedes the barrier
-                    queued: list[Buffer] | None = [
-                        b for b in channel.recovery.queue if not b.is_event
-                    ]
-                else:
-                    queued = fetched_channel_state_drainer.collect_pre_recovery_barrier(
-                        channel, checkpoint.id
-                    )
-                if queued is None:
-                    if cut is not None and not cut.empty:
-                        world.release_spill(task.name)
-                    _decline_missing_barrier(world, task, checkpoint, channel)
-                    return
-                for buffer in queued:
-                    persist_buffer(world, task, checkpoint, channel.name, buffer)
-            elif channel.remote:
-                data = [b for b in channel.received if not b.is_event]
-                if channel.persister.barrier_arrived == checkpoint.id:
-                    data = data[
-                        : channel.persister.pre_barrier
-                    ]  # later ones came after the barrier
-                if Fault.FORGET_IN_FLIGHT in world.options.faults:
-                    data = []
-                for buffer in data:
-                    persist_buffer(world, task, checkpoint, channel.name, buffer)
-            if channel is not arrived and checkpoint.id not in (
-                channel.persister.barrier_seen,
-                channel.persister.barrier_arrived if channel.remote else 0,
-            ):
-                channel.persister.persisting = checkpoint.id
+            if not _persist_channel(world, task, checkpoint, channel, arrived, fetched, spilled):
+                return
     if cut is not None and not cut.empty:
+        # V2: the spill files' undrained rest follows the channels' buffers on the writer;
+        # the last chunk's write releases the spill (at once when nothing is left)
         state = world.drainers[task.name].state
         assert state is not None
         chunks = cut.remaining_slice(state)
@@ -195,6 +159,62 @@ def _start_unaligned(
             world.release_spill(task.name)
     _snapshot(world, task, checkpoint)
     _broadcast_barrier(world, task, checkpoint)
+
+
+def _persist_channel(
+    world: NetworkState,
+    task: Task,
+    checkpoint: CheckpointInProgress,
+    channel: Channel,
+    arrived: Channel,
+    fetched: bool,
+    spilled: bool,
+) -> bool:
+    """One input's part of the unaligned snapshot: the deserializer's leftovers, then its
+    recovered buffers before the barrier or the data it received before it; a channel whose
+    barrier is still to come persists what arrives until then. ``fetched``: the task recovers
+    with V2, whose recovered queues hold recovery barriers; ``spilled``: its cut holds spill
+    files to release if the snapshot is declined. False when the checkpoint was declined (a
+    recovery barrier is missing), so that the snapshot stops there."""
+    unconsumed = []
+    if task.current is channel:
+        unconsumed += [_whole(world, r) for r in task.ready]
+    if channel.partial is not None:
+        record, received = channel.partial
+        total = world.records[record].serialized_length
+        unconsumed.append(Fragment(record, 0, received, total))
+    if unconsumed:
+        persist(world, task, checkpoint, False, channel.name, tuple(unconsumed))
+    if channel.recoverable.in_recovery:
+        world.journal.changes.channel(channel.name)  # its recovered queue is cut
+        if not fetched:
+            # V1: every migrated buffer precedes the barrier
+            queued: list[Buffer] | None = [b for b in channel.recovery.queue if not b.is_event]
+        else:
+            queued = fetched_channel_state_drainer.collect_pre_recovery_barrier(
+                channel, checkpoint.id
+            )
+        if queued is None:
+            if spilled:
+                world.release_spill(task.name)
+            _decline_missing_barrier(world, task, checkpoint, channel)
+            return False
+        for buffer in queued:
+            persist_buffer(world, task, checkpoint, channel.name, buffer)
+    elif channel.remote:
+        data = [b for b in channel.received if not b.is_event]
+        if channel.persister.barrier_arrived == checkpoint.id:
+            data = data[: channel.persister.pre_barrier]  # later ones came after the barrier
+        if Fault.FORGET_IN_FLIGHT in world.options.faults:
+            data = []
+        for buffer in data:
+            persist_buffer(world, task, checkpoint, channel.name, buffer)
+    if channel is not arrived and checkpoint.id not in (
+        channel.persister.barrier_seen,
+        channel.persister.barrier_arrived if channel.remote else 0,
+    ):
+        channel.persister.persisting = checkpoint.id
+    return True
 
 
 def not_ready(world: NetworkState, task: Task) -> str:

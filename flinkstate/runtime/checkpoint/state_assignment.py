@@ -227,88 +227,30 @@ def _restore_subtask(
     inputs: Mapping[str, list[ChannelState]],
     outputs: Mapping[str, list[ChannelState]],
 ) -> TaskRestore:
-    key_groups = None
+    """Everything one new subtask restores: keyed state, splits, input and output channel
+    state, each gathered by its own step from the old subtasks it maps to."""
+    key_groups: KeyGroupRange | None = None
     keyed: tuple[tuple[int, int], ...] = ()
     if op.kind is OperatorKind.KEYED:
-        max_p = op.effective_max_parallelism
-        key_groups = compute_key_group_range_for_operator_index(max_p, op.parallelism, index)
-        merged: dict[int, int] = {}
-        for snapshot in checkpoint.subtasks:
-            if snapshot.operator == op.name:
-                for key, count in snapshot.keyed_state:
-                    if assign_to_key_group(key, max_p, "long") in key_groups:
-                        merged[key] = merged.get(key, 0) + count
-        keyed = tuple(sorted(merged.items()))
+        key_groups, keyed = _keyed_state(checkpoint, op, index)
     splits: tuple[tuple[str, int], ...] = ()
     if op.kind is OperatorKind.SOURCE:
         splits = _splits_of(checkpoint, old_op, op.parallelism, index)
-
     gates = []
     input_state: list[RecoveredChunk] = []
     for gate_index, exchange in enumerate(graph.inputs_of(op.name)):
         plan = exchanges[exchange.name].downstream[index]
         gates.append(plan)
-        channel_of = plan.new_channel
-        for old in plan.input_state_from:
-            for state in inputs.get(old_op.subtask_name(old), ()):
-                info = state.info
-                if isinstance(info, InputChannelInfo) and info.gate == gate_index:
-                    target = channel_of(info.channel)
-                    for buffer in state.buffers:
-                        input_state.append(
-                            RecoveredChunk(
-                                gate_index, old, info.channel, (target,), buffer.fragments
-                            )
-                        )
-        # upstream output state handed to this consumer (recover output on downstream)
-        upstream_op = old_graph.operator(exchange.upstream)
-        partition_index = old_graph.partition_index(exchange.data_set)
-        for old_upstream, old_subpartition in plan.upstream_output_state_from:
-            for state in outputs.get(upstream_op.subtask_name(old_upstream), ()):
-                info = state.info
-                if (
-                    isinstance(info, ResultSubpartitionInfo)
-                    and info.partition == partition_index
-                    and info.subpartition == old_subpartition
-                ):
-                    target = channel_of(old_upstream)
-                    for buffer in state.buffers:
-                        input_state.append(
-                            RecoveredChunk(
-                                gate_index,
-                                old_subpartition,
-                                old_upstream,
-                                (target,),
-                                buffer.fragments,
-                                upstream_output=True,
-                            )
-                        )
+        input_state += _input_chunks(gate_index, plan, old_op, inputs)
+        input_state += _upstream_output_chunks(gate_index, plan, old_graph, exchange, outputs)
     # Flink reads input handles before the upstream-output ones (readInputData)
     input_state.sort(key=lambda c: c.upstream_output)
-
     partitions = []
     output_state: list[RecoveredChunk] = []
     for partition_index, exchange in enumerate(graph.outputs_of(op.name)):
         up_plan = exchanges[exchange.name].upstream[index]
         partitions.append(up_plan)
-        for old in up_plan.output_state_from:
-            for state in outputs.get(old_op.subtask_name(old), ()):
-                info = state.info
-                if isinstance(info, ResultSubpartitionInfo) and info.partition == partition_index:
-                    if up_plan.descriptor is NO_RESCALE:
-                        targets: tuple[int, ...] = (info.subpartition,)
-                    else:
-                        targets = up_plan.new_subpartitions(info.subpartition)
-                    for buffer in state.buffers:
-                        output_state.append(
-                            RecoveredChunk(
-                                partition_index,
-                                info.subpartition,
-                                old,
-                                targets,
-                                buffer.fragments,
-                            )
-                        )
+        output_state += _output_chunks(partition_index, up_plan, old_op, outputs)
     return TaskRestore(
         op.subtask_name(index),
         op.name,
@@ -321,6 +263,110 @@ def _restore_subtask(
         tuple(gates),
         tuple(partitions),
     )
+
+
+def _keyed_state(
+    checkpoint: Checkpoint, op: Operator, index: int
+) -> tuple[KeyGroupRange, tuple[tuple[int, int], ...]]:
+    """The subtask's key groups and the counts of every key in them, merged from whichever old
+    subtasks held them (keyed state moves by key group)."""
+    max_p = op.effective_max_parallelism
+    key_groups = compute_key_group_range_for_operator_index(max_p, op.parallelism, index)
+    merged: dict[int, int] = {}
+    for snapshot in checkpoint.subtasks:
+        if snapshot.operator == op.name:
+            for key, count in snapshot.keyed_state:
+                if assign_to_key_group(key, max_p, "long") in key_groups:
+                    merged[key] = merged.get(key, 0) + count
+    return key_groups, tuple(sorted(merged.items()))
+
+
+def _input_chunks(
+    gate_index: int,
+    plan: DownstreamSubtaskRescale,
+    old_op: Operator,
+    inputs: Mapping[str, list[ChannelState]],
+) -> list[RecoveredChunk]:
+    """The input channel state of gate ``gate_index`` from the old subtasks the consumer's
+    mapper names, each buffer to the new channel its old channel maps to."""
+    chunks = []
+    channel_of = plan.new_channel
+    for old in plan.input_state_from:
+        for state in inputs.get(old_op.subtask_name(old), ()):
+            info = state.info
+            if isinstance(info, InputChannelInfo) and info.gate == gate_index:
+                target = channel_of(info.channel)
+                for buffer in state.buffers:
+                    chunks.append(
+                        RecoveredChunk(gate_index, old, info.channel, (target,), buffer.fragments)
+                    )
+    return chunks
+
+
+def _upstream_output_chunks(
+    gate_index: int,
+    plan: DownstreamSubtaskRescale,
+    old_graph: JobGraph,
+    exchange: Exchange,
+    outputs: Mapping[str, list[ChannelState]],
+) -> list[RecoveredChunk]:
+    """Upstream output state handed to this consumer (recover output on downstream): the old
+    producers' subpartitions it reads, each on the channel of the producer that wrote it."""
+    chunks = []
+    channel_of = plan.new_channel
+    upstream_op = old_graph.operator(exchange.upstream)
+    partition_index = old_graph.partition_index(exchange.data_set)
+    for old_upstream, old_subpartition in plan.upstream_output_state_from:
+        for state in outputs.get(upstream_op.subtask_name(old_upstream), ()):
+            info = state.info
+            if (
+                isinstance(info, ResultSubpartitionInfo)
+                and info.partition == partition_index
+                and info.subpartition == old_subpartition
+            ):
+                target = channel_of(old_upstream)
+                for buffer in state.buffers:
+                    chunks.append(
+                        RecoveredChunk(
+                            gate_index,
+                            old_subpartition,
+                            old_upstream,
+                            (target,),
+                            buffer.fragments,
+                            upstream_output=True,
+                        )
+                    )
+    return chunks
+
+
+def _output_chunks(
+    partition_index: int,
+    up_plan: UpstreamSubtaskRescale,
+    old_op: Operator,
+    outputs: Mapping[str, list[ChannelState]],
+) -> list[RecoveredChunk]:
+    """The output state of partition ``partition_index`` from the old producers the mapper
+    names, each buffer copied to every new subpartition its old one maps to."""
+    chunks = []
+    for old in up_plan.output_state_from:
+        for state in outputs.get(old_op.subtask_name(old), ()):
+            info = state.info
+            if isinstance(info, ResultSubpartitionInfo) and info.partition == partition_index:
+                if up_plan.descriptor is NO_RESCALE:
+                    targets: tuple[int, ...] = (info.subpartition,)
+                else:
+                    targets = up_plan.new_subpartitions(info.subpartition)
+                for buffer in state.buffers:
+                    chunks.append(
+                        RecoveredChunk(
+                            partition_index,
+                            info.subpartition,
+                            old,
+                            targets,
+                            buffer.fragments,
+                        )
+                    )
+    return chunks
 
 
 def _splits_of(

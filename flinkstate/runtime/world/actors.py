@@ -137,6 +137,8 @@ class ActorIndex:
         readers: Mapping[str, ChannelStateReader],
         drainers: Mapping[str, FetchedChannelStateDrainer],
     ) -> ActorIndex:
+        """The index of a world's containers: every actor's slot, its typed reference, and
+        which slots read each container."""
         task_keys = list(tasks)
         remote = [name for name, c in channels.items() if c.remote]
         writer_names = list(writers)
@@ -144,73 +146,21 @@ class ActorIndex:
         drainer_names = [drainer.name for drainer in drainers.values()]
         actors = tuple(task_keys + remote + writer_names + reader_names + drainer_names)
         slot_of = {name: slot for slot, name in enumerate(actors)}
-        task_slot = {task.name: slot_of[key] for key, task in tasks.items()}
-        reader_of = {r.task: slot_of[r.name] for r in readers.values()}
-        drainer_of = {d.task: slot_of[d.name] for d in drainers.values()}
-
-        def consumer_side(channel: Channel) -> tuple[int, ...]:
-            slots: tuple[int, ...] = (task_slot[channel.task],)
-            if channel.remote:
-                slots += (slot_of[channel.name],)
-            if channel.task in reader_of:
-                slots += (reader_of[channel.task],)
-            if channel.task in drainer_of:
-                slots += (drainer_of[channel.task],)
-            return slots
-
-        by_channel = {name: consumer_side(c) for name, c in channels.items()}
+        slots = _Slots(
+            slot_of,
+            {task.name: slot_of[key] for key, task in tasks.items()},
+            {r.task: slot_of[r.name] for r in readers.values()},
+            {d.task: slot_of[d.name] for d in drainers.values()},
+        )
+        task_slot = slots.task
+        by_channel = {name: slots.consumer_side(c) for name, c in channels.items()}
         by_subpartition = {
             name: (slot_of[s.producer], *by_channel[s.channel]) for name, s in subpartitions.items()
         }
-        by_pool: dict[str, tuple[int, ...]] = {}
-        floating: dict[int, tuple[str, str]] = {}
-        for task in tasks.values():
-            for partition in task.partitions:
-                by_pool[partition.pool.name] = (task_slot[task.name],)
-            for gate in task.gates:
-                # a transport reads its gate's pools only while it waits for floating
-                # buffers: it listens then (``ActionCache.wait_for_floating``)
-                by_pool[gate.pool.name] = (
-                    (reader_of[task.name],) if task.name in reader_of else ()
-                ) + ((drainer_of[task.name],) if task.name in drainer_of else ())
-                for channel in gate.channels:
-                    if channel.remote:
-                        floating[slot_of[channel.name]] = (gate.pool.name, gate.pool.global_pool)
-        by_network_pool: dict[str, tuple[int, ...]] = {}
-        for nbp in network_pools:
-            slots = {
-                slot
-                for pool in pools.values()
-                if pool.global_pool == nbp
-                for slot in by_pool.get(pool.name, ())
-            }
-            if readers:  # recovery takes buffers straight from the global pool
-                for task in tasks.values():
-                    if network_pool_name(task.task_manager) == nbp:
-                        slots.add(task_slot[task.name])
-                        if task.name in reader_of:
-                            slots.add(reader_of[task.name])
-            by_network_pool[nbp] = tuple(sorted(slots))
+        by_pool, floating = _pool_readers(tasks, slots)
         actor_keys = {task.name: key for key, task in tasks.items()}
         actor_keys.update((transport_name(name), name) for name in remote)
         actor_keys.update((name, name) for name in writer_names + reader_names + drainer_names)
-        refs = {
-            COORDINATOR: ActorRef(ActorKind.COORDINATOR, COORDINATOR),
-            SCHEDULER: ActorRef(ActorKind.SCHEDULER, SCHEDULER),
-        }
-        for key, task in tasks.items():
-            refs[task.name] = ActorRef(ActorKind.TASK, task.name, task=key)
-            if task.name in readers:
-                name = readers[task.name].name
-                refs[name] = ActorRef(ActorKind.READER, name, task=key)
-            if task.name in drainers:
-                name = drainers[task.name].name
-                refs[name] = ActorRef(ActorKind.DRAINER, name, task=key)
-        for name in remote:
-            netty = transport_name(name)
-            refs[netty] = ActorRef(ActorKind.NETTY, netty, channel=name)
-        for name in writer_names:
-            refs[name] = ActorRef(ActorKind.WRITER, name, writer=name)
         return cls(
             actors,
             len(task_keys),
@@ -218,7 +168,7 @@ class ActorIndex:
             len(task_keys) + len(remote) + len(writer_names),
             len(task_keys) + len(remote) + len(writer_names) + len(reader_names),
             {task.name: (task_slot[task.name], key) for key, task in tasks.items()},
-            refs,
+            _refs(tasks, readers, drainers, remote, writer_names),
             {name: slot_of[key] for name, key in actor_keys.items()},
             floating,
             {
@@ -232,13 +182,119 @@ class ActorIndex:
                 channels=by_channel,
                 subpartitions=by_subpartition,
                 pools=by_pool,
-                network_pools=by_network_pool,
+                network_pools=_network_pool_readers(
+                    tasks, pools, network_pools, bool(readers), by_pool, slots
+                ),
                 writers={name: (slot_of[name],) for name in writer_names},
                 readers={name: (slot_of[name],) for name in reader_names},
                 drainers={name: (slot_of[name],) for name in drainer_names},
                 channel_of={name: s.channel for name, s in subpartitions.items()},
             ),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Slots:
+    """The slots :meth:`ActorIndex.of` looks up while it indexes the readers of each
+    container: every actor's by its name, and a task's own, reader's and drainer's by the
+    task's name."""
+
+    of: dict[str, int]
+    task: dict[str, int]
+    reader: dict[str, int]
+    drainer: dict[str, int]
+
+    def consumer_side(self, channel: Channel) -> tuple[int, ...]:
+        """The actors that read an input channel: its task, its transport if remote, and its
+        task's channel-state reader and drainer if restored."""
+        slots: tuple[int, ...] = (self.task[channel.task],)
+        if channel.remote:
+            slots += (self.of[channel.name],)
+        if channel.task in self.reader:
+            slots += (self.reader[channel.task],)
+        if channel.task in self.drainer:
+            slots += (self.drainer[channel.task],)
+        return slots
+
+
+def _pool_readers(
+    tasks: Mapping[str, Task], slots: _Slots
+) -> tuple[dict[str, tuple[int, ...]], dict[int, tuple[str, str]]]:
+    """The readers of each local pool (a partition's: its task; a gate's: the recovery that
+    requests from it), and each remote transport's pools for floating buffers."""
+    reader_of, drainer_of = slots.reader, slots.drainer
+    by_pool: dict[str, tuple[int, ...]] = {}
+    floating: dict[int, tuple[str, str]] = {}
+    for task in tasks.values():
+        for partition in task.partitions:
+            by_pool[partition.pool.name] = (slots.task[task.name],)
+        for gate in task.gates:
+            # a transport reads its gate's pools only while it waits for floating
+            # buffers: it listens then (``ActionCache.wait_for_floating``)
+            by_pool[gate.pool.name] = (
+                (reader_of[task.name],) if task.name in reader_of else ()
+            ) + ((drainer_of[task.name],) if task.name in drainer_of else ())
+            for channel in gate.channels:
+                if channel.remote:
+                    floating[slots.of[channel.name]] = (gate.pool.name, gate.pool.global_pool)
+    return by_pool, floating
+
+
+def _network_pool_readers(
+    tasks: Mapping[str, Task],
+    pools: Mapping[str, LocalBufferPool],
+    network_pools: Mapping[str, NetworkBufferPool],
+    restored: bool,
+    by_pool: Mapping[str, tuple[int, ...]],
+    slots: _Slots,
+) -> dict[str, tuple[int, ...]]:
+    """The readers of each global pool: those of its local pools and, in a restored job, the
+    tasks and readers of its task manager, since recovery takes buffers straight from it."""
+    by_network_pool: dict[str, tuple[int, ...]] = {}
+    for nbp in network_pools:
+        readers_of = {
+            slot
+            for pool in pools.values()
+            if pool.global_pool == nbp
+            for slot in by_pool.get(pool.name, ())
+        }
+        if restored:
+            for task in tasks.values():
+                if network_pool_name(task.task_manager) == nbp:
+                    readers_of.add(slots.task[task.name])
+                    if task.name in slots.reader:
+                        readers_of.add(slots.reader[task.name])
+        by_network_pool[nbp] = tuple(sorted(readers_of))
+    return by_network_pool
+
+
+def _refs(
+    tasks: Mapping[str, Task],
+    readers: Mapping[str, ChannelStateReader],
+    drainers: Mapping[str, FetchedChannelStateDrainer],
+    remote: Sequence[str],
+    writer_names: Sequence[str],
+) -> dict[str, ActorRef]:
+    """Every actor's typed reference by its name, the coordinator's and scheduler's included
+    (the keys views and waits-for reports follow)."""
+    refs = {
+        COORDINATOR: ActorRef(ActorKind.COORDINATOR, COORDINATOR),
+        SCHEDULER: ActorRef(ActorKind.SCHEDULER, SCHEDULER),
+    }
+    for key, task in tasks.items():
+        refs[task.name] = ActorRef(ActorKind.TASK, task.name, task=key)
+        if task.name in readers:
+            name = readers[task.name].name
+            refs[name] = ActorRef(ActorKind.READER, name, task=key)
+        if task.name in drainers:
+            name = drainers[task.name].name
+            refs[name] = ActorRef(ActorKind.DRAINER, name, task=key)
+    for name in remote:
+        netty = transport_name(name)
+        refs[netty] = ActorRef(ActorKind.NETTY, netty, channel=name)
+    for name in writer_names:
+        refs[name] = ActorRef(ActorKind.WRITER, name, writer=name)
+    return refs
 
 
 _NONE: frozenset[int] = frozenset()
