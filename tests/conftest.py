@@ -48,6 +48,9 @@ def spark() -> Iterator[SparkSession]:
 #: the xdist group (``--dist loadgroup``) of every module with a test that uses the embedded
 #: Spark session: those modules run on one worker, so one JVM starts rather than one per worker
 SPARK_GROUP = "spark"
+#: the xdist group of the browser tests: one at a time on one worker (each drives a JupyterLab,
+#: a kernel and a Chromium, and waits on their timing), beside the other worker's tests
+BROWSER_GROUP = "browser"
 
 
 @pytest.hookimpl(wrapper=True)
@@ -59,6 +62,8 @@ def pytest_collection_modifyitems(
     for item in items:
         if item.path in spark_modules:
             item.add_marker(pytest.mark.xdist_group(SPARK_GROUP))
+        elif item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.xdist_group(BROWSER_GROUP))
     yield
     # after pytest's reordering by fixture: in an xdist worker (every worker sorts alike), the
     # modules with slow tests first, so that the last minutes are many quick tests shared out
