@@ -33,7 +33,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from flinkstate.catalogue.topologies import COMMON, Parameter, Topology, by_name
+from flinkstate.catalogue.parameters import COMMON, Parameter, by_name
+from flinkstate.catalogue.topology import Topology
 from flinkstate.dataset import Dataset
 from flinkstate.errors import InvalidParameterError, UnsupportedRescaleError
 from flinkstate.flinkcheckpoint.export import ExchangeSpec, to_dataset
