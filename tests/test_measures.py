@@ -18,8 +18,6 @@ FUNCTION_LINES = 80
 
 #: modules over 800 lines, each with why it is still one module
 LONG_MODULES = {
-    "catalogue/scenarios.py": "data: 57 scenarios, one entry each",
-    "catalogue/topologies.py": "data and the builders of 13 jobs",
     "lab/forecast.py": "a real checkpoint restored; to split with the forecast's reading",
     "views/captions.py": "one caption per action kind",
     "widgets/recovery_stepper.py": "the stepper widget",
