@@ -18,7 +18,6 @@ FUNCTION_LINES = 80
 
 #: modules over 800 lines, each with why it is still one module
 LONG_MODULES = {
-    "lab/forecast.py": "a real checkpoint restored; to split with the forecast's reading",
     "views/captions.py": "one caption per action kind",
     "widgets/recovery_stepper.py": "the stepper widget",
 }
@@ -33,7 +32,6 @@ LONG_FUNCTIONS = {
     "flinkcheckpoint.export._channel_rows",
     "flinkcheckpoint.summary.summarize",
     "generator._frame",
-    "lab.forecast.prepare_forecast",
     "lab.scenario_run.prepare_scenario",
     "lab.simulation_export.from_simulation",
     "rescale.exchange.rescale_exchange",
