@@ -18,7 +18,6 @@ FUNCTION_LINES = 80
 
 #: modules over 800 lines, each with why it is still one module
 LONG_MODULES = {
-    "views/captions.py": "one caption per action kind",
     "widgets/recovery_stepper.py": "the stepper widget",
 }
 
@@ -62,7 +61,8 @@ TAKE_THE_WORLD = {
     "runtime/partition/consumer": 16,
     "runtime/tasks": 19,
     "runtime/watermark": 11,
-    "views": 25,
+    "views": 23,
+    "views/captions": 2,
     "views/tours": 29,
     "widgets": 1,
 }
