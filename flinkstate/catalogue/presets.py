@@ -46,7 +46,8 @@ from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from flinkstate.catalogue.scenario import Scenario
-from flinkstate.catalogue.topologies import Topology, topology
+from flinkstate.catalogue.topologies import topology
+from flinkstate.catalogue.topology import Topology
 from flinkstate.choice import Choice
 from flinkstate.errors import InvalidParameterError
 

@@ -14,12 +14,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from flinkstate.catalogue.topologies import (
-    MAX_JOB_PARALLELISM,
-    Parameter,
-    by_name,
-    topology,
-)
+from flinkstate.catalogue.parameters import MAX_JOB_PARALLELISM, Parameter, by_name
+from flinkstate.catalogue.topologies import topology
 from flinkstate.runtime.options import (
     RECOVER_OUTPUT_ON_DOWNSTREAM_KEY,
     Fault,

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from flinkstate.catalogue.parameters import by_name
 from flinkstate.catalogue.presets import (
     LARGE_PARALLELISM,
     PresetValues,
@@ -17,7 +18,8 @@ from flinkstate.catalogue.presets import (
     topology_preset,
 )
 from flinkstate.catalogue.scenarios import SCENARIOS
-from flinkstate.catalogue.topologies import CATALOGUE, Topology, by_name, topology
+from flinkstate.catalogue.topologies import CATALOGUE, topology
+from flinkstate.catalogue.topology import Topology
 from flinkstate.cli.interruption import RUN_FAILED, CommandInterrupted, interrupted
 from flinkstate.cli.overrides import parse_overrides
 from flinkstate.cli.run_report import (

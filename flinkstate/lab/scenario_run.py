@@ -10,13 +10,11 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from flinkstate.catalogue.parameters import CONNECTED_MAPPING_LOOKUP
 from flinkstate.catalogue.scenario import RESTORE_PARAMETERS, Outcome, Scenario
 from flinkstate.catalogue.scenarios import get_scenario
-from flinkstate.catalogue.topologies import (
-    CONNECTED_MAPPING_LOOKUP,
-    Topology,
-    topology,
-)
+from flinkstate.catalogue.topologies import topology
+from flinkstate.catalogue.topology import Topology
 from flinkstate.errors import InvalidParameterError, UnsupportedRescaleError
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.owners import Owner

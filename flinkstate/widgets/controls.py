@@ -16,9 +16,11 @@ import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
 
+from flinkstate.catalogue.parameters import Parameter, by_name
 from flinkstate.catalogue.scenario import RESTORE_PARAMETERS, Scenario
 from flinkstate.catalogue.scenarios import SCENARIOS
-from flinkstate.catalogue.topologies import Parameter, Topology, by_name, topology
+from flinkstate.catalogue.topologies import topology
+from flinkstate.catalogue.topology import Topology
 from flinkstate.errors import FlinkstateError, InvalidParameterError
 
 #: every parameter control is a ValueWidget (Checkbox, Dropdown, IntText or Text)

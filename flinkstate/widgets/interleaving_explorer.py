@@ -53,7 +53,8 @@ from flinkstate.sim.explore import (
     explore,
 )
 from flinkstate.widgets.controls import ParameterControls, icon_button, refusal
-from flinkstate.widgets.recovery_stepper import MAX_SEED, RecoveryStepper
+from flinkstate.widgets.recovery_stepper import RecoveryStepper
+from flinkstate.widgets.stepper_controls import MAX_SEED
 
 #: a subject as the picker holds it: what its name names, and the name
 Pick = tuple[SubjectKind, str]

@@ -11,7 +11,9 @@ buffer-ownership graph (the same places as the canvas, as a networkx graph) is o
 under the canvas, drawn (and plotly's widget loaded, seconds the first time) only when opened.
 
 Steps are counted as everywhere in flinkstate: step n is the world after n actions, and the
-caption of step n describes the n-th action.
+caption of step n describes the n-th action. The widgets themselves are made and laid out in
+:mod:`~flinkstate.widgets.stepper_controls`, and the badge's text in
+:mod:`~flinkstate.widgets.run_badge`; this module is what each control does to the run.
 """
 
 from __future__ import annotations
@@ -19,11 +21,8 @@ from __future__ import annotations
 import html
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-import ipywidgets as widgets
-
-from flinkstate.catalogue.scenario import Outcome, expectation
 from flinkstate.catalogue.scenarios import get_scenario
 from flinkstate.collector import collector_paused
 from flinkstate.errors import FlinkstateError, InvalidParameterError
@@ -42,57 +41,32 @@ from flinkstate.views.ownership import ownership_graph, ownership_spec
 from flinkstate.views.page import forecast_page, scenario_page
 from flinkstate.views.scene import SceneLayout, build_scene, scene_items
 from flinkstate.views.timelines import Timelines, timelines_spec
-from flinkstate.widgets.canvas import RecoveryCanvas
-from flinkstate.widgets.controls import (
-    ParameterControls,
-    guarded,
-    icon_button,
-    live_figure,
-    refusal,
-    scenario_picker,
-    show_spec,
+from flinkstate.widgets.controls import ParameterControls, guarded, refusal, show_spec
+from flinkstate.widgets.run_badge import (
+    badge_html,
+    faults_text,
+    forecast_summary,
+    shorten,
+    trace_html,
 )
 from flinkstate.widgets.run_preview import RunPreview
+from flinkstate.widgets.stepper_controls import (
+    EVENTS_OF_INTEREST,
+    MAX_SEED,
+    SPEEDS,
+    TIMELINES_TITLE,
+    StepperControls,
+)
 
-if TYPE_CHECKING:
-    import plotly.graph_objects as go
-
-#: what "run to next" can stop at, and the action kinds that are that event
-EVENTS_OF_INTEREST: Mapping[str, tuple[ActionKind, ...]] = {
-    "barrier": (ActionKind.BARRIER,),
-    "checkpoint triggered or acknowledged": (ActionKind.TRIGGER, ActionKind.CHECKPOINT),
-    "output state restored": (ActionKind.FINISH_OUTPUT,),
-    "input state read": (ActionKind.FINISH_INPUT,),
-    "gate conversion": (ActionKind.CONVERT, ActionKind.REQUEST_PARTITIONS),
-    "spill files written (v2)": (ActionKind.FINISH_FETCH,),
-    "drainer installed (v2)": (ActionKind.INSTALL_DRAINER,),
-    "drain finished (v2)": (ActionKind.FINISH_DRAIN,),
-    "end of run (deadlock or finish)": (),
-}
-#: seeds are Java-style non-negative ints
-MAX_SEED = 2**31 - 1
+#: how many of the last steps the list under the canvas shows
 RECENT_EVENTS = 8
-#: the timelines' box; a run with watermarks adds " and event time" (its fifth panel)
-TIMELINES_TITLE = "timelines: buffers, credits, records and checkpoints over the steps"
 #: captions kept under the canvas, newest first
 CAPTIONS_KEPT = 4
-#: play speeds in steps per second: (label, steps per tick, ms between ticks)
-SPEEDS: Mapping[str, tuple[int, int]] = {
-    "1 step/s": (1, 1000),
-    "2 steps/s": (1, 500),
-    "5 steps/s": (1, 200),
-    "10 steps/s": (1, 100),
-    "50 steps/s": (5, 100),
-    "250 steps/s": (25, 100),
-    "1000 steps/s": (100, 100),
-}
-_OK = "#2ca02c"
-_BAD = "#d62728"
-_WARN = "#ff7f0e"
 
 
-class RecoveryStepper:
-    """Scenario picker, its parameters, step controls, and three live figures."""
+class RecoveryStepper(StepperControls):
+    """Scenario picker, its parameters, step controls, and three live figures: the controls
+    (:class:`~flinkstate.widgets.stepper_controls.StepperControls`) wired to the run."""
 
     def __init__(
         self,
@@ -107,90 +81,8 @@ class RecoveryStepper:
         if phase not in PHASES:
             raise InvalidParameterError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
         self.max_steps = max_steps
-        self.scenario = scenario_picker(item.name)
-        self.phase = widgets.ToggleButtons(
-            options=[("the restart", "restart"), ("the job before it", "job")],
-            value=phase,
-            description="step through",
-        )
-        self.seed = widgets.IntText(value=seed, description="seed")
-        self.parameters = ParameterControls(item, overrides)
-        self.parameter_box = widgets.VBox([self.parameters.box])
-        self.step_button = icon_button("step", "step-forward", "one step forward")
-        self.step_button.add_class("flinkstate-step")
-        self.back_button = icon_button("back", "step-backward", "one step back")
-        self.back_button.add_class("flinkstate-back")
-        self.next_button = icon_button(
-            "run to next", "fast-forward", "run to the next chosen event"
-        )
-        self.reset_button = icon_button("reset", "undo", "back to step 0")
-        self.until = widgets.Dropdown(options=list(EVENTS_OF_INTEREST), description="next")
-        self.slider = widgets.IntSlider(
-            value=0,
-            min=0,
-            max=0,
-            description="step",
-            continuous_update=False,
-            layout=widgets.Layout(width="100%", max_width="900px"),
-        )
-        self.play = widgets.Play(
-            value=0,
-            min=0,
-            max=0,
-            step=1,
-            interval=200,
-            description="play",
-            tooltip="play from this step (pause and stop keep the step you are on)",
-            show_repeat=False,
-        )
-        self.speed = widgets.Dropdown(options=list(SPEEDS), value="5 steps/s", description="speed")
-        self.speed.tooltip = "how many steps play advances per second"
-        self.goto_box = widgets.IntText(value=0, description="go to step", continuous_update=False)
-        self.goto_box.tooltip = "type a step and press Enter"
-        self.goto_button = icon_button("go", "share", "jump to the step in the box")
-        self.page_file = widgets.Text(
-            value="", placeholder="SCENARIO-seedN.html", description="page file"
-        )
-        self.page_file.tooltip = "where to write the page (relative to the notebook's folder)"
-        self.page_button = icon_button(
-            "save as page",
-            "download",
-            "write this run (the job and its restart) as one self-contained HTML page: the "
-            "canvas, the captions, a slider and play; it needs no kernel and no network",
-        )
-        self.trace_file = widgets.Text(value="", placeholder="run.jsonl", description="trace file")
-        self.trace_file.tooltip = "a trace written by flinkstate run SCENARIO --trace FILE"
-        self.trace_button = icon_button(
-            "load trace",
-            "upload",
-            "show the run the trace recorded, at its last step (replayed and checked first)",
-        )
-        self.page_progress = widgets.IntProgress(
-            value=0, min=0, max=1, description="drawing", layout=widgets.Layout(display="none")
-        )
-        self.message = widgets.HTML()
-        self.badge = widgets.HTML()
-        self.recent = widgets.HTML()
-        self.canvas = RecoveryCanvas()
-        self.canvas.on_lanes_changed(lambda: self._render(animate=False))
-        #: the figures, made when first drawn (plotly's widget takes seconds to load)
-        self._figures: dict[str, go.FigureWidget] = {}
-        self.ownership_box = widgets.Accordion(
-            children=[widgets.VBox()], titles=("buffer ownership graph (networkx)",)
-        )
-        self.ownership_box.selected_index = None
-        self.timelines_box = widgets.Accordion(children=[widgets.VBox()], titles=(TIMELINES_TITLE,))
-        self.timelines_box.selected_index = None
-        self.deadlock_box = widgets.VBox([], layout=widgets.Layout(display="none"))
+        super().__init__(item, seed, overrides, phase, max_steps)
         #: the run to its end, previewed beside the run on display (``run_preview``)
-        self.preview_progress = widgets.IntProgress(
-            value=0, min=0, max=max_steps, description="previewing"
-        )
-        self.preview_note = widgets.HTML()
-        self.preview_box = widgets.HBox(
-            [self.preview_progress, self.preview_note], layout=widgets.Layout(display="none")
-        )
-        self.preview_box.add_class("flinkstate-preview")
         self._preview: RunPreview | None = None
         #: the scenario run on display, or a forecast's restored run (``open_forecast``)
         self.run: ScenarioRun | Forecast | None = None
@@ -215,8 +107,12 @@ class RecoveryStepper:
         self.faults: frozenset[Fault] = frozenset()
         self.trace_path: Path | None = None
         self.scheduler = "random"
-        self._widget: widgets.Widget | None = None
-        self.controls: widgets.VBox | None = None
+        self._wire()
+        self.load()
+
+    def _wire(self) -> None:
+        """Every control's observer and click handler: each move is the stepper's."""
+        self.canvas.on_lanes_changed(lambda: self._render(animate=False))
         self._apply_speed()
         self.speed.observe(lambda _: self._apply_speed(), names="value")
         self.play.observe(self._on_play, names="value")
@@ -236,78 +132,6 @@ class RecoveryStepper:
         self.goto_button.on_click(lambda _: self.goto_typed())
         self.page_button.on_click(lambda _: self.save_page())
         self.trace_button.on_click(lambda _: self.load_trace(self.trace_file.value.strip()))
-        self.load()
-
-    # -- the widget ------------------------------------------------------------------------
-
-    @property
-    def widget(self) -> widgets.Widget:
-        """The whole stepper, ready to display (built once: a tour shows the same one)."""
-        if self._widget is None:
-            self.controls = widgets.VBox(
-                [
-                    widgets.HBox([self.scenario, self.seed]),
-                    self.phase,
-                    self.parameter_box,
-                    widgets.HBox(
-                        [
-                            self.step_button,
-                            self.back_button,
-                            self.reset_button,
-                            self.play,
-                            self.speed,
-                        ]
-                    ),
-                    widgets.HBox([self.next_button, self.until, self.goto_box, self.goto_button]),
-                    self.slider,
-                    widgets.HBox(
-                        [
-                            self.page_file,
-                            self.page_button,
-                            self.page_progress,
-                            self.trace_file,
-                            self.trace_button,
-                        ]
-                    ),
-                ]
-            )
-            self._widget = widgets.VBox(
-                [
-                    self.controls,
-                    self.message,
-                    self.preview_box,
-                    self.badge,
-                    self.canvas,
-                    self.deadlock_box,
-                    self.ownership_box,
-                    self.timelines_box,
-                    self.recent,
-                ]
-            )
-        return self._widget
-
-    def _figure(self, name: str, box: widgets.Box) -> go.FigureWidget:
-        """The live figure ``name``, made and put in ``box`` the first time it is asked for."""
-        figure = self._figures.get(name)
-        if figure is None:
-            figure = self._figures[name] = live_figure()
-            box.children = [figure]
-        return figure
-
-    @property
-    def ownership(self) -> go.FigureWidget:
-        """The buffer-ownership graph's figure (drawn while its box is open)."""
-        return self._figure("ownership", self.ownership_box)
-
-    @property
-    def timelines_figure(self) -> go.FigureWidget:
-        """The timelines' figure (drawn while its box is open)."""
-        return self._figure("timelines", self.timelines_box)
-
-    @property
-    def deadlock(self) -> go.FigureWidget:
-        """The waits-for graph's figure (drawn at a deadlock's step)."""
-        return self._figure("deadlock", self.deadlock_box)
 
     @property
     def total(self) -> int:
@@ -441,7 +265,7 @@ class RecoveryStepper:
         if not self.load():
             return False
         self.goto(loaded.step)
-        faults = f", with {_faults_text(self.faults)} put back" if self.faults else ""
+        faults = f", with {faults_text(self.faults)} put back" if self.faults else ""
         self.message.value = (
             f"Trace {html.escape(str(path))} loaded: {item.name}, seed {loaded.seed}, "
             f"{self.phase.value} at step {loaded.step} of {loaded.steps}{html.escape(faults)}."
@@ -565,7 +389,7 @@ class RecoveryStepper:
         self._final = forecast.result
         simulation = forecast.simulation
         self._total = simulation.step_count
-        self._summary = _forecast_summary(forecast)
+        self._summary = forecast_summary(forecast)
         simulation.goto(0)
         world = forecast.world
         self.timelines = Timelines.start(world)
@@ -835,10 +659,10 @@ class RecoveryStepper:
     def _render(self, *, animate: bool = True) -> None:
         simulation, world = self.simulation, self.world
         if simulation is None or world is None or self.layout is None:
-            for figure in self._figures.values():  # those drawn before; none made for this
+            for figure in self.drawn_figures:  # those drawn before; none made for this
                 show_spec(figure, {"data": [], "layout": {"title": {"text": "no run"}}})
             self.deadlock_box.layout.display = "none"
-            self.badge.value = _badge_html(self._summary, None, 0, 0, self.phase.value)
+            self.badge.value = badge_html(self._summary, None, 0, 0, self.phase.value)
             self.recent.value = ""
             self.canvas.show({}, [], animate=False)
             return
@@ -877,17 +701,17 @@ class RecoveryStepper:
             show_spec(self.deadlock, deadlock_figure(final.deadlock))
         else:
             self.deadlock_box.layout.display = "none"
-        self.badge.value = _badge_html(
+        self.badge.value = badge_html(
             self._summary,
             world,
             simulation.step_count,
             self._total,
             self.phase.value,
             previewing=self.previewing,
-        ) + _trace_html(self.trace_path, self.faults)
+        ) + trace_html(self.trace_path, self.faults)
         recent = simulation.events[-RECENT_EVENTS:][::-1]
         items = "".join(
-            f"<li><code>{e.step + 1}</code> {html.escape(_shorten(e.describe()))}</li>"
+            f"<li><code>{e.step + 1}</code> {html.escape(shorten(e.describe()))}</li>"
             for e in recent
         )
         self.recent.value = (
@@ -897,42 +721,6 @@ class RecoveryStepper:
         )
 
 
-def _forecast_summary(forecast: Forecast) -> dict[str, Any]:
-    """A forecast's figures under the names the badge reads a scenario run's by (a forecast
-    hopes to recover: that is what it is held to)."""
-    figures = forecast.summary()
-    return {
-        "outcome": forecast.outcome,
-        "expected": Outcome.RECOVERED.value,
-        "as_expected": forecast.outcome == Outcome.RECOVERED.value,
-        "deadlock": figures["deadlock"],
-        "recovered_bytes": figures["recovered_bytes"],
-        "filtered_records": sum(s.filtered_records for s in forecast.subtasks),
-        "resumed_step": figures["running_step"],
-        "effective_generation": figures["effective_generation"],
-        **figures["memory"],
-    }
-
-
-def _faults_text(faults: frozenset[Fault]) -> str:
-    return ("fault " if len(faults) == 1 else "faults ") + ", ".join(sorted(faults))
-
-
-def _trace_html(path: Path | None, faults: frozenset[Fault]) -> str:
-    """What the run on display follows when it is a loaded trace's: its file, and the faults
-    (bugs put back on purpose) it was written with."""
-    if path is None:
-        return ""
-    faults_note = (
-        f", with the {html.escape(_faults_text(faults))} put back on purpose" if faults else ""
-    )
-    return (
-        "<div class='flinkstate-trace-note' style='color:#1e40af;margin-top:2px'>"
-        f"following the trace <code>{html.escape(path.name)}</code>{faults_note}: back and "
-        "step replay its recorded actions; changing a setting leaves it</div>"
-    )
-
-
 def _items(world: NetworkWorld, layout: SceneLayout) -> dict[str, Any]:
     """What a caption compares of a step's scene: its items (all of them, folded or not)."""
     return {"step": world.step, "items": scene_items(world, layout)}
@@ -940,112 +728,3 @@ def _items(world: NetworkWorld, layout: SceneLayout) -> dict[str, Any]:
 
 def _last(simulation: Simulation) -> Event | None:
     return simulation.events[-1] if simulation.events else None
-
-
-def _shorten(text: str, limit: int = 220) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def _badge_html(
-    summary: Mapping[str, Any],
-    world: NetworkWorld | None,
-    step: int,
-    total: int,
-    phase: str,
-    *,
-    previewing: bool = False,
-) -> str:
-    """Where the run on display is and how it ends (``previewing``: its end is not known yet,
-    ``total`` is the steps previewed so far)."""
-    outcome = summary.get("outcome", "")
-    expected = summary.get("expected", "")
-    colour = _OK if outcome in (Outcome.RECOVERED, Outcome.FINISHED) else _BAD
-    if outcome in (Outcome.CHECKPOINT_EXPIRED, Outcome.STOPPED):
-        colour = _WARN
-    if previewing:
-        ending = (
-            "<span style='background:#6b7280;color:white;padding:2px 6px;border-radius:3px'>"
-            "this run: previewing its end</span> (its outcome and figures follow)"
-        )
-    elif phase == "job":
-        # the scenario's expectation is about the restart; the job before it is its setting
-        ending = (
-            f"<span style='background:{colour};color:white;padding:2px 6px;border-radius:3px'>"
-            f"the job before its restart: {html.escape(str(outcome))}</span> its first "
-            "checkpoint is what the restart starts from (the scenario expects the restart to "
-            f"end: {html.escape(str(expected))})"
-        )
-    else:
-        missed = not summary.get("as_expected")
-        expected_text = html.escape(
-            expectation(
-                str(expected), other_values=missed and bool(summary.get("differs_from_scenario"))
-            ),
-            quote=False,
-        )
-        ending = (
-            f"<span style='background:{colour};color:white;padding:2px 6px;border-radius:3px'>"
-            f"this run: {html.escape(str(outcome))}</span> ({expected_text}"
-            + (", <b>not as expected</b>" if missed else "")
-            + ")"
-        )
-    if world is None:
-        return f"<div>{ending}</div>"
-    if world.violations:
-        first = world.violations[0]
-        state = (
-            f"<span style='color:{_BAD}'><b>invariant broken</b> {html.escape(str(first))}</span>"
-        )
-    else:
-        state = (
-            f"<span style='color:{_OK}'>&#10003; invariants hold</span> (no buffer leaked "
-            "or owned twice, no record lost or duplicated, order kept per channel)"
-        )
-    where = (
-        f"step <b>{step}</b> (the run's end is being previewed: {total:,} steps so far)"
-        if previewing
-        else f"step <b>{step}</b> of {total}"
-    )
-    if total and step == total and summary.get("deadlock"):
-        where += " &mdash; <b>stuck here</b>: see the waits-for graph below"
-    figures = run_figures(summary, phase)
-    return f"<div>{where} &middot; {state}<br>{ending}{figures}</div>"
-
-
-def run_figures(summary: Mapping[str, Any], phase: str) -> str:
-    """The run's figures to the end (the numbers exercises ask for), as one line."""
-    parts = []
-
-    def add(key: str, text: str) -> None:
-        value = summary.get(key)
-        if value:
-            grouped = isinstance(value, int) and not key.endswith("_step")
-            parts.append(text.format(f"{value:,}" if grouped else value))
-
-    if phase == "job":
-        add("checkpoint_bytes", "its first checkpoint persists <b>{}</b> bytes in flight")
-    else:
-        add("checkpoint_bytes", "restored from a checkpoint of <b>{}</b> bytes in flight")
-        add("recovered_bytes", "<b>{}</b> bytes recovered")
-        add("filtered_records", "<b>{}</b> records filtered out")
-        add("resumed_step", "every task running from step <b>{}</b>")
-        add("first_checkpoint_step", "first checkpoint completed at step <b>{}</b>")
-        add("failed_checkpoints", "<b>{}</b> failed checkpoint(s)")
-        add("heap_peak_bytes", "heap peak <b>{}</b> bytes")
-        add("spilled_bytes", "<b>{}</b> bytes spilled")
-        add("spill_files", "<b>{}</b> spill file(s)")
-        add("spill_segments", "<b>{}</b> spill segment(s)")
-    note = summary.get("recovery_note") if phase != "job" else ""
-    why = (
-        f"<div class='flinkstate-recovery-note' style='color:#92400e;margin-top:2px'>"
-        f"recovery code <b>{html.escape(str(summary.get('effective_generation')))}</b>: "
-        f"{html.escape(str(note))}</div>"
-        if note
-        else ""
-    )
-    if not parts:
-        return why
-    return (
-        "<div class='flinkstate-run-figures' style='color:#374151;margin-top:2px'>"
-        f"to its end: {' &middot; '.join(parts)}</div>" + why
-    )

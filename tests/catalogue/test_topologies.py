@@ -7,7 +7,8 @@ from dataclasses import fields
 
 import pytest
 
-from flinkstate.catalogue.topologies import CATALOGUE, MAX_JOB_PARALLELISM, by_name, topology
+from flinkstate.catalogue.parameters import MAX_JOB_PARALLELISM, by_name
+from flinkstate.catalogue.topologies import CATALOGUE, topology
 from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.options import (
     CHECKPOINTING_DURING_RECOVERY_KEY,

@@ -15,7 +15,7 @@ from typing import NoReturn
 import pytest
 
 from flinkstate.flinkcheckpoint.metadata import read_metadata
-from flinkstate.lab.forecast import read_job_config
+from flinkstate.lab.real_checkpoint import read_job_config
 
 ROOT = Path(__file__).parents[2]
 GENERATED = ROOT / "data" / "generated-checkpoints"

@@ -24,13 +24,7 @@ from flinkstate.flinkcheckpoint.metadata import read_metadata
 from flinkstate.flinkcheckpoint.stream_element import value_decoder
 from flinkstate.flinkcheckpoint.summary import summarize
 from flinkstate.keygroups import assign_to_key_group
-from flinkstate.lab.forecast import (
-    Forecast,
-    network_settings,
-    prepare_forecast,
-    read_job_config,
-    run_forecast,
-)
+from flinkstate.lab.forecast import Forecast, prepare_forecast, run_forecast
 from flinkstate.runtime.options import RecoveryGeneration
 from tests.flinkcheckpoint.made import STRING_KEYED, RestoredPair, made_checkpoint, restored_pair
 from tests.flinkcheckpoint.made import record_type as made_record_type
@@ -304,25 +298,6 @@ def test_without_a_job_config_flinks_defaults(tmp_path: Path) -> None:
     assert result.world.config.segment_size == 32 * 1024
     assert any("no job-config.txt" in note for note in result.notes)
     assert result.outcome == "recovered"
-
-
-def test_job_config_lines() -> None:
-    path = by_name("keyed-hash-p2-p4").parents[1] / "job-config.txt"
-    config = read_job_config(path)
-    assert config["taskmanager.memory.segment-size"] == "4kb"
-    values, _ = network_settings({"taskmanager.memory.segment-size": "32 kb"})
-    assert values["segment_size"] == 32768
-    with pytest.raises(InvalidParameterError, match=r"power of two|segment"):
-        network_settings({"taskmanager.memory.segment-size": "1000b"})
-    with pytest.raises(InvalidParameterError, match="not a number"):
-        network_settings({"taskmanager.network.memory.buffers-per-channel": "two"})
-
-
-def test_a_bad_job_config_line_is_named(tmp_path: Path) -> None:
-    path = tmp_path / "job-config.txt"
-    path.write_text("a=1\nno equals sign\n", encoding="utf-8")
-    with pytest.raises(InvalidParameterError, match=r"job-config.txt:2"):
-        read_job_config(path)
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
-"""Three-phase scenarios (``then_parallelism``): FLIP-547's 1 -> 10 -> 1 and the large-record
-ITCase; and what an unfiltered checkpoint during recovery would have persisted."""
+"""FLIP-547's scenarios: three phases (``then_parallelism``), its 1 -> 10 -> 1 and the
+large-record ITCase; what an unfiltered checkpoint during recovery would have persisted; and
+V2's heap against V1's under spill pressure."""
 
 from __future__ import annotations
 
@@ -110,3 +111,23 @@ def test_an_unfiltered_checkpoint_during_recovery_holds_the_state_ten_times() ->
     assert sum(unfiltered.values()) > 5 * sum(filtered.values())
     messages = [v.message for v in unfiltered_result.violations]
     assert any("which does not own it" in m for m in messages)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_unfiltered_variant_is_caught_processing_a_record_never_sent(seed: int) -> None:
+    run = run_scenario("unfiltered-checkpoint-during-recovery", seed=seed)
+    assert run.outcome is Outcome.VIOLATION
+    assert run.result is not None
+    first = run.result.violations[0]
+    assert first.invariant == "exactly-once"
+    assert "without it being sent" in first.message
+
+
+@pytest.mark.slow
+def test_under_spill_pressure_v2_keeps_the_heap_small_and_v1_does_not() -> None:
+    for seed in range(3):
+        v1 = run_scenario("spill-pressure-v1", seed=seed).summary()
+        v2 = run_scenario("spill-pressure-v2", seed=seed).summary()
+        assert v1["spilled_bytes"] == 0
+        assert v2["spilled_bytes"] > 0
+        assert v1["heap_peak_bytes"] > 10 * v2["heap_peak_bytes"]

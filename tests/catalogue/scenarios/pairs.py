@@ -1,0 +1,14 @@
+"""What the scenarios of a pair share: everything but the setting the pair is about."""
+
+from __future__ import annotations
+
+from flinkstate.lab.scenario_run import run_scenario
+
+
+def differ_only_in(before: str, after: str, name: str) -> None:
+    one = run_scenario(before, seed=0).values
+    other = run_scenario(after, seed=0).values
+    assert {k: v for k, v in one.items() if k != name} == {
+        k: v for k, v in other.items() if k != name
+    }
+    assert one[name] != other[name]
