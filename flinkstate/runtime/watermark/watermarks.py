@@ -21,6 +21,9 @@ in the filtering handler before FLINK-40517, passes them on unchanged.
 
 from __future__ import annotations
 
+from typing import Protocol
+
+from flinkstate.runtime.buffer.ledger import StepJournal
 from flinkstate.runtime.buffer.records import (
     MAX_WATERMARK,
     MIN_WATERMARK,
@@ -29,13 +32,35 @@ from flinkstate.runtime.buffer.records import (
     Record,
     StreamElementKind,
 )
-from flinkstate.runtime.jobgraph import OperatorKind
-from flinkstate.runtime.partition.consumer.input_gate import Channel
+from flinkstate.runtime.jobgraph import JobGraph, OperatorKind
+from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 from flinkstate.runtime.tasks.task import Output, Task
 from flinkstate.runtime.watermark.combined_watermark_status import combine
+from flinkstate.runtime.watermark.event_time import EventTimeState
 from flinkstate.runtime.watermark.status_watermark_valve import StatusWatermarkValve
 from flinkstate.runtime.watermark.virtual_channel_watermarks import VirtualChannelWatermarks
-from flinkstate.runtime.world.state import NetworkState
+
+
+class EventTimeWorld(Protocol):
+    """What event time reaches of the world, and nothing else: the job graph (each source's
+    watermark strategy), the event-time state, the gates (a valve each), the record table (a
+    watermark or status is a stream element with an id of its own), the step's journal, and
+    the tasks by name. The world (``NetworkState``) is one; mypy checks it at every call."""
+
+    @property
+    def graph(self) -> JobGraph: ...
+    @property
+    def event_time(self) -> EventTimeState: ...
+    @property
+    def gates(self) -> dict[str, Gate]: ...
+    @property
+    def records(self) -> dict[int, Record]: ...
+    @property
+    def journal(self) -> StepJournal: ...
+
+    next_record: int
+
+    def task_named(self, name: str) -> Task: ...
 
 
 def watermark_text(timestamp: int) -> str:
@@ -50,7 +75,7 @@ def watermark_text(timestamp: int) -> str:
 # -- sources
 
 
-def source_watermark(world: NetworkState, task: Task) -> int:
+def source_watermark(world: EventTimeWorld, task: Task) -> int:
     """The source subtask's watermark now, from the splits it still reads."""
     op = world.graph.operator(task.operator)
     total = op.records_per_subtask
@@ -62,7 +87,7 @@ def source_watermark(world: NetworkState, task: Task) -> int:
     return combine(parts)[0]
 
 
-def after_emit(world: NetworkState, task: Task) -> None:
+def after_emit(world: EventTimeWorld, task: Task) -> None:
     """A source emitted a record: every ``watermark_interval`` records, its watermark follows
     if it grew."""
     interval = world.graph.operator(task.operator).watermark_interval
@@ -72,14 +97,14 @@ def after_emit(world: NetworkState, task: Task) -> None:
             emit_watermark(world, task, watermark)
 
 
-def needs_final_watermark(world: NetworkState, task: Task) -> bool:
+def needs_final_watermark(world: EventTimeWorld, task: Task) -> bool:
     """A source with watermarks that has not yet emitted ``MAX_WATERMARK`` before it ends."""
     if not world.graph.operator(task.operator).watermark_interval:
         return False
     return world.event_time.watermark.get(task.name, MIN_WATERMARK) != MAX_WATERMARK
 
 
-def emit_watermark(world: NetworkState, task: Task, timestamp: int) -> None:
+def emit_watermark(world: EventTimeWorld, task: Task, timestamp: int) -> None:
     """``task``'s watermark is now ``timestamp``: emitted to every subpartition of every output
     (a task without outputs only keeps it)."""
     world.event_time.watermark[task.name] = timestamp
@@ -88,7 +113,7 @@ def emit_watermark(world: NetworkState, task: Task, timestamp: int) -> None:
         _broadcast(task, element)
 
 
-def emit_status(world: NetworkState, task: Task, idle: bool) -> None:
+def emit_status(world: EventTimeWorld, task: Task, idle: bool) -> None:
     """``task``'s output turns idle or active again, emitted as :func:`emit_watermark` is."""
     world.event_time.idle[task.name] = idle
     if task.partitions:
@@ -96,7 +121,7 @@ def emit_status(world: NetworkState, task: Task, idle: bool) -> None:
         _broadcast(task, element)
 
 
-def goes_idle(world: NetworkState, task: Task) -> bool:
+def goes_idle(world: EventTimeWorld, task: Task) -> bool:
     """A source that reads no split of its own (it waits for the other sources to end) and
     whose watermark strategy declares idleness (``withIdleness``) marks its output idle, once.
     Without idleness it holds back the watermark of every task downstream of it."""
@@ -109,7 +134,7 @@ def goes_idle(world: NetworkState, task: Task) -> bool:
     )
 
 
-def end_or_idle(world: NetworkState, task: Task) -> None:
+def end_or_idle(world: EventTimeWorld, task: Task) -> None:
     """A source with no record left: idle while it waits for the others (``goes_idle``), or at
     the end of its input ``MAX_WATERMARK``, which also marks an idle output active again
     (emitting a watermark does, ``WatermarkToDataOutput.emitWatermark``)."""
@@ -124,7 +149,7 @@ def end_or_idle(world: NetworkState, task: Task) -> None:
 
 
 def _new_element(
-    world: NetworkState,
+    world: EventTimeWorld,
     task: Task,
     kind: StreamElementKind,
     *,
@@ -148,7 +173,7 @@ def _broadcast(task: Task, element: Record) -> None:
 # -- reading
 
 
-def process(world: NetworkState, task: Task, channel: Channel, element: Record) -> None:
+def process(world: EventTimeWorld, task: Task, channel: Channel, element: Record) -> None:
     """``task`` reads a watermark or status from ``channel``: its gate's valve takes it, and
     what the task's watermark or status becomes because of it goes downstream."""
     valve = world.event_time.valves.get(channel.gate)
@@ -180,7 +205,7 @@ def process(world: NetworkState, task: Task, channel: Channel, element: Record) 
         world.journal.note += f"; {task.name}'s watermark is now {watermark_text(watermark)}"
 
 
-def check_late(world: NetworkState, task: Task, record: Record) -> None:
+def check_late(world: EventTimeWorld, task: Task, record: Record) -> None:
     """A keyed operator (a window operator's stand-in) drops a record at or behind its
     watermark as late. Here a source's watermark always trails the timestamps of what it has
     emitted (a record's timestamp is its position in its split, the watermark the largest
@@ -205,7 +230,7 @@ def check_late(world: NetworkState, task: Task, record: Record) -> None:
 
 
 def recovered_element(
-    world: NetworkState,
+    world: EventTimeWorld,
     channel: Channel,
     virtual_channel: tuple[int, int] | None,
     element: Record,
