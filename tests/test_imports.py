@@ -56,8 +56,8 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
     "runtime.buffer.recycling": (
         "runtime.partition.consumer.input_gate",
         "runtime.partition.consumer.recovered_channel",
+        "runtime.partition.result_partition",
         "runtime.tasks.task",
-        "runtime.world.state",
     ),
     "runtime.checkpoint.barrier_handler": (
         "runtime.checkpoint.channel.channel_state_writer",
@@ -103,7 +103,6 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.checkpoint.channel.channel_state_reader",
         "runtime.tasks.task",
         "runtime.world.actors",
-        "runtime.world.state",
     ),
     "runtime.partition.consumer.transport": (
         "runtime.checkpoint.barrier_handler",
@@ -119,11 +118,7 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.world.actors",
         "runtime.world.state",
     ),
-    "runtime.tasks.task_cleanup": ("runtime.world.state",),
-    "runtime.watermark.watermarks": (
-        "runtime.tasks.task",
-        "runtime.world.state",
-    ),
+    "runtime.watermark.watermarks": ("runtime.tasks.task",),
 }
 
 

@@ -22,15 +22,42 @@ the outcome ``job-failed``. A failing subtask's region fails over through
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from flinkstate.runtime.buffer.buffer import HEAP
-from flinkstate.runtime.options import SpillCleanup
+from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
+    FetchedChannelStateDrainer,
+)
+from flinkstate.runtime.checkpoint.coordinator_state import CoordinatorState
+from flinkstate.runtime.options import RunOptions, SpillCleanup
 from flinkstate.runtime.partition.consumer import recovered_channel
+from flinkstate.runtime.partition.consumer.recovered_channel import RecoveredChannelWorld
 
 if TYPE_CHECKING:
     from flinkstate.runtime.tasks.task import Task
-    from flinkstate.runtime.world.state import NetworkState
+
+
+class EnabledActions(Protocol):
+    """The world's cache of enabled actions, as a cleanup sees it: told when no task may act."""
+
+    def invalidate(self) -> None: ...
+
+
+class TaskCleanupWorld(RecoveredChannelWorld, Protocol):
+    """What a teardown reaches of the world, beside what a recovered channel does: the
+    coordinator's state (a failed job), the cache of enabled actions, the options (how spill
+    files are cleaned up), V2's drainers and the readers' spill writers, whose files it closes.
+    The world (``NetworkState``) is one; mypy checks it at every call."""
+
+    @property
+    def checkpoints(self) -> CoordinatorState: ...
+    @property
+    def actions(self) -> EnabledActions: ...
+    @property
+    def options(self) -> RunOptions: ...
+    @property
+    def drainers(self) -> dict[str, FetchedChannelStateDrainer]: ...
+    def close_spill(self, task: str) -> bool: ...
 
 
 class SpillFilesLeft(NamedTuple):
@@ -52,7 +79,7 @@ class SpillFilesLeft(NamedTuple):
         return "; ".join(parts)
 
 
-def fail_job(world: NetworkState, why: str) -> SpillFilesLeft:
+def fail_job(world: TaskCleanupWorld, why: str) -> SpillFilesLeft:
     """The whole job fails over for ``why``: no task acts any more, each task's spill files are
     cleaned up as far as Flink cleans them up, and the run ends."""
     world.checkpoints.job_failed = why
@@ -60,7 +87,7 @@ def fail_job(world: NetworkState, why: str) -> SpillFilesLeft:
     return clean_up_spill_files(world, world.drainers)
 
 
-def clean_up_task(world: NetworkState, task: Task) -> str:
+def clean_up_task(world: TaskCleanupWorld, task: Task) -> str:
     """A failed or cancelled task's teardown: its recovered channels release what they queue,
     its spill files are cleaned up. The teardown's words for the step's note ("" if it let go
     of nothing)."""
@@ -72,7 +99,7 @@ def clean_up_task(world: NetworkState, task: Task) -> str:
     return "; ".join(parts)
 
 
-def clean_up_spill_files(world: NetworkState, tasks: Iterable[str]) -> SpillFilesLeft:
+def clean_up_spill_files(world: TaskCleanupWorld, tasks: Iterable[str]) -> SpillFilesLeft:
     """The named tasks' spill files as their teardown leaves them (V2 only: other generations
     write none). A task whose drainer is installed has its drain submitted: the drain runs, ends
     and lets go of its references, and the aborted checkpoints' writer of theirs, so the files
@@ -103,7 +130,7 @@ def clean_up_spill_files(world: NetworkState, tasks: Iterable[str]) -> SpillFile
     return SpillFilesLeft(deleted, left)
 
 
-def release_recovered_channels(world: NetworkState, task: Task) -> int:
+def release_recovered_channels(world: TaskCleanupWorld, task: Task) -> int:
     """``RecoveredInputChannel.releaseAllResources`` for each of the task's channels that is
     still a recovered one: every buffer it queues is recycled (heap ones freed). The number of
     buffers released."""

@@ -16,24 +16,51 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.buffer import HEAP
+from flinkstate.runtime.buffer.ledger import SegmentLedger, StepJournal
 from flinkstate.runtime.buffer.owners import Owner
+from flinkstate.runtime.buffer.pools import BufferPools
 from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
 from flinkstate.runtime.options import RecoveryGeneration
 from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.world.actors import ActorRef
 
-if TYPE_CHECKING:
-    from flinkstate.runtime.world.state import NetworkState
+
+class RecoveredChannelWorld(Protocol):
+    """What a recovered channel reaches of the world: the channels and their gates, the
+    buffer pools and the ledger its buffers move through, the readers that fill it, the tasks
+    by name and their actors (for waits-for), the recovery generation, and the step's journal.
+    The world (``NetworkState``) is one; mypy checks it at every call."""
+
+    @property
+    def channels(self) -> dict[str, Channel]: ...
+    def gate_of(self, channel: Channel) -> Gate: ...
+    @property
+    def buffer_pools(self) -> BufferPools: ...
+    @property
+    def ledger(self) -> SegmentLedger: ...
+    @property
+    def owner(self) -> list[Owner]: ...
+    @property
+    def readers(self) -> dict[str, ChannelStateReader]: ...
+    def task_named(self, name: str) -> Task: ...
+    def actor(self, name: str) -> ActorRef: ...
+    @property
+    def effective_generation(self) -> RecoveryGeneration: ...
+    @property
+    def journal(self) -> StepJournal: ...
+
 
 _REQUEST_EXCLUSIVE = ActionKind.REQUEST_EXCLUSIVE
 
 
-def reader_target(world: NetworkState, reader: ChannelStateReader) -> tuple[Task, Gate, Channel]:
+def reader_target(
+    world: RecoveredChannelWorld, reader: ChannelStateReader
+) -> tuple[Task, Gate, Channel]:
     """The task, gate and recovered channel the reader works for now: the channel of the
     buffer it holds (V1's pre-filter buffer), else the first target of its next chunk."""
     task = world.task_named(reader.task)
@@ -46,7 +73,10 @@ def reader_target(world: NetworkState, reader: ChannelStateReader) -> tuple[Task
 
 
 def check_virtual_channel(
-    world: NetworkState, gate: Gate, descriptor: tuple[int, int], channel: Channel | None = None
+    world: RecoveredChannelWorld,
+    gate: Gate,
+    descriptor: tuple[int, int],
+    channel: Channel | None = None,
 ) -> bool:
     """Whether the rescaled gate knows the virtual channel (old subtask, old channel) a
     recovered buffer names; a ``virtual-channel`` violation if not.
@@ -80,7 +110,7 @@ def needs_exclusive(gate: Gate, channel: Channel) -> bool:
 
 
 def exclusive_request(
-    world: NetworkState, gate: Gate, channel: Channel
+    world: RecoveredChannelWorld, gate: Gate, channel: Channel
 ) -> tuple[ActionKind, str] | None:
     """The reader's step that requests the exclusive buffers, once the global pool has them."""
     if world.buffer_pools.free_in(gate.pool.global_pool) >= gate.exclusive_per_channel:
@@ -88,13 +118,13 @@ def exclusive_request(
     return None
 
 
-def has_buffer(world: NetworkState, gate: Gate, channel: Channel) -> bool:
+def has_buffer(world: RecoveredChannelWorld, gate: Gate, channel: Channel) -> bool:
     """An exclusive buffer of the channel is idle, or the gate's pool can give a floating one."""
     return bool(channel.recovery.exclusive) or world.buffer_pools.can_request(gate.pool, False)
 
 
 def buffer_step(
-    world: NetworkState, gate: Gate, channel: Channel, kind: ActionKind
+    world: RecoveredChannelWorld, gate: Gate, channel: Channel, kind: ActionKind
 ) -> tuple[ActionKind, str] | None:
     """A reader step of ``kind`` that needs a buffer of the channel: first its exclusive
     buffers are requested, then it waits for one (exclusive or floating) to be there."""
@@ -105,7 +135,7 @@ def buffer_step(
     return None
 
 
-def request_exclusive(world: NetworkState, gate: Gate, channel: Channel) -> None:
+def request_exclusive(world: RecoveredChannelWorld, gate: Gate, channel: Channel) -> None:
     """The channel takes its exclusive buffers from the global pool."""
     taken = world.buffer_pools.take(
         gate.pool.global_pool, gate.exclusive_per_channel, channel.owners.recovered_exclusive
@@ -116,7 +146,7 @@ def request_exclusive(world: NetworkState, gate: Gate, channel: Channel) -> None
     world.journal.note = f"{len(taken)} exclusive buffers for recovered channel {channel.name}"
 
 
-def take_buffer(world: NetworkState, gate: Gate, channel: Channel, holder: Owner) -> int:
+def take_buffer(world: RecoveredChannelWorld, gate: Gate, channel: Channel, holder: Owner) -> int:
     """A buffer of the channel for ``holder``: an exclusive one, else a floating one of the
     gate (:func:`has_buffer` said one is there)."""
     if channel.recovery.exclusive:
@@ -128,7 +158,7 @@ def take_buffer(world: NetworkState, gate: Gate, channel: Channel, holder: Owner
     return floating
 
 
-def recycle(world: NetworkState, channel: Channel, segment: int, holder: Owner) -> None:
+def recycle(world: RecoveredChannelWorld, channel: Channel, segment: int, holder: Owner) -> None:
     """A buffer taken with :func:`take_buffer` returns: to the channel if it is one of its
     exclusive buffers, else to the gate's pool."""
     world.journal.changes.channel(channel.name)
@@ -176,7 +206,7 @@ class ConversionRefusal(StrEnum):
         }[self.value]
 
 
-def conversion_refusal(world: NetworkState, channel: Channel) -> ConversionRefusal | None:
+def conversion_refusal(world: RecoveredChannelWorld, channel: Channel) -> ConversionRefusal | None:
     """Whether ``toInputChannel`` would convert ``channel`` now: None if it would (or if the
     channel is no recovered channel), else why not. V1 (Flink 2.3 with checkpointing during
     recovery) asks only that the reader has filtered everything, since the buffers still queued
@@ -199,7 +229,7 @@ def conversion_refusal(world: NetworkState, channel: Channel) -> ConversionRefus
     return None
 
 
-def refuse_conversion(world: NetworkState, gate: Gate) -> str | None:
+def refuse_conversion(world: RecoveredChannelWorld, gate: Gate) -> str | None:
     """Flink's checks of ``toInputChannel`` for every channel of ``gate``, before any is
     converted: None if all pass; else the invariant ``conversion-with-buffers`` names the
     first channel refused and why, and the cause of the task's failure is returned (the
@@ -219,7 +249,7 @@ def refuse_conversion(world: NetworkState, gate: Gate) -> str | None:
 
 
 def convert_gate(
-    world: NetworkState,
+    world: RecoveredChannelWorld,
     gate: Gate,
     exclusive: Callable[[Channel], bool],
     *,
@@ -253,7 +283,9 @@ def convert_gate(
     gate.converted = True
 
 
-def buffer_holders(world: NetworkState, gate: Gate, *, received: bool = False) -> set[ActorRef]:
+def buffer_holders(
+    world: RecoveredChannelWorld, gate: Gate, *, received: bool = False
+) -> set[ActorRef]:
     """The tasks holding network buffers of the gate's channels: recovered buffers queued in
     a channel (and, ``received``, received ones) or the buffer in the task's deserializer.
     For waits-for reports: whoever must consume them before a buffer comes back."""
