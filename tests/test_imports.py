@@ -90,14 +90,14 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.world.state",
     ),
     "runtime.checkpoint.coordinator": (
+        "runtime.checkpoint.channel.channel_state_writer",
+        "runtime.failover.failure_handling",
         "runtime.tasks.task",
         "runtime.tasks.task_cleanup",
         "runtime.world.actors",
-        "runtime.world.state",
     ),
     "runtime.failover.failover": (
         "runtime.world.actors",
-        "runtime.world.state",
     ),
     "runtime.partition.consumer.recovered_channel": (
         "runtime.checkpoint.channel.channel_state_reader",

@@ -26,9 +26,8 @@ LONG_FUNCTIONS: set[str] = set()
 TAKE_THE_WORLD = {
     "cli": 3,
     "lab": 8,
-    "runtime/checkpoint": 34,
+    "runtime/checkpoint": 17,
     "runtime/checkpoint/channel": 48,
-    "runtime/failover": 8,
     "runtime/partition": 7,
     "runtime/partition/consumer": 4,
     "runtime/tasks": 15,

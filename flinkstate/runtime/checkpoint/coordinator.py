@@ -13,9 +13,13 @@ rule for FAILED and CANCELED subtasks is FLINK-40482.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer import recycling
 from flinkstate.runtime.buffer.buffer import HEAP
+from flinkstate.runtime.buffer.recycling import RecyclingWorld
+from flinkstate.runtime.checkpoint.channel.channel_state_writer import ChannelStateWriter
 from flinkstate.runtime.checkpoint.checkpoint import (
     CheckpointInProgress,
 )
@@ -24,24 +28,51 @@ from flinkstate.runtime.checkpoint.checkpoint_plan import (
     PlanRefusal,
     calculate_plan,
 )
-from flinkstate.runtime.jobgraph import OperatorKind, SubtaskId
+from flinkstate.runtime.failover.failure_handling import FailureHandlingResult
+from flinkstate.runtime.jobgraph import JobGraph, OperatorKind, SubtaskId
 from flinkstate.runtime.options import (
     CheckpointFailure,
     CheckpointFailureReason,
     job_fails,
 )
+from flinkstate.runtime.partition.consumer.input_gate import Gate
 from flinkstate.runtime.tasks import task_cleanup
 from flinkstate.runtime.tasks.task import Task, TaskPhase
+from flinkstate.runtime.tasks.task_cleanup import TaskCleanupWorld
 from flinkstate.runtime.world.actors import COORDINATOR, action
-from flinkstate.runtime.world.state import NetworkState
 from flinkstate.sim.action import Action
+
+
+class CoordinatorWorld(RecyclingWorld, TaskCleanupWorld, Protocol):
+    """What the checkpoint coordinator reaches of the world, beside what recycling (an
+    aborted checkpoint's buffers) and a teardown (a failed job) do: the job graph and its
+    gates (a checkpoint's plan), a failover under way (it stops the periodic trigger), the
+    channel-state writers (an abort drops their requests), V2's spill files, the sources, and
+    where it looks first to see the restore over. The world (``NetworkState``) is one; mypy
+    checks it at every call."""
+
+    @property
+    def graph(self) -> JobGraph: ...
+    @property
+    def gates(self) -> dict[str, Gate]: ...
+    @property
+    def failover(self) -> FailureHandlingResult | None: ...
+    @property
+    def writers(self) -> dict[str, ChannelStateWriter]: ...
+    def release_spill(self, task: str) -> bool: ...
+    @property
+    def source_keys(self) -> tuple[str, ...]: ...
+
+    restore_over: bool
+    restore_hint: tuple[str, str] | None
+
 
 # The hot path's enum members, read once: a member read through its class costs about 45 ns on
 # Python 3.11, and a step reads several.
 _RUNNING = TaskPhase.RUNNING
 
 
-def coordinator_actions(world: NetworkState) -> tuple[Action, ...]:
+def coordinator_actions(world: CoordinatorWorld) -> tuple[Action, ...]:
     if world.checkpoints.pending is None:
         if world.failover is not None:
             if manual_checkpoint_due(world):
@@ -55,14 +86,14 @@ def coordinator_actions(world: NetworkState) -> tuple[Action, ...]:
     return ()
 
 
-def next_checkpoint_id(world: NetworkState) -> int:
+def next_checkpoint_id(world: CoordinatorWorld) -> int:
     """One more than every id drawn: completed and failed checkpoints, not counting plans
     refused before an id was drawn (id 0)."""
     drawn = sum(1 for f in world.checkpoints.failures if f.checkpoint)
     return len(world.checkpoints.completed) + drawn + 1
 
 
-def can_expire(world: NetworkState) -> bool:
+def can_expire(world: CoordinatorWorld) -> bool:
     return (
         world.checkpoints.pending is not None
         and world.options.checkpoint_timeout > 0
@@ -71,7 +102,7 @@ def can_expire(world: NetworkState) -> bool:
     )
 
 
-def expire(world: NetworkState) -> None:
+def expire(world: CoordinatorWorld) -> None:
     """``execution.checkpointing.timeout``: the coordinator aborts the checkpoint; tasks
     stop persisting for it, drop what their writers have not written, unblock aligned
     channels; its barriers still in flight are ignored where they arrive."""
@@ -99,7 +130,7 @@ def expire(world: NetworkState) -> None:
     )
 
 
-def abort(world: NetworkState, progress: CheckpointInProgress) -> None:
+def abort(world: CoordinatorWorld, progress: CheckpointInProgress) -> None:
     """The coordinator aborts a checkpoint: tasks stop persisting for it, writers drop
     what they have not written (and the spill references it held), aligned channels
     unblock; its barriers still in flight are ignored where they arrive."""
@@ -117,7 +148,7 @@ def abort(world: NetworkState, progress: CheckpointInProgress) -> None:
     world.actions.invalidate()
 
 
-def abort_pending(world: NetworkState, reason: CheckpointFailureReason, why: str) -> None:
+def abort_pending(world: CoordinatorWorld, reason: CheckpointFailureReason, why: str) -> None:
     """The coordinator aborts the pending checkpoint, if any, for ``reason``: the periodic
     scheduler stopping (``stopCheckpointScheduler``) or a failover restoring its region
     (``SchedulerBase.restoreState``)."""
@@ -128,7 +159,7 @@ def abort_pending(world: NetworkState, reason: CheckpointFailureReason, why: str
     fail(world, CheckpointFailure(progress.id, reason, world.journal.step + 1, detail=why))
 
 
-def fail(world: NetworkState, failure: CheckpointFailure) -> None:
+def fail(world: CoordinatorWorld, failure: CheckpointFailure) -> None:
     """Record a failed checkpoint; too many counted ones in a row fail the job
     (``CheckpointFailureManager``)."""
     world.checkpoints.failures.append(failure)
@@ -145,7 +176,7 @@ def fail(world: NetworkState, failure: CheckpointFailure) -> None:
 
 
 def decline(
-    world: NetworkState,
+    world: CoordinatorWorld,
     task: Task,
     progress: CheckpointInProgress,
     reason: CheckpointFailureReason,
@@ -157,7 +188,7 @@ def decline(
     world.journal.note = f"checkpoint {progress.id} declined by {task.name} ({reason.name}): {why}"
 
 
-def sources_have_data(world: NetworkState) -> bool:
+def sources_have_data(world: CoordinatorWorld) -> bool:
     tasks = world.tasks
     for key in world.source_keys:
         task = tasks[key]
@@ -167,7 +198,7 @@ def sources_have_data(world: NetworkState) -> bool:
     return False
 
 
-def can_trigger(world: NetworkState) -> bool:
+def can_trigger(world: CoordinatorWorld) -> bool:
     """Whether the periodic scheduler triggers now (never during a failover: it is stopped)."""
     return (
         world.failover is None
@@ -183,7 +214,7 @@ def can_trigger(world: NetworkState) -> bool:
     )
 
 
-def restore_over(world: NetworkState) -> bool:
+def restore_over(world: CoordinatorWorld) -> bool:
     """Every task RUNNING and no rescaled input demultiplexing recovered data any more.
 
     A coordinator asks every step, and a big job has hundreds of tasks and gates, so the
@@ -207,7 +238,7 @@ def restore_over(world: NetworkState) -> bool:
     return True
 
 
-def _holds_restore(world: NetworkState, hint: tuple[str, str]) -> bool:
+def _holds_restore(world: CoordinatorWorld, hint: tuple[str, str]) -> bool:
     """Whether the task or gate of ``hint`` still keeps the restore from being over."""
     where, key = hint
     if where == "tasks":
@@ -215,7 +246,7 @@ def _holds_restore(world: NetworkState, hint: tuple[str, str]) -> bool:
     return world.gates[key].demultiplexing
 
 
-def trigger(world: NetworkState) -> None:
+def trigger(world: CoordinatorWorld) -> None:
     number = next_checkpoint_id(world)
     world.checkpoints.pending = CheckpointInProgress(
         number, world.options.unaligned, world.journal.step
@@ -245,7 +276,7 @@ def trigger(world: NetworkState) -> None:
     world.journal.note = f"{kind} checkpoint {number} triggered at the sources"
 
 
-def failed_region_down(world: NetworkState) -> bool:
+def failed_region_down(world: CoordinatorWorld) -> bool:
     """Whether every subtask of the failing region has stopped (FAILED, CANCELED, or FINISHED
     before the failure): the scheduler's cancels are complete."""
     failover = world.failover
@@ -254,7 +285,7 @@ def failed_region_down(world: NetworkState) -> bool:
     )
 
 
-def manual_checkpoint_due(world: NetworkState) -> bool:
+def manual_checkpoint_due(world: CoordinatorWorld) -> bool:
     """A checkpoint asked for by hand (``checkpoint_during_failover``) once the failing region
     is down, before its restart: the window in which FLINK-40482's plan went wrong."""
     return (
@@ -265,7 +296,7 @@ def manual_checkpoint_due(world: NetworkState) -> bool:
     )
 
 
-def trigger_manual(world: NetworkState) -> None:
+def trigger_manual(world: CoordinatorWorld) -> None:
     """``CheckpointCoordinator.triggerCheckpoint(CheckpointType)`` (REST ``POST
     /jobs/:jobid/checkpoints``): not stopped with the periodic scheduler, so it reaches the plan
     calculator with the failed region's subtasks FAILED and CANCELED. A refused plan fails
@@ -314,7 +345,7 @@ def trigger_manual(world: NetworkState) -> None:
     )
 
 
-def _beyond_the_model(world: NetworkState, plan: CheckpointPlan) -> str:
+def _beyond_the_model(world: CoordinatorWorld, plan: CheckpointPlan) -> str:
     """Why the model cannot carry out a plan made after some subtasks finished ("" if it
     can): Flink triggers a running subtask whose predecessors have all finished and aligns
     barriers over the channels still open only; the model triggers sources and waits for a

@@ -22,8 +22,12 @@ of the job keeps running meanwhile, as in Flink, until the restart).
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.checkpoint import coordinator
+from flinkstate.runtime.checkpoint.coordinator import CoordinatorWorld
+from flinkstate.runtime.checkpoint.state_assignment import StateAssignment
 from flinkstate.runtime.execution_state import ExecutionState
 from flinkstate.runtime.failover.failure_handling import FailureHandlingResult
 from flinkstate.runtime.failover.pipelined_region import pipelined_region
@@ -33,17 +37,28 @@ from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.tasks import task_cleanup
 from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.world.actors import SCHEDULER, action
-from flinkstate.runtime.world.state import NetworkState
 from flinkstate.sim.action import Action
 
 
-def do_fail(world: NetworkState, task: Task, action: Action) -> None:
+class FailoverWorld(CoordinatorWorld, Protocol):
+    """What a failover reaches of the world, beside what the coordinator does (it aborts the
+    pending checkpoint): the failover under way, which it starts and ends, and the restore this
+    run came from (what a region restarts from without a completed checkpoint). The world
+    (``NetworkState``) is one; mypy checks it at every call."""
+
+    failover: FailureHandlingResult | None
+
+    @property
+    def restore(self) -> StateAssignment | None: ...
+
+
+def do_fail(world: FailoverWorld, task: Task, action: Action) -> None:
     """The subtask's user code throws once it has handled its records (``task_failure``)."""
     world.journal.note = ""
     fail_task(world, task, f"its user code threw after {task.handled} record(s)")
 
 
-def fail_task(world: NetworkState, task: Task, cause: str) -> None:
+def fail_task(world: FailoverWorld, task: Task, cause: str) -> None:
     """``task`` fails for ``cause``: it is FAILED and torn down, and its region fails over.
     The step's note (which may already say what went wrong) gains what happened."""
     failed = SubtaskId(task.operator, task.index)
@@ -75,7 +90,7 @@ def fail_task(world: NetworkState, task: Task, cause: str) -> None:
     world.journal.note = "; ".join([world.journal.note, *words] if world.journal.note else words)
 
 
-def do_cancel(world: NetworkState, task: Task, action: Action) -> None:
+def do_cancel(world: FailoverWorld, task: Task, action: Action) -> None:
     """A CANCELING subtask of the failing region has stopped: torn down, CANCELED."""
     task.failover = ExecutionState.CANCELED
     world.journal.changes.task(task.name)
@@ -88,7 +103,7 @@ def do_cancel(world: NetworkState, task: Task, action: Action) -> None:
     )
 
 
-def channel_stopped(world: NetworkState, channel: Channel) -> bool:
+def channel_stopped(world: FailoverWorld, channel: Channel) -> bool:
     """Whether either end of a channel was stopped by the failover: its transport stops."""
     sub = world.subpartitions[channel.subpartition]
     return (
@@ -97,7 +112,7 @@ def channel_stopped(world: NetworkState, channel: Channel) -> bool:
     )
 
 
-def scheduler_actions(world: NetworkState, idle: bool) -> tuple[Action, ...]:
+def scheduler_actions(world: FailoverWorld, idle: bool) -> tuple[Action, ...]:
     """The scheduler restarts the failed region once all its cancels have completed and the
     restart delay has passed; ``idle`` (no other actor can act) lets the delay pass at once,
     since the model's clock advances only with actions."""
@@ -111,7 +126,7 @@ def scheduler_actions(world: NetworkState, idle: bool) -> tuple[Action, ...]:
     return ()
 
 
-def restart(world: NetworkState) -> None:
+def restart(world: FailoverWorld) -> None:
     """``restartTasks``: the pending checkpoint is aborted (``JOB_FAILOVER_REGION``) and the
     region restores from the last completed checkpoint; the run ends here."""
     failover = world.failover
@@ -127,7 +142,7 @@ def restart(world: NetworkState) -> None:
     world.journal.note = f"the scheduler restarts {failover.failed}'s region"
 
 
-def _restored_from(world: NetworkState) -> str:
+def _restored_from(world: FailoverWorld) -> str:
     """What the restarted region restores: the last checkpoint completed, and whether it
     holds the region's state."""
     failover = world.failover
@@ -147,7 +162,7 @@ def _restored_from(world: NetworkState) -> str:
     )
 
 
-def failover_summary(world: NetworkState) -> dict[str, object]:
+def failover_summary(world: FailoverWorld) -> dict[str, object]:
     """The task failure and every checkpoint failure of the run, for the summaries of a run
     that had a failure (none otherwise, so that other runs' summaries stay as they were)."""
     if world.failover is None:
