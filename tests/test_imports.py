@@ -83,7 +83,6 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.failover.failover",
         "runtime.tasks.task",
         "runtime.world.actors",
-        "runtime.world.state",
     ),
     "runtime.checkpoint.channel.spilling_handler": (
         "runtime.failover.failover",

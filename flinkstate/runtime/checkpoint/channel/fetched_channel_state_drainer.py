@@ -27,10 +27,11 @@ into every channel still in recovery and the drainer's committed position as a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
+from flinkstate.runtime.buffer.records import Fragment
 from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
     EMPTY_SNAPSHOT,
     DrainCursor,
@@ -39,6 +40,7 @@ from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
 )
 from flinkstate.runtime.events import END_OF_FETCHED_STATE, RECOVERY_BARRIER
 from flinkstate.runtime.failover import failover
+from flinkstate.runtime.failover.failover import FailoverWorld
 from flinkstate.runtime.options import (
     Fault,
     NoOpTriggerAfter,
@@ -50,6 +52,7 @@ from flinkstate.runtime.partition.consumer.recovered_channel import (
     convert_gate,
     refuse_conversion,
 )
+from flinkstate.runtime.shuffle.config import NetworkConfig
 from flinkstate.runtime.tasks.task import TaskPhase
 from flinkstate.runtime.world.actors import ActorRef, by_name, request_partitions
 from flinkstate.sim.deadlock import Wait
@@ -57,7 +60,30 @@ from flinkstate.sim.deadlock import Wait
 if TYPE_CHECKING:
     from flinkstate.runtime.partition.consumer.input_gate import Channel
     from flinkstate.runtime.tasks.task import Task
-    from flinkstate.runtime.world.state import NetworkState
+
+
+class DrainerWorld(FailoverWorld, Protocol):
+    """What V2's drainer reaches of the world, beside what a failover does (a drain that
+    fails fails the task): the network configuration (the buffers it drains into) and the
+    world's buffer factory. The world (``NetworkState``) is one; mypy checks it at every
+    call."""
+
+    @property
+    def config(self) -> NetworkConfig: ...
+    def new_buffer(
+        self,
+        segment: int,
+        capacity: int,
+        used: int = 0,
+        fragments: list[Fragment] | None = None,
+        *,
+        event: str | None = None,
+        checkpoint: int = -1,
+        priority: bool = False,
+        descriptor: tuple[int, int] | None = None,
+        recovered: bool = False,
+    ) -> Buffer: ...
+
 
 # The hot path's enum members, read once: a member read through its class costs about 45 ns on
 # Python 3.11, and a step reads several.
@@ -70,7 +96,7 @@ _MISSING_RECOVERY_BARRIER = Fault.MISSING_RECOVERY_BARRIER
 # -- task mails
 
 
-def conversion_buffers(world: NetworkState, task: Task, needs_recovery: bool) -> int:
+def conversion_buffers(world: DrainerWorld, task: Task, needs_recovery: bool) -> int:
     """Exclusive buffers the conversion takes: every channel's with recovery (local ones have a
     buffer manager only then), else the remote ones'."""
     return sum(
@@ -85,7 +111,7 @@ def _held_for_fetch(task: Task) -> int:
     return sum(len(c.recovery.exclusive) for gate in task.gates for c in gate.channels)
 
 
-def task_action(world: NetworkState, task: Task) -> ActionKind | None:
+def task_action(world: DrainerWorld, task: Task) -> ActionKind | None:
     """The task's next V2 recovery mail, if one may run now."""
     drainer = world.drainers[task.name]
     reader = world.readers[task.name]
@@ -100,7 +126,7 @@ def task_action(world: NetworkState, task: Task) -> ActionKind | None:
     return None
 
 
-def do_request_partitions(world: NetworkState, task: Task) -> None:
+def do_request_partitions(world: DrainerWorld, task: Task) -> None:
     """Convert every gate; with state to drain, every channel starts in recovery."""
     drainer = world.drainers[task.name]
     needs_recovery = drainer.state is not None
@@ -126,7 +152,7 @@ def do_request_partitions(world: NetworkState, task: Task) -> None:
         world.journal.note = "all gates converted; nothing to drain: trigger NO_OP, task RUNNING"
 
 
-def do_install_drainer(world: NetworkState, task: Task) -> None:
+def do_install_drainer(world: DrainerWorld, task: Task) -> None:
     """The drainer becomes the trigger; restore() returns: the task is RUNNING."""
     drainer = world.drainers[task.name]
     assert drainer.state is not None
@@ -145,7 +171,7 @@ def do_install_drainer(world: NetworkState, task: Task) -> None:
 # -- the drainer (IO thread)
 
 
-def _physical(world: NetworkState, drainer: FetchedChannelStateDrainer) -> Channel | None:
+def _physical(world: DrainerWorld, drainer: FetchedChannelStateDrainer) -> Channel | None:
     """The channel of the next buffer, or None when everything is delivered."""
     assert drainer.state is not None
     assert drainer.cursor is not None
@@ -157,14 +183,14 @@ def _physical(world: NetworkState, drainer: FetchedChannelStateDrainer) -> Chann
     return task.gates[info.gate].channels[info.channel]
 
 
-def _can_take(world: NetworkState, channel: Channel) -> bool:
+def _can_take(world: DrainerWorld, channel: Channel) -> bool:
     return bool(channel.buffers.exclusive) or world.buffer_pools.can_request(
         world.gate_of(channel).pool, False
     )
 
 
 def drainer_action(
-    world: NetworkState, drainer: FetchedChannelStateDrainer
+    world: DrainerWorld, drainer: FetchedChannelStateDrainer
 ) -> tuple[ActionKind, str] | None:
     if not drainer.installed or drainer.finished:
         return None
@@ -174,7 +200,7 @@ def drainer_action(
     return (_DRAIN, channel.name) if _can_take(world, channel) else None
 
 
-def drain_step(world: NetworkState, drainer: FetchedChannelStateDrainer) -> None:
+def drain_step(world: DrainerWorld, drainer: FetchedChannelStateDrainer) -> None:
     """Request a buffer of the physical channel, fill it from the segment, deliver, commit."""
     state, cursor = drainer.state, drainer.cursor
     assert state is not None
@@ -204,7 +230,7 @@ def drain_step(world: NetworkState, drainer: FetchedChannelStateDrainer) -> None
     world.journal.note = f"{used} bytes drained into {channel.name}"
 
 
-def finish_drain(world: NetworkState, drainer: FetchedChannelStateDrainer) -> None:
+def finish_drain(world: DrainerWorld, drainer: FetchedChannelStateDrainer) -> None:
     """Every channel gets its end event; the root reader's reference is released."""
     assert drainer.state is not None
     drainer.finished = True
@@ -231,7 +257,7 @@ def finish_drain(world: NetworkState, drainer: FetchedChannelStateDrainer) -> No
 # -- the consumer
 
 
-def recovery_head(world: NetworkState, channel: Channel) -> Buffer | None:
+def recovery_head(world: DrainerWorld, channel: Channel) -> Buffer | None:
     """What a task sees first on a channel in recovery: a pending priority event of the live
     side (an unaligned barrier), else the next recovered buffer."""
     if channel.remote:
@@ -244,7 +270,7 @@ def recovery_head(world: NetworkState, channel: Channel) -> Buffer | None:
     return channel.recovery.queue[0] if channel.recovery.queue else None
 
 
-def on_recovered_state_consumed(world: NetworkState, task: Task, channel: Channel) -> None:
+def on_recovered_state_consumed(world: DrainerWorld, task: Task, channel: Channel) -> None:
     """``onRecoveredStateConsumed``: out of recovery, stashed events released, credit open."""
     channel.recoverable.in_recovery = False
     channel.recovery.state_consumed = True
@@ -266,7 +292,7 @@ def on_recovered_state_consumed(world: NetworkState, task: Task, channel: Channe
 
 
 def snapshot_and_insert_barriers(
-    world: NetworkState, task: Task, checkpoint: int
+    world: DrainerWorld, task: Task, checkpoint: int
 ) -> FetchedChannelStateSnapshot:
     """A sentinel into every channel still in recovery and the committed position, together."""
     drainer = world.drainers.get(task.name)
@@ -316,7 +342,7 @@ def collect_pre_recovery_barrier(channel: Channel, checkpoint: int) -> list[Buff
 # -- waits for deadlock reports
 
 
-def waits(world: NetworkState, task: Task) -> list[Wait[ActorRef]]:
+def waits(world: DrainerWorld, task: Task) -> list[Wait[ActorRef]]:
     """The V2 mail that cannot run: request partitions without the exclusive buffers."""
     drainer = world.drainers.get(task.name)
     reader = world.readers.get(task.name)
@@ -334,7 +360,7 @@ def waits(world: NetworkState, task: Task) -> list[Wait[ActorRef]]:
     ]
 
 
-def drainer_wait(world: NetworkState, drainer: FetchedChannelStateDrainer) -> Wait[ActorRef] | None:
+def drainer_wait(world: DrainerWorld, drainer: FetchedChannelStateDrainer) -> Wait[ActorRef] | None:
     """A drainer without a buffer for its channel waits for whoever holds that channel's."""
     if not drainer.installed or drainer.finished or drainer_action(world, drainer) is not None:
         return None
