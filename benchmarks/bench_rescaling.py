@@ -21,8 +21,8 @@ machine's memory, from its peak memory above its start per record, measured in a
 its own (``python -m benchmarks.pandas_rescaling``) at the largest size it ran. Spark runs it
 once with the same 1g driver; its baseline is its own time at the largest size scaled by the
 records, so the ratio says how far the cost is from linear. Every answer, at every size, must
-keep each record exactly once at each new parallelism (the owner of its key keeps it, every
-other reader drops it): at the large size, the one check of it.
+keep each record exactly once at each new parallelism (the subtask its key selects keeps it,
+every other reader drops it): at the large size, the one check of it.
 """
 
 from __future__ import annotations
@@ -290,7 +290,7 @@ def _folder_bytes(directory: Path) -> int:
 
 def _kept_once(movement: pd.DataFrame, size: Size) -> None:
     """Fail the benchmark unless each new parallelism keeps every generated record exactly
-    once: the owner of its key keeps it, every other reader filters it."""
+    once: the subtask its key selects keeps it, every other reader filters it."""
     kept = movement.groupby("to")["kept_records"].sum()
     wrong = {int(to): int(count) for to, count in kept.items() if count != size.records}
     if wrong or len(kept) != len(SWEEP):

@@ -10,7 +10,7 @@ cost at a given size.
 
 The work is laid out as the Spark pipeline's is, so the two compare like for like: buffers are
 summed per channel (a rescale routes a channel's buffers together), record starts (fragments that
-do not continue from a previous buffer) are reduced once per (channel, owner key) -- the key
+do not continue from a previous buffer) are reduced once per (channel, selection key) -- the key
 group for keyBy, the key for a custom partitioner, -1 otherwise -- and those caches answer any
 number of new parallelisms. Everything is vectorised: numpy for Flink's
 key-group functions, pandas joins and group-bys for routing and sums; the Python loops run over
@@ -51,7 +51,7 @@ class PandasRescaling:
     """One checkpoint dataset in pandas, answering "what moves where if we rescale to N".
 
     Like a ``RescalingPipeline``, an instance caches what does not depend on the new
-    parallelism (the channels' volumes, and record starts per channel and owner key), so a
+    parallelism (the channels' volumes, and record starts per channel and selection key), so a
     second question only pays for routing; a fresh instance pays for reading and key-grouping
     too.
     """
@@ -92,7 +92,7 @@ class PandasRescaling:
         self._buffers = frame
 
     def records(self) -> pd.DataFrame:
-        """Record starts summed per (channel row, owner key): ``records``, ``bytes``,
+        """Record starts summed per (channel row, selection key): ``records``, ``bytes``,
         ``spanning``.
 
         Only fragments with ``continues_from_previous`` false are read (a record counts where
@@ -128,22 +128,23 @@ class PandasRescaling:
                 record_bytes, spanning = record_bytes[known], spanning[known]
             channel = buffers["channel_row"].to_numpy()[buffer]
             exchange = self._exchange_codes()[channel]
-            owner_key = np.full(len(buffer), -1, dtype=np.int64)
-            for code, (name, (rule, max_p)) in enumerate(self.shape.owner_rules().items()):
+            selection_key = np.full(len(buffer), -1, dtype=np.int64)
+            selections = self.shape.channel_selections().items()
+            for code, (name, (selection, max_p)) in enumerate(selections):
                 mask = exchange == code
                 kind = types[name]
                 column = texts if kind is JavaType.STRING else keys
-                owner_key[mask] = rule.owner_keys(column[mask], max_p, kind)
+                selection_key[mask] = selection.selection_keys(column[mask], max_p, kind)
             frame = pd.DataFrame(
                 {
                     "channel_row": channel,
-                    "owner_key": owner_key,
+                    "selection_key": selection_key,
                     "bytes": record_bytes,
                     "spanning": spanning.astype(np.int64),
                 }
             )
             self._records = (
-                frame.groupby(["channel_row", "owner_key"], sort=False)
+                frame.groupby(["channel_row", "selection_key"], sort=False)
                 .agg(
                     records=("bytes", "size"),
                     bytes=("bytes", "sum"),
@@ -169,12 +170,12 @@ class PandasRescaling:
         )
         routed = routed_channels(self.channels(), routes_frame(plan))
         volume = routed.groupby(MOVEMENT_KEYS, sort=False)[["buffers", "bytes"]].sum()
-        owners = self._owners(plan)
+        selected = self._selected(plan)
         joined = routed[["channel_row", *MOVEMENT_KEYS, "filtered"]].merge(
-            owners, on=["channel_row", "to"]
+            selected, on=["channel_row", "to"]
         )
         drops = joined["filtered"].to_numpy() & (
-            joined["owner"].to_numpy() != joined["new_subtask"].to_numpy()
+            joined["selected"].to_numpy() != joined["new_subtask"].to_numpy()
         )
         records = joined["records"].to_numpy()
         joined["kept_records"] = np.where(drops, 0, records)
@@ -194,34 +195,36 @@ class PandasRescaling:
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _owners(self, plan: SweepPlan) -> pd.DataFrame:
-        """Per (channel row, to, owner): the record starts' sums, each owner from Flink's
-        key-group functions at that new parallelism (the same rules as Spark's ``owner_at``)."""
+    def _selected(self, plan: SweepPlan) -> pd.DataFrame:
+        """Per (channel row, to, selected subtask): the record starts' sums, each subtask the
+        partitioner selects by Flink's key-group functions at that new parallelism (the same
+        selections as Spark's ``selected_subtask_at``)."""
         records = self.records()
         channel = records["channel_row"].to_numpy()
-        owner_key = records["owner_key"].to_numpy()
+        selection_key = records["selection_key"].to_numpy()
         exchange = self._exchange_codes()[channel]
         masks = [
-            (rule, exchange == code)
-            for code, rule in enumerate(plan.owners_of(self.shape).values())
+            (selection, exchange == code)
+            for code, selection in enumerate(plan.selections_of(self.shape).values())
         ]
         parts = []
         for index, to in enumerate(plan.targets):
-            owner = np.full(len(records), -1, dtype=np.int32)
-            for (rule, max_p, parallelism), mask in masks:
-                owner[mask] = rule.owners(owner_key[mask], max_p, parallelism[index])
+            selected = np.full(len(records), -1, dtype=np.int32)
+            for (selection, max_p, parallelism), mask in masks:
+                at = parallelism[index]
+                selected[mask] = selection.select_each(selection_key[mask], max_p, at)
             parts.append(
                 pd.DataFrame(
                     {
                         "channel_row": channel,
                         "to": np.int64(to),
-                        "owner": owner,
+                        "selected": selected,
                         "records": records["records"].to_numpy(),
                         "bytes": records["bytes"].to_numpy(),
                         "spanning": records["spanning"].to_numpy(),
                     }
                 )
-                .groupby(["channel_row", "to", "owner"], sort=False)
+                .groupby(["channel_row", "to", "selected"], sort=False)
                 .sum()
                 .reset_index()
             )

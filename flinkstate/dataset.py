@@ -59,7 +59,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("downstream_mapper", pa.string()),
             ("upstream_mapper", pa.string()),
             ("unaligned_supported", pa.bool_()),
-            # the Java type of the key its records are owned by (keyBy; the model's custom
+            # the Java type of the key its records are partitioned by (keyBy; the model's custom
             # partitioner): Long, Integer or String; null where none, and null is a Long
             ("key_type", pa.string()),
         ]

@@ -27,7 +27,7 @@ def model_movement(assignment: StateAssignment, label: int) -> pd.DataFrame:
         for fragment in chunk.fragments:
             if not fragment.is_first:
                 continue
-            dropped = filters and assignment.expected_owner[(fragment.record, name)] != new
+            dropped = filters and assignment.expected_subtask[(fragment.record, name)] != new
             row[2] += 1
             row[3] += not dropped
             row[4] += dropped

@@ -678,7 +678,7 @@ class _FilterView:
                 {
                     "key": key,
                     **self._key_group(key),
-                    "owner": f.owner(key),
+                    "owner": f.selected_subtask(key),
                     "kept": f.keeps(key),
                 }
                 for key in self.keys
@@ -706,7 +706,7 @@ class _FilterView:
             [
                 key,
                 *([self._key_group(key)["key_group"]] if keyed else []),
-                f.owner(key),
+                f.selected_subtask(key),
                 "keeps" if f.keeps(key) else "drops",
             ]
             for key in self.keys

@@ -414,7 +414,8 @@ def _consumed_step(world: NetworkWorld) -> int | None:
 
 def _subtask_figures(forecast: Forecast) -> tuple[SubtaskForecast, ...]:
     """Per exchange and new downstream subtask: what the assignment routes to it (bytes,
-    records, those another subtask owns) and what the run did (processed, dropped)."""
+    records, those the partitioner selects another subtask for) and what the run did
+    (processed, dropped)."""
     assignment = forecast.assignment
     graph = assignment.graph
     world = forecast.world
@@ -439,7 +440,7 @@ def _subtask_figures(forecast: Forecast) -> tuple[SubtaskForecast, ...]:
                 continue
             row[1] += 1
             record = records[fragment.record]
-            if assignment.expected_owner[(fragment.record, name)] == consumer:
+            if assignment.expected_subtask[(fragment.record, name)] == consumer:
                 row[4] += 1
                 row[5] += record.serialized_length
             else:
@@ -553,7 +554,7 @@ def _prefilter_need(forecast: Forecast) -> dict[str, int]:
                 if f.is_last
                 and (
                     not filters
-                    or assignment.expected_owner[(f.record, exchange.name)] == restore.index
+                    or assignment.expected_subtask[(f.record, exchange.name)] == restore.index
                 )
             )
             gate = exchange.gate_name(restore.subtask)

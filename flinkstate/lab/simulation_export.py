@@ -14,7 +14,7 @@ import pyarrow as pa
 from flinkstate.dataset import FORMAT, SCHEMAS, VERSION, Dataset
 from flinkstate.javahash import JavaType
 from flinkstate.keygroups import assign_to_key_group
-from flinkstate.rescale.owner_rule import OwnerRule
+from flinkstate.rescale.channel_selection import ChannelSelection
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.runtime.buffer.records import Record
 from flinkstate.runtime.checkpoint.checkpoint import Checkpoint, InputChannelInfo
@@ -87,7 +87,7 @@ def _exchange_rows(graph: JobGraph) -> list[dict[str, Any]]:
             "upstream_mapper": e.partitioner.upstream_mapper.name,
             "unaligned_supported": graph.checkpoints_unaligned(e),
             "key_type": None
-            if OwnerRule.of(e.partitioner) is OwnerRule.NONE
+            if ChannelSelection.of(e.partitioner) is ChannelSelection.NONE
             else JavaType.LONG.java_name,
         }
         for e in graph.exchanges

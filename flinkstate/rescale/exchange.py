@@ -340,7 +340,7 @@ def _downstream_plans(plan: _Mappings) -> tuple[DownstreamSubtaskRescale, ...]:
     # Old subpartition s (= old downstream subtask s) goes to the new downstream subtasks that
     # read old downstream subtask s (the partition's channel mapping, inverted:
     # ``ResultSubpartitionDistributor``); identity when nothing rescaled.
-    subpartition_owners = (
+    subpartition_readers = (
         plan.partition_channels.invert()
         if plan.rescaled
         else RescaleMappings.identity(down_old, down_new)
@@ -367,7 +367,7 @@ def _downstream_plans(plan: _Mappings) -> tuple[DownstreamSubtaskRescale, ...]:
                 (old_upstream, old_subpartition)
                 for old_upstream in range(up_old)
                 for old_subpartition in range(down_old)
-                if index in subpartition_owners.mapped_indexes(old_subpartition)
+                if index in subpartition_readers.mapped_indexes(old_subpartition)
             )
         downstream_plans.append(
             DownstreamSubtaskRescale(

@@ -28,9 +28,9 @@ from flinkstate.keygroups import (
     check_parallelism,
     check_parallelism_against_max,
 )
+from flinkstate.rescale.channel_selection import ChannelSelection
 from flinkstate.rescale.descriptor import NO_RESCALE
 from flinkstate.rescale.exchange import ExchangeRescale, rescale_exchange
-from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
 
 if TYPE_CHECKING:
@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 INPUT = "input"
 OUTPUT = "output"
 
-#: at most this many new parallelisms in one sweep (each one is a route set and an owner column)
+#: at most this many new parallelisms in one sweep (each one is a route set and a column of
+#: selected subtasks)
 MAX_SWEEP = 64
 
 
@@ -89,7 +90,7 @@ class ExchangeShape:
     downstream: str
     partitioner: Partitioner
     unaligned_supported: bool
-    #: the Java type of the key its records are owned by (the dataset's ``key_type``; null
+    #: the Java type of the key its records are partitioned by (the dataset's ``key_type``; null
     #: there, and in a version-1 dataset, is a Long)
     key_type: JavaType = JavaType.LONG
 
@@ -256,10 +257,13 @@ class JobShape:
         """Exchange -> the Java type of its keys (what their ``hashCode()`` is)."""
         return {e.name: e.key_type for e in self.exchanges}
 
-    def owner_rules(self) -> dict[str, tuple[OwnerRule, int]]:
-        """Exchange -> (its owner rule, the consumer's max parallelism)."""
+    def channel_selections(self) -> dict[str, tuple[ChannelSelection, int]]:
+        """Exchange -> (its partitioner's channel selection, the consumer's max parallelism)."""
         return {
-            e.name: (OwnerRule.of(e.partitioner), self.operator(e.downstream).max_parallelism)
+            e.name: (
+                ChannelSelection.of(e.partitioner),
+                self.operator(e.downstream).max_parallelism,
+            )
             for e in self.exchanges
         }
 
@@ -289,9 +293,10 @@ class JobShape:
             for name, plan in by_exchange.items()
             for route in buffer_routes(plan, name)
         )
-        rules = self.owner_rules()
+        selections = self.channel_selections()
         for _, route in routes:
-            if route.filtered and rules[route.exchange][0] is OwnerRule.NONE:
+            if route.filtered and selections[route.exchange][0] is ChannelSelection.NONE:
+                # the command line prints this text as it always has
                 raise InvalidParameterError(
                     f"{route.exchange} would filter records on recovery, but its partitioner "
                     "gives no owner for a record"
@@ -324,7 +329,7 @@ class BufferRoute:
     (of the downstream operator for input state, of the upstream one for output state unless
     the consumer reads it); ``new_channel`` the consumer's input channel the bytes arrive on;
     ``virtual_channel`` the (old subtask, old channel) whose deserializer reassembles them;
-    ``filtered`` whether the consumer drops the records it does not own.
+    ``filtered`` whether the consumer drops the records the partitioner does not select it for.
 
     Examples
     --------
@@ -361,7 +366,8 @@ class SweepPlan:
     Examples
     --------
     The committed sample ``keyed`` with its counters and sinks at 3 and at 6: the routes of the
-    keyBy's in-flight data (the forward exchange carries none), and who owns a record at each:
+    keyBy's in-flight data (the forward exchange carries none), and what selects a record's
+    subtask at each:
 
     >>> from flinkstate.dataset import read_dataset
     >>> from flinkstate.samples import sample_path
@@ -370,8 +376,8 @@ class SweepPlan:
     >>> sweep = shape.sweep({p: shape.new_parallelism(p, ["counter", "sink"]) for p in (3, 6)})
     >>> sweep.targets, len(sweep.routes)
     ((3, 6), 112)
-    >>> sweep.owners_of(shape)["source->counter"]
-    (<OwnerRule.KEY_GROUP: 1>, 128, (3, 6))
+    >>> sweep.selections_of(shape)["source->counter"]
+    (<ChannelSelection.KEY_GROUP: 1>, 128, (3, 6))
     """
 
     targets: tuple[int, ...]
@@ -379,12 +385,15 @@ class SweepPlan:
     plans: Mapping[int, Mapping[str, ExchangeRescale]]
     routes: tuple[tuple[int, BufferRoute], ...]
 
-    def owners_of(self, shape: JobShape) -> dict[str, tuple[OwnerRule, int, tuple[int, ...]]]:
-        """Exchange -> (owner rule, max parallelism, the consumer's parallelism per target)."""
-        rules = shape.owner_rules()
+    def selections_of(
+        self, shape: JobShape
+    ) -> dict[str, tuple[ChannelSelection, int, tuple[int, ...]]]:
+        """Exchange -> (channel selection, max parallelism, the consumer's parallelism per
+        target)."""
+        selections = shape.channel_selections()
         return {
             e.name: (
-                *rules[e.name],
+                *selections[e.name],
                 tuple(self.parallelism[t][e.downstream] for t in self.targets),
             )
             for e in shape.exchanges

@@ -14,7 +14,7 @@ Nothing proportional to the in-flight data reaches the driver: it holds ``_metad
 Flink's JobManager does: handles, and an offset per persisted buffer) and the plan, two
 numbers per channel (0.46 MB pickled for 65536 channels, the same at 50 MB and 200 MB). The
 rescale pipeline then runs on these DataFrames as on a dataset's Parquet files, its key
-groups and owners still Spark expressions.
+groups and selected subtasks still Spark expressions.
 
 A record's id is its channel's number times 2^32 plus its place in the channel (the export
 numbers records across channels, which needs the counts of the channels before): the ids

@@ -1,11 +1,11 @@
 """Flink's key-group arithmetic as Spark column expressions: no Python on the executors.
 
-A record's owner after a rescale follows from its key by Java's ``hashCode()``, Flink's
-``MathUtils.murmurHash`` and ``KeyGroupRangeAssignment``; :mod:`flinkstate.keygroups` and
-:mod:`flinkstate.javahash` compute them in Python and numpy. Run by Spark through Python
-workers, every record crosses to Python and back; written here with
-``pyspark.sql.functions`` alone, the same values are computed by the JVM's generated code, and
-they are checked equal to Flink's own (``tests/reference``).
+The subtask a record's partitioner selects after a rescale follows from its key by Java's
+``hashCode()``, Flink's ``MathUtils.murmurHash`` and ``KeyGroupRangeAssignment``;
+:mod:`flinkstate.keygroups` and :mod:`flinkstate.javahash` compute them in Python and numpy.
+Run by Spark through Python workers, every record crosses to Python and back; written here
+with ``pyspark.sql.functions`` alone, the same values are computed by the JVM's generated code,
+and they are checked equal to Flink's own (``tests/reference``).
 
 Java's ``int`` arithmetic wraps; Spark's does not under ANSI mode (Spark 4's default), where
 an overflow fails the job. So a 32-bit value is held in a ``long`` as Java's signed ``int``:
@@ -17,8 +17,8 @@ A murmur hash's two rotations and three xor-shifts each read their input twice, 
 names the hash code 32 times. Spark computes each distinct subexpression once per row in a
 projection or an aggregate's keys (subexpression elimination, on by default), but not inside a
 branch of a ``CASE``, where the hash costs about 40 times as much: compute it unconditionally
-(:func:`flinkstate.spark.owners.owner_key` does). Spark's own ``hash`` is Murmur3 too, but with
-seed 42 where Flink's is 0, so it cannot stand in.
+(:func:`flinkstate.spark.channel_selection.selection_key` does). Spark's own ``hash`` is
+Murmur3 too, but with seed 42 where Flink's is 0, so it cannot stand in.
 """
 
 from __future__ import annotations

@@ -5,14 +5,15 @@ own functions: per exchange, :func:`~flinkstate.rescale.exchange.rescale_exchang
 new parallelism asked about, turned into buffer routes (:mod:`flinkstate.rescale.routes`).
 The data is large and stays with Spark. A rescale routes whole channels, so Spark reduces it
 first to what routing needs: per channel with data, its buffers and bytes (small: a row per
-channel, on the driver), and per (channel, owner key), its record starts (a row per channel
+channel, on the driver), and per (channel, selection key), its record starts (a row per channel
 and key group on a keyed exchange, however many records). Each record's key group comes from
-Flink's key-group functions written as Spark column expressions (:mod:`flinkstate.spark.owners`,
-:mod:`flinkstate.spark.key_groups`): no Python runs on the executors, so no record crosses from
-the JVM to Python and back. The channels meet their routes in pandas; the record sums meet
-them in a broadcast join, where each sum's owner at the route's parallelism decides whether the
-receiving subtask keeps it. Only aggregates reach the driver: a row per (parallelism, exchange,
-side, old subtask, new subtask) at most, and the channels.
+Flink's key-group functions written as Spark column expressions
+(:mod:`flinkstate.spark.channel_selection`, :mod:`flinkstate.spark.key_groups`): no Python runs
+on the executors, so no record crosses from the JVM to Python and back. The channels meet their
+routes in pandas; the record sums meet them in a broadcast join, where the subtask the
+partitioner selects for each sum at the route's parallelism decides whether the receiving
+subtask keeps it. Only aggregates reach the driver: a row per (parallelism, exchange, side, old
+subtask, new subtask) at most, and the channels.
 
 Counting rules, the same as the model's: a record counts once, where its first byte is (a
 record cut by the barrier starts in the input state and ends in the output state of the same
@@ -42,13 +43,13 @@ import pandas as pd
 
 from flinkstate.errors import InvalidParameterError, SparkJobError
 from flinkstate.javahash import JavaType
+from flinkstate.rescale.channel_selection import ChannelSelection
 from flinkstate.rescale.exchange import ExchangeRescale
-from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.rescale.routes import MAX_SWEEP, OUTPUT, JobShape, SweepPlan
+from flinkstate.spark.channel_selection import key_hash_code, selected_subtask_at, selection_key
 from flinkstate.spark.failures import spark_errors
 from flinkstate.spark.key_groups import with_murmur_hash
-from flinkstate.spark.owners import key_hash_code, owner_at, owner_key
 from flinkstate.spark.progress import ProgressCallback, SparkProgress
 from flinkstate.spark.tables import SparkDataset
 
@@ -237,15 +238,16 @@ class RescalingPipeline:
         return self._channels
 
     def records(self) -> DataFrame:
-        """Record starts aggregated per channel and owner key: the key group for a keyed
+        """Record starts aggregated per channel and selection key: the key group for a keyed
         exchange (Flink's murmur hash of the key's ``hashCode()`` by its Java type, Spark
-        expressions), the key itself for a custom partitioner, -1 where ownership does not
-        depend on the record. Columns: the channel's (``exchange``, ``side``, ``subtask``,
-        ``channel``), ``owner_key``, ``records``, ``bytes``, ``spanning``.
+        expressions), the key itself for a custom partitioner, -1 where the partitioner does
+        not select by the record's key. Columns: the channel's (``exchange``, ``side``, ``subtask``,
+        ``channel``), ``selection_key``, ``records``, ``bytes``, ``spanning``.
 
-        Every record of a channel is routed as its channel is, and its owner at any new
-        parallelism follows from its owner key, so these sums answer every question: a row
-        per (channel, key group) for a keyed exchange, however many records.
+        Every record of a channel is routed as its channel is, and the subtask the partitioner
+        selects for it at any new parallelism follows from its selection key, so these sums
+        answer every question: a row per (channel, key group) for a keyed exchange, however many
+        records.
         """
         if self._records is None:
             from pyspark.sql import functions as F
@@ -255,12 +257,12 @@ class RescalingPipeline:
             names = self._exchange_names()
             code = {name: index for index, name in enumerate(names, start=1)}
             sides = sorted({str(side) for side in self.channels()["side"].dropna()})
-            rules = self.shape.owner_rules()
-            coded = {code[name]: rule for name, rule in rules.items() if name in code}
+            selections = self.shape.channel_selections()
+            coded = {code[name]: sel for name, sel in selections.items() if name in code}
             types = {
                 code[name]: kind
                 for name, kind in self.shape.key_types().items()
-                if name in code and rules[name][0] is OwnerRule.KEY_GROUP
+                if name in code and selections[name][0] is ChannelSelection.KEY_GROUP
             }
             strings = JavaType.STRING in types.values()
             channel = self.buffers().select(
@@ -290,9 +292,11 @@ class RescalingPipeline:
             # Spark Connect's protocol
             hash_code = key_hash_code(F.col("exchange_code"), types)
             starts = with_murmur_hash(starts, hash_code, "key_murmur")
-            owner = owner_key(F.col("exchange_code"), F.col("key"), coded, F.col("key_murmur"))
+            selection = selection_key(
+                F.col("exchange_code"), F.col("key"), coded, F.col("key_murmur")
+            )
             grouped = starts.groupBy(
-                "exchange_code", "side_code", "subtask", "channel", owner.alias("owner_key")
+                "exchange_code", "side_code", "subtask", "channel", selection.alias("selection_key")
             ).agg(
                 F.count("*").alias("records"),
                 F.sum(F.col("record_bytes").cast("long")).alias("bytes"),
@@ -303,7 +307,7 @@ class RescalingPipeline:
                 _named(F.col("side_code"), sides).alias("side"),
                 "subtask",
                 "channel",
-                "owner_key",
+                "selection_key",
                 "records",
                 "bytes",
                 "spanning",
@@ -414,8 +418,9 @@ class RescalingPipeline:
         return persisted, movement, active
 
     def key_groups(self, exchange: str, to: int) -> pd.DataFrame:
-        """Per key group of a keyed exchange's consumer: its owner before and after rescaling
-        it to ``to``, the in-flight records and bytes in it, and its keyed state entries."""
+        """Per key group of a keyed exchange's consumer: the subtask whose range holds it before
+        and after rescaling it to ``to``, the in-flight records and bytes in it, and its keyed
+        state entries."""
         shape = self.shape.exchange(exchange)
         if shape.partitioner is not Partitioner.HASH:
             raise InvalidParameterError(
@@ -433,8 +438,10 @@ class RescalingPipeline:
         frame = pd.DataFrame(
             {
                 "key_group": groups.astype(np.int32),
-                "old_subtask": OwnerRule.KEY_GROUP.owners(groups, max_p, operator.parallelism),
-                "new_subtask": OwnerRule.KEY_GROUP.owners(groups, max_p, new),
+                "old_subtask": ChannelSelection.KEY_GROUP.select_each(
+                    groups, max_p, operator.parallelism
+                ),
+                "new_subtask": ChannelSelection.KEY_GROUP.select_each(groups, max_p, new),
             }
         )
         frame = frame.merge(contents, on="key_group", how="left")
@@ -448,7 +455,7 @@ class RescalingPipeline:
         volume: pd.DataFrame = (
             self.records()
             .where(F.col("exchange") == exchange)
-            .groupBy(F.col("owner_key").cast("int").alias("key_group"))
+            .groupBy(F.col("selection_key").cast("int").alias("key_group"))
             .agg(F.sum("records").alias("records"), F.sum("bytes").alias("bytes"))
             .toPandas()
         )
@@ -468,16 +475,17 @@ class RescalingPipeline:
         from pyspark.sql import functions as F
 
         volume = routed.groupby(MOVEMENT_KEYS)[["buffers", "bytes"]].sum()
-        # each channel's record groups meet each of its routes, and a group's owner at that
-        # route's parallelism decides whether the receiving subtask keeps it
+        # each channel's record groups meet each of its routes, and the subtask the partitioner
+        # selects for a group at that route's parallelism decides whether the receiving subtask
+        # keeps it
         table = self.spark.createDataFrame(
             routes[[*ROUTE_KEYS, "to", "old_subtask", "new_subtask", "filtered"]]
         )
         records = self.records().withColumnRenamed("exchange", "records_exchange")
-        owners = owner_at(
-            F.col("records_exchange"), F.col("owner_key"), F.col("to"), plan, self.shape
+        selected = selected_subtask_at(
+            F.col("records_exchange"), F.col("selection_key"), F.col("to"), plan, self.shape
         )
-        drops = F.col("filtered") & (owners != F.col("new_subtask"))
+        drops = F.col("filtered") & (selected != F.col("new_subtask"))
         joined = records.join(
             F.broadcast(table),
             [

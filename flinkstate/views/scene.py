@@ -521,7 +521,7 @@ class _ItemBuilder:
                 dropped = frozenset(
                     f.record
                     for f in buffer.fragments
-                    if self.world.record_owner(gate, f.record) != task.index
+                    if self.world.selected_subtask(gate, f.record) != task.index
                 )
             yield self._buffer(
                 buffer, place, "recovered", slot, task.operator, channel.name, dropped=dropped
@@ -643,12 +643,12 @@ def _collapsed(
     counts: dict[str, dict[str, int]] = {}
     items = []
     for item in scene["items"]:
-        owner = hidden.get(item["place"])
-        if owner is None:
+        task_place = hidden.get(item["place"])
+        if task_place is None:
             items.append(item)
             continue
         side = "in" if item.get("lane") in ("received", "recovered", "stash") else "out"
-        tally = counts.setdefault(owner, {"in": 0, "out": 0})
+        tally = counts.setdefault(task_place, {"in": 0, "out": 0})
         tally[side] += item["kind"] == "buffer"
     places = []
     for place in scene["places"]:

@@ -70,7 +70,7 @@ def test_every_committed_checkpoint_is_forecast() -> None:
 @pytest.mark.parametrize("generation", [g.value for g in RecoveryGeneration])
 @pytest.mark.parametrize("to", [1, 3, 8])
 @pytest.mark.parametrize("checkpoint", COMMITTED, ids=lambda p: p.parents[1].name)
-def test_every_recovered_record_is_processed_once_by_its_owner(
+def test_every_recovered_record_is_processed_once_by_its_selected_subtask(
     checkpoint: Path, to: int, generation: str
 ) -> None:
     result = forecast(checkpoint, to, generation)
@@ -146,7 +146,7 @@ def _rescale_answer(
     value: Any = TUPLE,
 ) -> pd.DataFrame:
     """The rescale computation's per-subtask sums (the pandas baseline of the Spark pipeline:
-    the same plan, buffer routes and owner rules) on the checkpoint's dataset."""
+    the same plan, buffer routes and channel selections) on the checkpoint's dataset."""
     folder = tmp_path / "dataset"
     specs = exchanges(checkpoint) if specs is None else specs
     write_dataset(to_dataset(checkpoint, specs, value=value, segment_size=4096), folder)
@@ -388,14 +388,14 @@ def _forecast_of_the_first(pair: RestoredPair) -> tuple[Forecast, dict[object, i
     result = forecast(pair.first, pair.after)
     assert result.outcome == "recovered"
     records = result.assignment.records
-    owners: dict[object, int] = {}
+    keepers: dict[object, int] = {}
     placed = _placed(pair.first)
     assert len(placed) == len(records)
     for number, (value, _, _) in enumerate(placed):
         assert isinstance(value, tuple)
         assert records[number].key == value[0] % 1000  # the forecast's record is this one
-        owners[value] = result.assignment.expected_owner[(number, KEYED_EXCHANGE)]
-    return result, owners
+        keepers[value] = result.assignment.expected_subtask[(number, KEYED_EXCHANGE)]
+    return result, keepers
 
 
 def test_flink_put_each_recovered_record_in_the_subtask_the_forecast_says_keeps_it() -> None:
@@ -412,11 +412,11 @@ def test_flink_put_each_recovered_record_in_the_subtask_the_forecast_says_keeps_
     checkpoint starts before every recovered input is consumed) this skips, saying so."""
     pair = restored_pair()
     assert (pair.before, pair.after) == (4, 3)
-    result, owners = _forecast_of_the_first(pair)
-    assert set(Counter(owners.values())) <= set(range(pair.after))
+    result, keepers = _forecast_of_the_first(pair)
+    assert set(Counter(keepers.values())) <= set(range(pair.after))
     kept = {r.subtask: r.kept_records for r in result.subtasks if r.operator == "slow-counter"}
     for checkpoint in pair.restored:
-        recovered = [p for p in _placed(checkpoint) if p[0] in owners]
+        recovered = [p for p in _placed(checkpoint) if p[0] in keepers]
         if recovered:
             break
     else:
@@ -426,7 +426,7 @@ def test_flink_put_each_recovered_record_in_the_subtask_the_forecast_says_keeps_
         )
     assert pair.during_recovery
     misplaced = [
-        (value, at, side, owners[value]) for value, at, side in recovered if at != owners[value]
+        (value, at, side, keepers[value]) for value, at, side in recovered if at != keepers[value]
     ]
     assert misplaced == []
     # no subtask holds more of them than the forecast says it keeps (each counted once:

@@ -232,7 +232,7 @@ def _old_target(partitioner: Partitioner, key: int, old_parallelism: int) -> int
     st.lists(st.integers(-(2**40), 2**40), min_size=1, max_size=30),
     st.data(),
 )
-def test_each_filtered_record_is_kept_by_exactly_its_new_owner(
+def test_each_filtered_record_is_kept_by_exactly_its_selected_subtask(
     partitioner: Partitioner,
     upstream: tuple[int, int],
     downstream: tuple[int, int],
@@ -253,8 +253,10 @@ def test_each_filtered_record_is_kept_by_exactly_its_new_owner(
             if (vc.old_subtask, vc.old_channel) == (old_downstream, old_channel)
             and (not vc.filtered or _keeps(partitioner, key, d.subtask, downstream[1]))
         ]
-        owner = next(s for s in range(downstream[1]) if _keeps(partitioner, key, s, downstream[1]))
-        assert keepers == [owner]
+        selected = next(
+            s for s in range(downstream[1]) if _keeps(partitioner, key, s, downstream[1])
+        )
+        assert keepers == [selected]
 
 
 @settings(max_examples=150, deadline=None)

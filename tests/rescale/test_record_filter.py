@@ -18,7 +18,7 @@ from flinkstate.rescale import (
     PartitionerRecordFilter,
     virtual_channels,
 )
-from flinkstate.rescale.owner_rule import OwnerRule
+from flinkstate.rescale.channel_selection import ChannelSelection
 
 from .test_mapper import mappings
 
@@ -70,9 +70,9 @@ def test_keyby_keeps_what_flinks_key_group_assignment_sends_to_the_subtask(
     rows = [row for row in flink_reference["assign"] if row[0] == "long"]
     assert rows
     for _, key, max_parallelism, parallelism, _, subtask in rows:
-        owner = PartitionerRecordFilter.of("keyBy", subtask, parallelism, max_parallelism)
-        assert owner.owner(key) == subtask
-        assert owner.keeps(key)
+        selected = PartitionerRecordFilter.of("keyBy", subtask, parallelism, max_parallelism)
+        assert selected.selected_subtask(key) == subtask
+        assert selected.keeps(key)
         for other in {(subtask - 1) % parallelism, (subtask + 1) % parallelism} - {subtask}:
             assert not PartitionerRecordFilter.of(
                 "keyBy", other, parallelism, max_parallelism
@@ -85,7 +85,7 @@ def test_keyby_keeps_what_flinks_key_group_assignment_sends_to_the_subtask(
     st.integers(min_value=1, max_value=300),
     st.data(),
 )
-def test_exactly_one_subtask_keeps_a_record_the_one_owner_rule_names(
+def test_exactly_one_subtask_keeps_a_record_the_one_the_partitioner_selects(
     partitioner: Partitioner, key: int, max_parallelism: int, data: st.DataObject
 ) -> None:
     parallelism = data.draw(st.integers(min_value=1, max_value=min(max_parallelism, 40)))
@@ -94,7 +94,7 @@ def test_exactly_one_subtask_keeps_a_record_the_one_owner_rule_names(
         for subtask in range(parallelism)
         if PartitionerRecordFilter(partitioner, subtask, parallelism, max_parallelism).keeps(key)
     ]
-    assert keeping == [OwnerRule.of(partitioner).owner(key, max_parallelism, parallelism)]
+    assert keeping == [ChannelSelection.of(partitioner).select(key, max_parallelism, parallelism)]
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.rescale.owner_rule import OwnerRule
+from flinkstate.rescale.channel_selection import ChannelSelection
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.rescale.routes import (
     INPUT,
@@ -54,8 +54,8 @@ def test_keyed_downscale_routes_each_old_subtask_to_the_ranges_it_overlaps() -> 
     }
 
 
-def test_a_job_shape_knows_each_exchanges_owner_rule() -> None:
-    assert SHAPE.owner_rules() == {"source->counter": (OwnerRule.KEY_GROUP, 128)}
+def test_a_job_shape_knows_each_exchanges_channel_selection() -> None:
+    assert SHAPE.channel_selections() == {"source->counter": (ChannelSelection.KEY_GROUP, 128)}
 
 
 def test_sweeps_are_checked_before_any_data_is_read() -> None:

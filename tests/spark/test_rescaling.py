@@ -27,7 +27,7 @@ from flinkstate.rescale.routes import JobShape
 from flinkstate.runtime.checkpoint.state_assignment import assign_state
 from flinkstate.samples import SAMPLES
 from flinkstate.spark import rescaling
-from flinkstate.spark.owners import keyed_owners
+from flinkstate.spark.channel_selection import keyed_selection
 from flinkstate.spark.rescaling import MOVEMENT_COLUMNS, RescalingPipeline, sweep_plan
 from flinkstate.spark.tables import job_shape, load
 from tests.flinkcheckpoint.made import STRING_KEYED, made_checkpoint, record_type
@@ -97,8 +97,8 @@ def test_filtered_records_equal_what_the_simulated_recovery_dropped(
         .drop_duplicates("record")
         .set_index("record")["exchange"]
     )
-    for record, owner in run.world.filtered:
-        task = run.world.task_named(owner)
+    for record, task_name in run.world.filtered:
+        task = run.world.task_named(task_name)
         exchange = str(exchange_of[record])
         assert result.shape.exchange(exchange).downstream == task.operator
         dropped[(exchange, task.index)] += 1
@@ -131,7 +131,7 @@ def test_spanning_records_and_empty_channels(pipelines: dict[str, RescalingPipel
 def test_record_starts_are_summed_per_channel_and_key_group(
     pipelines: dict[str, RescalingPipeline], name: str
 ) -> None:
-    """What every question reads: a row per (channel, owner key), the channel's buffers
+    """What every question reads: a row per (channel, selection key), the channel's buffers
     summed, each record counted once where it starts, by its stored key group on a keyed
     exchange and by -1 on any other."""
     pipeline = pipelines[name]
@@ -147,14 +147,14 @@ def test_record_starts_are_summed_per_channel_and_key_group(
     starts = tables["fragments"].to_pandas().merge(buffers, on="buffer_id")
     starts = starts[~starts["continues_from_previous"]]
     keyed = {e.name for e in pipeline.shape.exchanges if e.partitioner is Partitioner.HASH}
-    starts["owner_key"] = (
+    starts["selection_key"] = (
         starts["key_group"].astype("int64").where(starts["exchange"].isin(keyed), -1)
     )
     starts["spanning"] = starts["continues_into_next"].astype("int64")
-    expected = starts.groupby([*channel, "owner_key"]).agg(
+    expected = starts.groupby([*channel, "selection_key"]).agg(
         records=("record", "size"), bytes=("record_bytes", "sum"), spanning=("spanning", "sum")
     )
-    got = pipeline.records().toPandas().set_index([*channel, "owner_key"]).sort_index()
+    got = pipeline.records().toPandas().set_index([*channel, "selection_key"]).sort_index()
     assert got.index.is_unique
     pd.testing.assert_frame_equal(got, expected, check_dtype=False)
 
@@ -173,7 +173,7 @@ def test_no_rescale_keeps_every_byte_where_it_was(
 
 def reference_movement(directory: Path, parallelism: Mapping[str, int]) -> pd.DataFrame:
     """Row by row with the scalar functions: route each buffer by the plan, each record's
-    owner by Flink's key-group assignment."""
+    selected subtask by Flink's key-group assignment."""
     tables = {name: t.to_pandas() for name, t in read_dataset(directory).tables.items()}
     shape = JobShape.of(
         tables["operators"].to_dict("records"), tables["exchanges"].to_dict("records")
@@ -212,13 +212,13 @@ def reference_movement(directory: Path, parallelism: Mapping[str, int]) -> pd.Da
             row[1] += buffer.size
             for record in records.itertuples():
                 strings = exchange.key_type is JavaType.STRING
-                owner = assign_key_to_parallel_operator(
+                selected = assign_key_to_parallel_operator(
                     record.key_string if strings else int(record.key),
                     consumer_op.max_parallelism,
                     plan.downstream_parallelism[1],
                     exchange.key_type,
                 )
-                dropped = filters and owner != new
+                dropped = filters and selected != new
                 row[2] += 1
                 row[3] += not dropped
                 row[4] += dropped
@@ -304,16 +304,16 @@ exit 1
 def test_the_executors_run_no_python(
     spark: SparkSession, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Key groups and owners are Spark expressions: executors whose Python cannot even start
-    give the same answers (with ``mapInArrow`` this was a failed job, an executor without
-    pandas named in one line)."""
+    """Key groups and selected subtasks are Spark expressions: executors whose Python cannot
+    even start give the same answers (with ``mapInArrow`` this was a failed job, an executor
+    without pandas named in one line)."""
     dataset = load(spark, DATA / "keyed")
     pipeline = RescalingPipeline(dataset)
     try:
         expected = pipeline.analyse([2, 3], progress=False)
     finally:
         pipeline.close()
-    owners = keyed_owners(dataset, "source->counter", 3).toPandas()
+    selection = keyed_selection(dataset, "source->counter", 3).toPandas()
     python = tmp_path / "python"
     python.write_text(_NO_PYTHON, encoding="utf-8")
     python.chmod(0o755)
@@ -326,7 +326,8 @@ def test_the_executors_run_no_python(
         pipeline.close()
     pd.testing.assert_frame_equal(result.movement, expected.movement)
     pd.testing.assert_frame_equal(result.sweep, expected.sweep)
-    pd.testing.assert_frame_equal(keyed_owners(dataset, "source->counter", 3).toPandas(), owners)
+    again = keyed_selection(dataset, "source->counter", 3).toPandas()
+    pd.testing.assert_frame_equal(again, selection)
 
 
 @pytest.mark.parametrize("bound", [rescaling.BROADCAST_BUFFERS, 0])
@@ -396,8 +397,8 @@ def test_a_string_keyed_export_rescales_as_the_scalar_reference_and_pandas(
     found = groups.set_index("key_group")["records"]
     assert (found[found > 0] == expected.reindex(found[found > 0].index)).all()
     assert found.sum() == len(starts) > 1000
-    owners = keyed_owners(dataset, exchange, 2).toPandas()
-    merged = owners.merge(stored, on=["buffer_id", "position"], suffixes=("", "_stored"))
+    selection = keyed_selection(dataset, exchange, 2).toPandas()
+    merged = selection.merge(stored, on=["buffer_id", "position"], suffixes=("", "_stored"))
     assert len(merged) == len(stored)
     assert (merged["key_group"] == merged["key_group_stored"]).all()
     reference = reference_movement(string_keyed, {"slow-counter": 2})

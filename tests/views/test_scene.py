@@ -160,16 +160,17 @@ def test_a_scene_is_json_and_deterministic() -> None:
 
 @pytest.mark.slow
 def test_records_to_be_filtered_are_marked_in_recovered_buffers() -> None:
-    """After 4 -> 7 the ambiguous virtual channels hold records another subtask owns: they
-    are marked dropped, and each such record is filtered out where it is processed."""
+    """After 4 -> 7 the ambiguous virtual channels hold records the partitioner selects
+    another subtask for: they are marked dropped, and each such record is filtered out where it
+    is processed."""
     marked: set[tuple[int, str]] = set()
     world = None
     for step_world, _, scene in _scenes("keyed-upscale", "restart", every=3, limit=3000):
         world = step_world
         for item in scene["items"]:
             if item["kind"] == "buffer" and item["lane"] == "recovered":
-                owner = item["place"]
-                marked.update((p[0], owner) for p in item["pieces"] if p[6] == "dropped")
+                place = item["place"]
+                marked.update((p[0], place) for p in item["pieces"] if p[6] == "dropped")
     assert world is not None
     assert marked
     filtered_records = {record for record, _ in world.filtered}

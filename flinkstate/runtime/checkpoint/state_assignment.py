@@ -5,8 +5,8 @@ group, input channel state by the consumer's ``SubtaskStateMapper``, output (sub
 by the producer's, or, with recover-output-on-downstream, output state handed to the consumers
 as if it were theirs. Each persisted buffer becomes a :class:`RecoveredChunk` that knows its
 ``SubtaskConnectionDescriptor`` (the virtual channel its bytes belong to) and where it goes. The
-expected owner of every recovered record is derived here from the partitioner alone, so the
-simulator's recovery can be checked against it.
+subtask expected to process every recovered record (the one the partitioner selects) is derived
+here from the partitioner alone, so the simulator's recovery can be checked against it.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from flinkstate.keygroups import (
     assign_to_key_group,
     compute_key_group_range_for_operator_index,
 )
+from flinkstate.rescale.channel_selection import ChannelSelection
 from flinkstate.rescale.descriptor import NO_RESCALE
 from flinkstate.rescale.exchange import (
     DownstreamSubtaskRescale,
@@ -28,7 +29,6 @@ from flinkstate.rescale.exchange import (
     UpstreamSubtaskRescale,
     rescale_exchange,
 )
-from flinkstate.rescale.owner_rule import OwnerRule
 from flinkstate.runtime.buffer.records import Fragment, Record
 from flinkstate.runtime.checkpoint.checkpoint import (
     ChannelState,
@@ -98,7 +98,7 @@ class StateAssignment:
     subtasks: Mapping[str, TaskRestore]
     records: Mapping[int, Record]
     #: (record, exchange) -> the new downstream subtask that must process it
-    expected_owner: Mapping[tuple[int, str], int]
+    expected_subtask: Mapping[tuple[int, str], int]
     #: how each descriptor's channel mapping was found (before or since FLINK-40269)
     connected_mapping: ConnectedMappingLookup = ConnectedMappingLookup.DATA_SET
 
@@ -156,7 +156,7 @@ def assign_state(
         exchanges,
         subtasks,
         records,
-        _expected_owners(graph, exchanges, subtasks, records),
+        _expected_subtasks(graph, exchanges, subtasks, records),
         lookup,
     )
 
@@ -382,15 +382,15 @@ def _splits_of(
     return tuple(split for position, split in enumerate(splits) if position % parallelism == index)
 
 
-def _expected_owners(
+def _expected_subtasks(
     graph: JobGraph,
     exchanges: Mapping[str, ExchangeRescale],
     subtasks: Mapping[str, TaskRestore],
     records: Mapping[int, Record],
 ) -> dict[tuple[int, str], int]:
     """The new subtask that must process each recovered record, from the partitioner alone:
-    the key's owner for keyBy, ``key % n`` for the custom partitioner, and otherwise the one
-    subtask the mappings send it to."""
+    the subtask the partitioner selects (the key group's for keyBy, ``key % n`` for the custom
+    partitioner), and otherwise the one subtask the mappings send it to."""
     receivers: dict[tuple[int, str], set[int]] = {}
     for exchange in graph.exchanges:
         downstream = graph.operator(exchange.downstream)
@@ -410,22 +410,22 @@ def _expected_owners(
     expected = {}
     for (record, name), candidates in receivers.items():
         if not records[record].is_record:
-            continue  # a watermark or status reaches every receiver: no one owns it
+            continue  # a watermark or status reaches every receiver: no one subtask is expected
         exchange = next(e for e in graph.exchanges if e.name == name)
         downstream = graph.operator(exchange.downstream)
-        rule = OwnerRule.of(exchange.partitioner)
-        if rule is not OwnerRule.NONE:
-            owner = rule.owner(
+        selection = ChannelSelection.of(exchange.partitioner)
+        if selection is not ChannelSelection.NONE:
+            subtask = selection.select(
                 records[record].key, downstream.effective_max_parallelism, downstream.parallelism
             )
         elif len(candidates) == 1:
-            (owner,) = candidates
+            (subtask,) = candidates
         else:
             raise InvalidParameterError(
                 f"record {record} of {name} reaches new subtasks {sorted(candidates)} "
                 f"without a filter ({exchange.partitioner.datastream_call})"
             )
-        expected[(record, name)] = owner
+        expected[(record, name)] = subtask
     return expected
 
 

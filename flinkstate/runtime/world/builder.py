@@ -272,7 +272,7 @@ def _restore(state: NetworkState, restore: StateAssignment) -> None:
     # watermarks and statuses in the state are elements, not records: never owned or counted
     state.recovered_records = frozenset(i for i, r in restore.records.items() if r.is_record)
     state.next_record = max(state.records, default=-1) + 1
-    for (record, exchange_name), owner in restore.expected_owner.items():
+    for (record, exchange_name), subtask in restore.expected_subtask.items():
         exchange = next(e for e in state.graph.exchanges if e.name == exchange_name)
-        consumer = state.graph.operator(exchange.downstream).subtask_name(owner)
+        consumer = state.graph.operator(exchange.downstream).subtask_name(subtask)
         state.deliveries[(record, exchange.gate_name(consumer))] = IN_FLIGHT

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 from flinkstate.keygroups import assign_to_key_group
-from flinkstate.rescale.owner_rule import OwnerRule
+from flinkstate.rescale.channel_selection import ChannelSelection
 from flinkstate.runtime.buffer.buffer import Buffer, LocalBufferPool, NetworkBufferPool
 from flinkstate.runtime.buffer.ledger import SegmentLedger, StepJournal
 from flinkstate.runtime.buffer.owners import Owner
@@ -91,7 +91,7 @@ class NetworkState:
     #: V2's spill files counted: bytes written, files alive now and at most
     spill: SpillAccount = field(default_factory=SpillAccount)
     readers: dict[str, ChannelStateReader] = field(default_factory=dict)
-    #: records a subtask dropped after rescaling because another subtask owns them
+    #: records a subtask dropped after rescaling because the partitioner selects another subtask
     filtered: dict[tuple[int, str], int] = field(default_factory=dict)
     next_record: int = 0
     #: the next buffer or write request number (``Buffer.uid``): presentation only, never
@@ -375,13 +375,15 @@ class NetworkState:
         drainers and write requests record it."""
         return self.tasks[self.task_keys[name]]
 
-    def record_owner(self, gate: Gate, record: int) -> int:
-        """The subtask a record belongs to under the gate's partitioner (new parallelism):
-        the rule every generation's record filter applies."""
+    def selected_subtask(self, gate: Gate, record: int) -> int:
+        """The subtask the gate's partitioner selects for a record at the new parallelism
+        (Flink's ``selectChannel``): every generation's record filter keeps a record only there."""
         down = self.graph.operator(self.task_named(gate.task).operator)
-        rule = OwnerRule.of(gate.exchange.partitioner)
-        assert rule is not OwnerRule.NONE, f"{gate.name}: no owner without a keyed partitioner"
-        return rule.owner(
+        selection = ChannelSelection.of(gate.exchange.partitioner)
+        assert selection is not ChannelSelection.NONE, (
+            f"{gate.name}: a partitioner that does not select by key selects no one subtask"
+        )
+        return selection.select(
             self.records[record].key, down.effective_max_parallelism, down.parallelism
         )
 

@@ -79,7 +79,9 @@ def test_keyed_state_is_split_by_key_group(new: int) -> None:
 
 @pytest.mark.parametrize("new", [1, 2, 3, 5, 8])
 @pytest.mark.parametrize("downstream", [False, True])
-def test_every_recovered_record_has_its_key_owner(new: int, downstream: bool) -> None:
+def test_every_recovered_record_expects_the_subtask_its_key_selects(
+    new: int, downstream: bool
+) -> None:
     taken = checkpoint()
     assignment = assign_state(
         taken, {"counter": new, "sink": new}, recover_output_on_downstream=downstream
@@ -90,11 +92,11 @@ def test_every_recovered_record_has_its_key_owner(new: int, downstream: bool) ->
         for f in s.fragments
         if f.is_first
     }
-    assert {record for record, _ in assignment.expected_owner} == first_fragments
-    for (record, exchange), owner in assignment.expected_owner.items():
+    assert {record for record, _ in assignment.expected_subtask} == first_fragments
+    for (record, exchange), subtask in assignment.expected_subtask.items():
         assert exchange == "source->counter"
         key = assignment.records[record].key
-        assert owner == assign_key_to_parallel_operator(key, 128, new, "long")
+        assert subtask == assign_key_to_parallel_operator(key, 128, new, "long")
     if downstream:  # output state went to the consumers: the sources read nothing
         assert all(
             not s.output_state for s in assignment.subtasks.values() if s.operator == "source"
@@ -208,7 +210,10 @@ def test_duplicate_connections_find_the_other_sides_mapping_by_their_data_set(
         None if lookup is ConnectedMappingLookup.DATA_SET else Partitioner.REBALANCE
     )
     assert assignment.exchanges["source->co-map"].connected is None
-    assert {name for _, name in assignment.expected_owner} == {"source->co-map", "source->co-map#2"}
+    assert {name for _, name in assignment.expected_subtask} == {
+        "source->co-map",
+        "source->co-map#2",
+    }
 
 
 def test_with_one_edge_per_pair_both_lookups_assign_the_same() -> None:

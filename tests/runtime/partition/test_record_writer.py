@@ -4,7 +4,7 @@ saturated subpartition back-pressuring its producer."""
 from __future__ import annotations
 
 from flinkstate.catalogue.topologies import topology
-from flinkstate.rescale.owner_rule import OwnerRule
+from flinkstate.rescale.channel_selection import ChannelSelection
 from flinkstate.runtime.buffer.records import Record
 from flinkstate.runtime.partition.record_writer import hash_text, select
 from flinkstate.sim import RunStatus
@@ -44,8 +44,10 @@ def test_keyby_sends_each_key_to_the_subtask_owning_its_key_group() -> None:
     for key in range(50):
         record = Record(id=key, key=key, size=10, source=source.name, seq=key)
         (sub,) = select(w, partition, record)
-        owner = OwnerRule.KEY_GROUP.owner(key, down.effective_max_parallelism, down.parallelism)
-        assert sub is partition.subpartitions[owner]
+        selected = ChannelSelection.KEY_GROUP.select(
+            key, down.effective_max_parallelism, down.parallelism
+        )
+        assert sub is partition.subpartitions[selected]
 
 
 def test_the_seeding_hash_is_fixed_for_every_recorded_trace_depends_on_it() -> None:

@@ -206,15 +206,15 @@ def keeps_record(
     record: int,
 ) -> bool:
     """The record filter of a virtual channel (``PartitionerRecordFilter``): only where the old
-    subtask is ambiguous, a record is kept iff this subtask owns it under the partitioner at
-    the new parallelism. A dropped record is remembered with its step, for the accounting."""
+    subtask is ambiguous, a record is kept iff the partitioner at the new parallelism selects
+    this subtask for it. A dropped record is remembered with its step, for the accounting."""
     plan = gate.plan
     if plan is None:
         return True
     ambiguous = plan.filters_virtual_channel(channel.index, *virtual_channel)
     if not ambiguous or _NO_FILTER in world.options.faults:
         return True
-    if world.record_owner(gate, record) == task.index:
+    if world.selected_subtask(gate, record) == task.index:
         return True
     world.filtered[(record, task.name)] = world.journal.step
     return False

@@ -352,7 +352,8 @@ def finish_demultiplexing(world: NetworkState, gate: Gate) -> None:
 
 
 def keeps(world: NetworkState, channel: Channel, record: int) -> bool:
-    """The filter of an ambiguous virtual channel: does this subtask own the record?"""
+    """The filter of an ambiguous virtual channel: does the partitioner select this subtask
+    for the record?"""
     gate = world.gate_of(channel)
     task = world.task_named(channel.task)
     selected = channel.demultiplexer.selected
@@ -366,8 +367,8 @@ def keeps(world: NetworkState, channel: Channel, record: int) -> bool:
         return True
     if channel_state_filtering.keeps_record(world, task, gate, channel, selected, record):
         return True
-    owner = world.record_owner(gate, record)
-    world.journal.note += f"; record {record} filtered out (belongs to subtask {owner})"
+    subtask = world.selected_subtask(gate, record)
+    world.journal.note += f"; record {record} filtered out (belongs to subtask {subtask})"
     return False
 
 

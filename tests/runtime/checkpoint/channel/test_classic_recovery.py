@@ -102,11 +102,12 @@ def test_restore_without_rescale_follows_flinks_sequence() -> None:
     assert all(t.phase == TaskPhase.RUNNING for t in model.tasks.values())
     assert not model.filtered
     checkpoint = taken("keyed", 1)
-    # every persisted record was processed exactly once (check_end held), by its key's owner
+    # every persisted record was processed exactly once (check_end held), by the subtask its key
+    # selects
     for record in checkpoint.records:
         gates = [g for (r, g) in model.deliveries if r == record.id and g.endswith("<source")]
-        owner = assign_key_to_parallel_operator(record.key, 128, 4, "long")
-        assert gates == [f"counter[{owner}]<source"]
+        selected = assign_key_to_parallel_operator(record.key, 128, 4, "long")
+        assert gates == [f"counter[{selected}]<source"]
 
 
 @pytest.mark.parametrize("sources", [4, 2, 3, 6])
@@ -174,9 +175,9 @@ def test_ambiguous_upscale_filters_records_of_other_subtasks() -> None:
     model = world(sim)
     assert model.filtered
     for record, task in model.filtered:
-        owner = [g for (r, g), state in model.deliveries.items() if r == record]
-        assert owner
-        assert model.gates[owner[0]].task != task
+        delivered_to = [g for (r, g), state in model.deliveries.items() if r == record]
+        assert delivered_to
+        assert model.gates[delivered_to[0]].task != task
 
 
 @pytest.mark.slow

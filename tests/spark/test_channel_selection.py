@@ -1,4 +1,4 @@
-"""Owners computed on the executors equal Flink's scalar arithmetic, record by record."""
+"""The subtasks selected on the executors equal Flink's scalar arithmetic, record by record."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import assign_to_key_group, compute_operator_index_for_key_group
-from flinkstate.spark.owners import keyed_owners
+from flinkstate.spark.channel_selection import keyed_selection
 from flinkstate.spark.tables import load
 
 if TYPE_CHECKING:
@@ -23,11 +23,11 @@ DATA = Path(__file__).parents[2] / "data"
     ("sample", "exchange"), [("keyed", "source->counter"), ("spanning-records", "first->second")]
 )
 @pytest.mark.parametrize("new_parallelism", [1, 3, 7])
-def test_owner_of_every_fragment_is_flinks(
+def test_the_subtask_selected_for_every_fragment_is_flinks(
     spark: SparkSession, sample: str, exchange: str, new_parallelism: int
 ) -> None:
     dataset = load(spark, DATA / sample)
-    got = keyed_owners(dataset, exchange, new_parallelism).toPandas()
+    got = keyed_selection(dataset, exchange, new_parallelism).toPandas()
     stored = dataset.fragments.select("buffer_id", "position", "key_group").toPandas()
     merged = got.merge(stored, on=["buffer_id", "position"], suffixes=("", "_stored"))
     assert len(merged) == len(got) > 0
@@ -40,8 +40,8 @@ def test_owner_of_every_fragment_is_flinks(
 def test_bad_questions_are_named(spark: SparkSession) -> None:
     dataset = load(spark, DATA / "rebalance")
     with pytest.raises(InvalidParameterError, match="no exchange 'a->b'"):
-        keyed_owners(dataset, "a->b", 2)
+        keyed_selection(dataset, "a->b", 2)
     with pytest.raises(InvalidParameterError, match="RebalancePartitioner exchange"):
-        keyed_owners(dataset, "source->map", 2)
+        keyed_selection(dataset, "source->map", 2)
     with pytest.raises(InvalidParameterError, match="parallelism"):
-        keyed_owners(dataset, "map->slow", 0)
+        keyed_selection(dataset, "map->slow", 0)
