@@ -71,23 +71,18 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.failover.failover",
         "runtime.tasks.task",
         "runtime.watermark.watermarks",
-        "runtime.world.state",
     ),
     "runtime.checkpoint.channel.classic_recovery": (
         "runtime.failover.failover",
         "runtime.tasks.task",
         "runtime.world.actors",
-        "runtime.world.state",
     ),
     "runtime.checkpoint.channel.fetched_channel_state_drainer": (
         "runtime.failover.failover",
         "runtime.tasks.task",
         "runtime.world.actors",
     ),
-    "runtime.checkpoint.channel.spilling_handler": (
-        "runtime.failover.failover",
-        "runtime.world.state",
-    ),
+    "runtime.checkpoint.channel.spilling_handler": ("runtime.failover.failover",),
     "runtime.checkpoint.coordinator": (
         "runtime.checkpoint.channel.channel_state_writer",
         "runtime.failover.failure_handling",
@@ -95,9 +90,7 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.tasks.task_cleanup",
         "runtime.world.actors",
     ),
-    "runtime.failover.failover": (
-        "runtime.world.actors",
-    ),
+    "runtime.failover.failover": ("runtime.world.actors",),
     "runtime.partition.consumer.recovered_channel": (
         "runtime.checkpoint.channel.channel_state_reader",
         "runtime.tasks.task",
@@ -109,10 +102,7 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.world.actors",
         "runtime.world.state",
     ),
-    "runtime.partition.record_writer": (
-        "runtime.tasks.task",
-        "runtime.world.state",
-    ),
+    "runtime.partition.record_writer": ("runtime.tasks.task",),
     "runtime.tasks.mailbox": (
         "runtime.world.actors",
         "runtime.world.state",

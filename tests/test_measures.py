@@ -27,8 +27,6 @@ TAKE_THE_WORLD = {
     "cli": 3,
     "lab": 8,
     "runtime/checkpoint": 17,
-    "runtime/checkpoint/channel": 34,
-    "runtime/partition": 7,
     "runtime/partition/consumer": 4,
     "runtime/tasks": 15,
     "views": 23,

@@ -54,7 +54,7 @@ from flinkstate.runtime.options import (
     RECOVER_OUTPUT_ON_DOWNSTREAM_KEY,
     RecoveryGeneration,
 )
-from flinkstate.runtime.world.state import IN_FLIGHT
+from flinkstate.runtime.partition.record_writer import IN_FLIGHT
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import RunResult, RunStatus, Simulation
 from flinkstate.sim.scheduler import make_scheduler

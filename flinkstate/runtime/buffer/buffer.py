@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.buffer.owners import Owner, OwnerKind
@@ -93,6 +93,25 @@ class Buffer:
     @property
     def space(self) -> int:
         return self.capacity - self.used
+
+
+class BufferFactory(Protocol):
+    """Whoever makes the run's buffers (the world): each gets the next uid, by which the canvas
+    follows it as it travels."""
+
+    def new_buffer(
+        self,
+        segment: int,
+        capacity: int,
+        used: int = 0,
+        fragments: list[Fragment] | None = None,
+        *,
+        event: str | None = None,
+        checkpoint: int = -1,
+        priority: bool = False,
+        descriptor: tuple[int, int] | None = None,
+        recovered: bool = False,
+    ) -> Buffer: ...
 
 
 def network_pool_owner(task_manager: int) -> Owner:

@@ -10,18 +10,23 @@ input every subpartition gets ``EndOfPartitionEvent``.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
+from typing import Protocol
 
 from flinkstate.rescale.channel_selection import ChannelSelection
 from flinkstate.rescale.partitioner import Partitioner
-from flinkstate.runtime.buffer.buffer import HEAP
+from flinkstate.runtime.buffer.buffer import HEAP, BufferFactory
+from flinkstate.runtime.buffer.ledger import SegmentLedger, StepJournal
+from flinkstate.runtime.buffer.pools import BufferPools
 from flinkstate.runtime.buffer.records import Fragment, Record
 from flinkstate.runtime.events import (
     END_OF_PARTITION,
 )
-from flinkstate.runtime.options import Fault
+from flinkstate.runtime.jobgraph import JobGraph
+from flinkstate.runtime.options import Fault, RunOptions
 from flinkstate.runtime.partition.result_partition import ResultPartition, Subpartition
+from flinkstate.runtime.shuffle.config import NetworkConfig
 from flinkstate.runtime.tasks.task import Output, Task
-from flinkstate.runtime.world.state import IN_FLIGHT, NetworkState
 from flinkstate.sim.action import Action
 from flinkstate.sim.scheduler import splitmix64
 
@@ -34,14 +39,64 @@ _WRONG_KEY_GROUP = Fault.WRONG_KEY_GROUP
 _REORDER_BUFFERS = Fault.REORDER_BUFFERS
 _SELECTION = {partitioner: ChannelSelection.of(partitioner) for partitioner in Partitioner}
 
+#: a delivery not processed yet (a processed one holds the step it was processed at; that step
+#: is read only against the consumer's snapshot in the pending checkpoint)
+IN_FLIGHT = -1
 
-def route(world: NetworkState, task: Task, record: Record) -> None:
+
+class EmissionLog(Protocol):
+    """Where the order checks remember when each record was emitted toward each gate."""
+
+    @property
+    def emitted_at(self) -> dict[tuple[int, str], tuple[int, str]]: ...
+
+
+class ConsumingChannel(Protocol):
+    """A channel as its producer sees it: the gate a record sent into it is delivered to."""
+
+    @property
+    def gate(self) -> str: ...
+
+
+class RecordWriterWorld(BufferFactory, Protocol):
+    """What a record writer reaches of the world: the job graph (each exchange's partitioner),
+    the partitions, their subpartitions and pools, the ledger their segments move through, the
+    channels a record is delivered to and the deliveries in flight, the order checks' log, the
+    network configuration, the options (the faults that put a writer's bug back) and the
+    step's journal. The world (``NetworkState``) is one; mypy checks it at every call."""
+
+    @property
+    def graph(self) -> JobGraph: ...
+    @property
+    def config(self) -> NetworkConfig: ...
+    @property
+    def options(self) -> RunOptions: ...
+    @property
+    def buffer_pools(self) -> BufferPools: ...
+    @property
+    def ledger(self) -> SegmentLedger: ...
+    @property
+    def journal(self) -> StepJournal: ...
+    @property
+    def subpartitions(self) -> dict[str, Subpartition]: ...
+    def partition_of(self, task: Task, sub: Subpartition) -> ResultPartition: ...
+    @property
+    def channels(self) -> Mapping[str, ConsumingChannel]: ...
+    @property
+    def deliveries(self) -> dict[tuple[int, str], int]: ...
+    @property
+    def order(self) -> EmissionLog: ...
+
+
+def route(world: RecordWriterWorld, task: Task, record: Record) -> None:
     for partition in task.partitions:
         for sub in select(world, partition, record):
             task.pending.append(Output(sub.name, record.id, 0, record.serialized_length))
 
 
-def select(world: NetworkState, partition: ResultPartition, record: Record) -> list[Subpartition]:
+def select(
+    world: RecordWriterWorld, partition: ResultPartition, record: Record
+) -> list[Subpartition]:
     subs = partition.subpartitions
     kind = partition.exchange.partitioner
     count = len(subs)
@@ -69,7 +124,7 @@ def select(world: NetworkState, partition: ResultPartition, record: Record) -> l
     return [subs[0]]  # FORWARD (one subpartition) and GLOBAL
 
 
-def do_request_buffer(world: NetworkState, task: Task, action: Action) -> None:
+def do_request_buffer(world: RecordWriterWorld, task: Task, action: Action) -> None:
     sub = world.subpartitions[action.target]
     pool = world.partition_of(task, sub).pool
     segment = world.buffer_pools.request(pool, sub.owners.builder, sub.index)
@@ -79,7 +134,7 @@ def do_request_buffer(world: NetworkState, task: Task, action: Action) -> None:
     world.journal.changes.subpartition(sub.name)
 
 
-def do_write(world: NetworkState, task: Task, action: Action) -> None:
+def do_write(world: RecordWriterWorld, task: Task, action: Action) -> None:
     out = task.pending[0]
     sub = world.subpartitions[out.subpartition]
     builder = sub.builder
@@ -98,7 +153,7 @@ def do_write(world: NetworkState, task: Task, action: Action) -> None:
         finish_builder(world, sub)
 
 
-def start_delivery(world: NetworkState, record: int, gate: str) -> None:
+def start_delivery(world: RecordWriterWorld, record: int, gate: str) -> None:
     key = (record, gate)
     if key in world.deliveries:
         world.journal.violate("exactly-once", f"record {record} emitted twice towards {gate}")
@@ -106,7 +161,7 @@ def start_delivery(world: NetworkState, record: int, gate: str) -> None:
     world.journal.emitted.append(record)
 
 
-def finish_builder(world: NetworkState, sub: Subpartition) -> None:
+def finish_builder(world: RecordWriterWorld, sub: Subpartition) -> None:
     builder = sub.builder
     assert builder is not None
     world.ledger.move(builder.segment, sub.owners.builder, sub.owners.queue)
@@ -121,7 +176,7 @@ def finish_builder(world: NetworkState, sub: Subpartition) -> None:
         sub.queue[-1], sub.queue[-2] = sub.queue[-2], sub.queue[-1]
 
 
-def do_finish(world: NetworkState, task: Task, action: Action) -> None:
+def do_finish(world: RecordWriterWorld, task: Task, action: Action) -> None:
     for partition in task.partitions:
         for sub in partition.subpartitions:
             if sub.builder is not None:

@@ -34,11 +34,11 @@ from flinkstate.runtime.options import Fault
 from flinkstate.runtime.partition import record_writer
 from flinkstate.runtime.partition.consumer.deserializer import Framing, reassemble
 from flinkstate.runtime.partition.consumer.input_gate import Channel
-from flinkstate.runtime.partition.record_writer import hash_text
+from flinkstate.runtime.partition.record_writer import IN_FLIGHT, hash_text
 from flinkstate.runtime.tasks.task import Task, TaskPhase
 from flinkstate.runtime.watermark import watermarks
 from flinkstate.runtime.world.actors import DataHeads, action
-from flinkstate.runtime.world.state import IN_FLIGHT, NetworkState, key_group_of
+from flinkstate.runtime.world.state import NetworkState, key_group_of
 from flinkstate.sim.action import Action
 from flinkstate.sim.scheduler import splitmix64
 

@@ -37,13 +37,14 @@ from flinkstate.runtime.options import (
     TaskFailure,
 )
 from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
+from flinkstate.runtime.partition.record_writer import IN_FLIGHT
 from flinkstate.runtime.partition.result_partition import ResultPartition, Subpartition
 from flinkstate.runtime.tasks.task import Task, TaskPhase
 from flinkstate.runtime.world.actors import ActionCache, ActorIndex
 from flinkstate.runtime.world.exploration.footprint import Footprints
 from flinkstate.runtime.world.exploration.partial_copy import PartialCopies
 from flinkstate.runtime.world.invariants import audit_interval
-from flinkstate.runtime.world.state import IN_FLIGHT, NetworkState, configuration_of
+from flinkstate.runtime.world.state import NetworkState, configuration_of
 
 
 def build(state: NetworkState) -> None:

@@ -20,7 +20,8 @@ from flinkstate.runtime.buffer.owners import Owner, OwnerKind
 from flinkstate.runtime.checkpoint.channel import channel_state_filtering
 from flinkstate.runtime.checkpoint.checkpoint import Checkpoint, CheckpointInProgress
 from flinkstate.runtime.execution_state import ExecutionState
-from flinkstate.runtime.world.state import IN_FLIGHT, NetworkState
+from flinkstate.runtime.partition.record_writer import IN_FLIGHT
+from flinkstate.runtime.world.state import NetworkState
 
 #: how many components (tasks, subpartitions, channels, gates) a world may have and still be
 #: audited every ``full_check_every`` steps; a bigger world is audited that many times less

@@ -35,6 +35,7 @@ from flinkstate.runtime.failover.failure_handling import FailureHandlingResult
 from flinkstate.runtime.jobgraph import JobGraph
 from flinkstate.runtime.options import RecoveryGeneration, RecoveryOptions, RunOptions
 from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
+from flinkstate.runtime.partition.record_writer import IN_FLIGHT
 from flinkstate.runtime.partition.result_partition import ResultPartition, Subpartition
 from flinkstate.runtime.shuffle.config import NetworkConfig
 from flinkstate.runtime.tasks.task import Task
@@ -44,10 +45,6 @@ from flinkstate.runtime.world.exploration.footprint import Footprints
 from flinkstate.runtime.world.exploration.partial_copy import Owned, PartialCopies
 from flinkstate.runtime.world.record_order import RecordOrder
 from flinkstate.sim.core import Violation
-
-#: a delivery not processed yet (a processed one holds the step it was processed at; that step
-#: is read only against the consumer's snapshot in the pending checkpoint)
-IN_FLIGHT = -1
 
 
 @dataclass

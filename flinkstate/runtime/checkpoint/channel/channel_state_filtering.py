@@ -22,24 +22,43 @@ records completing in one source buffer, E exclusive buffers, L floating buffers
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from flinkstate.runtime.action_kind import ActionKind
-from flinkstate.runtime.buffer.buffer import HEAP, Buffer
+from flinkstate.runtime.buffer.buffer import HEAP, Buffer, BufferFactory
 from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.buffer.records import Fragment
 from flinkstate.runtime.failover import failover
+from flinkstate.runtime.failover.failover import FailoverWorld
 from flinkstate.runtime.options import Fault, PrefilterSource, RecoveredWatermarks
 from flinkstate.runtime.partition.consumer import deserializer, recovered_channel
 from flinkstate.runtime.partition.consumer.deserializer import Framing
+from flinkstate.runtime.shuffle.config import NetworkConfig
 from flinkstate.runtime.watermark import watermarks
+from flinkstate.runtime.watermark.watermarks import EventTimeWorld
 
 if TYPE_CHECKING:
     from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
     from flinkstate.runtime.checkpoint.state_assignment import RecoveredChunk
     from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
     from flinkstate.runtime.tasks.task import Task
-    from flinkstate.runtime.world.state import NetworkState
+
+
+class FilteringWorld(FailoverWorld, EventTimeWorld, BufferFactory, Protocol):
+    """What V1's filtering reaches of the world, beside what a failover (a reader's failure)
+    and event time (recovered watermarks) do: the network configuration (its buffers' size),
+    the subtask the partitioner selects for a record, and what the checks remember of the
+    records it filtered and the channel each recovered record came through. The world
+    (``NetworkState``) is one; mypy checks it at every call."""
+
+    @property
+    def config(self) -> NetworkConfig: ...
+    def selected_subtask(self, gate: Gate, record: int) -> int: ...
+    @property
+    def filtered(self) -> dict[tuple[int, str], int]: ...
+    @property
+    def recovered_via(self) -> dict[tuple[int, str], str]: ...
+
 
 # The hot path's enum members, read once: a member read through its class costs about 45 ns on
 # Python 3.11, and a step reads several.
@@ -58,7 +77,9 @@ ONE_BUFFER_AT_A_TIME = (
 )
 
 
-def reader_action(world: NetworkState, reader: ChannelStateReader) -> tuple[ActionKind, str] | None:
+def reader_action(
+    world: FilteringWorld, reader: ChannelStateReader
+) -> tuple[ActionKind, str] | None:
     """The reader's next step in filter-on-read mode, or None while it is blocked."""
     network_only = world.options.prefilter_source is PrefilterSource.NETWORK
     if reader.pre is None and not reader.pending:
@@ -80,7 +101,7 @@ def reader_action(world: NetworkState, reader: ChannelStateReader) -> tuple[Acti
     return (_REWRITE, channel.name)
 
 
-def _take(world: NetworkState, gate: Gate, channel: Channel, holder: Owner) -> tuple[int, str]:
+def _take(world: FilteringWorld, gate: Gate, channel: Channel, holder: Owner) -> tuple[int, str]:
     """A buffer for recovery: (segment or HEAP, where it returns to)."""
     if channel.recovery.exclusive or world.options.prefilter_source is PrefilterSource.NETWORK:
         origin = "exclusive" if channel.recovery.exclusive else "floating"
@@ -90,7 +111,7 @@ def _take(world: NetworkState, gate: Gate, channel: Channel, holder: Owner) -> t
 
 
 def _give_back(
-    world: NetworkState, gate: Gate, channel: Channel, segment: int, origin: str, holder: Owner
+    world: FilteringWorld, gate: Gate, channel: Channel, segment: int, origin: str, holder: Owner
 ) -> None:
     if origin in ("exclusive", "floating"):
         recovered_channel.recycle(world, channel, segment, holder)
@@ -101,7 +122,7 @@ def _give_back(
     # the heap pre-filter segment stays allocated for reuse; only its in-use flag clears
 
 
-def free_prefilter_segment(world: NetworkState, reader: ChannelStateReader) -> None:
+def free_prefilter_segment(world: FilteringWorld, reader: ChannelStateReader) -> None:
     """The reader's handler closes: its reusable heap pre-filter segment, if it took one, is
     freed (Flink's handlers free it in ``close()``), whichever generation read the state."""
     if reader.heap_segment_allocated:
@@ -109,7 +130,7 @@ def free_prefilter_segment(world: NetworkState, reader: ChannelStateReader) -> N
         world.ledger.heap(-world.config.segment_size)
 
 
-def filter_step(world: NetworkState, reader: ChannelStateReader) -> None:
+def filter_step(world: FilteringWorld, reader: ChannelStateReader) -> None:
     """Take a pre-filter buffer, fill it with one source buffer, filter what completes."""
     task, gate, channel = recovered_channel.reader_target(world, reader)
     chunk = reader.chunks.popleft()
@@ -156,7 +177,7 @@ def filter_step(world: NetworkState, reader: ChannelStateReader) -> None:
 
 
 def reassemble(
-    world: NetworkState,
+    world: FilteringWorld,
     reader: ChannelStateReader,
     virtual: tuple[int, int, int, int],
     fragment: Fragment,
@@ -183,7 +204,7 @@ def reassemble(
 
 
 def watermark_passed(
-    world: NetworkState, channel: Channel, chunk: RecoveredChunk, element_id: int
+    world: FilteringWorld, channel: Channel, chunk: RecoveredChunk, element_id: int
 ) -> int | None:
     """For a watermark or status the handler read: the element it writes on (-1: none, held
     back); None for a record, which the record filter decides."""
@@ -198,7 +219,7 @@ def watermark_passed(
 
 
 def keeps_record(
-    world: NetworkState,
+    world: FilteringWorld,
     task: Task,
     gate: Gate,
     channel: Channel,
@@ -220,7 +241,7 @@ def keeps_record(
     return False
 
 
-def rewrite_step(world: NetworkState, reader: ChannelStateReader) -> None:
+def rewrite_step(world: FilteringWorld, reader: ChannelStateReader) -> None:
     """Take one post-filter buffer and re-serialize pending records into it."""
     task, gate, channel = recovered_channel.reader_target(world, reader)
     holder = channel.owners.post_filter
@@ -244,7 +265,7 @@ def rewrite_step(world: NetworkState, reader: ChannelStateReader) -> None:
 
 
 def _deliver(
-    world: NetworkState, reader: ChannelStateReader, task: Task, gate: Gate, channel: Channel
+    world: FilteringWorld, reader: ChannelStateReader, task: Task, gate: Gate, channel: Channel
 ) -> None:
     """Queue the rewritten buffers in the recovered channel, then recycle the pre-filter one.
 
@@ -283,7 +304,7 @@ def _deliver(
         )
 
 
-def failed_delivery(world: NetworkState, count: int) -> int | None:
+def failed_delivery(world: FilteringWorld, count: int) -> int | None:
     """The index of the filtered buffer whose hand-over fails among ``count``, if the test hook
     ``fail_filtered_delivery`` picks one (the first source buffer of the run that yields that
     many; the task fails with it, so there is no second)."""
@@ -292,7 +313,7 @@ def failed_delivery(world: NetworkState, count: int) -> int | None:
 
 
 def _recycle_undelivered(
-    world: NetworkState, channel: Channel, posts: list[Buffer], failed: int
+    world: FilteringWorld, channel: Channel, posts: list[Buffer], failed: int
 ) -> list[int]:
     """``recoverWithFiltering``'s compensating loop: the filtered buffers it recycles, by
     index. One the channel took over is recycled from the channel's queue, which keeps it."""
@@ -307,7 +328,7 @@ def _recycle_undelivered(
     return recycled
 
 
-def holdings(world: NetworkState) -> list[tuple[Owner, list[int]]]:
+def holdings(world: FilteringWorld) -> list[tuple[Owner, list[int]]]:
     held = []
     for reader in world.readers.values():
         if not reader.pre_channel:
@@ -321,7 +342,7 @@ def holdings(world: NetworkState) -> list[tuple[Owner, list[int]]]:
     return held
 
 
-def holds_buffers(world: NetworkState, reader: ChannelStateReader, channels: set[str]) -> bool:
+def holds_buffers(world: FilteringWorld, reader: ChannelStateReader, channels: set[str]) -> bool:
     """Whether the reader owns a pre- or post-filter network buffer of one of ``channels``
     (for waits-for reports: a reader can wait on itself)."""
     channel = reader.pre_channel

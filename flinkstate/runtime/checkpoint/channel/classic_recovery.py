@@ -25,13 +25,14 @@ and ``recoverChannelsWithoutCheckpointing``):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.ledger import ReturnKind, ReturnTo
 from flinkstate.runtime.checkpoint.channel import channel_state_filtering, spilling_handler
 from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
+from flinkstate.runtime.checkpoint.channel.spilling_handler import SpillingWorld
 from flinkstate.runtime.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE, SUBTASK_CONNECTION
 from flinkstate.runtime.failover import failover
 from flinkstate.runtime.options import BlockedPriority, Fault, GateConversion, RecoveryGeneration
@@ -44,7 +45,13 @@ from flinkstate.sim.deadlock import Wait
 if TYPE_CHECKING:
     from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
     from flinkstate.runtime.tasks.task import Task
-    from flinkstate.runtime.world.state import NetworkState
+
+
+class RecoveryWorld(SpillingWorld, Protocol):
+    """What the classic reader and the recovery generations it dispatches to reach of the
+    world: V1's filtering and V2's spilling handler reach it all (this reader adds nothing of
+    its own). The world (``NetworkState``) is one; mypy checks it at every call."""
+
 
 # The hot path's enum members, read once: a member read through its class costs about 45 ns on
 # Python 3.11, and a step reads several.
@@ -59,7 +66,7 @@ _CONVERT_BEFORE_CONSUMED = Fault.CONVERT_BEFORE_CONSUMED
 # -- task thread: output state
 
 
-def restore_output_action(world: NetworkState, task: Task) -> ActionKind | None:
+def restore_output_action(world: RecoveryWorld, task: Task) -> ActionKind | None:
     if task.output_state:
         chunk = task.output_state[0]
         pool = task.partitions[chunk.index].pool
@@ -67,7 +74,7 @@ def restore_output_action(world: NetworkState, task: Task) -> ActionKind | None:
     return _FINISH_OUTPUT
 
 
-def do_recover_output(world: NetworkState, task: Task, action: Action) -> None:
+def do_recover_output(world: RecoveryWorld, task: Task, action: Action) -> None:
     chunk = task.output_state.popleft()
     partition = task.partitions[chunk.index]
     holders = [partition.subpartitions[t].owners.queue for t in chunk.targets]
@@ -101,7 +108,7 @@ def do_recover_output(world: NetworkState, task: Task, action: Action) -> None:
     )
 
 
-def do_finish_output(world: NetworkState, task: Task, action: Action) -> None:
+def do_finish_output(world: RecoveryWorld, task: Task, action: Action) -> None:
     for partition in task.partitions:
         for sub in partition.subpartitions:
             sub.queue.append(world.new_buffer(HEAP, 0, event=END_OF_OUTPUT_STATE))
@@ -117,7 +124,7 @@ def do_finish_output(world: NetworkState, task: Task, action: Action) -> None:
 
 
 def reader_actions(
-    world: NetworkState, reader: ChannelStateReader
+    world: RecoveryWorld, reader: ChannelStateReader
 ) -> tuple[ActionKind, str] | None:
     task = world.task_named(reader.task)
     if reader.finished or task.phase is TaskPhase.RESTORING_OUTPUT:
@@ -135,7 +142,7 @@ def reader_actions(
     )
 
 
-def finish_input(world: NetworkState, reader: ChannelStateReader) -> None:
+def finish_input(world: RecoveryWorld, reader: ChannelStateReader) -> None:
     """The reader is through its input state: EndOfInputChannelStateEvent on every channel
     (``RecoveredInputChannel.finishReadRecoveredState``); its handler closes."""
     task = world.task_named(reader.task)
@@ -148,13 +155,13 @@ def finish_input(world: NetworkState, reader: ChannelStateReader) -> None:
     world.journal.note = "input state read; EndOfInputChannelStateEvent on every channel"
 
 
-def request_exclusive(world: NetworkState, reader: ChannelStateReader) -> None:
+def request_exclusive(world: RecoveryWorld, reader: ChannelStateReader) -> None:
     """The recovered channel the reader works for takes its exclusive buffers."""
     _, gate, channel = recovered_channel.reader_target(world, reader)
     recovered_channel.request_exclusive(world, gate, channel)
 
 
-def recover_input(world: NetworkState, reader: ChannelStateReader) -> None:
+def recover_input(world: RecoveryWorld, reader: ChannelStateReader) -> None:
     """One chunk of input state into a buffer of its recovered channel, behind the descriptor
     of the virtual channel it came from (``SequentialChannelStateReaderImpl``)."""
     _, gate, channel = recovered_channel.reader_target(world, reader)
@@ -183,7 +190,7 @@ def recover_input(world: NetworkState, reader: ChannelStateReader) -> None:
 
 
 def gate_to_convert(
-    world: NetworkState, task: Task, consumed: dict[str, int] | None = None
+    world: RecoveryWorld, task: Task, consumed: dict[str, int] | None = None
 ) -> Gate | None:
     """The first gate whose conversion may run now: its recovered state is consumed (with
     ``all-gates``, every gate's is), and the pool has the remote channels' exclusive buffers.
@@ -233,7 +240,7 @@ def conversion_buffers(gate: Gate) -> int:
     return gate.exclusive_per_channel * sum(1 for c in gate.channels if c.remote)
 
 
-def conversion_waits(world: NetworkState, task: Task) -> list[Wait[ActorRef]]:
+def conversion_waits(world: RecoveryWorld, task: Task) -> list[Wait[ActorRef]]:
     """Why a gate whose recovered state is consumed is not converted yet, as waits of its
     ``request-partitions`` actor: for the other gates' recovered state (``all-gates``), held
     by the task that has yet to consume it or by the reader that has yet to read it; or for
@@ -274,11 +281,11 @@ def conversion_waits(world: NetworkState, task: Task) -> list[Wait[ActorRef]]:
     return waits
 
 
-def recovery_held(world: NetworkState, gate: Gate) -> int:
+def recovery_held(world: RecoveryWorld, gate: Gate) -> int:
     return sum(len(c.recovery.exclusive) for c in gate.channels)
 
 
-def do_convert(world: NetworkState, task: Task, action: Action) -> None:
+def do_convert(world: RecoveryWorld, task: Task, action: Action) -> None:
     """The gate's "Input gate request partitions" mail: its recovered channels are converted
     and request their subpartitions, unless ``toInputChannel`` refuses one (the fault
     ``convert-before-consumed`` asks too early): then the task fails, as in Flink."""
@@ -305,7 +312,7 @@ def do_convert(world: NetworkState, task: Task, action: Action) -> None:
     )
 
 
-def on_recovery_event(world: NetworkState, task: Task, channel: Channel, buffer: Buffer) -> None:
+def on_recovery_event(world: RecoveryWorld, task: Task, channel: Channel, buffer: Buffer) -> None:
     """A descriptor or end-of-state event polled by the task."""
     gate = world.gate_of(channel)
     if buffer.event == SUBTASK_CONNECTION:
@@ -336,7 +343,7 @@ def on_recovery_event(world: NetworkState, task: Task, channel: Channel, buffer:
             world.journal.note = f"{channel.name}: upstream recovered output through; blocked"
 
 
-def finish_demultiplexing(world: NetworkState, gate: Gate) -> None:
+def finish_demultiplexing(world: RecoveryWorld, gate: Gate) -> None:
     """``RescalingStreamTaskNetworkInput.finishRecovery``: every virtual channel must be
     empty, then the gate reads with one plain deserializer per channel."""
     for channel in gate.channels:
@@ -351,7 +358,7 @@ def finish_demultiplexing(world: NetworkState, gate: Gate) -> None:
     gate.demultiplexing = False
 
 
-def keeps(world: NetworkState, channel: Channel, record: int) -> bool:
+def keeps(world: RecoveryWorld, channel: Channel, record: int) -> bool:
     """The filter of an ambiguous virtual channel: does the partitioner select this subtask
     for the record?"""
     gate = world.gate_of(channel)
@@ -375,7 +382,7 @@ def keeps(world: NetworkState, channel: Channel, record: int) -> bool:
 # -- blocked subpartitions
 
 
-def sub_head(world: NetworkState, channel: Channel) -> Buffer | None:
+def sub_head(world: RecoveryWorld, channel: Channel) -> Buffer | None:
     """The head of a channel's subpartition as the consumer (or its transport) sees it."""
     sub = world.subpartitions[channel.subpartition]
     if not sub.queue:

@@ -30,8 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from flinkstate.runtime.action_kind import ActionKind
-from flinkstate.runtime.buffer.buffer import HEAP, Buffer
-from flinkstate.runtime.buffer.records import Fragment
+from flinkstate.runtime.buffer.buffer import HEAP, Buffer, BufferFactory
 from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
     EMPTY_SNAPSHOT,
     DrainCursor,
@@ -62,7 +61,7 @@ if TYPE_CHECKING:
     from flinkstate.runtime.tasks.task import Task
 
 
-class DrainerWorld(FailoverWorld, Protocol):
+class DrainerWorld(FailoverWorld, BufferFactory, Protocol):
     """What V2's drainer reaches of the world, beside what a failover does (a drain that
     fails fails the task): the network configuration (the buffers it drains into) and the
     world's buffer factory. The world (``NetworkState``) is one; mypy checks it at every
@@ -70,19 +69,6 @@ class DrainerWorld(FailoverWorld, Protocol):
 
     @property
     def config(self) -> NetworkConfig: ...
-    def new_buffer(
-        self,
-        segment: int,
-        capacity: int,
-        used: int = 0,
-        fragments: list[Fragment] | None = None,
-        *,
-        event: str | None = None,
-        checkpoint: int = -1,
-        priority: bool = False,
-        descriptor: tuple[int, int] | None = None,
-        recovered: bool = False,
-    ) -> Buffer: ...
 
 
 # The hot path's enum members, read once: a member read through its class costs about 45 ns on
