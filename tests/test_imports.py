@@ -65,7 +65,6 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.tasks.task",
         "runtime.world.actors",
         "runtime.world.invariants",
-        "runtime.world.state",
     ),
     "runtime.checkpoint.channel.channel_state_filtering": (
         "runtime.failover.failover",
@@ -100,12 +99,11 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.checkpoint.barrier_handler",
         "runtime.checkpoint.channel.classic_recovery",
         "runtime.world.actors",
-        "runtime.world.state",
     ),
     "runtime.partition.record_writer": ("runtime.tasks.task",),
     "runtime.tasks.mailbox": (
         "runtime.world.actors",
-        "runtime.world.state",
+        "runtime.world.record_order",
     ),
     "runtime.watermark.watermarks": ("runtime.tasks.task",),
 }

@@ -13,6 +13,8 @@ consistent cut that holds the state of every subtask that has not finished.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from flinkstate.keygroups import KeyGroupRange
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer import recycling
@@ -24,6 +26,7 @@ from flinkstate.runtime.checkpoint.channel.channel_state_writer import (
     ChannelStateWriter,
     WriteRequest,
 )
+from flinkstate.runtime.checkpoint.channel.fetched_channel_state_drainer import DrainerWorld
 from flinkstate.runtime.checkpoint.checkpoint import (
     ChannelState,
     Checkpoint,
@@ -44,20 +47,33 @@ from flinkstate.runtime.options import (
 )
 from flinkstate.runtime.partition import record_writer
 from flinkstate.runtime.partition.consumer.input_gate import Channel
+from flinkstate.runtime.partition.record_writer import RecordWriterWorld
 from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.world import invariants
 from flinkstate.runtime.world.actors import action
-from flinkstate.runtime.world.state import NetworkState
+from flinkstate.runtime.world.invariants import CheckpointCheckWorld
 from flinkstate.sim.action import Action
 
 
-def writer_actions(world: NetworkState, writer: ChannelStateWriter) -> tuple[Action, ...]:
+class BarrierHandlerWorld(DrainerWorld, RecordWriterWorld, CheckpointCheckWorld, Protocol):
+    """What a task's barrier handling reaches of the world, beside what V2's drainer (its
+    recovery barriers), the record writer (barriers sent downstream) and the checks of a
+    completed checkpoint do: the channel-state writers by task and the next request's uid.
+    The world (``NetworkState``) is one; mypy checks it at every call."""
+
+    @property
+    def writer_of(self) -> dict[str, str]: ...
+
+    next_uid: int
+
+
+def writer_actions(world: BarrierHandlerWorld, writer: ChannelStateWriter) -> tuple[Action, ...]:
     if not writer.requests:
         return ()
     return (action(writer.name, ActionKind.WRITE, writer.requests[0].channel),)
 
 
-def do_checkpoint(world: NetworkState, task: Task, action: Action) -> None:
+def do_checkpoint(world: BarrierHandlerWorld, task: Task, action: Action) -> None:
     checkpoint = world.checkpoints.pending
     assert checkpoint is not None
     task.trigger = 0
@@ -66,7 +82,7 @@ def do_checkpoint(world: NetworkState, task: Task, action: Action) -> None:
     _acknowledge(world, task, checkpoint)
 
 
-def do_barrier(world: NetworkState, task: Task, action: Action) -> None:
+def do_barrier(world: BarrierHandlerWorld, task: Task, action: Action) -> None:
     channel = world.channels[action.target]
     # its head is taken; the others are noted where the barrier changes what their readers
     # read (blocked, upstream_blocked, a recovery queue), not all of them at every barrier
@@ -107,7 +123,7 @@ def do_barrier(world: NetworkState, task: Task, action: Action) -> None:
 
 
 def _start_unaligned(
-    world: NetworkState, task: Task, checkpoint: CheckpointInProgress, arrived: Channel
+    world: BarrierHandlerWorld, task: Task, checkpoint: CheckpointInProgress, arrived: Channel
 ) -> None:
     """Persist every input's in-flight data, snapshot state, pass the barrier on.
 
@@ -162,7 +178,7 @@ def _start_unaligned(
 
 
 def _persist_channel(
-    world: NetworkState,
+    world: BarrierHandlerWorld,
     task: Task,
     checkpoint: CheckpointInProgress,
     channel: Channel,
@@ -217,7 +233,7 @@ def _persist_channel(
     return True
 
 
-def not_ready(world: NetworkState, task: Task) -> str:
+def not_ready(world: BarrierHandlerWorld, task: Task) -> str:
     """Why a task still restoring cannot take an unaligned snapshot ("" if it can)."""
     if task.recovery_trigger is RecoveryCheckpointTrigger.NOT_READY:
         return "recovery checkpoint trigger NOT_READY: the drainer is not installed yet"
@@ -231,20 +247,20 @@ def not_ready(world: NetworkState, task: Task) -> str:
 
 
 def _decline_missing_barrier(
-    world: NetworkState, task: Task, checkpoint: CheckpointInProgress, channel: Channel
+    world: BarrierHandlerWorld, task: Task, checkpoint: CheckpointInProgress, channel: Channel
 ) -> None:
     """``collectPreRecoveryBarrier`` found no recovery barrier of this checkpoint."""
     why = f"no {RECOVERY_BARRIER} of checkpoint {checkpoint.id} in {channel.name}"
     coordinator.decline(world, task, checkpoint, world.options.recovery_barrier_decline.reason, why)
 
 
-def _whole(world: NetworkState, record: int) -> Fragment:
+def _whole(world: BarrierHandlerWorld, record: int) -> Fragment:
     total = world.records[record].serialized_length
     return Fragment(record, 0, total, total)
 
 
 def persist(
-    world: NetworkState,
+    world: BarrierHandlerWorld,
     task: Task,
     checkpoint: CheckpointInProgress,
     output: bool,
@@ -283,7 +299,7 @@ def persist(
 
 
 def persist_buffer(
-    world: NetworkState,
+    world: BarrierHandlerWorld,
     task: Task,
     checkpoint: CheckpointInProgress,
     name: str,
@@ -305,7 +321,7 @@ def persist_buffer(
     )
 
 
-def persist_input(world: NetworkState, channel: Channel, buffer: Buffer) -> None:
+def persist_input(world: BarrierHandlerWorld, channel: Channel, buffer: Buffer) -> None:
     checkpoint = world.checkpoints.pending
     assert checkpoint is not None
     assert checkpoint.id == channel.persister.persisting
@@ -315,7 +331,7 @@ def persist_input(world: NetworkState, channel: Channel, buffer: Buffer) -> None
         persist_buffer(world, task, checkpoint, channel.name, buffer)
 
 
-def write_channel_state(world: NetworkState, writer: ChannelStateWriter) -> None:
+def write_channel_state(world: BarrierHandlerWorld, writer: ChannelStateWriter) -> None:
     request = writer.requests.popleft()
     checkpoint = world.checkpoints.pending
     # a task acknowledges only after its writes, so its checkpoint is still in progress
@@ -334,7 +350,7 @@ def write_channel_state(world: NetworkState, writer: ChannelStateWriter) -> None
     _maybe_acknowledge(world, world.task_named(request.task), checkpoint)
 
 
-def _snapshot(world: NetworkState, task: Task, checkpoint: CheckpointInProgress) -> None:
+def _snapshot(world: BarrierHandlerWorld, task: Task, checkpoint: CheckpointInProgress) -> None:
     op = world.graph.operator(task.operator)
     name = task.key
     checkpoint.snapshots[task.name] = SubtaskState(
@@ -348,7 +364,9 @@ def _snapshot(world: NetworkState, task: Task, checkpoint: CheckpointInProgress)
     )
 
 
-def _broadcast_barrier(world: NetworkState, task: Task, checkpoint: CheckpointInProgress) -> None:
+def _broadcast_barrier(
+    world: BarrierHandlerWorld, task: Task, checkpoint: CheckpointInProgress
+) -> None:
     """Finish open buffers, then put the barrier into every subpartition: at the head,
     persisting the data it overtakes, on exchanges Flink checkpoints unaligned; at the
     tail on the others (pointwise and broadcast exchanges, and every input of an operator
@@ -371,14 +389,16 @@ def _broadcast_barrier(world: NetworkState, task: Task, checkpoint: CheckpointIn
                 sub.queue.append(barrier)
 
 
-def _acknowledge(world: NetworkState, task: Task, checkpoint: CheckpointInProgress) -> None:
+def _acknowledge(world: BarrierHandlerWorld, task: Task, checkpoint: CheckpointInProgress) -> None:
     """The task has its snapshot and every barrier; it acknowledges once its writer has
     written all the channel state it was given."""
     checkpoint.barriers_complete.add(task.name)
     _maybe_acknowledge(world, task, checkpoint)
 
 
-def _maybe_acknowledge(world: NetworkState, task: Task, checkpoint: CheckpointInProgress) -> None:
+def _maybe_acknowledge(
+    world: BarrierHandlerWorld, task: Task, checkpoint: CheckpointInProgress
+) -> None:
     if (
         task.name in checkpoint.barriers_complete
         and not checkpoint.pending_writes.get(task.name)
@@ -394,7 +414,7 @@ def _maybe_acknowledge(world: NetworkState, task: Task, checkpoint: CheckpointIn
             _complete(world, checkpoint)
 
 
-def _complete(world: NetworkState, progress: CheckpointInProgress) -> None:
+def _complete(world: BarrierHandlerWorld, progress: CheckpointInProgress) -> None:
     inputs: list[ChannelState] = []
     outputs: list[ChannelState] = []
 

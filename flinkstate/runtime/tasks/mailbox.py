@@ -11,15 +11,20 @@ routes the record on.
 
 from __future__ import annotations
 
+import functools
 from bisect import bisect_left
+from typing import Protocol
 
+from flinkstate.keygroups import assign_to_key_group
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer import recycling
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.records import Record, StreamElementKind
 from flinkstate.runtime.checkpoint import barrier_handler, coordinator
+from flinkstate.runtime.checkpoint.barrier_handler import BarrierHandlerWorld
 from flinkstate.runtime.checkpoint.channel import classic_recovery, fetched_channel_state_drainer
+from flinkstate.runtime.checkpoint.channel.classic_recovery import RecoveryWorld
 from flinkstate.runtime.events import (
     BARRIER,
     END_OF_FETCHED_STATE,
@@ -37,10 +42,38 @@ from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.partition.record_writer import IN_FLIGHT, hash_text
 from flinkstate.runtime.tasks.task import Task, TaskPhase
 from flinkstate.runtime.watermark import watermarks
-from flinkstate.runtime.world.actors import DataHeads, action
-from flinkstate.runtime.world.state import NetworkState, key_group_of
+from flinkstate.runtime.watermark.event_time import EventTimeState
+from flinkstate.runtime.world.actors import ActionCache, DataHeads, action
+from flinkstate.runtime.world.record_order import RecordOrder
 from flinkstate.sim.action import Action
 from flinkstate.sim.scheduler import splitmix64
+
+
+class MailboxWorld(BarrierHandlerWorld, RecoveryWorld, Protocol):
+    """What a task's mailbox reaches of the world, beside what its barrier handling and the
+    recovery generations do: the event-time state, the enabled actions' index (where each
+    channel sits among the task's), the order checks' memory, and which operators keep order
+    per key or process in sequence. The mailbox runs every kind of step, so it reaches nearly
+    all of the world. The world (``NetworkState``) is one; mypy checks it at every call."""
+
+    @property
+    def actions(self) -> ActionCache: ...
+    @property
+    def order(self) -> RecordOrder: ...
+    @property
+    def event_time(self) -> EventTimeState: ...
+    @property
+    def key_ordered(self) -> frozenset[str]: ...
+    @property
+    def sequential(self) -> frozenset[str]: ...
+
+
+@functools.lru_cache(maxsize=65536)
+def key_group_of(key: int, max_parallelism: int) -> int:
+    """The key group of a (long) key: Flink's arithmetic, computed once per key, as keys
+    repeat within a run."""
+    return assign_to_key_group(key, max_parallelism, "long")
+
 
 # The hot path's enum members, read once: a member read through its class costs about 45 ns on
 # Python 3.11, and a step reads several.
@@ -70,7 +103,7 @@ _PERSIST_MIGRATED = Fault.PERSIST_MIGRATED
 
 
 def task_action(
-    world: NetworkState,
+    world: MailboxWorld,
     task: Task,
     heads: frozenset[str] | None = None,
     data: DataHeads | None = None,
@@ -137,7 +170,7 @@ def task_action(
 
 
 def barrier_channel(
-    world: NetworkState, task: Task, heads: frozenset[str] | None = None
+    world: MailboxWorld, task: Task, heads: frozenset[str] | None = None
 ) -> Channel | None:
     """A channel whose next element is a barrier the task may handle now.
 
@@ -176,7 +209,7 @@ def barrier_channel(
 
 
 def _barrier_ready(
-    world: NetworkState, task: Task, channel: Channel, selected: int, gate_index: int
+    world: MailboxWorld, task: Task, channel: Channel, selected: int, gate_index: int
 ) -> bool:
     """Whether the task may handle now a barrier at the head of ``channel`` (of its gate
     ``gate_index``, ``selected`` the input it reads: ``selected_input``)."""
@@ -190,14 +223,14 @@ def _barrier_ready(
     )
 
 
-def head_is_barrier(world: NetworkState, channel: Channel) -> bool:
+def head_is_barrier(world: MailboxWorld, channel: Channel) -> bool:
     """Whether the channel's head, as its consumer sees it, is a barrier (handled now or
     not)."""
     head = visible_head(world, channel)
     return head is not None and head.event == BARRIER
 
 
-def barrier_heads(world: NetworkState, task: Task) -> frozenset[str]:
+def barrier_heads(world: MailboxWorld, task: Task) -> frozenset[str]:
     """The names of the task's channels whose head is a barrier: what ``barrier_channel``'s
     ``heads`` stand for, found by looking at every channel."""
     return frozenset(
@@ -205,7 +238,7 @@ def barrier_heads(world: NetworkState, task: Task) -> frozenset[str]:
     )
 
 
-def data_heads(world: NetworkState, task: Task) -> DataHeads:
+def data_heads(world: MailboxWorld, task: Task) -> DataHeads:
     """Per gate of the task, the indices of its channels whose head is data or an event other
     than a barrier: what ``next_channel_with_data``'s ``data`` stands for, found by looking at
     every channel."""
@@ -220,7 +253,7 @@ def data_heads(world: NetworkState, task: Task) -> DataHeads:
     return tuple(heads)
 
 
-def selected_input(world: NetworkState, task: Task) -> int:
+def selected_input(world: MailboxWorld, task: Task) -> int:
     """The one input a sequential reader reads now (the first that has not ended; the
     number of inputs once all have), or -1 where every input is selected."""
     if task.operator not in world.sequential:
@@ -231,7 +264,7 @@ def selected_input(world: NetworkState, task: Task) -> int:
     return len(task.gates)
 
 
-def visible_head(world: NetworkState, channel: Channel) -> Buffer | None:
+def visible_head(world: MailboxWorld, channel: Channel) -> Buffer | None:
     if channel.recoverable.in_recovery:
         return fetched_channel_state_drainer.recovery_head(world, channel)
     if channel.recovered:
@@ -245,7 +278,7 @@ def visible_head(world: NetworkState, channel: Channel) -> Buffer | None:
 
 
 def next_channel_with_data(
-    world: NetworkState, task: Task, data: DataHeads | None = None
+    world: MailboxWorld, task: Task, data: DataHeads | None = None
 ) -> Channel | None:
     """The next channel to poll, round robin within a gate, among the selected inputs:
     a sequential reader's unselected gates are not looked at, recovered or not.
@@ -280,7 +313,7 @@ def next_channel_with_data(
     return None
 
 
-def do_compute(world: NetworkState, task: Task, action: Action) -> None:
+def do_compute(world: MailboxWorld, task: Task, action: Action) -> None:
     task.busy -= 1
 
 
@@ -291,7 +324,7 @@ def next_split(task: Task, total: int) -> str | None:
     return active[task.split_turn % len(active)] if active else None
 
 
-def emits_last_record(world: NetworkState, task: Task) -> bool:
+def emits_last_record(world: MailboxWorld, task: Task) -> bool:
     """Whether the source's next emit ends its input (its last record, or none left): that
     emit is read by other sources too (``coordinator.sources_have_data``)."""
     total = world.graph.operator(task.operator).records_per_subtask
@@ -299,7 +332,7 @@ def emits_last_record(world: NetworkState, task: Task) -> bool:
     return split is None or task.splits[split] + 1 == total
 
 
-def do_emit(world: NetworkState, task: Task, action: Action) -> None:
+def do_emit(world: MailboxWorld, task: Task, action: Action) -> None:
     """Emit the next record of the next split with records left (round robin): a split is
     one original source subtask's sequence, so a replayed record equals the original."""
     op = world.graph.operator(task.operator)
@@ -335,7 +368,7 @@ def do_emit(world: NetworkState, task: Task, action: Action) -> None:
         watermarks.after_emit(world, task)
 
 
-def do_poll(world: NetworkState, task: Task, action: Action) -> None:
+def do_poll(world: MailboxWorld, task: Task, action: Action) -> None:
     channel = world.channels[action.target]
     gate = world.gate_of(channel)
     selected = selected_input(world, task)
@@ -398,7 +431,7 @@ def do_poll(world: NetworkState, task: Task, action: Action) -> None:
         recycling.release_current(world, task)
 
 
-def _deserialize(world: NetworkState, channel: Channel, buffer: Buffer) -> list[int]:
+def _deserialize(world: MailboxWorld, channel: Channel, buffer: Buffer) -> list[int]:
     """Reassemble records; while a rescaled gate demultiplexes, each virtual channel
     (old subtask, old channel) has its own partial record."""
     complete = []
@@ -445,7 +478,7 @@ def _deserialize(world: NetworkState, channel: Channel, buffer: Buffer) -> list[
     return complete
 
 
-def do_process(world: NetworkState, task: Task, action: Action) -> None:
+def do_process(world: MailboxWorld, task: Task, action: Action) -> None:
     record_id = task.ready.popleft()
     record = world.records[record_id]
     channel = task.current

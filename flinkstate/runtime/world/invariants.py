@@ -14,13 +14,19 @@ FLINK-40520).
 from __future__ import annotations
 
 import operator
+from typing import Protocol
 
 from flinkstate.runtime.buffer.buffer import HEAP
+from flinkstate.runtime.buffer.ledger import StepJournal
 from flinkstate.runtime.buffer.owners import Owner, OwnerKind
+from flinkstate.runtime.buffer.records import Record
 from flinkstate.runtime.checkpoint.channel import channel_state_filtering
 from flinkstate.runtime.checkpoint.checkpoint import Checkpoint, CheckpointInProgress
 from flinkstate.runtime.execution_state import ExecutionState
-from flinkstate.runtime.partition.record_writer import IN_FLIGHT
+from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
+from flinkstate.runtime.partition.record_writer import IN_FLIGHT, EmissionLog
+from flinkstate.runtime.partition.result_partition import Subpartition
+from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.world.state import NetworkState
 
 #: how many components (tasks, subpartitions, channels, gates) a world may have and still be
@@ -200,8 +206,34 @@ def check_spill_files(state: NetworkState) -> None:
             )
 
 
+class CheckpointCheckWorld(Protocol):
+    """What the checks of a completed checkpoint read: where each record was emitted and
+    processed, the channels, subpartitions and gates it went through, the records, the
+    recovered ones, the tasks, and the journal they report to. A behaviour that completes a
+    checkpoint hands over its own protocol's world, which has these."""
+
+    @property
+    def channels(self) -> dict[str, Channel]: ...
+    @property
+    def subpartitions(self) -> dict[str, Subpartition]: ...
+    @property
+    def gates(self) -> dict[str, Gate]: ...
+    @property
+    def order(self) -> EmissionLog: ...
+    @property
+    def deliveries(self) -> dict[tuple[int, str], int]: ...
+    @property
+    def records(self) -> dict[int, Record]: ...
+    @property
+    def recovered_records(self) -> frozenset[int]: ...
+    @property
+    def tasks(self) -> dict[str, Task]: ...
+    @property
+    def journal(self) -> StepJournal: ...
+
+
 def check_checkpoint(
-    state: NetworkState, checkpoint: Checkpoint, progress: CheckpointInProgress
+    state: CheckpointCheckWorld, checkpoint: Checkpoint, progress: CheckpointInProgress
 ) -> None:
     """Every record is in exactly one place at the cut: processed before the consumer's
     snapshot, or whole in channel state, or sent after the producer's snapshot."""
@@ -238,7 +270,7 @@ def check_checkpoint(
 
 
 def _check_recovered_records(
-    state: NetworkState,
+    state: CheckpointCheckWorld,
     checkpoint: Checkpoint,
     persisted: dict[tuple[int, str], int],
     snapshot_step: dict[str, int],
@@ -276,7 +308,7 @@ def _check_recovered_records(
 
 
 def check_checkpoint_completeness(
-    state: NetworkState, checkpoint: Checkpoint, progress: CheckpointInProgress
+    state: CheckpointCheckWorld, checkpoint: Checkpoint, progress: CheckpointInProgress
 ) -> None:
     """A completed checkpoint holds the state of every subtask that has not FINISHED: only a
     subtask that reached the end of its input may be recorded as finished. Flink restores a

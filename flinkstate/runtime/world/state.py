@@ -10,12 +10,10 @@ it is written in the behaviour modules, which import this module and nothing abo
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
-from flinkstate.keygroups import assign_to_key_group
 from flinkstate.rescale.channel_selection import ChannelSelection
 from flinkstate.runtime.buffer.buffer import Buffer, LocalBufferPool, NetworkBufferPool
 from flinkstate.runtime.buffer.ledger import SegmentLedger, StepJournal
@@ -482,10 +480,3 @@ def configuration_of(state: NetworkState) -> Fixed:
         )
     )
     return Fixed((state.graph, state.config, options, restored))
-
-
-@functools.lru_cache(maxsize=65536)
-def key_group_of(key: int, max_parallelism: int) -> int:
-    """The key group of a (long) key: Flink's arithmetic, computed once per key, as keys
-    repeat within a run."""
-    return assign_to_key_group(key, max_parallelism, "long")

@@ -9,12 +9,16 @@ needs more than it holds.
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer import recycling
 from flinkstate.runtime.buffer.buffer import Buffer
 from flinkstate.runtime.buffer.ledger import ReturnKind, ReturnTo
 from flinkstate.runtime.checkpoint import barrier_handler
+from flinkstate.runtime.checkpoint.barrier_handler import BarrierHandlerWorld
 from flinkstate.runtime.checkpoint.channel import classic_recovery
+from flinkstate.runtime.checkpoint.channel.classic_recovery import RecoveryWorld
 from flinkstate.runtime.events import (
     BARRIER,
     END_OF_OUTPUT_STATE,
@@ -22,8 +26,15 @@ from flinkstate.runtime.events import (
 from flinkstate.runtime.options import Fault
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.world.actors import action, transport_name
-from flinkstate.runtime.world.state import NetworkState
 from flinkstate.sim.action import Action
+
+
+class TransportWorld(BarrierHandlerWorld, RecoveryWorld, Protocol):
+    """What the network's transport reaches of the world: what a barrier it delivers (the
+    barrier handler) and a recovered channel's buffers (the recovery generations) reach; it
+    adds nothing of its own. The world (``NetworkState``) is one; mypy checks it at every
+    call."""
+
 
 # The hot path's enum members, read once: a member read through its class costs about 45 ns on
 # Python 3.11, and a step reads several.
@@ -34,7 +45,7 @@ _NO_UPSTREAM_BLOCK = Fault.NO_UPSTREAM_BLOCK
 
 
 def transport_actions(
-    world: NetworkState, channel: Channel, waiting: bool | None = None
+    world: TransportWorld, channel: Channel, waiting: bool | None = None
 ) -> list[Action]:
     """What the channel's transport can do now; ``waiting`` is ``waits_for_floating`` when
     the caller knows it already."""
@@ -68,7 +79,7 @@ def transport_actions(
     return actions
 
 
-def waits_for_floating(world: NetworkState, channel: Channel) -> bool:
+def waits_for_floating(world: TransportWorld, channel: Channel) -> bool:
     """Whether the channel's announced backlog needs more buffers than it holds, so that it
     asks its gate's pool for floating ones as soon as the pool has one: the only time its
     transport reads the pools (a channel recovering or recovered asks for none)."""
@@ -78,7 +89,7 @@ def waits_for_floating(world: NetworkState, channel: Channel) -> bool:
     return buffers.available < buffers.backlog_seen + world.gate_of(channel).exclusive_per_channel
 
 
-def send(world: NetworkState, channel: Channel) -> None:
+def send(world: TransportWorld, channel: Channel) -> None:
     sub = world.subpartitions[channel.subpartition]
     buffer = sub.queue.popleft()
     world.journal.changes.subpartition(sub.name)
@@ -130,7 +141,7 @@ def send(world: NetworkState, channel: Channel) -> None:
     world.journal.note = f"{buffer.used} bytes, backlog {channel.buffers.backlog_seen}"
 
 
-def request_floating(world: NetworkState, channel: Channel) -> None:
+def request_floating(world: TransportWorld, channel: Channel) -> None:
     gate = world.gate_of(channel)
     segment = world.buffer_pools.request(gate.pool, channel.owners.floating)
     assert segment is not None
