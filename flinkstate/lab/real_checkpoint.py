@@ -12,13 +12,14 @@ from __future__ import annotations
 import contextlib
 import math
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NamedTuple, TypeVar
 
 import numpy as np
 import numpy.typing as npt
-import pandas as pd
+import pyarrow as pa
 
 from flinkstate.dataset import Dataset
 from flinkstate.errors import InvalidParameterError
@@ -141,26 +142,64 @@ def network_settings(
     return values, tuple(settings)
 
 
+class _Buffer(NamedTuple):
+    """One row of the dataset's ``buffers`` table: a persisted chunk of one channel."""
+
+    buffer_id: int
+    operator: str
+    subtask: int
+    side: str
+    exchange: str
+    gate_or_partition: int
+    channel_or_subpartition: int
+    order: int
+    size: int
+
+
+class _Piece(NamedTuple):
+    """One row of the dataset's ``fragments`` table: a record's bytes in one chunk."""
+
+    buffer_id: int
+    position: int
+    record: int
+    key: int | None
+    key_string: str | None
+    record_bytes: int
+    fragment_start: int
+    fragment_bytes: int
+    continues_from_previous: bool
+
+
+_Row = TypeVar("_Row", _Buffer, _Piece)
+
+
+def _rows(table: pa.Table, row: type[_Row]) -> list[_Row]:
+    """The table's rows as ``row`` tuples: each column read into Python values once, rather
+    than a value at a time."""
+    columns = [table.column(name).to_pylist() for name in row._fields]
+    return [row(*values) for values in zip(*columns, strict=True)]
+
+
 def real_job(dataset: Dataset, checkpoint_id: int) -> RealJob:
     """A real checkpoint's dataset (:func:`~flinkstate.flinkcheckpoint.export.to_dataset`) in
     the model's terms: the graph of the exchanges that carried in-flight data, and every
     persisted chunk as a buffer of record fragments."""
     tables = dataset.tables
-    operators = tables["operators"].to_pandas()
-    exchanges = tables["exchanges"].to_pandas()
-    buffers = tables["buffers"].to_pandas()
-    fragments = tables["fragments"].to_pandas()
-    if exchanges.empty or buffers["size"].sum() == 0:
+    operators = tables["operators"].to_pylist()
+    exchanges = tables["exchanges"].to_pylist()
+    buffers = _rows(tables["buffers"], _Buffer)
+    pieces = _rows(tables["fragments"], _Piece)
+    if not exchanges or sum(b.size for b in buffers) == 0:
         raise InvalidParameterError(
             f"checkpoint {checkpoint_id} holds no in-flight data: nothing to recover, nothing "
             "to forecast"
         )
-    if exchanges["exchange"].duplicated().any():
+    if len({row["exchange"] for row in exchanges}) < len(exchanges):
         raise InvalidParameterError(
             "two exchanges join the same two operators; the forecast cannot tell their "
             "in-flight data apart"
         )
-    _check_only_records(buffers, fragments)
+    _check_only_records(buffers, pieces)
     graph = _graph(operators, exchanges, buffers)
     for exchange in graph.exchanges:
         if not graph.checkpoints_unaligned(exchange):
@@ -171,11 +210,10 @@ def real_job(dataset: Dataset, checkpoint_id: int) -> RealJob:
             )
     by_name = {e.name: e for e in graph.exchanges}
     key_types = {
-        str(row["exchange"]): key_type_of(str(row["exchange"]), row.get("key_type"))
-        for _, row in exchanges.iterrows()
+        row["exchange"]: key_type_of(row["exchange"], row["key_type"]) for row in exchanges
     }
-    records, record_exchange = _records(buffers, fragments, by_name, key_types)
-    inputs, outputs = _channel_states(buffers, fragments, graph, by_name)
+    records, record_exchange = _records(buffers, pieces, graph, by_name, key_types)
+    inputs, outputs = _channel_states(buffers, pieces, graph, by_name)
     subtasks = tuple(
         SubtaskState(
             op.subtask_name(index),
@@ -196,49 +234,53 @@ def real_job(dataset: Dataset, checkpoint_id: int) -> RealJob:
         checkpoint_id, True, 0, 0, subtasks, inputs, outputs, graph, tuple(records)
     )
     modelled = {op.name for op in graph.operators}
-    left_out = tuple(str(o) for o in operators["operator"] if o not in modelled)
+    left_out = tuple(row["operator"] for row in operators if row["operator"] not in modelled)
     return RealJob(checkpoint, left_out, record_exchange)
 
 
-def _check_only_records(buffers: pd.DataFrame, fragments: pd.DataFrame) -> None:
+def _check_only_records(buffers: Sequence[_Buffer], pieces: Sequence[_Piece]) -> None:
     """Every byte in flight is a record's: the dataset has fragments of records only, so a
     chunk with watermarks or other elements between them holds bytes no fragment covers."""
-    covered = fragments.groupby("buffer_id")["fragment_bytes"].sum()
-    sizes = buffers.set_index("buffer_id")["size"]
-    gap = sizes - covered.reindex(sizes.index, fill_value=0)
-    other = buffers.set_index("buffer_id").loc[gap[gap != 0].index]
-    if len(other):
-        row = other.iloc[0]
-        raise InvalidParameterError(
-            f"the {row['side']} state of {row['operator']}[{row['subtask']}] on "
-            f"{row['exchange']} holds {int(gap[gap != 0].iloc[0])} bytes of stream elements "
-            "other than records (watermarks, latency markers, statuses): the forecast models "
-            "records only"
-        )
+    covered: dict[int, int] = defaultdict(int)
+    for piece in pieces:
+        covered[piece.buffer_id] += piece.fragment_bytes
+    for buffer in buffers:
+        gap = buffer.size - covered.get(buffer.buffer_id, 0)
+        if gap != 0:
+            raise InvalidParameterError(
+                f"the {buffer.side} state of {buffer.operator}[{buffer.subtask}] on "
+                f"{buffer.exchange} holds {gap} bytes of stream elements "
+                "other than records (watermarks, latency markers, statuses): the forecast "
+                "models records only"
+            )
 
 
-def _graph(operators: pd.DataFrame, exchanges: pd.DataFrame, buffers: pd.DataFrame) -> JobGraph:
+def _graph(
+    operators: Sequence[Mapping[str, Any]],
+    exchanges: Sequence[Mapping[str, Any]],
+    buffers: Sequence[_Buffer],
+) -> JobGraph:
     """The operators at the ends of the exchanges with in-flight data, each exchange's edge
     ordered as Flink numbers its gates and partitions."""
-    rows = {str(r["operator"]): r for r in operators.to_dict("records")}
-    upstreams = set(exchanges["upstream"])
-    downstreams = set(exchanges["downstream"])
     first_gate = _first_index(buffers, "input")
     first_partition = _first_index(buffers, "output")
-    made: list[Exchange] = []
-    for row in exchanges.to_dict("records"):
-        partitioner = Partitioner.parse(str(row["partitioner"]))
-        made.append(Exchange(str(row["upstream"]), str(row["downstream"]), partitioner))
-    made.sort(
+    made = sorted(
+        (
+            Exchange(row["upstream"], row["downstream"], Partitioner.parse(row["partitioner"]))
+            for row in exchanges
+        ),
         key=lambda e: (
             first_gate.get(e.name, math.inf),
             first_partition.get(e.name, math.inf),
             e.name,
-        )
+        ),
     )
+    ends = {name for e in made for name in (e.upstream, e.downstream)}
+    rows = {row["operator"]: row for row in operators}
     vertices = []
-    for name in sorted(upstreams | downstreams, key=list(rows).index):
-        row = rows[name]
+    for name, row in rows.items():  # in the order of the operators table
+        if name not in ends:
+            continue
         inputs = [e for e in made if e.downstream == name]
         if not inputs:
             kind = OperatorKind.SOURCE
@@ -247,43 +289,47 @@ def _graph(operators: pd.DataFrame, exchanges: pd.DataFrame, buffers: pd.DataFra
         else:
             kind = OperatorKind.MAP
         vertices.append(
-            Operator(
-                name,
-                int(row["parallelism"]),
-                kind,
-                max_parallelism=int(row["max_parallelism"]),
-            )
+            Operator(name, row["parallelism"], kind, max_parallelism=row["max_parallelism"])
         )
     return JobGraph(tuple(vertices), tuple(made))
 
 
-def _first_index(buffers: pd.DataFrame, side: str) -> dict[str, int]:
+def _first_index(buffers: Iterable[_Buffer], side: str) -> dict[str, int]:
     """Per exchange, the gate (input side) or partition (output side) index Flink gave it."""
-    chosen = buffers[buffers["side"] == side]
-    return {
-        str(k): int(v) for k, v in chosen.groupby("exchange")["gate_or_partition"].min().items()
-    }
+    first: dict[str, int] = {}
+    for buffer in buffers:
+        if buffer.side == side:
+            index = first.get(buffer.exchange, buffer.gate_or_partition)
+            first[buffer.exchange] = min(index, buffer.gate_or_partition)
+    return first
 
 
-def model_keys(keys: pd.Series, strings: pd.Series, key_type: JavaType) -> npt.NDArray[np.int64]:
+def model_keys(
+    keys: Sequence[int | None] | npt.NDArray[np.int64],
+    strings: Sequence[str | None] | npt.NDArray[np.object_],
+    key_type: JavaType,
+) -> npt.NDArray[np.int64]:
     """The model's key of each record: the model keys records by a Java ``Long``, so a key of
     another type becomes the ``Long`` with its ``hashCode()`` (its hash as an unsigned 32-bit
     number: such a long's high half is zero, so ``Long.hashCode`` gives the low half back).
-    Key groups and owners are then Flink's for the original key."""
-    if key_type is JavaType.LONG:
-        longs: npt.NDArray[np.int64] = keys.fillna(0).astype(np.int64).to_numpy()
-        return longs
+    Key groups and owners are then Flink's for the original key. A missing key (None) is 0,
+    a missing string ``""``."""
     if key_type is JavaType.STRING:
-        codes = string_hash_codes(strings.fillna("").to_numpy(dtype=object))
-    else:  # an Integer: its own hash code
-        codes = keys.fillna(0).astype(np.int64).to_numpy().astype(np.int32)
+        texts = np.array(["" if s is None else s for s in strings], dtype=object)
+        codes = string_hash_codes(texts)
+    else:
+        longs = np.array([0 if k is None else k for k in keys], dtype=np.int64)
+        if key_type is JavaType.LONG:
+            return longs
+        codes = longs.astype(np.int32)  # an Integer: its own hash code
     unsigned: npt.NDArray[np.int64] = codes.astype(np.int64) & 0xFFFFFFFF
     return unsigned
 
 
 def _records(
-    buffers: pd.DataFrame,
-    fragments: pd.DataFrame,
+    buffers: Sequence[_Buffer],
+    pieces: Sequence[_Piece],
+    graph: JobGraph,
     exchanges: Mapping[str, Exchange],
     key_types: Mapping[str, JavaType],
 ) -> tuple[list[Record], dict[int, str]]:
@@ -291,85 +337,74 @@ def _records(
     than Long, :func:`model_keys`), its payload size (the framed length without its 4-byte
     length), the old upstream subtask that wrote it and its position in that subtask's stream
     (a channel's input state before its output state)."""
-    starts = fragments[~fragments["continues_from_previous"]].merge(
-        buffers[["buffer_id", "exchange", "side", "subtask", "channel_or_subpartition"]],
-        on="buffer_id",
+    by_id = {b.buffer_id: b for b in buffers}
+    starts = sorted(
+        (p for p in pieces if not p.continues_from_previous and p.buffer_id in by_id),
+        key=lambda p: p.record,
     )
-    starts = starts.sort_values("record")
-    starts["upstream"] = starts["subtask"].where(
-        starts["side"] == "output", starts["channel_or_subpartition"]
-    )
-    starts["source"] = [
-        exchanges[str(name)].upstream + f"[{int(up)}]"
-        for name, up in zip(starts["exchange"], starts["upstream"], strict=True)
-    ]
-    starts["seq"] = starts.groupby("source").cumcount()
-    starts["model_key"] = np.int64(0)
-    for name, key_type in key_types.items():
-        rows = starts["exchange"] == name
-        if rows.any():
-            strings = starts.loc[rows, "key_string"] if "key_string" in starts else None
-            starts.loc[rows, "model_key"] = model_keys(
-                starts.loc[rows, "key"],
-                strings if strings is not None else pd.Series([""] * int(rows.sum())),
-                key_type,
-            )
-    records = [
-        Record(int(r), int(k), int(size) - 4, str(source), int(seq))
-        for r, k, size, source, seq in zip(
-            starts["record"],
-            starts["model_key"],
-            starts["record_bytes"],
-            starts["source"],
-            starts["seq"],
-            strict=True,
+    by_exchange: dict[str, list[int]] = defaultdict(list)  # rows of starts
+    for row, piece in enumerate(starts):
+        by_exchange[by_id[piece.buffer_id].exchange].append(row)
+    keys = [0] * len(starts)
+    for name, rows in by_exchange.items():
+        found = model_keys(
+            [starts[r].key for r in rows], [starts[r].key_string for r in rows], key_types[name]
         )
-    ]
-    return records, dict(
-        zip(starts["record"].astype(int), starts["exchange"].astype(str), strict=True)
-    )
+        for r, key in zip(rows, found.tolist(), strict=True):
+            keys[r] = key
+    records: list[Record] = []
+    record_exchange: dict[int, str] = {}
+    sources: dict[tuple[str, int], str] = {}  # the old upstream subtask, by exchange and index
+    seqs: dict[str, int] = defaultdict(int)  # records so far of each old upstream subtask
+    for piece, key in zip(starts, keys, strict=True):
+        buffer = by_id[piece.buffer_id]
+        writer = buffer.subtask if buffer.side == "output" else buffer.channel_or_subpartition
+        source = sources.get((buffer.exchange, writer))
+        if source is None:
+            upstream = graph.operator(exchanges[buffer.exchange].upstream)
+            source = sources[buffer.exchange, writer] = upstream.subtask_name(writer)
+        records.append(Record(piece.record, key, piece.record_bytes - 4, source, seqs[source]))
+        seqs[source] += 1
+        record_exchange[piece.record] = buffer.exchange
+    return records, record_exchange
 
 
 def _channel_states(
-    buffers: pd.DataFrame,
-    fragments: pd.DataFrame,
+    buffers: Sequence[_Buffer],
+    pieces: Sequence[_Piece],
     graph: JobGraph,
     exchanges: Mapping[str, Exchange],
 ) -> tuple[tuple[ChannelState, ...], tuple[ChannelState, ...]]:
     """Each persisted channel's chunks as buffers of fragments, in the order Flink wrote them
     (empty chunks carry nothing and are left out)."""
     by_buffer: dict[int, list[Fragment]] = defaultdict(list)
-    ordered = fragments.sort_values(["buffer_id", "position"])
-    for buffer_id, record, start, length, total in zip(
-        ordered["buffer_id"],
-        ordered["record"],
-        ordered["fragment_start"],
-        ordered["fragment_bytes"],
-        ordered["record_bytes"],
-        strict=True,
-    ):
-        by_buffer[int(buffer_id)].append(Fragment(int(record), int(start), int(length), int(total)))
+    for p in sorted(pieces, key=lambda p: (p.buffer_id, p.position)):
+        fragment = Fragment(p.record, p.fragment_start, p.fragment_bytes, p.record_bytes)
+        by_buffer[p.buffer_id].append(fragment)
+    channels: dict[tuple[str, str, int, int], list[_Buffer]] = defaultdict(list)
+    for b in buffers:
+        if b.size > 0:
+            channels[b.exchange, b.side, b.subtask, b.channel_or_subpartition].append(b)
     inputs: list[ChannelState] = []
     outputs: list[ChannelState] = []
-    keys = ["exchange", "side", "subtask", "channel_or_subpartition"]
-    for (name, side, subtask, channel), group in buffers[buffers["size"] > 0].groupby(keys):
-        exchange = exchanges[str(name)]
+    for (name, side, subtask, channel), chunks in sorted(channels.items()):
+        exchange = exchanges[name]
         persisted = tuple(
-            PersistedBuffer(tuple(by_buffer[int(b)]))
-            for b in group.sort_values("order")["buffer_id"]
+            PersistedBuffer(tuple(by_buffer[b.buffer_id]))
+            for b in sorted(chunks, key=lambda b: b.order)
         )
         up, down = graph.operator(exchange.upstream), graph.operator(exchange.downstream)
         if side == "input":
-            consumer, producer = down.subtask_name(int(subtask)), up.subtask_name(int(channel))
+            consumer, producer = down.subtask_name(subtask), up.subtask_name(channel)
             info: InputChannelInfo | ResultSubpartitionInfo = InputChannelInfo(
-                graph.gate_index(exchange.data_set), int(channel)
+                graph.gate_index(exchange.data_set), channel
             )
             inputs.append(
                 ChannelState(consumer, exchange.channel_name(consumer, producer), info, persisted)
             )
         else:
-            producer, consumer = up.subtask_name(int(subtask)), down.subtask_name(int(channel))
-            info = ResultSubpartitionInfo(graph.partition_index(exchange.data_set), int(channel))
+            producer, consumer = up.subtask_name(subtask), down.subtask_name(channel)
+            info = ResultSubpartitionInfo(graph.partition_index(exchange.data_set), channel)
             outputs.append(
                 ChannelState(
                     producer, exchange.subpartition_name(producer, consumer), info, persisted
