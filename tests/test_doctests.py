@@ -95,6 +95,7 @@ _ENGINE = "the engine's behaviour over a whole model, shown by a run, not a valu
 WITHOUT_EXAMPLES: dict[str, str] = {
     "flinkstate.sim.core.Model": "a protocol: the world is its one implementation",
     "flinkstate.sim.core.Snapshots": "a protocol: the world is its one implementation",
+    "flinkstate.runtime.buffer.buffer.BufferFactory": "a protocol: the world is its one maker",
     "flinkstate.sim.core.Simulation": _ENGINE,
     "flinkstate.sim.core.end_of_run": _ENGINE,
     "flinkstate.sim.core.take_snapshot": _ENGINE,
