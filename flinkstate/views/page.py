@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.world.world import NetworkWorld
-from flinkstate.sim.core import Simulation
+from flinkstate.sim.core import Event, Simulation
 from flinkstate.views.captions import caption
-from flinkstate.views.scene import CANVAS_MODULE, SceneLayout, build_scene, collapse_scene
+from flinkstate.views.scene import CANVAS_MODULE, SceneLayout, build_scene, scene_items
 
 if TYPE_CHECKING:
     from flinkstate.lab.forecast import Forecast
@@ -155,22 +155,31 @@ def record_phase(
     world = simulation.model
     assert isinstance(world, NetworkWorld)
     layout = SceneLayout.of(world)
-    before = build_scene(world, None, layout)
-    shown = collapse_scene(before)  # a large job's lanes collapsed: no kernel opens them
+    before, shown = _shown_scene(world, None, layout)
     recording = PhaseRecording(name, title, shown, ending=ending)
     for number, action in enumerate(history, start=1):
         event = simulation.step(action)
         assert event is not None
         world = simulation.model
         assert isinstance(world, NetworkWorld)
-        after = build_scene(world, event, layout)
-        shown_after = collapse_scene(after)
+        after, shown_after = _shown_scene(world, event, layout)
         recording.add(scene_patch(shown, shown_after), caption(event, world, before, after))
         before, shown = after, shown_after
         if progress is not None:
             progress(number)
     assert simulation.step_count == target
     return recording
+
+
+def _shown_scene(
+    world: NetworkWorld, event: Event | None, layout: SceneLayout
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What a caption reads of the step (every item, lanes folded or not) and the scene the
+    page shows: a large job's lanes collapsed (no kernel opens them), made without the details
+    of the places folded away, which are most of a large job's cost."""
+    items = scene_items(world, layout)
+    shown = build_scene(world, event, layout, expanded=(), items=items)
+    return {"items": items}, shown
 
 
 def run_page(heading: str, summary: str, phases: list[PhaseRecording]) -> str:

@@ -7,6 +7,7 @@ import base64
 import gzip
 import json
 import re
+from itertools import islice
 from typing import Any
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from flinkstate.errors import InvalidParameterError
 from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.runtime.world.world import NetworkWorld
+from flinkstate.views.captions import caption
 from flinkstate.views.page import (
     apply_patch,
     record_phase,
@@ -21,7 +23,7 @@ from flinkstate.views.page import (
     scenario_page,
     scene_patch,
 )
-from flinkstate.views.scene import SceneLayout, build_scene
+from flinkstate.views.scene import COLLAPSE_OVER, SceneLayout, build_scene, collapse_scene
 
 
 def _canonical(scene: dict[str, Any]) -> dict[str, Any]:
@@ -100,6 +102,40 @@ def test_the_last_scene_of_a_page_is_the_run_s_last_scene() -> None:
     assert _canonical(scene) == _canonical(last)
     page = run_page("t", "s", [recording])
     assert len(_unpack(page)[0]["patches"]) == simulation.step_count
+
+
+#: the restart's recovery and its first checkpoint (the whole run is 1,212 steps)
+STEPS_COMPARED = 500
+
+
+@pytest.mark.slow
+def test_a_large_jobs_recording_is_its_scenes_collapsed_with_captions_of_every_item() -> None:
+    """A job over :data:`COLLAPSE_OVER` subtasks is recorded without the details of its folded
+    places; every recorded scene is still the whole scene collapsed, and every caption the one
+    the whole scenes give (it reads items inside folded lanes too)."""
+    over = COLLAPSE_OVER + 1
+    overrides = {"source_parallelism": over, "parallelism": over, "records": 6}
+    run = prepare_scenario("baseline-recovery", seed=0, overrides=overrides)
+    simulation = run.simulation
+    assert simulation is not None
+    simulation.run()
+    recording = record_phase("restart", "the restart", simulation)
+    scenes = recording.scenes()
+    simulation.goto(0)
+    world = simulation.model
+    assert isinstance(world, NetworkWorld)
+    layout = SceneLayout.of(world)
+    assert layout.collapsible
+    whole = build_scene(world, None, layout)
+    assert _canonical(next(scenes)) == _canonical(collapse_scene(whole))
+    for number, scene in enumerate(islice(scenes, STEPS_COMPARED)):
+        event = simulation.step()
+        assert event is not None
+        after = build_scene(world, event, layout)
+        assert _canonical(scene) == _canonical(collapse_scene(after)), f"step {world.step}"
+        assert recording.captions[number] == caption(event, world, whole, after)
+        whole = after
+    assert simulation.step_count == STEPS_COMPARED < len(recording.patches)
 
 
 def test_a_scenario_flink_refuses_has_no_page() -> None:
