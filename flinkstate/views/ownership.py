@@ -182,7 +182,10 @@ def ownership_places(
     layout = layout or OwnershipLayout.of(world)
     held: dict[str, Counter[OwnerKind]] = {}
     for owner, count in Counter(world.owner).items():
-        held.setdefault(owner_node(world, owner), Counter())[owner.kind] += count
+        node = owner_node(world, owner)
+        if node not in held:
+            held[node] = Counter()
+        held[node][owner.kind] += count
     shared: Counter[str] = Counter()
     for sharers in world.shares.values():
         for sharer in sharers:
@@ -208,6 +211,10 @@ def ownership_places(
     if event is not None:
         places.add_moves(event)
     return OwnershipPlaces(places.nodes, places.edges)
+
+
+#: what a place that holds no segment holds (read, never written)
+_HOLDS_NOTHING: Counter[OwnerKind] = Counter()
 
 
 @dataclass
@@ -239,7 +246,7 @@ class _PlacesBuilder:
         if self.shown is not None and not self.shown(node):
             self.nodes.setdefault(node, None)
             return
-        holding = self.held.get(node, Counter())
+        holding = self.held.get(node, _HOLDS_NOTHING)
         buffers = sum(holding.values())
         lines = [f"<b>{node}</b>", f"buffers held: {buffers}"]
         lines += [f"  {k}: {v}" for k, v in sorted(holding.items()) if len(holding) > 1]

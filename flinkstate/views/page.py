@@ -97,6 +97,8 @@ def scene_patch(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str
         if old is None:
             places[place["id"]] = dict(place)
             continue
+        if old == place:  # most places, most steps: compared whole, in C
+            continue
         changed = {k: v for k, v in place.items() if old.get(k) != v}
         changed.update({k: GONE for k in old if k not in place})
         if changed:

@@ -21,7 +21,7 @@ source subtask (``splits``) and their key group, so the canvas can colour by eit
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -104,16 +104,32 @@ class SceneLayout:
     place_task: Mapping[str, str]
     #: operators with more than :data:`COLLAPSE_OVER` subtasks
     collapsible: frozenset[str]
+    #: place id -> its position as a scene gives it (rounded once, not at every step)
+    rounded: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    #: (key, max parallelism) -> key group, filled as records are drawn: a record's key group
+    #: never changes, and hashing its key again at every step was a large job's main cost
+    key_groups: dict[tuple[type, object, int], int] = field(default_factory=dict, compare=False)
 
     @classmethod
     def of(cls, world: NetworkWorld) -> SceneLayout:
+        ownership = OwnershipLayout.of(world)
         return cls(
-            OwnershipLayout.of(world),
+            ownership,
             {name: index for index, name in enumerate(_splits(world))},
             _max_parallelism(world.graph),
             _place_tasks(world),
             frozenset(op.name for op in world.graph.operators if op.parallelism > COLLAPSE_OVER),
+            {node: (round(x, 4), round(y, 4)) for node, (x, y) in ownership.positions.items()},
         )
+
+    def key_group(self, key: object, max_parallelism: int) -> int:
+        """The key group of a record's ``key`` (Flink's assignment, remembered)."""
+        remembered = (type(key), key, max_parallelism)  # 1 and True are not one key
+        known = self.key_groups.get(remembered)
+        if known is None:
+            known = assign_to_key_group(key, max_parallelism, "long")
+            self.key_groups[remembered] = known
+        return known
 
 
 def _place_tasks(world: NetworkWorld) -> dict[str, str]:
@@ -217,12 +233,12 @@ def _places(
     for node, data in graph.nodes.items():
         if data is None:
             continue
-        x, y = data["pos"]
+        x, y = layout.rounded[node]
         place = {
             "id": node,
             "kind": data["kind"],
-            "x": round(x, 4),
-            "y": round(y, 4),
+            "x": x,
+            "y": y,
             "label": data["label"],
             "buffers": data["buffers"],
             "blocked": bool(data["blocked"]),
@@ -585,7 +601,7 @@ class _ItemBuilder:
                     f.length,
                     f.total,
                     self.layout.splits.get(record.source, 0),
-                    assign_to_key_group(record.key, max_parallelism, "long"),
+                    self.layout.key_group(record.key, max_parallelism),
                     state,
                 ]
             )
