@@ -82,7 +82,7 @@ def scanned_holders(world: NetworkState, gate: Gate, kinds: tuple[OwnerKind, ...
     of ``kinds`` held for one of the gate's channels, the task for its deserializer's segment."""
     names = {c.name for c in gate.channels}
     holders = set()
-    for kind, holder in world.owner:
+    for kind, holder in set(world.owner):  # each owner once: a segment's holder is one of few
         if kind in kinds and holder in names:
             holders.add(world.channels[holder].task)
         elif kind is OwnerKind.DESERIALIZER and holder == gate.task:
