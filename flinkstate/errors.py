@@ -40,10 +40,31 @@ class UnsupportedRescaleError(FlinkstateError):
 
 
 def printable(text: str) -> str:
-    """``text`` with what a terminal would act on (newlines, escapes, other control and
+    r"""``text`` with what a terminal would act on (newlines, escapes, other control and
     separator characters) written as Python escapes: names read from a corrupt or hostile
-    file stay on one line and cannot move the cursor."""
+    file stay on one line and cannot move the cursor.
+
+    Examples
+    --------
+    >>> print(printable("uid\x1b]0;owned\x07\nnext"))
+    uid\x1b]0;owned\x07\nnext
+    """
     return "".join(c if c.isprintable() or c == " " else repr(c)[1:-1] for c in text)
+
+
+def printable_lines(text: str) -> str:
+    r"""``text`` as :func:`printable` makes it, line by line: its own line breaks kept, every
+    other control character escaped. What the command line prints goes through it, so that no
+    string read from a file (an operator's uid, a path) can retitle or clear the terminal.
+
+    Examples
+    --------
+    >>> print(printable_lines("operator  uid\n--------  ---\nmap       \x1b[2Jgone"))
+    operator  uid
+    --------  ---
+    map       \x1b[2Jgone
+    """
+    return "\n".join(printable(line) for line in text.split("\n"))
 
 
 class CheckpointFormatError(FlinkstateError, ValueError):

@@ -22,6 +22,7 @@ import pytest
 DOCTESTED = (
     "flinkstate.cli.arithmetic",
     "flinkstate.cli.buffers",
+    "flinkstate.cli.table",
     "flinkstate.dataset",
     "flinkstate.flinkcheckpoint",
     "flinkstate.flinkcheckpoint.channel_rows",
@@ -85,6 +86,8 @@ DOCTESTED = (
     "flinkstate.runtime.world.metrics",
     "flinkstate.sim.action",
     "flinkstate.sim.core",
+    "flinkstate.spark.connect_channel",
+    "flinkstate.spark.settings",
 )
 
 #: the engine's behaviour over a model: a run is its example (``tests/sim/test_core.py``; a

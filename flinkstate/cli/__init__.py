@@ -26,7 +26,7 @@ from flinkstate.cli.run import add_run_parser, add_topologies_parser
 from flinkstate.cli.samples import add_samples_parser
 from flinkstate.cli.scenarios import add_scenarios_parser, add_whatif_parser
 from flinkstate.cli.spark_server import add_spark_server_parser
-from flinkstate.errors import FlinkstateError, printable
+from flinkstate.errors import FlinkstateError, printable, printable_lines
 
 #: Exit status for a user error (bad parameter, bad key); argparse uses the same.
 USAGE_ERROR = 2
@@ -102,6 +102,6 @@ def _main(argv: Sequence[str] | None) -> int:
     status = 0
     if isinstance(output, tuple):
         output, status = output
-    print(output)
+    print(printable_lines(str(output)))  # names from a file: no terminal escape gets through
     sys.stdout.flush()
     return int(status)

@@ -4,10 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from flinkstate.errors import printable
+
 
 def render_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """Columns padded to their widest cell; numbers right-aligned, text left-aligned."""
-    cells = [[str(cell) for cell in row] for row in rows]
+    r"""Columns padded to their widest cell; numbers right-aligned, text left-aligned. A cell's
+    control characters (a line break or terminal escape in a name read from a file) are written
+    as escapes, so that every row stays one line and its columns stay aligned.
+
+    Examples
+    --------
+    >>> print(render_table(["operator", "subtasks"], [["map\nx", 4], ["sink", 12]]))
+    operator  subtasks
+    --------  --------
+    map\nx           4
+    sink            12
+    """
+    cells = [[printable(str(cell)) for cell in row] for row in rows]
     widths = [len(header) for header in headers]
     for row in cells:
         for index, cell in enumerate(row):
@@ -29,7 +42,13 @@ def render_table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> st
 
 def format_indexes(indexes: Sequence[int]) -> str:
     """``0, 1, 2`` or ``-`` for none; long runs as ``0..9`` (from a ``range`` at once, however
-    long: a mapping's rows at parallelism 20000 are)."""
+    long: a mapping's rows at parallelism 20000 are).
+
+    Examples
+    --------
+    >>> format_indexes([0, 2]), format_indexes(range(20000)), format_indexes([])
+    ('0, 2', '0..19999', '-')
+    """
     if not indexes:
         return "-"
     if isinstance(indexes, range) and indexes.step == 1 and len(indexes) > 3:

@@ -12,7 +12,10 @@ The server is pyspark's own (``org.apache.spark.sql.connect.service.SparkConnect
 settings an embedded session has (:mod:`flinkstate.spark.settings`). It listens on 127.0.0.1
 only and requires a token: a random one per start, kept in the state file (readable by its owner
 only) and handed to the JVM in its environment, not on its command line where ``ps`` shows it, so
-other users of the machine can neither reach it from the network nor use it locally. Its Python
+other users of the machine can neither reach it from the network nor use it locally. Clients
+send the token to 127.0.0.1 itself, never to the name ``localhost`` (which may mean ``::1``,
+where another user could listen: :mod:`flinkstate.spark.connect_channel`), and a port held on
+any loopback address is refused at start. Its Python
 workers are the interpreter that started it, importing the flinkstate that started it; a client
 of another flinkstate or Python version does not use it (:func:`unusable_because`).
 
@@ -41,7 +44,12 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from flinkstate.errors import InvalidParameterError, SparkStartError
-from flinkstate.spark.settings import LOOPBACK, driver_settings, local_settings
+from flinkstate.spark.settings import (
+    LOOPBACK,
+    driver_settings,
+    local_settings,
+    loopback_addresses,
+)
 
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 #: Spark Connect's own default port
@@ -89,10 +97,10 @@ class ServerState:
 
     @property
     def remote(self) -> str:
-        """The connection string a Connect client opens, token included. The host is
-        ``localhost`` because pyspark sends a token unencrypted only to that name (gRPC's local
-        credentials); the server listens on its IPv4 address, 127.0.0.1."""
-        return f"sc://localhost:{self.port}/;token={self.token};session_id={self.session}"
+        """The connection string a Connect client opens, token included: the address the
+        server listens on, never the name ``localhost``, which may also stand for ``::1`` where
+        another user could listen (:mod:`flinkstate.spark.connect_channel` opens it)."""
+        return f"sc://{LOOPBACK}:{self.port}/;token={self.token};session_id={self.session}"
 
 
 def state_dir() -> Path:
@@ -370,14 +378,17 @@ def _locked() -> Iterator[None]:
 
 
 def _check_free(port: int) -> None:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        try:
-            probe.bind((LOOPBACK, port))
-        except OSError as error:
-            raise SparkStartError(
-                f"port {port} on {LOOPBACK} is taken ({error.strerror or error}); "
-                "choose another with --port"
-            ) from None
+    """Refuse a port another process holds on any loopback address: a client that says
+    ``localhost`` (pyspark's own default) may reach it there instead of the server."""
+    for family, address in loopback_addresses():
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind((address, port))
+            except OSError as error:
+                raise SparkStartError(
+                    f"port {port} on {address} is taken ({error.strerror or error}); "
+                    "choose another with --port"
+                ) from None
 
 
 def _accepts(port: int) -> bool:

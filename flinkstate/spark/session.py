@@ -172,15 +172,19 @@ def connect_session() -> SparkSession | None:
 
 
 def remote_session(url: str) -> SparkSession:
-    """A new Spark Connect session on ``url`` (``sc://host:port/;token=...``), checked with one
-    round trip; a server that does not answer is a :class:`SparkStartError` in one line."""
+    """A new Spark Connect session on ``url`` (``sc://127.0.0.1:port/;token=...``, the local
+    server's), checked with one round trip; a server that does not answer is a
+    :class:`SparkStartError` in one line."""
     from pyspark.errors import PySparkException
     from pyspark.sql.connect.session import SparkSession as RemoteSession
+
+    from flinkstate.spark.connect_channel import LoopbackChannelBuilder
 
     global _remote
     # what pyspark's own builder does for a remote session: its functions build Connect columns
     os.environ["SPARK_CONNECT_MODE_ENABLED"] = "1"
-    session = RemoteSession.builder.remote(url).create()
+    # to the address the server listens on, not to the name localhost (see the module)
+    session = RemoteSession.builder.channelBuilder(LoopbackChannelBuilder(url)).create()
     try:
         session.version  # noqa: B018  (one round trip: is the server there, is the token right)
     except PySparkException as error:

@@ -340,6 +340,37 @@ def test_a_name_from_the_file_cannot_break_the_line(
     assert "x\\n\\x1b[2Jy" in err
 
 
+def test_an_operator_uid_cannot_retitle_or_clear_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An operator whose uid carries terminal escapes (retitle, clear screen) and a line
+    break: the tables print it escaped, on its row, with its columns aligned."""
+    import dataclasses
+
+    from tests.flinkcheckpoint.fuzz import copy_checkpoint, rewrite_metadata
+
+    chk = copy_checkpoint(real_checkpoint("keyed-hash-p2-p4"), tmp_path)
+    hostile = "\x1b]0;owned\x07\x1b[2J\rcounter\nx"
+
+    def renamed(m):  # type: ignore[no-untyped-def]
+        return dataclasses.replace(
+            m,
+            operators=tuple(
+                dataclasses.replace(o, uid=hostile) if o.uid == "slow-counter" else o
+                for o in m.operators
+            ),
+        )
+
+    rewrite_metadata(chk, renamed)
+    assert main(["inspect", str(chk)]) == 0
+    out = capsys.readouterr().out
+    assert not [c for c in out if not c.isprintable() and c != "\n"]
+    escaped = "\\x1b]0;owned\\x07\\x1b[2J\\rcounter\\nx"
+    operators = out.split("\n\n")[1].splitlines()
+    assert operators[4].startswith(escaped + "  ")  # its own row, in the operator column
+    assert len({len(line) for line in operators}) == 1  # every row as wide: columns aligned
+
+
 @pytest.mark.parametrize("checkpoint", CHECKPOINTS, ids=lambda p: p.parents[1].name)
 def test_without_a_record_type_the_framing_counts_and_the_type_is_found(
     checkpoint: Path, capsys: pytest.CaptureFixture[str]

@@ -36,6 +36,7 @@ from flinkstate.spark.rescaling import RescaleResult, RescalingPipeline
 from flinkstate.spark.session import MASTER_ENV, connect_session, is_connect, remote_session
 from flinkstate.spark.tables import load
 from tests.flinkcheckpoint.test_metadata import COMMITTED
+from tests.spark.test_connect_channel import HAS_IPV6, Thief
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -136,6 +137,23 @@ def test_it_listens_on_loopback_only_and_keeps_its_token_off_the_command_line(
     assert all(loopback.fullmatch(line.split()[3]) for line in mine), mine
     assert server.token not in Path(f"/proc/{server.pid}/cmdline").read_text(errors="replace")
     assert (state_dir / "spark-connect.json").stat().st_mode & 0o777 == 0o600
+
+
+@pytest.mark.skipif(not HAS_IPV6, reason="this machine has no ::1")
+def test_a_listener_on_the_ipv6_loopback_never_sees_the_token(
+    server: connect_server.ServerState,
+) -> None:
+    """Another local user holding ``[::1]`` on the server's port (a client that said
+    ``localhost`` could reach it first) gets no connection while sessions come and go."""
+    thief = Thief(server.port)
+    try:
+        with connect_mode():
+            session = remote_session(replace(server, session=str(uuid.uuid4())).remote)
+            assert session.range(3).count() == 3
+            session.stop()
+    finally:
+        thief.close()
+    assert (thief.connections, thief.received) == (0, b"")
 
 
 def test_a_wrong_token_is_refused_and_passed_over(
