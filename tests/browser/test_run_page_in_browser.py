@@ -10,6 +10,7 @@ import pytest
 
 from flinkstate.output import write_whole
 from flinkstate.views.page import scenario_page
+from flinkstate.views.scene import COLLAPSE_OVER
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -160,8 +161,10 @@ def test_a_canvas_drawn_step_by_step_shows_what_one_drawn_at_once_shows(
 ) -> None:
     """The canvas draws again only the places and items that changed (issue 23: at P = 64
     most of a step's do not): twenty clicks on step end on the very drawing a fresh page
-    makes of the same step in one go (a 12 x 12 job: its lanes folded)."""
-    big = {"source_parallelism": 12, "parallelism": 12, "records": 20}
+    makes of the same step in one go (a job one subtask over COLLAPSE_OVER: its lanes
+    folded)."""
+    over = COLLAPSE_OVER + 1
+    big = {"source_parallelism": over, "parallelism": over, "records": 6}
     target = write_whole(tmp_path / "run.html", scenario_page("baseline-recovery", overrides=big))
     context = browser.new_context(viewport={"width": 1280, "height": 1000}, offline=True)
     try:
@@ -179,7 +182,7 @@ def test_a_canvas_drawn_step_by_step_shows_what_one_drawn_at_once_shows(
             page.wait_for_timeout(700)  # the last travels and fades are over
             drawings.append(page.evaluate(_DRAWN))
         stepped, at_once = drawings
-        assert 36 <= len(at_once["places"]) < 100  # 3 x 12 subtasks folded to a row each
+        assert 3 * over <= len(at_once["places"]) < 100  # 3 x 9 subtasks folded to a row each
         assert at_once["items"]
         assert stepped == at_once
         assert errors == []

@@ -17,7 +17,7 @@ from flinkstate.runtime.world.actors import ActorKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event, Simulation
 from flinkstate.views.captions import CAPTIONS, caption
-from flinkstate.views.scene import SceneLayout, build_scene
+from flinkstate.views.scene import SceneLayout, build_scene, scene_items
 from tests.lab.test_forecast import TUPLE, by_name, exchanges
 
 
@@ -137,13 +137,16 @@ def test_captions_name_watermarks_and_idleness_for_what_they_are() -> None:
     run = prepare_scenario(
         "baseline-recovery",
         overrides={"new_source_parallelism": 5, "watermark_interval": 2, "source_idleness": True},
+        keep_snapshots=False,  # stepped forward only
     )
     sim = run.simulation
     assert sim is not None
-    before = build_scene(sim.model)
+    layout = SceneLayout.of(sim.model)
+    # what a caption reads of a scene: its items (as a page records them)
+    before = {"items": scene_items(sim.model, layout)}
     said: dict[str, str] = {}
     while (event := sim.step()) is not None:
-        after = build_scene(sim.model)
+        after = {"items": scene_items(sim.model, layout)}
         text = caption(event, sim.model, before, after)
         before = after
         for element in (*event.delivered, *event.emitted):
