@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -20,7 +21,7 @@ from flinkstate.cli.explore import add_explore_parser
 from flinkstate.cli.forecast import add_forecast_parser
 from flinkstate.cli.generate import add_generate_parser
 from flinkstate.cli.inspect import add_inspect_parser
-from flinkstate.cli.interruption import INTERRUPTED, CommandInterrupted
+from flinkstate.cli.interruption import CommandInterrupted, status_of, terminate
 from flinkstate.cli.rescale import add_rescale_parser
 from flinkstate.cli.run import add_run_parser, add_topologies_parser
 from flinkstate.cli.samples import add_samples_parser
@@ -67,14 +68,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     try:
+        previous = signal.signal(signal.SIGTERM, terminate)
+        installed = True
+    except ValueError:  # not the main thread: SIGTERM keeps its handler
+        previous, installed = None, False
+    try:
         return _main(argv)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interruption:
         print("flinkstate: interrupted; nothing written", file=sys.stderr)
-        return INTERRUPTED
+        return status_of(interruption)
     except BrokenPipeError:
         # Nothing more can reach the reader; Python's own flush at exit must not complain.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return CLOSED_PIPE
+    finally:
+        if installed:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
 
 
 def _main(argv: Sequence[str] | None) -> int:
@@ -98,7 +107,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return USAGE_ERROR
     except CommandInterrupted as interruption:
         print(f"flinkstate: {interruption}", file=sys.stderr)
-        return INTERRUPTED
+        return status_of(interruption)
     status = 0
     if isinstance(output, tuple):
         output, status = output

@@ -8,6 +8,36 @@ from __future__ import annotations
 RUN_FAILED = 1
 #: exit status of a command stopped by Ctrl-C (128 + SIGINT, as a shell reports it)
 INTERRUPTED = 130
+#: exit status of a command stopped by SIGTERM (128 + SIGTERM: ``timeout``, ``kill``, a
+#: container's stop), after the same clean-up as Ctrl-C's
+TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is, so that it unwinds as from Ctrl-C: every file
+    being written is removed or left whole, every temporary folder deleted."""
+
+
+def terminate(signum: int, frame: object) -> None:
+    """The SIGTERM handler the command line installs."""
+    raise Terminated
+
+
+def status_of(interruption: BaseException) -> int:
+    """The exit status of a command ended by ``interruption`` (a KeyboardInterrupt, or what
+    a command raised from one): 143 if SIGTERM caused it, else 130.
+
+    Examples
+    --------
+    >>> status_of(KeyboardInterrupt()), status_of(Terminated())
+    (130, 143)
+    """
+    seen: BaseException | None = interruption
+    while seen is not None:
+        if isinstance(seen, Terminated):
+            return TERMINATED
+        seen = seen.__cause__ or seen.__context__
+    return INTERRUPTED
 
 
 class CommandInterrupted(Exception):
