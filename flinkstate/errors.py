@@ -78,6 +78,21 @@ class CheckpointFormatError(FlinkstateError, ValueError):
         self.expected = expected
 
 
+class StoredPathError(CheckpointFormatError):
+    """A state file path in a checkpoint's ``_metadata`` that leads outside the folders the
+    checkpoint may be read from: a relative path that is not a name inside the checkpoint's
+    folder, or an absolute path neither under its job's folder nor under a folder the user
+    mapped with ``--reroot``. Flink writes neither; a hostile file would (``/etc/...``)."""
+
+    def __init__(self, metadata: str, stored: str, reason: str) -> None:
+        FlinkstateError.__init__(
+            self, f"{printable(metadata)}: the state file path {printable(repr(stored))} {reason}"
+        )
+        self.file = metadata
+        self.offset = 0
+        self.expected = reason
+
+
 class SparkStartError(FlinkstateError):
     """Spark's driver JVM or session did not start (no Java, a wrong JAVA_HOME, a master that
     cannot be reached or refuses the application); the message carries what the JVM said."""

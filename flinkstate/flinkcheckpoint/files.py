@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 from typing import BinaryIO
 
-from flinkstate.errors import CheckpointFormatError, InvalidParameterError
+from flinkstate.errors import CheckpointFormatError, InvalidParameterError, StoredPathError
 from flinkstate.filekinds import special_kind
 from flinkstate.flinkcheckpoint.handles import (
     ByteStreamStateHandle,
@@ -118,8 +118,13 @@ class StateFiles:
         self._whole.clear()
 
     def local_path(self, path: str) -> Path:
-        """Where an absolute stored path is on this machine."""
+        """Where an absolute stored path is on this machine: under the folder a ``reroot``
+        prefix maps it to, else under the checkpoint's job folder (the part of the path after
+        the job folder's name). A path that is neither, or that climbs out with ``..``, is a
+        :class:`StoredPathError`: nothing outside those folders is opened."""
         stored = stored_path(path)
+        if ".." in stored.parts:
+            raise StoredPathError(self.metadata, path, "climbs out of its folder with '..'")
         for prefix, local in self.reroot.items():
             start = stored_path(prefix)
             if stored.parts[: len(start.parts)] == start.parts:
@@ -129,7 +134,30 @@ class StateFiles:
         if name in parts:
             at = len(parts) - 1 - parts[::-1].index(name)
             return self.job_dir.joinpath(*parts[at + 1 :])
-        return Path(stored)
+        raise StoredPathError(
+            self.metadata,
+            path,
+            f"is outside the checkpoint's job folder {self.job_dir}; if the checkpoint was "
+            "moved, map the folder it was written in to where it is now: on the command line "
+            f"--reroot {self.reroot_hint(path)}, in Python reroot=",
+        )
+
+    def relative_path(self, relative: str) -> Path:
+        """A relative handle's file: a name inside the checkpoint's folder, as Flink writes
+        one (an absolute path, ``..`` or a folder is a :class:`StoredPathError`)."""
+        name = PurePosixPath(relative)
+        if name.is_absolute() or len(name.parts) != 1 or name.parts[0] in (".", ".."):
+            raise StoredPathError(
+                self.metadata,
+                relative,
+                f"is not a file name inside the checkpoint's folder {self.checkpoint_dir}",
+            )
+        return self.checkpoint_dir / name.parts[0]
+
+    @property
+    def metadata(self) -> str:
+        """The file the stored paths come from, for errors."""
+        return str(self.checkpoint_dir / "_metadata")
 
     def reroot_hint(self, stored: str) -> str:
         """``STORED=LOCAL`` for a file not found where its stored path says: the job's folder
@@ -147,7 +175,7 @@ class StateFiles:
         if isinstance(handle, ByteStreamStateHandle):
             return f"inline bytes {handle.name!r} in _metadata"
         if isinstance(handle, RelativeFileStateHandle):
-            return str(self.checkpoint_dir / handle.relative_path)
+            return str(self.relative_path(handle.relative_path))
         if isinstance(handle, FileStateHandle):
             return str(self.local_path(handle.path))
         if isinstance(handle, SegmentFileStateHandle):
@@ -165,7 +193,7 @@ class StateFiles:
             if known is not None:
                 return known
             if isinstance(handle, RelativeFileStateHandle):
-                path, stored = self.checkpoint_dir / handle.relative_path, handle.relative_path
+                path, stored = self.relative_path(handle.relative_path), handle.relative_path
             else:
                 path, stored = self.local_path(handle.path), handle.path
             view = self._file(path, stored)

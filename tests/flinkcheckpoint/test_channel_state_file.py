@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from flinkstate.errors import CheckpointFormatError
+from flinkstate.errors import CheckpointFormatError, StoredPathError
 from flinkstate.flinkcheckpoint.channel_state_file import read_channel, read_channels
 from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import ChannelStateHandle
@@ -208,3 +208,50 @@ def test_a_bad_handle_among_many_gets_its_own_error(change: dict[str, Any]) -> N
         with pytest.raises(CheckpointFormatError) as together:
             read_channels([handles[0], bad, *handles[2:]], files)
     assert str(together.value) == str(alone.value)
+
+
+# -- stored paths: nothing outside the checkpoint's folders is opened (issue 46) -------------
+
+
+def _relative_handle(name: str) -> tuple[Path, ChannelStateHandle]:
+    """A channel handle of a committed checkpoint whose file is stored by relative path."""
+    import dataclasses
+
+    from flinkstate.flinkcheckpoint.handles import RelativeFileStateHandle
+
+    for checkpoint in CHECKPOINTS:
+        for _, handle in read_metadata(checkpoint).channel_handles():
+            delegate = getattr(handle, "delegate", None)
+            if isinstance(delegate, RelativeFileStateHandle) and handle.offsets:
+                moved = dataclasses.replace(delegate, relative_path=name)
+                return checkpoint, _changed(handle, delegate=moved)
+    raise AssertionError("no committed checkpoint stores a channel file by relative path")
+
+
+@pytest.mark.parametrize(
+    "name", ["../../../../etc/hostname", "/etc/hostname", "shared/x", "..", ""]
+)
+def test_a_relative_path_stays_inside_the_checkpoints_folder(name: str) -> None:
+    checkpoint, handle = _relative_handle(name)
+    with StateFiles(checkpoint) as files, pytest.raises(StoredPathError) as refused:
+        read_channel(handle, files)
+    assert "is not a file name inside the checkpoint's folder" in str(refused.value)
+    assert str(refused.value).startswith(f"{checkpoint / '_metadata'}: the state file path ")
+
+
+def test_an_absolute_path_outside_the_job_folder_is_never_opened(tmp_path: Path) -> None:
+    """``/etc/hostname`` exists on every machine: it is refused by where it is, not found or
+    opened (its size used to be shown in the error)."""
+    checkpoint = next(p for p in CHECKPOINTS if "filemerging" in str(p))
+    with StateFiles(checkpoint) as files:
+        for stored, reason in [
+            ("file:/etc/hostname", "is outside the checkpoint's job folder"),
+            (f"file:/flink-checkpoints/{checkpoint.parent.name}/../../etc/hostname", "'..'"),
+        ]:
+            with pytest.raises(StoredPathError, match=re.escape(reason)) as refused:
+                files.local_path(stored)
+            assert "bytes" not in str(refused.value)
+    # a folder the user maps with --reroot is theirs to name, wherever it is
+    (tmp_path / "state").write_bytes(b"x")
+    with StateFiles(checkpoint, reroot={"/elsewhere": str(tmp_path)}) as files:
+        assert files.local_path("file:/elsewhere/state") == tmp_path / "state"
