@@ -9,10 +9,12 @@ its files whole or not at all), and a reader that closes the pipe (``| head``) e
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import signal
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from flinkstate import FLINK_VERSION, __version__
 from flinkstate.cli.arithmetic import add_keygroup_parser, add_mapping_parser
@@ -29,14 +31,29 @@ from flinkstate.cli.scenarios import add_scenarios_parser, add_whatif_parser
 from flinkstate.cli.spark_server import add_spark_server_parser
 from flinkstate.errors import FlinkstateError, printable, printable_lines
 
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
+
 #: Exit status for a user error (bad parameter, bad key); argparse uses the same.
 USAGE_ERROR = 2
 #: Exit status when the reader of standard output went away: a shell's for SIGPIPE
 CLOSED_PIPE = 128 + 13
+#: exit status when standard output cannot be written (ENOSPC on a full disk, EIO)
+OUTPUT_FAILED = 74  # EX_IOERR of sysexits.h
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, except that its help, version and usage reach the terminal or fail
+    loudly: argparse drops an ``OSError`` of its own writes, so ``--help > /dev/full`` ended
+    with status 0 and nothing written. Here the error reaches :func:`main`, which names it."""
+
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
+        if message:
+            (file or sys.stderr).write(message)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="flinkstate",
         description=(
             "Explore how Apache Flink recovers in-flight data after unaligned checkpoints: "
@@ -73,17 +90,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError:  # not the main thread: SIGTERM keeps its handler
         previous, installed = None, False
     try:
-        return _main(argv)
+        try:
+            status = _main(argv)
+        except SystemExit:  # argparse's --help, --version and usage errors: flushed here too
+            sys.stdout.flush()
+            raise
+        sys.stdout.flush()
+        return status
     except KeyboardInterrupt as interruption:
         print("flinkstate: interrupted; nothing written", file=sys.stderr)
         return status_of(interruption)
     except BrokenPipeError:
         # Nothing more can reach the reader; Python's own flush at exit must not complain.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _silence_stdout()
         return CLOSED_PIPE
+    except OSError as error:  # standard output itself failed: a full disk, a closed terminal
+        _silence_stdout()
+        print(
+            f"flinkstate: error: cannot write the output: {error.strerror or error}",
+            file=sys.stderr,
+        )
+        return OUTPUT_FAILED
     finally:
         if installed:
             signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+
+
+def _silence_stdout() -> None:
+    """Standard output from now on goes nowhere: what is left in its buffer is dropped
+    rather than reported again by Python's own flush at exit ("Exception ignored")."""
+    with contextlib.suppress(OSError, ValueError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _main(argv: Sequence[str] | None) -> int:

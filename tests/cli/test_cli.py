@@ -265,3 +265,24 @@ def test_ctrl_c_ends_any_command_in_one_line(
     )
     assert out == ""
     assert list(tmp_path.iterdir()) == []  # not OUT, not its hidden folder
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize(
+    "command",
+    [["--help"], ["--version"], ["scenarios"], ["keygroup", "42", "hello", "--parallelism", "4"]],
+    ids=["help", "version", "scenarios", "keygroup"],
+)
+def test_a_full_disk_under_standard_output_is_one_line(command: list[str]) -> None:
+    """``flinkstate scenarios > /dev/full`` was an OSError traceback; ``--help`` and
+    ``--version`` ended with status 0 having written nothing."""
+    with Path("/dev/full").open("w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "flinkstate", *command],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 74  # EX_IOERR
+    assert done.stderr == "flinkstate: error: cannot write the output: No space left on device\n"
