@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from flinkstate.cli import main
+from flinkstate.launch import main
 
 raise SystemExit(main())

@@ -43,6 +43,7 @@ TIERS: tuple[tuple[str, ...], ...] = (
     ("views",),
     ("widgets",),
     ("cli", "lessons"),
+    ("launch",),
     ("__main__",),
 )
 RANK = {folder: tier for tier, folders in enumerate(TIERS) for folder in folders}

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.world.world import NetworkWorld
-from flinkstate.sim.core import Event, Simulation
+from flinkstate.sim.core import Simulation
 from flinkstate.views.captions import caption
 from flinkstate.views.scene import CANVAS_MODULE, SceneLayout, build_scene, scene_items
 
@@ -150,38 +150,35 @@ def record_phase(
     progress: Callable[[int], None] | None = None,
 ) -> PhaseRecording:
     """Step ``simulation`` from step 0 to the end of its recorded run (its history), making
-    the scene and caption of every step. The simulation ends where it was."""
+    the scene and caption of every step. The simulation ends where it was.
+
+    A caption reads every item of a step (lanes folded or not); the page shows a large job's
+    lanes collapsed (no kernel opens them), a scene made without the details of the places
+    folded away, which are most of a large job's cost.
+    """
     history = list(simulation.history)
     target = len(history)
     simulation.goto(0)
     world = simulation.model
     assert isinstance(world, NetworkWorld)
     layout = SceneLayout.of(world)
-    before, shown = _shown_scene(world, None, layout)
+    items = scene_items(world, layout)
+    shown = build_scene(world, None, layout, expanded=(), items=items)
     recording = PhaseRecording(name, title, shown, ending=ending)
     for number, action in enumerate(history, start=1):
         event = simulation.step(action)
         assert event is not None
         world = simulation.model
         assert isinstance(world, NetworkWorld)
-        after, shown_after = _shown_scene(world, event, layout)
-        recording.add(scene_patch(shown, shown_after), caption(event, world, before, after))
-        before, shown = after, shown_after
+        after = scene_items(world, layout)
+        shown_after = build_scene(world, event, layout, expanded=(), items=after)
+        sentence = caption(event, world, {"items": items}, {"items": after})
+        recording.add(scene_patch(shown, shown_after), sentence)
+        items, shown = after, shown_after
         if progress is not None:
             progress(number)
     assert simulation.step_count == target
     return recording
-
-
-def _shown_scene(
-    world: NetworkWorld, event: Event | None, layout: SceneLayout
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """What a caption reads of the step (every item, lanes folded or not) and the scene the
-    page shows: a large job's lanes collapsed (no kernel opens them), made without the details
-    of the places folded away, which are most of a large job's cost."""
-    items = scene_items(world, layout)
-    shown = build_scene(world, event, layout, expanded=(), items=items)
-    return {"items": items}, shown
 
 
 def run_page(heading: str, summary: str, phases: list[PhaseRecording]) -> str:

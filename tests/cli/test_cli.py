@@ -286,3 +286,26 @@ def test_a_full_disk_under_standard_output_is_one_line(command: list[str]) -> No
         )
     assert done.returncode == 74  # EX_IOERR
     assert done.stderr == "flinkstate: error: cannot write the output: No space left on device\n"
+
+
+@pytest.mark.parametrize("after", [0.1, 0.3, 1.0])
+@pytest.mark.parametrize("sent", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_the_package_loads_is_one_line(sent: signal.Signals, after: float) -> None:
+    """Ctrl-C in the first 0.3 s (the package still importing) was a KeyboardInterrupt
+    traceback from the middle of an import."""
+    with subprocess.Popen(
+        [sys.executable, "-m", "flinkstate", "scenarios"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as process:
+        time.sleep(after)
+        process.send_signal(sent)
+        out, errors = process.communicate(timeout=60)
+    if process.returncode == 0:  # it had finished: the whole table, nothing else
+        assert out.startswith("scenario")
+        assert errors == ""
+        return
+    assert process.returncode == 128 + sent
+    assert errors == "flinkstate: interrupted; nothing written\n"
+    assert out == ""
