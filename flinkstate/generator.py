@@ -45,6 +45,15 @@ from flinkstate.rescale.partitioner import Partitioner
 #: the partitioners a generated exchange can have: one keyed, one round robin
 PARTITIONERS = {"keyBy": Partitioner.HASH, "rebalance": Partitioner.REBALANCE}
 DEFAULT_BATCH = 1 << 20
+#: the largest payload of one record: Flink writes a record's length as a Java int
+MAX_RECORD_SIZE = 2**31 - 1
+#: the most distinct keys: the keyed state is counted key by key (in chunks of
+#: ``_KEY_CHUNK``), about half a minute at this bound
+MAX_KEYS = 1_000_000_000
+_KEY_CHUNK = 1 << 22
+#: the most buffer rows one batch may make: a batch of large records (each spanning many
+#: buffers) is cut to fewer records, so that memory stays bounded whatever the record size
+MAX_BATCH_BUFFERS = 1 << 22
 #: buffer ids are channel << 32 | buffer index in the channel's stream: unique, no coordination
 _CHANNEL_SHIFT = 32
 
@@ -77,16 +86,45 @@ class GeneratorSpec:
         check_segment_size(self.segment_size)
         if self.record_size < 1:
             raise InvalidParameterError(f"record_size must be at least 1, got {self.record_size}")
+        for name, size in (
+            ("record_size", self.record_size),
+            ("record_size_max", self.record_size_max),
+        ):
+            if size > MAX_RECORD_SIZE:
+                raise InvalidParameterError(
+                    f"{name} must be at most {MAX_RECORD_SIZE:,} bytes (Flink writes a record's "
+                    f"length as a Java int), got {size:,}"
+                )
         if self.record_size_max and self.record_size_max < self.record_size:
             raise InvalidParameterError(
                 f"record_size_max {self.record_size_max} is below record_size {self.record_size}"
             )
-        if self.keys < 1:
-            raise InvalidParameterError(f"keys must be at least 1, got {self.keys}")
+        if not 1 <= self.keys <= MAX_KEYS:
+            raise InvalidParameterError(
+                f"keys must be 1 to {MAX_KEYS:,} (the keyed state of every key is counted "
+                f"into its key group), got {self.keys:,}"
+            )
         if self.input_buffers < 0:
             raise InvalidParameterError(
                 f"input_buffers must not be negative, got {self.input_buffers}"
             )
+
+    def batch_records(self, batch: int) -> int:
+        """How many records of a batch are framed into buffers at once: ``batch``, or fewer
+        when records this large would make more than :data:`MAX_BATCH_BUFFERS` buffers (the
+        batch's keys and sizes are still drawn at once, so that a seed gives the same records
+        whatever their size).
+
+        Examples
+        --------
+        >>> GeneratorSpec(records=10, record_size=100).batch_records(1 << 20)
+        1048576
+        >>> GeneratorSpec(records=10, record_size=2**31 - 1).batch_records(1 << 20)
+        63
+        """
+        largest = max(self.record_size, self.record_size_max) + LENGTH_PREFIX_BYTES
+        spans = -(-largest // self.segment_size) + 1  # its buffers, and one it may start in
+        return max(1, min(batch, MAX_BATCH_BUFFERS // spans))
 
     @property
     def exchange(self) -> str:
@@ -135,6 +173,7 @@ def _generate(
         for name in ("buffers", "fragments")
     }
     channels = [_Channel() for _ in range(spec.source_parallelism * spec.parallelism)]
+    framed = spec.batch_records(batch)
     per_source = np.full(spec.source_parallelism, spec.records // spec.source_parallelism)
     per_source[: spec.records % spec.source_parallelism] += 1
     next_record = 0
@@ -161,19 +200,22 @@ def _generate(
                     targets = ((turn + np.arange(count)) % spec.parallelism).astype(np.int32)
                     turn = (turn + count) % spec.parallelism
                 ids = np.arange(next_record, next_record + count, dtype=np.int64)
-                fragments, buffers = _frame(
-                    spec,
-                    source,
-                    channels,
-                    ids,
-                    keys,
-                    groups if keyed else None,
-                    sizes.astype(np.int64) + LENGTH_PREFIX_BYTES,
-                    targets,
-                    downstream,
-                )
-                writers["buffers"].write_table(buffers)
-                writers["fragments"].write_table(fragments)
+                lengths = sizes.astype(np.int64) + LENGTH_PREFIX_BYTES
+                for cut in range(0, count, framed):  # buffer rows bounded in memory
+                    part = slice(cut, cut + framed)
+                    fragments, buffers = _frame(
+                        spec,
+                        source,
+                        channels,
+                        ids[part],
+                        keys[part],
+                        groups[part] if groups is not None else None,
+                        lengths[part],
+                        targets[part],
+                        downstream,
+                    )
+                    writers["buffers"].write_table(buffers)
+                    writers["fragments"].write_table(fragments)
                 next_record += count
                 done += count
                 if progress is not None:
@@ -399,10 +441,14 @@ def _write_small_tables(
     rows: dict[str, list[object]] = {name: [] for name in SCHEMAS["keyed_state"].names}
     if partitioner is Partitioner.HASH:
         # state for every key of the key space, in the key group Flink puts it
-        groups = assign_to_key_group_array(
-            np.arange(spec.keys, dtype=np.int64), spec.max_parallelism, "long"
-        )
-        entries = np.bincount(groups, minlength=spec.max_parallelism)
+        entries = np.zeros(spec.max_parallelism, dtype=np.int64)
+        for start in range(0, spec.keys, _KEY_CHUNK):  # memory bounded whatever the key count
+            groups = assign_to_key_group_array(
+                np.arange(start, min(start + _KEY_CHUNK, spec.keys), dtype=np.int64),
+                spec.max_parallelism,
+                "long",
+            )
+            entries += np.bincount(groups, minlength=spec.max_parallelism)
         for subtask in range(spec.parallelism):
             r = compute_key_group_range_for_operator_index(
                 spec.max_parallelism, spec.parallelism, subtask

@@ -5,13 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from flinkstate import generator
 from flinkstate.dataset import read_dataset
 from flinkstate.errors import InvalidParameterError
-from flinkstate.generator import GeneratorSpec, generate
+from flinkstate.generator import DEFAULT_BATCH, GeneratorSpec, generate
 from flinkstate.keygroups import assign_to_key_group, compute_operator_index_for_key_group
 
 
@@ -155,6 +157,11 @@ def test_progress_and_manifest(tmp_path: Path) -> None:
         (GeneratorSpec(records=5, segment_size=1000), "Minimum memory segment size is 4096"),
         (GeneratorSpec(records=5, partitioner="forward"), "partitioner must be one of"),
         (GeneratorSpec(records=5, record_size=10, record_size_max=5), "record_size_max 5"),
+        # what cannot fit, refused before numpy allocates (it was an _ArrayMemoryError)
+        (GeneratorSpec(records=5, record_size=10**13), "record_size must be at most 2,147,483"),
+        (GeneratorSpec(records=5, record_size_max=2**31), "record_size_max must be at most"),
+        (GeneratorSpec(records=5, keys=10**12), "keys must be 1 to 1,000,000,000"),
+        (GeneratorSpec(records=5, keys=0), "keys must be 1 to"),
     ],
 )
 def test_bad_specs_are_refused_before_anything_is_written(
@@ -195,3 +202,37 @@ def test_a_folder_of_other_files_is_refused_before_any_record(tmp_path: Path) ->
     with pytest.raises(InvalidParameterError, match=r"holds other files \(notes.txt\)"):
         generate(GeneratorSpec(records=10), tmp_path, progress=never)
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_records_of_a_java_int_each_are_generated_in_bounded_batches(tmp_path: Path) -> None:
+    """Two records of 2 GiB - 1 each, made a few records per batch (a batch of 2**20 such
+    records would be 2**36 buffer rows)."""
+    spec = GeneratorSpec(records=2, source_parallelism=1, parallelism=1, record_size=2**31 - 1)
+    assert spec.batch_records(DEFAULT_BATCH) == 63
+    generate(spec, tmp_path / "d")
+    fragments = pq.read_table(tmp_path / "d" / "fragments.parquet")
+    # each 2**31 + 3 bytes with its length: 65,536 full buffers and 3 bytes in one more
+    assert fragments.num_rows == 2 * 65_537
+
+
+def test_records_framed_in_parts_are_the_records_framed_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch framed a few records at a time (as large records are) writes the very buffers
+    and fragments of the batch framed at once, in another row order only."""
+    spec = GeneratorSpec(records=3000, record_size=100, record_size_max=70_000, seed=3)
+    generate(spec, tmp_path / "whole")
+    monkeypatch.setattr(generator, "MAX_BATCH_BUFFERS", 50)
+    assert spec.batch_records(DEFAULT_BATCH) == 12  # 4 buffers a record at most
+    generate(spec, tmp_path / "parts")
+    for table in ("buffers", "fragments"):
+        whole, parts = (
+            pq.read_table(tmp_path / name / f"{table}.parquet").to_pandas()
+            for name in ("whole", "parts")
+        )
+        columns = list(whole.columns)
+        assert len(whole) > 3000
+        pd.testing.assert_frame_equal(
+            whole.sort_values(columns, ignore_index=True),
+            parts.sort_values(columns, ignore_index=True),
+        )
