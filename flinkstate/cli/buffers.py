@@ -10,7 +10,9 @@ from typing import Any
 
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
+from flinkstate.memory_segment import DEFAULT_SEGMENT_SIZE, check_segment_size
 from flinkstate.memory_size import parse_bytes
+from flinkstate.runtime.buffer.network_buffer_pool import JAVA_INT_MAX
 from flinkstate.runtime.shuffle.config import (
     DEFAULT_MAX_BUFFERS_PER_CHANNEL,
     number_of_network_buffers,
@@ -149,7 +151,9 @@ def add_buffers_parser(subparsers: Any) -> None:
         "--network-memory", default=None, help="a TaskManager's network memory, e.g. 64m or 1g"
     )
     parser.add_argument(
-        "--segment-size", default="32k", help="taskmanager.memory.segment-size (default 32k)"
+        "--segment-size",
+        default=None,
+        help="taskmanager.memory.segment-size (default 32k), with --network-memory",
     )
     parser.add_argument(
         "--gates",
@@ -183,6 +187,7 @@ def _buffers(args: argparse.Namespace) -> str | tuple[str, int]:
             "name what to size: --channels (an input gate), --subpartitions (a result "
             "partition) or --network-memory (a TaskManager)"
         )
+    _check_counts(args)
     gates, partitions = _setup_counts(args)
     kind = ResultPartitionType.parse(args.type)
     report: dict[str, Any] = {"partition_type": kind.flink}
@@ -197,7 +202,8 @@ def _buffers(args: argparse.Namespace) -> str | tuple[str, int]:
         sections.append(text)
     if args.network_memory is not None:
         memory = parse_bytes(args.network_memory)
-        page = parse_bytes(args.segment_size)
+        given = args.segment_size
+        page = check_segment_size(DEFAULT_SEGMENT_SIZE if given is None else parse_bytes(given))
         count = number_of_network_buffers(memory, page)
         report["task_manager"] = {"network_memory": memory, "segment_size": page, "buffers": count}
         sections.append(
@@ -219,6 +225,36 @@ def _buffers(args: argparse.Namespace) -> str | tuple[str, int]:
     if args.json:
         return json.dumps(report)
     return "\n\n".join(sections)
+
+
+#: the options that count something Flink counts in a Java int
+_COUNTS = (
+    "channels",
+    "subpartitions",
+    "buffers_per_channel",
+    "floating_buffers",
+    "max_required",
+    "sort_shuffle_min_buffers",
+    "gates",
+    "partitions",
+)
+
+
+def _check_counts(args: argparse.Namespace) -> None:
+    """Refuse a count past a Java int (Flink could not hold it; the arithmetic would stop at
+    2147483647 without a word) and a segment size that sizes nothing."""
+    for name in _COUNTS:
+        value = getattr(args, name)
+        if value is not None and value > JAVA_INT_MAX:
+            raise InvalidParameterError(
+                f"--{name.replace('_', '-')} {value} is more than Flink counts in an int "
+                f"({JAVA_INT_MAX})"
+            )
+    if args.segment_size is not None and args.network_memory is None:
+        raise InvalidParameterError(
+            "--segment-size divides a TaskManager's --network-memory into buffers; give "
+            "--network-memory with it (a gate's or a partition's buffers are counted, not sized)"
+        )
 
 
 def _gate(

@@ -146,6 +146,8 @@ def reading_options(args: argparse.Namespace) -> ReadingOptions:
     keyed_by = []
     for item in args.exchange:
         name, spec = exchange_option(item, record_type)
+        if name in exchanges:  # two partitioners for one exchange: the first was dropped
+            raise InvalidParameterError(f"--exchange names {name} twice; give it once")
         exchanges[name] = spec
         if spec.key is not None:
             keyed_by.append(item)

@@ -79,7 +79,8 @@ def add_rescale_parser(subparsers: Any) -> None:
 
 
 def parse_targets(values: list[str]) -> list[int]:
-    """``["5", "3,8", "2-4"]`` -> ``[5, 3, 8, 2, 3, 4]``; anything else is refused by name."""
+    """``["5", "1,8", "2-4"]`` -> ``[5, 1, 8, 2, 3, 4]``; anything else, a parallelism named
+    twice too, is refused by name."""
     targets: list[int] = []
     for value in values:
         for item in value.split(","):
@@ -94,6 +95,11 @@ def parse_targets(values: list[str]) -> list[int]:
             if high - low > 1000:
                 raise InvalidParameterError(f"--to range {text} is too wide")
             targets.extend(range(low, high + 1))
+    repeated = sorted({t for t in targets if targets.count(t) > 1})
+    if repeated:  # each target is one rescale; a repeated one was run once, silently
+        raise InvalidParameterError(
+            f"--to names parallelism {', '.join(map(str, repeated))} more than once"
+        )
     return targets
 
 

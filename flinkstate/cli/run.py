@@ -213,8 +213,8 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
 
 def _check_targets(args: argparse.Namespace) -> None:
     """Refuse a negative step count and unwritable outputs before any work, not after it."""
-    if args.steps is not None and args.steps < 0:
-        raise InvalidParameterError(f"--steps must not be negative, got {args.steps}")
+    if args.steps is not None and args.steps < 1:  # as forecast's: a run of no step says nothing
+        raise InvalidParameterError(f"--steps must be at least 1, got {args.steps}")
     if args.trace is not None:
         args.trace = check_target(args.trace)  # refused before the run, not after it
     if args.html is not None:

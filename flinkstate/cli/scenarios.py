@@ -42,7 +42,7 @@ def add_scenarios_parser(subparsers: Any) -> None:
 
 
 def _scenarios(args: argparse.Namespace) -> str:
-    if args.name:
+    if args.name is not None:  # an empty name is a name nobody has, not "all of them"
         item = get_scenario(args.name)
         values = item.resolve()
         lines = [

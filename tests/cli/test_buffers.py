@@ -62,6 +62,12 @@ def test_json(capsys: pytest.CaptureFixture[str]) -> None:
         (("--network-memory", "1g", "--partitions", "2"), "--partitions needs"),
         (("--channels", "4", "--network-memory", "1g", "--gates", "0"), "between 1 and 1000"),
         (("--channels", "20000", "--network-memory", "1g", "--gates", "300"), "too many"),
+        # exit 0 before: an answer stopped at 2147483647, a segment size that sized nothing
+        (("--channels", "1000000000000",), "more than Flink counts in an int (2147483647)"),
+        (("--subpartitions", "2147483648",), "--subpartitions 2147483648 is more than"),
+        (("--channels", "4", "--segment-size", "0"), "give --network-memory with it"),
+        (("--channels", "4", "--segment-size", "4gb"), "give --network-memory with it"),
+        (("--network-memory", "1g", "--segment-size", "0"), "Minimum memory segment size"),
     ],
 )  # fmt: skip
 def test_mistakes_are_one_line(

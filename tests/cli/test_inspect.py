@@ -81,6 +81,16 @@ def test_raw_records_and_named_edges(capsys: pytest.CaptureFixture[str]) -> None
         (["--edge", "nonsense"], "an edge is UP:PARTITION>DOWN:GATE"),
         (["--record-type", "Map<Long,Long>"], "no decoder for 'Map<Long,Long>'"),
         (["--reroot", "nothing"], "--reroot takes STORED=LOCAL"),
+        # two partitioners for one exchange: the first used to be dropped without a word
+        (
+            [
+                "--exchange",
+                "to-record->slow-counter=rebalance",
+                "--exchange",
+                "to-record->slow-counter=forward",
+            ],
+            "--exchange names to-record->slow-counter twice",
+        ),
     ],
 )
 def test_bad_options_are_named(

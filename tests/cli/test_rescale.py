@@ -141,9 +141,14 @@ def test_a_report_that_cannot_be_written_is_refused_before_spark(
 
 
 def test_targets_accept_lists_and_ranges() -> None:
-    assert parse_targets(["5", "3,8", "2-4"]) == [5, 3, 8, 2, 3, 4]
+    assert parse_targets(["5", "1,8", "2-4"]) == [5, 1, 8, 2, 3, 4]
     with pytest.raises(InvalidParameterError, match="runs backwards"):
         parse_targets(["5-2"])
+    # a parallelism named twice was rescaled once, without a word
+    with pytest.raises(InvalidParameterError, match="names parallelism 3 more than once"):
+        parse_targets(["3,3"])
+    with pytest.raises(InvalidParameterError, match="names parallelism 3, 4 more than once"):
+        parse_targets(["5", "3,8", "2-4", "4"])
 
 
 def test_a_run_prints_its_progress_and_nothing_of_java(tmp_path: Path) -> None:

@@ -107,8 +107,9 @@ def no_simulation(monkeypatch: pytest.MonkeyPatch) -> None:
             "unaligned is given twice (by its name and by its Flink key "
             "execution.checkpointing.unaligned.enabled); give it once",
         ),
-        (["run", "baseline-recovery", "--steps", "-5"], "--steps must not be negative, got -5"),
-        (["run", "keyed", "--steps", "-1"], "--steps must not be negative, got -1"),
+        (["run", "baseline-recovery", "--steps", "-5"], "--steps must be at least 1, got -5"),
+        (["run", "keyed", "--steps", "-1"], "--steps must be at least 1, got -1"),
+        (["run", "keyed", "--steps", "0"], "--steps must be at least 1, got 0"),
     ],
 )
 def test_run_bad_input(

@@ -60,3 +60,11 @@ def test_an_interrupted_csv_leaves_the_earlier_one(
     assert f"table written to {csv}" in capsys.readouterr().out
     assert csv.read_text().startswith("seed,outcome,expected,as_expected,")
     assert list(tmp_path.iterdir()) == [csv]
+
+
+def test_an_empty_name_is_a_name_nobody_has(capsys: pytest.CaptureFixture[str]) -> None:
+    """``flinkstate scenarios ''`` listed every scenario, exit 0."""
+    assert main(["scenarios", ""]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("flinkstate: error: unknown scenario ''; known: ")
