@@ -33,6 +33,7 @@ from flinkstate.cli.run_report import (
 from flinkstate.cli.scenarios import run_scenario_command
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InsufficientNetworkBuffersError, InvalidParameterError
+from flinkstate.lab.run_rules import MAX_STEPS, SEED
 from flinkstate.lab.topology_trace import topology_trace_header, write_topology_trace
 from flinkstate.output import check_target
 from flinkstate.runtime.checkpoint.checkpoint import Checkpoint
@@ -155,7 +156,7 @@ class _TopologyRun:
 def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int]:
     """Run a scenario, or a topology to its end (trace and dataset written), and report it."""
     overrides: dict[str, object] = dict(parse_overrides(args.set))
-    _check_targets(args)
+    _check_options(args)
     if args.name in SCENARIOS:
         preset = None
         if args.preset is not None:
@@ -211,10 +212,12 @@ def _run_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int
     return "\n".join(lines), RUN_FAILED if failed else 0
 
 
-def _check_targets(args: argparse.Namespace) -> None:
-    """Refuse a negative step count and unwritable outputs before any work, not after it."""
-    if args.steps is not None and args.steps < 1:  # as forecast's: a run of no step says nothing
-        raise InvalidParameterError(f"--steps must be at least 1, got {args.steps}")
+def _check_options(args: argparse.Namespace) -> None:
+    """Refuse a bad seed or step count and unwritable outputs before any work, not after it:
+    the seed and the step limit by the rules the widgets hold them to."""
+    SEED.check(args.seed)  # the same rule and message as the stepper's seed box
+    if args.steps is not None:
+        MAX_STEPS.check(args.steps, "--steps")
     if args.trace is not None:
         args.trace = check_target(args.trace)  # refused before the run, not after it
     if args.html is not None:

@@ -42,6 +42,7 @@ from flinkstate.lab.counterexample import (
     trace_file_names,
     whole_bound,
 )
+from flinkstate.lab.run_rules import SEED
 from flinkstate.lab.scenario_run import PHASES
 from flinkstate.runtime.options import FAULTS, Fault
 from flinkstate.sim.explore import (
@@ -54,7 +55,6 @@ from flinkstate.sim.explore import (
 )
 from flinkstate.widgets.controls import ParameterControls, icon_button, refusal
 from flinkstate.widgets.recovery_stepper import RecoveryStepper
-from flinkstate.widgets.stepper_controls import MAX_SEED
 
 #: a subject as the picker holds it: what its name names, and the name
 Pick = tuple[SubjectKind, str]
@@ -305,9 +305,7 @@ class InterleavingExplorer:
         self._stop.set()
 
     def _request(self) -> _Request:
-        seed = self.seed.value
-        if not 0 <= seed <= MAX_SEED:
-            raise InvalidParameterError(f"seed must be between 0 and {MAX_SEED}, got {seed}")
+        seed = SEED.check(self.seed.value)
         strategy = Strategy.parse(self.strategy.value)
         walks = whole_bound(_typed(self.walks), "walks")
         if walks is not None and strategy is not Strategy.RANDOM_WALK:

@@ -27,6 +27,7 @@ from flinkstate.catalogue.scenarios import get_scenario
 from flinkstate.collector import collector_paused
 from flinkstate.errors import FlinkstateError, InvalidParameterError
 from flinkstate.lab.forecast import Forecast, run_forecast
+from flinkstate.lab.run_rules import MAX_STEPS, SEED
 from flinkstate.lab.scenario_run import PHASES, ScenarioRun, prepare_scenario
 from flinkstate.output import check_target, write_whole
 from flinkstate.runtime.action_kind import ActionKind
@@ -52,10 +53,9 @@ from flinkstate.widgets.run_badge import (
 from flinkstate.widgets.run_preview import RunPreview
 from flinkstate.widgets.stepper_controls import (
     EVENTS_OF_INTEREST,
-    MAX_SEED,
-    SPEEDS,
     TIMELINES_TITLE,
     StepperControls,
+    play_speed,
 )
 
 #: how many of the last steps the list under the canvas shows
@@ -80,7 +80,8 @@ class RecoveryStepper(StepperControls):
         item = get_scenario(scenario)
         if phase not in PHASES:
             raise InvalidParameterError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
-        self.max_steps = max_steps
+        SEED.check(seed)  # the seed box's rule, and flinkstate run --seed's
+        self.max_steps = MAX_STEPS.check(max_steps)
         super().__init__(item, seed, overrides, phase, max_steps)
         #: the run to its end, previewed beside the run on display (``run_preview``)
         self._preview: RunPreview | None = None
@@ -114,7 +115,7 @@ class RecoveryStepper(StepperControls):
         """Every control's observer and click handler: each move is the stepper's."""
         self.canvas.on_lanes_changed(lambda: self._render(animate=False))
         self._apply_speed()
-        self.speed.observe(lambda _: self._apply_speed(), names="value")
+        self.speed.observe(self._on_speed, names="value")
         self.play.observe(self._on_play, names="value")
         self.play.observe(self._on_playing, names="playing")
         self.goto_box.observe(self._on_goto_box, names="value")
@@ -279,9 +280,7 @@ class RecoveryStepper(StepperControls):
         A refused value is reported in the widget and the current run stays on display.
         """
         try:
-            seed = self.seed.value
-            if not 0 <= seed <= MAX_SEED:
-                raise InvalidParameterError(f"seed must be between 0 and {MAX_SEED}, got {seed}")
+            seed = SEED.check(self.seed.value)
             overrides = self.parameters.values()
             run = prepare_scenario(
                 self.scenario.value,
@@ -432,9 +431,18 @@ class RecoveryStepper(StepperControls):
             self.goto(int(change["new"]))
 
     def _apply_speed(self) -> None:
-        per_tick, interval = SPEEDS[self.speed.value]
-        self.play.step = per_tick
-        self.play.interval = interval
+        self.play.step, self.play.interval = play_speed(self.speed.value)
+
+    def _on_speed(self, change: dict[str, Any]) -> None:
+        """A value that is no speed (None, say: ipywidgets itself refuses only a label that is
+        no option) is refused in words, and the speed before it stays."""
+        try:
+            play_speed(change["new"])
+        except InvalidParameterError as error:
+            self.message.value = refusal(f"Not applied: {error}")
+            self.speed.value = change["old"]
+            return
+        self._apply_speed()
 
     def _on_playing(self, change: dict[str, Any]) -> None:
         if change["new"]:  # play starts from the step on display
@@ -448,8 +456,8 @@ class RecoveryStepper(StepperControls):
         if change["new"] == self.play.min and change["new"] != self.current_step:
             self._sync_slider()
             return
-        if change["new"] != self.current_step:
-            self.goto(min(int(change["new"]), self._last_step()))
+        if change["new"] != self.current_step and not self.goto(int(change["new"])):
+            self._sync_slider()  # refused in words: play stays at the step on display
 
     def goto(self, target: int) -> bool:
         """Show step ``target`` of the run; out of the run's range is refused in the widget."""
@@ -519,8 +527,11 @@ class RecoveryStepper(StepperControls):
         return False
 
     def _on_slider(self, change: dict[str, Any]) -> None:
-        if not self._syncing and change["new"] != self.current_step:
-            self.goto(int(change["new"]))
+        """The slider moved: to its step, or (a step outside the run, set from code: the
+        slider does not clamp it) refused in words, back at the step on display."""
+        moved = not self._syncing and change["new"] != self.current_step
+        if moved and not self.goto(int(change["new"])):
+            self._sync_slider()
 
     def _sync_slider(self) -> None:
         self._syncing = True

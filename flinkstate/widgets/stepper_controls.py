@@ -6,11 +6,13 @@ wires them to the run), so each half reads on its own.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import ipywidgets as widgets
+import traitlets
 
 from flinkstate.catalogue.scenario import Scenario
+from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.widgets.canvas import RecoveryCanvas
 from flinkstate.widgets.controls import ParameterControls, icon_button, live_figure, scenario_picker
@@ -30,8 +32,6 @@ EVENTS_OF_INTEREST: Mapping[str, tuple[ActionKind, ...]] = {
     "drain finished (v2)": (ActionKind.FINISH_DRAIN,),
     "end of run (deadlock or finish)": (),
 }
-#: seeds are Java-style non-negative ints
-MAX_SEED = 2**31 - 1
 #: the timelines' box; a run with watermarks adds " and event time" (its fifth panel)
 TIMELINES_TITLE = "timelines: buffers, credits, records and checkpoints over the steps"
 #: play speeds in steps per second: (label, steps per tick, ms between ticks)
@@ -44,6 +44,32 @@ SPEEDS: Mapping[str, tuple[int, int]] = {
     "250 steps/s": (25, 100),
     "1000 steps/s": (100, 100),
 }
+
+
+def play_speed(label: object) -> tuple[int, int]:
+    """A speed's steps per tick and ms between ticks; anything that is no speed's label is
+    refused naming the speeds (play would otherwise fail where it looks the speed up)."""
+    if not isinstance(label, str) or label not in SPEEDS:
+        raise InvalidParameterError(f"speed must be one of {', '.join(SPEEDS)}, got {label!r}")
+    return SPEEDS[label]
+
+
+class Unclamped:
+    """A bounded int widget that hands a value set outside its range to its observer, which
+    refuses it in words (as the go-to box's does): ipywidgets' own would move it to the
+    nearest end without a word. The page itself never sends one: play stops at its end."""
+
+    @traitlets.validate("value")
+    def _validate_value(self, proposal: Mapping[str, Any]) -> int:
+        return int(proposal["value"])
+
+
+class StepSlider(Unclamped, widgets.IntSlider):  # type: ignore[misc]
+    """The step slider: a step set outside the run reaches the stepper, which refuses it."""
+
+
+class StepPlay(Unclamped, widgets.Play):  # type: ignore[misc]
+    """Play: a step set outside the run reaches the stepper, which refuses it."""
 
 
 class StepperControls:
@@ -84,7 +110,7 @@ class StepperControls:
         )
         self.reset_button = icon_button("reset", "undo", "back to step 0")
         self.until = widgets.Dropdown(options=list(EVENTS_OF_INTEREST), description="next")
-        self.slider = widgets.IntSlider(
+        self.slider = StepSlider(
             value=0,
             min=0,
             max=0,
@@ -92,7 +118,7 @@ class StepperControls:
             continuous_update=False,
             layout=widgets.Layout(width="100%", max_width="900px"),
         )
-        self.play = widgets.Play(
+        self.play = StepPlay(
             value=0,
             min=0,
             max=0,

@@ -110,6 +110,19 @@ def no_simulation(monkeypatch: pytest.MonkeyPatch) -> None:
         (["run", "baseline-recovery", "--steps", "-5"], "--steps must be at least 1, got -5"),
         (["run", "keyed", "--steps", "-1"], "--steps must be at least 1, got -1"),
         (["run", "keyed", "--steps", "0"], "--steps must be at least 1, got 0"),
+        # the seed by the rule (and in the words) of the stepper's seed box and constructor
+        (
+            ["run", "baseline-recovery", "--seed", "-1"],
+            "flinkstate: error: seed must be between 0 and 2147483647, got -1",
+        ),
+        (
+            ["run", "keyed", "--seed", "-1"],
+            "flinkstate: error: seed must be between 0 and 2147483647, got -1",
+        ),
+        (
+            ["run", "keyed", "--seed", str(2**31)],
+            "flinkstate: error: seed must be between 0 and 2147483647, got 2147483648",
+        ),
     ],
 )
 def test_run_bad_input(

@@ -165,6 +165,71 @@ def test_play_moves_the_slider_and_the_run(stepper: RecoveryStepper) -> None:
     assert stepper.current_step == 50
 
 
+@pytest.mark.parametrize("control", ["slider", "play", "goto_box"])
+@pytest.mark.parametrize("target", [10**9, -5])
+def test_every_way_to_a_step_refuses_one_outside_the_run_in_words(
+    stepper: RecoveryStepper, control: str, target: int
+) -> None:
+    """The slider and play refuse what the go-to box refuses, in its words: none of them
+    clamps a step outside the run to its first or last step without a word."""
+    stepper.goto(10)
+    total = stepper.total
+    getattr(stepper, control).value = target
+    assert stepper.message.value == (
+        "<span style='color:#d62728'>Not applied: step "
+        f"{target} is outside this run (0 to {total})</span>"
+    )
+    assert stepper.current_step == 10
+    if control != "goto_box":  # the box keeps what was typed, to be corrected
+        assert stepper.slider.value == stepper.play.value == 10
+    stepper.goto(total)  # after a refusal, every control still moves the run
+    stepper.slider.value = 3
+    assert stepper.current_step == stepper.play.value == 3
+    assert stepper.message.value == ""
+
+
+def test_a_speed_that_is_no_speed_is_refused_in_words(stepper: RecoveryStepper) -> None:
+    stepper.speed.value = "250 steps/s"
+    stepper.speed.value = None  # raised KeyError in the observer
+    assert "Not applied: speed must be one of 1 step/s, 2 steps/s" in stepper.message.value
+    assert "got None" in stepper.message.value
+    assert stepper.speed.value == "250 steps/s"  # the speed before stays
+    assert (stepper.play.step, stepper.play.interval) == (25, 100)
+    stepper.speed.value = "2 steps/s"
+    assert (stepper.play.step, stepper.play.interval) == (1, 500)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"max_steps": 0}, "max_steps must be at least 1, got 0"),  # blamed checkpoint_interval
+        ({"max_steps": -3}, "max_steps must be at least 1, got -3"),
+        ({"seed": -1}, "seed must be between 0 and 2147483647, got -1"),
+        ({"seed": 2**31}, "seed must be between 0 and 2147483647, got 2147483648"),
+    ],
+)
+def test_the_constructor_holds_seed_and_max_steps_to_their_rules(
+    arguments: dict[str, int], message: str
+) -> None:
+    with pytest.raises(InvalidParameterError) as refused:
+        RecoveryStepper("baseline-recovery", **arguments)
+    assert str(refused.value) == message
+
+
+def test_the_seed_box_refuses_in_the_constructor_s_words(stepper: RecoveryStepper) -> None:
+    """One rule for the seed: the box, the constructor and ``flinkstate run --seed``."""
+    with pytest.raises(InvalidParameterError) as refused:
+        RecoveryStepper("baseline-recovery", seed=-1)
+    stepper.goto(10)
+    stepper.seed.value = -1
+    assert stepper.message.value == (
+        f"<span style='color:#d62728'>Not applied: {refused.value}</span>"
+    )
+    assert stepper.current_step == 10  # the run on display is kept
+    stepper.seed.value = 0
+    assert stepper.message.value == ""
+
+
 @pytest.mark.slow
 def test_out_of_range_values_are_refused_in_the_widget(stepper: RecoveryStepper) -> None:
     stepper.goto(10)
