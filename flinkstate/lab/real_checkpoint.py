@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,7 +23,8 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from flinkstate.dataset import Dataset
-from flinkstate.errors import InvalidParameterError
+from flinkstate.errors import CheckpointFormatError, InvalidParameterError
+from flinkstate.flinkcheckpoint.files import open_regular
 from flinkstate.flinkcheckpoint.summary import checkpoint_dir
 from flinkstate.javahash import JavaType, string_hash_codes
 from flinkstate.keygroups import compute_key_group_range_for_operator_index
@@ -43,6 +45,9 @@ from flinkstate.runtime.jobgraph import Exchange, JobGraph, Operator, OperatorKi
 
 #: the file beside a real checkpoint that holds its job's configuration (``key=value`` lines)
 JOB_CONFIG = "job-config.txt"
+#: the largest job configuration read: a job's Flink configuration is kilobytes, so a larger
+#: file is not one (and reading it whole would cost its size in memory)
+MAX_JOB_CONFIG_BYTES = 1024 * 1024
 
 #: Flink's configuration keys the forecast reads, with the model's parameter each sets and
 #: Flink's default where the file does not give it
@@ -87,9 +92,11 @@ class RealJob:
 
 def read_job_config(path: Path) -> dict[str, str]:
     """``key=value`` lines (blank lines and ``#`` comments skipped); a line that is neither,
-    or a key given twice, is refused naming the file and line."""
+    or a key given twice, is refused naming the file and line. The file must be a regular
+    file of at most :data:`MAX_JOB_CONFIG_BYTES` in UTF-8: a FIFO would block, a device or a
+    huge file would fill the memory, and bytes that are not text cannot be a configuration."""
     values: dict[str, str] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(_job_config_text(path).splitlines(), start=1):
         text = line.strip()
         if not text or text.startswith("#"):
             continue
@@ -102,13 +109,47 @@ def read_job_config(path: Path) -> dict[str, str]:
     return values
 
 
+def _job_config_text(path: Path) -> str:
+    """The text of a job's configuration file, read only if it is a regular file, at most
+    :data:`MAX_JOB_CONFIG_BYTES` of it, decoded strictly as UTF-8; anything else refused in
+    one line naming the file (and the byte where the text stops being UTF-8)."""
+    what = "a job configuration (key=value lines)"
+    try:
+        file = open_regular(path, what)
+    except FileNotFoundError:
+        missing = "a link to a missing file" if path.is_symlink() else "no such file"
+        raise InvalidParameterError(f"{path}: {what}: {missing}") from None
+    with file:
+        size = os.fstat(file.fileno()).st_size
+        data = b"" if size > MAX_JOB_CONFIG_BYTES else file.read(MAX_JOB_CONFIG_BYTES + 1)
+    if size > MAX_JOB_CONFIG_BYTES or len(data) > MAX_JOB_CONFIG_BYTES:
+        raise CheckpointFormatError(
+            str(path),
+            MAX_JOB_CONFIG_BYTES,
+            f"{what} of at most {MAX_JOB_CONFIG_BYTES} bytes, found {max(size, len(data))}",
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CheckpointFormatError(
+            str(path), error.start, f"{what} in UTF-8, found byte 0x{data[error.start]:02x}"
+        ) from None
+    if "\0" in text:
+        raise CheckpointFormatError(
+            str(path), data.index(0), f"{what} in UTF-8, found a NUL byte (UTF-16?)"
+        )
+    return text
+
+
 def find_job_config(checkpoint: Path) -> Path | None:
     """The ``job-config.txt`` beside a checkpoint: in its ``chk-N`` folder, its job's folder
-    or the folder above (where the committed real checkpoints keep it)."""
+    or the folder above (where the committed real checkpoints keep it). Whatever has the name
+    counts, a FIFO, a folder or a broken link included: :func:`read_job_config` refuses what is
+    not a regular file, rather than the forecast taking Flink's defaults in silence."""
     directory = checkpoint_dir(checkpoint).resolve()
     for folder in (directory, directory.parent, directory.parent.parent):
         candidate = folder / JOB_CONFIG
-        if candidate.is_file():
+        if os.path.lexists(candidate):
             # named as the user would name it: below the working directory, relative to it
             with contextlib.suppress(ValueError):
                 return candidate.relative_to(Path.cwd())
