@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -62,6 +63,20 @@ NETWORK_KEYS: Mapping[str, tuple[str, int]] = {
         5,
     ),
 }
+
+#: the least value of each count the forecast reads (``NetworkConfig``'s bounds): a gate may
+#: have no exclusive or floating buffers, but a subpartition, a TaskManager and a channel
+#: state file hold at least one
+MINIMUM: Mapping[str, int] = {
+    "buffers_per_channel": 0,
+    "floating_buffers": 0,
+    "max_buffers_per_channel": 1,
+    "slots_per_tm": 1,
+    "subtasks_per_state_file": 1,
+}
+#: what Java's ``Integer.parseInt`` takes: a sign, then decimal digits (``\\d`` matches the
+#: Unicode digits ``Character.digit`` reads too)
+_JAVA_INT = re.compile(r"[+-]?\d+")
 
 
 @dataclass(frozen=True)
@@ -161,7 +176,8 @@ def network_settings(
     config: Mapping[str, str], source: str = JOB_CONFIG
 ) -> tuple[dict[str, object], tuple[Setting, ...]]:
     """The model's network parameters from a job's configuration, Flink's defaults where it
-    says nothing, each with where it came from; sizes as Flink writes them (``4kb``)."""
+    says nothing, each with where it came from; sizes as Flink writes them (``4kb``), counts
+    as Flink's ``Integer.parseInt`` reads them, each at least its bound."""
     values: dict[str, object] = {}
     settings = []
     for key, (name, default) in NETWORK_KEYS.items():
@@ -172,15 +188,67 @@ def network_settings(
             continue
         value: int
         if name == "segment_size":
-            value = check_segment_size(parse_bytes(raw))
-        else:
             try:
-                value = int(raw)
-            except ValueError:
-                raise InvalidParameterError(f"{source}: {key}={raw!r} is not a number") from None
+                value = check_segment_size(parse_bytes(raw))
+            except InvalidParameterError as error:
+                raise InvalidParameterError(f"{source}: {key}={raw!r}: {error}") from None
+        else:
+            value = config_int(config, key, default, source)
+            if value < MINIMUM[name]:
+                raise InvalidParameterError(
+                    f"{source}: {key}={raw!r}: must be at least {MINIMUM[name]}"
+                )
         values[name] = value
         settings.append(Setting(name, value, f"{source}: {key}={raw}"))
     return values, tuple(settings)
+
+
+def _unparsable(
+    source: str, key: str, raw: str, why: str, cause: str = ""
+) -> InvalidParameterError:
+    """Flink's refusal of a value its option cannot parse (``Configuration.getOptional``),
+    with the converter's own message where it has one."""
+    caused = f", caused by '{cause}'" if cause else ""
+    return InvalidParameterError(
+        f"{source}: {key}={raw!r} {why} (Flink: \"Could not parse value '{raw}' for key "
+        f"'{key}'.\"{caused})"
+    )
+
+
+def config_boolean(config: Mapping[str, str], key: str, default: bool, source: str) -> bool:
+    """A boolean option as Flink reads it (``ConfigurationUtils.convertToBoolean``): ``true``
+    or ``false`` in any case; anything else, an empty value included, Flink refuses rather
+    than taking it as false, and so does the forecast."""
+    raw = config.get(key)
+    if raw is None:
+        return default
+    upper = raw.upper()
+    if upper not in ("TRUE", "FALSE"):
+        raise _unparsable(
+            source,
+            key,
+            raw,
+            "is neither true nor false",
+            f"Unrecognized option for boolean: {raw}. Expected either true or false(case "
+            "insensitive)",
+        )
+    return upper == "TRUE"
+
+
+def config_int(config: Mapping[str, str], key: str, default: int, source: str) -> int:
+    """An int option as Flink reads it (``Integer.parseInt``): an optional sign and decimal
+    digits, nothing else (no spaces, ``_`` or ``.``), within a Java int."""
+    raw = config.get(key)
+    if raw is None:
+        return default
+    if not _JAVA_INT.fullmatch(raw):
+        raise _unparsable(
+            source, key, raw, "is not a number Flink reads as an int", f'For input string: "{raw}"'
+        )
+    value = int(raw)
+    if not -(2**31) <= value < 2**31:
+        raise _unparsable(source, key, raw, "does not fit a Java int", f'For input string: "{raw}"')
+    return value
 
 
 class _Buffer(NamedTuple):

@@ -149,3 +149,18 @@ def test_a_job_config_that_cannot_be_one_is_one_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert message in err
+
+
+@pytest.mark.parametrize("value", ["maybe", ""])
+def test_a_boolean_flink_refuses_is_one_line(
+    tmp_path: Path, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = "execution.checkpointing.unaligned.recover-output-on-downstream.enabled"
+    path = tmp_path / "job-config.txt"
+    path.write_text(f"{key}={value}\n", encoding="utf-8")
+    arguments = ["forecast", checkpoint(), "--to", "3", "--quiet", *KEYED, *TUPLE]
+    assert main([*arguments, "--job-config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"{key}={value!r} is neither true nor false" in err
+    assert f"Could not parse value '{value}' for key '{key}'." in err

@@ -5,6 +5,7 @@ Flink's own reports by the forecast's tests, tests/lab/test_forecast.py.)"""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from flinkstate.errors import CheckpointFormatError, InvalidParameterError
 from flinkstate.lab.forecast import prepare_forecast
 from flinkstate.lab.real_checkpoint import (
     MAX_JOB_CONFIG_BYTES,
+    config_boolean,
     find_job_config,
     network_settings,
     read_job_config,
@@ -103,3 +105,61 @@ def test_a_job_config_beside_the_checkpoint_is_never_taken_as_absent(
     assert find_job_config(copy / source.name) is not None
     with pytest.raises((CheckpointFormatError, InvalidParameterError), match=r"job-config\.txt"):
         prepare_forecast(copy / source.name, 3, exchanges=exchanges(source), value=TUPLE)
+
+
+RECOVER_OUTPUT = "execution.checkpointing.unaligned.recover-output-on-downstream.enabled"
+
+
+@pytest.mark.parametrize(("raw", "value"), [("true", True), ("FALSE", False), ("True", True)])
+def test_a_boolean_is_true_or_false_in_any_case(raw: str, value: bool) -> None:
+    assert config_boolean({RECOVER_OUTPUT: raw}, RECOVER_OUTPUT, False, "job-config.txt") is value
+    assert config_boolean({}, RECOVER_OUTPUT, True, "job-config.txt") is True
+
+
+@pytest.mark.parametrize("raw", ["maybe", "", "yes", "1", "true "])
+def test_a_boolean_flink_refuses_is_refused(raw: str) -> None:
+    expected = (
+        f'job-config.txt: {RECOVER_OUTPUT}={raw!r} is neither true nor false (Flink: "Could '
+        f"not parse value '{raw}' for key '{RECOVER_OUTPUT}'.\", caused by 'Unrecognized option "
+        f"for boolean: {raw}. Expected either true or false(case insensitive)')"
+    )
+    with pytest.raises(InvalidParameterError) as refused:
+        config_boolean({RECOVER_OUTPUT: raw}, RECOVER_OUTPUT, False, "job-config.txt")
+    assert str(refused.value) == expected
+
+
+@pytest.mark.parametrize(("raw", "value"), [("+3", 3), ("007", 7), ("\u0663", 3)])
+def test_an_int_as_integer_parse_int_reads_it(raw: str, value: int) -> None:
+    values, _ = network_settings({"taskmanager.numberOfTaskSlots": raw})
+    assert values["slots_per_tm"] == value
+
+
+@pytest.mark.parametrize(
+    ("key", "raw", "message"),
+    [
+        ("taskmanager.numberOfTaskSlots", "1_000", "is not a number Flink reads as an int"),
+        ("taskmanager.numberOfTaskSlots", "2.0", 'For input string: "2.0"'),
+        ("taskmanager.numberOfTaskSlots", "", "Could not parse value '' for key"),
+        ("taskmanager.numberOfTaskSlots", "2147483648", "does not fit a Java int"),
+        ("taskmanager.numberOfTaskSlots", "0", "='0': must be at least 1"),
+        ("taskmanager.network.memory.buffers-per-channel", "-1", "='-1': must be at least 0"),
+        ("execution.checkpointing.max-subtasks-per-channel-state-file", "0", "at least 1"),
+        ("taskmanager.memory.segment-size", "", "segment-size='': a memory size must not be"),
+        ("taskmanager.memory.segment-size", "8 zb", "segment-size='8 zb': memory size unit"),
+    ],
+)
+def test_a_count_or_size_flink_refuses_is_refused_naming_key_and_value(
+    key: str, raw: str, message: str
+) -> None:
+    with pytest.raises(InvalidParameterError, match=re.escape(message)) as refused:
+        network_settings({key: raw})
+    assert key in str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
+def test_an_unparsable_recover_output_is_refused_by_the_forecast(tmp_path: Path) -> None:
+    source = by_name("keyed-hash-p2-p4")
+    path = tmp_path / "job-config.txt"
+    path.write_text(f"{RECOVER_OUTPUT}=maybe\n", encoding="utf-8")
+    with pytest.raises(InvalidParameterError, match=f"{RECOVER_OUTPUT}='maybe' is neither"):
+        prepare_forecast(source, 3, exchanges=exchanges(source), value=TUPLE, job_config=path)
