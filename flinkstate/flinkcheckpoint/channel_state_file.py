@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import itertools
 import struct
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from flinkstate.errors import CheckpointFormatError
 from flinkstate.flinkcheckpoint.files import StateFiles
-from flinkstate.flinkcheckpoint.handles import ByteStreamStateHandle, ChannelStateHandle
+from flinkstate.flinkcheckpoint.handles import (
+    ByteStreamStateHandle,
+    ChannelStateHandle,
+    StreamStateHandle,
+)
 
 #: ``ChannelStateSerializerImpl.SERIALIZATION_VERSION``
 SERIALIZATION_VERSION = 0
@@ -241,3 +246,54 @@ def _read_checked(
             )
         )
     return found
+
+
+def check_chunks(handles: Iterable[tuple[str, ChannelStateHandle]], files: StateFiles) -> None:
+    """Every chunk the channel handles of a checkpoint (each with its operator's label) name
+    is bytes of its own: Flink writes each buffer once, for one channel, so a chunk two
+    handles name, or one handle twice, or chunks that overlap, would replay the same data
+    twice. Refused naming the two handles; a chunk outside its stream is left to
+    :func:`read_channel`, which names it.
+
+    Examples
+    --------
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    >>> handles = [(op.label, h) for op, h in read_metadata(checkpoint).channel_handles()]
+    >>> with StateFiles(checkpoint) as files:
+    ...     check_chunks(handles, files)  # Flink's own checkpoint: every chunk once
+    ...     check_chunks(handles[:1] * 2, files)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.CheckpointFormatError: ...: at byte 4: expected chunks each named by one \
+handle once, found the chunk at 4 of to-record's output handle of subtask 0, 0/0 and the chunk \
+at 4 of to-record's output handle of subtask 0, 0/0 sharing bytes
+    """
+    claims: dict[StreamStateHandle, list[tuple[int, int, str]]] = defaultdict(list)
+    for operator, handle in handles:
+        if handle.delegate is None:
+            continue
+        stream = files.stream(handle.delegate)
+        name = (
+            f"{operator}'s {handle.kind} handle of subtask {handle.subtask}, "
+            f"{handle.gate_or_partition}/{handle.channel_or_subpartition}"
+        )
+        mine = claims[handle.delegate]
+        for offset in handle.offsets:
+            if not HEADER_LENGTH <= offset <= len(stream) - 4:
+                continue
+            (length,) = _I32.unpack_from(stream, offset)
+            if 0 <= length <= len(stream) - offset - 4:
+                mine.append((offset, offset + 4 + length, name))
+    for delegate, ranges in claims.items():
+        ranges.sort()
+        for (start, end, first), (following, _, second) in itertools.pairwise(ranges):
+            if following < end:
+                raise CheckpointFormatError(
+                    files.describe(delegate),
+                    following,
+                    f"chunks each named by one handle once, found the chunk at {start} of "
+                    f"{first} and the chunk at {following} of {second} sharing bytes",
+                )

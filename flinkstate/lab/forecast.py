@@ -38,6 +38,7 @@ from flinkstate.lab.real_checkpoint import (
     JOB_CONFIG,
     RealJob,
     Setting,
+    config_boolean,
     find_job_config,
     network_settings,
     read_job_config,
@@ -229,9 +230,7 @@ def prepare_forecast(
     config_file = job_config if job_config is not None else find_job_config(directory)
     config = {} if config_file is None else read_job_config(config_file)
     values, settings, notes = _settings(config, config_file, chosen, overrides)
-    recover_output = chosen is not RecoveryGeneration.CLASSIC or _true(
-        config.get(RECOVER_OUTPUT_ON_DOWNSTREAM_KEY, "false")
-    )
+    recover_output = _recovers_output(config, config_file, chosen)
     if chosen is not RecoveryGeneration.CLASSIC:
         notes.append(
             f"{chosen.value} ({chosen.flink}) recovers with {RECOVER_OUTPUT_ON_DOWNSTREAM_KEY} "
@@ -317,6 +316,16 @@ def _settings(
     return values, settings, notes
 
 
+def _recovers_output(
+    config: Mapping[str, str], config_file: Path | None, chosen: RecoveryGeneration
+) -> bool:
+    """Whether the restore recovers output on the downstream side: always with a new
+    generation, else as the job's configuration says, a value Flink refuses refused."""
+    source = config_file.name if config_file else JOB_CONFIG
+    configured = config_boolean(config, RECOVER_OUTPUT_ON_DOWNSTREAM_KEY, False, source)
+    return configured or chosen is not RecoveryGeneration.CLASSIC
+
+
 def _restored(
     job: RealJob, to: int, values: Mapping[str, object], seed: int, recover_output: bool
 ) -> tuple[StateAssignment, NetworkWorld]:
@@ -356,10 +365,6 @@ def _no_job(values: Mapping[str, Any]) -> JobGraph:
 
 def _default(name: str) -> object:
     return next(p.default for p in FORECAST_PARAMETERS if p.name == name)
-
-
-def _true(text: str) -> bool:
-    return text.strip().lower() == "true"
 
 
 def run_forecast(

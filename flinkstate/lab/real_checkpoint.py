@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -22,7 +24,8 @@ import numpy.typing as npt
 import pyarrow as pa
 
 from flinkstate.dataset import Dataset
-from flinkstate.errors import InvalidParameterError
+from flinkstate.errors import CheckpointFormatError, InvalidParameterError
+from flinkstate.flinkcheckpoint.files import open_regular
 from flinkstate.flinkcheckpoint.summary import checkpoint_dir
 from flinkstate.javahash import JavaType, string_hash_codes
 from flinkstate.keygroups import compute_key_group_range_for_operator_index
@@ -43,6 +46,9 @@ from flinkstate.runtime.jobgraph import Exchange, JobGraph, Operator, OperatorKi
 
 #: the file beside a real checkpoint that holds its job's configuration (``key=value`` lines)
 JOB_CONFIG = "job-config.txt"
+#: the largest job configuration read: a job's Flink configuration is kilobytes, so a larger
+#: file is not one (and reading it whole would cost its size in memory)
+MAX_JOB_CONFIG_BYTES = 1024 * 1024
 
 #: Flink's configuration keys the forecast reads, with the model's parameter each sets and
 #: Flink's default where the file does not give it
@@ -57,6 +63,20 @@ NETWORK_KEYS: Mapping[str, tuple[str, int]] = {
         5,
     ),
 }
+
+#: the least value of each count the forecast reads (``NetworkConfig``'s bounds): a gate may
+#: have no exclusive or floating buffers, but a subpartition, a TaskManager and a channel
+#: state file hold at least one
+MINIMUM: Mapping[str, int] = {
+    "buffers_per_channel": 0,
+    "floating_buffers": 0,
+    "max_buffers_per_channel": 1,
+    "slots_per_tm": 1,
+    "subtasks_per_state_file": 1,
+}
+#: what Java's ``Integer.parseInt`` takes: a sign, then decimal digits (``\\d`` matches the
+#: Unicode digits ``Character.digit`` reads too)
+_JAVA_INT = re.compile(r"[+-]?\d+")
 
 
 @dataclass(frozen=True)
@@ -87,9 +107,11 @@ class RealJob:
 
 def read_job_config(path: Path) -> dict[str, str]:
     """``key=value`` lines (blank lines and ``#`` comments skipped); a line that is neither,
-    or a key given twice, is refused naming the file and line."""
+    or a key given twice, is refused naming the file and line. The file must be a regular
+    file of at most :data:`MAX_JOB_CONFIG_BYTES` in UTF-8: a FIFO would block, a device or a
+    huge file would fill the memory, and bytes that are not text cannot be a configuration."""
     values: dict[str, str] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(_job_config_text(path).splitlines(), start=1):
         text = line.strip()
         if not text or text.startswith("#"):
             continue
@@ -102,13 +124,47 @@ def read_job_config(path: Path) -> dict[str, str]:
     return values
 
 
+def _job_config_text(path: Path) -> str:
+    """The text of a job's configuration file, read only if it is a regular file, at most
+    :data:`MAX_JOB_CONFIG_BYTES` of it, decoded strictly as UTF-8; anything else refused in
+    one line naming the file (and the byte where the text stops being UTF-8)."""
+    what = "a job configuration (key=value lines)"
+    try:
+        file = open_regular(path, what)
+    except FileNotFoundError:
+        missing = "a link to a missing file" if path.is_symlink() else "no such file"
+        raise InvalidParameterError(f"{path}: {what}: {missing}") from None
+    with file:
+        size = os.fstat(file.fileno()).st_size
+        data = b"" if size > MAX_JOB_CONFIG_BYTES else file.read(MAX_JOB_CONFIG_BYTES + 1)
+    if size > MAX_JOB_CONFIG_BYTES or len(data) > MAX_JOB_CONFIG_BYTES:
+        raise CheckpointFormatError(
+            str(path),
+            MAX_JOB_CONFIG_BYTES,
+            f"{what} of at most {MAX_JOB_CONFIG_BYTES} bytes, found {max(size, len(data))}",
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise CheckpointFormatError(
+            str(path), error.start, f"{what} in UTF-8, found byte 0x{data[error.start]:02x}"
+        ) from None
+    if "\0" in text:
+        raise CheckpointFormatError(
+            str(path), data.index(0), f"{what} in UTF-8, found a NUL byte (UTF-16?)"
+        )
+    return text
+
+
 def find_job_config(checkpoint: Path) -> Path | None:
     """The ``job-config.txt`` beside a checkpoint: in its ``chk-N`` folder, its job's folder
-    or the folder above (where the committed real checkpoints keep it)."""
+    or the folder above (where the committed real checkpoints keep it). Whatever has the name
+    counts, a FIFO, a folder or a broken link included: :func:`read_job_config` refuses what is
+    not a regular file, rather than the forecast taking Flink's defaults in silence."""
     directory = checkpoint_dir(checkpoint).resolve()
     for folder in (directory, directory.parent, directory.parent.parent):
         candidate = folder / JOB_CONFIG
-        if candidate.is_file():
+        if os.path.lexists(candidate):
             # named as the user would name it: below the working directory, relative to it
             with contextlib.suppress(ValueError):
                 return candidate.relative_to(Path.cwd())
@@ -120,7 +176,8 @@ def network_settings(
     config: Mapping[str, str], source: str = JOB_CONFIG
 ) -> tuple[dict[str, object], tuple[Setting, ...]]:
     """The model's network parameters from a job's configuration, Flink's defaults where it
-    says nothing, each with where it came from; sizes as Flink writes them (``4kb``)."""
+    says nothing, each with where it came from; sizes as Flink writes them (``4kb``), counts
+    as Flink's ``Integer.parseInt`` reads them, each at least its bound."""
     values: dict[str, object] = {}
     settings = []
     for key, (name, default) in NETWORK_KEYS.items():
@@ -131,15 +188,67 @@ def network_settings(
             continue
         value: int
         if name == "segment_size":
-            value = check_segment_size(parse_bytes(raw))
-        else:
             try:
-                value = int(raw)
-            except ValueError:
-                raise InvalidParameterError(f"{source}: {key}={raw!r} is not a number") from None
+                value = check_segment_size(parse_bytes(raw))
+            except InvalidParameterError as error:
+                raise InvalidParameterError(f"{source}: {key}={raw!r}: {error}") from None
+        else:
+            value = config_int(config, key, default, source)
+            if value < MINIMUM[name]:
+                raise InvalidParameterError(
+                    f"{source}: {key}={raw!r}: must be at least {MINIMUM[name]}"
+                )
         values[name] = value
         settings.append(Setting(name, value, f"{source}: {key}={raw}"))
     return values, tuple(settings)
+
+
+def _unparsable(
+    source: str, key: str, raw: str, why: str, cause: str = ""
+) -> InvalidParameterError:
+    """Flink's refusal of a value its option cannot parse (``Configuration.getOptional``),
+    with the converter's own message where it has one."""
+    caused = f", caused by '{cause}'" if cause else ""
+    return InvalidParameterError(
+        f"{source}: {key}={raw!r} {why} (Flink: \"Could not parse value '{raw}' for key "
+        f"'{key}'.\"{caused})"
+    )
+
+
+def config_boolean(config: Mapping[str, str], key: str, default: bool, source: str) -> bool:
+    """A boolean option as Flink reads it (``ConfigurationUtils.convertToBoolean``): ``true``
+    or ``false`` in any case; anything else, an empty value included, Flink refuses rather
+    than taking it as false, and so does the forecast."""
+    raw = config.get(key)
+    if raw is None:
+        return default
+    upper = raw.upper()
+    if upper not in ("TRUE", "FALSE"):
+        raise _unparsable(
+            source,
+            key,
+            raw,
+            "is neither true nor false",
+            f"Unrecognized option for boolean: {raw}. Expected either true or false(case "
+            "insensitive)",
+        )
+    return upper == "TRUE"
+
+
+def config_int(config: Mapping[str, str], key: str, default: int, source: str) -> int:
+    """An int option as Flink reads it (``Integer.parseInt``): an optional sign and decimal
+    digits, nothing else (no spaces, ``_`` or ``.``), within a Java int."""
+    raw = config.get(key)
+    if raw is None:
+        return default
+    if not _JAVA_INT.fullmatch(raw):
+        raise _unparsable(
+            source, key, raw, "is not a number Flink reads as an int", f'For input string: "{raw}"'
+        )
+    value = int(raw)
+    if not -(2**31) <= value < 2**31:
+        raise _unparsable(source, key, raw, "does not fit a Java int", f'For input string: "{raw}"')
+    return value
 
 
 class _Buffer(NamedTuple):

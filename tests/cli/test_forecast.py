@@ -128,3 +128,39 @@ def test_a_checkpoint_that_is_not_there_is_one_line(
 ) -> None:
     assert main(["forecast", str(tmp_path / "chk-1"), "--to", "2", *KEYED, *TUPLE]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"\x00\x01\xfe\xff" * 64, "job.bin: at byte 2: expected a job configuration"),
+        (None, "/dev/zero: at byte 0: expected a job configuration (key=value lines), a regular"),
+    ],
+)
+def test_a_job_config_that_cannot_be_one_is_one_line(
+    tmp_path: Path, content: bytes | None, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = Path("/dev/zero")
+    if content is not None:
+        path = tmp_path / "job.bin"
+        path.write_bytes(content)
+    arguments = ["forecast", checkpoint(), "--to", "3", "--quiet", *KEYED, *TUPLE]
+    assert main([*arguments, "--job-config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert message in err
+
+
+@pytest.mark.parametrize("value", ["maybe", ""])
+def test_a_boolean_flink_refuses_is_one_line(
+    tmp_path: Path, value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = "execution.checkpointing.unaligned.recover-output-on-downstream.enabled"
+    path = tmp_path / "job-config.txt"
+    path.write_text(f"{key}={value}\n", encoding="utf-8")
+    arguments = ["forecast", checkpoint(), "--to", "3", "--quiet", *KEYED, *TUPLE]
+    assert main([*arguments, "--job-config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"{key}={value!r} is neither true nor false" in err
+    assert f"Could not parse value '{value}' for key '{key}'." in err

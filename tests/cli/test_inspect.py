@@ -445,3 +445,18 @@ def test_an_export_keyed_by_another_key_than_the_jobs_is_refused(
     assert "is in key group 65, but it was going to slow-counter[0], which owns key groups" in err
     assert "the key given is not the one the job keyed by" in err
     assert not (tmp_path / "d").exists()
+
+
+def test_a_chunk_two_handles_name_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two channels' handles naming one chunk: refused naming both, as Flink never writes it."""
+    from tests.flinkcheckpoint.fuzz import copy_checkpoint, rewrite_metadata
+    from tests.flinkcheckpoint.test_channel_state_file import shared_chunk
+
+    chk = copy_checkpoint(real_checkpoint("keyed-hash-p2-p4"), tmp_path)
+    rewrite_metadata(chk, lambda m: shared_chunk(m, within=False))
+    assert main(["inspect", str(chk)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "subtask 0, 0/0 and the chunk at 4 of to-record's output handle of subtask 0, 0/1" in err

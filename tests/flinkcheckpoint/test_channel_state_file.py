@@ -3,6 +3,7 @@ checkpoints (every chunk's offset and length; every stitched channel's decoded r
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 from pathlib import Path
@@ -11,11 +12,24 @@ from typing import Any
 import pytest
 
 from flinkstate.errors import CheckpointFormatError, StoredPathError
-from flinkstate.flinkcheckpoint.channel_state_file import read_channel, read_channels
+from flinkstate.flinkcheckpoint import real_checkpoint
+from flinkstate.flinkcheckpoint.channel_state_file import (
+    check_chunks,
+    read_channel,
+    read_channels,
+)
+from flinkstate.flinkcheckpoint.export import ExchangeSpec, to_dataset
 from flinkstate.flinkcheckpoint.files import StateFiles
-from flinkstate.flinkcheckpoint.handles import ChannelStateHandle
+from flinkstate.flinkcheckpoint.handles import (
+    ByteStreamStateHandle,
+    ChannelStateHandle,
+    MergedChannelStateHandle,
+)
+from flinkstate.flinkcheckpoint.key_selector import key_function
 from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
 from flinkstate.flinkcheckpoint.stream_element import ElementTag, decode, value_decoder
+from flinkstate.flinkcheckpoint.summary import summarize
+from tests.flinkcheckpoint.fuzz import copy_checkpoint, rewrite_metadata
 from tests.flinkcheckpoint.test_metadata import CHECKPOINTS, ground_truth
 
 TUPLE = value_decoder("Tuple2<Long,String>")
@@ -255,3 +269,74 @@ def test_an_absolute_path_outside_the_job_folder_is_never_opened(tmp_path: Path)
     (tmp_path / "state").write_bytes(b"x")
     with StateFiles(checkpoint, reroot={"/elsewhere": str(tmp_path)}) as files:
         assert files.local_path("file:/elsewhere/state") == tmp_path / "state"
+
+
+def shared_chunk(metadata: CheckpointMetadata, within: bool) -> CheckpointMetadata:
+    """``to-record`` subtask 0's merged output handle with subpartition 1 naming subpartition
+    0's chunks (``within``: subpartition 0 naming its own first chunk twice), every state size
+    kept consistent so that only the shared bytes are wrong."""
+    to_record = metadata.operator("to-record")
+    subtask = to_record.subtasks[0]
+    (merged,) = subtask.result_subpartition_state
+    assert isinstance(merged, MergedChannelStateHandle)
+    first, second, *rest = merged.channels
+    if within:
+        chunk = 4 + 4096  # its first chunk: a 4 KiB buffer and its length prefix
+        first = dataclasses.replace(
+            first, offsets=(first.offsets[0], *first.offsets), state_size=first.state_size + chunk
+        )
+    else:
+        second = dataclasses.replace(second, offsets=first.offsets, state_size=first.state_size)
+    channels = (first, second, *rest)
+    merged = dataclasses.replace(
+        merged, channels=channels, state_size=sum(c.state_size for c in channels)
+    )
+    subtasks = (dataclasses.replace(subtask, result_subpartition_state=(merged,)),)
+    changed = dataclasses.replace(to_record, subtasks=subtasks + to_record.subtasks[1:])
+    return dataclasses.replace(
+        metadata,
+        operators=tuple(changed if o is to_record else o for o in metadata.operators),
+    )
+
+
+@pytest.mark.parametrize("within", [False, True])
+def test_a_chunk_named_twice_is_a_format_error(tmp_path: Path, within: bool) -> None:
+    chk = copy_checkpoint(real_checkpoint("keyed-hash-p2-p4"), tmp_path)
+    rewrite_metadata(chk, lambda m: shared_chunk(m, within))
+    twice = "0/0" if within else "0/1"
+    message = (
+        r"at byte 4: expected chunks each named by one handle once, found the chunk at 4 of "
+        rf"to-record's output handle of subtask 0, 0/0 and the chunk at 4 of to-record's "
+        rf"output handle of subtask 0, {twice} sharing bytes"
+    )
+    with pytest.raises(CheckpointFormatError, match=message):
+        summarize(chk)
+    key = key_function("f0%1000", "Tuple2<Long,String>")
+    with pytest.raises(CheckpointFormatError, match=message):
+        to_dataset(
+            chk,
+            {"to-record->slow-counter": ExchangeSpec("keyBy", key)},
+            value=value_decoder("Tuple2<Long,String>"),
+        )
+
+
+def test_overlapping_chunks_are_a_format_error() -> None:
+    # a stream whose chunk at 4 holds 8 bytes, the first four of them 0: read at 8, they
+    # are a chunk of its own, inside the first; found only from the chunks' lengths
+    stream = ByteStreamStateHandle(
+        "crafted", bytes(4) + (8).to_bytes(4, "big") + bytes(4) + b"abcd"
+    )
+    whole = ChannelStateHandle(True, 0, 0, 0, (4,), 16, stream)
+    inside = dataclasses.replace(whole, channel_or_subpartition=1, offsets=(8,), state_size=8)
+    chk = real_checkpoint("keyed-hash-p2-p4")
+    with StateFiles(chk) as files:
+        assert read_channel(whole, files).data == bytes(4) + b"abcd"
+        assert read_channel(inside, files).data == b""
+        check_chunks([("map", whole)], files)
+        with pytest.raises(CheckpointFormatError) as refused:
+            check_chunks([("map", whole), ("map", inside)], files)
+    assert str(refused.value) == (
+        "inline bytes 'crafted' in _metadata: at byte 8: expected chunks each named by one "
+        "handle once, found the chunk at 4 of map's input handle of subtask 0, 0/0 and the "
+        "chunk at 8 of map's input handle of subtask 0, 0/1 sharing bytes"
+    )
