@@ -28,6 +28,8 @@ from typing import Any
 from flinkstate.keygroups import assign_to_key_group
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.records import MIN_WATERMARK, StreamElementKind
+from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
+from flinkstate.runtime.checkpoint.channel.channel_state_writer import ChannelStateWriter
 from flinkstate.runtime.checkpoint.checkpoint import CheckpointInProgress
 from flinkstate.runtime.events import (
     BARRIER,
@@ -38,10 +40,12 @@ from flinkstate.runtime.events import (
     SUBTASK_CONNECTION,
 )
 from flinkstate.runtime.jobgraph import JobGraph
-from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
+from flinkstate.runtime.partition.consumer.input_gate import Channel
+from flinkstate.runtime.partition.result_partition import Subpartition
 from flinkstate.runtime.tasks.task import Task, TaskPhase
 from flinkstate.runtime.watermark.watermarks import watermark_text
 from flinkstate.runtime.world.actors import ActorKind, ActorRef
+from flinkstate.runtime.world.holdings import Holding, Lane, holdings
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
 from flinkstate.views.ownership import (
@@ -430,6 +434,12 @@ def _place_details(world: NetworkWorld) -> dict[str, dict[str, Any]]:
     return details
 
 
+def _in_recovery(channel: Channel) -> bool:
+    """A recovered channel, or (V2) one whose drained state is still ahead of its data: only
+    then are its recovered and stashed buffers drawn."""
+    return channel.recovered or channel.recoverable.in_recovery
+
+
 class _ItemBuilder:
     """Walks the world's containers once and makes an item of every buffer and request."""
 
@@ -442,89 +452,126 @@ class _ItemBuilder:
         self.persisted = (last.id, last.persisted_buffers) if last is not None else None
 
     def items(self) -> Iterator[dict[str, Any]]:
-        world = self.world
-        for task in world.tasks.values():
-            for partition in task.partitions:
-                down = partition.exchange.downstream
-                for sub in partition.subpartitions:
-                    place = subpartition_node(sub)
-                    yield from self._queue(sub.queue, place, "queue", down, sub.name)
-                    if sub.builder is not None:
-                        yield self._buffer(
-                            sub.builder, place, "builder", len(sub.queue), down, sub.name
-                        )
-            for gate in task.gates:
-                for channel in gate.channels:
-                    yield from self._channel(task, gate, channel)
-            current = task.current_buffer
-            if current is not None and task.current is not None:
-                yield self._buffer(
-                    current,
-                    task_node(task),
-                    "deserializer",
-                    0,
-                    task.operator,
-                    task.current.name,
-                    ready=frozenset(task.ready),
-                )
-        for task in world.tasks.values():
-            reader = world.readers.get(task.name)
-            if reader is not None:
-                if reader.pre is not None:
-                    # the buffer being filtered: its bytes are the records in ``pending``
-                    yield {
-                        "id": f"pre {reader.name}",
-                        "kind": "buffer",
-                        "place": reader.name,
-                        "lane": "pre-filter",
-                        "slot": 0,
-                        "of": reader.pre_channel,
-                        "segment": reader.pre,
-                        "used": 0,
-                        "capacity": self.world.config.segment_size,
-                        "heap": reader.pre == HEAP,
-                        "recovered": True,
-                        "pieces": [],
-                    }
-                for slot, buffer in enumerate(reader.posts, start=1):
-                    yield self._buffer(
-                        buffer, reader.name, "post-filter", slot, task.operator, reader.pre_channel
-                    )
-        for writer in world.writers.values():
-            for slot, request in enumerate(writer.requests):
-                records = {f.record for f in request.fragments}
-                yield {
-                    "id": f"w{request.uid}",
-                    "kind": "request",
-                    "place": writer.name,
-                    "lane": "request",
-                    "slot": slot,
-                    "checkpoint": request.checkpoint,
-                    "side": "output" if request.output else "input",
-                    "of": request.channel,
-                    "from": f"b{request.buffer}" if request.buffer >= 0 else None,
-                    "bytes": sum(f.length for f in request.fragments),
-                    "records": sorted(records),
-                }
+        """An item per buffer and write request, container by container in the order of the
+        world's one walk over them (:func:`~flinkstate.runtime.world.holdings.holdings`); free
+        segments are counts on their places, not items."""
+        for holding in holdings(self.world, network_pools=False):
+            draw = self._draw.get(holding.lane)
+            if draw is not None:
+                yield from draw(holding)
 
-    def _channel(self, task: Task, gate: Gate, channel: Channel) -> Iterator[dict[str, Any]]:
+    @property
+    def _draw(self) -> dict[Lane, Callable[[Holding], Iterator[dict[str, Any]]]]:
+        return {
+            Lane.QUEUE: self._subpartition_queue,
+            Lane.BUILDER: self._subpartition_builder,
+            Lane.RECOVERED: self._recovered_queue,
+            Lane.STASH: self._channel_queue,
+            Lane.RECEIVED: self._channel_queue,
+            Lane.DESERIALIZER: self._deserializer,
+            Lane.PRE_FILTER: self._pre_filter,
+            Lane.POST_FILTER: self._post_filter,
+            Lane.REQUEST: self._requests,
+        }
+
+    def _subpartition_queue(self, holding: Holding) -> Iterator[dict[str, Any]]:
+        sub = holding.component
+        assert isinstance(sub, Subpartition)
+        place = subpartition_node(sub)
+        yield from self._queue(holding.buffers, place, "queue", holding.operator, sub.name)
+
+    def _subpartition_builder(self, holding: Holding) -> Iterator[dict[str, Any]]:
+        sub = holding.component
+        assert isinstance(sub, Subpartition)
+        (builder,) = holding.buffers
+        place = subpartition_node(sub)
+        yield self._buffer(builder, place, "builder", len(sub.queue), holding.operator, sub.name)
+
+    def _channel_queue(self, holding: Holding) -> Iterator[dict[str, Any]]:
+        channel = holding.component
+        assert isinstance(channel, Channel)
+        if holding.lane is Lane.STASH and not _in_recovery(channel):
+            return
         place = channel_node(channel)
-        operator = task.operator
-        if channel.recovered or channel.recoverable.in_recovery:
-            yield from self._recovered_queue(task, gate, channel, place)
-            yield from self._queue(
-                channel.recoverable.stash, place, "stash", operator, channel.name
-            )
-        yield from self._queue(channel.received, place, "received", operator, channel.name)
+        lane = holding.lane.value
+        yield from self._queue(holding.buffers, place, lane, holding.operator, channel.name)
 
-    def _recovered_queue(
-        self, task: Task, gate: Gate, channel: Channel, place: str
-    ) -> Iterator[dict[str, Any]]:
+    def _deserializer(self, holding: Holding) -> Iterator[dict[str, Any]]:
+        task = holding.component
+        assert isinstance(task, Task)
+        if task.current is None:
+            return
+        (current,) = holding.buffers
+        yield self._buffer(
+            current,
+            task_node(task),
+            "deserializer",
+            0,
+            holding.operator,
+            task.current.name,
+            ready=frozenset(task.ready),
+        )
+
+    def _pre_filter(self, holding: Holding) -> Iterator[dict[str, Any]]:
+        """The buffer being filtered: its bytes are the records in the reader's ``pending``."""
+        reader = holding.component
+        assert isinstance(reader, ChannelStateReader)
+        (segment,) = holding.segments
+        yield {
+            "id": f"pre {reader.name}",
+            "kind": "buffer",
+            "place": reader.name,
+            "lane": "pre-filter",
+            "slot": 0,
+            "of": reader.pre_channel,
+            "segment": segment,
+            "used": 0,
+            "capacity": self.world.config.segment_size,
+            "heap": segment == HEAP,
+            "recovered": True,
+            "pieces": [],
+        }
+
+    def _post_filter(self, holding: Holding) -> Iterator[dict[str, Any]]:
+        reader = holding.component
+        assert isinstance(reader, ChannelStateReader)
+        for slot, buffer in enumerate(holding.buffers, start=1):
+            yield self._buffer(
+                buffer, reader.name, "post-filter", slot, holding.operator, reader.pre_channel
+            )
+
+    def _requests(self, holding: Holding) -> Iterator[dict[str, Any]]:
+        writer = holding.component
+        assert isinstance(writer, ChannelStateWriter)
+        for slot, request in enumerate(writer.requests):
+            records = {f.record for f in request.fragments}
+            yield {
+                "id": f"w{request.uid}",
+                "kind": "request",
+                "place": writer.name,
+                "lane": "request",
+                "slot": slot,
+                "checkpoint": request.checkpoint,
+                "side": "output" if request.output else "input",
+                "of": request.channel,
+                "from": f"b{request.buffer}" if request.buffer >= 0 else None,
+                "bytes": sum(f.length for f in request.fragments),
+                "records": sorted(records),
+            }
+
+    def _recovered_queue(self, holding: Holding) -> Iterator[dict[str, Any]]:
         """Recovered buffers, with the records the new subtask will drop struck through: a
         descriptor names the virtual channel the buffers behind it come from."""
+        channel = holding.component
+        assert isinstance(channel, Channel)
+        if not _in_recovery(channel):
+            return
+        task = self.world.task_named(channel.task)
+        gate = self.world.gates[channel.gate]
+        place = channel_node(channel)
         plan = gate.plan
         virtual = channel.demultiplexer.selected
-        for slot, buffer in enumerate(channel.recovery.queue):
+        for slot, buffer in enumerate(holding.buffers):
             if buffer.descriptor is not None:
                 virtual = buffer.descriptor
             dropped: frozenset[int] = frozenset()
@@ -540,7 +587,7 @@ class _ItemBuilder:
                     if self.world.selected_subtask(gate, f.record) != task.index
                 )
             yield self._buffer(
-                buffer, place, "recovered", slot, task.operator, channel.name, dropped=dropped
+                buffer, place, "recovered", slot, holding.operator, channel.name, dropped=dropped
             )
 
     def _queue(

@@ -16,17 +16,16 @@ from __future__ import annotations
 import operator
 from typing import Protocol
 
-from flinkstate.runtime.buffer.buffer import HEAP
 from flinkstate.runtime.buffer.ledger import StepJournal
 from flinkstate.runtime.buffer.owners import Owner, OwnerKind
 from flinkstate.runtime.buffer.records import Record
-from flinkstate.runtime.checkpoint.channel import channel_state_filtering
 from flinkstate.runtime.checkpoint.checkpoint import Checkpoint, CheckpointInProgress
 from flinkstate.runtime.execution_state import ExecutionState
 from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 from flinkstate.runtime.partition.record_writer import IN_FLIGHT, EmissionLog
 from flinkstate.runtime.partition.result_partition import Subpartition
 from flinkstate.runtime.tasks.task import Task
+from flinkstate.runtime.world.holdings import holdings
 from flinkstate.runtime.world.state import NetworkState
 
 #: how many components (tasks, subpartitions, channels, gates) a world may have and still be
@@ -55,49 +54,11 @@ def audit_interval(full_check_every: int, components: int, *, scale: bool = True
 def _holdings(state: NetworkState, network_pools: bool = True) -> list[tuple[Owner, list[int]]]:
     """Every container holding segments, with its segments (empty ones left out); the
     network pools' free lists too unless ``network_pools`` is false."""
-    held: list[tuple[Owner, list[int]]] = []
-    if network_pools:
-        held += [(nbp.owner, nbp.free) for nbp in state.network_pools.values() if nbp.free]
-    held += [(pool.owner, pool.free) for pool in state.pools.values() if pool.free]
-    held += [
-        (writer.owner, [r.segment for r in writer.requests if r.segment != HEAP])
-        for writer in state.writers.values()
-        if writer.requests
-    ]
-    for sub in state.subpartitions.values():
-        if sub.builder is not None:
-            held.append((sub.owners.builder, [sub.builder.segment]))
-        if sub.queue:
-            held.append((sub.owners.queue, [b.segment for b in sub.queue if b.event is None]))
-    for channel in state.channels.values():
-        if channel.recovery.exclusive:
-            held.append((channel.owners.recovered_exclusive, channel.recovery.exclusive))
-        if channel.recovery.queue:
-            held.append(
-                (
-                    channel.owners.recovered,
-                    [
-                        b.segment
-                        for b in channel.recovery.queue
-                        if b.event is None and b.segment != HEAP
-                    ],
-                )
-            )
-        if channel.buffers.exclusive:
-            held.append((channel.owners.exclusive, channel.buffers.exclusive))
-        if channel.buffers.floating:
-            held.append((channel.owners.floating, channel.buffers.floating))
-        if channel.received:
-            held.append(
-                (
-                    channel.owners.received,
-                    [b.segment for b in channel.received if b.event is None],
-                )
-            )
-    for task in state.tasks.values():
-        if task.current_buffer is not None and task.current_buffer.segment != HEAP:
-            held.append((task.deserializer, [task.current_buffer.segment]))
-    held += channel_state_filtering.holdings(state)
+    held = []
+    for holding in holdings(state, network_pools=network_pools):
+        segments = holding.held_segments()
+        if segments:
+            held.append((holding.owner, segments))
     return held
 
 

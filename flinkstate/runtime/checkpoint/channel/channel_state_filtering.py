@@ -328,20 +328,6 @@ def _recycle_undelivered(
     return recycled
 
 
-def holdings(world: FilteringWorld) -> list[tuple[Owner, list[int]]]:
-    held = []
-    for reader in world.readers.values():
-        if not reader.pre_channel:
-            continue
-        owners = world.channels[reader.pre_channel].owners
-        if reader.pre is not None and reader.pre != HEAP:
-            held.append((owners.pre_filter, [reader.pre]))
-        posts = [b.segment for b in reader.posts if b.segment != HEAP]
-        if posts:
-            held.append((owners.post_filter, posts))
-    return held
-
-
 def holds_buffers(world: FilteringWorld, reader: ChannelStateReader, channels: set[str]) -> bool:
     """Whether the reader owns a pre- or post-filter network buffer of one of ``channels``
     (for waits-for reports: a reader can wait on itself)."""
