@@ -16,8 +16,7 @@ True
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from flinkstate.face import lazy_face
 
 #: each name the lessons use, and the module that defines it
 WHERE: dict[str, str] = {
@@ -95,19 +94,4 @@ WHERE: dict[str, str] = {
 
 __all__ = sorted(WHERE)
 
-if TYPE_CHECKING:
-    pass
-
-
-def __getattr__(name: str) -> Any:
-    """The name from its module, imported on first use (PEP 562)."""
-    module = WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"flinkstate.lessons has no {name!r}; the lessons use {__all__}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_face(__name__, WHERE, relative_to="")

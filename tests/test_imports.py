@@ -19,7 +19,17 @@ PACKAGE = Path(__file__).parents[1] / "flinkstate"
 #: ``lab`` (running the model for people) sit above the model, the views, widgets and the
 #: command line above everything. A folder not named here takes its parent's place.
 TIERS: tuple[tuple[str, ...], ...] = (
-    ("", "errors", "choice", "filekinds", "javahash", "memory_size", "memory_segment", "output"),
+    (
+        "",
+        "errors",
+        "face",
+        "choice",
+        "filekinds",
+        "javahash",
+        "memory_size",
+        "memory_segment",
+        "output",
+    ),
     ("keygroups",),
     ("rescale",),
     ("dataset", "collector"),

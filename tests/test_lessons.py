@@ -52,5 +52,8 @@ def test_each_name_is_its_modules_own(name: str) -> None:
 
 
 def test_an_unknown_name_is_one_clear_error() -> None:
-    with pytest.raises(AttributeError, match=r"flinkstate\.lessons has no 'RecoveryStepr'"):
+    with pytest.raises(
+        AttributeError,
+        match=r"module 'flinkstate\.lessons' has no attribute 'RecoveryStepr' \(its face: ",
+    ):
         lessons.RecoveryStepr  # noqa: B018

@@ -83,6 +83,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+__all__ = ["main"]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         previous = signal.signal(signal.SIGTERM, terminate)

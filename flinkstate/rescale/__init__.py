@@ -3,6 +3,7 @@ virtual channels and record filters."""
 
 from __future__ import annotations
 
+from flinkstate.face import lazy_face
 from flinkstate.rescale.descriptor import (
     NO_RESCALE,
     GateOrPartitionRescalingDescriptor,
@@ -24,6 +25,18 @@ from flinkstate.rescale.mappings import SYMMETRIC_IDENTITY, RescaleMappings
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.rescale.record_filter import PartitionerRecordFilter
 from flinkstate.rescale.virtual_channels import VirtualChannel, virtual_channels
+
+#: the rest of the package's face, loaded on first use (``flinkstate.face``): what other
+#: packages use beyond the values above (``tests/test_faces.py`` holds them to it)
+FACE: dict[str, str] = {
+    "ChannelSelection": "channel_selection",
+    "JobShape": "routes",
+    "key_type_of": "routes",
+    "MAX_SWEEP": "routes",
+    "OUTPUT": "routes",
+    "SweepPlan": "routes",
+}
+__getattr__, __dir__ = lazy_face(__name__, FACE)
 
 __all__ = [
     "NO_RESCALE",
@@ -47,4 +60,5 @@ __all__ = [
     "rescale_exchange",
     "summarise_exchange",
     "virtual_channels",
+    *FACE,
 ]

@@ -8,6 +8,7 @@ goes back and replays. Nothing here knows about Flink: the network model plugs i
 
 from __future__ import annotations
 
+from flinkstate.face import lazy_face
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import (
     Event,
@@ -28,6 +29,29 @@ from flinkstate.sim.scheduler import (
     make_scheduler,
 )
 
+#: the rest of the package's face, loaded on first use (``flinkstate.face``): what other
+#: packages use beyond the values above (``tests/test_faces.py`` holds them to it)
+FACE: dict[str, str] = {
+    "SNAPSHOT_EVERY": "core",
+    "Node": "deadlock",
+    "splitmix64": "scheduler",
+    "check_parameters": "trace",
+    "check_step": "trace",
+    "compare_phase": "trace",
+    "different_run": "trace",
+    "MAX_LINE_CHARS": "trace",
+    "PhaseMarker": "trace",
+    "replay_phase": "trace",
+    "scan_trace": "trace",
+    "SINGLE_PHASE": "trace",
+    "TRACE_FORMAT": "trace",
+    "TraceError": "trace",
+    "TraceHeader": "trace",
+    "TraceReader": "trace",
+    "write_trace": "trace",
+}
+__getattr__, __dir__ = lazy_face(__name__, FACE)
+
 __all__ = [
     "Action",
     "DeadlockReport",
@@ -46,4 +70,5 @@ __all__ = [
     "Wait",
     "find_deadlock",
     "make_scheduler",
+    *FACE,
 ]
