@@ -456,7 +456,7 @@ class _ItemBuilder:
         world's one walk over them (:func:`~flinkstate.runtime.world.holdings.holdings`); free
         segments are counts on their places, not items."""
         for holding in holdings(self.world, network_pools=False):
-            draw = self._draw.get(holding.lane)
+            draw = self._draw.get(holding[0])
             if draw is not None:
                 yield from draw(holding)
 
@@ -475,48 +475,44 @@ class _ItemBuilder:
         }
 
     def _subpartition_queue(self, holding: Holding) -> Iterator[dict[str, Any]]:
-        sub = holding.component
+        _, _, sub, operator, buffers, _ = holding
         assert isinstance(sub, Subpartition)
         place = subpartition_node(sub)
-        yield from self._queue(holding.buffers, place, "queue", holding.operator, sub.name)
+        yield from self._queue(buffers, place, "queue", operator, sub.name)
 
     def _subpartition_builder(self, holding: Holding) -> Iterator[dict[str, Any]]:
-        sub = holding.component
+        _, _, sub, operator, (builder,), _ = holding
         assert isinstance(sub, Subpartition)
-        (builder,) = holding.buffers
         place = subpartition_node(sub)
-        yield self._buffer(builder, place, "builder", len(sub.queue), holding.operator, sub.name)
+        yield self._buffer(builder, place, "builder", len(sub.queue), operator, sub.name)
 
     def _channel_queue(self, holding: Holding) -> Iterator[dict[str, Any]]:
-        channel = holding.component
+        lane, _, channel, operator, buffers, _ = holding
         assert isinstance(channel, Channel)
-        if holding.lane is Lane.STASH and not _in_recovery(channel):
+        if lane is Lane.STASH and not _in_recovery(channel):
             return
         place = channel_node(channel)
-        lane = holding.lane.value
-        yield from self._queue(holding.buffers, place, lane, holding.operator, channel.name)
+        yield from self._queue(buffers, place, lane.value, operator, channel.name)
 
     def _deserializer(self, holding: Holding) -> Iterator[dict[str, Any]]:
-        task = holding.component
+        _, _, task, operator, (current,), _ = holding
         assert isinstance(task, Task)
         if task.current is None:
             return
-        (current,) = holding.buffers
         yield self._buffer(
             current,
             task_node(task),
             "deserializer",
             0,
-            holding.operator,
+            operator,
             task.current.name,
             ready=frozenset(task.ready),
         )
 
     def _pre_filter(self, holding: Holding) -> Iterator[dict[str, Any]]:
         """The buffer being filtered: its bytes are the records in the reader's ``pending``."""
-        reader = holding.component
+        _, _, reader, _, _, (segment,) = holding
         assert isinstance(reader, ChannelStateReader)
-        (segment,) = holding.segments
         yield {
             "id": f"pre {reader.name}",
             "kind": "buffer",
@@ -533,15 +529,15 @@ class _ItemBuilder:
         }
 
     def _post_filter(self, holding: Holding) -> Iterator[dict[str, Any]]:
-        reader = holding.component
+        _, _, reader, operator, buffers, _ = holding
         assert isinstance(reader, ChannelStateReader)
-        for slot, buffer in enumerate(holding.buffers, start=1):
+        for slot, buffer in enumerate(buffers, start=1):
             yield self._buffer(
-                buffer, reader.name, "post-filter", slot, holding.operator, reader.pre_channel
+                buffer, reader.name, "post-filter", slot, operator, reader.pre_channel
             )
 
     def _requests(self, holding: Holding) -> Iterator[dict[str, Any]]:
-        writer = holding.component
+        writer = holding[2]  # its requests are drawn, not the segments they retain
         assert isinstance(writer, ChannelStateWriter)
         for slot, request in enumerate(writer.requests):
             records = {f.record for f in request.fragments}
@@ -562,7 +558,7 @@ class _ItemBuilder:
     def _recovered_queue(self, holding: Holding) -> Iterator[dict[str, Any]]:
         """Recovered buffers, with the records the new subtask will drop struck through: a
         descriptor names the virtual channel the buffers behind it come from."""
-        channel = holding.component
+        _, _, channel, operator, buffers, _ = holding
         assert isinstance(channel, Channel)
         if not _in_recovery(channel):
             return
@@ -571,7 +567,7 @@ class _ItemBuilder:
         place = channel_node(channel)
         plan = gate.plan
         virtual = channel.demultiplexer.selected
-        for slot, buffer in enumerate(holding.buffers):
+        for slot, buffer in enumerate(buffers):
             if buffer.descriptor is not None:
                 virtual = buffer.descriptor
             dropped: frozenset[int] = frozenset()
@@ -587,7 +583,7 @@ class _ItemBuilder:
                     if self.world.selected_subtask(gate, f.record) != task.index
                 )
             yield self._buffer(
-                buffer, place, "recovered", slot, holding.operator, channel.name, dropped=dropped
+                buffer, place, "recovered", slot, operator, channel.name, dropped=dropped
             )
 
     def _queue(

@@ -15,7 +15,6 @@ deserializer), then the channel-state readers, the channel-state writers and the
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from enum import StrEnum
 from typing import TypeAlias
 
@@ -55,6 +54,9 @@ class Lane(StrEnum):
     FREE = "free"  # a pool's free segments
 
 
+#: the bare segments that may be the heap (a buffer on the heap stands for its segment)
+_MAYBE_HEAP = frozenset({Lane.PRE_FILTER, Lane.REQUEST})
+
 #: an input channel's containers, in the walk's order
 CHANNEL_LANES = (
     Lane.RECOVERED_EXCLUSIVE,
@@ -77,40 +79,38 @@ Component: TypeAlias = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class Holding:
-    """One container and what it holds now: buffers (events and heap buffers among them),
-    or bare segments (free lists, a reader's pre-filter segment, a writer's retained ones).
+#: one container and what it holds now: its lane, its owner, the component it belongs to, the
+#: operator that consumes what it holds (a subpartition's downstream operator, a channel's or
+#: a reader's task's; empty for writers and pools), its buffers (events and heap buffers among
+#: them) and its bare segments (free lists, a reader's pre-filter segment, a writer's retained
+#: ones). A plain tuple: the segment audit makes hundreds each time it runs, and a named tuple
+#: made it cost a tenth more of a whole run.
+Holding: TypeAlias = tuple[Lane, Owner, Component, str, Sequence[Buffer], Sequence[int]]
+
+
+def held_segments(holding: Holding) -> Sequence[int]:
+    """The memory segments a container holds: events and heap buffers hold none (of the bare
+    segments, only a reader's pre-filter buffer and a writer's requests can be the heap).
 
     Examples
     --------
-    >>> from flinkstate.runtime.buffer.owners import Owner, OwnerKind
-    >>> owner = Owner(OwnerKind.FLOATING, "keyed[0]<source[1]")
-    >>> holding = Holding(Lane.FLOATING, owner, None, "", segments=(4, 9))
-    >>> holding.held_segments()
+    >>> from flinkstate.runtime.buffer.owners import ChannelOwners
+    >>> owners = ChannelOwners.of("keyed[0]<source[1]")
+    >>> held_segments((Lane.FLOATING, owners.floating, None, "", (), [4, 9]))
     [4, 9]
+    >>> held_segments((Lane.PRE_FILTER, owners.pre_filter, None, "", (), (HEAP,)))
+    []
     """
-
-    lane: Lane
-    owner: Owner
-    #: the component it belongs to (None: a free list a caller asked for without one)
-    component: Component | None
-    #: the operator that consumes what it holds (a subpartition's downstream operator, a
-    #: channel's or reader's task's); empty for writers and pools
-    operator: str
-    buffers: Sequence[Buffer] = ()
-    segments: Sequence[int] = ()
-
-    def held_segments(self) -> list[int]:
-        """The memory segments it holds: events and heap buffers hold none."""
-        held = [s for s in self.segments if s != HEAP]
-        if self.buffers:
-            held += [b.segment for b in self.buffers if b.event is None and b.segment != HEAP]
-        return held
+    _, _, _, _, buffers, segments = holding
+    if buffers:
+        return [b.segment for b in buffers if b.event is None and b.segment != HEAP]
+    if holding[0] in _MAYBE_HEAP:
+        return [s for s in segments if s != HEAP]
+    return segments
 
 
 def holdings(state: NetworkState, *, network_pools: bool = True) -> Iterator[Holding]:
-    """Every container of the world, empty ones included, task by task as the canvas draws
+    """Every container of the world that holds something, task by task as the canvas draws
     them; the network pools' free lists last, unless ``network_pools`` is false.
 
     Examples
@@ -122,65 +122,70 @@ def holdings(state: NetworkState, *, network_pools: bool = True) -> Iterator[Hol
     >>> world = topology("keyed").build()
     >>> held = {}
     >>> for holding in holdings(world):
-    ...     lane = holding.lane.value
-    ...     held[lane] = held.get(lane, 0) + len(holding.held_segments())
+    ...     lane = holding[0].value
+    ...     held[lane] = held.get(lane, 0) + len(held_segments(holding))
     >>> {lane: count for lane, count in held.items() if count}
     {'exclusive': 24, 'free': 8168}
     >>> sum(held.values()) == len(world.owner)
     True
     """
     for task in state.tasks.values():
+        operator = task.operator
         for partition in task.partitions:
+            downstream = partition.exchange.downstream
             for sub in partition.subpartitions:
-                yield from _subpartition(sub, partition.exchange.downstream)
+                if sub.queue:
+                    yield (Lane.QUEUE, sub.owners.queue, sub, downstream, sub.queue, ())
+                if sub.builder is not None:
+                    builder = (sub.builder,)
+                    yield (Lane.BUILDER, sub.owners.builder, sub, downstream, builder, ())
         for gate in task.gates:
             for channel in gate.channels:
-                yield from _channel(channel, task.operator)
+                owners = channel.owners
+                recovery = channel.recovery
+                if recovery.exclusive:
+                    segments = recovery.exclusive
+                    owner = owners.recovered_exclusive
+                    yield (Lane.RECOVERED_EXCLUSIVE, owner, channel, operator, (), segments)
+                if recovery.queue:
+                    owner = owners.recovered
+                    yield (Lane.RECOVERED, owner, channel, operator, recovery.queue, ())
+                stash = channel.recoverable.stash
+                if stash:  # events only (no segment): the received buffers' owner stands in
+                    yield (Lane.STASH, owners.received, channel, operator, stash, ())
+                if channel.received:
+                    received = channel.received
+                    yield (Lane.RECEIVED, owners.received, channel, operator, received, ())
+                buffers = channel.buffers
+                if buffers.exclusive:
+                    segments = buffers.exclusive
+                    yield (Lane.EXCLUSIVE, owners.exclusive, channel, operator, (), segments)
+                if buffers.floating:
+                    segments = buffers.floating
+                    yield (Lane.FLOATING, owners.floating, channel, operator, (), segments)
         current = task.current_buffer
         if current is not None:
-            yield Holding(Lane.DESERIALIZER, task.deserializer, task, task.operator, (current,))
+            yield (Lane.DESERIALIZER, task.deserializer, task, operator, (current,), ())
     for task in state.tasks.values():
         reader = state.readers.get(task.name)
         if reader is not None and reader.pre_channel:
             yield from _reader(reader, state.channels[reader.pre_channel], task.operator)
     for writer in state.writers.values():
-        segments = [r.segment for r in writer.requests]
-        yield Holding(Lane.REQUEST, writer.owner, writer, "", segments=segments)
+        if writer.requests:
+            segments = [r.segment for r in writer.requests]
+            yield (Lane.REQUEST, writer.owner, writer, "", (), segments)
     for pool in state.pools.values():
-        yield Holding(Lane.FREE, pool.owner, pool, "", segments=pool.free)
+        if pool.free:
+            yield (Lane.FREE, pool.owner, pool, "", (), pool.free)
     if network_pools:
         for nbp in state.network_pools.values():
-            yield Holding(Lane.FREE, nbp.owner, nbp, "", segments=nbp.free)
-
-
-def _subpartition(sub: Subpartition, operator: str) -> Iterator[Holding]:
-    owners = sub.owners
-    yield Holding(Lane.QUEUE, owners.queue, sub, operator, sub.queue)
-    if sub.builder is not None:
-        yield Holding(Lane.BUILDER, owners.builder, sub, operator, (sub.builder,))
-
-
-def _channel(channel: Channel, operator: str) -> Iterator[Holding]:
-    owners = channel.owners
-    recovery = channel.recovery
-    yield Holding(
-        Lane.RECOVERED_EXCLUSIVE,
-        owners.recovered_exclusive,
-        channel,
-        operator,
-        segments=recovery.exclusive,
-    )
-    yield Holding(Lane.RECOVERED, owners.recovered, channel, operator, recovery.queue)
-    # events only (no segment): the received buffers' owner stands for them
-    yield Holding(Lane.STASH, owners.received, channel, operator, channel.recoverable.stash)
-    yield Holding(Lane.RECEIVED, owners.received, channel, operator, channel.received)
-    buffers = channel.buffers
-    yield Holding(Lane.EXCLUSIVE, owners.exclusive, channel, operator, segments=buffers.exclusive)
-    yield Holding(Lane.FLOATING, owners.floating, channel, operator, segments=buffers.floating)
+            if nbp.free:
+                yield (Lane.FREE, nbp.owner, nbp, "", (), nbp.free)
 
 
 def _reader(reader: ChannelStateReader, channel: Channel, operator: str) -> Iterator[Holding]:
     owners = channel.owners
     if reader.pre is not None:
-        yield Holding(Lane.PRE_FILTER, owners.pre_filter, reader, operator, segments=(reader.pre,))
-    yield Holding(Lane.POST_FILTER, owners.post_filter, reader, operator, reader.posts)
+        yield (Lane.PRE_FILTER, owners.pre_filter, reader, operator, (), (reader.pre,))
+    if reader.posts:
+        yield (Lane.POST_FILTER, owners.post_filter, reader, operator, reader.posts, ())

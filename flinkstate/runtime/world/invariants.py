@@ -14,6 +14,7 @@ FLINK-40520).
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from typing import Protocol
 
 from flinkstate.runtime.buffer.ledger import StepJournal
@@ -25,7 +26,7 @@ from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 from flinkstate.runtime.partition.record_writer import IN_FLIGHT, EmissionLog
 from flinkstate.runtime.partition.result_partition import Subpartition
 from flinkstate.runtime.tasks.task import Task
-from flinkstate.runtime.world.holdings import holdings
+from flinkstate.runtime.world.holdings import held_segments, holdings
 from flinkstate.runtime.world.state import NetworkState
 
 #: how many components (tasks, subpartitions, channels, gates) a world may have and still be
@@ -51,14 +52,14 @@ def audit_interval(full_check_every: int, components: int, *, scale: bool = True
     return full_check_every * max(1, components // AUDIT_UNIT)
 
 
-def _holdings(state: NetworkState, network_pools: bool = True) -> list[tuple[Owner, list[int]]]:
+def _holdings(state: NetworkState, network_pools: bool = True) -> list[tuple[Owner, Sequence[int]]]:
     """Every container holding segments, with its segments (empty ones left out); the
     network pools' free lists too unless ``network_pools`` is false."""
     held = []
     for holding in holdings(state, network_pools=network_pools):
-        segments = holding.held_segments()
+        segments = held_segments(holding)
         if segments:
-            held.append((holding.owner, segments))
+            held.append((holding[1], segments))
     return held
 
 

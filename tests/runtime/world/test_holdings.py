@@ -11,7 +11,13 @@ from flinkstate.catalogue.scenarios import get_scenario
 from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.runtime.buffer.owners import OwnerKind
 from flinkstate.runtime.tasks.task import Task
-from flinkstate.runtime.world.holdings import CHANNEL_LANES, Holding, Lane, holdings
+from flinkstate.runtime.world.holdings import (
+    CHANNEL_LANES,
+    Component,
+    Lane,
+    held_segments,
+    holdings,
+)
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.views.scene import SceneLayout, scene_items
 
@@ -44,7 +50,7 @@ def _worlds(name: str, steps: int) -> Iterator[NetworkWorld]:
 @pytest.mark.parametrize("name", SCENARIOS)
 def test_every_segment_is_held_by_its_owner_and_sharers_only(name: str) -> None:
     for world in _worlds(name, STEPS):
-        held = Counter(s for h in holdings(world) for s in h.held_segments())
+        held = Counter(s for h in holdings(world) for s in held_segments(h))
         assert sorted(held) == list(range(len(world.owner)))
         # a buffer persisted while still queued is held by its sharer (the writer) too
         assert held == {s: 1 + len(world.shares.get(s, ())) for s in held}
@@ -53,10 +59,9 @@ def test_every_segment_is_held_by_its_owner_and_sharers_only(name: str) -> None:
 def test_every_kind_of_owner_has_its_container_in_the_walk() -> None:
     """A new kind of owner without a container here would be a leak to the audit."""
     kinds = {
-        h.owner.kind
+        owner.kind
         for world in _worlds("prefilter-heap-fallback", STEPS)
-        for h in holdings(world)
-        if h.held_segments()
+        for _, owner, *_ in holdings(world)
     }
     assert kinds | WITHIN_A_STEP == set(OwnerKind)
 
@@ -71,21 +76,25 @@ def test_the_canvas_draws_every_buffer_the_walk_finds(name: str) -> None:
         ids = [item["id"] for item in items if item["lane"] in {lane.value for lane in drawn}]
         walked = [
             f"b{b.uid}"
-            for h in holdings(world)
-            if h.lane in drawn and not _idle_deserializer(h)
-            for b in h.buffers
+            for lane, _, component, _, buffers, _ in holdings(world)
+            if lane in drawn and not _idle_deserializer(component)
+            for b in buffers
         ]
         assert ids == walked
 
 
-def _idle_deserializer(holding: Holding) -> bool:
+def _idle_deserializer(component: Component) -> bool:
     """A deserializer's buffer the canvas leaves out: its task has no current channel."""
-    task = holding.component
-    return isinstance(task, Task) and task.current is None
+    return isinstance(component, Task) and component.current is None
 
 
 def test_a_channel_has_its_lanes_in_order() -> None:
-    *_, world = _worlds("prefilter-heap-fallback", 10)
-    channel = next(iter(world.channels.values()))
-    lanes = tuple(h.lane for h in holdings(world) if h.component is channel)
-    assert lanes == CHANNEL_LANES
+    for world in _worlds("checkpoint-during-drain", STEPS):
+        walked = list(holdings(world))
+        assert all(buffers or segments for *_, buffers, segments in walked), "an empty one"
+        lanes: dict[int, list[Lane]] = {}
+        for lane, _, component, *_ in walked:
+            if lane in CHANNEL_LANES:
+                lanes.setdefault(id(component), []).append(lane)
+        for order in lanes.values():
+            assert order == [lane for lane in CHANNEL_LANES if lane in order]
