@@ -89,6 +89,7 @@ DOCTESTED = (
     "flinkstate.runtime.world.metrics",
     "flinkstate.sim.action",
     "flinkstate.sim.core",
+    "flinkstate.sim.explore.budget",
     "flinkstate.spark.connect_channel",
     "flinkstate.spark.settings",
 )

@@ -36,11 +36,14 @@ from flinkstate.runtime.options import FAULTS, Fault
 from flinkstate.sim.action import Action
 from flinkstate.sim.explore import (
     Bounds,
+    ExplorationMemoryError,
     ExplorationResult,
     PartialOrder,
     Progress,
+    StopReason,
     Strategy,
     explore,
+    memory_bound,
 )
 
 #: actions of a trace shown before and after the ones left out
@@ -98,6 +101,13 @@ def add_explore_parser(subparsers: Any) -> None:
     )
     parser.add_argument("--time", default=None, metavar="SECONDS", help="stop after this long")
     parser.add_argument(
+        "--max-memory",
+        default=None,
+        metavar="SIZE",
+        help="stop when the process's resident memory reaches SIZE (as Flink writes memory "
+        "sizes: 512mb, 2gb; default: 4gb, or half the machine's memory where that is less)",
+    )
+    parser.add_argument(
         "--walks", default=None, metavar="N", help="random-walk: how many walks (default 1000)"
     )
     parser.add_argument(
@@ -133,6 +143,12 @@ def _explore(args: argparse.Namespace) -> tuple[str, int]:
         return _explore_command(args, written)
     except KeyboardInterrupt:
         raise CommandInterrupted(interrupted(written)) from None
+    except MemoryError:  # outside the search, which says itself what it explored
+        pass
+    raise ExplorationMemoryError(
+        "out of memory before or after the search (the memory budget, --max-memory, bounds "
+        "the search only): give a smaller configuration"
+    )
 
 
 def _explore_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int]:
@@ -144,6 +160,7 @@ def _explore_command(args: argparse.Namespace, written: list[str]) -> tuple[str,
         max_depth=whole_bound(args.max_depth, "--max-depth"),
         time=seconds_bound(args.time, "--time"),
         walks=whole_bound(args.walks, "--walks"),
+        max_memory=memory_bound(args.max_memory, "--max-memory"),
     )
     if args.walks is not None and strategy is not Strategy.RANDOM_WALK:
         raise InvalidParameterError(
@@ -251,7 +268,7 @@ def _summary(
     files: list[str],
 ) -> dict[str, Any]:
     bounds = result.bounds
-    return {
+    document: dict[str, Any] = {
         "name": subject.name,
         "kind": subject.kind.value,
         "phase": subject.phase,
@@ -288,3 +305,6 @@ def _summary(
             for index, f in enumerate(result.findings)
         ],
     }
+    if result.stopped_by is StopReason.MAX_MEMORY:
+        document["memory"] = {"max_memory": bounds.max_memory, "resident": result.resident}
+    return document

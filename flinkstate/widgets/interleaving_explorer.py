@@ -51,7 +51,9 @@ from flinkstate.sim.explore import (
     PartialOrder,
     Progress,
     Strategy,
+    default_memory_budget,
     explore,
+    memory_bound,
 )
 from flinkstate.widgets.controls import ParameterControls, icon_button, refusal
 from flinkstate.widgets.recovery_stepper import RecoveryStepper
@@ -99,10 +101,12 @@ class InterleavingExplorer:
         max_depth: int | None = None,
         time: float | None = None,
         walks: int | None = None,
+        max_memory: str | None = None,
         background: bool = True,
     ) -> None:
         """The explorer's controls set to these values (refused where one is not valid), its
-        result area empty."""
+        result area empty. ``max_memory``: the memory budget as Flink writes memory sizes
+        (``2gb``); None: the default (:func:`~flinkstate.sim.explore.default_memory_budget`)."""
         pick = _pick(subject)
         if phase not in PHASES:
             raise InvalidParameterError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
@@ -111,6 +115,14 @@ class InterleavingExplorer:
         self.background = background
         self._subject_controls(pick, overrides, phase, seed, chosen)
         self._search_controls(strategy, reduction, max_states, max_depth, time, walks)
+        self.max_memory = _bound_box(None, "max memory", f"{_default_budget()} if empty")
+        if max_memory is not None:
+            memory_bound(max_memory, "max_memory")
+            self.max_memory.value = max_memory
+        self.max_memory.tooltip = (
+            "stop when the notebook's resident memory reaches this (512mb, 2gb): breadth first "
+            "holds its whole frontier"
+        )
         self._run_controls()
         self.result: ExplorationResult | None = None
         self.explored: ExplorationSubject | None = None
@@ -131,7 +143,7 @@ class InterleavingExplorer:
                 widgets.HBox(
                     [self.faults, widgets.VBox([self.strategy, self.reduction, self.walks])]
                 ),
-                widgets.HBox([self.max_states, self.max_depth, self.time]),
+                widgets.HBox([self.max_states, self.max_depth, self.time, self.max_memory]),
                 widgets.HBox([self.run_button, self.stop_button, self.progress]),
                 self.progress_line,
                 self.message,
@@ -315,6 +327,7 @@ class InterleavingExplorer:
             max_depth=whole_bound(_typed(self.max_depth), "max depth"),
             time=seconds_bound(_typed(self.time), "time"),
             walks=walks,
+            max_memory=memory_bound(_typed(self.max_memory), "max memory"),
         )
         pick: Pick = self.subject.value
         return _Request(
@@ -515,6 +528,15 @@ def _bound_box(value: float | None, description: str, placeholder: str) -> widge
         description=description,
         layout=widgets.Layout(width="220px"),
     )
+
+
+def _default_budget() -> str:
+    """The default memory budget as the box's placeholder says it (``4gb``)."""
+    size = default_memory_budget()
+    for unit, name in ((1024**3, "gb"), (1024**2, "mb")):
+        if size % unit == 0:
+            return f"{size // unit}{name}"
+    return f"{size // 1024**2}mb"
 
 
 def _typed(box: widgets.Text) -> str | None:

@@ -258,6 +258,14 @@ def test_no_counterexample_leaves_an_empty_folder(
         (["keyed", "--walks", "3"], "--walks counts random walks"),
         (["keyed", "--fault", "gremlins"], "unknown fault(s) ['gremlins']"),
         (
+            ["keyed", "--max-memory", "0"],
+            "--max-memory takes a memory size of at least 1mb (512mb, 2gb), got '0'",
+        ),
+        (
+            ["keyed", "--max-memory", "4 GiB"],
+            "--max-memory: memory size unit 'gib' of '4 GiB' is none of Flink's units",
+        ),
+        (
             ["baseline-recovery", "--set", "checkpoint_interval=0"],
             "baseline-recovery has no restart to explore: no-checkpoint",
         ),
@@ -270,6 +278,97 @@ def test_bad_input_is_one_line(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err.startswith(f"flinkstate: error: {message}")
+
+
+def test_the_memory_budget_stops_it_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    # any process holds more than a mebibyte: the first reading (64 states in) stops it
+    assert explore_cli("keyed", *sets(SMALL), "--max-memory", "1mb", "--json") == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["stopped_by"] == "max-memory"
+    assert not result["exhausted"]
+    assert result["states"] == exploration.search.CLOCK_EVERY
+    assert result["memory"]["max_memory"] == 1024**2
+    assert result["memory"]["resident"] > 1024**2
+    assert (
+        "no deadlock, every invariant holds so far; stopped by the memory budget ("
+        in (result["summary"])
+    )
+    assert explore_cli("keyed", *sets(SMALL), "--strategy", "dfs", "--max-memory", "1m") == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("keyed, dfs, sleep sets, seed 0: explored ")
+    assert first.endswith(" resident of 1 MiB)")
+    # a budget that does not stop it is not in the answer (the bounds that do are)
+    assert explore_cli("keyed", *sets(SMALL), "--max-states", "50", "--json") == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["stopped_by"] == "max-states"
+    assert "memory" not in result
+
+
+def test_running_out_of_memory_is_one_line_naming_the_budget(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real = exploration.explore
+
+    def starved() -> int:
+        raise MemoryError
+
+    def explore_starved(*args: Any, **kwargs: Any) -> exploration.ExplorationResult:
+        return real(*args, **kwargs, resident=starved)
+
+    monkeypatch.setattr("flinkstate.cli.explore.explore", explore_starved)
+    assert explore_cli("keyed", *sets(SMALL), "--max-memory", "3gb") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("flinkstate: error: out of memory after ")
+    assert " distinct states to depth " in err
+    assert "before the memory budget of 3,072 MiB was reached" in err
+
+    def no_memory(*args: Any, **kwargs: Any) -> exploration.ExplorationResult:
+        raise MemoryError
+
+    monkeypatch.setattr("flinkstate.cli.explore.explore", no_memory)
+    assert explore_cli("keyed", *sets(SMALL)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("flinkstate: error: out of memory before or after the search (")
+
+
+@pytest.mark.slow
+def test_depth_first_finds_what_it_found_before_it_let_its_worlds_go(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The counts and the traces depth first gave when it kept the world of every state on
+    its path: it now keeps one every ``SNAPSHOT_EVERY`` steps and takes the others again."""
+    code = explore_cli(
+        "keyed", *sets(SMALL), "--strategy", "dfs", "--fault", "duplicate-record", "--json"
+    )
+    assert code == 1
+    result = json.loads(capsys.readouterr().out)
+    counts = ("distinct_states", "states", "depth", "finished_states", "broken_states")
+    assert [result[name] for name in counts] == [2789, 3344, 24, 0, 410]
+    assert [(f["name"], f["depth"], f["found_after"]) for f in result["findings"]] == [
+        ("channel-order", 10, 1266),
+        ("exactly-once", 10, 1266),
+        ("key-order", 10, 1266),
+    ]
+    assert result["findings"][0]["trace"] == [
+        "task source[0]: emit",
+        "task source[1]: emit",
+        "task source[1]: request-buffer source[1]>counter[0]",
+        "task source[1]: write source[1]>counter[0]",
+        "task source[1]: finish",
+        "task counter[0]: poll counter[0]<source[1]",
+        "task counter[0]: process",
+        "task counter[0]: request-buffer counter[0]>sink[0]",
+        "task counter[0]: write counter[0]>sink[0]",
+        "task counter[0]: process",
+    ]
+    assert explore_cli("keyed", *sets(SMALL), "--strategy", "dfs", "--max-states", "2000") == 0
+    assert capsys.readouterr().out.splitlines()[:2] == [
+        "keyed, dfs, sleep sets, seed 0: explored 2000 distinct states to depth 30: no deadlock, "
+        "every invariant holds so far; stopped by the bound on distinct states",
+        "  2471 states reached (with repeats); 34 distinct states where the run finished",
+    ]
 
 
 def test_a_folder_of_other_files_is_refused_before_exploring(

@@ -17,7 +17,7 @@ from flinkstate.lab.reproducers import SEQUENTIAL_READER
 from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.action import Action
-from flinkstate.sim.explore import FindingKind, StopReason
+from flinkstate.sim.explore import FindingKind, StopReason, default_memory_budget
 from flinkstate.widgets.interleaving_explorer import InterleavingExplorer
 
 #: the keyed job at 2 x 2, one record per source, every channel local (tests/cli)
@@ -203,6 +203,13 @@ def test_it_explores_in_the_background_with_progress_and_stops() -> None:
         ("max_depth", "-2", "max depth takes a whole number of at least 1, got '-2'"),
         ("time", "nan", "time takes a positive number of seconds, got 'nan'"),
         ("walks", "3", "walks counts random walks: pick random walks to use it"),
+        (
+            "max_memory",
+            "lots",
+            "max memory: memory size 'lots' does not start with a whole number (for example "
+            "64m or 1g)",
+        ),
+        ("max_memory", "0", "max memory takes a memory size of at least 1mb (512mb, 2gb), got '0'"),
     ],
 )
 def test_a_bad_bound_is_one_line_and_runs_nothing(box: str, typed: str, message: str) -> None:
@@ -213,6 +220,27 @@ def test_a_bad_bound_is_one_line_and_runs_nothing(box: str, typed: str, message:
     assert said(explorer) == f"Not run: {message}"
     assert explorer.result is None
     assert explorer.progress_line.value == ""
+
+
+def test_the_memory_budget_stops_it_as_a_bound_does() -> None:
+    explorer = InterleavingExplorer(
+        "keyed", overrides=SMALL_KEYED, max_memory="1mb", background=False
+    )
+    assert explorer.max_memory.value == "1mb"
+    assert explorer.run()
+    assert explorer.result is not None
+    assert explorer.result.stopped_by is StopReason.MAX_MEMORY
+    assert "so far; stopped by the memory budget (" in explorer.verdict.value
+    assert " resident of 1 MiB)" in explorer.verdict.value
+    # empty: the default budget, which a small exploration stays under
+    explorer.max_memory.value = ""
+    assert explorer.max_memory.placeholder.endswith(" if empty")
+    assert explorer.run()
+    assert explorer.result is not None
+    assert explorer.result.bounds.max_memory == default_memory_budget()
+    assert explorer.result.stopped_by is not StopReason.MAX_MEMORY
+    with pytest.raises(InvalidParameterError, match="max_memory: memory size 'x'"):
+        InterleavingExplorer("keyed", max_memory="x")
 
 
 def test_bad_parameters_and_seeds_are_one_line() -> None:

@@ -16,8 +16,12 @@ exhausted within them.
 Memory: every distinct state is kept as its fingerprint's parts numbered (each distinct part is
 stored once for all states, a state as four bytes per part), the state it was first reached
 from and the action; the shortest trace to it follows these parent pointers back. Only the
-frontier keeps models (BFS: the current and the next level; DFS: one per step of the current
-path). A model that can copy only what an action may change (:class:`PartialCopy`) is copied so
+frontier keeps models (BFS: the current and the next level; DFS: one per ``SNAPSHOT_EVERY``
+steps of the current path and those above the highest of them, the others taken again from
+the one below when the search comes back to them). A memory budget (``Bounds.max_memory``:
+the process's resident memory, read as often as the clock) stops any strategy as a bound does;
+running out of memory before it is one :class:`ExplorationMemoryError`. A model that can
+copy only what an action may change (:class:`PartialCopy`) is copied so
 for each transition, the copy sharing every other part with the state it came from; the
 explorer never changes a state it has copied from.
 
@@ -34,6 +38,12 @@ every transition.
 
 from __future__ import annotations
 
+from flinkstate.sim.explore.budget import (
+    ExplorationMemoryError,
+    default_memory_budget,
+    memory_bound,
+    resident_bytes,
+)
 from flinkstate.sim.explore.reduction import (
     NO_REDUCTION,
     Footprinted,
@@ -63,6 +73,7 @@ from flinkstate.sim.explore.store import Numbered, StateStore
 __all__ = [
     "NO_REDUCTION",
     "Bounds",
+    "ExplorationMemoryError",
     "ExplorationResult",
     "Finding",
     "FindingKind",
@@ -79,7 +90,10 @@ __all__ = [
     "StopReason",
     "Strategy",
     "copies_partially",
+    "default_memory_budget",
     "explore",
+    "memory_bound",
+    "resident_bytes",
     "verify_along_runs",
     "verify_commute",
     "verify_partial_copy",

@@ -11,6 +11,7 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Violation
 from flinkstate.sim.deadlock import DeadlockReport
+from flinkstate.sim.explore.budget import mebibytes
 from flinkstate.sim.explore.reduction import NO_REDUCTION, Reduction, SleepSets
 
 
@@ -46,6 +47,8 @@ class StopReason(StrEnum):
     WALKS = "walks"
     #: the caller asked it to stop (``explore``'s ``stop``)
     STOPPED = "stopped"
+    #: the process's resident memory reached the budget (``Bounds.max_memory``)
+    MAX_MEMORY = "max-memory"
 
 
 class FindingKind(StrEnum):
@@ -57,15 +60,17 @@ class FindingKind(StrEnum):
 class Bounds:
     """Where an exploration stops: ``max_states`` distinct states stored, ``max_depth``
     steps from the start (states at that depth are checked, not expanded), ``time`` seconds,
-    ``walks`` random walks (random-walk only; default 1000). None: no bound."""
+    ``walks`` random walks (random-walk only; default 1000), ``max_memory`` bytes of the
+    process's resident memory (read every few dozen states). None: no bound."""
 
     max_states: int | None = None
     max_depth: int | None = None
     time: float | None = None
     walks: int | None = None
+    max_memory: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("max_states", "max_depth", "walks"):
+        for name in ("max_states", "max_depth", "walks", "max_memory"):
             value = getattr(self, name)
             if value is not None and (
                 isinstance(value, bool) or not isinstance(value, int) or value < 1
@@ -139,6 +144,9 @@ class ExplorationResult:
     #: every other state, and every finding as early, but not each further state that breaks
     #: an invariant again after another action
     broken: int = 0
+    #: the process's resident memory (bytes) when it was last read against the memory budget;
+    #: None without a budget
+    resident: int | None = None
 
     @property
     def exhausted(self) -> bool:
@@ -170,6 +178,12 @@ class ExplorationResult:
             found = "no deadlock, every invariant holds"
         if self.exhausted:
             return f"{explored}: {found}"
+        if self.stopped_by is StopReason.MAX_MEMORY:
+            budget, resident = self.bounds.max_memory or 0, self.resident or 0
+            return (
+                f"{explored}: {found} so far; stopped by the memory budget "
+                f"({mebibytes(resident)} resident of {mebibytes(budget)})"
+            )
         return f"{explored}: {found} so far; stopped by {_STOPPED[self.stopped_by]}"
 
 

@@ -11,6 +11,7 @@ from typing import NamedTuple, cast
 from flinkstate.collector import collector_paused
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Model, RunStatus, Violation, end_of_run
+from flinkstate.sim.explore.budget import ExplorationMemoryError, mebibytes, resident_bytes
 from flinkstate.sim.explore.reduction import (
     AWAKE,
     NO_REDUCTION,
@@ -35,6 +36,11 @@ from flinkstate.sim.explore.store import Numbered, StateStore
 CLOCK_EVERY = 64
 #: how often (in seconds) progress is reported at most
 PROGRESS_EVERY = 0.2
+#: depth first keeps the world of every this many states along its path (and those above the
+#: highest of them), and takes the worlds of a stretch between two again from the one below
+#: when it comes back into it: its path costs depth / SNAPSHOT_EVERY + SNAPSHOT_EVERY worlds,
+#: not one per step
+SNAPSHOT_EVERY = 16
 
 
 def explore(
@@ -47,6 +53,7 @@ def explore(
     progress: Callable[[Progress], None] | None = None,
     stop: Callable[[], bool] | None = None,
     partial: bool = True,
+    resident: Callable[[], int] = resident_bytes,
 ) -> ExplorationResult:
     """Explore every interleaving from ``initial`` (left unchanged: it is copied first).
 
@@ -55,18 +62,30 @@ def explore(
     says so the exploration ends as a bound ends it, with what it found so far (a widget's stop
     button). ``partial``: copy for each transition only what its action may change, where the
     model can (:class:`PartialCopy`); False copies whole states, which finds the same (for
-    comparison). Ctrl-C (``KeyboardInterrupt``) ends it with nothing returned."""
+    comparison). ``resident`` reads the process's resident memory for the memory budget
+    (``Bounds.max_memory``), as often as the clock. Ctrl-C (``KeyboardInterrupt``) ends it
+    with nothing returned; running out of memory before the budget stops it, with one
+    :class:`ExplorationMemoryError` that says what was explored."""
     chosen = Strategy.parse(strategy)
     run = _Exploration(
-        initial, chosen, bounds or Bounds(), seed, reduction, progress, stop, partial=partial
+        initial,
+        chosen,
+        bounds or Bounds(),
+        seed,
+        reduction,
+        progress,
+        stop,
+        partial=partial,
+        resident=resident,
     )
+    failed = False
     with collector_paused():  # models free their garbage by reference counting
-        if chosen is Strategy.BFS:
-            run.breadth_first()
-        elif chosen is Strategy.DFS:
-            run.depth_first()
-        else:
-            run.random_walks()
+        try:
+            run.search()
+        except MemoryError:
+            failed = True  # the search's frames (its frontier) are freed past this block
+    if failed:
+        raise run.out_of_memory() from None
     return run.result()
 
 
@@ -115,6 +134,7 @@ class _Exploration:
         stop: Callable[[], bool] | None = None,
         *,
         partial: bool = True,
+        resident: Callable[[], int] = resident_bytes,
     ) -> None:
         self.initial = initial
         self.stop = stop
@@ -140,6 +160,9 @@ class _Exploration:
         #: whether each transition copies only what its action may change
         self.partial = partial and copies_partially(initial)
         self.stopped_by = StopReason.EXHAUSTED
+        self.measure = resident
+        #: the resident memory last read against the budget (None: no budget)
+        self.resident: int | None = None
         self.deadline = None if bounds.time is None else time.monotonic() + bounds.time
         self.started = time.monotonic()
         self.last_report = self.started
@@ -324,6 +347,31 @@ class _Exploration:
             raise _Stop(StopReason.TIME)
         if not final and self.stop is not None and self.stop():
             raise _Stop(StopReason.STOPPED)
+        budget = self.bounds.max_memory
+        if not final and budget is not None:
+            self.resident = self.measure()
+            if self.resident >= budget:
+                raise _Stop(StopReason.MAX_MEMORY)
+
+    def out_of_memory(self) -> ExplorationMemoryError:
+        """The error for a ``MemoryError`` before the budget stopped the search: what was
+        explored, and the budget."""
+        budget = self.bounds.max_memory
+        found = len(self.findings.by_name)
+        read = (
+            "" if self.resident is None else f", {mebibytes(self.resident)} resident when last read"
+        )
+        return ExplorationMemoryError(
+            f"out of memory after {len(self.store):,} distinct states to depth {self.deepest} "
+            f"({found} finding{'' if found == 1 else 's'} so far{read}), before "
+            + (
+                "any memory budget (none was set)"
+                if budget is None
+                else f"the memory budget of {mebibytes(budget)} was reached"
+            )
+            + ": the process may not use that much (a ulimit -v, the machine's memory); "
+            "a smaller budget stops it cleanly"
+        )
 
     def expandable(self, depth: int) -> bool:
         """Whether a state at ``depth`` is expanded (the depth bound's states are checked
@@ -336,6 +384,14 @@ class _Exploration:
         return True
 
     # -- the strategies
+
+    def search(self) -> None:
+        if self.strategy is Strategy.BFS:
+            self.breadth_first()
+        elif self.strategy is Strategy.DFS:
+            self.depth_first()
+        else:
+            self.random_walks()
 
     def breadth_first(self) -> None:
         """Level by level: the first time a state is reached is by a shortest trace."""
@@ -367,29 +423,71 @@ class _Exploration:
 
     def depth_first(self) -> None:
         """Along one path at a time. Under a depth bound, a state reached again in fewer steps
-        is explored again from there, so that the bound cuts off nothing within it."""
+        is explored again from there, so that the bound cuts off nothing within it.
+
+        What it keeps: the path (per state on it, a :class:`_Frame`: its index, the actions
+        still to follow, its sleep set and numbered key, the action into it), the world of
+        every ``SNAPSHOT_EVERY``-th state along it (a snapshot), and those of the states above
+        the highest snapshot: at most depth / ``SNAPSHOT_EVERY`` + ``SNAPSHOT_EVERY`` worlds.
+        Once the path grows past the next snapshot, the stretch below it lets its worlds go;
+        coming back into it, the search takes them again from the snapshot (:meth:`rebuild`),
+        once for the stretch."""
         try:
             root = self.initial.clone()
             index, found, _ = self.reach(root, -1, None, 0)
-            # per state on the path: the state, its index, the actions still to follow from it,
-            # the sleep set of its next child and its numbered key
-            stack: list[tuple[Model, int, list[Action], set[Action], Numbered | None]] = []
+            path: list[_Frame] = []
             if found is not None and self.expandable(0):
-                stack.append((root, index, *self.expansion(index, found), found.numbered))
-            while stack:
-                model, parent, todo, done, numbered = stack[-1]
-                if not todo:
-                    stack.pop()
-                    continue
-                depth = len(stack) - 1
-                action = todo.pop(0)
-                child, index, more = self.take(
-                    model, parent, depth, action, done, numbered, last=not todo
-                )
-                if more is not None and self.expandable(depth + 1):
-                    stack.append((child, index, *self.expansion(index, more), more.numbered))
+                todo, done = self.expansion(index, found)
+                path.append(_Frame(root, index, todo, done, found.numbered, None))
+            while path:
+                if path[-1].todo:
+                    self.follow(path)
+                else:
+                    path.pop()
         except _Stop as stop:
             self.stopped_by = stop.reason
+
+    def follow(self, path: list[_Frame]) -> None:
+        """Take the next action from the state on top of ``path``; its child goes on the path
+        when it is to be expanded (the worlds it leaves behind die with this call)."""
+        frame = path[-1]
+        depth = len(path) - 1
+        model = frame.model
+        if model is None:
+            model = self.rebuild(path)
+        action = frame.todo.pop(0)
+        # a snapshot is never handed to its last child: the states above it start there
+        snapshot = depth % SNAPSHOT_EVERY == 0
+        last = not frame.todo and not snapshot
+        child, index, more = self.take(
+            model, frame.index, depth, action, frame.done, frame.numbered, last=last
+        )
+        if last:
+            frame.model = None  # its world is its last child's now
+        if more is not None and self.expandable(depth + 1):
+            if (depth + 1) % SNAPSHOT_EVERY == 0:
+                # the child starts a stretch: the one below keeps only its snapshot's world
+                for below in path[depth + 1 - SNAPSHOT_EVERY + 1 :]:
+                    below.model = None
+            todo, done = self.expansion(index, more)
+            path.append(_Frame(child, index, todo, done, more.numbered, action))
+
+    def rebuild(self, path: list[_Frame]) -> Model:
+        """The world of the state on top of ``path``, and of each state between it and the
+        nearest one below that kept its world (a snapshot at least): taken again from there,
+        a copy per step, as they were made the first time."""
+        below = len(path) - 2
+        while path[below].model is None:
+            below -= 1
+        model = path[below].model
+        assert model is not None
+        for frame in path[below + 1 :]:
+            action = frame.action
+            assert action is not None
+            model = self.copy_for(model, action, last=False)
+            model.apply(action)
+            frame.model = model
+        return model
 
     def random_walks(self) -> None:
         """Seeded walks from the start, each to the end of a run or the depth bound."""
@@ -436,8 +534,34 @@ class _Exploration:
             tuple(findings),
             len(self.finished),
             self.broken,
+            self.resident,
         )
 
 
 #: random walks taken when no bound on them is given
 DEFAULT_WALKS = 1000
+
+
+class _Frame:
+    """A state on the depth-first path: its world (None once let go), its index, the actions
+    still to follow from it and the sleep set its next child starts from, its numbered key
+    (what its children's are numbered against), and the action that reached it from the
+    state below (None for the start)."""
+
+    __slots__ = ("action", "done", "index", "model", "numbered", "todo")
+
+    def __init__(
+        self,
+        model: Model | None,
+        index: int,
+        todo: list[Action],
+        done: set[Action],
+        numbered: Numbered | None,
+        action: Action | None,
+    ) -> None:
+        self.model = model
+        self.index = index
+        self.todo = todo
+        self.done = done
+        self.numbered = numbered
+        self.action = action

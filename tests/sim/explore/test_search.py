@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import copy
 import itertools
+import weakref
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
-from typing import Self
+from typing import Any, Self
 
 import pytest
 
@@ -26,6 +27,7 @@ from flinkstate.sim.explore import (
     StopReason,
     Strategy,
     explore,
+    search,
 )
 from flinkstate.sim.scheduler import SeededRandom
 
@@ -570,3 +572,118 @@ def test_asked_to_stop_it_ends_as_a_bound_does_with_what_it_found() -> None:
     assert not result.exhausted
     assert 0 < result.distinct < explore(Workers(workers=4, private=4)).distinct
     assert result.summary().endswith("so far; stopped by request")
+
+
+# -- depth first's memory: its path and a world every SNAPSHOT_EVERY steps along it
+
+#: the Ladder worlds alive now, and the most seen alive at once (by ``Ladder.apply``)
+LIVE: weakref.WeakSet[object] = weakref.WeakSet()
+PEAK = [0]
+
+
+@dataclass(eq=False)  # counted by identity
+class Ladder:
+    """Climbs ``height`` rungs, and on every rung may step aside, up to ``wide`` times (where
+    the run ends): depth first climbs to the top first, every rung below it keeping its steps
+    aside to take when the search comes back. Its worlds are counted while alive (``LIVE``)."""
+
+    height: int = 320
+    wide: int = 1
+    rung: int = 0
+    aside: int = 0
+    step: int = 0
+    violations: list[Violation] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        LIVE.add(self)
+
+    def enabled_actions(self) -> Sequence[Action]:
+        if self.rung == self.height:
+            return []
+        up = [Action("climber", "up")] if self.aside == 0 else []
+        return up + ([Action("climber", "aside")] if self.aside < self.wide else [])
+
+    def apply(self, action: Action) -> Event:
+        if action.kind == "up":
+            self.rung += 1
+        else:
+            self.aside += 1
+        self.step += 1
+        PEAK[0] = max(PEAK[0], len(LIVE))
+        return Event(self.step - 1, action)
+
+    def is_finished(self) -> bool:
+        return True
+
+    def check_end(self) -> None:
+        pass
+
+    def waits(self) -> list[Wait[Hashable]]:
+        return []
+
+    def clone(self) -> Self:
+        return Ladder(self.height, self.wide, self.rung, self.aside, self.step)
+
+    def fingerprint(self) -> Hashable:
+        return (self.rung, self.aside)
+
+
+def _peak_worlds(ladder: Ladder) -> tuple[int, ExplorationResult]:
+    """The most Ladder worlds alive at once while depth first explores ``ladder``."""
+    PEAK[0] = 0
+    result = explore(ladder, strategy="dfs")
+    return PEAK[0], result
+
+
+def test_depth_first_keeps_a_world_per_snapshot_along_its_path_not_per_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    every = search.SNAPSHOT_EVERY
+    for height in (160, 320):
+        peak, result = _peak_worlds(Ladder(height))
+        assert result.exhausted
+        assert result.distinct == 2 * height + 1
+        assert result.depth == height
+        assert result.finished == height + 1
+        # the start, a snapshot every ``every`` rungs, the worlds above the highest snapshot,
+        # the one being copied
+        assert peak <= height // every + every + 3
+    # keeping the world of every state on the path (as depth first did) holds one per rung
+    monkeypatch.setattr(search, "SNAPSHOT_EVERY", 1)
+    peak, kept = _peak_worlds(Ladder(320))
+    assert peak > 320
+    monkeypatch.undo()
+    assert _verdict(kept) == _verdict(_peak_worlds(Ladder(320))[1])
+
+
+def test_the_worlds_depth_first_holds_grow_with_its_depth_not_with_the_states() -> None:
+    every = search.SNAPSHOT_EVERY
+    narrow_peak, narrow = _peak_worlds(Ladder(160, wide=1))
+    wide_peak, wide = _peak_worlds(Ladder(160, wide=40))
+    assert wide.distinct == 160 * 41 + 1 > 20 * narrow.distinct
+    assert wide.depth == 160 + 39
+    assert narrow_peak <= wide_peak <= wide.depth // every + every + 3
+    assert len(LIVE) == 0  # none outlive the search
+
+
+@pytest.mark.parametrize("every", [1, 2, 3, 16])
+@pytest.mark.parametrize(
+    ("model", "reduction", "bounds"),
+    [
+        (Increments(workers=3, rounds=2), NO_REDUCTION, Bounds()),
+        (Increments(workers=2, locks=True), NO_REDUCTION, Bounds()),
+        (Workers(workers=3, private=3, leaps=True), SleepSets(), Bounds()),
+        (Workers(workers=3, private=2), SleepSets(), Bounds(max_states=150)),
+        (Climb(top=40), NO_REDUCTION, Bounds(max_depth=25)),
+    ],
+    ids=["lost-update", "crossed-locks", "sleep-sets", "bounded", "depth-bound"],
+)
+def test_depth_first_finds_the_same_whatever_it_keeps_of_its_path(
+    monkeypatch: pytest.MonkeyPatch, every: int, model: Model, reduction: Any, bounds: Bounds
+) -> None:
+    expected = explore(model, strategy="dfs", reduction=reduction, bounds=bounds)
+    monkeypatch.setattr(search, "SNAPSHOT_EVERY", every)
+    result = explore(model, strategy="dfs", reduction=reduction, bounds=bounds)
+    assert _verdict(result) == _verdict(expected)
+    assert (result.states, result.broken) == (expected.states, expected.broken)
+    assert [f.trace for f in result.findings] == [f.trace for f in expected.findings]
