@@ -75,12 +75,17 @@ bench: $(STAMP)
 bench-smoke: $(STAMP)
 	$(BIN)/python -m benchmarks --smoke
 
-# The checkpoint reader against thousands of broken copies of the committed checkpoints
-# (MUTATIONS=5000 SEED=0): counts of clean errors, answers and failures, failures listed.
+# The checkpoint reader against thousands of broken copies of the committed checkpoints, each
+# read three ways (inspect --json, inspect --export, forecast): MUTATIONS of every family,
+# REPOINTS re-pointed chunk offsets, FUZZ_JOBS at a time (SEED=0): per family the mutations
+# tried, clean and failed, failures listed (tests/flinkcheckpoint/fuzz).
 MUTATIONS ?= 5000
+REPOINTS ?= 500
 SEED ?= 0
+FUZZ_JOBS ?= 2
 fuzz: $(STAMP)
-	$(BIN)/python -m tests.flinkcheckpoint.fuzz --mutations $(MUTATIONS) --seed $(SEED)
+	$(BIN)/python -m tests.flinkcheckpoint.fuzz --mutations $(MUTATIONS) --repoints $(REPOINTS) \
+		--seed $(SEED) --jobs $(FUZZ_JOBS)
 
 # The flink extra (apache-flink: Flink's jars and its Java gateway) in an environment of its own,
 # since its pins differ from constraints.txt; then small back-pressured jobs on a local Flink,

@@ -12,8 +12,9 @@ from __future__ import annotations
 import itertools
 import struct
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,6 +25,9 @@ from flinkstate.flinkcheckpoint.handles import (
     ChannelStateHandle,
     StreamStateHandle,
 )
+
+if TYPE_CHECKING:
+    from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata
 
 #: ``ChannelStateSerializerImpl.SERIALIZATION_VERSION``
 SERIALIZATION_VERSION = 0
@@ -248,12 +252,20 @@ def _read_checked(
     return found
 
 
-def check_chunks(handles: Iterable[tuple[str, ChannelStateHandle]], files: StateFiles) -> None:
+def check_chunks(
+    handles: Iterable[tuple[str, ChannelStateHandle]],
+    files: StateFiles,
+    reused: Collection[StreamStateHandle] = (),
+) -> None:
     """Every chunk the channel handles of a checkpoint (each with its operator's label) name
     is bytes of its own: Flink writes each buffer once, for one channel, so a chunk two
     handles name, or one handle twice, or chunks that overlap, would replay the same data
-    twice. Refused naming the two handles; a chunk outside its stream is left to
-    :func:`read_channel`, which names it.
+    twice. Flink also writes a stream's chunks back to back, from its 4-byte header to its
+    end, each named by the channel it wrote it for: bytes in no handle's chunk mean a handle
+    was pointed away from its own chunk (inside it, or at another). Either is refused naming
+    the handles; a chunk outside its stream is left to :func:`read_channel`, which names it.
+    The streams in ``reused`` (an earlier checkpoint's, whose state a subtask reuses) may
+    hold chunks of channels this checkpoint no longer names.
 
     Examples
     --------
@@ -270,8 +282,20 @@ def check_chunks(handles: Iterable[tuple[str, ChannelStateHandle]], files: State
     flinkstate.errors.CheckpointFormatError: ...: at byte 4: expected chunks each named by one \
 handle once, found the chunk at 4 of to-record's output handle of subtask 0, 0/0 and the chunk \
 at 4 of to-record's output handle of subtask 0, 0/0 sharing bytes
+
+    Its first handle alone leaves the rest of the file in no handle's chunk:
+
+    >>> with StateFiles(checkpoint) as files:
+    ...     check_chunks(handles[:1], files)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.CheckpointFormatError: ...: at byte 24668: expected chunks back to back \
+from the stream's 4-byte header to its end, as Flink writes them, found bytes 24668 to 52422 \
+in no handle's chunk, after the chunk at 24648 of to-record's output handle of subtask 0, 0/0
     """
     claims: dict[StreamStateHandle, list[tuple[int, int, str]]] = defaultdict(list)
+    #: streams with a chunk that cannot be read (outside them): read_channel says which
+    unread: set[StreamStateHandle] = set()
     for operator, handle in handles:
         if handle.delegate is None:
             continue
@@ -282,11 +306,13 @@ at 4 of to-record's output handle of subtask 0, 0/0 sharing bytes
         )
         mine = claims[handle.delegate]
         for offset in handle.offsets:
-            if not HEADER_LENGTH <= offset <= len(stream) - 4:
-                continue
-            (length,) = _I32.unpack_from(stream, offset)
+            length = -1
+            if HEADER_LENGTH <= offset <= len(stream) - 4:
+                (length,) = _I32.unpack_from(stream, offset)
             if 0 <= length <= len(stream) - offset - 4:
                 mine.append((offset, offset + 4 + length, name))
+            else:
+                unread.add(handle.delegate)
     for delegate, ranges in claims.items():
         ranges.sort()
         for (start, end, first), (following, _, second) in itertools.pairwise(ranges):
@@ -297,3 +323,42 @@ at 4 of to-record's output handle of subtask 0, 0/0 sharing bytes
                     f"chunks each named by one handle once, found the chunk at {start} of "
                     f"{first} and the chunk at {following} of {second} sharing bytes",
                 )
+        if ranges and delegate not in unread and delegate not in reused:
+            _check_back_to_back(files, delegate, ranges)
+
+
+def _check_back_to_back(
+    files: StateFiles, delegate: StreamStateHandle, ranges: list[tuple[int, int, str]]
+) -> None:
+    """The sorted chunks of one stream, which do not overlap, cover it whole."""
+    length = len(files.stream(delegate))
+    position, previous = HEADER_LENGTH, None
+    for start, end, name in [*ranges, (length, length, "")]:
+        if start != position:
+            where = (
+                f"after the chunk at {previous[0]} of {previous[1]}"
+                if previous is not None
+                else f"before the chunk at {start} of {name}"
+            )
+            raise CheckpointFormatError(
+                files.describe(delegate),
+                position,
+                "chunks back to back from the stream's 4-byte header to its end, as Flink "
+                f"writes them, found bytes {position} to {start} in no handle's chunk, {where}",
+            )
+        position, previous = end, (start, name)
+
+
+def check_checkpoint_chunks(metadata: CheckpointMetadata, files: StateFiles) -> None:
+    """:func:`check_chunks` of every channel handle of a checkpoint; the streams of a subtask
+    that reuses an earlier checkpoint's state (metadata version 7) are not held to be covered
+    whole by this checkpoint's handles."""
+    reused = {
+        handle.delegate
+        for operator in metadata.operators
+        for subtask in operator.subtasks
+        if subtask.ref_checkpoint_id is not None
+        for handle in subtask.channel_handles()
+        if handle.delegate is not None
+    }
+    check_chunks(((op.label, h) for op, h in metadata.channel_handles()), files, reused)

@@ -25,7 +25,11 @@ import pyarrow as pa
 
 from flinkstate.dataset import FORMAT, SCHEMAS, VERSION, Dataset
 from flinkstate.errors import InvalidParameterError
-from flinkstate.flinkcheckpoint.channel_state_file import ChannelData, check_chunks, read_channel
+from flinkstate.flinkcheckpoint.channel_state_file import (
+    ChannelData,
+    check_checkpoint_chunks,
+    read_channel,
+)
 from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import ChannelStateHandle, KeyGroupsStateHandle
 from flinkstate.flinkcheckpoint.inflight import (
@@ -233,7 +237,7 @@ def plan_export(
         for edge in sorted(chosen, key=str)
     ]
     with StateFiles(directory, reroot) as files:
-        check_chunks(((op.label, h) for op, h in metadata.channel_handles()), files)
+        check_checkpoint_chunks(metadata, files)
         uncounted = _keyed_state_rows(rows, metadata, files)
     description = f"checkpoint {metadata.checkpoint_id} read from {directory}"
     if uncounted:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.flinkcheckpoint.channel_state_file import check_chunks, read_channel
+from flinkstate.flinkcheckpoint.channel_state_file import check_checkpoint_chunks, read_channel
 from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import KeyGroupsStateHandle
 from flinkstate.flinkcheckpoint.inflight import (
@@ -113,7 +113,7 @@ def summarize(
     channels: list[dict[str, Any]] = []
     read: dict[int, bytes] = {}  # each channel's bytes, read once for both tables
     with StateFiles(directory, reroot) as files:
-        check_chunks(((op.label, h) for op, h in metadata.channel_handles()), files)
+        check_checkpoint_chunks(metadata, files)
         for operator in metadata.operators:
             operators.append(_operator_row(operator, files, read, keyed, channels, warnings))
         logical = []

@@ -10,6 +10,11 @@ its channels' chunks and yields their ``buffers`` or ``fragments`` rows, about
 :data:`BATCH_BYTES` of channels per Arrow batch, framed and keyed in one numpy pass
 (``channel_rows.fragment_batch``): a channel of a few KB costs no fixed Python time.
 
+The driver's plan refuses what the export refuses, a chunk that two channels' handles name
+(``check_chunks``) included, across every channel before any is read; each executor reads
+only the ``_metadata`` the driver checked (its SHA-256 goes with the plan), so that channels
+read in different tasks cannot come from another file than the one checked whole.
+
 Nothing proportional to the in-flight data reaches the driver: it holds ``_metadata`` (as
 Flink's JobManager does: handles, and an offset per persisted buffer) and the plan, two
 numbers per channel (0.46 MB pickled for 65536 channels, the same at 50 MB and 200 MB). The
@@ -28,9 +33,13 @@ server's Python workers import the flinkstate that started it.
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import hashlib
 import itertools
 import math
+import mmap
+import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,11 +61,11 @@ from flinkstate.flinkcheckpoint.channel_rows import (
 )
 from flinkstate.flinkcheckpoint.channel_state_file import read_channel, read_channels
 from flinkstate.flinkcheckpoint.export import ExchangeSpec, ExportPlan, plan_export
-from flinkstate.flinkcheckpoint.files import StateFiles
+from flinkstate.flinkcheckpoint.files import StateFiles, map_file, open_regular
 from flinkstate.flinkcheckpoint.handles import ChannelStateHandle
 from flinkstate.flinkcheckpoint.inflight import Edge, LogicalChannel, channels_of, exchange_name
 from flinkstate.flinkcheckpoint.key_selector import KeySelector
-from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
+from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, parse_metadata
 from flinkstate.keygroups import compute_key_group_range_for_operator_index
 from flinkstate.memory_segment import DEFAULT_SEGMENT_SIZE
 from flinkstate.rescale.partitioner import Partitioner
@@ -87,6 +96,8 @@ class ReadSpec:
     record_type: str | None
     #: per edge (``UP:P>DOWN:G``): the key's notation as a ``KeySelector`` gives it, or None
     keys: tuple[tuple[str, KeySelector | None], ...]
+    #: the SHA-256 of the ``_metadata`` the driver planned from and checked
+    metadata_sha256: str
 
 
 def plan_read(
@@ -101,6 +112,8 @@ def plan_read(
     """The export's plan, what executors need, and the task groups: (channel numbers, their
     first buffer ids), each of about :data:`TASK_BYTES`."""
     plan = plan_export(path, exchanges, edges=edges, reroot=reroot, segment_size=segment_size)
+    # once the plan accepted the file (a huge or special one is refused unread)
+    digest = metadata_sha256(plan.directory / "_metadata")
     keys: list[tuple[str, KeySelector | None]] = []
     for edge, spec in sorted(plan.specs.items(), key=lambda item: str(item[0])):
         keyed = spec.partitioner is Partitioner.HASH
@@ -124,6 +137,7 @@ def plan_read(
         tuple(sorted({str(c.edge) for c in plan.channels})),
         record_type,
         tuple(keys),
+        digest,
     )
     chunks = np.array(
         [sum(len(h.offsets) for h in (c.input, c.output) if h is not None) for c in plan.channels],
@@ -145,25 +159,62 @@ def plan_read(
     return plan, read, groups
 
 
+@contextlib.contextmanager
+def _mapped(path: Path) -> Iterator[bytes | mmap.mmap]:
+    """A ``_metadata`` file's bytes, mapped (a regular file, or refused)."""
+    what = "a checkpoint _metadata file"
+    try:
+        file = open_regular(path, what)
+    except FileNotFoundError:
+        raise CheckpointFormatError(str(path), 0, what) from None
+    with file:
+        if os.fstat(file.fileno()).st_size == 0:
+            yield b""
+            return
+        with map_file(file, path, what) as data:
+            yield data
+
+
+def metadata_sha256(path: Path) -> str:
+    """The SHA-256 of a ``_metadata`` file."""
+    with _mapped(path) as data:
+        return hashlib.sha256(data).hexdigest()
+
+
 @functools.lru_cache(maxsize=4)
-def _metadata(directory: str, stamp: tuple[int, int]) -> CheckpointMetadata:
-    """``_metadata`` parsed once per Python worker (``stamp``: its mtime and size)."""
-    return read_metadata(directory)
+def _metadata(directory: str, stamp: tuple[int, int], planned: str) -> CheckpointMetadata:
+    """``_metadata`` parsed once per Python worker (``stamp``: its mtime and size), if it is
+    the file the driver planned from (``planned``: its SHA-256), whose chunks it checked:
+    the bytes hashed are the bytes parsed."""
+    path = Path(directory) / "_metadata"
+    with _mapped(path) as data:
+        digest = hashlib.sha256(data).hexdigest()
+        if digest != planned:
+            raise CheckpointFormatError(
+                str(path),
+                0,
+                f"the _metadata the driver planned the read from (SHA-256 {planned[:16]}...), "
+                f"found another (SHA-256 {digest[:16]}...): the checkpoint changed since, or "
+                "the executors see another copy of it",
+            )
+        return parse_metadata(data, str(path))
 
 
 @functools.lru_cache(maxsize=4)
 def _logical_channels(
-    directory: str, stamp: tuple[int, int], edges: tuple[str, ...]
+    directory: str, stamp: tuple[int, int], planned: str, edges: tuple[str, ...]
 ) -> tuple[CheckpointMetadata, tuple[LogicalChannel, ...]]:
-    metadata = _metadata(directory, stamp)
+    metadata = _metadata(directory, stamp, planned)
     return metadata, tuple(channels_of(metadata, [Edge.parse(e) for e in edges]))
 
 
 def _channels(spec: ReadSpec) -> tuple[CheckpointMetadata, tuple[LogicalChannel, ...]]:
     """The metadata and the logical channels, parsed once per Python worker (Spark reuses
-    its workers across tasks) and again only if ``_metadata`` changed (mtime and size)."""
+    its workers across tasks) and again only if ``_metadata`` changed (mtime and size), when
+    it must still be the file the driver planned from."""
     stat = (Path(spec.directory) / "_metadata").stat()
-    return _logical_channels(spec.directory, (stat.st_mtime_ns, stat.st_size), spec.edges)
+    stamp = (stat.st_mtime_ns, stat.st_size)
+    return _logical_channels(spec.directory, stamp, spec.metadata_sha256, spec.edges)
 
 
 def read_buffers(spec: ReadSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

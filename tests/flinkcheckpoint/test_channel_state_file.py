@@ -30,6 +30,7 @@ from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadat
 from flinkstate.flinkcheckpoint.stream_element import ElementTag, decode, value_decoder
 from flinkstate.flinkcheckpoint.summary import summarize
 from tests.flinkcheckpoint.fuzz import copy_checkpoint, rewrite_metadata
+from tests.flinkcheckpoint.fuzz.repoint import channel_places, replaced
 from tests.flinkcheckpoint.test_metadata import CHECKPOINTS, ground_truth
 
 TUPLE = value_decoder("Tuple2<Long,String>")
@@ -340,3 +341,67 @@ def test_overlapping_chunks_are_a_format_error() -> None:
         "handle once, found the chunk at 4 of map's input handle of subtask 0, 0/0 and the "
         "chunk at 8 of map's input handle of subtask 0, 0/1 sharing bytes"
     )
+
+
+def inside_own_chunk(
+    metadata: CheckpointMetadata, files: StateFiles, name: str
+) -> tuple[CheckpointMetadata, int]:
+    """The single-chunk channel handle ``name`` pointed inside its own chunk, at the first
+    byte past its length prefix where a length that ends inside the chunk can be read (its
+    state size following it): no other handle names those bytes, but the bytes before are in
+    no handle's chunk. The new metadata and the new offset."""
+    places = {n: (place, handle) for place, n, handle in channel_places(metadata)}
+    place, handle = places[name]
+    assert handle.delegate is not None
+    (start,) = handle.offsets
+    stream = files.stream(handle.delegate)
+    end = start + 4 + int.from_bytes(stream[start : start + 4], "big")
+    for offset in range(start + 5, end - 4):
+        length = int.from_bytes(stream[offset : offset + 4], "big", signed=True)
+        if 0 <= length <= end - offset - 4:
+            moved = dataclasses.replace(handle, offsets=(offset,), state_size=4 + length)
+            return replaced(metadata, place, moved), offset
+    raise AssertionError(f"no length to point at in {name}'s chunk")
+
+
+@pytest.mark.parametrize(
+    ("variant", "name", "described"),
+    [
+        ("keyed-hash-p2-p4-allinline", "slow-counter[1] input 0/1", "subtask 1, 0/1"),
+        ("keyed-hash-p2-p4-nothreshold", "slow-counter[2] input 0/0", "subtask 2, 0/0"),
+    ],
+    ids=["inlined", "file"],
+)
+def test_bytes_in_no_handles_chunk_are_a_format_error(
+    tmp_path: Path, variant: str, name: str, described: str
+) -> None:
+    """A handle pointed inside its own chunk (found by the fuzzer: the reader took the
+    bytes from there on as the channel's, fewer records, without a word) leaves the bytes
+    before in no chunk; Flink writes a stream's chunks back to back."""
+    chk = copy_checkpoint(real_checkpoint(variant), tmp_path)
+    with StateFiles(chk) as files:
+        changed, offset = inside_own_chunk(read_metadata(chk), files, name)
+    rewrite_metadata(chk, lambda _: changed)
+    message = (
+        rf"at byte 4: expected chunks back to back from the stream's 4-byte header to its end, "
+        rf"as Flink writes them, found bytes 4 to {offset} in no handle's chunk, before the "
+        rf"chunk at {offset} of slow-counter's input handle of {described}$"
+    )
+    with pytest.raises(CheckpointFormatError, match=message):
+        summarize(chk)
+    key = key_function("f0%1000", "Tuple2<Long,String>")
+    with pytest.raises(CheckpointFormatError, match=message):
+        to_dataset(chk, {"to-record->slow-counter": ExchangeSpec("keyBy", key)}, value=TUPLE)
+
+
+def test_a_stream_an_earlier_checkpoint_wrote_may_hold_chunks_no_handle_names() -> None:
+    """A subtask that reuses an earlier checkpoint's state (metadata version 7) names chunks
+    of that checkpoint's stream, whose other chunks this checkpoint need not name."""
+    checkpoint = real_checkpoint("keyed-hash-p2-p4")
+    handles = [(op.label, h) for op, h in read_metadata(checkpoint).channel_handles()]
+    delegate = handles[0][1].delegate
+    assert delegate is not None
+    with StateFiles(checkpoint) as files:
+        with pytest.raises(CheckpointFormatError, match="in no handle's chunk"):
+            check_chunks(handles[:1], files)
+        check_chunks(handles[:1], files, reused={delegate})

@@ -3,6 +3,7 @@ single-process export followed by Spark on its Parquet files."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,10 +12,13 @@ import pyarrow as pa
 import pytest
 
 from flinkstate.dataset import SCHEMAS, write_dataset
-from flinkstate.errors import InvalidParameterError
+from flinkstate.errors import CheckpointFormatError, InvalidParameterError
+from flinkstate.flinkcheckpoint import real_checkpoint
 from flinkstate.flinkcheckpoint.export import ExchangeSpec, to_dataset
 from flinkstate.flinkcheckpoint.key_selector import key_function
+from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata
 from flinkstate.flinkcheckpoint.stream_element import value_decoder
+from flinkstate.flinkcheckpoint.summary import summarize
 from flinkstate.flinkcheckpoint.writer import KEY, RECORD_TYPE, write_checkpoint
 from flinkstate.spark import checkpoint_source
 from flinkstate.spark.checkpoint_source import (
@@ -25,6 +29,8 @@ from flinkstate.spark.checkpoint_source import (
 )
 from flinkstate.spark.rescaling import RescalingPipeline
 from flinkstate.spark.tables import load
+from tests.flinkcheckpoint.fuzz import copy_checkpoint, rewrite_metadata
+from tests.flinkcheckpoint.fuzz.repoint import channel_places, replaced
 from tests.flinkcheckpoint.test_metadata import CHECKPOINTS
 
 if TYPE_CHECKING:
@@ -122,3 +128,60 @@ def test_an_executors_batches_are_the_exports_rows(
     columns = [c for c in theirs.columns if c != "record"]
     pd.testing.assert_frame_equal(ours[columns], theirs[columns])
     assert theirs["continues_into_next"].sum() > 0
+
+
+def _shared_across_tasks(metadata: CheckpointMetadata) -> CheckpointMetadata:
+    """slow-counter[1]'s input channel 0/0 naming the first chunk of to-record[0]'s output for
+    slow-counter[0] (4 KiB at byte 4 of the same file), its state size kept consistent: two
+    logical channels, which Spark reads in different tasks."""
+    places = {name: (place, handle) for place, name, handle in channel_places(metadata)}
+    place, handle = places["slow-counter[1] input 0/0"]
+    shared = dataclasses.replace(handle, offsets=(4,), state_size=4 + 4096)
+    assert places["to-record[0] output 0/0"][1].offsets[0] == 4
+    return replaced(metadata, place, shared)
+
+
+def test_a_chunk_two_tasks_would_read_is_refused_by_the_plan(tmp_path: Path) -> None:
+    """Flink writes each buffer once: the driver refuses a chunk two handles name as the
+    local reader does, in the same words, before any executor reads a channel."""
+    source = real_checkpoint("keyed-hash-p2-p4")
+    exchanges = _exchanges(source)
+    plan, _, groups = plan_read(source, exchanges, TYPE)
+    task = {n: i for i, (numbers, _) in enumerate(groups) for n in numbers}
+    ends = [(c.upstream_subtask, c.downstream_subtask) for c in plan.channels]
+    assert task[ends.index((0, 0))] != task[ends.index((0, 1))]  # two tasks read them
+    chk = copy_checkpoint(source, tmp_path)
+    rewrite_metadata(chk, _shared_across_tasks)
+    with pytest.raises(CheckpointFormatError) as local:
+        summarize(chk)
+    assert "sharing bytes" in str(local.value)
+    with pytest.raises(CheckpointFormatError) as planned:
+        plan_read(chk, exchanges, TYPE)
+    assert str(planned.value) == str(local.value)
+
+
+def test_an_executor_reads_only_the_metadata_the_driver_checked(tmp_path: Path) -> None:
+    """A _metadata changed after the plan (or another copy where an executor looks) is
+    refused by the executor, not read unchecked."""
+    chk = copy_checkpoint(real_checkpoint("keyed-hash-p2-p4"), tmp_path)
+    _, spec, groups = plan_read(chk, _exchanges(chk), TYPE)
+    tasks = pa.RecordBatch.from_pylist([{"channels": c, "first_buffers": f} for c, f in groups])
+    assert list(read_buffers(spec, iter([tasks])))  # the file planned from: read
+    rewrite_metadata(chk, _shared_across_tasks)
+    # another executor's Python worker: nothing parsed yet
+    checkpoint_source._logical_channels.cache_clear()
+    checkpoint_source._metadata.cache_clear()
+    with pytest.raises(CheckpointFormatError, match="the _metadata the driver planned the read"):
+        list(read_buffers(spec, iter([tasks])))
+
+
+@pytest.mark.slow
+def test_spark_refuses_a_chunk_two_handles_name(spark: SparkSession, tmp_path: Path) -> None:
+    chk = copy_checkpoint(real_checkpoint("keyed-hash-p2-p4"), tmp_path)
+    rewrite_metadata(chk, _shared_across_tasks)
+    with pytest.raises(CheckpointFormatError) as local:
+        to_dataset(chk, _exchanges(chk), value=value_decoder(TYPE))
+    with pytest.raises(CheckpointFormatError) as refused:
+        load_checkpoint(spark, chk, _exchanges(chk), TYPE)
+    assert str(refused.value) == str(local.value)
+    assert "slow-counter's input handle of subtask 1, 0/0" in str(refused.value)
