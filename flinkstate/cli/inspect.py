@@ -68,6 +68,7 @@ def _inspect(args: argparse.Namespace) -> str:
         reroot=reading.reroot,
         find_record_types=reading.record_type is None,
         keys=reading.keys() if value is not None else None,
+        exchanges=reading.exchanges,  # a name that is no exchange refused, keyed or not
     )
     if reading.record_type is None:  # the summary found the types that read the records
         reading.require_values(_reading(summary["record_types"]))

@@ -78,6 +78,22 @@ def test_mapping_exchange_plan(capsys: pytest.CaptureFixture[str]) -> None:
     assert "(1,0..2) is (1,0) (1,1) (1,2)" in out
 
 
+def test_a_max_parallelism_below_the_old_parallelism_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A restored job keeps its max parallelism, which its old parallelism fitted: 2 below
+    parallelism 3 was taken, and the record filter answered for it."""
+    plan = ["mapping", "--partitioner", "keyBy", "--old", "3", "--new", "2", "--subtask", "1"]
+    code, out, err = run(capsys, *plan, "--key", "7", "--max-parallelism", "2")
+    assert code == 2
+    assert out == ""
+    assert err == (
+        "flinkstate: error: parallelism 3 is above max parallelism 2: every subtask needs at "
+        "least one key group (Flink: 'Maximum parallelism must not be smaller than "
+        "parallelism.')\n"
+    )
+
+
 def _first_table(out: str) -> dict[str, list[str]]:
     """The words of each row of the first table of the output, by its first cell."""
     table = out.split("\n\n")[1].splitlines()[2:]
@@ -265,6 +281,44 @@ def test_ctrl_c_ends_any_command_in_one_line(
     )
     assert out == ""
     assert list(tmp_path.iterdir()) == []  # not OUT, not its hidden folder
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["mapping", "--partitioner", "keyBy", "--old", "3", "--new", "2", "--subtask=--"],
+        ["buffers", "--channels=--"],
+        ["explore", "keyed", "--max-states=--"],
+        ["run", "keyed", "--set=--"],
+    ],
+    ids=["mapping", "buffers", "explore", "run"],
+)
+def test_dashes_as_an_options_value_are_a_usage_error(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse strips ``--`` from ``--subtask=--`` and gave the command an empty list as the
+    value: a TypeError traceback in every command that read it."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    option = argv[-1].split("=")[0]
+    assert (
+        err.splitlines()[-1]
+        == f"flinkstate {argv[0]}: error: argument {option}: expected one argument"
+    )
+
+
+def test_no_command_is_argparses_usage_and_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """It was the whole help on standard output, with status 2."""
+    with pytest.raises(SystemExit) as exit_:
+        main([])
+    assert exit_.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines()[-1] == (
+        "flinkstate: error: name a command (flinkstate --help lists them)"
+    )
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
