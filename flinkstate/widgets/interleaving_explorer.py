@@ -53,7 +53,12 @@ from flinkstate.sim.explore import (
     Strategy,
     explore,
 )
-from flinkstate.widgets.controls import ParameterControls, icon_button, refusal
+from flinkstate.widgets.controls import (
+    ParameterControls,
+    icon_button,
+    refusal,
+    refused_no_choice,
+)
 from flinkstate.widgets.recovery_stepper import RecoveryStepper
 
 #: a subject as the picker holds it: what its name names, and the name
@@ -111,6 +116,7 @@ class InterleavingExplorer:
         self.background = background
         self._subject_controls(pick, overrides, phase, seed, chosen)
         self._search_controls(strategy, reduction, max_states, max_depth, time, walks)
+        self._request()  # the seed and bounds held to run's rules: refused here, not later
         self._run_controls()
         self.result: ExplorationResult | None = None
         self.explored: ExplorationSubject | None = None
@@ -260,6 +266,8 @@ class InterleavingExplorer:
         return ParameterControls(item, overrides)
 
     def _on_subject(self, change: dict[str, Any]) -> None:
+        if refused_no_choice(self.subject, change, self.message):
+            return
         self.parameters = self._controls(change["new"], None)
         self.parameter_box.children = [self.parameters.box]
         self._show_phase(change["new"])

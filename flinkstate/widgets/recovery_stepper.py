@@ -42,7 +42,13 @@ from flinkstate.views.ownership import ownership_graph, ownership_spec
 from flinkstate.views.page import forecast_page, scenario_page
 from flinkstate.views.scene import SceneLayout, build_scene, scene_items
 from flinkstate.views.timelines import Timelines, timelines_spec
-from flinkstate.widgets.controls import ParameterControls, guarded, refusal, show_spec
+from flinkstate.widgets.controls import (
+    ParameterControls,
+    guarded,
+    refusal,
+    refused_no_choice,
+    show_spec,
+)
 from flinkstate.widgets.run_badge import (
     badge_html,
     faults_text,
@@ -210,8 +216,8 @@ class RecoveryStepper(StepperControls):
 
     # -- loading a run -----------------------------------------------------------------------
 
-    def _on_scenario(self, _change: dict[str, Any]) -> None:
-        if self._restoring:
+    def _on_scenario(self, change: dict[str, Any]) -> None:
+        if self._restoring or refused_no_choice(self.scenario, change, self.message):
             return
         self._leave_trace()
         self._use_parameters(ParameterControls(get_scenario(self.scenario.value)))
