@@ -126,6 +126,10 @@ class InterleavingExplorer:
         self._stop = threading.Event()
         self._folder: Path | None = None
         self.subject.observe(self._on_subject, names="value")
+        self.phase.observe(
+            lambda change: refused_no_choice(self.phase, change, self.message, "the phase"),
+            names="value",
+        )
         self.run_button.on_click(lambda _: self.run())
         self.stop_button.on_click(lambda _: self.stop())
         self._show_phase(pick)

@@ -122,6 +122,9 @@ class RecoveryStepper(StepperControls):
         self.canvas.on_lanes_changed(lambda: self._render(animate=False))
         self._apply_speed()
         self.speed.observe(self._on_speed, names="value")
+        self.until.observe(
+            lambda change: refused_no_choice(self.until, change, self.message), names="value"
+        )
         self.play.observe(self._on_play, names="value")
         self.play.observe(self._on_playing, names="playing")
         self.goto_box.observe(self._on_goto_box, names="value")

@@ -269,6 +269,9 @@ def test_no_subject_is_refused_in_words_and_the_subject_stays() -> None:
     assert said(explorer) == "Not applied: explore must be one of its choices, got None"
     assert explorer.subject.value == before
     assert explorer.parameters.values()["records"] == 1  # the subject's controls kept
+    explorer.phase.value = None  # was explored as the restart without a word
+    assert said(explorer) == "Not applied: the phase must be one of its choices, got None"
+    assert explorer.phase.value == "restart"
 
 
 @pytest.fixture(autouse=True)

@@ -203,6 +203,14 @@ def test_no_scenario_is_refused_in_words_and_the_run_stays(stepper: RecoveryStep
     assert stepper.parameters.values()["records"] == 40
 
 
+def test_no_event_to_run_to_is_refused_in_words(stepper: RecoveryStepper) -> None:
+    """``until.value = None`` was kept without a word, and run to next raised KeyError."""
+    stepper.until.value = "barrier"
+    stepper.until.value = None
+    assert "Not applied: next must be one of its choices, got None" in stepper.message.value
+    assert stepper.until.value == "barrier"
+
+
 def test_a_speed_that_is_no_speed_is_refused_in_words(stepper: RecoveryStepper) -> None:
     stepper.speed.value = "250 steps/s"
     stepper.speed.value = None  # raised KeyError in the observer
