@@ -14,6 +14,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flinkstate import FLINK_VERSION, __version__
@@ -57,6 +58,13 @@ class _Parser(argparse.ArgumentParser):
         if action.nargs is None and action.option_strings and arg_strings == ["--"]:
             raise argparse.ArgumentError(action, "expected one argument")
         return super()._get_values(action, arg_strings)
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        """An empty path names nothing: ``Path("")`` is the working folder, where ``samples
+        --write ''`` wrote every sample."""
+        if action.type is Path and arg_string == "":
+            raise argparse.ArgumentError(action, "an empty path names no file or folder")
+        return super()._get_value(action, arg_string)
 
 
 def build_parser() -> argparse.ArgumentParser:

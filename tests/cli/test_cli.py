@@ -309,6 +309,32 @@ def test_dashes_as_an_options_value_are_a_usage_error(
     )
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["samples", "--write", ""],
+        ["run", "keyed", "--trace", ""],
+        ["generate", "", "--records", "1"],
+    ],
+    ids=["samples", "run", "generate"],
+)
+def test_an_empty_path_is_a_usage_error(
+    argv: list[str],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``samples --write ''`` wrote every sample into the working folder (``Path("")``)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    assert (
+        capsys.readouterr().err.splitlines()[-1].endswith("an empty path names no file or folder")
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_no_command_is_argparses_usage_and_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     """It was the whole help on standard output, with status 2."""
     with pytest.raises(SystemExit) as exit_:
