@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from flinkstate.cli import main
+from flinkstate.flinkcheckpoint import real_checkpoint
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -315,8 +316,9 @@ def test_dashes_as_an_options_value_are_a_usage_error(
         ["samples", "--write", ""],
         ["run", "keyed", "--trace", ""],
         ["generate", "", "--records", "1"],
+        ["inspect", "CHECKPOINT", "--export", ""],  # --export '' was no export, and exit 0
     ],
-    ids=["samples", "run", "generate"],
+    ids=["samples", "run", "generate", "inspect"],
 )
 def test_an_empty_path_is_a_usage_error(
     argv: list[str],
@@ -326,8 +328,9 @@ def test_an_empty_path_is_a_usage_error(
 ) -> None:
     """``samples --write ''`` wrote every sample into the working folder (``Path("")``)."""
     monkeypatch.chdir(tmp_path)
+    checkpoint = str(real_checkpoint("keyed-hash-p2-p4"))
     with pytest.raises(SystemExit) as exit_:
-        main(argv)
+        main([checkpoint if word == "CHECKPOINT" else word for word in argv])
     assert exit_.value.code == 2
     assert (
         capsys.readouterr().err.splitlines()[-1].endswith("an empty path names no file or folder")
