@@ -39,6 +39,7 @@ from flinkstate.keygroups import (
     compute_key_group_range_for_operator_index,
     compute_operator_index_for_key_group_array,
 )
+from flinkstate.lab.run_rules import SEED
 from flinkstate.memory_segment import LENGTH_PREFIX_BYTES, check_segment_size
 from flinkstate.rescale.partitioner import Partitioner
 
@@ -108,6 +109,7 @@ class GeneratorSpec:
             raise InvalidParameterError(
                 f"input_buffers must not be negative, got {self.input_buffers}"
             )
+        SEED.check(self.seed)  # as a run's seed: what numpy's generator takes, within a Java int
 
     def batch_records(self, batch: int) -> int:
         """How many records of a batch are framed into buffers at once: ``batch``, or fewer
@@ -140,6 +142,13 @@ class _Channel:
     open_fragments: int = 0
 
 
+def check_batch(batch: int) -> int:
+    """``batch`` if it can be the records of one batch (at least one)."""
+    if batch < 1:
+        raise InvalidParameterError(f"batch must be at least 1, got {batch}")
+    return batch
+
+
 def generate(
     spec: GeneratorSpec,
     directory: Path,
@@ -153,8 +162,7 @@ def generate(
     only once the new one is complete, and a folder holding anything else is refused before
     any record is generated."""
     spec.check()
-    if batch < 1:
-        raise InvalidParameterError(f"batch must be at least 1, got {batch}")
+    check_batch(batch)
     with dataset_written_whole(directory) as temporary:
         _generate(spec, temporary, batch, progress)
     return directory

@@ -14,7 +14,8 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from flinkstate import FLINK_VERSION, __version__
 from flinkstate.cli.arithmetic import add_keygroup_parser, add_mapping_parser
@@ -50,6 +51,20 @@ class _Parser(argparse.ArgumentParser):
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         if message:
             (file or sys.stderr).write(message)
+
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
+        """``--seed=--`` gives no value: argparse strips the ``--`` and handed the command an
+        empty list as the option's value (a TypeError in every command that read it)."""
+        if action.nargs is None and action.option_strings and arg_strings == ["--"]:
+            raise argparse.ArgumentError(action, "expected one argument")
+        return super()._get_values(action, arg_strings)
+
+    def _get_value(self, action: argparse.Action, arg_string: str) -> Any:
+        """An empty path names nothing: ``Path("")`` is the working folder, where ``samples
+        --write ''`` wrote every sample."""
+        if action.type is Path and arg_string == "":
+            raise argparse.ArgumentError(action, "an empty path names no file or folder")
+        return super()._get_value(action, arg_string)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -130,9 +145,8 @@ def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
-    if handler is None:
-        parser.print_help()
-        return USAGE_ERROR
+    if handler is None:  # argparse's usage and one line, as for any other missing argument
+        parser.error("name a command (flinkstate --help lists them)")
     try:
         output = handler(args)
     except FlinkstateError as error:

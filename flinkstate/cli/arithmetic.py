@@ -13,6 +13,7 @@ from flinkstate.errors import InvalidParameterError, KeyTypeError
 from flinkstate.javahash import JavaType, infer_java_type, long_key
 from flinkstate.keygroups import (
     assign_to_key_group,
+    check_parallelism_against_max,
     compute_default_max_parallelism,
     key_group_ranges,
     place_key,
@@ -725,6 +726,9 @@ class _FilterView:
 
 def _record_filter(args: argparse.Namespace, summary: ExchangeSummary) -> _FilterView:
     default = args.max_parallelism is None
+    if not default:  # a restored job keeps its max parallelism: the old one fitted it too
+        for parallelism in (args.old, args.new):
+            check_parallelism_against_max(parallelism, args.max_parallelism)
     record_filter = PartitionerRecordFilter(
         summary.partitioner,
         args.subtask,

@@ -337,7 +337,7 @@ def _setup_counts(args: argparse.Namespace) -> tuple[int, int]:
     gates = 0 if args.channels is None else (args.gates or 1)
     partitions = 0 if args.subpartitions is None else (args.partitions or 1)
     if args.gates is not None or args.partitions is not None:
-        work = gates * args.channels * (gates + partitions)
+        work = gates * (args.channels or 0) * (gates + partitions)
         if work > MAX_SETUP_WORK:
             raise InvalidParameterError(
                 f"{gates} gate(s) of {args.channels} channel(s) beside {partitions} "

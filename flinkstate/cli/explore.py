@@ -30,6 +30,7 @@ from flinkstate.lab.counterexample import (
     whole_bound,
     write_counterexamples,
 )
+from flinkstate.lab.run_rules import SEED
 from flinkstate.lab.scenario_run import PHASES
 from flinkstate.output import check_directory_target
 from flinkstate.runtime.options import FAULTS, Fault
@@ -152,6 +153,7 @@ def _explore(args: argparse.Namespace) -> tuple[str, int]:
 
 
 def _explore_command(args: argparse.Namespace, written: list[str]) -> tuple[str, int]:
+    SEED.check(args.seed)  # the same rule and message as flinkstate run's and the widgets'
     overrides = parse_overrides(args.set)
     strategy = Strategy.parse(args.strategy)
     partial_order = PartialOrder.parse(args.reduction)

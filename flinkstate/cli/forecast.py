@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 from flinkstate.cli.checkpoint_options import add_reading_options, reading_options
 from flinkstate.cli.overrides import parse_overrides
 from flinkstate.cli.table import render_table
-from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.options import RecoveryGeneration
 
 if TYPE_CHECKING:
@@ -80,11 +79,12 @@ PROGRESS_DELAY = 0.5
 
 def _forecast(args: argparse.Namespace) -> str | tuple[str, int]:
     from flinkstate.lab.forecast import prepare_forecast, run_forecast
+    from flinkstate.lab.run_rules import MAX_STEPS, SEED
     from flinkstate.output import check_target
 
     # everything that can be refused without running, refused first
-    if args.steps < 1:
-        raise InvalidParameterError(f"--steps must be at least 1, got {args.steps}")
+    SEED.check(args.seed)  # the rules flinkstate run and the stepper hold them to
+    MAX_STEPS.check(args.steps, "--steps")
     html = None if args.html is None else check_target(args.html)
     overrides = parse_overrides(args.set)
     reading = reading_options(args)

@@ -56,7 +56,7 @@ def _generate(args: argparse.Namespace) -> str:
     from tqdm.auto import tqdm
 
     from flinkstate.dataset import check_dataset_target
-    from flinkstate.generator import generate
+    from flinkstate.generator import check_batch, generate
 
     spec = GeneratorSpec(
         records=args.records,
@@ -72,6 +72,7 @@ def _generate(args: argparse.Namespace) -> str:
         seed=args.seed,
     )
     spec.check()  # refuse before the progress bar appears
+    check_batch(args.batch)
     check_dataset_target(args.directory)
     with tqdm(total=spec.records, unit="rec", unit_scale=True, file=sys.stderr) as bar:
         generate(spec, args.directory, batch=args.batch, progress=bar.update)

@@ -39,6 +39,7 @@ def add_inspect_parser(subparsers: Any) -> None:
     )
     parser.add_argument(
         "--export",
+        type=Path,
         metavar="DIR",
         help="also write the checkpoint as a dataset (for flinkstate rescale and the notebooks); "
         "needs --exchange for every exchange with state",
@@ -52,10 +53,10 @@ def _inspect(args: argparse.Namespace) -> str:
 
     reading = reading_options(args)
     size = segment_size(args)
-    if args.export:
+    if args.export is not None:
         from flinkstate.dataset import check_dataset_target
 
-        check_dataset_target(Path(args.export))  # refused before the checkpoint is read
+        check_dataset_target(args.export)  # refused before the checkpoint is read
     elif size is not None:
         raise InvalidParameterError("--segment-size says how to export: give --export DIR too")
     if reading.record_type == "raw":  # refused before the checkpoint is read
@@ -68,11 +69,12 @@ def _inspect(args: argparse.Namespace) -> str:
         reroot=reading.reroot,
         find_record_types=reading.record_type is None,
         keys=reading.keys() if value is not None else None,
+        exchanges=reading.exchanges,  # a name that is no exchange refused, keyed or not
     )
     if reading.record_type is None:  # the summary found the types that read the records
         reading.require_values(_reading(summary["record_types"]))
     exported = ""
-    if args.export:
+    if args.export is not None:
         from flinkstate.dataset import write_dataset
         from flinkstate.flinkcheckpoint.export import to_dataset
 
@@ -84,7 +86,7 @@ def _inspect(args: argparse.Namespace) -> str:
             reroot=reading.reroot,
             segment_size=DEFAULT_SEGMENT_SIZE if size is None else size,
         )
-        write_dataset(dataset, Path(args.export))
+        write_dataset(dataset, args.export)
         tables = dataset.tables
         written = dataset.manifest["segment_size"]
         exported = (

@@ -23,6 +23,7 @@ from flinkstate.cli.run_report import (
 )
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InsufficientNetworkBuffersError, InvalidParameterError
+from flinkstate.lab.run_rules import SEED
 from flinkstate.lab.scenario_run import ScenarioRun, run_scenario
 from flinkstate.output import check_target, written_whole
 from flinkstate.runtime.buffer.records import StreamElementKind
@@ -290,6 +291,8 @@ def _whatif(args: argparse.Namespace) -> tuple[str, int]:
         seeds = [int(s) for s in args.seeds.split(",")]
     except ValueError:
         raise InvalidParameterError(f"--seeds takes whole numbers, got {args.seeds!r}") from None
+    for seed in seeds:
+        SEED.check(seed, "--seeds")  # each one a run's seed, held to flinkstate run's rule
     if args.csv is not None:
         args.csv = check_target(args.csv)  # refused before the runs, not after them
     table = what_if(

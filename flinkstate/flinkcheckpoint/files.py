@@ -317,11 +317,24 @@ def reroot_options(items: Iterable[str]) -> dict[str, str]:
     Traceback (most recent call last):
         ...
     flinkstate.errors.InvalidParameterError: --reroot takes STORED=LOCAL, got '/flink-checkpoints'
+    >>> reroot_options(["flink-checkpoints=/mnt"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+        ...
+    flinkstate.errors.InvalidParameterError: --reroot 'flink-checkpoints=/mnt': STORED is an ...
     """
-    reroot = {}
+    reroot: dict[str, str] = {}
     for item in items:
         stored, sep, local = item.partition("=")
         if not sep or not stored or not local:
             raise InvalidParameterError(f"--reroot takes STORED=LOCAL, got {item!r}")
+        if not stored_path(stored).is_absolute():  # no stored path starts with it
+            raise InvalidParameterError(
+                f"--reroot {item!r}: STORED is an absolute path as the checkpoint stored it "
+                "(e.g. /flink-checkpoints/JOB)"
+            )
+        if stored in reroot:  # one of the two would win without a word
+            raise InvalidParameterError(
+                f"--reroot {stored} is given twice ({reroot[stored]!r} and {local!r}); give it once"
+            )
         reroot[stored] = local
     return reroot

@@ -50,6 +50,7 @@ def summarize(
     reroot: Mapping[str, str] | None = None,
     find_record_types: bool = False,
     keys: Mapping[str, KeySelector] | None = None,
+    exchanges: Iterable[str] = (),
 ) -> dict[str, Any]:
     """Everything ``flinkstate inspect`` shows, as plain JSON-ready values.
 
@@ -63,6 +64,8 @@ def summarize(
     exchanges' key selectors: every in-flight record of such an exchange is checked against
     the key groups of the subtask it goes to (``key_groups``), which is where Flink's
     partitioner sent it, so a record outside them means the key given is not the job's.
+    ``exchanges`` names the other exchanges the caller describes (``--exchange``, keyed or not):
+    a name, keyed or not, that is no exchange with channel state is refused.
 
     Examples
     --------
@@ -102,7 +105,7 @@ def summarize(
     directory = checkpoint_dir(path)
     metadata = read_metadata(directory)
     chosen, left_out = resolve_edges(metadata, edges)
-    selectors = _selectors(metadata.checkpoint_id, chosen, keys or {})
+    selectors = _selectors(metadata.checkpoint_id, chosen, keys or {}, exchanges)
     if selectors and value is None:
         raise InvalidParameterError("checking keys reads the records' values: give value=")
     checks = {edge: _key_check(edge, key) for edge, key in selectors.items()}
@@ -307,12 +310,15 @@ def _not_checked(metadata: CheckpointMetadata, chosen: tuple[Edge, ...]) -> str:
 
 
 def _selectors(
-    checkpoint_id: int, chosen: tuple[Edge, ...], keys: Mapping[str, KeySelector]
+    checkpoint_id: int,
+    chosen: tuple[Edge, ...],
+    keys: Mapping[str, KeySelector],
+    exchanges: Iterable[str] = (),
 ) -> dict[Edge, KeySelector]:
     """Each chosen edge's key selector, by its ``UP:P>DOWN:G`` or ``UP->DOWN`` name; a name
-    that is no chosen edge is refused, naming those there are."""
+    (of a key or of ``exchanges``) that is no chosen edge is refused, naming those there are."""
     named = {name: edge for edge in chosen for name in (str(edge), exchange_name(edge))}
-    unknown = sorted(set(keys) - set(named))
+    unknown = sorted((set(keys) | set(exchanges)) - set(named))
     if unknown:
         raise InvalidParameterError(
             f"no exchange {', '.join(map(repr, unknown))} carried channel state in checkpoint "

@@ -106,6 +106,8 @@ class Partitioner(Enum):
         """Accept ``keyBy``, ``hash``, ``KeyGroupStreamPartitioner``, ``rebalance()``, ..."""
         if isinstance(name, Partitioner):
             return name
+        if not isinstance(name, str):  # a picker set to None from code, say
+            raise InvalidParameterError(f"a partitioner is named by text, got {name!r}")
         text = name.strip().removesuffix("()").replace("-", "_").replace(" ", "_").lower()
         for partitioner in cls:
             aliases = {

@@ -34,10 +34,12 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ipaddress
+import logging
 import os
 import re
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import zipfile
@@ -241,6 +243,7 @@ def _started(master: str, conf: SparkConf) -> SparkSession:
     from pyspark.errors import PySparkException
     from pyspark.sql import SparkSession
 
+    _drop_py4j_root_records()
     gateway = _quiet_gateway(conf)
     try:
         context = SparkContext(conf=conf, gateway=gateway)
@@ -248,6 +251,10 @@ def _started(master: str, conf: SparkConf) -> SparkSession:
         if context._jsc.sc().isStopped():  # a standalone master refused the application
             raise SparkStartError("the master did not accept the application")
         return SparkSession.builder.getOrCreate()
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: the JVM this call started ends with it
+        if gateway is not None:
+            _forget_gateway(gateway)
+        raise
     except (Py4JError, PySparkException, SparkStartError) as error:
         with contextlib.suppress(Exception):
             if SparkContext._active_spark_context is not None:
@@ -382,7 +389,6 @@ def _quiet_gateway(conf: SparkConf) -> Any:
     """
     from pyspark import SparkContext
     from pyspark.errors import PySparkRuntimeError
-    from pyspark.java_gateway import launch_gateway
 
     global _jvm_log
     if SparkContext._gateway is not None:
@@ -392,9 +398,7 @@ def _quiet_gateway(conf: SparkConf) -> Any:
     try:
         with os.fdopen(descriptor, "wb") as stream:  # the JVM gets a copy of the descriptor
             try:
-                gateway = launch_gateway(  # type: ignore[no-untyped-call]
-                    conf, popen_kwargs={"stdout": stream, "stderr": stream}
-                )
+                gateway = _launched(conf, stream)
             except PySparkRuntimeError as error:
                 lines = [x.strip() for x in log.read_text(errors="replace").splitlines()]
                 said = "; ".join([x for x in lines if x][-3:])  # one line, its last words
@@ -405,6 +409,81 @@ def _quiet_gateway(conf: SparkConf) -> Any:
         return gateway
     finally:
         log.unlink(missing_ok=True)
+
+
+def _launched(conf: SparkConf, stream: IO[bytes]) -> Any:
+    """pyspark's ``launch_gateway``, writing the JVM's output to ``stream``, except that
+    Ctrl-C or SIGTERM while the JVM starts (seconds) ends the JVM too: pyspark keeps the
+    process to itself, and a JVM whose Python went away before its gateway listened never
+    saw its standard input close, and ran on orphaned for good."""
+    from pyspark import java_gateway as module
+
+    java_gateway: Any = module  # its Popen is swapped for one that keeps the process
+    launched: list[subprocess.Popen[bytes]] = []
+    popen = java_gateway.Popen
+
+    def tracked(*args: Any, **kwargs: Any) -> subprocess.Popen[bytes]:
+        process: subprocess.Popen[bytes] = popen(*args, **kwargs)
+        launched.append(process)
+        return process
+
+    java_gateway.Popen = tracked
+    try:
+        return java_gateway.launch_gateway(conf, popen_kwargs={"stdout": stream, "stderr": stream})
+    except BaseException:
+        for process in launched:
+            _ended(process)
+        raise
+    finally:
+        java_gateway.Popen = popen
+
+
+def _forget_gateway(gateway: Any) -> None:
+    """A gateway whose session did not start (Ctrl-C): its JVM ended, and pyspark's record
+    of it cleared, so that a later session (a notebook's next cell) starts a JVM anew."""
+    from pyspark import SparkContext
+
+    with contextlib.suppress(Exception):
+        gateway.close()
+    if gateway.proc is not None:
+        _ended(gateway.proc)
+    SparkContext._gateway = None
+    SparkContext._jvm = None
+
+
+def _ended(process: subprocess.Popen[bytes], patience: float = 10.0) -> None:
+    """``process`` terminated (killed if it takes longer than ``patience`` seconds)."""
+    with contextlib.suppress(OSError):
+        process.terminate()
+    try:
+        process.wait(patience)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+class _NoPy4JRootRecords(logging.Filter):
+    """Py4J logs a failed call to the JVM on the root logger, with its traceback ("ERROR:root:
+    KeyboardInterrupt while sending command.", "ERROR:root:Exception while sending command.":
+    Ctrl-C during a call, or pyspark's Ctrl-C handler calling the JVM in the middle of one),
+    while the same failure, or the interruption, reaches the caller, which reports it in one
+    line: those records are dropped. Py4J's other records go to its own logger."""
+
+    def __init__(self, package: str) -> None:
+        super().__init__()
+        self.package = package
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.pathname.startswith(self.package)
+
+
+def _drop_py4j_root_records() -> None:
+    """Install :class:`_NoPy4JRootRecords` on the root logger, once."""
+    import py4j  # type: ignore[import-untyped]
+
+    root = logging.getLogger()
+    if not any(isinstance(f, _NoPy4JRootRecords) for f in root.filters):
+        root.addFilter(_NoPy4JRootRecords(str(Path(py4j.__file__).parent) + os.sep))
 
 
 #: what the JVM prints (errors only), read from where the last read stopped

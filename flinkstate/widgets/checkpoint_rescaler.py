@@ -30,7 +30,13 @@ from flinkstate.views.movement import (
     sweep_figure,
 )
 from flinkstate.views.rescaling import not_keyed_note
-from flinkstate.widgets.controls import guarded, live_figure, refusal, show_spec
+from flinkstate.widgets.controls import (
+    UnclampedIntSlider,
+    guarded,
+    live_figure,
+    refusal,
+    show_spec,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -62,11 +68,14 @@ class CheckpointRescaler:
             raise InvalidParameterError(
                 f"unknown checkpoint {first!r}; known: {', '.join(self.checkpoints)}"
             )
+        _check_to(to, SLIDER_MAX)  # as the slider refuses it, not moved into range
         self.checkpoint = widgets.Dropdown(
             options=list(self.checkpoints), value=first, description="checkpoint"
         )
         self.exchange = widgets.Dropdown(options=[], description="exchange")
-        self.to = widgets.IntSlider(
+        #: a value set outside the slider's range reaches ``_on_to``, which refuses it in
+        #: words: ipywidgets' own slider moved it to the nearest end without a word
+        self.to = UnclampedIntSlider(
             value=to,
             min=1,
             max=SLIDER_MAX,
@@ -95,9 +104,12 @@ class CheckpointRescaler:
         self.swept: RescaleResult | None = None
         self.result: RescaleResult | None = None
         self._opening = False
+        #: the parallelism of the answer on show (the slider is put back to it on a refusal)
+        self._shown_to = to
+        self._putting_back = False
         self.checkpoint.observe(lambda _: self._guard(self._open), names="value")
         self.exchange.observe(lambda _: self._guard(self._draw), names="value")
-        self.to.observe(lambda _: self._guard(self._ask), names="value")
+        self.to.observe(self._on_to, names="value")
         self._guard(self._open)
 
     @property
@@ -168,18 +180,34 @@ class CheckpointRescaler:
         show_spec(self.sweep, sweep_figure(self.swept))
         self._ask()
 
+    def _on_to(self, _change: dict[str, object]) -> None:
+        if not self._putting_back:
+            self._guard(self._ask)
+
     def _ask(self) -> None:
-        """The slider moved: the answer at that parallelism comes from the cached sweep."""
+        """The slider moved: the answer at that parallelism comes from the cached sweep; a
+        parallelism outside the slider's range (set from code: the page keeps it inside) is
+        refused in words, and the slider put back to the answer on show."""
         if self.swept is None:
             return
         to = int(self.to.value)
-        if to not in self.swept.targets:
-            self.message.value = refusal(
-                f"parallelism {to} is above this checkpoint's max parallelism"
-            )
+        try:
+            _check_to(to, self.to.max)
+        except InvalidParameterError as error:
+            self.message.value = refusal(f"Not applied: {error}")
+            self._put_back()
             return
         self.result = self.swept
+        self._shown_to = to
         self._draw()
+
+    def _put_back(self) -> None:
+        """The slider back at the parallelism of the answer on show, without asking again."""
+        self._putting_back = True
+        try:
+            self.to.value = min(self._shown_to, self.to.max)
+        finally:
+            self._putting_back = False
 
     def _draw(self) -> None:
         if self._opening:
@@ -211,3 +239,16 @@ class CheckpointRescaler:
             f"out; {int(r['spanning_records']):,} span buffers; busiest subtask "
             f"{r['skew']:.2f} x the mean."
         )
+
+
+def _check_to(to: object, limit: int) -> int:
+    """``to`` if the slider can show it: a whole number from 1 to ``limit`` (its range: at
+    most :data:`SLIDER_MAX`, and the checkpoint's max parallelism)."""
+    if isinstance(to, bool) or not isinstance(to, int):
+        raise InvalidParameterError(f"the new parallelism must be a whole number, got {to!r}")
+    if not 1 <= to <= limit:
+        raise InvalidParameterError(
+            f"new parallelism {to} is outside the slider's range, 1 to {limit} (at most "
+            f"{SLIDER_MAX}, and this checkpoint's max parallelism)"
+        )
+    return to

@@ -30,6 +30,7 @@ from flinkstate.widgets.controls import (
     ParameterControls,
     live_figure,
     refusal,
+    refused_no_choice,
     scenario_picker,
     show_spec,
 )
@@ -183,7 +184,9 @@ class ComparisonPanel:
                 current = []
             self._show_metrics(stale=current != self._ran)
 
-    def _on_scenario(self, _change: dict[str, Any]) -> None:
+    def _on_scenario(self, change: dict[str, Any]) -> None:
+        if refused_no_choice(self.scenario, change, self.message):
+            return
         item = get_scenario(self.scenario.value)
         self.sides = [ParameterControls(item), ParameterControls(item)]
         self._names, self._named = None, [self._resolved(side) for side in self.sides]

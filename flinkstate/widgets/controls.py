@@ -15,6 +15,7 @@ from typing import Any, TypeAlias
 import ipywidgets as widgets
 import numpy as np
 import plotly.graph_objects as go
+import traitlets
 
 from flinkstate.catalogue.parameters import Parameter, by_name
 from flinkstate.catalogue.scenario import RESTORE_PARAMETERS, Scenario
@@ -27,9 +28,42 @@ from flinkstate.errors import FlinkstateError, InvalidParameterError
 Control: TypeAlias = Any
 
 
+class Unclamped:
+    """A bounded int widget that hands a value set outside its range to its observer, which
+    refuses it in words (as the stepper's go-to box does): ipywidgets' own would move it to
+    the nearest end without a word. The page itself never sends one: a slider stays in its
+    range, play stops at its end."""
+
+    @traitlets.validate("value")
+    def _validate_value(self, proposal: Mapping[str, Any]) -> int:
+        return int(proposal["value"])
+
+
+class UnclampedIntSlider(Unclamped, widgets.IntSlider):  # type: ignore[misc]
+    """An int slider whose owner refuses, in words, a value set outside its range."""
+
+
 def refusal(message: str) -> str:
     """A refusal as the widget shows it: red, escaped, one line per problem."""
     return f"<span style='color:#d62728'>{html.escape(message)}</span>"
+
+
+def refused_no_choice(
+    picker: widgets.ValueWidget,
+    change: Mapping[str, Any],
+    message: widgets.HTML,
+    what: str | None = None,
+) -> bool:
+    """Whether a picker's change is to be ignored by its owner: set to no choice (None, which
+    ipywidgets lets code set and a page never sends; refused here in ``message``, and the
+    picker put back) or that putting back (the only change from None). ``what`` names the
+    picker (default: its description)."""
+    if change["new"] is None:
+        named = what or picker.description or "the picker"
+        message.value = refusal(f"Not applied: {named} must be one of its choices, got None")
+        picker.value = change["old"]
+        return True
+    return change["old"] is None
 
 
 def scenario_picker(value: str) -> widgets.Dropdown:
@@ -46,7 +80,7 @@ def scenario_picker(value: str) -> widgets.Dropdown:
     )
 
     def show_whole(change: dict[str, Any]) -> None:
-        picker.tooltip = labels[change["new"]]
+        picker.tooltip = labels.get(change["new"], "")  # None: refused by the picker's owner
 
     picker.observe(show_whole, names="value")
     return picker

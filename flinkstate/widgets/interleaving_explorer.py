@@ -55,7 +55,12 @@ from flinkstate.sim.explore import (
     explore,
     memory_bound,
 )
-from flinkstate.widgets.controls import ParameterControls, icon_button, refusal
+from flinkstate.widgets.controls import (
+    ParameterControls,
+    icon_button,
+    refusal,
+    refused_no_choice,
+)
 from flinkstate.widgets.recovery_stepper import RecoveryStepper
 
 #: a subject as the picker holds it: what its name names, and the name
@@ -123,6 +128,7 @@ class InterleavingExplorer:
             "stop when the notebook's resident memory reaches this (512mb, 2gb): breadth first "
             "holds its whole frontier"
         )
+        self._request()  # the seed and bounds held to run's rules: refused here, not later
         self._run_controls()
         self.result: ExplorationResult | None = None
         self.explored: ExplorationSubject | None = None
@@ -132,6 +138,10 @@ class InterleavingExplorer:
         self._stop = threading.Event()
         self._folder: Path | None = None
         self.subject.observe(self._on_subject, names="value")
+        self.phase.observe(
+            lambda change: refused_no_choice(self.phase, change, self.message, "the phase"),
+            names="value",
+        )
         self.run_button.on_click(lambda _: self.run())
         self.stop_button.on_click(lambda _: self.stop())
         self._show_phase(pick)
@@ -272,6 +282,8 @@ class InterleavingExplorer:
         return ParameterControls(item, overrides)
 
     def _on_subject(self, change: dict[str, Any]) -> None:
+        if refused_no_choice(self.subject, change, self.message):
+            return
         self.parameters = self._controls(change["new"], None)
         self.parameter_box.children = [self.parameters.box]
         self._show_phase(change["new"])

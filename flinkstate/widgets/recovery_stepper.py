@@ -42,7 +42,13 @@ from flinkstate.views.ownership import ownership_graph, ownership_spec
 from flinkstate.views.page import forecast_page, scenario_page
 from flinkstate.views.scene import SceneLayout, build_scene, scene_items
 from flinkstate.views.timelines import Timelines, timelines_spec
-from flinkstate.widgets.controls import ParameterControls, guarded, refusal, show_spec
+from flinkstate.widgets.controls import (
+    ParameterControls,
+    guarded,
+    refusal,
+    refused_no_choice,
+    show_spec,
+)
 from flinkstate.widgets.run_badge import (
     badge_html,
     faults_text,
@@ -116,6 +122,9 @@ class RecoveryStepper(StepperControls):
         self.canvas.on_lanes_changed(lambda: self._render(animate=False))
         self._apply_speed()
         self.speed.observe(self._on_speed, names="value")
+        self.until.observe(
+            lambda change: refused_no_choice(self.until, change, self.message), names="value"
+        )
         self.play.observe(self._on_play, names="value")
         self.play.observe(self._on_playing, names="playing")
         self.goto_box.observe(self._on_goto_box, names="value")
@@ -210,8 +219,8 @@ class RecoveryStepper(StepperControls):
 
     # -- loading a run -----------------------------------------------------------------------
 
-    def _on_scenario(self, _change: dict[str, Any]) -> None:
-        if self._restoring:
+    def _on_scenario(self, change: dict[str, Any]) -> None:
+        if self._restoring or refused_no_choice(self.scenario, change, self.message):
             return
         self._leave_trace()
         self._use_parameters(ParameterControls(get_scenario(self.scenario.value)))

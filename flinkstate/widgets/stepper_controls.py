@@ -6,16 +6,21 @@ wires them to the run), so each half reads on its own.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import ipywidgets as widgets
-import traitlets
 
 from flinkstate.catalogue.scenario import Scenario
 from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.widgets.canvas import RecoveryCanvas
-from flinkstate.widgets.controls import ParameterControls, icon_button, live_figure, scenario_picker
+from flinkstate.widgets.controls import (
+    ParameterControls,
+    Unclamped,
+    icon_button,
+    live_figure,
+    scenario_picker,
+)
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -52,16 +57,6 @@ def play_speed(label: object) -> tuple[int, int]:
     if not isinstance(label, str) or label not in SPEEDS:
         raise InvalidParameterError(f"speed must be one of {', '.join(SPEEDS)}, got {label!r}")
     return SPEEDS[label]
-
-
-class Unclamped:
-    """A bounded int widget that hands a value set outside its range to its observer, which
-    refuses it in words (as the go-to box's does): ipywidgets' own would move it to the
-    nearest end without a word. The page itself never sends one: play stops at its end."""
-
-    @traitlets.validate("value")
-    def _validate_value(self, proposal: Mapping[str, Any]) -> int:
-        return int(proposal["value"])
 
 
 class StepSlider(Unclamped, widgets.IntSlider):  # type: ignore[misc]

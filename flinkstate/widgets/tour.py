@@ -16,7 +16,7 @@ import mistune
 
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.views.tours import Tour, get_tour, locate
-from flinkstate.widgets.controls import icon_button
+from flinkstate.widgets.controls import icon_button, refused_no_choice
 from flinkstate.widgets.recovery_stepper import RecoveryStepper
 
 
@@ -82,7 +82,11 @@ class TourWidget:
         return whole
 
     def _on_chapter(self, change: dict[str, Any]) -> None:
-        if change["new"] is not None and change["new"] != self.stop:
+        if change["new"] is None:
+            if self.stop >= 0:  # no chapter, set from code: refused, the stop's chapter back
+                refused_no_choice(self.chapters, change, self.stepper.message, "the chapter")
+            return
+        if change["new"] != self.stop:
             self.show(int(change["new"]))
 
     def show(self, index: int) -> None:

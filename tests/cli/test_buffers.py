@@ -97,6 +97,16 @@ def test_counts_out_of_range_are_refused(
     assert len(err.strip().splitlines()) == 1
 
 
+def test_a_task_manager_setting_up_partitions_only(capsys: pytest.CaptureFixture[str]) -> None:
+    """Partitions without gates was a TypeError traceback (the gates' channels were None)."""
+    code, out, err = run(
+        capsys, "--subpartitions", "4", "--network-memory", "64m", "--partitions", "1"
+    )
+    assert code == 0
+    assert err == ""
+    assert "setting up 1 result partition(s)" in out
+
+
 def test_a_task_manager_setting_up_its_partitions_and_gates(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

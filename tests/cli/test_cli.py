@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from flinkstate.cli import main
+from flinkstate.flinkcheckpoint import real_checkpoint
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -76,6 +77,22 @@ def test_mapping_exchange_plan(capsys: pytest.CaptureFixture[str]) -> None:
     # new subtask 1 reads old channels 0 to 2 of old subtasks 1 (shared, filtered) and 2
     assert rows["1"][-3:] == ["(1,0..2)*", "(2,0..2)", "yes"]
     assert "(1,0..2) is (1,0) (1,1) (1,2)" in out
+
+
+def test_a_max_parallelism_below_the_old_parallelism_is_refused(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A restored job keeps its max parallelism, which its old parallelism fitted: 2 below
+    parallelism 3 was taken, and the record filter answered for it."""
+    plan = ["mapping", "--partitioner", "keyBy", "--old", "3", "--new", "2", "--subtask", "1"]
+    code, out, err = run(capsys, *plan, "--key", "7", "--max-parallelism", "2")
+    assert code == 2
+    assert out == ""
+    assert err == (
+        "flinkstate: error: parallelism 3 is above max parallelism 2: every subtask needs at "
+        "least one key group (Flink: 'Maximum parallelism must not be smaller than "
+        "parallelism.')\n"
+    )
 
 
 def _first_table(out: str) -> dict[str, list[str]]:
@@ -265,6 +282,72 @@ def test_ctrl_c_ends_any_command_in_one_line(
     )
     assert out == ""
     assert list(tmp_path.iterdir()) == []  # not OUT, not its hidden folder
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["mapping", "--partitioner", "keyBy", "--old", "3", "--new", "2", "--subtask=--"],
+        ["buffers", "--channels=--"],
+        ["explore", "keyed", "--max-states=--"],
+        ["run", "keyed", "--set=--"],
+    ],
+    ids=["mapping", "buffers", "explore", "run"],
+)
+def test_dashes_as_an_options_value_are_a_usage_error(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """argparse strips ``--`` from ``--subtask=--`` and gave the command an empty list as the
+    value: a TypeError traceback in every command that read it."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    option = argv[-1].split("=")[0]
+    assert (
+        err.splitlines()[-1]
+        == f"flinkstate {argv[0]}: error: argument {option}: expected one argument"
+    )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["samples", "--write", ""],
+        ["run", "keyed", "--trace", ""],
+        ["generate", "", "--records", "1"],
+        ["inspect", "CHECKPOINT", "--export", ""],  # --export '' was no export, and exit 0
+    ],
+    ids=["samples", "run", "generate", "inspect"],
+)
+def test_an_empty_path_is_a_usage_error(
+    argv: list[str],
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``samples --write ''`` wrote every sample into the working folder (``Path("")``)."""
+    monkeypatch.chdir(tmp_path)
+    checkpoint = str(real_checkpoint("keyed-hash-p2-p4"))
+    with pytest.raises(SystemExit) as exit_:
+        main([checkpoint if word == "CHECKPOINT" else word for word in argv])
+    assert exit_.value.code == 2
+    assert (
+        capsys.readouterr().err.splitlines()[-1].endswith("an empty path names no file or folder")
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_no_command_is_argparses_usage_and_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    """It was the whole help on standard output, with status 2."""
+    with pytest.raises(SystemExit) as exit_:
+        main([])
+    assert exit_.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.splitlines()[-1] == (
+        "flinkstate: error: name a command (flinkstate --help lists them)"
+    )
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")

@@ -257,6 +257,9 @@ def test_no_counterexample_leaves_an_empty_folder(
         (["keyed", "--phase", "job"], "--phase picks a scenario's run; keyed is a topology"),
         (["keyed", "--walks", "3"], "--walks counts random walks"),
         (["keyed", "--fault", "gremlins"], "unknown fault(s) ['gremlins']"),
+        # taken, and printed as the seed explored, before: run's rule
+        (["keyed", "--seed", "-1"], "seed must be between 0 and 2147483647, got -1"),
+        (["keyed", "--seed", str(2**31)], "seed must be between 0 and 2147483647"),
         (
             ["keyed", "--max-memory", "0"],
             "--max-memory takes a memory size of at least 1mb (512mb, 2gb), got '0'",

@@ -106,6 +106,9 @@ def test_the_page_is_the_restored_run(tmp_path: Path, capsys: pytest.CaptureFixt
         ([*KEYED, *TUPLE, "--set", "records=3"], "emit nothing new"),
         ([*KEYED, *TUPLE, "--set", "floating_buffers=0"], "floating_buffers = 0 is below"),
         ([*KEYED, *TUPLE, "--steps", "0"], "--steps"),
+        # the seed by run's rule (it took -1 and 2^31 before)
+        ([*KEYED, *TUPLE, "--seed", "-1"], "seed must be between 0 and 2147483647, got -1"),
+        ([*KEYED, *TUPLE, "--seed", str(2**31)], "seed must be between 0 and 2147483647"),
         (["--exchange", "to-record->slow-counter"], "UP->DOWN=PARTITIONER"),
         (
             [*KEYED, *TUPLE, "--html", "/no/such/folder/page.html"],

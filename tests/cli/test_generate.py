@@ -31,13 +31,20 @@ def test_generate_writes_a_dataset(tmp_path: Path, capsys: pytest.CaptureFixture
         (["--records", "0"], "records must be at least 1"),
         (["--records", "10", "--parallelism", "0"], "parallelism"),
         (["--records", "10", "--segment-size", "4097"], "must be a power of 2"),
+        # numpy's ValueError traceback before: the seed by run's rule
+        (["--records", "10", "--seed", "-1"], "seed must be between 0 and 2147483647, got -1"),
+        (["--records", "10", "--seed", str(2**31)], "seed must be between 0 and 2147483647"),
+        # refused after the progress bar had appeared
+        (["--records", "10", "--batch", "0"], "batch must be at least 1, got 0"),
     ],
 )
 def test_bad_values_get_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], arguments: list[str], message: str
 ) -> None:
     assert main(["generate", str(tmp_path / "x"), *arguments]) == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1  # no progress bar before it
     assert not (tmp_path / "x").exists()
 
 

@@ -81,6 +81,13 @@ def test_raw_records_and_named_edges(capsys: pytest.CaptureFixture[str]) -> None
         (["--edge", "nonsense"], "an edge is UP:PARTITION>DOWN:GATE"),
         (["--record-type", "Map<Long,Long>"], "no decoder for 'Map<Long,Long>'"),
         (["--reroot", "nothing"], "--reroot takes STORED=LOCAL"),
+        # each taken without a word before
+        (["--reroot", "relative=folder"], "STORED is an absolute path"),
+        (["--reroot", "/a=b", "--reroot", "/a=c"], "--reroot /a is given twice ('b' and 'c')"),
+        (
+            ["--exchange", "nosuch->slow-counter=rebalance"],
+            "no exchange 'nosuch->slow-counter' carried channel state in checkpoint",
+        ),
         # two partitioners for one exchange: the first used to be dropped without a word
         (
             [

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -193,6 +196,72 @@ def test_a_jvm_that_cannot_start_is_one_line_with_what_it_said(tmp_path: Path) -
     assert f"{tmp_path / 'no-java'}/bin/java" in done.stderr
     assert "Traceback" not in done.stderr
     assert list(tmp_path.glob("flinkstate-spark-jvm-*")) == []
+
+
+def _jvm_in_group(group: int) -> bool:
+    """Whether a process of process group ``group`` is Spark's driver JVM."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            command = (stat.parent / "cmdline").read_bytes()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[2]) == group and b"SparkSubmit" in command:
+            return True
+    return False
+
+
+def _group_alive(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize(
+    ("sent", "later"),
+    [(signal.SIGINT, 0.0), (signal.SIGINT, 3.0), (signal.SIGINT, 8.0), (signal.SIGTERM, 0.0)],
+    ids=["ctrl-c-as-the-jvm-launches", "ctrl-c-3-s-later", "ctrl-c-8-s-later", "sigterm"],
+)
+def test_a_signal_while_the_jvm_starts_is_one_line_and_ends_the_jvm(
+    sent: signal.Signals, later: float, tmp_path: Path
+) -> None:
+    """Ctrl-C while Spark's JVM started printed py4j's "ERROR:root:KeyboardInterrupt while
+    sending command." and tracebacks before the one line; and a JVM interrupted before its
+    gateway listened ran on, orphaned, for good. Ctrl-C reaches the whole foreground group
+    (pyspark's JVM ignores it); SIGTERM only the command."""
+    env = {**os.environ, "FLINKSTATE_STATE_DIR": str(tmp_path / "state")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
+    command = [sys.executable, "-m", "flinkstate", *_rescale(str(DATA / "keyed"), "--to", "2-4")]
+    with subprocess.Popen(
+        command, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, start_new_session=True,
+    ) as process:  # fmt: skip
+        try:
+            deadline = time.monotonic() + 120
+            while not _jvm_in_group(process.pid) and process.poll() is None:
+                assert time.monotonic() < deadline, "no JVM started"
+                time.sleep(0.05)
+            time.sleep(later)
+            if sent == signal.SIGINT:
+                os.killpg(process.pid, sent)
+            else:
+                process.send_signal(sent)
+            out, errors = process.communicate(timeout=120)
+            deadline = time.monotonic() + 30  # the JVM's shutdown takes a moment
+            while _group_alive(process.pid) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not _group_alive(process.pid), "the JVM outlived the command"
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+    assert (process.returncode, errors, out) == (
+        128 + sent,
+        "flinkstate: interrupted; nothing written\n",
+        "",
+    )
 
 
 def test_a_flink_checkpoint_rescales_as_its_exported_dataset(

@@ -68,3 +68,19 @@ def test_an_empty_name_is_a_name_nobody_has(capsys: pytest.CaptureFixture[str]) 
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err.startswith("flinkstate: error: unknown scenario ''; known: ")
+
+
+@pytest.mark.parametrize("seeds", ["-1", "0,2147483648"])
+def test_a_seed_outside_runs_rule_is_refused_before_the_runs(
+    seeds: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each was run (and printed as its seed) before: the seeds by flinkstate run's rule."""
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the runs started")
+
+    monkeypatch.setattr(flinkstate.lab.whatif, "what_if", never)
+    assert main(["whatif", "baseline-recovery", "--quiet", "--seeds", seeds]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("flinkstate: error: --seeds must be between 0 and 2147483647, got ")
+    assert err.count("\n") == 1

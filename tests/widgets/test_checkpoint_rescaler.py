@@ -160,3 +160,32 @@ def test_a_checkpoint_flink_wrote_rescales_like_a_sample(
         assert made.message.value == ""
     finally:
         made.close()
+
+
+@pytest.mark.parametrize("typed", [50, 0, -5])
+def test_a_parallelism_outside_the_slider_is_refused_in_words_not_clamped(
+    rescaler: CheckpointRescaler, typed: int
+) -> None:
+    """ipywidgets' slider moved 50 to 12 (and 0 to 1) without a word: the project's rule is
+    the stepper's, a refusal in the widget and the answer on show kept."""
+    rescaler.checkpoint.value = "keyed"
+    rescaler.to.value = 5
+    rescaler.to.value = typed
+    assert rescaler.message.value == (
+        f"<span style='color:#d62728'>Not applied: new parallelism {typed} is outside the "
+        "slider&#x27;s range, 1 to 12 (at most 12, and this checkpoint&#x27;s max "
+        "parallelism)</span>"
+    )
+    assert rescaler.to.value == 5  # put back to the answer on show
+    assert "at 4 -> 5" in rescaler.sankey.layout.title.text
+    rescaler.to.value = 6  # and the slider answers again
+    assert rescaler.message.value == ""
+    assert "at 4 -> 6" in rescaler.sankey.layout.title.text
+
+
+@pytest.mark.parametrize("to", [50, 0])
+def test_the_constructor_refuses_a_parallelism_the_slider_cannot_show(
+    spark: SparkSession, to: int
+) -> None:
+    with pytest.raises(InvalidParameterError, match=f"new parallelism {to} is outside"):
+        CheckpointRescaler(spark, CHECKPOINTS, to=to)

@@ -139,3 +139,12 @@ def test_every_refused_side_says_why() -> None:
     shown = html.unescape(panel.message.value)
     assert shown.count("rejected") == 1  # the side that ran says nothing
     assert "max parallelism" not in shown
+
+
+def test_no_scenario_is_refused_in_words_and_the_sides_stay() -> None:
+    """``scenario.value = None`` (code can set it; the page cannot) was a KeyError."""
+    panel = ComparisonPanel("baseline-recovery", {"records": 20}, {"records": 30})
+    panel.scenario.value = None
+    assert "Not applied: scenario must be one of its choices, got None" in panel.message.value
+    assert panel.scenario.value == "baseline-recovery"
+    assert [side.values()["records"] for side in panel.sides] == [20, 30]

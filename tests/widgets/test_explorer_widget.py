@@ -271,6 +271,37 @@ def test_unknown_names_are_refused_when_built() -> None:
         InterleavingExplorer("keyed", faults=["gremlins"])
 
 
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"max_states": 0}, "max states takes a whole number of at least 1, got '0'"),
+        ({"max_depth": -1}, "max depth takes a whole number of at least 1, got '-1'"),
+        ({"time": -1}, "time takes a positive number of seconds, got '-1'"),
+        ({"seed": -1}, "seed must be between 0 and 2147483647, got -1"),
+        ({"walks": 5}, "walks counts random walks: pick random walks to use it"),
+    ],
+)
+def test_the_constructor_holds_seed_and_bounds_to_runs_rules(
+    arguments: dict[str, int], message: str
+) -> None:
+    """Each was taken into its box and refused only when run was pressed."""
+    with pytest.raises(InvalidParameterError, match=re.escape(message)):
+        InterleavingExplorer("keyed", overrides=SMALL_KEYED, background=False, **arguments)
+
+
+def test_no_subject_is_refused_in_words_and_the_subject_stays() -> None:
+    """``subject.value = None`` (code can set it; the page cannot) was an exception."""
+    explorer = InterleavingExplorer("keyed", overrides=SMALL_KEYED, background=False)
+    before = explorer.subject.value
+    explorer.subject.value = None
+    assert said(explorer) == "Not applied: explore must be one of its choices, got None"
+    assert explorer.subject.value == before
+    assert explorer.parameters.values()["records"] == 1  # the subject's controls kept
+    explorer.phase.value = None  # was explored as the restart without a word
+    assert said(explorer) == "Not applied: the phase must be one of its choices, got None"
+    assert explorer.phase.value == "restart"
+
+
 @pytest.fixture(autouse=True)
 def no_stray_threads() -> Iterator[None]:
     """Every exploration a test starts has ended when it ends."""

@@ -188,6 +188,29 @@ def test_every_way_to_a_step_refuses_one_outside_the_run_in_words(
     assert stepper.message.value == ""
 
 
+def test_no_scenario_is_refused_in_words_and_the_run_stays(stepper: RecoveryStepper) -> None:
+    """``scenario.value = None`` (code can set it; the page cannot) was a KeyError."""
+    stepper.goto(3)
+    run = stepper.run
+    stepper.scenario.value = None
+    assert stepper.message.value == (
+        "<span style='color:#d62728'>Not applied: scenario must be one of its choices, got "
+        "None</span>"
+    )
+    assert stepper.scenario.value == "baseline-recovery"
+    assert stepper.run is run  # not reloaded: the parameters set stay
+    assert stepper.current_step == 3
+    assert stepper.parameters.values()["records"] == 40
+
+
+def test_no_event_to_run_to_is_refused_in_words(stepper: RecoveryStepper) -> None:
+    """``until.value = None`` was kept without a word, and run to next raised KeyError."""
+    stepper.until.value = "barrier"
+    stepper.until.value = None
+    assert "Not applied: next must be one of its choices, got None" in stepper.message.value
+    assert stepper.until.value == "barrier"
+
+
 def test_a_speed_that_is_no_speed_is_refused_in_words(stepper: RecoveryStepper) -> None:
     stepper.speed.value = "250 steps/s"
     stepper.speed.value = None  # raised KeyError in the observer

@@ -136,3 +136,13 @@ def test_a_plan_too_large_to_draw_is_refused_with_the_limit() -> None:
     explorer.new_parallelism.value = 20
     assert explorer.message.value == ""
     assert "60 -> 20" in explorer.reading.layout.title.text
+
+
+def test_no_partitioner_is_refused_in_words() -> None:
+    """``partitioner.value = None`` (code can set it; the page cannot) was an AttributeError
+    in the observer."""
+    explorer = RescaleExplorer()
+    explorer.partitioner.value = None
+    assert "Not applied: a partitioner is named by text, got None" in explorer.message.value
+    explorer.partitioner.value = "REBALANCE"
+    assert explorer.message.value == ""

@@ -45,3 +45,15 @@ def test_explore_hands_the_state_to_the_stepper() -> None:
     tour.stepper.step_button.click()
     assert tour.stepper.current_step == step + 1
     assert tour.stepper.canvas.highlight == []  # the stop's highlight stays with its step
+
+
+def test_no_chapter_is_refused_in_words_and_the_stop_stays() -> None:
+    """``chapters.value = None`` left the stop on show with no chapter marked, without a
+    word."""
+    tour = TourWidget(sorted(TOURS)[0])
+    tour.continue_button.click()
+    tour.chapters.value = None
+    assert "Not applied: the chapter must be one of its choices, got None" in (
+        tour.stepper.message.value
+    )
+    assert tour.chapters.value == tour.stop == 1
