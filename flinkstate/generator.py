@@ -39,9 +39,9 @@ from flinkstate.keygroups import (
     compute_key_group_range_for_operator_index,
     compute_operator_index_for_key_group_array,
 )
-from flinkstate.lab.run_rules import SEED
 from flinkstate.memory_segment import LENGTH_PREFIX_BYTES, check_segment_size
 from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.run_rules import SEED
 
 #: the partitioners a generated exchange can have: one keyed, one round robin
 PARTITIONERS = {"keyBy": Partitioner.HASH, "rebalance": Partitioner.REBALANCE}

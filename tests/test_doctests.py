@@ -44,7 +44,7 @@ DOCTESTED = (
     "flinkstate.flinkcheckpoint.writer",
     "flinkstate.javahash",
     "flinkstate.keygroups",
-    "flinkstate.lab.run_rules",
+    "flinkstate.run_rules",
     "flinkstate.lab.simulation_export",
     "flinkstate.lessons",
     "flinkstate.memory_segment",

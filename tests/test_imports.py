@@ -29,6 +29,7 @@ TIERS: tuple[tuple[str, ...], ...] = (
         "memory_size",
         "memory_segment",
         "output",
+        "run_rules",
     ),
     ("keygroups",),
     ("rescale",),

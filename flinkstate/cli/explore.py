@@ -30,9 +30,9 @@ from flinkstate.lab.counterexample import (
     whole_bound,
     write_counterexamples,
 )
-from flinkstate.lab.run_rules import SEED
 from flinkstate.lab.scenario_run import PHASES
 from flinkstate.output import check_directory_target
+from flinkstate.run_rules import SEED
 from flinkstate.runtime.options import FAULTS, Fault
 from flinkstate.sim.action import Action
 from flinkstate.sim.explore import (
@@ -91,26 +91,7 @@ def add_explore_parser(subparsers: Any) -> None:
         help="sleep-sets (default: transitions into a state reached another way by "
         "independent actions are left out; every state and finding is still reached) or none",
     )
-    parser.add_argument(
-        "--max-states",
-        default=None,
-        metavar="N",
-        help=f"stop after N distinct states (default {DEFAULT_MAX_STATES:,})",
-    )
-    parser.add_argument(
-        "--max-depth", default=None, metavar="D", help="check states D steps deep, go no deeper"
-    )
-    parser.add_argument("--time", default=None, metavar="SECONDS", help="stop after this long")
-    parser.add_argument(
-        "--max-memory",
-        default=None,
-        metavar="SIZE",
-        help="stop when the process's resident memory reaches SIZE (as Flink writes memory "
-        "sizes: 512mb, 2gb; default: 4gb, or half the machine's memory where that is less)",
-    )
-    parser.add_argument(
-        "--walks", default=None, metavar="N", help="random-walk: how many walks (default 1000)"
-    )
+    _add_bounds(parser)
     parser.add_argument(
         "--seed",
         type=int,
@@ -136,6 +117,30 @@ def add_explore_parser(subparsers: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(handler=_explore)
+
+
+def _add_bounds(parser: argparse.ArgumentParser) -> None:
+    """What stops a search: states, depth, time, memory, walks."""
+    parser.add_argument(
+        "--max-states",
+        default=None,
+        metavar="N",
+        help=f"stop after N distinct states (default {DEFAULT_MAX_STATES:,})",
+    )
+    parser.add_argument(
+        "--max-depth", default=None, metavar="D", help="check states D steps deep, go no deeper"
+    )
+    parser.add_argument("--time", default=None, metavar="SECONDS", help="stop after this long")
+    parser.add_argument(
+        "--max-memory",
+        default=None,
+        metavar="SIZE",
+        help="stop when the process's resident memory reaches SIZE (as Flink writes memory "
+        "sizes: 512mb, 2gb; default: 4gb, or half the machine's memory where that is less)",
+    )
+    parser.add_argument(
+        "--walks", default=None, metavar="N", help="random-walk: how many walks (default 1000)"
+    )
 
 
 def _explore(args: argparse.Namespace) -> tuple[str, int]:

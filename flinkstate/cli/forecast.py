@@ -79,8 +79,8 @@ PROGRESS_DELAY = 0.5
 
 def _forecast(args: argparse.Namespace) -> str | tuple[str, int]:
     from flinkstate.lab.forecast import prepare_forecast, run_forecast
-    from flinkstate.lab.run_rules import MAX_STEPS, SEED
     from flinkstate.output import check_target
+    from flinkstate.run_rules import MAX_STEPS, SEED
 
     # everything that can be refused without running, refused first
     SEED.check(args.seed)  # the rules flinkstate run and the stepper hold them to

@@ -33,9 +33,9 @@ from flinkstate.cli.run_report import (
 from flinkstate.cli.scenarios import run_scenario_command
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InsufficientNetworkBuffersError, InvalidParameterError
-from flinkstate.lab.run_rules import MAX_STEPS, SEED
 from flinkstate.lab.topology_trace import topology_trace_header, write_topology_trace
 from flinkstate.output import check_target
+from flinkstate.run_rules import MAX_STEPS, SEED
 from flinkstate.runtime.checkpoint.checkpoint import Checkpoint
 from flinkstate.runtime.failover.failover import failover_summary
 from flinkstate.runtime.world.metrics import OWNER_KINDS, BufferCounts

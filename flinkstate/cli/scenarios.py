@@ -23,9 +23,9 @@ from flinkstate.cli.run_report import (
 )
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InsufficientNetworkBuffersError, InvalidParameterError
-from flinkstate.lab.run_rules import SEED
 from flinkstate.lab.scenario_run import ScenarioRun, run_scenario
 from flinkstate.output import check_target, written_whole
+from flinkstate.run_rules import SEED
 from flinkstate.runtime.buffer.records import StreamElementKind
 from flinkstate.runtime.checkpoint.checkpoint import Checkpoint
 from flinkstate.runtime.jobgraph import JobGraph

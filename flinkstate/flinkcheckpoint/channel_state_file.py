@@ -352,7 +352,20 @@ def _check_back_to_back(
 def check_checkpoint_chunks(metadata: CheckpointMetadata, files: StateFiles) -> None:
     """:func:`check_chunks` of every channel handle of a checkpoint; the streams of a subtask
     that reuses an earlier checkpoint's state (metadata version 7) are not held to be covered
-    whole by this checkpoint's handles."""
+    whole by this checkpoint's handles.
+
+    Examples
+    --------
+    Every checkpoint Flink wrote passes, file-merged ones included:
+
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> from flinkstate.flinkcheckpoint.files import StateFiles
+    >>> from flinkstate.flinkcheckpoint.metadata import read_metadata
+    >>> for name in ("keyed-hash-p2-p4", "keyed-hash-p2-p4-filemerging"):
+    ...     checkpoint = real_checkpoint(name)
+    ...     with StateFiles(checkpoint) as files:
+    ...         check_checkpoint_chunks(read_metadata(checkpoint), files)
+    """
     reused = {
         handle.delegate
         for operator in metadata.operators

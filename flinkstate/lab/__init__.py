@@ -23,8 +23,6 @@ FACE: dict[str, str] = {
     "Forecast": "forecast",
     "prepare_forecast": "forecast",
     "run_forecast": "forecast",
-    "MAX_STEPS": "run_rules",
-    "SEED": "run_rules",
     "PHASES": "scenario_run",
     "prepare_scenario": "scenario_run",
     "run_scenario": "scenario_run",

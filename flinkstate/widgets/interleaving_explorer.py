@@ -42,8 +42,8 @@ from flinkstate.lab.counterexample import (
     trace_file_names,
     whole_bound,
 )
-from flinkstate.lab.run_rules import SEED
 from flinkstate.lab.scenario_run import PHASES
+from flinkstate.run_rules import SEED
 from flinkstate.runtime.options import FAULTS, Fault
 from flinkstate.sim.explore import (
     Bounds,

@@ -27,9 +27,9 @@ from flinkstate.catalogue.scenarios import get_scenario
 from flinkstate.collector import collector_paused
 from flinkstate.errors import FlinkstateError, InvalidParameterError
 from flinkstate.lab.forecast import Forecast, run_forecast
-from flinkstate.lab.run_rules import MAX_STEPS, SEED
 from flinkstate.lab.scenario_run import PHASES, ScenarioRun, prepare_scenario
 from flinkstate.output import check_target, write_whole
+from flinkstate.run_rules import MAX_STEPS, SEED
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.options import Fault
 from flinkstate.runtime.world.world import NetworkWorld
