@@ -82,7 +82,8 @@ def add_explore_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--strategy",
         default=Strategy.BFS.value,
-        help="bfs (default: shortest traces), dfs (little memory) or random-walk (sampling)",
+        help="bfs (default: shortest traces), dfs (holds its path, not its frontier) or "
+        "random-walk (sampling)",
     )
     parser.add_argument(
         "--reduction",
@@ -90,26 +91,7 @@ def add_explore_parser(subparsers: Any) -> None:
         help="sleep-sets (default: transitions into a state reached another way by "
         "independent actions are left out; every state and finding is still reached) or none",
     )
-    parser.add_argument(
-        "--max-states",
-        default=None,
-        metavar="N",
-        help=f"stop after N distinct states (default {DEFAULT_MAX_STATES:,})",
-    )
-    parser.add_argument(
-        "--max-depth", default=None, metavar="D", help="check states D steps deep, go no deeper"
-    )
-    parser.add_argument("--time", default=None, metavar="SECONDS", help="stop after this long")
-    parser.add_argument(
-        "--max-memory",
-        default=None,
-        metavar="SIZE",
-        help="stop when the process's resident memory reaches SIZE (as Flink writes memory "
-        "sizes: 512mb, 2gb; default: 4gb, or half the machine's memory where that is less)",
-    )
-    parser.add_argument(
-        "--walks", default=None, metavar="N", help="random-walk: how many walks (default 1000)"
-    )
+    _add_bounds(parser)
     parser.add_argument(
         "--seed",
         type=int,
@@ -135,6 +117,30 @@ def add_explore_parser(subparsers: Any) -> None:
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(handler=_explore)
+
+
+def _add_bounds(parser: argparse.ArgumentParser) -> None:
+    """Where an exploration stops: states, depth, time, walks and the memory budget."""
+    parser.add_argument(
+        "--max-states",
+        default=None,
+        metavar="N",
+        help=f"stop after N distinct states (default {DEFAULT_MAX_STATES:,})",
+    )
+    parser.add_argument(
+        "--max-depth", default=None, metavar="D", help="check states D steps deep, go no deeper"
+    )
+    parser.add_argument("--time", default=None, metavar="SECONDS", help="stop after this long")
+    parser.add_argument(
+        "--max-memory",
+        default=None,
+        metavar="SIZE",
+        help="stop when the process's resident memory reaches SIZE (as Flink writes memory "
+        "sizes: 512mb, 2gb; default: 4gb, or half the machine's memory where that is less)",
+    )
+    parser.add_argument(
+        "--walks", default=None, metavar="N", help="random-walk: how many walks (default 1000)"
+    )
 
 
 def _explore(args: argparse.Namespace) -> tuple[str, int]:
