@@ -83,7 +83,8 @@ def add_explore_parser(subparsers: Any) -> None:
     parser.add_argument(
         "--strategy",
         default=Strategy.BFS.value,
-        help="bfs (default: shortest traces), dfs (little memory) or random-walk (sampling)",
+        help="bfs (default: shortest traces), dfs (holds its path, not its frontier) or "
+        "random-walk (sampling)",
     )
     parser.add_argument(
         "--reduction",
@@ -120,7 +121,7 @@ def add_explore_parser(subparsers: Any) -> None:
 
 
 def _add_bounds(parser: argparse.ArgumentParser) -> None:
-    """What stops a search: states, depth, time, memory, walks."""
+    """Where an exploration stops: states, depth, time, walks and the memory budget."""
     parser.add_argument(
         "--max-states",
         default=None,
