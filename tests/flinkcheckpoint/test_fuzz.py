@@ -76,7 +76,7 @@ def _answer(status: Any, stdout: str = "", stderr: str = "", **more: Any) -> dic
 
 
 def test_an_export_that_fails_must_leave_nothing() -> None:
-    expected: dict[str, Any] = {"figures": {}, "notes": []}
+    expected: dict[str, Any] = {"figures": {}}
     line = "flinkstate: error: /x: at byte 4: expected ..."
     root = Path("/nowhere")
     assert classify("export", _answer(2, stderr=line, left=[]), expected, root)[0] == "error"
@@ -87,15 +87,18 @@ def test_an_export_that_fails_must_leave_nothing() -> None:
     assert classify("json", _answer(2, stderr=line + "\nmore"), expected, root)[0] == "traceback"
 
 
-def test_a_forecast_that_differs_must_say_why() -> None:
-    expected = {"figures": {"steps": 10, "settings": {}}, "notes": ["a"]}
+def test_a_forecast_that_differs_is_silent_unless_inspect_reads_otherwise() -> None:
+    expected = {"figures": {"steps": 10, "settings": {}, "left_out": 0}}
     root = Path("/nowhere")
-    same = _answer(0, stdout='{"checkpoint": "d", "steps": 10, "notes": [], "settings": []}')
+    forecast = (
+        '{{"checkpoint": "{}", "steps": {}, "notes": {}, "settings": [], "left_out_operators": []}}'
+    )
+    same = _answer(0, stdout=forecast.format("d", 10, "[]"))
     assert classify("forecast", same, expected, root)[0] == "answer"
-    other = _answer(1, stdout='{"checkpoint": "c", "steps": 9, "notes": ["a"], "settings": []}')
-    assert classify("forecast", other, expected, root)[0] == "silent"
-    said = _answer(0, stdout='{"steps": 9, "notes": ["a", "b"], "settings": []}')
-    assert classify("forecast", said, expected, root) == ("answer", "b")
+    other = _answer(1, stdout=forecast.format("c", 9, '["a"]'))
+    assert classify("forecast", other, expected, root)[0] == "silent"  # a note is no warning
+    moved = classify("forecast", other, expected, root, otherwise="channels")
+    assert moved == ("answer", "a checkpoint inspect reads otherwise (channels)")
 
 
 @pytest.mark.slow
