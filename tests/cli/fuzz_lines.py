@@ -414,7 +414,7 @@ def valid() -> Iterator[Line]:
         statuses, outputs = VALID.get(base, ((0,), ()))
         yield Line("valid", command_of(base), (*BASES[base], "--json"), False, statuses, outputs)
     plan = (*BASES["mapping-plan"], "--recover-output-on-downstream")
-    yield Line("valid", "mapping", plan, False)
+    yield Line("valid", "mapping", plan, False, (0,))
 
 
 #: valid lines that run a second or more: what a signal interrupts

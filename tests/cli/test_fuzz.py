@@ -20,7 +20,7 @@ from tests.cli.fuzz import (
     run_all,
     table,
 )
-from tests.cli.fuzz_lines import Line, catalogue, families
+from tests.cli.fuzz_lines import BAD_INPUT, Line, catalogue, families
 
 FAMILIES = ["numbers", "names", "paths", "repeats", "valid", "full-disk", "sigint", "sigterm"]
 
@@ -44,6 +44,12 @@ def test_the_catalogue_tries_every_command_and_option() -> None:
         assert untried == [], f"{name}: no line gives {untried}"
         for family in ("full-disk", "sigint", "sigterm"):
             assert any(line.family == family and line.command == name for line in lines)
+
+
+def test_a_valid_line_never_expects_a_refusal() -> None:
+    lines = catalogue(0)
+    assert [line for line in lines if not line.bad and BAD_INPUT in line.statuses] == []
+    assert all(line.statuses == (BAD_INPUT,) for line in lines if line.bad)
 
 
 def test_a_seed_draws_other_values_and_samples() -> None:
