@@ -23,7 +23,8 @@ help:
 	@echo "make test-fast  the inner loop: the tests not marked slow, on every core (under 2 minutes"
 	@echo "                on 2 cores); no Spark, notebooks, browser or long explorations"
 	@echo "make bench  run the benchmarks and print ratios against their in-run baselines"
-	@echo "make fuzz   read thousands of broken checkpoints (MUTATIONS=5000 SEED=0)"
+	@echo "make fuzz   read thousands of broken checkpoints, run bad command lines (a full disk,"
+	@echo "           Ctrl-C, SIGTERM) and bad widget actions (MUTATIONS=5000 SEED=0)"
 	@echo "make real-checkpoints  run small Flink jobs and keep their unaligned checkpoints"
 	@echo "                       (VARIANTS=a,b RUN_SECONDS=12 OUT=data/generated-checkpoints)"
 
@@ -75,10 +76,14 @@ bench: $(STAMP)
 bench-smoke: $(STAMP)
 	$(BIN)/python -m benchmarks --smoke
 
-# The checkpoint reader against thousands of broken copies of the committed checkpoints, each
-# read three ways (inspect --json, inspect --export, forecast): MUTATIONS of every family,
-# REPOINTS re-pointed chunk offsets, FUZZ_JOBS at a time (SEED=0): per family the mutations
-# tried, clean and failed, failures listed (tests/flinkcheckpoint/fuzz).
+# Three harnesses, each printing tried / clean / failure counts and listing the failures: the
+# checkpoint reader against thousands of broken copies of the committed checkpoints, each read
+# three ways (inspect --json, inspect --export, forecast): MUTATIONS of every family, REPOINTS
+# re-pointed chunk offsets, FUZZ_JOBS at a time (SEED=0); bad command lines for every command,
+# standard output on a full disk, Ctrl-C and SIGTERM while a command works (SEED; about ten
+# minutes on 2 cores); every widget's controls set out of range, to None or the wrong type, its
+# buttons clicked in odd orders (a few minutes, Spark's included). Each goes on only if the one
+# before found nothing.
 MUTATIONS ?= 5000
 REPOINTS ?= 500
 SEED ?= 0
@@ -86,6 +91,8 @@ FUZZ_JOBS ?= 2
 fuzz: $(STAMP)
 	$(BIN)/python -m tests.flinkcheckpoint.fuzz --mutations $(MUTATIONS) --repoints $(REPOINTS) \
 		--seed $(SEED) --jobs $(FUZZ_JOBS)
+	$(BIN)/python -m tests.cli.fuzz --seed $(SEED)
+	$(BIN)/python -m tests.widgets.fuzz
 
 # The flink extra (apache-flink: Flink's jars and its Java gateway) in an environment of its own,
 # since its pins differ from constraints.txt; then small back-pressured jobs on a local Flink,

@@ -7,25 +7,31 @@ from __future__ import annotations
 import signal
 import sys
 
+#: the signals that came while the command line loaded, first first
+_received: list[int] = []
 
-class _TerminatedWhileLoading(KeyboardInterrupt):
-    """SIGTERM before the command line could install its own handler."""
 
-
-def _terminated(signum: int, frame: object) -> None:
-    raise _TerminatedWhileLoading
+def _signalled(signum: int, frame: object) -> None:
+    """Ctrl-C or SIGTERM while loading: raised as Python raises Ctrl-C, and remembered, since
+    an import may turn it into another exception (numpy's C extension makes an ImportError of
+    a KeyboardInterrupt in its import)."""
+    _received.append(signum)
+    raise KeyboardInterrupt
 
 
 def main() -> int:
     """Load the command line, then run it on ``sys.argv``."""
-    previous = signal.signal(signal.SIGTERM, _terminated)
+    previous = {s: signal.signal(s, _signalled) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         from flinkstate.cli import main as command_line
-    except KeyboardInterrupt as interruption:
+    except BaseException as error:
+        if not _received and not isinstance(error, KeyboardInterrupt):
+            raise  # a fault of the package's, not a signal's: shown whole
         print("flinkstate: interrupted; nothing written", file=sys.stderr)
         # 128 + the signal's number, as the command line's own statuses (cli.interruption,
         # not imported here: importing it loads the whole command line)
-        return 143 if isinstance(interruption, _TerminatedWhileLoading) else 130
+        return 128 + (_received[0] if _received else signal.SIGINT)
     finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
-    return command_line()
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+    return command_line(exiting=True)

@@ -24,7 +24,13 @@ from flinkstate.cli.explore import add_explore_parser
 from flinkstate.cli.forecast import add_forecast_parser
 from flinkstate.cli.generate import add_generate_parser
 from flinkstate.cli.inspect import add_inspect_parser
-from flinkstate.cli.interruption import CommandInterrupted, status_of, terminate
+from flinkstate.cli.interruption import (
+    RECEIVED,
+    CommandInterrupted,
+    interrupt,
+    status_of,
+    terminate,
+)
 from flinkstate.cli.rescale import add_rescale_parser
 from flinkstate.cli.run import add_run_parser, add_topologies_parser
 from flinkstate.cli.samples import add_samples_parser
@@ -101,12 +107,13 @@ def build_parser() -> argparse.ArgumentParser:
 __all__ = ["main"]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    try:
-        previous = signal.signal(signal.SIGTERM, terminate)
-        installed = True
-    except ValueError:  # not the main thread: SIGTERM keeps its handler
-        previous, installed = None, False
+def main(argv: Sequence[str] | None = None, *, exiting: bool = False) -> int:
+    """Run the command ``argv`` (default: ``sys.argv``) names; its exit status. ``exiting``:
+    the process ends with it (the entry point's call): a signal once it has finished is
+    ignored, where Python's shutdown would let it kill the process (status -2 or -15, and not
+    the one line), its work done."""
+    RECEIVED.clear()
+    previous = _installed({signal.SIGTERM: terminate, signal.SIGINT: interrupt})
     try:
         try:
             status = _main(argv)
@@ -129,9 +136,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return OUTPUT_FAILED
+    except Exception:
+        if not RECEIVED:
+            raise
+        # the signal broke what was running into another exception (an import that Ctrl-C
+        # interrupted is an ImportError): an interruption all the same
+        print("flinkstate: interrupted; nothing written", file=sys.stderr)
+        return 128 + RECEIVED[0]
     finally:
-        if installed:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
+        for signum, handler in previous.items():
+            if exiting:  # ignored, not Python's default: that kills a process on its way out
+                handler = signal.SIG_IGN
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+
+
+def _installed(handlers: dict[signal.Signals, Any]) -> dict[signal.Signals, Any]:
+    """Install ``handlers``; returns those they replaced (none outside the main thread,
+    where the signals keep theirs)."""
+    previous = {}
+    for signum, handler in handlers.items():
+        try:
+            previous[signum] = signal.signal(signum, handler)
+        except ValueError:  # not the main thread
+            break
+    return previous
 
 
 def _silence_stdout() -> None:

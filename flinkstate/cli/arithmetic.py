@@ -727,7 +727,7 @@ class _FilterView:
 def _record_filter(args: argparse.Namespace, summary: ExchangeSummary) -> _FilterView:
     default = args.max_parallelism is None
     if not default:  # a restored job keeps its max parallelism: the old one fitted it too
-        for parallelism in (args.old, args.new):
+        for parallelism in (args.new, args.old):
             check_parallelism_against_max(parallelism, args.max_parallelism)
     record_filter = PartitionerRecordFilter(
         summary.partitioner,

@@ -18,8 +18,21 @@ class Terminated(KeyboardInterrupt):
     being written is removed or left whole, every temporary folder deleted."""
 
 
+#: the signals (SIGINT, SIGTERM) that reached the command running, first first
+RECEIVED: list[int] = []
+
+
+def interrupt(signum: int, frame: object) -> None:
+    """The SIGINT handler the command line installs: Ctrl-C raised as Python's own handler
+    raises it, and remembered, so that an import it broke (numpy makes an ImportError of a
+    KeyboardInterrupt in its C extension's import) still ends as an interruption."""
+    RECEIVED.append(signum)
+    raise KeyboardInterrupt
+
+
 def terminate(signum: int, frame: object) -> None:
-    """The SIGTERM handler the command line installs."""
+    """The SIGTERM handler the command line installs (remembered as :func:`interrupt`'s)."""
+    RECEIVED.append(signum)
     raise Terminated
 
 

@@ -35,6 +35,7 @@ from flinkstate.widgets.controls import (
     guarded,
     live_figure,
     refusal,
+    refused_no_choice,
     show_spec,
 )
 
@@ -107,8 +108,8 @@ class CheckpointRescaler:
         #: the parallelism of the answer on show (the slider is put back to it on a refusal)
         self._shown_to = to
         self._putting_back = False
-        self.checkpoint.observe(lambda _: self._guard(self._open), names="value")
-        self.exchange.observe(lambda _: self._guard(self._draw), names="value")
+        self.checkpoint.observe(self._on_checkpoint, names="value")
+        self.exchange.observe(self._on_exchange, names="value")
         self.to.observe(self._on_to, names="value")
         self._guard(self._open)
 
@@ -179,6 +180,15 @@ class CheckpointRescaler:
             self._opening = False
         show_spec(self.sweep, sweep_figure(self.swept))
         self._ask()
+
+    def _on_checkpoint(self, change: dict[str, object]) -> None:
+        if not refused_no_choice(self.checkpoint, change, self.message):
+            self._guard(self._open)
+
+    def _on_exchange(self, change: dict[str, object]) -> None:
+        """Another exchange drawn; none is refused (but a checkpoint without any has none)."""
+        if not self._opening and not refused_no_choice(self.exchange, change, self.message):
+            self._guard(self._draw)
 
     def _on_to(self, _change: dict[str, object]) -> None:
         if not self._putting_back:

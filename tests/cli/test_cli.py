@@ -1,12 +1,14 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
 import time
 import tracemalloc
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -403,3 +405,49 @@ def test_a_signal_while_the_package_loads_is_one_line(sent: signal.Signals, afte
     assert process.returncode == 128 + sent
     assert errors == "flinkstate: interrupted; nothing written\n"
     assert out == ""
+
+
+def _ctrl_c_then_import_error(*args: object, **kwargs: object) -> None:
+    """Ctrl-C in the middle of numpy's C extension's import: numpy makes an ImportError of
+    the KeyboardInterrupt ("PyCapsule_Import could not import module "datetime"")."""
+    try:
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)  # the handler raises before this ends
+    except KeyboardInterrupt:
+        raise ImportError('PyCapsule_Import could not import module "datetime"') from None
+
+
+def test_ctrl_c_that_an_import_turned_into_another_error_is_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C 0.1 s in (the harness's sigint family) was numpy's ImportError traceback."""
+    import builtins
+
+    from flinkstate import launch
+
+    real = builtins.__import__
+
+    def importing(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "flinkstate.cli":
+            _ctrl_c_then_import_error()
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", importing)
+    assert launch.main() == 130
+    monkeypatch.undo()
+    # and in a command's own lazy import, once the command line runs
+    monkeypatch.setattr("flinkstate.cli.arithmetic.place_key", _ctrl_c_then_import_error)
+    assert main(["keygroup", "42", "-p", "4"]) == 130
+    assert capsys.readouterr().err == "flinkstate: interrupted; nothing written\n" * 2
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+
+
+def test_an_import_that_fails_without_a_signal_is_shown_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(*args: object, **kwargs: object) -> None:
+        raise ImportError("a real fault")
+
+    monkeypatch.setattr("flinkstate.cli.arithmetic.place_key", broken)
+    with pytest.raises(ImportError, match="a real fault"):
+        main(["keygroup", "42", "-p", "4"])

@@ -189,3 +189,17 @@ def test_the_constructor_refuses_a_parallelism_the_slider_cannot_show(
 ) -> None:
     with pytest.raises(InvalidParameterError, match=f"new parallelism {to} is outside"):
         CheckpointRescaler(spark, CHECKPOINTS, to=to)
+
+
+def test_no_checkpoint_or_exchange_is_refused_in_words(rescaler: CheckpointRescaler) -> None:
+    """``checkpoint.value = None`` was a KeyError; ``exchange.value = None`` left the figures
+    of the exchange before under "No exchange of this checkpoint carries in-flight data"."""
+    rescaler.checkpoint.value = "keyed"
+    rescaler.checkpoint.value = None
+    assert "Not applied: checkpoint must be one of its choices, got None" in (
+        rescaler.message.value
+    )
+    assert rescaler.checkpoint.value == "keyed"
+    rescaler.exchange.value = None
+    assert "Not applied: exchange must be one of its choices, got None" in rescaler.message.value
+    assert rescaler.exchange.value == "source->counter"
