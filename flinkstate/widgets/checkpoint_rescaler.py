@@ -107,6 +107,8 @@ class CheckpointRescaler:
         self._opening = False
         #: the parallelism of the answer on show (the slider is put back to it on a refusal)
         self._shown_to = to
+        #: the checkpoint of the answer on show (the picker is put back to it on a refusal)
+        self._shown_checkpoint: str | None = None
         self._putting_back = False
         self.checkpoint.observe(self._on_checkpoint, names="value")
         self.exchange.observe(self._on_exchange, names="value")
@@ -163,26 +165,48 @@ class CheckpointRescaler:
         self.status.value = f"computing&hellip;{step} {html.escape(what)}"
 
     def _open(self) -> None:
-        """A new checkpoint: cache it, sweep the slider's range once, then answer the slider."""
+        """A new checkpoint: read it and sweep the slider's range once, then answer the
+        slider. Nothing on show changes until the sweep is done: a refusal (or Ctrl-C) keeps
+        the answer on show, with its pipeline, and puts the picker back to its checkpoint."""
+        name = self.checkpoint.value
+        self._progress(0, 0, f"reading {name}")
+        pipeline: RescalingPipeline | None = None
+        try:
+            pipeline = RescalingPipeline(load(self.spark, self.checkpoints[name]))
+            limit = max(
+                1, min(SLIDER_MAX, *(op.max_parallelism for op in pipeline.shape.operators))
+            )
+            swept = pipeline.analyse(list(range(1, limit + 1)), progress=self._progress)
+        except BaseException:
+            if pipeline is not None:
+                pipeline.close()
+            self._put_back_checkpoint()
+            raise
         self.close()
-        self._progress(0, 0, f"reading {self.checkpoint.value}")
-        pipeline = RescalingPipeline(load(self.spark, self.checkpoints[self.checkpoint.value]))
-        self.pipeline = pipeline
-        limit = min(SLIDER_MAX, *(op.max_parallelism for op in pipeline.shape.operators))
-        self.to.max = max(1, limit)
-        self.swept = pipeline.analyse(list(range(1, self.to.max + 1)), progress=self._progress)
-        exchanges = list(self.swept.exchanges)
+        self.pipeline, self.swept, self._shown_checkpoint = pipeline, swept, name
+        self.to.max = limit
+        exchanges = list(swept.exchanges)
         self._opening = True  # the options change fires the exchange observer: not yet
         try:
             self.exchange.options = exchanges
             self.exchange.value = exchanges[0] if exchanges else None
         finally:
             self._opening = False
-        show_spec(self.sweep, sweep_figure(self.swept))
+        show_spec(self.sweep, sweep_figure(swept))
         self._ask()
 
+    def _put_back_checkpoint(self) -> None:
+        """The picker back at the checkpoint of the answer on show, without opening it."""
+        if self._shown_checkpoint is None or self.checkpoint.value == self._shown_checkpoint:
+            return
+        self._putting_back = True
+        try:
+            self.checkpoint.value = self._shown_checkpoint
+        finally:
+            self._putting_back = False
+
     def _on_checkpoint(self, change: dict[str, object]) -> None:
-        if not refused_no_choice(self.checkpoint, change, self.message):
+        if not self._putting_back and not refused_no_choice(self.checkpoint, change, self.message):
             self._guard(self._open)
 
     def _on_exchange(self, change: dict[str, object]) -> None:

@@ -157,6 +157,7 @@ NUMBERS: tuple[Number, ...] = (
     _whole("explore", "--max-states", 1),
     _whole("explore", "--max-depth", 1),
     Number("explore", "--time", kind="seconds"),
+    Number("explore", "--max-memory", kind="budget"),
     _whole("explore-walks", "--walks", 1),
     _whole("explore", "--seed", *SEED),
     _whole("explore", "--set", 1, 512, prefix="parallelism="),
@@ -190,6 +191,8 @@ KIND_VALUES = {
     "size": ("-1", "abc", "", "1.5g", "64 parsecs", "99999999999999999999tb"),
     "segment": ("0", "-1", "3000", "6000", "4gb", "abc", "", "2147483648"),
     "seconds": ("0", "-1", "abc", "", "nan", "inf", "-inf"),
+    # a memory budget: a memory size of at least one mebibyte
+    "budget": ("0", "12", "1023kb", "-1", "abc", "", "1.5g", "99999999999999999999tb"),
     "seeds": ("-1", "2147483648", "abc", "", "1,,2", "0,-5", "1.5"),
 }
 

@@ -11,6 +11,7 @@ import pytest
 
 from flinkstate.errors import CheckpointFormatError
 from flinkstate.flinkcheckpoint import real_checkpoint
+from flinkstate.flinkcheckpoint.channel_state_file import read_channel
 from flinkstate.flinkcheckpoint.files import StateFiles
 from flinkstate.flinkcheckpoint.handles import RelativeFileStateHandle
 from flinkstate.flinkcheckpoint.metadata import read_metadata
@@ -83,11 +84,11 @@ def test_a_state_file_of_another_size_than_its_handle_says_is_refused(keyed: Pat
         summarize(keyed)
 
 
-def test_a_chunk_length_changed_in_a_state_file_is_caught_by_the_state_size(
-    keyed: Path,
-) -> None:
-    """Chunk lengths and offsets are held to the handle's declared state size: a length
-    shrunk by one used to pass with only "1 channel(s) end inside a record"."""
+def test_a_chunk_length_changed_in_a_state_file_is_caught_twice(keyed: Path) -> None:
+    """A chunk length shrunk by one used to pass with only "1 channel(s) end inside a
+    record". The whole checkpoint's read finds the byte no chunk covers (Flink writes a
+    stream's chunks back to back); one channel read alone finds its chunks no longer add up
+    to the handle's declared state size."""
     metadata = read_metadata(keyed)
     handle = next(
         h
@@ -100,8 +101,14 @@ def test_a_chunk_length_changed_in_a_state_file_is_caught_by_the_state_size(
     (length,) = struct.unpack_from(">i", data, handle.offsets[0])
     struct.pack_into(">i", data, handle.offsets[0], length - 1)
     path.write_bytes(bytes(data))
-    with pytest.raises(CheckpointFormatError, match="to be its declared state size"):
+    end = handle.offsets[0] + 4 + length - 1
+    with pytest.raises(CheckpointFormatError, match=f"found bytes {end} to {end + 1} in no"):
         summarize(keyed)
+    with (
+        StateFiles(keyed) as files,
+        pytest.raises(CheckpointFormatError, match="to be its declared state size"),
+    ):
+        read_channel(handle, files)
 
 
 def test_closing_with_a_view_still_alive_keeps_the_error_being_raised(keyed: Path) -> None:

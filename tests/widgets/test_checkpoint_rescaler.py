@@ -122,11 +122,21 @@ def test_a_refused_answer_ungreys_the_figures(
         during.append(_computing(rescaler))
         raise InvalidParameterError("no answer today")
 
+    shown = rescaler.checkpoint.value, rescaler.exchange.value, rescaler.pipeline
+    title = rescaler.sankey.layout.title.text
     monkeypatch.setattr(RescalingPipeline, "analyse", refused)
     rescaler.checkpoint.value = _other_checkpoint(rescaler)
     assert during == [(True, "flex")]
     assert "no answer today" in rescaler.message.value
     assert _computing(rescaler) == (False, "none")
+    # the answer on show kept, and the picker put back to its checkpoint: the slider answers
+    # for that checkpoint again (the new checkpoint's pipeline with the old exchange was a
+    # refusal of its own, "no exchange 'map->slow' in this checkpoint")
+    assert (rescaler.checkpoint.value, rescaler.exchange.value, rescaler.pipeline) == shown
+    assert rescaler.sankey.layout.title.text == title
+    rescaler.to.value = rescaler.to.value % rescaler.to.max + 1
+    assert rescaler.message.value == ""
+    assert f"-> {rescaler.to.value}" in rescaler.sankey.layout.title.text
 
 
 def test_unknown_checkpoint_is_named(spark: SparkSession) -> None:
