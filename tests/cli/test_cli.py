@@ -426,6 +426,7 @@ def test_ctrl_c_that_an_import_turned_into_another_error_is_one_line(
     from flinkstate import launch
 
     real = builtins.__import__
+    handler = signal.getsignal(signal.SIGINT)  # SIG_IGN where a shell started us in the background
 
     def importing(name: str, *args: Any, **kwargs: Any) -> Any:
         if name == "flinkstate.cli":
@@ -439,7 +440,7 @@ def test_ctrl_c_that_an_import_turned_into_another_error_is_one_line(
     monkeypatch.setattr("flinkstate.cli.arithmetic.place_key", _ctrl_c_then_import_error)
     assert main(["keygroup", "42", "-p", "4"]) == 130
     assert capsys.readouterr().err == "flinkstate: interrupted; nothing written\n" * 2
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # put back
+    assert signal.getsignal(signal.SIGINT) is handler  # put back
 
 
 def test_an_import_that_fails_without_a_signal_is_shown_whole(
