@@ -136,6 +136,7 @@ FACE: dict[str, str] = {
     "POOL_KINDS": "world.metrics",
     "RECOVERY_KINDS": "world.metrics",
     "NetworkState": "world.state",
+    "sentence": "world.narration",
     "NetworkWorld": "world.world",
 }
 __all__ = sorted(FACE)
