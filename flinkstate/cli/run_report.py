@@ -10,9 +10,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from flinkstate.cli.table import render_table
+from flinkstate.runtime.checkpoint.happenings import ManualCheckpointNotTaken
 from flinkstate.runtime.jobgraph import OperatorKind
 from flinkstate.runtime.watermark.watermarks import watermark_text
 from flinkstate.runtime.world.metrics import OWNER_KINDS, RECOVERY_KINDS, BufferCounts
+from flinkstate.runtime.world.narration import sentence
 from flinkstate.runtime.world.state import NetworkState
 from flinkstate.sim.core import RunResult
 
@@ -107,7 +109,7 @@ def failover_lines(world: NetworkState) -> list[str]:
     return [
         f"task failure: {world.checkpoints.job_failed or failover.describe()}",
         *(["checkpoint failures:", *failures] if failures else []),
-        *([f"manual checkpoint not taken: {not_taken}", MANUAL_BEYOND] if not_taken else []),
+        *([sentence(ManualCheckpointNotTaken(not_taken)), MANUAL_BEYOND] if not_taken else []),
         "",
     ]
 

@@ -5,7 +5,8 @@ each module one concept named with Flink's word, so that a reader who knows Flin
 of a mechanism by its class name:
 
 - here: the job graph, execution states, options (faults among them), events, the kinds of
-  action the actors take, and the copying protocol every component follows;
+  action the actors take, the copying protocol every component follows, and ``Happening``,
+  the base of what a step did as data (each room's kinds in its ``happenings`` module);
 - ``shuffle``: the network configuration's arithmetic (``NettyShuffleUtils``, gate buffers);
 - ``buffer``: memory segments, their ledger, the network and local buffer pools, recycling;
 - ``partition`` and ``partition.consumer``: result subpartitions and record writers; input
@@ -16,8 +17,8 @@ of a mechanism by its class name:
 - ``watermark``: the status watermark valve, virtual channels' watermarks, event time;
 - ``failover``: failover strategies, failure handling, pipelined regions;
 - ``world``: the state that holds every component, the world facade the simulator drives, its
-  invariants, waits and metrics; ``world.exploration`` the footprints and partial copies the
-  explorer needs.
+  invariants, waits and metrics, and the narration that puts a step's happenings into words;
+  ``world.exploration`` the footprints and partial copies the explorer needs.
 
 Folders are layered in that order (``tests/test_imports.py`` states the rule and the imports
 that still reach upward).
@@ -60,6 +61,7 @@ FACE: dict[str, str] = {
     "ResultSubpartitionInfo": "checkpoint.checkpoint",
     "SubtaskState": "checkpoint.checkpoint",
     "failed_region_down": "checkpoint.coordinator",
+    "ManualCheckpointNotTaken": "checkpoint.happenings",
     "assign_state": "checkpoint.state_assignment",
     "StateAssignment": "checkpoint.state_assignment",
     "BARRIER": "events",
@@ -134,6 +136,7 @@ FACE: dict[str, str] = {
     "POOL_KINDS": "world.metrics",
     "RECOVERY_KINDS": "world.metrics",
     "NetworkState": "world.state",
+    "sentence": "world.narration",
     "NetworkWorld": "world.world",
 }
 __all__ = sorted(FACE)

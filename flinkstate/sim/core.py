@@ -71,7 +71,9 @@ class Violation:
 
 class Event(NamedTuple):
     """What one step did: the action, the segments it moved and the records it touched (a
-    processed watermark or status counts among ``delivered``).
+    processed watermark or status counts among ``delivered``), and what happened: as the
+    model's values (``happenings``, for readers such as captions) and in words (``note``,
+    which traces keep).
 
     Examples
     --------
@@ -92,6 +94,7 @@ class Event(NamedTuple):
     delivered: tuple[int, ...] = ()
     persisted: tuple[int, ...] = ()
     note: str = ""
+    happenings: tuple[Hashable, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -8,15 +8,19 @@ from typing import Any
 import pytest
 
 from flinkstate.catalogue.scenarios import SCENARIOS
+from flinkstate.catalogue.topologies import topology
 from flinkstate.lab.forecast import prepare_forecast
 from flinkstate.lab.scenario_run import PHASES, prepare_scenario
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.records import StreamElementKind
+from flinkstate.runtime.checkpoint import coordinator
 from flinkstate.runtime.world import world as world_module
-from flinkstate.runtime.world.actors import ActorKind
+from flinkstate.runtime.world.actors import COORDINATOR, ActorKind
 from flinkstate.runtime.world.world import NetworkWorld
+from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event, Simulation
-from flinkstate.views.captions import CAPTIONS, caption
+from flinkstate.views.captions import CAPTIONS, caption, checkpointing
+from flinkstate.views.captions.step import Step
 from flinkstate.views.scene import SceneLayout, build_scene, scene_items
 from tests.lab.test_forecast import TUPLE, by_name, exchanges
 
@@ -184,3 +188,17 @@ def test_only_a_sink_keeps_the_records_it_processes() -> None:
     assert "a sink" not in text
     _, text, _ = _first("baseline-recovery", "restart", "process", "task sink")
     assert "kept it: a sink" in text
+
+
+def test_a_manual_checkpoint_the_model_cannot_take_is_captioned_from_its_happening() -> None:
+    world = topology("pipelined-regions").build({"terminal_tasks": "as-finished"})
+    world.tasks["source[0]"].finished = True
+    coordinator.trigger_manual(world)
+    event = world.journal.event(Action(COORDINATOR, ActionKind.MANUAL_CHECKPOINT))
+    actor = world.actor(COORDINATOR)
+    assert actor is not None
+    text = checkpointing.manual_checkpoint(Step(event, world, actor, {}, {}))
+    assert text.endswith(
+        "the model cannot carry out its plan (the plan triggers sink[0], whose predecessors "
+        "have finished) and goes on without the checkpoint Flink would take."
+    )

@@ -8,7 +8,8 @@ step that breaks ownership is the step that reports it. Reference counting
 says where the segment returns.
 
 The journal is what the step in progress did: the moves the ledger checked, the records emitted,
-delivered and persisted, a sentence, and (for the whole run) every violation found. ``apply``
+delivered and persisted, its happenings (values, ``flinkstate.runtime.happening``, which the
+world's narration puts into words), and (for the whole run) every violation found. ``apply``
 turns it into the step's :class:`~flinkstate.sim.core.Event`. Its :class:`Changes` are where a
 step names the containers it changed; the action cache attaches who reads each.
 """
@@ -21,6 +22,7 @@ from typing import ClassVar, NamedTuple
 
 from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.copying import NotState, StateKey
+from flinkstate.runtime.happening import Happening
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event, Move, Violation
 
@@ -156,7 +158,7 @@ class Changes:
 
 @dataclass(slots=True)
 class StepJournal:
-    """The step being taken (its number, what it did, its note), what changed since the
+    """The step being taken (its number, what it did, what happened), what changed since the
     actions were last computed, and the run's violations."""
 
     step: int = 0
@@ -165,7 +167,8 @@ class StepJournal:
     emitted: list[int] = field(default_factory=list)
     delivered: list[int] = field(default_factory=list)
     persisted: list[int] = field(default_factory=list)
-    note: str = ""
+    #: what the step did, as values (a tuple: most steps tell one happening, many none)
+    happenings: tuple[Happening, ...] = ()
     #: where the step notes what it changed, for the action cache
     changes: Changes = field(default_factory=Changes)
 
@@ -175,7 +178,7 @@ class StepJournal:
         "emitted": "the step in progress (history once it is the step's event)",
         "delivered": "the step in progress (history once it is the step's event)",
         "persisted": "the step in progress (history once it is the step's event)",
-        "note": "the step in progress (history once it is the step's event)",
+        "happenings": "the step in progress (history once it is the step's event)",
         "changes": "the action cache's bookkeeping: which actors to ask again",
     }
 
@@ -187,10 +190,21 @@ class StepJournal:
     def violate(self, invariant: str, message: str) -> None:
         self.violations.append(Violation(invariant, self.step, message))
 
-    def event(self, action: Action) -> Event:
-        """The step as the simulator records it. The step count moves on and the journal is
-        empty again for the next step (one call per step: this is the engine's hot path; the
-        event keeps tuples, so the lists are emptied rather than made anew)."""
+    def tell(self, happening: Happening) -> None:
+        """What the step did, told by the mechanism that decides it: it replaces what an
+        earlier part of the same step told (a barrier that completes a checkpoint is told as
+        the barrier received)."""
+        self.happenings = (happening,)
+
+    def tell_also(self, happening: Happening) -> None:
+        """Something more the step did, after what it told so far."""
+        self.happenings += (happening,)
+
+    def event(self, action: Action, note: str = "") -> Event:
+        """The step as the simulator records it, with ``note``, its happenings in words (the
+        world's narration). The step count moves on and the journal is empty again for the
+        next step (one call per step: this is the engine's hot path; the event keeps tuples,
+        so the lists are emptied rather than made anew)."""
         moves = self.moves
         emitted = self.emitted
         delivered = self.delivered
@@ -202,14 +216,15 @@ class StepJournal:
             tuple(emitted),
             tuple(delivered),
             tuple(persisted),
-            self.note,
+            note,
+            self.happenings,
         )
         self.step += 1
         moves.clear()
         emitted.clear()
         delivered.clear()
         persisted.clear()
-        self.note = ""
+        self.happenings = ()
         return event
 
     def copy(self, changes: Changes | None = None) -> StepJournal:

@@ -36,6 +36,11 @@ from flinkstate.runtime.checkpoint.checkpoint import (
     ResultSubpartitionInfo,
     SubtaskState,
 )
+from flinkstate.runtime.checkpoint.happenings import (
+    BarrierReceived,
+    ChannelStateWritten,
+    StaleBarrierDropped,
+)
 from flinkstate.runtime.events import (
     BARRIER,
     RECOVERY_BARRIER,
@@ -94,7 +99,7 @@ def do_barrier(world: BarrierHandlerWorld, task: Task, action: Action) -> None:
         world.journal.changes.subpartition(channel.subpartition)
     checkpoint = world.checkpoints.pending
     if checkpoint is None or barrier.checkpoint != checkpoint.id:
-        world.journal.note = f"stale barrier of checkpoint {barrier.checkpoint} dropped"
+        world.journal.tell(StaleBarrierDropped(barrier.checkpoint))
         return
     channel.persister.barrier_seen = checkpoint.id
     channel.persister.persisting = 0
@@ -119,7 +124,7 @@ def do_barrier(world: BarrierHandlerWorld, task: Task, action: Action) -> None:
                 c.blocked = False
                 c.upstream_blocked = False
         _acknowledge(world, task, checkpoint)
-    world.journal.note = f"barrier of checkpoint {checkpoint.id} on {channel.name}"
+    world.journal.tell(BarrierReceived(checkpoint.id, channel.name))
 
 
 def _start_unaligned(
@@ -341,8 +346,7 @@ def write_channel_state(world: BarrierHandlerWorld, writer: ChannelStateWriter) 
     into.setdefault(request.channel, []).append(PersistedBuffer(request.fragments))
     world.journal.persisted.extend(f.record for f in request.fragments)
     checkpoint.pending_writes[request.task] -= 1
-    side = "output" if request.output else "input"
-    world.journal.note = f"{side} state of {request.channel}: {len(request.fragments)} fragment(s)"
+    world.journal.tell(ChannelStateWritten(request.output, request.channel, len(request.fragments)))
     if request.segment != HEAP:
         recycling.drop(world, request.segment, writer.owner, None)
     if request.release_spill:

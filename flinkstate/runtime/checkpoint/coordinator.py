@@ -28,6 +28,15 @@ from flinkstate.runtime.checkpoint.checkpoint_plan import (
     PlanRefusal,
     calculate_plan,
 )
+from flinkstate.runtime.checkpoint.happenings import (
+    CheckpointDeclined,
+    CheckpointExpired,
+    CheckpointTriggered,
+    ManualCheckpointFailed,
+    ManualCheckpointNotTaken,
+    ManualCheckpointPlanned,
+    ManualCheckpointRefused,
+)
 from flinkstate.runtime.failover.failure_handling import FailureHandlingResult
 from flinkstate.runtime.jobgraph import JobGraph, OperatorKind, SubtaskId
 from flinkstate.runtime.options import (
@@ -124,9 +133,8 @@ def expire(world: CoordinatorWorld) -> None:
             detail=f"after {world.options.checkpoint_timeout} steps",
         ),
     )
-    world.journal.note = (
-        f"checkpoint {progress.id} expired after {world.options.checkpoint_timeout} steps; "
-        f"not acknowledged by {', '.join(waiting)}"
+    world.journal.tell(
+        CheckpointExpired(progress.id, world.options.checkpoint_timeout, tuple(waiting))
     )
 
 
@@ -185,7 +193,7 @@ def decline(
     """A task declines the checkpoint: the coordinator aborts it everywhere."""
     abort(world, progress)
     fail(world, CheckpointFailure(progress.id, reason, world.journal.step + 1, task.name, why))
-    world.journal.note = f"checkpoint {progress.id} declined by {task.name} ({reason.name}): {why}"
+    world.journal.tell(CheckpointDeclined(progress.id, task.name, reason, why))
 
 
 def sources_have_data(world: CoordinatorWorld) -> bool:
@@ -272,8 +280,7 @@ def trigger(world: CoordinatorWorld) -> None:
         if task.kind is OperatorKind.SOURCE:
             task.trigger = number
             world.journal.changes.task(task.name)
-    kind = "unaligned" if world.options.unaligned else "aligned"
-    world.journal.note = f"{kind} checkpoint {number} triggered at the sources"
+    world.journal.tell(CheckpointTriggered(number, world.options.unaligned))
 
 
 def failed_region_down(world: CoordinatorWorld) -> bool:
@@ -309,21 +316,19 @@ def trigger_manual(world: CoordinatorWorld) -> None:
     plan = calculate_plan(world.graph, states, world.options.terminal_tasks)
     if isinstance(plan, PlanRefusal):
         fail(world, CheckpointFailure(0, plan.reason, step, detail=plan.why))
-        world.journal.note = (
-            f"manual checkpoint refused by the plan ({plan.reason.name}): {plan.why}"
-        )
+        world.journal.tell(ManualCheckpointRefused(plan.reason, plan.why))
         return
     number = next_checkpoint_id(world)
     if not plan.to_wait_for:
         why = "the plan waits for no subtask (a pending checkpoint needs at least one)"
         reason = CheckpointFailureReason.TRIGGER_CHECKPOINT_FAILURE
         fail(world, CheckpointFailure(number, reason, step, detail=why))
-        world.journal.note = f"manual checkpoint {number} failed ({reason.name}): {why}"
+        world.journal.tell(ManualCheckpointFailed(number, reason, why))
         return
     beyond = _beyond_the_model(world, plan)
     if beyond:
         world.checkpoints.manual_not_taken = beyond
-        world.journal.note = f"manual checkpoint not taken: {beyond}"
+        world.journal.tell(ManualCheckpointNotTaken(beyond))
         return
     triggered = [world.tasks[s.name] for s in plan.to_trigger]
     world.checkpoints.pending = CheckpointInProgress(
@@ -337,11 +342,8 @@ def trigger_manual(world: CoordinatorWorld) -> None:
     for task in triggered:
         task.trigger = number
         world.journal.changes.task(task.name)
-    counted = ", ".join(str(s) for s in plan.finished) or "none"
-    world.journal.note = (
-        f"manual checkpoint {number} planned: triggered at "
-        f"{', '.join(str(s) for s in plan.to_trigger)}; waits for "
-        f"{', '.join(str(s) for s in plan.to_wait_for)}; counted as finished: {counted}"
+    world.journal.tell(
+        ManualCheckpointPlanned(number, plan.to_trigger, plan.to_wait_for, plan.finished)
     )
 
 

@@ -30,6 +30,7 @@ from flinkstate.runtime.checkpoint.coordinator import CoordinatorWorld
 from flinkstate.runtime.checkpoint.state_assignment import StateAssignment
 from flinkstate.runtime.execution_state import ExecutionState
 from flinkstate.runtime.failover.failure_handling import FailureHandlingResult
+from flinkstate.runtime.failover.happenings import RegionRestarted, TaskCanceled, TaskFailed
 from flinkstate.runtime.failover.pipelined_region import pipelined_region
 from flinkstate.runtime.jobgraph import SubtaskId
 from flinkstate.runtime.options import CheckpointFailureReason
@@ -54,13 +55,12 @@ class FailoverWorld(CoordinatorWorld, Protocol):
 
 def do_fail(world: FailoverWorld, task: Task, action: Action) -> None:
     """The subtask's user code throws once it has handled its records (``task_failure``)."""
-    world.journal.note = ""
     fail_task(world, task, f"its user code threw after {task.handled} record(s)")
 
 
 def fail_task(world: FailoverWorld, task: Task, cause: str) -> None:
     """``task`` fails for ``cause``: it is FAILED and torn down, and its region fails over.
-    The step's note (which may already say what went wrong) gains what happened."""
+    The step tells it after what it told already (which may say what went wrong)."""
     failed = SubtaskId(task.operator, task.index)
     region = pipelined_region(world.graph, failed)
     world.failover = FailureHandlingResult(
@@ -82,12 +82,7 @@ def fail_task(world: FailoverWorld, task: Task, cause: str) -> None:
             world.journal.changes.task(other.name)
             canceling.append(other.key)
     world.actions.invalidate()  # the region's actors stop; the coordinator's plan changes
-    words = [
-        f"{task.key} FAILED: {cause}",
-        *([teardown] if teardown else []),
-        f"cancelling {', '.join(canceling) or 'nothing else'} (its pipelined region)",
-    ]
-    world.journal.note = "; ".join([world.journal.note, *words] if world.journal.note else words)
+    world.journal.tell_also(TaskFailed(task.key, cause, teardown, tuple(canceling)))
 
 
 def do_cancel(world: FailoverWorld, task: Task, action: Action) -> None:
@@ -96,11 +91,7 @@ def do_cancel(world: FailoverWorld, task: Task, action: Action) -> None:
     world.journal.changes.task(task.name)
     teardown = task_cleanup.clean_up_task(world, task)
     down = coordinator.failed_region_down(world)
-    world.journal.note = (
-        f"{task.key} CANCELED"
-        + (f"; {teardown}" if teardown else "")
-        + ("; every subtask of the failed region has stopped" if down else "")
-    )
+    world.journal.tell(TaskCanceled(task.key, teardown, down))
 
 
 def channel_stopped(world: FailoverWorld, channel: Channel) -> bool:
@@ -139,7 +130,7 @@ def restart(world: FailoverWorld) -> None:
         f"{failover.describe()}; restarted at step {step} from {_restored_from(world)}"
     )
     world.actions.invalidate()
-    world.journal.note = f"the scheduler restarts {failover.failed}'s region"
+    world.journal.tell(RegionRestarted(failover.failed))
 
 
 def _restored_from(world: FailoverWorld) -> str:

@@ -24,6 +24,7 @@ from flinkstate.runtime.events import (
 )
 from flinkstate.runtime.jobgraph import JobGraph
 from flinkstate.runtime.options import Fault, RunOptions
+from flinkstate.runtime.partition.happenings import EndOfPartitionSent
 from flinkstate.runtime.partition.result_partition import ResultPartition, Subpartition
 from flinkstate.runtime.shuffle.config import NetworkConfig
 from flinkstate.runtime.tasks.task import Output, Task
@@ -191,7 +192,7 @@ def do_finish(world: RecordWriterWorld, task: Task, action: Action) -> None:
             sub.queue.append(world.new_buffer(HEAP, 0, event=END_OF_PARTITION))
             world.journal.changes.subpartition(sub.name)
     task.finished = True
-    world.journal.note = "end of input: flushed and sent EndOfPartitionEvent"
+    world.journal.tell(EndOfPartitionSent())
 
 
 @functools.lru_cache(maxsize=4096)

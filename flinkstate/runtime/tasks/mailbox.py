@@ -40,6 +40,13 @@ from flinkstate.runtime.partition import record_writer
 from flinkstate.runtime.partition.consumer.deserializer import Framing, reassemble
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.partition.record_writer import IN_FLIGHT, hash_text
+from flinkstate.runtime.tasks.happenings import (
+    EventPolled,
+    RecordEmitted,
+    RecordProcessed,
+    RecordsDeserialized,
+    StaleRecoveryBarrierSkipped,
+)
 from flinkstate.runtime.tasks.task import Task, TaskPhase
 from flinkstate.runtime.watermark import watermarks
 from flinkstate.runtime.watermark.event_time import EventTimeState
@@ -362,7 +369,7 @@ def do_emit(world: MailboxWorld, task: Task, action: Action) -> None:
         for other in world.tasks.values():
             if other.kind is OperatorKind.SOURCE:
                 world.journal.changes.task(other.name)
-    world.journal.note = f"record {record.id} key {record.key} ({record.serialized_length} bytes)"
+    world.journal.tell(RecordEmitted(record.id, record.key, record.serialized_length))
     record_writer.route(world, task, record)
     if op.watermark_interval:
         watermarks.after_emit(world, task)
@@ -403,12 +410,10 @@ def do_poll(world: MailboxWorld, task: Task, action: Action) -> None:
             fetched_channel_state_drainer.on_recovered_state_consumed(world, task, channel)
             return
         if buffer.event == RECOVERY_BARRIER:  # one a failed checkpoint left: ignored
-            world.journal.note = (
-                f"stale {RECOVERY_BARRIER} of checkpoint {buffer.checkpoint} skipped"
-            )
+            world.journal.tell(StaleRecoveryBarrierSkipped(buffer.checkpoint))
             return
         channel.finished = True
-        world.journal.note = f"{buffer.event} on {channel.name}"
+        world.journal.tell(EventPolled(str(buffer.event), channel.name))
         return
     if local and channel.persister.persisting:
         barrier_handler.persist_input(world, channel, buffer)
@@ -426,7 +431,7 @@ def do_poll(world: MailboxWorld, task: Task, action: Action) -> None:
     task.current = channel
     task.current_buffer = buffer
     task.ready.extend(ready)
-    world.journal.note = f"{len(ready)} complete record(s) from {channel.name}"
+    world.journal.tell(RecordsDeserialized(len(ready), channel.name))
     if not ready:
         recycling.release_current(world, task)
 
@@ -544,7 +549,7 @@ def do_process(world: MailboxWorld, task: Task, action: Action) -> None:
     task.processed += 1
     op = world.graph.operator(task.operator)
     task.busy = op.cost
-    world.journal.note = f"record {record_id} key {record.key}"
+    world.journal.tell(RecordProcessed(record_id, record.key))
     if _DUPLICATE_RECORD in world.options.faults and record_id == 1 and state == IN_FLIGHT:
         task.ready.appendleft(record_id)
     if not broadcast:

@@ -22,7 +22,7 @@ the outcome ``job-failed``. A failing subtask's region fails over through
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from flinkstate.runtime.buffer.buffer import HEAP
 from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
@@ -32,6 +32,7 @@ from flinkstate.runtime.checkpoint.coordinator_state import CoordinatorState
 from flinkstate.runtime.options import RunOptions, SpillCleanup
 from flinkstate.runtime.partition.consumer import recovered_channel
 from flinkstate.runtime.partition.consumer.recovered_channel import RecoveredChannelWorld
+from flinkstate.runtime.tasks.happenings import SpillFilesLeft, Teardown
 
 if TYPE_CHECKING:
     from flinkstate.runtime.tasks.task import Task
@@ -60,25 +61,6 @@ class TaskCleanupWorld(RecoveredChannelWorld, Protocol):
     def close_spill(self, task: str) -> bool: ...
 
 
-class SpillFilesLeft(NamedTuple):
-    """What a cleanup did to spill files: how many it deleted, how many it left on disk."""
-
-    deleted: int
-    left: int
-
-    def describe(self) -> str:
-        """The cleanup's words for a step's note ("" when there were no files)."""
-        parts = []
-        if self.deleted:
-            parts.append(f"{self.deleted} spill file(s) deleted")
-        if self.left:
-            parts.append(
-                f"{self.left} spill file(s) stay on disk (before FLINK-40520 only a drain "
-                "deletes them)"
-            )
-        return "; ".join(parts)
-
-
 def fail_job(world: TaskCleanupWorld, why: str) -> SpillFilesLeft:
     """The whole job fails over for ``why``: no task acts any more, each task's spill files are
     cleaned up as far as Flink cleans them up, and the run ends."""
@@ -87,16 +69,11 @@ def fail_job(world: TaskCleanupWorld, why: str) -> SpillFilesLeft:
     return clean_up_spill_files(world, world.drainers)
 
 
-def clean_up_task(world: TaskCleanupWorld, task: Task) -> str:
+def clean_up_task(world: TaskCleanupWorld, task: Task) -> Teardown:
     """A failed or cancelled task's teardown: its recovered channels release what they queue,
-    its spill files are cleaned up. The teardown's words for the step's note ("" if it let go
-    of nothing)."""
+    its spill files are cleaned up. What it let go of, for the step's failover happening."""
     released = release_recovered_channels(world, task)
-    files = clean_up_spill_files(world, [task.name])
-    parts = [f"{released} recovered buffer(s) released"] if released else []
-    if files.describe():
-        parts.append(files.describe())
-    return "; ".join(parts)
+    return Teardown(released, clean_up_spill_files(world, [task.name]))
 
 
 def clean_up_spill_files(world: TaskCleanupWorld, tasks: Iterable[str]) -> SpillFilesLeft:

@@ -37,6 +37,14 @@ from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 from flinkstate.runtime.tasks.task import Output, Task
 from flinkstate.runtime.watermark.combined_watermark_status import combine
 from flinkstate.runtime.watermark.event_time import EventTimeState
+from flinkstate.runtime.watermark.happenings import (
+    RecoveredWatermarkHeld,
+    SourceEnded,
+    SourceIdle,
+    WatermarkAdvanced,
+    WatermarkRead,
+    WatermarkStatusRead,
+)
 from flinkstate.runtime.watermark.status_watermark_valve import StatusWatermarkValve
 from flinkstate.runtime.watermark.virtual_channel_watermarks import VirtualChannelWatermarks
 
@@ -140,12 +148,12 @@ def end_or_idle(world: EventTimeWorld, task: Task) -> None:
     (emitting a watermark does, ``WatermarkToDataOutput.emitWatermark``)."""
     if goes_idle(world, task):
         emit_status(world, task, True)
-        world.journal.note = "no split to read: watermark status IDLE"
+        world.journal.tell(SourceIdle())
         return
     if world.event_time.idle.get(task.name, False):
         emit_status(world, task, False)
     emit_watermark(world, task, MAX_WATERMARK)
-    world.journal.note = "end of input: watermark MAX"
+    world.journal.tell(SourceEnded())
 
 
 def _new_element(
@@ -182,11 +190,10 @@ def process(world: EventTimeWorld, task: Task, channel: Channel, element: Record
         world.event_time.valves[channel.gate] = valve
     if element.kind is StreamElementKind.WATERMARK:
         outputs = valve.input_watermark(channel.index, element.timestamp)
-        world.journal.note = f"watermark {watermark_text(element.timestamp)} on {channel.name}"
+        world.journal.tell(WatermarkRead(element.timestamp, channel.name))
     else:
         outputs = valve.input_status(channel.index, element.idle)
-        status = "IDLE" if element.idle else "ACTIVE"
-        world.journal.note = f"watermark status {status} on {channel.name}"
+        world.journal.tell(WatermarkStatusRead(element.idle, channel.name))
     if not outputs:
         return
     parts = []
@@ -202,7 +209,7 @@ def process(world: EventTimeWorld, task: Task, channel: Channel, element: Record
         emit_status(world, task, idle)
     if watermark > world.event_time.watermark.get(task.name, MIN_WATERMARK):
         emit_watermark(world, task, watermark)
-        world.journal.note += f"; {task.name}'s watermark is now {watermark_text(watermark)}"
+        world.journal.tell_also(WatermarkAdvanced(task.name, watermark))
 
 
 def check_late(world: EventTimeWorld, task: Task, record: Record) -> None:
@@ -256,9 +263,8 @@ def recovered_element(
     if element.kind is StreamElementKind.WATERMARK:
         low = merged.on_watermark(virtual_channel, element.timestamp)
         if low is None:
-            world.journal.note += (
-                f"; watermark {watermark_text(element.timestamp)} of old {virtual_channel[0]}<"
-                f"{virtual_channel[1]} held: another old channel has none yet"
+            world.journal.tell_also(
+                RecoveredWatermarkHeld(element.timestamp, virtual_channel[0], virtual_channel[1])
             )
             return None
         if low == element.timestamp:

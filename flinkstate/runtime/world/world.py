@@ -52,6 +52,7 @@ from flinkstate.runtime.world.actors import (
 )
 from flinkstate.runtime.world.exploration.footprint import Resource
 from flinkstate.runtime.world.exploration.partial_copy import CopyPlan, Owned
+from flinkstate.runtime.world.narration import narrate
 from flinkstate.runtime.world.state import NetworkState
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event
@@ -460,7 +461,7 @@ class NetworkWorld(NetworkState):
                 raise InvalidParameterError(f"no actor {actor!r} in this world")
             _THREAD_HANDLERS[action.kind](self, ref, action)
         journal = self.journal
-        event = journal.event(action)
+        event = journal.event(action, narrate(journal.happenings))
         every = self.audit_every
         if every and journal.step % every == 0:
             scan = journal.step // every

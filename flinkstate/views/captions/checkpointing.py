@@ -4,6 +4,7 @@ of a failed region from the last completed checkpoint."""
 
 from __future__ import annotations
 
+from flinkstate.runtime.checkpoint.happenings import ManualCheckpointNotTaken
 from flinkstate.runtime.options import TerminalTaskRule
 from flinkstate.views.captions.step import (
     Step,
@@ -80,7 +81,15 @@ def manual_checkpoint(s: Step) -> str:
             f"{asked}: it failed {when} ({failure.reason.name}, not counted): {failure.detail} "
             "(DefaultCheckpointPlanCalculator, PendingCheckpoint)."
         )
-    return f"{asked}; {s.event.note}."
+    not_taken = next(
+        (h for h in s.event.happenings if isinstance(h, ManualCheckpointNotTaken)), None
+    )
+    if not_taken is not None:
+        return (
+            f"{asked}: the model cannot carry out its plan ({not_taken.beyond}) and goes on "
+            "without the checkpoint Flink would take."
+        )
+    return f"{asked}."
 
 
 def _failed_region(s: Step) -> str:

@@ -13,6 +13,8 @@ from flinkstate.runtime.buffer.ledger import (
     StepJournal,
 )
 from flinkstate.runtime.buffer.owners import Owner, OwnerKind
+from flinkstate.runtime.checkpoint.channel.happenings import RecordFilteredOut
+from flinkstate.runtime.tasks.happenings import RecordEmitted, RecordProcessed
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Move
 
@@ -118,11 +120,21 @@ def test_a_copy_is_independent_and_writes_into_its_own_journal() -> None:
 def test_the_journal_turns_a_step_into_an_event_and_starts_the_next_one_empty() -> None:
     journal = StepJournal()
     journal.emitted.append(4)
-    journal.note = "record 4 key 1"
-    event = journal.event(Action("task src[0]", "emit"))
-    assert (event.step, event.emitted, event.note) == (0, (4,), "record 4 key 1")
+    journal.tell(RecordEmitted(4, 1, 21))
+    event = journal.event(Action("task src[0]", "emit"), "record 4 key 1 (21 bytes)")
+    assert (event.step, event.emitted, event.note) == (0, (4,), "record 4 key 1 (21 bytes)")
+    assert event.happenings == (RecordEmitted(4, 1, 21),)
     assert journal.step == 1
-    assert (journal.emitted, journal.note) == ([], "")
+    assert (journal.emitted, journal.happenings) == ([], ())
+
+
+def test_a_happening_told_replaces_the_steps_and_one_told_also_follows_it() -> None:
+    journal = StepJournal()
+    journal.tell(RecordProcessed(1, 5))
+    journal.tell(RecordProcessed(2, 6))
+    journal.tell_also(RecordFilteredOut(3, subtask=1))
+    assert journal.happenings == (RecordProcessed(2, 6), RecordFilteredOut(3, 1))
+    assert journal.copy().happenings == ()
 
 
 @given(st.lists(st.tuples(st.integers(0, 3), st.integers(0, 299), st.booleans()), max_size=60))

@@ -12,6 +12,7 @@ from flinkstate.catalogue.topologies import topology
 from flinkstate.cli.run_report import MANUAL_BEYOND, failover_lines
 from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.checkpoint import coordinator
+from flinkstate.runtime.checkpoint.happenings import ManualCheckpointNotTaken
 from flinkstate.runtime.execution_state import ExecutionState
 from flinkstate.runtime.failover import failover
 from flinkstate.runtime.jobgraph import SubtaskId
@@ -196,8 +197,8 @@ def test_a_plan_the_model_cannot_carry_out_is_not_taken() -> None:
     assert world.checkpoints.pending is None
     assert not world.checkpoints.failures
     assert world.checkpoints.manual_requested
-    assert world.journal.note == (
-        "manual checkpoint not taken: the plan triggers sink[0], whose predecessors have finished"
+    assert world.journal.happenings == (
+        ManualCheckpointNotTaken("the plan triggers sink[0], whose predecessors have finished"),
     )
 
 

@@ -28,6 +28,11 @@ from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer, BufferFactory
 from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.buffer.records import Fragment
+from flinkstate.runtime.checkpoint.channel.happenings import (
+    FilteredDeliveryFailed,
+    PostFilterBufferWritten,
+    PrefilterBufferRead,
+)
 from flinkstate.runtime.failover import failover
 from flinkstate.runtime.failover.failover import FailoverWorld
 from flinkstate.runtime.options import Fault, PrefilterSource, RecoveredWatermarks
@@ -168,10 +173,7 @@ def filter_step(world: FilteringWorld, reader: ChannelStateReader) -> None:
             kept += 1
         else:
             filtered += 1
-    world.journal.note = (
-        f"pre-filter buffer ({origin}) for {channel.name}: {kept} record(s) to rewrite, "
-        f"{filtered} filtered out"
-    )
+    world.journal.tell(PrefilterBufferRead(origin, channel.name, kept, filtered))
     if not reader.pending:
         _deliver(world, reader, task, gate, channel)
 
@@ -259,7 +261,7 @@ def rewrite_step(world: FilteringWorld, reader: ChannelStateReader) -> None:
         else:
             reader.pending[0] = (record, written + length)
     reader.posts.append(buffer)
-    world.journal.note = f"post-filter buffer {len(reader.posts)} ({origin}) for {channel.name}"
+    world.journal.tell(PostFilterBufferWritten(len(reader.posts), origin, channel.name))
     if not reader.pending:
         _deliver(world, reader, task, gate, channel)
 
@@ -290,11 +292,14 @@ def _deliver(
     reader.pre, reader.pre_origin, reader.pre_channel = None, "", ""
     world.journal.changes.channel(channel.name)
     if failed is not None:
-        which = ", ".join(str(i + 1) for i in recycled) or "none"
-        world.journal.note += (
-            f"; handing filtered buffer {failed + 1} of {len(posts)} to {channel.name} failed; "
-            f"the reader recycled buffer(s) {which} "
-            f"({world.options.failed_delivery_recycle.value})"
+        world.journal.tell_also(
+            FilteredDeliveryFailed(
+                failed + 1,
+                len(posts),
+                channel.name,
+                tuple(i + 1 for i in recycled),
+                world.options.failed_delivery_recycle,
+            )
         )
         failover.fail_task(
             world,

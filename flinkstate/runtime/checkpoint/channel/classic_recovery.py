@@ -32,6 +32,20 @@ from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.ledger import ReturnKind, ReturnTo
 from flinkstate.runtime.checkpoint.channel import channel_state_filtering, spilling_handler
 from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
+from flinkstate.runtime.checkpoint.channel.happenings import (
+    ConversionRefused,
+    DescriptorIgnored,
+    GateConverted,
+    InputStateFinished,
+    InputStateRecovered,
+    OutputStateFinished,
+    OutputStateRecovered,
+    RecordFilteredOut,
+    RecoveredInputConsumed,
+    UpstreamOutputThrough,
+    UpstreamRecoveryComplete,
+    VirtualChannelSelected,
+)
 from flinkstate.runtime.checkpoint.channel.spilling_handler import SpillingWorld
 from flinkstate.runtime.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE, SUBTASK_CONNECTION
 from flinkstate.runtime.failover import failover
@@ -102,9 +116,8 @@ def do_recover_output(world: RecoveryWorld, task: Task, action: Action) -> None:
             )
         world.journal.changes.subpartition(sub.name)
     world.ledger.will_return(segment, ReturnTo(ReturnKind.PARTITION, partition.name))
-    world.journal.note = (
-        f"output state of old subtask {chunk.old_channel}, subpartition {chunk.old_subtask}: "
-        f"{used} bytes into subpartition(s) {list(chunk.targets)}"
+    world.journal.tell(
+        OutputStateRecovered(chunk.old_subtask, chunk.old_channel, used, tuple(chunk.targets))
     )
 
 
@@ -117,7 +130,7 @@ def do_finish_output(world: RecoveryWorld, task: Task, action: Action) -> None:
     reader = world.readers.get(task.name)
     if reader is not None:
         world.journal.changes.reader(reader.name)
-    world.journal.note = "output state restored; EndOfOutputChannelStateEvent to every subpartition"
+    world.journal.tell(OutputStateFinished())
 
 
 # -- reader thread: input state
@@ -152,7 +165,7 @@ def finish_input(world: RecoveryWorld, reader: ChannelStateReader) -> None:
             world.journal.changes.channel(channel.name)
     channel_state_filtering.free_prefilter_segment(world, reader)
     reader.finished = True
-    world.journal.note = "input state read; EndOfInputChannelStateEvent on every channel"
+    world.journal.tell(InputStateFinished())
 
 
 def request_exclusive(world: RecoveryWorld, reader: ChannelStateReader) -> None:
@@ -179,10 +192,10 @@ def recover_input(world: RecoveryWorld, reader: ChannelStateReader) -> None:
             segment, world.config.segment_size, used, list(chunk.fragments), recovered=True
         )
     )
-    side = "upstream output" if chunk.upstream_output else "input"
-    world.journal.note = (
-        f"{side} state of old subtask {chunk.old_subtask}, channel {chunk.old_channel}: "
-        f"{used} bytes into {channel.name}"
+    world.journal.tell(
+        InputStateRecovered(
+            chunk.upstream_output, chunk.old_subtask, chunk.old_channel, used, channel.name
+        )
     )
 
 
@@ -292,7 +305,7 @@ def do_convert(world: RecoveryWorld, task: Task, action: Action) -> None:
     gate = world.gates[action.target]
     cause = recovered_channel.refuse_conversion(world, gate)
     if cause is not None:
-        world.journal.note = f"{gate.name}: conversion refused"
+        world.journal.tell(ConversionRefused(gate.name))
         failover.fail_task(world, task, cause)
         return
     v1 = world.effective_generation is RecoveryGeneration.V1
@@ -307,9 +320,7 @@ def do_convert(world: RecoveryWorld, task: Task, action: Action) -> None:
                 migrated += sum(1 for b in channel.recovery.queue if not b.is_event)
     if all(g.converted for g in task.gates):
         task.phase = TaskPhase.RUNNING
-    world.journal.note = f"{gate.name}: recovered channels converted; subpartitions requested" + (
-        f"; {migrated} recovered buffer(s) migrated" if v1 else ""
-    )
+    world.journal.tell(GateConverted(gate.name, migrated if v1 else None))
 
 
 def on_recovery_event(world: RecoveryWorld, task: Task, channel: Channel, buffer: Buffer) -> None:
@@ -320,12 +331,12 @@ def on_recovery_event(world: RecoveryWorld, task: Task, channel: Channel, buffer
         if gate.demultiplexing:
             recovered_channel.check_virtual_channel(world, gate, buffer.descriptor, channel)
             channel.demultiplexer.selected = buffer.descriptor
-            world.journal.note = f"{channel.name}: virtual channel {buffer.descriptor}"
+            world.journal.tell(VirtualChannelSelected(channel.name, buffer.descriptor))
         else:
-            world.journal.note = f"{channel.name}: descriptor ignored (gate not rescaled)"
+            world.journal.tell(DescriptorIgnored(channel.name))
     elif buffer.event == END_OF_INPUT_STATE:
         channel.recovery.state_consumed = True
-        world.journal.note = f"{channel.name}: recovered input state consumed"
+        world.journal.tell(RecoveredInputConsumed(channel.name))
     elif buffer.event == END_OF_OUTPUT_STATE:
         channel.recovery.end_of_output = True
         if not channel.remote:
@@ -338,9 +349,9 @@ def on_recovery_event(world: RecoveryWorld, task: Task, channel: Channel, buffer
                 sub.blocked = False
                 world.journal.changes.subpartition(sub.name)
             finish_demultiplexing(world, gate)
-            world.journal.note = f"{gate.name}: upstream recovery complete, consumption resumed"
+            world.journal.tell(UpstreamRecoveryComplete(gate.name))
         else:
-            world.journal.note = f"{channel.name}: upstream recovered output through; blocked"
+            world.journal.tell(UpstreamOutputThrough(channel.name))
 
 
 def finish_demultiplexing(world: RecoveryWorld, gate: Gate) -> None:
@@ -375,7 +386,7 @@ def keeps(world: RecoveryWorld, channel: Channel, record: int) -> bool:
     if channel_state_filtering.keeps_record(world, task, gate, channel, selected, record):
         return True
     subtask = world.selected_subtask(gate, record)
-    world.journal.note += f"; record {record} filtered out (belongs to subtask {subtask})"
+    world.journal.tell_also(RecordFilteredOut(record, subtask))
     return False
 
 

@@ -37,6 +37,16 @@ from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
     FetchedChannelStateDrainer,
     FetchedChannelStateSnapshot,
 )
+from flinkstate.runtime.checkpoint.channel.happenings import (
+    BytesDrained,
+    DrainerInstalled,
+    DrainFinished,
+    GatesConverted,
+    InstallDrainerFailed,
+    RecoveredStateConsumed,
+    RequestPartitionsFailed,
+    TriggerNoOpInRecovery,
+)
 from flinkstate.runtime.events import END_OF_FETCHED_STATE, RECOVERY_BARRIER
 from flinkstate.runtime.failover import failover
 from flinkstate.runtime.failover.failover import FailoverWorld
@@ -117,7 +127,7 @@ def do_request_partitions(world: DrainerWorld, task: Task) -> None:
     drainer = world.drainers[task.name]
     needs_recovery = drainer.state is not None
     if needs_recovery and world.options.abort_recovery is RecoveryAbort.REQUEST_PARTITIONS:
-        world.journal.note = "the request-partitions mail failed before converting any gate"
+        world.journal.tell(RequestPartitionsFailed())
         failover.fail_task(world, task, "its request-partitions mail failed (abort_recovery)")
         return
     for gate in task.gates:
@@ -131,11 +141,11 @@ def do_request_partitions(world: DrainerWorld, task: Task) -> None:
             channel.recoverable.in_recovery = needs_recovery
             channel.recovery.state_consumed = not needs_recovery
     if needs_recovery:
-        world.journal.note = "all gates converted; every channel in recovery (needsRecovery)"
+        world.journal.tell(GatesConverted(needs_recovery=True))
     else:
         task.recovery_trigger = RecoveryCheckpointTrigger.NO_OP
         task.phase = TaskPhase.RUNNING
-        world.journal.note = "all gates converted; nothing to drain: trigger NO_OP, task RUNNING"
+        world.journal.tell(GatesConverted(needs_recovery=False))
 
 
 def do_install_drainer(world: DrainerWorld, task: Task) -> None:
@@ -143,7 +153,7 @@ def do_install_drainer(world: DrainerWorld, task: Task) -> None:
     drainer = world.drainers[task.name]
     assert drainer.state is not None
     if world.options.abort_recovery is RecoveryAbort.INSTALL_DRAINER:
-        world.journal.note = "the mail installing the drainer failed: no drain was submitted"
+        world.journal.tell(InstallDrainerFailed())
         failover.fail_task(world, task, "its drainer-installing mail failed (abort_recovery)")
         return
     drainer.state.acquire()  # the drainer's root reader
@@ -151,7 +161,7 @@ def do_install_drainer(world: DrainerWorld, task: Task) -> None:
     task.recovery_trigger = RecoveryCheckpointTrigger.DRAINER
     task.phase = TaskPhase.RUNNING
     world.journal.changes.drainer(drainer.name)
-    world.journal.note = "drainer installed as the recovery checkpoint trigger; task RUNNING"
+    world.journal.tell(DrainerInstalled())
 
 
 # -- the drainer (IO thread)
@@ -213,7 +223,7 @@ def drain_step(world: DrainerWorld, drainer: FetchedChannelStateDrainer) -> None
     )
     cursor.commit(state, used)
     world.journal.changes.channel(channel.name)
-    world.journal.note = f"{used} bytes drained into {channel.name}"
+    world.journal.tell(BytesDrained(used, channel.name))
 
 
 def finish_drain(world: DrainerWorld, drainer: FetchedChannelStateDrainer) -> None:
@@ -229,15 +239,13 @@ def finish_drain(world: DrainerWorld, drainer: FetchedChannelStateDrainer) -> No
         drainer.draining = True
         world.release_spill(drainer.task)
     deleted = world.release_spill(drainer.task)
-    world.journal.note = "drain finished: EndOfFetchedChannelStateEvent on every channel" + (
-        "; spill files deleted" if deleted else "; spill files kept for a checkpoint"
-    )
+    world.journal.tell(DrainFinished(bool(deleted)))
     if world.options.no_op_trigger_after is NoOpTriggerAfter.DRAIN_DONE:
         # PR #28554 before its review: the trigger is reset when the drain's future completes,
         # while every channel is still in recovery until the task polls its end event
         task.recovery_trigger = RecoveryCheckpointTrigger.NO_OP
         world.journal.changes.task(task.name)
-        world.journal.note += "; trigger NO_OP (the channels are still in recovery)"
+        world.journal.tell_also(TriggerNoOpInRecovery())
 
 
 # -- the consumer
@@ -272,9 +280,9 @@ def on_recovered_state_consumed(world: DrainerWorld, task: Task, channel: Channe
         not c.recoverable.in_recovery for gate in task.gates for c in gate.channels
     ):
         task.recovery_trigger = RecoveryCheckpointTrigger.NO_OP
-        world.journal.note = f"{channel.name}: recovered state consumed; trigger NO_OP"
+        world.journal.tell(RecoveredStateConsumed(channel.name, trigger_no_op=True))
     else:
-        world.journal.note = f"{channel.name}: recovered state consumed"
+        world.journal.tell(RecoveredStateConsumed(channel.name, trigger_no_op=False))
 
 
 def snapshot_and_insert_barriers(

@@ -30,6 +30,14 @@ from flinkstate.runtime.buffer.records import Fragment
 from flinkstate.runtime.checkpoint.channel import channel_state_filtering
 from flinkstate.runtime.checkpoint.channel.channel_state_filtering import FilteringWorld
 from flinkstate.runtime.checkpoint.channel.fetched_channel_state import SpillAccount, SpillWriter
+from flinkstate.runtime.checkpoint.channel.happenings import (
+    BytesSpilled,
+    FetchDone,
+    FetchFailed,
+    NothingFetched,
+    PrefilteredSpilled,
+    SpillDirectoryDeleted,
+)
 from flinkstate.runtime.checkpoint.checkpoint import InputChannelInfo
 from flinkstate.runtime.failover import failover
 from flinkstate.runtime.options import RecoveryAbort, SpillCleanup
@@ -112,9 +120,10 @@ def spill_step(world: SpillingWorld, reader: ChannelStateReader) -> None:
             else:
                 dropped += 1
         writer.append(info, kept)
-        world.journal.note = (
-            f"heap pre-filter segment: {len(kept)} record(s) of old {chunk.old_subtask}<"
-            f"{chunk.old_channel} spilled for {channel.name}, {dropped} filtered out"
+        world.journal.tell(
+            PrefilteredSpilled(
+                len(kept), chunk.old_subtask, chunk.old_channel, channel.name, dropped
+            )
         )
     else:
         holder = channel.owners.spilling
@@ -123,10 +132,7 @@ def spill_step(world: SpillingWorld, reader: ChannelStateReader) -> None:
         # the bytes are on their way to disk: the buffer is recycled at once
         recovered_channel.recycle(world, channel, segment, holder)
         used = sum(f.length for f in chunk.fragments)
-        world.journal.note = (
-            f"{used} bytes of old {chunk.old_subtask}<{chunk.old_channel} spilled for "
-            f"{channel.name}"
-        )
+        world.journal.tell(BytesSpilled(used, chunk.old_subtask, chunk.old_channel, channel.name))
     world.ledger.heap(writer.heap_bytes - heap_before)
     world.journal.changes.channel(channel.name)
 
@@ -154,12 +160,9 @@ def finish_fetch(world: SpillingWorld, reader: ChannelStateReader) -> None:
     world.spill.sealed(state, writer.bytes_written)
     world.journal.changes.task(task.name)
     if state is None:
-        world.journal.note = "fetch done: nothing to recover"
+        world.journal.tell(NothingFetched())
     else:
-        world.journal.note = (
-            f"fetch done: {len(state.segments)} segment(s) in {len(state.files)} spill file(s), "
-            f"{state.size} bytes"
-        )
+        world.journal.tell(FetchDone(len(state.segments), len(state.files), state.size))
 
 
 def fail_fetch(world: SpillingWorld, reader: ChannelStateReader, bytes_written: int) -> None:
@@ -170,12 +173,10 @@ def fail_fetch(world: SpillingWorld, reader: ChannelStateReader, bytes_written: 
     task = world.task_named(reader.task)
     writer = _writer(world, reader)
     files = writer.file_count
-    world.journal.note = (
-        f"fetch failed after writing {files} spill file(s) of {bytes_written} bytes"
-    )
+    world.journal.tell(FetchFailed(files, bytes_written))
     if world.options.spill_cleanup is SpillCleanup.ON_ABORT:
         writer.delete_directory()
-        world.journal.note += "; the fetch deleted its spill directory"
+        world.journal.tell_also(SpillDirectoryDeleted())
     failover.fail_task(
         world, task, "its fetch failed before handing its spill files over (abort_recovery)"
     )

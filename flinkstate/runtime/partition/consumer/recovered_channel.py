@@ -26,6 +26,7 @@ from flinkstate.runtime.buffer.pools import BufferPools
 from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
 from flinkstate.runtime.options import RecoveryGeneration
 from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
+from flinkstate.runtime.partition.happenings import RecoveredExclusiveBuffersTaken
 from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.world.actors import ActorRef
 
@@ -143,7 +144,7 @@ def request_exclusive(world: RecoveredChannelWorld, gate: Gate, channel: Channel
     channel.recovery.segments = frozenset(taken)
     channel.recovery.exclusive = taken
     world.journal.changes.channel(channel.name)
-    world.journal.note = f"{len(taken)} exclusive buffers for recovered channel {channel.name}"
+    world.journal.tell(RecoveredExclusiveBuffersTaken(len(taken), channel.name))
 
 
 def take_buffer(world: RecoveredChannelWorld, gate: Gate, channel: Channel, holder: Owner) -> int:

@@ -25,6 +25,7 @@ from flinkstate.runtime.events import (
 )
 from flinkstate.runtime.options import Fault
 from flinkstate.runtime.partition.consumer.input_gate import Channel
+from flinkstate.runtime.partition.happenings import BufferSent, EventSent
 from flinkstate.runtime.world.actors import action, transport_name
 from flinkstate.sim.action import Action
 
@@ -115,7 +116,7 @@ def send(world: TransportWorld, channel: Channel) -> None:
             channel.recoverable.stash.append(buffer)  # consumed after the recovered buffers
         else:
             channel.received.append(buffer)
-        world.journal.note = f"{buffer.event} to {channel.name}"
+        world.journal.tell(EventSent(str(buffer.event), channel.name))
         return
     if channel.buffers.exclusive:
         target = channel.buffers.exclusive.pop()
@@ -138,7 +139,7 @@ def send(world: TransportWorld, channel: Channel) -> None:
         barrier_handler.persist_input(world, channel, received)
     recycling.drop(world, buffer.segment, sub.owners.queue, ReturnTo(_TO_SUBPARTITION, sub.name))
     channel.buffers.backlog_seen = sub.backlog
-    world.journal.note = f"{buffer.used} bytes, backlog {channel.buffers.backlog_seen}"
+    world.journal.tell(BufferSent(buffer.used, channel.buffers.backlog_seen))
 
 
 def request_floating(world: TransportWorld, channel: Channel) -> None:
