@@ -16,7 +16,7 @@ from flinkstate.runtime.buffer.ledger import ReturnKind, ReturnTo
 from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.options import Fault, RunOptions
 from flinkstate.runtime.partition.consumer import recovered_channel
-from flinkstate.runtime.partition.consumer.input_gate import Channel
+from flinkstate.runtime.partition.consumer.input_gate import Channel, RecycledTo
 from flinkstate.runtime.partition.consumer.recovered_channel import RecoveredChannelWorld
 from flinkstate.runtime.partition.result_partition import ResultPartition, Subpartition
 from flinkstate.runtime.tasks.task import Task
@@ -42,6 +42,9 @@ class RecyclingWorld(RecoveredChannelWorld, Protocol):
 # Python 3.11, and a step reads several.
 _TO_CHANNEL = ReturnKind.CHANNEL
 _TO_SUBPARTITION = ReturnKind.SUBPARTITION
+_KEPT_EXCLUSIVE = RecycledTo.EXCLUSIVE
+_KEPT_FLOATING = RecycledTo.FLOATING
+_TO_POOL = RecycledTo.POOL
 _DOUBLE_RECYCLE = Fault.DOUBLE_RECYCLE
 _LEAK_BUFFER = Fault.LEAK_BUFFER
 
@@ -53,7 +56,7 @@ def release_current(world: RecyclingWorld, task: Task) -> None:
     holder = task.deserializer
     if buffer.segment == HEAP:  # a heap fallback buffer: freed, nothing to recycle
         world.ledger.heap(-buffer.capacity)
-        world.journal.changes.channel(channel.name)
+        channel.buffer_consumed(world.journal.changes)
         task.current = None
         task.current_buffer = None
         return
@@ -67,7 +70,7 @@ def release_current(world: RecyclingWorld, task: Task) -> None:
 def recycle_consumed(world: RecyclingWorld, channel: Channel, segment: int, holder: Owner) -> None:
     if _LEAK_BUFFER in world.options.faults:
         return
-    world.journal.changes.channel(channel.name)
+    channel.buffer_consumed(world.journal.changes)
     if channel.recovered or channel.recoverable.in_recovery:
         drop(world, segment, holder, ReturnTo(_TO_CHANNEL, channel.name))
     elif not channel.remote:
@@ -79,36 +82,23 @@ def recycle_consumed(world: RecyclingWorld, channel: Channel, segment: int, hold
 def recycle_to_channel(
     world: RecyclingWorld, channel: Channel, segment: int, holder: Owner
 ) -> None:
-    world.journal.changes.channel(channel.name)
+    """A segment of the channel's comes back: the channel says where it goes
+    (:meth:`Channel.recycle`), the ledger and the pools move it there."""
     if channel.recovered:
         recovered_channel.recycle(world, channel, segment, holder)
         return
     gate = world.gate_of(channel)
-    if segment in channel.recovery.segments:  # V1: a migrated buffer of the recovered
-        channel.recovery.segments -= {segment}  # channel, whose manager is gone
-        world.buffer_pools.give_back(gate.pool.global_pool, segment, holder)
-        return
-    if channel.recoverable.in_recovery:  # no credit is announced: back where the drainer takes it
-        if segment in channel.buffers.exclusive_segments:
-            world.ledger.move(segment, holder, channel.owners.exclusive)
-            channel.buffers.exclusive.append(segment)
-        else:
-            world.buffer_pools.recycle(gate.pool, segment, holder)
-        return
-    if segment in channel.buffers.exclusive_segments:
+    to, extra = channel.recycle(segment, gate.exclusive_per_channel, world.journal.changes)
+    if to is _KEPT_EXCLUSIVE:
         world.ledger.move(segment, holder, channel.owners.exclusive)
-        channel.buffers.exclusive.append(segment)
-        required = channel.buffers.backlog_seen + gate.exclusive_per_channel
-        if channel.buffers.floating and channel.buffers.available > required:
-            extra = channel.buffers.floating.pop()
+        if extra >= 0:
             world.buffer_pools.recycle(gate.pool, extra, channel.owners.floating)
-    elif not channel.remote or (
-        channel.buffers.available >= channel.buffers.backlog_seen + gate.exclusive_per_channel
-    ):  # a local channel keeps no floating buffers (a recovered one came from the gate)
+    elif to is _TO_POOL:
         world.buffer_pools.recycle(gate.pool, segment, holder)
-    else:
+    elif to is _KEPT_FLOATING:
         world.ledger.move(segment, holder, channel.owners.floating)
-        channel.buffers.floating.append(segment)
+    else:
+        world.buffer_pools.give_back(gate.pool.global_pool, segment, holder)
 
 
 def drop(world: RecyclingWorld, segment: int, holder: Owner, release: ReturnTo | None) -> None:

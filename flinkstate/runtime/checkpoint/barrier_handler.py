@@ -91,12 +91,12 @@ def do_barrier(world: BarrierHandlerWorld, task: Task, action: Action) -> None:
     channel = world.channels[action.target]
     # its head is taken; the others are noted where the barrier changes what their readers
     # read (blocked, upstream_blocked, a recovery queue), not all of them at every barrier
-    world.journal.changes.channel(channel.name)
+    changes = world.journal.changes
     if channel.remote:
-        barrier = channel.received.popleft()
+        barrier = channel.poll_received(changes)
     else:
-        barrier = world.subpartitions[channel.subpartition].queue.popleft()
-        world.journal.changes.subpartition(channel.subpartition)
+        barrier = channel.poll_local(world.subpartitions[channel.subpartition].queue, changes)
+        changes.subpartition(channel.subpartition)
     checkpoint = world.checkpoints.pending
     if checkpoint is None or barrier.checkpoint != checkpoint.id:
         world.journal.tell(StaleBarrierDropped(barrier.checkpoint))
@@ -120,9 +120,7 @@ def do_barrier(world: BarrierHandlerWorld, task: Task, action: Action) -> None:
             _broadcast_barrier(world, task, checkpoint)
         for c in channels:
             if c.blocked or c.upstream_blocked:  # the alignment ends: unblocked
-                world.journal.changes.channel(c.name)
-                c.blocked = False
-                c.upstream_blocked = False
+                c.resume_consumption(changes)
         _acknowledge(world, task, checkpoint)
     world.journal.tell(BarrierReceived(checkpoint.id, channel.name))
 
@@ -207,14 +205,8 @@ def _persist_channel(
     if unconsumed:
         persist(world, task, checkpoint, False, channel.name, tuple(unconsumed))
     if channel.recoverable.in_recovery:
-        world.journal.changes.channel(channel.name)  # its recovered queue is cut
-        if not fetched:
-            # V1: every migrated buffer precedes the barrier
-            queued: list[Buffer] | None = [b for b in channel.recovery.queue if not b.is_event]
-        else:
-            queued = fetched_channel_state_drainer.collect_pre_recovery_barrier(
-                channel, checkpoint.id
-            )
+        # V1: every migrated buffer precedes the barrier; V2: those before its recovery barrier
+        queued = channel.cut_recovered_queue(checkpoint.id, fetched, world.journal.changes)
         if queued is None:
             if spilled:
                 world.release_spill(task.name)

@@ -385,18 +385,18 @@ def do_poll(world: MailboxWorld, task: Task, action: Action) -> None:
             f"{task.name} polled {channel.name} while it reads input {selected} only",
         )
     gate.next_channel = (channel.index + 1) % len(gate.channels)
-    world.journal.changes.channel(channel.name)
-    world.journal.changes.subpartition(channel.subpartition)
+    changes = world.journal.changes
+    changes.subpartition(channel.subpartition)
     local = False  # taken straight from the producer's subpartition
     if channel.recovered or channel.recoverable.in_recovery:
-        buffer = channel.recovery.queue.popleft()
+        buffer = channel.poll_recovered(changes)
         holder = channel.owners.recovered
     elif channel.remote:
-        buffer = channel.received.popleft()
+        buffer = channel.poll_received(changes)
         holder = channel.owners.received
     else:
         sub = world.subpartitions[channel.subpartition]
-        buffer = sub.queue.popleft()
+        buffer = channel.poll_local(sub.queue, changes)
         holder = sub.owners.queue
         local = True
     if buffer.is_event:

@@ -116,7 +116,7 @@ def release_recovered_channels(world: TaskCleanupWorld, task: Task) -> int:
         for channel in gate.channels:
             if not channel.recovered or not channel.recovery.queue:
                 continue
-            for buffer in channel.recovery.queue:
+            for buffer in channel.release_all_resources(world.journal.changes):
                 if buffer.is_event:
                     continue
                 released += 1
@@ -126,6 +126,4 @@ def release_recovered_channels(world: TaskCleanupWorld, task: Task) -> int:
                     recovered_channel.recycle(
                         world, channel, buffer.segment, channel.owners.recovered
                     )
-            channel.recovery.queue.clear()
-            world.journal.changes.channel(channel.name)
     return released

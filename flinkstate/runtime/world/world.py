@@ -587,15 +587,11 @@ _TASK_HANDLERS: Mapping[str, TaskHandler] = by_text(
 
 
 def _send(world: NetworkWorld, ref: ActorRef, action: Action) -> None:
-    channel = world.channels[ref.channel]
-    world.journal.changes.channel(channel.name)
-    transport.send(world, channel)
+    transport.send(world, world.channels[ref.channel])
 
 
 def _request_floating(world: NetworkWorld, ref: ActorRef, action: Action) -> None:
-    channel = world.channels[ref.channel]
-    world.journal.changes.channel(channel.name)
-    transport.request_floating(world, channel)
+    transport.request_floating(world, world.channels[ref.channel])
 
 
 def _write_channel_state(world: NetworkWorld, ref: ActorRef, action: Action) -> None:

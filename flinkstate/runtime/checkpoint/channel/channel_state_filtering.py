@@ -121,7 +121,7 @@ def _give_back(
     if origin in ("exclusive", "floating"):
         recovered_channel.recycle(world, channel, segment, holder)
         return
-    world.journal.changes.channel(channel.name)
+    # the channel's change is noted by the delivery this is part of (``_deliver``)
     if origin == "heap":
         world.ledger.heap(-HEAP_FALLBACK_SIZE)
     # the heap pre-filter segment stays allocated for reuse; only its in-use flag clears
@@ -277,10 +277,11 @@ def _deliver(
     recycled as ever (Flink's ``finally``), and the exception fails the task."""
     posts = reader.posts
     failed = failed_delivery(world, len(posts))
-    for buffer in posts if failed is None else posts[: failed + 1]:
+    delivered = posts if failed is None else posts[: failed + 1]
+    for buffer in delivered:
         if buffer.segment != HEAP:
             world.ledger.move(buffer.segment, channel.owners.post_filter, channel.owners.recovered)
-        channel.recovery.queue.append(buffer)
+    channel.on_recovered_state_buffers(delivered, world.journal.changes)
     reader.posts = []
     recycled = [] if failed is None else _recycle_undelivered(world, channel, posts, failed)
     assert reader.pre is not None
@@ -290,7 +291,6 @@ def _deliver(
     else:
         _give_back(world, gate, channel, reader.pre, reader.pre_origin, channel.owners.pre_filter)
     reader.pre, reader.pre_origin, reader.pre_channel = None, "", ""
-    world.journal.changes.channel(channel.name)
     if failed is not None:
         world.journal.tell_also(
             FilteredDeliveryFailed(

@@ -161,8 +161,9 @@ def finish_input(world: RecoveryWorld, reader: ChannelStateReader) -> None:
     task = world.task_named(reader.task)
     for gate in task.gates:
         for channel in gate.channels:
-            channel.recovery.queue.append(world.new_buffer(HEAP, 0, event=END_OF_INPUT_STATE))
-            world.journal.changes.channel(channel.name)
+            channel.on_recovered_state_buffer(
+                world.new_buffer(HEAP, 0, event=END_OF_INPUT_STATE), world.journal.changes
+            )
     channel_state_filtering.free_prefilter_segment(world, reader)
     reader.finished = True
     world.journal.tell(InputStateFinished())
@@ -178,20 +179,16 @@ def recover_input(world: RecoveryWorld, reader: ChannelStateReader) -> None:
     """One chunk of input state into a buffer of its recovered channel, behind the descriptor
     of the virtual channel it came from (``SequentialChannelStateReaderImpl``)."""
     _, gate, channel = recovered_channel.reader_target(world, reader)
-    world.journal.changes.channel(channel.name)
     chunk = reader.chunks.popleft()
     segment = recovered_channel.take_buffer(world, gate, channel, channel.owners.recovered)
     used = sum(f.length for f in chunk.fragments)
-    channel.recovery.queue.append(
-        world.new_buffer(
-            HEAP, 0, event=SUBTASK_CONNECTION, descriptor=(chunk.old_subtask, chunk.old_channel)
-        )
+    descriptor = world.new_buffer(
+        HEAP, 0, event=SUBTASK_CONNECTION, descriptor=(chunk.old_subtask, chunk.old_channel)
     )
-    channel.recovery.queue.append(
-        world.new_buffer(
-            segment, world.config.segment_size, used, list(chunk.fragments), recovered=True
-        )
+    data = world.new_buffer(
+        segment, world.config.segment_size, used, list(chunk.fragments), recovered=True
     )
+    channel.on_recovered_state_buffers((descriptor, data), world.journal.changes)
     world.journal.tell(
         InputStateRecovered(
             chunk.upstream_output, chunk.old_subtask, chunk.old_channel, used, channel.name

@@ -210,19 +210,21 @@ def drain_step(world: DrainerWorld, drainer: FetchedChannelStateDrainer) -> None
     assert taken is not None
     _, fragments = taken
     holder = channel.owners.recovered
-    if channel.buffers.exclusive:
-        segment = channel.buffers.exclusive.pop()
+    changes = world.journal.changes
+    exclusive = channel.request_exclusive_buffer(changes)
+    if exclusive is not None:
+        segment = exclusive
         world.ledger.move(segment, channel.owners.exclusive, holder)
     else:
         floating = world.buffer_pools.request(world.gate_of(channel).pool, holder)
         assert floating is not None
         segment = floating
     used = sum(f.length for f in fragments)
-    channel.recovery.queue.append(
-        world.new_buffer(segment, world.config.segment_size, used, list(fragments), recovered=True)
+    channel.on_recovered_state_buffer(
+        world.new_buffer(segment, world.config.segment_size, used, list(fragments), recovered=True),
+        changes,
     )
     cursor.commit(state, used)
-    world.journal.changes.channel(channel.name)
     world.journal.tell(BytesDrained(used, channel.name))
 
 
@@ -233,8 +235,9 @@ def finish_drain(world: DrainerWorld, drainer: FetchedChannelStateDrainer) -> No
     task = world.task_named(drainer.task)
     for gate in task.gates:
         for channel in gate.channels:
-            channel.recovery.queue.append(world.new_buffer(HEAP, 0, event=END_OF_FETCHED_STATE))
-            world.journal.changes.channel(channel.name)
+            channel.on_recovered_state_buffer(
+                world.new_buffer(HEAP, 0, event=END_OF_FETCHED_STATE), world.journal.changes
+            )
     if not drainer.draining:  # nothing was delivered: the fetch's reference is still held
         drainer.draining = True
         world.release_spill(drainer.task)
@@ -266,11 +269,7 @@ def recovery_head(world: DrainerWorld, channel: Channel) -> Buffer | None:
 
 def on_recovered_state_consumed(world: DrainerWorld, task: Task, channel: Channel) -> None:
     """``onRecoveredStateConsumed``: out of recovery, stashed events released, credit open."""
-    channel.recoverable.in_recovery = False
-    channel.recovery.state_consumed = True
-    channel.received.extend(channel.recoverable.stash)
-    channel.recoverable.stash.clear()
-    world.journal.changes.channel(channel.name)
+    channel.on_recovered_state_consumed(world.journal.changes)
     world.journal.changes.subpartition(channel.subpartition)
     reset_at_drain = (
         world.options.no_op_trigger_after is NoOpTriggerAfter.DRAIN_DONE
@@ -296,41 +295,14 @@ def snapshot_and_insert_barriers(
                 channel.recoverable.in_recovery
                 and _MISSING_RECOVERY_BARRIER not in world.options.faults
             ):
-                channel.recovery.queue.append(
-                    world.new_buffer(HEAP, 0, event=RECOVERY_BARRIER, checkpoint=checkpoint)
+                channel.on_recovered_state_buffer(
+                    world.new_buffer(HEAP, 0, event=RECOVERY_BARRIER, checkpoint=checkpoint),
+                    world.journal.changes,
                 )
-                world.journal.changes.channel(channel.name)
     if drainer is None or drainer.finished or drainer.state is None or drainer.cursor is None:
         return EMPTY_SNAPSHOT
     drainer.state.acquire()  # released by the channel-state writer once it read the slice
     return drainer.cursor.snapshot(drainer.state)
-
-
-def collect_pre_recovery_barrier(channel: Channel, checkpoint: int) -> list[Buffer] | None:
-    """``collectPreRecoveryBarrier``: the recovered data buffers queued before this
-    checkpoint's recovery barrier, which is removed; barriers of older checkpoints are dropped
-    (subsumed), events are skipped. None when the barrier is missing or a later one comes
-    first: the checkpoint is declined."""
-    kept: list[Buffer] = []
-    rest: list[Buffer] = []
-    found = False
-    for buffer in channel.recovery.queue:
-        if found:
-            rest.append(buffer)
-        elif buffer.event == RECOVERY_BARRIER:
-            if buffer.checkpoint == checkpoint:
-                found = True
-            elif buffer.checkpoint > checkpoint:
-                return None
-        else:
-            rest.append(buffer)
-            if not buffer.is_event:
-                kept.append(buffer)
-    if not found:
-        return None
-    channel.recovery.queue.clear()
-    channel.recovery.queue.extend(rest)
-    return kept
 
 
 # -- waits for deadlock reports

@@ -134,7 +134,7 @@ def spill_step(world: SpillingWorld, reader: ChannelStateReader) -> None:
         used = sum(f.length for f in chunk.fragments)
         world.journal.tell(BytesSpilled(used, chunk.old_subtask, chunk.old_channel, channel.name))
     world.ledger.heap(writer.heap_bytes - heap_before)
-    world.journal.changes.channel(channel.name)
+    channel.on_recovered_state_spilled(world.journal.changes)
 
 
 def finish_fetch(world: SpillingWorld, reader: ChannelStateReader) -> None:

@@ -16,6 +16,12 @@ beside the channel is a part of it here, each a small value that copies on its o
   channel is in recovery until the drainer's end event is consumed, and stashes upstream
   events meanwhile.
 
+Every change to a channel's state a step makes goes through a method of the channel named as
+Flink names the operation (``on_buffer``, ``on_recovered_state_buffer``, ``resume_consumption``,
+...), which notes the change itself in the ``Changes`` it is given: the action cache asks the
+channel's readers again, and no caller can forget to say so. The channel keeps no link to them:
+the caller hands over its own world's, so a copied world's channels note into the copy's.
+
 A ``Gate`` is an ``InputGate``: its channels, its floating-buffer pool, and, when restored
 after a rescale, its share of the plan.
 """
@@ -23,13 +29,17 @@ after a rescale, its share of the plan.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from enum import Enum
+from typing import ClassVar, NamedTuple
 
 from flinkstate.rescale.exchange import DownstreamSubtaskRescale
 from flinkstate.runtime.buffer.buffer import Buffer, LocalBufferPool
-from flinkstate.runtime.buffer.owners import ChannelOwners
+from flinkstate.runtime.buffer.ledger import Changes
+from flinkstate.runtime.buffer.owners import ChannelOwners, Owner
 from flinkstate.runtime.copying import FIXED, NotState, StateKey
+from flinkstate.runtime.events import RECOVERY_BARRIER
 from flinkstate.runtime.jobgraph import Exchange
 
 
@@ -258,6 +268,323 @@ class Channel:
         self.persister.stop_persisting(checkpoint)
         self.blocked = False
         self.upstream_blocked = False
+
+    # -- what the network delivers (``RemoteInputChannel``)
+
+    def on_event(self, event: Buffer, barrier_arrived: bool, changes: Changes) -> None:
+        """An event arrives (``RemoteInputChannel.onBuffer``): a priority one overtakes the
+        received data, one sent while the channel recovers waits in the stash.
+        ``barrier_arrived``: it is the pending checkpoint's barrier, which ends persisting and,
+        aligned, blocks the upstream until consumption resumes."""
+        changes.channel(self.name)
+        if barrier_arrived:
+            persister = self.persister
+            persister.barrier_arrived = event.checkpoint
+            persister.pre_barrier = sum(1 for b in self.received if not b.is_event)
+            if persister.persisting == event.checkpoint:
+                persister.persisting = 0
+            if not event.priority:
+                self.upstream_blocked = True
+        if event.priority:
+            self.received.appendleft(event)
+        elif self.recoverable.in_recovery:
+            self.recoverable.stash.append(event)
+        else:
+            self.received.append(event)
+
+    def on_buffer(self, buffer: Buffer, backlog: int, changes: Changes) -> tuple[Buffer, Owner]:
+        """A data buffer arrives (``RemoteInputChannel.onBuffer``) into one of the channel's
+        buffers, exclusive first, with the producer's ``backlog``: the buffer as received and
+        who held its segment (the caller moves it in the ledger).
+
+        Examples
+        --------
+        >>> from flinkstate.runtime.buffer.owners import ChannelOwners
+        >>> channel = Channel("c", "g", "t", "p", "s", True, 0, ChannelOwners.of("c"))
+        >>> changes = Changes(channels={"c": (7,)})  # the consumer's actor is slot 7
+        >>> channel.buffers.exclusive.append(41)
+        >>> received, source = channel.on_buffer(Buffer(3, 32, 20, []), 2, changes)
+        >>> received.segment, str(source), channel.buffers.backlog_seen, changes.touched
+        (41, 'exclusive c', 2, {'c'})
+        """
+        changes.channel(self.name)
+        buffers = self.buffers
+        if buffers.exclusive:
+            target = buffers.exclusive.pop()
+            source = self.owners.exclusive
+        else:
+            target = buffers.floating.pop()
+            source = self.owners.floating
+        # the same buffer, travelled: netty copies its bytes into the receiver's segment
+        received = Buffer(
+            target,
+            buffer.capacity,
+            buffer.used,
+            list(buffer.fragments),
+            uid=buffer.uid,
+            recovered=buffer.recovered,
+        )
+        self.received.append(received)
+        buffers.backlog_seen = backlog
+        return received, source
+
+    def notify_buffer_available(self, segment: int, changes: Changes) -> None:
+        """A floating buffer of the gate's pool is the channel's now
+        (``BufferManager.notifyBufferAvailable``).
+
+        Examples
+        --------
+        >>> from flinkstate.runtime.buffer.owners import ChannelOwners
+        >>> channel = Channel("c", "g", "t", "p", "s", True, 0, ChannelOwners.of("c"))
+        >>> changes = Changes(channels={"c": (7,)})  # the consumer's actor is slot 7
+        >>> channel.notify_buffer_available(5, changes)
+        >>> channel.buffers.floating, changes.stale
+        ([5], {7})
+        """
+        changes.channel(self.name)
+        self.buffers.floating.append(segment)
+
+    # -- what the task takes
+
+    def poll_received(self, changes: Changes) -> Buffer:
+        """The next buffer a remote channel received (``RemoteInputChannel.getNextBuffer``)."""
+        changes.channel(self.name)
+        return self.received.popleft()
+
+    def poll_local(self, queue: deque[Buffer], changes: Changes) -> Buffer:
+        """The next buffer of ``queue``, the producer's subpartition a local channel reads
+        (``LocalInputChannel.getNextBuffer``; the caller notes the subpartition's change)."""
+        changes.channel(self.name)
+        return queue.popleft()
+
+    def poll_recovered(self, changes: Changes) -> Buffer:
+        """The next recovered buffer or event, while the channel is recovered or recovers
+        (``RecoveredInputChannel.getNextBuffer``)."""
+        changes.channel(self.name)
+        return self.recovery.queue.popleft()
+
+    def buffer_consumed(self, changes: Changes) -> None:
+        """The task let go of a buffer it read from the channel (a heap one freed, another
+        recycled to where it belongs): what the task may take from it next changed."""
+        changes.channel(self.name)
+
+    def recycle(self, segment: int, exclusive_per_channel: int, changes: Changes) -> Recycled:
+        """A segment of the channel's comes back (``BufferManager.recycle``): kept as an
+        exclusive or floating buffer, or where it goes instead, with a floating buffer beyond
+        the backlog's need that goes back to the gate's pool (the channel is no recovered one:
+        :meth:`recycle_recovered`)."""
+        changes.channel(self.name)
+        buffers = self.buffers
+        if segment in self.recovery.segments:  # V1: a migrated buffer of the recovered
+            self.recovery.segments -= {segment}  # channel, whose manager is gone
+            return _RECYCLED_GLOBAL
+        if self.recoverable.in_recovery:  # no credit is announced: where the drainer takes it
+            if segment in buffers.exclusive_segments:
+                buffers.exclusive.append(segment)
+                return _RECYCLED_EXCLUSIVE
+            return _RECYCLED_POOL
+        if segment in buffers.exclusive_segments:
+            buffers.exclusive.append(segment)
+            required = buffers.backlog_seen + exclusive_per_channel
+            if buffers.floating and buffers.available > required:
+                return Recycled(RecycledTo.EXCLUSIVE, buffers.floating.pop())
+            return _RECYCLED_EXCLUSIVE
+        if not self.remote or buffers.available >= buffers.backlog_seen + exclusive_per_channel:
+            return _RECYCLED_POOL  # a local channel keeps no floating buffers
+        buffers.floating.append(segment)
+        return _RECYCLED_FLOATING
+
+    def resume_consumption(self, changes: Changes) -> None:
+        """The alignment ends: data is read and sent again (``resumeConsumption``).
+
+        Examples
+        --------
+        >>> from flinkstate.runtime.buffer.owners import ChannelOwners
+        >>> channel = Channel("c", "g", "t", "p", "s", True, 0, ChannelOwners.of("c"))
+        >>> changes = Changes(channels={"c": (7,)})  # the consumer's actor is slot 7
+        >>> channel.blocked = channel.upstream_blocked = True
+        >>> channel.resume_consumption(changes)
+        >>> channel.blocked, channel.upstream_blocked, changes.touched, changes.stale
+        (False, False, {'c'}, {7})
+        """
+        changes.channel(self.name)
+        self.blocked = False
+        self.upstream_blocked = False
+
+    # -- recovery (``RecoveredInputChannel``, ``RecoverableInputChannel``)
+
+    def on_recovery_exclusive_buffers(self, taken: list[int], changes: Changes) -> None:
+        """The recovered channel's exclusive buffers, taken from the global pool."""
+        changes.channel(self.name)
+        self.recovery.segments = frozenset(taken)
+        self.recovery.exclusive = taken
+
+    def request_recovery_buffer(self, changes: Changes) -> int | None:
+        """An idle exclusive buffer of the recovered channel, or None
+        (``RecoveredInputChannel.requestBufferBlocking`` before the gate's floating ones)."""
+        exclusive = self.recovery.exclusive
+        if not exclusive:
+            return None
+        changes.channel(self.name)
+        return exclusive.pop()
+
+    def request_exclusive_buffer(self, changes: Changes) -> int | None:
+        """An idle exclusive buffer of the (physical) channel, or None: a V2 drainer's."""
+        exclusive = self.buffers.exclusive
+        if not exclusive:
+            return None
+        changes.channel(self.name)
+        return exclusive.pop()
+
+    def recycle_recovered(self, segment: int, changes: Changes) -> bool:
+        """A buffer of the recovered channel comes back: True if it is one of its exclusive
+        ones (idle again), False if it goes back to the gate's pool.
+
+        Examples
+        --------
+        >>> from flinkstate.runtime.buffer.owners import ChannelOwners
+        >>> channel = Channel("c", "g", "t", "p", "s", True, 0, ChannelOwners.of("c"))
+        >>> changes = Changes(channels={"c": (7,)})  # the consumer's actor is slot 7
+        >>> channel.on_recovery_exclusive_buffers([4, 5], changes)
+        >>> channel.recycle_recovered(9, changes), channel.recovery.exclusive
+        (False, [4, 5])
+        >>> channel.request_recovery_buffer(changes), channel.recycle_recovered(5, changes)
+        (5, True)
+        """
+        changes.channel(self.name)
+        if segment in self.recovery.segments:
+            self.recovery.exclusive.append(segment)
+            return True
+        return False
+
+    def on_recovered_state_buffer(self, buffer: Buffer, changes: Changes) -> None:
+        """Recovered state (a buffer or an event) queued for the task
+        (``RecoveredInputChannel.onRecoveredStateBuffer``).
+
+        Examples
+        --------
+        >>> from flinkstate.runtime.buffer.owners import ChannelOwners
+        >>> channel = Channel("c", "g", "t", "p", "s", True, 0, ChannelOwners.of("c"))
+        >>> changes = Changes(channels={"c": (7,)})  # the consumer's actor is slot 7
+        >>> channel.on_recovered_state_buffer(Buffer(-1, 0, 0, [], event="End"), changes)
+        >>> len(channel.recovery.queue), changes.touched
+        (1, {'c'})
+        """
+        changes.channel(self.name)
+        self.recovery.queue.append(buffer)
+
+    def on_recovered_state_buffers(self, buffers: Iterable[Buffer], changes: Changes) -> None:
+        """:meth:`on_recovered_state_buffer` for each of ``buffers``, in order (none: a
+        delivery that ended, still a change to what the channel's readers see)."""
+        changes.channel(self.name)
+        self.recovery.queue.extend(buffers)
+
+    def on_recovered_state_spilled(self, changes: Changes) -> None:
+        """A chunk of the channel's recovered state went to a spill file (V2): the channel's
+        recovered state, fetched later, grew."""
+        changes.channel(self.name)
+
+    def on_recovered_state_consumed(self, changes: Changes) -> None:
+        """``onRecoveredStateConsumed``: out of recovery, the stashed events released."""
+        changes.channel(self.name)
+        self.recoverable.in_recovery = False
+        self.recovery.state_consumed = True
+        self.received.extend(self.recoverable.stash)
+        self.recoverable.stash.clear()
+
+    def cut_recovered_queue(
+        self, checkpoint: int, fetched: bool, changes: Changes
+    ) -> list[Buffer] | None:
+        """The recovered data buffers an unaligned snapshot of a channel in recovery persists:
+        V1 every one queued; V2 (``fetched``) those before the checkpoint's recovery barrier,
+        which is removed (:meth:`collect_pre_recovery_barrier`)."""
+        changes.channel(self.name)
+        if not fetched:
+            return [b for b in self.recovery.queue if not b.is_event]
+        return self.collect_pre_recovery_barrier(checkpoint)
+
+    def collect_pre_recovery_barrier(self, checkpoint: int) -> list[Buffer] | None:
+        """``collectPreRecoveryBarrier``: the recovered data buffers queued before this
+        checkpoint's recovery barrier, which is removed; barriers of older checkpoints are
+        dropped (subsumed), events are skipped. None when the barrier is missing or a later one
+        comes first: the checkpoint is declined. (Only through :meth:`cut_recovered_queue`,
+        which notes the change.)"""
+        kept: list[Buffer] = []
+        rest: list[Buffer] = []
+        found = False
+        for buffer in self.recovery.queue:
+            if found:
+                rest.append(buffer)
+            elif buffer.event == RECOVERY_BARRIER:
+                if buffer.checkpoint == checkpoint:
+                    found = True
+                elif buffer.checkpoint > checkpoint:
+                    return None
+            else:
+                rest.append(buffer)
+                if not buffer.is_event:
+                    kept.append(buffer)
+        if not found:
+            return None
+        self.recovery.queue.clear()
+        self.recovery.queue.extend(rest)
+        return kept
+
+    def release_recovery_buffers(self, keep_segments: bool, changes: Changes) -> list[int]:
+        """The recovered channel's idle exclusive buffers, no longer its own (for the global
+        pool); ``keep_segments``: it still knows the others as its recovery buffers (V1's
+        migrated buffers in use)."""
+        changes.channel(self.name)
+        recovery = self.recovery
+        idle = recovery.exclusive
+        recovery.exclusive = []
+        recovery.segments = recovery.segments - frozenset(idle) if keep_segments else frozenset()
+        return idle
+
+    def to_input_channel(self, exclusive: list[int] | None, changes: Changes) -> None:
+        """The recovered channel becomes a local or remote one
+        (``RecoveredInputChannel.toInputChannel``), with ``exclusive`` as its exclusive buffers
+        if it takes any."""
+        changes.channel(self.name)
+        if exclusive is not None:
+            self.buffers.exclusive_segments = frozenset(exclusive)
+            self.buffers.exclusive = exclusive
+        self.recovered = False
+
+    def release_all_resources(self, changes: Changes) -> list[Buffer]:
+        """The recovered buffers and events still queued, no longer the channel's
+        (``RecoveredInputChannel.releaseAllResources``): the caller recycles them."""
+        changes.channel(self.name)
+        released = list(self.recovery.queue)
+        self.recovery.queue.clear()
+        return released
+
+
+class RecycledTo(Enum):
+    """Where a segment recycled to a channel goes (:meth:`Channel.recycle`)."""
+
+    #: one of its exclusive buffers again
+    EXCLUSIVE = 1
+    #: one of its floating buffers
+    FLOATING = 2
+    #: to its gate's pool
+    POOL = 3
+    #: to the global pool (a migrated buffer of a recovered channel, V1)
+    GLOBAL = 4
+
+
+class Recycled(NamedTuple):
+    """Where a recycled segment goes, and a floating buffer the channel gives back to its
+    gate's pool with it (-1: none). (A named tuple: one is made for every recycle.)"""
+
+    to: RecycledTo
+    extra: int = -1
+
+
+_RECYCLED_EXCLUSIVE = Recycled(RecycledTo.EXCLUSIVE)
+_RECYCLED_FLOATING = Recycled(RecycledTo.FLOATING)
+_RECYCLED_POOL = Recycled(RecycledTo.POOL)
+_RECYCLED_GLOBAL = Recycled(RecycledTo.GLOBAL)
 
 
 @dataclass(slots=True)

@@ -141,17 +141,15 @@ def request_exclusive(world: RecoveredChannelWorld, gate: Gate, channel: Channel
     taken = world.buffer_pools.take(
         gate.pool.global_pool, gate.exclusive_per_channel, channel.owners.recovered_exclusive
     )
-    channel.recovery.segments = frozenset(taken)
-    channel.recovery.exclusive = taken
-    world.journal.changes.channel(channel.name)
+    channel.on_recovery_exclusive_buffers(taken, world.journal.changes)
     world.journal.tell(RecoveredExclusiveBuffersTaken(len(taken), channel.name))
 
 
 def take_buffer(world: RecoveredChannelWorld, gate: Gate, channel: Channel, holder: Owner) -> int:
     """A buffer of the channel for ``holder``: an exclusive one, else a floating one of the
     gate (:func:`has_buffer` said one is there)."""
-    if channel.recovery.exclusive:
-        segment = channel.recovery.exclusive.pop()
+    segment = channel.request_recovery_buffer(world.journal.changes)
+    if segment is not None:
         world.ledger.move(segment, channel.owners.recovered_exclusive, holder)
         return segment
     floating = world.buffer_pools.request(gate.pool, holder)
@@ -162,10 +160,8 @@ def take_buffer(world: RecoveredChannelWorld, gate: Gate, channel: Channel, hold
 def recycle(world: RecoveredChannelWorld, channel: Channel, segment: int, holder: Owner) -> None:
     """A buffer taken with :func:`take_buffer` returns: to the channel if it is one of its
     exclusive buffers, else to the gate's pool."""
-    world.journal.changes.channel(channel.name)
-    if segment in channel.recovery.segments:
+    if channel.recycle_recovered(segment, world.journal.changes):
         world.ledger.move(segment, holder, channel.owners.recovered_exclusive)
-        channel.recovery.exclusive.append(segment)
     else:
         world.buffer_pools.recycle(world.gate_of(channel).pool, segment, holder)
 
@@ -262,24 +258,18 @@ def convert_gate(
     buffers, so that they too go back to the global pool once consumed."""
     pools = world.buffer_pools
     global_pool = gate.pool.global_pool
+    changes = world.journal.changes
     for channel in gate.channels:
-        idle = channel.recovery.exclusive
-        for segment in idle:
+        for segment in channel.release_recovery_buffers(keep_recovery_segments, changes):
             pools.give_back(global_pool, segment, channel.owners.recovered_exclusive)
-        channel.recovery.exclusive = []
-        channel.recovery.segments = (
-            channel.recovery.segments - frozenset(idle) if keep_recovery_segments else frozenset()
-        )
     for channel in gate.channels:
+        taken = None
         if exclusive(channel) and gate.exclusive_per_channel:
             taken = pools.take(global_pool, gate.exclusive_per_channel, channel.owners.exclusive)
             for segment in taken:
                 world.ledger.rehome(segment, channel.owners.exclusive)
-            channel.buffers.exclusive_segments = frozenset(taken)
-            channel.buffers.exclusive = taken
-        channel.recovered = False
-        world.journal.changes.channel(channel.name)
-        world.journal.changes.subpartition(channel.subpartition)
+        channel.to_input_channel(taken, changes)
+        changes.subpartition(channel.subpartition)
     world.journal.changes.network_pool(global_pool)
     gate.converted = True
 

@@ -13,7 +13,6 @@ from typing import Protocol
 
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer import recycling
-from flinkstate.runtime.buffer.buffer import Buffer
 from flinkstate.runtime.buffer.ledger import ReturnKind, ReturnTo
 from flinkstate.runtime.checkpoint import barrier_handler
 from flinkstate.runtime.checkpoint.barrier_handler import BarrierHandlerWorld
@@ -99,46 +98,19 @@ def send(world: TransportWorld, channel: Channel) -> None:
             world.checkpoints.pending is not None
             and world.checkpoints.pending.id == buffer.checkpoint
         )
-        if buffer.event == BARRIER and current:
-            # The channel sees the barrier on arrival: persisting stops here.
-            channel.persister.barrier_arrived = buffer.checkpoint
-            channel.persister.pre_barrier = sum(1 for b in channel.received if not b.is_event)
-            if channel.persister.persisting == buffer.checkpoint:
-                channel.persister.persisting = 0
-            if not buffer.priority:
-                channel.upstream_blocked = True
-        elif buffer.event == END_OF_OUTPUT_STATE:
+        # the channel sees the barrier on arrival: persisting stops there
+        arrived = buffer.event == BARRIER and current
+        if not arrived and buffer.event == END_OF_OUTPUT_STATE:
             # PipelinedSubpartition: handing out a recovery-completion event blocks
             sub.blocked = _NO_UPSTREAM_BLOCK not in world.options.faults
-        if buffer.priority:
-            channel.received.appendleft(buffer)  # priority events overtake received data
-        elif channel.recoverable.in_recovery:
-            channel.recoverable.stash.append(buffer)  # consumed after the recovered buffers
-        else:
-            channel.received.append(buffer)
+        channel.on_event(buffer, arrived, world.journal.changes)
         world.journal.tell(EventSent(str(buffer.event), channel.name))
         return
-    if channel.buffers.exclusive:
-        target = channel.buffers.exclusive.pop()
-        source = channel.owners.exclusive
-    else:
-        target = channel.buffers.floating.pop()
-        source = channel.owners.floating
-    world.ledger.move(target, source, channel.owners.received)
-    # the same buffer, travelled: netty copies its bytes into the receiver's segment
-    received = Buffer(
-        target,
-        buffer.capacity,
-        buffer.used,
-        list(buffer.fragments),
-        uid=buffer.uid,
-        recovered=buffer.recovered,
-    )
-    channel.received.append(received)
+    received, source = channel.on_buffer(buffer, sub.backlog, world.journal.changes)
+    world.ledger.move(received.segment, source, channel.owners.received)
     if channel.persister.persisting:
         barrier_handler.persist_input(world, channel, received)
     recycling.drop(world, buffer.segment, sub.owners.queue, ReturnTo(_TO_SUBPARTITION, sub.name))
-    channel.buffers.backlog_seen = sub.backlog
     world.journal.tell(BufferSent(buffer.used, channel.buffers.backlog_seen))
 
 
@@ -146,5 +118,4 @@ def request_floating(world: TransportWorld, channel: Channel) -> None:
     gate = world.gate_of(channel)
     segment = world.buffer_pools.request(gate.pool, channel.owners.floating)
     assert segment is not None
-    channel.buffers.floating.append(segment)
-    world.journal.changes.channel(channel.name)
+    channel.notify_buffer_available(segment, world.journal.changes)

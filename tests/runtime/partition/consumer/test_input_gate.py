@@ -1,0 +1,107 @@
+"""An input channel notes its own changes: every change to its state goes through a method of
+the channel that notes it in the ``Changes`` it is given, a copied world's channels into the
+copy's, and no other module notes a channel's change by hand."""
+
+from __future__ import annotations
+
+import ast
+import doctest
+from pathlib import Path
+
+import pytest
+
+from flinkstate.catalogue.topologies import topology
+from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.buffer.ledger import Changes
+from flinkstate.runtime.partition.consumer import input_gate
+from flinkstate.runtime.partition.consumer.input_gate import RecycledTo
+from flinkstate.runtime.world.actors import transport_name
+from flinkstate.runtime.world.world import NetworkWorld
+from flinkstate.sim.action import Action
+
+PACKAGE = Path(input_gate.__file__).parents[3]
+
+
+def channel_notes(path: Path) -> list[int]:
+    """The lines of ``path`` that call ``changes.channel(...)`` (on any ``changes``)."""
+    tree = ast.parse(path.read_text(), str(path))
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "channel"
+        and (
+            (isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "changes")
+            or (isinstance(node.func.value, ast.Name) and node.func.value.id == "changes")
+        )
+    ]
+
+
+def test_only_the_channel_notes_a_channels_change() -> None:
+    own = Path(input_gate.__file__)
+    assert channel_notes(own), "the scan finds the channel's own notes"
+    by_hand = {
+        str(path.relative_to(PACKAGE)): lines
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if path != own and (lines := channel_notes(path))
+    }
+    assert by_hand == {}
+
+
+def with_send(world: NetworkWorld) -> Action:
+    """Step ``world`` (its first enabled action each time) until a transport can send."""
+    for _ in range(500):
+        actions = list(world.enabled_actions())
+        send = next((a for a in actions if a.kind == ActionKind.SEND), None)
+        if send is not None:
+            return send
+        world.apply(actions[0])
+    raise AssertionError("no transport sent within 500 steps")
+
+
+def marks(changes: Changes) -> tuple[frozenset[int], frozenset[str]]:
+    return frozenset(changes.stale), frozenset(changes.touched)
+
+
+@pytest.mark.parametrize("copy", ["clone", "snapshot", "clone_within"])
+def test_a_copied_worlds_channels_note_into_the_copys_journal(copy: str) -> None:
+    world = topology("keyed").build({"records": 20, "parallelism": 2, "source_parallelism": 2})
+    send = with_send(world)
+    if copy == "clone_within":
+        twin = world.clone_within(world.footprint(send))
+    else:
+        twin = getattr(world, copy)()
+    channel = next(c for c in world.channels.values() if transport_name(c.name) == send.actor)
+    before = marks(world.journal.changes)
+    assert channel.name not in twin.journal.changes.touched
+    twin.apply(send)
+    assert channel.name in twin.journal.changes.touched
+    assert set(world.actions.index.readers_of.channels[channel.name]) <= twin.journal.changes.stale
+    assert marks(world.journal.changes) == before, "the original's journal is left alone"
+    assert twin.channels[channel.name] is not world.channels[channel.name]
+    # and the other way round: the original's step notes into its own journal only
+    twin_before = marks(twin.journal.changes)
+    world.apply(send)
+    assert channel.name in world.journal.changes.touched
+    assert marks(twin.journal.changes) == twin_before
+
+
+def test_a_recycled_exclusive_buffer_gives_back_a_floating_one_beyond_the_backlog() -> None:
+    world = topology("keyed").build({"records": 5})
+    channel = next(c for c in world.channels.values() if c.remote)
+    changes = world.journal.changes
+    segment = channel.buffers.exclusive.pop()
+    channel.buffers.floating.append(12345)
+    exclusive_per_channel = len(channel.buffers.exclusive_segments)
+    recycled = channel.recycle(segment, exclusive_per_channel, changes)
+    assert recycled == (RecycledTo.EXCLUSIVE, 12345)
+    assert segment in channel.buffers.exclusive
+    assert channel.buffers.floating == []
+
+
+def test_the_channels_examples_run() -> None:
+    # the module is not among ``tests/test_doctests.py``'s (not all of it has examples)
+    results = doctest.testmod(input_gate, optionflags=doctest.REPORT_NDIFF)
+    assert results.attempted > 0
+    assert results.failed == 0
