@@ -95,8 +95,7 @@ def do_barrier(world: BarrierHandlerWorld, task: Task, action: Action) -> None:
     if channel.remote:
         barrier = channel.poll_received(changes)
     else:
-        barrier = channel.poll_local(world.subpartitions[channel.subpartition].queue, changes)
-        changes.subpartition(channel.subpartition)
+        barrier = channel.poll_local(world.subpartitions[channel.subpartition], changes)
     checkpoint = world.checkpoints.pending
     if checkpoint is None or barrier.checkpoint != checkpoint.id:
         world.journal.tell(StaleBarrierDropped(barrier.checkpoint))
@@ -370,7 +369,6 @@ def _broadcast_barrier(
     for partition in task.partitions:
         overtakes = checkpoint.unaligned and world.graph.checkpoints_unaligned(partition.exchange)
         for sub in partition.subpartitions:
-            world.journal.changes.subpartition(sub.name)
             if sub.builder is not None and sub.builder.used:
                 record_writer.finish_builder(world, sub)
             barrier = world.new_buffer(
@@ -380,9 +378,9 @@ def _broadcast_barrier(
                 for buffer in sub.queue:
                     if not buffer.is_event:
                         persist_buffer(world, task, checkpoint, sub.name, buffer, output=True)
-                sub.queue.appendleft(barrier)
+                sub.add_priority(barrier, world.journal.changes)
             else:
-                sub.queue.append(barrier)
+                sub.add(barrier, world.journal.changes)
 
 
 def _acknowledge(world: BarrierHandlerWorld, task: Task, checkpoint: CheckpointInProgress) -> None:

@@ -131,8 +131,7 @@ def do_request_buffer(world: RecordWriterWorld, task: Task, action: Action) -> N
     segment = world.buffer_pools.request(pool, sub.owners.builder, sub.index)
     if segment is None:
         raise AssertionError(f"{action} was enabled but the pool is empty")
-    sub.builder = world.new_buffer(segment, world.config.segment_size)
-    world.journal.changes.subpartition(sub.name)
+    sub.start_builder(world.new_buffer(segment, world.config.segment_size), world.journal.changes)
 
 
 def do_write(world: RecordWriterWorld, task: Task, action: Action) -> None:
@@ -163,12 +162,8 @@ def start_delivery(world: RecordWriterWorld, record: int, gate: str) -> None:
 
 
 def finish_builder(world: RecordWriterWorld, sub: Subpartition) -> None:
-    builder = sub.builder
-    assert builder is not None
+    builder = sub.finish_builder(world.journal.changes)
     world.ledger.move(builder.segment, sub.owners.builder, sub.owners.queue)
-    sub.queue.append(builder)
-    sub.builder = None
-    world.journal.changes.subpartition(sub.name)
     if (
         _REORDER_BUFFERS in world.options.faults
         and len(sub.queue) >= 2
@@ -184,13 +179,11 @@ def do_finish(world: RecordWriterWorld, task: Task, action: Action) -> None:
                 if sub.builder.used:
                     finish_builder(world, sub)
                 else:
-                    segment = sub.builder.segment
-                    sub.builder = None
+                    segment = sub.discard_builder(world.journal.changes)
                     world.buffer_pools.recycle(
                         partition.pool, segment, sub.owners.builder, sub.index
                     )
-            sub.queue.append(world.new_buffer(HEAP, 0, event=END_OF_PARTITION))
-            world.journal.changes.subpartition(sub.name)
+            sub.add(world.new_buffer(HEAP, 0, event=END_OF_PARTITION), world.journal.changes)
     task.finished = True
     world.journal.tell(EndOfPartitionSent())
 

@@ -4,6 +4,11 @@ Flink's ``ResultPartition`` (one per output of a subtask) has a ``LocalBufferPoo
 ``ResultSubpartition`` per consuming subtask; the producer writes records into the
 subpartition's open buffer (its builder), finished buffers queue until the consumer (locally)
 or the transport (remotely) takes them.
+
+Every change to a subpartition's state a step makes goes through a method of it named as
+Flink's ``PipelinedSubpartition`` names the operation (``add``, ``poll_buffer``,
+``resume_consumption``, ...), which notes the change itself in the ``Changes`` it is given (the
+caller's world's: a copied world's subpartitions note into the copy's).
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from flinkstate.runtime.buffer.buffer import Buffer, LocalBufferPool
+from flinkstate.runtime.buffer.ledger import Changes
 from flinkstate.runtime.buffer.owners import SubpartitionOwners
 from flinkstate.runtime.copying import FIXED, NotState, StateKey
 from flinkstate.runtime.jobgraph import Exchange
@@ -69,6 +75,64 @@ class Subpartition:
             None if builder is None else builder.copy(),
             self.blocked,
         )
+
+    def add(self, buffer: Buffer, changes: Changes) -> None:
+        """A finished buffer or an event queues for the consumer (``PipelinedSubpartition.add``).
+
+        Examples
+        --------
+        >>> from flinkstate.runtime.buffer.owners import SubpartitionOwners
+        >>> sub = Subpartition("s", "p", "a[0]", "b[0]", "c", 0, SubpartitionOwners.of("s"))
+        >>> changes = Changes(subpartitions={"s": (3, 5)}, channel_of={"s": "c"})
+        >>> sub.add(Buffer(7, 32, 10, []), changes)
+        >>> sub.backlog, changes.stale, changes.touched
+        (1, {3, 5}, {'c'})
+        >>> sub.poll_buffer(changes).segment, sub.backlog
+        (7, 0)
+        """
+        changes.subpartition(self.name)
+        self.queue.append(buffer)
+
+    def add_priority(self, event: Buffer, changes: Changes) -> None:
+        """A priority event (an unaligned barrier) overtakes the queued buffers
+        (``PipelinedSubpartition.addPriorityElement``)."""
+        changes.subpartition(self.name)
+        self.queue.appendleft(event)
+
+    def poll_buffer(self, changes: Changes) -> Buffer:
+        """The head of the queue, taken by the consumer or the transport
+        (``PipelinedSubpartition.pollBuffer``)."""
+        changes.subpartition(self.name)
+        return self.queue.popleft()
+
+    def start_builder(self, builder: Buffer, changes: Changes) -> None:
+        """The producer writes into ``builder`` from now on (a ``BufferBuilder`` of a segment
+        it requested)."""
+        changes.subpartition(self.name)
+        self.builder = builder
+
+    def finish_builder(self, changes: Changes) -> Buffer:
+        """The open buffer is finished and queues (``BufferBuilder.finish``, then ``add``):
+        returned for the caller to move its segment to the queue."""
+        builder = self.builder
+        assert builder is not None
+        self.add(builder, changes)
+        self.builder = None
+        return builder
+
+    def discard_builder(self, changes: Changes) -> int:
+        """The open buffer, empty, is dropped: its segment, for the caller to recycle."""
+        builder = self.builder
+        assert builder is not None
+        changes.subpartition(self.name)
+        self.builder = None
+        return builder.segment
+
+    def resume_consumption(self, changes: Changes) -> None:
+        """Data flows again after a recovery-completion event blocked it
+        (``PipelinedSubpartition.resumeConsumption``)."""
+        changes.subpartition(self.name)
+        self.blocked = False
 
 
 @dataclass(slots=True)

@@ -386,7 +386,6 @@ def do_poll(world: MailboxWorld, task: Task, action: Action) -> None:
         )
     gate.next_channel = (channel.index + 1) % len(gate.channels)
     changes = world.journal.changes
-    changes.subpartition(channel.subpartition)
     local = False  # taken straight from the producer's subpartition
     if channel.recovered or channel.recoverable.in_recovery:
         buffer = channel.poll_recovered(changes)
@@ -396,7 +395,7 @@ def do_poll(world: MailboxWorld, task: Task, action: Action) -> None:
         holder = channel.owners.received
     else:
         sub = world.subpartitions[channel.subpartition]
-        buffer = channel.poll_local(sub.queue, changes)
+        buffer = channel.poll_local(sub, changes)
         holder = sub.owners.queue
         local = True
     if buffer.is_event:

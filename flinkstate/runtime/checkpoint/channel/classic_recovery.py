@@ -97,24 +97,26 @@ def do_recover_output(world: RecoveryWorld, task: Task, action: Action) -> None:
     used = sum(f.length for f in chunk.fragments)
     for position, target in enumerate(chunk.targets):
         sub = partition.subpartitions[target]
-        sub.queue.append(
+        changes = world.journal.changes
+        sub.add(
             world.new_buffer(
                 HEAP,
                 0,
                 event=SUBTASK_CONNECTION,
                 descriptor=(chunk.old_subtask, chunk.old_channel),
-            )
+            ),
+            changes,
         )
-        sub.queue.append(
+        sub.add(
             world.new_buffer(
                 segment, world.config.segment_size, used, list(chunk.fragments), recovered=True
-            )
+            ),
+            changes,
         )
         if position:
             world.ledger.share(
                 segment, holders[position], ReturnTo(ReturnKind.PARTITION, partition.name)
             )
-        world.journal.changes.subpartition(sub.name)
     world.ledger.will_return(segment, ReturnTo(ReturnKind.PARTITION, partition.name))
     world.journal.tell(
         OutputStateRecovered(chunk.old_subtask, chunk.old_channel, used, tuple(chunk.targets))
@@ -124,8 +126,7 @@ def do_recover_output(world: RecoveryWorld, task: Task, action: Action) -> None:
 def do_finish_output(world: RecoveryWorld, task: Task, action: Action) -> None:
     for partition in task.partitions:
         for sub in partition.subpartitions:
-            sub.queue.append(world.new_buffer(HEAP, 0, event=END_OF_OUTPUT_STATE))
-            world.journal.changes.subpartition(sub.name)
+            sub.add(world.new_buffer(HEAP, 0, event=END_OF_OUTPUT_STATE), world.journal.changes)
     task.phase = TaskPhase.RECOVERING if task.gates else TaskPhase.RUNNING
     reader = world.readers.get(task.name)
     if reader is not None:
@@ -342,9 +343,7 @@ def on_recovery_event(world: RecoveryWorld, task: Task, channel: Channel, buffer
             )
         if all(c.recovery.end_of_output for c in gate.channels):
             for c in gate.channels:
-                sub = world.subpartitions[c.subpartition]
-                sub.blocked = False
-                world.journal.changes.subpartition(sub.name)
+                world.subpartitions[c.subpartition].resume_consumption(world.journal.changes)
             finish_demultiplexing(world, gate)
             world.journal.tell(UpstreamRecoveryComplete(gate.name))
         else:

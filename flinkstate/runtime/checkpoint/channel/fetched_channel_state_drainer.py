@@ -270,7 +270,6 @@ def recovery_head(world: DrainerWorld, channel: Channel) -> Buffer | None:
 def on_recovered_state_consumed(world: DrainerWorld, task: Task, channel: Channel) -> None:
     """``onRecoveredStateConsumed``: out of recovery, stashed events released, credit open."""
     channel.on_recovered_state_consumed(world.journal.changes)
-    world.journal.changes.subpartition(channel.subpartition)
     reset_at_drain = (
         world.options.no_op_trigger_after is NoOpTriggerAfter.DRAIN_DONE
         and task.name in world.drainers

@@ -41,6 +41,7 @@ from flinkstate.runtime.buffer.owners import ChannelOwners, Owner
 from flinkstate.runtime.copying import FIXED, NotState, StateKey
 from flinkstate.runtime.events import RECOVERY_BARRIER
 from flinkstate.runtime.jobgraph import Exchange
+from flinkstate.runtime.partition.result_partition import Subpartition
 
 
 @dataclass(slots=True)
@@ -347,20 +348,24 @@ class Channel:
     # -- what the task takes
 
     def poll_received(self, changes: Changes) -> Buffer:
-        """The next buffer a remote channel received (``RemoteInputChannel.getNextBuffer``)."""
+        """The next buffer a remote channel received (``RemoteInputChannel.getNextBuffer``).
+        Its subpartition is noted too: what the task takes may let the producer's side move
+        on (as for :meth:`poll_recovered`)."""
         changes.channel(self.name)
+        changes.subpartition(self.subpartition)
         return self.received.popleft()
 
-    def poll_local(self, queue: deque[Buffer], changes: Changes) -> Buffer:
-        """The next buffer of ``queue``, the producer's subpartition a local channel reads
-        (``LocalInputChannel.getNextBuffer``; the caller notes the subpartition's change)."""
+    def poll_local(self, sub: Subpartition, changes: Changes) -> Buffer:
+        """The next buffer of ``sub``, the producer's subpartition a local channel reads
+        (``LocalInputChannel.getNextBuffer``: the subpartition view's ``pollBuffer``)."""
         changes.channel(self.name)
-        return queue.popleft()
+        return sub.poll_buffer(changes)
 
     def poll_recovered(self, changes: Changes) -> Buffer:
         """The next recovered buffer or event, while the channel is recovered or recovers
         (``RecoveredInputChannel.getNextBuffer``)."""
         changes.channel(self.name)
+        changes.subpartition(self.subpartition)
         return self.recovery.queue.popleft()
 
     def buffer_consumed(self, changes: Changes) -> None:
@@ -485,8 +490,10 @@ class Channel:
         changes.channel(self.name)
 
     def on_recovered_state_consumed(self, changes: Changes) -> None:
-        """``onRecoveredStateConsumed``: out of recovery, the stashed events released."""
+        """``onRecoveredStateConsumed``: out of recovery, the stashed events released (and the
+        subpartition's credit open again)."""
         changes.channel(self.name)
+        changes.subpartition(self.subpartition)
         self.recoverable.in_recovery = False
         self.recovery.state_consumed = True
         self.received.extend(self.recoverable.stash)
@@ -546,6 +553,7 @@ class Channel:
         (``RecoveredInputChannel.toInputChannel``), with ``exclusive`` as its exclusive buffers
         if it takes any."""
         changes.channel(self.name)
+        changes.subpartition(self.subpartition)  # read by a local or remote channel now
         if exclusive is not None:
             self.buffers.exclusive_segments = frozenset(exclusive)
             self.buffers.exclusive = exclusive

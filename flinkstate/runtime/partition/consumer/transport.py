@@ -91,8 +91,7 @@ def waits_for_floating(world: TransportWorld, channel: Channel) -> bool:
 
 def send(world: TransportWorld, channel: Channel) -> None:
     sub = world.subpartitions[channel.subpartition]
-    buffer = sub.queue.popleft()
-    world.journal.changes.subpartition(sub.name)
+    buffer = sub.poll_buffer(world.journal.changes)
     if buffer.is_event:
         current = (
             world.checkpoints.pending is not None

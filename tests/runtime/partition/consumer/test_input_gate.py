@@ -1,18 +1,20 @@
-"""An input channel notes its own changes: every change to its state goes through a method of
-the channel that notes it in the ``Changes`` it is given, a copied world's channels into the
-copy's, and no other module notes a channel's change by hand."""
+"""An input channel (and the subpartition it reads) notes its own changes: every change to its
+state goes through a method of the channel that notes it in the ``Changes`` it is given, a
+copied world's channels into the copy's, and no other module notes a channel's change by hand."""
 
 from __future__ import annotations
 
 import ast
 import doctest
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from flinkstate.catalogue.topologies import topology
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.ledger import Changes
+from flinkstate.runtime.partition import result_partition
 from flinkstate.runtime.partition.consumer import input_gate
 from flinkstate.runtime.partition.consumer.input_gate import RecycledTo
 from flinkstate.runtime.world.actors import transport_name
@@ -22,15 +24,15 @@ from flinkstate.sim.action import Action
 PACKAGE = Path(input_gate.__file__).parents[3]
 
 
-def channel_notes(path: Path) -> list[int]:
-    """The lines of ``path`` that call ``changes.channel(...)`` (on any ``changes``)."""
+def notes(path: Path, kind: str) -> list[int]:
+    """The lines of ``path`` that call ``changes.<kind>(...)`` (on any ``changes``)."""
     tree = ast.parse(path.read_text(), str(path))
     return [
         node.lineno
         for node in ast.walk(tree)
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "channel"
+        and node.func.attr == kind
         and (
             (isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "changes")
             or (isinstance(node.func.value, ast.Name) and node.func.value.id == "changes")
@@ -38,15 +40,25 @@ def channel_notes(path: Path) -> list[int]:
     ]
 
 
-def test_only_the_channel_notes_a_channels_change() -> None:
-    own = Path(input_gate.__file__)
-    assert channel_notes(own), "the scan finds the channel's own notes"
-    by_hand = {
+def by_hand(kind: str, *own: Path) -> dict[str, list[int]]:
+    """Where a module other than ``own`` notes a change of ``kind`` by hand."""
+    for path in own:
+        assert notes(path, kind), f"the scan finds {path.name}'s own notes"
+    return {
         str(path.relative_to(PACKAGE)): lines
         for path in sorted(PACKAGE.rglob("*.py"))
-        if path != own and (lines := channel_notes(path))
+        if path not in own and (lines := notes(path, kind))
     }
-    assert by_hand == {}
+
+
+def test_only_the_channel_notes_a_channels_change() -> None:
+    assert by_hand("channel", Path(input_gate.__file__)) == {}
+
+
+def test_only_the_subpartition_and_its_channel_note_a_subpartitions_change() -> None:
+    # a channel notes its subpartition where what its task takes lets the producer's side on
+    own = (Path(result_partition.__file__), Path(input_gate.__file__))
+    assert by_hand("subpartition", *own) == {}
 
 
 def with_send(world: NetworkWorld) -> Action:
@@ -77,7 +89,10 @@ def test_a_copied_worlds_channels_note_into_the_copys_journal(copy: str) -> None
     assert channel.name not in twin.journal.changes.touched
     twin.apply(send)
     assert channel.name in twin.journal.changes.touched
-    assert set(world.actions.index.readers_of.channels[channel.name]) <= twin.journal.changes.stale
+    readers_of = world.actions.index.readers_of
+    assert set(readers_of.channels[channel.name]) <= twin.journal.changes.stale
+    # the subpartition it sent from noted its change too, into the copy's journal
+    assert set(readers_of.subpartitions[channel.subpartition]) <= twin.journal.changes.stale
     assert marks(world.journal.changes) == before, "the original's journal is left alone"
     assert twin.channels[channel.name] is not world.channels[channel.name]
     # and the other way round: the original's step notes into its own journal only
@@ -100,8 +115,9 @@ def test_a_recycled_exclusive_buffer_gives_back_a_floating_one_beyond_the_backlo
     assert channel.buffers.floating == []
 
 
-def test_the_channels_examples_run() -> None:
-    # the module is not among ``tests/test_doctests.py``'s (not all of it has examples)
-    results = doctest.testmod(input_gate, optionflags=doctest.REPORT_NDIFF)
+@pytest.mark.parametrize("module", [input_gate, result_partition], ids=lambda m: m.__name__)
+def test_the_channels_and_subpartitions_examples_run(module: ModuleType) -> None:
+    # the modules are not among ``tests/test_doctests.py``'s (not all of them has examples)
+    results = doctest.testmod(module, optionflags=doctest.REPORT_NDIFF)
     assert results.attempted > 0
     assert results.failed == 0
