@@ -18,7 +18,7 @@ from flinkstate.runtime.partition import result_partition
 from flinkstate.runtime.partition.consumer import input_gate
 from flinkstate.runtime.partition.consumer.input_gate import RecycledTo
 from flinkstate.runtime.world.actors import transport_name
-from flinkstate.runtime.world.world import NetworkWorld
+from flinkstate.runtime.world.world import COPY_ON_WRITE_FROM, NetworkWorld
 from flinkstate.sim.action import Action
 
 PACKAGE = Path(input_gate.__file__).parents[3]
@@ -76,9 +76,16 @@ def marks(changes: Changes) -> tuple[frozenset[int], frozenset[str]]:
     return frozenset(changes.stale), frozenset(changes.touched)
 
 
-@pytest.mark.parametrize("copy", ["clone", "snapshot", "clone_within"])
-def test_a_copied_worlds_channels_note_into_the_copys_journal(copy: str) -> None:
-    world = topology("keyed").build({"records": 20, "parallelism": 2, "source_parallelism": 2})
+@pytest.mark.parametrize(
+    ("copy", "parallelism"),
+    [("clone", 2), ("snapshot", 2), ("clone_within", 2), ("snapshot", 16)],
+    ids=["clone", "snapshot-whole", "clone-within", "snapshot-on-write"],
+)
+def test_a_copied_worlds_channels_note_into_the_copys_journal(copy: str, parallelism: int) -> None:
+    values = {"records": 20, "parallelism": parallelism, "source_parallelism": parallelism}
+    world = topology("keyed").build(values)
+    if parallelism > 2:  # the copy shares the components and copies each before it changes
+        assert world.component_count >= COPY_ON_WRITE_FROM
     send = with_send(world)
     if copy == "clone_within":
         twin = world.clone_within(world.footprint(send))
