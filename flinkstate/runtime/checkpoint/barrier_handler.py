@@ -273,7 +273,7 @@ def persist(
     writer = world.writers[world.writer_of[task.name]]
     uid = world.next_uid
     world.next_uid += 1
-    writer.requests.append(
+    writer.submit(
         WriteRequest(
             checkpoint.id,
             task.name,
@@ -284,14 +284,14 @@ def persist(
             release_spill,
             uid=uid,
             buffer=buffer,
-        )
+        ),
+        world.journal.changes,
     )
     if buffer >= 0:
         checkpoint.persisted_buffers.add(buffer)
     checkpoint.pending_writes[task.name] = checkpoint.pending_writes.get(task.name, 0) + 1
     if segment != HEAP:
         world.ledger.share(segment, writer.owner)
-    world.journal.changes.writer(writer.name)
 
 
 def persist_buffer(
@@ -328,7 +328,7 @@ def persist_input(world: BarrierHandlerWorld, channel: Channel, buffer: Buffer) 
 
 
 def write_channel_state(world: BarrierHandlerWorld, writer: ChannelStateWriter) -> None:
-    request = writer.requests.popleft()
+    request = writer.poll(world.journal.changes)
     checkpoint = world.checkpoints.pending
     # a task acknowledges only after its writes, so its checkpoint is still in progress
     assert checkpoint is not None

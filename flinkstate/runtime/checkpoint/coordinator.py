@@ -278,8 +278,7 @@ def trigger(world: CoordinatorWorld) -> None:
         return
     for task in world.tasks.values():
         if task.kind is OperatorKind.SOURCE:
-            task.trigger = number
-            world.journal.changes.task(task.name)
+            task.trigger_checkpoint(number, world.journal.changes)
     world.journal.tell(CheckpointTriggered(number, world.options.unaligned))
 
 
@@ -340,8 +339,7 @@ def trigger_manual(world: CoordinatorWorld) -> None:
         manual=True,
     )
     for task in triggered:
-        task.trigger = number
-        world.journal.changes.task(task.name)
+        task.trigger_checkpoint(number, world.journal.changes)
     world.journal.tell(
         ManualCheckpointPlanned(number, plan.to_trigger, plan.to_wait_for, plan.finished)
     )

@@ -28,7 +28,6 @@ from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.checkpoint import coordinator
 from flinkstate.runtime.checkpoint.coordinator import CoordinatorWorld
 from flinkstate.runtime.checkpoint.state_assignment import StateAssignment
-from flinkstate.runtime.execution_state import ExecutionState
 from flinkstate.runtime.failover.failure_handling import FailureHandlingResult
 from flinkstate.runtime.failover.happenings import RegionRestarted, TaskCanceled, TaskFailed
 from flinkstate.runtime.failover.pipelined_region import pipelined_region
@@ -66,8 +65,7 @@ def fail_task(world: FailoverWorld, task: Task, cause: str) -> None:
     world.failover = FailureHandlingResult(
         failed, cause, world.journal.step + 1, region, world.options.restart_delay
     )
-    task.failover = ExecutionState.FAILED
-    world.journal.changes.task(task.name)
+    task.mark_failed(world.journal.changes)
     coordinator.abort_pending(
         world,
         CheckpointFailureReason.CHECKPOINT_COORDINATOR_SUSPEND,
@@ -78,8 +76,7 @@ def fail_task(world: FailoverWorld, task: Task, cause: str) -> None:
     for subtask in region:
         other = world.tasks[subtask.name]
         if other is not task and not other.finished:
-            other.failover = ExecutionState.CANCELING
-            world.journal.changes.task(other.name)
+            other.cancel(world.journal.changes)
             canceling.append(other.key)
     world.actions.invalidate()  # the region's actors stop; the coordinator's plan changes
     world.journal.tell_also(TaskFailed(task.key, cause, teardown, tuple(canceling)))
@@ -87,8 +84,7 @@ def fail_task(world: FailoverWorld, task: Task, cause: str) -> None:
 
 def do_cancel(world: FailoverWorld, task: Task, action: Action) -> None:
     """A CANCELING subtask of the failing region has stopped: torn down, CANCELED."""
-    task.failover = ExecutionState.CANCELED
-    world.journal.changes.task(task.name)
+    task.complete_cancelling(world.journal.changes)
     teardown = task_cleanup.clean_up_task(world, task)
     down = coordinator.failed_region_down(world)
     world.journal.tell(TaskCanceled(task.key, teardown, down))

@@ -368,7 +368,7 @@ def do_emit(world: MailboxWorld, task: Task, action: Action) -> None:
         # "no more splits": sources that read nothing may finish now
         for other in world.tasks.values():
             if other.kind is OperatorKind.SOURCE:
-                world.journal.changes.task(other.name)
+                other.mail(world.journal.changes)
     world.journal.tell(RecordEmitted(record.id, record.key, record.serialized_length))
     record_writer.route(world, task, record)
     if op.watermark_interval:

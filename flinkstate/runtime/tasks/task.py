@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import ClassVar
 
 from flinkstate.runtime.buffer.buffer import Buffer
+from flinkstate.runtime.buffer.ledger import Changes
 from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.checkpoint.state_assignment import RecoveredChunk
 from flinkstate.runtime.copying import FIXED, NotState, StateKey, shallow_copier
@@ -138,6 +139,41 @@ class Task:
         if self.phase is TaskPhase.RUNNING:
             return ExecutionState.RUNNING
         return ExecutionState.INITIALIZING
+
+    # -- what changes it from outside its own step: each notes the task in the stepping
+    # world's ``changes``, so its actions are computed again (and a copy's into the copy's)
+
+    def mark_failed(self, changes: Changes) -> None:
+        """It failed (``Execution.markFailed``): FAILED, and its actions stop."""
+        self.failover = ExecutionState.FAILED
+        changes.task(self.name)
+
+    def cancel(self, changes: Changes) -> None:
+        """Its region fails over (``Execution.cancel``): CANCELING until it has stopped."""
+        self.failover = ExecutionState.CANCELING
+        changes.task(self.name)
+
+    def complete_cancelling(self, changes: Changes) -> None:
+        """It has stopped after a cancel (``Execution.completeCancelling``): CANCELED."""
+        self.failover = ExecutionState.CANCELED
+        changes.task(self.name)
+
+    def trigger_checkpoint(self, checkpoint: int, changes: Changes) -> None:
+        """The coordinator triggers a checkpoint at this source (``triggerCheckpointAsync``):
+        it takes it at its next turn."""
+        self.trigger = checkpoint
+        changes.task(self.name)
+
+    def set_recovery_trigger(self, trigger: RecoveryCheckpointTrigger, changes: Changes) -> None:
+        """Another thread changes what a checkpoint finds at the task while it recovers (V2:
+        the drain's future completing)."""
+        self.recovery_trigger = trigger
+        changes.task(self.name)
+
+    def mail(self, changes: Changes) -> None:
+        """Another thread puts a mail into its mailbox (``MailboxExecutor.execute``: a fetch
+        done, no more splits): what its mailbox thread may do next changes."""
+        changes.task(self.name)
 
     def abort_checkpoint(self, checkpoint: int) -> None:
         """A source forgets the trigger of an aborted checkpoint it has not taken yet

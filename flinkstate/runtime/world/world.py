@@ -595,7 +595,6 @@ def _request_floating(world: NetworkWorld, ref: ActorRef, action: Action) -> Non
 
 
 def _write_channel_state(world: NetworkWorld, ref: ActorRef, action: Action) -> None:
-    world.journal.changes.writer(action.actor)
     barrier_handler.write_channel_state(world, world.writers[ref.writer])
 
 
@@ -603,8 +602,9 @@ def _reader_step(step: Callable[[NetworkState, ChannelStateReader], None]) -> Th
     """A step of a channel-state reader: ``step`` on the reader of the task it works for."""
 
     def handle(world: NetworkWorld, ref: ActorRef, action: Action) -> None:
-        world.journal.changes.reader(action.actor)
-        step(world, world.readers[world.tasks[ref.task].name])
+        reader = world.readers[world.tasks[ref.task].name]
+        reader.stepping(world.journal.changes)
+        step(world, reader)
 
     return handle
 
@@ -615,8 +615,9 @@ def _drainer_step(
     """A step of a V2 drainer: ``step`` on the drainer of the task it works for."""
 
     def handle(world: NetworkWorld, ref: ActorRef, action: Action) -> None:
-        world.journal.changes.drainer(action.actor)
-        step(world, world.drainers[world.tasks[ref.task].name])
+        drainer = world.drainers[world.tasks[ref.task].name]
+        drainer.stepping(world.journal.changes)
+        step(world, drainer)
 
     return handle
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from flinkstate.runtime.buffer.buffer import Buffer
+from flinkstate.runtime.buffer.ledger import Changes
 from flinkstate.runtime.buffer.records import Fragment
 from flinkstate.runtime.checkpoint.channel.fetched_channel_state import SpillWriter
 from flinkstate.runtime.checkpoint.state_assignment import RecoveredChunk
@@ -72,6 +73,18 @@ class ChannelStateReader:
             self.heap_segment_in_use,
             None if spill is None else spill.state_key(),
         )
+
+    # -- its changes, each noted in the stepping world's ``changes`` (a copy's in the copy's)
+
+    def output_recovered(self, changes: Changes) -> None:
+        """Its task has put its output state back (``readOutputData`` returned): it may read
+        the input state."""
+        changes.reader(self.name)
+
+    def stepping(self, changes: Changes) -> None:
+        """Its thread takes one of its actions, which moves it on: its next are computed
+        again."""
+        changes.reader(self.name)
 
     def copy(self) -> ChannelStateReader:
         return ChannelStateReader(

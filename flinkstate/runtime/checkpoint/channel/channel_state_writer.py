@@ -22,6 +22,7 @@ from typing import ClassVar
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.buffer.buffer import HEAP
+from flinkstate.runtime.buffer.ledger import Changes
 from flinkstate.runtime.buffer.owners import Owner, OwnerKind
 from flinkstate.runtime.buffer.records import Fragment
 from flinkstate.runtime.copying import FIXED, NotState, StateKey
@@ -98,6 +99,19 @@ class ChannelStateWriter:
         return ChannelStateWriter(
             self.name, self.owner, self.task_manager, self.subtasks, deque(self.requests)
         )
+
+    # -- its changes, each noted in the stepping world's ``changes`` (a copy's in the copy's)
+
+    def submit(self, request: WriteRequest, changes: Changes) -> None:
+        """A task hands it a request (``ChannelStateWriteRequestExecutor.submit``), written
+        after those before it."""
+        self.requests.append(request)
+        changes.writer(self.name)
+
+    def poll(self, changes: Changes) -> WriteRequest:
+        """Its thread takes the next request to write (the executor's loop polls its deque)."""
+        changes.writer(self.name)
+        return self.requests.popleft()
 
     def abort(self, checkpoint: int) -> list[WriteRequest]:
         """Drop the requests of an aborted checkpoint (``ChannelStateWriter.abort``), keeping

@@ -130,7 +130,7 @@ def do_finish_output(world: RecoveryWorld, task: Task, action: Action) -> None:
     task.phase = TaskPhase.RECOVERING if task.gates else TaskPhase.RUNNING
     reader = world.readers.get(task.name)
     if reader is not None:
-        world.journal.changes.reader(reader.name)
+        reader.output_recovered(world.journal.changes)
     world.journal.tell(OutputStateFinished())
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.runtime.buffer.ledger import Changes
 from flinkstate.runtime.buffer.records import Fragment
 from flinkstate.runtime.checkpoint.checkpoint import InputChannelInfo
 from flinkstate.runtime.copying import FIXED, NotState, StateKey
@@ -457,6 +458,21 @@ class FetchedChannelStateDrainer:
     @property
     def installed(self) -> bool:
         return self.cursor is not None
+
+    # -- its changes, each noted in the stepping world's ``changes`` (a copy's in the copy's)
+
+    def install(self, changes: Changes) -> None:
+        """It becomes the task's trigger with the fetched state (its root reader's reference)
+        and a cursor at its start: its thread may drain."""
+        assert self.state is not None
+        self.state.acquire()
+        self.cursor = DrainCursor()
+        changes.drainer(self.name)
+
+    def stepping(self, changes: Changes) -> None:
+        """Its thread takes one of its actions, which moves it on: its next are computed
+        again."""
+        changes.drainer(self.name)
 
     def copy(self) -> FetchedChannelStateDrainer:
         return FetchedChannelStateDrainer(

@@ -33,7 +33,6 @@ from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer, BufferFactory
 from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
     EMPTY_SNAPSHOT,
-    DrainCursor,
     FetchedChannelStateDrainer,
     FetchedChannelStateSnapshot,
 )
@@ -156,11 +155,9 @@ def do_install_drainer(world: DrainerWorld, task: Task) -> None:
         world.journal.tell(InstallDrainerFailed())
         failover.fail_task(world, task, "its drainer-installing mail failed (abort_recovery)")
         return
-    drainer.state.acquire()  # the drainer's root reader
-    drainer.cursor = DrainCursor()
+    drainer.install(world.journal.changes)
     task.recovery_trigger = RecoveryCheckpointTrigger.DRAINER
     task.phase = TaskPhase.RUNNING
-    world.journal.changes.drainer(drainer.name)
     world.journal.tell(DrainerInstalled())
 
 
@@ -246,8 +243,7 @@ def finish_drain(world: DrainerWorld, drainer: FetchedChannelStateDrainer) -> No
     if world.options.no_op_trigger_after is NoOpTriggerAfter.DRAIN_DONE:
         # PR #28554 before its review: the trigger is reset when the drain's future completes,
         # while every channel is still in recovery until the task polls its end event
-        task.recovery_trigger = RecoveryCheckpointTrigger.NO_OP
-        world.journal.changes.task(task.name)
+        task.set_recovery_trigger(RecoveryCheckpointTrigger.NO_OP, world.journal.changes)
         world.journal.tell_also(TriggerNoOpInRecovery())
 
 

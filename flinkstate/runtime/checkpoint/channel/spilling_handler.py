@@ -158,7 +158,7 @@ def finish_fetch(world: SpillingWorld, reader: ChannelStateReader) -> None:
     drainer = world.drainers[task.name]
     drainer.state = state
     world.spill.sealed(state, writer.bytes_written)
-    world.journal.changes.task(task.name)
+    task.mail(world.journal.changes)  # its drainer-installing mail
     if state is None:
         world.journal.tell(NothingFetched())
     else:

@@ -269,7 +269,6 @@ def convert_gate(
             for segment in taken:
                 world.ledger.rehome(segment, channel.owners.exclusive)
         channel.to_input_channel(taken, changes)
-    world.journal.changes.network_pool(global_pool)
     gate.converted = True
 
 
