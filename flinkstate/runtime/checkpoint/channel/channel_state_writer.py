@@ -104,7 +104,17 @@ class ChannelStateWriter:
 
     def submit(self, request: WriteRequest, changes: Changes) -> None:
         """A task hands it a request (``ChannelStateWriteRequestExecutor.submit``), written
-        after those before it."""
+        after those before it: its thread has one more to write.
+
+        Examples
+        --------
+        >>> from flinkstate.runtime.buffer.owners import Owner, OwnerKind
+        >>> writer = ChannelStateWriter("w", Owner(OwnerKind.CHANNEL_STATE_WRITER, "w"), 0, ())
+        >>> changes = Changes(writers={"w": (4,)})  # the writer's actor is slot 4
+        >>> writer.submit(WriteRequest(1, "task map[0]", "channel", False, ()), changes)
+        >>> writer.poll(changes).checkpoint, len(writer.requests), changes.stale
+        (1, 0, {4})
+        """
         self.requests.append(request)
         changes.writer(self.name)
 
