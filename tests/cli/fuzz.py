@@ -56,11 +56,14 @@ MEMORY_PEAK = 2 << 30
 #: what the child writes first, so that a signal's time counts from the entry point's start
 MARK = "flinkstate-fuzz: started"
 STUB = f"""
-import importlib.util, sys
+import importlib.util, pathlib, sys
 sys.argv[0] = "flinkstate"
 sys.stderr.write({MARK!r} + "\\n")
 sys.stderr.flush()
-if importlib.util.find_spec("flinkstate.launch") is None:  # before the entry point had one
+# the package's own folder, not its import path: an editable install extends the path of an
+# older checkout's package with the installed one's, where a newer launch module lies
+package = pathlib.Path(importlib.util.find_spec("flinkstate").origin).parent
+if not (package / "launch.py").is_file():  # before the entry point had one
     from flinkstate.cli import main
 else:
     from flinkstate.launch import main
