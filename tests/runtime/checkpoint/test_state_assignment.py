@@ -299,7 +299,7 @@ def test_channel_state_assignment_downscaling_two_different_gates() -> None:
     assert [
         (g.old_subtask_indexes, g.rescaled_channels_mapping, g.ambiguous_subtask_indexes)
         for g in gates
-    ] == [((0, 1), channels, {1}), ((0, 2), channels, set())]
+    ] == [((0, 1), channels, frozenset({1})), ((0, 2), channels, frozenset())]
     assert [g.mapping_type for g in gates] == [MappingType.RESCALING] * 2
 
 

@@ -206,14 +206,18 @@ def test_to_input_channel_rejected_while_recovered_state_unconsumed() -> None:
     world = restored_world()
     task = world.tasks["counter[0]"]
     channel = task.gates[0].channels[1]
-    assert not channel.recovery.state_consumed
+
+    def consumed() -> bool:  # Flink's stateConsumedFuture, done
+        return channel.recovery.state_consumed
+
+    assert not consumed()
     end = world.new_buffer(HEAP, 0, event=END_OF_INPUT_STATE)
     channel.on_recovered_state_buffer(end, world.journal.changes)
-    assert not channel.recovery.state_consumed
+    assert not consumed()
     assert recovered_channel.conversion_refusal(world, channel) is ConversionRefusal.BUFFERS_QUEUED
     polled = channel.poll_recovered(world.journal.changes)
     classic_recovery.on_recovery_event(world, task, channel, polled)
-    assert channel.recovery.state_consumed
+    assert consumed()
     assert recovered_channel.conversion_refusal(world, channel) is None
 
 
