@@ -184,11 +184,14 @@ def test_new_barrier_not_overwritten_by_check_for_barrier() -> None:
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_late_barrier_on_cancelled_checkpoint(seed: int) -> None:
-    """ChannelStatePersisterTest.testLateBarrierOnCancelledCheckpoint (FLINK-21104): checkpoint 1
-    is cancelled while its barriers are still on their way to remote channels; each arrives
-    late and is ignored, and the next checkpoint persists its channels' data and completes
-    (the world's invariants hold every in-flight buffer to exactly one snapshot)."""
+@pytest.mark.parametrize("started", [False, True])
+def test_late_barrier_on_cancelled_checkpoint(seed: int, started: bool) -> None:
+    """ChannelStatePersisterTest.testLateBarrierOnCancelledCheckpoint and, ``started``,
+    .testLateBarrierOnStartedAndCancelledCheckpoint (FLINK-21104): checkpoint 1 is cancelled
+    while its barriers are still on their way to remote channels (which, ``started``, persist
+    for it already); each arrives late and is ignored, and the next checkpoint persists its
+    channels' data and completes (the world's invariants hold every in-flight buffer to
+    exactly one snapshot)."""
     params = {
         "checkpoints": 2,
         "checkpoint_interval": 100,
@@ -212,6 +215,7 @@ def test_late_barrier_on_cancelled_checkpoint(seed: int) -> None:
             c.name
             for c in world.channels.values()
             if c.remote
+            and (c.persister.persisting == pending.id) is started
             and any(
                 b.event == BARRIER and b.checkpoint == pending.id
                 for b in world.subpartitions[c.subpartition].queue
@@ -220,6 +224,7 @@ def test_late_barrier_on_cancelled_checkpoint(seed: int) -> None:
         if late:
             assert pending.id == 1
             coordinator.abort_pending(world, CheckpointFailureReason.CHECKPOINT_EXPIRED, "late")
+            assert not any(world.channels[name].persister.persisting for name in late)
     dropped = [h for e in sim.events for h in e.happenings if isinstance(h, StaleBarrierDropped)]
     assert late
     assert dropped
