@@ -202,6 +202,49 @@ def test_key_group_range_value_type() -> None:
         KeyGroupRange(-1, 3)
 
 
+@pytest.mark.parametrize(
+    ("first", "second", "expected"),
+    [
+        ((0, 10), (3, 7), (3, 7)),
+        ((0, 5), (6, 10), None),
+        ((0, 10), (5, 20), (5, 10)),
+        ((3, 12), (0, 10), (3, 10)),
+    ],
+)
+def test_key_group_intersection(
+    first: tuple[int, int], second: tuple[int, int], expected: tuple[int, int] | None
+) -> None:
+    # KeyGroupRangeTest.testKeyGroupIntersection: symmetric, empty where they do not overlap
+    one, two = KeyGroupRange.of(*first), KeyGroupRange.of(*second)
+    want = EMPTY_KEY_GROUP_RANGE if expected is None else KeyGroupRange(*expected)
+    assert one.intersection(two) == want
+    assert two.intersection(one) == want
+    assert one.intersection(one) == one
+
+
+@pytest.mark.parametrize(
+    ("start", "end"),
+    [(0, 0), (0, 1), (1, 2), (42, 42), (3, 7), (0, 2**15 - 1), (2**15 - 2, 2**15 - 1)],
+)
+def test_key_group_range_basics(start: int, end: int) -> None:
+    # KeyGroupRangeTest.testKeyGroupRangeBasics: its size, its key groups in order, nothing
+    # either side (Short.MAX_VALUE is 2**15 - 1)
+    groups = KeyGroupRange.of(start, end)
+    assert groups.number_of_key_groups == max(0, end - start + 1)
+    assert (groups.start, groups.end) == (start, end)
+    assert list(groups) == list(range(start, end + 1))
+    assert all(group in groups for group in groups)
+    assert start - 1 not in groups
+    assert end + 1 not in groups
+
+
+def test_a_key_group_range_starting_below_zero_is_refused() -> None:
+    # KeyGroupRangeTest.testKeyGroupRangeBasics: KeyGroupRange.of(-3, 2) is an
+    # IllegalArgumentException
+    with pytest.raises(InvalidParameterError, match="cannot start below 0"):
+        KeyGroupRange.of(-3, 2)
+
+
 def test_string_key_groups_in_numpy_are_flinks(flink_reference: dict[str, Any]) -> None:
     """``KeyGroupRangeAssignment`` on Flink's JVM for String keys (every max parallelism of
     the reference) against the numpy functions, all keys of a max parallelism at once."""

@@ -58,7 +58,9 @@ NETWORK_KEYS: Mapping[str, tuple[str, int]] = {
     "taskmanager.network.memory.floating-buffers-per-gate": ("floating_buffers", 8),
     "taskmanager.network.memory.max-buffers-per-channel": ("max_buffers_per_channel", 10),
     "taskmanager.numberOfTaskSlots": ("slots_per_tm", 1),
-    "execution.checkpointing.max-subtasks-per-channel-state-file": (
+    # Flink's CheckpointingOptions.UNALIGNED_MAX_SUBTASKS_PER_CHANNEL_STATE_FILE (1.20 to
+    # master), with no deprecated or fallback key
+    "execution.checkpointing.unaligned.max-subtasks-per-channel-state-file": (
         "subtasks_per_state_file",
         5,
     ),

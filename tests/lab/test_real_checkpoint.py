@@ -35,6 +35,24 @@ def test_job_config_lines() -> None:
         network_settings({"taskmanager.network.memory.buffers-per-channel": "two"})
 
 
+def test_subtasks_per_state_file_is_read_under_flinks_unaligned_key() -> None:
+    # Flink's CheckpointingOptions.UNALIGNED_MAX_SUBTASKS_PER_CHANNEL_STATE_FILE: the key sits
+    # under execution.checkpointing.unaligned. (1.20 to master) and has no deprecated or
+    # fallback key, so the key without "unaligned." is not Flink's and leaves the default
+    values, settings = network_settings(
+        {"execution.checkpointing.unaligned.max-subtasks-per-channel-state-file": "2"}
+    )
+    assert values["subtasks_per_state_file"] == 2
+    assert any(
+        s.name == "subtasks_per_state_file" and s.source.startswith("job-config.txt: ")
+        for s in settings
+    )
+    values, _ = network_settings(
+        {"execution.checkpointing.max-subtasks-per-channel-state-file": "2"}
+    )
+    assert values["subtasks_per_state_file"] == 5
+
+
 def test_a_bad_job_config_line_is_named(tmp_path: Path) -> None:
     path = tmp_path / "job-config.txt"
     path.write_text("a=1\nno equals sign\n", encoding="utf-8")
@@ -143,7 +161,11 @@ def test_an_int_as_integer_parse_int_reads_it(raw: str, value: int) -> None:
         ("taskmanager.numberOfTaskSlots", "2147483648", "does not fit a Java int"),
         ("taskmanager.numberOfTaskSlots", "0", "='0': must be at least 1"),
         ("taskmanager.network.memory.buffers-per-channel", "-1", "='-1': must be at least 0"),
-        ("execution.checkpointing.max-subtasks-per-channel-state-file", "0", "at least 1"),
+        (
+            "execution.checkpointing.unaligned.max-subtasks-per-channel-state-file",
+            "0",
+            "at least 1",
+        ),
         ("taskmanager.memory.segment-size", "", "segment-size='': a memory size must not be"),
         ("taskmanager.memory.segment-size", "8 zb", "segment-size='8 zb': memory size unit"),
     ],

@@ -43,11 +43,13 @@ def test_channel_state_assignment_downscaling(on_downstream: bool) -> None:
     assert up0.descriptor.rescaled_channels_mapping == mappings((0, 1), (1, 2))
     assert up0.descriptor.ambiguous_subtask_indexes == frozenset()
     assert up1.descriptor.old_subtask_indexes == (1,)
+    assert up1.descriptor.rescaled_channels_mapping == mappings((0, 1), (1, 2))
     down0, down1 = plan.downstream
     assert down0.descriptor.old_subtask_indexes == (0, 1)
     assert down0.descriptor.rescaled_channels_mapping == mappings((0, 2), (1,))
     assert down0.descriptor.ambiguous_subtask_indexes == {1}
     assert down1.descriptor.old_subtask_indexes == (1, 2)
+    assert down1.descriptor.rescaled_channels_mapping == mappings((0, 2), (1,))
     assert down1.descriptor.ambiguous_subtask_indexes == {1}
     if on_downstream:
         assert [u.output_state_from for u in plan.upstream] == [(), ()]
@@ -80,6 +82,61 @@ def test_channel_state_assignment_upscaling(on_downstream: bool) -> None:
         ]
     else:
         assert [u.output_state_from for u in plan.upstream] == [(0,), (1,), ()]
+
+
+@pytest.mark.parametrize("on_downstream", [False, True])
+def test_channel_state_assignment_no_rescale(on_downstream: bool) -> None:
+    # StateAssignmentOperationTest.testChannelStateAssignmentNoRescale: RANGE downstream,
+    # ROUND_ROBIN upstream, 2 -> 2 on both sides: every subtask its own state, NO_RESCALE
+    plan = rescale_exchange("keyBy", (2, 2), (2, 2), recover_output_on_downstream=on_downstream)
+    assert [d.input_state_from for d in plan.downstream] == [(0,), (1,)]
+    assert all(u.descriptor is NO_RESCALE for u in plan.upstream)
+    assert all(d.descriptor is NO_RESCALE for d in plan.downstream)
+    if on_downstream:
+        # indexes0 {0, 0, 1, 0} and indexes1 {0, 1, 1, 1}: (old upstream, old subpartition)
+        assert [u.output_state_from for u in plan.upstream] == [(), ()]
+        assert [d.upstream_output_state_from for d in plan.downstream] == [
+            ((0, 0), (1, 0)),
+            ((0, 1), (1, 1)),
+        ]
+    else:
+        assert [u.output_state_from for u in plan.upstream] == [(0,), (1,)]
+        assert [d.upstream_output_state_from for d in plan.downstream] == [(), ()]
+
+
+def test_channel_state_assignment_stability() -> None:
+    # StateAssignmentOperationTest.testChannelStateAssignmentStability: 100 subtasks kept,
+    # RANGE downstream and ROUND_ROBIN upstream: each new subtask gets its old subtask's state
+    plan = rescale_exchange("keyBy", (100, 100), (100, 100))
+    assert [d.input_state_from for d in plan.downstream] == [(i,) for i in range(100)]
+    assert [u.output_state_from for u in plan.upstream] == [(i,) for i in range(100)]
+
+
+@pytest.mark.parametrize(
+    ("upstream", "downstream", "upstream_old_subtasks", "downstream_old_subtasks"),
+    [
+        # testOnlyUpstreamChannelRescaleStateAssignment: only the upstream has (output)
+        # state; the downstream goes from 5 to 3
+        ((5, 5), (5, 3), 5, 7),
+        # testOnlyDownstreamChannelRescaleStateAssignment: only the downstream has (input)
+        # state; the upstream goes from 5 to 3
+        ((5, 3), (5, 5), 5, 5),
+    ],
+)
+def test_only_upstream_or_downstream_rescaling(
+    upstream: tuple[int, int],
+    downstream: tuple[int, int],
+    upstream_old_subtasks: int,
+    downstream_old_subtasks: int,
+) -> None:
+    """StateAssignmentOperationTest.testOnlyUpstreamOrDownstreamRescalingInternal (FLINK-31963):
+    RANGE downstream, ROUND_ROBIN upstream. Every new subtask on either side has a descriptor
+    naming at least one old subtask, and their old subtasks add up to Flink's counts."""
+    plan = rescale_exchange("keyBy", upstream, downstream)
+    ups = [len(u.descriptor.old_subtask_indexes) for u in plan.upstream]
+    downs = [len(d.descriptor.old_subtask_indexes) for d in plan.downstream]
+    assert all(n > 0 for n in ups + downs)
+    assert (sum(ups), sum(downs)) == (upstream_old_subtasks, downstream_old_subtasks)
 
 
 # --- FLINK-40269: which edge's mapping a descriptor carries ---------------------------------

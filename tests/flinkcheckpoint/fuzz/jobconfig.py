@@ -26,7 +26,7 @@ COUNTS = {
     "taskmanager.network.memory.floating-buffers-per-gate": 0,
     "taskmanager.network.memory.max-buffers-per-channel": 1,
     "taskmanager.numberOfTaskSlots": 1,
-    "execution.checkpointing.max-subtasks-per-channel-state-file": 1,
+    "execution.checkpointing.unaligned.max-subtasks-per-channel-state-file": 1,
 }
 #: values Flink refuses for a boolean (``ConfigurationUtils.convertToBoolean``)
 BAD_BOOLEANS = ("maybe", "", "yes", "no", "1", "0", "on", "t", "true false")

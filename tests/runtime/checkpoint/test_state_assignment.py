@@ -9,9 +9,18 @@ import pytest
 from flinkstate.catalogue.topologies import topology
 from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import assign_key_to_parallel_operator, assign_to_key_group
-from flinkstate.rescale import Partitioner, SubtaskStateMapper
-from flinkstate.runtime.checkpoint.checkpoint import Checkpoint
+from flinkstate.rescale import MappingType, Partitioner, RescaleMappings, SubtaskStateMapper
+from flinkstate.runtime.buffer.records import Fragment, Record
+from flinkstate.runtime.checkpoint.checkpoint import (
+    ChannelState,
+    Checkpoint,
+    InputChannelInfo,
+    PersistedBuffer,
+    ResultSubpartitionInfo,
+    SubtaskState,
+)
 from flinkstate.runtime.checkpoint.state_assignment import assign_state
+from flinkstate.runtime.jobgraph import Exchange, JobGraph, Operator, OperatorKind
 from flinkstate.runtime.options import ConnectedMappingLookup
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
@@ -224,3 +233,162 @@ def test_with_one_edge_per_pair_both_lookups_assign_the_same() -> None:
     assert by_first_edge.subtasks == by_data_set.subtasks
     with pytest.raises(InvalidParameterError, match="first-edge"):
         assign_state(taken, connected_mapping="first")
+
+
+SOURCE, MAP = OperatorKind.SOURCE, OperatorKind.MAP
+
+# --- Flink's StateAssignmentOperationTest on jobs of several gates ---------------------------
+# Flink's tests fill an OperatorState with a few dummy channel-state handles; here each handle
+# is a ChannelState of one persisted buffer holding one record. Every operator is named by its
+# role; Flink's sources are plain vertices, so the old parallelism is the operator's here.
+
+
+def handmade(
+    operators: dict[str, tuple[int, OperatorKind]],
+    exchanges: tuple[Exchange, ...],
+    inputs: dict[str, tuple[tuple[int, int], ...]],
+    outputs: dict[str, tuple[tuple[int, int], ...]],
+) -> Checkpoint:
+    """A checkpoint of the job ``operators`` (name -> old parallelism and kind) joined by
+    ``exchanges``, with one handle per (gate, channel) of ``inputs`` and per (partition,
+    subpartition) of ``outputs`` (subtask name -> handles)."""
+    graph = JobGraph(
+        tuple(Operator(name, p, kind) for name, (p, kind) in operators.items()), exchanges
+    )
+    records: list[Record] = []
+
+    def handle(owner: str, info: InputChannelInfo | ResultSubpartitionInfo) -> ChannelState:
+        record = Record(len(records), len(records), 6, owner, len(records))
+        records.append(record)
+        buffer = PersistedBuffer((Fragment(record.id, 0, 10, 10),))
+        return ChannelState(owner, f"{owner}/{info}", info, (buffer,))
+
+    input_state = tuple(
+        handle(owner, InputChannelInfo(gate, channel))
+        for owner, handles in inputs.items()
+        for gate, channel in handles
+    )
+    output_state = tuple(
+        handle(owner, ResultSubpartitionInfo(partition, subpartition))
+        for owner, handles in outputs.items()
+        for partition, subpartition in handles
+    )
+    sources = tuple(
+        SubtaskState(op.subtask_name(i), op.name, i, 0, None, ())
+        for op in graph.operators
+        if op.kind is OperatorKind.SOURCE
+        for i in range(op.parallelism)
+    )
+    return Checkpoint(1, True, 0, 0, sources, input_state, output_state, graph, tuple(records))
+
+
+def test_channel_state_assignment_downscaling_two_different_gates() -> None:
+    """StateAssignmentOperationTest.testChannelStateAssignmentDownscalingTwoDifferentGates
+    (FLINK-22686): every operator 3 -> 2; gate 0 from a keyBy (ARBITRARY upstream, RANGE
+    downstream), gate 1 from a rebalance (ROUND_ROBIN both). New subtask 0's gates: old
+    subtasks {0, 1} (1 ambiguous) and {0, 2} (none), both channel mappings {{0, 2}, {1}}."""
+    taken = handmade(
+        {"up1": (3, SOURCE), "up2": (3, SOURCE), "down": (3, MAP)},
+        (Exchange("up1", "down", Partitioner.HASH), Exchange("up2", "down", Partitioner.REBALANCE)),
+        {f"down[{i}]": ((0, 0), (1, 0)) for i in range(3)},
+        {f"up{u}[{i}]": ((0, 0), (0, 0)) for u in (1, 2) for i in range(3)},
+    )
+    assignment = assign_state(taken, {"up1": 2, "up2": 2, "down": 2})
+    gates = [g.descriptor for g in assignment.subtasks["down[0]"].gates]
+    channels = RescaleMappings.of([[0, 2], [1]], 3)
+    assert [
+        (g.old_subtask_indexes, g.rescaled_channels_mapping, g.ambiguous_subtask_indexes)
+        for g in gates
+    ] == [((0, 1), channels, frozenset({1})), ((0, 2), channels, frozenset())]
+    assert [g.mapping_type for g in gates] == [MappingType.RESCALING] * 2
+
+
+def test_channel_state_assignment_two_gates_partially_downscaling() -> None:
+    """StateAssignmentOperationTest.testChannelStateAssignmentTwoGatesPartiallyDownscaling
+    (FLINK-35351): both upstreams 3 -> 2, the downstream keeps 3; gate 0 from a custom
+    partitioner (FULL downstream), gate 1 from a rebalance. Each old downstream subtask has two
+    handles on gate 0, and each new one gets all six: FULL re-reads every old subtask."""
+    taken = handmade(
+        {"up1": (3, SOURCE), "up2": (3, SOURCE), "down": (3, MAP)},
+        (
+            Exchange("up1", "down", Partitioner.CUSTOM),
+            Exchange("up2", "down", Partitioner.REBALANCE),
+        ),
+        {f"down[{i}]": ((0, 0), (0, 1)) for i in range(3)},
+        {},
+    )
+    assignment = assign_state(taken, {"up1": 2, "up2": 2})
+    assert [len(assignment.subtasks[f"down[{i}]"].input_state) for i in range(3)] == [6, 6, 6]
+
+
+def test_only_upstream_channel_state_assignment() -> None:
+    """StateAssignmentOperationTest.testOnlyUpstreamChannelStateAssignment (FLINK-27031): only
+    old upstream subtask 0 has (output) state, both operators 2 -> 3 over RANGE / ROUND_ROBIN:
+    every new subtask still gets a restore, and the downstream ones a rescaling descriptor (to
+    demultiplex the upstream's recovered buffers)."""
+    taken = handmade(
+        {"up": (2, SOURCE), "down": (2, MAP)},
+        (Exchange("up", "down", Partitioner.HASH),),
+        {},
+        {"up[0]": ((0, 0), (0, 1))},
+    )
+    assignment = assign_state(taken, {"up": 3, "down": 3})
+    assert sorted(assignment.subtasks) == [f"{op}[{i}]" for op in ("down", "up") for i in range(3)]
+    assert all(
+        assignment.subtasks[f"down[{i}]"].gates[0].descriptor.mapping_type is MappingType.RESCALING
+        for i in range(3)
+    )
+
+
+def test_mixed_exchanges_forward_and_hash_no_state_on_forward() -> None:
+    """StateAssignmentOperationTest.testMixedExchangesForwardAndHashNoStateOnForward
+    (FLINK-38267): a source (2) forwards to map1 (2) and hashes to map2 (2 -> 3); only the hash
+    edge has state (the source's partition 1, map2's gate 0). Assigning does not fail."""
+    taken = handmade(
+        {"source": (2, SOURCE), "map1": (2, MAP), "map2": (2, MAP)},
+        (
+            Exchange("source", "map1", Partitioner.FORWARD),
+            Exchange("source", "map2", Partitioner.HASH),
+        ),
+        {f"map2[{i}]": ((0, 0),) for i in range(2)},
+        {f"source[{i}]": ((1, i),) for i in range(2)},
+    )
+    assignment = assign_state(taken, {"map2": 3})
+    assert "map2[0]" in assignment.subtasks
+    assert assignment.subtasks["map2[0]"].input_state
+    assert {
+        c.index for s in range(2) for c in assignment.subtasks[f"source[{s}]"].output_state
+    } == {1}
+
+
+def test_mixed_exchanges_multiple_gates_with_partial_state() -> None:
+    """StateAssignmentOperationTest.testMixedExchangesMultipleGatesWithPartialState
+    (FLINK-38267): three upstreams (3 -> 2) into one downstream (3 -> 2), over RANGE, keyBy and
+    ROUND_ROBIN edges; only the second edge has state. New downstream subtask 0 gets input
+    state. (No partitioner has RANGE upstream; the first edge is a keyBy here.)"""
+    taken = handmade(
+        {"up1": (3, SOURCE), "up2": (3, SOURCE), "up3": (3, SOURCE), "down": (3, MAP)},
+        (
+            Exchange("up1", "down", Partitioner.HASH),
+            Exchange("up2", "down", Partitioner.HASH),
+            Exchange("up3", "down", Partitioner.REBALANCE),
+        ),
+        {f"down[{i}]": ((1, 0),) for i in range(3)},
+        {f"up2[{i}]": ((0, 0),) for i in range(3)},
+    )
+    assignment = assign_state(taken, {"up1": 2, "up2": 2, "up3": 2, "down": 2})
+    assert assignment.subtasks["down[0]"].input_state
+
+
+def test_mixed_exchanges_rescale_and_rebalance_no_state_on_rescale() -> None:
+    """StateAssignmentOperationTest.testMixedExchangesRescaleAndRebalanceNoStateOnRescale
+    (FLINK-38267): a source (4) into a sink (4 -> 2) over ROUND_ROBIN both ways, state on both
+    sides: assigning succeeds (new sink 0 reads old sinks 0 and 2)."""
+    taken = handmade(
+        {"source": (4, SOURCE), "sink": (4, OperatorKind.SINK)},
+        (Exchange("source", "sink", Partitioner.REBALANCE),),
+        {f"sink[{i}]": ((0, 0),) for i in range(4)},
+        {f"source[{i}]": ((0, 0),) for i in range(4)},
+    )
+    assignment = assign_state(taken, {"sink": 2})
+    assert {c.old_subtask for c in assignment.subtasks["sink[0]"].input_state} == {0, 2}

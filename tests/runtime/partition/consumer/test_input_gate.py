@@ -13,12 +13,19 @@ import pytest
 
 from flinkstate.catalogue.topologies import topology
 from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.buffer.buffer import Buffer
 from flinkstate.runtime.buffer.ledger import Changes
+from flinkstate.runtime.buffer.owners import ChannelOwners
+from flinkstate.runtime.checkpoint import coordinator
+from flinkstate.runtime.checkpoint.happenings import StaleBarrierDropped
+from flinkstate.runtime.events import BARRIER
+from flinkstate.runtime.options import CheckpointFailureReason
 from flinkstate.runtime.partition import result_partition
 from flinkstate.runtime.partition.consumer import input_gate
-from flinkstate.runtime.partition.consumer.input_gate import RecycledTo
+from flinkstate.runtime.partition.consumer.input_gate import Channel, RecycledTo
 from flinkstate.runtime.world.actors import transport_name
 from flinkstate.runtime.world.world import COPY_ON_WRITE_FROM, NetworkWorld
+from flinkstate.sim import Simulation, make_scheduler
 from flinkstate.sim.action import Action
 
 PACKAGE = Path(input_gate.__file__).parents[3]
@@ -128,3 +135,99 @@ def test_the_channels_and_subpartitions_examples_run(module: ModuleType) -> None
     results = doctest.testmod(module, optionflags=doctest.REPORT_NDIFF)
     assert results.attempted > 0
     assert results.failed == 0
+
+
+# -- Flink's ChannelStatePersisterTest, on the persister's part of a remote channel. Flink's
+# startPersisting is the barrier handler's snapshot of the channel here (it persists what was
+# received before an arrived barrier, ``pre_barrier`` buffers, and persists what arrives later
+# only while ``persisting`` names the checkpoint); checkForBarrier is ``on_event``, told by the
+# transport whether the barrier is the pending checkpoint's; maybePersist is the transport's
+# check of ``persisting``.
+
+
+def remote_channel() -> tuple[Channel, Changes]:
+    channel = Channel("c", "g", "t", "p", "s", True, 0, ChannelOwners.of("c"))
+    return channel, Changes(channels={"c": (7,)})
+
+
+def barrier(checkpoint: int) -> Buffer:
+    return Buffer(-1, 0, event=BARRIER, checkpoint=checkpoint, priority=True)
+
+
+def test_new_barrier_not_overwritten_by_stop_persisting() -> None:
+    """ChannelStatePersisterTest.testNewBarrierNotOverwrittenByStopPersisting (FLINK-20097):
+    checkpoint 1's barrier arrives behind one buffer, which is all its snapshot persists;
+    checkpoint 1 is aborted, 2's barrier arrives, and the late stop of 1 leaves 2's barrier
+    received and persists nothing more."""
+    channel, changes = remote_channel()
+    channel.received.append(Buffer(3, 32, 20))
+    channel.on_event(barrier(1), True, changes)
+    persister = channel.persister
+    assert (persister.barrier_arrived, persister.pre_barrier) == (1, 1)  # persisted: 1
+    assert not persister.persisting  # maybePersist: nothing more
+    channel.on_event(barrier(2), True, changes)
+    assert not persister.persisting
+    persister.stop_persisting(1)
+    assert not persister.persisting
+    assert persister.barrier_arrived == 2  # hasBarrierReceived
+
+
+def test_new_barrier_not_overwritten_by_check_for_barrier() -> None:
+    """ChannelStatePersisterTest.testNewBarrierNotOverwrittenByCheckForBarrier: persisting for
+    checkpoint 2 (started after 1), checkpoint 1's barrier arrives: it is not the pending
+    checkpoint's, so it neither counts as received nor stops persisting for 2."""
+    channel, changes = remote_channel()
+    channel.persister.persisting = 2
+    channel.on_event(barrier(1), False, changes)
+    assert channel.persister.persisting == 2
+    assert channel.persister.barrier_arrived == 0  # hasBarrierReceived: false
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("started", [False, True])
+def test_late_barrier_on_cancelled_checkpoint(seed: int, started: bool) -> None:
+    """ChannelStatePersisterTest.testLateBarrierOnCancelledCheckpoint and, ``started``,
+    .testLateBarrierOnStartedAndCancelledCheckpoint (FLINK-21104): checkpoint 1 is cancelled
+    while its barriers are still on their way to remote channels (which, ``started``, persist
+    for it already); each arrives late and is ignored, and the next checkpoint persists its
+    channels' data and completes (the world's invariants hold every in-flight buffer to
+    exactly one snapshot)."""
+    params = {
+        "checkpoints": 2,
+        "checkpoint_interval": 100,
+        "record_size": 2500,
+        "records": 60,
+        "cost": 8,
+        "tolerable_failed_checkpoints": 1,
+    }
+    sim = Simulation(
+        lambda: topology("backpressure").build(params, seed=seed, full_check_every=5),
+        make_scheduler("random", seed),
+    )
+    world = sim.model
+    assert isinstance(world, NetworkWorld)
+    late: set[str] = set()
+    while sim.step() is not None:
+        pending = world.checkpoints.pending
+        if late or pending is None:
+            continue
+        late = {
+            c.name
+            for c in world.channels.values()
+            if c.remote
+            and (c.persister.persisting == pending.id) is started
+            and any(
+                b.event == BARRIER and b.checkpoint == pending.id
+                for b in world.subpartitions[c.subpartition].queue
+            )
+        }
+        if late:
+            assert pending.id == 1
+            coordinator.abort_pending(world, CheckpointFailureReason.CHECKPOINT_EXPIRED, "late")
+            assert not any(world.channels[name].persister.persisting for name in late)
+    dropped = [h for e in sim.events for h in e.happenings if isinstance(h, StaleBarrierDropped)]
+    assert late
+    assert dropped
+    assert all(h.checkpoint == 1 for h in dropped)
+    assert [c.id for c in world.checkpoints.completed][:1] == [2]
+    assert world.violations == []

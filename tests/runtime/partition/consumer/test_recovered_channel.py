@@ -6,8 +6,13 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.catalogue.topologies import topology
+from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.buffer.buffer import HEAP
 from flinkstate.runtime.buffer.owners import OwnerKind
+from flinkstate.runtime.checkpoint import barrier_handler
+from flinkstate.runtime.checkpoint.channel import classic_recovery
 from flinkstate.runtime.checkpoint.state_assignment import assign_state
+from flinkstate.runtime.events import END_OF_INPUT_STATE
 from flinkstate.runtime.partition.consumer import recovered_channel
 from flinkstate.runtime.partition.consumer.input_gate import Gate
 from flinkstate.runtime.partition.consumer.recovered_channel import ConversionRefusal
@@ -178,3 +183,67 @@ def test_refusals_say_what_is_not_done_and_which_flink_checks_it() -> None:
     assert "checkpointing during recovery off" in ConversionRefusal.STATE_NOT_CONSUMED.flink
     assert "still queues" in ConversionRefusal.BUFFERS_QUEUED.meaning
     assert ConversionRefusal.BUFFERS_QUEUED.flink.startswith("Flink master")
+
+
+# -- Flink's RecoveredInputChannelTest (master), on the classic restore of the keyed job
+
+
+def test_checkpoint_start_impossible() -> None:
+    # RecoveredInputChannelTest.testCheckpointStartImpossible (FLINK-20654): checkpointStarted
+    # on a RecoveredInputChannel throws a CheckpointException: the task declines as not ready
+    world = restored_world()
+    task = world.tasks["counter[0]"]
+    assert task.gates[0].channels[0].recovered
+    assert "is still a RecoveredInputChannel" in barrier_handler.not_ready(world, task)
+
+
+def test_to_input_channel_rejected_while_recovered_state_unconsumed() -> None:
+    """RecoveredInputChannelTest.testToInputChannelRejectedWhileRecoveredStateUnconsumed and
+    .testStateConsumedFutureCompletesAfterLegacySentinelIsConsumed: the end-of-state event
+    the reader queues last (finishReadRecoveredState) leaves the state unconsumed and the
+    conversion refused; once the task consumed it, the state is consumed and the channel
+    converts."""
+    world = restored_world()
+    task = world.tasks["counter[0]"]
+    channel = task.gates[0].channels[1]
+
+    def consumed() -> bool:  # Flink's stateConsumedFuture, done
+        return channel.recovery.state_consumed
+
+    assert not consumed()
+    end = world.new_buffer(HEAP, 0, event=END_OF_INPUT_STATE)
+    channel.on_recovered_state_buffer(end, world.journal.changes)
+    assert not consumed()
+    assert recovered_channel.conversion_refusal(world, channel) is ConversionRefusal.BUFFERS_QUEUED
+    polled = channel.poll_recovered(world.journal.changes)
+    classic_recovery.on_recovery_event(world, task, channel, polled)
+    assert consumed()
+    assert recovered_channel.conversion_refusal(world, channel) is None
+
+
+def test_to_input_channel_requires_empty_recovered_buffers() -> None:
+    # RecoveredInputChannelTest.testToInputChannelRequiresEmptyRecoveredBuffers: a recovered
+    # buffer and the end-of-state event queued: "Received buffer should be empty"
+    world = restored_world()
+    channel = world.tasks["counter[0]"].gates[0].channels[1]
+    changes = world.journal.changes
+    channel.on_recovered_state_buffer(world.new_buffer(HEAP, 0), changes)
+    channel.on_recovered_state_buffer(world.new_buffer(HEAP, 0, event=END_OF_INPUT_STATE), changes)
+    assert recovered_channel.conversion_refusal(world, channel) is ConversionRefusal.BUFFERS_QUEUED
+
+
+def test_buffer_pool_exhausted_blocks_rather_than_heap_allocate() -> None:
+    """RecoveredInputChannelTest.testBufferPoolExhaustedBlocksRatherThanHeapAllocate: once the
+    channel's exclusive buffers and the gate's floating ones are taken, the next request
+    waits; no buffer comes from the heap instead. (Flink's case: a pool of 4 segments, all
+    exclusive; the model's keyed job has its own pool sizes.)"""
+    world = restored_world()
+    gate = world.tasks["counter[0]"].gates[0]
+    channel = gate.channels[1]
+    recovered_channel.request_exclusive(world, gate, channel)
+    taken = []
+    while recovered_channel.has_buffer(world, gate, channel):
+        taken.append(recovered_channel.take_buffer(world, gate, channel, channel.owners.recovered))
+    assert len(taken) >= gate.exclusive_per_channel
+    assert HEAP not in taken
+    assert recovered_channel.buffer_step(world, gate, channel, ActionKind.RECOVER_INPUT) is None
