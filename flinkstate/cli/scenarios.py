@@ -81,13 +81,8 @@ def run_scenario_command(
     steps = 2_000_000 if args.steps is None else args.steps
 
     def attempt(values: Mapping[str, object]) -> ScenarioRun:
-        return run_scenario(  # nobody steps back through it: no snapshots
-            args.name,
-            seed=args.seed,
-            overrides=values,
-            scheduler=args.scheduler,
-            max_steps=steps,
-            keep_snapshots=False,
+        return run_scenario(
+            args.name, seed=args.seed, overrides=values, scheduler=args.scheduler, max_steps=steps
         )
 
     if preset is None:

@@ -253,13 +253,17 @@ def run_scenario(
     max_steps: int = 2_000_000,
     progress: Callable[[int], None] | None = None,
     faults: Collection[Fault] = (),
-    keep_snapshots: bool = True,
+    keep_snapshots: bool = False,
 ) -> ScenarioRun:
     """Run a scenario: the job until its first checkpoint, then the restarted job to its end.
 
     ``faults`` break the restarted job(s) on purpose (the world's ``FAULTS``), to see which
-    invariant catches what the fix prevents. Without ``keep_snapshots`` the simulation keeps
-    only its start (``Simulation.snapshot_every``): for a run nobody steps back through."""
+    invariant catches what the fix prevents. A run to its end is read (its summary, figures,
+    timelines replayed from its start), not stepped back through, so by default its simulation
+    keeps only its start (``Simulation.snapshot_every``): a snapshot every few hundred steps
+    costs a small job about a third of its run, and a job of many subtasks (copying on write
+    after each) more than half. ``keep_snapshots`` keeps them, for stepping back and forth
+    through the finished run; stepping back without them replays from the start, exactly."""
     run = prepare_scenario(
         scenario,
         seed=seed,

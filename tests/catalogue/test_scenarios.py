@@ -88,10 +88,10 @@ def test_a_run_keeps_the_events_of_the_job_before_its_restart() -> None:
 
 
 def test_a_run_without_snapshots_is_the_same_run_and_keeps_only_its_start() -> None:
-    # the command line's runs: nobody steps back through them
+    # a run to its end keeps only its start unless told: nobody steps back through it
     overrides = {"records": 20}
-    kept = run_scenario("keyed-upscale", seed=4, overrides=overrides)
-    bare = run_scenario("keyed-upscale", seed=4, overrides=overrides, keep_snapshots=False)
+    kept = run_scenario("keyed-upscale", seed=4, overrides=overrides, keep_snapshots=True)
+    bare = run_scenario("keyed-upscale", seed=4, overrides=overrides)
     assert kept.simulation is not None
     assert bare.simulation is not None
     assert [(n, [e.to_json() for e in events]) for n, events in bare.phase_events()] == [

@@ -254,10 +254,15 @@ def verify_along_runs(model: Model, *, seeds: int = 2, limit: int = 2000, every:
             if not enabled or world.violations:
                 break
             if step % every == 0:
+                # a copy whose key is made once: the copies each pair makes of it keep what
+                # their actions leave as it was, rather than making every part again (the
+                # run itself keeps nothing, so the partial copies below start afresh)
+                keyed = world.clone()
+                keyed.fingerprint()
                 for i, first in enumerate(enabled):
                     for second in enabled[i + 1 :]:
-                        if reduction.independent(world, first, second):
-                            verify_commute(world, first, second)
+                        if reduction.independent(keyed, first, second):
+                            verify_commute(keyed, first, second)
                             checked += 1
                 if partial:
                     for action in enabled:
