@@ -67,30 +67,20 @@ function textWidth(node) {
   return String(node.textContent).length * Number(node.getAttribute("font-size") || 11) * 0.56;
 }
 
-// the first of `variants` (longest first) that fits in `width` px, drawn from x; none when none
-// fits: a label is left out (its place's hover still says it) rather than cut or drawn under
+// the first of `variants` (longest first; a variant may be [words, font size] to try a smaller
+// font before shorter words) that fits in `width` px, drawn from x; none when none fits: a
+// label is left out (its place's hover still says it) rather than cut, squeezed or drawn under
 // an item. Returns the right end of what was drawn (x when nothing was).
 function label(parent, x, y, variants, width, attrs) {
   for (const variant of variants) {
-    if (!variant) continue;
-    const node = text(parent, x, y, variant, attrs);
+    const [words, size] = Array.isArray(variant) ? variant : [variant, undefined];
+    if (!words) continue;
+    const node = text(parent, x, y, words, size ? { ...attrs, "font-size": size } : attrs);
     const w = textWidth(node);
     if (w <= width) return x + w;
     node.remove();
   }
   return x;
-}
-
-// a text squeezed to at most `width` pixels when it would run out of its box (a long task name,
-// "restoring output" in a narrow box); measured only once it is in the document, left as it is
-// where it cannot be measured
-function fitted(node, width) {
-  const length = typeof node.getComputedTextLength === "function" ? node.getComputedTextLength() : 0;
-  if (length > width && width > 0) {
-    node.setAttribute("textLength", String(width));
-    node.setAttribute("lengthAdjust", "spacingAndGlyphs");
-  }
-  return node;
 }
 
 // the four corner marks of a highlight around a box: a shape no state is drawn with
@@ -551,7 +541,7 @@ function render({ model, el: root }) {
   function drawCollapsed(g2, p, x, y, w) {
     const h = 40;
     glyph(frame(g2, x, y - h / 2, w, h, p, { fill: "#f3f4f6", dash: "4 2" }), "collapsed");
-    fitted(text(g2, x + 6, y - h / 2 + 14, `\u25b8 ${p.label}`, { "font-size": 12, "font-weight": 600, fill: "#374151" }), w - 12);
+    label(g2, x + 6, y - h / 2 + 14, [`\u25b8 ${p.label}`, [`\u25b8 ${p.label}`, 10], `\u25b8 ${(p.label || "").replace(/^.*(\[\d+\])$/, "$1")}`], w - 12, { "font-size": 12, "font-weight": 600, fill: "#374151" });
     label(g2, x + 6, y - h / 2 + 27, [`in ${p.collapsed.in} · out ${p.collapsed.out}`, `${p.collapsed.in} · ${p.collapsed.out}`], w - 12, { ...SMALL, "font-size": 10.5 });
     if (p.waits) waitsMark(g2, x + w - 3, y - h / 2);
     if (typeof model.send === "function") {
@@ -570,12 +560,12 @@ function render({ model, el: root }) {
     frame(g2, x, y - h / 2, w, h, p, { fill });
     const tick = p.acknowledged ? 12 : 0;
     const index = (p.label || "").replace(/^.*(\[\d+\])$/, "$1");
-    label(g2, x + 6, y - h / 2 + 14, [p.label, index], w - 10 - tick, { "font-size": 12, "font-weight": 600, fill: "#1e3a8a" });
+    label(g2, x + 6, y - h / 2 + 14, [p.label, [p.label, 10.5], [p.label, 9.5], index], w - 10 - tick, { "font-size": 12, "font-weight": 600, fill: "#1e3a8a" });
     // with event time the line is short enough for the narrowest box: "12 rec · wm 57"
     const progress = p.watermark === undefined
       ? [`processed ${p.processed}`, `${p.processed} rec`, String(p.processed)]
       : [`${p.processed ? `${p.processed} rec · ` : ""}wm ${p.watermark}`, `wm ${p.watermark}`];
-    const words = phase ? [phase, phase.split(" ")[0]] : progress;
+    const words = phase ? [phase, [phase, 9], phase.split(" ")[0]] : progress;
     label(g2, x + 6, y - h / 2 + 27, words, w - 10 - (needs ? ITEM_W + 6 : 0), { ...SMALL, "font-size": 10.5 });
     if (p.acknowledged) glyph(text(g2, x + w - 4, y - h / 2 + 14, "✓", { "text-anchor": "end", "font-size": 12, fill: CHECKPOINT }), "acknowledged");
     if (p.expanded && typeof model.send === "function") {
@@ -649,7 +639,8 @@ function render({ model, el: root }) {
     const name = p.kind === "drainer" ? "drainer" : "reader";
     let words;
     if (p.kind === "channel-state-reader") {
-      words = p.finished ? [`${name} · done`, "done"] : [`${name} · ${p.chunks} chunk(s)`, `${name} · ${p.chunks}`, String(p.chunks)];
+      const chunks = `${p.chunks} chunk(s)`;
+      words = p.finished ? [`${name} · done`, "done"] : [`${name} · ${chunks}`, [`${name} · ${chunks}`, 9], chunks, String(p.chunks)];
     } else {
       const files = p.spill_files ? ` · ${p.spill_files} spill file(s)` : "";
       const done = p.finished ? " · done" : "";
@@ -757,7 +748,7 @@ function render({ model, el: root }) {
   }
 
   // pieces: a stripe per fragment, widths by bytes (at least 1.5 px; a filtered one at least
-  // 5 px, so that its stroke is seen), within the bytes used
+  // 6 px, so that its stroke is seen), within the bytes used
   function drawPieces(g2, item) {
     const inner = ITEM_W - 2;
     const total = Math.max(item.capacity, 1);
@@ -765,13 +756,22 @@ function render({ model, el: root }) {
     for (const piece of item.pieces) {
       const mark = piece.length > 7;  // a watermark or status: a full-height marker, 2.5 px at least
       const dropped = piece[6] === "dropped";
-      const w = Math.max(mark ? 2.5 : dropped ? 5 : 1.5, (inner * piece[2]) / total);
+      const w = Math.max(mark ? 2.5 : dropped ? 6 : 1.5, (inner * piece[2]) / total);
       if (cursor + w > ITEM_W - 1) break;
       glyph(el("rect", { x: cursor, y: mark ? 0 : 2, width: w, height: mark ? ITEM_H : ITEM_H - 4, fill: pieceColour(piece), opacity: dropped ? 0.35 : 1 }, g2), mark ? "watermark" : "record");
       if (piece[1] > 0 && !mark) glyph(el("rect", { x: cursor, y: 2, width: 1, height: ITEM_H - 4, fill: "#111827" }, g2), "continues");
-      if (dropped) glyph(el("line", { x1: cursor - 0.5, y1: ITEM_H - 2, x2: cursor + w + 0.5, y2: 2, stroke: "#111827", "stroke-width": 1.6 }, g2), "filtered");
+      if (dropped) strike(g2, cursor, w);
       cursor += w;
     }
+  }
+
+  // a filtered record's stroke: at least 8 px across, over a white halo, so it reads on any
+  // stripe and on the hatching of a recovered buffer
+  function strike(g2, x, w) {
+    const half = Math.max(4, w / 2 + 0.5);
+    const [x1, x2] = [Math.max(0, x + w / 2 - half), Math.min(ITEM_W, x + w / 2 + half)];
+    el("line", { x1, y1: ITEM_H - 1.5, x2, y2: 1.5, stroke: "#ffffff", "stroke-width": 3.4, "stroke-linecap": "round" }, g2);
+    glyph(el("line", { x1, y1: ITEM_H - 1.5, x2, y2: 1.5, stroke: "#111827", "stroke-width": 1.8, "stroke-linecap": "round" }, g2), "filtered");
   }
 
   function place(node, x, y, animate, fromX, fromY) {
