@@ -621,15 +621,19 @@ function render({ model, el: root }) {
     }
   }
 
+  // a partition's or gate's pool: a gauge of its buffers in use; a gate still reading
+  // recovered channels has an R at its top, inside its box (below it is the reader's row)
   function drawPool(g2, p, x, y, w) {
     const h = 30;
     frame(g2, x, y - h / 2, w, h, p, { fill: "#f8fafc" });
+    const unconverted = p.kind === "input-gate" && p.converted === false;
+    const room = h - 6 - (unconverted ? 11 : 0);
     if (p.gauge && p.gauge[1] > 0 && p.gauge[0] > 0) {
       const used = Math.min(1, p.gauge[0] / p.gauge[1]);
-      glyph(el("rect", { x: x + 3, y: y + h / 2 - 3 - (h - 6) * used, width: w - 6, height: (h - 6) * used, fill: "#60a5fa" }, g2), "gauge");
+      glyph(el("rect", { x: x + 3, y: y + h / 2 - 3 - room * used, width: w - 6, height: room * used, fill: "#60a5fa" }, g2), "gauge");
     }
-    if (p.kind === "input-gate" && p.converted === false) {
-      glyph(text(g2, x + w / 2, y + h / 2 + 10, "R", { "text-anchor": "middle", "font-size": 10, fill: RECOVERED, "font-weight": 700 }), "unconverted");
+    if (unconverted) {
+      glyph(text(g2, x + w / 2, y - h / 2 + 11, "R", { "text-anchor": "middle", "font-size": 9, fill: RECOVERED, "font-weight": 700 }), "unconverted");
     }
   }
 
@@ -718,8 +722,10 @@ function render({ model, el: root }) {
     if (item.kind === "barrier") {
       const recovery = item.event === "RecoveryCheckpointBarrier";
       const colour = recovery ? RECOVERED : "#111827";
-      glyph(el("rect", { x: 0, y: -3, width: 6, height: ITEM_H + 6, rx: 1, fill: colour }, g2), recovery ? "recovery-barrier" : "barrier");
-      text(g2, 3, -6, String(item.checkpoint), { "text-anchor": "middle", "font-size": 9, fill: colour, "font-weight": 700 });
+      // a little taller than a buffer, its number as high as a persisted buffer's: both stay in
+      // the gap between two queues, clear of the items of the queue above
+      glyph(el("rect", { x: 0, y: -1, width: 6, height: ITEM_H + 2, rx: 1, fill: colour }, g2), recovery ? "recovery-barrier" : "barrier");
+      text(g2, 3, -2.5, String(item.checkpoint), { "text-anchor": "middle", "font-size": 8, fill: colour, "font-weight": 700 });
       return;
     }
     if (item.kind === "event") {

@@ -48,7 +48,7 @@ GLYPHS: Mapping[str, str] = {
     "free": "empty slots left of a channel: its free buffers (exclusive, floating)",
     "partial": "grey bar right of a channel: part of a record the deserializer holds",
     "gauge": "blue fill: share of a pool's buffers in use",
-    "unconverted": "R under a gate: it still reads recovered channels",
+    "unconverted": "R in a gate: it still reads recovered channels",
     "acknowledged": "\u2713: the task acknowledged the pending checkpoint",
     "waits": "waits: the actor cannot go on (hover: what it waits for)",
     "blocked": "red frame: blocked, or no credit to send",
