@@ -161,7 +161,10 @@ function geometry(scene, width) {
   // the band: network pools (and the heap) in one row, channel-state writers in the next
   const band = new Map();
   const full = Math.max(width, cursor + margin);
-  const slot = 200;
+  // as narrow as 170 px, so that a row holds every TaskManager of a job where it can (one row
+  // fewer for a rescale to 7); a label too long for it takes a shorter wording
+  const tms = Math.max(1, scene.places.filter((p) => p.kind === "network-pool").length);
+  const slot = Math.max(170, Math.min(200, Math.floor((full - 2 * margin) / tms)));
   const perRow = Math.max(1, Math.floor((full - 2 * margin) / slot));
   let bandRows = 0;
   for (const group of [["network-pool", "heap"], ["channel-state-writer"]]) {
@@ -179,7 +182,8 @@ function geometry(scene, width) {
     bandTop: jobHeight,
     // a place narrower than its column (a gate beside a reader) sits at the column's right
     px: (p) => (band.has(p.id) ? band.get(p.id).x : left.get(p.x) + (colWidth.get(p.x) - (KIND_WIDTH[p.kind] || 90)) * scale),
-    colWidth: (p) => (band.has(p.id) ? slot - 14 : (KIND_WIDTH[p.kind] || 90) * scale),
+    // the heap, last of its row, has what is left of the row for its words
+    colWidth: (p) => (!band.has(p.id) ? (KIND_WIDTH[p.kind] || 90) * scale : p.kind === "heap" ? full - margin - band.get(p.id).x : slot - 14),
     py: (p) => (band.has(p.id) ? jobHeight + 24 + band.get(p.id).row * BAND_ROW + BAND_ROW / 2 : jobY(p)),
   };
 }
