@@ -23,6 +23,8 @@ const CHECKPOINT = "#6a3d9a";
 const RECOVERED = "#d97706";
 const BLOCKED = "#d62728";
 const ACTOR = "#facc15";
+// what a tour's stop points at: palette.HIGHLIGHT, a hue and a shape (corner marks) no state has
+const HIGHLIGHT = "#ff00ff";
 const KIND_WIDTH = {
   "network-pool": 190, heap: 190, "channel-state-writer": 190,
   task: 104, "result-partition": 16, "input-gate": 16,
@@ -36,6 +38,7 @@ const CHANNEL_KINDS = new Set(["remote-channel", "local-channel", "recovered-cha
 // places of a TaskManager's memory and threads, drawn in a band under the job
 const BAND_KINDS = new Set(["network-pool", "heap", "channel-state-writer"]);
 const BAND_ROW = 34;
+const SMALL = { "font-size": 11, fill: "#374151" };
 
 function el(tag, attrs, parent) {
   const node = document.createElementNS(SVG, tag);
@@ -50,16 +53,41 @@ function text(parent, x, y, content, attrs) {
   return t;
 }
 
-// a text squeezed to at most `width` pixels when it would run out of its box (a long task name,
-// "restoring output" in a narrow box); measured only once it is in the document, left as it is
-// where it cannot be measured
-function fitted(node, width) {
-  const length = typeof node.getComputedTextLength === "function" ? node.getComputedTextLength() : 0;
-  if (length > width && width > 0) {
-    node.setAttribute("textLength", String(width));
-    node.setAttribute("lengthAdjust", "spacingAndGlyphs");
-  }
+// a mark of the canvas's visual grammar: tagged with its glyph class, which the legend names
+// (flinkstate.views.glyphs has the words; the legend lists the classes drawn)
+function glyph(node, cls) {
+  node.setAttribute("data-glyph", cls);
   return node;
+}
+
+// the width of a text: measured once it is in the document, estimated where it cannot be
+function textWidth(node) {
+  const measured = typeof node.getComputedTextLength === "function" ? node.getComputedTextLength() : 0;
+  if (measured > 0) return measured;
+  return String(node.textContent).length * Number(node.getAttribute("font-size") || 11) * 0.56;
+}
+
+// the first of `variants` (longest first; a variant may be [words, font size] to try a smaller
+// font before shorter words) that fits in `width` px, drawn from x; none when none fits: a
+// label is left out (its place's hover still says it) rather than cut, squeezed or drawn under
+// an item. Returns the right end of what was drawn (x when nothing was).
+function label(parent, x, y, variants, width, attrs) {
+  for (const variant of variants) {
+    const [words, size] = Array.isArray(variant) ? variant : [variant, undefined];
+    if (!words) continue;
+    const node = text(parent, x, y, words, size ? { ...attrs, "font-size": size } : attrs);
+    const w = textWidth(node);
+    if (w <= width) return x + w;
+    node.remove();
+  }
+  return x;
+}
+
+// the four corner marks of a highlight around a box: a shape no state is drawn with
+function corners(x, y, w, h) {
+  const l = Math.max(3, Math.min(8, w / 3, h / 3));
+  return `M ${x} ${y + l} V ${y} H ${x + l} M ${x + w - l} ${y} H ${x + w} V ${y + l} `
+    + `M ${x + w} ${y + h - l} V ${y + h} H ${x + w - l} M ${x + l} ${y + h} H ${x} V ${y + h - l}`;
 }
 
 // watermarks and statuses: a dark slate, unlike any source or key-group colour
@@ -133,7 +161,10 @@ function geometry(scene, width) {
   // the band: network pools (and the heap) in one row, channel-state writers in the next
   const band = new Map();
   const full = Math.max(width, cursor + margin);
-  const slot = 200;
+  // as narrow as 170 px, so that a row holds every TaskManager of a job where it can (one row
+  // fewer for a rescale to 7); a label too long for it takes a shorter wording
+  const tms = Math.max(1, scene.places.filter((p) => p.kind === "network-pool").length);
+  const slot = Math.max(170, Math.min(200, Math.floor((full - 2 * margin) / tms)));
   const perRow = Math.max(1, Math.floor((full - 2 * margin) / slot));
   let bandRows = 0;
   for (const group of [["network-pool", "heap"], ["channel-state-writer"]]) {
@@ -151,7 +182,8 @@ function geometry(scene, width) {
     bandTop: jobHeight,
     // a place narrower than its column (a gate beside a reader) sits at the column's right
     px: (p) => (band.has(p.id) ? band.get(p.id).x : left.get(p.x) + (colWidth.get(p.x) - (KIND_WIDTH[p.kind] || 90)) * scale),
-    colWidth: (p) => (band.has(p.id) ? slot - 14 : (KIND_WIDTH[p.kind] || 90) * scale),
+    // the heap, last of its row, has what is left of the row for its words
+    colWidth: (p) => (!band.has(p.id) ? (KIND_WIDTH[p.kind] || 90) * scale : p.kind === "heap" ? full - margin - band.get(p.id).x : slot - 14),
     py: (p) => (band.has(p.id) ? jobHeight + 24 + band.get(p.id).row * BAND_ROW + BAND_ROW / 2 : jobY(p)),
   };
 }
@@ -182,7 +214,7 @@ function render({ model, el: root }) {
   toolbar.appendChild(zoom);
   const legend = document.createElement("div");
   legend.className = "flinkstate-canvas-legend";
-  legend.style.cssText = "display:flex;gap:12px;flex-wrap:wrap;align-items:center;";
+  legend.style.cssText = "display:flex;gap:3px 14px;flex-wrap:wrap;align-items:center;flex-basis:100%;font-size:11.5px;color:#374151;";
   toolbar.appendChild(legend);
 
   const holder = document.createElement("div");
@@ -251,25 +283,78 @@ function render({ model, el: root }) {
     return colourBy.value === "key-group" ? keyGroupColour(piece[5]) : SOURCE_COLOURS[piece[4] % SOURCE_COLOURS.length];
   }
 
-  function drawLegend(scene) {
-    legend.innerHTML = "";
-    const add = (swatch, label) => {
-      const span = document.createElement("span");
-      span.style.cssText = "display:inline-flex;align-items:center;gap:4px;white-space:nowrap;";
-      span.innerHTML = `${swatch}<span>${escapeHtml(label)}</span>`;
-      legend.appendChild(span);
-    };
-    if (colourBy.value === "source") {
-      const n = Math.min(scene.splits || 0, 8);
-      const dots = Array.from({ length: n }, (_, i) => `<span style="display:inline-block;width:10px;height:10px;background:${SOURCE_COLOURS[i]};border-radius:2px"></span>`).join("");
-      if (n) add(dots, `source subtask 0${n > 1 ? `–${n - 1}` : ""}${(scene.splits || 0) > 8 ? " …" : ""}`);
+  // a small picture of each glyph class for the legend, as the canvas draws it
+  function swatch(cls) {
+    const box = (inner) => `<svg width="18" height="16" viewBox="0 0 18 16" style="flex:none">${inner}</svg>`;
+    const pill = (letter) => box(`<rect x="4" y="3" width="10" height="11" rx="5" fill="#e5e7eb" stroke="#6b7280" stroke-width="0.8"/><text x="9" y="11.5" text-anchor="middle" font-size="8" fill="#111827">${letter}</text>`);
+    const request = (letter) => box(`<rect x="4" y="3" width="10" height="11" rx="1" fill="#ede9fe" stroke="${CHECKPOINT}" stroke-width="1.2"/><text x="9" y="11.5" text-anchor="middle" font-size="8" fill="${CHECKPOINT}">${letter}</text>`);
+    const buffer = (inner, stroke, extra) => box(`<rect x="1" y="2" width="16" height="12" rx="2" fill="#ffffff" stroke="${stroke || "#6b7280"}" ${extra || ""}/>${inner || ""}`);
+    switch (cls) {
+      case "record": {
+        const n = colourBy.value === "key-group" ? 4 : Math.max(1, Math.min(lastScene && lastScene.splits || 1, 4));
+        const colour = (i) => (colourBy.value === "key-group" ? keyGroupColour(i * 3) : SOURCE_COLOURS[i]);
+        return buffer(Array.from({ length: n }, (_, i) => `<rect x="${2 + i * 3.5}" y="4" width="3.5" height="8" fill="${colour(i)}"/>`).join(""));
+      }
+      case "continues": return buffer(`<rect x="2" y="4" width="8" height="8" fill="${SOURCE_COLOURS[0]}"/><rect x="2" y="4" width="1.2" height="8" fill="#111827"/>`);
+      case "watermark": return buffer(`<rect x="7" y="2" width="3" height="12" fill="${WATERMARK}"/>`);
+      case "filtered": return buffer(`<rect x="4" y="4" width="8" height="8" fill="${SOURCE_COLOURS[1]}" opacity="0.35"/><line x1="3" y1="13" x2="13" y2="3" stroke="#111827" stroke-width="1.6"/>`);
+      case "recovered": return box('<rect x="1" y="2" width="16" height="12" rx="2" fill="#fff7ed" stroke="#d97706" stroke-dasharray="3 1.5"/><line x1="4" y1="14" x2="14" y2="2" stroke="#fdba74" stroke-width="2"/>');
+      case "persisted": return buffer("", CHECKPOINT, 'stroke-width="2.2"');
+      case "barrier": return box('<rect x="6" y="1" width="5" height="14" rx="1" fill="#111827"/>');
+      case "recovery-barrier": return box(`<rect x="6" y="1" width="5" height="14" rx="1" fill="${RECOVERED}"/>`);
+      case "event-E": return pill("E");
+      case "event-O": return pill("O");
+      case "event-I": return pill("I");
+      case "event-D": return pill("D");
+      case "event-other": return pill("\u2022");
+      case "request-i": return request("i");
+      case "request-o": return request("o");
+      case "overflow": return box('<text x="9" y="12" text-anchor="middle" font-size="10" font-weight="700" fill="#111827">+N</text>');
+      case "free": return box('<rect x="3" y="3" width="4" height="10" fill="none" stroke="#9ca3af" stroke-width="0.8"/><rect x="9" y="3" width="4" height="10" fill="none" stroke="#9ca3af" stroke-width="0.8"/>');
+      case "partial": return box('<rect x="6" y="2" width="6" height="12" fill="#e5e7eb" stroke="#6b7280" stroke-width="0.8"/><rect x="6" y="8" width="6" height="6" fill="#6b7280"/>');
+      case "gauge": return box('<rect x="4" y="1" width="10" height="14" rx="2" fill="#f8fafc" stroke="#9ca3af"/><rect x="5.5" y="8" width="7" height="6" fill="#60a5fa"/>');
+      case "unconverted": return box(`<text x="9" y="12" text-anchor="middle" font-size="10" font-weight="700" fill="${RECOVERED}">R</text>`);
+      case "acknowledged": return box(`<text x="9" y="12" text-anchor="middle" font-size="12" fill="${CHECKPOINT}">\u2713</text>`);
+      case "waits": return box('<rect x="0" y="3" width="18" height="10" rx="3" fill="#f59e0b"/>');
+      case "blocked": return box(`<rect x="1" y="2" width="16" height="12" rx="3" fill="#ffffff" stroke="${BLOCKED}" stroke-width="2.2"/>`);
+      case "actor": return box(`<rect x="1.5" y="1.5" width="15" height="13" rx="4" fill="none" stroke="${ACTOR}" stroke-width="3"/>`);
+      case "move": return box('<line x1="1" y1="8" x2="15" y2="8" stroke="#f59e0b" stroke-width="2" marker-end="url(#fs-arrow)"/>');
+      case "collapsed": return box('<rect x="1" y="2" width="16" height="12" rx="3" fill="#f3f4f6" stroke="#9ca3af" stroke-dasharray="4 2"/><text x="5" y="11" font-size="8" fill="#374151">\u25b8</text>');
+      case "highlight": return box(`<path d="${corners(1.5, 1.5, 15, 13)}" fill="none" stroke="${HIGHLIGHT}" stroke-width="2.5"/>`);
+      default: return box("");
     }
-    add('<span style="display:inline-block;width:4px;height:14px;background:#111827"></span>', "barrier");
-    if (scene.event_time) add(`<span style="display:inline-block;width:6px;height:10px;background:${WATERMARK}"></span>`, "watermark");
-    add(`<span style="display:inline-block;width:12px;height:10px;border:2px solid ${CHECKPOINT}"></span>`, "persisted by a checkpoint");
-    add('<span style="display:inline-block;width:12px;height:10px;background:url(#);background-color:#fff7ed;border:1.5px dashed #d97706"></span>', "recovered from channel state");
-    add('<span style="display:inline-block;width:12px;height:2px;background:#111;margin-top:1px"></span>', "struck: filtered out");
-    add(`<span style="display:inline-block;width:12px;height:10px;border:2px solid ${BLOCKED}"></span>`, "blocked / no credit");
+  }
+
+  // the glyph classes on screen: items hidden for want of room, or fading out, do not count
+  function drawnGlyphs() {
+    const found = new Set();
+    for (const node of svg.querySelectorAll("[data-glyph]")) {
+      const item = node.closest(".fs-item");
+      if (item && (item.dataset.hidden === "1" || item.dataset.gone === "1")) continue;
+      for (const cls of node.dataset.glyph.split(" ")) found.add(cls);
+    }
+    return found;
+  }
+
+  // the scene's legend (flinkstate.views.glyphs: the words of every glyph class the scene may be
+  // drawn with), less the classes not on screen
+  function drawLegend(scene) {
+    legend.replaceChildren();
+    const drawn = drawnGlyphs();
+    for (const [cls, words] of scene.legend || []) {
+      if (!drawn.has(cls)) continue;
+      let said = words;
+      if (cls === "record") {
+        const n = scene.splits || 0;
+        said += colourBy.value === "key-group" ? ", coloured by its key group" : `, coloured by its source subtask${n ? ` (0\u2013${n - 1})` : ""}`;
+      }
+      const span = document.createElement("span");
+      span.className = "flinkstate-legend-entry";
+      span.dataset.glyph = cls;
+      span.style.cssText = "display:inline-flex;align-items:center;gap:4px;white-space:nowrap;";
+      span.innerHTML = `${swatch(cls)}<span>${escapeHtml(said)}</span>`;
+      legend.appendChild(span);
+    }
   }
 
   function placeHover(p) {
@@ -347,23 +432,27 @@ function render({ model, el: root }) {
     }
     let previous = null; // the place node drawn last, in the scene's order
     const shown = new Set();
-    for (const { x, y, w, p } of pos.values()) {
+    const room = itemRoom(scene);
+    for (const spot of pos.values()) {
+      const { x, y, w, p } = spot;
       const actor = scene.actor === p.id;
-      const key = JSON.stringify([x, y, w, actor, p]);
+      const needs = room.get(p.id) || 0;
+      const key = JSON.stringify([x, y, w, actor, needs, p]);
       let entry = placeNodes.get(p.id);
       if (!entry || entry.key !== key) {
         const g2 = el("g", { class: `fs-place fs-${p.kind}`, "data-id": p.id });
         // in its place in the document before it is drawn: its texts are measured there
         layerPlaces.insertBefore(g2, previous ? previous.nextSibling : layerPlaces.firstChild);
-        drawPlace(g2, p, x, y, w, scene);
+        const inner = drawPlace(g2, p, x, y, w, needs);
         if (actor) g2.classList.add("fs-actor");
         hoverable(g2, () => placeHover(p));
         if (entry) entry.g.remove();
-        entry = { g: g2, key };
+        entry = { g: g2, key, inner: inner === undefined ? x : inner };
         placeNodes.set(p.id, entry);
       } else if ((previous ? previous.nextSibling : layerPlaces.firstChild) !== entry.g) {
         layerPlaces.insertBefore(entry.g, previous ? previous.nextSibling : layerPlaces.firstChild);
       }
+      spot.inner = entry.inner; // where its items may start: right of its label
       previous = entry.g;
       shown.add(p.id);
     }
@@ -375,141 +464,198 @@ function render({ model, el: root }) {
     return pos;
   }
 
+  // the room, in px, the items of each place want inside its box (a task: its deserializer's
+  // buffer); its label takes what is left
+  function itemRoom(scene) {
+    const room = new Map();
+    for (const item of scene.items) {
+      const add = item.lane === "deserializer" ? ITEM_W + 8 : itemWidth(item) + GAP;
+      room.set(item.place, (room.get(item.place) || 0) + add);
+    }
+    return room;
+  }
+
   function frame(g2, x, y, w, h, p, extra) {
-    const stroke = p.blocked || p.no_credit ? BLOCKED : "#9ca3af";
+    const blocked = p.blocked || p.no_credit;
     const r = el("rect", {
       x, y, width: w, height: h, rx: 4,
       fill: (extra && extra.fill) || "#ffffff",
-      stroke,
-      "stroke-width": p.blocked || p.no_credit ? 2.2 : 1,
+      stroke: blocked ? BLOCKED : "#9ca3af",
+      "stroke-width": blocked ? 2.2 : 1,
       ...(extra && extra.dash ? { "stroke-dasharray": extra.dash } : {}),
     }, g2);
+    if (blocked) glyph(r, "blocked");
     if (lastScene && lastScene.actor === p.id) {
-      el("rect", { x: x - 3, y: y - 3, width: w + 6, height: h + 6, rx: 6, fill: "none", stroke: ACTOR, "stroke-width": 3, class: "fs-actor-ring" }, g2);
+      glyph(el("rect", { x: x - 3, y: y - 3, width: w + 6, height: h + 6, rx: 6, fill: "none", stroke: ACTOR, "stroke-width": 3, class: "fs-actor-ring" }, g2), "actor");
     }
     return r;
   }
 
   // a waiting actor: a small amber tag, what it waits for on hover
+  const WAITS_W = 30;
   function waitsMark(g2, right, bottom) {
-    el("rect", { x: right - 30, y: bottom - 11, width: 30, height: 11, rx: 3, fill: "#f59e0b" }, g2);
-    text(g2, right - 15, bottom - 2.5, "waits", { "text-anchor": "middle", "font-size": 8.5, fill: "#fff", "font-weight": 700 });
+    glyph(el("rect", { x: right - WAITS_W, y: bottom - 11, width: WAITS_W, height: 11, rx: 3, fill: "#f59e0b" }, g2), "waits");
+    text(g2, right - WAITS_W / 2, bottom - 2.5, "waits", { "text-anchor": "middle", "font-size": 8.5, fill: "#fff", "font-weight": 700 });
   }
 
-  function drawPlace(g2, p, x, y, w, scene) {
-    const small = { "font-size": 11, fill: "#374151" };
+  // draws place p; returns, for a queue, where its items may start (right of its label)
+  function drawPlace(g2, p, x, y, w, needs) {
     switch (p.kind) {
-      case "task": {
-        const h = 40;
-        if (p.collapsed) {
-          frame(g2, x, y - h / 2, w, h, p, { fill: "#f3f4f6", dash: "4 2" });
-          text(g2, x + 6, y - h / 2 + 14, `\u25b8 ${p.label}`, { "font-size": 12, "font-weight": 600, fill: "#374151" });
-          text(g2, x + 6, y - h / 2 + 27, `in ${p.collapsed.in} · out ${p.collapsed.out}`, { ...small, "font-size": 10.5 });
-          if (typeof model.send === "function") {
-            g2.style.cursor = "pointer";
-            g2.addEventListener("click", () => model.send({ expand: p.task }));
-          }
-          break;
-        }
-        const phases = { "restoring-output": "restoring output", recovering: "recovering input" };
-        const phase = p.failover ? p.failover.toLowerCase() : p.phase && p.phase !== "running" ? phases[p.phase] || p.phase : p.finished ? "finished" : "";
-        const fill = p.failover ? "#fee2e2" : p.phase && p.phase !== "running" ? "#fff7ed" : "#eef2ff";
-        frame(g2, x, y - h / 2, w, h, p, { fill });
-        fitted(text(g2, x + 6, y - h / 2 + 14, p.label, { "font-size": 12, "font-weight": 600, fill: "#1e3a8a" }), w - 18);
-        // with event time the line is short enough for the narrowest box: "12 rec · wm 57", a
-        // source's "wm 21"
-        const progress = p.watermark === undefined ? `processed ${p.processed}` : `${p.processed ? `${p.processed} rec · ` : ""}wm ${p.watermark}`;
-        fitted(text(g2, x + 6, y - h / 2 + 27, phase || progress, { ...small, "font-size": 10.5 }), w - 10);
-        if (p.acknowledged) text(g2, x + w - 4, y - h / 2 + 14, "✓", { "text-anchor": "end", "font-size": 12, fill: CHECKPOINT });
-        if (p.expanded && typeof model.send === "function") {
-          const fold = text(g2, x + w - 4, y - h / 2 - 3, "fold \u25b4", { "text-anchor": "end", "font-size": 10, fill: "#2563eb" });
-          fold.style.cursor = "pointer";
-          fold.addEventListener("click", (e) => { e.stopPropagation(); model.send({ collapse: p.task }); });
-        }
-        if (p.waits) waitsMark(g2, x + w - 3, y + h / 2 - 3);
-        break;
-      }
+      case "task":
+        if (p.collapsed) drawCollapsed(g2, p, x, y, w);
+        else drawTask(g2, p, x, y, w, needs);
+        return undefined;
       case "subpartition":
       case "remote-channel":
       case "local-channel":
       case "recovered-channel":
-      case "channel-state-writer": {
-        const h = ITEM_H + 6;
-        const recovered = p.kind === "recovered-channel" || p.in_recovery;
-        frame(g2, x, y - h / 2, w, h, p, recovered ? { fill: "#fffbeb", dash: "4 2" } : {});
-        if (p.kind === "channel-state-writer") {
-          text(g2, x + 4, y + 4, `writer ${p.label}`, { "font-size": 10, fill: "#6b7280" });
-        } else if (CHANNEL_KINDS.has(p.kind)) {
-          const bits = [];
-          if (p.credit !== undefined) bits.push(`credit ${p.credit} · backlog ${p.backlog}`);
-          else if (p.kind === "recovered-channel") bits.push("recovered");
-          else if (p.in_recovery) bits.push("in recovery");
-          else if (!p.remote) bits.push("local");
-          if (p.no_credit) bits[0] = "no credit";
-          if (p.finished) bits.push("done");
-          if (bits.length) text(g2, x + 4, y + 3.5, bits.join(" · "), { "font-size": 9.5, fill: p.no_credit ? BLOCKED : "#9ca3af" });
-          // free buffers of the channel: exclusive and floating, as small empty slots
-          const free = (p.exclusive_free || 0) + (p.floating || 0) + (p.recovery_free || 0);
-          for (let i = 0; i < Math.min(free, 6); i++) {
-            el("rect", { x: x - 7 - i * 5, y: y - 5, width: 4, height: 10, fill: "none", stroke: "#9ca3af", "stroke-width": 0.8 }, g2);
-          }
-          if (p.partial) {
-            const [record, got, total] = p.partial;
-            const bar = el("rect", { x: x + w + 2, y: y - 6, width: 6, height: 12, fill: "#e5e7eb", stroke: "#6b7280", "stroke-width": 0.8 }, g2);
-            el("rect", { x: x + w + 2, y: y + 6 - (12 * got) / total, width: 6, height: (12 * got) / total, fill: "#6b7280" }, g2);
-            bar.classList.add("fs-partial");
-            hoverable(bar, `the deserializer holds ${got} of ${total} bytes of record ${record}: it spans buffers`);
-          }
-        } else if (p.blocked) {
-          text(g2, x + 4, y + 3.5, "blocked", { "font-size": 9.5, fill: BLOCKED });
-        }
-        break;
-      }
+      case "channel-state-writer":
+        return drawQueue(g2, p, x, y, w, needs);
       case "result-partition":
-      case "input-gate": {
-        const h = 30;
-        frame(g2, x, y - h / 2, w, h, p, { fill: "#f8fafc" });
-        if (p.gauge && p.gauge[1] > 0) {
-          const used = Math.min(1, p.gauge[0] / p.gauge[1]);
-          el("rect", { x: x + 3, y: y + h / 2 - 3 - (h - 6) * used, width: w - 6, height: (h - 6) * used, fill: "#60a5fa" }, g2);
-        }
-        if (p.kind === "input-gate" && p.converted === false) {
-          text(g2, x + w / 2, y + h / 2 + 10, "R", { "text-anchor": "middle", "font-size": 10, fill: RECOVERED, "font-weight": 700 });
-        }
-        break;
-      }
+      case "input-gate":
+        drawPool(g2, p, x, y, w);
+        return undefined;
       case "network-pool": {
         const h = 22;
         frame(g2, x, y - h / 2, w, h, p, { fill: "#f8fafc" });
         if (p.gauge) {
           const used = p.gauge[1] ? p.gauge[0] / p.gauge[1] : 0;
-          el("rect", { x: x + 1, y: y - h / 2 + 1, width: Math.max(0, (w - 2) * used), height: h - 2, fill: "#bfdbfe" }, g2);
-          text(g2, x + 5, y + 4, `${p.label}: ${p.gauge[0]} of ${p.gauge[1]} in use`, small);
+          const bar = el("rect", { x: x + 1, y: y - h / 2 + 1, width: Math.max(0, (w - 2) * used), height: h - 2, fill: "#bfdbfe" }, g2);
+          if (used > 0) glyph(bar, "gauge");
+          label(g2, x + 5, y + 4, [`${p.label}: ${p.gauge[0]} of ${p.gauge[1]} in use`, `${p.label}: ${p.gauge[0]}/${p.gauge[1]}`, `${p.gauge[0]}/${p.gauge[1]}`], w - 10, SMALL);
         }
-        break;
+        return undefined;
       }
       case "heap": {
-        text(g2, x, y + 4, `heap for recovery: ${(p.heap_bytes || 0).toLocaleString()} B (peak ${(p.heap_peak || 0).toLocaleString()})`, small);
-        break;
+        const [bytes, peak] = [(p.heap_bytes || 0).toLocaleString(), (p.heap_peak || 0).toLocaleString()];
+        label(g2, x, y + 4, [`heap for recovery: ${bytes} B (peak ${peak})`, `heap ${bytes} B (peak ${peak})`, `heap ${bytes} B`], w, SMALL);
+        return undefined;
       }
       case "channel-state-reader":
-      case "drainer": {
-        const h = 20;
-        frame(g2, x, y - h / 2, w, h, p, { fill: "#fff7ed", dash: "3 2" });
-        let label = p.kind === "drainer" ? "drainer" : "reader";
-        if (p.kind === "channel-state-reader") label += p.finished ? " · done" : ` · ${p.chunks} chunk(s)`;
-        if (p.kind === "drainer") {
-          if (p.spill_files) label += ` · ${p.spill_files} spill file(s)`;
-          if (p.finished) label += " · done";
-        }
-        text(g2, x + 4, y + 4, label, { "font-size": 10, fill: "#9a3412" });
-        if (p.waits) waitsMark(g2, x + w - 3, y + 6);
-        break;
-      }
+      case "drainer":
+        drawReader(g2, p, x, y, w);
+        return undefined;
       default:
         frame(g2, x, y - 10, w, 20, p);
-        text(g2, x + 4, y + 4, p.label || p.kind, small);
+        label(g2, x + 4, y + 4, [p.label || p.kind], w - 8, SMALL);
+        return undefined;
     }
+  }
+
+  function drawCollapsed(g2, p, x, y, w) {
+    const h = 40;
+    glyph(frame(g2, x, y - h / 2, w, h, p, { fill: "#f3f4f6", dash: "4 2" }), "collapsed");
+    label(g2, x + 6, y - h / 2 + 14, [`\u25b8 ${p.label}`, [`\u25b8 ${p.label}`, 10], `\u25b8 ${(p.label || "").replace(/^.*(\[\d+\])$/, "$1")}`], w - 12, { "font-size": 12, "font-weight": 600, fill: "#374151" });
+    label(g2, x + 6, y - h / 2 + 27, [`in ${p.collapsed.in} · out ${p.collapsed.out}`, `${p.collapsed.in} · ${p.collapsed.out}`], w - 12, { ...SMALL, "font-size": 10.5 });
+    if (p.waits) waitsMark(g2, x + w - 3, y - h / 2);
+    if (typeof model.send === "function") {
+      g2.style.cursor = "pointer";
+      g2.addEventListener("click", () => model.send({ expand: p.task }));
+    }
+  }
+
+  // a task: its name, then its phase or progress; its deserializer's buffer at the bottom
+  // right (needs > 0), the "waits" tag on its top edge, the checkpoint's tick at the top right
+  function drawTask(g2, p, x, y, w, needs) {
+    const h = 40;
+    const phases = { "restoring-output": "restoring output", recovering: "recovering input" };
+    const phase = p.failover ? p.failover.toLowerCase() : p.phase && p.phase !== "running" ? phases[p.phase] || p.phase : p.finished ? "finished" : "";
+    const fill = p.failover ? "#fee2e2" : p.phase && p.phase !== "running" ? "#fff7ed" : "#eef2ff";
+    frame(g2, x, y - h / 2, w, h, p, { fill });
+    const tick = p.acknowledged ? 12 : 0;
+    const index = (p.label || "").replace(/^.*(\[\d+\])$/, "$1");
+    label(g2, x + 6, y - h / 2 + 14, [p.label, [p.label, 10.5], [p.label, 9.5], index], w - 10 - tick, { "font-size": 12, "font-weight": 600, fill: "#1e3a8a" });
+    // with event time the line is short enough for the narrowest box: "12 rec · wm 57"
+    const progress = p.watermark === undefined
+      ? [`processed ${p.processed}`, `${p.processed} rec`, String(p.processed)]
+      : [`${p.processed ? `${p.processed} rec · ` : ""}wm ${p.watermark}`, `wm ${p.watermark}`];
+    const words = phase ? [phase, [phase, 9], phase.split(" ")[0]] : progress;
+    label(g2, x + 6, y - h / 2 + 27, words, w - 10 - (needs ? ITEM_W + 6 : 0), { ...SMALL, "font-size": 10.5 });
+    if (p.acknowledged) glyph(text(g2, x + w - 4, y - h / 2 + 14, "✓", { "text-anchor": "end", "font-size": 12, fill: CHECKPOINT }), "acknowledged");
+    if (p.expanded && typeof model.send === "function") {
+      const fold = text(g2, x + 2, y - h / 2 - 3, "fold \u25b4", { "font-size": 10, fill: "#2563eb" });
+      fold.style.cursor = "pointer";
+      fold.addEventListener("click", (e) => { e.stopPropagation(); model.send({ collapse: p.task }); });
+    }
+    if (p.waits) waitsMark(g2, x + w - 3, y - h / 2);
+  }
+
+  // a queue (a subpartition, a channel, a writer's requests): a label at the left, as long as
+  // the items leave room for; its items fill from the right
+  function drawQueue(g2, p, x, y, w, needs) {
+    const h = ITEM_H + 6;
+    const recovered = p.kind === "recovered-channel" || p.in_recovery;
+    frame(g2, x, y - h / 2, w, h, p, recovered ? { fill: "#fffbeb", dash: "4 2" } : {});
+    const room = w - 8 - Math.min(needs, w * 0.6);
+    const attrs = { "font-size": 9.5, fill: p.no_credit || (p.blocked && !CHANNEL_KINDS.has(p.kind)) ? BLOCKED : "#9ca3af" };
+    let words = [];
+    if (p.kind === "channel-state-writer") words = [`writer ${p.label}`, p.label];
+    else if (CHANNEL_KINDS.has(p.kind)) words = channelWords(p);
+    else if (p.blocked) words = ["blocked"];
+    const right = label(g2, x + 4, y + 3.5, words, room, attrs);
+    if (CHANNEL_KINDS.has(p.kind)) drawChannelMarks(g2, p, x, y, w);
+    return right;
+  }
+
+  // a channel's label, longest first: credit and backlog, or what kind of channel it is
+  function channelWords(p) {
+    const done = p.finished ? " · done" : "";
+    if (p.no_credit) return [`no credit${done}`, "no credit", "no cr."];
+    if (p.credit !== undefined) return [`credit ${p.credit} · backlog ${p.backlog}${done}`, `credit ${p.credit} · bl ${p.backlog}`, `cr ${p.credit}`];
+    if (p.kind === "recovered-channel") return [`recovered${done}`, "recovered", "rec."];
+    if (p.in_recovery) return [`in recovery${done}`, "in recovery", "rec."];
+    if (!p.remote) return [`local${done}`, "local"];
+    return done ? ["done"] : [];
+  }
+
+  // free buffers of the channel (exclusive and floating) as small empty slots at its left, the
+  // deserializer's part of a record spanning buffers as a bar at its right
+  function drawChannelMarks(g2, p, x, y, w) {
+    const free = (p.exclusive_free || 0) + (p.floating || 0) + (p.recovery_free || 0);
+    for (let i = 0; i < Math.min(free, 6); i++) {
+      const slot = el("rect", { x: x - 7 - i * 5, y: y - 5, width: 4, height: 10, fill: "none", stroke: "#9ca3af", "stroke-width": 0.8 }, g2);
+      if (i === 0) glyph(slot, "free");
+    }
+    if (p.partial) {
+      const [record, got, total] = p.partial;
+      const bar = glyph(el("rect", { x: x + w + 2, y: y - 6, width: 6, height: 12, fill: "#e5e7eb", stroke: "#6b7280", "stroke-width": 0.8 }, g2), "partial");
+      el("rect", { x: x + w + 2, y: y + 6 - (12 * got) / total, width: 6, height: (12 * got) / total, fill: "#6b7280" }, g2);
+      bar.classList.add("fs-partial");
+      hoverable(bar, `the deserializer holds ${got} of ${total} bytes of record ${record}: it spans buffers`);
+    }
+  }
+
+  // a partition's or gate's pool: a gauge of its buffers in use; a gate still reading
+  // recovered channels has an R at its top, inside its box (below it is the reader's row)
+  function drawPool(g2, p, x, y, w) {
+    const h = 30;
+    frame(g2, x, y - h / 2, w, h, p, { fill: "#f8fafc" });
+    const unconverted = p.kind === "input-gate" && p.converted === false;
+    const room = h - 6 - (unconverted ? 11 : 0);
+    if (p.gauge && p.gauge[1] > 0 && p.gauge[0] > 0) {
+      const used = Math.min(1, p.gauge[0] / p.gauge[1]);
+      glyph(el("rect", { x: x + 3, y: y + h / 2 - 3 - room * used, width: w - 6, height: room * used, fill: "#60a5fa" }, g2), "gauge");
+    }
+    if (unconverted) {
+      glyph(text(g2, x + w / 2, y - h / 2 + 11, "R", { "text-anchor": "middle", "font-size": 9, fill: RECOVERED, "font-weight": 700 }), "unconverted");
+    }
+  }
+
+  function drawReader(g2, p, x, y, w) {
+    const h = 20;
+    frame(g2, x, y - h / 2, w, h, p, { fill: "#fff7ed", dash: "3 2" });
+    const name = p.kind === "drainer" ? "drainer" : "reader";
+    let words;
+    if (p.kind === "channel-state-reader") {
+      const chunks = `${p.chunks} chunk(s)`;
+      words = p.finished ? [`${name} · done`, "done"] : [`${name} · ${chunks}`, [`${name} · ${chunks}`, 9], chunks, String(p.chunks)];
+    } else {
+      const files = p.spill_files ? ` · ${p.spill_files} spill file(s)` : "";
+      const done = p.finished ? " · done" : "";
+      words = [`${name}${files}${done}`, `${name}${done}`, name];
+    }
+    label(g2, x + 4, y + 4, words, w - 8 - (p.waits ? WAITS_W + 4 : 0), { "font-size": 10, fill: "#9a3412" });
+    if (p.waits) waitsMark(g2, x + w - 3, y + 6);
   }
 
   // -- items -------------------------------------------------------------------------------
@@ -544,20 +690,33 @@ function render({ model, el: root }) {
       // order: head first; lanes: a channel's recovered queue, then its stash, then received
       const lanes = ["recovered", "stash", "received", "queue", "builder", "request", "post-filter"];
       items.sort((a, b) => lanes.indexOf(a.lane) - lanes.indexOf(b.lane) || a.slot - b.slot);
-      let right = x + w - 3;
-      let overflow = 0;
-      for (const item of items) {
-        const iw = itemWidth(item);
-        const left = right - iw;
-        if (left < x + 2) {
-          overflow += 1;
-          out.set(item.id, { x: x + 2, y: y - ITEM_H / 2, hidden: true });
-          continue;
+      // right of the place's label; when not all fit, "+N" (how many do not) goes there
+      const limit = Math.max(x + 2, (place.inner === undefined ? x : place.inner) + GAP);
+      const fits = (start) => {
+        let right = x + w - 3;
+        let n = 0;
+        for (const item of items) {
+          const left = right - itemWidth(item);
+          if (left < start) break;
+          n += 1;
+          right = left - GAP;
         }
-        out.set(item.id, { x: left, y: y - ITEM_H / 2, hidden: false });
-        right = left - GAP;
-      }
-      if (overflow) out.set(`overflow:${placeId}`, { x: x - 2, y, count: overflow });
+        return n;
+      };
+      const badge = (n) => 6.5 * (String(items.length - n).length + 1) + GAP;
+      let shown = fits(limit);
+      if (shown < items.length) shown = fits(limit + badge(shown));
+      let right = x + w - 3;
+      items.forEach((item, i) => {
+        if (i >= shown) {
+          out.set(item.id, { x: right - itemWidth(item), y: y - ITEM_H / 2, hidden: true });
+          return;
+        }
+        right -= itemWidth(item);
+        out.set(item.id, { x: right, y: y - ITEM_H / 2, hidden: false });
+        right -= GAP;
+      });
+      if (shown < items.length) out.set(`overflow:${placeId}`, { x: limit, y, count: items.length - shown });
     }
     return out;
   }
@@ -565,44 +724,64 @@ function render({ model, el: root }) {
   function drawItem(g2, item) {
     g2.replaceChildren();
     if (item.kind === "barrier") {
-      const colour = item.event === "RecoveryCheckpointBarrier" ? RECOVERED : "#111827";
-      el("rect", { x: 0, y: -3, width: 6, height: ITEM_H + 6, rx: 1, fill: colour }, g2);
-      text(g2, 3, -6, String(item.checkpoint), { "text-anchor": "middle", "font-size": 9, fill: colour, "font-weight": 700 });
+      const recovery = item.event === "RecoveryCheckpointBarrier";
+      const colour = recovery ? RECOVERED : "#111827";
+      // a little taller than a buffer, its number as high as a persisted buffer's: both stay in
+      // the gap between two queues, clear of the items of the queue above
+      glyph(el("rect", { x: 0, y: -1, width: 6, height: ITEM_H + 2, rx: 1, fill: colour }, g2), recovery ? "recovery-barrier" : "barrier");
+      text(g2, 3, -2.5, String(item.checkpoint), { "text-anchor": "middle", "font-size": 8, fill: colour, "font-weight": 700 });
       return;
     }
     if (item.kind === "event") {
-      const letter = { "end of partition": "E", "end of output state": "O", "end of input state": "I", descriptor: "D" }[item.label] || "•";
-      el("rect", { x: 0, y: 2, width: 10, height: ITEM_H - 4, rx: 5, fill: "#e5e7eb", stroke: "#6b7280", "stroke-width": 0.8 }, g2);
-      text(g2, 5, ITEM_H / 2 + 3, letter, { "text-anchor": "middle", "font-size": 8, fill: "#111827" });
+      const letter = { "end of partition": "E", "end of output state": "O", "end of input state": "I", descriptor: "D" }[item.label];
+      glyph(el("rect", { x: 0, y: 2, width: 10, height: ITEM_H - 4, rx: 5, fill: "#e5e7eb", stroke: "#6b7280", "stroke-width": 0.8 }, g2), `event-${letter || "other"}`);
+      text(g2, 5, ITEM_H / 2 + 3, letter || "•", { "text-anchor": "middle", "font-size": 8, fill: "#111827" });
       return;
     }
     if (item.kind === "request") {
-      el("rect", { x: 0, y: 2, width: 10, height: ITEM_H - 4, rx: 1, fill: "#ede9fe", stroke: CHECKPOINT, "stroke-width": 1.2 }, g2);
+      glyph(el("rect", { x: 0, y: 2, width: 10, height: ITEM_H - 4, rx: 1, fill: "#ede9fe", stroke: CHECKPOINT, "stroke-width": 1.2 }, g2), item.side === "output" ? "request-o" : "request-i");
       text(g2, 5, ITEM_H / 2 + 3, item.side === "output" ? "o" : "i", { "text-anchor": "middle", "font-size": 8, fill: CHECKPOINT });
       return;
     }
     const persisted = item.persisted !== undefined;
-    el("rect", {
+    const body = el("rect", {
       x: 0, y: 0, width: ITEM_W, height: ITEM_H, rx: 2,
       fill: item.recovered ? "url(#fs-hatch)" : "#ffffff",
       stroke: persisted ? CHECKPOINT : item.recovered ? RECOVERED : "#6b7280",
       "stroke-width": persisted ? 2.2 : 1,
       ...(item.recovered && !persisted ? { "stroke-dasharray": "3 1.5" } : {}),
     }, g2);
-    // pieces: a stripe per fragment, widths by bytes (at least 1.5 px), within the bytes used
+    glyph(body, [persisted ? "persisted" : "", item.recovered ? "recovered" : ""].join(" ").trim());
+    if (!body.dataset.glyph) body.removeAttribute("data-glyph");
+    drawPieces(g2, item);
+    if (persisted) text(g2, ITEM_W - 1, -2, String(item.persisted), { "text-anchor": "end", "font-size": 8, fill: CHECKPOINT, "font-weight": 700 });
+  }
+
+  // pieces: a stripe per fragment, widths by bytes (at least 1.5 px; a filtered one at least
+  // 6 px, so that its stroke is seen), within the bytes used
+  function drawPieces(g2, item) {
     const inner = ITEM_W - 2;
     const total = Math.max(item.capacity, 1);
     let cursor = 1;
     for (const piece of item.pieces) {
       const mark = piece.length > 7;  // a watermark or status: a full-height marker, 2.5 px at least
-      const w = Math.max(mark ? 2.5 : 1.5, (inner * piece[2]) / total);
+      const dropped = piece[6] === "dropped";
+      const w = Math.max(mark ? 2.5 : dropped ? 6 : 1.5, (inner * piece[2]) / total);
       if (cursor + w > ITEM_W - 1) break;
-      el("rect", { x: cursor, y: mark ? 0 : 2, width: w, height: mark ? ITEM_H : ITEM_H - 4, fill: pieceColour(piece), opacity: piece[6] === "dropped" ? 0.35 : 1 }, g2);
-      if (piece[1] > 0) el("rect", { x: cursor, y: 2, width: 1, height: ITEM_H - 4, fill: "#111827" }, g2); // continues a record
-      if (piece[6] === "dropped") el("line", { x1: cursor - 0.5, y1: ITEM_H - 3, x2: cursor + w + 0.5, y2: 3, stroke: "#111827", "stroke-width": 1.4 }, g2);
+      glyph(el("rect", { x: cursor, y: mark ? 0 : 2, width: w, height: mark ? ITEM_H : ITEM_H - 4, fill: pieceColour(piece), opacity: dropped ? 0.35 : 1 }, g2), mark ? "watermark" : "record");
+      if (piece[1] > 0 && !mark) glyph(el("rect", { x: cursor, y: 2, width: 1, height: ITEM_H - 4, fill: "#111827" }, g2), "continues");
+      if (dropped) strike(g2, cursor, w);
       cursor += w;
     }
-    if (persisted) text(g2, ITEM_W - 1, -2, String(item.persisted), { "text-anchor": "end", "font-size": 8, fill: CHECKPOINT, "font-weight": 700 });
+  }
+
+  // a filtered record's stroke: at least 8 px across, over a white halo, so it reads on any
+  // stripe and on the hatching of a recovered buffer
+  function strike(g2, x, w) {
+    const half = Math.max(4, w / 2 + 0.5);
+    const [x1, x2] = [Math.max(0, x + w / 2 - half), Math.min(ITEM_W, x + w / 2 + half)];
+    el("line", { x1, y1: ITEM_H - 1.5, x2, y2: 1.5, stroke: "#ffffff", "stroke-width": 3.4, "stroke-linecap": "round" }, g2);
+    glyph(el("line", { x1, y1: ITEM_H - 1.5, x2, y2: 1.5, stroke: "#111827", "stroke-width": 1.8, "stroke-linecap": "round" }, g2), "filtered");
   }
 
   function place(node, x, y, animate, fromX, fromY) {
@@ -644,6 +823,7 @@ function render({ model, el: root }) {
         entry.key = key;
       }
       entry.g.style.opacity = spot.hidden ? "0" : "1";
+      entry.g.dataset.hidden = spot.hidden ? "1" : "";
       let fromX = entry.x;
       let fromY = entry.y;
       if (fresh) {
@@ -672,6 +852,7 @@ function render({ model, el: root }) {
     for (const [id, entry] of itemNodes) {
       if (seen.has(id)) continue;
       itemNodes.delete(id);
+      entry.g.dataset.gone = "1";
       if (animate) {
         entry.g.style.transition = `opacity ${DURATION}ms`;
         entry.g.style.opacity = "0";
@@ -682,7 +863,7 @@ function render({ model, el: root }) {
     }
     for (const [key, spot] of spots) {
       if (!key.startsWith("overflow:")) continue;
-      const t = text(layerItems, spot.x, spot.y + 4, `+${spot.count}`, { "text-anchor": "end", "font-size": 10, "font-weight": 700, fill: "#111827" });
+      const t = glyph(text(layerItems, spot.x, spot.y + 4, `+${spot.count}`, { "font-size": 10, "font-weight": 700, fill: "#111827" }), "overflow");
       t.classList.add("fs-overflow");
     }
   }
@@ -694,35 +875,40 @@ function render({ model, el: root }) {
       const a = pos.get(move.from);
       const b = pos.get(move.to);
       if (!a || !b) continue;
-      const line = el("line", {
+      const line = glyph(el("line", {
         x1: a.x + a.w / 2, y1: a.y, x2: b.x + b.w / 2, y2: b.y,
         stroke: "#f59e0b", "stroke-width": 2, "marker-end": "url(#fs-arrow)", opacity: 0.85,
-      }, layerMoves);
+      }, layerMoves), "move");
       line.style.transition = `opacity ${DURATION * 3}ms`;
       requestAnimationFrame(() => requestAnimationFrame(() => (line.style.opacity = "0.15")));
     }
   }
 
-  // rings around what a tour's stop points at
+  // corner marks around what a tour's stop points at (in the legend while any is on screen)
   let lastPos = null;
   function drawHighlights() {
     layerHighlight.replaceChildren();
     const ids = model.get("highlight") || [];
-    if (!ids.length || !lastPos) return;
-    for (const id of ids) {
-      const place = lastPos.get(id);
-      const item = itemNodes.get(id);
-      let box = null;
-      if (item && !item.hidden) {
-        const w = itemWidth(item.item);
-        box = { x: item.x - 3, y: item.y - 3, w: w + 6, h: ITEM_H + 6 };
-      } else if (place) {
-        const h = place.p.kind === "task" ? 46 : 28;
-        box = { x: place.x - 4, y: place.y - h / 2, w: place.w + 8, h };
+    if (ids.length && lastPos) {
+      for (const id of ids) {
+        const box = highlightBox(id);
+        if (!box) continue;
+        glyph(el("path", { d: corners(box.x, box.y, box.w, box.h), fill: "none", stroke: HIGHLIGHT, "stroke-width": 3, "stroke-linecap": "square", class: "fs-highlight" }, layerHighlight), "highlight");
       }
-      if (!box) continue;
-      el("rect", { x: box.x, y: box.y, width: box.w, height: box.h, rx: 5, fill: "none", stroke: "#f43f5e", "stroke-width": 2.5, class: "fs-highlight" }, layerHighlight);
     }
+    if (lastScene) drawLegend(lastScene);
+  }
+
+  function highlightBox(id) {
+    const place = lastPos.get(id);
+    const item = itemNodes.get(id);
+    if (item && !item.hidden) {
+      const w = itemWidth(item.item);
+      return { x: item.x - 3, y: item.y - 3, w: w + 6, h: ITEM_H + 6 };
+    }
+    if (!place) return null;
+    const h = place.p.kind === "task" ? 46 : 28;
+    return { x: place.x - 4, y: place.y - h / 2, w: place.w + 8, h };
   }
 
   function drawBroken(scene) {
@@ -815,7 +1001,6 @@ function render({ model, el: root }) {
     svg.setAttribute("width", g.width);
     svg.setAttribute("height", g.height);
     svg.setAttribute("viewBox", `0 0 ${g.width} ${g.height}`);
-    drawLegend(scene);
     drawBroken(scene);
     const pos = drawPlaces(scene, g);
     drawMoves(scene, pos, animate);

@@ -47,6 +47,9 @@ _PERSISTING_KINDS = kinds_at(OwnerPlace.WRITER)
 ALERT = "#d62728"
 #: neutral grey for what is no owner kind (the heap, the checkpoint coordinator)
 NEUTRAL = "#a0a0a0"
+#: what a tour's stop points at on the canvas: magenta, a hue no state, owner kind or source
+#: subtask takes (ALERT's red was read as "blocked"), drawn as corner marks, a shape no state has
+HIGHLIGHT = "#ff00ff"
 
 
 def owner_group(kind: OwnerKind) -> str:

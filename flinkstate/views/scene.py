@@ -48,6 +48,7 @@ from flinkstate.runtime.world.actors import ActorKind, ActorRef
 from flinkstate.runtime.world.holdings import Holding, Lane, holdings
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
+from flinkstate.views.glyphs import scene_legend
 from flinkstate.views.ownership import (
     OwnershipLayout,
     OwnershipPlaces,
@@ -182,6 +183,7 @@ def build_scene(
     it is the scene as a large job is shown, ``collapse_scene(build_scene(...), expanded)``,
     made without the details of the places folded away (at P = 64, 8,000 of 8,300 places and
     most of a step's cost). ``items``: the world's ``scene_items``, where the caller has them.
+    Its ``legend`` names the glyphs it may be drawn with (:mod:`flinkstate.views.glyphs`).
     """
     layout = layout or SceneLayout.of(world)
     hidden = None if expanded is None else _hidden_places(world, layout, expanded)
@@ -199,7 +201,7 @@ def build_scene(
         if place["id"] in waiting:
             place["waits"] = waiting[place["id"]]
     progress = world.checkpoints.pending
-    scene = {
+    scene: dict[str, Any] = {
         "version": SCENE_VERSION,
         "step": world.step,
         "exchanges": [
@@ -222,9 +224,10 @@ def build_scene(
         "job_failed": world.checkpoints.job_failed,
         "violations": [str(v) for v in world.violations[:3]],
     }
-    if hidden is None or not layout.collapsible:
-        return scene
-    return _collapsed(scene, hidden, layout.collapsible, expanded or ())
+    if hidden is not None and layout.collapsible:
+        scene = _collapsed(scene, hidden, layout.collapsible, expanded or ())
+    scene["legend"] = scene_legend(scene)  # of what is drawn: folded places are not
+    return scene
 
 
 def _places(
@@ -720,7 +723,7 @@ def _collapsed(
                 place = {**place, "expanded": True}
         places.append(place)
     actor = scene.get("actor")
-    return {
+    folded = {
         **scene,
         "places": places,
         "items": items,
@@ -731,3 +734,5 @@ def _collapsed(
         ],
         "actor": hidden.get(actor, actor) if isinstance(actor, str) else actor,
     }
+    folded["legend"] = scene_legend(folded)
+    return folded

@@ -188,3 +188,89 @@ def test_a_canvas_drawn_step_by_step_shows_what_one_drawn_at_once_shows(
         assert errors == []
     finally:
         context.close()
+
+
+#: what the reader sees of the canvas's texts: each visible <text> that overlaps another or an
+#: item it is not part of (a label under a buffer is cut for the reader), and the glyph classes
+#: drawn against those the legend lists
+_CLUTTER = """() => {
+  const canvas = document.querySelector('.flinkstate-canvas');
+  const svg = canvas.querySelector('svg.flinkstate-canvas-svg');
+  const hidden = (n) => {
+    const item = n.closest('.fs-item');
+    return item !== null && (item.dataset.hidden === '1' || item.dataset.gone === '1');
+  };
+  const box = (n) => {
+    const r = n.getBoundingClientRect();
+    return { x: r.left, y: r.top, w: r.width, h: r.height };
+  };
+  const texts = [...svg.querySelectorAll('text')]
+    .filter((t) => !hidden(t) && t.textContent.trim())
+    .map((t) => ({ node: t, name: t.textContent, ...box(t) }));
+  const items = [...svg.querySelectorAll('.fs-item')].filter((g) => !hidden(g))
+    .map((g) => ({ node: g, name: `item ${g.dataset.id}`, ...box(g) }));
+  const hit = (a, b) => Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x) > 0.5
+    && Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y) > 0.5;
+  const overlaps = [];
+  texts.forEach((a, i) => {
+    for (const b of texts.slice(i + 1)) if (hit(a, b)) overlaps.push(`${a.name} | ${b.name}`);
+    for (const b of items) {
+      if (!b.node.contains(a.node) && hit(a, b)) overlaps.push(`${a.name} | ${b.name}`);
+    }
+  });
+  const squeezed = texts.filter((t) => t.node.hasAttribute('textLength')).map((t) => t.name);
+  const drawn = new Set();
+  for (const node of svg.querySelectorAll('[data-glyph]')) {
+    if (!hidden(node)) for (const cls of node.dataset.glyph.split(' ')) drawn.add(cls);
+  }
+  const listed = [...canvas.querySelectorAll('.flinkstate-legend-entry')]
+    .map((e) => e.dataset.glyph);
+  return { texts: texts.length, overlaps, squeezed, drawn: [...drawn].sort(), listed: listed.sort(),
+           height: svg.getBoundingClientRect().height };
+}"""
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize(
+    ("scenario", "overrides"),
+    [
+        ("baseline-recovery", {"source_parallelism": 4, "parallelism": 4}),  # 4 x 4
+        ("keyed-upscale", {}),  # a rescale 4 -> 7, every counter reading several old ones
+    ],
+)
+def test_no_text_on_the_canvas_overlaps_another_or_an_item(
+    browser: Browser, tmp_path: Path, artifacts: Path, scenario: str, overrides: dict[str, int]
+) -> None:
+    """A learner's review found "blocked" drawn as "bl", "credit 4 · backl…" cut, "+3" over
+    a channel's label, "processed 0" under a task's buffer or its "waits" tag: at two widths
+    and a few steps of the restart, no two texts overlap, no text is under an item it is not
+    part of, and the legend lists exactly the glyph classes drawn."""
+    target = write_whole(tmp_path / "run.html", scenario_page(scenario, overrides=overrides))
+    for width in (900, 1400):
+        _check_clutter(browser, target, width, artifacts / f"{scenario}-{width}.png")
+
+
+def _check_clutter(browser: Browser, target: Path, width: int, screenshot: Path) -> None:
+    """The restart of the page ``target`` at ``width`` px, at a few of its steps."""
+    context = browser.new_context(viewport={"width": width, "height": 1000}, offline=True)
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(target.as_uri())
+        page.wait_for_function("document.body.dataset.ready === 'true'", timeout=60_000)
+        page.select_option("#phase", "1")  # the restart
+        last = int(page.get_attribute("#slider", "max") or 0)
+        for step in sorted({s for s in (0, 40, 150, 400) if s <= last} | {last // 2, last}):
+            _go_to(page, step)
+            page.wait_for_timeout(450)  # travels and fades are over
+            seen = page.evaluate(_CLUTTER)
+            where = f"{target.name} at {width} px, step {step}"
+            assert seen["texts"] > 20, where
+            assert seen["overlaps"] == [], where
+            assert seen["squeezed"] == [], where
+            assert seen["listed"] == seen["drawn"], where
+        page.screenshot(path=screenshot, full_page=True)
+        assert errors == []
+    finally:
+        context.close()
