@@ -75,7 +75,6 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.checkpoint.channel.channel_state_writer",
         "runtime.checkpoint.channel.fetched_channel_state_drainer",
         "runtime.tasks.task",
-        "runtime.world.actors",
         "runtime.world.invariants",
     ),
     "runtime.checkpoint.channel.channel_state_filtering": (
@@ -86,12 +85,10 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
     "runtime.checkpoint.channel.classic_recovery": (
         "runtime.failover.failover",
         "runtime.tasks.task",
-        "runtime.world.actors",
     ),
     "runtime.checkpoint.channel.fetched_channel_state_drainer": (
         "runtime.failover.failover",
         "runtime.tasks.task",
-        "runtime.world.actors",
     ),
     "runtime.checkpoint.channel.spilling_handler": ("runtime.failover.failover",),
     "runtime.checkpoint.coordinator": (
@@ -99,24 +96,16 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.failover.failure_handling",
         "runtime.tasks.task",
         "runtime.tasks.task_cleanup",
-        "runtime.world.actors",
     ),
-    "runtime.failover.failover": ("runtime.world.actors",),
     "runtime.partition.consumer.recovered_channel": (
         "runtime.checkpoint.channel.channel_state_reader",
         "runtime.tasks.task",
-        "runtime.world.actors",
     ),
     "runtime.partition.consumer.transport": (
         "runtime.checkpoint.barrier_handler",
         "runtime.checkpoint.channel.classic_recovery",
-        "runtime.world.actors",
     ),
     "runtime.partition.record_writer": ("runtime.tasks.task",),
-    "runtime.tasks.mailbox": (
-        "runtime.world.actors",
-        "runtime.world.record_order",
-    ),
     "runtime.watermark.watermarks": ("runtime.tasks.task",),
 }
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from flinkstate.keygroups import KeyGroupRange
-from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.action_kind import ActionKind, action
 from flinkstate.runtime.buffer import recycling
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.records import Fragment
@@ -55,7 +55,6 @@ from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.partition.record_writer import RecordWriterWorld
 from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.world import invariants
-from flinkstate.runtime.world.actors import action
 from flinkstate.runtime.world.invariants import CheckpointCheckWorld
 from flinkstate.sim.action import Action
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.action_kind import ActionKind, action
+from flinkstate.runtime.actor_ref import COORDINATOR
 from flinkstate.runtime.buffer import recycling
 from flinkstate.runtime.buffer.buffer import HEAP
 from flinkstate.runtime.buffer.recycling import RecyclingWorld
@@ -48,7 +49,6 @@ from flinkstate.runtime.partition.consumer.input_gate import Gate
 from flinkstate.runtime.tasks import task_cleanup
 from flinkstate.runtime.tasks.task import Task, TaskPhase
 from flinkstate.runtime.tasks.task_cleanup import TaskCleanupWorld
-from flinkstate.runtime.world.actors import COORDINATOR, action
 from flinkstate.sim.action import Action
 
 

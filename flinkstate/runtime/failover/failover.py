@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.action_kind import ActionKind, action
+from flinkstate.runtime.actor_ref import SCHEDULER
 from flinkstate.runtime.checkpoint import coordinator
 from flinkstate.runtime.checkpoint.coordinator import CoordinatorWorld
 from flinkstate.runtime.checkpoint.state_assignment import StateAssignment
@@ -36,7 +37,6 @@ from flinkstate.runtime.options import CheckpointFailureReason
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.tasks import task_cleanup
 from flinkstate.runtime.tasks.task import Task
-from flinkstate.runtime.world.actors import SCHEDULER, action
 from flinkstate.sim.action import Action
 
 

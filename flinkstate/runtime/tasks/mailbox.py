@@ -17,7 +17,7 @@ from typing import Protocol
 
 from flinkstate.keygroups import assign_to_key_group
 from flinkstate.rescale.partitioner import Partitioner
-from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.action_kind import ActionKind, action
 from flinkstate.runtime.buffer import recycling
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.records import Record, StreamElementKind
@@ -38,8 +38,8 @@ from flinkstate.runtime.jobgraph import OperatorKind
 from flinkstate.runtime.options import Fault
 from flinkstate.runtime.partition import record_writer
 from flinkstate.runtime.partition.consumer.deserializer import Framing, reassemble
-from flinkstate.runtime.partition.consumer.input_gate import Channel
-from flinkstate.runtime.partition.record_writer import IN_FLIGHT, hash_text
+from flinkstate.runtime.partition.consumer.input_gate import Channel, DataHeads
+from flinkstate.runtime.partition.record_writer import IN_FLIGHT, EmissionLog, hash_text
 from flinkstate.runtime.tasks.happenings import (
     EventPolled,
     RecordEmitted,
@@ -48,12 +48,39 @@ from flinkstate.runtime.tasks.happenings import (
     StaleRecoveryBarrierSkipped,
 )
 from flinkstate.runtime.tasks.task import Task, TaskPhase
+from flinkstate.runtime.tasks.task_cleanup import EnabledActions
 from flinkstate.runtime.watermark import watermarks
 from flinkstate.runtime.watermark.event_time import EventTimeState
-from flinkstate.runtime.world.actors import ActionCache, DataHeads, action
-from flinkstate.runtime.world.record_order import RecordOrder
 from flinkstate.sim.action import Action
 from flinkstate.sim.scheduler import splitmix64
+
+
+class ChannelPlaces(Protocol):
+    """Where each input channel sits: its consumer task (by name), its gate's index among the
+    task's gates and its own index in the gate."""
+
+    @property
+    def channel_places(self) -> dict[str, tuple[str, int, int]]: ...
+
+
+class IndexedActions(EnabledActions, Protocol):
+    """The enabled actions as the mailbox reads them: by the index of the world's actors."""
+
+    @property
+    def index(self) -> ChannelPlaces: ...
+
+
+class RecordPaths(EmissionLog, Protocol):
+    """What the order checks remember of the records processed: the path each took, and the
+    last sequence number seen per path and per key."""
+
+    @property
+    def paths(self) -> dict[tuple[int, str], int]: ...
+    @property
+    def path_seq(self) -> dict[tuple[str, int], int]: ...
+    @property
+    def key_seq(self) -> dict[tuple[str, str, int], int]: ...
+    def path_id(self, upstream: int, channel: str) -> int: ...
 
 
 class MailboxWorld(BarrierHandlerWorld, RecoveryWorld, Protocol):
@@ -64,9 +91,9 @@ class MailboxWorld(BarrierHandlerWorld, RecoveryWorld, Protocol):
     all of the world. The world (``NetworkState``) is one; mypy checks it at every call."""
 
     @property
-    def actions(self) -> ActionCache: ...
+    def actions(self) -> IndexedActions: ...
     @property
-    def order(self) -> RecordOrder: ...
+    def order(self) -> RecordPaths: ...
     @property
     def event_time(self) -> EventTimeState: ...
     @property

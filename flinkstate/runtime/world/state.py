@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 from flinkstate.rescale.channel_selection import ChannelSelection
+from flinkstate.runtime.actor_ref import ActorRef
 from flinkstate.runtime.buffer.buffer import Buffer, LocalBufferPool, NetworkBufferPool
 from flinkstate.runtime.buffer.ledger import SegmentLedger, StepJournal
 from flinkstate.runtime.buffer.owners import Owner
@@ -38,7 +39,7 @@ from flinkstate.runtime.partition.result_partition import ResultPartition, Subpa
 from flinkstate.runtime.shuffle.config import NetworkConfig
 from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.watermark.event_time import EventTimeState
-from flinkstate.runtime.world.actors import ActionCache, ActorRef
+from flinkstate.runtime.world.actors import ActionCache
 from flinkstate.runtime.world.exploration.footprint import Footprints
 from flinkstate.runtime.world.exploration.partial_copy import Owned, PartialCopies
 from flinkstate.runtime.world.record_order import RecordOrder

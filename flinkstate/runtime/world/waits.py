@@ -9,6 +9,13 @@ Actors a failover stopped wait for nothing: they are done until their region res
 
 from __future__ import annotations
 
+from flinkstate.runtime.actor_ref import (
+    ActorKind,
+    ActorRef,
+    by_name,
+    request_partitions,
+    transport_name,
+)
 from flinkstate.runtime.buffer.ledger import ReturnKind
 from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.checkpoint.channel import (
@@ -23,13 +30,6 @@ from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.partition.result_partition import ResultPartition
 from flinkstate.runtime.tasks import mailbox
 from flinkstate.runtime.tasks.task import Task, TaskPhase
-from flinkstate.runtime.world.actors import (
-    ActorKind,
-    ActorRef,
-    by_name,
-    request_partitions,
-    transport_name,
-)
 from flinkstate.runtime.world.state import NetworkState
 from flinkstate.sim.deadlock import Wait
 

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Protocol, Self, TypeVar
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.runtime.action_kind import ActionKind, by_text
+from flinkstate.runtime.action_kind import ActionKind, action, by_text
+from flinkstate.runtime.actor_ref import ActorRef
 from flinkstate.runtime.buffer.buffer import Buffer, LocalBufferPool
 from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.checkpoint import barrier_handler, coordinator
@@ -45,11 +46,7 @@ from flinkstate.runtime.partition.result_partition import ResultPartition, Subpa
 from flinkstate.runtime.tasks import mailbox
 from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.world import builder, independence, invariants, waits
-from flinkstate.runtime.world.actors import (
-    ActorRef,
-    EnabledActions,
-    action,
-)
+from flinkstate.runtime.world.actors import EnabledActions
 from flinkstate.runtime.world.exploration.footprint import Resource
 from flinkstate.runtime.world.exploration.partial_copy import CopyPlan, Owned
 from flinkstate.runtime.world.narration import narrate

@@ -28,6 +28,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.actor_ref import ActorRef, by_name, request_partitions
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.ledger import ReturnKind, ReturnTo
 from flinkstate.runtime.checkpoint.channel import channel_state_filtering, spilling_handler
@@ -52,7 +53,6 @@ from flinkstate.runtime.failover import failover
 from flinkstate.runtime.options import BlockedPriority, Fault, GateConversion, RecoveryGeneration
 from flinkstate.runtime.partition.consumer import recovered_channel
 from flinkstate.runtime.tasks.task import TaskPhase
-from flinkstate.runtime.world.actors import ActorRef, by_name, request_partitions
 from flinkstate.sim.action import Action
 from flinkstate.sim.deadlock import Wait
 

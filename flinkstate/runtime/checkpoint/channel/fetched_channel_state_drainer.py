@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.actor_ref import ActorRef, by_name, request_partitions
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer, BufferFactory
 from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
     EMPTY_SNAPSHOT,
@@ -62,7 +63,6 @@ from flinkstate.runtime.partition.consumer.recovered_channel import (
 )
 from flinkstate.runtime.shuffle.config import NetworkConfig
 from flinkstate.runtime.tasks.task import TaskPhase
-from flinkstate.runtime.world.actors import ActorRef, by_name, request_partitions
 from flinkstate.sim.deadlock import Wait
 
 if TYPE_CHECKING:

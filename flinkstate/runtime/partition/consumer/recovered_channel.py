@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.actor_ref import ActorRef
 from flinkstate.runtime.buffer.buffer import HEAP
 from flinkstate.runtime.buffer.ledger import SegmentLedger, StepJournal
 from flinkstate.runtime.buffer.owners import Owner
@@ -28,7 +29,6 @@ from flinkstate.runtime.options import RecoveryGeneration
 from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 from flinkstate.runtime.partition.happenings import RecoveredExclusiveBuffersTaken
 from flinkstate.runtime.tasks.task import Task
-from flinkstate.runtime.world.actors import ActorRef
 
 
 class RecoveredChannelWorld(Protocol):

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.action_kind import ActionKind, action
+from flinkstate.runtime.actor_ref import transport_name
 from flinkstate.runtime.buffer import recycling
 from flinkstate.runtime.buffer.ledger import ReturnKind, ReturnTo
 from flinkstate.runtime.checkpoint import barrier_handler
@@ -25,7 +26,6 @@ from flinkstate.runtime.events import (
 from flinkstate.runtime.options import Fault
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.partition.happenings import BufferSent, EventSent
-from flinkstate.runtime.world.actors import action, transport_name
 from flinkstate.sim.action import Action
 
 
