@@ -65,12 +65,6 @@ RANK = {folder: tier for tier, folders in enumerate(TIERS) for folder in folders
 #: behaviour moves onto the component it belongs to; the test fails on a new one and on one
 #: that no longer exists, so the list only shrinks.
 STILL_UPWARD: dict[str, tuple[str, ...]] = {
-    "runtime.buffer.recycling": (
-        "runtime.partition.consumer.input_gate",
-        "runtime.partition.consumer.recovered_channel",
-        "runtime.partition.result_partition",
-        "runtime.tasks.task",
-    ),
     "runtime.checkpoint.barrier_handler": (
         "runtime.checkpoint.channel.channel_state_writer",
         "runtime.checkpoint.channel.fetched_channel_state_drainer",
@@ -105,7 +99,6 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.checkpoint.barrier_handler",
         "runtime.checkpoint.channel.classic_recovery",
     ),
-    "runtime.partition.record_writer": ("runtime.tasks.task",),
     "runtime.watermark.watermarks": ("runtime.tasks.task",),
 }
 

@@ -4,13 +4,14 @@ Each folder is a Flink package (``org.apache.flink.runtime.*`` or ``streaming.ru
 each module one concept named with Flink's word, so that a reader who knows Flink finds the room
 of a mechanism by its class name:
 
-- here: the job graph, execution states, options (faults among them), events, the kinds of
-  action the actors take, the copying protocol every component follows, and ``Happening``,
+- here: the job graph, execution states, task phases, options (faults among them), events,
+  actors' identities, the kinds of action the actors take, the copying protocol every
+  component follows, and ``Happening``,
   the base of what a step did as data (each room's kinds in its ``happenings`` module);
 - ``shuffle``: the network configuration's arithmetic (``NettyShuffleUtils``, gate buffers);
-- ``buffer``: memory segments, their ledger, the network and local buffer pools, recycling;
+- ``buffer``: memory segments, their ledger, the network and local buffer pools;
 - ``partition`` and ``partition.consumer``: result subpartitions and record writers; input
-  gates, input channels, deserialisers and the transport between them;
+  gates, input channels, recycling, deserialisers and the transport between them;
 - ``checkpoint`` and ``checkpoint.channel``: checkpoints, the coordinator, state assignment,
   the barrier handler; channel state written, read, filtered, spilled and drained;
 - ``tasks``: the task, its mailbox, its setup and its cleanup;
@@ -118,7 +119,7 @@ FACE: dict[str, str] = {
     "UNBOUNDED_POOL_SIZE": "shuffle.netty_shuffle_utils",
     "ResultPartitionType": "shuffle.result_partition_type",
     "Task": "tasks.task",
-    "TaskPhase": "tasks.task",
+    "TaskPhase": "task_phase",
     "GateSetup": "tasks.task_setup",
     "PartitionSetup": "tasks.task_setup",
     "PoolSize": "tasks.task_setup",

@@ -43,7 +43,8 @@ from flinkstate.runtime.events import (
 from flinkstate.runtime.jobgraph import JobGraph
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.partition.result_partition import Subpartition
-from flinkstate.runtime.tasks.task import Task, TaskPhase
+from flinkstate.runtime.task_phase import TaskPhase
+from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.watermark.watermarks import watermark_text
 from flinkstate.runtime.world.holdings import Holding, Lane, holdings
 from flinkstate.runtime.world.world import NetworkWorld

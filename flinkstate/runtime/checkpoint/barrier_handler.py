@@ -17,7 +17,6 @@ from typing import Protocol
 
 from flinkstate.keygroups import KeyGroupRange
 from flinkstate.runtime.action_kind import ActionKind, action
-from flinkstate.runtime.buffer import recycling
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.records import Fragment
 from flinkstate.runtime.checkpoint import coordinator
@@ -51,6 +50,7 @@ from flinkstate.runtime.options import (
     RecoveryCheckpointTrigger,
 )
 from flinkstate.runtime.partition import record_writer
+from flinkstate.runtime.partition.consumer import recycling
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.partition.record_writer import RecordWriterWorld
 from flinkstate.runtime.tasks.task import Task

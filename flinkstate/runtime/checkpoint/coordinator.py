@@ -17,9 +17,7 @@ from typing import Protocol
 
 from flinkstate.runtime.action_kind import ActionKind, action
 from flinkstate.runtime.actor_ref import COORDINATOR
-from flinkstate.runtime.buffer import recycling
 from flinkstate.runtime.buffer.buffer import HEAP
-from flinkstate.runtime.buffer.recycling import RecyclingWorld
 from flinkstate.runtime.checkpoint.channel.channel_state_writer import ChannelStateWriter
 from flinkstate.runtime.checkpoint.checkpoint import (
     CheckpointInProgress,
@@ -45,9 +43,12 @@ from flinkstate.runtime.options import (
     CheckpointFailureReason,
     job_fails,
 )
+from flinkstate.runtime.partition.consumer import recycling
 from flinkstate.runtime.partition.consumer.input_gate import Gate
+from flinkstate.runtime.partition.consumer.recycling import RecyclingWorld
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.runtime.tasks import task_cleanup
-from flinkstate.runtime.tasks.task import Task, TaskPhase
+from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.tasks.task_cleanup import TaskCleanupWorld
 from flinkstate.sim.action import Action
 
@@ -62,6 +63,8 @@ class CoordinatorWorld(RecyclingWorld, TaskCleanupWorld, Protocol):
 
     @property
     def graph(self) -> JobGraph: ...
+    @property
+    def tasks(self) -> dict[str, Task]: ...
     @property
     def gates(self) -> dict[str, Gate]: ...
     @property

@@ -18,7 +18,6 @@ from typing import Protocol
 from flinkstate.keygroups import assign_to_key_group
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.runtime.action_kind import ActionKind, action
-from flinkstate.runtime.buffer import recycling
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.records import Record, StreamElementKind
 from flinkstate.runtime.checkpoint import barrier_handler, coordinator
@@ -37,9 +36,11 @@ from flinkstate.runtime.execution_state import ExecutionState
 from flinkstate.runtime.jobgraph import OperatorKind
 from flinkstate.runtime.options import Fault
 from flinkstate.runtime.partition import record_writer
+from flinkstate.runtime.partition.consumer import recycling
 from flinkstate.runtime.partition.consumer.deserializer import Framing, reassemble
 from flinkstate.runtime.partition.consumer.input_gate import Channel, DataHeads
 from flinkstate.runtime.partition.record_writer import IN_FLIGHT, EmissionLog, hash_text
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.runtime.tasks.happenings import (
     EventPolled,
     RecordEmitted,
@@ -47,7 +48,7 @@ from flinkstate.runtime.tasks.happenings import (
     RecordsDeserialized,
     StaleRecoveryBarrierSkipped,
 )
-from flinkstate.runtime.tasks.task import Task, TaskPhase
+from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.tasks.task_cleanup import EnabledActions
 from flinkstate.runtime.watermark import watermarks
 from flinkstate.runtime.watermark.event_time import EventTimeState

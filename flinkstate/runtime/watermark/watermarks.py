@@ -34,7 +34,8 @@ from flinkstate.runtime.buffer.records import (
 )
 from flinkstate.runtime.jobgraph import JobGraph, OperatorKind
 from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
-from flinkstate.runtime.tasks.task import Output, Task
+from flinkstate.runtime.partition.record_writer import Output
+from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.watermark.combined_watermark_status import combine
 from flinkstate.runtime.watermark.event_time import EventTimeState
 from flinkstate.runtime.watermark.happenings import (

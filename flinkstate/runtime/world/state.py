@@ -34,7 +34,7 @@ from flinkstate.runtime.failover.failure_handling import FailureHandlingResult
 from flinkstate.runtime.jobgraph import JobGraph
 from flinkstate.runtime.options import RecoveryGeneration, RecoveryOptions, RunOptions
 from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
-from flinkstate.runtime.partition.record_writer import IN_FLIGHT
+from flinkstate.runtime.partition.record_writer import IN_FLIGHT, ProducingTask
 from flinkstate.runtime.partition.result_partition import ResultPartition, Subpartition
 from flinkstate.runtime.shuffle.config import NetworkConfig
 from flinkstate.runtime.tasks.task import Task
@@ -414,7 +414,7 @@ class NetworkState:
             recovered,
         )
 
-    def partition_of(self, task: Task, sub: Subpartition) -> ResultPartition:
+    def partition_of(self, task: ProducingTask, sub: Subpartition) -> ResultPartition:
         for partition in task.partitions:
             if partition.name == sub.partition:
                 return partition

@@ -28,8 +28,9 @@ from flinkstate.runtime.failover import failover
 from flinkstate.runtime.partition.consumer import recovered_channel, transport
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.partition.result_partition import ResultPartition
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.runtime.tasks import mailbox
-from flinkstate.runtime.tasks.task import Task, TaskPhase
+from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.world.state import NetworkState
 from flinkstate.sim.deadlock import Wait
 

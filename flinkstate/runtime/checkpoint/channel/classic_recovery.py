@@ -52,7 +52,7 @@ from flinkstate.runtime.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE, S
 from flinkstate.runtime.failover import failover
 from flinkstate.runtime.options import BlockedPriority, Fault, GateConversion, RecoveryGeneration
 from flinkstate.runtime.partition.consumer import recovered_channel
-from flinkstate.runtime.tasks.task import TaskPhase
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.sim.action import Action
 from flinkstate.sim.deadlock import Wait
 

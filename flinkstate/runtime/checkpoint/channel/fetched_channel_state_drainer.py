@@ -62,7 +62,7 @@ from flinkstate.runtime.partition.consumer.recovered_channel import (
     refuse_conversion,
 )
 from flinkstate.runtime.shuffle.config import NetworkConfig
-from flinkstate.runtime.tasks.task import TaskPhase
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.sim.deadlock import Wait
 
 if TYPE_CHECKING:

@@ -13,7 +13,6 @@ from typing import Protocol
 
 from flinkstate.runtime.action_kind import ActionKind, action
 from flinkstate.runtime.actor_ref import transport_name
-from flinkstate.runtime.buffer import recycling
 from flinkstate.runtime.buffer.ledger import ReturnKind, ReturnTo
 from flinkstate.runtime.checkpoint import barrier_handler
 from flinkstate.runtime.checkpoint.barrier_handler import BarrierHandlerWorld
@@ -24,6 +23,7 @@ from flinkstate.runtime.events import (
     END_OF_OUTPUT_STATE,
 )
 from flinkstate.runtime.options import Fault
+from flinkstate.runtime.partition.consumer import recycling
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.partition.happenings import BufferSent, EventSent
 from flinkstate.sim.action import Action
