@@ -99,7 +99,6 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.checkpoint.barrier_handler",
         "runtime.checkpoint.channel.classic_recovery",
     ),
-    "runtime.watermark.watermarks": ("runtime.tasks.task",),
 }
 
 
