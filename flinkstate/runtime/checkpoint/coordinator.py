@@ -53,7 +53,7 @@ from flinkstate.runtime.tasks.task_cleanup import TaskCleanupWorld
 from flinkstate.sim.action import Action
 
 
-class CoordinatorWorld(RecyclingWorld, TaskCleanupWorld, Protocol):
+class CoordinatorWorld(TaskCleanupWorld, RecyclingWorld, Protocol):
     """What the checkpoint coordinator reaches of the world, beside what recycling (an
     aborted checkpoint's buffers) and a teardown (a failed job) do: the job graph and its
     gates (a checkpoint's plan), a failover under way (it stops the periodic trigger), the

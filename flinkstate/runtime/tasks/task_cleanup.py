@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
 from flinkstate.runtime.buffer.buffer import HEAP
+from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
 from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
     FetchedChannelStateDrainer,
 )
@@ -58,6 +59,9 @@ class TaskCleanupWorld(RecoveredChannelWorld, Protocol):
     def options(self) -> RunOptions: ...
     @property
     def drainers(self) -> dict[str, FetchedChannelStateDrainer]: ...
+    @property
+    def readers(self) -> dict[str, ChannelStateReader]: ...
+    def task_named(self, name: str) -> Task: ...
     def close_spill(self, task: str) -> bool: ...
 
 

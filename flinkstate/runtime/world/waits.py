@@ -139,7 +139,7 @@ def _reader_wait(world: NetworkState, reader: ChannelStateReader) -> Wait[ActorR
         return None
     if not reader.pre_channel and not reader.chunks:
         return None
-    _, gate, channel = recovered_channel.reader_target(world, reader)
+    gate, channel = recovered_channel.reader_target(world, reader)
     actor = world.actor(reader.name)
     if recovered_channel.needs_exclusive(gate, channel):
         return Wait(actor, f"{gate.exclusive_per_channel} exclusive buffers", ())

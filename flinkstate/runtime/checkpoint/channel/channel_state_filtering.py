@@ -90,7 +90,7 @@ def reader_action(
     if reader.pre is None and not reader.pending:
         if not reader.chunks:
             return (_FINISH_INPUT, "")
-        _, gate, channel = recovered_channel.reader_target(world, reader)
+        gate, channel = recovered_channel.reader_target(world, reader)
         # the heap pre-filter segment needs no network buffer: the exclusive ones wait
         heap_segment = world.options.prefilter_source is PrefilterSource.HEAP_SEGMENT
         if not heap_segment and recovered_channel.needs_exclusive(gate, channel):
@@ -98,7 +98,7 @@ def reader_action(
         if network_only and not recovered_channel.has_buffer(world, gate, channel):
             return None
         return (_FILTER, channel.name)
-    _, gate, channel = recovered_channel.reader_target(world, reader)
+    gate, channel = recovered_channel.reader_target(world, reader)
     if recovered_channel.needs_exclusive(gate, channel):  # heap-segment: first post-filter one
         return recovered_channel.exclusive_request(world, gate, channel)
     if network_only and not recovered_channel.has_buffer(world, gate, channel):
@@ -137,7 +137,8 @@ def free_prefilter_segment(world: FilteringWorld, reader: ChannelStateReader) ->
 
 def filter_step(world: FilteringWorld, reader: ChannelStateReader) -> None:
     """Take a pre-filter buffer, fill it with one source buffer, filter what completes."""
-    task, gate, channel = recovered_channel.reader_target(world, reader)
+    gate, channel = recovered_channel.reader_target(world, reader)
+    task = world.task_named(reader.task)
     chunk = reader.chunks.popleft()
     holder = channel.owners.pre_filter
     if world.options.prefilter_source is PrefilterSource.HEAP_SEGMENT:
@@ -245,7 +246,8 @@ def keeps_record(
 
 def rewrite_step(world: FilteringWorld, reader: ChannelStateReader) -> None:
     """Take one post-filter buffer and re-serialize pending records into it."""
-    task, gate, channel = recovered_channel.reader_target(world, reader)
+    gate, channel = recovered_channel.reader_target(world, reader)
+    task = world.task_named(reader.task)
     holder = channel.owners.post_filter
     segment, origin = _take(world, gate, channel, holder)
     capacity = HEAP_FALLBACK_SIZE if segment == HEAP else world.config.segment_size

@@ -172,14 +172,14 @@ def finish_input(world: RecoveryWorld, reader: ChannelStateReader) -> None:
 
 def request_exclusive(world: RecoveryWorld, reader: ChannelStateReader) -> None:
     """The recovered channel the reader works for takes its exclusive buffers."""
-    _, gate, channel = recovered_channel.reader_target(world, reader)
+    gate, channel = recovered_channel.reader_target(world, reader)
     recovered_channel.request_exclusive(world, gate, channel)
 
 
 def recover_input(world: RecoveryWorld, reader: ChannelStateReader) -> None:
     """One chunk of input state into a buffer of its recovered channel, behind the descriptor
     of the virtual channel it came from (``SequentialChannelStateReaderImpl``)."""
-    _, gate, channel = recovered_channel.reader_target(world, reader)
+    gate, channel = recovered_channel.reader_target(world, reader)
     chunk = reader.chunks.popleft()
     segment = recovered_channel.take_buffer(world, gate, channel, channel.owners.recovered)
     used = sum(f.length for f in chunk.fragments)

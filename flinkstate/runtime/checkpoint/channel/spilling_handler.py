@@ -72,7 +72,7 @@ def fetch_action(world: SpillingWorld, reader: ChannelStateReader) -> tuple[Acti
     """The reader's next step while fetching, or None while it waits for a buffer."""
     if not reader.chunks:
         return (_FINISH_FETCH, "")
-    _, gate, channel = recovered_channel.reader_target(world, reader)
+    gate, channel = recovered_channel.reader_target(world, reader)
     if filters(gate):
         return (_SPILL, channel.name)  # the heap pre-filter segment never runs out
     return recovered_channel.buffer_step(world, gate, channel, _SPILL)
@@ -86,7 +86,8 @@ def _writer(world: SpillingWorld, reader: ChannelStateReader) -> SpillWriter:
 
 def spill_step(world: SpillingWorld, reader: ChannelStateReader) -> None:
     """Read one source buffer and append what survives to its channel's open segment."""
-    task, gate, channel = recovered_channel.reader_target(world, reader)
+    gate, channel = recovered_channel.reader_target(world, reader)
+    task = world.task_named(reader.task)
     chunk = reader.chunks.popleft()
     writer = _writer(world, reader)
     heap_before = writer.heap_bytes
