@@ -91,10 +91,6 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.tasks.task",
         "runtime.tasks.task_cleanup",
     ),
-    "runtime.partition.consumer.transport": (
-        "runtime.checkpoint.barrier_handler",
-        "runtime.checkpoint.channel.classic_recovery",
-    ),
 }
 
 

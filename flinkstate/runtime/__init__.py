@@ -51,7 +51,7 @@ FACE: dict[str, str] = {
     "ChannelStateReader": "checkpoint.channel.channel_state_reader",
     "split_chunk": "checkpoint.channel.channel_state_reader",
     "ChannelStateWriter": "checkpoint.channel.channel_state_writer",
-    "sub_head": "checkpoint.channel.classic_recovery",
+    "sub_head": "partition.consumer.result_subpartition_view",
     "FetchedChannelStateDrainer": "checkpoint.channel.fetched_channel_state",
     "SEGMENT_HEADER_BYTES": "checkpoint.channel.fetched_channel_state",
     "ChannelState": "checkpoint.checkpoint",

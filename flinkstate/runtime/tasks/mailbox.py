@@ -36,7 +36,7 @@ from flinkstate.runtime.execution_state import ExecutionState
 from flinkstate.runtime.jobgraph import OperatorKind
 from flinkstate.runtime.options import Fault
 from flinkstate.runtime.partition import record_writer
-from flinkstate.runtime.partition.consumer import recycling
+from flinkstate.runtime.partition.consumer import recycling, result_subpartition_view
 from flinkstate.runtime.partition.consumer.deserializer import Framing, reassemble
 from flinkstate.runtime.partition.consumer.input_gate import Channel, DataHeads
 from flinkstate.runtime.partition.record_writer import IN_FLIGHT, EmissionLog, hash_text
@@ -309,7 +309,7 @@ def visible_head(world: MailboxWorld, channel: Channel) -> Buffer | None:
     sub = world.subpartitions[channel.subpartition]
     if not sub.blocked:
         return sub.queue[0] if sub.queue else None
-    return classic_recovery.sub_head(world, channel)
+    return result_subpartition_view.sub_head(world, channel)
 
 
 def next_channel_with_data(

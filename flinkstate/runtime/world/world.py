@@ -422,6 +422,11 @@ class NetworkWorld(NetworkState):
             actions.extend(failover.scheduler_actions(self, idle=not actions))
         return actions
 
+    def add_input_data(self, channel: Channel, buffer: Buffer) -> None:
+        """A persisting channel hands a buffer it received to the channel-state writer
+        (``ChannelStateWriter.addInputData``): the barrier handler persists it."""
+        barrier_handler.persist_input(self, channel, buffer)
+
     def visible_head(self, channel: Channel) -> Buffer | None:
         """What the task sees first on a channel (``mailbox.visible_head``)."""
         return mailbox.visible_head(self, channel)

@@ -50,7 +50,7 @@ from flinkstate.runtime.checkpoint.channel.happenings import (
 from flinkstate.runtime.checkpoint.channel.spilling_handler import SpillingWorld
 from flinkstate.runtime.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE, SUBTASK_CONNECTION
 from flinkstate.runtime.failover import failover
-from flinkstate.runtime.options import BlockedPriority, Fault, GateConversion, RecoveryGeneration
+from flinkstate.runtime.options import Fault, GateConversion, RecoveryGeneration
 from flinkstate.runtime.partition.consumer import recovered_channel
 from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.sim.action import Action
@@ -384,25 +384,3 @@ def keeps(world: RecoveryWorld, channel: Channel, record: int) -> bool:
     subtask = world.selected_subtask(gate, record)
     world.journal.tell_also(RecordFilteredOut(record, subtask))
     return False
-
-
-# -- blocked subpartitions
-
-
-def sub_head(world: RecoveryWorld, channel: Channel) -> Buffer | None:
-    """The head of a channel's subpartition as the consumer (or its transport) sees it."""
-    sub = world.subpartitions[channel.subpartition]
-    if not sub.queue:
-        return None
-    head = sub.queue[0]
-    if not sub.blocked:
-        return head
-    if not head.priority or world.options.blocked_priority is BlockedPriority.HELD:
-        return None
-    if (
-        world.options.blocked_priority is BlockedPriority.MASTER
-        and channel.remote
-        and channel.buffers.available
-    ):
-        return None  # FLINK-40519: a credited reader asks "is data available?" -> no
-    return head
