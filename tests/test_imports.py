@@ -72,19 +72,11 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.world.invariants",
     ),
     "runtime.checkpoint.channel.channel_state_filtering": (
-        "runtime.failover.failover",
         "runtime.tasks.task",
         "runtime.watermark.watermarks",
     ),
-    "runtime.checkpoint.channel.classic_recovery": (
-        "runtime.failover.failover",
-        "runtime.tasks.task",
-    ),
-    "runtime.checkpoint.channel.fetched_channel_state_drainer": (
-        "runtime.failover.failover",
-        "runtime.tasks.task",
-    ),
-    "runtime.checkpoint.channel.spilling_handler": ("runtime.failover.failover",),
+    "runtime.checkpoint.channel.classic_recovery": ("runtime.tasks.task",),
+    "runtime.checkpoint.channel.fetched_channel_state_drainer": ("runtime.tasks.task",),
     "runtime.checkpoint.coordinator": (
         "runtime.checkpoint.channel.channel_state_writer",
         "runtime.failover.failure_handling",

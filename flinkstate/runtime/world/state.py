@@ -30,6 +30,7 @@ from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
 from flinkstate.runtime.checkpoint.coordinator_state import CoordinatorState
 from flinkstate.runtime.checkpoint.state_assignment import StateAssignment
 from flinkstate.runtime.copying import FIXED, Fixed, NotState, StateKey
+from flinkstate.runtime.failover import failover
 from flinkstate.runtime.failover.failure_handling import FailureHandlingResult
 from flinkstate.runtime.jobgraph import JobGraph
 from flinkstate.runtime.options import RecoveryGeneration, RecoveryOptions, RunOptions
@@ -413,6 +414,11 @@ class NetworkState:
             uid,
             recovered,
         )
+
+    def fail_externally(self, task: Task, cause: str) -> None:
+        """``task`` fails for ``cause`` (Flink's ``TaskActions.failExternally``): its region
+        fails over."""
+        failover.fail_task(self, task, cause)
 
     def partition_of(self, task: ProducingTask, sub: Subpartition) -> ResultPartition:
         for partition in task.partitions:

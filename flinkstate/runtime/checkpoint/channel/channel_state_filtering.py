@@ -33,8 +33,7 @@ from flinkstate.runtime.checkpoint.channel.happenings import (
     PostFilterBufferWritten,
     PrefilterBufferRead,
 )
-from flinkstate.runtime.failover import failover
-from flinkstate.runtime.failover.failover import FailoverWorld
+from flinkstate.runtime.checkpoint.coordinator import CoordinatorWorld
 from flinkstate.runtime.options import Fault, PrefilterSource, RecoveredWatermarks
 from flinkstate.runtime.partition.consumer import deserializer, recovered_channel
 from flinkstate.runtime.partition.consumer.deserializer import Framing
@@ -49,13 +48,15 @@ if TYPE_CHECKING:
     from flinkstate.runtime.tasks.task import Task
 
 
-class FilteringWorld(FailoverWorld, EventTimeWorld, BufferFactory, Protocol):
-    """What V1's filtering reaches of the world, beside what a failover (a reader's failure)
-    and event time (recovered watermarks) do: the network configuration (its buffers' size),
+class FilteringWorld(CoordinatorWorld, EventTimeWorld, BufferFactory, Protocol):
+    """What V1's filtering reaches of the world, beside what the coordinator and event time
+    (recovered watermarks) do: a task's failure (a reader's), the network configuration (its
+    buffers' size),
     the subtask the partitioner selects for a record, and what the checks remember of the
     records it filtered and the channel each recovered record came through. The world
     (``NetworkState``) is one; mypy checks it at every call."""
 
+    def fail_externally(self, task: Task, cause: str) -> None: ...
     @property
     def config(self) -> NetworkConfig: ...
     def selected_subtask(self, gate: Gate, record: int) -> int: ...
@@ -303,8 +304,7 @@ def _deliver(
                 world.options.failed_delivery_recycle,
             )
         )
-        failover.fail_task(
-            world,
+        world.fail_externally(
             task,
             f"its channel-state reader failed to hand filtered buffer {failed + 1} of "
             f"{len(posts)} to {channel.name} (fail_filtered_delivery)",

@@ -48,8 +48,8 @@ from flinkstate.runtime.checkpoint.channel.happenings import (
     VirtualChannelSelected,
 )
 from flinkstate.runtime.checkpoint.channel.spilling_handler import SpillingWorld
+from flinkstate.runtime.checkpoint.state_assignment import StateAssignment
 from flinkstate.runtime.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE, SUBTASK_CONNECTION
-from flinkstate.runtime.failover import failover
 from flinkstate.runtime.options import Fault, GateConversion, RecoveryGeneration
 from flinkstate.runtime.partition.consumer import recovered_channel
 from flinkstate.runtime.task_phase import TaskPhase
@@ -63,8 +63,12 @@ if TYPE_CHECKING:
 
 class RecoveryWorld(SpillingWorld, Protocol):
     """What the classic reader and the recovery generations it dispatches to reach of the
-    world: V1's filtering and V2's spilling handler reach it all (this reader adds nothing of
-    its own). The world (``NetworkState``) is one; mypy checks it at every call."""
+    world: what V1's filtering and V2's spilling handler reach, and the restore the run comes
+    from (the records it recovers). The world (``NetworkState``) is one; mypy checks it at
+    every call."""
+
+    @property
+    def restore(self) -> StateAssignment | None: ...
 
 
 # The hot path's enum members, read once: a member read through its class costs about 45 ns on
@@ -304,7 +308,7 @@ def do_convert(world: RecoveryWorld, task: Task, action: Action) -> None:
     cause = recovered_channel.refuse_conversion(world, gate)
     if cause is not None:
         world.journal.tell(ConversionRefused(gate.name))
-        failover.fail_task(world, task, cause)
+        world.fail_externally(task, cause)
         return
     v1 = world.effective_generation is RecoveryGeneration.V1
     recovered_channel.convert_gate(

@@ -47,9 +47,8 @@ from flinkstate.runtime.checkpoint.channel.happenings import (
     RequestPartitionsFailed,
     TriggerNoOpInRecovery,
 )
+from flinkstate.runtime.checkpoint.coordinator import CoordinatorWorld
 from flinkstate.runtime.events import END_OF_FETCHED_STATE, RECOVERY_BARRIER
-from flinkstate.runtime.failover import failover
-from flinkstate.runtime.failover.failover import FailoverWorld
 from flinkstate.runtime.options import (
     Fault,
     NoOpTriggerAfter,
@@ -70,12 +69,13 @@ if TYPE_CHECKING:
     from flinkstate.runtime.tasks.task import Task
 
 
-class DrainerWorld(FailoverWorld, BufferFactory, Protocol):
-    """What V2's drainer reaches of the world, beside what a failover does (a drain that
-    fails fails the task): the network configuration (the buffers it drains into) and the
-    world's buffer factory. The world (``NetworkState``) is one; mypy checks it at every
-    call."""
+class DrainerWorld(CoordinatorWorld, BufferFactory, Protocol):
+    """What V2's drainer reaches of the world, beside what the coordinator does: a task's
+    failure (a drain that fails fails the task), the network configuration (the buffers it
+    drains into) and the world's buffer factory. The world (``NetworkState``) is one; mypy
+    checks it at every call."""
 
+    def fail_externally(self, task: Task, cause: str) -> None: ...
     @property
     def config(self) -> NetworkConfig: ...
 
@@ -127,12 +127,12 @@ def do_request_partitions(world: DrainerWorld, task: Task) -> None:
     needs_recovery = drainer.state is not None
     if needs_recovery and world.options.abort_recovery is RecoveryAbort.REQUEST_PARTITIONS:
         world.journal.tell(RequestPartitionsFailed())
-        failover.fail_task(world, task, "its request-partitions mail failed (abort_recovery)")
+        world.fail_externally(task, "its request-partitions mail failed (abort_recovery)")
         return
     for gate in task.gates:
         cause = refuse_conversion(world, gate)  # the channels stayed empty: never refused
         if cause is not None:
-            failover.fail_task(world, task, cause)
+            world.fail_externally(task, cause)
             return
     for gate in task.gates:
         convert_gate(world, gate, lambda channel: channel.remote or needs_recovery)
@@ -153,7 +153,7 @@ def do_install_drainer(world: DrainerWorld, task: Task) -> None:
     assert drainer.state is not None
     if world.options.abort_recovery is RecoveryAbort.INSTALL_DRAINER:
         world.journal.tell(InstallDrainerFailed())
-        failover.fail_task(world, task, "its drainer-installing mail failed (abort_recovery)")
+        world.fail_externally(task, "its drainer-installing mail failed (abort_recovery)")
         return
     drainer.install(world.journal.changes)
     task.recovery_trigger = RecoveryCheckpointTrigger.DRAINER

@@ -39,7 +39,6 @@ from flinkstate.runtime.checkpoint.channel.happenings import (
     SpillDirectoryDeleted,
 )
 from flinkstate.runtime.checkpoint.checkpoint import InputChannelInfo
-from flinkstate.runtime.failover import failover
 from flinkstate.runtime.options import RecoveryAbort, SpillCleanup
 from flinkstate.runtime.partition.consumer import recovered_channel
 
@@ -178,6 +177,6 @@ def fail_fetch(world: SpillingWorld, reader: ChannelStateReader, bytes_written: 
     if world.options.spill_cleanup is SpillCleanup.ON_ABORT:
         writer.delete_directory()
         world.journal.tell_also(SpillDirectoryDeleted())
-    failover.fail_task(
-        world, task, "its fetch failed before handing its spill files over (abort_recovery)"
+    world.fail_externally(
+        task, "its fetch failed before handing its spill files over (abort_recovery)"
     )
