@@ -71,12 +71,7 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.tasks.task",
         "runtime.world.invariants",
     ),
-    "runtime.checkpoint.channel.channel_state_filtering": (
-        "runtime.tasks.task",
-        "runtime.watermark.watermarks",
-    ),
-    "runtime.checkpoint.channel.classic_recovery": ("runtime.tasks.task",),
-    "runtime.checkpoint.channel.fetched_channel_state_drainer": ("runtime.tasks.task",),
+    "runtime.checkpoint.channel.channel_state_filtering": ("runtime.watermark.watermarks",),
     "runtime.checkpoint.coordinator": (
         "runtime.checkpoint.channel.channel_state_writer",
         "runtime.failover.failure_handling",

@@ -415,10 +415,10 @@ class NetworkState:
             recovered,
         )
 
-    def fail_externally(self, task: Task, cause: str) -> None:
-        """``task`` fails for ``cause`` (Flink's ``TaskActions.failExternally``): its region
-        fails over."""
-        failover.fail_task(self, task, cause)
+    def fail_externally(self, task: str, cause: str) -> None:
+        """The task keyed ``task`` fails for ``cause`` (Flink's ``TaskActions.failExternally``):
+        its region fails over."""
+        failover.fail_task(self, self.tasks[task], cause)
 
     def partition_of(self, task: ProducingTask, sub: Subpartition) -> ResultPartition:
         for partition in task.partitions:

@@ -45,18 +45,28 @@ if TYPE_CHECKING:
     from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
     from flinkstate.runtime.checkpoint.state_assignment import RecoveredChunk
     from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
-    from flinkstate.runtime.tasks.task import Task
+
+
+class FilteringTask(Protocol):
+    """A restored task as V1's filtering sees it. The task (``Task``) is one; mypy checks it at
+    every call."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def index(self) -> int: ...
 
 
 class FilteringWorld(CoordinatorWorld, EventTimeWorld, BufferFactory, Protocol):
     """What V1's filtering reaches of the world, beside what the coordinator and event time
-    (recovered watermarks) do: a task's failure (a reader's), the network configuration (its
-    buffers' size),
-    the subtask the partitioner selects for a record, and what the checks remember of the
-    records it filtered and the channel each recovered record came through. The world
-    (``NetworkState``) is one; mypy checks it at every call."""
+    (recovered watermarks) do: a task's failure (a reader's, by the task's key), the network
+    configuration (its buffers' size), the subtask the partitioner selects for a record, and
+    what the checks remember of the records it filtered and the channel each recovered record
+    came through. The world (``NetworkState``) is one; mypy checks it at every call."""
 
-    def fail_externally(self, task: Task, cause: str) -> None: ...
+    def fail_externally(self, task: str, cause: str) -> None: ...
     @property
     def config(self) -> NetworkConfig: ...
     def selected_subtask(self, gate: Gate, record: int) -> int: ...
@@ -224,7 +234,7 @@ def watermark_passed(
 
 def keeps_record(
     world: FilteringWorld,
-    task: Task,
+    task: FilteringTask,
     gate: Gate,
     channel: Channel,
     virtual_channel: tuple[int, int],
@@ -270,7 +280,11 @@ def rewrite_step(world: FilteringWorld, reader: ChannelStateReader) -> None:
 
 
 def _deliver(
-    world: FilteringWorld, reader: ChannelStateReader, task: Task, gate: Gate, channel: Channel
+    world: FilteringWorld,
+    reader: ChannelStateReader,
+    task: FilteringTask,
+    gate: Gate,
+    channel: Channel,
 ) -> None:
     """Queue the rewritten buffers in the recovered channel, then recycle the pre-filter one.
 
@@ -305,7 +319,7 @@ def _deliver(
             )
         )
         world.fail_externally(
-            task,
+            task.key,
             f"its channel-state reader failed to hand filtered buffer {failed + 1} of "
             f"{len(posts)} to {channel.name} (fail_filtered_delivery)",
         )

@@ -25,6 +25,7 @@ and ``recoverChannelsWithoutCheckpointing``):
 
 from __future__ import annotations
 
+from collections import deque
 from typing import TYPE_CHECKING, Protocol
 
 from flinkstate.runtime.action_kind import ActionKind
@@ -48,7 +49,7 @@ from flinkstate.runtime.checkpoint.channel.happenings import (
     VirtualChannelSelected,
 )
 from flinkstate.runtime.checkpoint.channel.spilling_handler import SpillingWorld
-from flinkstate.runtime.checkpoint.state_assignment import StateAssignment
+from flinkstate.runtime.checkpoint.state_assignment import RecoveredChunk, StateAssignment
 from flinkstate.runtime.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE, SUBTASK_CONNECTION
 from flinkstate.runtime.options import Fault, GateConversion, RecoveryGeneration
 from flinkstate.runtime.partition.consumer import recovered_channel
@@ -58,7 +59,25 @@ from flinkstate.sim.deadlock import Wait
 
 if TYPE_CHECKING:
     from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
-    from flinkstate.runtime.tasks.task import Task
+    from flinkstate.runtime.partition.result_partition import ResultPartition
+
+
+class RestoringTask(Protocol):
+    """A restored task as the classic recovery sees it (Flink's ``StreamTask`` in
+    ``restoreStateAndGates``). The task (``Task``) is one; mypy checks it at every call."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def gates(self) -> list[Gate]: ...
+    @property
+    def partitions(self) -> list[ResultPartition]: ...
+    @property
+    def output_state(self) -> deque[RecoveredChunk]: ...
+
+    phase: TaskPhase
 
 
 class RecoveryWorld(SpillingWorld, Protocol):
@@ -84,7 +103,7 @@ _CONVERT_BEFORE_CONSUMED = Fault.CONVERT_BEFORE_CONSUMED
 # -- task thread: output state
 
 
-def restore_output_action(world: RecoveryWorld, task: Task) -> ActionKind | None:
+def restore_output_action(world: RecoveryWorld, task: RestoringTask) -> ActionKind | None:
     if task.output_state:
         chunk = task.output_state[0]
         pool = task.partitions[chunk.index].pool
@@ -92,7 +111,7 @@ def restore_output_action(world: RecoveryWorld, task: Task) -> ActionKind | None
     return _FINISH_OUTPUT
 
 
-def do_recover_output(world: RecoveryWorld, task: Task, action: Action) -> None:
+def do_recover_output(world: RecoveryWorld, task: RestoringTask, action: Action) -> None:
     chunk = task.output_state.popleft()
     partition = task.partitions[chunk.index]
     holders = [partition.subpartitions[t].owners.queue for t in chunk.targets]
@@ -127,7 +146,7 @@ def do_recover_output(world: RecoveryWorld, task: Task, action: Action) -> None:
     )
 
 
-def do_finish_output(world: RecoveryWorld, task: Task, action: Action) -> None:
+def do_finish_output(world: RecoveryWorld, task: RestoringTask, action: Action) -> None:
     for partition in task.partitions:
         for sub in partition.subpartitions:
             sub.add(world.new_buffer(HEAP, 0, event=END_OF_OUTPUT_STATE), world.journal.changes)
@@ -205,7 +224,7 @@ def recover_input(world: RecoveryWorld, reader: ChannelStateReader) -> None:
 
 
 def gate_to_convert(
-    world: RecoveryWorld, task: Task, consumed: dict[str, int] | None = None
+    world: RecoveryWorld, task: RestoringTask, consumed: dict[str, int] | None = None
 ) -> Gate | None:
     """The first gate whose conversion may run now: its recovered state is consumed (with
     ``all-gates``, every gate's is), and the pool has the remote channels' exclusive buffers.
@@ -255,7 +274,7 @@ def conversion_buffers(gate: Gate) -> int:
     return gate.exclusive_per_channel * sum(1 for c in gate.channels if c.remote)
 
 
-def conversion_waits(world: RecoveryWorld, task: Task) -> list[Wait[ActorRef]]:
+def conversion_waits(world: RecoveryWorld, task: RestoringTask) -> list[Wait[ActorRef]]:
     """Why a gate whose recovered state is consumed is not converted yet, as waits of its
     ``request-partitions`` actor: for the other gates' recovered state (``all-gates``), held
     by the task that has yet to consume it or by the reader that has yet to read it; or for
@@ -300,7 +319,7 @@ def recovery_held(world: RecoveryWorld, gate: Gate) -> int:
     return sum(len(c.recovery.exclusive) for c in gate.channels)
 
 
-def do_convert(world: RecoveryWorld, task: Task, action: Action) -> None:
+def do_convert(world: RecoveryWorld, task: RestoringTask, action: Action) -> None:
     """The gate's "Input gate request partitions" mail: its recovered channels are converted
     and request their subpartitions, unless ``toInputChannel`` refuses one (the fault
     ``convert-before-consumed`` asks too early): then the task fails, as in Flink."""
@@ -308,7 +327,7 @@ def do_convert(world: RecoveryWorld, task: Task, action: Action) -> None:
     cause = recovered_channel.refuse_conversion(world, gate)
     if cause is not None:
         world.journal.tell(ConversionRefused(gate.name))
-        world.fail_externally(task, cause)
+        world.fail_externally(task.key, cause)
         return
     v1 = world.effective_generation is RecoveryGeneration.V1
     recovered_channel.convert_gate(
@@ -325,7 +344,9 @@ def do_convert(world: RecoveryWorld, task: Task, action: Action) -> None:
     world.journal.tell(GateConverted(gate.name, migrated if v1 else None))
 
 
-def on_recovery_event(world: RecoveryWorld, task: Task, channel: Channel, buffer: Buffer) -> None:
+def on_recovery_event(
+    world: RecoveryWorld, task: RestoringTask, channel: Channel, buffer: Buffer
+) -> None:
     """A descriptor or end-of-state event polled by the task."""
     gate = world.gate_of(channel)
     if buffer.event == SUBTASK_CONNECTION:

@@ -65,8 +65,23 @@ from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.sim.deadlock import Wait
 
 if TYPE_CHECKING:
-    from flinkstate.runtime.partition.consumer.input_gate import Channel
-    from flinkstate.runtime.tasks.task import Task
+    from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
+
+
+class DrainingTask(Protocol):
+    """A restored task as V2's drain sees it (Flink's ``StreamTask`` in
+    ``recoverChannelsWithCheckpointing``). The task (``Task``) is one; mypy checks it at every
+    call."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def gates(self) -> list[Gate]: ...
+
+    phase: TaskPhase
+    recovery_trigger: RecoveryCheckpointTrigger
 
 
 class DrainerWorld(CoordinatorWorld, BufferFactory, Protocol):
@@ -75,7 +90,7 @@ class DrainerWorld(CoordinatorWorld, BufferFactory, Protocol):
     drains into) and the world's buffer factory. The world (``NetworkState``) is one; mypy
     checks it at every call."""
 
-    def fail_externally(self, task: Task, cause: str) -> None: ...
+    def fail_externally(self, task: str, cause: str) -> None: ...
     @property
     def config(self) -> NetworkConfig: ...
 
@@ -91,7 +106,7 @@ _MISSING_RECOVERY_BARRIER = Fault.MISSING_RECOVERY_BARRIER
 # -- task mails
 
 
-def conversion_buffers(world: DrainerWorld, task: Task, needs_recovery: bool) -> int:
+def conversion_buffers(world: DrainerWorld, task: DrainingTask, needs_recovery: bool) -> int:
     """Exclusive buffers the conversion takes: every channel's with recovery (local ones have a
     buffer manager only then), else the remote ones'."""
     return sum(
@@ -102,11 +117,11 @@ def conversion_buffers(world: DrainerWorld, task: Task, needs_recovery: bool) ->
     )
 
 
-def _held_for_fetch(task: Task) -> int:
+def _held_for_fetch(task: DrainingTask) -> int:
     return sum(len(c.recovery.exclusive) for gate in task.gates for c in gate.channels)
 
 
-def task_action(world: DrainerWorld, task: Task) -> ActionKind | None:
+def task_action(world: DrainerWorld, task: DrainingTask) -> ActionKind | None:
     """The task's next V2 recovery mail, if one may run now."""
     drainer = world.drainers[task.name]
     reader = world.readers[task.name]
@@ -121,18 +136,18 @@ def task_action(world: DrainerWorld, task: Task) -> ActionKind | None:
     return None
 
 
-def do_request_partitions(world: DrainerWorld, task: Task) -> None:
+def do_request_partitions(world: DrainerWorld, task: DrainingTask) -> None:
     """Convert every gate; with state to drain, every channel starts in recovery."""
     drainer = world.drainers[task.name]
     needs_recovery = drainer.state is not None
     if needs_recovery and world.options.abort_recovery is RecoveryAbort.REQUEST_PARTITIONS:
         world.journal.tell(RequestPartitionsFailed())
-        world.fail_externally(task, "its request-partitions mail failed (abort_recovery)")
+        world.fail_externally(task.key, "its request-partitions mail failed (abort_recovery)")
         return
     for gate in task.gates:
         cause = refuse_conversion(world, gate)  # the channels stayed empty: never refused
         if cause is not None:
-            world.fail_externally(task, cause)
+            world.fail_externally(task.key, cause)
             return
     for gate in task.gates:
         convert_gate(world, gate, lambda channel: channel.remote or needs_recovery)
@@ -147,13 +162,13 @@ def do_request_partitions(world: DrainerWorld, task: Task) -> None:
         world.journal.tell(GatesConverted(needs_recovery=False))
 
 
-def do_install_drainer(world: DrainerWorld, task: Task) -> None:
+def do_install_drainer(world: DrainerWorld, task: DrainingTask) -> None:
     """The drainer becomes the trigger; restore() returns: the task is RUNNING."""
     drainer = world.drainers[task.name]
     assert drainer.state is not None
     if world.options.abort_recovery is RecoveryAbort.INSTALL_DRAINER:
         world.journal.tell(InstallDrainerFailed())
-        world.fail_externally(task, "its drainer-installing mail failed (abort_recovery)")
+        world.fail_externally(task.key, "its drainer-installing mail failed (abort_recovery)")
         return
     drainer.install(world.journal.changes)
     task.recovery_trigger = RecoveryCheckpointTrigger.DRAINER
@@ -263,7 +278,7 @@ def recovery_head(world: DrainerWorld, channel: Channel) -> Buffer | None:
     return channel.recovery.queue[0] if channel.recovery.queue else None
 
 
-def on_recovered_state_consumed(world: DrainerWorld, task: Task, channel: Channel) -> None:
+def on_recovered_state_consumed(world: DrainerWorld, task: DrainingTask, channel: Channel) -> None:
     """``onRecoveredStateConsumed``: out of recovery, stashed events released, credit open."""
     channel.on_recovered_state_consumed(world.journal.changes)
     reset_at_drain = (
@@ -280,7 +295,7 @@ def on_recovered_state_consumed(world: DrainerWorld, task: Task, channel: Channe
 
 
 def snapshot_and_insert_barriers(
-    world: DrainerWorld, task: Task, checkpoint: int
+    world: DrainerWorld, task: DrainingTask, checkpoint: int
 ) -> FetchedChannelStateSnapshot:
     """A sentinel into every channel still in recovery and the committed position, together."""
     drainer = world.drainers.get(task.name)
@@ -303,7 +318,7 @@ def snapshot_and_insert_barriers(
 # -- waits for deadlock reports
 
 
-def waits(world: DrainerWorld, task: Task) -> list[Wait[ActorRef]]:
+def waits(world: DrainerWorld, task: DrainingTask) -> list[Wait[ActorRef]]:
     """The V2 mail that cannot run: request partitions without the exclusive buffers."""
     drainer = world.drainers.get(task.name)
     reader = world.readers.get(task.name)

@@ -178,5 +178,5 @@ def fail_fetch(world: SpillingWorld, reader: ChannelStateReader, bytes_written: 
         writer.delete_directory()
         world.journal.tell_also(SpillDirectoryDeleted())
     world.fail_externally(
-        task, "its fetch failed before handing its spill files over (abort_recovery)"
+        task.key, "its fetch failed before handing its spill files over (abort_recovery)"
     )
