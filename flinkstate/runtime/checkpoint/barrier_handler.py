@@ -62,9 +62,11 @@ from flinkstate.sim.action import Action
 class BarrierHandlerWorld(DrainerWorld, RecordWriterWorld, CheckpointCheckWorld, Protocol):
     """What a task's barrier handling reaches of the world, beside what V2's drainer (its
     recovery barriers), the record writer (barriers sent downstream) and the checks of a
-    completed checkpoint do: the channel-state writers by task and the next request's uid.
+    completed checkpoint do: the channel-state writers (by task) and the next request's uid.
     The world (``NetworkState``) is one; mypy checks it at every call."""
 
+    @property
+    def writers(self) -> dict[str, ChannelStateWriter]: ...
     @property
     def writer_of(self) -> dict[str, str]: ...
 

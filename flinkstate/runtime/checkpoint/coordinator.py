@@ -13,12 +13,13 @@ rule for FAILED and CANCELED subtasks is FLINK-40482.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from flinkstate.runtime.action_kind import ActionKind, action
 from flinkstate.runtime.actor_ref import COORDINATOR
 from flinkstate.runtime.buffer.buffer import HEAP
-from flinkstate.runtime.checkpoint.channel.channel_state_writer import ChannelStateWriter
+from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.checkpoint.checkpoint import (
     CheckpointInProgress,
 )
@@ -36,7 +37,6 @@ from flinkstate.runtime.checkpoint.happenings import (
     ManualCheckpointPlanned,
     ManualCheckpointRefused,
 )
-from flinkstate.runtime.failover.failure_handling import FailureHandlingResult
 from flinkstate.runtime.jobgraph import JobGraph, OperatorKind, SubtaskId
 from flinkstate.runtime.options import (
     CheckpointFailure,
@@ -51,6 +51,33 @@ from flinkstate.runtime.tasks import task_cleanup
 from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.tasks.task_cleanup import TaskCleanupWorld
 from flinkstate.sim.action import Action
+
+
+class DroppedWrite(Protocol):
+    """A write request an abort drops: the segment it retained and the spill reference it
+    held."""
+
+    @property
+    def segment(self) -> int: ...
+    @property
+    def release_spill(self) -> str: ...
+
+
+class AbortedWriter(Protocol):
+    """A channel-state writer as the coordinator's abort sees it (``ChannelStateWriter.abort``):
+    it drops an aborted checkpoint's requests, which let go of what they held."""
+
+    @property
+    def owner(self) -> Owner: ...
+    def abort(self, checkpoint: int) -> Sequence[DroppedWrite]: ...
+
+
+class FailoverUnderWay(Protocol):
+    """A failover under way as the coordinator sees it (the scheduler's
+    ``FailureHandlingResult``): the subtasks it cancels and restarts."""
+
+    @property
+    def to_restart(self) -> tuple[SubtaskId, ...]: ...
 
 
 class CoordinatorWorld(TaskCleanupWorld, RecyclingWorld, Protocol):
@@ -68,9 +95,9 @@ class CoordinatorWorld(TaskCleanupWorld, RecyclingWorld, Protocol):
     @property
     def gates(self) -> dict[str, Gate]: ...
     @property
-    def failover(self) -> FailureHandlingResult | None: ...
+    def failover(self) -> FailoverUnderWay | None: ...
     @property
-    def writers(self) -> dict[str, ChannelStateWriter]: ...
+    def writers(self) -> Mapping[str, AbortedWriter]: ...
     def release_spill(self, task: str) -> bool: ...
     @property
     def source_keys(self) -> tuple[str, ...]: ...
