@@ -28,6 +28,7 @@ from flinkstate.runtime.checkpoint.checkpoint_plan import (
     PlanRefusal,
     calculate_plan,
 )
+from flinkstate.runtime.checkpoint.coordinator_state import CoordinatorState
 from flinkstate.runtime.checkpoint.happenings import (
     CheckpointDeclined,
     CheckpointExpired,
@@ -47,9 +48,7 @@ from flinkstate.runtime.partition.consumer import recycling
 from flinkstate.runtime.partition.consumer.input_gate import Gate
 from flinkstate.runtime.partition.consumer.recycling import RecyclingWorld
 from flinkstate.runtime.task_phase import TaskPhase
-from flinkstate.runtime.tasks import task_cleanup
 from flinkstate.runtime.tasks.task import Task
-from flinkstate.runtime.tasks.task_cleanup import TaskCleanupWorld
 from flinkstate.sim.action import Action
 
 
@@ -80,18 +79,32 @@ class FailoverUnderWay(Protocol):
     def to_restart(self) -> tuple[SubtaskId, ...]: ...
 
 
-class CoordinatorWorld(TaskCleanupWorld, RecyclingWorld, Protocol):
+class EnabledActions(Protocol):
+    """The world's cache of enabled actions, as the coordinator and a teardown see it: told
+    when what every actor may do changes at once."""
+
+    def invalidate(self) -> None: ...
+
+
+class CoordinatorWorld(RecyclingWorld, Protocol):
     """What the checkpoint coordinator reaches of the world, beside what recycling (an
-    aborted checkpoint's buffers) and a teardown (a failed job) do: the job graph and its
-    gates (a checkpoint's plan), a failover under way (it stops the periodic trigger), the
+    aborted checkpoint's buffers) does: its own state, the cache of enabled actions, a job that
+    fails (Flink's ``CheckpointFailureManager.FailJobCallback``), the job graph and its gates
+    (a checkpoint's plan), a failover under way (it stops the periodic trigger), the
     channel-state writers (an abort drops their requests), V2's spill files, the sources, and
     where it looks first to see the restore over. The world (``NetworkState``) is one; mypy
     checks it at every call."""
 
     @property
+    def checkpoints(self) -> CoordinatorState: ...
+    @property
+    def actions(self) -> EnabledActions: ...
+    def fail_job(self, why: str) -> None: ...
+    @property
     def graph(self) -> JobGraph: ...
     @property
     def tasks(self) -> dict[str, Task]: ...
+    def task_named(self, name: str) -> Task: ...
     @property
     def gates(self) -> dict[str, Gate]: ...
     @property
@@ -205,8 +218,7 @@ def fail(world: CoordinatorWorld, failure: CheckpointFailure) -> None:
     last = max((c.id for c in world.checkpoints.completed), default=0)
     since = [f for f in world.checkpoints.failures if f.checkpoint > last]
     if job_fails(since, world.options.tolerable_failed_checkpoints):
-        task_cleanup.fail_job(
-            world,
+        world.fail_job(
             f"{failure.describe()}; more than {world.options.tolerable_failed_checkpoints} counted "
             "checkpoint failure(s) in a row fail the job "
             "(execution.checkpointing.tolerable-failed-checkpoints)",

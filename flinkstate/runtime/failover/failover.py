@@ -37,10 +37,11 @@ from flinkstate.runtime.options import CheckpointFailureReason
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.tasks import task_cleanup
 from flinkstate.runtime.tasks.task import Task
+from flinkstate.runtime.tasks.task_cleanup import TaskCleanupWorld
 from flinkstate.sim.action import Action
 
 
-class FailoverWorld(CoordinatorWorld, Protocol):
+class FailoverWorld(TaskCleanupWorld, CoordinatorWorld, Protocol):
     """What a failover reaches of the world, beside what the coordinator does (it aborts the
     pending checkpoint): the failover under way, which it starts and ends, and the restore this
     run came from (what a region restarts from without a completed checkpoint). The world

@@ -24,6 +24,7 @@ from flinkstate.runtime.checkpoint import barrier_handler, coordinator
 from flinkstate.runtime.checkpoint.barrier_handler import BarrierHandlerWorld
 from flinkstate.runtime.checkpoint.channel import classic_recovery, fetched_channel_state_drainer
 from flinkstate.runtime.checkpoint.channel.classic_recovery import RecoveryWorld
+from flinkstate.runtime.checkpoint.coordinator import EnabledActions
 from flinkstate.runtime.events import (
     BARRIER,
     END_OF_FETCHED_STATE,
@@ -49,7 +50,6 @@ from flinkstate.runtime.tasks.happenings import (
     StaleRecoveryBarrierSkipped,
 )
 from flinkstate.runtime.tasks.task import Task
-from flinkstate.runtime.tasks.task_cleanup import EnabledActions
 from flinkstate.runtime.watermark import watermarks
 from flinkstate.runtime.watermark.event_time import EventTimeState
 from flinkstate.sim.action import Action

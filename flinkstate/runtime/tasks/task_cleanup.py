@@ -29,6 +29,7 @@ from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelSt
 from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
     FetchedChannelStateDrainer,
 )
+from flinkstate.runtime.checkpoint.coordinator import EnabledActions
 from flinkstate.runtime.checkpoint.coordinator_state import CoordinatorState
 from flinkstate.runtime.options import RunOptions, SpillCleanup
 from flinkstate.runtime.partition.consumer import recovered_channel
@@ -37,12 +38,6 @@ from flinkstate.runtime.tasks.happenings import SpillFilesLeft, Teardown
 
 if TYPE_CHECKING:
     from flinkstate.runtime.tasks.task import Task
-
-
-class EnabledActions(Protocol):
-    """The world's cache of enabled actions, as a cleanup sees it: told when no task may act."""
-
-    def invalidate(self) -> None: ...
 
 
 class TaskCleanupWorld(RecoveredChannelWorld, Protocol):

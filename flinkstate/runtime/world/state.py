@@ -38,6 +38,7 @@ from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 from flinkstate.runtime.partition.record_writer import IN_FLIGHT, ProducingTask
 from flinkstate.runtime.partition.result_partition import ResultPartition, Subpartition
 from flinkstate.runtime.shuffle.config import NetworkConfig
+from flinkstate.runtime.tasks import task_cleanup
 from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.watermark.event_time import EventTimeState
 from flinkstate.runtime.world.actors import ActionCache
@@ -414,6 +415,10 @@ class NetworkState:
             uid,
             recovered,
         )
+
+    def fail_job(self, why: str) -> None:
+        """The whole job fails over for ``why`` (Flink's ``FailJobCallback.failJob``)."""
+        task_cleanup.fail_job(self, why)
 
     def fail_externally(self, task: str, cause: str) -> None:
         """The task keyed ``task`` fails for ``cause`` (Flink's ``TaskActions.failExternally``):

@@ -43,6 +43,9 @@ from flinkstate.runtime.watermark.watermarks import EventTimeWorld
 
 if TYPE_CHECKING:
     from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
+    from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
+        FetchedChannelStateDrainer,
+    )
     from flinkstate.runtime.checkpoint.state_assignment import RecoveredChunk
     from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 
@@ -67,6 +70,10 @@ class FilteringWorld(CoordinatorWorld, EventTimeWorld, BufferFactory, Protocol):
     came through. The world (``NetworkState``) is one; mypy checks it at every call."""
 
     def fail_externally(self, task: str, cause: str) -> None: ...
+    @property
+    def readers(self) -> dict[str, ChannelStateReader]: ...
+    @property
+    def drainers(self) -> dict[str, FetchedChannelStateDrainer]: ...
     @property
     def config(self) -> NetworkConfig: ...
     def selected_subtask(self, gate: Gate, record: int) -> int: ...
