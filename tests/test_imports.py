@@ -72,7 +72,6 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.world.invariants",
     ),
     "runtime.checkpoint.channel.channel_state_filtering": ("runtime.watermark.watermarks",),
-    "runtime.checkpoint.coordinator": ("runtime.tasks.task",),
 }
 
 

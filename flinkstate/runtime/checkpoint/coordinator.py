@@ -19,6 +19,7 @@ from typing import Protocol
 from flinkstate.runtime.action_kind import ActionKind, action
 from flinkstate.runtime.actor_ref import COORDINATOR
 from flinkstate.runtime.buffer.buffer import HEAP
+from flinkstate.runtime.buffer.ledger import Changes
 from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.checkpoint.checkpoint import (
     CheckpointInProgress,
@@ -38,6 +39,7 @@ from flinkstate.runtime.checkpoint.happenings import (
     ManualCheckpointPlanned,
     ManualCheckpointRefused,
 )
+from flinkstate.runtime.execution_state import ExecutionState
 from flinkstate.runtime.jobgraph import JobGraph, OperatorKind, SubtaskId
 from flinkstate.runtime.options import (
     CheckpointFailure,
@@ -47,8 +49,8 @@ from flinkstate.runtime.options import (
 from flinkstate.runtime.partition.consumer import recycling
 from flinkstate.runtime.partition.consumer.input_gate import Gate
 from flinkstate.runtime.partition.consumer.recycling import RecyclingWorld
+from flinkstate.runtime.partition.record_writer import ProducingTask
 from flinkstate.runtime.task_phase import TaskPhase
-from flinkstate.runtime.tasks.task import Task
 from flinkstate.sim.action import Action
 
 
@@ -79,6 +81,30 @@ class FailoverUnderWay(Protocol):
     def to_restart(self) -> tuple[SubtaskId, ...]: ...
 
 
+class CheckpointableTask(ProducingTask, Protocol):
+    """A subtask as the coordinator sees it (Flink's ``CheckpointableTask``, as the
+    coordinator reaches it through its ``Execution``): what it is, where it is in its restore
+    and run, and the checkpoints it is told to trigger and abort, beside the partitions it
+    writes. The task (``Task``) is one; mypy checks it at every call."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def operator(self) -> str: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def kind(self) -> OperatorKind: ...
+    @property
+    def phase(self) -> TaskPhase: ...
+    @property
+    def splits(self) -> dict[str, int]: ...
+    @property
+    def execution_state(self) -> ExecutionState: ...
+    def trigger_checkpoint(self, checkpoint: int, changes: Changes) -> None: ...
+    def abort_checkpoint(self, checkpoint: int) -> None: ...
+
+
 class EnabledActions(Protocol):
     """The world's cache of enabled actions, as the coordinator and a teardown see it: told
     when what every actor may do changes at once."""
@@ -103,8 +129,7 @@ class CoordinatorWorld(RecyclingWorld, Protocol):
     @property
     def graph(self) -> JobGraph: ...
     @property
-    def tasks(self) -> dict[str, Task]: ...
-    def task_named(self, name: str) -> Task: ...
+    def tasks(self) -> Mapping[str, CheckpointableTask]: ...
     @property
     def gates(self) -> dict[str, Gate]: ...
     @property
@@ -227,7 +252,7 @@ def fail(world: CoordinatorWorld, failure: CheckpointFailure) -> None:
 
 def decline(
     world: CoordinatorWorld,
-    task: Task,
+    task: CheckpointableTask,
     progress: CheckpointInProgress,
     reason: CheckpointFailureReason,
     why: str,

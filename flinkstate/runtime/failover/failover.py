@@ -51,6 +51,8 @@ class FailoverWorld(TaskCleanupWorld, CoordinatorWorld, Protocol):
 
     @property
     def restore(self) -> StateAssignment | None: ...
+    @property
+    def tasks(self) -> dict[str, Task]: ...
 
 
 def do_fail(world: FailoverWorld, task: Task, action: Action) -> None:

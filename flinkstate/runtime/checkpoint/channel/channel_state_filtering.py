@@ -37,9 +37,10 @@ from flinkstate.runtime.checkpoint.coordinator import CoordinatorWorld
 from flinkstate.runtime.options import Fault, PrefilterSource, RecoveredWatermarks
 from flinkstate.runtime.partition.consumer import deserializer, recovered_channel
 from flinkstate.runtime.partition.consumer.deserializer import Framing
+from flinkstate.runtime.partition.consumer.recovered_channel import RecoveringTask
 from flinkstate.runtime.shuffle.config import NetworkConfig
 from flinkstate.runtime.watermark import watermarks
-from flinkstate.runtime.watermark.watermarks import EventTimeWorld
+from flinkstate.runtime.watermark.watermarks import EventTimeWorld, WatermarkingTask
 
 if TYPE_CHECKING:
     from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
     from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 
 
-class FilteringTask(Protocol):
+class FilteringTask(RecoveringTask, WatermarkingTask, Protocol):
     """A restored task as V1's filtering sees it. The task (``Task``) is one; mypy checks it at
     every call."""
 
@@ -70,6 +71,7 @@ class FilteringWorld(CoordinatorWorld, EventTimeWorld, BufferFactory, Protocol):
     came through. The world (``NetworkState``) is one; mypy checks it at every call."""
 
     def fail_externally(self, task: str, cause: str) -> None: ...
+    def task_named(self, name: str) -> FilteringTask: ...
     @property
     def readers(self) -> dict[str, ChannelStateReader]: ...
     @property

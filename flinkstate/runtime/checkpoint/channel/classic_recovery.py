@@ -48,7 +48,7 @@ from flinkstate.runtime.checkpoint.channel.happenings import (
     UpstreamRecoveryComplete,
     VirtualChannelSelected,
 )
-from flinkstate.runtime.checkpoint.channel.spilling_handler import SpillingWorld
+from flinkstate.runtime.checkpoint.channel.spilling_handler import SpillingTask, SpillingWorld
 from flinkstate.runtime.checkpoint.state_assignment import RecoveredChunk, StateAssignment
 from flinkstate.runtime.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE, SUBTASK_CONNECTION
 from flinkstate.runtime.options import Fault, GateConversion, RecoveryGeneration
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
     from flinkstate.runtime.partition.result_partition import ResultPartition
 
 
-class RestoringTask(Protocol):
+class RestoringTask(SpillingTask, Protocol):
     """A restored task as the classic recovery sees it (Flink's ``StreamTask`` in
     ``restoreStateAndGates``). The task (``Task``) is one; mypy checks it at every call."""
 
@@ -88,6 +88,7 @@ class RecoveryWorld(SpillingWorld, Protocol):
 
     @property
     def restore(self) -> StateAssignment | None: ...
+    def task_named(self, name: str) -> RestoringTask: ...
 
 
 # The hot path's enum members, read once: a member read through its class costs about 45 ns on

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Protocol
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.actor_ref import ActorRef, by_name, request_partitions
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer, BufferFactory
+from flinkstate.runtime.buffer.ledger import Changes
 from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
     EMPTY_SNAPSHOT,
     FetchedChannelStateDrainer,
@@ -56,6 +57,7 @@ from flinkstate.runtime.options import (
     RecoveryCheckpointTrigger,
 )
 from flinkstate.runtime.partition.consumer.recovered_channel import (
+    RecoveringTask,
     buffer_holders,
     convert_gate,
     refuse_conversion,
@@ -68,7 +70,7 @@ if TYPE_CHECKING:
     from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 
 
-class DrainingTask(Protocol):
+class DrainingTask(RecoveringTask, Protocol):
     """A restored task as V2's drain sees it (Flink's ``StreamTask`` in
     ``recoverChannelsWithCheckpointing``). The task (``Task``) is one; mypy checks it at every
     call."""
@@ -83,6 +85,10 @@ class DrainingTask(Protocol):
     phase: TaskPhase
     recovery_trigger: RecoveryCheckpointTrigger
 
+    def set_recovery_trigger(
+        self, trigger: RecoveryCheckpointTrigger, changes: Changes
+    ) -> None: ...
+
 
 class DrainerWorld(CoordinatorWorld, BufferFactory, Protocol):
     """What V2's drainer reaches of the world, beside what the coordinator does: a task's
@@ -91,6 +97,7 @@ class DrainerWorld(CoordinatorWorld, BufferFactory, Protocol):
     checks it at every call."""
 
     def fail_externally(self, task: str, cause: str) -> None: ...
+    def task_named(self, name: str) -> DrainingTask: ...
     @property
     def drainers(self) -> dict[str, FetchedChannelStateDrainer]: ...
     @property

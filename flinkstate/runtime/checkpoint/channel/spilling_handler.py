@@ -26,9 +26,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.buffer.ledger import Changes
 from flinkstate.runtime.buffer.records import Fragment
 from flinkstate.runtime.checkpoint.channel import channel_state_filtering
-from flinkstate.runtime.checkpoint.channel.channel_state_filtering import FilteringWorld
+from flinkstate.runtime.checkpoint.channel.channel_state_filtering import (
+    FilteringTask,
+    FilteringWorld,
+)
 from flinkstate.runtime.checkpoint.channel.fetched_channel_state import SpillAccount, SpillWriter
 from flinkstate.runtime.checkpoint.channel.happenings import (
     BytesSpilled,
@@ -47,6 +51,14 @@ if TYPE_CHECKING:
     from flinkstate.runtime.partition.consumer.input_gate import Gate
 
 
+class SpillingTask(FilteringTask, Protocol):
+    """A restored task as V2's spilling handler sees it, beside what V1's filtering does: a
+    mail it is sent (the fetch done). The task (``Task``) is one; mypy checks it at every
+    call."""
+
+    def mail(self, changes: Changes) -> None: ...
+
+
 class SpillingWorld(FilteringWorld, Protocol):
     """What V2's spilling handler reaches of the world, beside what V1's filtering (the
     no-filtering path shares it) does: the run's count of spilled bytes and files. The world
@@ -54,6 +66,7 @@ class SpillingWorld(FilteringWorld, Protocol):
 
     @property
     def spill(self) -> SpillAccount: ...
+    def task_named(self, name: str) -> SpillingTask: ...
 
 
 # The hot path's enum members, read once: a member read through its class costs about 45 ns on
