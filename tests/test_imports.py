@@ -71,7 +71,6 @@ STILL_UPWARD: dict[str, tuple[str, ...]] = {
         "runtime.tasks.task",
         "runtime.world.invariants",
     ),
-    "runtime.checkpoint.channel.channel_state_filtering": ("runtime.watermark.watermarks",),
 }
 
 

@@ -52,6 +52,7 @@ from flinkstate.runtime.tasks.happenings import (
 from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.watermark import watermarks
 from flinkstate.runtime.watermark.event_time import EventTimeState
+from flinkstate.runtime.watermark.watermarks import EventTimeWorld
 from flinkstate.sim.action import Action
 from flinkstate.sim.scheduler import splitmix64
 
@@ -84,7 +85,7 @@ class RecordPaths(EmissionLog, Protocol):
     def path_id(self, upstream: int, channel: str) -> int: ...
 
 
-class MailboxWorld(BarrierHandlerWorld, RecoveryWorld, Protocol):
+class MailboxWorld(BarrierHandlerWorld, RecoveryWorld, EventTimeWorld, Protocol):
     """What a task's mailbox reaches of the world, beside what its barrier handling and the
     recovery generations do: the event-time state, the enabled actions' index (where each
     channel sits among the task's), the order checks' memory, and which operators keep order

@@ -40,6 +40,7 @@ from flinkstate.runtime.partition.result_partition import ResultPartition, Subpa
 from flinkstate.runtime.shuffle.config import NetworkConfig
 from flinkstate.runtime.tasks import task_cleanup
 from flinkstate.runtime.tasks.task import Task
+from flinkstate.runtime.watermark import watermarks
 from flinkstate.runtime.watermark.event_time import EventTimeState
 from flinkstate.runtime.world.actors import ActionCache
 from flinkstate.runtime.world.exploration.footprint import Footprints
@@ -415,6 +416,17 @@ class NetworkState:
             uid,
             recovered,
         )
+
+    def recovered_watermark(
+        self,
+        channel: Channel,
+        virtual_channel: tuple[int, int] | None,
+        element: Record,
+        aggregate: bool,
+    ) -> int | None:
+        """A watermark or status read back from a virtual channel of ``channel``: the element
+        to pass on, or None to hold it back (event time's ``recovered_element``)."""
+        return watermarks.recovered_element(self, channel, virtual_channel, element, aggregate)
 
     def fail_job(self, why: str) -> None:
         """The whole job fails over for ``why`` (Flink's ``FailJobCallback.failJob``)."""

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer, BufferFactory
 from flinkstate.runtime.buffer.owners import Owner
-from flinkstate.runtime.buffer.records import Fragment
+from flinkstate.runtime.buffer.records import Fragment, Record
 from flinkstate.runtime.checkpoint.channel.happenings import (
     FilteredDeliveryFailed,
     PostFilterBufferWritten,
@@ -39,8 +39,6 @@ from flinkstate.runtime.partition.consumer import deserializer, recovered_channe
 from flinkstate.runtime.partition.consumer.deserializer import Framing
 from flinkstate.runtime.partition.consumer.recovered_channel import RecoveringTask
 from flinkstate.runtime.shuffle.config import NetworkConfig
-from flinkstate.runtime.watermark import watermarks
-from flinkstate.runtime.watermark.watermarks import EventTimeWorld, WatermarkingTask
 
 if TYPE_CHECKING:
     from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
@@ -51,7 +49,7 @@ if TYPE_CHECKING:
     from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 
 
-class FilteringTask(RecoveringTask, WatermarkingTask, Protocol):
+class FilteringTask(RecoveringTask, Protocol):
     """A restored task as V1's filtering sees it. The task (``Task``) is one; mypy checks it at
     every call."""
 
@@ -63,14 +61,25 @@ class FilteringTask(RecoveringTask, WatermarkingTask, Protocol):
     def index(self) -> int: ...
 
 
-class FilteringWorld(CoordinatorWorld, EventTimeWorld, BufferFactory, Protocol):
-    """What V1's filtering reaches of the world, beside what the coordinator and event time
-    (recovered watermarks) do: a task's failure (a reader's, by the task's key), the network
+class FilteringWorld(CoordinatorWorld, BufferFactory, Protocol):
+    """What V1's filtering reaches of the world, beside what the coordinator does: a task's
+    failure (a reader's, by the task's key), the records and what event time makes of a
+    recovered watermark or status (the demultiplexer's virtual channels, which the world
+    hands to ``watermarks.recovered_element``), the readers and drainers, the network
     configuration (its buffers' size), the subtask the partitioner selects for a record, and
     what the checks remember of the records it filtered and the channel each recovered record
     came through. The world (``NetworkState``) is one; mypy checks it at every call."""
 
     def fail_externally(self, task: str, cause: str) -> None: ...
+    @property
+    def records(self) -> dict[int, Record]: ...
+    def recovered_watermark(
+        self,
+        channel: Channel,
+        virtual_channel: tuple[int, int] | None,
+        element: Record,
+        aggregate: bool,
+    ) -> int | None: ...
     def task_named(self, name: str) -> FilteringTask: ...
     @property
     def readers(self) -> dict[str, ChannelStateReader]: ...
@@ -235,8 +244,8 @@ def watermark_passed(
     if element.is_record:
         return None
     aggregate = world.options.recovered_watermarks is RecoveredWatermarks.AGGREGATED
-    passed = watermarks.recovered_element(
-        world, channel, (chunk.old_subtask, chunk.old_channel), element, aggregate
+    passed = world.recovered_watermark(
+        channel, (chunk.old_subtask, chunk.old_channel), element, aggregate
     )
     return -1 if passed is None else passed
 
