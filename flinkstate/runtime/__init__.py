@@ -12,17 +12,18 @@ of a mechanism by its class name:
 - ``buffer``: memory segments, their ledger, the network and local buffer pools;
 - ``partition`` and ``partition.consumer``: result subpartitions and record writers; input
   gates, input channels, recycling, deserialisers and the transport between them;
-- ``checkpoint`` and ``checkpoint.channel``: checkpoints, the coordinator, state assignment,
-  the barrier handler; channel state written, read, filtered, spilled and drained;
-- ``tasks``: the task, its mailbox, its setup and its cleanup;
+- ``checkpoint`` and ``checkpoint.channel``: checkpoints, the coordinator, state assignment;
+  channel state written, read, filtered, spilled and drained;
+- ``tasks``: the task, its mailbox, its barrier handler, its setup and its cleanup;
 - ``watermark``: the status watermark valve, virtual channels' watermarks, event time;
 - ``failover``: failover strategies, failure handling, pipelined regions;
 - ``world``: the state that holds every component, the world facade the simulator drives, its
   invariants, waits and metrics, and the narration that puts a step's happenings into words;
   ``world.exploration`` the footprints and partial copies the explorer needs.
 
-Folders are layered in that order (``tests/test_imports.py`` states the rule and the imports
-that still reach upward).
+Folders are layered in that order, and no module imports a higher folder
+(``tests/test_imports.py`` states the rule): a lower room names what it needs of a higher
+component as a protocol of its own.
 """
 
 from __future__ import annotations

@@ -20,8 +20,7 @@ from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.runtime.action_kind import ActionKind, action
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.records import Record, StreamElementKind
-from flinkstate.runtime.checkpoint import barrier_handler, coordinator
-from flinkstate.runtime.checkpoint.barrier_handler import BarrierHandlerWorld
+from flinkstate.runtime.checkpoint import coordinator
 from flinkstate.runtime.checkpoint.channel import classic_recovery, fetched_channel_state_drainer
 from flinkstate.runtime.checkpoint.channel.classic_recovery import RecoveryWorld
 from flinkstate.runtime.checkpoint.coordinator import EnabledActions
@@ -42,6 +41,8 @@ from flinkstate.runtime.partition.consumer.deserializer import Framing, reassemb
 from flinkstate.runtime.partition.consumer.input_gate import Channel, DataHeads
 from flinkstate.runtime.partition.record_writer import IN_FLIGHT, EmissionLog, hash_text
 from flinkstate.runtime.task_phase import TaskPhase
+from flinkstate.runtime.tasks import barrier_handler
+from flinkstate.runtime.tasks.barrier_handler import BarrierHandlerWorld
 from flinkstate.runtime.tasks.happenings import (
     EventPolled,
     RecordEmitted,
@@ -102,6 +103,8 @@ class MailboxWorld(BarrierHandlerWorld, RecoveryWorld, EventTimeWorld, Protocol)
     def key_ordered(self) -> frozenset[str]: ...
     @property
     def sequential(self) -> frozenset[str]: ...
+    @property
+    def recovered_records(self) -> frozenset[int]: ...
 
 
 @functools.lru_cache(maxsize=65536)

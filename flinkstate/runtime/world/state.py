@@ -27,6 +27,7 @@ from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
     FetchedChannelStateDrainer,
     SpillAccount,
 )
+from flinkstate.runtime.checkpoint.checkpoint import Checkpoint, CheckpointInProgress
 from flinkstate.runtime.checkpoint.coordinator_state import CoordinatorState
 from flinkstate.runtime.checkpoint.state_assignment import StateAssignment
 from flinkstate.runtime.copying import FIXED, Fixed, NotState, StateKey
@@ -42,6 +43,7 @@ from flinkstate.runtime.tasks import task_cleanup
 from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.watermark import watermarks
 from flinkstate.runtime.watermark.event_time import EventTimeState
+from flinkstate.runtime.world import checkpoint_invariants
 from flinkstate.runtime.world.actors import ActionCache
 from flinkstate.runtime.world.exploration.footprint import Footprints
 from flinkstate.runtime.world.exploration.partial_copy import Owned, PartialCopies
@@ -190,9 +192,10 @@ class NetworkState:
         Steps noted with records (when each was written, processed, filtered, found late) are
         keyed by what reads them, so that interleavings differing only in when independent
         records moved meet in one state: a write or process step is read only against its
-        task's snapshot in the pending checkpoint (``invariants.check_checkpoint``), so it is
-        keyed as before or after that snapshot (a snapshot still to come is after every step
-        noted so far); the steps of filtered and late records are read by the views only.
+        task's snapshot in the pending checkpoint (``checkpoint_invariants.check_checkpoint``),
+        so it is keyed as before or after that snapshot (a snapshot still to come is after
+        every step noted so far); the steps of filtered and late records are read by the views
+        only.
         Steps that are copied on (a snapshot's, into the completed checkpoint) or that time
         what comes (the step count, a checkpoint's trigger, the last end, a failure) are kept.
         """
@@ -427,6 +430,12 @@ class NetworkState:
         """A watermark or status read back from a virtual channel of ``channel``: the element
         to pass on, or None to hold it back (event time's ``recovered_element``)."""
         return watermarks.recovered_element(self, channel, virtual_channel, element, aggregate)
+
+    def check_completed(self, checkpoint: Checkpoint, progress: CheckpointInProgress) -> None:
+        """The checks of a checkpoint the barrier handler completed: a consistent cut that
+        holds every unfinished subtask's state (``checkpoint_invariants``)."""
+        checkpoint_invariants.check_checkpoint(self, checkpoint, progress)
+        checkpoint_invariants.check_checkpoint_completeness(self, checkpoint, progress)
 
     def fail_job(self, why: str) -> None:
         """The whole job fails over for ``why`` (Flink's ``FailJobCallback.failJob``)."""

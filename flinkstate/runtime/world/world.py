@@ -29,7 +29,7 @@ from flinkstate.runtime.action_kind import ActionKind, action, by_text
 from flinkstate.runtime.actor_ref import ActorRef
 from flinkstate.runtime.buffer.buffer import Buffer, LocalBufferPool
 from flinkstate.runtime.buffer.owners import Owner
-from flinkstate.runtime.checkpoint import barrier_handler, coordinator
+from flinkstate.runtime.checkpoint import coordinator
 from flinkstate.runtime.checkpoint.channel import (
     channel_state_filtering,
     classic_recovery,
@@ -43,7 +43,7 @@ from flinkstate.runtime.partition import record_writer
 from flinkstate.runtime.partition.consumer import transport
 from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 from flinkstate.runtime.partition.result_partition import ResultPartition, Subpartition
-from flinkstate.runtime.tasks import mailbox
+from flinkstate.runtime.tasks import barrier_handler, mailbox
 from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.world import builder, independence, invariants, waits
 from flinkstate.runtime.world.actors import EnabledActions
