@@ -34,7 +34,7 @@ from typing import Any
 from benchmarks.bench_simulator import NoopModel
 from benchmarks.harness import Measurement
 from flinkstate.lab.scenario_run import prepare_scenario
-from flinkstate.runtime.tasks.task import TaskPhase
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim import FixedPriority, RunStatus, Simulation
 

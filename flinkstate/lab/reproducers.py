@@ -22,9 +22,9 @@ from flinkstate.catalogue.scenarios import SCENARIOS
 from flinkstate.catalogue.topologies import CATALOGUE
 from flinkstate.errors import InvalidParameterError
 from flinkstate.lab.counterexample import SCHEDULER, exploration_subject
-from flinkstate.runtime.checkpoint.channel.classic_recovery import sub_head
 from flinkstate.runtime.options import Fault
 from flinkstate.runtime.partition.consumer.input_gate import Channel
+from flinkstate.runtime.partition.consumer.result_subpartition_view import sub_head
 from flinkstate.runtime.world.exploration.footprint import Resource
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.action import Action

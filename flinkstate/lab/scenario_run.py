@@ -26,7 +26,7 @@ from flinkstate.runtime.options import (
     CheckpointFailureReason,
     Fault,
 )
-from flinkstate.runtime.tasks.task import TaskPhase
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.runtime.world.metrics import BufferCounts
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import SNAPSHOT_EVERY, Event, RunResult, RunStatus, Simulation

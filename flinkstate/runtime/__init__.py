@@ -4,24 +4,26 @@ Each folder is a Flink package (``org.apache.flink.runtime.*`` or ``streaming.ru
 each module one concept named with Flink's word, so that a reader who knows Flink finds the room
 of a mechanism by its class name:
 
-- here: the job graph, execution states, options (faults among them), events, the kinds of
-  action the actors take, the copying protocol every component follows, and ``Happening``,
+- here: the job graph, execution states, task phases, options (faults among them), events,
+  actors' identities, the kinds of action the actors take, the copying protocol every
+  component follows, and ``Happening``,
   the base of what a step did as data (each room's kinds in its ``happenings`` module);
 - ``shuffle``: the network configuration's arithmetic (``NettyShuffleUtils``, gate buffers);
-- ``buffer``: memory segments, their ledger, the network and local buffer pools, recycling;
+- ``buffer``: memory segments, their ledger, the network and local buffer pools;
 - ``partition`` and ``partition.consumer``: result subpartitions and record writers; input
-  gates, input channels, deserialisers and the transport between them;
-- ``checkpoint`` and ``checkpoint.channel``: checkpoints, the coordinator, state assignment,
-  the barrier handler; channel state written, read, filtered, spilled and drained;
-- ``tasks``: the task, its mailbox, its setup and its cleanup;
+  gates, input channels, recycling, deserialisers and the transport between them;
+- ``checkpoint`` and ``checkpoint.channel``: checkpoints, the coordinator, state assignment;
+  channel state written, read, filtered, spilled and drained;
+- ``tasks``: the task, its mailbox, its barrier handler, its setup and its cleanup;
 - ``watermark``: the status watermark valve, virtual channels' watermarks, event time;
 - ``failover``: failover strategies, failure handling, pipelined regions;
 - ``world``: the state that holds every component, the world facade the simulator drives, its
   invariants, waits and metrics, and the narration that puts a step's happenings into words;
   ``world.exploration`` the footprints and partial copies the explorer needs.
 
-Folders are layered in that order (``tests/test_imports.py`` states the rule and the imports
-that still reach upward).
+Folders are layered in that order, and no module imports a higher folder
+(``tests/test_imports.py`` states the rule): a lower room names what it needs of a higher
+component as a protocol of its own.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ FACE: dict[str, str] = {
     "ChannelStateReader": "checkpoint.channel.channel_state_reader",
     "split_chunk": "checkpoint.channel.channel_state_reader",
     "ChannelStateWriter": "checkpoint.channel.channel_state_writer",
-    "sub_head": "checkpoint.channel.classic_recovery",
+    "sub_head": "partition.consumer.result_subpartition_view",
     "FetchedChannelStateDrainer": "checkpoint.channel.fetched_channel_state",
     "SEGMENT_HEADER_BYTES": "checkpoint.channel.fetched_channel_state",
     "ChannelState": "checkpoint.checkpoint",
@@ -118,15 +120,15 @@ FACE: dict[str, str] = {
     "UNBOUNDED_POOL_SIZE": "shuffle.netty_shuffle_utils",
     "ResultPartitionType": "shuffle.result_partition_type",
     "Task": "tasks.task",
-    "TaskPhase": "tasks.task",
+    "TaskPhase": "task_phase",
     "GateSetup": "tasks.task_setup",
     "PartitionSetup": "tasks.task_setup",
     "PoolSize": "tasks.task_setup",
     "setup_partitions_and_gates": "tasks.task_setup",
     "SetupReport": "tasks.task_setup",
     "watermark_text": "watermark.watermarks",
-    "ActorKind": "world.actors",
-    "ActorRef": "world.actors",
+    "ActorKind": "actor_ref",
+    "ActorRef": "actor_ref",
     "Resource": "world.exploration.footprint",
     "Holding": "world.holdings",
     "holdings": "world.holdings",

@@ -10,13 +10,18 @@ Three tables hold what each kind means, each complete (a test beside each says s
 world's handler of each kind (``world/world``), its footprint for partial-order reduction
 (``world/independence``) and its caption (``views/captions``). A new kind goes into all three;
 ``tests/runtime/test_action_kind.py`` keeps literal kinds from being compared anywhere.
+Every layer makes its actions through :func:`action`, which keeps the few it builds again and
+again.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from enum import StrEnum
 from typing import TypeVar, cast
+
+from flinkstate.sim.action import Action
 
 _V = TypeVar("_V")
 
@@ -117,3 +122,9 @@ def by_text(table: Mapping[ActionKind, _V]) -> Mapping[str, _V]:
     'SingleCheckpointBarrierHandler.processBarrier'
     """
     return cast("Mapping[str, _V]", table)
+
+
+@functools.lru_cache(maxsize=65536)
+def action(actor: str, kind: ActionKind, target: str = "") -> Action:
+    """Actions are values; building the same few again every step is the engine's hot path."""
+    return Action(actor, kind, target)

@@ -15,8 +15,8 @@ from typing import Any
 import networkx as nx
 import plotly.graph_objects as go
 
+from flinkstate.runtime.actor_ref import ActorRef
 from flinkstate.runtime.buffer.owners import Owner
-from flinkstate.runtime.world.actors import ActorRef
 from flinkstate.sim.deadlock import DeadlockReport, Node
 from flinkstate.views.lines import lines_trace
 from flinkstate.views.palette import ALERT, LEGEND_BELOW, actor_colour, figure_layout, wrap

@@ -22,8 +22,8 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from flinkstate.runtime.actor_ref import ActorKind
 from flinkstate.runtime.buffer.owners import OwnerKind, OwnerPlace, kinds_at
-from flinkstate.runtime.world.actors import ActorKind
 from flinkstate.runtime.world.metrics import OWNER_KINDS, POOL_KINDS, RECOVERY_KINDS
 
 IN_POOLS = "in pools"

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from flinkstate.keygroups import assign_to_key_group
+from flinkstate.runtime.actor_ref import ActorKind, ActorRef
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.records import MIN_WATERMARK, StreamElementKind
 from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
@@ -42,9 +43,9 @@ from flinkstate.runtime.events import (
 from flinkstate.runtime.jobgraph import JobGraph
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.partition.result_partition import Subpartition
-from flinkstate.runtime.tasks.task import Task, TaskPhase
+from flinkstate.runtime.task_phase import TaskPhase
+from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.watermark.watermarks import watermark_text
-from flinkstate.runtime.world.actors import ActorKind, ActorRef
 from flinkstate.runtime.world.holdings import Holding, Lane, holdings
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event

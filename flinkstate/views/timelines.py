@@ -21,11 +21,11 @@ import numpy as np
 import plotly.graph_objects as go
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.runtime.actor_ref import ActorKind
 from flinkstate.runtime.buffer.owners import Owner, OwnerKind
 from flinkstate.runtime.buffer.records import MAX_WATERMARK, MIN_WATERMARK
 from flinkstate.runtime.jobgraph import OperatorKind
 from flinkstate.runtime.watermark.watermarks import watermark_text
-from flinkstate.runtime.world.actors import ActorKind
 from flinkstate.runtime.world.metrics import OWNER_KINDS, BufferCounts
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event, Simulation

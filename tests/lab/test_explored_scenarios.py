@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.lab.reproducers import HAZARDS, Checked, Hazard, blocked_priority_heads
-from flinkstate.runtime.checkpoint.channel.classic_recovery import sub_head
+from flinkstate.runtime.partition.consumer.result_subpartition_view import sub_head
 from flinkstate.sim.explore import FindingKind, StopReason
 
 BY_NAME = {h.name: h for h in HAZARDS}

@@ -12,10 +12,10 @@ from flinkstate.catalogue.topologies import topology
 from flinkstate.lab.forecast import prepare_forecast
 from flinkstate.lab.scenario_run import PHASES, prepare_scenario
 from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.actor_ref import COORDINATOR, ActorKind
 from flinkstate.runtime.buffer.records import StreamElementKind
 from flinkstate.runtime.checkpoint import coordinator
 from flinkstate.runtime.world import world as world_module
-from flinkstate.runtime.world.actors import COORDINATOR, ActorKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event, Simulation

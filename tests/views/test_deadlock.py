@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 from flinkstate.lab.scenario_run import run_scenario
-from flinkstate.runtime.world.actors import ActorKind, ActorRef
+from flinkstate.runtime.actor_ref import ActorKind, ActorRef
 from flinkstate.sim.deadlock import DeadlockReport, Wait, find_deadlock
 from flinkstate.views.deadlock import cycle_text, deadlock_figure, waits_for_graph
 from flinkstate.views.palette import ALERT, NEUTRAL, actor_colour

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.runtime.options import RecoveryCheckpointTrigger
-from flinkstate.runtime.tasks.task import TaskPhase
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.views.ownership import ownership_graph
 from flinkstate.widgets.comparison import ComparisonPanel
 from flinkstate.widgets.recovery_stepper import RecoveryStepper

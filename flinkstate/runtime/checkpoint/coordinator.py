@@ -13,13 +13,14 @@ rule for FAILED and CANCELED subtasks is FLINK-40482.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from flinkstate.runtime.action_kind import ActionKind
-from flinkstate.runtime.buffer import recycling
+from flinkstate.runtime.action_kind import ActionKind, action
+from flinkstate.runtime.actor_ref import COORDINATOR
 from flinkstate.runtime.buffer.buffer import HEAP
-from flinkstate.runtime.buffer.recycling import RecyclingWorld
-from flinkstate.runtime.checkpoint.channel.channel_state_writer import ChannelStateWriter
+from flinkstate.runtime.buffer.ledger import Changes
+from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.checkpoint.checkpoint import (
     CheckpointInProgress,
 )
@@ -28,6 +29,7 @@ from flinkstate.runtime.checkpoint.checkpoint_plan import (
     PlanRefusal,
     calculate_plan,
 )
+from flinkstate.runtime.checkpoint.coordinator_state import CoordinatorState
 from flinkstate.runtime.checkpoint.happenings import (
     CheckpointDeclined,
     CheckpointExpired,
@@ -37,37 +39,103 @@ from flinkstate.runtime.checkpoint.happenings import (
     ManualCheckpointPlanned,
     ManualCheckpointRefused,
 )
-from flinkstate.runtime.failover.failure_handling import FailureHandlingResult
+from flinkstate.runtime.execution_state import ExecutionState
 from flinkstate.runtime.jobgraph import JobGraph, OperatorKind, SubtaskId
 from flinkstate.runtime.options import (
     CheckpointFailure,
     CheckpointFailureReason,
     job_fails,
 )
+from flinkstate.runtime.partition.consumer import recycling
 from flinkstate.runtime.partition.consumer.input_gate import Gate
-from flinkstate.runtime.tasks import task_cleanup
-from flinkstate.runtime.tasks.task import Task, TaskPhase
-from flinkstate.runtime.tasks.task_cleanup import TaskCleanupWorld
-from flinkstate.runtime.world.actors import COORDINATOR, action
+from flinkstate.runtime.partition.consumer.recycling import RecyclingWorld
+from flinkstate.runtime.partition.record_writer import ProducingTask
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.sim.action import Action
 
 
-class CoordinatorWorld(RecyclingWorld, TaskCleanupWorld, Protocol):
+class DroppedWrite(Protocol):
+    """A write request an abort drops: the segment it retained and the spill reference it
+    held."""
+
+    @property
+    def segment(self) -> int: ...
+    @property
+    def release_spill(self) -> str: ...
+
+
+class AbortedWriter(Protocol):
+    """A channel-state writer as the coordinator's abort sees it (``ChannelStateWriter.abort``):
+    it drops an aborted checkpoint's requests, which let go of what they held."""
+
+    @property
+    def owner(self) -> Owner: ...
+    def abort(self, checkpoint: int) -> Sequence[DroppedWrite]: ...
+
+
+class FailoverUnderWay(Protocol):
+    """A failover under way as the coordinator sees it (the scheduler's
+    ``FailureHandlingResult``): the subtasks it cancels and restarts."""
+
+    @property
+    def to_restart(self) -> tuple[SubtaskId, ...]: ...
+
+
+class CheckpointableTask(ProducingTask, Protocol):
+    """A subtask as the coordinator sees it (Flink's ``CheckpointableTask``, as the
+    coordinator reaches it through its ``Execution``): what it is, where it is in its restore
+    and run, and the checkpoints it is told to trigger and abort, beside the partitions it
+    writes. The task (``Task``) is one; mypy checks it at every call."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def operator(self) -> str: ...
+    @property
+    def index(self) -> int: ...
+    @property
+    def kind(self) -> OperatorKind: ...
+    @property
+    def phase(self) -> TaskPhase: ...
+    @property
+    def splits(self) -> dict[str, int]: ...
+    @property
+    def execution_state(self) -> ExecutionState: ...
+    def trigger_checkpoint(self, checkpoint: int, changes: Changes) -> None: ...
+    def abort_checkpoint(self, checkpoint: int) -> None: ...
+
+
+class EnabledActions(Protocol):
+    """The world's cache of enabled actions, as the coordinator and a teardown see it: told
+    when what every actor may do changes at once."""
+
+    def invalidate(self) -> None: ...
+
+
+class CoordinatorWorld(RecyclingWorld, Protocol):
     """What the checkpoint coordinator reaches of the world, beside what recycling (an
-    aborted checkpoint's buffers) and a teardown (a failed job) do: the job graph and its
-    gates (a checkpoint's plan), a failover under way (it stops the periodic trigger), the
+    aborted checkpoint's buffers) does: its own state, the cache of enabled actions, a job that
+    fails (Flink's ``CheckpointFailureManager.FailJobCallback``), the job graph and its gates
+    (a checkpoint's plan), a failover under way (it stops the periodic trigger), the
     channel-state writers (an abort drops their requests), V2's spill files, the sources, and
     where it looks first to see the restore over. The world (``NetworkState``) is one; mypy
     checks it at every call."""
 
     @property
+    def checkpoints(self) -> CoordinatorState: ...
+    @property
+    def actions(self) -> EnabledActions: ...
+    def fail_job(self, why: str) -> None: ...
+    @property
     def graph(self) -> JobGraph: ...
+    @property
+    def tasks(self) -> Mapping[str, CheckpointableTask]: ...
     @property
     def gates(self) -> dict[str, Gate]: ...
     @property
-    def failover(self) -> FailureHandlingResult | None: ...
+    def failover(self) -> FailoverUnderWay | None: ...
     @property
-    def writers(self) -> dict[str, ChannelStateWriter]: ...
+    def writers(self) -> Mapping[str, AbortedWriter]: ...
     def release_spill(self, task: str) -> bool: ...
     @property
     def source_keys(self) -> tuple[str, ...]: ...
@@ -175,8 +243,7 @@ def fail(world: CoordinatorWorld, failure: CheckpointFailure) -> None:
     last = max((c.id for c in world.checkpoints.completed), default=0)
     since = [f for f in world.checkpoints.failures if f.checkpoint > last]
     if job_fails(since, world.options.tolerable_failed_checkpoints):
-        task_cleanup.fail_job(
-            world,
+        world.fail_job(
             f"{failure.describe()}; more than {world.options.tolerable_failed_checkpoints} counted "
             "checkpoint failure(s) in a row fail the job "
             "(execution.checkpointing.tolerable-failed-checkpoints)",
@@ -185,7 +252,7 @@ def fail(world: CoordinatorWorld, failure: CheckpointFailure) -> None:
 
 def decline(
     world: CoordinatorWorld,
-    task: Task,
+    task: CheckpointableTask,
     progress: CheckpointInProgress,
     reason: CheckpointFailureReason,
     why: str,

@@ -4,7 +4,7 @@ Flink's ``CheckpointCoordinator`` holds the pending checkpoint, the store of com
 through its ``CheckpointFailureManager``, the failed ones and the verdict that fails the job.
 This is that state as one component, so that the coordinator's behaviour
 (:mod:`~flinkstate.runtime.checkpoint.coordinator`) and the tasks' acknowledgements
-(:mod:`~flinkstate.runtime.checkpoint.barrier_handler`) change it in one place and a copy of a run
+(:mod:`~flinkstate.runtime.tasks.barrier_handler`) change it in one place and a copy of a run
 copies it on its own.
 """
 

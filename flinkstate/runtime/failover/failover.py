@@ -24,7 +24,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.action_kind import ActionKind, action
+from flinkstate.runtime.actor_ref import SCHEDULER
 from flinkstate.runtime.checkpoint import coordinator
 from flinkstate.runtime.checkpoint.coordinator import CoordinatorWorld
 from flinkstate.runtime.checkpoint.state_assignment import StateAssignment
@@ -36,11 +37,11 @@ from flinkstate.runtime.options import CheckpointFailureReason
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.tasks import task_cleanup
 from flinkstate.runtime.tasks.task import Task
-from flinkstate.runtime.world.actors import SCHEDULER, action
+from flinkstate.runtime.tasks.task_cleanup import TaskCleanupWorld
 from flinkstate.sim.action import Action
 
 
-class FailoverWorld(CoordinatorWorld, Protocol):
+class FailoverWorld(TaskCleanupWorld, CoordinatorWorld, Protocol):
     """What a failover reaches of the world, beside what the coordinator does (it aborts the
     pending checkpoint): the failover under way, which it starts and ends, and the restore this
     run came from (what a region restarts from without a completed checkpoint). The world
@@ -50,6 +51,8 @@ class FailoverWorld(CoordinatorWorld, Protocol):
 
     @property
     def restore(self) -> StateAssignment | None: ...
+    @property
+    def tasks(self) -> dict[str, Task]: ...
 
 
 def do_fail(world: FailoverWorld, task: Task, action: Action) -> None:

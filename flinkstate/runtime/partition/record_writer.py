@@ -10,8 +10,10 @@ input every subpartition gets ``EndOfPartitionEvent``.
 from __future__ import annotations
 
 import functools
+from collections import deque
 from collections.abc import Mapping
-from typing import Protocol
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
 
 from flinkstate.rescale.channel_selection import ChannelSelection
 from flinkstate.rescale.partitioner import Partitioner
@@ -19,6 +21,7 @@ from flinkstate.runtime.buffer.buffer import HEAP, BufferFactory
 from flinkstate.runtime.buffer.ledger import SegmentLedger, StepJournal
 from flinkstate.runtime.buffer.pools import BufferPools
 from flinkstate.runtime.buffer.records import Fragment, Record
+from flinkstate.runtime.copying import NotState, StateKey
 from flinkstate.runtime.events import (
     END_OF_PARTITION,
 )
@@ -27,7 +30,6 @@ from flinkstate.runtime.options import Fault, RunOptions
 from flinkstate.runtime.partition.happenings import EndOfPartitionSent
 from flinkstate.runtime.partition.result_partition import ResultPartition, Subpartition
 from flinkstate.runtime.shuffle.config import NetworkConfig
-from flinkstate.runtime.tasks.task import Output, Task
 from flinkstate.sim.action import Action
 from flinkstate.sim.scheduler import splitmix64
 
@@ -43,6 +45,39 @@ _SELECTION = {partitioner: ChannelSelection.of(partitioner) for partitioner in P
 #: a delivery not processed yet (a processed one holds the step it was processed at; that step
 #: is read only against the consumer's snapshot in the pending checkpoint)
 IN_FLIGHT = -1
+
+
+@dataclass(slots=True)
+class Output:
+    """Bytes of one stream element still to be written into one subpartition."""
+
+    subpartition: str
+    record: int
+    written: int
+    total: int
+    #: a watermark or status: broadcast, and never a delivery to account for
+    watermark: bool = False
+
+    NOT_STATE: ClassVar[NotState] = {}
+
+    def state_key(self) -> StateKey:
+        return (self.subpartition, self.record, self.written, self.total, self.watermark)
+
+
+class ProducingTask(Protocol):
+    """A task as its record writer sees it (Flink's ``RecordWriter`` writes into the task's
+    ``ResultPartitionWriter``s): its result partitions, the bytes still to write into them,
+    and whether it has ended its output. The task (``Task``) is one; mypy checks it at every
+    call."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def partitions(self) -> list[ResultPartition]: ...
+    @property
+    def pending(self) -> deque[Output]: ...
+
+    finished: bool
 
 
 class EmissionLog(Protocol):
@@ -80,7 +115,7 @@ class RecordWriterWorld(BufferFactory, Protocol):
     def journal(self) -> StepJournal: ...
     @property
     def subpartitions(self) -> dict[str, Subpartition]: ...
-    def partition_of(self, task: Task, sub: Subpartition) -> ResultPartition: ...
+    def partition_of(self, task: ProducingTask, sub: Subpartition) -> ResultPartition: ...
     @property
     def channels(self) -> Mapping[str, ConsumingChannel]: ...
     @property
@@ -89,7 +124,7 @@ class RecordWriterWorld(BufferFactory, Protocol):
     def order(self) -> EmissionLog: ...
 
 
-def route(world: RecordWriterWorld, task: Task, record: Record) -> None:
+def route(world: RecordWriterWorld, task: ProducingTask, record: Record) -> None:
     for partition in task.partitions:
         for sub in select(world, partition, record):
             task.pending.append(Output(sub.name, record.id, 0, record.serialized_length))
@@ -125,7 +160,7 @@ def select(
     return [subs[0]]  # FORWARD (one subpartition) and GLOBAL
 
 
-def do_request_buffer(world: RecordWriterWorld, task: Task, action: Action) -> None:
+def do_request_buffer(world: RecordWriterWorld, task: ProducingTask, action: Action) -> None:
     sub = world.subpartitions[action.target]
     pool = world.partition_of(task, sub).pool
     segment = world.buffer_pools.request(pool, sub.owners.builder, sub.index)
@@ -134,7 +169,7 @@ def do_request_buffer(world: RecordWriterWorld, task: Task, action: Action) -> N
     sub.start_builder(world.new_buffer(segment, world.config.segment_size), world.journal.changes)
 
 
-def do_write(world: RecordWriterWorld, task: Task, action: Action) -> None:
+def do_write(world: RecordWriterWorld, task: ProducingTask, action: Action) -> None:
     out = task.pending[0]
     sub = world.subpartitions[out.subpartition]
     builder = sub.builder
@@ -172,7 +207,7 @@ def finish_builder(world: RecordWriterWorld, sub: Subpartition) -> None:
         sub.queue[-1], sub.queue[-2] = sub.queue[-2], sub.queue[-1]
 
 
-def do_finish(world: RecordWriterWorld, task: Task, action: Action) -> None:
+def do_finish(world: RecordWriterWorld, task: ProducingTask, action: Action) -> None:
     for partition in task.partitions:
         for sub in partition.subpartitions:
             if sub.builder is not None:

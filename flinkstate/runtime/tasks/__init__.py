@@ -1,2 +1,3 @@
-"""A subtask at work: the task, its mailbox (what it does at each step), the arithmetic of its
-network setup, and its cleanup when it fails or is cancelled (``streaming.runtime.tasks``)."""
+"""A subtask at work: the task, its mailbox (what it does at each step), its barrier handler
+(``streaming.runtime.io.checkpointing``), the arithmetic of its network setup, and its cleanup
+when it fails or is cancelled (``streaming.runtime.tasks``)."""

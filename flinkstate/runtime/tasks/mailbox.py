@@ -17,14 +17,13 @@ from typing import Protocol
 
 from flinkstate.keygroups import assign_to_key_group
 from flinkstate.rescale.partitioner import Partitioner
-from flinkstate.runtime.action_kind import ActionKind
-from flinkstate.runtime.buffer import recycling
+from flinkstate.runtime.action_kind import ActionKind, action
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.records import Record, StreamElementKind
-from flinkstate.runtime.checkpoint import barrier_handler, coordinator
-from flinkstate.runtime.checkpoint.barrier_handler import BarrierHandlerWorld
+from flinkstate.runtime.checkpoint import coordinator
 from flinkstate.runtime.checkpoint.channel import classic_recovery, fetched_channel_state_drainer
 from flinkstate.runtime.checkpoint.channel.classic_recovery import RecoveryWorld
+from flinkstate.runtime.checkpoint.coordinator import EnabledActions
 from flinkstate.runtime.events import (
     BARRIER,
     END_OF_FETCHED_STATE,
@@ -37,9 +36,13 @@ from flinkstate.runtime.execution_state import ExecutionState
 from flinkstate.runtime.jobgraph import OperatorKind
 from flinkstate.runtime.options import Fault
 from flinkstate.runtime.partition import record_writer
+from flinkstate.runtime.partition.consumer import recycling, result_subpartition_view
 from flinkstate.runtime.partition.consumer.deserializer import Framing, reassemble
-from flinkstate.runtime.partition.consumer.input_gate import Channel
-from flinkstate.runtime.partition.record_writer import IN_FLIGHT, hash_text
+from flinkstate.runtime.partition.consumer.input_gate import Channel, DataHeads
+from flinkstate.runtime.partition.record_writer import IN_FLIGHT, EmissionLog, hash_text
+from flinkstate.runtime.task_phase import TaskPhase
+from flinkstate.runtime.tasks import barrier_handler
+from flinkstate.runtime.tasks.barrier_handler import BarrierHandlerWorld
 from flinkstate.runtime.tasks.happenings import (
     EventPolled,
     RecordEmitted,
@@ -47,16 +50,43 @@ from flinkstate.runtime.tasks.happenings import (
     RecordsDeserialized,
     StaleRecoveryBarrierSkipped,
 )
-from flinkstate.runtime.tasks.task import Task, TaskPhase
+from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.watermark import watermarks
 from flinkstate.runtime.watermark.event_time import EventTimeState
-from flinkstate.runtime.world.actors import ActionCache, DataHeads, action
-from flinkstate.runtime.world.record_order import RecordOrder
+from flinkstate.runtime.watermark.watermarks import EventTimeWorld
 from flinkstate.sim.action import Action
 from flinkstate.sim.scheduler import splitmix64
 
 
-class MailboxWorld(BarrierHandlerWorld, RecoveryWorld, Protocol):
+class ChannelPlaces(Protocol):
+    """Where each input channel sits: its consumer task (by name), its gate's index among the
+    task's gates and its own index in the gate."""
+
+    @property
+    def channel_places(self) -> dict[str, tuple[str, int, int]]: ...
+
+
+class IndexedActions(EnabledActions, Protocol):
+    """The enabled actions as the mailbox reads them: by the index of the world's actors."""
+
+    @property
+    def index(self) -> ChannelPlaces: ...
+
+
+class RecordPaths(EmissionLog, Protocol):
+    """What the order checks remember of the records processed: the path each took, and the
+    last sequence number seen per path and per key."""
+
+    @property
+    def paths(self) -> dict[tuple[int, str], int]: ...
+    @property
+    def path_seq(self) -> dict[tuple[str, int], int]: ...
+    @property
+    def key_seq(self) -> dict[tuple[str, str, int], int]: ...
+    def path_id(self, upstream: int, channel: str) -> int: ...
+
+
+class MailboxWorld(BarrierHandlerWorld, RecoveryWorld, EventTimeWorld, Protocol):
     """What a task's mailbox reaches of the world, beside what its barrier handling and the
     recovery generations do: the event-time state, the enabled actions' index (where each
     channel sits among the task's), the order checks' memory, and which operators keep order
@@ -64,15 +94,17 @@ class MailboxWorld(BarrierHandlerWorld, RecoveryWorld, Protocol):
     all of the world. The world (``NetworkState``) is one; mypy checks it at every call."""
 
     @property
-    def actions(self) -> ActionCache: ...
+    def actions(self) -> IndexedActions: ...
     @property
-    def order(self) -> RecordOrder: ...
+    def order(self) -> RecordPaths: ...
     @property
     def event_time(self) -> EventTimeState: ...
     @property
     def key_ordered(self) -> frozenset[str]: ...
     @property
     def sequential(self) -> frozenset[str]: ...
+    @property
+    def recovered_records(self) -> frozenset[int]: ...
 
 
 @functools.lru_cache(maxsize=65536)
@@ -281,7 +313,7 @@ def visible_head(world: MailboxWorld, channel: Channel) -> Buffer | None:
     sub = world.subpartitions[channel.subpartition]
     if not sub.blocked:
         return sub.queue[0] if sub.queue else None
-    return classic_recovery.sub_head(world, channel)
+    return result_subpartition_view.sub_head(world, channel)
 
 
 def next_channel_with_data(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from enum import StrEnum
 from typing import ClassVar
 
 from flinkstate.runtime.buffer.buffer import Buffer
@@ -16,35 +15,9 @@ from flinkstate.runtime.execution_state import ExecutionState
 from flinkstate.runtime.jobgraph import OperatorKind
 from flinkstate.runtime.options import RecoveryCheckpointTrigger
 from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
+from flinkstate.runtime.partition.record_writer import Output
 from flinkstate.runtime.partition.result_partition import ResultPartition
-
-
-class TaskPhase(StrEnum):
-    """Where a subtask is in ``Task.restoreAndInvoke``."""
-
-    #: its recovered output state is still being written into its result partitions
-    RESTORING_OUTPUT = "restoring-output"
-    #: its inputs are still recovered channels (their state read, consumed, converted)
-    RECOVERING = "recovering"
-    #: restore is over: the task processes live data and may be checkpointed
-    RUNNING = "running"
-
-
-@dataclass(slots=True)
-class Output:
-    """Bytes of one stream element still to be written into one subpartition."""
-
-    subpartition: str
-    record: int
-    written: int
-    total: int
-    #: a watermark or status: broadcast, and never a delivery to account for
-    watermark: bool = False
-
-    NOT_STATE: ClassVar[NotState] = {}
-
-    def state_key(self) -> StateKey:
-        return (self.subpartition, self.record, self.written, self.total, self.watermark)
+from flinkstate.runtime.task_phase import TaskPhase
 
 
 @dataclass(slots=True)

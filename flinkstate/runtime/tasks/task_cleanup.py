@@ -25,9 +25,11 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
 from flinkstate.runtime.buffer.buffer import HEAP
+from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
 from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
     FetchedChannelStateDrainer,
 )
+from flinkstate.runtime.checkpoint.coordinator import EnabledActions
 from flinkstate.runtime.checkpoint.coordinator_state import CoordinatorState
 from flinkstate.runtime.options import RunOptions, SpillCleanup
 from flinkstate.runtime.partition.consumer import recovered_channel
@@ -36,12 +38,6 @@ from flinkstate.runtime.tasks.happenings import SpillFilesLeft, Teardown
 
 if TYPE_CHECKING:
     from flinkstate.runtime.tasks.task import Task
-
-
-class EnabledActions(Protocol):
-    """The world's cache of enabled actions, as a cleanup sees it: told when no task may act."""
-
-    def invalidate(self) -> None: ...
 
 
 class TaskCleanupWorld(RecoveredChannelWorld, Protocol):
@@ -58,6 +54,9 @@ class TaskCleanupWorld(RecoveredChannelWorld, Protocol):
     def options(self) -> RunOptions: ...
     @property
     def drainers(self) -> dict[str, FetchedChannelStateDrainer]: ...
+    @property
+    def readers(self) -> dict[str, ChannelStateReader]: ...
+    def task_named(self, name: str) -> Task: ...
     def close_spill(self, task: str) -> bool: ...
 
 

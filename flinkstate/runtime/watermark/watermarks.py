@@ -34,7 +34,7 @@ from flinkstate.runtime.buffer.records import (
 )
 from flinkstate.runtime.jobgraph import JobGraph, OperatorKind
 from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
-from flinkstate.runtime.tasks.task import Output, Task
+from flinkstate.runtime.partition.record_writer import Output, ProducingTask
 from flinkstate.runtime.watermark.combined_watermark_status import combine
 from flinkstate.runtime.watermark.event_time import EventTimeState
 from flinkstate.runtime.watermark.happenings import (
@@ -47,6 +47,24 @@ from flinkstate.runtime.watermark.happenings import (
 )
 from flinkstate.runtime.watermark.status_watermark_valve import StatusWatermarkValve
 from flinkstate.runtime.watermark.virtual_channel_watermarks import VirtualChannelWatermarks
+
+
+class WatermarkingTask(ProducingTask, Protocol):
+    """A task as event time sees it (Flink's ``StreamTask`` with its operator chain's
+    watermark output): its operator, what a source has emitted and still reads, the gates a
+    valve each watches, beside the partitions it broadcasts watermarks into. The task
+    (``Task``) is one; mypy checks it at every call."""
+
+    @property
+    def operator(self) -> str: ...
+    @property
+    def kind(self) -> OperatorKind: ...
+    @property
+    def emitted(self) -> int: ...
+    @property
+    def splits(self) -> dict[str, int]: ...
+    @property
+    def gates(self) -> list[Gate]: ...
 
 
 class EventTimeWorld(Protocol):
@@ -68,7 +86,7 @@ class EventTimeWorld(Protocol):
 
     next_record: int
 
-    def task_named(self, name: str) -> Task: ...
+    def task_named(self, name: str) -> WatermarkingTask: ...
 
 
 def watermark_text(timestamp: int) -> str:
@@ -83,7 +101,7 @@ def watermark_text(timestamp: int) -> str:
 # -- sources
 
 
-def source_watermark(world: EventTimeWorld, task: Task) -> int:
+def source_watermark(world: EventTimeWorld, task: WatermarkingTask) -> int:
     """The source subtask's watermark now, from the splits it still reads."""
     op = world.graph.operator(task.operator)
     total = op.records_per_subtask
@@ -95,7 +113,7 @@ def source_watermark(world: EventTimeWorld, task: Task) -> int:
     return combine(parts)[0]
 
 
-def after_emit(world: EventTimeWorld, task: Task) -> None:
+def after_emit(world: EventTimeWorld, task: WatermarkingTask) -> None:
     """A source emitted a record: every ``watermark_interval`` records, its watermark follows
     if it grew."""
     interval = world.graph.operator(task.operator).watermark_interval
@@ -105,14 +123,14 @@ def after_emit(world: EventTimeWorld, task: Task) -> None:
             emit_watermark(world, task, watermark)
 
 
-def needs_final_watermark(world: EventTimeWorld, task: Task) -> bool:
+def needs_final_watermark(world: EventTimeWorld, task: WatermarkingTask) -> bool:
     """A source with watermarks that has not yet emitted ``MAX_WATERMARK`` before it ends."""
     if not world.graph.operator(task.operator).watermark_interval:
         return False
     return world.event_time.watermark.get(task.name, MIN_WATERMARK) != MAX_WATERMARK
 
 
-def emit_watermark(world: EventTimeWorld, task: Task, timestamp: int) -> None:
+def emit_watermark(world: EventTimeWorld, task: WatermarkingTask, timestamp: int) -> None:
     """``task``'s watermark is now ``timestamp``: emitted to every subpartition of every output
     (a task without outputs only keeps it)."""
     world.event_time.watermark[task.name] = timestamp
@@ -121,7 +139,7 @@ def emit_watermark(world: EventTimeWorld, task: Task, timestamp: int) -> None:
         _broadcast(task, element)
 
 
-def emit_status(world: EventTimeWorld, task: Task, idle: bool) -> None:
+def emit_status(world: EventTimeWorld, task: WatermarkingTask, idle: bool) -> None:
     """``task``'s output turns idle or active again, emitted as :func:`emit_watermark` is."""
     world.event_time.idle[task.name] = idle
     if task.partitions:
@@ -129,7 +147,7 @@ def emit_status(world: EventTimeWorld, task: Task, idle: bool) -> None:
         _broadcast(task, element)
 
 
-def goes_idle(world: EventTimeWorld, task: Task) -> bool:
+def goes_idle(world: EventTimeWorld, task: WatermarkingTask) -> bool:
     """A source that reads no split of its own (it waits for the other sources to end) and
     whose watermark strategy declares idleness (``withIdleness``) marks its output idle, once.
     Without idleness it holds back the watermark of every task downstream of it."""
@@ -142,7 +160,7 @@ def goes_idle(world: EventTimeWorld, task: Task) -> bool:
     )
 
 
-def end_or_idle(world: EventTimeWorld, task: Task) -> None:
+def end_or_idle(world: EventTimeWorld, task: WatermarkingTask) -> None:
     """A source with no record left: idle while it waits for the others (``goes_idle``), or at
     the end of its input ``MAX_WATERMARK``, which also marks an idle output active again
     (emitting a watermark does, ``WatermarkToDataOutput.emitWatermark``)."""
@@ -158,7 +176,7 @@ def end_or_idle(world: EventTimeWorld, task: Task) -> None:
 
 def _new_element(
     world: EventTimeWorld,
-    task: Task,
+    task: WatermarkingTask,
     kind: StreamElementKind,
     *,
     timestamp: int = 0,
@@ -171,7 +189,7 @@ def _new_element(
     return element
 
 
-def _broadcast(task: Task, element: Record) -> None:
+def _broadcast(task: WatermarkingTask, element: Record) -> None:
     total = element.serialized_length
     for partition in task.partitions:
         for sub in partition.subpartitions:
@@ -181,7 +199,9 @@ def _broadcast(task: Task, element: Record) -> None:
 # -- reading
 
 
-def process(world: EventTimeWorld, task: Task, channel: Channel, element: Record) -> None:
+def process(
+    world: EventTimeWorld, task: WatermarkingTask, channel: Channel, element: Record
+) -> None:
     """``task`` reads a watermark or status from ``channel``: its gate's valve takes it, and
     what the task's watermark or status becomes because of it goes downstream."""
     valve = world.event_time.valves.get(channel.gate)
@@ -212,7 +232,7 @@ def process(world: EventTimeWorld, task: Task, channel: Channel, element: Record
         world.journal.tell_also(WatermarkAdvanced(task.name, watermark))
 
 
-def check_late(world: EventTimeWorld, task: Task, record: Record) -> None:
+def check_late(world: EventTimeWorld, task: WatermarkingTask, record: Record) -> None:
     """A keyed operator (a window operator's stand-in) drops a record at or behind its
     watermark as late. Here a source's watermark always trails the timestamps of what it has
     emitted (a record's timestamp is its position in its split, the watermark the largest

@@ -1,4 +1,5 @@
-"""The world's actors (the threads of a job) and the cache of their enabled actions.
+"""The world's actors (the threads of a job) and the cache of their enabled actions; an actor's
+identity is a value of its own (``runtime/actor_ref``).
 
 Every thread Flink runs for a job is an actor: a subtask's mailbox thread, the transport of one
 remote channel, a channel-state writer, a restored task's channel-state reader and V2 drainer,
@@ -12,15 +13,19 @@ the :class:`ActorIndex` says read it.
 
 from __future__ import annotations
 
-import functools
 import itertools
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import TypeVar, overload
+from typing import overload
 
-from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.actor_ref import (
+    COORDINATOR,
+    SCHEDULER,
+    ActorKind,
+    ActorRef,
+    transport_name,
+)
 from flinkstate.runtime.buffer.buffer import (
     Buffer,
     LocalBufferPool,
@@ -32,69 +37,10 @@ from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelSt
 from flinkstate.runtime.checkpoint.channel.channel_state_writer import ChannelStateWriter
 from flinkstate.runtime.checkpoint.channel.fetched_channel_state import FetchedChannelStateDrainer
 from flinkstate.runtime.events import BARRIER
-from flinkstate.runtime.partition.consumer.input_gate import Channel
+from flinkstate.runtime.partition.consumer.input_gate import Channel, DataHeads
 from flinkstate.runtime.partition.result_partition import Subpartition
 from flinkstate.runtime.tasks.task import Task
 from flinkstate.sim.action import Action
-
-COORDINATOR = "checkpoint-coordinator"
-#: the JobMaster's scheduler, which restarts a failed region (``DefaultScheduler``)
-SCHEDULER = "scheduler"
-
-_Named = TypeVar("_Named")
-
-
-class ActorKind(StrEnum):
-    """What kind of thread an actor of the world stands for."""
-
-    TASK = "task"
-    NETTY = "netty"
-    WRITER = "channel-state-writer"
-    READER = "channel-state-reader"
-    DRAINER = "drainer"
-    COORDINATOR = "checkpoint-coordinator"
-    #: the JobMaster's scheduler: it acts only to restart a failed region
-    SCHEDULER = "scheduler"
-    #: not a thread but the mail a restored task posts to convert its recovered channels
-    #: (``requestPartitions``), named in waits-for reports when it cannot run
-    REQUEST_PARTITIONS = "request-partitions"
-
-
-@dataclass(frozen=True, slots=True)
-class ActorRef:
-    """An actor as typed keys into the world: ``task`` into ``tasks`` (the task itself, or the
-    task a reader, drainer or request-partitions mail works for), ``channel`` into
-    ``channels`` (a netty transport), ``writer`` into ``writers``, ``gate`` the gate a
-    request-partitions mail converts (V1; V2 converts the task's gates together). Views and
-    waits-for reports follow these; ``name`` is its text for traces and captions only."""
-
-    kind: ActorKind
-    name: str
-    task: str = ""
-    channel: str = ""
-    writer: str = ""
-    gate: str = ""
-
-    def __str__(self) -> str:
-        return self.name
-
-
-def transport_name(channel: str) -> str:
-    """The name of a remote channel's netty transport, as its actions and reports carry it."""
-    return f"{ActorKind.NETTY} {channel}"
-
-
-def by_name(actors: Iterable[_Named]) -> tuple[_Named, ...]:
-    """Actors (or other holders) in the order of their names, as waits-for reports list
-    them."""
-    return tuple(sorted(actors, key=str))
-
-
-def request_partitions(task: str, gate: str = "") -> ActorRef:
-    """The request-partitions mail of the task keyed ``task``: of one gate (``gate``), or of
-    all its gates at once (V2)."""
-    kind = ActorKind.REQUEST_PARTITIONS
-    return ActorRef(kind, f"{kind} {gate or task}", task=task, gate=gate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,8 +245,6 @@ def _refs(
 
 _NONE: frozenset[int] = frozenset()
 _NO_POOLS: frozenset[str] = frozenset()
-#: a task's channels whose head is data, per gate: their indices in the gate, ascending
-DataHeads = tuple[tuple[int, ...], ...]
 
 
 @dataclass(slots=True)
@@ -587,9 +531,3 @@ class EnabledActions(Sequence[Action]):
 
     def __repr__(self) -> str:
         return f"EnabledActions({list(self)!r})"
-
-
-@functools.lru_cache(maxsize=65536)
-def action(actor: str, kind: ActionKind, target: str = "") -> Action:
-    """Actions are values; building the same few again every step is the engine's hot path."""
-    return Action(actor, kind, target)

@@ -39,7 +39,8 @@ from flinkstate.runtime.options import (
 from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 from flinkstate.runtime.partition.record_writer import IN_FLIGHT
 from flinkstate.runtime.partition.result_partition import ResultPartition, Subpartition
-from flinkstate.runtime.tasks.task import Task, TaskPhase
+from flinkstate.runtime.task_phase import TaskPhase
+from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.world.actors import ActionCache, ActorIndex
 from flinkstate.runtime.world.exploration.footprint import Footprints
 from flinkstate.runtime.world.exploration.partial_copy import PartialCopies

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 
 from flinkstate.runtime.action_kind import ActionKind, by_text
+from flinkstate.runtime.actor_ref import ActorKind, ActorRef
 from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
 from flinkstate.runtime.events import (
     END_OF_INPUT_STATE,
@@ -40,7 +41,6 @@ from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.partition.consumer.recovered_channel import conversion_refusal
 from flinkstate.runtime.tasks.mailbox import emits_last_record, next_split, visible_head
 from flinkstate.runtime.tasks.task import Task
-from flinkstate.runtime.world.actors import ActorKind, ActorRef
 from flinkstate.runtime.world.exploration.footprint import (
     CHECKPOINT,
     EVENT_TIME,

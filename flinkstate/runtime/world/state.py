@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
 
 from flinkstate.rescale.channel_selection import ChannelSelection
+from flinkstate.runtime.actor_ref import ActorRef
 from flinkstate.runtime.buffer.buffer import Buffer, LocalBufferPool, NetworkBufferPool
 from flinkstate.runtime.buffer.ledger import SegmentLedger, StepJournal
 from flinkstate.runtime.buffer.owners import Owner
@@ -26,19 +27,24 @@ from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
     FetchedChannelStateDrainer,
     SpillAccount,
 )
+from flinkstate.runtime.checkpoint.checkpoint import Checkpoint, CheckpointInProgress
 from flinkstate.runtime.checkpoint.coordinator_state import CoordinatorState
 from flinkstate.runtime.checkpoint.state_assignment import StateAssignment
 from flinkstate.runtime.copying import FIXED, Fixed, NotState, StateKey
+from flinkstate.runtime.failover import failover
 from flinkstate.runtime.failover.failure_handling import FailureHandlingResult
 from flinkstate.runtime.jobgraph import JobGraph
 from flinkstate.runtime.options import RecoveryGeneration, RecoveryOptions, RunOptions
 from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
-from flinkstate.runtime.partition.record_writer import IN_FLIGHT
+from flinkstate.runtime.partition.record_writer import IN_FLIGHT, ProducingTask
 from flinkstate.runtime.partition.result_partition import ResultPartition, Subpartition
 from flinkstate.runtime.shuffle.config import NetworkConfig
+from flinkstate.runtime.tasks import task_cleanup
 from flinkstate.runtime.tasks.task import Task
+from flinkstate.runtime.watermark import watermarks
 from flinkstate.runtime.watermark.event_time import EventTimeState
-from flinkstate.runtime.world.actors import ActionCache, ActorRef
+from flinkstate.runtime.world import checkpoint_invariants
+from flinkstate.runtime.world.actors import ActionCache
 from flinkstate.runtime.world.exploration.footprint import Footprints
 from flinkstate.runtime.world.exploration.partial_copy import Owned, PartialCopies
 from flinkstate.runtime.world.record_order import RecordOrder
@@ -186,9 +192,10 @@ class NetworkState:
         Steps noted with records (when each was written, processed, filtered, found late) are
         keyed by what reads them, so that interleavings differing only in when independent
         records moved meet in one state: a write or process step is read only against its
-        task's snapshot in the pending checkpoint (``invariants.check_checkpoint``), so it is
-        keyed as before or after that snapshot (a snapshot still to come is after every step
-        noted so far); the steps of filtered and late records are read by the views only.
+        task's snapshot in the pending checkpoint (``checkpoint_invariants.check_checkpoint``),
+        so it is keyed as before or after that snapshot (a snapshot still to come is after
+        every step noted so far); the steps of filtered and late records are read by the views
+        only.
         Steps that are copied on (a snapshot's, into the completed checkpoint) or that time
         what comes (the step count, a checkpoint's trigger, the last end, a failure) are kept.
         """
@@ -413,7 +420,33 @@ class NetworkState:
             recovered,
         )
 
-    def partition_of(self, task: Task, sub: Subpartition) -> ResultPartition:
+    def recovered_watermark(
+        self,
+        channel: Channel,
+        virtual_channel: tuple[int, int] | None,
+        element: Record,
+        aggregate: bool,
+    ) -> int | None:
+        """A watermark or status read back from a virtual channel of ``channel``: the element
+        to pass on, or None to hold it back (event time's ``recovered_element``)."""
+        return watermarks.recovered_element(self, channel, virtual_channel, element, aggregate)
+
+    def check_completed(self, checkpoint: Checkpoint, progress: CheckpointInProgress) -> None:
+        """The checks of a checkpoint the barrier handler completed: a consistent cut that
+        holds every unfinished subtask's state (``checkpoint_invariants``)."""
+        checkpoint_invariants.check_checkpoint(self, checkpoint, progress)
+        checkpoint_invariants.check_checkpoint_completeness(self, checkpoint, progress)
+
+    def fail_job(self, why: str) -> None:
+        """The whole job fails over for ``why`` (Flink's ``FailJobCallback.failJob``)."""
+        task_cleanup.fail_job(self, why)
+
+    def fail_externally(self, task: str, cause: str) -> None:
+        """The task keyed ``task`` fails for ``cause`` (Flink's ``TaskActions.failExternally``):
+        its region fails over."""
+        failover.fail_task(self, self.tasks[task], cause)
+
+    def partition_of(self, task: ProducingTask, sub: Subpartition) -> ResultPartition:
         for partition in task.partitions:
             if partition.name == sub.partition:
                 return partition

@@ -9,6 +9,13 @@ Actors a failover stopped wait for nothing: they are done until their region res
 
 from __future__ import annotations
 
+from flinkstate.runtime.actor_ref import (
+    ActorKind,
+    ActorRef,
+    by_name,
+    request_partitions,
+    transport_name,
+)
 from flinkstate.runtime.buffer.ledger import ReturnKind
 from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.checkpoint.channel import (
@@ -21,15 +28,9 @@ from flinkstate.runtime.failover import failover
 from flinkstate.runtime.partition.consumer import recovered_channel, transport
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.partition.result_partition import ResultPartition
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.runtime.tasks import mailbox
-from flinkstate.runtime.tasks.task import Task, TaskPhase
-from flinkstate.runtime.world.actors import (
-    ActorKind,
-    ActorRef,
-    by_name,
-    request_partitions,
-    transport_name,
-)
+from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.world.state import NetworkState
 from flinkstate.sim.deadlock import Wait
 
@@ -138,7 +139,7 @@ def _reader_wait(world: NetworkState, reader: ChannelStateReader) -> Wait[ActorR
         return None
     if not reader.pre_channel and not reader.chunks:
         return None
-    _, gate, channel = recovered_channel.reader_target(world, reader)
+    gate, channel = recovered_channel.reader_target(world, reader)
     actor = world.actor(reader.name)
     if recovered_channel.needs_exclusive(gate, channel):
         return Wait(actor, f"{gate.exclusive_per_channel} exclusive buffers", ())

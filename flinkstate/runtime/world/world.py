@@ -25,10 +25,11 @@ from dataclasses import dataclass
 from typing import Protocol, Self, TypeVar
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.runtime.action_kind import ActionKind, by_text
+from flinkstate.runtime.action_kind import ActionKind, action, by_text
+from flinkstate.runtime.actor_ref import ActorRef
 from flinkstate.runtime.buffer.buffer import Buffer, LocalBufferPool
 from flinkstate.runtime.buffer.owners import Owner
-from flinkstate.runtime.checkpoint import barrier_handler, coordinator
+from flinkstate.runtime.checkpoint import coordinator
 from flinkstate.runtime.checkpoint.channel import (
     channel_state_filtering,
     classic_recovery,
@@ -42,14 +43,10 @@ from flinkstate.runtime.partition import record_writer
 from flinkstate.runtime.partition.consumer import transport
 from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 from flinkstate.runtime.partition.result_partition import ResultPartition, Subpartition
-from flinkstate.runtime.tasks import mailbox
+from flinkstate.runtime.tasks import barrier_handler, mailbox
 from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.world import builder, independence, invariants, waits
-from flinkstate.runtime.world.actors import (
-    ActorRef,
-    EnabledActions,
-    action,
-)
+from flinkstate.runtime.world.actors import EnabledActions
 from flinkstate.runtime.world.exploration.footprint import Resource
 from flinkstate.runtime.world.exploration.partial_copy import CopyPlan, Owned
 from flinkstate.runtime.world.narration import narrate
@@ -424,6 +421,11 @@ class NetworkWorld(NetworkState):
         if self.failover is not None:
             actions.extend(failover.scheduler_actions(self, idle=not actions))
         return actions
+
+    def add_input_data(self, channel: Channel, buffer: Buffer) -> None:
+        """A persisting channel hands a buffer it received to the channel-state writer
+        (``ChannelStateWriter.addInputData``): the barrier handler persists it."""
+        barrier_handler.persist_input(self, channel, buffer)
 
     def visible_head(self, channel: Channel) -> Buffer | None:
         """What the task sees first on a channel (``mailbox.visible_head``)."""

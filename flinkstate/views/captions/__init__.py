@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from flinkstate.runtime.action_kind import ActionKind
-from flinkstate.runtime.world.actors import ActorKind
+from flinkstate.runtime.actor_ref import ActorKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
 from flinkstate.views.captions import checkpointing, recovery, tasks, transport

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from flinkstate.runtime.world.actors import ActorRef
+from flinkstate.runtime.actor_ref import ActorRef
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
 

@@ -17,9 +17,9 @@ from typing import Any
 from flinkstate.errors import InvalidParameterError
 from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.actor_ref import ActorKind
 from flinkstate.runtime.jobgraph import OperatorKind
-from flinkstate.runtime.tasks.task import TaskPhase
-from flinkstate.runtime.world.actors import ActorKind
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
 

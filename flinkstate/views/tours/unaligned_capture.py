@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from flinkstate.runtime.action_kind import ActionKind
-from flinkstate.runtime.world.actors import ActorKind
+from flinkstate.runtime.actor_ref import ActorKind
 from flinkstate.views.tours.base import (
     Stop,
     Tour,

@@ -9,7 +9,7 @@ import pytest
 from flinkstate.catalogue.scenario import Outcome
 from flinkstate.catalogue.scenarios import get_scenario
 from flinkstate.lab.scenario_run import ScenarioRun, run_scenario
-from flinkstate.runtime.world.actors import ActorKind, ActorRef, request_partitions
+from flinkstate.runtime.actor_ref import ActorKind, ActorRef, request_partitions
 from flinkstate.sim.deadlock import Node
 from flinkstate.views.deadlock import waits_for_graph
 

@@ -8,7 +8,7 @@ from flinkstate.catalogue.topologies import topology
 from flinkstate.runtime.checkpoint import coordinator
 from flinkstate.runtime.checkpoint.state_assignment import assign_state
 from flinkstate.runtime.options import CheckpointFailureReason
-from flinkstate.runtime.tasks.task import TaskPhase
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
 from tests.runtime.checkpoint.channel.test_classic_recovery import PARAMS, taken

@@ -7,15 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flinkstate.catalogue.topologies import topology
+from flinkstate.runtime.actor_ref import ActorKind, ActorRef
 from flinkstate.runtime.buffer.ledger import Changes
 from flinkstate.runtime.partition.consumer import transport
-from flinkstate.runtime.world.actors import (
-    ActionCache,
-    ActorKind,
-    ActorRef,
-    EnabledActions,
-    StaleActionsError,
-)
+from flinkstate.runtime.world.actors import ActionCache, EnabledActions, StaleActionsError
 from flinkstate.sim.action import Action
 
 

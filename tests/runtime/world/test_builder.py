@@ -7,7 +7,7 @@ import pytest
 from flinkstate.catalogue.topologies import topology
 from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.checkpoint.state_assignment import assign_state
-from flinkstate.runtime.tasks.task import TaskPhase
+from flinkstate.runtime.task_phase import TaskPhase
 from tests.runtime.checkpoint.channel.test_classic_recovery import PARAMS, taken
 
 

@@ -14,9 +14,9 @@ from flinkstate.catalogue.topologies import topology
 from flinkstate.lab.reproducers import SEQUENTIAL_READER
 from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.actor_ref import ActorKind
 from flinkstate.runtime.options import RecoveryGeneration
 from flinkstate.runtime.world import independence
-from flinkstate.runtime.world.actors import ActorKind
 from flinkstate.runtime.world.exploration.footprint import RECORDS, SOURCES, Resource, ResourceKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim import Action

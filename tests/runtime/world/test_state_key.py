@@ -38,8 +38,9 @@ from flinkstate.runtime.partition.consumer.input_gate import (
     RecoverableChannelState,
     RecoveredChannelState,
 )
+from flinkstate.runtime.partition.record_writer import Output
 from flinkstate.runtime.partition.result_partition import ResultPartition, Subpartition
-from flinkstate.runtime.tasks.task import Output, Task
+from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.watermark.event_time import EventTimeState
 from flinkstate.runtime.watermark.status_watermark_valve import StatusWatermarkValve
 from flinkstate.runtime.watermark.virtual_channel_watermarks import VirtualChannelWatermarks

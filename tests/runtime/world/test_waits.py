@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flinkstate.runtime.world.actors import ActorKind
+from flinkstate.runtime.actor_ref import ActorKind
 from flinkstate.sim import RunStatus
 from tests.runtime.runs import saturated_backpressure, simulate, world
 

@@ -6,7 +6,7 @@ import pytest
 
 from flinkstate.catalogue.scenario import Outcome
 from flinkstate.lab.scenario_run import prepare_scenario, run_scenario
-from flinkstate.runtime.tasks.task import TaskPhase
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.views.tours import TOURS, locate
 
 

@@ -27,35 +27,64 @@ from typing import TYPE_CHECKING, Protocol
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer, BufferFactory
 from flinkstate.runtime.buffer.owners import Owner
-from flinkstate.runtime.buffer.records import Fragment
+from flinkstate.runtime.buffer.records import Fragment, Record
 from flinkstate.runtime.checkpoint.channel.happenings import (
     FilteredDeliveryFailed,
     PostFilterBufferWritten,
     PrefilterBufferRead,
 )
-from flinkstate.runtime.failover import failover
-from flinkstate.runtime.failover.failover import FailoverWorld
+from flinkstate.runtime.checkpoint.coordinator import CoordinatorWorld
 from flinkstate.runtime.options import Fault, PrefilterSource, RecoveredWatermarks
 from flinkstate.runtime.partition.consumer import deserializer, recovered_channel
 from flinkstate.runtime.partition.consumer.deserializer import Framing
+from flinkstate.runtime.partition.consumer.recovered_channel import RecoveringTask
 from flinkstate.runtime.shuffle.config import NetworkConfig
-from flinkstate.runtime.watermark import watermarks
-from flinkstate.runtime.watermark.watermarks import EventTimeWorld
 
 if TYPE_CHECKING:
     from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
+    from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
+        FetchedChannelStateDrainer,
+    )
     from flinkstate.runtime.checkpoint.state_assignment import RecoveredChunk
     from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
-    from flinkstate.runtime.tasks.task import Task
 
 
-class FilteringWorld(FailoverWorld, EventTimeWorld, BufferFactory, Protocol):
-    """What V1's filtering reaches of the world, beside what a failover (a reader's failure)
-    and event time (recovered watermarks) do: the network configuration (its buffers' size),
-    the subtask the partitioner selects for a record, and what the checks remember of the
-    records it filtered and the channel each recovered record came through. The world
-    (``NetworkState``) is one; mypy checks it at every call."""
+class FilteringTask(RecoveringTask, Protocol):
+    """A restored task as V1's filtering sees it. The task (``Task``) is one; mypy checks it at
+    every call."""
 
+    @property
+    def key(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def index(self) -> int: ...
+
+
+class FilteringWorld(CoordinatorWorld, BufferFactory, Protocol):
+    """What V1's filtering reaches of the world, beside what the coordinator does: a task's
+    failure (a reader's, by the task's key), the records and what event time makes of a
+    recovered watermark or status (the demultiplexer's virtual channels, which the world
+    hands to ``watermarks.recovered_element``), the readers and drainers, the network
+    configuration (its buffers' size), the subtask the partitioner selects for a record, and
+    what the checks remember of the records it filtered and the channel each recovered record
+    came through. The world (``NetworkState``) is one; mypy checks it at every call."""
+
+    def fail_externally(self, task: str, cause: str) -> None: ...
+    @property
+    def records(self) -> dict[int, Record]: ...
+    def recovered_watermark(
+        self,
+        channel: Channel,
+        virtual_channel: tuple[int, int] | None,
+        element: Record,
+        aggregate: bool,
+    ) -> int | None: ...
+    def task_named(self, name: str) -> FilteringTask: ...
+    @property
+    def readers(self) -> dict[str, ChannelStateReader]: ...
+    @property
+    def drainers(self) -> dict[str, FetchedChannelStateDrainer]: ...
     @property
     def config(self) -> NetworkConfig: ...
     def selected_subtask(self, gate: Gate, record: int) -> int: ...
@@ -90,7 +119,7 @@ def reader_action(
     if reader.pre is None and not reader.pending:
         if not reader.chunks:
             return (_FINISH_INPUT, "")
-        _, gate, channel = recovered_channel.reader_target(world, reader)
+        gate, channel = recovered_channel.reader_target(world, reader)
         # the heap pre-filter segment needs no network buffer: the exclusive ones wait
         heap_segment = world.options.prefilter_source is PrefilterSource.HEAP_SEGMENT
         if not heap_segment and recovered_channel.needs_exclusive(gate, channel):
@@ -98,7 +127,7 @@ def reader_action(
         if network_only and not recovered_channel.has_buffer(world, gate, channel):
             return None
         return (_FILTER, channel.name)
-    _, gate, channel = recovered_channel.reader_target(world, reader)
+    gate, channel = recovered_channel.reader_target(world, reader)
     if recovered_channel.needs_exclusive(gate, channel):  # heap-segment: first post-filter one
         return recovered_channel.exclusive_request(world, gate, channel)
     if network_only and not recovered_channel.has_buffer(world, gate, channel):
@@ -137,7 +166,8 @@ def free_prefilter_segment(world: FilteringWorld, reader: ChannelStateReader) ->
 
 def filter_step(world: FilteringWorld, reader: ChannelStateReader) -> None:
     """Take a pre-filter buffer, fill it with one source buffer, filter what completes."""
-    task, gate, channel = recovered_channel.reader_target(world, reader)
+    gate, channel = recovered_channel.reader_target(world, reader)
+    task = world.task_named(reader.task)
     chunk = reader.chunks.popleft()
     holder = channel.owners.pre_filter
     if world.options.prefilter_source is PrefilterSource.HEAP_SEGMENT:
@@ -214,15 +244,15 @@ def watermark_passed(
     if element.is_record:
         return None
     aggregate = world.options.recovered_watermarks is RecoveredWatermarks.AGGREGATED
-    passed = watermarks.recovered_element(
-        world, channel, (chunk.old_subtask, chunk.old_channel), element, aggregate
+    passed = world.recovered_watermark(
+        channel, (chunk.old_subtask, chunk.old_channel), element, aggregate
     )
     return -1 if passed is None else passed
 
 
 def keeps_record(
     world: FilteringWorld,
-    task: Task,
+    task: FilteringTask,
     gate: Gate,
     channel: Channel,
     virtual_channel: tuple[int, int],
@@ -245,7 +275,8 @@ def keeps_record(
 
 def rewrite_step(world: FilteringWorld, reader: ChannelStateReader) -> None:
     """Take one post-filter buffer and re-serialize pending records into it."""
-    task, gate, channel = recovered_channel.reader_target(world, reader)
+    gate, channel = recovered_channel.reader_target(world, reader)
+    task = world.task_named(reader.task)
     holder = channel.owners.post_filter
     segment, origin = _take(world, gate, channel, holder)
     capacity = HEAP_FALLBACK_SIZE if segment == HEAP else world.config.segment_size
@@ -267,7 +298,11 @@ def rewrite_step(world: FilteringWorld, reader: ChannelStateReader) -> None:
 
 
 def _deliver(
-    world: FilteringWorld, reader: ChannelStateReader, task: Task, gate: Gate, channel: Channel
+    world: FilteringWorld,
+    reader: ChannelStateReader,
+    task: FilteringTask,
+    gate: Gate,
+    channel: Channel,
 ) -> None:
     """Queue the rewritten buffers in the recovered channel, then recycle the pre-filter one.
 
@@ -301,9 +336,8 @@ def _deliver(
                 world.options.failed_delivery_recycle,
             )
         )
-        failover.fail_task(
-            world,
-            task,
+        world.fail_externally(
+            task.key,
             f"its channel-state reader failed to hand filtered buffer {failed + 1} of "
             f"{len(posts)} to {channel.name} (fail_filtered_delivery)",
         )

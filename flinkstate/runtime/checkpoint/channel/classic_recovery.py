@@ -25,9 +25,11 @@ and ``recoverChannelsWithoutCheckpointing``):
 
 from __future__ import annotations
 
+from collections import deque
 from typing import TYPE_CHECKING, Protocol
 
 from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.actor_ref import ActorRef, by_name, request_partitions
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.ledger import ReturnKind, ReturnTo
 from flinkstate.runtime.checkpoint.channel import channel_state_filtering, spilling_handler
@@ -46,25 +48,47 @@ from flinkstate.runtime.checkpoint.channel.happenings import (
     UpstreamRecoveryComplete,
     VirtualChannelSelected,
 )
-from flinkstate.runtime.checkpoint.channel.spilling_handler import SpillingWorld
+from flinkstate.runtime.checkpoint.channel.spilling_handler import SpillingTask, SpillingWorld
+from flinkstate.runtime.checkpoint.state_assignment import RecoveredChunk, StateAssignment
 from flinkstate.runtime.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE, SUBTASK_CONNECTION
-from flinkstate.runtime.failover import failover
-from flinkstate.runtime.options import BlockedPriority, Fault, GateConversion, RecoveryGeneration
+from flinkstate.runtime.options import Fault, GateConversion, RecoveryGeneration
 from flinkstate.runtime.partition.consumer import recovered_channel
-from flinkstate.runtime.tasks.task import TaskPhase
-from flinkstate.runtime.world.actors import ActorRef, by_name, request_partitions
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.sim.action import Action
 from flinkstate.sim.deadlock import Wait
 
 if TYPE_CHECKING:
     from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
-    from flinkstate.runtime.tasks.task import Task
+    from flinkstate.runtime.partition.result_partition import ResultPartition
+
+
+class RestoringTask(SpillingTask, Protocol):
+    """A restored task as the classic recovery sees it (Flink's ``StreamTask`` in
+    ``restoreStateAndGates``). The task (``Task``) is one; mypy checks it at every call."""
+
+    @property
+    def key(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def gates(self) -> list[Gate]: ...
+    @property
+    def partitions(self) -> list[ResultPartition]: ...
+    @property
+    def output_state(self) -> deque[RecoveredChunk]: ...
+
+    phase: TaskPhase
 
 
 class RecoveryWorld(SpillingWorld, Protocol):
     """What the classic reader and the recovery generations it dispatches to reach of the
-    world: V1's filtering and V2's spilling handler reach it all (this reader adds nothing of
-    its own). The world (``NetworkState``) is one; mypy checks it at every call."""
+    world: what V1's filtering and V2's spilling handler reach, and the restore the run comes
+    from (the records it recovers). The world (``NetworkState``) is one; mypy checks it at
+    every call."""
+
+    @property
+    def restore(self) -> StateAssignment | None: ...
+    def task_named(self, name: str) -> RestoringTask: ...
 
 
 # The hot path's enum members, read once: a member read through its class costs about 45 ns on
@@ -80,7 +104,7 @@ _CONVERT_BEFORE_CONSUMED = Fault.CONVERT_BEFORE_CONSUMED
 # -- task thread: output state
 
 
-def restore_output_action(world: RecoveryWorld, task: Task) -> ActionKind | None:
+def restore_output_action(world: RecoveryWorld, task: RestoringTask) -> ActionKind | None:
     if task.output_state:
         chunk = task.output_state[0]
         pool = task.partitions[chunk.index].pool
@@ -88,7 +112,7 @@ def restore_output_action(world: RecoveryWorld, task: Task) -> ActionKind | None
     return _FINISH_OUTPUT
 
 
-def do_recover_output(world: RecoveryWorld, task: Task, action: Action) -> None:
+def do_recover_output(world: RecoveryWorld, task: RestoringTask, action: Action) -> None:
     chunk = task.output_state.popleft()
     partition = task.partitions[chunk.index]
     holders = [partition.subpartitions[t].owners.queue for t in chunk.targets]
@@ -123,7 +147,7 @@ def do_recover_output(world: RecoveryWorld, task: Task, action: Action) -> None:
     )
 
 
-def do_finish_output(world: RecoveryWorld, task: Task, action: Action) -> None:
+def do_finish_output(world: RecoveryWorld, task: RestoringTask, action: Action) -> None:
     for partition in task.partitions:
         for sub in partition.subpartitions:
             sub.add(world.new_buffer(HEAP, 0, event=END_OF_OUTPUT_STATE), world.journal.changes)
@@ -172,14 +196,14 @@ def finish_input(world: RecoveryWorld, reader: ChannelStateReader) -> None:
 
 def request_exclusive(world: RecoveryWorld, reader: ChannelStateReader) -> None:
     """The recovered channel the reader works for takes its exclusive buffers."""
-    _, gate, channel = recovered_channel.reader_target(world, reader)
+    gate, channel = recovered_channel.reader_target(world, reader)
     recovered_channel.request_exclusive(world, gate, channel)
 
 
 def recover_input(world: RecoveryWorld, reader: ChannelStateReader) -> None:
     """One chunk of input state into a buffer of its recovered channel, behind the descriptor
     of the virtual channel it came from (``SequentialChannelStateReaderImpl``)."""
-    _, gate, channel = recovered_channel.reader_target(world, reader)
+    gate, channel = recovered_channel.reader_target(world, reader)
     chunk = reader.chunks.popleft()
     segment = recovered_channel.take_buffer(world, gate, channel, channel.owners.recovered)
     used = sum(f.length for f in chunk.fragments)
@@ -201,7 +225,7 @@ def recover_input(world: RecoveryWorld, reader: ChannelStateReader) -> None:
 
 
 def gate_to_convert(
-    world: RecoveryWorld, task: Task, consumed: dict[str, int] | None = None
+    world: RecoveryWorld, task: RestoringTask, consumed: dict[str, int] | None = None
 ) -> Gate | None:
     """The first gate whose conversion may run now: its recovered state is consumed (with
     ``all-gates``, every gate's is), and the pool has the remote channels' exclusive buffers.
@@ -251,7 +275,7 @@ def conversion_buffers(gate: Gate) -> int:
     return gate.exclusive_per_channel * sum(1 for c in gate.channels if c.remote)
 
 
-def conversion_waits(world: RecoveryWorld, task: Task) -> list[Wait[ActorRef]]:
+def conversion_waits(world: RecoveryWorld, task: RestoringTask) -> list[Wait[ActorRef]]:
     """Why a gate whose recovered state is consumed is not converted yet, as waits of its
     ``request-partitions`` actor: for the other gates' recovered state (``all-gates``), held
     by the task that has yet to consume it or by the reader that has yet to read it; or for
@@ -296,7 +320,7 @@ def recovery_held(world: RecoveryWorld, gate: Gate) -> int:
     return sum(len(c.recovery.exclusive) for c in gate.channels)
 
 
-def do_convert(world: RecoveryWorld, task: Task, action: Action) -> None:
+def do_convert(world: RecoveryWorld, task: RestoringTask, action: Action) -> None:
     """The gate's "Input gate request partitions" mail: its recovered channels are converted
     and request their subpartitions, unless ``toInputChannel`` refuses one (the fault
     ``convert-before-consumed`` asks too early): then the task fails, as in Flink."""
@@ -304,7 +328,7 @@ def do_convert(world: RecoveryWorld, task: Task, action: Action) -> None:
     cause = recovered_channel.refuse_conversion(world, gate)
     if cause is not None:
         world.journal.tell(ConversionRefused(gate.name))
-        failover.fail_task(world, task, cause)
+        world.fail_externally(task.key, cause)
         return
     v1 = world.effective_generation is RecoveryGeneration.V1
     recovered_channel.convert_gate(
@@ -321,7 +345,9 @@ def do_convert(world: RecoveryWorld, task: Task, action: Action) -> None:
     world.journal.tell(GateConverted(gate.name, migrated if v1 else None))
 
 
-def on_recovery_event(world: RecoveryWorld, task: Task, channel: Channel, buffer: Buffer) -> None:
+def on_recovery_event(
+    world: RecoveryWorld, task: RestoringTask, channel: Channel, buffer: Buffer
+) -> None:
     """A descriptor or end-of-state event polled by the task."""
     gate = world.gate_of(channel)
     if buffer.event == SUBTASK_CONNECTION:
@@ -384,25 +410,3 @@ def keeps(world: RecoveryWorld, channel: Channel, record: int) -> bool:
     subtask = world.selected_subtask(gate, record)
     world.journal.tell_also(RecordFilteredOut(record, subtask))
     return False
-
-
-# -- blocked subpartitions
-
-
-def sub_head(world: RecoveryWorld, channel: Channel) -> Buffer | None:
-    """The head of a channel's subpartition as the consumer (or its transport) sees it."""
-    sub = world.subpartitions[channel.subpartition]
-    if not sub.queue:
-        return None
-    head = sub.queue[0]
-    if not sub.blocked:
-        return head
-    if not head.priority or world.options.blocked_priority is BlockedPriority.HELD:
-        return None
-    if (
-        world.options.blocked_priority is BlockedPriority.MASTER
-        and channel.remote
-        and channel.buffers.available
-    ):
-        return None  # FLINK-40519: a credited reader asks "is data available?" -> no
-    return head

@@ -30,7 +30,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.actor_ref import ActorRef, by_name, request_partitions
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer, BufferFactory
+from flinkstate.runtime.buffer.ledger import Changes
 from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
     EMPTY_SNAPSHOT,
     FetchedChannelStateDrainer,
@@ -46,9 +48,8 @@ from flinkstate.runtime.checkpoint.channel.happenings import (
     RequestPartitionsFailed,
     TriggerNoOpInRecovery,
 )
+from flinkstate.runtime.checkpoint.coordinator import CoordinatorWorld
 from flinkstate.runtime.events import END_OF_FETCHED_STATE, RECOVERY_BARRIER
-from flinkstate.runtime.failover import failover
-from flinkstate.runtime.failover.failover import FailoverWorld
 from flinkstate.runtime.options import (
     Fault,
     NoOpTriggerAfter,
@@ -56,26 +57,49 @@ from flinkstate.runtime.options import (
     RecoveryCheckpointTrigger,
 )
 from flinkstate.runtime.partition.consumer.recovered_channel import (
+    RecoveringTask,
     buffer_holders,
     convert_gate,
     refuse_conversion,
 )
 from flinkstate.runtime.shuffle.config import NetworkConfig
-from flinkstate.runtime.tasks.task import TaskPhase
-from flinkstate.runtime.world.actors import ActorRef, by_name, request_partitions
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.sim.deadlock import Wait
 
 if TYPE_CHECKING:
-    from flinkstate.runtime.partition.consumer.input_gate import Channel
-    from flinkstate.runtime.tasks.task import Task
+    from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 
 
-class DrainerWorld(FailoverWorld, BufferFactory, Protocol):
-    """What V2's drainer reaches of the world, beside what a failover does (a drain that
-    fails fails the task): the network configuration (the buffers it drains into) and the
-    world's buffer factory. The world (``NetworkState``) is one; mypy checks it at every
+class DrainingTask(RecoveringTask, Protocol):
+    """A restored task as V2's drain sees it (Flink's ``StreamTask`` in
+    ``recoverChannelsWithCheckpointing``). The task (``Task``) is one; mypy checks it at every
     call."""
 
+    @property
+    def key(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def gates(self) -> list[Gate]: ...
+
+    phase: TaskPhase
+    recovery_trigger: RecoveryCheckpointTrigger
+
+    def set_recovery_trigger(
+        self, trigger: RecoveryCheckpointTrigger, changes: Changes
+    ) -> None: ...
+
+
+class DrainerWorld(CoordinatorWorld, BufferFactory, Protocol):
+    """What V2's drainer reaches of the world, beside what the coordinator does: a task's
+    failure (a drain that fails fails the task), the network configuration (the buffers it
+    drains into) and the world's buffer factory. The world (``NetworkState``) is one; mypy
+    checks it at every call."""
+
+    def fail_externally(self, task: str, cause: str) -> None: ...
+    def task_named(self, name: str) -> DrainingTask: ...
+    @property
+    def drainers(self) -> dict[str, FetchedChannelStateDrainer]: ...
     @property
     def config(self) -> NetworkConfig: ...
 
@@ -91,7 +115,7 @@ _MISSING_RECOVERY_BARRIER = Fault.MISSING_RECOVERY_BARRIER
 # -- task mails
 
 
-def conversion_buffers(world: DrainerWorld, task: Task, needs_recovery: bool) -> int:
+def conversion_buffers(world: DrainerWorld, task: DrainingTask, needs_recovery: bool) -> int:
     """Exclusive buffers the conversion takes: every channel's with recovery (local ones have a
     buffer manager only then), else the remote ones'."""
     return sum(
@@ -102,11 +126,11 @@ def conversion_buffers(world: DrainerWorld, task: Task, needs_recovery: bool) ->
     )
 
 
-def _held_for_fetch(task: Task) -> int:
+def _held_for_fetch(task: DrainingTask) -> int:
     return sum(len(c.recovery.exclusive) for gate in task.gates for c in gate.channels)
 
 
-def task_action(world: DrainerWorld, task: Task) -> ActionKind | None:
+def task_action(world: DrainerWorld, task: DrainingTask) -> ActionKind | None:
     """The task's next V2 recovery mail, if one may run now."""
     drainer = world.drainers[task.name]
     reader = world.readers[task.name]
@@ -121,18 +145,18 @@ def task_action(world: DrainerWorld, task: Task) -> ActionKind | None:
     return None
 
 
-def do_request_partitions(world: DrainerWorld, task: Task) -> None:
+def do_request_partitions(world: DrainerWorld, task: DrainingTask) -> None:
     """Convert every gate; with state to drain, every channel starts in recovery."""
     drainer = world.drainers[task.name]
     needs_recovery = drainer.state is not None
     if needs_recovery and world.options.abort_recovery is RecoveryAbort.REQUEST_PARTITIONS:
         world.journal.tell(RequestPartitionsFailed())
-        failover.fail_task(world, task, "its request-partitions mail failed (abort_recovery)")
+        world.fail_externally(task.key, "its request-partitions mail failed (abort_recovery)")
         return
     for gate in task.gates:
         cause = refuse_conversion(world, gate)  # the channels stayed empty: never refused
         if cause is not None:
-            failover.fail_task(world, task, cause)
+            world.fail_externally(task.key, cause)
             return
     for gate in task.gates:
         convert_gate(world, gate, lambda channel: channel.remote or needs_recovery)
@@ -147,13 +171,13 @@ def do_request_partitions(world: DrainerWorld, task: Task) -> None:
         world.journal.tell(GatesConverted(needs_recovery=False))
 
 
-def do_install_drainer(world: DrainerWorld, task: Task) -> None:
+def do_install_drainer(world: DrainerWorld, task: DrainingTask) -> None:
     """The drainer becomes the trigger; restore() returns: the task is RUNNING."""
     drainer = world.drainers[task.name]
     assert drainer.state is not None
     if world.options.abort_recovery is RecoveryAbort.INSTALL_DRAINER:
         world.journal.tell(InstallDrainerFailed())
-        failover.fail_task(world, task, "its drainer-installing mail failed (abort_recovery)")
+        world.fail_externally(task.key, "its drainer-installing mail failed (abort_recovery)")
         return
     drainer.install(world.journal.changes)
     task.recovery_trigger = RecoveryCheckpointTrigger.DRAINER
@@ -263,7 +287,7 @@ def recovery_head(world: DrainerWorld, channel: Channel) -> Buffer | None:
     return channel.recovery.queue[0] if channel.recovery.queue else None
 
 
-def on_recovered_state_consumed(world: DrainerWorld, task: Task, channel: Channel) -> None:
+def on_recovered_state_consumed(world: DrainerWorld, task: DrainingTask, channel: Channel) -> None:
     """``onRecoveredStateConsumed``: out of recovery, stashed events released, credit open."""
     channel.on_recovered_state_consumed(world.journal.changes)
     reset_at_drain = (
@@ -280,7 +304,7 @@ def on_recovered_state_consumed(world: DrainerWorld, task: Task, channel: Channe
 
 
 def snapshot_and_insert_barriers(
-    world: DrainerWorld, task: Task, checkpoint: int
+    world: DrainerWorld, task: DrainingTask, checkpoint: int
 ) -> FetchedChannelStateSnapshot:
     """A sentinel into every channel still in recovery and the committed position, together."""
     drainer = world.drainers.get(task.name)
@@ -303,7 +327,7 @@ def snapshot_and_insert_barriers(
 # -- waits for deadlock reports
 
 
-def waits(world: DrainerWorld, task: Task) -> list[Wait[ActorRef]]:
+def waits(world: DrainerWorld, task: DrainingTask) -> list[Wait[ActorRef]]:
     """The V2 mail that cannot run: request partitions without the exclusive buffers."""
     drainer = world.drainers.get(task.name)
     reader = world.readers.get(task.name)

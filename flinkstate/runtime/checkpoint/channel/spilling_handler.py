@@ -26,9 +26,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.buffer.ledger import Changes
 from flinkstate.runtime.buffer.records import Fragment
 from flinkstate.runtime.checkpoint.channel import channel_state_filtering
-from flinkstate.runtime.checkpoint.channel.channel_state_filtering import FilteringWorld
+from flinkstate.runtime.checkpoint.channel.channel_state_filtering import (
+    FilteringTask,
+    FilteringWorld,
+)
 from flinkstate.runtime.checkpoint.channel.fetched_channel_state import SpillAccount, SpillWriter
 from flinkstate.runtime.checkpoint.channel.happenings import (
     BytesSpilled,
@@ -39,13 +43,20 @@ from flinkstate.runtime.checkpoint.channel.happenings import (
     SpillDirectoryDeleted,
 )
 from flinkstate.runtime.checkpoint.checkpoint import InputChannelInfo
-from flinkstate.runtime.failover import failover
 from flinkstate.runtime.options import RecoveryAbort, SpillCleanup
 from flinkstate.runtime.partition.consumer import recovered_channel
 
 if TYPE_CHECKING:
     from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
     from flinkstate.runtime.partition.consumer.input_gate import Gate
+
+
+class SpillingTask(FilteringTask, Protocol):
+    """A restored task as V2's spilling handler sees it, beside what V1's filtering does: a
+    mail it is sent (the fetch done). The task (``Task``) is one; mypy checks it at every
+    call."""
+
+    def mail(self, changes: Changes) -> None: ...
 
 
 class SpillingWorld(FilteringWorld, Protocol):
@@ -55,6 +66,7 @@ class SpillingWorld(FilteringWorld, Protocol):
 
     @property
     def spill(self) -> SpillAccount: ...
+    def task_named(self, name: str) -> SpillingTask: ...
 
 
 # The hot path's enum members, read once: a member read through its class costs about 45 ns on
@@ -72,7 +84,7 @@ def fetch_action(world: SpillingWorld, reader: ChannelStateReader) -> tuple[Acti
     """The reader's next step while fetching, or None while it waits for a buffer."""
     if not reader.chunks:
         return (_FINISH_FETCH, "")
-    _, gate, channel = recovered_channel.reader_target(world, reader)
+    gate, channel = recovered_channel.reader_target(world, reader)
     if filters(gate):
         return (_SPILL, channel.name)  # the heap pre-filter segment never runs out
     return recovered_channel.buffer_step(world, gate, channel, _SPILL)
@@ -86,7 +98,8 @@ def _writer(world: SpillingWorld, reader: ChannelStateReader) -> SpillWriter:
 
 def spill_step(world: SpillingWorld, reader: ChannelStateReader) -> None:
     """Read one source buffer and append what survives to its channel's open segment."""
-    task, gate, channel = recovered_channel.reader_target(world, reader)
+    gate, channel = recovered_channel.reader_target(world, reader)
+    task = world.task_named(reader.task)
     chunk = reader.chunks.popleft()
     writer = _writer(world, reader)
     heap_before = writer.heap_bytes
@@ -177,6 +190,6 @@ def fail_fetch(world: SpillingWorld, reader: ChannelStateReader, bytes_written: 
     if world.options.spill_cleanup is SpillCleanup.ON_ABORT:
         writer.delete_directory()
         world.journal.tell_also(SpillDirectoryDeleted())
-    failover.fail_task(
-        world, task, "its fetch failed before handing its spill files over (abort_recovery)"
+    world.fail_externally(
+        task.key, "its fetch failed before handing its spill files over (abort_recovery)"
     )

@@ -594,6 +594,10 @@ _RECYCLED_FLOATING = Recycled(RecycledTo.FLOATING)
 _RECYCLED_POOL = Recycled(RecycledTo.POOL)
 _RECYCLED_GLOBAL = Recycled(RecycledTo.GLOBAL)
 
+#: a task's channels whose head is data, per gate (its gates' ``inputChannelsWithData``): their
+#: indices in the gate, ascending
+DataHeads = tuple[tuple[int, ...], ...]
+
 
 @dataclass(slots=True)
 class Gate:

@@ -14,21 +14,59 @@ refuses, as Flink's checks there do, a channel recovery is not done with
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from enum import StrEnum
 from typing import Protocol
 
 from flinkstate.runtime.action_kind import ActionKind
-from flinkstate.runtime.buffer.buffer import HEAP
+from flinkstate.runtime.actor_ref import ActorRef
+from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.ledger import SegmentLedger, StepJournal
 from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.buffer.pools import BufferPools
-from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
 from flinkstate.runtime.options import RecoveryGeneration
 from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 from flinkstate.runtime.partition.happenings import RecoveredExclusiveBuffersTaken
-from flinkstate.runtime.tasks.task import Task
-from flinkstate.runtime.world.actors import ActorRef
+
+
+class RecoveringTask(Protocol):
+    """A restored task as its recovered channels see it: its gates, and the buffer its record
+    deserializer holds (a holder of a recovered buffer too). The task (``Task``) is one; mypy
+    checks it at every call."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def gates(self) -> list[Gate]: ...
+    @property
+    def current_buffer(self) -> Buffer | None: ...
+    @property
+    def deserializer(self) -> Owner: ...
+
+
+class ChunkTarget(Protocol):
+    """Where a recovered buffer goes: gate ``index`` of the task, and its channels there."""
+
+    @property
+    def index(self) -> int: ...
+    @property
+    def targets(self) -> tuple[int, ...]: ...
+
+
+class StateReader(Protocol):
+    """A restored task's channel-state reader as its recovered channels see it (Flink's
+    ``ChannelStateReader`` fills them): the task it reads for, the buffers still to read and
+    where they go, the channel of the buffer it holds, and whether it is done. The reader
+    (``ChannelStateReader``) is one; mypy checks it at every call."""
+
+    @property
+    def task(self) -> str: ...
+    @property
+    def chunks(self) -> Sequence[ChunkTarget]: ...
+    @property
+    def pre_channel(self) -> str: ...
+    @property
+    def finished(self) -> bool: ...
 
 
 class RecoveredChannelWorld(Protocol):
@@ -47,8 +85,8 @@ class RecoveredChannelWorld(Protocol):
     @property
     def owner(self) -> list[Owner]: ...
     @property
-    def readers(self) -> dict[str, ChannelStateReader]: ...
-    def task_named(self, name: str) -> Task: ...
+    def readers(self) -> Mapping[str, StateReader]: ...
+    def task_named(self, name: str) -> RecoveringTask: ...
     def actor(self, name: str) -> ActorRef: ...
     @property
     def effective_generation(self) -> RecoveryGeneration: ...
@@ -59,18 +97,15 @@ class RecoveredChannelWorld(Protocol):
 _REQUEST_EXCLUSIVE = ActionKind.REQUEST_EXCLUSIVE
 
 
-def reader_target(
-    world: RecoveredChannelWorld, reader: ChannelStateReader
-) -> tuple[Task, Gate, Channel]:
-    """The task, gate and recovered channel the reader works for now: the channel of the
+def reader_target(world: RecoveredChannelWorld, reader: StateReader) -> tuple[Gate, Channel]:
+    """The gate and recovered channel the reader works for now: the channel of the
     buffer it holds (V1's pre-filter buffer), else the first target of its next chunk."""
-    task = world.task_named(reader.task)
     if reader.pre_channel:
         channel = world.channels[reader.pre_channel]
-        return task, world.gate_of(channel), channel
+        return world.gate_of(channel), channel
     chunk = reader.chunks[0]
-    gate = task.gates[chunk.index]
-    return task, gate, gate.channels[chunk.targets[0]]
+    gate = world.task_named(reader.task).gates[chunk.index]
+    return gate, gate.channels[chunk.targets[0]]
 
 
 def check_virtual_channel(

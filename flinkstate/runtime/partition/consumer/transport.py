@@ -11,29 +11,52 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from flinkstate.runtime.action_kind import ActionKind
-from flinkstate.runtime.buffer import recycling
+from flinkstate.runtime.action_kind import ActionKind, action
+from flinkstate.runtime.actor_ref import transport_name
+from flinkstate.runtime.buffer.buffer import Buffer
 from flinkstate.runtime.buffer.ledger import ReturnKind, ReturnTo
-from flinkstate.runtime.checkpoint import barrier_handler
-from flinkstate.runtime.checkpoint.barrier_handler import BarrierHandlerWorld
-from flinkstate.runtime.checkpoint.channel import classic_recovery
-from flinkstate.runtime.checkpoint.channel.classic_recovery import RecoveryWorld
 from flinkstate.runtime.events import (
     BARRIER,
     END_OF_OUTPUT_STATE,
 )
 from flinkstate.runtime.options import Fault
+from flinkstate.runtime.partition.consumer import recycling, result_subpartition_view
 from flinkstate.runtime.partition.consumer.input_gate import Channel
+from flinkstate.runtime.partition.consumer.recycling import RecyclingWorld
+from flinkstate.runtime.partition.consumer.result_subpartition_view import SubpartitionViewWorld
 from flinkstate.runtime.partition.happenings import BufferSent, EventSent
-from flinkstate.runtime.world.actors import action, transport_name
 from flinkstate.sim.action import Action
 
 
-class TransportWorld(BarrierHandlerWorld, RecoveryWorld, Protocol):
-    """What the network's transport reaches of the world: what a barrier it delivers (the
-    barrier handler) and a recovered channel's buffers (the recovery generations) reach; it
-    adds nothing of its own. The world (``NetworkState``) is one; mypy checks it at every
-    call."""
+class TransportWorld(RecyclingWorld, SubpartitionViewWorld, Protocol):
+    """What the network's transport reaches of the world: what recycling (the sent buffer
+    leaves the subpartition) and a subpartition's view (the head it sends) reach; it adds
+    nothing of its own. The world (``NetworkState``) is one; mypy checks it at every call."""
+
+
+class PendingCheckpoint(Protocol):
+    """The checkpoint in progress as a channel's transport sees it: its id only."""
+
+    @property
+    def id(self) -> int: ...
+
+
+class CheckpointsSeen(Protocol):
+    """The coordinator's state as a channel's transport sees it: the pending checkpoint."""
+
+    @property
+    def pending(self) -> PendingCheckpoint | None: ...
+
+
+class SendingWorld(TransportWorld, Protocol):
+    """What sending a buffer or event reaches beside: the pending checkpoint (a barrier of it
+    arrives), and the channel-state writer a persisting channel hands what it receives to
+    (Flink's ``ChannelStatePersister`` calls ``ChannelStateWriter.addInputData``). The world
+    (``NetworkWorld``) is one; mypy checks it at every call."""
+
+    @property
+    def checkpoints(self) -> CheckpointsSeen: ...
+    def add_input_data(self, channel: Channel, buffer: Buffer) -> None: ...
 
 
 # The hot path's enum members, read once: a member read through its class costs about 45 ns on
@@ -54,7 +77,7 @@ def transport_actions(
     if channel.recoverable.in_recovery:  # no credit: events only, and no floating buffers asked for
         sub = world.subpartitions[channel.subpartition]
         head = (
-            classic_recovery.sub_head(world, channel)
+            result_subpartition_view.sub_head(world, channel)
             if sub.blocked
             else (sub.queue[0] if sub.queue else None)
         )
@@ -64,7 +87,7 @@ def transport_actions(
     actions = []
     sub = world.subpartitions[channel.subpartition]
     head = (
-        classic_recovery.sub_head(world, channel)
+        result_subpartition_view.sub_head(world, channel)
         if sub.blocked
         else (sub.queue[0] if sub.queue else None)
     )
@@ -89,7 +112,7 @@ def waits_for_floating(world: TransportWorld, channel: Channel) -> bool:
     return buffers.available < buffers.backlog_seen + world.gate_of(channel).exclusive_per_channel
 
 
-def send(world: TransportWorld, channel: Channel) -> None:
+def send(world: SendingWorld, channel: Channel) -> None:
     sub = world.subpartitions[channel.subpartition]
     buffer = sub.poll_buffer(world.journal.changes)
     if buffer.is_event:
@@ -108,7 +131,7 @@ def send(world: TransportWorld, channel: Channel) -> None:
     received, source = channel.on_buffer(buffer, sub.backlog, world.journal.changes)
     world.ledger.move(received.segment, source, channel.owners.received)
     if channel.persister.persisting:
-        barrier_handler.persist_input(world, channel, received)
+        world.add_input_data(channel, received)
     recycling.drop(world, buffer.segment, sub.owners.queue, ReturnTo(_TO_SUBPARTITION, sub.name))
     world.journal.tell(BufferSent(buffer.used, channel.buffers.backlog_seen))
 

@@ -12,11 +12,11 @@ from flinkstate.catalogue.scenarios import get_scenario
 from flinkstate.catalogue.topologies import topology
 from flinkstate.errors import InvalidParameterError
 from flinkstate.lab.scenario_run import run_scenario
+from flinkstate.runtime.actor_ref import ActorKind, ActorRef
 from flinkstate.runtime.buffer.owners import OwnerKind
 from flinkstate.runtime.checkpoint.channel.channel_state_filtering import ONE_BUFFER_AT_A_TIME
 from flinkstate.runtime.checkpoint.state_assignment import assign_state
 from flinkstate.runtime.options import RecoveryGeneration
-from flinkstate.runtime.world.actors import ActorKind, ActorRef
 from flinkstate.sim import RunStatus, Simulation, make_scheduler
 
 

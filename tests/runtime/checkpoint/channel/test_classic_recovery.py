@@ -16,7 +16,7 @@ from flinkstate.runtime.checkpoint.channel.channel_state_reader import split_chu
 from flinkstate.runtime.checkpoint.checkpoint import Checkpoint
 from flinkstate.runtime.checkpoint.state_assignment import RecoveredChunk, assign_state
 from flinkstate.runtime.events import END_OF_INPUT_STATE, END_OF_OUTPUT_STATE
-from flinkstate.runtime.tasks.task import TaskPhase
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim import RunResult, RunStatus, Simulation, make_scheduler
 

@@ -10,7 +10,8 @@ from flinkstate.lab.scenario_run import prepare_scenario, run_scenario
 from flinkstate.runtime.buffer.buffer import HEAP
 from flinkstate.runtime.events import END_OF_FETCHED_STATE, END_OF_OUTPUT_STATE
 from flinkstate.runtime.options import RecoveryCheckpointTrigger
-from flinkstate.runtime.tasks.task import Task, TaskPhase
+from flinkstate.runtime.task_phase import TaskPhase
+from flinkstate.runtime.tasks.task import Task
 from tests.runtime.checkpoint.channel.test_classic_recovery import finished, world
 from tests.runtime.checkpoint.channel.test_spilling_handler import v2
 

@@ -8,11 +8,11 @@ import pytest
 from flinkstate.catalogue.topologies import topology
 from flinkstate.errors import InvalidParameterError
 from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.runtime.actor_ref import ActorKind
 from flinkstate.runtime.checkpoint.state_assignment import assign_state
 from flinkstate.runtime.events import END_OF_PARTITION
 from flinkstate.runtime.jobgraph import Exchange, JobGraph, Operator, OperatorKind
 from flinkstate.runtime.options import GateConversion
-from flinkstate.runtime.world.actors import ActorKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim import Event, RunStatus, Simulation, make_scheduler
 

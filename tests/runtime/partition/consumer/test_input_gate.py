@@ -13,6 +13,7 @@ import pytest
 
 from flinkstate.catalogue.topologies import topology
 from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.actor_ref import transport_name
 from flinkstate.runtime.buffer.buffer import Buffer
 from flinkstate.runtime.buffer.ledger import Changes
 from flinkstate.runtime.buffer.owners import ChannelOwners
@@ -23,7 +24,6 @@ from flinkstate.runtime.options import CheckpointFailureReason
 from flinkstate.runtime.partition import result_partition
 from flinkstate.runtime.partition.consumer import input_gate
 from flinkstate.runtime.partition.consumer.input_gate import Channel, RecycledTo
-from flinkstate.runtime.world.actors import transport_name
 from flinkstate.runtime.world.world import COPY_ON_WRITE_FROM, NetworkWorld
 from flinkstate.sim import Simulation, make_scheduler
 from flinkstate.sim.action import Action

@@ -9,17 +9,30 @@ returns only when its last holder lets go.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
-from flinkstate.runtime.buffer.buffer import HEAP
+from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.ledger import ReturnKind, ReturnTo
 from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.options import Fault, RunOptions
 from flinkstate.runtime.partition.consumer import recovered_channel
 from flinkstate.runtime.partition.consumer.input_gate import Channel, RecycledTo
 from flinkstate.runtime.partition.consumer.recovered_channel import RecoveredChannelWorld
+from flinkstate.runtime.partition.record_writer import ProducingTask
 from flinkstate.runtime.partition.result_partition import ResultPartition, Subpartition
-from flinkstate.runtime.tasks.task import Task
+
+
+class ReadingTask(Protocol):
+    """A task as the recycling of the buffer it reads sees it: the channel and buffer its
+    record deserializer reads (Flink's ``StreamTaskNetworkInput``'s current one), and what
+    holds that buffer. The task (``Task``) is one; mypy checks it at every call."""
+
+    current: Channel | None
+    current_buffer: Buffer | None
+
+    @property
+    def deserializer(self) -> Owner: ...
 
 
 class RecyclingWorld(RecoveredChannelWorld, Protocol):
@@ -31,8 +44,8 @@ class RecyclingWorld(RecoveredChannelWorld, Protocol):
     @property
     def subpartitions(self) -> dict[str, Subpartition]: ...
     @property
-    def tasks(self) -> dict[str, Task]: ...
-    def partition_of(self, task: Task, sub: Subpartition) -> ResultPartition: ...
+    def tasks(self) -> Mapping[str, ProducingTask]: ...
+    def partition_of(self, task: ProducingTask, sub: Subpartition) -> ResultPartition: ...
     def partition_named(self, name: str) -> ResultPartition: ...
     @property
     def options(self) -> RunOptions: ...
@@ -49,7 +62,7 @@ _DOUBLE_RECYCLE = Fault.DOUBLE_RECYCLE
 _LEAK_BUFFER = Fault.LEAK_BUFFER
 
 
-def release_current(world: RecyclingWorld, task: Task) -> None:
+def release_current(world: RecyclingWorld, task: ReadingTask) -> None:
     channel, buffer = task.current, task.current_buffer
     assert channel is not None
     assert buffer is not None

@@ -16,10 +16,9 @@ from __future__ import annotations
 from typing import Protocol
 
 from flinkstate.keygroups import KeyGroupRange
-from flinkstate.runtime.action_kind import ActionKind
-from flinkstate.runtime.buffer import recycling
+from flinkstate.runtime.action_kind import ActionKind, action
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
-from flinkstate.runtime.buffer.records import Fragment
+from flinkstate.runtime.buffer.records import Fragment, Record
 from flinkstate.runtime.checkpoint import coordinator
 from flinkstate.runtime.checkpoint.channel import fetched_channel_state_drainer
 from flinkstate.runtime.checkpoint.channel.channel_state_writer import (
@@ -51,21 +50,29 @@ from flinkstate.runtime.options import (
     RecoveryCheckpointTrigger,
 )
 from flinkstate.runtime.partition import record_writer
+from flinkstate.runtime.partition.consumer import recycling
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.partition.record_writer import RecordWriterWorld
 from flinkstate.runtime.tasks.task import Task
-from flinkstate.runtime.world import invariants
-from flinkstate.runtime.world.actors import action
-from flinkstate.runtime.world.invariants import CheckpointCheckWorld
 from flinkstate.sim.action import Action
 
 
-class BarrierHandlerWorld(DrainerWorld, RecordWriterWorld, CheckpointCheckWorld, Protocol):
+class BarrierHandlerWorld(DrainerWorld, RecordWriterWorld, Protocol):
     """What a task's barrier handling reaches of the world, beside what V2's drainer (its
-    recovery barriers), the record writer (barriers sent downstream) and the checks of a
-    completed checkpoint do: the channel-state writers by task and the next request's uid.
-    The world (``NetworkState``) is one; mypy checks it at every call."""
+    recovery barriers) and the record writer (barriers sent downstream) do: the tasks, the
+    records, the channel-state writers (by task), the next request's uid, and the checks of a
+    checkpoint it completes (the model's invariants, which the world runs). The world
+    (``NetworkState``) is one; mypy checks it at every call."""
 
+    @property
+    def records(self) -> dict[int, Record]: ...
+    def check_completed(self, checkpoint: Checkpoint, progress: CheckpointInProgress) -> None: ...
+
+    @property
+    def tasks(self) -> dict[str, Task]: ...
+    def task_named(self, name: str) -> Task: ...
+    @property
+    def writers(self) -> dict[str, ChannelStateWriter]: ...
     @property
     def writer_of(self) -> dict[str, str]: ...
 
@@ -463,5 +470,4 @@ def _complete(world: BarrierHandlerWorld, progress: CheckpointInProgress) -> Non
     world.checkpoints.completed.append(checkpoint)
     world.checkpoints.pending = None
     world.checkpoints.last_end = world.journal.step
-    invariants.check_checkpoint(world, checkpoint, progress)
-    invariants.check_checkpoint_completeness(world, checkpoint, progress)
+    world.check_completed(checkpoint, progress)
