@@ -81,19 +81,19 @@ def scene_legend(scene: Mapping[str, Any]) -> list[list[str]]:
 def _item_glyphs(items: Iterable[Mapping[str, Any]]) -> Iterator[str]:
     queued: set[str] = set()
     for item in items:
-        kind = item["kind"]
+        shape = item["kind"]  # a scene item's kind, not an action's
         if item.get("lane") not in ("deserializer", "pre-filter", "post-filter"):
             if item["place"] in queued:
                 yield "overflow"  # two or more in one box: a narrow canvas may not show all
             queued.add(item["place"])
-        if kind == "barrier":
+        if shape == "barrier":
             recovery = item.get("event") == RECOVERY_BARRIER
             yield "recovery-barrier" if recovery else "barrier"
-        elif kind == "event":
+        elif shape == "event":
             yield f"event-{EVENT_LETTERS.get(item.get('label', ''), 'other')}"
-        elif kind == "request":
+        elif shape == "request":
             yield "request-o" if item.get("side") == "output" else "request-i"
-        elif kind == "buffer":
+        elif shape == "buffer":
             yield from _buffer_glyphs(item)
 
 

@@ -9,13 +9,13 @@ from flinkstate.catalogue.topologies import topology
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.buffer import HEAP
 from flinkstate.runtime.buffer.owners import OwnerKind
-from flinkstate.runtime.checkpoint import barrier_handler
 from flinkstate.runtime.checkpoint.channel import classic_recovery
 from flinkstate.runtime.checkpoint.state_assignment import assign_state
 from flinkstate.runtime.events import END_OF_INPUT_STATE
 from flinkstate.runtime.partition.consumer import recovered_channel
 from flinkstate.runtime.partition.consumer.input_gate import Gate
 from flinkstate.runtime.partition.consumer.recovered_channel import ConversionRefusal
+from flinkstate.runtime.tasks import barrier_handler
 from flinkstate.runtime.world.state import NetworkState
 from tests.runtime.checkpoint.channel.test_classic_recovery import PARAMS, restored, taken, world
 
