@@ -345,8 +345,8 @@ function render({ model, el: root }) {
       if (!drawn.has(cls)) continue;
       let said = words;
       if (cls === "record") {
-        const n = scene.splits || 0;
-        said += colourBy.value === "key-group" ? ", coloured by its key group" : `, coloured by its source subtask${n ? ` (0\u2013${n - 1})` : ""}`;
+        const from = scene.sources_said || "";
+        said += colourBy.value === "key-group" ? ", coloured by its key group" : `, coloured by the subtask it comes from${from ? ` (${from})` : ""}`;
       }
       const span = document.createElement("span");
       span.className = "flinkstate-legend-entry";

@@ -276,3 +276,14 @@ def test_a_scene_built_folded_is_the_whole_scene_folded(
         if checked == 12:
             break
     assert checked == 12
+
+
+def test_the_legend_names_the_subtasks_records_come_from() -> None:
+    """Notebook 7's legend said "source subtask 0-1" over three upstream subtasks: the forecast's
+    records come from the two old ones, and the legend now names them."""
+    from flinkstate.views.scene import sources_said
+
+    assert sources_said(["to-record[0]", "to-record[1]"]) == "to-record[0\u20131]"
+    assert sources_said(["source[0]", "source[2]"]) == "source[0, 2]"
+    assert sources_said(["a[0]", "b[1]"]) == "a[0], b[1]"
+    assert sources_said([]) == ""
