@@ -47,6 +47,9 @@ class Stop:
     when: Condition | None = None
     highlight: Highlight = _no_highlight
     figures: Figures = _nothing
+    #: in a tour with a focus: a moment of the whole job (every task running, the run's end),
+    #: found at any subtask's step, not only at the focused one's
+    whole_job: bool = False
 
     def describe(self, event: Event | None, world: NetworkWorld) -> str:
         """The stop's text with its figures filled in."""
@@ -81,7 +84,8 @@ class Tour:
 
 def locate(tour: Tour, *, max_steps: int = 400_000) -> list[int]:
     """The step of every stop, in order: each the first step after the previous stop whose
-    condition holds (of the focused subtask, where the tour has a focus). A stop that never
+    condition holds (a step of the focused subtask, where the tour has a focus, unless the
+    stop is one of the whole job). A stop that never
     comes is an error in the tour, named here."""
     opening = tour.opening()
     focus = "" if tour.focus is None else focused_task(tour, max_steps=max_steps)
@@ -92,9 +96,8 @@ def locate(tour: Tour, *, max_steps: int = 400_000) -> list[int]:
         steps.append(0)
         stops.pop(0)
     for event, world in _steps(simulation, max_steps):
-        if focus and task_of(event, world) != focus:
-            continue
-        while stops and stops[0].when is not None and stops[0].when(event, world):
+        mine = not focus or task_of(event, world) == focus
+        while stops and (mine or stops[0].whole_job) and _comes(stops[0], event, world):
             steps.append(simulation.step_count)
             stops.pop(0)
         if not stops:
@@ -104,6 +107,10 @@ def locate(tour: Tour, *, max_steps: int = 400_000) -> list[int]:
             f"tour {tour.name}: stop {stops[0].title!r} never comes in {opening.describe()}"
         )
     return steps
+
+
+def _comes(stop: Stop, event: Event, world: NetworkWorld) -> bool:
+    return stop.when is not None and stop.when(event, world)
 
 
 def focused_task(tour: Tour, *, max_steps: int = 400_000) -> str:
