@@ -210,6 +210,18 @@ def items_where(test: Callable[[Mapping[str, Any]], bool]) -> Highlight:
     return highlight
 
 
+def items_of_task(test: Callable[[Mapping[str, Any]], bool]) -> Highlight:
+    """The items that pass ``test`` in the places of the step's task (its gates' channels,
+    its partitions, its reader and drainer): the subtask a stop is about, not every other."""
+
+    def highlight(event: Event | None, world: NetworkWorld, scene: Mapping[str, Any]) -> list[str]:
+        task = task_of(event, world)
+        mine = {str(p["id"]) for p in scene["places"] if p.get("task") == task}
+        return [str(i["id"]) for i in scene["items"] if i["place"] in mine and test(i)]
+
+    return highlight
+
+
 def places_of_kind(*kinds: str) -> Highlight:
     def highlight(event: Event | None, world: NetworkWorld, scene: Mapping[str, Any]) -> list[str]:
         return [str(place["id"]) for place in scene["places"] if place["kind"] in kinds]
