@@ -660,6 +660,8 @@ TOUR_NOTEBOOKS = [
     ("04-rescaling-in-flight-data.ipynb", "rescaling-filtering"),
     ("05-restarting-from-a-checkpoint.ipynb", "blocked-subpartition"),
     ("06-checkpointing-during-recovery.ipynb", "checkpointing-during-recovery"),
+    ("07-inspect-a-real-checkpoint.ipynb", "real-checkpoint-forecast"),
+    ("08-exploring-every-interleaving.ipynb", "failed-as-finished-counterexample"),
 ]
 TOUR = ".flinkstate-tour"
 CONTINUE_BUTTON = ".flinkstate-tour-continue"
