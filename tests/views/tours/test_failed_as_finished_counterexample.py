@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+from flinkstate.views.tours import failed_as_finished_counterexample as tour
 from flinkstate.views.tours import get_tour
 from flinkstate.views.tours.failed_as_finished_counterexample import counterexample
 from tests.views.tours.walk import check_every_stop, follow
@@ -22,3 +26,17 @@ def test_the_tour_goes_along_the_explorers_trace() -> None:
     simulation = widget.stepper.simulation
     assert simulation is not None
     assert tuple(e.action for e in simulation.events) == trace[: len(simulation.events)]
+
+
+def test_the_tour_explores_the_job_notebook_8_explores() -> None:
+    """The tour's trace is the one notebook 8's explorer finds only while both cut the job down
+    the same way: its cell that says how is run here and compared."""
+    notebook = Path(__file__).parents[3] / "notebooks" / "08-exploring-every-interleaving.ipynb"
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    (setting,) = [c for c in cells if "SMALL = {" in "".join(c["source"])]
+    said: dict[str, object] = {"get_scenario": lambda name: type("S", (), {"title": name})()}
+    exec("".join(setting["source"]).replace("print(", "str("), said)
+    assert said["JOB"] == tour.SCENARIO
+    assert said["SMALL"] == dict(tour.SMALL)
+    assert "max_states=2_000" in "".join("".join(c["source"]) for c in cells)
+    assert tour.MAX_STATES == 2_000
