@@ -170,6 +170,7 @@ def sources_said(splits: list[str]) -> str:
     dash) for the subtasks of one operator, else their names; "" when none. Read from the
     records, so the legend's range is the data's: a forecast's records come from the old
     subtasks that sent them, which may be fewer than the restored job's."""
+    splits = [name.removeprefix("task ") for name in splits]  # a task's name: its subtask
     if not splits:
         return ""
     parsed = [re.fullmatch(r"(.+)\[(\d+)\]", name) for name in splits]

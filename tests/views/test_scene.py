@@ -283,5 +283,6 @@ def test_the_legend_names_the_subtasks_records_come_from() -> None:
     records come from the two old ones, and the legend now names them."""
     assert sources_said(["to-record[0]", "to-record[1]"]) == "to-record[0\u20131]"
     assert sources_said(["source[0]", "source[2]"]) == "source[0, 2]"
+    assert sources_said([f"task source[{i}]" for i in range(4)]) == "source[0\u20133]"
     assert sources_said(["a[0]", "b[1]"]) == "a[0], b[1]"
     assert sources_said([]) == ""
