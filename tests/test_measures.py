@@ -30,7 +30,7 @@ TAKE_THE_WORLD = {
     "lab": 8,
     "views": 23,
     "views/captions": 2,
-    "views/tours": 29,
+    "views/tours": 40,
     "widgets": 1,
 }
 WORLD_TYPES = {"NetworkState", "NetworkWorld"}

@@ -301,7 +301,7 @@ function render({ model, el: root }) {
       case "recovered": return box('<rect x="1" y="2" width="16" height="12" rx="2" fill="#fff7ed" stroke="#d97706" stroke-dasharray="3 1.5"/><line x1="4" y1="14" x2="14" y2="2" stroke="#fdba74" stroke-width="2"/>');
       case "persisted": return buffer("", CHECKPOINT, 'stroke-width="2.2"');
       case "barrier": return box('<rect x="6" y="1" width="5" height="14" rx="1" fill="#111827"/>');
-      case "recovery-barrier": return box(`<rect x="6" y="1" width="5" height="14" rx="1" fill="${RECOVERED}"/>`);
+      case "recovery-barrier": return box(`<rect x="6.75" y="1.75" width="3.5" height="12.5" rx="1" fill="#ffffff" stroke="${RECOVERED}" stroke-width="1.5"/><line x1="8.5" y1="3" x2="8.5" y2="13" stroke="#111827" stroke-width="1.2"/>`);
       case "event-E": return pill("E");
       case "event-O": return pill("O");
       case "event-I": return pill("I");
@@ -345,8 +345,8 @@ function render({ model, el: root }) {
       if (!drawn.has(cls)) continue;
       let said = words;
       if (cls === "record") {
-        const n = scene.splits || 0;
-        said += colourBy.value === "key-group" ? ", coloured by its key group" : `, coloured by its source subtask${n ? ` (0\u2013${n - 1})` : ""}`;
+        const from = scene.sources_said || "";
+        said += colourBy.value === "key-group" ? ", coloured by its key group" : `, coloured by the subtask it comes from${from ? ` (${from})` : ""}`;
       }
       const span = document.createElement("span");
       span.className = "flinkstate-legend-entry";
@@ -728,7 +728,14 @@ function render({ model, el: root }) {
       const colour = recovery ? RECOVERED : "#111827";
       // a little taller than a buffer, its number as high as a persisted buffer's: both stay in
       // the gap between two queues, clear of the items of the queue above
-      glyph(el("rect", { x: 0, y: -1, width: 6, height: ITEM_H + 2, rx: 1, fill: colour }, g2), recovery ? "recovery-barrier" : "barrier");
+      if (recovery) {
+        // hollow, amber-edged, a dark line down its middle: not a checkpoint's solid black bar,
+        // and not the amber hatching of the recovered buffers it closes
+        glyph(el("rect", { x: 0.75, y: -0.25, width: 4.5, height: ITEM_H + 0.5, rx: 1, fill: "#ffffff", stroke: colour, "stroke-width": 1.5 }, g2), "recovery-barrier");
+        el("line", { x1: 3, y1: 1, x2: 3, y2: ITEM_H, stroke: "#111827", "stroke-width": 1.2 }, g2);
+      } else {
+        glyph(el("rect", { x: 0, y: -1, width: 6, height: ITEM_H + 2, rx: 1, fill: colour }, g2), "barrier");
+      }
       text(g2, 3, -2.5, String(item.checkpoint), { "text-anchor": "middle", "font-size": 8, fill: colour, "font-weight": 700 });
       return;
     }

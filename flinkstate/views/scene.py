@@ -20,6 +20,7 @@ source subtask (``splits``) and their key group, so the canvas can colour by eit
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -165,6 +166,25 @@ def _splits(world: NetworkWorld) -> list[str]:
     return sorted(names, key=lambda name: (len(name), name))
 
 
+def sources_said(splits: list[str]) -> str:
+    """The subtasks records are coloured by, as the legend names them: ``source[0-2]`` (an en
+    dash) for the subtasks of one operator, else their names; "" when none. Read from the
+    records, so the legend's range is the data's: a forecast's records come from the old
+    subtasks that sent them, which may be fewer than the restored job's."""
+    splits = [name.removeprefix("task ") for name in splits]  # a task's name: its subtask
+    if not splits:
+        return ""
+    parsed = [re.fullmatch(r"(.+)\[(\d+)\]", name) for name in splits]
+    operators = {m.group(1) for m in parsed if m is not None}
+    if len(operators) != 1 or any(m is None for m in parsed):
+        return ", ".join(splits)
+    indexes = sorted(int(m.group(2)) for m in parsed if m is not None)
+    (operator,) = operators
+    if indexes == list(range(indexes[0], indexes[-1] + 1)) and len(indexes) > 1:
+        return f"{operator}[{indexes[0]}\u2013{indexes[-1]}]"
+    return f"{operator}[{', '.join(map(str, indexes))}]"
+
+
 def _max_parallelism(graph: JobGraph) -> dict[str, int]:
     return {op.name: op.effective_max_parallelism for op in graph.operators}
 
@@ -221,6 +241,7 @@ def build_scene(
         "checkpoint": None if progress is None else _progress(progress, len(world.tasks)),
         "completed": [c.id for c in world.checkpoints.completed],
         "splits": len(layout.splits),
+        "sources_said": sources_said(list(layout.splits)),
         **({"event_time": True} if world.graph.event_time else {}),
         "job_failed": world.checkpoints.job_failed,
         "violations": [str(v) for v in world.violations[:3]],

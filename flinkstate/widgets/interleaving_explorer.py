@@ -88,6 +88,15 @@ class _Request:
     bounds: Bounds
 
 
+#: what an option does, in one sentence shown beside it
+OPTION_SAID = {
+    "faults": "Faults put a known bug back into the model on purpose; none picked explores the "
+    "code as it is.",
+    "reduction": "Sleep sets skip a second order of two independent steps already explored: "
+    "fewer states, the same findings.",
+}
+
+
 class InterleavingExplorer:
     """Subject, parameters, faults, strategy and bounds; run and stop; progress; the verdict
     and a row per finding, each opening in a recovery stepper under the results."""
@@ -151,7 +160,12 @@ class InterleavingExplorer:
                 self.phase,
                 self.parameter_box,
                 widgets.HBox(
-                    [self.faults, widgets.VBox([self.strategy, self.reduction, self.walks])]
+                    [
+                        widgets.VBox([self.faults, self.faults_said]),
+                        widgets.VBox(
+                            [self.strategy, self.reduction, self.reduction_said, self.walks]
+                        ),
+                    ]
                 ),
                 widgets.HBox([self.max_states, self.max_depth, self.time, self.max_memory]),
                 widgets.HBox([self.run_button, self.stop_button, self.progress]),
@@ -202,6 +216,7 @@ class InterleavingExplorer:
             "bugs put back on purpose, each caught by an invariant (of a scenario: in the phase "
             "explored); ctrl-click picks several"
         )
+        self.faults_said = _said(OPTION_SAID["faults"])
 
     def _search_controls(
         self,
@@ -234,6 +249,7 @@ class InterleavingExplorer:
             "sleep sets leave out transitions into a state reached another way by independent "
             "actions: every state and finding is still reached"
         )
+        self.reduction_said = _said(OPTION_SAID["reduction"])
         self.max_states = _bound_box(max_states, "max states", f"{DEFAULT_MAX_STATES:,} if empty")
         self.max_states.tooltip = "stop after this many distinct states (memory stays in hand)"
         self.max_depth = _bound_box(max_depth, "max depth", "no bound")
@@ -539,6 +555,14 @@ def _bound_box(value: float | None, description: str, placeholder: str) -> widge
         placeholder=placeholder,
         description=description,
         layout=widgets.Layout(width="220px"),
+    )
+
+
+def _said(words: str) -> widgets.HTML:
+    """One short sentence shown under an option: what it does, without hovering."""
+    return widgets.HTML(
+        f"<span style='font-size:12px;color:#4b5563'>{html.escape(words)}</span>",
+        layout=widgets.Layout(max_width="330px", margin="0 0 4px 90px"),
     )
 
 

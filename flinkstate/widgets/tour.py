@@ -16,6 +16,7 @@ import mistune
 
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.views.tours import Tour, get_tour, locate
+from flinkstate.views.tours.runs import CatalogueRun, TourRun
 from flinkstate.widgets.controls import icon_button, refused_no_choice
 from flinkstate.widgets.recovery_stepper import RecoveryStepper
 
@@ -26,12 +27,7 @@ class TourWidget:
     def __init__(self, tour: str | Tour) -> None:
         self.tour = get_tour(tour) if isinstance(tour, str) else tour
         self.steps = locate(self.tour)
-        self.stepper = RecoveryStepper(
-            self.tour.scenario,
-            seed=self.tour.seed,
-            overrides=dict(self.tour.overrides),
-            phase=self.tour.phase,
-        )
+        self.stepper = stepper_for(self.tour.opening())
         self.chapters = widgets.ToggleButtons(
             options=[(f"{n}. {stop.title}", n - 1) for n, stop in enumerate(self.tour.stops, 1)],
             value=None,
@@ -124,3 +120,21 @@ class TourWidget:
             "<p><i>Exploring: the stepper's controls are above the canvas, at the step the "
             "tour left; the chapters take you back to a stop.</i></p>"
         )
+
+
+def stepper_for(run: TourRun) -> RecoveryStepper:
+    """A recovery stepper showing the tour's run at step 0, as the learner would open it: a
+    scenario's phase by its settings (following a counterexample's recorded actions as a
+    loaded trace does), a forecast with ``open_forecast``."""
+    if isinstance(run, CatalogueRun):
+        stepper = RecoveryStepper(
+            run.scenario, seed=run.seed, overrides=dict(run.overrides), phase=run.phase
+        )
+        actions = run.recorded()
+        if actions:
+            stepper.recorded = actions  # stepping follows them, back and forward
+            stepper.load()
+        return stepper
+    stepper = RecoveryStepper()
+    stepper.open_forecast(run.prepare())
+    return stepper

@@ -14,7 +14,7 @@ from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.runtime.buffer.owners import OwnerKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event, Simulation
-from flinkstate.views.scene import SceneLayout, build_scene
+from flinkstate.views.scene import SceneLayout, build_scene, sources_said
 
 #: owner kinds of segments that sit in a container the scene walks (a queue, a builder, a
 #: channel's received or recovered queue, a task's deserializer, a reader's filter buffers)
@@ -276,3 +276,13 @@ def test_a_scene_built_folded_is_the_whole_scene_folded(
         if checked == 12:
             break
     assert checked == 12
+
+
+def test_the_legend_names_the_subtasks_records_come_from() -> None:
+    """Notebook 7's legend said "source subtask 0-1" over three upstream subtasks: the forecast's
+    records come from the two old ones, and the legend now names them."""
+    assert sources_said(["to-record[0]", "to-record[1]"]) == "to-record[0\u20131]"
+    assert sources_said(["source[0]", "source[2]"]) == "source[0, 2]"
+    assert sources_said([f"task source[{i}]" for i in range(4)]) == "source[0\u20133]"
+    assert sources_said(["a[0]", "b[1]"]) == "a[0], b[1]"
+    assert sources_said([]) == ""

@@ -18,8 +18,12 @@ from flinkstate.views.tours.base import Stop, Tour, locate, on
 from flinkstate.views.tours.blocked_subpartition import BLOCKED_SUBPARTITION
 from flinkstate.views.tours.checkpointing_during_recovery import CHECKPOINTING_DURING_RECOVERY
 from flinkstate.views.tours.classic_recovery import CLASSIC_RECOVERY
+from flinkstate.views.tours.failed_as_finished_counterexample import (
+    FAILED_AS_FINISHED_COUNTEREXAMPLE,
+)
 from flinkstate.views.tours.flip547_duplication import FLIP547_DUPLICATION
 from flinkstate.views.tours.prefilter_deadlock import PREFILTER_DEADLOCK
+from flinkstate.views.tours.real_checkpoint_forecast import REAL_CHECKPOINT_FORECAST
 from flinkstate.views.tours.rescaling_filtering import RESCALING_FILTERING
 from flinkstate.views.tours.unaligned_capture import UNALIGNED_CAPTURE
 
@@ -32,6 +36,8 @@ TOURS: Mapping[str, Tour] = {
         RESCALING_FILTERING,
         BLOCKED_SUBPARTITION,
         CHECKPOINTING_DURING_RECOVERY,
+        REAL_CHECKPOINT_FORECAST,
+        FAILED_AS_FINISHED_COUNTEREXAMPLE,
         FLIP547_DUPLICATION,
     )
 }

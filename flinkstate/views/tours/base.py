@@ -10,18 +10,18 @@ leaves the learner in the stepper at exactly that state.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.actor_ref import ActorKind
 from flinkstate.runtime.jobgraph import OperatorKind
 from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.runtime.world.world import NetworkWorld
-from flinkstate.sim.core import Event
+from flinkstate.sim.core import Event, Simulation
+from flinkstate.views.tours.runs import CatalogueRun, TourRun
 
 #: where a stop is: a condition on the step just taken and the world after it
 Condition = Callable[[Event, NetworkWorld], bool]
@@ -47,6 +47,9 @@ class Stop:
     when: Condition | None = None
     highlight: Highlight = _no_highlight
     figures: Figures = _nothing
+    #: in a tour with a focus: a moment of the whole job (every task running, the run's end),
+    #: found at any subtask's step, not only at the focused one's
+    whole_job: bool = False
 
     def describe(self, event: Event | None, world: NetworkWorld) -> str:
         """The stop's text with its figures filled in."""
@@ -55,6 +58,12 @@ class Stop:
 
 @dataclass(frozen=True)
 class Tour:
+    """A tour: its stops over one run. The run is the scenario's (``scenario``, ``phase``,
+    ``seed``, ``overrides``) unless ``run`` names another (a counterexample's trace, a real
+    checkpoint's forecast). With ``focus``, every stop after the first state is a step of one
+    subtask: the one whose step first meets ``focus`` in the whole run, chosen from the run
+    (not named in the tour), so the learner follows it throughout."""
+
     name: str
     title: str
     scenario: str
@@ -63,36 +72,69 @@ class Tour:
     phase: str = "restart"
     seed: int = 0
     overrides: Mapping[str, object] = field(default_factory=dict)
+    run: TourRun | None = None
+    focus: Condition | None = None
+
+    def opening(self) -> TourRun:
+        """The run the tour goes over."""
+        if self.run is not None:
+            return self.run
+        return CatalogueRun(self.scenario, self.phase, self.seed, self.overrides)
 
 
 def locate(tour: Tour, *, max_steps: int = 400_000) -> list[int]:
     """The step of every stop, in order: each the first step after the previous stop whose
-    condition holds. A stop that never comes is an error in the tour, named here."""
-    run = prepare_scenario(
-        tour.scenario, seed=tour.seed, overrides=tour.overrides, phase=tour.phase
-    )
-    simulation = run.simulation
-    if simulation is None:
-        raise InvalidParameterError(f"tour {tour.name}: {run.outcome.value}: {run.message}")
+    condition holds (a step of the focused subtask, where the tour has a focus, unless the
+    stop is one of the whole job). A stop that never
+    comes is an error in the tour, named here."""
+    opening = tour.opening()
+    focus = "" if tour.focus is None else focused_task(tour, max_steps=max_steps)
+    simulation = opening.simulation()
     steps: list[int] = []
     stops = list(tour.stops)
     while stops and stops[0].when is None:
         steps.append(0)
         stops.pop(0)
-    while stops and simulation.step_count < max_steps:
-        event = simulation.step()
-        if event is None:
-            break
-        world = simulation.model
-        assert isinstance(world, NetworkWorld)
-        while stops and stops[0].when is not None and stops[0].when(event, world):
+    for event, world in _steps(simulation, max_steps):
+        mine = not focus or task_of(event, world) == focus
+        while stops and (mine or stops[0].whole_job) and _comes(stops[0], event, world):
             steps.append(simulation.step_count)
             stops.pop(0)
+        if not stops:
+            break
     if stops:
         raise InvalidParameterError(
-            f"tour {tour.name}: stop {stops[0].title!r} never comes in {tour.scenario}"
+            f"tour {tour.name}: stop {stops[0].title!r} never comes in {opening.describe()}"
         )
     return steps
+
+
+def _comes(stop: Stop, event: Event, world: NetworkWorld) -> bool:
+    return stop.when is not None and stop.when(event, world)
+
+
+def focused_task(tour: Tour, *, max_steps: int = 400_000) -> str:
+    """The subtask a focused tour follows: that of the first step its ``focus`` holds at
+    ("" for a tour without one)."""
+    if tour.focus is None:
+        return ""
+    for event, world in _steps(tour.opening().simulation(), max_steps):
+        if tour.focus(event, world):
+            return task_of(event, world)
+    raise InvalidParameterError(
+        f"tour {tour.name}: no step of {tour.opening().describe()} is one to follow"
+    )
+
+
+def _steps(simulation: Simulation, max_steps: int) -> Iterator[tuple[Event, NetworkWorld]]:
+    """Each step of a run to its end (or ``max_steps``), with the world after it."""
+    while simulation.step_count < max_steps:
+        event = simulation.step()
+        if event is None:
+            return
+        world = simulation.model
+        assert isinstance(world, NetworkWorld)
+        yield event, world
 
 
 # -- conditions ------------------------------------------------------------------------------
@@ -164,6 +206,18 @@ def items_where(test: Callable[[Mapping[str, Any]], bool]) -> Highlight:
 
     def highlight(event: Event | None, world: NetworkWorld, scene: Mapping[str, Any]) -> list[str]:
         return [str(item["id"]) for item in scene["items"] if test(item)]
+
+    return highlight
+
+
+def items_of_task(test: Callable[[Mapping[str, Any]], bool]) -> Highlight:
+    """The items that pass ``test`` in the places of the step's task (its gates' channels,
+    its partitions, its reader and drainer): the subtask a stop is about, not every other."""
+
+    def highlight(event: Event | None, world: NetworkWorld, scene: Mapping[str, Any]) -> list[str]:
+        task = task_of(event, world)
+        mine = {str(p["id"]) for p in scene["places"] if p.get("task") == task}
+        return [str(i["id"]) for i in scene["items"] if i["place"] in mine and test(i)]
 
     return highlight
 

@@ -4,21 +4,20 @@ checkpoint taken while recovered data is still being drained."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.actor_ref import ActorKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
 from flinkstate.views.tours.base import (
+    Highlight,
     Stop,
     Tour,
     actor_place,
-    is_barrier,
     is_recovered,
-    is_request,
-    items_where,
+    items_of_task,
     on,
-    places_of_kind,
     task_of,
     together,
 )
@@ -51,10 +50,35 @@ def _figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
     }
 
 
+def requests_of_task(
+    event: Event | None, world: NetworkWorld, scene: Mapping[str, Any]
+) -> list[str]:
+    """The channel-state writer's requests for the step's task's channels."""
+    prefix = f"{task_of(event, world)}<"
+    return [
+        str(i["id"])
+        for i in scene["items"]
+        if i["kind"] == "request" and str(i.get("of", "")).startswith(prefix)
+    ]
+
+
+def places_of_kind_for_task(kind: str) -> Highlight:
+    """The step's task's place of that kind (its reader, its drainer)."""
+
+    def highlight(event: Event | None, world: NetworkWorld, scene: Mapping[str, Any]) -> list[str]:
+        task = task_of(event, world)
+        return [
+            str(p["id"]) for p in scene["places"] if p["kind"] == kind and p.get("task") == task
+        ]
+
+    return highlight
+
+
 CHECKPOINTING_DURING_RECOVERY = Tour(
     name="checkpointing-during-recovery",
     title="Checkpointing during recovery: spill files and the drainer (Flink master)",
     scenario="checkpoint-during-drain",
+    focus=on(ActionKind.BARRIER, ActorKind.TASK, _draining),
     introduction=(
         "With execution.checkpointing.during-recovery.enabled and recover-output-on-downstream "
         "on, Flink master's recovery fetches a task's recovered input into spill files, then "
@@ -66,7 +90,8 @@ CHECKPOINTING_DURING_RECOVERY = Tour(
             "Fetch into spill files",
             "The reader of {task} fetched a chunk of recovered input towards its spill files "
             "({generation}): records another subtask owns are dropped before they are written. "
-            "The channels stay empty for now.",
+            "The channels stay empty for now. The tour follows {task} throughout: it is the "
+            "subtask a checkpoint reaches while its drainer is still at work.",
             on(ActionKind.SPILL, ActorKind.READER),
             actor_place,
             _figures,
@@ -80,7 +105,7 @@ CHECKPOINTING_DURING_RECOVERY = Tour(
                 ActorKind.READER,
                 lambda e, w: bool(_figures(e, w)["files"]),
             ),
-            together(actor_place, places_of_kind("drainer")),
+            together(actor_place, places_of_kind_for_task("drainer")),
             _figures,
         ),
         Stop(
@@ -101,7 +126,7 @@ CHECKPOINTING_DURING_RECOVERY = Tour(
             "{task} installed its drainer as the recovery checkpoint trigger: restore is over "
             "and the task is RUNNING, its channels still in recovery.",
             on(ActionKind.INSTALL_DRAINER, ActorKind.TASK),
-            together(actor_place, places_of_kind("drainer")),
+            together(actor_place, places_of_kind_for_task("drainer")),
             _figures,
         ),
         Stop(
@@ -109,18 +134,20 @@ CHECKPOINTING_DURING_RECOVERY = Tour(
             "The drainer of {task} copied recovered bytes from the spill files into a buffer of "
             "a channel in recovery (hatched): the task consumes it like live data.",
             on(ActionKind.DRAIN, ActorKind.DRAINER),
-            together(actor_place, items_where(is_recovered)),
+            together(actor_place, items_of_task(is_recovered)),
             _figures,
         ),
         Stop(
             "A checkpoint meets the drain",
             "{task} took checkpoint {checkpoint}'s barrier while its drainer was still at "
-            "work. It cut its recovered state in one step: a **recovery barrier** into every "
-            "channel in recovery and the drainer's committed position. The recovered buffers "
-            "queued before that barrier, and the undrained rest of the spill files, are written "
-            "into the checkpoint (the writer's requests).",
+            "work, and cut its recovered state in that one step. Into each of its "
+            "{in_recovery} channels in recovery went a **recovery barrier**, and out again in "
+            "the same step with the recovered buffers queued before it: those are persisted "
+            "(the writer's requests, ringed), with the undrained rest of the spill "
+            "files from the drainer's committed position. So no recovery barrier stays on the "
+            "canvas: what shows the cut is the requests.",
             on(ActionKind.BARRIER, ActorKind.TASK, _draining),
-            together(actor_place, items_where(is_barrier), items_where(is_request)),
+            together(actor_place, places_of_kind_for_task("drainer"), requests_of_task),
             _figures,
         ),
         Stop(
