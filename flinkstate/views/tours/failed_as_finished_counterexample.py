@@ -15,9 +15,9 @@ from functools import cache
 
 from flinkstate.lab.counterexample import exploration_subject
 from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.actor_ref import ActorKind
 from flinkstate.runtime.checkpoint.happenings import ManualCheckpointPlanned
 from flinkstate.runtime.execution_state import ExecutionState
-from flinkstate.runtime.world.actors import ActorKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event

@@ -18,10 +18,10 @@ from flinkstate.flinkcheckpoint.stream_element import value_decoder
 from flinkstate.lab.forecast import Forecast, prepare_forecast
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.actor_ref import ActorKind
 from flinkstate.runtime.checkpoint.channel.happenings import PrefilteredSpilled
 from flinkstate.runtime.partition.record_writer import IN_FLIGHT
-from flinkstate.runtime.tasks.task import TaskPhase
-from flinkstate.runtime.world.actors import ActorKind
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event
 from flinkstate.views.tours.base import (
