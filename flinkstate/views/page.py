@@ -24,7 +24,8 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Simulation
 from flinkstate.views.captions import caption
-from flinkstate.views.scene import CANVAS_MODULE, SceneLayout, build_scene, scene_items
+from flinkstate.views.scene import CANVAS_MODULE
+from flinkstate.views.scene_steps import SceneSteps
 
 if TYPE_CHECKING:
     from flinkstate.lab.forecast import Forecast
@@ -97,7 +98,7 @@ def scene_patch(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str
         if old is None:
             places[place["id"]] = dict(place)
             continue
-        if old == place:  # most places, most steps: compared whole, in C
+        if old is place or old == place:  # most places, most steps: the same, or compared in C
             continue
         changed = {k: v for k, v in place.items() if old.get(k) != v}
         changed.update({k: GONE for k in old if k not in place})
@@ -107,7 +108,9 @@ def scene_patch(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str
         patch["p"] = places
     old_items = {i["id"]: i for i in before["items"]}
     new_ids = {i["id"] for i in after["items"]}
-    changed_items = [i for i in after["items"] if old_items.get(i["id"]) != i]
+    changed_items = [
+        i for i in after["items"] if (old := old_items.get(i["id"])) is not i and old != i
+    ]
     if changed_items:
         patch["i"] = changed_items
     removed = [key for key in old_items if key not in new_ids]
@@ -161,20 +164,15 @@ def record_phase(
     simulation.goto(0)
     world = simulation.model
     assert isinstance(world, NetworkWorld)
-    layout = SceneLayout.of(world)
-    items = scene_items(world, layout)
-    shown = build_scene(world, None, layout, expanded=(), items=items)
-    recording = PhaseRecording(name, title, shown, ending=ending)
+    scenes = SceneSteps(world)
+    recording = PhaseRecording(name, title, scenes.scene, ending=ending)
     for number, action in enumerate(history, start=1):
-        event = simulation.step(action)
-        assert event is not None
+        items, shown = scenes.items, scenes.scene
+        event = scenes.step(simulation, action)
         world = simulation.model
         assert isinstance(world, NetworkWorld)
-        after = scene_items(world, layout)
-        shown_after = build_scene(world, event, layout, expanded=(), items=after)
-        sentence = caption(event, world, {"items": items}, {"items": after})
-        recording.add(scene_patch(shown, shown_after), sentence)
-        items, shown = after, shown_after
+        sentence = caption(event, world, {"items": items}, {"items": scenes.items})
+        recording.add(scene_patch(shown, scenes.scene), sentence)
         if progress is not None:
             progress(number)
     assert simulation.step_count == target

@@ -1,0 +1,334 @@
+"""The scenes of a run's consecutive steps, each derived from the one before.
+
+A page draws every step of a run: twelve thousand scenes for a deadlock found after a long
+job. Built from scratch, a scene costs a millisecond and more (every place's hover, every
+buffer's pieces, every segment's owner counted), and a page took twenty seconds. But a step
+changes little: an action says what it may touch (its footprint, the resources of
+:mod:`flinkstate.runtime.world.exploration.footprint` that partial-order reduction reads),
+and every segment that changes owner is one of the step's moves. So the places those
+resources and moves belong to are drawn anew, with the items in them, and every other place
+and item is the previous scene's, the very same objects. An action that may touch anything
+(no footprint), or a change to the checkpoint in progress (which marks buffers persisted and
+tasks acknowledged everywhere), draws the whole scene again.
+
+The scenes are the ones :func:`flinkstate.views.scene.build_scene` makes (the page's tests
+compare them at every step of runs that take every kind of action).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from flinkstate.runtime.buffer.owners import Owner
+from flinkstate.runtime.world.actors import ActorRef
+from flinkstate.runtime.world.exploration.footprint import Resource, ResourceKind
+from flinkstate.runtime.world.world import NetworkWorld
+from flinkstate.sim.action import Action
+from flinkstate.sim.core import Event, Simulation
+from flinkstate.views.glyphs import scene_legend
+from flinkstate.views.ownership import (
+    channel_node,
+    gate_node,
+    held_by_node,
+    owner_node,
+    ownership_places,
+    partition_node,
+    recovery_paths,
+    subpartition_node,
+)
+from flinkstate.views.scene import (
+    ItemGroup,
+    SceneLayout,
+    _collapsed,
+    _hidden_places,
+    _ItemBuilder,
+    _places,
+    mark_places,
+    place_details,
+    scene_frame,
+    waiting_places,
+)
+
+#: resources whose change no scene shows (record ids and paths drawn, sources left)
+_UNSEEN = frozenset({ResourceKind.RECORDS, ResourceKind.PATHS, ResourceKind.SOURCES})
+
+
+class SceneSteps:
+    """The scene of a world at its current step, kept up to date step by step.
+
+    ``scene`` is the scene as :func:`~flinkstate.views.scene.build_scene` draws it with
+    every lane collapsed (``expanded=()``), ``items`` every item of the world (what a caption
+    compares). Call :meth:`step` instead of ``simulation.step`` to take a step and draw it.
+    """
+
+    def __init__(self, world: NetworkWorld, layout: SceneLayout | None = None) -> None:
+        self.layout = layout or SceneLayout.of(world)
+        self.hidden = _hidden_places(world, self.layout, ())
+        self.nodes: dict[Owner, str] = {}
+        self.places_of = _places_of_resources(world, self.layout)
+        self.groups: dict[ItemGroup, list[dict[str, Any]]] = {}
+        self.places: dict[str, dict[str, Any]] = {}
+        #: how many scenes were drawn whole (every place and item anew)
+        self.redrawn = 0
+        self._lanes: dict[str, set[str]] = {}
+        for place, key in self.layout.place_task.items():
+            self._lanes.setdefault(key, set()).add(place)
+        self._draw(world, None, None)
+
+    def step(self, simulation: Simulation, action: Action) -> Event:
+        """Take ``action`` in ``simulation`` (whose model is this world) and draw its scene."""
+        world = simulation.model
+        assert isinstance(world, NetworkWorld)
+        touched = world.footprint(action)
+        event = simulation.step(action)
+        assert event is not None, "a recorded step must replay"
+        world = simulation.model
+        assert isinstance(world, NetworkWorld)
+        for move in event.moves:
+            self._count(world, move.source, -1)  # type: ignore[arg-type]
+            self._count(world, move.target, 1)  # type: ignore[arg-type]
+        changed = None
+        if touched is not None and self._checkpoint_key(world) == self.checkpoint_key:
+            changed = self._changed_places(world, event, touched)
+        self._draw(world, event, changed)
+        return event
+
+    def _count(self, world: NetworkWorld, owner: Owner, change: int) -> None:
+        """One segment more or less for ``owner`` in ``held`` (kinds holding none left out,
+        as :func:`~flinkstate.views.ownership.held_by_node` does)."""
+        node = self.nodes.get(owner)
+        if node is None:
+            node = self.nodes[owner] = owner_node(world, owner)
+        kinds = self.held.setdefault(node, Counter())
+        kinds[owner.kind] += change
+        if not kinds[owner.kind]:
+            del kinds[owner.kind]
+            if not kinds:
+                del self.held[node]
+
+    def _draw(self, world: NetworkWorld, event: Event | None, changed: set[str] | None) -> None:
+        """Draw the scene, the places in ``changed`` and their items anew (every place and
+        item where it is None), the others taken from the scene before."""
+        layout = self.layout
+        hidden = self.hidden
+        if changed is None:
+            tasks = None
+            self.redrawn += 1
+            self.held = held_by_node(world, Counter(world.owner).items())
+            graph = ownership_places(
+                world, None, layout.ownership, lambda node: node not in hidden, self.held
+            )
+            self.order = list(graph.nodes)
+            self.paths = _FixedPaths.of(graph.edges)
+        else:
+            tasks = {layout.place_task[node] for node in changed if node in layout.place_task}
+            graph = ownership_places(
+                world,
+                None,
+                layout.ownership,
+                lambda node: node in changed and node not in hidden,
+                self.held,
+                tasks,
+            )
+        fresh = {p["id"]: p for p in _places(graph, layout, world.tasks)}
+        waiting = waiting_places(world)
+        mark_places(list(fresh.values()), place_details(world, tasks), waiting)
+        places = self._merged(fresh, waiting)
+        builder = _ItemBuilder(world, layout)
+        self.groups = builder.grouped(
+            {} if changed is None else self.groups, () if changed is None else changed
+        )
+        self.items = [item for group in self.groups.values() for item in group]
+        self.places = {p["id"]: p for p in places}
+        wires_and_moves = _wires_and_moves(world, event, self.order, self.paths)
+        whole = scene_frame(world, event, layout, places, wires_and_moves, self.items)
+        self.scene: dict[str, Any] = (
+            whole if not layout.collapsible else _collapsed(whole, hidden, layout.collapsible, ())
+        )
+        self.scene["legend"] = scene_legend(self.scene)  # as build_scene names the glyphs drawn
+        self.checkpoint_key = self._checkpoint_key(world)
+
+    def _merged(
+        self, fresh: Mapping[str, dict[str, Any]], waiting: Mapping[str, str]
+    ) -> list[dict[str, Any]]:
+        """The places in the graph's order: those drawn anew, the others the scene before's
+        (a copy where what it waits for changed, as that is asked of the whole world)."""
+        places = []
+        for node in self.order:
+            place = fresh.get(node)
+            if place is None:
+                place = self.places.get(node)
+                if place is None:  # hidden
+                    continue
+                if place.get("waits") != waiting.get(node):
+                    place = {k: v for k, v in place.items() if k != "waits"}
+                    if node in waiting:
+                        place["waits"] = waiting[node]
+            places.append(place)
+        return places
+
+    def _changed_places(
+        self, world: NetworkWorld, event: Event, touched: frozenset[Resource]
+    ) -> set[str] | None:
+        """The places a step with footprint ``touched`` may have changed: those of the
+        resources, the ends of its moves, its actor's lane and the heap; None: any."""
+        changed = {"heap"}
+        for resource in touched:
+            places = self.places_of.get(resource)
+            if places is not None:
+                changed |= places
+            elif resource.kind is ResourceKind.EVENT_TIME:
+                changed.update(self.layout.place_task)  # every task's watermark
+            elif resource.kind not in _UNSEEN:
+                return None
+        for move in event.moves:
+            changed.add(self.nodes[move.source])  # type: ignore[index]
+            changed.add(self.nodes[move.target])  # type: ignore[index]
+        ref = world.actor(event.action.actor)
+        if isinstance(ref, ActorRef) and ref.task:
+            changed |= self._lanes.get(ref.task, set())
+        return changed
+
+    @staticmethod
+    def _checkpoint_key(world: NetworkWorld) -> Hashable:
+        """What of the checkpoints every place and item may show: which is in progress, who
+        acknowledged it and which buffers it persisted, and how many completed."""
+        progress = world.checkpoints.pending
+        pending = (
+            None
+            if progress is None
+            else (progress.id, len(progress.acknowledged), len(progress.persisted_buffers))
+        )
+        return pending, len(world.checkpoints.completed)
+
+
+def _places_of_resources(world: NetworkWorld, layout: SceneLayout) -> dict[Resource, set[str]]:
+    """The places that show each resource a footprint names (generously: a channel's
+    resources also show on its gate, the subpartition it reads and that one's partition)."""
+    places: dict[Resource, set[str]] = {}
+    partition_of = {
+        sub.name: partition_node(partition)
+        for task in world.tasks.values()
+        for partition in task.partitions
+        for sub in partition.subpartitions
+    }
+    lanes: dict[str, set[str]] = {}
+    for place, key in layout.place_task.items():
+        lanes.setdefault(key, set()).add(place)
+    for key, task in world.tasks.items():
+        places[Resource(ResourceKind.TASK, task.name)] = set(lanes.get(key, ()))
+        for partition in task.partitions:
+            node = partition_node(partition)
+            places.setdefault(Resource(ResourceKind.POOL, partition.pool.name), set()).add(node)
+        for gate in task.gates:
+            gate_places = {gate_node(gate), *map(channel_node, gate.channels)}
+            places.setdefault(Resource(ResourceKind.POOL, gate.pool.name), set()).update(
+                gate_places
+            )
+            for channel in gate.channels:
+                sub = world.subpartitions[channel.subpartition]
+                seen = {
+                    channel_node(channel),
+                    gate_node(gate),
+                    subpartition_node(sub),
+                    partition_of[sub.name],
+                }
+                for kind in (
+                    ResourceKind.LINK,
+                    ResourceKind.CHANNEL,
+                    ResourceKind.POLLABLE,
+                    ResourceKind.BUILDER,
+                ):
+                    places.setdefault(Resource(kind, channel.name), set()).update(seen)
+    for name, pool in world.network_pools.items():
+        for label in {name, pool.name}:
+            places[Resource(ResourceKind.NETWORK_POOL, label)] = {pool.name}
+    return places
+
+
+#: the kinds of path the canvas draws as wires
+_WIRES = ("local", "remote", "restore", "drain")
+
+
+@dataclass(frozen=True)
+class _FixedPaths:
+    """The ownership graph's edges that stay as they are while the job's structure does
+    (structure and data paths, not recovery's), by source in the graph's order; and the
+    wires they are drawn as, made once (a scene shares them with the one before)."""
+
+    out: Mapping[str, list[Path]]
+    wires: Mapping[str, list[dict[str, Any]]]
+    made: dict[str, list[dict[str, Any]]]
+
+    @classmethod
+    def of(cls, edges: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> _FixedPaths:
+        out = {
+            source: fixed
+            for source, targets in edges.items()
+            if (fixed := [(t, d["kind"]) for t, d in targets.items() if d["kind"] not in _DYNAMIC])
+        }
+        wires = {
+            source: [{"from": source, "to": t, "kind": kind} for t, kind in fixed if kind in _WIRES]
+            for source, fixed in out.items()
+        }
+        return cls(out, wires, {})
+
+    def all_wires(self, order: list[str]) -> list[dict[str, Any]]:
+        """The wires of the fixed paths alone, source by source in ``order`` (one list, made
+        once, for every step that moves nothing)."""
+        known = self.made.get("wires")
+        if known is None:
+            known = self.made["wires"] = [w for s in order for w in self.wires.get(s, ())]
+        return known
+
+
+#: the ownership graph's edges that come and go: recovery's paths and the step's moves
+_DYNAMIC = ("restore", "drain", "move")
+#: a path from a source: its target and its kind
+Path = tuple[str, str]
+
+
+def _wires_and_moves(
+    world: NetworkWorld, event: Event | None, order: list[str], paths: _FixedPaths
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The scene's wires and the step's moves as :func:`~flinkstate.views.scene.build_scene`
+    lists them from its ownership graph (source by source in the graph's order, each
+    source's paths in the order they were added; a move along a path replaces it, as the
+    graph's edge does), without walking the job's places for them."""
+    moved: dict[str, dict[str, int]] = {}
+    if event is not None:
+        counts = Counter(
+            (owner_node(world, m.source), owner_node(world, m.target))  # type: ignore[arg-type]
+            for m in event.moves
+        )
+        for (source, target), count in counts.items():
+            if source != target:
+                moved.setdefault(source, {})[target] = count
+    recovery: dict[str, list[Path]] = {}
+    for source, target, kind in recovery_paths(world):
+        recovery.setdefault(source, []).append((target, kind))
+    if not moved and not recovery:
+        return paths.all_wires(order), []
+    wires: list[dict[str, Any]] = []
+    moves: list[dict[str, Any]] = []
+    for source in order:
+        here = moved.get(source)
+        extra = recovery.get(source)
+        if here is None and extra is None:
+            wires.extend(paths.wires.get(source, ()))
+            continue
+        out = [*paths.out.get(source, ()), *(extra or ())]
+        here = here or {}
+        for target, kind in out:
+            if target in here:
+                moves.append({"from": source, "to": target, "count": here[target]})
+            elif kind in _WIRES:
+                wires.append({"from": source, "to": target, "kind": kind})
+        known = {target for target, _ in out}
+        for target, count in here.items():
+            if target not in known:
+                moves.append({"from": source, "to": target, "count": count})
+    return wires, moves
