@@ -51,6 +51,7 @@ GLYPHS: Mapping[str, str] = {
     "unconverted": "R in a gate: it still reads recovered channels",
     "acknowledged": "\u2713: the task acknowledged the pending checkpoint",
     "waits": "waits: the actor cannot go on (hover: what it waits for)",
+    "cycle": "cycle: on the waits-for cycle of the deadlock, stuck for good",
     "blocked": "red frame: blocked, or no credit to send",
     "actor": "yellow ring: the actor that took the last step",
     "move": "orange arrow: segments the last step moved",
@@ -121,7 +122,9 @@ def _place_glyphs(places: Iterable[Mapping[str, Any]]) -> Iterator[str]:
     for place in places:
         if place.get("blocked") or place.get("no_credit"):
             yield "blocked"
-        if place.get("waits"):
+        if place.get("cycle"):
+            yield "cycle"  # drawn instead of its waits tag
+        elif place.get("waits"):
             yield "waits"
         if place.get("collapsed"):
             yield "collapsed"

@@ -17,14 +17,17 @@ import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Simulation
+from flinkstate.sim.deadlock import DeadlockReport
 from flinkstate.views.captions import caption
-from flinkstate.views.scene import CANVAS_MODULE
+from flinkstate.views.deadlock import cycle_text
+from flinkstate.views.scene import CANVAS_MODULE, node_place
 from flinkstate.views.scene_steps import SceneSteps
 
 if TYPE_CHECKING:
@@ -32,7 +35,7 @@ if TYPE_CHECKING:
 
 #: the page around the run: controls, and the script that unpacks the run and drives the canvas
 PAGE_TEMPLATE = Path(__file__).with_name("run_page.html")
-_PLACEHOLDER = re.compile(r"__(TITLE|HEADING|SUMMARY|KEEP|GONE|MODULE|DATA)__")
+_PLACEHOLDER = re.compile(r"__(TITLE|HEADING|SUMMARY|KEEP|OPENING|GONE|MODULE|DATA)__")
 #: the page keeps a whole scene every this many steps (memory against seek time)
 KEEP_EVERY = 200
 #: what a patch of a place or the scene's top level says for a field that is gone
@@ -50,6 +53,8 @@ class PhaseRecording:
     patches: list[str] = field(default_factory=list)
     captions: list[str] = field(default_factory=list)
     ending: str = ""
+    #: the step the phase is about, which the page shows first (the deadlock, say)
+    focus: int = 0
 
     def add(self, patch: Mapping[str, Any], sentence: str) -> None:
         self.patches.append(json.dumps(patch, separators=(",", ":")))
@@ -72,6 +77,7 @@ class PhaseRecording:
                 "first": self.first,
                 "captions": self.captions,
                 "ending": self.ending,
+                "focus": self.focus,
             },
             separators=(",", ":"),
         )
@@ -151,9 +157,12 @@ def record_phase(
     *,
     ending: str = "",
     progress: Callable[[int], None] | None = None,
+    deadlock: DeadlockReport | None = None,
 ) -> PhaseRecording:
     """Step ``simulation`` from step 0 to the end of its recorded run (its history), making
-    the scene and caption of every step. The simulation ends where it was.
+    the scene and caption of every step. The simulation ends where it was. A run that
+    ``deadlock``-ed is about its deadlock: the phase opens on that step, whose scene marks the
+    places of the waits-for cycle and whose caption names it (:func:`stuck_scene`).
 
     A caption reads every item of a step (lanes folded or not); the page shows a large job's
     lanes collapsed (no kernel opens them), a scene made without the details of the places
@@ -172,15 +181,37 @@ def record_phase(
         world = simulation.model
         assert isinstance(world, NetworkWorld)
         sentence = caption(event, world, {"items": items}, {"items": scenes.items})
-        recording.add(scene_patch(shown, scenes.scene), sentence)
+        after = scenes.scene
+        if deadlock is not None and number == deadlock.step:
+            after, stuck = stuck_scene(after, world, deadlock)
+            sentence = f"{sentence} {stuck}"
+            recording.focus = number
+        recording.add(scene_patch(shown, after), sentence)
         if progress is not None:
             progress(number)
     assert simulation.step_count == target
     return recording
 
 
-def run_page(heading: str, summary: str, phases: list[PhaseRecording]) -> str:
-    """The page: heading, a line of summary, and the phases to pick from."""
+def stuck_scene(
+    scene: Mapping[str, Any], world: NetworkWorld, deadlock: DeadlockReport
+) -> tuple[dict[str, Any], str]:
+    """The scene of the step a run deadlocked at, its waits-for cycle marked: each place of an
+    actor or holder on the cycle says so (``cycle``, drawn in red), and the scene names the
+    cycle (``deadlock``); with the sentence the step's caption ends with. The cycle is the
+    deadlock report's (:mod:`flinkstate.sim.deadlock` finds it), not looked for again."""
+    on_cycle = {p for p in map(partial(node_place, world), deadlock.cycle) if p is not None}
+    if deadlock.cycle:
+        stuck = f"waits-for cycle: {cycle_text(deadlock.cycle)}"
+    else:
+        stuck = "no waits-for cycle: an actor waits for something nobody will release"
+    places = [{**p, "cycle": True} if p["id"] in on_cycle else p for p in scene["places"]]
+    return {**scene, "places": places, "deadlock": stuck}, f"Deadlocked: {stuck}."
+
+
+def run_page(heading: str, summary: str, phases: list[PhaseRecording], opening: int = 0) -> str:
+    """The page: heading, a line of summary, and the phases to pick from; it opens on phase
+    ``opening`` at the step that phase focuses on (``PhaseRecording.focus``)."""
     data = "[" + ",".join(p.to_json() for p in phases) + "]"
     packed = base64.b64encode(gzip.compress(data.encode("utf-8"), mtime=0)).decode("ascii")
     module = CANVAS_MODULE.read_text(encoding="utf-8")
@@ -189,6 +220,7 @@ def run_page(heading: str, summary: str, phases: list[PhaseRecording]) -> str:
         "__HEADING__": html.escape(heading),
         "__SUMMARY__": html.escape(summary),
         "__KEEP__": str(KEEP_EVERY),
+        "__OPENING__": str(opening),
         "__GONE__": json.dumps(GONE),
         "__MODULE__": json.dumps(module).replace("</", "<\\/"),
         "__DATA__": packed,
@@ -235,8 +267,9 @@ def scenario_page(
         ending = f"{titles[phase]}: {run.outcome.value} after {steps} steps"
         if phase == "restart":
             ending += f" (the scenario expects: {item.expected.value})"
-        if run.result is not None and run.result.deadlock is not None:
-            ending += f"; {run.result.deadlock.describe().splitlines()[0]}"
+        deadlock = None if run.result is None else run.result.deadlock
+        if deadlock is not None:
+            ending += f"; {deadlock.describe().splitlines()[0]}"
         recordings.append(
             record_phase(
                 phase,
@@ -244,17 +277,29 @@ def scenario_page(
                 simulation,
                 ending=ending,
                 progress=None if progress is None else _told(progress, phase, steps),
+                deadlock=deadlock,
             )
         )
     if not recordings:
         raise InvalidParameterError(f"{name} has no run to draw: {message}")
+    opening = _opening(recordings)
     parameters = ", ".join(f"{k}={v}" for k, v in sorted((overrides or {}).items()))
     summary = (
         f"{item.title} ({item.reference}). Seed {seed}, scheduler {scheduler}"
         + (f", {parameters}" if parameters else "")
         + ". Step through it with the buttons, the slider or play; hover anything for details."
     )
-    return run_page(f"flinkstate: {item.name}", summary, recordings)
+    return run_page(f"flinkstate: {item.name}", summary, recordings, opening)
+
+
+def _opening(recordings: list[PhaseRecording]) -> int:
+    """The phase a scenario's page opens on: the restart, what a scenario is about (at the
+    step its recording focuses on: its deadlock, else its first step), unless only the job
+    before it could run."""
+    for index, recording in enumerate(recordings):
+        if recording.name == "restart":
+            return index
+    return 0
 
 
 def topology_page(

@@ -27,6 +27,7 @@ from typing import Any
 
 from flinkstate.keygroups import assign_to_key_group
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
+from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.buffer.records import MIN_WATERMARK, StreamElementKind
 from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
 from flinkstate.runtime.checkpoint.channel.channel_state_writer import ChannelStateWriter
@@ -54,6 +55,7 @@ from flinkstate.views.ownership import (
     OwnershipPlaces,
     channel_node,
     gate_node,
+    owner_node,
     ownership_places,
     partition_node,
     subpartition_node,
@@ -344,6 +346,16 @@ def _actor_place(world: NetworkWorld, event: Event | None) -> str | None:
     if event is None:
         return None
     return _place_of_actor(world, world.actor(event.action.actor))
+
+
+def node_place(world: NetworkWorld, node: object) -> str | None:
+    """The place of a node of a waits-for graph (:mod:`flinkstate.sim.deadlock`): an actor's,
+    or that of an owner holding what an actor waits for; None for one with no place."""
+    if isinstance(node, ActorRef):
+        return _place_of_actor(world, node)
+    if isinstance(node, Owner):
+        return owner_node(world, node)
+    return None
 
 
 def _place_of_actor(world: NetworkWorld, ref: ActorRef) -> str | None:
