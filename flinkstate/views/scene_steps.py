@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from flinkstate.runtime.buffer.owners import Owner
-from flinkstate.runtime.world.actors import ActorRef
 from flinkstate.runtime.world.exploration.footprint import Resource, ResourceKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.action import Action
@@ -38,6 +37,7 @@ from flinkstate.views.ownership import (
     partition_node,
     recovery_paths,
     subpartition_node,
+    task_node,
 )
 from flinkstate.views.scene import (
     ItemGroup,
@@ -68,14 +68,11 @@ class SceneSteps:
         self.layout = layout or SceneLayout.of(world)
         self.hidden = _hidden_places(world, self.layout, ())
         self.nodes: dict[Owner, str] = {}
-        self.places_of = _places_of_resources(world, self.layout)
+        self.places_of = _places_of_resources(world)
         self.groups: dict[ItemGroup, list[dict[str, Any]]] = {}
         self.places: dict[str, dict[str, Any]] = {}
         #: how many scenes were drawn whole (every place and item anew)
         self.redrawn = 0
-        self._lanes: dict[str, set[str]] = {}
-        for place, key in self.layout.place_task.items():
-            self._lanes.setdefault(key, set()).add(place)
         self._draw(world, None, None)
 
     def step(self, simulation: Simulation, action: Action) -> Event:
@@ -174,7 +171,8 @@ class SceneSteps:
         self, world: NetworkWorld, event: Event, touched: frozenset[Resource]
     ) -> set[str] | None:
         """The places a step with footprint ``touched`` may have changed: those of the
-        resources, the ends of its moves, its actor's lane and the heap; None: any."""
+        resources (a task's own state is its place and its reader's and drainer's), the ends
+        of its moves and the heap; None: any."""
         changed = {"heap"}
         for resource in touched:
             places = self.places_of.get(resource)
@@ -187,9 +185,6 @@ class SceneSteps:
         for move in event.moves:
             changed.add(self.nodes[move.source])  # type: ignore[index]
             changed.add(self.nodes[move.target])  # type: ignore[index]
-        ref = world.actor(event.action.actor)
-        if isinstance(ref, ActorRef) and ref.task:
-            changed |= self._lanes.get(ref.task, set())
         return changed
 
     @staticmethod
@@ -205,9 +200,12 @@ class SceneSteps:
         return pending, len(world.checkpoints.completed)
 
 
-def _places_of_resources(world: NetworkWorld, layout: SceneLayout) -> dict[Resource, set[str]]:
-    """The places that show each resource a footprint names (generously: a channel's
-    resources also show on its gate, the subpartition it reads and that one's partition)."""
+def _places_of_resources(world: NetworkWorld) -> dict[Resource, set[str]]:
+    """The places that show each resource a footprint names: a task's own state shows on
+    its place and its reader's and drainer's; a channel's resources (its pipe, its state,
+    its builder) on the channel, its gate, the subpartition it reads and that one's
+    partition (a channel's credit reads the subpartition's queue); a local pool on its
+    partition, or on its gate and the gate's channels; a network pool on itself."""
     places: dict[Resource, set[str]] = {}
     partition_of = {
         sub.name: partition_node(partition)
@@ -215,11 +213,13 @@ def _places_of_resources(world: NetworkWorld, layout: SceneLayout) -> dict[Resou
         for partition in task.partitions
         for sub in partition.subpartitions
     }
-    lanes: dict[str, set[str]] = {}
-    for place, key in layout.place_task.items():
-        lanes.setdefault(key, set()).add(place)
-    for key, task in world.tasks.items():
-        places[Resource(ResourceKind.TASK, task.name)] = set(lanes.get(key, ()))
+    for task in world.tasks.values():
+        own = {task_node(task)}
+        if task.name in world.readers:
+            own.add(world.readers[task.name].name)
+        if task.name in world.drainers:
+            own.add(world.drainers[task.name].name)
+        places[Resource(ResourceKind.TASK, task.name)] = own
         for partition in task.partitions:
             node = partition_node(partition)
             places.setdefault(Resource(ResourceKind.POOL, partition.pool.name), set()).add(node)
