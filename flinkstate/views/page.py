@@ -344,6 +344,7 @@ def forecast_page(forecast: Forecast, *, progress: Callable[[int], None] | None 
         forecast.simulation,
         ending=ending,
         progress=progress,
+        deadlock=forecast.result.deadlock,
     )
     filtered = sum(s.filtered_records for s in forecast.subtasks)
     kept = sum(s.kept_records for s in forecast.subtasks)
