@@ -188,16 +188,16 @@ def build_scene(
     Its ``legend`` names the glyphs it may be drawn with (:mod:`flinkstate.views.glyphs`).
     """
     layout = layout or SceneLayout.of(world)
-    hidden = None if expanded is None else _hidden_places(world, layout, expanded)
+    hidden = None if expanded is None else hidden_places(world, layout, expanded)
     graph = ownership_places(
         world, event, layout.ownership, None if not hidden else _not_in(hidden)
     )
-    places = _places(graph, layout, world.tasks)
+    places = scene_places(graph, layout, world.tasks)
     items = scene_items(world, layout) if items is None else items
     mark_places(places, place_details(world), waiting_places(world))
     scene = scene_frame(world, event, layout, places, _wires_and_moves(graph), items)
     if hidden is not None and layout.collapsible:
-        scene = _collapsed(scene, hidden, layout.collapsible, expanded or ())
+        scene = collapsed(scene, hidden, layout.collapsible, expanded or ())
     scene["legend"] = scene_legend(scene)  # of what is drawn: folded places are not
     return scene
 
@@ -252,7 +252,7 @@ def scene_frame(
     }
 
 
-def _places(
+def scene_places(
     graph: OwnershipPlaces, layout: SceneLayout, tasks: Mapping[str, Task]
 ) -> list[dict[str, Any]]:
     """Every place shown, where the ownership graph put it, with the Flink class it stands
@@ -319,14 +319,14 @@ def _progress(progress: CheckpointInProgress, tasks: int) -> dict[str, Any]:
 def scene_items(world: NetworkWorld, layout: SceneLayout) -> list[dict[str, Any]]:
     """Every item of the world (a scene's ``items``): what a caption compares, all of them
     also where a large job's lanes are folded."""
-    return list(_ItemBuilder(world, layout).items())
+    return list(ItemBuilder(world, layout).items())
 
 
 def _not_in(hidden: Mapping[str, str]) -> Callable[[str], bool]:
     return lambda node: node not in hidden
 
 
-def _hidden_places(
+def hidden_places(
     world: NetworkWorld, layout: SceneLayout, expanded: Collection[str]
 ) -> dict[str, str]:
     """The places ``collapse_scene`` folds away with these lanes open, each with its task's
@@ -497,7 +497,7 @@ def _in_recovery(channel: Channel) -> bool:
     return channel.recovered or channel.recoverable.in_recovery
 
 
-class _ItemBuilder:
+class ItemBuilder:
     """Walks the world's containers once and makes an item of every buffer and request."""
 
     def __init__(self, world: NetworkWorld, layout: SceneLayout) -> None:
@@ -764,10 +764,10 @@ def collapse_scene(scene: Mapping[str, Any], expanded: Collection[str] = ()) -> 
             and place["kind"] != "task"
         ):
             hidden[place["id"]] = task_places[task]
-    return _collapsed(scene, hidden, collapsible, expanded)
+    return collapsed(scene, hidden, collapsible, expanded)
 
 
-def _collapsed(
+def collapsed(
     scene: Mapping[str, Any],
     hidden: Mapping[str, str],
     collapsible: Collection[str],

@@ -40,15 +40,15 @@ from flinkstate.views.ownership import (
     task_node,
 )
 from flinkstate.views.scene import (
+    ItemBuilder,
     ItemGroup,
     SceneLayout,
-    _collapsed,
-    _hidden_places,
-    _ItemBuilder,
-    _places,
+    collapsed,
+    hidden_places,
     mark_places,
     place_details,
     scene_frame,
+    scene_places,
     waiting_places,
 )
 
@@ -66,7 +66,7 @@ class SceneSteps:
 
     def __init__(self, world: NetworkWorld, layout: SceneLayout | None = None) -> None:
         self.layout = layout or SceneLayout.of(world)
-        self.hidden = _hidden_places(world, self.layout, ())
+        self.hidden = hidden_places(world, self.layout, ())
         self.nodes: dict[Owner, str] = {}
         self.places_of = _places_of_resources(world)
         self.groups: dict[ItemGroup, list[dict[str, Any]]] = {}
@@ -130,11 +130,11 @@ class SceneSteps:
                 self.held,
                 tasks,
             )
-        fresh = {p["id"]: p for p in _places(graph, layout, world.tasks)}
+        fresh = {p["id"]: p for p in scene_places(graph, layout, world.tasks)}
         waiting = waiting_places(world)
         mark_places(list(fresh.values()), place_details(world, tasks), waiting)
         places = self._merged(fresh, waiting)
-        builder = _ItemBuilder(world, layout)
+        builder = ItemBuilder(world, layout)
         self.groups = builder.grouped(
             {} if changed is None else self.groups, () if changed is None else changed
         )
@@ -143,7 +143,7 @@ class SceneSteps:
         wires_and_moves = _wires_and_moves(world, event, self.order, self.paths)
         whole = scene_frame(world, event, layout, places, wires_and_moves, self.items)
         self.scene: dict[str, Any] = (
-            whole if not layout.collapsible else _collapsed(whole, hidden, layout.collapsible, ())
+            whole if not layout.collapsible else collapsed(whole, hidden, layout.collapsible, ())
         )
         self.scene["legend"] = scene_legend(self.scene)  # as build_scene names the glyphs drawn
         self.checkpoint_key = self._checkpoint_key(world)
