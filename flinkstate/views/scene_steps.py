@@ -71,6 +71,10 @@ class SceneSteps:
         self.places_of = _places_of_resources(world)
         self.groups: dict[ItemGroup, list[dict[str, Any]]] = {}
         self.places: dict[str, dict[str, Any]] = {}
+        #: the places in the scene's order, each's position in it, and what each waited for
+        self.scene_places: list[dict[str, Any]] = []
+        self.listed: dict[str, int] = {}
+        self.waiting: dict[str, str] = {}
         #: how many scenes were drawn whole (every place and item anew)
         self.redrawn = 0
         self._draw(world, None, None)
@@ -120,6 +124,7 @@ class SceneSteps:
             )
             self.order = list(graph.nodes)
             self.paths = _FixedPaths.of(graph.edges)
+            self.listed = {}
         else:
             tasks = {layout.place_task[node] for node in changed if node in layout.place_task}
             graph = ownership_places(
@@ -140,6 +145,7 @@ class SceneSteps:
         )
         self.items = [item for group in self.groups.values() for item in group]
         self.places = {p["id"]: p for p in places}
+        self.scene_places = places
         wires_and_moves = _wires_and_moves(world, event, self.order, self.paths)
         whole = scene_frame(world, event, layout, places, wires_and_moves, self.items)
         self.scene: dict[str, Any] = (
@@ -153,18 +159,23 @@ class SceneSteps:
     ) -> list[dict[str, Any]]:
         """The places in the graph's order: those drawn anew, the others the scene before's
         (a copy where what it waits for changed, as that is asked of the whole world)."""
-        places = []
-        for node in self.order:
-            place = fresh.get(node)
-            if place is None:
-                place = self.places.get(node)
-                if place is None:  # hidden
-                    continue
-                if place.get("waits") != waiting.get(node):
-                    place = {k: v for k, v in place.items() if k != "waits"}
-                    if node in waiting:
-                        place["waits"] = waiting[node]
-            places.append(place)
+        if len(fresh) == len(self.places) or not self.listed:  # all drawn anew
+            places = [fresh[node] for node in self.order if node in fresh]
+            self.listed = {p["id"]: index for index, p in enumerate(places)}
+            self.waiting = dict(waiting)
+            return places
+        places = list(self.scene_places)
+        for node, place in fresh.items():
+            places[self.listed[node]] = place
+        before = self.waiting
+        for node in {*before, *waiting}:
+            if node in fresh or node not in self.listed or before.get(node) == waiting.get(node):
+                continue
+            place = {k: v for k, v in self.places[node].items() if k != "waits"}
+            if node in waiting:
+                place["waits"] = waiting[node]
+            places[self.listed[node]] = place
+        self.waiting = dict(waiting)
         return places
 
     def _changed_places(
@@ -261,7 +272,8 @@ class _FixedPaths:
 
     out: Mapping[str, list[Path]]
     wires: Mapping[str, list[dict[str, Any]]]
-    made: dict[str, list[dict[str, Any]]]
+    #: what is made from them once, by name (their wires in order, the nodes' positions)
+    made: dict[str, Any]
 
     @classmethod
     def of(cls, edges: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> _FixedPaths:
@@ -275,6 +287,13 @@ class _FixedPaths:
             for source, fixed in out.items()
         }
         return cls(out, wires, {})
+
+    def positions(self, order: list[str]) -> dict[str, int]:
+        """Each node's position in ``order`` (made once)."""
+        known = self.made.get("positions")
+        if known is None:
+            known = self.made["positions"] = {node: index for index, node in enumerate(order)}
+        return known
 
     def all_wires(self, order: list[str]) -> list[dict[str, Any]]:
         """The wires of the fixed paths alone, source by source in ``order`` (one list, made
@@ -310,8 +329,8 @@ def _wires_and_moves(
     recovery: dict[str, list[Path]] = {}
     for source, target, kind in recovery_paths(world):
         recovery.setdefault(source, []).append((target, kind))
-    if not moved and not recovery:
-        return paths.all_wires(order), []
+    if not recovery:
+        return _moved_over(paths, order, moved)
     wires: list[dict[str, Any]] = []
     moves: list[dict[str, Any]] = []
     for source in order:
@@ -331,4 +350,24 @@ def _wires_and_moves(
         for target, count in here.items():
             if target not in known:
                 moves.append({"from": source, "to": target, "count": count})
+    return wires, moves
+
+
+def _moved_over(
+    paths: _FixedPaths, order: list[str], moved: Mapping[str, Mapping[str, int]]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """:func:`_wires_and_moves` where no recovery path is open: the fixed wires but those a
+    move runs along, and the moves source by source in ``order``, each source's along its
+    paths first."""
+    if not moved:
+        return paths.all_wires(order), []
+    along = {(source, target) for source, targets in moved.items() for target in targets}
+    wires = [w for w in paths.all_wires(order) if (w["from"], w["to"]) not in along]
+    position = paths.positions(order)
+    moves: list[dict[str, Any]] = []
+    for source in sorted((s for s in moved if s in position), key=position.__getitem__):
+        here = moved[source]
+        out = [target for target, _ in paths.out.get(source, ())]
+        moves += [{"from": source, "to": t, "count": here[t]} for t in out if t in here]
+        moves += [{"from": source, "to": t, "count": c} for t, c in here.items() if t not in out]
     return wires, moves
