@@ -182,6 +182,8 @@ def test_a_canvas_drawn_step_by_step_shows_what_one_drawn_at_once_shows(
         for clicks in (20, 0):
             page.goto(target.as_uri())
             page.wait_for_function("document.body.dataset.ready === 'true'", timeout=60_000)
+            page.select_option("#phase", "0")  # the job before the restart the page opens on
+            _drawn(page, 0)
             _go_to(page, 320 - clicks)
             for step in range(321 - clicks, 321):
                 page.click("#step")
