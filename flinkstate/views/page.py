@@ -27,6 +27,7 @@ from flinkstate.sim.core import Simulation
 from flinkstate.sim.deadlock import DeadlockReport
 from flinkstate.views.captions import caption
 from flinkstate.views.deadlock import cycle_text
+from flinkstate.views.glyphs import scene_legend
 from flinkstate.views.scene import CANVAS_MODULE, node_place
 from flinkstate.views.scene_steps import SceneSteps
 
@@ -206,7 +207,9 @@ def stuck_scene(
     else:
         stuck = "no waits-for cycle: an actor waits for something nobody will release"
     places = [{**p, "cycle": True} if p["id"] in on_cycle else p for p in scene["places"]]
-    return {**scene, "places": places, "deadlock": stuck}, f"Deadlocked: {stuck}."
+    marked = {**scene, "places": places, "deadlock": stuck}
+    marked["legend"] = scene_legend(marked)  # its cycle tag too
+    return marked, f"Deadlocked: {stuck}."
 
 
 def run_page(heading: str, summary: str, phases: list[PhaseRecording], opening: int = 0) -> str:

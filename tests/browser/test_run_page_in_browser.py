@@ -75,6 +75,7 @@ def test_a_run_page_steps_offline(browser: Browser, tmp_path: Path, artifacts: P
         assert start["step"] == int(page.get_attribute("#slider", "max") or 0) > 0
         assert "waits-for cycle" in str(start["caption"])
         assert "waits-for cycle" in page.inner_text(".flinkstate-deadlock")
+        assert page.locator('[data-glyph="cycle"]').count() >= 1
         assert start["places"] > 20
         page.wait_for_timeout(500)
         page.screenshot(path=artifacts / "run-page-opened.png", full_page=True)

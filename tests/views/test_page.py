@@ -173,6 +173,7 @@ def test_a_deadlocking_scenario_s_page_opens_on_its_deadlock_with_the_cycle() ->
     cycle = [p["id"] for p in scene["places"] if p.get("cycle")]
     assert cycle == ["channel-state-reader counter[0]"]  # the reader waits on itself
     assert "waits-for cycle" in scene["deadlock"]
+    assert "cycle" in [glyph for glyph, _ in scene["legend"]]  # the legend says what it is
     job = phases[0]
     assert job["name"] == "job"
     assert job["focus"] == 0  # nothing stuck before the restart
