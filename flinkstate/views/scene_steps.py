@@ -27,7 +27,7 @@ from flinkstate.runtime.world.exploration.footprint import Resource, ResourceKin
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event, Simulation
-from flinkstate.views.glyphs import scene_legend
+from flinkstate.views.glyphs import in_legend_order, item_glyphs, place_glyphs, scene_legend
 from flinkstate.views.ownership import (
     channel_node,
     gate_node,
@@ -75,6 +75,9 @@ class SceneSteps:
         self.scene_places: list[dict[str, Any]] = []
         self.listed: dict[str, int] = {}
         self.waiting: dict[str, str] = {}
+        #: the glyph classes of the items in each place, and of each place (with the place)
+        self.item_classes: dict[str, frozenset[str]] = {}
+        self.place_classes: dict[str, tuple[dict[str, Any], frozenset[str]]] = {}
         #: how many scenes were drawn whole (every place and item anew)
         self.redrawn = 0
         self._draw(world, None, None)
@@ -151,8 +154,35 @@ class SceneSteps:
         self.scene: dict[str, Any] = (
             whole if not layout.collapsible else collapsed(whole, hidden, layout.collapsible, ())
         )
-        self.scene["legend"] = scene_legend(self.scene)  # as build_scene names the glyphs drawn
+        # the glyphs it may be drawn with, as build_scene names them (those of the places and
+        # items kept found before; a folded job's, whose places are folded anew, afresh)
+        classes = None if layout.collapsible else in_legend_order(self._glyphs(changed), whole)
+        self.scene["legend"] = scene_legend(self.scene, classes)
         self.checkpoint_key = self._checkpoint_key(world)
+
+    def _glyphs(self, changed: set[str] | None) -> set[str]:
+        """The glyph classes of the scene's items and places: the items' found anew for the
+        places in ``changed`` (place by place: ``overflow`` is a place's), a place's for each
+        place object not seen before."""
+        if changed is None:
+            self.item_classes = {}
+        else:
+            for place in changed:
+                self.item_classes.pop(place, None)
+        fresh: dict[str, list[dict[str, Any]]] = {}
+        for (_, place), items in self.groups.items():
+            if changed is None or place in changed:
+                fresh.setdefault(place, []).extend(items)
+        for place, items in fresh.items():
+            self.item_classes[place] = frozenset(item_glyphs(items))
+        present: set[str] = set().union(*self.item_classes.values())
+        for shown in self.scene_places:
+            known = self.place_classes.get(shown["id"])
+            if known is None or known[0] is not shown:
+                known = (shown, frozenset(place_glyphs((shown,))))
+                self.place_classes[shown["id"]] = known
+            present |= known[1]
+        return present
 
     def _merged(
         self, fresh: Mapping[str, dict[str, Any]], waiting: Mapping[str, str]
