@@ -23,6 +23,8 @@ const CHECKPOINT = "#6a3d9a";
 const RECOVERED = "#d97706";
 const BLOCKED = "#d62728";
 const ACTOR = "#facc15";
+// an actor on the waits-for cycle of a deadlock: the alert red, on a tag (blocked is a frame)
+const CYCLE = BLOCKED;
 // what a tour's stop points at: palette.HIGHLIGHT, a hue and a shape (corner marks) no state has
 const HIGHLIGHT = "#ff00ff";
 const KIND_WIDTH = {
@@ -316,6 +318,7 @@ function render({ model, el: root }) {
       case "unconverted": return box(`<text x="9" y="12" text-anchor="middle" font-size="10" font-weight="700" fill="${RECOVERED}">R</text>`);
       case "acknowledged": return box(`<text x="9" y="12" text-anchor="middle" font-size="12" fill="${CHECKPOINT}">\u2713</text>`);
       case "waits": return box('<rect x="0" y="3" width="18" height="10" rx="3" fill="#f59e0b"/>');
+      case "cycle": return box(`<rect x="0" y="3" width="18" height="10" rx="3" fill="${CYCLE}"/>`);
       case "blocked": return box(`<rect x="1" y="2" width="16" height="12" rx="3" fill="#ffffff" stroke="${BLOCKED}" stroke-width="2.2"/>`);
       case "actor": return box(`<rect x="1.5" y="1.5" width="15" height="13" rx="4" fill="none" stroke="${ACTOR}" stroke-width="3"/>`);
       case "move": return box('<line x1="1" y1="8" x2="15" y2="8" stroke="#f59e0b" stroke-width="2" marker-end="url(#fs-arrow)"/>');
@@ -491,11 +494,12 @@ function render({ model, el: root }) {
     return r;
   }
 
-  // a waiting actor: a small amber tag, what it waits for on hover
+  // a waiting actor: a small amber tag, what it waits for on hover; one on the waits-for
+  // cycle of a deadlock: a red tag saying "cycle"
   const WAITS_W = 30;
-  function waitsMark(g2, right, bottom) {
-    glyph(el("rect", { x: right - WAITS_W, y: bottom - 11, width: WAITS_W, height: 11, rx: 3, fill: "#f59e0b" }, g2), "waits");
-    text(g2, right - WAITS_W / 2, bottom - 2.5, "waits", { "text-anchor": "middle", "font-size": 8.5, fill: "#fff", "font-weight": 700 });
+  function waitsMark(g2, right, bottom, cycle) {
+    glyph(el("rect", { x: right - WAITS_W, y: bottom - 11, width: WAITS_W, height: 11, rx: 3, fill: cycle ? CYCLE : "#f59e0b" }, g2), cycle ? "cycle" : "waits");
+    text(g2, right - WAITS_W / 2, bottom - 2.5, cycle ? "cycle" : "waits", { "text-anchor": "middle", "font-size": 8.5, fill: "#fff", "font-weight": 700 });
   }
 
   // draws place p; returns, for a queue, where its items may start (right of its label)
@@ -547,7 +551,7 @@ function render({ model, el: root }) {
     glyph(frame(g2, x, y - h / 2, w, h, p, { fill: "#f3f4f6", dash: "4 2" }), "collapsed");
     label(g2, x + 6, y - h / 2 + 14, [`\u25b8 ${p.label}`, [`\u25b8 ${p.label}`, 10], `\u25b8 ${(p.label || "").replace(/^.*(\[\d+\])$/, "$1")}`], w - 12, { "font-size": 12, "font-weight": 600, fill: "#374151" });
     label(g2, x + 6, y - h / 2 + 27, [`in ${p.collapsed.in} · out ${p.collapsed.out}`, `${p.collapsed.in} · ${p.collapsed.out}`], w - 12, { ...SMALL, "font-size": 10.5 });
-    if (p.waits) waitsMark(g2, x + w - 3, y - h / 2);
+    if (p.waits || p.cycle) waitsMark(g2, x + w - 3, y - h / 2, p.cycle);
     if (typeof model.send === "function") {
       g2.style.cursor = "pointer";
       g2.addEventListener("click", () => model.send({ expand: p.task }));
@@ -577,7 +581,7 @@ function render({ model, el: root }) {
       fold.style.cursor = "pointer";
       fold.addEventListener("click", (e) => { e.stopPropagation(); model.send({ collapse: p.task }); });
     }
-    if (p.waits) waitsMark(g2, x + w - 3, y - h / 2);
+    if (p.waits || p.cycle) waitsMark(g2, x + w - 3, y - h / 2, p.cycle);
   }
 
   // a queue (a subpartition, a channel, a writer's requests): a label at the left, as long as
@@ -654,8 +658,8 @@ function render({ model, el: root }) {
       const done = p.finished ? " · done" : "";
       words = [`${name}${files}${done}`, `${name}${done}`, name];
     }
-    label(g2, x + 4, y + 4, words, w - 8 - (p.waits ? WAITS_W + 4 : 0), { "font-size": 10, fill: "#9a3412" });
-    if (p.waits) waitsMark(g2, x + w - 3, y + 6);
+    label(g2, x + 4, y + 4, words, w - 8 - (p.waits || p.cycle ? WAITS_W + 4 : 0), { "font-size": 10, fill: "#9a3412" });
+    if (p.waits || p.cycle) waitsMark(g2, x + w - 3, y + 6, p.cycle);
   }
 
   // -- items -------------------------------------------------------------------------------
@@ -921,6 +925,13 @@ function render({ model, el: root }) {
   function drawBroken(scene) {
     const list = scene.violations || [];
     broken.replaceChildren();
+    if (scene.deadlock) {
+      const row = document.createElement("div");
+      row.className = "flinkstate-deadlock";
+      row.style.cssText = "padding:4px 10px;background:#fef2f2;border-left:4px solid #dc2626;border-radius:3px;color:#7f1d1d;margin-bottom:3px;";
+      row.innerHTML = `<b>deadlock</b> — ${escapeHtml(scene.deadlock)}`;
+      broken.appendChild(row);
+    }
     for (const violation of list) {
       const row = document.createElement("div");
       row.style.cssText = "padding:4px 10px;background:#fef2f2;border-left:4px solid #dc2626;border-radius:3px;color:#7f1d1d;margin-bottom:3px;";

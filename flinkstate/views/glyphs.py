@@ -51,6 +51,7 @@ GLYPHS: Mapping[str, str] = {
     "unconverted": "R in a gate: it still reads recovered channels",
     "acknowledged": "\u2713: the task acknowledged the pending checkpoint",
     "waits": "waits: the actor cannot go on (hover: what it waits for)",
+    "cycle": "cycle: on the waits-for cycle of the deadlock, stuck for good",
     "blocked": "red frame: blocked, or no credit to send",
     "actor": "yellow ring: the actor that took the last step",
     "move": "orange arrow: segments the last step moved",
@@ -63,8 +64,17 @@ def glyph_classes(scene: Mapping[str, Any]) -> list[str]:
     """The glyph classes the canvas may draw for ``scene``, in legend order; ``highlight``
     always (the tour's highlight is not part of a scene: the canvas shows it when it rings
     something)."""
-    present = set(_item_glyphs(scene.get("items", ())))
-    present.update(_place_glyphs(scene.get("places", ())))
+    present = set(item_glyphs(scene.get("items", ())))
+    present.update(place_glyphs(scene.get("places", ())))
+    return in_legend_order(present, scene)
+
+
+def in_legend_order(present: set[str], scene: Mapping[str, Any]) -> list[str]:
+    """The classes ``present`` in a scene's items and places, with those of its actor and
+    moves and ``highlight``, in legend order (a caller that keeps the classes of the items
+    and places step by step gives them: the items' are found place by place, as ``overflow``
+    is a place's)."""
+    present = set(present)
     if scene.get("actor") is not None:
         present.add("actor")
     if scene.get("moves"):
@@ -73,12 +83,14 @@ def glyph_classes(scene: Mapping[str, Any]) -> list[str]:
     return [glyph for glyph in GLYPHS if glyph in present]
 
 
-def scene_legend(scene: Mapping[str, Any]) -> list[list[str]]:
-    """The scene's ``legend``: ``[glyph class, words]`` for each class it may be drawn with."""
-    return [[glyph, GLYPHS[glyph]] for glyph in glyph_classes(scene)]
+def scene_legend(scene: Mapping[str, Any], classes: list[str] | None = None) -> list[list[str]]:
+    """The scene's ``legend``: ``[glyph class, words]`` for each class it may be drawn with
+    (``classes``, where the caller found them: :func:`in_legend_order`)."""
+    found = glyph_classes(scene) if classes is None else classes
+    return [[glyph, GLYPHS[glyph]] for glyph in found]
 
 
-def _item_glyphs(items: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+def item_glyphs(items: Iterable[Mapping[str, Any]]) -> Iterator[str]:
     queued: set[str] = set()
     for item in items:
         shape = item["kind"]  # a scene item's kind, not an action's
@@ -117,11 +129,13 @@ def _buffer_glyphs(item: Mapping[str, Any]) -> Iterator[str]:
 _GAUGED = frozenset({"result-partition", "input-gate", "network-pool"})
 
 
-def _place_glyphs(places: Iterable[Mapping[str, Any]]) -> Iterator[str]:
+def place_glyphs(places: Iterable[Mapping[str, Any]]) -> Iterator[str]:
     for place in places:
         if place.get("blocked") or place.get("no_credit"):
             yield "blocked"
-        if place.get("waits"):
+        if place.get("cycle"):
+            yield "cycle"  # drawn instead of its waits tag
+        elif place.get("waits"):
             yield "waits"
         if place.get("collapsed"):
             yield "collapsed"

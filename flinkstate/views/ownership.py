@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, cast
@@ -173,24 +173,26 @@ def ownership_places(
     event: Event | None = None,
     layout: OwnershipLayout | None = None,
     shown: Callable[[str], bool] | None = None,
+    held: Mapping[str, Counter[OwnerKind]] | None = None,
+    tasks: Collection[str] | None = None,
 ) -> OwnershipPlaces:
     """The world at its current step as nodes that hold segments and edges that carry data;
     nodes ``shown`` rejects are left out (None), their edges kept.
 
     ``event`` (the step just taken) adds its segment moves as ``move`` edges with a count.
+    ``held``: :func:`held_by_node`, where the caller keeps it up to date from the steps'
+    moves (counting 8,000 segments at every step was most of a page's cost). ``tasks``: the
+    keys of the tasks whose places are wanted (the others' are not walked at all), if not all:
+    then only nodes are made, no edges (a caller that keeps the paths from a whole graph).
     """
     layout = layout or OwnershipLayout.of(world)
-    held: dict[str, Counter[OwnerKind]] = {}
-    for owner, count in Counter(world.owner).items():
-        node = owner_node(world, owner)
-        if node not in held:
-            held[node] = Counter()
-        held[node][owner.kind] += count
+    if held is None:
+        held = held_by_node(world, Counter(world.owner).items())
     shared: Counter[str] = Counter()
     for sharers in world.shares.values():
         for sharer in sharers:
             shared[owner_node(world, sharer)] += 1
-    places = _PlacesBuilder(world, layout, shown, held, shared)
+    places = _PlacesBuilder(world, layout, shown, held, shared, paths=tasks is None)
     for nbp in world.network_pools.values():
         places.add(
             nbp.name,
@@ -200,7 +202,8 @@ def ownership_places(
             capacity=nbp.total,
         )
     for key, task in world.tasks.items():
-        places.add_task(key, task)
+        if tasks is None or key in tasks:
+            places.add_task(key, task)
     places.add_recovery()
     places.add(
         "heap",
@@ -211,6 +214,22 @@ def ownership_places(
     if event is not None:
         places.add_moves(event)
     return OwnershipPlaces(places.nodes, places.edges)
+
+
+def held_by_node(
+    world: NetworkWorld, owners: Iterable[tuple[Owner, int]]
+) -> dict[str, Counter[OwnerKind]]:
+    """How many segments each node holds, by owner kind, from each owner's count (owners
+    holding none left out)."""
+    held: dict[str, Counter[OwnerKind]] = {}
+    for owner, count in owners:
+        if not count:
+            continue
+        node = owner_node(world, owner)
+        if node not in held:
+            held[node] = Counter()
+        held[node][owner.kind] += count
+    return held
 
 
 #: what a place that holds no segment holds (read, never written)
@@ -225,8 +244,10 @@ class _PlacesBuilder:
     world: NetworkWorld
     layout: OwnershipLayout
     shown: Callable[[str], bool] | None
-    held: dict[str, Counter[OwnerKind]]
+    held: Mapping[str, Counter[OwnerKind]]
     shared: Counter[str]
+    #: whether edges are made (not where only some tasks' nodes are wanted)
+    paths: bool = True
     nodes: dict[str, dict[str, Any] | None] = field(default_factory=dict)
     edges: dict[str, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
@@ -273,6 +294,8 @@ class _PlacesBuilder:
     def edge(self, source: str, target: str, **attributes: Any) -> None:
         """An edge, its ends named as nodes if they are not yet; a later edge between the same
         two updates it (as networkx's ``add_edge`` does)."""
+        if not self.paths:
+            return
         self.nodes.setdefault(source, None)
         self.nodes.setdefault(target, None)
         self.edges.setdefault(source, {}).setdefault(target, {}).update(attributes)
@@ -325,10 +348,6 @@ class _PlacesBuilder:
         world = self.world
         for reader in world.readers.values():
             self.add(reader.name, "channel-state-reader", "", partial(_reader_details, reader))
-            task = world.task_named(reader.task)
-            for gate in task.gates:
-                if not gate.converted:
-                    self.edge(reader.name, gate_node(gate), kind="restore")
         for drainer in world.drainers.values():
             self.add(
                 drainer.name,
@@ -336,10 +355,8 @@ class _PlacesBuilder:
                 "",
                 partial(_drainer_details, world, drainer),
             )
-            if drainer.installed and not drainer.finished:
-                task = world.task_named(drainer.task)
-                for gate in task.gates:
-                    self.edge(drainer.name, gate_node(gate), kind="drain")
+        for source, target, kind in recovery_paths(world):
+            self.edge(source, target, kind=kind)
         for writer in world.writers.values():
             self.add(
                 writer.name,
@@ -358,6 +375,22 @@ class _PlacesBuilder:
         for (source, target), count in moves.items():
             if source != target:
                 self.edge(source, target, kind="move", count=count)
+
+
+def recovery_paths(world: NetworkWorld) -> Iterator[tuple[str, str, str]]:
+    """The data paths of recovery as (source, target, kind): each channel-state reader to
+    the gates of its task still recovering (``restore``), each drainer installed and not
+    finished to its task's gates (``drain``); they come and go as recovery goes on."""
+    for reader in world.readers.values():
+        task = world.task_named(reader.task)
+        for gate in task.gates:
+            if not gate.converted:
+                yield reader.name, gate_node(gate), "restore"
+    for drainer in world.drainers.values():
+        if drainer.installed and not drainer.finished:
+            task = world.task_named(drainer.task)
+            for gate in task.gates:
+                yield drainer.name, gate_node(gate), "drain"
 
 
 def ownership_graph(

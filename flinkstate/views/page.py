@@ -17,21 +17,26 @@ import json
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Simulation
+from flinkstate.sim.deadlock import DeadlockReport
 from flinkstate.views.captions import caption
-from flinkstate.views.scene import CANVAS_MODULE, SceneLayout, build_scene, scene_items
+from flinkstate.views.deadlock import cycle_text
+from flinkstate.views.glyphs import scene_legend
+from flinkstate.views.scene import CANVAS_MODULE, node_place
+from flinkstate.views.scene_steps import SceneSteps
 
 if TYPE_CHECKING:
     from flinkstate.lab.forecast import Forecast
 
 #: the page around the run: controls, and the script that unpacks the run and drives the canvas
 PAGE_TEMPLATE = Path(__file__).with_name("run_page.html")
-_PLACEHOLDER = re.compile(r"__(TITLE|HEADING|SUMMARY|KEEP|GONE|MODULE|DATA)__")
+_PLACEHOLDER = re.compile(r"__(TITLE|HEADING|SUMMARY|KEEP|OPENING|GONE|MODULE|DATA)__")
 #: the page keeps a whole scene every this many steps (memory against seek time)
 KEEP_EVERY = 200
 #: what a patch of a place or the scene's top level says for a field that is gone
@@ -49,6 +54,8 @@ class PhaseRecording:
     patches: list[str] = field(default_factory=list)
     captions: list[str] = field(default_factory=list)
     ending: str = ""
+    #: the step the phase is about, which the page shows first (the deadlock, say)
+    focus: int = 0
 
     def add(self, patch: Mapping[str, Any], sentence: str) -> None:
         self.patches.append(json.dumps(patch, separators=(",", ":")))
@@ -71,6 +78,7 @@ class PhaseRecording:
                 "first": self.first,
                 "captions": self.captions,
                 "ending": self.ending,
+                "focus": self.focus,
             },
             separators=(",", ":"),
         )
@@ -97,7 +105,7 @@ def scene_patch(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str
         if old is None:
             places[place["id"]] = dict(place)
             continue
-        if old == place:  # most places, most steps: compared whole, in C
+        if old is place or old == place:  # most places, most steps: the same, or compared in C
             continue
         changed = {k: v for k, v in place.items() if old.get(k) != v}
         changed.update({k: GONE for k in old if k not in place})
@@ -107,7 +115,9 @@ def scene_patch(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str
         patch["p"] = places
     old_items = {i["id"]: i for i in before["items"]}
     new_ids = {i["id"] for i in after["items"]}
-    changed_items = [i for i in after["items"] if old_items.get(i["id"]) != i]
+    changed_items = [
+        i for i in after["items"] if (old := old_items.get(i["id"])) is not i and old != i
+    ]
     if changed_items:
         patch["i"] = changed_items
     removed = [key for key in old_items if key not in new_ids]
@@ -148,9 +158,12 @@ def record_phase(
     *,
     ending: str = "",
     progress: Callable[[int], None] | None = None,
+    deadlock: DeadlockReport | None = None,
 ) -> PhaseRecording:
     """Step ``simulation`` from step 0 to the end of its recorded run (its history), making
-    the scene and caption of every step. The simulation ends where it was.
+    the scene and caption of every step. The simulation ends where it was. A run that
+    ``deadlock``-ed is about its deadlock: the phase opens on that step, whose scene marks the
+    places of the waits-for cycle and whose caption names it (:func:`stuck_scene`).
 
     A caption reads every item of a step (lanes folded or not); the page shows a large job's
     lanes collapsed (no kernel opens them), a scene made without the details of the places
@@ -161,28 +174,47 @@ def record_phase(
     simulation.goto(0)
     world = simulation.model
     assert isinstance(world, NetworkWorld)
-    layout = SceneLayout.of(world)
-    items = scene_items(world, layout)
-    shown = build_scene(world, None, layout, expanded=(), items=items)
-    recording = PhaseRecording(name, title, shown, ending=ending)
+    scenes = SceneSteps(world)
+    recording = PhaseRecording(name, title, scenes.scene, ending=ending)
     for number, action in enumerate(history, start=1):
-        event = simulation.step(action)
-        assert event is not None
+        items, shown = scenes.items, scenes.scene
+        event = scenes.step(simulation, action)
         world = simulation.model
         assert isinstance(world, NetworkWorld)
-        after = scene_items(world, layout)
-        shown_after = build_scene(world, event, layout, expanded=(), items=after)
-        sentence = caption(event, world, {"items": items}, {"items": after})
-        recording.add(scene_patch(shown, shown_after), sentence)
-        items, shown = after, shown_after
+        sentence = caption(event, world, {"items": items}, {"items": scenes.items})
+        after = scenes.scene
+        if deadlock is not None and number == deadlock.step:
+            after, stuck = stuck_scene(after, world, deadlock)
+            sentence = f"{sentence} {stuck}"
+            recording.focus = number
+        recording.add(scene_patch(shown, after), sentence)
         if progress is not None:
             progress(number)
     assert simulation.step_count == target
     return recording
 
 
-def run_page(heading: str, summary: str, phases: list[PhaseRecording]) -> str:
-    """The page: heading, a line of summary, and the phases to pick from."""
+def stuck_scene(
+    scene: Mapping[str, Any], world: NetworkWorld, deadlock: DeadlockReport
+) -> tuple[dict[str, Any], str]:
+    """The scene of the step a run deadlocked at, its waits-for cycle marked: each place of an
+    actor or holder on the cycle says so (``cycle``, drawn in red), and the scene names the
+    cycle (``deadlock``); with the sentence the step's caption ends with. The cycle is the
+    deadlock report's (:mod:`flinkstate.sim.deadlock` finds it), not looked for again."""
+    on_cycle = {p for p in map(partial(node_place, world), deadlock.cycle) if p is not None}
+    if deadlock.cycle:
+        stuck = f"waits-for cycle: {cycle_text(deadlock.cycle)}"
+    else:
+        stuck = "no waits-for cycle: an actor waits for something nobody will release"
+    places = [{**p, "cycle": True} if p["id"] in on_cycle else p for p in scene["places"]]
+    marked = {**scene, "places": places, "deadlock": stuck}
+    marked["legend"] = scene_legend(marked)  # its cycle tag too
+    return marked, f"Deadlocked: {stuck}."
+
+
+def run_page(heading: str, summary: str, phases: list[PhaseRecording], opening: int = 0) -> str:
+    """The page: heading, a line of summary, and the phases to pick from; it opens on phase
+    ``opening`` at the step that phase focuses on (``PhaseRecording.focus``)."""
     data = "[" + ",".join(p.to_json() for p in phases) + "]"
     packed = base64.b64encode(gzip.compress(data.encode("utf-8"), mtime=0)).decode("ascii")
     module = CANVAS_MODULE.read_text(encoding="utf-8")
@@ -191,6 +223,7 @@ def run_page(heading: str, summary: str, phases: list[PhaseRecording]) -> str:
         "__HEADING__": html.escape(heading),
         "__SUMMARY__": html.escape(summary),
         "__KEEP__": str(KEEP_EVERY),
+        "__OPENING__": str(opening),
         "__GONE__": json.dumps(GONE),
         "__MODULE__": json.dumps(module).replace("</", "<\\/"),
         "__DATA__": packed,
@@ -237,8 +270,9 @@ def scenario_page(
         ending = f"{titles[phase]}: {run.outcome.value} after {steps} steps"
         if phase == "restart":
             ending += f" (the scenario expects: {item.expected.value})"
-        if run.result is not None and run.result.deadlock is not None:
-            ending += f"; {run.result.deadlock.describe().splitlines()[0]}"
+        deadlock = None if run.result is None else run.result.deadlock
+        if deadlock is not None:
+            ending += f"; {deadlock.describe().splitlines()[0]}"
         recordings.append(
             record_phase(
                 phase,
@@ -246,17 +280,29 @@ def scenario_page(
                 simulation,
                 ending=ending,
                 progress=None if progress is None else _told(progress, phase, steps),
+                deadlock=deadlock,
             )
         )
     if not recordings:
         raise InvalidParameterError(f"{name} has no run to draw: {message}")
+    opening = _opening(recordings)
     parameters = ", ".join(f"{k}={v}" for k, v in sorted((overrides or {}).items()))
     summary = (
         f"{item.title} ({item.reference}). Seed {seed}, scheduler {scheduler}"
         + (f", {parameters}" if parameters else "")
         + ". Step through it with the buttons, the slider or play; hover anything for details."
     )
-    return run_page(f"flinkstate: {item.name}", summary, recordings)
+    return run_page(f"flinkstate: {item.name}", summary, recordings, opening)
+
+
+def _opening(recordings: list[PhaseRecording]) -> int:
+    """The phase a scenario's page opens on: the restart, what a scenario is about (at the
+    step its recording focuses on: its deadlock, else its first step), unless only the job
+    before it could run."""
+    for index, recording in enumerate(recordings):
+        if recording.name == "restart":
+            return index
+    return 0
 
 
 def topology_page(
@@ -301,6 +347,7 @@ def forecast_page(forecast: Forecast, *, progress: Callable[[int], None] | None 
         forecast.simulation,
         ending=ending,
         progress=progress,
+        deadlock=forecast.result.deadlock,
     )
     filtered = sum(s.filtered_records for s in forecast.subtasks)
     kept = sum(s.kept_records for s in forecast.subtasks)

@@ -29,6 +29,7 @@ from typing import Any
 from flinkstate.keygroups import assign_to_key_group
 from flinkstate.runtime.actor_ref import ActorKind, ActorRef
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
+from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.buffer.records import MIN_WATERMARK, StreamElementKind
 from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
 from flinkstate.runtime.checkpoint.channel.channel_state_writer import ChannelStateWriter
@@ -56,6 +57,7 @@ from flinkstate.views.ownership import (
     OwnershipPlaces,
     channel_node,
     gate_node,
+    owner_node,
     ownership_places,
     partition_node,
     subpartition_node,
@@ -207,22 +209,46 @@ def build_scene(
     Its ``legend`` names the glyphs it may be drawn with (:mod:`flinkstate.views.glyphs`).
     """
     layout = layout or SceneLayout.of(world)
-    hidden = None if expanded is None else _hidden_places(world, layout, expanded)
+    hidden = None if expanded is None else hidden_places(world, layout, expanded)
     graph = ownership_places(
         world, event, layout.ownership, None if not hidden else _not_in(hidden)
     )
-    places = _places(graph, layout, world.tasks)
-    wires, moves = _wires_and_moves(graph)
+    places = scene_places(graph, layout, world.tasks)
     items = scene_items(world, layout) if items is None else items
-    details = _place_details(world)
+    mark_places(places, place_details(world), waiting_places(world))
+    scene = scene_frame(world, event, layout, places, _wires_and_moves(graph), items)
+    if hidden is not None and layout.collapsible:
+        scene = collapsed(scene, hidden, layout.collapsible, expanded or ())
+    scene["legend"] = scene_legend(scene)  # of what is drawn: folded places are not
+    return scene
+
+
+def mark_places(
+    places: list[dict[str, Any]],
+    details: Mapping[str, Mapping[str, Any]],
+    waiting: Mapping[str, str],
+) -> None:
+    """Put into each place the figures drawn inside it and what it waits for, if anything."""
     for place in places:
         place.update(details.get(place["id"], {}))
-    waiting = _waiting_places(world)
     for place in places:
         if place["id"] in waiting:
             place["waits"] = waiting[place["id"]]
+
+
+def scene_frame(
+    world: NetworkWorld,
+    event: Event | None,
+    layout: SceneLayout,
+    places: list[dict[str, Any]],
+    wires_and_moves: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+    items: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """The scene around its places, wires, moves and items: the step, the job's exchanges
+    and columns, the actor, the checkpoint in progress and the run's verdicts so far."""
+    wires, moves = wires_and_moves
     progress = world.checkpoints.pending
-    scene: dict[str, Any] = {
+    return {
         "version": SCENE_VERSION,
         "step": world.step,
         "exchanges": [
@@ -246,13 +272,9 @@ def build_scene(
         "job_failed": world.checkpoints.job_failed,
         "violations": [str(v) for v in world.violations[:3]],
     }
-    if hidden is not None and layout.collapsible:
-        scene = _collapsed(scene, hidden, layout.collapsible, expanded or ())
-    scene["legend"] = scene_legend(scene)  # of what is drawn: folded places are not
-    return scene
 
 
-def _places(
+def scene_places(
     graph: OwnershipPlaces, layout: SceneLayout, tasks: Mapping[str, Task]
 ) -> list[dict[str, Any]]:
     """Every place shown, where the ownership graph put it, with the Flink class it stands
@@ -319,14 +341,14 @@ def _progress(progress: CheckpointInProgress, tasks: int) -> dict[str, Any]:
 def scene_items(world: NetworkWorld, layout: SceneLayout) -> list[dict[str, Any]]:
     """Every item of the world (a scene's ``items``): what a caption compares, all of them
     also where a large job's lanes are folded."""
-    return list(_ItemBuilder(world, layout).items())
+    return list(ItemBuilder(world, layout).items())
 
 
 def _not_in(hidden: Mapping[str, str]) -> Callable[[str], bool]:
     return lambda node: node not in hidden
 
 
-def _hidden_places(
+def hidden_places(
     world: NetworkWorld, layout: SceneLayout, expanded: Collection[str]
 ) -> dict[str, str]:
     """The places ``collapse_scene`` folds away with these lanes open, each with its task's
@@ -348,6 +370,16 @@ def _actor_place(world: NetworkWorld, event: Event | None) -> str | None:
     return _place_of_actor(world, world.actor(event.action.actor))
 
 
+def node_place(world: NetworkWorld, node: object) -> str | None:
+    """The place of a node of a waits-for graph (:mod:`flinkstate.sim.deadlock`): an actor's,
+    or that of an owner holding what an actor waits for; None for one with no place."""
+    if isinstance(node, ActorRef):
+        return _place_of_actor(world, node)
+    if isinstance(node, Owner):
+        return owner_node(world, node)
+    return None
+
+
 def _place_of_actor(world: NetworkWorld, ref: ActorRef) -> str | None:
     if ref.kind is ActorKind.TASK:
         return task_node(world.tasks[ref.task])
@@ -362,7 +394,7 @@ def _place_of_actor(world: NetworkWorld, ref: ActorRef) -> str | None:
     return None
 
 
-def _waiting_places(world: NetworkWorld) -> dict[str, str]:
+def waiting_places(world: NetworkWorld) -> dict[str, str]:
     """Places of actors that cannot proceed now, with what they wait for. A running task
     with nothing to write is just idle until data comes, which is not worth a mark; one that
     waits for a buffer (back-pressure) or for its recovery to move on is."""
@@ -383,14 +415,19 @@ def _waiting_places(world: NetworkWorld) -> dict[str, str]:
     return places
 
 
-def _place_details(world: NetworkWorld) -> dict[str, dict[str, Any]]:
-    """Figures the canvas draws inside a place: gauges, credit and backlog, phases."""
+def place_details(
+    world: NetworkWorld, tasks: Collection[str] | None = None
+) -> dict[str, dict[str, Any]]:
+    """Figures the canvas draws inside a place: gauges, credit and backlog, phases; of the
+    places in the lanes of ``tasks`` only (keys in ``world.tasks``), if given."""
     details: dict[str, dict[str, Any]] = {}
     for network_pool in world.network_pools.values():
         details[network_pool.name] = {
             "gauge": [network_pool.total - len(network_pool.free), network_pool.total]
         }
-    for task in world.tasks.values():
+    for key, task in world.tasks.items():
+        if tasks is not None and key not in tasks:
+            continue
         progress = world.checkpoints.pending
         details[task_node(task)] = {
             "phase": task.phase,
@@ -459,13 +496,30 @@ def _place_details(world: NetworkWorld) -> dict[str, dict[str, Any]]:
     return details
 
 
+#: a container's items in a scene: its lane and its place
+ItemGroup = tuple[Lane, str]
+
+
+def _holding_place(holding: Holding) -> str:
+    """The place whose items a container's are (as the item builder draws them)."""
+    container = holding[2]
+    if isinstance(container, Subpartition):
+        return subpartition_node(container)
+    if isinstance(container, Channel):
+        return channel_node(container)
+    if isinstance(container, Task):
+        return task_node(container)
+    name: str = container.name
+    return name
+
+
 def _in_recovery(channel: Channel) -> bool:
     """A recovered channel, or (V2) one whose drained state is still ahead of its data: only
     then are its recovered and stashed buffers drawn."""
     return channel.recovered or channel.recoverable.in_recovery
 
 
-class _ItemBuilder:
+class ItemBuilder:
     """Walks the world's containers once and makes an item of every buffer and request."""
 
     def __init__(self, world: NetworkWorld, layout: SceneLayout) -> None:
@@ -480,13 +534,32 @@ class _ItemBuilder:
         """An item per buffer and write request, container by container in the order of the
         world's one walk over them (:func:`~flinkstate.runtime.world.holdings.holdings`); free
         segments are counts on their places, not items."""
+        draws = self._draws()
         for holding in holdings(self.world, network_pools=False):
-            draw = self._draw.get(holding[0])
+            draw = draws.get(holding[0])
             if draw is not None:
                 yield from draw(holding)
 
-    @property
-    def _draw(self) -> dict[Lane, Callable[[Holding], Iterator[dict[str, Any]]]]:
+    def grouped(
+        self, previous: Mapping[ItemGroup, list[dict[str, Any]]], drawn: Collection[str]
+    ) -> dict[ItemGroup, list[dict[str, Any]]]:
+        """The items of every container, in the order of :meth:`items`, by lane and place:
+        those of places not in ``drawn`` taken from ``previous`` where it has them (the
+        caller knows they did not change), the others drawn."""
+        draws = self._draws()
+        groups: dict[ItemGroup, list[dict[str, Any]]] = {}
+        for holding in holdings(self.world, network_pools=False):
+            lane = holding[0]
+            draw = draws.get(lane)
+            if draw is None:
+                continue
+            key = (lane, _holding_place(holding))
+            known = None if key[1] in drawn else previous.get(key)
+            fresh = list(draw(holding)) if known is None else known
+            groups[key] = groups[key] + fresh if key in groups else fresh
+        return groups
+
+    def _draws(self) -> dict[Lane, Callable[[Holding], Iterator[dict[str, Any]]]]:
         return {
             Lane.QUEUE: self._subpartition_queue,
             Lane.BUILDER: self._subpartition_builder,
@@ -713,10 +786,10 @@ def collapse_scene(scene: Mapping[str, Any], expanded: Collection[str] = ()) -> 
             and place["kind"] != "task"
         ):
             hidden[place["id"]] = task_places[task]
-    return _collapsed(scene, hidden, collapsible, expanded)
+    return collapsed(scene, hidden, collapsible, expanded)
 
 
-def _collapsed(
+def collapsed(
     scene: Mapping[str, Any],
     hidden: Mapping[str, str],
     collapsible: Collection[str],

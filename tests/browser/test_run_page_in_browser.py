@@ -69,10 +69,18 @@ def test_a_run_page_steps_offline(browser: Browser, tmp_path: Path, artifacts: P
         )
         page.goto(target.as_uri())
         page.wait_for_function("document.body.dataset.ready === 'true'", timeout=60_000)
+        # it opens on what the scenario is about: the restart, where it deadlocks
         start = _state(page)
-        assert start["step"] == 0
+        assert page.input_value("#phase") == "1"
+        assert start["step"] == int(page.get_attribute("#slider", "max") or 0) > 0
+        assert "waits-for cycle" in str(start["caption"])
+        assert "waits-for cycle" in page.inner_text(".flinkstate-deadlock")
+        assert page.locator('[data-glyph="cycle"]').count() >= 1
         assert start["places"] > 20
-        page.screenshot(path=artifacts / "run-page-step-0.png", full_page=True)
+        page.wait_for_timeout(500)
+        page.screenshot(path=artifacts / "run-page-opened.png", full_page=True)
+        page.select_option("#phase", "0")  # the job before its restart, from its start
+        _drawn(page, 0)
         page.fill("#goto", "300")
         page.press("#goto", "Enter")
         moved = False
@@ -175,6 +183,8 @@ def test_a_canvas_drawn_step_by_step_shows_what_one_drawn_at_once_shows(
         for clicks in (20, 0):
             page.goto(target.as_uri())
             page.wait_for_function("document.body.dataset.ready === 'true'", timeout=60_000)
+            page.select_option("#phase", "0")  # the job before the restart the page opens on
+            _drawn(page, 0)
             _go_to(page, 320 - clicks)
             for step in range(321 - clicks, 321):
                 page.click("#step")

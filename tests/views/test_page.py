@@ -141,3 +141,51 @@ def test_a_large_jobs_recording_is_its_scenes_collapsed_with_captions_of_every_i
 def test_a_scenario_flink_refuses_has_no_page() -> None:
     with pytest.raises(InvalidParameterError, match="Minimum memory segment size"):
         scenario_page("small-page-size")
+
+
+def _opening(page: str) -> int:
+    match = re.search(r"const OPENING = (\d+);", page)
+    assert match, "the page says no phase to open on"
+    return int(match.group(1))
+
+
+@pytest.mark.slow
+def test_a_deadlocking_scenario_s_page_opens_on_its_deadlock_with_the_cycle() -> None:
+    """The page is about the deadlock: it opens on the restart at the step the run deadlocked
+    (the run's own report, no number written here), whose scene marks the waits-for cycle's
+    places and whose caption names the cycle, as the run's deadlock report does."""
+    run = prepare_scenario("prefilter-deadlock", seed=0)
+    assert run.simulation is not None
+    run.conclude(run.simulation.run())
+    assert run.result is not None
+    assert run.result.deadlock is not None
+    report = run.result.deadlock
+    page = scenario_page("prefilter-deadlock")
+    phases = _unpack(page)
+    opened = phases[_opening(page)]
+    assert opened["name"] == "restart"
+    assert opened["focus"] == report.step == len(opened["patches"]) > 0
+    assert report.cycle_path.split(" -> ")[0] in opened["captions"][-1]
+    assert "waits-for cycle" in opened["captions"][-1]
+    scene = opened["first"]
+    for patch in opened["patches"]:
+        scene = apply_patch(scene, patch)
+    cycle = [p["id"] for p in scene["places"] if p.get("cycle")]
+    assert cycle == ["channel-state-reader counter[0]"]  # the reader waits on itself
+    assert "waits-for cycle" in scene["deadlock"]
+    assert "cycle" in [glyph for glyph, _ in scene["legend"]]  # the legend says what it is
+    job = phases[0]
+    assert job["name"] == "job"
+    assert job["focus"] == 0  # nothing stuck before the restart
+
+
+def test_a_page_opens_on_the_phase_it_is_told() -> None:
+    run = prepare_scenario("baseline-recovery", seed=0, overrides={"records": 20})
+    simulation = run.simulation
+    assert simulation is not None
+    simulation.run(max_steps=50)
+    recording = record_phase("restart", "the restart", simulation)
+    assert recording.focus == 0  # no deadlock: its first step
+    page = run_page("t", "s", [recording, recording], 1)
+    assert _opening(page) == 1
+    assert _unpack(page)[1]["focus"] == 0
