@@ -72,7 +72,7 @@ def test_every_glyph_class_has_words_a_swatch_and_a_mark() -> None:
     assert set(GLYPHS) <= set(re.findall(r'case "([a-zA-Z-]+)":', swatches))
     named = set(re.findall(r'"([a-z]+(?:-[a-z]+)*)"', drawing))
     events = {glyph for glyph in GLYPHS if glyph.startswith("event-")}
-    assert "`event-${letter || \"other\"}`" in drawing
+    assert '`event-${letter || "other"}`' in drawing
     assert set(GLYPHS) - events <= named
     assert all(words.strip() for words in GLYPHS.values())
 

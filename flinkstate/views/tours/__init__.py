@@ -25,6 +25,7 @@ from flinkstate.views.tours.flip547_duplication import FLIP547_DUPLICATION
 from flinkstate.views.tours.prefilter_deadlock import PREFILTER_DEADLOCK
 from flinkstate.views.tours.real_checkpoint_forecast import REAL_CHECKPOINT_FORECAST
 from flinkstate.views.tours.rescaling_filtering import RESCALING_FILTERING
+from flinkstate.views.tours.runs import CatalogueRun, TourRun
 from flinkstate.views.tours.unaligned_capture import UNALIGNED_CAPTURE
 
 TOURS: Mapping[str, Tour] = {
@@ -42,7 +43,7 @@ TOURS: Mapping[str, Tour] = {
     )
 }
 
-__all__ = ["TOURS", "Stop", "Tour", "get_tour", "locate", "on"]
+__all__ = ["TOURS", "CatalogueRun", "Stop", "Tour", "TourRun", "get_tour", "locate", "on"]
 
 
 def get_tour(name: str) -> Tour:
