@@ -40,9 +40,6 @@ from flinkstate.views.ownership import (
     task_node,
 )
 from flinkstate.views.scene import (
-    ItemBuilder,
-    ItemGroup,
-    SceneLayout,
     collapsed,
     hidden_places,
     mark_places,
@@ -51,6 +48,8 @@ from flinkstate.views.scene import (
     scene_places,
     waiting_places,
 )
+from flinkstate.views.scene_items import ItemBuilder, ItemGroup
+from flinkstate.views.scene_layout import SceneLayout
 
 #: resources whose change no scene shows (record ids and paths drawn, sources left)
 _UNSEEN = frozenset({ResourceKind.RECORDS, ResourceKind.PATHS, ResourceKind.SOURCES})

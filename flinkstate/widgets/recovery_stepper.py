@@ -40,7 +40,9 @@ from flinkstate.views.captions import caption
 from flinkstate.views.deadlock import deadlock_figure
 from flinkstate.views.ownership import ownership_graph, ownership_spec
 from flinkstate.views.page import forecast_page, scenario_page
-from flinkstate.views.scene import SceneLayout, build_scene, scene_items
+from flinkstate.views.scene import build_scene
+from flinkstate.views.scene_items import scene_items
+from flinkstate.views.scene_layout import SceneLayout
 from flinkstate.views.timelines import Timelines, timelines_spec
 from flinkstate.widgets.controls import (
     ParameterControls,

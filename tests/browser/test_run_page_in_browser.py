@@ -10,7 +10,7 @@ import pytest
 
 from flinkstate.output import write_whole
 from flinkstate.views.page import scenario_page
-from flinkstate.views.scene import COLLAPSE_OVER
+from flinkstate.views.scene_layout import COLLAPSE_OVER
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page

@@ -21,7 +21,9 @@ from flinkstate.sim.action import Action
 from flinkstate.sim.core import Event, Simulation
 from flinkstate.views.captions import CAPTIONS, caption, checkpointing
 from flinkstate.views.captions.step import Step
-from flinkstate.views.scene import SceneLayout, build_scene, scene_items
+from flinkstate.views.scene import build_scene
+from flinkstate.views.scene_items import scene_items
+from flinkstate.views.scene_layout import SceneLayout
 from tests.lab.test_forecast import TUPLE, by_name, exchanges
 
 

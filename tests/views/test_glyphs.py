@@ -17,7 +17,8 @@ from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Simulation
 from flinkstate.views import palette
 from flinkstate.views.glyphs import EVENT_LETTERS, GLYPHS, glyph_classes
-from flinkstate.views.scene import CANVAS_MODULE, SceneLayout, build_scene
+from flinkstate.views.scene import CANVAS_MODULE, build_scene
+from flinkstate.views.scene_layout import SceneLayout
 
 CANVAS = CANVAS_MODULE.read_text(encoding="utf-8")
 #: the steps each scenario's restart is drawn at (those past its end: its last)

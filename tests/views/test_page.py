@@ -23,7 +23,8 @@ from flinkstate.views.page import (
     scenario_page,
     scene_patch,
 )
-from flinkstate.views.scene import COLLAPSE_OVER, SceneLayout, build_scene, collapse_scene
+from flinkstate.views.scene import build_scene, collapse_scene
+from flinkstate.views.scene_layout import COLLAPSE_OVER, SceneLayout
 
 
 def _canonical(scene: dict[str, Any]) -> dict[str, Any]:

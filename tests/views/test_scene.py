@@ -14,7 +14,8 @@ from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.runtime.buffer.owners import OwnerKind
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.core import Event, Simulation
-from flinkstate.views.scene import SceneLayout, build_scene, sources_said
+from flinkstate.views.scene import build_scene, sources_said
+from flinkstate.views.scene_layout import SceneLayout
 
 #: owner kinds of segments that sit in a container the scene walks (a queue, a builder, a
 #: channel's received or recovered queue, a task's deserializer, a reader's filter buffers)
@@ -189,7 +190,8 @@ def test_waiting_actors_and_blocked_places_are_marked() -> None:
 
 
 def test_large_operators_collapse_to_counts_and_open_one_lane_at_a_time() -> None:
-    from flinkstate.views.scene import COLLAPSE_OVER, collapse_scene
+    from flinkstate.views.scene import collapse_scene
+    from flinkstate.views.scene_layout import COLLAPSE_OVER
 
     big = {"source_parallelism": 12, "parallelism": 12, "records": 20}
     run = prepare_scenario("baseline-recovery", seed=0, overrides=big, phase="job")
@@ -249,7 +251,8 @@ def test_a_scene_built_folded_is_the_whole_scene_folded(
     """What the stepper draws at P = 64, built without the folded places' details, is the
     whole scene folded: places in order, their details, items, wires and the step's moves
     (remapped to the task's place), with no lane, one lane and every lane open."""
-    from flinkstate.views.scene import collapse_scene, scene_items
+    from flinkstate.views.scene import collapse_scene
+    from flinkstate.views.scene_items import scene_items
 
     run = prepare_scenario(scenario, seed=0, overrides=overrides, phase=phase)
     simulation = run.simulation

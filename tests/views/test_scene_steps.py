@@ -8,7 +8,9 @@ import pytest
 
 from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.runtime.world.world import NetworkWorld
-from flinkstate.views.scene import SceneLayout, build_scene, scene_items
+from flinkstate.views.scene import build_scene
+from flinkstate.views.scene_items import scene_items
+from flinkstate.views.scene_layout import SceneLayout
 from flinkstate.views.scene_steps import SceneSteps
 
 

@@ -14,7 +14,8 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.lab.forecast import Forecast
 from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.views.ownership import ownership_graph, ownership_spec
-from flinkstate.views.scene import SceneLayout, build_scene
+from flinkstate.views.scene import build_scene
+from flinkstate.views.scene_layout import SceneLayout
 from flinkstate.widgets.recovery_stepper import RecoveryStepper
 from flinkstate.widgets.stepper_controls import EVENTS_OF_INTEREST
 

@@ -7,7 +7,7 @@ exclusive and floating segments, a pool its free segments, ...). The list of con
 written here only, so that a new container (say the buffers a ``LocalInputChannel`` persists
 between a checkpoint's start and its barrier) is added once and both the segment audit
 (:func:`~flinkstate.runtime.world.invariants.check_consistency`) and the scene
-(:func:`~flinkstate.views.scene.scene_items`) see it. The walk goes task by task, in the order
+(:func:`~flinkstate.views.scene_items.scene_items`) see it. The walk goes task by task, in the order
 the canvas draws them (a task's subpartitions, then its input channels, then its
 deserializer), then the channel-state readers, the channel-state writers and the pools.
 """

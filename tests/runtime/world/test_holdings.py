@@ -19,7 +19,8 @@ from flinkstate.runtime.world.holdings import (
     holdings,
 )
 from flinkstate.runtime.world.world import NetworkWorld
-from flinkstate.views.scene import SceneLayout, scene_items
+from flinkstate.views.scene_items import scene_items
+from flinkstate.views.scene_layout import SceneLayout
 
 #: segments that only pass through a step: the spilling handler's buffer goes to disk and back
 #: to its pool within the step that took it
