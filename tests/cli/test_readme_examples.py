@@ -11,9 +11,10 @@ from flinkstate.cli import main
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
-#: ``flinkstate rescale`` starts Spark in this process: under xdist, on the worker that runs the
-#: tests with the embedded session (tests/conftest.py), so that one JVM serves both
-pytestmark = pytest.mark.xdist_group("spark")
+#: ``flinkstate rescale`` starts Spark in this process: under xdist, its examples run on the
+#: worker that runs the tests with the embedded session (tests/conftest.py), so that one JVM
+#: serves both; the others go to whichever worker is free
+SPARK = pytest.mark.xdist_group("spark")
 
 
 def fenced_blocks(text: str) -> list[list[str]]:
@@ -55,8 +56,14 @@ def test_the_readme_has_examples() -> None:
     assert any(command.startswith("flinkstate run ") for command, _ in examples())
 
 
+def _marked(command: str, expected: str) -> object:
+    return pytest.param(
+        command, expected, marks=SPARK if command.startswith("flinkstate rescale ") else ()
+    )
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(("command", "expected"), examples())
+@pytest.mark.parametrize(("command", "expected"), [_marked(c, e) for c, e in examples()])
 def test_readme_example_output_is_current(
     command: str, expected: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
