@@ -240,16 +240,46 @@ def restore_figures(event: Event | None, world: NetworkWorld) -> Mapping[str, ob
     recovered = 0 if restore is None else restore.recovered_bytes
     readers = len(world.readers)
     sources = sum(1 for t in world.tasks.values() if t.kind is OperatorKind.SOURCE)
+    in_all = filtered_in_all(world)
     return {
+        "step": world.step,
         "recovered": recovered,
         "readers": readers,
         "sources": sources,
         "tasks": len(world.tasks),
         "task": task_of(event, world),
         "filtered": len(world.filtered),
+        "filtered_in_all": in_all,
+        "filtered_later": in_all - len(world.filtered),
         "heap_peak": world.heap_peak,
         "spilled": world.spill.bytes_written,
     }
+
+
+def filtered_in_all(world: NetworkWorld) -> int:
+    """How many recovered records the restart drops to its end (the badge's *records filtered
+    out*), known at any step from the state assignment alone: every new subtask that receives
+    a piece of a recovered record reassembles it, and all but the one the partitioner selects
+    drop it. A stop mid-restore can so say both what was dropped so far and what the badge
+    will count, instead of a figure that seems to contradict it. (A run that does not filter,
+    a fault's or FLIP-547's unfiltered fetch, or one that stops early drops fewer.)"""
+    restore = world.restore
+    if restore is None:
+        return 0
+    receivers: dict[int, set[str]] = {}
+    for subtask in restore.subtasks.values():
+        for chunk in subtask.input_state:
+            for piece in chunk.fragments:
+                receivers.setdefault(piece.record, set()).add(subtask.subtask)
+        for chunk in subtask.output_state:
+            exchange = restore.graph.outputs_of(subtask.operator)[chunk.index]
+            consumer = restore.graph.operator(exchange.downstream)
+            for target in chunk.targets:
+                for piece in chunk.fragments:
+                    receivers.setdefault(piece.record, set()).add(consumer.subtask_name(target))
+    return sum(
+        len(names) - 1 for record, names in receivers.items() if restore.records[record].is_record
+    )
 
 
 def filtered_now(event: Event, world: NetworkWorld) -> bool:
