@@ -8,6 +8,7 @@ from flinkstate.catalogue.scenario import Outcome
 from flinkstate.lab.scenario_run import prepare_scenario, run_scenario
 from flinkstate.runtime.tasks.task import TaskPhase
 from flinkstate.views.tours import TOURS, locate
+from flinkstate.widgets.recovery_stepper import RecoveryStepper
 
 
 @pytest.mark.slow
@@ -63,3 +64,22 @@ def test_channels_leave_recovery_after_the_drain_as_the_task_consumes_the_end_ev
     )  # events queued, unread
     simulation.run()
     assert not any(c.recoverable.in_recovery for g in task.gates for c in g.channels)
+
+
+@pytest.mark.slow
+def test_notebook_02s_hint_for_the_held_barrier_stops_at_the_tour_s_step() -> None:
+    """Notebook 02 sends the learner to *run to next: checkpoint triggered or acknowledged*
+    for the step a barrier starts waiting in a blocked subpartition: the trigger, then the
+    first source's snapshot must be that step (*barrier*, a counter taking one, comes later)."""
+    tour = TOURS["blocked-subpartition"]
+    steps = dict(zip((s.title for s in tour.stops), locate(tour), strict=True))
+    stepper = RecoveryStepper(tour.scenario, seed=tour.seed)
+    stepper.until.value = "checkpoint triggered or acknowledged"
+    stepper.run_to_next()
+    assert stepper.current_step == steps["A checkpoint during the restart"]
+    stepper.run_to_next()
+    assert stepper.current_step == steps["The barrier is held"]
+    stepper.until.value = "barrier"
+    stepper.goto(0)
+    stepper.run_to_next()
+    assert stepper.current_step > steps["The barrier is held"]
