@@ -28,6 +28,7 @@ from flinkstate.runtime.options import RecoveryCheckpointTrigger
 from flinkstate.views.recovery_trigger import trigger_history
 from flinkstate.views.tours import get_tour, locate
 from tests.browser.lab_server import LabServer, running_lab
+from tests.notebooks.executed import installed_kernel
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Locator, Page
@@ -234,7 +235,8 @@ def write_notebook(directory: Path, stem: str, source: str) -> str:
         "outputs": [],
         "source": source,
     }
-    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    name_of_kernel, display_name = installed_kernel()  # the notebooks' own
+    kernelspec = {"name": name_of_kernel, "display_name": display_name, "language": "python"}
     notebook = {
         "cells": [cell],
         "metadata": {"kernelspec": kernelspec, "language_info": {"name": "python"}},
@@ -285,15 +287,19 @@ class NotebookInBrowser:
             raise AssertionError(f"{what} within {timeout:.0f}s") from None
 
     def open(self) -> None:
+        """Open the notebook and wait for its kernel: the one its kernelspec names (the
+        Makefile's ``flinkstate``, found in this environment's prefix), idle."""
+        path = self.lab.root_dir / self.name
+        asked = json.loads(path.read_text(encoding="utf-8"))["metadata"]["kernelspec"]["name"]
         self.page.goto(self.lab.notebook_url(self.name), wait_until="domcontentloaded")
         self.wait_for(
-            f"{self.name} did not open with an idle python3 kernel",
+            f"{self.name} did not open with an idle {asked} kernel",
             "(path) => window.flinkstateTest.kernelIdle(path)",
             self.name,
             KERNEL_TIMEOUT,
         )
         kernel = self.helper("kernelName", self.name)
-        assert kernel == "python3", f"{self.name} runs in kernel {kernel!r}, not python3"
+        assert kernel == asked, f"{self.name} runs in kernel {kernel!r}, not {asked}"
 
     def run_all(self) -> None:
         started = time.monotonic()
