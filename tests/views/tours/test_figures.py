@@ -80,3 +80,11 @@ def test_every_number_of_a_stop_is_on_screen_at_its_step(name: str) -> None:
         )
         if "{filtered_in_all}" in stop.text:  # the badge's *records filtered out*, said early
             assert figures["filtered_in_all"] == summary["filtered_records"]
+
+
+def test_the_guard_tells_typed_figures_from_placeholders_and_names() -> None:
+    old = "The records kept are 37 KB each: ten 4 KiB buffers, eleven are needed."
+    assert literal_figures(old) == ["37", "4", "ten", "eleven"]
+    named = "{held} of the {available:,} since FLINK-39519, or the heap fallback of 2.3, FLIP-547"
+    assert literal_figures(named) == []
+    assert numbers(["<b>75,100</b> bytes, 2.3, step 7."]) == {"75100", "7"}
