@@ -17,7 +17,8 @@ def test_the_blocked_subpartition_tour_ends_with_advice_that_works() -> None:
     assert "blocked_priority=fixed" in tour.stops[-1].text
     ended = run_scenario(tour.scenario, seed=tour.seed).world
     assert ended is not None
-    slots = int(tour.stops[-1].figures(None, ended)["whole_job_slots"])
+    slots = tour.stops[-1].figures(None, ended)["whole_job_slots"]
+    assert isinstance(slots, int)
     assert f"master and slots_per_tm={slots} " in tour.stops[-1].describe(None, ended)
     for overrides in (
         {"blocked_priority": "fixed"},
