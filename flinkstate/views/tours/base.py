@@ -53,16 +53,33 @@ class Stop:
         return self.text.format(**self.figures(event, world))
 
 
+def job_figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
+    """The job's shape for a tour's introduction: each operator's parallelism by its name
+    (``counter``) and, for a restart, before it (``old_counter``), so that the introduction
+    names the run's rescale rather than the one its scenario had when the text was written."""
+    figures: dict[str, object] = {op.name: op.parallelism for op in world.graph.operators}
+    if world.restore is not None:
+        before = world.restore.checkpoint.graph
+        if before is not None:
+            figures.update({f"old_{op.name}": op.parallelism for op in before.operators})
+    return figures
+
+
 @dataclass(frozen=True)
 class Tour:
     name: str
     title: str
     scenario: str
+    #: markdown-free text with ``{figure}`` placeholders filled by ``job_figures`` at step 0
     introduction: str
     stops: tuple[Stop, ...]
     phase: str = "restart"
     seed: int = 0
     overrides: Mapping[str, object] = field(default_factory=dict)
+
+    def introduce(self, world: NetworkWorld) -> str:
+        """The introduction with the job's figures filled in (``world``: the run's start)."""
+        return self.introduction.format(**job_figures(None, world))
 
 
 def locate(tour: Tour, *, max_steps: int = 400_000) -> list[int]:

@@ -24,7 +24,8 @@ CLASSIC_RECOVERY = Tour(
     title="Recovery, step by step (checkpointing during recovery off)",
     scenario="keyed-downscale",
     introduction=(
-        "The keyed job restarts from its checkpoint with counters and sinks going from 7 to 3. "
+        "The keyed job restarts from its checkpoint with counters and sinks going from "
+        "{old_counter} to {counter}. "
         "Follow the recovered in-flight data from the checkpoint back into the network stack."
     ),
     stops=(

@@ -42,9 +42,10 @@ FLIP547_DUPLICATION = Tour(
     title="FLIP-547: recovered state kept by every new subtask",
     scenario="unfiltered-checkpoint-during-recovery",
     introduction=(
-        "FLIP-547's example: a job rescaled from 1 counter to 10. Without filtering first, "
-        "each of the ten new counters keeps all of the old counter's recovered input, so a "
-        "checkpoint taken during recovery would hold every recovered record ten times."
+        "FLIP-547's example: a job rescaled from {old_counter} counter to {counter}. Without "
+        "filtering first, each of the {counter} new counters keeps all of the old counter's "
+        "recovered input, so a checkpoint taken during recovery would hold every recovered "
+        "record {counter} times."
     ),
     stops=(
         Stop(

@@ -109,7 +109,8 @@ RESCALING_FILTERING = Tour(
     title="Rescaled in-flight data: virtual channels and filtering",
     scenario="keyed-upscale",
     introduction=(
-        "The keyed job restarts with its counters and sinks going from 4 to 7. Each new counter "
+        "The keyed job restarts with its counters and sinks going from {old_counter} to "
+        "{counter}. Each new counter "
         "owns a smaller key-group range, so it must read the in-flight data of every old counter "
         "whose range overlaps its own, and drop the records that are now someone else's."
     ),

@@ -1,4 +1,5 @@
-"""Every number a tour's stop states is one the screen shows at that stop.
+"""Every number a tour's stop states is one the screen shows at that stop (and every number
+its introduction states, one of the job's).
 
 A stop's text is a template; its figures come from the model at the stop's step. A figure
 typed into the text instead (``37 KB``, ``eleven are needed``) goes stale as soon as the
@@ -18,6 +19,7 @@ from collections.abc import Iterable
 import pytest
 
 from flinkstate.views.tours import TOURS, Stop
+from flinkstate.views.tours.base import job_figures
 from flinkstate.widgets.tour import TourWidget
 
 #: names that carry digits and are not figures: issues, FLIPs, Flink versions (2.3, 1.20)
@@ -54,6 +56,8 @@ def test_stop_texts_type_no_figure(name: str) -> None:
         for stop in stops
         if (found := literal_figures(stop.text) + literal_figures(stop.title))
     }
+    if found := literal_figures(TOURS[name].introduction):
+        typed["(introduction)"] = found
     assert not typed, f"{name}: figures typed into the text instead of computed: {typed}"
 
 
@@ -61,6 +65,12 @@ def test_stop_texts_type_no_figure(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(TOURS))
 def test_every_number_of_a_stop_is_on_screen_at_its_step(name: str) -> None:
     tour = TourWidget(name)
+    start = tour.stepper.world
+    assert start is not None
+    introduced = numbers([tour.tour.introduce(start)])
+    assert introduced <= numbers(job_figures(None, start).values()), (
+        f"{name}: the introduction says {sorted(introduced)}, not all the job's figures"
+    )
     summary = tour.stepper.summary  # the run's end: the badge's figures are final from here
     for index, step in enumerate(tour.steps):
         tour.show(index)
