@@ -121,6 +121,16 @@ class ScenarioRun:
         return model if isinstance(model, NetworkWorld) else None
 
     @property
+    def restored_from(self) -> Checkpoint | None:
+        """The job's first completed checkpoint, which the restart starts from: in the job
+        phase the stepped world's own (it is taken during the run on display, so exercises can
+        read its size off the badge), otherwise the one the restart restored."""
+        if self.phase != "job":
+            return self.checkpoint
+        world = self.world
+        return world.checkpoints.completed[0] if world and world.checkpoints.completed else None
+
+    @property
     def recovered_bytes(self) -> int:
         return 0 if self.assignment is None else self.assignment.recovered_bytes
 
@@ -162,8 +172,8 @@ class ScenarioRun:
             "differs_from_scenario": self.differences(),
             "steps": None if result is None else result.steps,
             "checkpoint_bytes": None
-            if self.checkpoint is None
-            else self.checkpoint.in_flight_bytes,
+            if self.restored_from is None
+            else self.restored_from.in_flight_bytes,
             "second_checkpoint_bytes": None
             if self.second_checkpoint is None
             else self.second_checkpoint.in_flight_bytes,

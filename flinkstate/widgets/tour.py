@@ -47,7 +47,7 @@ class TourWidget:
         )
         self.heading = widgets.HTML(
             f"<h3 style='margin:0'>Tour: {html.escape(self.tour.title)}</h3>"
-            f"<p style='margin:.2em 0'>{html.escape(self.tour.introduction)}</p>"
+            f"<p style='margin:.2em 0'>{html.escape(self.tour.introduce(self._start()))}</p>"
         )
         self.panel = widgets.VBox(
             [
@@ -70,6 +70,13 @@ class TourWidget:
         assert self.stepper.controls is not None
         self.stepper.controls.layout.display = "none"
         self.show(0)
+
+    def _start(self) -> NetworkWorld:
+        """The run's world at step 0, where the stepper opens (the introduction's figures)."""
+        world = self.stepper.world
+        assert isinstance(world, NetworkWorld)
+        assert self.stepper.current_step == 0
+        return world
 
     @property
     def widget(self) -> widgets.Widget:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import sys
@@ -28,6 +29,7 @@ from flinkstate.runtime.options import RecoveryCheckpointTrigger
 from flinkstate.views.recovery_trigger import trigger_history
 from flinkstate.views.tours import get_tour, locate
 from tests.browser.lab_server import LabServer, running_lab
+from tests.notebooks.executed import installed_kernel
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, ConsoleMessage, Locator, Page
@@ -196,7 +198,8 @@ import sys
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-print("kernel prefix:", sys.prefix)
+import os
+print("kernel prefix:", os.path.realpath(sys.prefix))
 step = 0
 button = widgets.Button(description="Step")
 button.add_class("{STEP_BUTTON.removeprefix(".")}")
@@ -234,7 +237,8 @@ def write_notebook(directory: Path, stem: str, source: str) -> str:
         "outputs": [],
         "source": source,
     }
-    kernelspec = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    name_of_kernel, display_name = installed_kernel()  # the notebooks' own
+    kernelspec = {"name": name_of_kernel, "display_name": display_name, "language": "python"}
     notebook = {
         "cells": [cell],
         "metadata": {"kernelspec": kernelspec, "language_info": {"name": "python"}},
@@ -285,15 +289,19 @@ class NotebookInBrowser:
             raise AssertionError(f"{what} within {timeout:.0f}s") from None
 
     def open(self) -> None:
+        """Open the notebook and wait for its kernel: the one its kernelspec names (the
+        Makefile's ``flinkstate``, found in this environment's prefix), idle."""
+        path = self.lab.root_dir / self.name
+        asked = json.loads(path.read_text(encoding="utf-8"))["metadata"]["kernelspec"]["name"]
         self.page.goto(self.lab.notebook_url(self.name), wait_until="domcontentloaded")
         self.wait_for(
-            f"{self.name} did not open with an idle python3 kernel",
+            f"{self.name} did not open with an idle {asked} kernel",
             "(path) => window.flinkstateTest.kernelIdle(path)",
             self.name,
             KERNEL_TIMEOUT,
         )
         kernel = self.helper("kernelName", self.name)
-        assert kernel == "python3", f"{self.name} runs in kernel {kernel!r}, not python3"
+        assert kernel == asked, f"{self.name} runs in kernel {kernel!r}, not {asked}"
 
     def run_all(self) -> None:
         started = time.monotonic()
@@ -475,7 +483,10 @@ def test_minimal_stepper_renders_and_steps_in_chromium(
     root_dir.mkdir()
     notebook = open_notebook(root_dir, write_minimal_stepper(root_dir))
     before, after = run_and_step(notebook)
-    assert f"kernel prefix: {sys.prefix}" in notebook.helper("outputText", notebook.name)
+    # the notebook's kernel (the Makefile's, by the absolute path it was installed with) runs
+    # in this environment; compared resolved, since a linked environment is the same one
+    prefix = os.path.realpath(sys.prefix)
+    assert f"kernel prefix: {prefix}" in notebook.helper("outputText", notebook.name)
     assert (_step_of(before["title"]), _step_of(after["title"])) == (0, 1)
     assert after["data"] != before["data"]
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import functools
 import json
+import re
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,32 @@ from tests.notebooks.screens import CLICK, REPORT, SCREENS, TOURS
 
 NOTEBOOK_FOLDER = Path(__file__).parents[2] / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_FOLDER.glob("*.ipynb"))
+MAKEFILE = Path(__file__).parents[2] / "Makefile"
+
+
+def installed_kernel() -> tuple[str, str]:
+    """The kernel the Makefile's install step registers (``--name``, ``--display-name``):
+    the one the notebooks ask for, and so the one their tests run them in."""
+    found = re.search(
+        r'ipykernel install .*--name (\S+) --display-name "([^"]+)"', MAKEFILE.read_text()
+    )
+    assert found, "the Makefile's install step no longer registers a kernel"
+    return found.group(1), found.group(2)
+
+
+def kernel_of(notebook: Any) -> str:
+    """The kernel a notebook asks for, which must be installed: ``make`` installs it (its
+    stamp target), a bare ``pip install`` does not, and nbclient's own error would not say so."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    name = str(notebook.metadata.kernelspec.name)
+    if name not in KernelSpecManager().find_kernel_specs():
+        pytest.fail(
+            f"no Jupyter kernel {name!r} here: run make (its install step registers it), or "
+            f"{sys.executable} -m ipykernel install --sys-prefix --name {name}"
+        )
+    return name
+
 
 #: run after a notebook's own cells, in its kernel: press every "show answer" it displayed,
 #: then leave each exercise as it was, so that the clicks after it start where a learner does
@@ -81,7 +109,10 @@ def execute(name: str) -> Executed:
         notebook.cells.append(nbformat.v4.new_code_cell(setup + CLICK))
     with tempfile.TemporaryDirectory(prefix="flinkstate-notebook-") as folder:
         client = NotebookClient(
-            notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": folder}}
+            notebook,
+            timeout=300,
+            kernel_name=kernel_of(notebook),
+            resources={"metadata": {"path": folder}},
         )
         client.execute()
     errors = [

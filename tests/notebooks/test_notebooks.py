@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.notebooks.executed import NOTEBOOKS, execute, marks
+from tests.notebooks.executed import NOTEBOOKS, execute, installed_kernel, marks
 
 
 def test_there_are_notebooks() -> None:
@@ -36,3 +36,32 @@ def test_notebook_is_stripped(path: Path) -> None:
             assert cell.get("outputs") == [], f"{path.name} has outputs"
             assert cell.get("execution_count") is None
     assert "widgets" not in raw.get("metadata", {})
+
+
+#: notebooks another change is rewriting, whose kernelspec follows with it
+KERNEL_PENDING = {
+    "06-checkpointing-during-recovery.ipynb",
+    "07-inspect-a-real-checkpoint.ipynb",
+    "08-exploring-every-interleaving.ipynb",
+}
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(
+            p,
+            marks=pytest.mark.xfail(reason="kernelspec not yet moved", strict=False)
+            if p.name in KERNEL_PENDING
+            else (),
+        )
+        for p in NOTEBOOKS
+    ],
+    ids=lambda p: p.name,
+)
+def test_notebook_asks_for_the_kernel_make_installs(path: Path) -> None:
+    """A notebook that asks for ``python3`` opens in whatever Python that is on the learner's
+    machine, without flinkstate; the Makefile installs this environment's kernel by name."""
+    name, display_name = installed_kernel()
+    spec = json.loads(path.read_text(encoding="utf-8"))["metadata"]["kernelspec"]
+    assert (spec["name"], spec["display_name"]) == (name, display_name)

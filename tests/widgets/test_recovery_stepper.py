@@ -703,3 +703,15 @@ def test_an_outcome_missed_at_other_values_names_whose_expectation_it_was() -> N
         "(expected violation with the scenario's own values, <b>not as expected</b>)"
         in other.badge.value
     )
+
+
+def test_the_job_phase_badge_shows_the_bytes_its_first_checkpoint_persists() -> None:
+    """Notebook 01's exercise reads the first checkpoint's size off the badge of the job's
+    stepper: the badge must show it, and it must be the checkpoint the restart starts from."""
+    job = RecoveryStepper("baseline-recovery", phase="job", overrides={"records": 40})
+    persisted = job.summary["checkpoint_bytes"]
+    job.goto(1)
+    restarted = prepare_scenario("baseline-recovery", overrides={"records": 40})
+    assert restarted.checkpoint is not None
+    assert persisted == restarted.checkpoint.in_flight_bytes
+    assert f"its first checkpoint persists <b>{persisted:,}</b> bytes in flight" in job.badge.value

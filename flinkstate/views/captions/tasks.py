@@ -135,8 +135,27 @@ def poll(s: Step) -> str:
     source = "recovered " if data and data[0].get("recovered") else ""
     return (
         f"{s.task} took a {source}buffer ({byte_count(data)} bytes) from {channel.name}; the "
-        f"deserializer has {plural(ready, 'complete record')} to process{rest} "
-        "(SpillingAdaptiveSpanningRecordDeserializer)."
+        f"deserializer{_dropped_now(s)} has {plural(ready, 'complete record')} to process"
+        f"{rest} (SpillingAdaptiveSpanningRecordDeserializer)."
+    )
+
+
+def _dropped_now(s: Step) -> str:
+    """The records this step completed and the record filter dropped: they never reach the
+    task's ready records, so without them the caption would say nothing was completed."""
+    name = s.world.tasks[s.task].name
+    dropped = sorted(
+        record
+        for (record, task), step in s.world.filtered.items()
+        if step == s.event.step and task == name
+    )
+    if not dropped:
+        return ""
+    which = ", ".join(str(record) for record in dropped)
+    return (
+        f" completed {'record' if len(dropped) == 1 else 'records'} {which}, which another "
+        "subtask owns after the rescale: the record filter dropped "
+        f"{'it' if len(dropped) == 1 else 'them'} (RecordFilter); it"
     )
 
 

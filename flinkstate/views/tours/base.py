@@ -56,6 +56,18 @@ class Stop:
         return self.text.format(**self.figures(event, world))
 
 
+def job_figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
+    """The job's shape for a tour's introduction: each operator's parallelism by its name
+    (``counter``) and, for a restart, before it (``old_counter``), so that the introduction
+    names the run's rescale rather than the one its scenario had when the text was written."""
+    figures: dict[str, object] = {op.name: op.parallelism for op in world.graph.operators}
+    if world.restore is not None:
+        before = world.restore.checkpoint.graph
+        if before is not None:
+            figures.update({f"old_{op.name}": op.parallelism for op in before.operators})
+    return figures
+
+
 @dataclass(frozen=True)
 class Tour:
     """A tour: its stops over one run. The run is the scenario's (``scenario``, ``phase``,
@@ -67,6 +79,7 @@ class Tour:
     name: str
     title: str
     scenario: str
+    #: markdown-free text with ``{figure}`` placeholders filled by ``job_figures`` at step 0
     introduction: str
     stops: tuple[Stop, ...]
     phase: str = "restart"
@@ -80,6 +93,10 @@ class Tour:
         if self.run is not None:
             return self.run
         return CatalogueRun(self.scenario, self.phase, self.seed, self.overrides)
+
+    def introduce(self, world: NetworkWorld) -> str:
+        """The introduction with the job's figures filled in (``world``: the run's start)."""
+        return self.introduction.format(**job_figures(None, world))
 
 
 def locate(tour: Tour, *, max_steps: int = 400_000) -> list[int]:
@@ -294,16 +311,46 @@ def restore_figures(event: Event | None, world: NetworkWorld) -> Mapping[str, ob
     recovered = 0 if restore is None else restore.recovered_bytes
     readers = len(world.readers)
     sources = sum(1 for t in world.tasks.values() if t.kind is OperatorKind.SOURCE)
+    in_all = filtered_in_all(world)
     return {
+        "step": world.step,
         "recovered": recovered,
         "readers": readers,
         "sources": sources,
         "tasks": len(world.tasks),
         "task": task_of(event, world),
         "filtered": len(world.filtered),
+        "filtered_in_all": in_all,
+        "filtered_later": in_all - len(world.filtered),
         "heap_peak": world.heap_peak,
         "spilled": world.spill.bytes_written,
     }
+
+
+def filtered_in_all(world: NetworkWorld) -> int:
+    """How many recovered records the restart drops to its end (the badge's *records filtered
+    out*), known at any step from the state assignment alone: every new subtask that receives
+    a piece of a recovered record reassembles it, and all but the one the partitioner selects
+    drop it. A stop mid-restore can so say both what was dropped so far and what the badge
+    will count, instead of a figure that seems to contradict it. (A run that does not filter,
+    a fault's or FLIP-547's unfiltered fetch, or one that stops early drops fewer.)"""
+    restore = world.restore
+    if restore is None:
+        return 0
+    receivers: dict[int, set[str]] = {}
+    for subtask in restore.subtasks.values():
+        for chunk in subtask.input_state:
+            for piece in chunk.fragments:
+                receivers.setdefault(piece.record, set()).add(subtask.subtask)
+        for chunk in subtask.output_state:
+            exchange = restore.graph.outputs_of(subtask.operator)[chunk.index]
+            consumer = restore.graph.operator(exchange.downstream)
+            for target in chunk.targets:
+                for piece in chunk.fragments:
+                    receivers.setdefault(piece.record, set()).add(consumer.subtask_name(target))
+    return sum(
+        len(names) - 1 for record, names in receivers.items() if restore.records[record].is_record
+    )
 
 
 def filtered_now(event: Event, world: NetworkWorld) -> bool:

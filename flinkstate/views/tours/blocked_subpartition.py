@@ -34,7 +34,11 @@ def _held(event: Event, world: NetworkWorld) -> bool:
 
 
 def _figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
+    """The blocked subpartitions, the checkpoint's limits, and the slots per TaskManager that
+    put the whole job in one TaskManager (slot sharing: one slot per subtask index, so as
+    many as the widest operator has subtasks)."""
     return {
+        "whole_job_slots": max(op.parallelism for op in world.graph.operators),
         "blocked": sum(1 for sub in world.subpartitions.values() if sub.blocked),
         "timeout": world.options.checkpoint_timeout,
         "tolerable": world.options.tolerable_failed_checkpoints,
@@ -88,8 +92,9 @@ BLOCKED_SUBPARTITION = Tour(
             "the same blocked subpartitions after its next restart. FLINK-39018 lets a priority "
             "event pass a blocked subpartition, but only to a local reader; these channels are "
             "remote, and a reader holding credit still misses the barrier (FLINK-40519). "
-            "Explore with blocked_priority=fixed, or with master and slots_per_tm=4 (the whole "
-            "job in one TaskManager, every channel local): the checkpoint completes.",
+            "Explore with blocked_priority=fixed, or with master and "
+            "slots_per_tm={whole_job_slots} (the whole job in one TaskManager, every channel "
+            "local): the checkpoint completes.",
             ended,
             places_where(is_blocked),
             _figures,

@@ -24,13 +24,14 @@ CLASSIC_RECOVERY = Tour(
     title="Recovery, step by step (checkpointing during recovery off)",
     scenario="keyed-downscale",
     introduction=(
-        "The keyed job restarts from its checkpoint with counters and sinks going from 7 to 3. "
+        "The keyed job restarts from its checkpoint with counters and sinks going from "
+        "{old_counter} to {counter}. "
         "Follow the recovered in-flight data from the checkpoint back into the network stack."
     ),
     stops=(
         Stop(
             "Restoring",
-            "Step 0: every task starts **restoring**. The {readers} tasks with inputs have a "
+            "Step {step}: every task starts **restoring**. The {readers} tasks with inputs have a "
             "**channel-state reader** (dashed orange, beside the gate) and **recovered "
             "channels** (orange, dashed): they cannot receive live data yet. {recovered:,} bytes "
             "of channel state wait to be put back.",
@@ -79,12 +80,15 @@ CLASSIC_RECOVERY = Tour(
         ),
         Stop(
             "Everyone running",
-            "Every task has left restoring: normal processing resumed at step {step}. "
-            "{filtered} recovered records were filtered out on the way, because after the "
-            "downscale another subtask owns them.",
+            "Every task has left restoring: normal processing resumed at step {step}. The "
+            "restart drops {filtered_in_all} recovered records in all (the badge's *records "
+            "filtered out*), because after the downscale another subtask owns them; "
+            "{filtered} of them so far. The other {filtered_later} end in the sources' "
+            "recovered output state, which reaches the counters through the converted channels "
+            "after restore: they are completed, and dropped, as they arrive.",
             all_running,
             places_of_kind("task"),
-            lambda e, w: {**restore_figures(e, w), "step": w.step},
+            restore_figures,
         ),
     ),
 )

@@ -25,10 +25,15 @@ from flinkstate.views.tours.base import (
 
 def _figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
     first = world.violations[0] if world.violations else None
+    # the new subtasks with input state to fetch: the counters (the sinks' exchange is aligned)
+    restore = world.restore
+    fetching = 0 if restore is None else sum(1 for s in restore.subtasks.values() if s.input_state)
     return {
         **restore_figures(event, world),
         "violation": "" if first is None else first.message,
         "invariant": "" if first is None else first.invariant,
+        "fetching": fetching,
+        "other_fetching": fetching - 1,
     }
 
 
@@ -37,14 +42,16 @@ FLIP547_DUPLICATION = Tour(
     title="FLIP-547: recovered state kept by every new subtask",
     scenario="unfiltered-checkpoint-during-recovery",
     introduction=(
-        "FLIP-547's example: a job rescaled from 1 counter to 10. Without filtering first, "
-        "each of the ten new counters keeps all of the old counter's recovered input, so a "
-        "checkpoint taken during recovery would hold every recovered record ten times."
+        "FLIP-547's example: a job rescaled from {old_counter} counter to {counter}. Without "
+        "filtering first, each of the {counter} new counters keeps all of the old counter's "
+        "recovered input, so a checkpoint taken during recovery would hold every recovered "
+        "record {counter} times."
     ),
     stops=(
         Stop(
-            "Ten readers of one old subtask",
-            "Step 0: every new counter's reader will fetch the one old counter's input state "
+            "Every reader fetches the one old subtask",
+            "Step {step}: each of the {fetching} new counters' readers will fetch the one old "
+            "counter's input state "
             "({recovered:,} bytes in all to put back).",
             None,
             places_of_kind("channel-state-reader"),
@@ -53,7 +60,7 @@ FLIP547_DUPLICATION = Tour(
         Stop(
             "Fetched without filtering",
             "The reader of {task} fetched recovered input into its spill files keeping every "
-            "record, those of the other nine counters too.",
+            "record, those of the other {other_fetching} counters too.",
             on(ActionKind.SPILL, ActorKind.READER),
             actor_place,
             _figures,

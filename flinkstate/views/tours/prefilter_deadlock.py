@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from flinkstate.memory_segment import LENGTH_PREFIX_BYTES
 from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.actor_ref import ActorKind
 from flinkstate.runtime.world.world import NetworkWorld
@@ -25,14 +26,32 @@ from flinkstate.views.tours.base import (
 
 
 def _reader_figures(event: Event | None, world: NetworkWorld) -> Mapping[str, object]:
+    """The reader's buffers against its channel's: what one kept record needs (the pre-filter
+    buffer and the post-filter ones its serialized bytes fill), what the channel has, and what
+    the reader holds now; from the restored records and the network's segment size."""
     task = world.tasks[task_of(event, world)] if event is not None else None
     reader = None if task is None else world.readers.get(task.name)
     gate = None if task is None or not task.gates else task.gates[0]
+    exclusive = 0 if gate is None else gate.exclusive_per_channel
+    floating = 0 if gate is None else gate.pool.size
+    restored = [] if world.restore is None else list(world.restore.records.values())
+    longest = max((r.serialized_length for r in restored if r.is_record), default=0)
+    segment = world.config.segment_size
+    posts = -(-longest // segment)  # post-filter buffers one record fills
+    held = 0 if reader is None else len(reader.posts) + (reader.pre is not None)
     return {
+        "step": world.step,
         "task": "" if task is None else task_of(event, world),
         "posts": 0 if reader is None else len(reader.posts),
-        "exclusive": 0 if gate is None else gate.exclusive_per_channel,
-        "floating": 0 if gate is None else gate.pool.size,
+        "held": held,
+        "exclusive": exclusive,
+        "floating": floating,
+        "available": exclusive + floating,
+        "record_size": longest - LENGTH_PREFIX_BYTES,
+        "length_bytes": LENGTH_PREFIX_BYTES,
+        "segment": segment,
+        "per_record": posts,
+        "needed": posts + 1,
         "generation": world.effective_generation.value,
     }
 
@@ -50,7 +69,7 @@ PREFILTER_DEADLOCK = Tour(
     stops=(
         Stop(
             "Filtering on the reader",
-            "Step 0. The restart runs the {generation} generation of the recovery code: each "
+            "Step {step}. The restart runs the {generation} generation of the recovery code: each "
             "counter's **channel-state reader** (beside its gate) will filter before anything "
             "reaches the channels.",
             None,
@@ -68,8 +87,9 @@ PREFILTER_DEADLOCK = Tour(
         ),
         Stop(
             "Post-filter buffers pile up",
-            "The records kept are 37 KB each: rewriting one needs ten 4 KiB **post-filter "
-            "buffers**, also from the channel. The reader of {task} holds {posts} of them now, "
+            "The records kept are {record_size:,} bytes each, {length_bytes} more with their "
+            "length: rewriting one fills {per_record} **post-filter buffers** of {segment:,} "
+            "bytes, also from the channel. The reader of {task} holds {posts} of them now, "
             "besides the pre-filter one.",
             on(ActionKind.REWRITE, ActorKind.READER),
             together(actor_place, items_where(is_recovered)),
@@ -78,7 +98,9 @@ PREFILTER_DEADLOCK = Tour(
         Stop(
             "Stuck",
             "The channel has {exclusive} exclusive buffers and the gate {floating} floating "
-            "ones: eleven are needed, and every one is held by the reader. The only thread that "
+            "ones, {available} in all. The reader needs {needed}, the pre-filter buffer and "
+            "{per_record} post-filter ones, and holds {held} of the {available}. The only "
+            "thread that "
             "could give one back is the reader itself, waiting: the run is **deadlocked**. The "
             "waits-for graph below the canvas shows the cycle (the reader waits on itself). "
             "Flink's fixes take the pre-filter buffer from the heap instead (the heap fallback "

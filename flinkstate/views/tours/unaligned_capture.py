@@ -28,9 +28,9 @@ UNALIGNED_CAPTURE = Tour(
     scenario="baseline-recovery",
     phase="job",
     introduction=(
-        "The keyed job (4 sources, keyBy, 4 slow counters, 4 sinks) is back-pressured: buffers "
-        "pile up in the sources' subpartitions. Follow checkpoint 1 from its trigger to its "
-        "completion and see which buffers it persists."
+        "The keyed job ({source} sources, keyBy, {counter} slow counters, {sink} sinks) is "
+        "back-pressured: buffers pile up in the sources' subpartitions. Follow its first "
+        "checkpoint from its trigger to its completion and see which buffers it persists."
     ),
     stops=(
         Stop(
