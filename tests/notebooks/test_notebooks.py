@@ -38,27 +38,7 @@ def test_notebook_is_stripped(path: Path) -> None:
     assert "widgets" not in raw.get("metadata", {})
 
 
-#: notebooks another change is rewriting, whose kernelspec follows with it
-KERNEL_PENDING = {
-    "06-checkpointing-during-recovery.ipynb",
-    "07-inspect-a-real-checkpoint.ipynb",
-    "08-exploring-every-interleaving.ipynb",
-}
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(
-            p,
-            marks=pytest.mark.xfail(reason="kernelspec not yet moved", strict=False)
-            if p.name in KERNEL_PENDING
-            else (),
-        )
-        for p in NOTEBOOKS
-    ],
-    ids=lambda p: p.name,
-)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
 def test_notebook_asks_for_the_kernel_make_installs(path: Path) -> None:
     """A notebook that asks for ``python3`` opens in whatever Python that is on the learner's
     machine, without flinkstate; the Makefile installs this environment's kernel by name."""
