@@ -28,7 +28,6 @@ from collections.abc import Callable, Iterable, Mapping
 
 from flinkstate.runtime.action_kind import ActionKind, by_text
 from flinkstate.runtime.actor_ref import ActorKind, ActorRef
-from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
 from flinkstate.runtime.events import (
     END_OF_INPUT_STATE,
     END_OF_OUTPUT_STATE,
@@ -36,7 +35,7 @@ from flinkstate.runtime.events import (
     SUBTASK_CONNECTION,
 )
 from flinkstate.runtime.jobgraph import OperatorKind
-from flinkstate.runtime.options import Fault, RecoveryGeneration
+from flinkstate.runtime.options import Fault, NoOpTriggerAfter, RecoveryAbort, RecoveryGeneration
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.partition.consumer.recovered_channel import conversion_refusal
 from flinkstate.runtime.tasks.mailbox import emits_last_record, next_split, visible_head
@@ -44,6 +43,7 @@ from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.world.exploration.footprint import (
     CHECKPOINT,
     EVENT_TIME,
+    HEAP,
     PATHS,
     RECORDS,
     SOURCES,
@@ -149,8 +149,10 @@ def _write(
 def _finish_output(
     world: NetworkState, task: Task, own: TaskFootprint, action: Action
 ) -> frozenset[Resource] | None:
-    """An event (no segment) into every subpartition."""
-    return frozenset(_appending(world, own, own.links, {own.task, *own.links.values()}))
+    """An event (no segment) into every subpartition; the reader learns the output is
+    recovered."""
+    touched = {own.task, own.helper, *own.links.values()}
+    return frozenset(_appending(world, own, own.links, touched))
 
 
 def _recover_output(
@@ -227,22 +229,128 @@ def _convert(
     gate = world.gates[action.target]
     if any(conversion_refusal(world, channel) is not None for channel in gate.channels):
         return None
-    return frozenset((own.task, *own.channels, own.network_pool))
+    return frozenset((own.task, own.helper, *own.channels, own.network_pool))
 
 
-def _finish_input(world: NetworkState, ref: ActorRef, action: Action) -> frozenset[Resource] | None:
+HelperRule = Callable[[NetworkState, Task, TaskFootprint, Action], frozenset[Resource] | None]
+
+
+def _of_helper(rule: HelperRule) -> Rule:
+    """A step of a task's channel-state reader or V2 drainer: ``rule`` on the task it works
+    for and the task's resources. It changes its own state (``HELPER``), not the task's,
+    except where a rule says so; a helper of a task a failover stopped touches anything."""
+
+    def helper_rule(
+        world: NetworkState, ref: ActorRef, action: Action
+    ) -> frozenset[Resource] | None:
+        task = world.tasks[ref.task]
+        if task.failover is not None:
+            return None
+        return rule(world, task, world.footprints.tasks[task.name], action)
+
+    return helper_rule
+
+
+def _finish_input(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
     """A channel-state reader (classic and V1) at the end of its input state: an end-of-state
-    event into each of its task's recovered channels. Its task reads whether it finished
-    (conversion), and it reads its task's phase, so the two share the task's resource. Its
-    other steps take buffers from pools, filter or spill: anything."""
+    event into each of its task's recovered channels, its pre-filter segment freed (the heap).
+    Its task reads whether it finished (conversion, V2's mails), and it reads its task's phase,
+    so the two share the task's resource."""
     if world.effective_generation is RecoveryGeneration.V2:
-        return None
-    task = world.tasks[ref.task]
-    reader: ChannelStateReader = world.readers[task.name]
-    if reader.heap_segment_allocated or task.failover is not None:
-        return None  # freeing the pre-filter segment changes the heap
-    own = world.footprints.tasks[task.name]
-    return frozenset((own.task, *own.channels))
+        return None  # V2's reader ends with finish-fetch
+    touched = {own.task, own.helper, *own.channels, *own.polled}
+    if world.readers[task.name].heap_segment_allocated:
+        touched.add(HEAP)
+    return frozenset(touched)
+
+
+def _recovered_target(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> tuple[Channel, set[Resource]]:
+    """The recovered channel a reader's step works on (its target) with the reader and that
+    channel's own state and whether it has something to poll."""
+    channel = world.channels[action.target]
+    name = channel.name
+    return channel, {
+        own.helper,
+        Resource(ResourceKind.CHANNEL, name),
+        Resource(ResourceKind.POLLABLE, name),
+    }
+
+
+def _request_exclusive(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    """A recovered channel takes its exclusive buffers from the network pool."""
+    _, touched = _recovered_target(world, task, own, action)
+    touched.add(own.network_pool)
+    return frozenset(touched)
+
+
+def _recover_input(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    """Classic: a chunk into a buffer of its recovered channel (exclusive, else the gate's)."""
+    if world.effective_generation is not RecoveryGeneration.CLASSIC:
+        return None  # recover-input is the classic reader's step alone
+    channel, touched = _recovered_target(world, task, own, action)
+    return _with_pools(world, touched, ((world.gate_of(channel).pool.name, own.network_pool),))
+
+
+def _spill(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    """V2: a chunk through a buffer of its channel (taken and recycled at once) into the spill
+    writer, whose buffered bytes are heap; a gate with virtual channels filters it instead, in
+    the heap pre-filter segment, reading its task's key groups, the records and event time."""
+    channel, touched = _recovered_target(world, task, own, action)
+    touched.add(HEAP)
+    gate = world.gate_of(channel)
+    if gate.plan is not None and gate.plan.demultiplexes:
+        touched.update((own.task, RECORDS))
+        if world.graph.event_time:
+            touched.add(EVENT_TIME)
+        return frozenset(touched)
+    return _with_pools(world, touched, ((gate.pool.name, own.network_pool),))
+
+
+def _finish_fetch(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    """V2: the spill files sealed and handed to the drainer (the same helper), the heap freed;
+    the task gets its drainer-installing mail and reads whether the reader finished."""
+    if world.options.abort_recovery is RecoveryAbort.FETCH:
+        return None  # the fetch fails its task
+    return frozenset((own.task, own.helper, HEAP))
+
+
+def _drain(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    """V2's drainer: one buffer (the channel's exclusive, else the gate's) filled from the
+    spill files into the channel's recovered queue; the spill files (the drainer's) released
+    at the first."""
+    channel = world.channels[action.target]
+    touched = {
+        own.helper,
+        Resource(ResourceKind.CHANNEL, channel.name),
+        Resource(ResourceKind.POLLABLE, channel.name),
+    }
+    return _with_pools(world, touched, ((world.gate_of(channel).pool.name, own.network_pool),))
+
+
+def _finish_drain(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    """V2's drainer at the end: an end event into every channel of its task, the spill
+    files released; resetting the task's trigger (``no_op_trigger_after=drain-done``) touches
+    the task."""
+    touched = {own.helper, *own.channels, *own.polled}
+    if world.options.no_op_trigger_after is NoOpTriggerAfter.DRAIN_DONE:
+        touched.add(own.task)
+    return frozenset(touched)
 
 
 def _of_transport(
@@ -319,16 +427,18 @@ _FOOTPRINTS: Mapping[str, Rule] = by_text(
         ActionKind.MANUAL_CHECKPOINT: _anything,
         ActionKind.RESTART: _anything,
         # a channel-state reader: only its end of the input state stays within its task
-        ActionKind.RECOVER_INPUT: _anything,
-        ActionKind.REQUEST_EXCLUSIVE: _anything,
-        ActionKind.FINISH_INPUT: _finish_input,
+        ActionKind.RECOVER_INPUT: _of_helper(_recover_input),
+        ActionKind.REQUEST_EXCLUSIVE: _of_helper(_request_exclusive),
+        ActionKind.FINISH_INPUT: _of_helper(_finish_input),
+        # V1's filtering reassembles and filters records across its pre-filter buffers, heap
+        # or pooled, with fallbacks: not yet made precise
         ActionKind.FILTER: _anything,
         ActionKind.REWRITE: _anything,
-        ActionKind.SPILL: _anything,
-        ActionKind.FINISH_FETCH: _anything,
+        ActionKind.SPILL: _of_helper(_spill),
+        ActionKind.FINISH_FETCH: _of_helper(_finish_fetch),
         # a V2 drainer
-        ActionKind.DRAIN: _anything,
-        ActionKind.FINISH_DRAIN: _anything,
+        ActionKind.DRAIN: _of_helper(_drain),
+        ActionKind.FINISH_DRAIN: _of_helper(_finish_drain),
     }
 )
 
