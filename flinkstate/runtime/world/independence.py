@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from flinkstate.runtime.action_kind import ActionKind, by_text
 from flinkstate.runtime.actor_ref import ActorKind, ActorRef
 from flinkstate.runtime.events import (
+    BARRIER,
     END_OF_INPUT_STATE,
     END_OF_OUTPUT_STATE,
     END_OF_PARTITION,
@@ -214,6 +215,53 @@ def _process(
     if world.graph.event_time:
         touched.add(EVENT_TIME)
     return _with_pools(world, touched, own.input_pools)  # the buffer, once read
+
+
+def _barrier(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    """A barrier taken from the head of its channel: a stale one is dropped; one of the
+    pending checkpoint is noted on its channel (an aligned one blocks it), read against the
+    task's other channels, and, the last, unblocks them (and the subpartitions they read)
+    and acknowledges. A barrier that takes the task's snapshot (its first unaligned one, or
+    the last aligned one) notes the step it is taken at, which the state keeps, so it commutes
+    with nothing; one whose acknowledgement may complete the checkpoint reads every task."""
+    channel = world.channels[action.target]
+    head = visible_head(world, channel)
+    if head is None or head.event != BARRIER:
+        return None
+    touched = {own.task, *own.inputs[channel.name], *own.polled, CHECKPOINT}
+    checkpoint = world.checkpoints.pending
+    if checkpoint is None or head.checkpoint != checkpoint.id:
+        return frozenset(touched)  # stale: dropped
+    snapshot_taken = task.name in checkpoint.snapshots
+    if head.priority and not snapshot_taken:
+        return None  # starts the unaligned snapshot
+    touched.update(own.channels)  # whether every barrier is in
+    last = all(
+        c.persister.barrier_seen == checkpoint.id
+        for gate in task.gates
+        for c in gate.channels
+        if c is not channel
+    )
+    if not last:
+        return frozenset(touched)
+    if not snapshot_taken or _may_complete(world, task):
+        return None
+    touched.update(own.upstream)  # the alignment ends: the channels resume
+    return frozenset(touched)
+
+
+def _may_complete(world: NetworkState, task: Task) -> bool:
+    """Whether the task's acknowledgement, now, may complete the pending checkpoint (which
+    then reads every task and notes the step)."""
+    checkpoint = world.checkpoints.pending
+    assert checkpoint is not None
+    if checkpoint.pending_writes.get(task.name):
+        return False
+    acknowledged = checkpoint.acknowledged | {task.name}
+    waiting = checkpoint.waiting_for
+    return len(acknowledged) == len(world.tasks) if waiting is None else waiting <= acknowledged
 
 
 def _convert(
@@ -410,7 +458,7 @@ _FOOTPRINTS: Mapping[str, Rule] = by_text(
         ActionKind.POLL: _of_task(_poll),
         ActionKind.PROCESS: _of_task(_process),
         ActionKind.CHECKPOINT: _anything,
-        ActionKind.BARRIER: _anything,
+        ActionKind.BARRIER: _of_task(_barrier),
         ActionKind.RECOVER_OUTPUT: _of_task(_recover_output),
         ActionKind.FINISH_OUTPUT: _of_task(_finish_output),
         ActionKind.CONVERT: _of_task(_convert),
