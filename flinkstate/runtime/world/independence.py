@@ -308,7 +308,7 @@ def _finish_input(
     so the two share the task's resource."""
     if world.effective_generation is RecoveryGeneration.V2:
         return None  # V2's reader ends with finish-fetch
-    touched = {own.task, own.helper, *own.channels, *own.polled}
+    touched = {own.task, own.helper, *own.channels}  # the task's polls read its POLLABLEs
     if world.readers[task.name].heap_segment_allocated:
         touched.add(HEAP)
     return frozenset(touched)
@@ -318,14 +318,9 @@ def _recovered_target(
     world: NetworkState, task: Task, own: TaskFootprint, action: Action
 ) -> tuple[Channel, set[Resource]]:
     """The recovered channel a reader's step works on (its target) with the reader and that
-    channel's own state and whether it has something to poll."""
+    channel's own state."""
     channel = world.channels[action.target]
-    name = channel.name
-    return channel, {
-        own.helper,
-        Resource(ResourceKind.CHANNEL, name),
-        Resource(ResourceKind.POLLABLE, name),
-    }
+    return channel, {own.helper, Resource(ResourceKind.CHANNEL, channel.name)}
 
 
 def _request_exclusive(
@@ -344,6 +339,7 @@ def _recover_input(
     if world.effective_generation is not RecoveryGeneration.CLASSIC:
         return None  # recover-input is the classic reader's step alone
     channel, touched = _recovered_target(world, task, own, action)
+    touched.add(Resource(ResourceKind.POLLABLE, channel.name))  # its queue may have been empty
     return _with_pools(world, touched, ((world.gate_of(channel).pool.name, own.network_pool),))
 
 
