@@ -69,6 +69,7 @@ def restart(name: str, values: dict[str, object], seed: int = 0) -> NetworkWorld
     ("name", "values", "faults"),
     [
         ("keyed", BUSY, ()),
+        ("keyed", {**BUSY, "checkpoint_interval": 4}, ()),  # barriers after the snapshot
         ("keyed", {**BUSY, "flush_every_record": True}, ()),
         ("keyed", {**BUSY, "unaligned": False}, ()),
         ("keyed-chain", BUSY, ()),
@@ -283,7 +284,7 @@ def test_a_v2_restarts_reader_and_drainer_stay_within_their_task() -> None:
 def test_a_barrier_that_takes_no_snapshot_stays_within_its_task() -> None:
     """Barriers after a task's snapshot touch its task, its channels and the checkpoint in
     progress; the one taking the snapshot notes its step, and commutes with nothing."""
-    world = job("keyed", BUSY)
+    world = job("keyed", {**BUSY, "checkpoint_interval": 4})
     precise = anything = 0
     rng = random.Random(0)
     for _ in range(3000):
