@@ -6,15 +6,18 @@ work of a job or of the classic and V1 recovery: a task computing, emitting a re
 buffer for a subpartition, writing a record into it (its pipe only when that fills the buffer),
 restoring or finishing its output, polling a buffer or one of the events that change only its
 input channels (the end of a partition, a virtual channel's descriptor, the end of recovered
-input or output state), processing a record, converting a gate; its channel-state reader
-ending the input state; a transport sending a buffer or such an event, or requesting a
-floating buffer. A network pool joins when a local pool would take from it or give back to it;
-a channel's ``POLLABLE`` joins when something is added to an empty queue its task reads (what
-is added behind others changes neither the head nor which channel the task polls next); what
-draws a number every actor shares (record ids, record paths), ends a source's input or writes
-the checkpoint in progress adds that resource. Everything else may touch anything (None):
-barriers and the other events, channels in V2 recovery, the reader's other steps, a source's
-end of event time, the checkpoint coordinator, the channel-state writers, V2's drainers, a
+input or output state), processing a record, converting a gate, a barrier that neither
+takes the task's snapshot (which notes its step, kept in the state) nor may complete the
+checkpoint; its channel-state reader and V2 drainer (their own state, ``HELPER``: the channel
+they work for, its pools, the heap recovery takes, ``HEAP``; the reader's end touches its
+task); a transport sending a buffer or such an event, or requesting a floating buffer.
+A network pool joins when a local pool would take from it or give back to it; a channel's
+``POLLABLE`` joins when something is added to an empty queue its task reads (what is added
+behind others changes neither the head nor which channel the task polls next); what draws a
+number every actor shares (record ids, record paths), ends a source's input or writes the
+checkpoint in progress adds that resource. Everything else may touch anything (None):
+the other events, channels in V2 recovery, V1's filtering reader, a source's end of event
+time, snapshots, the checkpoint coordinator, the channel-state writers, V2's task mails, a
 failover. One rule per kind of action says which (``_FOOTPRINTS``, every ``ActionKind``; the
 rule ``_anything`` where it may touch anything). Being wrong here would make the explorer
 skip interleavings that differ, so ``SleepSets(verify=True)`` and ``verify_along_runs`` check
@@ -84,8 +87,8 @@ TaskRule = Callable[[NetworkState, Task, TaskFootprint, Action], frozenset[Resou
 
 
 def _anything(world: NetworkState, ref: ActorRef, action: Action) -> frozenset[Resource] | None:
-    """An action that may touch anything: barriers and the other events, V2's channels, the
-    coordinator, the channel-state writers, V2's drainers, failovers."""
+    """An action that may touch anything: snapshots, V2's channels and task mails, V1's
+    filtering, the coordinator, the channel-state writers, failovers."""
     return None
 
 
