@@ -6,15 +6,18 @@ work of a job or of the classic and V1 recovery: a task computing, emitting a re
 buffer for a subpartition, writing a record into it (its pipe only when that fills the buffer),
 restoring or finishing its output, polling a buffer or one of the events that change only its
 input channels (the end of a partition, a virtual channel's descriptor, the end of recovered
-input or output state), processing a record, converting a gate; its channel-state reader
-ending the input state; a transport sending a buffer or such an event, or requesting a
-floating buffer. A network pool joins when a local pool would take from it or give back to it;
-a channel's ``POLLABLE`` joins when something is added to an empty queue its task reads (what
-is added behind others changes neither the head nor which channel the task polls next); what
-draws a number every actor shares (record ids, record paths), ends a source's input or writes
-the checkpoint in progress adds that resource. Everything else may touch anything (None):
-barriers and the other events, channels in V2 recovery, the reader's other steps, a source's
-end of event time, the checkpoint coordinator, the channel-state writers, V2's drainers, a
+input or output state), processing a record, converting a gate, a barrier that neither
+takes the task's snapshot (which notes its step, kept in the state) nor may complete the
+checkpoint; its channel-state reader and V2 drainer (their own state, ``HELPER``: the channel
+they work for, its pools, the heap recovery takes, ``HEAP``; the reader's end touches its
+task); a transport sending a buffer or such an event, or requesting a floating buffer.
+A network pool joins when a local pool would take from it or give back to it; a channel's
+``POLLABLE`` joins when something is added to an empty queue its task reads (what is added
+behind others changes neither the head nor which channel the task polls next); what draws a
+number every actor shares (record ids, record paths), ends a source's input or writes the
+checkpoint in progress adds that resource. Everything else may touch anything (None):
+the other events, channels in V2 recovery, V1's filtering reader, a source's end of event
+time, snapshots, the checkpoint coordinator, the channel-state writers, V2's task mails, a
 failover. One rule per kind of action says which (``_FOOTPRINTS``, every ``ActionKind``; the
 rule ``_anything`` where it may touch anything). Being wrong here would make the explorer
 skip interleavings that differ, so ``SleepSets(verify=True)`` and ``verify_along_runs`` check
@@ -28,15 +31,15 @@ from collections.abc import Callable, Iterable, Mapping
 
 from flinkstate.runtime.action_kind import ActionKind, by_text
 from flinkstate.runtime.actor_ref import ActorKind, ActorRef
-from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
 from flinkstate.runtime.events import (
+    BARRIER,
     END_OF_INPUT_STATE,
     END_OF_OUTPUT_STATE,
     END_OF_PARTITION,
     SUBTASK_CONNECTION,
 )
 from flinkstate.runtime.jobgraph import OperatorKind
-from flinkstate.runtime.options import Fault, RecoveryGeneration
+from flinkstate.runtime.options import Fault, NoOpTriggerAfter, RecoveryAbort, RecoveryGeneration
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.partition.consumer.recovered_channel import conversion_refusal
 from flinkstate.runtime.tasks.mailbox import emits_last_record, next_split, visible_head
@@ -44,6 +47,7 @@ from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.world.exploration.footprint import (
     CHECKPOINT,
     EVENT_TIME,
+    HEAP,
     PATHS,
     RECORDS,
     SOURCES,
@@ -83,8 +87,8 @@ TaskRule = Callable[[NetworkState, Task, TaskFootprint, Action], frozenset[Resou
 
 
 def _anything(world: NetworkState, ref: ActorRef, action: Action) -> frozenset[Resource] | None:
-    """An action that may touch anything: barriers and the other events, V2's channels, the
-    coordinator, the channel-state writers, V2's drainers, failovers."""
+    """An action that may touch anything: snapshots, V2's channels and task mails, V1's
+    filtering, the coordinator, the channel-state writers, failovers."""
     return None
 
 
@@ -149,8 +153,10 @@ def _write(
 def _finish_output(
     world: NetworkState, task: Task, own: TaskFootprint, action: Action
 ) -> frozenset[Resource] | None:
-    """An event (no segment) into every subpartition."""
-    return frozenset(_appending(world, own, own.links, {own.task, *own.links.values()}))
+    """An event (no segment) into every subpartition; the reader learns the output is
+    recovered."""
+    touched = {own.task, own.helper, *own.links.values()}
+    return frozenset(_appending(world, own, own.links, touched))
 
 
 def _recover_output(
@@ -214,6 +220,53 @@ def _process(
     return _with_pools(world, touched, own.input_pools)  # the buffer, once read
 
 
+def _barrier(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    """A barrier taken from the head of its channel: a stale one is dropped; one of the
+    pending checkpoint is noted on its channel (an aligned one blocks it), read against the
+    task's other channels, and, the last, unblocks them (and the subpartitions they read)
+    and acknowledges. A barrier that takes the task's snapshot (its first unaligned one, or
+    the last aligned one) notes the step it is taken at, which the state keeps, so it commutes
+    with nothing; one whose acknowledgement may complete the checkpoint reads every task."""
+    channel = world.channels[action.target]
+    head = visible_head(world, channel)
+    if head is None or head.event != BARRIER:
+        return None
+    touched = {own.task, *own.inputs[channel.name], *own.polled, CHECKPOINT}
+    checkpoint = world.checkpoints.pending
+    if checkpoint is None or head.checkpoint != checkpoint.id:
+        return frozenset(touched)  # stale: dropped
+    snapshot_taken = task.name in checkpoint.snapshots
+    if head.priority and not snapshot_taken:
+        return None  # starts the unaligned snapshot
+    touched.update(own.channels)  # whether every barrier is in
+    last = all(
+        c.persister.barrier_seen == checkpoint.id
+        for gate in task.gates
+        for c in gate.channels
+        if c is not channel
+    )
+    if not last:
+        return frozenset(touched)
+    if not snapshot_taken or _may_complete(world, task):
+        return None
+    touched.update(own.upstream)  # the alignment ends: the channels resume
+    return frozenset(touched)
+
+
+def _may_complete(world: NetworkState, task: Task) -> bool:
+    """Whether the task's acknowledgement, now, may complete the pending checkpoint (which
+    then reads every task and notes the step)."""
+    checkpoint = world.checkpoints.pending
+    assert checkpoint is not None
+    if checkpoint.pending_writes.get(task.name):
+        return False
+    acknowledged = checkpoint.acknowledged | {task.name}
+    waiting = checkpoint.waiting_for
+    return len(acknowledged) == len(world.tasks) if waiting is None else waiting <= acknowledged
+
+
 def _convert(
     world: NetworkState, task: Task, own: TaskFootprint, action: Action
 ) -> frozenset[Resource] | None:
@@ -227,22 +280,124 @@ def _convert(
     gate = world.gates[action.target]
     if any(conversion_refusal(world, channel) is not None for channel in gate.channels):
         return None
-    return frozenset((own.task, *own.channels, own.network_pool))
+    return frozenset((own.task, own.helper, *own.channels, own.network_pool))
 
 
-def _finish_input(world: NetworkState, ref: ActorRef, action: Action) -> frozenset[Resource] | None:
+HelperRule = Callable[[NetworkState, Task, TaskFootprint, Action], frozenset[Resource] | None]
+
+
+def _of_helper(rule: HelperRule) -> Rule:
+    """A step of a task's channel-state reader or V2 drainer: ``rule`` on the task it works
+    for and the task's resources. It changes its own state (``HELPER``), not the task's,
+    except where a rule says so; a helper of a task a failover stopped touches anything."""
+
+    def helper_rule(
+        world: NetworkState, ref: ActorRef, action: Action
+    ) -> frozenset[Resource] | None:
+        task = world.tasks[ref.task]
+        if task.failover is not None:
+            return None
+        return rule(world, task, world.footprints.tasks[task.name], action)
+
+    return helper_rule
+
+
+def _finish_input(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
     """A channel-state reader (classic and V1) at the end of its input state: an end-of-state
-    event into each of its task's recovered channels. Its task reads whether it finished
-    (conversion), and it reads its task's phase, so the two share the task's resource. Its
-    other steps take buffers from pools, filter or spill: anything."""
+    event into each of its task's recovered channels, its pre-filter segment freed (the heap).
+    Its task reads whether it finished (conversion, V2's mails), and it reads its task's phase,
+    so the two share the task's resource."""
     if world.effective_generation is RecoveryGeneration.V2:
-        return None
-    task = world.tasks[ref.task]
-    reader: ChannelStateReader = world.readers[task.name]
-    if reader.heap_segment_allocated or task.failover is not None:
-        return None  # freeing the pre-filter segment changes the heap
-    own = world.footprints.tasks[task.name]
-    return frozenset((own.task, *own.channels))
+        return None  # V2's reader ends with finish-fetch
+    touched = {own.task, own.helper, *own.channels}  # the task's polls read its POLLABLEs
+    if world.readers[task.name].heap_segment_allocated:
+        touched.add(HEAP)
+    return frozenset(touched)
+
+
+def _recovered_target(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> tuple[Channel, set[Resource]]:
+    """The recovered channel a reader's step works on (its target) with the reader and that
+    channel's own state."""
+    channel = world.channels[action.target]
+    return channel, {own.helper, Resource(ResourceKind.CHANNEL, channel.name)}
+
+
+def _request_exclusive(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    """A recovered channel takes its exclusive buffers from the network pool."""
+    _, touched = _recovered_target(world, task, own, action)
+    touched.add(own.network_pool)
+    return frozenset(touched)
+
+
+def _recover_input(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    """Classic: a chunk into a buffer of its recovered channel (exclusive, else the gate's)."""
+    if world.effective_generation is not RecoveryGeneration.CLASSIC:
+        return None  # recover-input is the classic reader's step alone
+    channel, touched = _recovered_target(world, task, own, action)
+    touched.add(Resource(ResourceKind.POLLABLE, channel.name))  # its queue may have been empty
+    return _with_pools(world, touched, ((world.gate_of(channel).pool.name, own.network_pool),))
+
+
+def _spill(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    """V2: a chunk through a buffer of its channel (taken and recycled at once) into the spill
+    writer, whose buffered bytes are heap; a gate with virtual channels filters it instead, in
+    the heap pre-filter segment, reading its task's key groups, the records and event time."""
+    channel, touched = _recovered_target(world, task, own, action)
+    touched.add(HEAP)
+    gate = world.gate_of(channel)
+    if gate.plan is not None and gate.plan.demultiplexes:
+        touched.update((own.task, RECORDS))
+        if world.graph.event_time:
+            touched.add(EVENT_TIME)
+        return frozenset(touched)
+    return _with_pools(world, touched, ((gate.pool.name, own.network_pool),))
+
+
+def _finish_fetch(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    """V2: the spill files sealed and handed to the drainer (the same helper), the heap freed;
+    the task gets its drainer-installing mail and reads whether the reader finished."""
+    if world.options.abort_recovery is RecoveryAbort.FETCH:
+        return None  # the fetch fails its task
+    return frozenset((own.task, own.helper, HEAP))
+
+
+def _drain(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    """V2's drainer: one buffer (the channel's exclusive, else the gate's) filled from the
+    spill files into the channel's recovered queue; the spill files (the drainer's) released
+    at the first."""
+    channel = world.channels[action.target]
+    touched = {
+        own.helper,
+        Resource(ResourceKind.CHANNEL, channel.name),
+        Resource(ResourceKind.POLLABLE, channel.name),
+    }
+    return _with_pools(world, touched, ((world.gate_of(channel).pool.name, own.network_pool),))
+
+
+def _finish_drain(
+    world: NetworkState, task: Task, own: TaskFootprint, action: Action
+) -> frozenset[Resource] | None:
+    """V2's drainer at the end: an end event into every channel of its task, the spill
+    files released; resetting the task's trigger (``no_op_trigger_after=drain-done``) touches
+    the task."""
+    touched = {own.helper, *own.channels, *own.polled}
+    if world.options.no_op_trigger_after is NoOpTriggerAfter.DRAIN_DONE:
+        touched.add(own.task)
+    return frozenset(touched)
 
 
 def _of_transport(
@@ -302,7 +457,7 @@ _FOOTPRINTS: Mapping[str, Rule] = by_text(
         ActionKind.POLL: _of_task(_poll),
         ActionKind.PROCESS: _of_task(_process),
         ActionKind.CHECKPOINT: _anything,
-        ActionKind.BARRIER: _anything,
+        ActionKind.BARRIER: _of_task(_barrier),
         ActionKind.RECOVER_OUTPUT: _of_task(_recover_output),
         ActionKind.FINISH_OUTPUT: _of_task(_finish_output),
         ActionKind.CONVERT: _of_task(_convert),
@@ -319,16 +474,18 @@ _FOOTPRINTS: Mapping[str, Rule] = by_text(
         ActionKind.MANUAL_CHECKPOINT: _anything,
         ActionKind.RESTART: _anything,
         # a channel-state reader: only its end of the input state stays within its task
-        ActionKind.RECOVER_INPUT: _anything,
-        ActionKind.REQUEST_EXCLUSIVE: _anything,
-        ActionKind.FINISH_INPUT: _finish_input,
+        ActionKind.RECOVER_INPUT: _of_helper(_recover_input),
+        ActionKind.REQUEST_EXCLUSIVE: _of_helper(_request_exclusive),
+        ActionKind.FINISH_INPUT: _of_helper(_finish_input),
+        # V1's filtering reassembles and filters records across its pre-filter buffers, heap
+        # or pooled, with fallbacks: not yet made precise
         ActionKind.FILTER: _anything,
         ActionKind.REWRITE: _anything,
-        ActionKind.SPILL: _anything,
-        ActionKind.FINISH_FETCH: _anything,
+        ActionKind.SPILL: _of_helper(_spill),
+        ActionKind.FINISH_FETCH: _of_helper(_finish_fetch),
         # a V2 drainer
-        ActionKind.DRAIN: _anything,
-        ActionKind.FINISH_DRAIN: _anything,
+        ActionKind.DRAIN: _of_helper(_drain),
+        ActionKind.FINISH_DRAIN: _of_helper(_finish_drain),
     }
 )
 

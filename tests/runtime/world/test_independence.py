@@ -41,6 +41,13 @@ BUSY = {
     "checkpoint_interval": 12,
     "slots_per_tm": 2,
 }
+#: one subtask per operator, a checkpoint two steps in: every interleaving of its barriers
+ONE_BY_ONE: dict[str, object] = {
+    "parallelism": 1,
+    "source_parallelism": 1,
+    "records": 2,
+    "checkpoint_interval": 2,
+}
 
 
 def job(name: str, values: dict[str, object], *faults: str) -> NetworkWorld:
@@ -62,6 +69,7 @@ def restart(name: str, values: dict[str, object], seed: int = 0) -> NetworkWorld
     ("name", "values", "faults"),
     [
         ("keyed", BUSY, ()),
+        ("keyed", {**BUSY, "checkpoint_interval": 4}, ()),  # barriers after the snapshot
         ("keyed", {**BUSY, "flush_every_record": True}, ()),
         ("keyed", {**BUSY, "unaligned": False}, ()),
         ("keyed-chain", BUSY, ()),
@@ -94,6 +102,11 @@ def test_actions_said_to_be_independent_commute_along_runs_of_small_jobs(
         ("checkpoint-during-drain", {}),
         ("unfiltered-checkpoint-during-recovery", {}),
         ("selective-reading-per-gate", SEQUENTIAL_READER),
+        # V2: spilling readers, drainers, barriers and checkpoints during the drain
+        ("aligned-checkpoint-during-recovery", {}),
+        ("spill-pressure-v2", {}),
+        ("trigger-no-op-after-drain", {}),
+        ("missing-recovery-barrier", {}),
     ],
     ids=lambda value: value if isinstance(value, str) else "",
 )
@@ -177,14 +190,30 @@ def _verdict(model: NetworkWorld, strategy: str, reduction: SleepSets | None = N
 @pytest.mark.parametrize("strategy", ["bfs", "dfs"])
 @pytest.mark.parametrize(
     ("subject", "faults"),
-    [("keyed", ()), ("keyed", ("duplicate-record",)), ("keyed", ("lose-record",)), ("restart", ())],
-    ids=["keyed", "duplicate-record", "lose-record", "selective-reading-restart"],
+    [
+        ("keyed", ()),
+        ("keyed", ("duplicate-record",)),
+        ("keyed", ("lose-record",)),
+        ("restart", ()),
+        ("barriers", ()),
+        ("barriers", ("persist-twice",)),
+    ],
+    ids=[
+        "keyed",
+        "duplicate-record",
+        "lose-record",
+        "selective-reading-restart",
+        "checkpoint-barriers",
+        "checkpoint-persist-twice",
+    ],
 )
 def test_sleep_sets_reach_every_state_and_finding_with_fewer_transitions(
     strategy: str, subject: str, faults: tuple[str, ...]
 ) -> None:
     if subject == "restart":
         model = restart("selective-reading-all-gates", SEQUENTIAL_READER, seed=4)
+    elif subject == "barriers":  # one source, one counter, one sink: a checkpoint's barriers
+        model = job("keyed", {**SMALL, **ONE_BY_ONE}, *faults)
     else:
         model = job(subject, {**SMALL, "slots_per_tm": 2}, *faults)
     plain, transitions = _verdict(model, strategy)
@@ -218,27 +247,63 @@ def test_a_restarts_reader_and_conversions_stay_within_their_task() -> None:
                 own = world.footprints.tasks[task.name]
                 # the end-of-state events go into the task's channels; a conversion also
                 # gives back to and takes from the network pool
-                expected = {own.task, *own.channels}
+                expected = {own.task, own.helper, *own.channels}
                 if action.kind == "convert":
                     expected.add(own.network_pool)
                 assert seen[action.kind] == expected
         world.apply(rng.choice(enabled))
 
 
-def test_a_v2_restarts_reader_touches_anything() -> None:
+def test_a_v2_restarts_reader_and_drainer_stay_within_their_task() -> None:
+    """The spilling reader and the drainer change their own state (``HELPER``), the channel
+    they work for and its pools; the drainer never touches its task, the reader's hand-over
+    (and its filtering, which reads the task's key groups) does."""
     world = restart("checkpoint-during-drain", {})
     assert world.effective_generation is RecoveryGeneration.V2
-    steps = 0
+    kinds: set[str] = set()
     for _ in range(2000):
         enabled = list(world.enabled_actions())
         if not enabled:
             break
         for action in enabled:
-            if world.actions.index.refs[action.actor].kind is ActorKind.READER:
-                assert world.footprint(action) is None  # it fetches and spills: anything
-                steps += 1
+            ref = world.actions.index.refs[action.actor]
+            if ref.kind in (ActorKind.READER, ActorKind.DRAINER):
+                touched = world.footprint(action)
+                assert touched is not None
+                own = world.footprints.tasks[world.tasks[ref.task].name]
+                assert own.helper in touched
+                if action.kind in ("drain", "finish-drain"):
+                    assert own.task not in touched
+                elif action.kind == "finish-fetch":
+                    assert own.task in touched
+                kinds.add(action.kind)
         world.apply(enabled[0])
-    assert steps > 0
+    assert {"spill", "finish-fetch", "drain", "finish-drain"} <= kinds
+
+
+def test_a_barrier_that_takes_no_snapshot_stays_within_its_task() -> None:
+    """Barriers after a task's snapshot touch its task, its channels and the checkpoint in
+    progress; the one taking the snapshot notes its step, and commutes with nothing."""
+    world = job("keyed", {**BUSY, "checkpoint_interval": 4})
+    precise = anything = 0
+    rng = random.Random(0)
+    for _ in range(3000):
+        enabled = list(world.enabled_actions())
+        if not enabled:
+            break
+        for action in enabled:
+            if action.kind == "barrier":
+                touched = world.footprint(action)
+                if touched is None:
+                    anything += 1
+                else:
+                    precise += 1
+                    assert not any(r.kind is ResourceKind.LINK for r in touched) or any(
+                        r.kind is ResourceKind.TASK for r in touched
+                    )
+        world.apply(rng.choice(enabled))
+    assert precise > 0
+    assert anything > 0
 
 
 def test_every_kind_of_action_has_a_footprint_rule() -> None:

@@ -51,6 +51,12 @@ class ResourceKind(StrEnum):
     SOURCES = "sources"
     #: the numbers of record paths, drawn as processing first takes each path
     PATHS = "paths"
+    #: a task's channel-state reader and V2 drainer, by the task's name: a helper thread's
+    #: own state, which its steps change without the task's (copied with the task's too)
+    HELPER = "helper"
+    #: the heap recovery takes outside the network pools (its bytes and their peak, which the
+    #: order of two takings changes)
+    HEAP = "heap"
     #: the checkpoint in progress and the channel-state writers
     CHECKPOINT = "checkpoint"
     #: watermarks and the late records behind them
@@ -67,6 +73,7 @@ SOURCES = Resource(ResourceKind.SOURCES)
 PATHS = Resource(ResourceKind.PATHS)
 CHECKPOINT = Resource(ResourceKind.CHECKPOINT)
 EVENT_TIME = Resource(ResourceKind.EVENT_TIME)
+HEAP = Resource(ResourceKind.HEAP)
 
 #: a local pool's name with its TaskManager's network pool
 PoolOf = tuple[str, Resource]
@@ -97,6 +104,8 @@ class TaskFootprint(NamedTuple):
     input_pools: tuple[PoolOf, ...]
     #: its TaskManager's network pool (where recovered buffers go back to)
     network_pool: Resource
+    #: its reader's and drainer's own state
+    helper: Resource
 
 
 class TransportFootprint(NamedTuple):
@@ -190,6 +199,7 @@ class Footprints:
                 local_pollable,
                 tuple(dict.fromkeys(input_pools)),
                 here,
+                Resource(ResourceKind.HELPER, task.name),
             )
         return cls(by_task, transports)
 

@@ -237,6 +237,7 @@ def _plan(structure: Structure, touched: frozenset[Resource]) -> CopyPlan:
     subpartitions: set[str] = set()
     channels: set[str] = set()
     pools: set[str] = set()
+    helper_names: set[str] = set()
     writers = False
     for resource in touched:
         kind = resource.kind
@@ -253,11 +254,14 @@ def _plan(structure: Structure, touched: frozenset[Resource]) -> CopyPlan:
             pools.add(resource.name)
         elif kind is ResourceKind.CHECKPOINT:
             writers = True
-        # records, paths, sources, event time and the network pools are copied every time;
+        elif kind is ResourceKind.HELPER:  # a reader's or drainer's step, not its task's
+            helper_names.add(resource.name)
+        # records, paths, sources, event time, the heap (the ledger) and the network pools are
+        # copied every time;
         # whether a channel has something to poll is read (a step adding to an empty queue
         # writes its link or channel)
     # a task's own state: its gates (the channel polled next), its reader and drainer
-    helpers = frozenset(structure.task_name[t] for t in tasks)
+    helpers = frozenset(helper_names.union(structure.task_name[t] for t in tasks))
     gates = {gate for task in tasks for gate in structure.task_gates[task]}
     position = structure.position
     copied = [
