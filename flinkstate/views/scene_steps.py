@@ -260,6 +260,8 @@ def _places_of_resources(world: NetworkWorld) -> dict[Resource, set[str]]:
         if task.name in world.drainers:
             own.add(world.drainers[task.name].name)
         places[Resource(ResourceKind.TASK, task.name)] = own
+        # its reader's and drainer's own steps (``HELPER``) redraw the same places
+        places[Resource(ResourceKind.HELPER, task.name)] = own
         for partition in task.partitions:
             node = partition_node(partition)
             places.setdefault(Resource(ResourceKind.POOL, partition.pool.name), set()).add(node)
@@ -286,6 +288,7 @@ def _places_of_resources(world: NetworkWorld) -> dict[Resource, set[str]]:
     for name, pool in world.network_pools.items():
         for label in {name, pool.name}:
             places[Resource(ResourceKind.NETWORK_POOL, label)] = {pool.name}
+    places[Resource(ResourceKind.HEAP)] = {"heap"}  # the heap's place, redrawn at every step
     return places
 
 

@@ -41,6 +41,7 @@ def _check_every_step(name: str, phase: str, steps: int) -> SceneSteps:
     [
         ("prefilter-deadlock", "restart", 400),  # the channel-state reader, a deadlock
         ("checkpoint-during-drain", "restart", 600),  # V2's drainer and a checkpoint
+        ("spill-pressure-v2", "restart", 500),  # V2's reader spilling: its own steps (HELPER)
         ("checkpoint-aborted-during-failover", "job", 400),  # a task failure and its failover
         ("merged-watermarks-aggregated", "job", 300),  # watermarks
         ("keyed-12-to-7", "restart", 300),  # lanes folded: more than 8 subtasks
