@@ -11,12 +11,47 @@ does stays in :mod:`~flinkstate.widgets.recovery_stepper` and :mod:`~flinkstate.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import ipywidgets as widgets
 
-if TYPE_CHECKING:
-    from flinkstate.widgets.stepper_controls import StepperControls
+from flinkstate.widgets.canvas import RecoveryCanvas
+
+
+class StepperParts(Protocol):
+    """The stepper's widgets the frame places (``StepperControls`` makes them; named here so
+    the frame does not import the stepper, which lays itself out with the frame)."""
+
+    scenario: widgets.Widget
+    seed: widgets.Widget
+    phase: widgets.Widget
+    parameter_box: widgets.Widget
+    page_file: widgets.Widget
+    page_button: widgets.Widget
+    page_progress: widgets.Widget
+    trace_file: widgets.Widget
+    trace_button: widgets.Widget
+    step_button: widgets.Widget
+    back_button: widgets.Widget
+    reset_button: widgets.Widget
+    play: widgets.Widget
+    speed: widgets.Widget
+    next_button: widgets.Widget
+    until: widgets.Widget
+    goto_box: widgets.Widget
+    goto_button: widgets.Widget
+    slider: widgets.Widget
+    message: widgets.Widget
+    badge: widgets.Widget
+    recent: widgets.Widget
+    canvas: RecoveryCanvas
+    deadlock_box: widgets.Widget
+    ownership_box: widgets.Widget
+    timelines_box: widgets.Widget
+    preview_box: widgets.Widget
+    controls: widgets.VBox
+    stepping: widgets.VBox
+
 
 #: the drawing's height in a tour: the window less JupyterLab's bars, the tour's heading and
 #: chapters, the canvas's toolbar and caption (measured at 1280x720 and 1440x900)
@@ -29,7 +64,7 @@ STEPPER_CANVAS_HEIGHT = "max(300px, calc(100vh - 300px))"
 NARRATION_WIDTH = "31%"
 
 
-def settings_box(parts: StepperControls) -> widgets.VBox:
+def settings_box(parts: StepperParts) -> widgets.VBox:
     """What sets up a run (scenario, seed, phase, parameters, sharing): set once, then out of
     the way, above the badge, so stepping does not scroll past it."""
     return widgets.VBox(
@@ -51,7 +86,7 @@ def settings_box(parts: StepperControls) -> widgets.VBox:
     )
 
 
-def stepping_box(parts: StepperControls) -> widgets.VBox:
+def stepping_box(parts: StepperParts) -> widgets.VBox:
     """The buttons, play and slider that move through the run, in three wrapping rows: put
     right over the canvas (or beside it in a tour), so a press shows its effect in view."""
     wrap = widgets.Layout(flex_flow="row wrap")
@@ -77,12 +112,12 @@ def stepping_box(parts: StepperControls) -> widgets.VBox:
     return box
 
 
-def below_canvas(parts: StepperControls) -> list[widgets.Widget]:
+def below_canvas(parts: StepperParts) -> list[widgets.Widget]:
     """What is read after the drawing: the waits-for graph, the figures' boxes, recent steps."""
     return [parts.deadlock_box, parts.ownership_box, parts.timelines_box, parts.recent]
 
 
-def stepper_frame(parts: StepperControls) -> widgets.VBox:
+def stepper_frame(parts: StepperParts) -> widgets.VBox:
     """The free stepper: settings, then the run's message, preview and badge, then the step
     controls directly over the canvas, whose drawing fits the window."""
     parts.canvas.max_height = STEPPER_CANVAS_HEIGHT
@@ -99,7 +134,7 @@ def stepper_frame(parts: StepperControls) -> widgets.VBox:
     )
 
 
-def tour_frame(narration: list[widgets.Widget], parts: StepperControls) -> widgets.HBox:
+def tour_frame(narration: list[widgets.Widget], parts: StepperParts) -> widgets.HBox:
     """A tour's stop: the narration (and, once exploring, the stepper's controls) in a column
     beside the canvas, the badge and figures under the canvas."""
     parts.canvas.max_height = TOUR_CANVAS_HEIGHT
