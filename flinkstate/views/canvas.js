@@ -983,21 +983,20 @@ function render({ model, el: root }) {
   }
 
   // the viewBox around ``bounds`` with the view's aspect, enlarged at most ZOOM_MAX times, kept
-  // inside the drawing where the drawing is larger than the view
+  // inside the drawing (grown by a ring that juts out of it) where that is larger than the view
   function closeUp(g, bounds, viewW, viewH) {
     const pad = Math.max(ZOOM_PAD, 0.05 * Math.max(bounds.w, bounds.h));
     let w = Math.max(bounds.w + 2 * pad, viewW / ZOOM_MAX);
     let h = Math.max(bounds.h + 2 * pad, viewH / ZOOM_MAX);
     if (w / h < viewW / viewH) w = h * (viewW / viewH);
     else h = w / (viewW / viewH);
-    const x = bounds.x + bounds.w / 2 - w / 2;
-    const y = bounds.y + bounds.h / 2 - h / 2;
-    return [
-      w >= g.width ? (g.width - w) / 2 : Math.min(Math.max(x, 0), g.width - w),
-      h >= g.height ? (g.height - h) / 2 : Math.min(Math.max(y, 0), g.height - h),
-      w,
-      h,
-    ];
+    const place = (start, size, span, extent) => {
+      const from = Math.min(0, start - pad);
+      const to = Math.max(extent, start + size + pad);
+      const centred = start + size / 2 - span / 2;
+      return span >= to - from ? (from + to - span) / 2 : Math.min(Math.max(centred, from), to - span);
+    };
+    return [place(bounds.x, bounds.w, w, g.width), place(bounds.y, bounds.h, h, g.height), w, h];
   }
 
   // glide from the view on screen to ``target`` (a new stop's close-up), or jump there
@@ -1032,12 +1031,15 @@ function render({ model, el: root }) {
     const focus = Boolean(bounds) && !wholeChosen;
     const limit = parseFloat(getComputedStyle(holder).maxHeight);
     const height = focus && Number.isFinite(limit) ? Math.min(g.height, limit - 2) : g.height;
+    // a job wider than the canvas scrolls sideways as a whole; its close-up fits the canvas
+    const width = focus && holder.clientWidth > 0 ? Math.min(g.width, holder.clientWidth) : g.width;
+    svg.setAttribute("width", width);
     svg.setAttribute("height", height);
     fit.style.display = bounds ? "" : "none";
     fit.textContent = focus ? "\u2922 whole drawing" : "\u2316 zoom to the stop";
     fit.title = focus ? "the canvas shows what this stop points at, enlarged: show all of it" : "zoom and scroll to the ringed items";
     root.dataset.view = focus ? "highlight" : "whole";
-    moveView(focus ? closeUp(g, bounds, g.width, height) : [0, 0, g.width, g.height], animate);
+    moveView(focus ? closeUp(g, bounds, width, height) : [0, 0, g.width, g.height], animate);
     if (focus) holder.scrollTo({ top: 0, left: 0, behavior: animate ? "smooth" : "auto" });
   }
 

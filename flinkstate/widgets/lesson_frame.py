@@ -55,9 +55,9 @@ class StepperParts(Protocol):
 
 #: the drawing's height in a tour: the window less JupyterLab's bars, the tour's heading and
 #: chapters, the canvas's toolbar and caption (measured at 1280x720 and 1440x900)
-TOUR_CANVAS_HEIGHT = "max(260px, calc(100vh - 385px))"
+TOUR_CANVAS_HEIGHT = "max(260px, calc(100vh - 405px))"
 #: a stop's text in its column: the window less the bars, heading, chapters and buttons
-TOUR_TEXT_HEIGHT = "max(220px, calc(100vh - 330px))"
+TOUR_TEXT_HEIGHT = "max(220px, calc(100vh - 365px))"
 #: the drawing's height in the free stepper, under its step buttons and slider
 STEPPER_CANVAS_HEIGHT = "max(300px, calc(100vh - 300px))"
 #: the narration's share of the tour's width (the canvas takes the rest)
@@ -134,12 +134,14 @@ def stepper_frame(parts: StepperParts) -> widgets.VBox:
     )
 
 
-def tour_frame(narration: list[widgets.Widget], parts: StepperParts) -> widgets.HBox:
-    """A tour's stop: the narration (and, once exploring, the stepper's controls) in a column
-    beside the canvas, the badge and figures under the canvas."""
+def tour_frame(moves: widgets.Widget, text: widgets.Widget, parts: StepperParts) -> widgets.HBox:
+    """A tour's stop: the tour's buttons, then (once exploring) the stepper's step controls,
+    then the stop's text, in a column beside the canvas; the badge and figures under the
+    canvas. The step controls come before the text so that a long text does not push them
+    below the fold; the run's settings come last."""
     parts.canvas.max_height = TOUR_CANVAS_HEIGHT
     column = widgets.VBox(
-        [*narration, parts.message, parts.stepping, parts.controls],
+        [moves, parts.message, parts.stepping, text, parts.controls],
         layout=widgets.Layout(
             flex=f"0 0 {NARRATION_WIDTH}",
             width=NARRATION_WIDTH,

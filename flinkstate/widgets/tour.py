@@ -60,7 +60,7 @@ class TourWidget:
             [self.heading, self.chapters],
             layout=widgets.Layout(padding="4px 10px 0 10px"),
         )
-        self.frame = tour_frame([moves, self.text], self.stepper)
+        self.frame = tour_frame(moves, self.text, self.stepper)
         self.stop = -1
         self.exploring = False
         self.chapters.observe(self._on_chapter, names="value")
@@ -127,8 +127,9 @@ class TourWidget:
         self.stepper.stepping.layout.display = ""
         self.explore_button.disabled = True
         self.text.value += (
-            "<p><i>Exploring: the stepper's controls are under this text, beside the canvas, "
-            "at the step the tour left; the chapters take you back to a stop.</i></p>"
+            "<p style='font-size:13px;line-height:1.4'><i>Exploring: the stepper's controls "
+            "are above this text, beside the canvas, at the step the tour left; the chapters "
+            "take you back to a stop.</i></p>"
         )
 
 
