@@ -41,6 +41,10 @@ const CHANNEL_KINDS = new Set(["remote-channel", "local-channel", "recovered-cha
 const BAND_KINDS = new Set(["network-pool", "heap", "channel-state-writer"]);
 const BAND_ROW = 34;
 const SMALL = { "font-size": 11, fill: "#374151" };
+// the close-up on a tour's highlight: how far it may enlarge, its margin and its glide (ms)
+const ZOOM_MAX = 1.6;
+const ZOOM_PAD = 34;
+const ZOOM_MS = 420;
 
 function el(tag, attrs, parent) {
   const node = document.createElementNS(SVG, tag);
@@ -214,13 +218,44 @@ function render({ model, el: root }) {
   zoom.className = "flinkstate-canvas-zoom";
   zoom.title = "show the whole job, one exchange (its two operators), or one subtask and those it exchanges data with";
   toolbar.appendChild(zoom);
+  // what a tour's stop points at, or all of the drawing: the learner may leave the close-up
+  const fit = document.createElement("button");
+  fit.className = "flinkstate-canvas-fit";
+  fit.type = "button";
+  fit.style.cssText = "font-size:12px;padding:1px 8px;cursor:pointer;display:none;";
+  toolbar.appendChild(fit);
+  // the legend folds to one line in a lesson's frame (the canvas under it stays on screen); a
+  // page without a frame keeps it open
+  const legendBox = document.createElement("details");
+  legendBox.className = "flinkstate-canvas-legend-box";
+  legendBox.style.cssText = "font-size:11.5px;color:#374151;";
+  legendBox.open = !model.get("max_height");
+  // folded, it is one word at the end of the toolbar's row; open, a row of its own
+  const legendRow = () => (legendBox.style.flexBasis = legendBox.open ? "100%" : "auto");
+  legendBox.addEventListener("toggle", legendRow);
+  legendRow();
+  const legendSummary = document.createElement("summary");
+  legendSummary.textContent = "legend";
+  legendSummary.style.cssText = "cursor:pointer;color:#6b7280;";
+  legendBox.appendChild(legendSummary);
   const legend = document.createElement("div");
   legend.className = "flinkstate-canvas-legend";
-  legend.style.cssText = "display:flex;gap:3px 14px;flex-wrap:wrap;align-items:center;flex-basis:100%;font-size:11.5px;color:#374151;";
-  toolbar.appendChild(legend);
+  legend.style.cssText = "display:flex;gap:3px 14px;flex-wrap:wrap;align-items:center;";
+  legendBox.appendChild(legend);
+  toolbar.appendChild(legendBox);
 
+  // the step's caption sits right over the drawing, so the two are read together
+  const captions = document.createElement("div");
+  captions.className = "flinkstate-canvas-captions";
+  captions.style.cssText = "margin:0 0 4px 0;font-size:14px;line-height:1.45;";
+  root.appendChild(captions);
+
+  // in a lesson's frame the drawing is no taller than the window (max_height): it scrolls
+  // inside, so the controls over it and the caption stay on screen
   const holder = document.createElement("div");
-  holder.style.cssText = "position:relative;width:100%;overflow-x:auto;border:1px solid #e5e7eb;border-radius:6px;background:#fcfcfd;";
+  holder.className = "flinkstate-canvas-holder";
+  holder.style.cssText = "position:relative;width:100%;overflow:auto;border:1px solid #e5e7eb;border-radius:6px;background:#fcfcfd;";
+  holder.style.maxHeight = model.get("max_height") || "";
   root.appendChild(holder);
   const svg = el("svg", { class: "flinkstate-canvas-svg" }, holder);
   svg.style.display = "block";
@@ -251,10 +286,11 @@ function render({ model, el: root }) {
   broken.className = "flinkstate-canvas-broken";
   broken.style.cssText = "margin-top:6px;font-size:13px;line-height:1.4;";
   root.appendChild(broken);
-  const captions = document.createElement("div");
-  captions.className = "flinkstate-canvas-captions";
-  captions.style.cssText = "margin-top:6px;font-size:14px;line-height:1.45;";
-  root.appendChild(captions);
+  // the steps before, newest first, under the drawing
+  const history = document.createElement("div");
+  history.className = "flinkstate-canvas-history";
+  history.style.cssText = "margin-top:4px;font-size:13px;line-height:1.4;";
+  root.appendChild(history);
 
   const itemNodes = new Map(); // id -> {g, x, y, key}
   // id -> {g, key}: a place is drawn again only when what it shows changed (at P = 64 most of
@@ -922,6 +958,91 @@ function render({ model, el: root }) {
     return { x: place.x - 4, y: place.y - h / 2, w: place.w + 8, h };
   }
 
+  // The close-up: the part of the drawing a tour's stop points at, in the window's share of the
+  // canvas (no taller than max_height), with the job around it; a learner who asks for all of
+  // it gets the whole drawing back until the highlight changes.
+  let lastGeometry = null;
+  let wholeChosen = false;
+  let highlightKey = "";
+  let shownView = null;
+  let viewFrame = null;
+
+  function highlightBounds() {
+    const ids = model.get("highlight") || [];
+    if (!ids.length || !lastPos) return null;
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (const id of ids) {
+      const b = highlightBox(id);
+      if (!b) continue;
+      x0 = Math.min(x0, b.x);
+      y0 = Math.min(y0, b.y);
+      x1 = Math.max(x1, b.x + b.w);
+      y1 = Math.max(y1, b.y + b.h);
+    }
+    return x0 === Infinity ? null : { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+  }
+
+  // the viewBox around ``bounds`` with the view's aspect, enlarged at most ZOOM_MAX times, kept
+  // inside the drawing (grown by a ring that juts out of it) where that is larger than the view
+  function closeUp(g, bounds, viewW, viewH) {
+    const pad = Math.max(ZOOM_PAD, 0.05 * Math.max(bounds.w, bounds.h));
+    let w = Math.max(bounds.w + 2 * pad, viewW / ZOOM_MAX);
+    let h = Math.max(bounds.h + 2 * pad, viewH / ZOOM_MAX);
+    if (w / h < viewW / viewH) w = h * (viewW / viewH);
+    else h = w / (viewW / viewH);
+    const place = (start, size, span, extent) => {
+      const from = Math.min(0, start - pad);
+      const to = Math.max(extent, start + size + pad);
+      const centred = start + size / 2 - span / 2;
+      return span >= to - from ? (from + to - span) / 2 : Math.min(Math.max(centred, from), to - span);
+    };
+    return [place(bounds.x, bounds.w, w, g.width), place(bounds.y, bounds.h, h, g.height), w, h];
+  }
+
+  // glide from the view on screen to ``target`` (a new stop's close-up), or jump there
+  function moveView(target, animate) {
+    if (viewFrame) cancelAnimationFrame(viewFrame);
+    viewFrame = null;
+    const from = shownView;
+    const set = (v) => {
+      shownView = v;
+      svg.setAttribute("viewBox", v.map((n) => n.toFixed(1)).join(" "));
+    };
+    if (!animate || !from) return set(target);
+    const started = performance.now();
+    const tick = (now) => {
+      const t = Math.min(1, (now - started) / ZOOM_MS);
+      const e = t < 0.5 ? 2 * t * t : 1 - Math.pow(-2 * t + 2, 2) / 2;
+      set(from.map((f, i) => f + (target[i] - f) * e));
+      viewFrame = t < 1 ? requestAnimationFrame(tick) : null;
+    };
+    viewFrame = requestAnimationFrame(tick);
+  }
+
+  function frameView(animate) {
+    const g = lastGeometry;
+    if (!g) return;
+    const key = (model.get("highlight") || []).join("|");
+    if (key !== highlightKey) {
+      highlightKey = key;
+      wholeChosen = false;
+    }
+    const bounds = highlightBounds();
+    const focus = Boolean(bounds) && !wholeChosen;
+    const limit = parseFloat(getComputedStyle(holder).maxHeight);
+    const height = focus && Number.isFinite(limit) ? Math.min(g.height, limit - 2) : g.height;
+    // a job wider than the canvas scrolls sideways as a whole; its close-up fits the canvas
+    const width = focus && holder.clientWidth > 0 ? Math.min(g.width, holder.clientWidth) : g.width;
+    svg.setAttribute("width", width);
+    svg.setAttribute("height", height);
+    fit.style.display = bounds ? "" : "none";
+    fit.textContent = focus ? "\u2922 whole drawing" : "\u2316 zoom to the stop";
+    fit.title = focus ? "the canvas shows what this stop points at, enlarged: show all of it" : "zoom and scroll to the ringed items";
+    root.dataset.view = focus ? "highlight" : "whole";
+    moveView(focus ? closeUp(g, bounds, width, height) : [0, 0, g.width, g.height], animate);
+    if (focus) holder.scrollTo({ top: 0, left: 0, behavior: animate ? "smooth" : "auto" });
+  }
+
   function drawBroken(scene) {
     const list = scene.violations || [];
     broken.replaceChildren();
@@ -943,6 +1064,7 @@ function render({ model, el: root }) {
   function drawCaptions() {
     const list = model.get("captions") || [];
     captions.replaceChildren();
+    history.replaceChildren();
     list.forEach(([step, sentence], i) => {
       const row = document.createElement("div");
       row.className = i === 0 ? "flinkstate-caption flinkstate-caption-current" : "flinkstate-caption";
@@ -950,7 +1072,7 @@ function render({ model, el: root }) {
         ? "padding:6px 10px;background:#fefce8;border-left:4px solid #facc15;border-radius:3px;color:#111827;"
         : "padding:2px 10px;color:#6b7280;font-size:13px;";
       row.innerHTML = `<b>step ${step}</b> — ${escapeHtml(sentence)}`;
-      captions.appendChild(row);
+      (i === 0 ? captions : history).appendChild(row);
     });
   }
 
@@ -1018,13 +1140,14 @@ function render({ model, el: root }) {
     const g = geometry(scene, width - 2);
     svg.setAttribute("width", g.width);
     svg.setAttribute("height", g.height);
-    svg.setAttribute("viewBox", `0 0 ${g.width} ${g.height}`);
+    lastGeometry = g;
     drawBroken(scene);
     const pos = drawPlaces(scene, g);
     drawMoves(scene, pos, animate);
     drawItems(scene, pos, animate);
     lastPos = pos;
     drawHighlights();
+    frameView(animate);
     svg.dataset.step = String(scene.step);
     root.dataset.drawMs = (performance.now() - started).toFixed(1); // read by the benchmark
     root.dataset.step = String(scene.step);
@@ -1032,10 +1155,25 @@ function render({ model, el: root }) {
 
   colourBy.addEventListener("change", () => draw(false));
   zoom.addEventListener("change", () => draw(false));
+  fit.addEventListener("click", () => {
+    wholeChosen = !wholeChosen;
+    frameView(true);
+  });
   const onScene = () => draw(model.get("animate") !== false);
+  const onHighlight = () => {
+    drawHighlights();
+    frameView(true);
+  };
+  const onMaxHeight = () => {
+    holder.style.maxHeight = model.get("max_height") || "";
+    frameView(false);
+  };
+  const onWindow = () => frameView(false);
   model.on("change:scene", onScene);
   model.on("change:captions", drawCaptions);
-  model.on("change:highlight", drawHighlights);
+  model.on("change:highlight", onHighlight);
+  model.on("change:max_height", onMaxHeight);
+  window.addEventListener("resize", onWindow);
   let resizeTimer = null;
   const observer = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => {
     clearTimeout(resizeTimer);
@@ -1047,7 +1185,9 @@ function render({ model, el: root }) {
   return () => {
     model.off("change:scene", onScene);
     model.off("change:captions", drawCaptions);
-    model.off("change:highlight", drawHighlights);
+    model.off("change:highlight", onHighlight);
+    model.off("change:max_height", onMaxHeight);
+    window.removeEventListener("resize", onWindow);
     if (observer) observer.disconnect();
   };
 }

@@ -5,8 +5,8 @@ step: anywidget loads it as it is. It draws every place of the scene (tasks, res
 and their subpartition queues, the wires, input gates and their channels, pools,
 channel-state readers and writers, drainers), the items in them (buffers with their records,
 barriers, events, write requests), and moves an item from its old place to its new one when
-the next scene arrives. Under the drawing it shows the captions of the last few steps, newest
-first.
+the next scene arrives. The current step's caption sits over the drawing, the few steps
+before it under it, newest first; a highlighted place or item (a tour's stop) is zoomed to.
 """
 
 from __future__ import annotations
@@ -33,6 +33,9 @@ class RecoveryCanvas(anywidget.AnyWidget):
     animate = traitlets.Bool(True).tag(sync=True)
     #: ids of places and items to ring (a tour's stop points at them)
     highlight: traitlets.List[str] = traitlets.List().tag(sync=True)
+    #: a CSS height the drawing may not exceed (it scrolls inside, and a highlight is zoomed
+    #: into it), so a lesson's controls and caption stay on screen beside it; "" for none
+    max_height = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -21,6 +21,7 @@ from flinkstate.widgets.controls import (
     live_figure,
     scenario_picker,
 )
+from flinkstate.widgets.lesson_frame import settings_box, stepper_frame, stepping_box
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -92,7 +93,10 @@ class StepperControls:
         self._make_sharing()
         self._make_panels(max_steps)
         self._widget: widgets.Widget | None = None
-        self.controls: widgets.VBox | None = None
+        #: what sets a run up, and what steps through it: laid out apart (a tour shows neither
+        #: until the learner explores, and then beside the canvas)
+        self.controls: widgets.VBox = settings_box(self)
+        self.stepping: widgets.VBox = stepping_box(self)
 
     def _make_moves(self) -> None:
         """The buttons, slider, play and go-to box that move through the run."""
@@ -181,46 +185,7 @@ class StepperControls:
     def widget(self) -> widgets.Widget:
         """The whole stepper, ready to display (built once: a tour shows the same one)."""
         if self._widget is None:
-            self.controls = widgets.VBox(
-                [
-                    widgets.HBox([self.scenario, self.seed]),
-                    self.phase,
-                    self.parameter_box,
-                    widgets.HBox(
-                        [
-                            self.step_button,
-                            self.back_button,
-                            self.reset_button,
-                            self.play,
-                            self.speed,
-                        ]
-                    ),
-                    widgets.HBox([self.next_button, self.until, self.goto_box, self.goto_button]),
-                    self.slider,
-                    widgets.HBox(
-                        [
-                            self.page_file,
-                            self.page_button,
-                            self.page_progress,
-                            self.trace_file,
-                            self.trace_button,
-                        ]
-                    ),
-                ]
-            )
-            self._widget = widgets.VBox(
-                [
-                    self.controls,
-                    self.message,
-                    self.preview_box,
-                    self.badge,
-                    self.canvas,
-                    self.deadlock_box,
-                    self.ownership_box,
-                    self.timelines_box,
-                    self.recent,
-                ]
-            )
+            self._widget = stepper_frame(self)
         return self._widget
 
     def _figure(self, name: str, box: widgets.Box) -> go.FigureWidget:

@@ -2,8 +2,8 @@
 "explore from here", which hands the very state on display to the free stepper.
 
 The tour owns a :class:`RecoveryStepper` and only moves it with ``goto``; its own controls are
-hidden until the learner chooses to explore, and then the stepper is simply shown whole, at the
-step the tour left it.
+hidden until the learner chooses to explore, and then they appear under the narration, beside
+the canvas, at the step the tour left it (:mod:`~flinkstate.widgets.lesson_frame` lays it out).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.views.tours import Tour, get_tour, locate
 from flinkstate.views.tours.runs import CatalogueRun, TourRun
 from flinkstate.widgets.controls import icon_button, refused_no_choice
+from flinkstate.widgets.lesson_frame import TOUR_TEXT_HEIGHT, tour_frame
 from flinkstate.widgets.recovery_stepper import RecoveryStepper
 
 
@@ -47,28 +48,27 @@ class TourWidget:
         )
         self.heading = widgets.HTML(
             f"<h3 style='margin:0'>Tour: {html.escape(self.tour.title)}</h3>"
-            f"<p style='margin:.2em 0'>{html.escape(self.tour.introduce(self._start()))}</p>"
+            "<p style='margin:.15em 0;font-size:13px;line-height:1.4'>"
+            f"{html.escape(self.tour.introduce(self._start()))}</p>"
+        )
+        self.text.layout = widgets.Layout(max_height=TOUR_TEXT_HEIGHT, overflow="auto")
+        moves = widgets.HBox(
+            [self.back_button, self.continue_button, self.explore_button],
+            layout=widgets.Layout(flex_flow="row wrap"),
         )
         self.panel = widgets.VBox(
-            [
-                self.heading,
-                self.chapters,
-                self.text,
-                widgets.HBox([self.back_button, self.continue_button, self.explore_button]),
-            ],
-            layout=widgets.Layout(
-                border="1px solid #e5e7eb", padding="6px 10px", margin="0 0 6px 0"
-            ),
+            [self.heading, self.chapters],
+            layout=widgets.Layout(padding="4px 10px 0 10px"),
         )
+        self.frame = tour_frame(moves, self.text, self.stepper)
         self.stop = -1
         self.exploring = False
         self.chapters.observe(self._on_chapter, names="value")
         self.back_button.on_click(lambda _: self.show(self.stop - 1))
         self.continue_button.on_click(lambda _: self.show(self.stop + 1))
         self.explore_button.on_click(lambda _: self.explore())
-        self._stepper_widget = self.stepper.widget
-        assert self.stepper.controls is not None
         self.stepper.controls.layout.display = "none"
+        self.stepper.stepping.layout.display = "none"
         self.show(0)
 
     def _start(self) -> NetworkWorld:
@@ -80,7 +80,10 @@ class TourWidget:
 
     @property
     def widget(self) -> widgets.Widget:
-        whole = widgets.VBox([self.panel, self._stepper_widget])
+        whole = widgets.VBox(
+            [self.panel, self.frame],
+            layout=widgets.Layout(border="1px solid #e5e7eb", padding="0 0 6px 0"),
+        )
         whole.add_class("flinkstate-tour")
         return whole
 
@@ -120,12 +123,13 @@ class TourWidget:
     def explore(self) -> None:
         """Show the stepper's own controls, at the step on display."""
         self.exploring = True
-        assert self.stepper.controls is not None
         self.stepper.controls.layout.display = ""
+        self.stepper.stepping.layout.display = ""
         self.explore_button.disabled = True
         self.text.value += (
-            "<p><i>Exploring: the stepper's controls are above the canvas, at the step the "
-            "tour left; the chapters take you back to a stop.</i></p>"
+            "<p style='font-size:13px;line-height:1.4'><i>Exploring: the stepper's controls "
+            "are above this text, beside the canvas, at the step the tour left; the chapters "
+            "take you back to a stop.</i></p>"
         )
 
 

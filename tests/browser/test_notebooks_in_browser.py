@@ -365,6 +365,12 @@ class NotebookInBrowser:
             target.screenshot(path=path)
         return path
 
+    def screenshot_window(self, label: str) -> Path:
+        """What the learner sees: the window as it is, not scrolled."""
+        path = self.artifacts / f"{Path(self.name).stem}-{label}.png"
+        self.page.screenshot(path=path)
+        return path
+
     def diagnostics(self) -> str:
         parts = []
         try:
@@ -685,7 +691,11 @@ def tour_stops_pictured(stops: int) -> set[int]:
     return {1, (stops + 1) // 2, stops}
 
 
-TOUR_VIEWPORT = {"width": 1400, "height": 2800}
+#: the window sizes of the learners' review: at each, a stop's text, what it rings and the step's
+#: caption must be on screen together, the tour scrolled to the top of the notebook
+LEARNER_VIEWPORTS = [{"width": 1440, "height": 900}, {"width": 1280, "height": 720}]
+#: ms the canvas takes to glide to a stop's close-up (canvas.js ZOOM_MS, and a margin)
+GLIDE_MS = 700
 
 #: The tour on display: the stop its text names, and the step and highlights its canvas draws.
 TOUR_STATE = """
@@ -706,25 +716,96 @@ TOUR_STATE = """
 """
 
 
-def screenshot_tour(notebook: NotebookInBrowser, tour: Locator, label: str) -> Path:
-    """The tour's panel and its canvas with the captions, in one picture: the tour scrolled to
-    the top of the notebook, the page made tall enough to hold both."""
+#: What a learner sees of the tour, its top at the top of the notebook: the boxes of the stop's
+#: text, of each ring on the canvas and of the step's caption, against what is on screen (the
+#: window, the notebook's scrolling panel, and for the rings the canvas's own scrolling box).
+TOUR_IN_VIEW = """
+([tour]) => {
+  const scroller = (node) => {
+    for (let n = node.parentElement; n; n = n.parentElement) {
+      const style = getComputedStyle(n);
+      if (/(auto|scroll)/.test(style.overflowY) && n.scrollHeight > n.clientHeight) return n;
+    }
+    return null;
+  };
+  const clip = (a, b) => ({
+    left: Math.max(a.left, b.left), top: Math.max(a.top, b.top),
+    right: Math.min(a.right, b.right), bottom: Math.min(a.bottom, b.bottom),
+  });
+  const inside = (r, v) => r.width > 0 && r.height > 0 && r.left >= v.left - 1
+    && r.top >= v.top - 1 && r.right <= v.right + 1 && r.bottom <= v.bottom + 1;
+  const said = (r) => [r.left, r.top, r.right, r.bottom].map(Math.round).join(',');
+  const panel = scroller(tour);
+  const window_ = {left: 0, top: 0, right: window.innerWidth, bottom: window.innerHeight};
+  const screen = panel ? clip(window_, panel.getBoundingClientRect()) : window_;
+  const text = tour.querySelector('.flinkstate-tour-text');
+  const caption = tour.querySelector('.flinkstate-caption-current');
+  const holder = tour.querySelector('.flinkstate-canvas-holder');
+  const drawing = holder ? clip(screen, holder.getBoundingClientRect()) : screen;
+  const rings = [...tour.querySelectorAll('.fs-highlight')].map((n) => n.getBoundingClientRect());
+  const out = [];
+  if (!text || !inside(text.getBoundingClientRect(), screen))
+    out.push(`the stop's text at ${text ? said(text.getBoundingClientRect()) : '-'}`);
+  if (caption && !inside(caption.getBoundingClientRect(), screen))
+    out.push(`the step's caption at ${said(caption.getBoundingClientRect())}`);
+  const ringsOut = rings.filter((r) => !inside(r, drawing));
+  if (ringsOut.length)
+    out.push(`${ringsOut.length} of ${rings.length} rings, e.g. at ${said(ringsOut[0])}`);
+  return {rings: rings.length, ringsIn: rings.length - ringsOut.length, out, screen: said(screen),
+          caption: Boolean(caption), drawing: said(drawing),
+          view: tour.querySelector('.flinkstate-canvas').dataset.view || null};
+}
+"""
+
+
+def look_at_tour(
+    notebook: NotebookInBrowser, tour: Locator, size: dict[str, int]
+) -> dict[str, Any]:
+    """The window at ``size``, the tour's top at the top of the notebook (as a learner who
+    scrolled to it and clicked its buttons sees it), the canvas's glide done: what is in view."""
+    notebook.page.set_viewport_size(size)
     tour.evaluate("(node) => node.scrollIntoView({block: 'start'})")
-    top = tour.bounding_box()
-    bottom = tour.locator(".flinkstate-canvas").first.bounding_box()
-    assert top is not None
-    assert bottom is not None
-    path = notebook.artifacts / f"{Path(notebook.name).stem}-{label}.png"
-    notebook.page.screenshot(
-        path=path,
-        clip={
-            "x": top["x"],
-            "y": top["y"],
-            "width": top["width"],
-            "height": bottom["y"] + bottom["height"] - top["y"],
-        },
-    )
-    return path
+    notebook.page.wait_for_timeout(GLIDE_MS)
+    seen: dict[str, Any] = tour.evaluate(f"(node) => ({TOUR_IN_VIEW})([node])")
+    return seen
+
+
+#: after "explore from here" and a step: the step button, the caption and the drawing's top
+#: (its first 120 px, or all of it if shorter) on screen, the tour still at the notebook's top
+EXPLORED_IN_VIEW = """
+([tour]) => {
+  const box = (selector) => { const n = tour.querySelector(selector);
+                              return n ? n.getBoundingClientRect() : null; };
+  const bottom = window.innerHeight - 30;  // JupyterLab's status bar
+  const holder = box('.flinkstate-canvas-holder');
+  const out = [];
+  for (const [what, r] of [['the step button', box('.flinkstate-step')],
+                           ["the step's caption", box('.flinkstate-caption-current')]]) {
+    if (!r || r.top < 0 || r.bottom > bottom) out.push(`${what} at ${r ? r.top : '-'}`);
+  }
+  if (!holder || holder.top < 0 || Math.min(holder.bottom, holder.top + 120) > bottom)
+    out.push(`the drawing at ${holder ? holder.top : '-'}`);
+  return out;
+}
+"""
+
+
+def explore_and_step(notebook: NotebookInBrowser, tour: Locator, step: int) -> list[str]:
+    """At the smaller window, the tour at the notebook's top: "explore from here", then back
+    and step; what of the step button, caption and drawing is then off screen."""
+    notebook.page.set_viewport_size(LEARNER_VIEWPORTS[-1])
+    tour.evaluate("(node) => node.scrollIntoView({block: 'start'})")
+    tour.get_by_role("button", name="explore from here").click()
+    button = tour.locator(f"{STEP_BUTTON} >> visible=true").first
+    button.wait_for(state="visible", timeout=RENDER_TIMEOUT * 1000)
+    tour.evaluate("(node) => node.scrollIntoView({block: 'start'})")
+    # back, then step: the last stop may be the run's last step
+    notebook.click_step(tour.locator(".flinkstate-back >> visible=true").first, step - 1)
+    notebook.click_step(button, step)
+    notebook.page.wait_for_timeout(GLIDE_MS)
+    notebook.screenshot_window("explored-and-stepped")
+    out: list[str] = tour.evaluate(f"(node) => ({EXPLORED_IN_VIEW})([node])")
+    return out
 
 
 @pytest.mark.timeout(600)
@@ -741,10 +822,12 @@ def test_tour_goes_from_stop_to_stop_in_chromium(
     notebook = open_notebook(ROOT, f"{NOTEBOOKS.name}/{name}")
     with notebook.explained():
         notebook.run_all()
-        notebook.page.set_viewport_size(TOUR_VIEWPORT)  # a stop's text and canvas in one view
+        notebook.page.set_viewport_size(LEARNER_VIEWPORTS[0])
         widget = notebook.page.locator(TOUR).filter(has_text=f"Tour: {get_tour(tour).title}")
         widget.first.wait_for(state="visible", timeout=RENDER_TIMEOUT * 1000)
         element = widget.first.element_handle()
+        hidden: list[str] = []
+        rings = 0
         for stop in range(1, len(steps) + 1):
             if stop > 1:
                 widget.first.locator(CONTINUE_BUTTON).click()
@@ -761,9 +844,21 @@ def test_tour_goes_from_stop_to_stop_in_chromium(
             )
             assert state["stops"] == len(steps)
             assert state["places"] > 0
-            if stop in tour_stops_pictured(len(steps)):
-                notebook.page.wait_for_timeout(600)  # let the items travel before the picture
-                screenshot_tour(notebook, widget.first, f"tour-stop-{stop}")
+            for size in LEARNER_VIEWPORTS:
+                seen = look_at_tour(notebook, widget.first, size)
+                where = f"stop {stop} at {size['width']}x{size['height']}"
+                hidden += [
+                    f"{where}: {what} out of view ({seen['screen']})" for what in seen["out"]
+                ]
+                rings += seen["ringsIn"]
+                if steps[stop - 1] > 0 and not seen["caption"]:  # step 0 has no caption
+                    hidden.append(f"{where}: no caption of step {steps[stop - 1]}")
+                if stop in tour_stops_pictured(len(steps)):
+                    notebook.screenshot_window(f"tour-stop-{stop}-{size['width']}x{size['height']}")
+        print(f"{name}: {len(steps)} stops x {len(LEARNER_VIEWPORTS)} sizes, {rings} rings in view")
+        assert not hidden, "a learner would have to scroll:\n" + "\n".join(hidden)
+        off = explore_and_step(notebook, widget.first, steps[-1])
+        assert not off, "after explore from here and step, off screen: " + ", ".join(off)
         errors = notebook.helper("errors", notebook.name)
         assert not errors, "cells show errors after the tour's clicks:\n" + "\n".join(errors)
     assert path.read_bytes() == on_disk, f"{path} changed while the test ran it"
