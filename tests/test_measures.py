@@ -30,7 +30,7 @@ TAKE_THE_WORLD = {
     "lab": 8,
     "views": 35,  # 12 more with the scenes a page derives step by step (views/scene_steps)
     "views/captions": 2,
-    "views/tours": 40,
+    "views/tours": 45,
     "widgets": 1,
 }
 WORLD_TYPES = {"NetworkState", "NetworkWorld"}
