@@ -17,7 +17,7 @@ import re
 import shutil
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +27,7 @@ import pytest
 from flinkstate.lab.scenario_run import run_scenario
 from flinkstate.runtime.options import RecoveryCheckpointTrigger
 from flinkstate.views.recovery_trigger import trigger_history
-from flinkstate.views.tours import get_tour, locate
+from flinkstate.views.tours import failed_as_finished_counterexample, get_tour, locate
 from tests.browser.lab_server import LabServer, running_lab
 from tests.notebooks.executed import installed_kernel
 
@@ -986,16 +986,10 @@ def test_the_watermarks_and_the_recovery_trigger_of_notebook_6_are_drawn_in_chro
 #: notebook 8: the explorer widget, and the counterexample it opens in its stepper
 EXPLORER_NOTEBOOK = "08-exploring-every-interleaving.ipynb"
 BACK_BUTTON = ".flinkstate-back"
-#: the job notebook 8 explores, as its cell sets it (the test finds the same failing step)
-EXPLORED_JOB = "failed-task-counted-as-finished"
-EXPLORED_SETTINGS: dict[str, object] = {
-    "records": 1,
-    "bounded_records": 0,
-    "checkpoint_interval": 0,
-    "fail_after_records": 1,
-    "restart_delay": 2,
-    "slots_per_tm": 4,
-}
+#: the job notebook 8 explores, as its cell sets it (the tour's copy, which
+#: tests/views/tours/test_failed_as_finished_counterexample.py holds to the cell)
+EXPLORED_JOB = failed_as_finished_counterexample.SCENARIO
+EXPLORED_SETTINGS: Mapping[str, object] = failed_as_finished_counterexample.SMALL
 
 
 def explored_failing_step() -> int:
