@@ -3,6 +3,8 @@ draws, step and the slider move it, the captions follow, and another run can be 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +18,26 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser]
+
+
+@contextmanager
+def _offline_page(browser: Browser, width: int = 1280) -> Iterator[tuple[Page, list[str]]]:
+    """A page in a context of its own with no network, ``width`` px wide, and the errors its
+    scripts throw; the context is closed afterwards."""
+    context = browser.new_context(viewport={"width": width, "height": 1000}, offline=True)
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        yield page, errors
+    finally:
+        context.close()
+
+
+def _open(page: Page, target: Path) -> None:
+    """Open the page file ``target`` and wait until its script has drawn the first scene."""
+    page.goto(target.as_uri())
+    page.wait_for_function("document.body.dataset.ready === 'true'", timeout=60_000)
 
 
 def _state(page: Page) -> dict[str, object]:
@@ -53,11 +75,7 @@ def _go_to(page: Page, step: int) -> None:
 
 def test_a_run_page_steps_offline(browser: Browser, tmp_path: Path, artifacts: Path) -> None:
     target = write_whole(tmp_path / "run.html", scenario_page("prefilter-deadlock"))
-    context = browser.new_context(viewport={"width": 1280, "height": 1000}, offline=True)
-    try:
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
+    with _offline_page(browser) as (page, errors):
         requests: list[str] = []
         page.on(
             "request",
@@ -67,8 +85,7 @@ def test_a_run_page_steps_offline(browser: Browser, tmp_path: Path, artifacts: P
                 else None
             ),
         )
-        page.goto(target.as_uri())
-        page.wait_for_function("document.body.dataset.ready === 'true'", timeout=60_000)
+        _open(page, target)
         # it opens on what the scenario is about: the restart, where it deadlocks
         start = _state(page)
         assert page.input_value("#phase") == "1"
@@ -100,8 +117,6 @@ def test_a_run_page_steps_offline(browser: Browser, tmp_path: Path, artifacts: P
         page.screenshot(path=artifacts / "run-page-deadlock.png", full_page=True)
         assert errors == []
         assert requests == []
-    finally:
-        context.close()
 
 
 @pytest.mark.timeout(300)
@@ -111,13 +126,8 @@ def test_a_run_page_draws_watermarks_between_records(
     """FLINK-40517's before run: watermark pieces sit in the buffers in their own colour, the
     legend names them, and every task shows its watermark under its name."""
     target = write_whole(tmp_path / "run.html", scenario_page("merged-watermarks-passed-through"))
-    context = browser.new_context(viewport={"width": 1280, "height": 1000}, offline=True)
-    try:
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(target.as_uri())
-        page.wait_for_function("document.body.dataset.ready === 'true'", timeout=60_000)
+    with _offline_page(browser) as (page, errors):
+        _open(page, target)
         page.select_option("#phase", "1")  # the restart
         last = int(page.get_attribute("#slider", "max") or 0)
         drawn = None
@@ -146,8 +156,6 @@ def test_a_run_page_draws_watermarks_between_records(
         assert "late-record" in page.inner_text("body")
         page.screenshot(path=artifacts / "run-page-late-record.png", full_page=True)
         assert errors == []
-    finally:
-        context.close()
 
 
 #: what the canvas shows, in drawing order: each place's markup, and each item's markup,
@@ -174,15 +182,10 @@ def test_a_canvas_drawn_step_by_step_shows_what_one_drawn_at_once_shows(
     over = COLLAPSE_OVER + 1
     big = {"source_parallelism": over, "parallelism": over, "records": 6}
     target = write_whole(tmp_path / "run.html", scenario_page("baseline-recovery", overrides=big))
-    context = browser.new_context(viewport={"width": 1280, "height": 1000}, offline=True)
-    try:
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
+    with _offline_page(browser) as (page, errors):
         drawings = []
         for clicks in (20, 0):
-            page.goto(target.as_uri())
-            page.wait_for_function("document.body.dataset.ready === 'true'", timeout=60_000)
+            _open(page, target)
             page.select_option("#phase", "0")  # the job before the restart the page opens on
             _drawn(page, 0)
             _go_to(page, 320 - clicks)
@@ -196,8 +199,6 @@ def test_a_canvas_drawn_step_by_step_shows_what_one_drawn_at_once_shows(
         assert at_once["items"]
         assert stepped == at_once
         assert errors == []
-    finally:
-        context.close()
 
 
 #: what the reader sees of the canvas's texts: each visible <text> that overlaps another or an
@@ -262,13 +263,8 @@ def test_no_text_on_the_canvas_overlaps_another_or_an_item(
 
 def _check_clutter(browser: Browser, target: Path, width: int, screenshot: Path) -> None:
     """The restart of the page ``target`` at ``width`` px, at a few of its steps."""
-    context = browser.new_context(viewport={"width": width, "height": 1000}, offline=True)
-    try:
-        page = context.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(target.as_uri())
-        page.wait_for_function("document.body.dataset.ready === 'true'", timeout=60_000)
+    with _offline_page(browser, width) as (page, errors):
+        _open(page, target)
         page.select_option("#phase", "1")  # the restart
         last = int(page.get_attribute("#slider", "max") or 0)
         for step in sorted({s for s in (0, 40, 150, 400) if s <= last} | {last // 2, last}):
@@ -282,5 +278,3 @@ def _check_clutter(browser: Browser, target: Path, width: int, screenshot: Path)
             assert seen["listed"] == seen["drawn"], where
         page.screenshot(path=screenshot, full_page=True)
         assert errors == []
-    finally:
-        context.close()
