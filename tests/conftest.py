@@ -3,6 +3,7 @@ and how the tests are shared out between pytest-xdist's workers (make test, make
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 from collections.abc import Generator, Iterator
@@ -51,6 +52,15 @@ SPARK_GROUP = "spark"
 #: the xdist group of the browser tests: one at a time on one worker (each drives a JupyterLab,
 #: a kernel and a Chromium, and waits on their timing), beside the other worker's tests
 BROWSER_GROUP = "browser"
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Move what collection left alive (every imported module, the test items) out of the
+    cyclic collector's reach: it is alive until the process ends, and a full collection would
+    walk all of it again each time a test makes enough objects (about a tenth of the suite's
+    CPU time, measured on the runtime and views tests)."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.hookimpl(wrapper=True)

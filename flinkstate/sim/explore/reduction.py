@@ -12,6 +12,7 @@ import random
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Protocol, cast
 
+from flinkstate.collector import collector_paused
 from flinkstate.sim.action import Action
 from flinkstate.sim.core import Model
 
@@ -243,6 +244,11 @@ def verify_along_runs(model: Model, *, seeds: int = 2, limit: int = 2000, every:
     (:func:`verify_partial_copy`, for a model that makes them). Runs sample the states an
     exploration meets far more cheaply than exploring them all, so wide sweeps over jobs and
     faults can check the footprints a reduction and the explorer's copies trust."""
+    with collector_paused():  # models free their garbage by reference counting
+        return _verify_along_runs(model, seeds, limit, every)
+
+
+def _verify_along_runs(model: Model, seeds: int, limit: int, every: int) -> int:
     reduction = SleepSets()
     partial = copies_partially(model)
     checked = 0
