@@ -52,8 +52,24 @@ class LabServer:
     root_dir: Path
     log: Path
 
-    def notebook_url(self, name: str) -> str:
-        return f"{self.url}/lab/tree/{quote(name)}?token={self.token}"
+    def notebook_url(self, name: str, workspace: str) -> str:
+        """The notebook opened in a workspace of its own, reset: one test's page never
+        restores the tabs another test opened on the same server."""
+        return (
+            f"{self.url}/lab/workspaces/{quote(workspace)}/tree/{quote(name)}"
+            f"?reset&token={self.token}"
+        )
+
+    def end_sessions(self) -> None:
+        """Shut down every notebook's kernel (a shared server outlives each test's page, and
+        a kernel left running keeps its memory, a Spark JVM's too), and wait until they are
+        gone."""
+        for session in self.api("/api/sessions") or []:
+            with suppress(urllib.error.HTTPError):  # ended meanwhile
+                self.api(f"/api/sessions/{session['id']}", method="DELETE")
+        deadline = time.monotonic() + SHUTDOWN_TIMEOUT
+        while self.api("/api/kernels") and time.monotonic() < deadline:
+            time.sleep(0.25)  # polling the server: it has nothing to wait on
 
     def api(self, path: str, method: str = "GET") -> Any:
         request = urllib.request.Request(
