@@ -16,6 +16,8 @@ from hypothesis import settings
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+    from tests.kernel_spark import KernelSpark
+
 # Every Spark session of the test process (the fixture, the command line run in-process, the
 # notebooks' kernels) is the same small embedded one, whichever test starts it first.
 os.environ.setdefault("FLINKSTATE_SPARK_MASTER", "local[2]")
@@ -44,6 +46,17 @@ def spark() -> Iterator[SparkSession]:
     session = spark_session("local[2]")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def kernel_spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[KernelSpark]:
+    """The Spark Connect server the notebooks' kernels of this test process share (started
+    when a notebook first needs it)."""
+    from tests.kernel_spark import KernelSpark
+
+    shared = KernelSpark(tmp_path_factory.mktemp("kernel-spark"))
+    yield shared
+    shared.close()
 
 
 #: the xdist group (``--dist loadgroup``) of every module with a test that uses the embedded

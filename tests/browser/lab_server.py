@@ -18,7 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,8 +105,11 @@ def _write_user_settings(settings_dir: Path) -> None:
 
 
 @contextmanager
-def running_lab(root_dir: Path, home: Path) -> Iterator[LabServer]:
-    """Start JupyterLab serving ``root_dir``, wait until it answers, and always stop it."""
+def running_lab(
+    root_dir: Path, home: Path, environment: Mapping[str, str] | None = None
+) -> Iterator[LabServer]:
+    """Start JupyterLab serving ``root_dir``, wait until it answers, and always stop it. Its
+    kernels inherit ``environment`` (this process's by default)."""
     home.mkdir(parents=True, exist_ok=True)
     names = ("config", "data", "runtime", "ipython", "workspaces", "checkpoints")
     dirs = {name: home / name for name in names}
@@ -115,7 +118,8 @@ def running_lab(root_dir: Path, home: Path) -> Iterator[LabServer]:
     settings_dir = dirs["config"] / "lab" / "user-settings"
     _write_user_settings(settings_dir)
     port, token = free_port(), secrets.token_hex(16)
-    env = {key: value for key, value in os.environ.items() if not key.startswith("JUPYTER")}
+    given = os.environ if environment is None else environment
+    env = {key: value for key, value in given.items() if not key.startswith("JUPYTER")}
     env.update(
         JUPYTER_CONFIG_DIR=str(dirs["config"]),
         JUPYTER_DATA_DIR=str(dirs["data"]),

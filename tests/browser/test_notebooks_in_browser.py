@@ -29,6 +29,7 @@ from flinkstate.runtime.options import RecoveryCheckpointTrigger
 from flinkstate.views.recovery_trigger import trigger_history
 from flinkstate.views.tours import failed_as_finished_counterexample, get_tour, locate
 from tests.browser.lab_server import LabServer, running_lab
+from tests.kernel_spark import KernelSpark, uses_spark
 from tests.notebooks.executed import installed_kernel
 
 if TYPE_CHECKING:
@@ -414,21 +415,28 @@ class Labs:
     the module's tests (a server costs seconds to start); each test opens its notebook in a
     fresh workspace and ends its kernels."""
 
-    def __init__(self, home: Path, stack: ExitStack) -> None:
-        self.home, self.stack = home, stack
+    def __init__(self, home: Path, stack: ExitStack, spark: KernelSpark) -> None:
+        self.home, self.stack, self.spark = home, stack, spark
         self.running: dict[Path, LabServer] = {}
 
-    def serving(self, root_dir: Path) -> LabServer:
+    def serving(self, root_dir: Path, name: str) -> LabServer:
+        """The folder's server, for notebook ``name`` in it (one that opens a Spark session
+        finds the test process's Spark Connect server running, as under ``make lab``)."""
         if root_dir not in self.running:
             home = self.home / f"jupyter-{len(self.running)}"
-            self.running[root_dir] = self.stack.enter_context(running_lab(root_dir, home))
+            environment = self.spark.kernel_environment()
+            self.running[root_dir] = self.stack.enter_context(
+                running_lab(root_dir, home, environment)
+            )
+        if uses_spark(root_dir / name):
+            self.spark.ensure_running()
         return self.running[root_dir]
 
 
 @pytest.fixture(scope="module")
-def labs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Labs]:
+def labs(tmp_path_factory: pytest.TempPathFactory, kernel_spark: KernelSpark) -> Iterator[Labs]:
     with ExitStack() as stack:
-        yield Labs(tmp_path_factory.mktemp("labs"), stack)
+        yield Labs(tmp_path_factory.mktemp("labs"), stack, kernel_spark)
 
 
 @pytest.fixture(scope="module")
@@ -448,7 +456,7 @@ def open_notebook(
     with ExitStack() as stack:
 
         def open_in(root_dir: Path, name: str) -> NotebookInBrowser:
-            lab = labs.serving(root_dir)
+            lab = labs.serving(root_dir, name)
             stack.callback(lab.end_sessions)
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             stack.callback(context.close)
