@@ -155,7 +155,7 @@ def run(smoke: bool) -> list[Measurement]:
                     name = _notebook(folder, overrides, start)
                     with running_lab(folder, root / f"home-{label}") as lab:
                         page = browser.new_page(viewport={"width": 1400, "height": 1000})
-                        page.goto(lab.notebook_url(name), wait_until="domcontentloaded")
+                        page.goto(lab.notebook_url(name, label), wait_until="domcontentloaded")
                         page.wait_for_function(_KERNEL_IDLE, timeout=90_000, polling=250)
                         page.evaluate(
                             "() => window.jupyterapp.commands.execute('notebook:run-all-cells')"

@@ -355,8 +355,7 @@ class Simulation:
         if not enabled:
             return None
         if action is None:
-            previous = self.history[-1] if self.history else None
-            action = enabled[self.scheduler.choose(len(self.history), enabled, previous)]
+            action = self._chosen(enabled)
         elif action not in enabled:
             raise InvalidParameterError(f"action {action} is not enabled at step {self.step_count}")
         event = self.model.apply(action)
@@ -366,6 +365,19 @@ class Simulation:
         if every is not None and len(self.history) % every == 0:
             self._snapshot(every)
         return event
+
+    def next_action(self) -> Action | None:
+        """The action :meth:`step` takes next (the scheduler's choice), or ``None`` when
+        nothing is enabled: a look ahead for a caller that prepares something before the step
+        that needs it (a view drawn before a step it has not seen yet) rather than stepping
+        back to it. Schedulers choose from the step and what is enabled alone, so looking
+        changes nothing."""
+        enabled = self.model.enabled_actions()
+        return self._chosen(enabled) if enabled else None
+
+    def _chosen(self, enabled: Sequence[Action]) -> Action:
+        previous = self.history[-1] if self.history else None
+        return enabled[self.scheduler.choose(len(self.history), enabled, previous)]
 
     def _snapshot(self, every: int) -> None:
         """Keep the state now, and let older snapshots thin out (``kept_snapshot``)."""

@@ -18,7 +18,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,8 +52,24 @@ class LabServer:
     root_dir: Path
     log: Path
 
-    def notebook_url(self, name: str) -> str:
-        return f"{self.url}/lab/tree/{quote(name)}?token={self.token}"
+    def notebook_url(self, name: str, workspace: str) -> str:
+        """The notebook opened in a workspace of its own, reset: one test's page never
+        restores the tabs another test opened on the same server."""
+        return (
+            f"{self.url}/lab/workspaces/{quote(workspace)}/tree/{quote(name)}"
+            f"?reset&token={self.token}"
+        )
+
+    def end_sessions(self) -> None:
+        """Shut down every notebook's kernel (a shared server outlives each test's page, and
+        a kernel left running keeps its memory, a Spark JVM's too), and wait until they are
+        gone."""
+        for session in self.api("/api/sessions") or []:
+            with suppress(urllib.error.HTTPError):  # ended meanwhile
+                self.api(f"/api/sessions/{session['id']}", method="DELETE")
+        deadline = time.monotonic() + SHUTDOWN_TIMEOUT
+        while self.api("/api/kernels") and time.monotonic() < deadline:
+            time.sleep(0.25)  # polling the server: it has nothing to wait on
 
     def api(self, path: str, method: str = "GET") -> Any:
         request = urllib.request.Request(
@@ -89,8 +105,11 @@ def _write_user_settings(settings_dir: Path) -> None:
 
 
 @contextmanager
-def running_lab(root_dir: Path, home: Path) -> Iterator[LabServer]:
-    """Start JupyterLab serving ``root_dir``, wait until it answers, and always stop it."""
+def running_lab(
+    root_dir: Path, home: Path, environment: Mapping[str, str] | None = None
+) -> Iterator[LabServer]:
+    """Start JupyterLab serving ``root_dir``, wait until it answers, and always stop it. Its
+    kernels inherit ``environment`` (this process's by default)."""
     home.mkdir(parents=True, exist_ok=True)
     names = ("config", "data", "runtime", "ipython", "workspaces", "checkpoints")
     dirs = {name: home / name for name in names}
@@ -99,7 +118,8 @@ def running_lab(root_dir: Path, home: Path) -> Iterator[LabServer]:
     settings_dir = dirs["config"] / "lab" / "user-settings"
     _write_user_settings(settings_dir)
     port, token = free_port(), secrets.token_hex(16)
-    env = {key: value for key, value in os.environ.items() if not key.startswith("JUPYTER")}
+    given = os.environ if environment is None else environment
+    env = {key: value for key, value in given.items() if not key.startswith("JUPYTER")}
     env.update(
         JUPYTER_CONFIG_DIR=str(dirs["config"]),
         JUPYTER_DATA_DIR=str(dirs["data"]),

@@ -29,6 +29,7 @@ from flinkstate.runtime.options import RecoveryCheckpointTrigger
 from flinkstate.views.recovery_trigger import trigger_history
 from flinkstate.views.tours import failed_as_finished_counterexample, get_tour, locate
 from tests.browser.lab_server import LabServer, running_lab
+from tests.kernel_spark import KernelSpark, uses_spark
 from tests.notebooks.executed import installed_kernel
 
 if TYPE_CHECKING:
@@ -262,8 +263,11 @@ def _digest(state: dict[str, Any]) -> str:
 class NotebookInBrowser:
     """One notebook open in JupyterLab, with what a failure message needs."""
 
-    def __init__(self, page: Page, lab: LabServer, name: str, artifacts: Path) -> None:
+    def __init__(
+        self, page: Page, lab: LabServer, name: str, artifacts: Path, workspace: str
+    ) -> None:
         self.page, self.lab, self.name, self.artifacts = page, lab, name, artifacts
+        self.workspace = workspace
         self.console: list[str] = []
         page.on("pageerror", lambda error: self.console.append(f"page error: {error}"))
         page.on("console", self._on_console)
@@ -293,7 +297,9 @@ class NotebookInBrowser:
         Makefile's ``flinkstate``, found in this environment's prefix), idle."""
         path = self.lab.root_dir / self.name
         asked = json.loads(path.read_text(encoding="utf-8"))["metadata"]["kernelspec"]["name"]
-        self.page.goto(self.lab.notebook_url(self.name), wait_until="domcontentloaded")
+        self.page.goto(
+            self.lab.notebook_url(self.name, self.workspace), wait_until="domcontentloaded"
+        )
         self.wait_for(
             f"{self.name} did not open with an idle {asked} kernel",
             "(path) => window.flinkstateTest.kernelIdle(path)",
@@ -404,20 +410,58 @@ class NotebookInBrowser:
             raise AssertionError(f"{what}\n{shot}\n\n{self.diagnostics()}") from error
 
 
+class Labs:
+    """One JupyterLab per folder served, started when a test first asks for it and shared by
+    the module's tests (a server costs seconds to start); each test opens its notebook in a
+    fresh workspace and ends its kernels."""
+
+    def __init__(self, home: Path, stack: ExitStack, spark: KernelSpark) -> None:
+        self.home, self.stack, self.spark = home, stack, spark
+        self.running: dict[Path, LabServer] = {}
+
+    def serving(self, root_dir: Path, name: str) -> LabServer:
+        """The folder's server, for notebook ``name`` in it (one that opens a Spark session
+        finds the test process's Spark Connect server running, as under ``make lab``)."""
+        if root_dir not in self.running:
+            home = self.home / f"jupyter-{len(self.running)}"
+            environment = self.spark.kernel_environment()
+            self.running[root_dir] = self.stack.enter_context(
+                running_lab(root_dir, home, environment)
+            )
+        if uses_spark(root_dir / name):
+            self.spark.ensure_running()
+        return self.running[root_dir]
+
+
+@pytest.fixture(scope="module")
+def labs(tmp_path_factory: pytest.TempPathFactory, kernel_spark: KernelSpark) -> Iterator[Labs]:
+    with ExitStack() as stack:
+        yield Labs(tmp_path_factory.mktemp("labs"), stack, kernel_spark)
+
+
+@pytest.fixture(scope="module")
+def notebook_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the tests write the notebooks they make (each under a name of its own), served
+    by one JupyterLab."""
+    return tmp_path_factory.mktemp("notebooks")
+
+
 @pytest.fixture
 def open_notebook(
-    browser: Browser, tmp_path: Path, artifacts: Path
+    browser: Browser, labs: Labs, artifacts: Path, request: pytest.FixtureRequest
 ) -> Iterator[Callable[[Path, str], NotebookInBrowser]]:
-    """Serve a folder from a fresh JupyterLab and open a notebook (its path in that folder) in
-    a new page."""
+    """Open a notebook (its path in the folder served) in a new page of the folder's
+    JupyterLab; afterwards close the page and end the notebook's kernel."""
+    workspace = re.sub(r"[^A-Za-z0-9_-]+", "-", request.node.name).strip("-")
     with ExitStack() as stack:
 
         def open_in(root_dir: Path, name: str) -> NotebookInBrowser:
-            lab = stack.enter_context(running_lab(root_dir, tmp_path / "jupyter"))
+            lab = labs.serving(root_dir, name)
+            stack.callback(lab.end_sessions)
             context = browser.new_context(viewport={"width": 1400, "height": 1000})
             stack.callback(context.close)
             context.add_init_script(script=PAGE_HELPERS)
-            notebook = NotebookInBrowser(context.new_page(), lab, name, artifacts)
+            notebook = NotebookInBrowser(context.new_page(), lab, name, artifacts, workspace)
             with notebook.explained():
                 notebook.open()
             return notebook
@@ -482,11 +526,10 @@ def run_and_step_canvas(notebook: NotebookInBrowser) -> tuple[dict[str, Any], di
 
 @pytest.mark.timeout(480)
 def test_minimal_stepper_renders_and_steps_in_chromium(
-    open_notebook: Callable[[Path, str], NotebookInBrowser], tmp_path: Path
+    open_notebook: Callable[[Path, str], NotebookInBrowser], notebook_folder: Path
 ) -> None:
     """The whole chain on a notebook made here: lab, widget extensions, click, re-draw."""
-    root_dir = tmp_path / "notebooks"
-    root_dir.mkdir()
+    root_dir = notebook_folder
     notebook = open_notebook(root_dir, write_minimal_stepper(root_dir))
     before, after = run_and_step(notebook)
     # the notebook's kernel (the Makefile's, by the absolute path it was installed with) runs
@@ -508,12 +551,11 @@ explorer.widget
 
 @pytest.mark.timeout(480)
 def test_the_rescale_explorer_refuses_a_typed_value_without_clamping_it(
-    open_notebook: Callable[[Path, str], NotebookInBrowser], tmp_path: Path
+    open_notebook: Callable[[Path, str], NotebookInBrowser], notebook_folder: Path
 ) -> None:
     """A learner types 0 as the new parallelism: the box keeps the 0, a red line says why it
     is not applied, and the figures of the last valid rescale stay; 5 then applies."""
-    root_dir = tmp_path / "notebooks"
-    root_dir.mkdir()
+    root_dir = notebook_folder
     notebook = open_notebook(
         root_dir, write_notebook(root_dir, "rescale-explorer", EXPLORER_SOURCE)
     )
@@ -549,12 +591,11 @@ stepper.widget
 
 @pytest.mark.timeout(480)
 def test_the_stepper_says_which_recovery_code_runs_and_why_in_chromium(
-    open_notebook: Callable[[Path, str], NotebookInBrowser], tmp_path: Path
+    open_notebook: Callable[[Path, str], NotebookInBrowser], notebook_folder: Path
 ) -> None:
     """FLINK-40518's "before" run: the line under the run's figures names the recovery code
     (v2) and why it meets aligned checkpoints, where a learner reads the outcome."""
-    root_dir = tmp_path / "notebooks"
-    root_dir.mkdir()
+    root_dir = notebook_folder
     notebook = open_notebook(
         root_dir, write_notebook(root_dir, "aligned-stepper", ALIGNED_STEPPER_SOURCE)
     )
@@ -616,14 +657,13 @@ PREVIEW_ENDED = """
 
 @pytest.mark.timeout(600)
 def test_the_stepper_of_a_64x64_job_opens_previews_and_steps_in_chromium(
-    open_notebook: Callable[[Path, str], NotebookInBrowser], tmp_path: Path
+    open_notebook: Callable[[Path, str], NotebookInBrowser], notebook_folder: Path
 ) -> None:
     """The ``large`` preset's 64 x 64 job (issue 23): step 5000 drawn with its lanes folded
     while the run's end is previewed beside it, then the outcome on the badge; one click on
     step draws step 5001 with its caption. Kept as screenshots, in a window tall enough for
     the canvas."""
-    root_dir = tmp_path / "notebooks"
-    root_dir.mkdir()
+    root_dir = notebook_folder
     notebook = open_notebook(
         root_dir, write_notebook(root_dir, "large-stepper", LARGE_STEPPER_SOURCE)
     )

@@ -233,6 +233,21 @@ def test_reset_and_explicit_choice() -> None:
     assert sim.model.fingerprint() == Locks().fingerprint()
 
 
+def test_the_next_action_is_the_one_the_step_takes_and_looking_changes_nothing() -> None:
+    for seed in range(20):
+        looked = Simulation(Locks, SeededRandom(seed))
+        plain = Simulation(Locks, SeededRandom(seed))
+        while (action := looked.next_action()) is not None:
+            assert looked.next_action() == action  # looking twice sees the same
+            event = looked.step()
+            assert event is not None
+            assert event.action == action
+            assert plain.step() == event
+        assert plain.step() is None
+        assert looked.history == plain.history
+        assert looked.model.fingerprint() == plain.model.fingerprint()
+
+
 def test_run_until_predicate_and_step_limit() -> None:
     sim = Simulation(lambda: Locks(crossed=False), FixedPriority())
     assert sim.run(lambda model: model.done["w0"] == 1).status is RunStatus.STOPPED

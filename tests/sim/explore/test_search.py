@@ -4,6 +4,7 @@ shortest trace, the bounds, and the verdict when the space is exhausted."""
 from __future__ import annotations
 
 import copy
+import gc
 import itertools
 import weakref
 from collections.abc import Hashable, Sequence
@@ -28,6 +29,7 @@ from flinkstate.sim.explore import (
     Strategy,
     explore,
     search,
+    verify_along_runs,
 )
 from flinkstate.sim.scheduler import SeededRandom
 
@@ -551,6 +553,26 @@ def test_sleep_sets_enter_each_state_once_where_every_two_workers_commute() -> N
 def test_a_footprint_that_misses_something_is_caught_when_verified() -> None:
     with pytest.raises(IndependenceError, match="different states"):
         explore(Workers(lie=True), reduction=SleepSets(verify=True))
+
+
+def test_verifying_along_runs_checks_pairs_with_the_collector_paused() -> None:
+    """Its copies free themselves by reference counting; the collector would walk every one
+    of them again and again (a third of the time on a restart of the model)."""
+
+    class Watched(Workers):
+        def apply(self, action: Action) -> Event:
+            collecting.append(gc.isenabled())
+            return super().apply(action)
+
+    collecting: list[bool] = []
+    assert gc.isenabled()
+    assert verify_along_runs(Watched(atomic=True, lie=True), seeds=2, every=1) > 0
+    assert collecting
+    assert not any(collecting)
+    assert gc.isenabled()
+    with pytest.raises(IndependenceError, match="different states"):
+        verify_along_runs(Workers(lie=True), every=1)
+    assert gc.isenabled()
 
 
 def test_without_a_reduction_nothing_is_independent() -> None:
