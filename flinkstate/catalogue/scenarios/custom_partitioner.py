@@ -1,6 +1,7 @@
 """A custom partitioner's producer rescaled while its consumer keeps its parallelism: the
 consumer's input state kept in place (before FLINK-35351) or split anew
-(UnalignedCheckpointRescaleITCase CUSTOM_PARTITIONER, downscaled 3 -> 2)."""
+(UnalignedCheckpointRescaleITCase CUSTOM_PARTITIONER, downscaled 3 -> 2); and the shape the
+fix's rule still keeps in place, a producer rescaled to the consumer's parallelism."""
 
 from __future__ import annotations
 
@@ -62,6 +63,24 @@ SCENARIOS: tuple[Scenario, ...] = (
         Outcome.RECOVERED,
         "FLINK-35351 (commit 691ce18e484); StateAssignmentOperationTest."
         "testChannelStateAssignmentTwoGatesPartiallyDownscaling",
+        ("input_reassignment", "new_job_parallelism", "sink_parallelism"),
+    ),
+    Scenario(
+        "custom-partitioner-source-to-sink-parallelism",
+        "Since FLINK-35351: a producer rescaled to its consumer's parallelism",
+        "The CUSTOM_PARTITIONER job with the sink at 2, restored from parallelism 3 at 2: "
+        "the source goes from 3 to 2, the sink stays at 2. Flink's rule since FLINK-35351 "
+        "(master too) compares each producer's new parallelism with the consumer's old one, "
+        "not the producer's old and new: both are 2, so each sink keeps its own input state "
+        "as before the fix, while the source's output state is split and FULL sends every "
+        "old subpartition to both sinks. What the model reads from master's code, not a "
+        "known Flink issue: a sink meets the rest of a record the other sink began, as "
+        "before FLINK-35351 (the model stops at the first such record).",
+        "itcase-custom-partitioner",
+        {**_CUSTOM, "sink_parallelism": 2},
+        Outcome.VIOLATION,
+        "FLINK-35351's condition in StateAssignmentOperation.reDistributeInputChannelStates "
+        "(master)",
         ("input_reassignment", "new_job_parallelism", "sink_parallelism"),
     ),
 )

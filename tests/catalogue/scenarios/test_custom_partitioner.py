@@ -95,3 +95,23 @@ def test_the_pair_holds_with_output_recovered_downstream_and_every_generation(
 def test_a_rule_flink_does_not_have_is_named() -> None:
     with pytest.raises(InvalidParameterError, match=r"one of flink-1\.19\.0, flink-1\.19\.1"):
         run_scenario(AFTER, overrides={"input_reassignment": "1.20"})
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_since_the_fix_a_producer_rescaled_to_the_consumers_parallelism_still_breaks(
+    seed: int,
+) -> None:
+    """Source 3 -> 2 into a sink kept at 2: master's rule compares the source's new
+    parallelism (2) with the sink's old one (2), so each sink keeps its own input state while
+    FULL copies every old subpartition to both: the same break as before the fix."""
+    name = "custom-partitioner-source-to-sink-parallelism"
+    run = prepare_scenario(name, seed=seed)
+    assert run.assignment is not None
+    assert run.assignment.input_reassignment is InputReassignment.FULL_MAPPER
+    sinks = [s for s in run.assignment.subtasks.values() if s.operator == "sink"]
+    assert [s.index for s in sinks] == [0, 1]
+    assert all({c.old_subtask for c in s.input_state} <= {s.index} for s in sinks)
+    ran = run_scenario(name, seed=seed)
+    assert ran.outcome is Outcome.VIOLATION, ran.summary()
+    assert ran.result is not None
+    assert ran.result.violations[0].invariant == "channel-order"
