@@ -26,7 +26,8 @@ _CUSTOM_TEXT = (
     "source is rescaled its output state is split and a copy of every old subpartition goes "
     "to every sink, which demultiplexes and filters it. A record cut by the checkpoint has "
     "its first part in an old sink's input state and the rest in the old source's "
-    "subpartition for that sink. "
+    "subpartition for that sink. (Flink checkpoints such a job unaligned only with "
+    "execution.checkpointing.unaligned.forced, which the ITCase sets.) "
 )
 
 
@@ -66,7 +67,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         ("input_reassignment", "new_job_parallelism", "sink_parallelism"),
     ),
     Scenario(
-        "custom-partitioner-source-to-sink-parallelism",
+        "custom-partitioner-input-still-kept",
         "Since FLINK-35351: a producer rescaled to its consumer's parallelism",
         "The CUSTOM_PARTITIONER job with the sink at 2, restored from parallelism 3 at 2: "
         "the source goes from 3 to 2, the sink stays at 2. Flink's rule since FLINK-35351 "

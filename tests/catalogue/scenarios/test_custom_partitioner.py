@@ -104,7 +104,7 @@ def test_since_the_fix_a_producer_rescaled_to_the_consumers_parallelism_still_br
     """Source 3 -> 2 into a sink kept at 2: master's rule compares the source's new
     parallelism (2) with the sink's old one (2), so each sink keeps its own input state while
     FULL copies every old subpartition to both: the same break as before the fix."""
-    name = "custom-partitioner-source-to-sink-parallelism"
+    name = "custom-partitioner-input-still-kept"
     run = prepare_scenario(name, seed=seed)
     assert run.assignment is not None
     assert run.assignment.input_reassignment is InputReassignment.FULL_MAPPER
