@@ -24,6 +24,7 @@ FACE: dict[str, str] = {
     "prepare_forecast": "forecast",
     "run_forecast": "forecast",
     "NewParallelism": "new_parallelism",
+    "job_segment_size": "real_checkpoint",
     "PHASES": "scenario_run",
     "prepare_scenario": "scenario_run",
     "run_scenario": "scenario_run",
