@@ -12,6 +12,7 @@ FACE: dict[str, str] = {
     "by_name": "parameters",
     "COMMON": "parameters",
     "CONNECTED_MAPPING_LOOKUP": "parameters",
+    "INPUT_REASSIGNMENT": "parameters",
     "Parameter": "parameters",
     "fit_network_buffers": "presets",
     "LARGE_PARALLELISM": "presets",

@@ -393,3 +393,23 @@ def itcase_keyed_broadcast_job(values: Mapping[str, Any]) -> JobGraph:
         operators.append(_source(values, 1, f"source-{index}"))
         exchanges.append(Exchange(f"source-{index}", "process", Partitioner.BROADCAST))
     return _itcase_failing_sink(operators, exchanges, ["process"], p)
+
+
+def itcase_custom_partitioner_job(values: Mapping[str, Any]) -> JobGraph:
+    """CUSTOM_PARTITIONER (FLINK-35351): a source at the job's parallelism partitioned with a
+    custom partitioner (the model's: a record's key modulo the parallelism) into a slow sink
+    whose parallelism the ITCase fixes at 3, so that a restart at another job parallelism
+    rescales the producer alone."""
+    return JobGraph(
+        (
+            _source(values, values["parallelism"]),
+            Operator(
+                "sink",
+                values["sink_parallelism"],
+                OperatorKind.SINK,
+                cost=values["cost"],
+                max_parallelism=values["max_parallelism"],
+            ),
+        ),
+        (Exchange("source", "sink", Partitioner.CUSTOM),),
+    )

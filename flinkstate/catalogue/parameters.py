@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flinkstate.errors import InvalidParameterError
+from flinkstate.rescale.reassignment import InputReassignment
 from flinkstate.runtime.jobgraph import SubtaskId
 from flinkstate.runtime.options import (
     CHECKPOINTING_DURING_RECOVERY_KEY,
@@ -461,4 +462,17 @@ CONNECTED_MAPPING_LOOKUP = Parameter(
     "data-set (by the edge's intermediate data set, FLINK-40269) or first-edge (by the "
     "connected operator alone, before: the first edge's mapping for both edges)",
     choices=tuple(c.value for c in ConnectedMappingLookup),
+)
+
+
+#: the restore's parameter for a job with a custom partitioner, the only kind of job where the
+#: two versions of Flink's rule differ: when a consumer's input state is split anew
+INPUT_REASSIGNMENT = Parameter(
+    "input_reassignment",
+    InputReassignment.FULL_MAPPER.value,
+    "which Flink decides whether a restored consumer's input channel state is split anew: "
+    "flink-1.19.1 (FLINK-35351, and every release since: also when an input has a custom "
+    "partitioner and a producer's new parallelism differs from the consumer's old one) or "
+    "flink-1.19.0 (and before: only when the consumer's own parallelism changed)",
+    choices=tuple(c.value for c in InputReassignment),
 )

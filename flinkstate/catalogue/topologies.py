@@ -13,6 +13,7 @@ from flinkstate.catalogue.jobs import (
     REGIONS_OPERATORS,
     SEQUENTIAL_EXCHANGES,
     itcase_broadcast_job,
+    itcase_custom_partitioner_job,
     itcase_keyed_broadcast_job,
     itcase_keyed_different_parallelism_job,
     itcase_multi_input_job,
@@ -29,6 +30,7 @@ from flinkstate.catalogue.jobs import (
 from flinkstate.catalogue.parameters import (
     COMMON,
     CONNECTED_MAPPING_LOOKUP,
+    INPUT_REASSIGNMENT,
     MAX_JOB_PARALLELISM,
     Parameter,
     failover_parameters,
@@ -109,6 +111,26 @@ CATALOGUE: dict[str, Topology] = {
             "map(p) -shuffle-> sink(1)",
             (*COMMON, *_ITCASE_PARAMS),
             itcase_keyed_broadcast_job,
+        ),
+        Topology(
+            "itcase-custom-partitioner",
+            "UnalignedCheckpointRescaleITCase CUSTOM_PARTITIONER (FLINK-35351): source(p) "
+            "-partitionCustom-> sink(3), the sink slow",
+            (
+                *COMMON,
+                *keyed_parameters(
+                    cost=8, parallelism="parallelism of the source (the ITCase's p; 3, then 2)"
+                ),
+                Parameter(
+                    "sink_parallelism",
+                    3,
+                    "parallelism of the sink, which a new job parallelism leaves as it is",
+                    minimum=1,
+                    maximum=MAX_JOB_PARALLELISM,
+                ),
+                INPUT_REASSIGNMENT,
+            ),
+            itcase_custom_partitioner_job,
         ),
         Topology(
             "two-input",

@@ -1,5 +1,6 @@
 """``flinkstate forecast CHECKPOINT --to N``: what restoring a checkpoint Flink wrote at
-parallelism N will do, computed by the simulator, as tables, JSON or a page to step through."""
+parallelism N (or some operators at their own, ``--to OPERATOR=N``) will do, computed by the
+simulator, as tables, JSON or a page to step through."""
 
 from __future__ import annotations
 
@@ -34,7 +35,12 @@ def add_forecast_parser(subparsers: Any) -> None:
     )
     parser.add_argument("checkpoint", type=Path, metavar="CHECKPOINT")
     parser.add_argument(
-        "--to", required=True, type=int, metavar="N", help="the new parallelism of every operator"
+        "--to",
+        required=True,
+        action="append",
+        metavar="N|OPERATOR=N",
+        help="the new parallelism of every operator, or OPERATOR=N of one (repeatable; the "
+        "operators not named keep theirs, or take a plain N given too)",
     )
     parser.add_argument(
         "--generation",
@@ -79,12 +85,14 @@ PROGRESS_DELAY = 0.5
 
 def _forecast(args: argparse.Namespace) -> str | tuple[str, int]:
     from flinkstate.lab.forecast import prepare_forecast, run_forecast
+    from flinkstate.lab.new_parallelism import NewParallelism
     from flinkstate.output import check_target
     from flinkstate.run_rules import MAX_STEPS, SEED
 
     # everything that can be refused without running, refused first
     SEED.check(args.seed)  # the rules flinkstate run and the stepper hold them to
     MAX_STEPS.check(args.steps, "--steps")
+    to = NewParallelism.parse(args.to)
     html = None if args.html is None else check_target(args.html)
     overrides = parse_overrides(args.set)
     reading = reading_options(args)
@@ -94,7 +102,7 @@ def _forecast(args: argparse.Namespace) -> str | tuple[str, int]:
     def make(generation: RecoveryGeneration | str) -> Forecast:
         return prepare_forecast(
             args.checkpoint,
-            args.to,
+            to,
             exchanges=reading.exchanges,
             generation=generation,
             overrides=overrides,
@@ -195,7 +203,7 @@ def render(forecast: Forecast) -> str:
     summary = forecast.summary()
     old = {op.name: op.parallelism for op in forecast.job.graph.operators}
     parts = [
-        f"checkpoint {forecast.checkpoint_id} restored at parallelism {forecast.to} with "
+        f"checkpoint {forecast.checkpoint_id} restored {forecast.to.describe()} with "
         f"{forecast.generation.value} ({forecast.generation.flink}), seed {forecast.seed}: "
         f"{forecast.outcome} after {forecast.result.steps:,} steps",
         "operators: "

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flinkstate.cli.checkpoint_options import (
     RECORD_TYPES,
+    ReadingOptions,
     add_reading_options,
     add_segment_size_option,
     reading_options,
@@ -16,7 +17,9 @@ from flinkstate.cli.checkpoint_options import (
 )
 from flinkstate.cli.table import render_table
 from flinkstate.errors import InvalidParameterError
-from flinkstate.memory_segment import DEFAULT_SEGMENT_SIZE
+
+if TYPE_CHECKING:
+    from flinkstate.flinkcheckpoint.stream_element import ValueDecoder
 
 
 def add_inspect_parser(subparsers: Any) -> None:
@@ -44,7 +47,16 @@ def add_inspect_parser(subparsers: Any) -> None:
         help="also write the checkpoint as a dataset (for flinkstate rescale and the notebooks); "
         "needs --exchange for every exchange with state",
     )
-    add_segment_size_option(parser, prefix="with --export: ")
+    add_segment_size_option(
+        parser, prefix="with --export (default: the job-config.txt beside the checkpoint's): "
+    )
+    parser.add_argument(
+        "--job-config",
+        type=Path,
+        metavar="FILE",
+        help="with --export: the job's key=value configuration, whose segment size the dataset "
+        "takes (default: job-config.txt beside the checkpoint, as flinkstate forecast reads it)",
+    )
     parser.set_defaults(handler=_inspect)
 
 
@@ -59,6 +71,8 @@ def _inspect(args: argparse.Namespace) -> str:
         check_dataset_target(args.export)  # refused before the checkpoint is read
     elif size is not None:
         raise InvalidParameterError("--segment-size says how to export: give --export DIR too")
+    elif args.job_config is not None:
+        raise InvalidParameterError("--job-config says how to export: give --export DIR too")
     if reading.record_type == "raw":  # refused before the checkpoint is read
         reading.require_values("")
     value = reading.value()
@@ -75,29 +89,46 @@ def _inspect(args: argparse.Namespace) -> str:
         reading.require_values(_reading(summary["record_types"]))
     exported = ""
     if args.export is not None:
-        from flinkstate.dataset import write_dataset
-        from flinkstate.flinkcheckpoint.export import to_dataset
-
-        dataset = to_dataset(
-            args.path,
-            reading.exchanges,
-            value=value,
-            edges=reading.edges,
-            reroot=reading.reroot,
-            segment_size=DEFAULT_SEGMENT_SIZE if size is None else size,
-        )
-        write_dataset(dataset, args.export)
-        tables = dataset.tables
-        written = dataset.manifest["segment_size"]
-        exported = (
-            f"\nwrote the dataset to {args.export} ({tables['buffers'].num_rows} buffers, "
-            f"{tables['fragments'].num_rows} fragments, segment size {written}"
-            + ("" if size is not None else ": Flink's default, give --segment-size")
-            + ")"
-        )
+        exported = _export(args, reading, value, size)
     if args.json:
         return json.dumps(summary, indent=2)
     return render(summary) + exported
+
+
+def _export(
+    args: argparse.Namespace,
+    reading: ReadingOptions,
+    value: ValueDecoder | None,
+    size: int | None,
+) -> str:
+    """Write the checkpoint as a dataset, its buffers cut at ``--segment-size``, else at the
+    job's (its job-config.txt), else at Flink's default; and say which."""
+    from flinkstate.dataset import write_dataset
+    from flinkstate.flinkcheckpoint.export import to_dataset
+    from flinkstate.lab.real_checkpoint import job_segment_size
+
+    if size is None:
+        setting = job_segment_size(args.path, args.job_config)
+        size, source = int(str(setting.value)), setting.source
+        if source.startswith("Flink's default"):
+            source = "Flink's default, give --segment-size or a job-config.txt"
+    else:
+        source = "--segment-size"
+    dataset = to_dataset(
+        args.path,
+        reading.exchanges,
+        value=value,
+        edges=reading.edges,
+        reroot=reading.reroot,
+        segment_size=size,
+    )
+    write_dataset(dataset, args.export)
+    tables = dataset.tables
+    return (
+        f"\nwrote the dataset to {args.export} ({tables['buffers'].num_rows} buffers, "
+        f"{tables['fragments'].num_rows} fragments, segment size "
+        f"{dataset.manifest['segment_size']}: {source})"
+    )
 
 
 def _reading(by_edge: dict[str, list[str]]) -> str:

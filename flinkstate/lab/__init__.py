@@ -23,6 +23,8 @@ FACE: dict[str, str] = {
     "Forecast": "forecast",
     "prepare_forecast": "forecast",
     "run_forecast": "forecast",
+    "NewParallelism": "new_parallelism",
+    "job_segment_size": "real_checkpoint",
     "PHASES": "scenario_run",
     "prepare_scenario": "scenario_run",
     "run_scenario": "scenario_run",

@@ -33,7 +33,7 @@ from flinkstate.flinkcheckpoint.inflight import Edge, exchange_name, resolve_edg
 from flinkstate.flinkcheckpoint.metadata import CheckpointMetadata, read_metadata
 from flinkstate.flinkcheckpoint.stream_element import ValueDecoder
 from flinkstate.flinkcheckpoint.summary import checkpoint_dir
-from flinkstate.keygroups import check_parallelism
+from flinkstate.lab.new_parallelism import NewParallelism
 from flinkstate.lab.real_checkpoint import (
     JOB_CONFIG,
     RealJob,
@@ -129,7 +129,7 @@ class Forecast:
 
     checkpoint: Path
     checkpoint_id: int
-    to: int
+    to: NewParallelism
     generation: RecoveryGeneration
     seed: int
     job: RealJob
@@ -167,7 +167,8 @@ class Forecast:
         return {
             "checkpoint": str(self.checkpoint),
             "checkpoint_id": self.checkpoint_id,
-            "to": self.to,
+            # a number when every operator is given one, as the command has always said
+            "to": str(self.to) if self.to.operators else self.to.every,
             "generation": self.generation.value,
             "flink": self.generation.flink,
             "effective_generation": self.world.effective_generation.value,
@@ -203,7 +204,7 @@ class Forecast:
 
 def prepare_forecast(
     path: str | Path,
-    to: int,
+    to: int | Mapping[str, int] | NewParallelism,
     *,
     exchanges: Mapping[str, ExchangeSpec],
     generation: RecoveryGeneration | str = RecoveryGeneration.CLASSIC,
@@ -216,10 +217,11 @@ def prepare_forecast(
     keep_snapshots: bool = False,
 ) -> Forecast:
     """The forecast's restored run at step 0, ready to step (what the stepper opens); the
-    figures are filled by :func:`run_forecast`. ``job_config`` is found beside the checkpoint
-    when not given. Refuses, in one line, what it cannot model."""
+    figures are filled by :func:`run_forecast`. ``to``: every operator's new parallelism, or
+    some operators' by name (the others keep theirs). ``job_config`` is found beside the
+    checkpoint when not given. Refuses, in one line, what it cannot model."""
     chosen = RecoveryGeneration.parse(generation)
-    check_parallelism(to, "--to")
+    target = NewParallelism.parse(to)
     directory = checkpoint_dir(path)
     metadata = read_metadata(directory)
     if not any(h.offsets and h.state_size for _, h in metadata.channel_handles()):
@@ -256,14 +258,14 @@ def prepare_forecast(
     notes.append(
         "the restored sources emit nothing new: the run ends once the recovered data is consumed"
     )
-    assignment, world = _restored(job, to, values, seed, recover_output)
+    assignment, world = _restored(job, target, values, seed, recover_output)
     scheduler = make_scheduler("random", seed)
     every = 256 if keep_snapshots else None
     simulation = Simulation(world.clone, scheduler, every)
     return Forecast(
         directory,
         metadata.checkpoint_id,
-        to,
+        target,
         chosen,
         seed,
         job,
@@ -327,11 +329,22 @@ def _recovers_output(
 
 
 def _restored(
-    job: RealJob, to: int, values: Mapping[str, object], seed: int, recover_output: bool
+    job: RealJob,
+    to: NewParallelism,
+    values: Mapping[str, object],
+    seed: int,
+    recover_output: bool,
 ) -> tuple[StateAssignment, NetworkWorld]:
-    """The real checkpoint split for every operator at parallelism ``to``, and the world
-    restored from it; a rescale Flink refuses is refused in one line."""
-    parallelism = {op.name: to for op in job.graph.operators}
+    """The real checkpoint split for the job at ``to``, and the world restored from it; an
+    operator the model left out, or a rescale Flink refuses, is refused in one line."""
+    for name, _ in to.operators:
+        if name in job.left_out:
+            raise InvalidParameterError(
+                f"--to {name}: not in the model (chained, or no exchange of its carried "
+                "in-flight data); give the operator it is chained to, one of "
+                + ", ".join(op.name for op in job.graph.operators)
+            )
+    parallelism = to.of({op.name: op.parallelism for op in job.graph.operators})
     try:
         assignment = assign_state(
             job.checkpoint, parallelism, recover_output_on_downstream=recover_output

@@ -174,6 +174,25 @@ def find_job_config(checkpoint: Path) -> Path | None:
     return None
 
 
+def job_segment_size(checkpoint: str | Path, job_config: Path | None = None) -> Setting:
+    """The job's ``taskmanager.memory.segment-size`` as its ``job-config.txt`` gives it (the
+    one beside the checkpoint unless ``job_config`` names one), Flink's default where it does
+    not, with where it came from: the size a dataset exported from the checkpoint cuts its
+    buffers at, the forecast's too, since the checkpoint does not record it.
+
+    Examples
+    --------
+    >>> from flinkstate.flinkcheckpoint import real_checkpoint
+    >>> setting = job_segment_size(real_checkpoint("keyed-hash-p2-p4"))
+    >>> setting.value, setting.source
+    (4096, 'job-config.txt: taskmanager.memory.segment-size=4kb')
+    """
+    config_file = job_config if job_config is not None else find_job_config(Path(checkpoint))
+    config = {} if config_file is None else read_job_config(config_file)
+    _, settings = network_settings(config, config_file.name if config_file else JOB_CONFIG)
+    return next(s for s in settings if s.name == "segment_size")
+
+
 def network_settings(
     config: Mapping[str, str], source: str = JOB_CONFIG
 ) -> tuple[dict[str, object], tuple[Setting, ...]]:

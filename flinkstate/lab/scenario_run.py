@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flinkstate.catalogue.parameters import CONNECTED_MAPPING_LOOKUP
+from flinkstate.catalogue.parameters import CONNECTED_MAPPING_LOOKUP, INPUT_REASSIGNMENT
 from flinkstate.catalogue.scenario import RESTORE_PARAMETERS, Outcome, Scenario
 from flinkstate.catalogue.scenarios import get_scenario
 from flinkstate.catalogue.topologies import topology
@@ -418,6 +418,7 @@ def _restore(
         _parallelism(item, job, values, checkpoint),
         recover_output_on_downstream=values["recover_output_on_downstream"],
         connected_mapping=_connected_mapping(values),
+        input_reassignment=_input_reassignment(values),
     )
     return job.build(
         restart_values,
@@ -475,6 +476,7 @@ def _restart_again(
             parallelism,
             recover_output_on_downstream=run.values["recover_output_on_downstream"],
             connected_mapping=_connected_mapping(run.values),
+            input_reassignment=_input_reassignment(run.values),
         )
         return job.build(
             restart_values, seed=run.seed, faults=restored.options.faults, restore=run.assignment
@@ -516,6 +518,13 @@ def _connected_mapping(values: Mapping[str, Any]) -> str:
     connect two operators twice only (the lookups differ nowhere else), Flink's since
     FLINK-40269 for the others."""
     return str(values.get(CONNECTED_MAPPING_LOOKUP.name, CONNECTED_MAPPING_LOOKUP.default))
+
+
+def _input_reassignment(values: Mapping[str, Any]) -> str:
+    """The version of Flink's rule that decides whether a consumer's input state is split
+    anew: a parameter of the topologies with a custom partitioner only (the versions differ
+    nowhere else), Flink's since FLINK-35351 for the others."""
+    return str(values.get(INPUT_REASSIGNMENT.name, INPUT_REASSIGNMENT.default))
 
 
 def _parallelism(

@@ -30,6 +30,10 @@ from flinkstate.rescale.virtual_channels import VirtualChannel, virtual_channels
 #: packages use beyond the values above (``tests/test_faces.py`` holds them to it)
 FACE: dict[str, str] = {
     "ChannelSelection": "channel_selection",
+    "ConsumerInputs": "reassignment",
+    "InputReassignment": "reassignment",
+    "input_state_redistributed": "reassignment",
+    "output_state_redistributed": "reassignment",
     "JobShape": "routes",
     "key_type_of": "routes",
     "MAX_SWEEP": "routes",

@@ -28,6 +28,12 @@ from flinkstate.rescale.descriptor import (
 from flinkstate.rescale.mapper import UNSUPPORTED_MESSAGE, MapperRanges, SubtaskStateMapper
 from flinkstate.rescale.mappings import RescaleMappings
 from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.rescale.reassignment import (
+    ConsumerInputs,
+    InputReassignment,
+    input_state_redistributed,
+    output_state_redistributed,
+)
 from flinkstate.rescale.virtual_channels import VirtualChannel, virtual_channels
 
 
@@ -177,6 +183,8 @@ def rescale_exchange(
     unaligned_forced: bool = False,
     aligned_by_graph: bool = False,
     connected: Partitioner | str | None = None,
+    consumer_inputs: ConsumerInputs | None = None,
+    reassignment: InputReassignment | str = InputReassignment.FULL_MAPPER,
 ) -> ExchangeRescale:
     """Plan the recovery of one exchange's in-flight data.
 
@@ -193,6 +201,10 @@ def rescale_exchange(
     downstream's gate). None: this exchange's own, as Flink finds them since FLINK-40269 (by
     the intermediate data set); before, Flink took the first edge between the two operators,
     another one's when a job connects them twice.
+    ``consumer_inputs``: every input of the downstream operator, from which Flink decides
+    once for all of them whether its input state is split anew (``reassignment``, the
+    version of that rule: :func:`~flinkstate.rescale.reassignment.input_state_redistributed`);
+    None: this exchange is its only input.
 
     Examples
     --------
@@ -241,7 +253,7 @@ def rescale_exchange(
         gate_channels = other.upstream_mapper.new_to_old(up_old, up_new)
         partition_channels = other.downstream_mapper.new_to_old(down_old, down_new)
     input_redistributed, output_redistributed = _redistributed(
-        kind, (up_old, up_new), (down_old, down_new)
+        kind, (up_old, up_new), (down_old, down_new), consumer_inputs, reassignment
     )
     plan = _Mappings(
         kind,
@@ -452,14 +464,20 @@ def _aligned(
 
 
 def _redistributed(
-    kind: Partitioner, upstream: tuple[int, int], downstream: tuple[int, int]
+    kind: Partitioner,
+    upstream: tuple[int, int],
+    downstream: tuple[int, int],
+    consumer_inputs: ConsumerInputs | None,
+    reassignment: InputReassignment | str,
 ) -> tuple[bool, bool]:
-    """Whether the input state and the output state are split anew (a FULL downstream mapper
-    re-reads every input when only the upstream changed)."""
-    full_and_upstream_changed = (
-        kind.downstream_mapper is SubtaskStateMapper.FULL and upstream[0] != upstream[1]
+    """Whether the input state and the output state are split anew, as Flink decides it for
+    the consuming and the producing vertex (:mod:`flinkstate.rescale.reassignment`);
+    without ``consumer_inputs`` this exchange is the consumer's only input."""
+    inputs = consumer_inputs or ConsumerInputs.of([(kind, upstream[1])])
+    return (
+        input_state_redistributed(downstream, inputs, reassignment),
+        output_state_redistributed(upstream),
     )
-    return downstream[0] != downstream[1] or full_and_upstream_changed, upstream[0] != upstream[1]
 
 
 def _aligned_note(kind: Partitioner, unaligned_forced: bool) -> str:
@@ -619,6 +637,8 @@ def summarise_exchange(
     recover_output_on_downstream: bool = False,
     unaligned_forced: bool = False,
     aligned_by_graph: bool = False,
+    consumer_inputs: ConsumerInputs | None = None,
+    reassignment: InputReassignment | str = InputReassignment.FULL_MAPPER,
 ) -> ExchangeSummary:
     """:func:`rescale_exchange`'s answer in ranges: the same checks and the same decisions
     (which gates are rescaled, which old subtasks are filtered), cheap at any parallelism, so
@@ -640,7 +660,9 @@ def summarise_exchange(
         return _aligned_summary(kind, up, down, recover_output_on_downstream, unaligned_forced)
     inputs = kind.downstream_mapper.ranges(down_old, down_new)
     outputs = kind.upstream_mapper.ranges(up_old, up_new)
-    input_redistributed, output_redistributed = _redistributed(kind, up, down)
+    input_redistributed, output_redistributed = _redistributed(
+        kind, up, down, consumer_inputs, reassignment
+    )
     rescaled = input_redistributed or output_redistributed
     upstream_summaries = tuple(
         UpstreamSubtaskSummary(

@@ -32,6 +32,7 @@ from flinkstate.rescale.channel_selection import ChannelSelection
 from flinkstate.rescale.descriptor import NO_RESCALE
 from flinkstate.rescale.exchange import ExchangeRescale, rescale_exchange
 from flinkstate.rescale.partitioner import Partitioner
+from flinkstate.rescale.reassignment import ConsumerInputs
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -315,6 +316,11 @@ class JobShape:
                 (self.operator(e.downstream).parallelism, new[e.downstream]),
                 recover_output_on_downstream=recover_output_on_downstream,
                 aligned_by_graph=not e.unaligned_supported,
+                consumer_inputs=ConsumerInputs.of(
+                    (x.partitioner, new[x.upstream])
+                    for x in self.exchanges
+                    if x.downstream == e.downstream
+                ),
             )
             for e in self.exchanges
         }

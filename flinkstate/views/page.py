@@ -352,8 +352,9 @@ def forecast_page(forecast: Forecast, *, progress: Callable[[int], None] | None 
     filtered = sum(s.filtered_records for s in forecast.subtasks)
     kept = sum(s.kept_records for s in forecast.subtasks)
     summary = (
-        f"Checkpoint {forecast.checkpoint_id} ({forecast.checkpoint}) restored at parallelism "
-        f"{forecast.to} with {forecast.generation.value} ({forecast.generation.flink}), seed "
+        f"Checkpoint {forecast.checkpoint_id} ({forecast.checkpoint}) restored "
+        f"{forecast.to.describe()} with {forecast.generation.value} "
+        f"({forecast.generation.flink}), seed "
         f"{forecast.seed}: {forecast.outcome}; every task RUNNING at step "
         f"{forecast.running_step}, the recovered data consumed at step {forecast.consumed_step}; "
         f"{kept:,} records kept, {filtered:,} filtered out. Step through it with the buttons, "

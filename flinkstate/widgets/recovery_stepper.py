@@ -411,7 +411,7 @@ class RecoveryStepper(StepperControls):
         self._render(animate=False)
         self.message.value = html.escape(
             f"Forecast of checkpoint {forecast.checkpoint_id} ({forecast.checkpoint}) restored "
-            f"at parallelism {forecast.to} with {forecast.generation.value}, seed "
+            f"{forecast.to.describe()} with {forecast.generation.value}, seed "
             f"{forecast.seed}; choosing a scenario or a setting loads that scenario instead."
         )
 
@@ -569,7 +569,7 @@ class RecoveryStepper(StepperControls):
         run = self.run
         name = self.scenario.value
         default = (
-            f"forecast-chk{run.checkpoint_id}-to{run.to}.html"
+            f"forecast-chk{run.checkpoint_id}-to{run.to.label}.html"
             if isinstance(run, Forecast)
             else f"{name}-seed{self.seed.value}.html"
         )

@@ -357,6 +357,9 @@ def paths() -> Iterator[Line]:
     for path in (*READ_PATHS, "/dev/full"):
         if path != "empty":  # an empty configuration is Flink's defaults
             yield Line("paths", "forecast", with_option(BASES["forecast"], "--job-config", path))
+            yield Line(
+                "paths", "inspect", with_option(BASES["inspect-export"], "--job-config", path)
+            )
     files = (("run", "--trace"), ("run", "--html"), ("whatif", "--csv"), ("forecast", "--html"),
              ("rescale", "--html"))  # fmt: skip
     folders = (("run", "--export"), ("explore", "--trace-dir"), ("samples", "--write"),

@@ -36,6 +36,20 @@ def test_tables(capsys: pytest.CaptureFixture[str]) -> None:
         assert f"\n{generation} " in out  # a row of the memory table each
 
 
+def test_one_operator_at_its_own_parallelism(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--to OPERATOR=N`` as ``rescale --operator`` names what it rescales: the others keep
+    their parallelism; a plain N with it sets the others."""
+    args = ["forecast", checkpoint(), *KEYED, *TUPLE, "--quiet"]
+    assert main([*args, "--to", "slow-counter=3"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("checkpoint 48 restored at slow-counter=3 with classic")
+    assert "operators: to-record 2 -> 2, slow-counter 4 -> 3" in out
+    assert main([*args, "--to", "slow-counter=5", "--to", "3", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["to"] == "3, slow-counter=5"
+    assert printed["operators"] == {"to-record": 3, "slow-counter": 5}
+
+
 @pytest.mark.slow
 def test_json_equals_the_library(capsys: pytest.CaptureFixture[str]) -> None:
     args = ["forecast", checkpoint(), "--to", "5", "--generation", "v2", *KEYED, *TUPLE]
@@ -102,7 +116,11 @@ def test_the_page_is_the_restored_run(tmp_path: Path, capsys: pytest.CaptureFixt
     [
         ([], "--exchange 'to-record->slow-counter=PARTITIONER"),
         ([*KEYED], "give their type (--record-type"),
-        ([*KEYED, *TUPLE, "--to", "0"], "--to"),
+        ([*KEYED, *TUPLE, "--to", "0"], "--to"),  # beside "--to 3": given twice
+        ([*KEYED, *TUPLE, "--to", "slow-counter=0"], "--to slow-counter"),
+        ([*KEYED, *TUPLE, "--to", "slow-counter=x"], "is not a parallelism"),
+        ([*KEYED, *TUPLE, "--to", "nope=2"], "'nope', not an operator of the model's job"),
+        ([*KEYED, *TUPLE, "--to", "sink=2"], "--to sink: not in the model"),
         ([*KEYED, *TUPLE, "--set", "records=3"], "emit nothing new"),
         ([*KEYED, *TUPLE, "--set", "floating_buffers=0"], "floating_buffers = 0 is below"),
         ([*KEYED, *TUPLE, "--steps", "0"], "--steps"),

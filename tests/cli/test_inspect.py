@@ -211,7 +211,7 @@ def test_an_export_target_that_cannot_be_a_dataset_is_refused_before_reading(
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
 
-def test_the_segment_size_is_given_or_flinks_default_and_said_so(
+def test_the_segment_size_is_given_or_the_jobs_or_flinks_default_and_said_so(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from flinkstate.dataset import check_dataset
@@ -221,16 +221,26 @@ def test_the_segment_size_is_given_or_flinks_default_and_said_so(
         *("--export", str(tmp_path / "d"), "--record-type", TUPLE),
         *("--exchange", "to-record->slow-counter=hash:f0%1000"),
     ]
+    # the job-config.txt beside the checkpoint gives 4kb, as the forecast reads it
     assert main(["inspect", checkpoint, *export]) == 0
-    assert "segment size 32768: Flink's default, give --segment-size)" in capsys.readouterr().out
-    assert check_dataset(tmp_path / "d")["segment_size"] == 32768
-    assert main(["inspect", checkpoint, *export, "--segment-size", "4kb"]) == 0
-    assert "fragments, segment size 4096)" in capsys.readouterr().out
+    said = "segment size 4096: job-config.txt: taskmanager.memory.segment-size=4kb)"
+    assert said in capsys.readouterr().out
     assert check_dataset(tmp_path / "d")["segment_size"] == 4096
+    silent = tmp_path / "silent.txt"
+    silent.write_text("execution.checkpointing.unaligned.enabled=true\n")
+    assert main(["inspect", checkpoint, *export, "--job-config", str(silent)]) == 0
+    said = "segment size 32768: Flink's default, give --segment-size or a job-config.txt)"
+    assert said in capsys.readouterr().out
+    assert check_dataset(tmp_path / "d")["segment_size"] == 32768
+    assert main(["inspect", checkpoint, *export, "--segment-size", "8kb"]) == 0
+    assert "fragments, segment size 8192: --segment-size)" in capsys.readouterr().out
+    assert check_dataset(tmp_path / "d")["segment_size"] == 8192
+    assert main(["inspect", checkpoint, "--job-config", str(silent)]) == 2
+    assert "--job-config says how to export: give --export DIR too" in capsys.readouterr().err
     # refused before the checkpoint is read, the dataset there left as it was
     assert main(["inspect", "/nowhere", *export, "--segment-size", "5000"]) == 2
     assert "Memory segment size must be a power of 2" in capsys.readouterr().err
-    assert check_dataset(tmp_path / "d")["segment_size"] == 4096
+    assert check_dataset(tmp_path / "d")["segment_size"] == 8192
     assert main(["inspect", checkpoint, "--segment-size", "4kb"]) == 2
     assert "--segment-size says how to export: give --export DIR too" in capsys.readouterr().err
 

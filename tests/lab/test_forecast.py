@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,9 @@ def exchanges(checkpoint: Path) -> dict[str, ExchangeSpec]:
     return {"to-record->slow-counter": KEYED}
 
 
-def forecast(checkpoint: Path, to: int, generation: str = "classic", **kwargs: Any) -> Forecast:
+def forecast(
+    checkpoint: Path, to: int | Mapping[str, int], generation: str = "classic", **kwargs: Any
+) -> Forecast:
     return run_forecast(
         prepare_forecast(
             checkpoint,
@@ -64,6 +67,26 @@ def by_name(variant: str) -> Path:
 
 def test_every_committed_checkpoint_is_forecast() -> None:
     assert len(COMMITTED) == 7  # the six with Flink's report, and the union
+
+
+def test_one_operator_rescaled_alone() -> None:
+    """``--to slow-counter=3``, as Flink restores the job when only the keyed operator is given
+    a new parallelism: to-record keeps its 2 subtasks. The keyed exchange's records go where
+    they go with every operator at 3 (the key groups are slow-counter's), but only
+    slow-counter's side is split: each to-record subtask keeps its own output state."""
+    checkpoint = by_name("keyed-hash-p2-p4")
+    alone = forecast(checkpoint, {"slow-counter": 3})
+    every = forecast(checkpoint, 3)
+    assert alone.outcome == every.outcome == "recovered"
+    assert alone.summary()["operators"] == {"to-record": 2, "slow-counter": 3}
+    assert alone.summary()["to"] == "slow-counter=3"
+    assert every.summary()["to"] == 3
+    assert alone.assignment.expected_subtask == every.assignment.expected_subtask
+    sources = [s for s in alone.assignment.subtasks.values() if s.operator == "to-record"]
+    assert [s.index for s in sources] == [0, 1]
+    assert all(c.old_channel == s.index for s in sources for c in s.output_state)
+    with pytest.raises(InvalidParameterError, match="--to source: not in the model"):
+        prepare_forecast(checkpoint, {"source": 3}, exchanges=exchanges(checkpoint), value=TUPLE)
 
 
 @pytest.mark.slow
@@ -383,10 +406,17 @@ def _placed(checkpoint: Path) -> list[tuple[object, int, str]]:
 
 
 def _forecast_of_the_first(pair: RestoredPair) -> tuple[Forecast, dict[object, int]]:
-    """The forecast of the first checkpoint at the restored job's parallelism, and the new
-    subtask it says keeps each recovered record, by the record's value."""
-    result = forecast(pair.first, pair.after)
+    """The forecast of the first checkpoint at the restored job's parallelism (slow-counter's
+    alone, as Flink restored it: to-record keeps 2), and the new subtask it says keeps each
+    recovered record, by the record's value."""
+    result = forecast(pair.first, {"slow-counter": pair.after})
     assert result.outcome == "recovered"
+    restored = summarize(pair.restored[0], value=TUPLE)
+    assert result.summary()["operators"] == {
+        o["name"]: o["parallelism"]
+        for o in restored["operators"]
+        if o["name"] in result.summary()["operators"]
+    }
     records = result.assignment.records
     keepers: dict[object, int] = {}
     placed = _placed(pair.first)
@@ -489,7 +519,7 @@ def test_a_restored_checkpoint_forecast_at_its_own_parallelism_filters_nothing()
     of its subtask at 3, so restoring one at 3 filters no record and keeps each once."""
     pair = restored_pair()
     checkpoint = next(c for c in pair.restored if _placed(c))
-    result = forecast(checkpoint, pair.after)
+    result = forecast(checkpoint, {"slow-counter": pair.after})
     assert result.outcome == "recovered"
     rows = [r for r in result.subtasks if r.operator == "slow-counter"]
     assert [r.subtask for r in rows] == list(range(pair.after))

@@ -12,6 +12,7 @@ from flinkstate.catalogue.scenario import Scenario
 from flinkstate.catalogue.scenarios import (
     blocked_subpartition,
     checkpoint_during_recovery,
+    custom_partitioner,
     failover,
     filtering_on_read,
     flip_547,
@@ -33,6 +34,7 @@ SCENARIOS: dict[str, Scenario] = {
         *filtering_on_read.SCENARIOS,
         *selective_reading.SCENARIOS,
         *same_upstream.SCENARIOS,
+        *custom_partitioner.SCENARIOS,
         *checkpoint_during_recovery.SCENARIOS,
         *recovered_watermarks.SCENARIOS,
         *failover.SCENARIOS,

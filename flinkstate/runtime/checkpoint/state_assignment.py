@@ -29,6 +29,7 @@ from flinkstate.rescale.exchange import (
     UpstreamSubtaskRescale,
     rescale_exchange,
 )
+from flinkstate.rescale.reassignment import ConsumerInputs, InputReassignment
 from flinkstate.runtime.buffer.records import Fragment, Record
 from flinkstate.runtime.checkpoint.checkpoint import (
     ChannelState,
@@ -101,6 +102,9 @@ class StateAssignment:
     expected_subtask: Mapping[tuple[int, str], int]
     #: how each descriptor's channel mapping was found (before or since FLINK-40269)
     connected_mapping: ConnectedMappingLookup = ConnectedMappingLookup.DATA_SET
+    #: which Flink's rule decided whether input state is split anew (before or since
+    #: FLINK-35351)
+    input_reassignment: InputReassignment = InputReassignment.FULL_MAPPER
 
     @property
     def recovered_bytes(self) -> int:
@@ -115,12 +119,16 @@ def assign_state(
     *,
     recover_output_on_downstream: bool = False,
     connected_mapping: ConnectedMappingLookup | str = ConnectedMappingLookup.DATA_SET,
+    input_reassignment: InputReassignment | str = InputReassignment.FULL_MAPPER,
 ) -> StateAssignment:
     """Split ``checkpoint`` for the same job at new parallelism (operator name -> parallelism;
     operators not named keep theirs). ``connected_mapping`` says how each gate's and
     partition's descriptor finds the other side's mapping: by its own edge's data set (Flink
-    since FLINK-40269) or by the first edge between the two operators (before)."""
+    since FLINK-40269) or by the first edge between the two operators (before).
+    ``input_reassignment``: the version of Flink's rule that decides, per consuming operator
+    over all its inputs, whether its input state is split anew (FLINK-35351 changed it)."""
     lookup = ConnectedMappingLookup.parse(connected_mapping)
+    rule = InputReassignment.parse(input_reassignment)
     old_graph = checkpoint.graph
     if old_graph is None:
         raise InvalidParameterError(f"checkpoint {checkpoint.id} does not record its job graph")
@@ -136,6 +144,8 @@ def assign_state(
             recover_output_on_downstream=recover_output_on_downstream,
             aligned_by_graph=not graph.checkpoints_unaligned(e),
             connected=_connected(graph, e, lookup).partitioner,
+            consumer_inputs=_consumer_inputs(graph, e.downstream),
+            reassignment=rule,
         )
         for e in graph.exchanges
     }
@@ -158,6 +168,17 @@ def assign_state(
         records,
         _expected_subtasks(graph, exchanges, subtasks, records),
         lookup,
+        rule,
+    )
+
+
+def _consumer_inputs(graph: JobGraph, consumer: str) -> ConsumerInputs:
+    """Every input of ``consumer`` in the restored job, as Flink's rule for its input state
+    reads them: each edge's partitioner and its producer's new parallelism."""
+    return ConsumerInputs.of(
+        (e.partitioner, graph.operator(e.upstream).parallelism)
+        for e in graph.exchanges
+        if e.downstream == consumer
     )
 
 

@@ -510,6 +510,7 @@ def configuration_of(state: NetworkState) -> Fixed:
             restore.graph,
             restore.recover_output_on_downstream,
             restore.connected_mapping,
+            restore.input_reassignment,
         )
     )
     return Fixed((state.graph, state.config, options, restored))

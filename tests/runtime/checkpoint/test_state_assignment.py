@@ -10,6 +10,7 @@ from flinkstate.catalogue.topologies import topology
 from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import assign_key_to_parallel_operator, assign_to_key_group
 from flinkstate.rescale import MappingType, Partitioner, RescaleMappings, SubtaskStateMapper
+from flinkstate.rescale.reassignment import InputReassignment
 from flinkstate.runtime.buffer.records import Fragment, Record
 from flinkstate.runtime.checkpoint.checkpoint import (
     ChannelState,
@@ -319,6 +320,54 @@ def test_channel_state_assignment_two_gates_partially_downscaling() -> None:
     )
     assignment = assign_state(taken, {"up1": 2, "up2": 2})
     assert [len(assignment.subtasks[f"down[{i}]"].input_state) for i in range(3)] == [6, 6, 6]
+
+
+def test_two_gates_partially_downscaling_before_flink_35351() -> None:
+    """The same checkpoint split by Flink 1.19.0's rule: the downstream keeps 3, so each
+    subtask keeps its own two handles, although the custom partitioner's upstream went from
+    3 to 2 (the assertion Flink's test makes fails there: 2 handles, not 6)."""
+    taken = handmade(
+        {"up1": (3, SOURCE), "up2": (3, SOURCE), "down": (3, MAP)},
+        (
+            Exchange("up1", "down", Partitioner.CUSTOM),
+            Exchange("up2", "down", Partitioner.REBALANCE),
+        ),
+        {f"down[{i}]": ((0, 0), (0, 1)) for i in range(3)},
+        {},
+    )
+    assignment = assign_state(
+        taken, {"up1": 2, "up2": 2}, input_reassignment=InputReassignment.OWN_PARALLELISM
+    )
+    assert assignment.input_reassignment is InputReassignment.OWN_PARALLELISM
+    shares = [assignment.subtasks[f"down[{i}]"] for i in range(3)]
+    assert [len(share.input_state) for share in shares] == [2, 2, 2]
+    assert all(c.old_subtask == share.index for share in shares for c in share.input_state)
+
+
+@pytest.mark.parametrize(
+    ("producer", "consumer", "handles"),
+    [
+        # producer 3 -> 2, consumer kept at 2: Flink compares the producer's new parallelism
+        # with the consumer's old one, equal, so each keeps its own
+        (3, 2, [1, 1]),
+        # producer kept at 2, consumer kept at 3: they differ, so every subtask reads all three
+        (2, 3, [3, 3, 3]),
+    ],
+)
+def test_custom_partitioner_input_state_by_flinks_rule(
+    producer: int, consumer: int, handles: list[int]
+) -> None:
+    """One handle on gate 0 per old consumer subtask; the producer ends at 2."""
+    taken = handmade(
+        {"up": (producer, SOURCE), "down": (consumer, MAP)},
+        (Exchange("up", "down", Partitioner.CUSTOM),),
+        {f"down[{i}]": ((0, 0),) for i in range(consumer)},
+        {},
+    )
+    assignment = assign_state(taken, {"up": 2})
+    assert [len(assignment.subtasks[f"down[{i}]"].input_state) for i in range(consumer)] == (
+        handles
+    )
 
 
 def test_only_upstream_channel_state_assignment() -> None:

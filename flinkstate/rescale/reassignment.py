@@ -1,0 +1,128 @@
+"""Whether a restored operator's channel state stays with its subtask or is split anew.
+
+Flink's JobManager decides this in ``StateAssignmentOperation``: for the output
+(subpartition) state in ``reDistributeResultSubpartitionStates``, from the producer's own
+parallelism alone; for the input channel state in ``reDistributeInputChannelStates``, once
+per consuming job vertex over all of its inputs, not per exchange. Kept in place, each new
+subtask restores its own old subtask's state as it is; split anew, each of its gates with
+in-flight data is split by that gate's downstream mapper.
+
+The input rule changed with FLINK-35351 (master's commit 691ce18e484, Flink 1.19.1): before, only a
+change of the consumer's own parallelism split its input state. A custom partitioner's FULL
+mapper copies every old subpartition to every new consumer once the producer is rescaled,
+so a consumer kept at its parallelism then met the second half of records whose first half
+stayed in another subtask's input state, and the restore failed. Since the fix, a vertex
+with an input on the FULL mapper is split anew when some producer's new parallelism differs
+from the consumer's *old* one: Flink compares those two numbers, not a producer's old and
+new parallelism, so a producer rescaled to the consumer's parallelism does not split it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from flinkstate.choice import Choice
+from flinkstate.keygroups import check_parallelism
+from flinkstate.rescale.mapper import SubtaskStateMapper
+from flinkstate.rescale.partitioner import Partitioner
+
+
+class InputReassignment(Choice):
+    """Which Flink code decides whether a consumer's input channel state is split anew.
+
+    ``flink-1.19.0`` (and every release before it): only when the consumer's own
+    parallelism changed. ``flink-1.19.1`` (FLINK-35351; 1.20, 2.x and master too, and the
+    1.18 branch): also when an input of the consumer uses the FULL mapper (a custom
+    partitioner) and some producer's new parallelism differs from the consumer's old one.
+
+    Examples
+    --------
+    >>> [(rule.value, rule.flink) for rule in InputReassignment]
+    [('flink-1.19.0', 'Flink <= 1.19.0'), ('flink-1.19.1', 'Flink >= 1.19.1 (FLINK-35351)')]
+    """
+
+    OWN_PARALLELISM = "flink-1.19.0"
+    FULL_MAPPER = "flink-1.19.1"
+
+    @property
+    def flink(self) -> str:
+        if self is InputReassignment.OWN_PARALLELISM:
+            return "Flink <= 1.19.0"
+        return "Flink >= 1.19.1 (FLINK-35351)"
+
+
+@dataclass(frozen=True)
+class ConsumerInputs:
+    """What Flink's input rule reads of the consuming job vertex: whether any of its inputs
+    (aligned or not) uses the FULL mapper, and each input's producer's new parallelism.
+
+    Examples
+    --------
+    A consumer fed by a custom partitioner from a producer now at 2 and by a rebalance from
+    one now at 3:
+
+    >>> ConsumerInputs.of([("partitionCustom", 2), ("rebalance", 3)])
+    ConsumerInputs(full_mapper=True, producer_parallelisms=(2, 3))
+    """
+
+    full_mapper: bool
+    producer_parallelisms: tuple[int, ...]
+
+    @classmethod
+    def of(cls, inputs: Iterable[tuple[Partitioner | str, int]]) -> ConsumerInputs:
+        """From each input's partitioner and its producer's new parallelism."""
+        pairs = [(Partitioner.parse(kind), check_parallelism(p, "producer")) for kind, p in inputs]
+        return cls(
+            any(kind.downstream_mapper is SubtaskStateMapper.FULL for kind, _ in pairs),
+            tuple(p for _, p in pairs),
+        )
+
+
+def input_state_redistributed(
+    consumer: tuple[int, int],
+    inputs: ConsumerInputs,
+    rule: InputReassignment | str = InputReassignment.FULL_MAPPER,
+) -> bool:
+    """Whether the consumer's input channel state is split anew rather than kept by each
+    subtask: Flink's ``StateAssignmentOperation.reDistributeInputChannelStates``, decided
+    once for the consuming vertex. ``consumer`` is its (old, new) parallelism.
+
+    Examples
+    --------
+    ``StateAssignmentOperationTest#testChannelStateAssignmentTwoGatesPartiallyDownscaling``:
+    the consumer stays at 3, its custom-partitioned producer goes to 2. Flink 1.19.0 keeps
+    each subtask's input state; since FLINK-35351 it is split anew:
+
+    >>> inputs = ConsumerInputs.of([("partitionCustom", 2), ("rebalance", 2)])
+    >>> [input_state_redistributed((3, 3), inputs, rule) for rule in InputReassignment]
+    [False, True]
+
+    The producer's new parallelism is compared with the consumer's old one: a producer
+    going from 3 to 2 into a consumer kept at 2 leaves its state in place, a producer kept
+    at 2 feeding a consumer kept at 3 does not:
+
+    >>> input_state_redistributed((2, 2), ConsumerInputs.of([("partitionCustom", 2)]))
+    False
+    >>> input_state_redistributed((3, 3), ConsumerInputs.of([("partitionCustom", 2)]))
+    True
+    """
+    old, new = consumer
+    if old != new:
+        return True
+    if InputReassignment.parse(rule) is InputReassignment.OWN_PARALLELISM:
+        return False
+    return inputs.full_mapper and any(p != old for p in inputs.producer_parallelisms)
+
+
+def output_state_redistributed(producer: tuple[int, int]) -> bool:
+    """Whether the producer's output (subpartition) state is split anew: Flink's
+    ``reDistributeResultSubpartitionStates`` asks the producer's own parallelism only, in
+    every version (FLINK-35351 left it as it was).
+
+    Examples
+    --------
+    >>> output_state_redistributed((3, 2)), output_state_redistributed((2, 2))
+    (True, False)
+    """
+    return producer[0] != producer[1]
