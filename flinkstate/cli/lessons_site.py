@@ -73,36 +73,43 @@ def _lessons(args: argparse.Namespace) -> str:
     jobs = min(args.jobs or os.cpu_count() or 1, len(pages))
     started = time.perf_counter()
     sizes: dict[str, int] = {}
+    seconds: dict[str, float] = {}
     try:
         with (
             directory_written_whole(target, is_site, WHAT) as folder,
             tqdm(total=len(pages), desc="writing pages", unit="page", file=sys.stderr) as bar,
         ):
-            for page, size in _written(pages, folder, jobs):
+            for page, size, took in _written(pages, folder, jobs):
                 sizes[page.path] = size
+                seconds[page.path] = round(took, 1)
                 bar.set_postfix_str(page.path, refresh=False)
                 bar.update()
             index = index_page(pages, sizes)
             (folder / "index.html").write_text(index, encoding="utf-8")
-            write_manifest(folder, pages)
+            write_manifest(folder, pages, seconds)
     except KeyboardInterrupt:
         raise CommandInterrupted(interrupted([])) from None
-    seconds = time.perf_counter() - started
+    took = time.perf_counter() - started
     tours = sum(p.kind == "tour" for p in pages)
     total = sum(sizes.values()) + len(index.encode())
+    slowest = max(seconds, key=seconds.__getitem__)
     return (
         f"wrote {len(pages) + 1} pages ({tours} tour(s), {len(pages) - tours} scenario(s) and "
-        f"the index, {total / 1e6:.1f} MB) to {target} in {seconds:.0f} s with {jobs} "
-        f"process(es); open {target / 'index.html'}"
+        f"the index, {total / 1e6:.1f} MB) to {target} in {took:.0f} s with {jobs} "
+        f"process(es), the slowest page {slowest} in {seconds[slowest]:.0f} s; open "
+        f"{target / 'index.html'}"
     )
 
 
-def _written(pages: list[SitePage], folder: Path, jobs: int) -> Iterator[tuple[SitePage, int]]:
-    """Each page with its size as it is written: here, one after the other, or by ``jobs``
-    processes (the scenarios first: their runs are the longest, and end the pool's tail)."""
+def _written(
+    pages: list[SitePage], folder: Path, jobs: int
+) -> Iterator[tuple[SitePage, int, float]]:
+    """Each page with its size and seconds as it is written: here, one after the other, or by
+    ``jobs`` processes (the scenarios first: their runs are the longest, and end the pool's
+    tail)."""
     if jobs <= 1:
         for page in pages:
-            yield page, write_site_page(page, folder)
+            yield _Writer(folder)(page)
         return
     ordered = sorted(pages, key=lambda p: p.kind != "scenario")
     pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_signals)
@@ -120,8 +127,10 @@ class _Writer:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
 
-    def __call__(self, page: SitePage) -> tuple[SitePage, int]:
-        return page, write_site_page(page, self.folder)
+    def __call__(self, page: SitePage) -> tuple[SitePage, int, float]:
+        started = time.perf_counter()
+        size = write_site_page(page, self.folder)
+        return page, size, time.perf_counter() - started
 
 
 def _worker_signals() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 import json
 import os
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -181,8 +181,11 @@ step it is about (a deadlock's waits-for cycle marked).</p>
 """
 
 
-def write_manifest(folder: Path, pages: Collection[SitePage]) -> None:
-    """Name every file of the site in its manifest (the index and the pages).
+def write_manifest(
+    folder: Path, pages: Collection[SitePage], seconds: Mapping[str, float] | None = None
+) -> None:
+    """Name every file of the site in its manifest (the index and the pages), with the
+    seconds each page took to make where given (what to make faster first).
 
     Examples
     --------
@@ -193,7 +196,7 @@ def write_manifest(folder: Path, pages: Collection[SitePage]) -> None:
     ['index.html', 'tours/t.html']
     """
     files = ["index.html", *(p.path for p in pages)]
-    manifest = {"generator": GENERATOR, "files": files}
+    manifest = {"generator": GENERATOR, "files": files, "seconds": dict(seconds or {})}
     (folder / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
 
 

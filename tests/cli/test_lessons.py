@@ -55,7 +55,9 @@ def test_a_site_links_every_page_and_fetches_nothing(
     captured = capsys.readouterr()
     assert "writing pages" in captured.err  # the progress bar
     assert captured.out.startswith("wrote 4 pages (1 tour(s), 2 scenario(s) and the index")
-    files = json.loads((site / MANIFEST).read_text())["files"]
+    manifest = json.loads((site / MANIFEST).read_text())
+    files = manifest["files"]
+    assert set(manifest["seconds"]) == set(files) - {"index.html"}  # what each page took
     assert sorted(files) == [
         "index.html",
         "scenarios/prefilter-deadlock.html",
