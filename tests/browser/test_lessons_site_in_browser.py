@@ -1,6 +1,7 @@
 """The lessons site opened from disk in Chromium with no network: the index leads to a tour's
 page, whose back and next move between stops; at 1440x900 and 1280x720 the stop's text, every
-highlighted item and the step's caption are on screen together, and no script fails."""
+highlighted item and the step's caption are on screen together at every stop of every tour,
+and no script fails."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from flinkstate.cli import main
+from flinkstate.views.site import site_pages, write_site_page
 from flinkstate.views.tours import TOURS
 
 if TYPE_CHECKING:
@@ -140,4 +142,40 @@ def test_the_index_opens_a_tour_whose_stops_fit_the_screen(
         )
         page.click("a[href='../index.html']")
         page.wait_for_url((site / "index.html").as_uri())
+        assert errors == []
+
+
+@pytest.fixture(scope="module")
+def tours_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every tour's page, as the site holds them (made here, one after the other)."""
+    folder = tmp_path_factory.mktemp("tours")
+    for page in site_pages():
+        if page.kind == "tour":
+            write_site_page(page, folder)
+    return folder
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+@pytest.mark.parametrize("name", list(TOURS))
+def test_every_stop_of_every_tour_fits_the_screen(
+    browser: Browser, tours_site: Path, artifacts: Path, name: str, size: tuple[int, int]
+) -> None:
+    """Each stop, reached with next from the first: its text, rings and caption on screen;
+    the first, middle and last stop kept as screenshots."""
+    stops = len(TOURS[name].stops)
+    with _offline(browser, size) as (page, errors):
+        page.goto((tours_site / "tours" / f"{name}.html").as_uri())
+        page.wait_for_function("document.body.dataset.ready === 'true'", timeout=60_000)
+        steps = [
+            int(s)
+            for s in page.eval_on_selector_all("#stop-list a", "a => a.map(x => x.title.slice(5))")
+        ]
+        assert len(steps) == stops
+        for index, step in enumerate(steps):
+            _check_stop(page, index + 1, step)
+            if index in (0, stops // 2, stops - 1):
+                page.screenshot(path=artifacts / f"{name}-stop{index + 1}.png")
+            if index < stops - 1:
+                page.click("#stop-next")
         assert errors == []
