@@ -14,7 +14,7 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 export PYSPARK_PYTHON ?= $(abspath $(BIN)/python)
 
-.PHONY: lab test test-fast lint typecheck pytest bench bench-smoke fuzz real-checkpoints reference-values lock clean help
+.PHONY: lab test test-fast lint typecheck pytest bench bench-smoke fuzz site real-checkpoints reference-values lock clean help
 
 help:
 	@echo "make lab    start JupyterLab on 127.0.0.1:$(LAB_PORT) in notebooks/, and a Spark Connect"
@@ -25,6 +25,8 @@ help:
 	@echo "make bench  run the benchmarks and print ratios against their in-run baselines"
 	@echo "make fuzz   read thousands of broken checkpoints, run bad command lines (a full disk,"
 	@echo "           Ctrl-C, SIGTERM) and bad widget actions (MUTATIONS=5000 SEED=0)"
+	@echo "make site  the lessons as a static site in build/site (SITE=...): open build/site/index.html,"
+	@echo "           no install, no network"
 	@echo "make real-checkpoints  run small Flink jobs and keep their unaligned checkpoints"
 	@echo "                       (VARIANTS=a,b RUN_SECONDS=12 OUT=data/generated-checkpoints)"
 
@@ -93,6 +95,12 @@ fuzz: $(STAMP)
 		--seed $(SEED) --jobs $(FUZZ_JOBS)
 	$(BIN)/python -m tests.cli.fuzz --seed $(SEED)
 	$(BIN)/python -m tests.widgets.fuzz
+
+# The lessons as a static site: every guided tour and every scenario as a page that needs no
+# install and no network (flinkstate lessons), made one page per core, written whole.
+SITE ?= build/site
+site: $(STAMP)
+	$(BIN)/flinkstate lessons --out $(SITE)
 
 # The flink extra (apache-flink: Flink's jars and its Java gateway) in an environment of its own,
 # since its pins differ from constraints.txt; then small back-pressured jobs on a local Flink,

@@ -94,6 +94,8 @@ DOCTESTED = (
     "flinkstate.sim.explore.budget",
     "flinkstate.spark.connect_channel",
     "flinkstate.spark.settings",
+    "flinkstate.views.site",
+    "flinkstate.views.tour_page",
 )
 
 #: the engine's behaviour over a model: a run is its example (``tests/sim/test_core.py``; a

@@ -31,6 +31,7 @@ from flinkstate.cli.interruption import (
     status_of,
     terminate,
 )
+from flinkstate.cli.lessons_site import add_lessons_parser
 from flinkstate.cli.rescale import add_rescale_parser
 from flinkstate.cli.run import add_run_parser, add_topologies_parser
 from flinkstate.cli.samples import add_samples_parser
@@ -100,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_rescale_parser(subparsers)
     add_inspect_parser(subparsers)
     add_forecast_parser(subparsers)
+    add_lessons_parser(subparsers)
     add_spark_server_parser(subparsers)
     return parser
 

@@ -39,6 +39,14 @@ FACE: dict[str, str] = {
     "CANVAS_MODULE": "scene",
     "scene_items": "scene_items",
     "SceneLayout": "scene_layout",
+    "WHAT": "site",
+    "SitePage": "site",
+    "check_site_target": "site",
+    "index_page": "site",
+    "is_site": "site",
+    "site_pages": "site",
+    "write_manifest": "site",
+    "write_site_page": "site",
     "event_time_figure": "timelines",
     "Timelines": "timelines",
     "timelines_figure": "timelines",
@@ -47,6 +55,7 @@ FACE: dict[str, str] = {
     "locate": "tours",
     "Tour": "tours",
     "TOURS": "tours",
+    "tour_page": "tour_page",
 }
 __all__ = sorted(FACE)
 __getattr__, __dir__ = lazy_face(__name__, FACE)

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.world.world import NetworkWorld
-from flinkstate.sim.core import Simulation
+from flinkstate.sim.core import Event, Simulation
 from flinkstate.sim.deadlock import DeadlockReport
 from flinkstate.views.captions import caption
 from flinkstate.views.deadlock import cycle_text
@@ -36,11 +36,13 @@ if TYPE_CHECKING:
 
 #: the page around the run: controls, and the script that unpacks the run and drives the canvas
 PAGE_TEMPLATE = Path(__file__).with_name("run_page.html")
-_PLACEHOLDER = re.compile(r"__(TITLE|HEADING|SUMMARY|KEEP|OPENING|GONE|MODULE|DATA)__")
+_PLACEHOLDER = re.compile(r"__(TITLE|NAV|HEADING|SUMMARY|KEEP|OPENING|GONE|MODULE|TOUR|DATA)__")
 #: the page keeps a whole scene every this many steps (memory against seek time)
 KEEP_EVERY = 200
 #: what a patch of a place or the scene's top level says for a field that is gone
 GONE = "__gone__"
+#: told each step a page draws: its number, its event (None at 0), the world and the scene
+Visit = Callable[[int, Event | None, NetworkWorld, Mapping[str, Any]], None]
 
 
 @dataclass
@@ -159,6 +161,7 @@ def record_phase(
     ending: str = "",
     progress: Callable[[int], None] | None = None,
     deadlock: DeadlockReport | None = None,
+    visit: Visit | None = None,
 ) -> PhaseRecording:
     """Step ``simulation`` from step 0 to the end of its recorded run (its history), making
     the scene and caption of every step. The simulation ends where it was. A run that
@@ -168,6 +171,10 @@ def record_phase(
     A caption reads every item of a step (lanes folded or not); the page shows a large job's
     lanes collapsed (no kernel opens them), a scene made without the details of the places
     folded away, which are most of a large job's cost.
+
+    ``visit(step, event, world, scene)`` is told every step (0, the start, included) with the
+    scene the page shows there: a tour reads its stops' texts and highlights from it, in the
+    one pass that draws the page.
     """
     history = list(simulation.history)
     target = len(history)
@@ -176,6 +183,8 @@ def record_phase(
     assert isinstance(world, NetworkWorld)
     scenes = SceneSteps(world)
     recording = PhaseRecording(name, title, scenes.scene, ending=ending)
+    if visit is not None:
+        visit(0, None, world, scenes.scene)
     for number, action in enumerate(history, start=1):
         items, shown = scenes.items, scenes.scene
         event = scenes.step(simulation, action)
@@ -188,6 +197,8 @@ def record_phase(
             sentence = f"{sentence} {stuck}"
             recording.focus = number
         recording.add(scene_patch(shown, after), sentence)
+        if visit is not None:
+            visit(number, event, world, after)
         if progress is not None:
             progress(number)
     assert simulation.step_count == target
@@ -212,20 +223,33 @@ def stuck_scene(
     return marked, f"Deadlocked: {stuck}."
 
 
-def run_page(heading: str, summary: str, phases: list[PhaseRecording], opening: int = 0) -> str:
+def run_page(
+    heading: str,
+    summary: str,
+    phases: list[PhaseRecording],
+    opening: int = 0,
+    *,
+    nav: str = "",
+    tour: Mapping[str, Any] | None = None,
+) -> str:
     """The page: heading, a line of summary, and the phases to pick from; it opens on phase
-    ``opening`` at the step that phase focuses on (``PhaseRecording.focus``)."""
+    ``opening`` at the step that phase focuses on (``PhaseRecording.focus``). ``nav`` is a
+    link over the heading (a site's way back to its index, HTML); ``tour`` makes it a lesson:
+    the stops (title, text as HTML, step, highlighted ids) told beside the canvas, which is
+    then no taller than the window (:mod:`flinkstate.views.tour_page` makes it)."""
     data = "[" + ",".join(p.to_json() for p in phases) + "]"
     packed = base64.b64encode(gzip.compress(data.encode("utf-8"), mtime=0)).decode("ascii")
     module = CANVAS_MODULE.read_text(encoding="utf-8")
     values = {
         "__TITLE__": html.escape(heading),
+        "__NAV__": nav,
         "__HEADING__": html.escape(heading),
         "__SUMMARY__": html.escape(summary),
         "__KEEP__": str(KEEP_EVERY),
         "__OPENING__": str(opening),
         "__GONE__": json.dumps(GONE),
         "__MODULE__": json.dumps(module).replace("</", "<\\/"),
+        "__TOUR__": json.dumps(tour).replace("</", "<\\/") if tour is not None else "null",
         "__DATA__": packed,
     }
     # one pass: what is put in is never searched for placeholders again
@@ -242,9 +266,11 @@ def scenario_page(
     scheduler: str = "random",
     max_steps: int = 2_000_000,
     progress: Callable[[str, int, int], None] | None = None,
+    nav: str = "",
 ) -> str:
     """The page of a scenario: the job before its restart and the restart, each stepped from
-    its start to its end. ``progress(phase, step, steps)`` is told as the steps are drawn."""
+    its start to its end. ``progress(phase, step, steps)`` is told as the steps are drawn;
+    ``nav`` as :func:`run_page` takes it."""
     from flinkstate.catalogue.scenarios import get_scenario
     from flinkstate.lab.scenario_run import PHASES, prepare_scenario
 
@@ -292,7 +318,7 @@ def scenario_page(
         + (f", {parameters}" if parameters else "")
         + ". Step through it with the buttons, the slider or play; hover anything for details."
     )
-    return run_page(f"flinkstate: {item.name}", summary, recordings, opening)
+    return run_page(f"flinkstate: {item.name}", summary, recordings, opening, nav=nav)
 
 
 def _opening(recordings: list[PhaseRecording]) -> int:

@@ -98,6 +98,9 @@ BASES: dict[str, tuple[str, ...]] = {
         "forecast", "{chk}", "--to", "3", "--record-type", RECORD_TYPE, "--exchange", EXCHANGE,
         "--quiet",
     ),
+    "lessons": (
+        "lessons", "--out", "out", "--only", "failed-as-finished-counterexample", "--jobs", "1",
+    ),
     "spark-server": ("spark-server", "status"),
     "spark-server-start": ("spark-server", "start", "--port", "15999"),
 }  # fmt: skip
@@ -106,6 +109,7 @@ BASES: dict[str, tuple[str, ...]] = {
 VALID: dict[str, tuple[tuple[int, ...], tuple[str, ...]]] = {
     "generate": ((0,), ("out",)),
     "inspect-export": ((0,), ("out",)),
+    "lessons": ((0,), ("out",)),
     "spark-server": ((1,), ()),  # status: not running
 }
 
@@ -180,6 +184,7 @@ NUMBERS: tuple[Number, ...] = (
     _whole("forecast", "--to", 1, 128),
     _whole("forecast", "--seed", *SEED),
     _whole("forecast", "--steps", 1),
+    _whole("lessons", "--jobs", 0),
     _whole("spark-server-start", "--port", 1, 65535),
 )
 
@@ -331,6 +336,8 @@ def names() -> Iterator[Line]:
         _bad(*BASES["rescale"], "--recover-output-on-downstream", "--operator", "nosuch"),
         _bad("rescale", "{dataset}", "--to", "3", "--quiet", "--driver-host", "256.256.256.256"),
         _bad("forecast", "{chk}", "--to", "3", "--quiet"),  # no --exchange
+        _bad("lessons"),  # no --out
+        _bad("lessons", "--out", "out", "--only", "nosuch"),
         _bad("spark-server"),
         _bad("spark-server", "nosuch"),
     )  # fmt: skip
@@ -363,7 +370,8 @@ def paths() -> Iterator[Line]:
     files = (("run", "--trace"), ("run", "--html"), ("whatif", "--csv"), ("forecast", "--html"),
              ("rescale", "--html"))  # fmt: skip
     folders = (("run", "--export"), ("explore", "--trace-dir"), ("samples", "--write"),
-               ("generate", None), ("inspect-export", "--export"))  # fmt: skip
+               ("generate", None), ("inspect-export", "--export"),
+               ("lessons", "--out"))  # fmt: skip
     for targets, kinds in ((FILE_TARGETS, files), (FOLDER_TARGETS, folders)):
         for base, flag in kinds:
             for path in targets:
@@ -440,13 +448,14 @@ LONG: dict[str, tuple[str, ...]] = {
     "rescale": ("rescale", "{dataset}", "--to", "2-6", "--html", "report.html", "--quiet"),
     "inspect": BASES["inspect-export"],
     "forecast": (*BASES["forecast"], "--html", "page.html"),
+    "lessons": ("lessons", "--out", "out", "--only", "prefilter-deadlock"),
     "spark-server": BASES["spark-server"],
 }  # fmt: skip
 #: what each long line writes when it is not interrupted
 LONG_OUTPUTS = {
     "run": ("trace.jsonl",), "explore": ("traces",), "whatif": ("table.csv",),
     "samples": ("out",), "generate": ("out",), "rescale": ("report.html",),
-    "inspect": ("out",), "forecast": ("page.html",),
+    "inspect": ("out",), "forecast": ("page.html",), "lessons": ("out",),
 }  # fmt: skip
 #: when signals come (seconds after the entry point starts); Spark's JVM starts later
 SIGNAL_TIMES = (0.1, 0.3, 1.0)
