@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from flinkstate.spark import connect_server
 from flinkstate.spark.session import MASTER_ENV
 
@@ -55,15 +57,9 @@ class KernelSpark:
 
     @contextmanager
     def _state_folder(self) -> Iterator[None]:
-        before = os.environ.get(connect_server.STATE_DIR_ENV)
-        os.environ[connect_server.STATE_DIR_ENV] = str(self.folder)
-        try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv(connect_server.STATE_DIR_ENV, str(self.folder))
             yield
-        finally:
-            if before is None:
-                del os.environ[connect_server.STATE_DIR_ENV]
-            else:
-                os.environ[connect_server.STATE_DIR_ENV] = before
 
 
 def _free_port() -> int:

@@ -248,6 +248,19 @@ def test_a_closed_pipe_ends_quietly() -> None:
     assert status == 141
 
 
+def assert_interrupted(code: int, out: str, errors: str, status: int, folder: Path) -> None:
+    """A command ended by a signal: status 128 + its number, one line last (after any
+    progress bar), nothing on stdout, nothing left in ``folder`` (not the output, not its
+    hidden folder)."""
+    assert code == status
+    assert "Traceback" not in errors
+    assert errors.replace("\r", "\n").strip().splitlines()[-1] == (
+        "flinkstate: interrupted; nothing written"
+    )
+    assert out == ""
+    assert list(folder.iterdir()) == []
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
@@ -277,13 +290,7 @@ def test_ctrl_c_ends_any_command_in_one_line(
         assert process.poll() is None, process.communicate()
         process.send_signal(sent)
         out, errors = process.communicate(timeout=60)
-    assert process.returncode == status
-    assert "Traceback" not in errors
-    assert errors.replace("\r", "\n").strip().splitlines()[-1] == (
-        "flinkstate: interrupted; nothing written"
-    )
-    assert out == ""
-    assert list(tmp_path.iterdir()) == []  # not OUT, not its hidden folder
+    assert_interrupted(process.returncode, out, errors, status, tmp_path)
 
 
 @pytest.mark.parametrize(

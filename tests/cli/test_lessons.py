@@ -17,6 +17,7 @@ import pytest
 
 from flinkstate.cli import main
 from flinkstate.views.site import MANIFEST, is_site
+from tests.cli.test_cli import assert_interrupted
 
 #: the attributes through which a page could fetch something
 FETCHING = {"script": "src", "link": "href", "img": "src", "iframe": "src", "source": "src"}
@@ -158,13 +159,7 @@ def test_ctrl_c_stops_the_workers_and_leaves_nothing(
         else:
             process.send_signal(sent)
         out, errors = process.communicate(timeout=60)
-    assert process.returncode == status
-    assert "Traceback" not in errors
-    assert errors.replace("\r", "\n").strip().splitlines()[-1] == (
-        "flinkstate: interrupted; nothing written"
-    )
-    assert out == ""
-    assert list(tmp_path.iterdir()) == []  # not the site, not its hidden folder
+    assert_interrupted(process.returncode, out, errors, status, tmp_path)  # no site, no hidden one
     leftover = subprocess.run(
         ["pgrep", "-s", str(process.pid)], capture_output=True, text=True, check=False
     )

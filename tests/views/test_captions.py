@@ -27,9 +27,11 @@ from flinkstate.views.scene_layout import SceneLayout
 from tests.lab.test_forecast import TUPLE, by_name, exchanges
 
 
-def _captioned(simulation: Simulation, layout: SceneLayout) -> tuple[Event, str, dict[str, Any]]:
-    """Go back one step, then take it again with scenes before and after."""
-    simulation.goto(simulation.step_count - 1)
+def _step_captioned(
+    simulation: Simulation, layout: SceneLayout
+) -> tuple[Event, str, dict[str, Any]]:
+    """Take the next step with scenes before and after it: the step, its caption, the scene
+    after."""
     world = simulation.model
     assert isinstance(world, NetworkWorld)
     before = build_scene(world, simulation.events[-1] if simulation.events else None, layout)
@@ -39,14 +41,10 @@ def _captioned(simulation: Simulation, layout: SceneLayout) -> tuple[Event, str,
     return event, caption(event, world, before, after), after
 
 
-def _step_captioned(simulation: Simulation, layout: SceneLayout) -> str:
-    """Take the next step with scenes before and after it: its caption."""
-    world = simulation.model
-    assert isinstance(world, NetworkWorld)
-    before = build_scene(world, simulation.events[-1] if simulation.events else None, layout)
-    event = simulation.step()
-    assert event is not None
-    return caption(event, world, before, build_scene(world, event, layout))
+def _captioned(simulation: Simulation, layout: SceneLayout) -> tuple[Event, str, dict[str, Any]]:
+    """Go back one step, then take it again with scenes before and after."""
+    simulation.goto(simulation.step_count - 1)
+    return _step_captioned(simulation, layout)
 
 
 @pytest.mark.slow
@@ -72,7 +70,7 @@ def test_every_action_kind_of_every_scenario_has_a_caption() -> None:
                     simulation.step(action)
                     continue
                 kinds.add(key)
-                text = _step_captioned(simulation, layout)
+                _, text, _ = _step_captioned(simulation, layout)
                 assert text.endswith("."), text
                 assert len(text) > 40, text
                 seen.setdefault(key, text)

@@ -12,3 +12,20 @@ def differ_only_in(before: str, after: str, name: str) -> None:
         k: v for k, v in other.items() if k != name
     }
     assert one[name] != other[name]
+
+
+#: the ITCase's other recovery settings, under which a rescaling pair must hold as well: output
+#: state recovered downstream, alone and with checkpoints during recovery under V1 and V2
+OUTPUT_DOWNSTREAM_EVERY_GENERATION: list[dict[str, object]] = [
+    {"recover_output_on_downstream": True},
+    {
+        "recover_output_on_downstream": True,
+        "checkpointing_during_recovery": True,
+        "generation": "v1",
+    },
+    {
+        "recover_output_on_downstream": True,
+        "checkpointing_during_recovery": True,
+        "generation": "v2",
+    },
+]

@@ -10,7 +10,7 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.lab.scenario_run import prepare_scenario, run_scenario
 from flinkstate.rescale import MappingType
 from flinkstate.rescale.reassignment import InputReassignment
-from tests.catalogue.scenarios.pairs import differ_only_in
+from tests.catalogue.scenarios.pairs import OUTPUT_DOWNSTREAM_EVERY_GENERATION, differ_only_in
 
 BEFORE = "custom-partitioner-input-kept"
 AFTER = "custom-partitioner-input-split"
@@ -68,22 +68,7 @@ def test_before_the_fix_a_sink_meets_the_rest_of_a_record_it_never_began(seed: i
     assert after.filtered_records > 0
 
 
-@pytest.mark.parametrize(
-    "overrides",
-    [
-        {"recover_output_on_downstream": True},
-        {
-            "recover_output_on_downstream": True,
-            "checkpointing_during_recovery": True,
-            "generation": "v1",
-        },
-        {
-            "recover_output_on_downstream": True,
-            "checkpointing_during_recovery": True,
-            "generation": "v2",
-        },
-    ],
-)
+@pytest.mark.parametrize("overrides", OUTPUT_DOWNSTREAM_EVERY_GENERATION)
 def test_the_pair_holds_with_output_recovered_downstream_and_every_generation(
     overrides: dict[str, object],
 ) -> None:

@@ -10,6 +10,7 @@ from flinkstate.errors import InvalidParameterError
 from flinkstate.lab.scenario_run import prepare_scenario, run_scenario
 from flinkstate.rescale import NO_RESCALE, Partitioner, SubtaskStateMapper
 from flinkstate.runtime.options import ConnectedMappingLookup
+from tests.catalogue.scenarios.pairs import OUTPUT_DOWNSTREAM_EVERY_GENERATION
 
 BEFORE = "same-upstream-first-edge"
 AFTER = "same-upstream-by-data-set"
@@ -101,22 +102,7 @@ def test_running_on_the_before_variant_meets_bytes_its_descriptor_does_not_name(
     assert any("never processed" in v.message for v in result.violations)
 
 
-@pytest.mark.parametrize(
-    "overrides",
-    [
-        {"recover_output_on_downstream": True},
-        {
-            "recover_output_on_downstream": True,
-            "checkpointing_during_recovery": True,
-            "generation": "v1",
-        },
-        {
-            "recover_output_on_downstream": True,
-            "checkpointing_during_recovery": True,
-            "generation": "v2",
-        },
-    ],
-)
+@pytest.mark.parametrize("overrides", OUTPUT_DOWNSTREAM_EVERY_GENERATION)
 def test_the_pair_holds_with_output_recovered_downstream_and_every_generation(
     overrides: dict[str, object],
 ) -> None:
