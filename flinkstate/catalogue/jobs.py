@@ -413,3 +413,24 @@ def itcase_custom_partitioner_job(values: Mapping[str, Any]) -> JobGraph:
         ),
         (Exchange("source", "sink", Partitioner.CUSTOM),),
     )
+
+
+def itcase_unaligned_job(values: Mapping[str, Any]) -> JobGraph:
+    """``UnalignedCheckpointITCase`` as FLINK-17315 found it (2020): a source, a map and a
+    counting sink, all at the job's parallelism, shuffled in between. With three slots per
+    TaskManager, as the ITCase has, a parallelism of 2 keeps every channel local (its
+    ``shouldPerformUnalignedCheckpointOnLocalChannelsOnly``) and one of 10 makes most remote.
+    The sources' parallelism is a parameter of its own, so that the explorer can take the
+    smallest job that shows a bug: two sources into one map."""
+    p = values["parallelism"]
+    return JobGraph(
+        (
+            _source(values, values["source_parallelism"]),
+            Operator("map", p, OperatorKind.MAP),
+            Operator("sink", p, OperatorKind.SINK),
+        ),
+        (
+            Exchange("source", "map", Partitioner.SHUFFLE),
+            Exchange("map", "sink", Partitioner.SHUFFLE),
+        ),
+    )

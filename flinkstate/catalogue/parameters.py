@@ -24,6 +24,7 @@ from flinkstate.runtime.options import (
     DuringRecoveryGate,
     FailedDeliveryRecycle,
     GateConversion,
+    LocalChannelPersistence,
     NoOpTriggerAfter,
     RecoveredWatermarks,
     RecoveryAbort,
@@ -475,4 +476,16 @@ INPUT_REASSIGNMENT = Parameter(
     "partitioner and a producer's new parallelism differs from the consumer's old one) or "
     "flink-1.19.0 (and before: only when the consumer's own parallelism changed)",
     choices=tuple(c.value for c in InputReassignment),
+)
+
+
+#: the parameter of the job FLINK-17315 showed on, the only one that offers it: whether a local
+#: input channel persists what it reads between the checkpoint's start and its barrier
+LOCAL_CHANNEL_PERSISTENCE = Parameter(
+    "local_channel_persistence",
+    LocalChannelPersistence.PERSISTER.value,
+    "what a local input channel persists once its task starts an unaligned checkpoint, until "
+    "the channel's barrier: flink-1.11.0 (FLINK-17315, every release: the buffers it reads, as "
+    "a remote channel does) or flink-1.11-snapshot (master in April 2020: nothing)",
+    choices=tuple(c.value for c in LocalChannelPersistence),
 )

@@ -18,6 +18,7 @@ from flinkstate.catalogue.jobs import (
     itcase_keyed_different_parallelism_job,
     itcase_multi_input_job,
     itcase_pipeline_job,
+    itcase_unaligned_job,
     itcase_union_job,
     keyed_chain_job,
     keyed_job,
@@ -31,6 +32,7 @@ from flinkstate.catalogue.parameters import (
     COMMON,
     CONNECTED_MAPPING_LOOKUP,
     INPUT_REASSIGNMENT,
+    LOCAL_CHANNEL_PERSISTENCE,
     MAX_JOB_PARALLELISM,
     Parameter,
     failover_parameters,
@@ -131,6 +133,31 @@ CATALOGUE: dict[str, Topology] = {
                 INPUT_REASSIGNMENT,
             ),
             itcase_custom_partitioner_job,
+        ),
+        Topology(
+            "itcase-unaligned",
+            "UnalignedCheckpointITCase of 2020 (FLINK-17315): source(p) -shuffle-> map(p) "
+            "-shuffle-> sink(p); with three slots per TaskManager its channels at p=2 are all "
+            "local",
+            (
+                *COMMON,
+                Parameter(
+                    "parallelism",
+                    2,
+                    "parallelism of the map and the sink (the ITCase: 1, 2, 10 and 20)",
+                    minimum=1,
+                    maximum=MAX_JOB_PARALLELISM,
+                ),
+                Parameter(
+                    "source_parallelism",
+                    2,
+                    "parallelism of the source (the ITCase: the same as the others)",
+                    minimum=1,
+                    maximum=MAX_JOB_PARALLELISM,
+                ),
+                LOCAL_CHANNEL_PERSISTENCE,
+            ),
+            itcase_unaligned_job,
         ),
         Topology(
             "two-input",

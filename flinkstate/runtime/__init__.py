@@ -93,6 +93,7 @@ FACE: dict[str, str] = {
     "Fault": "options",
     "FAULTS": "options",
     "GateConversion": "options",
+    "LocalChannelPersistence": "options",
     "MISNAMED_DURING_RECOVERY_KEY": "options",
     "NoOpTriggerAfter": "options",
     "RECOVER_OUTPUT_ON_DOWNSTREAM_KEY": "options",

@@ -545,6 +545,27 @@ class TerminalTaskRule(Choice):
     ABORT = "abort"
 
 
+class LocalChannelPersistence(Choice):
+    """What a ``LocalInputChannel`` persists once its task starts an unaligned checkpoint, until
+    that channel's barrier: nothing before FLINK-17315 (``flink-1.11-snapshot``, master in April
+    2020, where ``spillInflightBuffers`` kept ``InputChannel``'s empty body), what it reads since
+    (``flink-1.11.0``, commit 1eda8340228, and every release; master's ``ChannelStatePersister``).
+
+    Examples
+    --------
+    >>> old = LocalChannelPersistence.parse("flink-1.11-snapshot")
+    >>> old.starts_persisting(remote=False), old.starts_persisting(remote=True)
+    (False, True)
+    """
+
+    NONE = "flink-1.11-snapshot"
+    PERSISTER = "flink-1.11.0"
+
+    def starts_persisting(self, *, remote: bool) -> bool:
+        """Whether a channel whose barrier is still to come persists what it receives."""
+        return remote or self is LocalChannelPersistence.PERSISTER
+
+
 @dataclass(frozen=True, slots=True)
 class TaskFailure:
     """A subtask that fails on purpose, at a point fixed by the records it has handled, so that
@@ -708,6 +729,8 @@ class RunOptions:
     task_failure: TaskFailure | None = None
     #: how the coordinator's plan treats FAILED and CANCELED subtasks (FLINK-40482)
     terminal_tasks: TerminalTaskRule = TerminalTaskRule.ABORT
+    #: what a local channel persists between the checkpoint's start and its barrier (FLINK-17315)
+    local_channel_persistence: LocalChannelPersistence = LocalChannelPersistence.PERSISTER
     #: trigger one checkpoint by hand (REST ``POST /jobs/:jobid/checkpoints``) while the failed
     #: region is down: its subtasks FAILED or CANCELED, its restart not yet begun
     checkpoint_during_failover: bool = False
@@ -749,6 +772,11 @@ class RunOptions:
         parse(self, "during_recovery_gate", DuringRecoveryGate.parse(self.during_recovery_gate))
         parse(self, "recovered_watermarks", RecoveredWatermarks.parse(self.recovered_watermarks))
         parse(self, "terminal_tasks", TerminalTaskRule.parse(self.terminal_tasks))
+        parse(
+            self,
+            "local_channel_persistence",
+            LocalChannelPersistence.parse(self.local_channel_persistence),
+        )
         if self.restart_delay < 0:
             raise InvalidParameterError(
                 f"restart_delay must not be negative, got {self.restart_delay}"

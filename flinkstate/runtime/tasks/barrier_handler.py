@@ -197,10 +197,11 @@ def _persist_channel(
 ) -> bool:
     """One input's part of the unaligned snapshot: the deserializer's leftovers, then its
     recovered buffers before the barrier or the data it received before it; a channel whose
-    barrier is still to come persists what arrives until then. ``fetched``: the task recovers
-    with V2, whose recovered queues hold recovery barriers; ``spilled``: its cut holds spill
-    files to release if the snapshot is declined. False when the checkpoint was declined (a
-    recovery barrier is missing), so that the snapshot stops there."""
+    barrier is still to come persists what arrives until then (a local one since FLINK-17315,
+    ``LocalChannelPersistence``). ``fetched``: the task recovers with V2, whose recovered
+    queues hold recovery barriers; ``spilled``: its cut holds spill files to release if the
+    snapshot is declined. False when the checkpoint was declined (a recovery barrier is
+    missing), so that the snapshot stops there."""
     unconsumed = []
     if task.current is channel:
         unconsumed += [_whole(world, r) for r in task.ready]
@@ -228,11 +229,12 @@ def _persist_channel(
             data = []
         for buffer in data:
             persist_buffer(world, task, checkpoint, channel.name, buffer)
-    if channel is not arrived and checkpoint.id not in (
-        channel.persister.barrier_seen,
-        channel.persister.barrier_arrived if channel.remote else 0,
-    ):
-        channel.persister.persisting = checkpoint.id
+    persister = channel.persister
+    barriers = (persister.barrier_seen, persister.barrier_arrived if channel.remote else 0)
+    # before FLINK-17315 a local channel let the checkpoint's start pass unnoticed
+    starts = world.options.local_channel_persistence.starts_persisting(remote=channel.remote)
+    if starts and channel is not arrived and checkpoint.id not in barriers:
+        persister.persisting = checkpoint.id
     return True
 
 

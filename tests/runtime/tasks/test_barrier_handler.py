@@ -1,0 +1,109 @@
+"""The barrier handler's unaligned snapshot of a local input channel: what it persists between
+the checkpoint's start at its task and the channel's barrier, before and since FLINK-17315."""
+
+from __future__ import annotations
+
+from flinkstate.catalogue.topologies import topology
+from flinkstate.runtime.action_kind import ActionKind
+from flinkstate.runtime.options import LocalChannelPersistence
+from flinkstate.runtime.world.world import NetworkWorld
+from flinkstate.sim import Simulation, make_scheduler
+from flinkstate.sim.core import RunStatus
+
+#: two sources into one map over local channels, each record flushed on its own buffer
+_TWO_INTO_ONE = {
+    "parallelism": 1,
+    "source_parallelism": 2,
+    "records": 2,
+    "flush_every_record": True,
+    "slots_per_tm": 3,
+    "network_buffers": 16,
+    "checkpoint_interval": 2,
+}
+CHANNEL = "map[0]<source[0]"
+
+
+def take(world: NetworkWorld, actor: str, kind: ActionKind, target: str = "") -> None:
+    """Apply the one enabled action of ``actor`` of ``kind`` (on ``target``)."""
+    matching = [
+        a
+        for a in world.enabled_actions()
+        if a.actor == actor and a.kind == kind and a.target == target
+    ]
+    assert len(matching) == 1, (actor, kind, target, world.enabled_actions())
+    world.apply(matching[0])
+
+
+def send_one(world: NetworkWorld, source: str) -> tuple[int, int]:
+    """The source emits a record and flushes it on a buffer of its own: the buffer's uid and
+    the record's id."""
+    sub = f"{source}>map[0]"
+    take(world, f"task {source}", ActionKind.EMIT)
+    take(world, f"task {source}", ActionKind.REQUEST_BUFFER, sub)
+    take(world, f"task {source}", ActionKind.WRITE, sub)
+    buffer = world.subpartitions[sub].queue[-1]
+    (record,) = {f.record for f in buffer.fragments}
+    return buffer.uid, record
+
+
+def around_barrier(
+    persistence: LocalChannelPersistence,
+) -> tuple[NetworkWorld, tuple[int, int], tuple[int, int]]:
+    """LocalInputChannelTest.testCheckpointingInflightData, driven step by step: the map's
+    checkpoint starts at source[1]'s barrier; it reads one buffer of source[0], then source[0]'s
+    barrier, then one more buffer. The world then, and the two buffers read (with their
+    records)."""
+    world = topology("itcase-unaligned").build(
+        {**_TWO_INTO_ONE, "local_channel_persistence": persistence.value}
+    )
+    before = send_one(world, "source[0]")
+    take(world, "checkpoint-coordinator", ActionKind.TRIGGER, "checkpoint 1")
+    take(world, "task source[1]", ActionKind.CHECKPOINT)
+    take(world, "task map[0]", ActionKind.BARRIER, "map[0]<source[1]")  # checkpointStarted
+    take(world, "task map[0]", ActionKind.POLL, CHANNEL)
+    take(world, "task map[0]", ActionKind.PROCESS)
+    take(world, "task map[0]", ActionKind.REQUEST_BUFFER, "map[0]>sink[0]")
+    take(world, "task map[0]", ActionKind.WRITE, "map[0]>sink[0]")
+    take(world, "task source[0]", ActionKind.CHECKPOINT)
+    take(world, "task map[0]", ActionKind.BARRIER, CHANNEL)
+    after = send_one(world, "source[0]")
+    take(world, "task map[0]", ActionKind.POLL, CHANNEL)
+    assert world.violations == []
+    return world, before, after
+
+
+def persisted(world: NetworkWorld) -> frozenset[int]:
+    pending = world.checkpoints.pending
+    assert pending is not None
+    return frozenset(pending.persisted_buffers)
+
+
+def test_a_local_channel_persists_the_buffer_before_its_barrier_only() -> None:
+    """Flink's test adds a 1-byte buffer, the barrier and a 2-byte buffer to the subpartition
+    after ``checkpointStarted`` and reads all three: the channel-state writer holds the 1-byte
+    buffer alone. The model's buffers each carry a whole record, so the test names them."""
+    world, before, after = around_barrier(LocalChannelPersistence.PERSISTER)
+    assert before[0] in persisted(world)
+    assert after[0] not in persisted(world)
+    result = Simulation(world.clone, make_scheduler("random", 0)).run()
+    assert result.status is RunStatus.FINISHED
+    assert not result.violations
+
+
+def test_before_flink_17315_a_local_channel_persists_nothing() -> None:
+    """The same steps with the local channel as it was: the buffer read between the map's
+    checkpoint start and the channel's barrier is persisted nowhere (Flink's test, written for
+    the fix, found no buffer in its listener). Once the checkpoint completes, the
+    checkpoint-consistency check finds the record neither processed before the map's snapshot
+    nor persisted: a restore would lose it."""
+    world, before, after = around_barrier(LocalChannelPersistence.NONE)
+    assert before[0] not in persisted(world)
+    assert after[0] not in persisted(world)
+    result = Simulation(world.clone, make_scheduler("random", 0)).run()
+    assert [(v.invariant, v.message) for v in result.violations] == [
+        (
+            "checkpoint-consistency",
+            f"checkpoint 1: record {before[1]} towards map[0]<source: neither processed before "
+            "the snapshot nor persisted",
+        )
+    ]
