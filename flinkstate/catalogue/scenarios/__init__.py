@@ -16,6 +16,7 @@ from flinkstate.catalogue.scenarios import (
     failover,
     filtering_on_read,
     flip_547,
+    in_flight_capture,
     recovered_watermarks,
     refused,
     rescale_itcase,
@@ -40,6 +41,7 @@ SCENARIOS: dict[str, Scenario] = {
         *failover.SCENARIOS,
         *flip_547.SCENARIOS,
         *refused.SCENARIOS,
+        *in_flight_capture.SCENARIOS,
     )
 }
 

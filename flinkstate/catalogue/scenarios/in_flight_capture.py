@@ -1,0 +1,69 @@
+"""Capture completeness and order: every in-flight buffer lands in exactly one snapshot, the
+producer's output state or the consumer's input state, in the order it was sent. Flink's bugs
+of this family, each as the code was and as Flink fixed it (FLINK-17315: a local input channel
+that persisted nothing between the checkpoint's start and its barrier)."""
+
+from __future__ import annotations
+
+from flinkstate.catalogue.scenario import Outcome, Scenario
+
+#: UnalignedCheckpointITCase's local-channels-only case as it ran in April 2020: parallelism 2
+#: and three slots per TaskManager, so every channel is local; each record flushed on its own
+#: (a buffer timeout of 0) into subpartitions that hold one buffer each, so the sources are
+#: back-pressured and a map finds a buffer to read whenever it polls: the few steps between
+#: the first and the last source's snapshot then hold a read
+_LOCAL_ONLY = {
+    "parallelism": 2,
+    "slots_per_tm": 3,
+    "flush_every_record": True,
+    "max_buffers_per_channel": 1,
+    "records": 20,
+    "checkpoint_interval": 20,
+}
+
+_LOCAL_ONLY_TEXT = (
+    "UnalignedCheckpointITCase at parallelism 2 with three slots per TaskManager: "
+    "source -shuffle-> map -shuffle-> sink, every channel local. The coordinator triggers both "
+    "sources, which snapshot one after the other; the first barrier a map reads starts its "
+    "unaligned snapshot, and until the other source's barrier arrives the map goes on reading "
+    "that source's subpartition, whose buffers were sent before that source's snapshot. "
+)
+
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario(
+        "local-channel-forgets-in-flight",
+        "A local channel persists nothing before its barrier (before FLINK-17315)",
+        _LOCAL_ONLY_TEXT
+        + "In Flink's master of April 2020 a RemoteInputChannel persisted what it received "
+        "between the checkpoint's start and its barrier, but a LocalInputChannel did nothing "
+        "(spillInflightBuffers kept InputChannel's empty body). A buffer the map reads in that "
+        "window has left the source's subpartition before the source's snapshot and is read "
+        "after the map's: it is in neither snapshot, and a restore would lose its records. "
+        "UnalignedCheckpointITCase failed and was disabled for it; the model's "
+        "checkpoint-consistency check stops at the first such record when the checkpoint "
+        "completes.",
+        "itcase-unaligned",
+        {**_LOCAL_ONLY, "local_channel_persistence": "flink-1.11-snapshot"},
+        Outcome.VIOLATION,
+        "FLINK-17315 (before commit 1eda8340228); UnalignedCheckpointITCase"
+        ".shouldPerformUnalignedCheckpointOnLocalChannelsOnly",
+        ("local_channel_persistence", "slots_per_tm", "max_buffers_per_channel"),
+    ),
+    Scenario(
+        "local-channel-persists-in-flight",
+        "FLINK-17315: a local channel persists what it reads before its barrier",
+        _LOCAL_ONLY_TEXT
+        + "Since FLINK-17315 a LocalInputChannel notes the checkpoint's start and hands every "
+        "buffer it reads until its barrier to the channel-state writer, as a RemoteInputChannel "
+        "does (master: ChannelStatePersister.startPersisting in checkpointStarted, maybePersist "
+        "in getNextBuffer): each record sent before the source's snapshot is processed before "
+        "the map's or persisted as its input state, and the restored job processes every "
+        "record once.",
+        "itcase-unaligned",
+        _LOCAL_ONLY,
+        Outcome.RECOVERED,
+        "FLINK-17315 (commit 1eda8340228); LocalInputChannelTest.testCheckpointingInflightData",
+        ("local_channel_persistence", "slots_per_tm", "max_buffers_per_channel"),
+    ),
+)
