@@ -26,7 +26,8 @@ _LOCAL_ONLY_TEXT = (
     "source -shuffle-> map -shuffle-> sink, every channel local. The coordinator triggers both "
     "sources, which snapshot one after the other; the first barrier a map reads starts its "
     "unaligned snapshot, and until the other source's barrier arrives the map goes on reading "
-    "that source's subpartition, whose buffers were sent before that source's snapshot. "
+    "that source's subpartition, whose buffers were sent before that source's snapshot; a "
+    "sink reads the two maps the same way. "
 )
 
 
@@ -40,7 +41,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         "(spillInflightBuffers kept InputChannel's empty body). A buffer the map reads in that "
         "window has left the source's subpartition before the source's snapshot and is read "
         "after the map's: it is in neither snapshot, and a restore would lose its records. "
-        "UnalignedCheckpointITCase failed and was disabled for it; the model's "
+        "UnalignedCheckpointITCase was unstable then (the ticket's commits raised its timeouts, "
+        "disabled it and re-enabled it once this and the other fixes were in); the model's "
         "checkpoint-consistency check stops at the first such record when the checkpoint "
         "completes.",
         "itcase-unaligned",
