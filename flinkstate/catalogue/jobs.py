@@ -434,3 +434,22 @@ def itcase_unaligned_job(values: Mapping[str, Any]) -> JobGraph:
             Exchange("map", "sink", Partitioner.SHUFFLE),
         ),
     )
+
+
+def two_gates_job(values: Mapping[str, Any]) -> JobGraph:
+    """A task of two input gates, as FLINK-18139 needs (its test,
+    ``StreamTaskNetworkInputTest.testSnapshotWithTwoInputGates``, has one channel per gate):
+    two sources connected into a two-input map, each by a shuffle, so both of its inputs are
+    checkpointed unaligned; the map forwards to a sink."""
+    return _connected_job(
+        values,
+        (
+            _source(values, values["source_parallelism"], "left"),
+            _source(values, values["source_parallelism"], "right"),
+        ),
+        (
+            Exchange("left", "co-map", Partitioner.SHUFFLE),
+            Exchange("right", "co-map", Partitioner.SHUFFLE),
+        ),
+        Operator("co-map", values["parallelism"], OperatorKind.MAP),
+    )

@@ -11,6 +11,7 @@ from typing import Any
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.rescale.reassignment import InputReassignment
+from flinkstate.runtime.capture_versions import InflightDataLookup, LocalChannelPersistence
 from flinkstate.runtime.jobgraph import SubtaskId
 from flinkstate.runtime.options import (
     CHECKPOINTING_DURING_RECOVERY_KEY,
@@ -24,7 +25,6 @@ from flinkstate.runtime.options import (
     DuringRecoveryGate,
     FailedDeliveryRecycle,
     GateConversion,
-    LocalChannelPersistence,
     NoOpTriggerAfter,
     RecoveredWatermarks,
     RecoveryAbort,
@@ -488,4 +488,17 @@ LOCAL_CHANNEL_PERSISTENCE = Parameter(
     "the channel's barrier: flink-1.11.0 (FLINK-17315, every release: the buffers it reads, as "
     "a remote channel does) or flink-1.11-snapshot (master in April 2020: nothing)",
     choices=tuple(c.value for c in LocalChannelPersistence),
+)
+
+
+#: the parameter of the two-gate job, the only one where the channel index matters: which
+#: channel the unaligned snapshot asks whether a channel's barrier is still to come
+INFLIGHT_DATA_LOOKUP = Parameter(
+    "inflight_data_lookup",
+    InflightDataLookup.CHANNEL_INFO.value,
+    "which channel a task's unaligned snapshot asks whether a channel's barrier is still to "
+    "come: flink-1.11.0 (FLINK-18139, every release: the channel itself, by its gate and index) "
+    "or flink-1.11-snapshot (master in June 2020: the channel of the same index in the first "
+    "gate)",
+    choices=tuple(c.value for c in InflightDataLookup),
 )

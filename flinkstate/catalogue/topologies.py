@@ -26,11 +26,13 @@ from flinkstate.catalogue.jobs import (
     pipelined_regions_job,
     same_upstream_job,
     sequential_reading_job,
+    two_gates_job,
     two_input_job,
 )
 from flinkstate.catalogue.parameters import (
     COMMON,
     CONNECTED_MAPPING_LOOKUP,
+    INFLIGHT_DATA_LOOKUP,
     INPUT_REASSIGNMENT,
     LOCAL_CHANNEL_PERSISTENCE,
     MAX_JOB_PARALLELISM,
@@ -164,6 +166,30 @@ CATALOGUE: dict[str, Topology] = {
             "left and right sources -keyBy-> join -rebalance-> sink: a two-input task",
             (*COMMON, *keyed_parameters()),
             two_input_job,
+        ),
+        Topology(
+            "two-gates",
+            "left and right sources -shuffle-> co-map -forward-> sink: a task of two input "
+            "gates, each checkpointed unaligned (FLINK-18139)",
+            (
+                *COMMON,
+                Parameter(
+                    "parallelism",
+                    2,
+                    "parallelism of the co-map and the sink",
+                    minimum=1,
+                    maximum=MAX_JOB_PARALLELISM,
+                ),
+                Parameter(
+                    "source_parallelism",
+                    2,
+                    "parallelism of each source",
+                    minimum=1,
+                    maximum=MAX_JOB_PARALLELISM,
+                ),
+                INFLIGHT_DATA_LOOKUP,
+            ),
+            two_gates_job,
         ),
         Topology(
             "sequential-reading",

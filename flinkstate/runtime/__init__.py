@@ -4,7 +4,8 @@ Each folder is a Flink package (``org.apache.flink.runtime.*`` or ``streaming.ru
 each module one concept named with Flink's word, so that a reader who knows Flink finds the room
 of a mechanism by its class name:
 
-- here: the job graph, execution states, task phases, options (faults among them), events,
+- here: the job graph, execution states, task phases, options (faults among them, and the
+  versions of Flink's capture code the 2020 bugs ran, ``capture_versions``), events,
   actors' identities, the kinds of action the actors take, the copying protocol every
   component follows, and ``Happening``,
   the base of what a step did as data (each room's kinds in its ``happenings`` module);
@@ -49,6 +50,8 @@ FACE: dict[str, str] = {
     "MIN_WATERMARK": "buffer.records",
     "Record": "buffer.records",
     "StreamElementKind": "buffer.records",
+    "InflightDataLookup": "capture_versions",
+    "LocalChannelPersistence": "capture_versions",
     "ChannelStateReader": "checkpoint.channel.channel_state_reader",
     "split_chunk": "checkpoint.channel.channel_state_reader",
     "ChannelStateWriter": "checkpoint.channel.channel_state_writer",
@@ -93,7 +96,6 @@ FACE: dict[str, str] = {
     "Fault": "options",
     "FAULTS": "options",
     "GateConversion": "options",
-    "LocalChannelPersistence": "options",
     "MISNAMED_DURING_RECOVERY_KEY": "options",
     "NoOpTriggerAfter": "options",
     "RECOVER_OUTPUT_ON_DOWNSTREAM_KEY": "options",

@@ -26,6 +26,7 @@ from enum import StrEnum
 
 from flinkstate.choice import Choice
 from flinkstate.errors import InvalidParameterError
+from flinkstate.runtime.capture_versions import InflightDataLookup, LocalChannelPersistence
 from flinkstate.runtime.jobgraph import SubtaskId
 
 #: ``AbstractSpillingHandler.DEFAULT_SPILL_FILE_SIZE_BYTES``: soft size bound of one file
@@ -545,27 +546,6 @@ class TerminalTaskRule(Choice):
     ABORT = "abort"
 
 
-class LocalChannelPersistence(Choice):
-    """What a ``LocalInputChannel`` persists once its task starts an unaligned checkpoint, until
-    that channel's barrier: nothing before FLINK-17315 (``flink-1.11-snapshot``, master in April
-    2020, where ``spillInflightBuffers`` kept ``InputChannel``'s empty body), what it reads since
-    (``flink-1.11.0``, commit 1eda8340228, and every release; master's ``ChannelStatePersister``).
-
-    Examples
-    --------
-    >>> old = LocalChannelPersistence.parse("flink-1.11-snapshot")
-    >>> old.starts_persisting(remote=False), old.starts_persisting(remote=True)
-    (False, True)
-    """
-
-    NONE = "flink-1.11-snapshot"
-    PERSISTER = "flink-1.11.0"
-
-    def starts_persisting(self, *, remote: bool) -> bool:
-        """Whether a channel whose barrier is still to come persists what it receives."""
-        return remote or self is LocalChannelPersistence.PERSISTER
-
-
 @dataclass(frozen=True, slots=True)
 class TaskFailure:
     """A subtask that fails on purpose, at a point fixed by the records it has handled, so that
@@ -731,6 +711,8 @@ class RunOptions:
     terminal_tasks: TerminalTaskRule = TerminalTaskRule.ABORT
     #: what a local channel persists between the checkpoint's start and its barrier (FLINK-17315)
     local_channel_persistence: LocalChannelPersistence = LocalChannelPersistence.PERSISTER
+    #: which channel the unaligned snapshot asks whether its barrier is still to come (FLINK-18139)
+    inflight_data_lookup: InflightDataLookup = InflightDataLookup.CHANNEL_INFO
     #: trigger one checkpoint by hand (REST ``POST /jobs/:jobid/checkpoints``) while the failed
     #: region is down: its subtasks FAILED or CANCELED, its restart not yet begun
     checkpoint_during_failover: bool = False
@@ -777,6 +759,7 @@ class RunOptions:
             "local_channel_persistence",
             LocalChannelPersistence.parse(self.local_channel_persistence),
         )
+        parse(self, "inflight_data_lookup", InflightDataLookup.parse(self.inflight_data_lookup))
         if self.restart_delay < 0:
             raise InvalidParameterError(
                 f"restart_delay must not be negative, got {self.restart_delay}"

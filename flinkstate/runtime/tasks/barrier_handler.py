@@ -156,10 +156,20 @@ def _start_unaligned(
         cut = fetched_channel_state_drainer.snapshot_and_insert_barriers(world, task, checkpoint.id)
     fetched = cut is not None or task.name in world.drainers
     spilled = cut is not None and not cut.empty
+    flat = [c for gate in task.gates for c in gate.channels]
+    offset = 0
     for gate in task.gates:
         for channel in gate.channels:
-            if not _persist_channel(world, task, checkpoint, channel, arrived, fetched, spilled):
+            # hasInflightData: before FLINK-18139 another gate's channel may answer
+            asked = world.options.inflight_data_lookup.asked(
+                flat, gate_offset=offset, index=channel.index
+            )
+            expects = asked is channel or asked.persister.barrier_seen != checkpoint.id
+            if not _persist_channel(
+                world, task, checkpoint, channel, arrived, (fetched, spilled), expects
+            ):
                 return
+        offset += len(gate.channels)
     if cut is not None and not cut.empty:
         # V2: the spill files' undrained rest follows the channels' buffers on the writer;
         # the last chunk's write releases the spill (at once when nothing is left)
@@ -192,16 +202,19 @@ def _persist_channel(
     checkpoint: CheckpointInProgress,
     channel: Channel,
     arrived: Channel,
-    fetched: bool,
-    spilled: bool,
+    recovery: tuple[bool, bool],
+    expects: bool,
 ) -> bool:
     """One input's part of the unaligned snapshot: the deserializer's leftovers, then its
     recovered buffers before the barrier or the data it received before it; a channel whose
     barrier is still to come persists what arrives until then (a local one since FLINK-17315,
-    ``LocalChannelPersistence``). ``fetched``: the task recovers with V2, whose recovered
-    queues hold recovery barriers; ``spilled``: its cut holds spill files to release if the
-    snapshot is declined. False when the checkpoint was declined (a recovery barrier is
-    missing), so that the snapshot stops there."""
+    ``LocalChannelPersistence``). ``recovery``: whether the task recovers with V2, whose
+    recovered queues hold recovery barriers, and whether its cut holds spill files to release
+    if the snapshot is declined; ``expects``: whether the handler still expects the channel's
+    barrier (its in-flight data are skipped if not: ``InflightDataLookup``). False when the
+    checkpoint was declined (a recovery barrier is missing), so that the snapshot stops
+    there."""
+    fetched, spilled = recovery
     unconsumed = []
     if task.current is channel:
         unconsumed += [_whole(world, r) for r in task.ready]
@@ -221,7 +234,7 @@ def _persist_channel(
             return False
         for buffer in queued:
             persist_buffer(world, task, checkpoint, channel.name, buffer)
-    elif channel.remote:
+    elif channel.remote and expects:
         data = [b for b in channel.received if not b.is_event]
         if channel.persister.barrier_arrived == checkpoint.id:
             data = data[: channel.persister.pre_barrier]  # later ones came after the barrier
@@ -233,7 +246,7 @@ def _persist_channel(
     barriers = (persister.barrier_seen, persister.barrier_arrived if channel.remote else 0)
     # before FLINK-17315 a local channel let the checkpoint's start pass unnoticed
     starts = world.options.local_channel_persistence.starts_persisting(remote=channel.remote)
-    if starts and channel is not arrived and checkpoint.id not in barriers:
+    if starts and expects and channel is not arrived and checkpoint.id not in barriers:
         persister.persisting = checkpoint.id
     return True
 

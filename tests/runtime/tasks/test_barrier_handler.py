@@ -1,11 +1,12 @@
-"""The barrier handler's unaligned snapshot of a local input channel: what it persists between
-the checkpoint's start at its task and the channel's barrier, before and since FLINK-17315."""
+"""The barrier handler's unaligned snapshot of its task's input channels: what each persists
+between the checkpoint's start at its task and the channel's barrier, before and since
+FLINK-17315 (a local channel) and FLINK-18139 (a task of two gates)."""
 
 from __future__ import annotations
 
 from flinkstate.catalogue.topologies import topology
 from flinkstate.runtime.action_kind import ActionKind
-from flinkstate.runtime.options import LocalChannelPersistence
+from flinkstate.runtime.capture_versions import InflightDataLookup, LocalChannelPersistence
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim import Simulation, make_scheduler
 from flinkstate.sim.core import RunStatus
@@ -34,10 +35,10 @@ def take(world: NetworkWorld, actor: str, kind: ActionKind, target: str = "") ->
     world.apply(matching[0])
 
 
-def send_one(world: NetworkWorld, source: str) -> tuple[int, int]:
-    """The source emits a record and flushes it on a buffer of its own: the buffer's uid and
-    the record's id."""
-    sub = f"{source}>map[0]"
+def send_one(world: NetworkWorld, source: str, to: str = "map[0]") -> tuple[int, int]:
+    """The source emits a record and flushes it on a buffer of its own towards ``to``: the
+    buffer's uid and the record's id."""
+    sub = f"{source}>{to}"
     take(world, f"task {source}", ActionKind.EMIT)
     take(world, f"task {source}", ActionKind.REQUEST_BUFFER, sub)
     take(world, f"task {source}", ActionKind.WRITE, sub)
@@ -106,4 +107,73 @@ def test_before_flink_17315_a_local_channel_persists_nothing() -> None:
             f"checkpoint 1: record {before[1]} towards map[0]<source: neither processed before "
             "the snapshot nor persisted",
         )
+    ]
+
+
+def forward(world: NetworkWorld, task: str, channel: str) -> None:
+    """The task reads one buffer of one record from ``channel``, processes it and sends it on."""
+    take(world, f"task {task}", ActionKind.POLL, channel)
+    take(world, f"task {task}", ActionKind.PROCESS)
+    take(world, f"task {task}", ActionKind.REQUEST_BUFFER, f"{task}>sink[0]")
+    take(world, f"task {task}", ActionKind.WRITE, f"{task}>sink[0]")
+
+
+def two_gates(lookup: InflightDataLookup) -> tuple[NetworkWorld, int, list[tuple[int, int]]]:
+    """StreamTaskNetworkInputTest.testSnapshotWithTwoInputGates, step by step: the co-map's
+    gate 0 (left) and gate 1 (right) have one channel each, index 0 in its gate. Right sends
+    two buffers; left's barrier comes first and the snapshot starts; a buffer of left follows
+    its barrier; the co-map reads right's two, then right's barrier. The world then, left's
+    buffer and right's two (with their records)."""
+    world = topology("two-gates").build(
+        {
+            "parallelism": 1,
+            "source_parallelism": 1,
+            "records": 2,
+            "flush_every_record": True,
+            "network_buffers": 16,
+            "checkpoint_interval": 2,
+            "inflight_data_lookup": lookup.value,
+        }
+    )
+    right = [send_one(world, "right[0]", "co-map[0]") for _ in range(2)]
+    take(world, "checkpoint-coordinator", ActionKind.TRIGGER, "checkpoint 1")
+    take(world, "task left[0]", ActionKind.CHECKPOINT)
+    take(world, "task co-map[0]", ActionKind.BARRIER, "co-map[0]<left[0]")
+    left, _ = send_one(world, "left[0]", "co-map[0]")
+    forward(world, "co-map[0]", "co-map[0]<left[0]")
+    for _ in right:
+        forward(world, "co-map[0]", "co-map[0]<right[0]")
+    take(world, "task right[0]", ActionKind.CHECKPOINT)
+    take(world, "task co-map[0]", ActionKind.BARRIER, "co-map[0]<right[0]")
+    assert world.violations == []
+    return world, left, right
+
+
+def test_each_gates_channel_persists_what_it_reads_before_its_own_barrier() -> None:
+    """Flink's test: gate 0's channel persists nothing (its 1-byte buffer came after its
+    barrier), gate 1's channel its buffers of 2 and 3 bytes. The model's buffers each carry a
+    record, so the test names them."""
+    world, left, right = two_gates(InflightDataLookup.CHANNEL_INFO)
+    assert left not in persisted(world)
+    assert {uid for uid, _ in right} <= persisted(world)
+    result = Simulation(world.clone, make_scheduler("random", 0)).run()
+    assert result.status is RunStatus.FINISHED
+    assert not result.violations
+
+
+def test_before_flink_18139_gate_1s_channel_is_answered_for_gate_0s() -> None:
+    """Asked with its index in its gate, 0, gate 1's channel gets gate 0's channel 0's answer:
+    its barrier has come, so right's channel is skipped and its two buffers are persisted
+    nowhere; the completed checkpoint breaks checkpoint-consistency for both records."""
+    world, left, right = two_gates(InflightDataLookup.CHANNEL_INDEX)
+    assert left not in persisted(world)
+    assert not {uid for uid, _ in right} & persisted(world)
+    result = Simulation(world.clone, make_scheduler("random", 0)).run()
+    assert [(v.invariant, v.message) for v in result.violations] == [
+        (
+            "checkpoint-consistency",
+            f"checkpoint 1: record {record} towards co-map[0]<right: neither processed before "
+            "the snapshot nor persisted",
+        )
+        for _, record in right
     ]

@@ -1,0 +1,68 @@
+"""Which Flink code captures a consumer's in-flight data when its task starts an unaligned
+snapshot: the versions that Flink's capture bugs of 2020 ran, before and after each fix. The
+run options name them; the barrier handler follows them. The default of each is what every
+release and master do, so a run that names neither is master's."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeVar
+
+from flinkstate.choice import Choice
+
+_Channel = TypeVar("_Channel")
+
+
+class LocalChannelPersistence(Choice):
+    """What a ``LocalInputChannel`` persists once its task starts an unaligned checkpoint, until
+    that channel's barrier: nothing before FLINK-17315 (``flink-1.11-snapshot``, master in April
+    2020, where ``spillInflightBuffers`` kept ``InputChannel``'s empty body), what it reads since
+    (``flink-1.11.0``, commit 1eda8340228, and every release; master's ``ChannelStatePersister``).
+
+    Examples
+    --------
+    >>> old = LocalChannelPersistence.parse("flink-1.11-snapshot")
+    >>> old.starts_persisting(remote=False), old.starts_persisting(remote=True)
+    (False, True)
+    """
+
+    NONE = "flink-1.11-snapshot"
+    PERSISTER = "flink-1.11.0"
+
+    def starts_persisting(self, *, remote: bool) -> bool:
+        """Whether a channel whose barrier is still to come persists what it receives."""
+        return remote or self is LocalChannelPersistence.PERSISTER
+
+
+class InflightDataLookup(Choice):
+    """Which channel a task's unaligned snapshot asks whether the barrier is still to come, for
+    each of its channels (``CheckpointBarrierUnaligner.hasInflightData``, which kept one flag
+    per channel of the task, gates flattened in order).
+
+    ``flink-1.11-snapshot`` (master in June 2020, before FLINK-18139): each gate asked with its
+    channel's index within the gate, so every gate read the flags of the first channels of the
+    task, gate 0's. ``flink-1.11.0`` (FLINK-18139, commit d25609d07f5, and every release): by
+    the channel's ``InputChannelInfo``, turned into its flattened index; master asks each
+    channel itself (``checkpointStarted``).
+
+    Examples
+    --------
+    Two gates of one channel each, ``a`` and ``b``: gate 1's channel 0 is asked about gate 0's
+    before the fix:
+
+    >>> flat = ["a", "b"]
+    >>> InflightDataLookup.CHANNEL_INDEX.asked(flat, gate_offset=1, index=0)
+    'a'
+    >>> InflightDataLookup.CHANNEL_INFO.asked(flat, gate_offset=1, index=0)
+    'b'
+    """
+
+    CHANNEL_INDEX = "flink-1.11-snapshot"
+    CHANNEL_INFO = "flink-1.11.0"
+
+    def asked(self, flat: Sequence[_Channel], *, gate_offset: int, index: int) -> _Channel:
+        """The channel asked about channel ``index`` of the gate whose first channel is
+        ``gate_offset`` in the task's flattened ``flat``."""
+        if self is InflightDataLookup.CHANNEL_INDEX:
+            return flat[index]
+        return flat[gate_offset + index]
