@@ -177,11 +177,11 @@ class SceneSteps:
         for place, items in fresh.items():
             self.item_classes[place] = frozenset(item_glyphs(items))
         present: set[str] = set().union(*self.item_classes.values())
-        for place in shown:
-            known = self.place_classes.get(place["id"])
-            if known is None or known[0] is not place:
-                known = (place, frozenset(place_glyphs((place,))))
-                self.place_classes[place["id"]] = known
+        for drawn in shown:
+            known = self.place_classes.get(drawn["id"])
+            if known is None or known[0] is not drawn:
+                known = (drawn, frozenset(place_glyphs((drawn,))))
+                self.place_classes[drawn["id"]] = known
             present |= known[1]
         return present
 
