@@ -744,7 +744,8 @@ function render({ model, el: root }) {
         }
         return n;
       };
-      const badge = (n) => 6.5 * (String(items.length - n).length + 1) + GAP;
+      // "+N" in bold 10 px: about 7 px a digit and 8.5 for the plus, a pixel to spare
+      const badge = (n) => 7.2 * String(items.length - n).length + 9.5 + GAP;
       let shown = fits(limit);
       if (shown < items.length) shown = fits(limit + badge(shown));
       let right = x + w - 3;

@@ -8,9 +8,9 @@ from typing import Any
 
 #: what the reader sees of the canvas's texts: each visible <text> that overlaps another or an
 #: item it is not part of (a label under a buffer is cut for the reader), and the glyph classes
-#: drawn against those the legend lists
-CLUTTER = """() => {
-  const canvas = document.querySelector('.flinkstate-canvas');
+#: drawn against those the legend lists; of the first canvas in ``root`` (the page where none)
+CLUTTER = """(root) => {
+  const canvas = (root || document).querySelector('.flinkstate-canvas');
   const svg = canvas.querySelector('svg.flinkstate-canvas-svg');
   const hidden = (n) => {
     const item = n.closest('.fs-item');
@@ -46,10 +46,23 @@ CLUTTER = """() => {
 }"""
 
 
+def clutter_of(seen: dict[str, Any], where: str) -> list[str]:
+    """What a reader would find wrong in ``seen`` (what :data:`CLUTTER` returned): texts over
+    one another or under an item, texts squeezed, a legend that lists other classes than the
+    canvas draws; each said with ``where``."""
+    found = []
+    if seen["overlaps"]:
+        found.append(f"{where}: texts overlap: {seen['overlaps']}")
+    if seen["squeezed"]:
+        found.append(f"{where}: texts squeezed: {seen['squeezed']}")
+    listed, drawn = seen["listed"], seen["drawn"]
+    if listed != drawn:
+        found.append(f"{where}: the legend lists {listed}, the canvas draws {drawn}")
+    return found
+
+
 def assert_uncluttered(seen: dict[str, Any], where: str) -> None:
     """No text over another or under an item, none squeezed, and the legend lists exactly the
-    glyph classes drawn (``seen`` is what :data:`CLUTTER` returned)."""
-    assert seen["overlaps"] == [], f"{where}: texts overlap: {seen['overlaps']}"
-    assert seen["squeezed"] == [], f"{where}: texts squeezed: {seen['squeezed']}"
-    listed, drawn = seen["listed"], seen["drawn"]
-    assert listed == drawn, f"{where}: the legend lists {listed}, the canvas draws {drawn}"
+    glyph classes drawn."""
+    found = clutter_of(seen, where)
+    assert not found, "\n".join(found)
