@@ -25,6 +25,7 @@ FACE: dict[str, str] = {
     "Scenario": "scenario",
     "get_scenario": "scenarios",
     "SCENARIOS": "scenarios",
+    "scenarios_of_bug": "scenarios",
     "CATALOGUE": "topologies",
     "topology": "topologies",
     "Topology": "topology",
