@@ -126,3 +126,148 @@ def output_state_redistributed(producer: tuple[int, int]) -> bool:
     (True, False)
     """
     return producer[0] != producer[1]
+
+
+class StatelessAssignment(Choice):
+    """Which Flink code assigns state to a job vertex with no state of its own (Flink's
+    ``StateAssignmentOperation.assignStates`` over each ``TaskStateAssignment``).
+
+    ``flink-1.15.0`` (and before): such a vertex is neither repartitioned nor assigned
+    anything, so its subtasks restore nothing, not even a rescaling descriptor.
+    ``flink-1.17.0`` (FLINK-27031, in 1.15.1 up to 1.16.1 and 1.17.0): it is assigned (empty)
+    state when an upstream vertex has output state, but still not repartitioned, so no
+    channel mapping of its own is computed. ``flink-1.17.1`` (FLINK-31963, in 1.16.2, 1.17.1
+    and every release since): it is repartitioned and assigned when an upstream vertex has
+    output state or a downstream vertex has input state.
+
+    Examples
+    --------
+    >>> [(rule.value, rule.flink) for rule in StatelessAssignment]  # doctest: +NORMALIZE_WHITESPACE
+    [('flink-1.15.0', 'Flink <= 1.15.0'),
+     ('flink-1.17.0', 'Flink 1.15.1 to 1.17.0 (FLINK-27031)'),
+     ('flink-1.17.1', 'Flink >= 1.16.2, 1.17.1 (FLINK-31963)')]
+    """
+
+    NOT_ASSIGNED = "flink-1.15.0"
+    ASSIGNED = "flink-1.17.0"
+    REPARTITIONED = "flink-1.17.1"
+
+    @property
+    def flink(self) -> str:
+        if self is StatelessAssignment.NOT_ASSIGNED:
+            return "Flink <= 1.15.0"
+        if self is StatelessAssignment.ASSIGNED:
+            return "Flink 1.15.1 to 1.17.0 (FLINK-27031)"
+        return "Flink >= 1.16.2, 1.17.1 (FLINK-31963)"
+
+
+@dataclass(frozen=True)
+class VertexState:
+    """What ``TaskStateAssignment`` knows of one job vertex's old state when it decides.
+
+    ``own``: any state at all (Flink's ``hasNonFinishedState``: operator, keyed or channel
+    state in some old subtask); ``input`` and ``output``: input channel state, result
+    subpartition state; ``upstream_output``: some vertex it reads has output state
+    (``hasUpstreamOutputStates``); ``downstream_input``: some vertex reading it has input
+    state (``hasDownstreamInputStates``).
+
+    Examples
+    --------
+    A sink with nothing of its own behind a source whose subpartitions held buffers:
+
+    >>> VertexState.stateless(upstream_output=True).own
+    False
+    """
+
+    own: bool
+    input: bool
+    output: bool
+    upstream_output: bool
+    downstream_input: bool
+
+    @classmethod
+    def stateless(
+        cls, *, upstream_output: bool = False, downstream_input: bool = False
+    ) -> VertexState:
+        """A vertex with no state of its own, beside neighbours with channel state or not."""
+        return cls(False, False, False, upstream_output, downstream_input)
+
+
+def state_assigned(
+    vertex: VertexState, rule: StatelessAssignment | str = StatelessAssignment.REPARTITIONED
+) -> bool:
+    """Whether the vertex's subtasks get a restore at all (Flink's
+    ``assignTaskStateToExecutionJobVertices``); without one a subtask starts with no
+    rescaling descriptor, as if nothing was rescaled.
+
+    Examples
+    --------
+    ``StateAssignmentOperationTest#testOnlyUpstreamChannelStateAssignment``: a vertex without
+    state whose upstream has output state gets a restore since FLINK-27031, not before:
+
+    >>> sink = VertexState.stateless(upstream_output=True)
+    >>> [state_assigned(sink, rule) for rule in StatelessAssignment]
+    [False, True, True]
+    """
+    rule = StatelessAssignment.parse(rule)
+    if vertex.own or (rule is not StatelessAssignment.NOT_ASSIGNED and vertex.upstream_output):
+        return True
+    return rule is StatelessAssignment.REPARTITIONED and vertex.downstream_input
+
+
+def _repartitioned(vertex: VertexState, rule: StatelessAssignment) -> bool:
+    """Whether ``assignAttemptState`` runs for the vertex (its state is split anew)."""
+    if vertex.own:
+        return True
+    return rule is StatelessAssignment.REPARTITIONED and (
+        vertex.upstream_output or vertex.downstream_input
+    )
+
+
+def input_mapping_computed(
+    vertex: VertexState,
+    redistributed: bool,
+    rule: StatelessAssignment | str = StatelessAssignment.REPARTITIONED,
+) -> bool:
+    """Whether ``reDistributeInputChannelStates`` computes the vertex's gate mappings: it
+    runs for a repartitioned vertex with input state (since FLINK-31963: or with upstream
+    output state), and computes them only where the input state is split anew
+    (``redistributed``, :func:`input_state_redistributed`).
+
+    Examples
+    --------
+    ``testOnlyUpstreamChannelRescaleStateAssignment``: a stateless consumer downscaled 5 -> 3
+    behind a producer with output state computes its mapping since FLINK-31963 only:
+
+    >>> consumer = VertexState.stateless(upstream_output=True)
+    >>> [input_mapping_computed(consumer, True, rule) for rule in StatelessAssignment]
+    [False, False, True]
+    """
+    rule = StatelessAssignment.parse(rule)
+    if not (redistributed and _repartitioned(vertex, rule)):
+        return False
+    return vertex.input or (rule is StatelessAssignment.REPARTITIONED and vertex.upstream_output)
+
+
+def output_mapping_computed(
+    vertex: VertexState,
+    redistributed: bool,
+    rule: StatelessAssignment | str = StatelessAssignment.REPARTITIONED,
+) -> bool:
+    """Whether ``reDistributeResultSubpartitionStates`` computes the vertex's partition
+    mappings: for a repartitioned vertex with output state (since FLINK-31963: or with
+    downstream input state) whose own parallelism changed (``redistributed``).
+
+    Examples
+    --------
+    ``testOnlyDownstreamChannelRescaleStateAssignment``: a stateless producer downscaled
+    5 -> 3 in front of a consumer with input state:
+
+    >>> producer = VertexState.stateless(downstream_input=True)
+    >>> [output_mapping_computed(producer, True, rule) for rule in StatelessAssignment]
+    [False, False, True]
+    """
+    rule = StatelessAssignment.parse(rule)
+    if not (redistributed and _repartitioned(vertex, rule)):
+        return False
+    return vertex.output or (rule is StatelessAssignment.REPARTITIONED and vertex.downstream_input)
