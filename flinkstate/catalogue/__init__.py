@@ -14,6 +14,7 @@ FACE: dict[str, str] = {
     "CONNECTED_MAPPING_LOOKUP": "parameters",
     "INPUT_REASSIGNMENT": "parameters",
     "Parameter": "parameters",
+    "STATELESS_ASSIGNMENT": "parameters",
     "fit_network_buffers": "presets",
     "LARGE_PARALLELISM": "presets",
     "PresetValues": "presets",

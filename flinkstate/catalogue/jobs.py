@@ -413,3 +413,22 @@ def itcase_custom_partitioner_job(values: Mapping[str, Any]) -> JobGraph:
         ),
         (Exchange("source", "sink", Partitioner.CUSTOM),),
     )
+
+
+def keyed_sink_job(values: Mapping[str, Any]) -> JobGraph:
+    """A source keyed straight into a sink that keeps no state of its own (FLINK-27031,
+    FLINK-31963): the sink's only state is the channel state of its input, and a checkpoint
+    taken while it keeps up leaves it none, while the source's subpartitions hold buffers."""
+    return JobGraph(
+        (
+            _source(values, values["source_parallelism"]),
+            Operator(
+                "sink",
+                values["parallelism"],
+                OperatorKind.SINK,
+                cost=values["cost"],
+                max_parallelism=values["max_parallelism"],
+            ),
+        ),
+        (Exchange("source", "sink", Partitioner.HASH),),
+    )

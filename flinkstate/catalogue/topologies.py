@@ -21,6 +21,7 @@ from flinkstate.catalogue.jobs import (
     itcase_union_job,
     keyed_chain_job,
     keyed_job,
+    keyed_sink_job,
     pipeline_job,
     pipelined_regions_job,
     same_upstream_job,
@@ -32,6 +33,7 @@ from flinkstate.catalogue.parameters import (
     CONNECTED_MAPPING_LOOKUP,
     INPUT_REASSIGNMENT,
     MAX_JOB_PARALLELISM,
+    STATELESS_ASSIGNMENT,
     Parameter,
     failover_parameters,
     keyed_parameters,
@@ -131,6 +133,19 @@ CATALOGUE: dict[str, Topology] = {
                 INPUT_REASSIGNMENT,
             ),
             itcase_custom_partitioner_job,
+        ),
+        Topology(
+            "keyed-sink",
+            "source -keyBy-> sink: a sink with no state of its own beside an exchange with "
+            "channel state (FLINK-27031, FLINK-31963)",
+            (
+                *COMMON,
+                *keyed_parameters(
+                    source_parallelism=3, parallelism="parallelism of the sink (stateless)"
+                ),
+                STATELESS_ASSIGNMENT,
+            ),
+            keyed_sink_job,
         ),
         Topology(
             "two-input",

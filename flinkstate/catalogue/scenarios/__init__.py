@@ -22,6 +22,7 @@ from flinkstate.catalogue.scenarios import (
     restart,
     same_upstream,
     selective_reading,
+    stateless_operator,
 )
 from flinkstate.errors import InvalidParameterError
 
@@ -40,6 +41,7 @@ SCENARIOS: dict[str, Scenario] = {
         *failover.SCENARIOS,
         *flip_547.SCENARIOS,
         *refused.SCENARIOS,
+        *stateless_operator.SCENARIOS,
     )
 }
 
