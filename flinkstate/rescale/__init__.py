@@ -35,6 +35,8 @@ FACE: dict[str, str] = {
     "input_state_redistributed": "reassignment",
     "output_state_redistributed": "reassignment",
     "StatelessAssignment": "reassignment",
+    "MappingScope": "reassignment",
+    "check_subtask_mappings": "reassignment",
     "VertexState": "reassignment",
     "input_mapping_computed": "reassignment",
     "output_mapping_computed": "reassignment",

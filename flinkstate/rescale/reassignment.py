@@ -19,12 +19,14 @@ new parallelism, so a producer rescaled to the consumer's parallelism does not s
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from flinkstate.choice import Choice
+from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import check_parallelism
 from flinkstate.rescale.mapper import SubtaskStateMapper
+from flinkstate.rescale.mappings import RescaleMappings
 from flinkstate.rescale.partitioner import Partitioner
 
 
@@ -271,3 +273,62 @@ def output_mapping_computed(
     if not (redistributed and _repartitioned(vertex, rule)):
         return False
     return vertex.output or (rule is StatelessAssignment.REPARTITIONED and vertex.downstream_input)
+
+
+class MappingScope(Choice):
+    """Whether Flink keeps one subtask mapping per job vertex or one per gate and partition.
+
+    ``flink-1.13.0`` (and before): ``TaskStateAssignment`` held a single input mapping for
+    all of a vertex's gates and a single output mapping for all of its partitions, assuming
+    the old subtasks are the same for every gate; a second gate whose mapper gave another
+    mapping failed the restore. ``flink-1.13.1`` (FLINK-22686, 1.14 and every release
+    since): one mapping per gate and per partition, each descriptor its own old subtasks.
+
+    Examples
+    --------
+    >>> [(scope.value, scope.flink) for scope in MappingScope]
+    [('flink-1.13.0', 'Flink <= 1.13.0'), ('flink-1.13.1', 'Flink >= 1.13.1 (FLINK-22686)')]
+    """
+
+    VERTEX = "flink-1.13.0"
+    GATE = "flink-1.13.1"
+
+    @property
+    def flink(self) -> str:
+        if self is MappingScope.VERTEX:
+            return "Flink <= 1.13.0"
+        return "Flink >= 1.13.1 (FLINK-22686)"
+
+
+def check_subtask_mappings(
+    mappings: Sequence[RescaleMappings], scope: MappingScope | str = MappingScope.GATE
+) -> None:
+    """Refuse, as Flink before FLINK-22686 did, the mappings of one vertex's gates (or
+    partitions) computed while splitting its channel state anew, when they differ: its one
+    mapping per vertex took the first and compared every later one with it. Since the fix
+    each gate keeps its own and nothing is compared.
+
+    Examples
+    --------
+    ``StateAssignmentOperationTest#testChannelStateAssignmentDownscalingTwoDifferentGates``:
+    a consumer going from 3 to 2 with a keyBy gate (RANGE) and a rebalance gate (ROUND_ROBIN):
+
+    >>> gates = [SubtaskStateMapper.RANGE.new_to_old(3, 2),
+    ...          SubtaskStateMapper.ROUND_ROBIN.new_to_old(3, 2)]
+    >>> check_subtask_mappings(gates)
+    >>> try:
+    ...     check_subtask_mappings(gates, "flink-1.13.0")
+    ... except InvalidParameterError as refused:
+    ...     print(str(refused).split("?")[-1])
+    Found [[0, 1], [1, 2]] and [[0, 2], [1]].
+    """
+    if MappingScope.parse(scope) is MappingScope.GATE:
+        return
+    first = next(iter(mappings), None)
+    for mapping in mappings:
+        if mapping != first:
+            raise InvalidParameterError(
+                "java.lang.IllegalStateException: Incompatible subtask mappings: are multiple "
+                "operators ingesting/producing intermediate results with varying degrees of "
+                f"parallelism?Found {first} and {mapping}."
+            )

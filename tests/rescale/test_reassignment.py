@@ -10,8 +10,10 @@ from flinkstate.rescale import Partitioner, rescale_exchange, summarise_exchange
 from flinkstate.rescale.reassignment import (
     ConsumerInputs,
     InputReassignment,
+    MappingScope,
     StatelessAssignment,
     VertexState,
+    check_subtask_mappings,
     input_mapping_computed,
     input_state_redistributed,
     output_mapping_computed,
@@ -168,3 +170,21 @@ def test_a_stateless_vertex_computes_its_mappings_since_flink_31963_only() -> No
 def test_a_stateless_rule_flink_does_not_have_is_named() -> None:
     with pytest.raises(InvalidParameterError, match=r"flink-1\.17\.1"):
         state_assigned(VertexState.stateless(), "flink-1.16.0")
+
+
+# --- one subtask mapping per vertex or per gate (FLINK-22686) --------------------------------
+
+
+def test_gates_with_different_mappings_fail_only_with_one_mapping_per_vertex() -> None:
+    """testChannelStateAssignmentDownscalingTwoDifferentGates' consumer, 3 -> 2: its keyBy
+    gate reads old subtasks [[0, 1], [1, 2]], its rebalance gate [[0, 2], [1]]."""
+    keyed = rescale_exchange("keyBy", (3, 2), (3, 2)).input_mapping
+    rebalanced = rescale_exchange("rebalance", (3, 2), (3, 2)).input_mapping
+    assert keyed is not None
+    assert rebalanced is not None
+    assert (str(keyed), str(rebalanced)) == ("[[0, 1], [1, 2]]", "[[0, 2], [1]]")
+    check_subtask_mappings([keyed, rebalanced], MappingScope.GATE)
+    check_subtask_mappings([keyed, keyed], MappingScope.VERTEX)
+    check_subtask_mappings([], MappingScope.VERTEX)
+    with pytest.raises(InvalidParameterError, match="Incompatible subtask mappings"):
+        check_subtask_mappings([keyed, rebalanced], MappingScope.VERTEX)

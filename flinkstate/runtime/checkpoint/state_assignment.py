@@ -32,8 +32,12 @@ from flinkstate.rescale.exchange import (
 from flinkstate.rescale.reassignment import (
     ConsumerInputs,
     InputReassignment,
+    MappingScope,
     StatelessAssignment,
+    VertexState,
+    check_subtask_mappings,
     input_state_redistributed,
+    output_state_redistributed,
 )
 from flinkstate.runtime.buffer.records import Fragment, Record
 from flinkstate.runtime.checkpoint.checkpoint import (
@@ -117,6 +121,9 @@ class StateAssignment:
     #: which Flink's rule assigned state to a vertex with none of its own (before FLINK-27031,
     #: before FLINK-31963, or since)
     stateless_assignment: StatelessAssignment = StatelessAssignment.REPARTITIONED
+    #: whether Flink kept one subtask mapping per vertex or per gate (before or since
+    #: FLINK-22686)
+    mapping_scope: MappingScope = MappingScope.GATE
 
     @property
     def recovered_bytes(self) -> int:
@@ -133,6 +140,7 @@ def assign_state(
     connected_mapping: ConnectedMappingLookup | str = ConnectedMappingLookup.DATA_SET,
     input_reassignment: InputReassignment | str = InputReassignment.FULL_MAPPER,
     stateless_assignment: StatelessAssignment | str = StatelessAssignment.REPARTITIONED,
+    mapping_scope: MappingScope | str = MappingScope.GATE,
 ) -> StateAssignment:
     """Split ``checkpoint`` for the same job at new parallelism (operator name -> parallelism;
     operators not named keep theirs). ``connected_mapping`` says how each gate's and
@@ -141,7 +149,9 @@ def assign_state(
     ``input_reassignment``: the version of Flink's rule that decides, per consuming operator
     over all its inputs, whether its input state is split anew (FLINK-35351 changed it).
     ``stateless_assignment``: the version of Flink's rule for a vertex with no state of its
-    own, which before FLINK-27031 and FLINK-31963 left descriptors uncomputed."""
+    own, which before FLINK-27031 and FLINK-31963 left descriptors uncomputed.
+    ``mapping_scope``: one subtask mapping per vertex (before FLINK-22686, when gates with
+    different mappings fail the restore) or per gate and partition."""
     lookup = ConnectedMappingLookup.parse(connected_mapping)
     rule = InputReassignment.parse(input_reassignment)
     stateless = StatelessAssignment.parse(stateless_assignment)
@@ -165,20 +175,17 @@ def assign_state(
         )
         for e in graph.exchanges
     }
-    exchanges = rescaling_as_computed(
-        exchanges,
-        graph,
-        vertex_states(checkpoint, old_graph),
-        {
-            op.name: input_state_redistributed(
-                (old_graph.operator(op.name).parallelism, op.parallelism),
-                _consumer_inputs(graph, op.name),
-                rule,
-            )
-            for op in graph.operators
-        },
-        stateless,
-    )
+    vertices = vertex_states(checkpoint, old_graph)
+    redistributed = {
+        op.name: input_state_redistributed(
+            (old_graph.operator(op.name).parallelism, op.parallelism),
+            _consumer_inputs(graph, op.name),
+            rule,
+        )
+        for op in graph.operators
+    }
+    exchanges = rescaling_as_computed(exchanges, graph, vertices, redistributed, stateless)
+    _check_mappings(old_graph, graph, exchanges, vertices, redistributed, mapping_scope)
     inputs = _by_owner(checkpoint.input_channel_state)
     outputs = _by_owner(checkpoint.result_subpartition_state)
     subtasks: dict[str, TaskRestore] = {}
@@ -200,7 +207,29 @@ def assign_state(
         lookup,
         rule,
         stateless,
+        MappingScope.parse(mapping_scope),
     )
+
+
+def _check_mappings(
+    old_graph: JobGraph,
+    graph: JobGraph,
+    exchanges: Mapping[str, ExchangeRescale],
+    vertices: Mapping[str, VertexState],
+    redistributed: Mapping[str, bool],
+    scope: MappingScope | str,
+) -> None:
+    """The mappings Flink computes while splitting channel state anew, held to ``scope``:
+    of a vertex with input state split anew, every gate's with channel state; of one with
+    output state whose parallelism changed, every partition's."""
+    for op in graph.operators:
+        if vertices[op.name].input and redistributed[op.name]:
+            gates = [exchanges[e.name].input_mapping for e in graph.inputs_of(op.name)]
+            check_subtask_mappings([m for m in gates if m is not None], scope)
+        old = old_graph.operator(op.name).parallelism
+        if vertices[op.name].output and output_state_redistributed((old, op.parallelism)):
+            partitions = [exchanges[e.name].output_mapping for e in graph.outputs_of(op.name)]
+            check_subtask_mappings([m for m in partitions if m is not None], scope)
 
 
 def _consumer_inputs(graph: JobGraph, consumer: str) -> ConsumerInputs:

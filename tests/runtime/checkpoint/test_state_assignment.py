@@ -10,7 +10,7 @@ from flinkstate.catalogue.topologies import topology
 from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import assign_key_to_parallel_operator, assign_to_key_group
 from flinkstate.rescale import MappingType, Partitioner, RescaleMappings, SubtaskStateMapper
-from flinkstate.rescale.reassignment import InputReassignment, StatelessAssignment
+from flinkstate.rescale.reassignment import InputReassignment, MappingScope, StatelessAssignment
 from flinkstate.runtime.buffer.records import Fragment, Record
 from flinkstate.runtime.checkpoint.checkpoint import (
     ChannelState,
@@ -302,6 +302,41 @@ def test_channel_state_assignment_downscaling_two_different_gates() -> None:
         for g in gates
     ] == [((0, 1), channels, frozenset({1})), ((0, 2), channels, frozenset())]
     assert [g.mapping_type for g in gates] == [MappingType.RESCALING] * 2
+
+
+def test_two_different_gates_before_flink_22686() -> None:
+    """The same checkpoint under Flink 1.13.0: one subtask mapping for the whole downstream
+    vertex, so its rebalance gate's ROUND_ROBIN mapping ([[0, 2], [1]]) meets the keyBy
+    gate's RANGE one ([[0, 1], [1, 2]]) and the restore fails with Flink's message."""
+    taken = handmade(
+        {"up1": (3, SOURCE), "up2": (3, SOURCE), "down": (3, MAP)},
+        (Exchange("up1", "down", Partitioner.HASH), Exchange("up2", "down", Partitioner.REBALANCE)),
+        {f"down[{i}]": ((0, 0), (1, 0)) for i in range(3)},
+        {f"up{u}[{i}]": ((0, 0), (0, 0)) for u in (1, 2) for i in range(3)},
+    )
+    parallelism = {"up1": 2, "up2": 2, "down": 2}
+    with pytest.raises(InvalidParameterError, match="Incompatible subtask mappings") as refused:
+        assign_state(taken, parallelism, mapping_scope=MappingScope.VERTEX)
+    assert "Found [[0, 1], [1, 2]] and [[0, 2], [1]]." in str(refused.value)
+    # input state on the keyBy gate alone fails it too: Flink computed every gate's mapping
+    keyed_only = handmade(
+        {"up1": (3, SOURCE), "up2": (3, SOURCE), "down": (3, MAP)},
+        (Exchange("up1", "down", Partitioner.HASH), Exchange("up2", "down", Partitioner.REBALANCE)),
+        {f"down[{i}]": ((0, 0),) for i in range(3)},
+        {},
+    )
+    with pytest.raises(InvalidParameterError, match="Incompatible subtask mappings"):
+        assign_state(keyed_only, parallelism, mapping_scope="flink-1.13.0")
+    # two keyBy gates share their mapping: Flink 1.13.0 restored such a job
+    same = handmade(
+        {"up1": (3, SOURCE), "up2": (3, SOURCE), "down": (3, MAP)},
+        (Exchange("up1", "down", Partitioner.HASH), Exchange("up2", "down", Partitioner.HASH)),
+        {f"down[{i}]": ((0, 0), (1, 0)) for i in range(3)},
+        {},
+    )
+    assert assign_state(same, parallelism, mapping_scope=MappingScope.VERTEX).mapping_scope is (
+        MappingScope.VERTEX
+    )
 
 
 def test_channel_state_assignment_two_gates_partially_downscaling() -> None:
