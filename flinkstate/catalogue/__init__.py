@@ -13,6 +13,7 @@ FACE: dict[str, str] = {
     "COMMON": "parameters",
     "CONNECTED_MAPPING_LOOKUP": "parameters",
     "INPUT_REASSIGNMENT": "parameters",
+    "MAPPING_SCOPE": "parameters",
     "Parameter": "parameters",
     "STATELESS_ASSIGNMENT": "parameters",
     "fit_network_buffers": "presets",

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.rescale.reassignment import InputReassignment, StatelessAssignment
+from flinkstate.rescale.reassignment import InputReassignment, MappingScope, StatelessAssignment
 from flinkstate.runtime.jobgraph import SubtaskId
 from flinkstate.runtime.options import (
     CHECKPOINTING_DURING_RECOVERY_KEY,
@@ -489,4 +489,16 @@ STATELESS_ASSIGNMENT = Parameter(
     "from 1.15.1: assigned when an upstream has output state, not repartitioned) or "
     "flink-1.15.0 (and before: nothing assigned)",
     choices=tuple(c.value for c in StatelessAssignment),
+)
+
+
+#: the restore's parameter for a job whose operator reads gates with different mappers: one
+#: subtask mapping per vertex (before FLINK-22686) or per gate
+MAPPING_SCOPE = Parameter(
+    "mapping_scope",
+    MappingScope.GATE.value,
+    "which Flink keeps a restored operator's subtask mappings: flink-1.13.1 (FLINK-22686, and "
+    "every release since: one per gate and per partition) or flink-1.13.0 (and before: one "
+    "per operator, so gates whose mappers differ fail the restore)",
+    choices=tuple(c.value for c in MappingScope),
 )

@@ -26,12 +26,14 @@ from flinkstate.catalogue.jobs import (
     pipelined_regions_job,
     same_upstream_job,
     sequential_reading_job,
+    two_gates_job,
     two_input_job,
 )
 from flinkstate.catalogue.parameters import (
     COMMON,
     CONNECTED_MAPPING_LOOKUP,
     INPUT_REASSIGNMENT,
+    MAPPING_SCOPE,
     MAX_JOB_PARALLELISM,
     STATELESS_ASSIGNMENT,
     Parameter,
@@ -146,6 +148,21 @@ CATALOGUE: dict[str, Topology] = {
                 STATELESS_ASSIGNMENT,
             ),
             keyed_sink_job,
+        ),
+        Topology(
+            "two-gates",
+            "keyed-source -keyBy-> process <-rebalance- rebalanced-source; process -forward-> "
+            "sink: one operator's gates with different mappers (FLINK-22686)",
+            (
+                *COMMON,
+                *keyed_parameters(
+                    cost=8,
+                    source_parallelism=3,
+                    parallelism="parallelism of the process operator and the sink",
+                ),
+                MAPPING_SCOPE,
+            ),
+            two_gates_job,
         ),
         Topology(
             "two-input",

@@ -13,6 +13,7 @@ from typing import Any
 from flinkstate.catalogue.parameters import (
     CONNECTED_MAPPING_LOOKUP,
     INPUT_REASSIGNMENT,
+    MAPPING_SCOPE,
     STATELESS_ASSIGNMENT,
 )
 from flinkstate.catalogue.scenario import RESTORE_PARAMETERS, Outcome, Scenario
@@ -424,6 +425,7 @@ def _restore(
         connected_mapping=_connected_mapping(values),
         input_reassignment=_input_reassignment(values),
         stateless_assignment=_stateless_assignment(values),
+        mapping_scope=str(values.get(MAPPING_SCOPE.name, MAPPING_SCOPE.default)),
     )
     return job.build(
         restart_values,
@@ -483,6 +485,7 @@ def _restart_again(
             connected_mapping=_connected_mapping(run.values),
             input_reassignment=_input_reassignment(run.values),
             stateless_assignment=_stateless_assignment(run.values),
+            mapping_scope=str(run.values.get(MAPPING_SCOPE.name, MAPPING_SCOPE.default)),
         )
         return job.build(
             restart_values, seed=run.seed, faults=restored.options.faults, restore=run.assignment

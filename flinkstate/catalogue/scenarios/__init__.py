@@ -16,6 +16,7 @@ from flinkstate.catalogue.scenarios import (
     failover,
     filtering_on_read,
     flip_547,
+    gate_mappings,
     recovered_watermarks,
     refused,
     rescale_itcase,
@@ -42,6 +43,7 @@ SCENARIOS: dict[str, Scenario] = {
         *flip_547.SCENARIOS,
         *refused.SCENARIOS,
         *stateless_operator.SCENARIOS,
+        *gate_mappings.SCENARIOS,
     )
 }
 
