@@ -324,7 +324,9 @@ def _restore_subtask(
         gates.append(plan)
         channels = graph.operator(exchange.upstream).parallelism
         input_state += _input_chunks(gate_index, plan, old_op, inputs, channels)
-        input_state += _upstream_output_chunks(gate_index, plan, old_graph, exchange, outputs)
+        input_state += _upstream_output_chunks(
+            gate_index, plan, old_graph, exchange, outputs, channels
+        )
     # Flink reads input handles before the upstream-output ones (readInputData)
     input_state.sort(key=lambda c: c.upstream_output)
     partitions = []
@@ -394,9 +396,11 @@ def _upstream_output_chunks(
     old_graph: JobGraph,
     exchange: Exchange,
     outputs: Mapping[str, list[ChannelState]],
+    channels: int,
 ) -> list[RecoveredChunk]:
     """Upstream output state handed to this consumer (recover output on downstream): the old
-    producers' subpartitions it reads, each on the channel of the producer that wrote it."""
+    producers' subpartitions it reads, each on the channel of the producer that wrote it (of
+    ``channels``)."""
     chunks = []
     channel_of = plan.new_channel
     upstream_op = old_graph.operator(exchange.upstream)
@@ -410,6 +414,7 @@ def _upstream_output_chunks(
                 and info.subpartition == old_subpartition
             ):
                 target = channel_of(old_upstream)
+                _check_index(target, channels, f"input channel {old_upstream} of gate {gate_index}")
                 for buffer in state.buffers:
                     chunks.append(
                         RecoveredChunk(

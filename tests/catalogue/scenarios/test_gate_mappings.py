@@ -9,7 +9,7 @@ from flinkstate.catalogue.scenario import Outcome
 from flinkstate.lab.scenario_run import prepare_scenario, run_scenario
 from flinkstate.rescale import MappingType
 from flinkstate.rescale.reassignment import MappingScope
-from tests.catalogue.scenarios.pairs import differ_only_in
+from tests.catalogue.scenarios.pairs import OUTPUT_DOWNSTREAM_EVERY_GENERATION, differ_only_in
 
 BEFORE = "two-gates-one-mapping"
 AFTER = "two-gates-mapping-per-gate"
@@ -48,3 +48,12 @@ def test_since_the_fix_each_gate_names_its_own_old_subtasks() -> None:
     assert {keyed.mapping_type, rebalanced.mapping_type} == {MappingType.RESCALING}
     assert str(keyed.rescaled_channels_mapping) == str(rebalanced.rescaled_channels_mapping)
     assert str(keyed.rescaled_channels_mapping) == "[[0, 2], [1]]"
+
+
+@pytest.mark.parametrize("overrides", OUTPUT_DOWNSTREAM_EVERY_GENERATION)
+def test_the_pair_holds_with_output_recovered_downstream_and_every_generation(
+    overrides: dict[str, object],
+) -> None:
+    assert run_scenario(BEFORE, seed=1, overrides=overrides).outcome is Outcome.REJECTED
+    fixed = run_scenario(AFTER, seed=1, overrides=overrides)
+    assert fixed.outcome is Outcome.RECOVERED, fixed.summary()

@@ -9,7 +9,7 @@ from flinkstate.catalogue.scenario import Outcome
 from flinkstate.lab.scenario_run import prepare_scenario, run_scenario
 from flinkstate.rescale.descriptor import NO_RESCALE
 from flinkstate.rescale.reassignment import StatelessAssignment
-from tests.catalogue.scenarios.pairs import differ_only_in
+from tests.catalogue.scenarios.pairs import OUTPUT_DOWNSTREAM_EVERY_GENERATION, differ_only_in
 
 PAIRS = [
     ("stateless-sink-not-assigned", "stateless-sink-assigned"),
@@ -92,3 +92,19 @@ def test_flink_27031_alone_already_recovers_the_downscale_of_both() -> None:
     for seed in range(3):
         run = run_scenario("stateless-sink-not-assigned", seed=seed, overrides=overrides)
         assert run.outcome is Outcome.RECOVERED, run.summary()
+
+
+@pytest.mark.parametrize(("before", "after"), PAIRS)
+@pytest.mark.parametrize("overrides", OUTPUT_DOWNSTREAM_EVERY_GENERATION)
+def test_the_pairs_hold_with_output_recovered_downstream_and_every_generation(
+    before: str, after: str, overrides: dict[str, object]
+) -> None:
+    """Flink before these fixes had no recover-output-on-downstream; in the model the old
+    rule still breaks the restore (the sink's channels looked up without a descriptor fail
+    it, or records reach a sink that does not own their keys) and master's recovers."""
+    assert run_scenario(before, seed=1, overrides=overrides).outcome in (
+        Outcome.VIOLATION,
+        Outcome.REJECTED,
+    )
+    fixed = run_scenario(after, seed=1, overrides=overrides)
+    assert fixed.outcome is Outcome.RECOVERED, fixed.summary()
