@@ -413,3 +413,49 @@ def itcase_custom_partitioner_job(values: Mapping[str, Any]) -> JobGraph:
         ),
         (Exchange("source", "sink", Partitioner.CUSTOM),),
     )
+
+
+def keyed_sink_job(values: Mapping[str, Any]) -> JobGraph:
+    """A source keyed straight into a sink that keeps no state of its own (FLINK-27031,
+    FLINK-31963): the sink's only state is the channel state of its input, and a checkpoint
+    taken while it keeps up leaves it none, while the source's subpartitions hold buffers."""
+    return JobGraph(
+        (
+            _source(values, values["source_parallelism"]),
+            Operator(
+                "sink",
+                values["parallelism"],
+                OperatorKind.SINK,
+                cost=values["cost"],
+                max_parallelism=values["max_parallelism"],
+            ),
+        ),
+        (Exchange("source", "sink", Partitioner.HASH),),
+    )
+
+
+def two_gates_job(values: Mapping[str, Any]) -> JobGraph:
+    """Two sources into one slow operator, one keyed (RANGE mapping on restore) and one
+    rebalanced (ROUND_ROBIN): the job of ``StateAssignmentOperationTest``'s
+    ``testChannelStateAssignmentDownscalingTwoDifferentGates`` (FLINK-22686), a non-keyed
+    co-process function reading a keyed and a rebalanced stream."""
+    p = values["parallelism"]
+    return JobGraph(
+        (
+            _source(values, values["source_parallelism"], "keyed-source"),
+            _source(values, values["source_parallelism"], "rebalanced-source"),
+            Operator(
+                "process",
+                p,
+                OperatorKind.MAP,
+                cost=values["cost"],
+                max_parallelism=values["max_parallelism"],
+            ),
+            Operator("sink", p, OperatorKind.SINK),
+        ),
+        (
+            Exchange("keyed-source", "process", Partitioner.HASH),
+            Exchange("rebalanced-source", "process", Partitioner.REBALANCE),
+            Exchange("process", "sink", Partitioner.FORWARD),
+        ),
+    )

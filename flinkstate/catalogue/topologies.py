@@ -21,17 +21,21 @@ from flinkstate.catalogue.jobs import (
     itcase_union_job,
     keyed_chain_job,
     keyed_job,
+    keyed_sink_job,
     pipeline_job,
     pipelined_regions_job,
     same_upstream_job,
     sequential_reading_job,
+    two_gates_job,
     two_input_job,
 )
 from flinkstate.catalogue.parameters import (
     COMMON,
     CONNECTED_MAPPING_LOOKUP,
     INPUT_REASSIGNMENT,
+    MAPPING_SCOPE,
     MAX_JOB_PARALLELISM,
+    STATELESS_ASSIGNMENT,
     Parameter,
     failover_parameters,
     keyed_parameters,
@@ -131,6 +135,34 @@ CATALOGUE: dict[str, Topology] = {
                 INPUT_REASSIGNMENT,
             ),
             itcase_custom_partitioner_job,
+        ),
+        Topology(
+            "keyed-sink",
+            "source -keyBy-> sink: a sink with no state of its own beside an exchange with "
+            "channel state (FLINK-27031, FLINK-31963)",
+            (
+                *COMMON,
+                *keyed_parameters(
+                    source_parallelism=3, parallelism="parallelism of the sink (stateless)"
+                ),
+                STATELESS_ASSIGNMENT,
+            ),
+            keyed_sink_job,
+        ),
+        Topology(
+            "two-gates",
+            "keyed-source -keyBy-> process <-rebalance- rebalanced-source; process -forward-> "
+            "sink: one operator's gates with different mappers (FLINK-22686)",
+            (
+                *COMMON,
+                *keyed_parameters(
+                    cost=8,
+                    source_parallelism=3,
+                    parallelism="parallelism of the process operator and the sink",
+                ),
+                MAPPING_SCOPE,
+            ),
+            two_gates_job,
         ),
         Topology(
             "two-input",

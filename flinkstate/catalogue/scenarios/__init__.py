@@ -16,12 +16,14 @@ from flinkstate.catalogue.scenarios import (
     failover,
     filtering_on_read,
     flip_547,
+    gate_mappings,
     recovered_watermarks,
     refused,
     rescale_itcase,
     restart,
     same_upstream,
     selective_reading,
+    stateless_operator,
 )
 from flinkstate.errors import InvalidParameterError
 
@@ -40,6 +42,8 @@ SCENARIOS: dict[str, Scenario] = {
         *failover.SCENARIOS,
         *flip_547.SCENARIOS,
         *refused.SCENARIOS,
+        *stateless_operator.SCENARIOS,
+        *gate_mappings.SCENARIOS,
     )
 }
 
