@@ -436,7 +436,26 @@ def itcase_unaligned_job(values: Mapping[str, Any]) -> JobGraph:
     )
 
 
-def two_gates_job(values: Mapping[str, Any]) -> JobGraph:
+def keyed_sink_job(values: Mapping[str, Any]) -> JobGraph:
+    """A source keyed straight into a sink that keeps no state of its own (FLINK-27031,
+    FLINK-31963): the sink's only state is the channel state of its input, and a checkpoint
+    taken while it keeps up leaves it none, while the source's subpartitions hold buffers."""
+    return JobGraph(
+        (
+            _source(values, values["source_parallelism"]),
+            Operator(
+                "sink",
+                values["parallelism"],
+                OperatorKind.SINK,
+                cost=values["cost"],
+                max_parallelism=values["max_parallelism"],
+            ),
+        ),
+        (Exchange("source", "sink", Partitioner.HASH),),
+    )
+
+
+def co_map_two_gates_job(values: Mapping[str, Any]) -> JobGraph:
     """A task of two input gates, as FLINK-18139 needs (its test,
     ``StreamTaskNetworkInputTest.testSnapshotWithTwoInputGates``, has one channel per gate):
     two sources connected into a two-input map, each by a shuffle, so both of its inputs are
@@ -452,4 +471,31 @@ def two_gates_job(values: Mapping[str, Any]) -> JobGraph:
             Exchange("right", "co-map", Partitioner.SHUFFLE),
         ),
         Operator("co-map", values["parallelism"], OperatorKind.MAP),
+    )
+
+
+def two_gates_job(values: Mapping[str, Any]) -> JobGraph:
+    """Two sources into one slow operator, one keyed (RANGE mapping on restore) and one
+    rebalanced (ROUND_ROBIN): the job of ``StateAssignmentOperationTest``'s
+    ``testChannelStateAssignmentDownscalingTwoDifferentGates`` (FLINK-22686), a non-keyed
+    co-process function reading a keyed and a rebalanced stream."""
+    p = values["parallelism"]
+    return JobGraph(
+        (
+            _source(values, values["source_parallelism"], "keyed-source"),
+            _source(values, values["source_parallelism"], "rebalanced-source"),
+            Operator(
+                "process",
+                p,
+                OperatorKind.MAP,
+                cost=values["cost"],
+                max_parallelism=values["max_parallelism"],
+            ),
+            Operator("sink", p, OperatorKind.SINK),
+        ),
+        (
+            Exchange("keyed-source", "process", Partitioner.HASH),
+            Exchange("rebalanced-source", "process", Partitioner.REBALANCE),
+            Exchange("process", "sink", Partitioner.FORWARD),
+        ),
     )

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from flinkstate.errors import InvalidParameterError
-from flinkstate.rescale.reassignment import InputReassignment
+from flinkstate.rescale.reassignment import InputReassignment, MappingScope, StatelessAssignment
 from flinkstate.runtime.capture_versions import InflightDataLookup, LocalChannelPersistence
 from flinkstate.runtime.jobgraph import SubtaskId
 from flinkstate.runtime.options import (
@@ -501,4 +501,30 @@ INFLIGHT_DATA_LOOKUP = Parameter(
     "or flink-1.11-snapshot (master in June 2020: the channel of the same index in the first "
     "gate)",
     choices=tuple(c.value for c in InflightDataLookup),
+)
+
+
+#: the restore's parameter for a job whose consumer has no state of its own: which Flink
+#: assigns (and repartitions) state to such a vertex
+STATELESS_ASSIGNMENT = Parameter(
+    "stateless_assignment",
+    StatelessAssignment.REPARTITIONED.value,
+    "which Flink assigns state to a restored operator with no state of its own: flink-1.17.1 "
+    "(FLINK-31963, 1.16.2 and every release since: repartitioned and assigned when an "
+    "upstream has output state or a downstream input state), flink-1.17.0 (FLINK-27031, "
+    "from 1.15.1: assigned when an upstream has output state, not repartitioned) or "
+    "flink-1.15.0 (and before: nothing assigned)",
+    choices=tuple(c.value for c in StatelessAssignment),
+)
+
+
+#: the restore's parameter for a job whose operator reads gates with different mappers: one
+#: subtask mapping per vertex (before FLINK-22686) or per gate
+MAPPING_SCOPE = Parameter(
+    "mapping_scope",
+    MappingScope.GATE.value,
+    "which Flink keeps a restored operator's subtask mappings: flink-1.13.1 (FLINK-22686, and "
+    "every release since: one per gate and per partition) or flink-1.13.0 (and before: one "
+    "per operator, so gates whose mappers differ fail the restore)",
+    choices=tuple(c.value for c in MappingScope),
 )

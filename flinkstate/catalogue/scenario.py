@@ -9,6 +9,7 @@ one is :mod:`flinkstate.lab.scenario_run`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -114,6 +115,10 @@ RESTORE_PARAMETERS = (
 )
 
 
+#: a Flink issue's id as a scenario names it
+_FLINK_ISSUE = re.compile(r"\bFLINK-(\d+)\b")
+
+
 @dataclass(frozen=True)
 class Scenario:
     name: str
@@ -129,6 +134,20 @@ class Scenario:
     #: bugs re-introduced into the restarted job: the broken variant a fix prevents, for the
     #: invariants to catch
     faults: frozenset[Fault] = frozenset()
+
+    @property
+    def bugs(self) -> tuple[str, ...]:
+        """The Flink issues its title and reference name (``FLINK-NNNNN``), each once, in
+        the order they are named.
+
+        Examples
+        --------
+        >>> from flinkstate.catalogue.scenarios import get_scenario
+        >>> get_scenario("custom-partitioner-input-kept").bugs
+        ('FLINK-35351',)
+        """
+        named = _FLINK_ISSUE.findall(f"{self.title} {self.reference}")
+        return tuple(dict.fromkeys(f"FLINK-{number}" for number in named))
 
     def by_name(self, overrides: Mapping[str, object]) -> dict[str, object]:
         """``overrides`` keyed by parameter names, Flink's keys renamed (``by_name``)."""

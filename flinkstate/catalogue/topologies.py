@@ -12,6 +12,7 @@ from __future__ import annotations
 from flinkstate.catalogue.jobs import (
     REGIONS_OPERATORS,
     SEQUENTIAL_EXCHANGES,
+    co_map_two_gates_job,
     itcase_broadcast_job,
     itcase_custom_partitioner_job,
     itcase_keyed_broadcast_job,
@@ -22,6 +23,7 @@ from flinkstate.catalogue.jobs import (
     itcase_union_job,
     keyed_chain_job,
     keyed_job,
+    keyed_sink_job,
     pipeline_job,
     pipelined_regions_job,
     same_upstream_job,
@@ -35,7 +37,9 @@ from flinkstate.catalogue.parameters import (
     INFLIGHT_DATA_LOOKUP,
     INPUT_REASSIGNMENT,
     LOCAL_CHANNEL_PERSISTENCE,
+    MAPPING_SCOPE,
     MAX_JOB_PARALLELISM,
+    STATELESS_ASSIGNMENT,
     Parameter,
     failover_parameters,
     keyed_parameters,
@@ -160,6 +164,32 @@ CATALOGUE: dict[str, Topology] = {
                 LOCAL_CHANNEL_PERSISTENCE,
             ),
             itcase_unaligned_job,
+            "keyed-sink",
+            "source -keyBy-> sink: a sink with no state of its own beside an exchange with "
+            "channel state (FLINK-27031, FLINK-31963)",
+            (
+                *COMMON,
+                *keyed_parameters(
+                    source_parallelism=3, parallelism="parallelism of the sink (stateless)"
+                ),
+                STATELESS_ASSIGNMENT,
+            ),
+            keyed_sink_job,
+        ),
+        Topology(
+            "two-gates",
+            "keyed-source -keyBy-> process <-rebalance- rebalanced-source; process -forward-> "
+            "sink: one operator's gates with different mappers (FLINK-22686)",
+            (
+                *COMMON,
+                *keyed_parameters(
+                    cost=8,
+                    source_parallelism=3,
+                    parallelism="parallelism of the process operator and the sink",
+                ),
+                MAPPING_SCOPE,
+            ),
+            two_gates_job,
         ),
         Topology(
             "two-input",
@@ -168,7 +198,7 @@ CATALOGUE: dict[str, Topology] = {
             two_input_job,
         ),
         Topology(
-            "two-gates",
+            "co-map-two-gates",
             "left and right sources -shuffle-> co-map -forward-> sink: a task of two input "
             "gates, each checkpointed unaligned (FLINK-18139)",
             (
@@ -189,7 +219,7 @@ CATALOGUE: dict[str, Topology] = {
                 ),
                 INFLIGHT_DATA_LOOKUP,
             ),
-            two_gates_job,
+            co_map_two_gates_job,
         ),
         Topology(
             "sequential-reading",

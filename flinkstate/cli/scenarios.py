@@ -11,7 +11,7 @@ from typing import Any
 
 from flinkstate.catalogue.presets import PresetValues, fit_network_buffers
 from flinkstate.catalogue.scenario import Outcome, expectation
-from flinkstate.catalogue.scenarios import SCENARIOS, get_scenario
+from flinkstate.catalogue.scenarios import SCENARIOS, get_scenario, scenarios_of_bug
 from flinkstate.cli.overrides import parse_overrides
 from flinkstate.cli.run_report import (
     buffer_table,
@@ -39,10 +39,24 @@ def add_scenarios_parser(subparsers: Any) -> None:
         "scenarios", help="list the recovery scenarios and what each is expected to show"
     )
     parser.add_argument("name", nargs="?", help="show one scenario in full")
+    parser.add_argument(
+        "--bug",
+        metavar="FLINK-NNNNN",
+        help="list the scenarios of one of Flink's issues: its fix's before and after",
+    )
     parser.set_defaults(handler=_scenarios)
 
 
 def _scenarios(args: argparse.Namespace) -> str:
+    if args.bug is not None:
+        if args.name is not None:
+            raise InvalidParameterError("give a scenario's name or --bug, not both")
+        found = scenarios_of_bug(args.bug)
+        rows = [[s.name, s.expected.value, s.title] for s in found]
+        return (
+            render_table(["scenario", "expected", "what it shows"], rows)
+            + "\n\nflinkstate scenarios NAME shows one in full; flinkstate run NAME runs it."
+        )
     if args.name is not None:  # an empty name is a name nobody has, not "all of them"
         item = get_scenario(args.name)
         values = item.resolve()

@@ -10,7 +10,12 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from flinkstate.catalogue.parameters import CONNECTED_MAPPING_LOOKUP, INPUT_REASSIGNMENT
+from flinkstate.catalogue.parameters import (
+    CONNECTED_MAPPING_LOOKUP,
+    INPUT_REASSIGNMENT,
+    MAPPING_SCOPE,
+    STATELESS_ASSIGNMENT,
+)
 from flinkstate.catalogue.scenario import RESTORE_PARAMETERS, Outcome, Scenario
 from flinkstate.catalogue.scenarios import get_scenario
 from flinkstate.catalogue.topologies import topology
@@ -419,6 +424,8 @@ def _restore(
         recover_output_on_downstream=values["recover_output_on_downstream"],
         connected_mapping=_connected_mapping(values),
         input_reassignment=_input_reassignment(values),
+        stateless_assignment=_stateless_assignment(values),
+        mapping_scope=str(values.get(MAPPING_SCOPE.name, MAPPING_SCOPE.default)),
     )
     return job.build(
         restart_values,
@@ -477,6 +484,8 @@ def _restart_again(
             recover_output_on_downstream=run.values["recover_output_on_downstream"],
             connected_mapping=_connected_mapping(run.values),
             input_reassignment=_input_reassignment(run.values),
+            stateless_assignment=_stateless_assignment(run.values),
+            mapping_scope=str(run.values.get(MAPPING_SCOPE.name, MAPPING_SCOPE.default)),
         )
         return job.build(
             restart_values, seed=run.seed, faults=restored.options.faults, restore=run.assignment
@@ -525,6 +534,12 @@ def _input_reassignment(values: Mapping[str, Any]) -> str:
     anew: a parameter of the topologies with a custom partitioner only (the versions differ
     nowhere else), Flink's since FLINK-35351 for the others."""
     return str(values.get(INPUT_REASSIGNMENT.name, INPUT_REASSIGNMENT.default))
+
+
+def _stateless_assignment(values: Mapping[str, Any]) -> str:
+    """The version of Flink's rule for a vertex with no state of its own: a parameter of the
+    topologies built to show it, Flink's since FLINK-31963 for the others."""
+    return str(values.get(STATELESS_ASSIGNMENT.name, STATELESS_ASSIGNMENT.default))
 
 
 def _parallelism(

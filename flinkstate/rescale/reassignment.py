@@ -19,12 +19,14 @@ new parallelism, so a producer rescaled to the consumer's parallelism does not s
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from flinkstate.choice import Choice
+from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import check_parallelism
 from flinkstate.rescale.mapper import SubtaskStateMapper
+from flinkstate.rescale.mappings import RescaleMappings
 from flinkstate.rescale.partitioner import Partitioner
 
 
@@ -126,3 +128,207 @@ def output_state_redistributed(producer: tuple[int, int]) -> bool:
     (True, False)
     """
     return producer[0] != producer[1]
+
+
+class StatelessAssignment(Choice):
+    """Which Flink code assigns state to a job vertex with no state of its own (Flink's
+    ``StateAssignmentOperation.assignStates`` over each ``TaskStateAssignment``).
+
+    ``flink-1.15.0`` (and before): such a vertex is neither repartitioned nor assigned
+    anything, so its subtasks restore nothing, not even a rescaling descriptor.
+    ``flink-1.17.0`` (FLINK-27031, in 1.15.1 up to 1.16.1 and 1.17.0): it is assigned (empty)
+    state when an upstream vertex has output state, but still not repartitioned, so no
+    channel mapping of its own is computed. ``flink-1.17.1`` (FLINK-31963, in 1.16.2, 1.17.1
+    and every release since): it is repartitioned and assigned when an upstream vertex has
+    output state or a downstream vertex has input state.
+
+    Examples
+    --------
+    >>> [(rule.value, rule.flink) for rule in StatelessAssignment]  # doctest: +NORMALIZE_WHITESPACE
+    [('flink-1.15.0', 'Flink <= 1.15.0'),
+     ('flink-1.17.0', 'Flink 1.15.1 to 1.17.0 (FLINK-27031)'),
+     ('flink-1.17.1', 'Flink >= 1.16.2, 1.17.1 (FLINK-31963)')]
+    """
+
+    NOT_ASSIGNED = "flink-1.15.0"
+    ASSIGNED = "flink-1.17.0"
+    REPARTITIONED = "flink-1.17.1"
+
+    @property
+    def flink(self) -> str:
+        if self is StatelessAssignment.NOT_ASSIGNED:
+            return "Flink <= 1.15.0"
+        if self is StatelessAssignment.ASSIGNED:
+            return "Flink 1.15.1 to 1.17.0 (FLINK-27031)"
+        return "Flink >= 1.16.2, 1.17.1 (FLINK-31963)"
+
+
+@dataclass(frozen=True)
+class VertexState:
+    """What ``TaskStateAssignment`` knows of one job vertex's old state when it decides.
+
+    ``own``: any state at all (Flink's ``hasNonFinishedState``: operator, keyed or channel
+    state in some old subtask); ``input`` and ``output``: input channel state, result
+    subpartition state; ``upstream_output``: some vertex it reads has output state
+    (``hasUpstreamOutputStates``); ``downstream_input``: some vertex reading it has input
+    state (``hasDownstreamInputStates``).
+
+    Examples
+    --------
+    A sink with nothing of its own behind a source whose subpartitions held buffers:
+
+    >>> VertexState.stateless(upstream_output=True).own
+    False
+    """
+
+    own: bool
+    input: bool
+    output: bool
+    upstream_output: bool
+    downstream_input: bool
+
+    @classmethod
+    def stateless(
+        cls, *, upstream_output: bool = False, downstream_input: bool = False
+    ) -> VertexState:
+        """A vertex with no state of its own, beside neighbours with channel state or not."""
+        return cls(False, False, False, upstream_output, downstream_input)
+
+
+def state_assigned(
+    vertex: VertexState, rule: StatelessAssignment | str = StatelessAssignment.REPARTITIONED
+) -> bool:
+    """Whether the vertex's subtasks get a restore at all (Flink's
+    ``assignTaskStateToExecutionJobVertices``); without one a subtask starts with no
+    rescaling descriptor, as if nothing was rescaled.
+
+    Examples
+    --------
+    ``StateAssignmentOperationTest#testOnlyUpstreamChannelStateAssignment``: a vertex without
+    state whose upstream has output state gets a restore since FLINK-27031, not before:
+
+    >>> sink = VertexState.stateless(upstream_output=True)
+    >>> [state_assigned(sink, rule) for rule in StatelessAssignment]
+    [False, True, True]
+    """
+    rule = StatelessAssignment.parse(rule)
+    if vertex.own or (rule is not StatelessAssignment.NOT_ASSIGNED and vertex.upstream_output):
+        return True
+    return rule is StatelessAssignment.REPARTITIONED and vertex.downstream_input
+
+
+def _repartitioned(vertex: VertexState, rule: StatelessAssignment) -> bool:
+    """Whether ``assignAttemptState`` runs for the vertex (its state is split anew)."""
+    if vertex.own:
+        return True
+    return rule is StatelessAssignment.REPARTITIONED and (
+        vertex.upstream_output or vertex.downstream_input
+    )
+
+
+def input_mapping_computed(
+    vertex: VertexState,
+    redistributed: bool,
+    rule: StatelessAssignment | str = StatelessAssignment.REPARTITIONED,
+) -> bool:
+    """Whether ``reDistributeInputChannelStates`` computes the vertex's gate mappings: it
+    runs for a repartitioned vertex with input state (since FLINK-31963: or with upstream
+    output state), and computes them only where the input state is split anew
+    (``redistributed``, :func:`input_state_redistributed`).
+
+    Examples
+    --------
+    ``testOnlyUpstreamChannelRescaleStateAssignment``: a stateless consumer downscaled 5 -> 3
+    behind a producer with output state computes its mapping since FLINK-31963 only:
+
+    >>> consumer = VertexState.stateless(upstream_output=True)
+    >>> [input_mapping_computed(consumer, True, rule) for rule in StatelessAssignment]
+    [False, False, True]
+    """
+    rule = StatelessAssignment.parse(rule)
+    if not (redistributed and _repartitioned(vertex, rule)):
+        return False
+    return vertex.input or (rule is StatelessAssignment.REPARTITIONED and vertex.upstream_output)
+
+
+def output_mapping_computed(
+    vertex: VertexState,
+    redistributed: bool,
+    rule: StatelessAssignment | str = StatelessAssignment.REPARTITIONED,
+) -> bool:
+    """Whether ``reDistributeResultSubpartitionStates`` computes the vertex's partition
+    mappings: for a repartitioned vertex with output state (since FLINK-31963: or with
+    downstream input state) whose own parallelism changed (``redistributed``).
+
+    Examples
+    --------
+    ``testOnlyDownstreamChannelRescaleStateAssignment``: a stateless producer downscaled
+    5 -> 3 in front of a consumer with input state:
+
+    >>> producer = VertexState.stateless(downstream_input=True)
+    >>> [output_mapping_computed(producer, True, rule) for rule in StatelessAssignment]
+    [False, False, True]
+    """
+    rule = StatelessAssignment.parse(rule)
+    if not (redistributed and _repartitioned(vertex, rule)):
+        return False
+    return vertex.output or (rule is StatelessAssignment.REPARTITIONED and vertex.downstream_input)
+
+
+class MappingScope(Choice):
+    """Whether Flink keeps one subtask mapping per job vertex or one per gate and partition.
+
+    ``flink-1.13.0`` (and before): ``TaskStateAssignment`` held a single input mapping for
+    all of a vertex's gates and a single output mapping for all of its partitions, assuming
+    the old subtasks are the same for every gate; a second gate whose mapper gave another
+    mapping failed the restore. ``flink-1.13.1`` (FLINK-22686, 1.14 and every release
+    since): one mapping per gate and per partition, each descriptor its own old subtasks.
+
+    Examples
+    --------
+    >>> [(scope.value, scope.flink) for scope in MappingScope]
+    [('flink-1.13.0', 'Flink <= 1.13.0'), ('flink-1.13.1', 'Flink >= 1.13.1 (FLINK-22686)')]
+    """
+
+    VERTEX = "flink-1.13.0"
+    GATE = "flink-1.13.1"
+
+    @property
+    def flink(self) -> str:
+        if self is MappingScope.VERTEX:
+            return "Flink <= 1.13.0"
+        return "Flink >= 1.13.1 (FLINK-22686)"
+
+
+def check_subtask_mappings(
+    mappings: Sequence[RescaleMappings], scope: MappingScope | str = MappingScope.GATE
+) -> None:
+    """Refuse, as Flink before FLINK-22686 did, the mappings of one vertex's gates (or
+    partitions) computed while splitting its channel state anew, when they differ: its one
+    mapping per vertex took the first and compared every later one with it. Since the fix
+    each gate keeps its own and nothing is compared.
+
+    Examples
+    --------
+    ``StateAssignmentOperationTest#testChannelStateAssignmentDownscalingTwoDifferentGates``:
+    a consumer going from 3 to 2 with a keyBy gate (RANGE) and a rebalance gate (ROUND_ROBIN):
+
+    >>> gates = [SubtaskStateMapper.RANGE.new_to_old(3, 2),
+    ...          SubtaskStateMapper.ROUND_ROBIN.new_to_old(3, 2)]
+    >>> check_subtask_mappings(gates)
+    >>> try:
+    ...     check_subtask_mappings(gates, "flink-1.13.0")
+    ... except InvalidParameterError as refused:
+    ...     print(str(refused).split("?")[-1])
+    Found [[0, 1], [1, 2]] and [[0, 2], [1]].
+    """
+    if MappingScope.parse(scope) is MappingScope.GATE:
+        return
+    first = next(iter(mappings), None)
+    for mapping in mappings:
+        if mapping != first:
+            raise InvalidParameterError(
+                "java.lang.IllegalStateException: Incompatible subtask mappings: are multiple "
+                "operators ingesting/producing intermediate results with varying degrees of "
+                f"parallelism?Found {first} and {mapping}."
+            )

@@ -79,6 +79,7 @@ FACE: dict[str, str] = {
     "RECOVERY_BARRIER": "events",
     "SUBTASK_CONNECTION": "events",
     "failover_summary": "failover.failover",
+    "TaskFailed": "failover.happenings",
     "Exchange": "jobgraph",
     "JobGraph": "jobgraph",
     "Operator": "jobgraph",

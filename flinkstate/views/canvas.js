@@ -586,7 +586,7 @@ function render({ model, el: root }) {
     const h = 40;
     glyph(frame(g2, x, y - h / 2, w, h, p, { fill: "#f3f4f6", dash: "4 2" }), "collapsed");
     label(g2, x + 6, y - h / 2 + 14, [`\u25b8 ${p.label}`, [`\u25b8 ${p.label}`, 10], `\u25b8 ${(p.label || "").replace(/^.*(\[\d+\])$/, "$1")}`], w - 12, { "font-size": 12, "font-weight": 600, fill: "#374151" });
-    label(g2, x + 6, y - h / 2 + 27, [`in ${p.collapsed.in} · out ${p.collapsed.out}`, `${p.collapsed.in} · ${p.collapsed.out}`], w - 12, { ...SMALL, "font-size": 10.5 });
+    label(g2, x + 6, y - h / 2 + 28, [`in ${p.collapsed.in} · out ${p.collapsed.out}`, `${p.collapsed.in} · ${p.collapsed.out}`], w - 12, { ...SMALL, "font-size": 10.5 });
     if (p.waits || p.cycle) waitsMark(g2, x + w - 3, y - h / 2, p.cycle);
     if (typeof model.send === "function") {
       g2.style.cursor = "pointer";
@@ -610,7 +610,8 @@ function render({ model, el: root }) {
       ? [`processed ${p.processed}`, `${p.processed} rec`, String(p.processed)]
       : [`${p.processed ? `${p.processed} rec · ` : ""}wm ${p.watermark}`, `wm ${p.watermark}`];
     const words = phase ? [phase, [phase, 9], phase.split(" ")[0]] : progress;
-    label(g2, x + 6, y - h / 2 + 27, words, w - 10 - (needs ? ITEM_W + 6 : 0), { ...SMALL, "font-size": 10.5 });
+    // short of the held buffer, and of its checkpoint number left of it
+    label(g2, x + 6, y - h / 2 + 28, words, w - 10 - (needs ? ITEM_W + 14 : 0), { ...SMALL, "font-size": 10.5 });
     if (p.acknowledged) glyph(text(g2, x + w - 4, y - h / 2 + 14, "✓", { "text-anchor": "end", "font-size": 12, fill: CHECKPOINT }), "acknowledged");
     if (p.expanded && typeof model.send === "function") {
       const fold = text(g2, x + 2, y - h / 2 - 3, "fold \u25b4", { "font-size": 10, fill: "#2563eb" });
@@ -743,7 +744,8 @@ function render({ model, el: root }) {
         }
         return n;
       };
-      const badge = (n) => 6.5 * (String(items.length - n).length + 1) + GAP;
+      // "+N" in bold 10 px: about 7 px a digit and 8.5 for the plus, a pixel to spare
+      const badge = (n) => 7.2 * String(items.length - n).length + 9.5 + GAP;
       let shown = fits(limit);
       if (shown < items.length) shown = fits(limit + badge(shown));
       let right = x + w - 3;
@@ -801,7 +803,11 @@ function render({ model, el: root }) {
     glyph(body, [persisted ? "persisted" : "", item.recovered ? "recovered" : ""].join(" ").trim());
     if (!body.dataset.glyph) body.removeAttribute("data-glyph");
     drawPieces(g2, item);
-    if (persisted) text(g2, ITEM_W - 1, -2, String(item.persisted), { "text-anchor": "end", "font-size": 8, fill: CHECKPOINT, "font-weight": 700 });
+    if (!persisted) return;
+    // its checkpoint's number above it; a task's buffer (its deserializer's) has the task's name
+    // above it, so the number goes to its left, on the line of the task's progress
+    const [nx, ny] = item.lane === "deserializer" ? [-2, ITEM_H - 4] : [ITEM_W - 1, -2];
+    text(g2, nx, ny, String(item.persisted), { "text-anchor": "end", "font-size": 8, fill: CHECKPOINT, "font-weight": 700 });
   }
 
   // pieces: a stripe per fragment, widths by bytes (at least 1.5 px; a filtered one at least

@@ -411,7 +411,9 @@ def collapse_scene(scene: Mapping[str, Any], expanded: Collection[str] = ()) -> 
             and place["kind"] != "task"
         ):
             hidden[place["id"]] = task_places[task]
-    return collapsed(scene, hidden, collapsible, expanded)
+    folded = collapsed(scene, hidden, collapsible, expanded)
+    folded["legend"] = scene_legend(folded)  # of what is drawn: folded places are not
+    return folded
 
 
 def collapsed(
@@ -421,7 +423,9 @@ def collapsed(
     expanded: Collection[str],
 ) -> dict[str, Any]:
     """``scene`` without the ``hidden`` places (each mapped to its task's place), their items
-    counted on the task's place, their wires left out and moves drawn from the task."""
+    counted on the task's place, their wires left out and moves drawn from the task. Its
+    legend is the caller's to make (a scene drawn step by step finds its glyphs place by
+    place, not over the whole scene again)."""
     counts: dict[str, dict[str, int]] = {}
     items = []
     for item in scene["items"]:
@@ -454,5 +458,4 @@ def collapsed(
         ],
         "actor": hidden.get(actor, actor) if isinstance(actor, str) else actor,
     }
-    folded["legend"] = scene_legend(folded)
     return folded

@@ -153,33 +153,35 @@ class SceneSteps:
         self.scene: dict[str, Any] = (
             whole if not layout.collapsible else collapsed(whole, hidden, layout.collapsible, ())
         )
-        # the glyphs it may be drawn with, as build_scene names them (those of the places and
-        # items kept found before; a folded job's, whose places are folded anew, afresh)
-        classes = None if layout.collapsible else in_legend_order(self._glyphs(changed), whole)
-        self.scene["legend"] = scene_legend(self.scene, classes)
+        # the glyphs it may be drawn with, as build_scene names them: those of the places and
+        # items kept, found before; of a folded job, what its folded places show
+        present = self._glyphs(changed, self.scene["places"])
+        self.scene["legend"] = scene_legend(self.scene, in_legend_order(present, self.scene))
         self.checkpoint_key = self._checkpoint_key(world)
 
-    def _glyphs(self, changed: set[str] | None) -> set[str]:
-        """The glyph classes of the scene's items and places: the items' found anew for the
-        places in ``changed`` (place by place: ``overflow`` is a place's), a place's for each
-        place object not seen before."""
+    def _glyphs(self, changed: set[str] | None, shown: list[dict[str, Any]]) -> set[str]:
+        """The glyph classes of the scene's items and ``shown`` places: the items' found
+        anew for the places in ``changed`` (place by place: ``overflow`` is a place's), those
+        of a folded place's items left out (the folded place counts them); a place's for each
+        place object not seen before (a folded task's place is a new one at every step)."""
         if changed is None:
             self.item_classes = {}
         else:
             for place in changed:
                 self.item_classes.pop(place, None)
+        hidden = self.hidden
         fresh: dict[str, list[dict[str, Any]]] = {}
         for (_, place), items in self.groups.items():
-            if changed is None or place in changed:
+            if (changed is None or place in changed) and place not in hidden:
                 fresh.setdefault(place, []).extend(items)
         for place, items in fresh.items():
             self.item_classes[place] = frozenset(item_glyphs(items))
         present: set[str] = set().union(*self.item_classes.values())
-        for shown in self.scene_places:
-            known = self.place_classes.get(shown["id"])
-            if known is None or known[0] is not shown:
-                known = (shown, frozenset(place_glyphs((shown,))))
-                self.place_classes[shown["id"]] = known
+        for drawn in shown:
+            known = self.place_classes.get(drawn["id"])
+            if known is None or known[0] is not drawn:
+                known = (drawn, frozenset(place_glyphs((drawn,))))
+                self.place_classes[drawn["id"]] = known
             present |= known[1]
         return present
 

@@ -1,7 +1,7 @@
 """The lessons site opened from disk in Chromium with no network: the index leads to a tour's
 page, whose back and next move between stops; at 1440x900 and 1280x720 the stop's text, every
-highlighted item and the step's caption are on screen together at every stop of every tour,
-and no script fails."""
+highlighted item and the step's caption are on screen together at every stop of every tour, no
+text of the canvas overlaps another, the legend lists what is drawn, and no script fails."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ import pytest
 from flinkstate.cli import main
 from flinkstate.views.site import site_pages, write_site_page
 from flinkstate.views.tours import TOURS
+from tests.browser.clutter import CLUTTER, assert_uncluttered
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -102,6 +103,7 @@ def _check_stop(page: Page, number: int, step: int) -> dict[str, Any]:
     ]
     outside = [ring for ring in rings if not _inside(ring, frame)]
     assert outside == [], f"{where}: rings outside the viewport or canvas: {outside}"
+    assert_uncluttered(page.evaluate(CLUTTER), where)
     return shown
 
 

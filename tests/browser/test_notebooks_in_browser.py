@@ -28,6 +28,7 @@ from flinkstate.lab.scenario_run import run_scenario
 from flinkstate.runtime.options import RecoveryCheckpointTrigger
 from flinkstate.views.recovery_trigger import trigger_history
 from flinkstate.views.tours import failed_as_finished_counterexample, get_tour, locate
+from tests.browser.clutter import CLUTTER, clutter_of
 from tests.browser.lab_server import LabServer, running_lab
 from tests.kernel_spark import KernelSpark, uses_spark
 from tests.notebooks.executed import installed_kernel
@@ -867,6 +868,7 @@ def test_tour_goes_from_stop_to_stop_in_chromium(
         widget.first.wait_for(state="visible", timeout=RENDER_TIMEOUT * 1000)
         element = widget.first.element_handle()
         hidden: list[str] = []
+        cluttered: list[str] = []
         rings = 0
         for stop in range(1, len(steps) + 1):
             if stop > 1:
@@ -893,10 +895,13 @@ def test_tour_goes_from_stop_to_stop_in_chromium(
                 rings += seen["ringsIn"]
                 if steps[stop - 1] > 0 and not seen["caption"]:  # step 0 has no caption
                     hidden.append(f"{where}: no caption of step {steps[stop - 1]}")
+                seen_texts = widget.first.evaluate(f"(node) => ({CLUTTER})(node)")
+                cluttered += clutter_of(seen_texts, where)
                 if stop in tour_stops_pictured(len(steps)):
                     notebook.screenshot_window(f"tour-stop-{stop}-{size['width']}x{size['height']}")
         print(f"{name}: {len(steps)} stops x {len(LEARNER_VIEWPORTS)} sizes, {rings} rings in view")
         assert not hidden, "a learner would have to scroll:\n" + "\n".join(hidden)
+        assert not cluttered, "texts a learner cannot read:\n" + "\n".join(cluttered)
         off = explore_and_step(notebook, widget.first, steps[-1])
         assert not off, "after explore from here and step, off screen: " + ", ".join(off)
         errors = notebook.helper("errors", notebook.name)

@@ -13,6 +13,7 @@ import pytest
 from flinkstate.output import write_whole
 from flinkstate.views.page import scenario_page
 from flinkstate.views.scene_layout import COLLAPSE_OVER
+from tests.browser.clutter import CLUTTER, assert_uncluttered
 
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, Page
@@ -201,46 +202,6 @@ def test_a_canvas_drawn_step_by_step_shows_what_one_drawn_at_once_shows(
         assert errors == []
 
 
-#: what the reader sees of the canvas's texts: each visible <text> that overlaps another or an
-#: item it is not part of (a label under a buffer is cut for the reader), and the glyph classes
-#: drawn against those the legend lists
-_CLUTTER = """() => {
-  const canvas = document.querySelector('.flinkstate-canvas');
-  const svg = canvas.querySelector('svg.flinkstate-canvas-svg');
-  const hidden = (n) => {
-    const item = n.closest('.fs-item');
-    return item !== null && (item.dataset.hidden === '1' || item.dataset.gone === '1');
-  };
-  const box = (n) => {
-    const r = n.getBoundingClientRect();
-    return { x: r.left, y: r.top, w: r.width, h: r.height };
-  };
-  const texts = [...svg.querySelectorAll('text')]
-    .filter((t) => !hidden(t) && t.textContent.trim())
-    .map((t) => ({ node: t, name: t.textContent, ...box(t) }));
-  const items = [...svg.querySelectorAll('.fs-item')].filter((g) => !hidden(g))
-    .map((g) => ({ node: g, name: `item ${g.dataset.id}`, ...box(g) }));
-  const hit = (a, b) => Math.min(a.x + a.w, b.x + b.w) - Math.max(a.x, b.x) > 0.5
-    && Math.min(a.y + a.h, b.y + b.h) - Math.max(a.y, b.y) > 0.5;
-  const overlaps = [];
-  texts.forEach((a, i) => {
-    for (const b of texts.slice(i + 1)) if (hit(a, b)) overlaps.push(`${a.name} | ${b.name}`);
-    for (const b of items) {
-      if (!b.node.contains(a.node) && hit(a, b)) overlaps.push(`${a.name} | ${b.name}`);
-    }
-  });
-  const squeezed = texts.filter((t) => t.node.hasAttribute('textLength')).map((t) => t.name);
-  const drawn = new Set();
-  for (const node of svg.querySelectorAll('[data-glyph]')) {
-    if (!hidden(node)) for (const cls of node.dataset.glyph.split(' ')) drawn.add(cls);
-  }
-  const listed = [...canvas.querySelectorAll('.flinkstate-legend-entry')]
-    .map((e) => e.dataset.glyph);
-  return { texts: texts.length, overlaps, squeezed, drawn: [...drawn].sort(), listed: listed.sort(),
-           height: svg.getBoundingClientRect().height };
-}"""
-
-
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize(
     ("scenario", "overrides"),
@@ -270,11 +231,9 @@ def _check_clutter(browser: Browser, target: Path, width: int, screenshot: Path)
         for step in sorted({s for s in (0, 40, 150, 400) if s <= last} | {last // 2, last}):
             _go_to(page, step)
             page.wait_for_timeout(450)  # travels and fades are over
-            seen = page.evaluate(_CLUTTER)
+            seen = page.evaluate(CLUTTER)
             where = f"{target.name} at {width} px, step {step}"
             assert seen["texts"] > 20, where
-            assert seen["overlaps"] == [], where
-            assert seen["squeezed"] == [], where
-            assert seen["listed"] == seen["drawn"], where
+            assert_uncluttered(seen, where)
         page.screenshot(path=screenshot, full_page=True)
         assert errors == []

@@ -84,3 +84,39 @@ def test_a_seed_outside_runs_rule_is_refused_before_the_runs(
     err = capsys.readouterr().err
     assert err.startswith("flinkstate: error: --seeds must be between 0 and 2147483647, got ")
     assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("said", ["FLINK-35351", "flink-35351", " 35351 "])
+def test_a_bug_lists_the_scenarios_of_its_fix(
+    said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["scenarios", "--bug", said]) == 0
+    out = capsys.readouterr().out
+    listed = [line.split()[0] for line in out.splitlines()[2:] if line.startswith("custom")]
+    assert listed == [
+        "custom-partitioner-input-kept",
+        "custom-partitioner-input-split",
+        "custom-partitioner-input-still-kept",
+    ]
+    assert "violation" in out
+    assert "recovered" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--bug", "FLINK-1"], "no scenario names FLINK-1; the bugs the catalogue names: "),
+        (["--bug", "FLINK-x"], "'FLINK-x' is not a Flink issue: write it as FLINK-NNNNN"),
+        (["--bug", "\u00b2"], "'\u00b2' is not a Flink issue"),
+        (["--bug", ""], "'' is not a Flink issue"),
+        (["baseline-recovery", "--bug", "35351"], "give a scenario's name or --bug, not both"),
+    ],
+)
+def test_a_bug_the_catalogue_does_not_name_is_said_in_one_line(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["scenarios", *argv]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"flinkstate: error: {said}")
+    assert captured.err.count("\n") == 1

@@ -10,8 +10,15 @@ from flinkstate.rescale import Partitioner, rescale_exchange, summarise_exchange
 from flinkstate.rescale.reassignment import (
     ConsumerInputs,
     InputReassignment,
+    MappingScope,
+    StatelessAssignment,
+    VertexState,
+    check_subtask_mappings,
+    input_mapping_computed,
     input_state_redistributed,
+    output_mapping_computed,
     output_state_redistributed,
+    state_assigned,
 )
 
 BEFORE, SINCE = InputReassignment.OWN_PARALLELISM, InputReassignment.FULL_MAPPER
@@ -105,3 +112,79 @@ def test_producer_rescaled_to_the_consumers_parallelism_still_copies_every_subpa
 def test_unknown_rule_is_refused() -> None:
     with pytest.raises(InvalidParameterError, match=r"flink-1\.19\.0, flink-1\.19\.1"):
         input_state_redistributed((2, 2), ConsumerInputs(True, (3,)), "1.20")
+
+
+# --- a vertex with no state of its own (FLINK-27031, FLINK-31963) ---------------------------
+
+OLD, ASSIGNED, MASTER = (
+    StatelessAssignment.NOT_ASSIGNED,
+    StatelessAssignment.ASSIGNED,
+    StatelessAssignment.REPARTITIONED,
+)
+
+
+def test_a_vertex_with_state_of_its_own_is_assigned_and_repartitioned_in_every_version() -> None:
+    vertex = VertexState(True, True, True, False, False)
+    for rule in StatelessAssignment:
+        assert state_assigned(vertex, rule)
+        assert input_mapping_computed(vertex, True, rule)
+        assert output_mapping_computed(vertex, True, rule)
+        # a mapping is computed only where the state is split anew
+        assert not input_mapping_computed(vertex, False, rule)
+        assert not output_mapping_computed(vertex, False, rule)
+
+
+@pytest.mark.parametrize(
+    ("vertex", "assigned"),
+    [
+        # testOnlyUpstreamChannelStateAssignment: the upstream has output state
+        (VertexState.stateless(upstream_output=True), {OLD: False, ASSIGNED: True, MASTER: True}),
+        # testOnlyDownstreamChannelRescaleStateAssignment: the downstream has input state
+        (
+            VertexState.stateless(downstream_input=True),
+            {OLD: False, ASSIGNED: False, MASTER: True},
+        ),
+        # no channel state beside it: nothing to assign in any version
+        (VertexState.stateless(), {OLD: False, ASSIGNED: False, MASTER: False}),
+    ],
+)
+def test_which_version_assigns_a_stateless_vertex(
+    vertex: VertexState, assigned: dict[StatelessAssignment, bool]
+) -> None:
+    assert {rule: state_assigned(vertex, rule) for rule in StatelessAssignment} == assigned
+
+
+def test_a_stateless_vertex_computes_its_mappings_since_flink_31963_only() -> None:
+    consumer = VertexState.stateless(upstream_output=True)
+    producer = VertexState.stateless(downstream_input=True)
+    assert [input_mapping_computed(consumer, True, rule) for rule in (OLD, ASSIGNED)] == [
+        False,
+        False,
+    ]
+    assert input_mapping_computed(consumer, True, MASTER)
+    assert not output_mapping_computed(consumer, True, MASTER)  # nothing downstream of it
+    assert output_mapping_computed(producer, True, MASTER)
+    assert not input_mapping_computed(producer, True, MASTER)
+
+
+def test_a_stateless_rule_flink_does_not_have_is_named() -> None:
+    with pytest.raises(InvalidParameterError, match=r"flink-1\.17\.1"):
+        state_assigned(VertexState.stateless(), "flink-1.16.0")
+
+
+# --- one subtask mapping per vertex or per gate (FLINK-22686) --------------------------------
+
+
+def test_gates_with_different_mappings_fail_only_with_one_mapping_per_vertex() -> None:
+    """testChannelStateAssignmentDownscalingTwoDifferentGates' consumer, 3 -> 2: its keyBy
+    gate reads old subtasks [[0, 1], [1, 2]], its rebalance gate [[0, 2], [1]]."""
+    keyed = rescale_exchange("keyBy", (3, 2), (3, 2)).input_mapping
+    rebalanced = rescale_exchange("rebalance", (3, 2), (3, 2)).input_mapping
+    assert keyed is not None
+    assert rebalanced is not None
+    assert (str(keyed), str(rebalanced)) == ("[[0, 1], [1, 2]]", "[[0, 2], [1]]")
+    check_subtask_mappings([keyed, rebalanced], MappingScope.GATE)
+    check_subtask_mappings([keyed, keyed], MappingScope.VERTEX)
+    check_subtask_mappings([], MappingScope.VERTEX)
+    with pytest.raises(InvalidParameterError, match="Incompatible subtask mappings"):
+        check_subtask_mappings([keyed, rebalanced], MappingScope.VERTEX)

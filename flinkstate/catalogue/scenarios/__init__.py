@@ -16,6 +16,7 @@ from flinkstate.catalogue.scenarios import (
     failover,
     filtering_on_read,
     flip_547,
+    gate_mappings,
     in_flight_capture,
     recovered_watermarks,
     refused,
@@ -23,6 +24,7 @@ from flinkstate.catalogue.scenarios import (
     restart,
     same_upstream,
     selective_reading,
+    stateless_operator,
 )
 from flinkstate.errors import InvalidParameterError
 
@@ -42,6 +44,8 @@ SCENARIOS: dict[str, Scenario] = {
         *flip_547.SCENARIOS,
         *refused.SCENARIOS,
         *in_flight_capture.SCENARIOS,
+        *stateless_operator.SCENARIOS,
+        *gate_mappings.SCENARIOS,
     )
 }
 
@@ -53,3 +57,38 @@ def get_scenario(name: str) -> Scenario:
         raise InvalidParameterError(
             f"unknown scenario {name!r}; known: {', '.join(sorted(SCENARIOS))}"
         ) from None
+
+
+def scenarios_of_bug(bug: str) -> list[Scenario]:
+    """The scenarios whose title or reference names Flink issue ``bug`` (``FLINK-35351``,
+    ``flink-35351`` or ``35351``), in the catalogue's order: a fix's before and after.
+
+    Examples
+    --------
+    >>> [s.name for s in scenarios_of_bug("flink-35351")]
+    ['custom-partitioner-input-kept', 'custom-partitioner-input-split', \
+'custom-partitioner-input-still-kept']
+    >>> scenarios_of_bug("FLINK-1")
+    Traceback (most recent call last):
+    ...
+    flinkstate.errors.InvalidParameterError: no scenario names FLINK-1; the bugs the catalogue \
+names: ...
+    """
+    said = bug.strip().upper()
+    number = said.removeprefix("FLINK-")
+    if not (number.isascii() and number.isdigit()):
+        raise InvalidParameterError(
+            f"{bug!r} is not a Flink issue: write it as FLINK-NNNNN (or its number)"
+        )
+    wanted = f"FLINK-{int(number)}"
+    found = [s for s in SCENARIOS.values() if wanted in s.bugs]
+    if not found:
+        named = sorted({b for s in SCENARIOS.values() for b in s.bugs}, key=_issue_number)
+        raise InvalidParameterError(
+            f"no scenario names {wanted}; the bugs the catalogue names: {', '.join(named)}"
+        )
+    return found
+
+
+def _issue_number(bug: str) -> int:
+    return int(bug.removeprefix("FLINK-"))

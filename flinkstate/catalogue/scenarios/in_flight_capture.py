@@ -101,7 +101,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "records lost now and then in jobs with several inputs; the model's "
         "checkpoint-consistency check stops at the first such record when the checkpoint "
         "completes.",
-        "two-gates",
+        "co-map-two-gates",
         {**_TWO_GATES, "inflight_data_lookup": "flink-1.11-snapshot"},
         Outcome.VIOLATION,
         "FLINK-18139 (before commit d25609d07f5, PR #12493)",
@@ -115,7 +115,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "handler turns into the flattened index (master asks each channel itself in "
         "checkpointStarted): right's channels persist what they hold and read before their "
         "barriers, and the restored job processes every record once.",
-        "two-gates",
+        "co-map-two-gates",
         _TWO_GATES,
         Outcome.RECOVERED,
         "FLINK-18139 (commit d25609d07f5, PR #12493, #12506 for 1.11); "

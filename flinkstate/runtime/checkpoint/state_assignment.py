@@ -29,13 +29,26 @@ from flinkstate.rescale.exchange import (
     UpstreamSubtaskRescale,
     rescale_exchange,
 )
-from flinkstate.rescale.reassignment import ConsumerInputs, InputReassignment
+from flinkstate.rescale.reassignment import (
+    ConsumerInputs,
+    InputReassignment,
+    MappingScope,
+    StatelessAssignment,
+    VertexState,
+    check_subtask_mappings,
+    input_state_redistributed,
+    output_state_redistributed,
+)
 from flinkstate.runtime.buffer.records import Fragment, Record
 from flinkstate.runtime.checkpoint.checkpoint import (
     ChannelState,
     Checkpoint,
     InputChannelInfo,
     ResultSubpartitionInfo,
+)
+from flinkstate.runtime.checkpoint.task_state_assignment import (
+    rescaling_as_computed,
+    vertex_states,
 )
 from flinkstate.runtime.jobgraph import Exchange, JobGraph, Operator, OperatorKind
 from flinkstate.runtime.options import ConnectedMappingLookup
@@ -105,6 +118,12 @@ class StateAssignment:
     #: which Flink's rule decided whether input state is split anew (before or since
     #: FLINK-35351)
     input_reassignment: InputReassignment = InputReassignment.FULL_MAPPER
+    #: which Flink's rule assigned state to a vertex with none of its own (before FLINK-27031,
+    #: before FLINK-31963, or since)
+    stateless_assignment: StatelessAssignment = StatelessAssignment.REPARTITIONED
+    #: whether Flink kept one subtask mapping per vertex or per gate (before or since
+    #: FLINK-22686)
+    mapping_scope: MappingScope = MappingScope.GATE
 
     @property
     def recovered_bytes(self) -> int:
@@ -120,15 +139,22 @@ def assign_state(
     recover_output_on_downstream: bool = False,
     connected_mapping: ConnectedMappingLookup | str = ConnectedMappingLookup.DATA_SET,
     input_reassignment: InputReassignment | str = InputReassignment.FULL_MAPPER,
+    stateless_assignment: StatelessAssignment | str = StatelessAssignment.REPARTITIONED,
+    mapping_scope: MappingScope | str = MappingScope.GATE,
 ) -> StateAssignment:
     """Split ``checkpoint`` for the same job at new parallelism (operator name -> parallelism;
     operators not named keep theirs). ``connected_mapping`` says how each gate's and
     partition's descriptor finds the other side's mapping: by its own edge's data set (Flink
     since FLINK-40269) or by the first edge between the two operators (before).
     ``input_reassignment``: the version of Flink's rule that decides, per consuming operator
-    over all its inputs, whether its input state is split anew (FLINK-35351 changed it)."""
+    over all its inputs, whether its input state is split anew (FLINK-35351 changed it).
+    ``stateless_assignment``: the version of Flink's rule for a vertex with no state of its
+    own, which before FLINK-27031 and FLINK-31963 left descriptors uncomputed.
+    ``mapping_scope``: one subtask mapping per vertex (before FLINK-22686, when gates with
+    different mappings fail the restore) or per gate and partition."""
     lookup = ConnectedMappingLookup.parse(connected_mapping)
     rule = InputReassignment.parse(input_reassignment)
+    stateless = StatelessAssignment.parse(stateless_assignment)
     old_graph = checkpoint.graph
     if old_graph is None:
         raise InvalidParameterError(f"checkpoint {checkpoint.id} does not record its job graph")
@@ -149,6 +175,17 @@ def assign_state(
         )
         for e in graph.exchanges
     }
+    vertices = vertex_states(checkpoint, old_graph)
+    redistributed = {
+        op.name: input_state_redistributed(
+            (old_graph.operator(op.name).parallelism, op.parallelism),
+            _consumer_inputs(graph, op.name),
+            rule,
+        )
+        for op in graph.operators
+    }
+    exchanges = rescaling_as_computed(exchanges, graph, vertices, redistributed, stateless)
+    _check_mappings(old_graph, graph, exchanges, vertices, redistributed, mapping_scope)
     inputs = _by_owner(checkpoint.input_channel_state)
     outputs = _by_owner(checkpoint.result_subpartition_state)
     subtasks: dict[str, TaskRestore] = {}
@@ -169,7 +206,30 @@ def assign_state(
         _expected_subtasks(graph, exchanges, subtasks, records),
         lookup,
         rule,
+        stateless,
+        MappingScope.parse(mapping_scope),
     )
+
+
+def _check_mappings(
+    old_graph: JobGraph,
+    graph: JobGraph,
+    exchanges: Mapping[str, ExchangeRescale],
+    vertices: Mapping[str, VertexState],
+    redistributed: Mapping[str, bool],
+    scope: MappingScope | str,
+) -> None:
+    """The mappings Flink computes while splitting channel state anew, held to ``scope``:
+    of a vertex with input state split anew, every gate's with channel state; of one with
+    output state whose parallelism changed, every partition's."""
+    for op in graph.operators:
+        if vertices[op.name].input and redistributed[op.name]:
+            gates = [exchanges[e.name].input_mapping for e in graph.inputs_of(op.name)]
+            check_subtask_mappings([m for m in gates if m is not None], scope)
+        old = old_graph.operator(op.name).parallelism
+        if vertices[op.name].output and output_state_redistributed((old, op.parallelism)):
+            partitions = [exchanges[e.name].output_mapping for e in graph.outputs_of(op.name)]
+            check_subtask_mappings([m for m in partitions if m is not None], scope)
 
 
 def _consumer_inputs(graph: JobGraph, consumer: str) -> ConsumerInputs:
@@ -262,8 +322,11 @@ def _restore_subtask(
     for gate_index, exchange in enumerate(graph.inputs_of(op.name)):
         plan = exchanges[exchange.name].downstream[index]
         gates.append(plan)
-        input_state += _input_chunks(gate_index, plan, old_op, inputs)
-        input_state += _upstream_output_chunks(gate_index, plan, old_graph, exchange, outputs)
+        channels = graph.operator(exchange.upstream).parallelism
+        input_state += _input_chunks(gate_index, plan, old_op, inputs, channels)
+        input_state += _upstream_output_chunks(
+            gate_index, plan, old_graph, exchange, outputs, channels
+        )
     # Flink reads input handles before the upstream-output ones (readInputData)
     input_state.sort(key=lambda c: c.upstream_output)
     partitions = []
@@ -271,7 +334,8 @@ def _restore_subtask(
     for partition_index, exchange in enumerate(graph.outputs_of(op.name)):
         up_plan = exchanges[exchange.name].upstream[index]
         partitions.append(up_plan)
-        output_state += _output_chunks(partition_index, up_plan, old_op, outputs)
+        subpartitions = graph.operator(exchange.downstream).parallelism
+        output_state += _output_chunks(partition_index, up_plan, old_op, outputs, subpartitions)
     return TaskRestore(
         op.subtask_name(index),
         op.name,
@@ -307,9 +371,10 @@ def _input_chunks(
     plan: DownstreamSubtaskRescale,
     old_op: Operator,
     inputs: Mapping[str, list[ChannelState]],
+    channels: int,
 ) -> list[RecoveredChunk]:
     """The input channel state of gate ``gate_index`` from the old subtasks the consumer's
-    mapper names, each buffer to the new channel its old channel maps to."""
+    mapper names, each buffer to the new channel its old channel maps to (of ``channels``)."""
     chunks = []
     channel_of = plan.new_channel
     for old in plan.input_state_from:
@@ -317,6 +382,7 @@ def _input_chunks(
             info = state.info
             if isinstance(info, InputChannelInfo) and info.gate == gate_index:
                 target = channel_of(info.channel)
+                _check_index(target, channels, f"input channel {info.channel} of gate {gate_index}")
                 for buffer in state.buffers:
                     chunks.append(
                         RecoveredChunk(gate_index, old, info.channel, (target,), buffer.fragments)
@@ -330,9 +396,11 @@ def _upstream_output_chunks(
     old_graph: JobGraph,
     exchange: Exchange,
     outputs: Mapping[str, list[ChannelState]],
+    channels: int,
 ) -> list[RecoveredChunk]:
     """Upstream output state handed to this consumer (recover output on downstream): the old
-    producers' subpartitions it reads, each on the channel of the producer that wrote it."""
+    producers' subpartitions it reads, each on the channel of the producer that wrote it (of
+    ``channels``)."""
     chunks = []
     channel_of = plan.new_channel
     upstream_op = old_graph.operator(exchange.upstream)
@@ -346,6 +414,7 @@ def _upstream_output_chunks(
                 and info.subpartition == old_subpartition
             ):
                 target = channel_of(old_upstream)
+                _check_index(target, channels, f"input channel {old_upstream} of gate {gate_index}")
                 for buffer in state.buffers:
                     chunks.append(
                         RecoveredChunk(
@@ -365,9 +434,11 @@ def _output_chunks(
     up_plan: UpstreamSubtaskRescale,
     old_op: Operator,
     outputs: Mapping[str, list[ChannelState]],
+    subpartitions: int,
 ) -> list[RecoveredChunk]:
     """The output state of partition ``partition_index`` from the old producers the mapper
-    names, each buffer copied to every new subpartition its old one maps to."""
+    names, each buffer copied to every new subpartition its old one maps to (of
+    ``subpartitions``)."""
     chunks = []
     for old in up_plan.output_state_from:
         for state in outputs.get(old_op.subtask_name(old), ()):
@@ -375,6 +446,8 @@ def _output_chunks(
             if isinstance(info, ResultSubpartitionInfo) and info.partition == partition_index:
                 if up_plan.descriptor is NO_RESCALE:
                     targets: tuple[int, ...] = (info.subpartition,)
+                    where = f"subpartition {info.subpartition} of partition {partition_index}"
+                    _check_index(info.subpartition, subpartitions, where)
                 else:
                     targets = up_plan.new_subpartitions(info.subpartition)
                 for buffer in state.buffers:
@@ -388,6 +461,17 @@ def _output_chunks(
                         )
                     )
     return chunks
+
+
+def _check_index(index: int, length: int, what: str) -> None:
+    """Refuse a buffer restored without a descriptor into a channel the new job lacks, as
+    Flink fails looking it up in the partition's or gate's array."""
+    if index >= length:
+        raise InvalidParameterError(
+            f"java.lang.ArrayIndexOutOfBoundsException: Index {index} out of bounds for length "
+            f"{length} (old {what} restored without a rescaling descriptor into a job that "
+            f"has {length})"
+        )
 
 
 def _splits_of(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from flinkstate.runtime.buffer.records import MAX_WATERMARK, MIN_WATERMARK, StreamElementKind
 from flinkstate.runtime.checkpoint.coordinator import failed_region_down
+from flinkstate.runtime.failover.happenings import TaskFailed
 from flinkstate.runtime.jobgraph import OperatorKind
 from flinkstate.runtime.watermark.watermarks import watermark_text
 from flinkstate.runtime.world.world import NetworkWorld
@@ -197,11 +198,21 @@ def fail(s: Step) -> str:
     task = s.world.tasks[s.task]
     failover = s.world.failover
     others = [str(t) for t in failover.to_restart if t.name != s.task] if failover else []
-    cancel = (
-        f"the other subtasks of its pipelined region ({', '.join(others)}) are CANCELING"
-        if others
-        else "it is its pipelined region on its own"
-    )
+    failed = next((h for h in s.event.happenings if isinstance(h, TaskFailed)), None)
+    canceling = [] if failed is None else list(failed.cancelling)
+    done = [name for name in others if name not in canceling]
+    # a finished subtask of the region has nothing to cancel; it restarts with the region
+    region = "the other subtasks of its pipelined region"
+    if not others:
+        cancel = "it is its pipelined region on its own"
+    elif not done:
+        cancel = f"{region} ({', '.join(canceling)}) are CANCELING"
+    elif not canceling:
+        cancel = f"{region} ({', '.join(done)}) have FINISHED: nothing to cancel, they restart "
+        cancel += "with the region"
+    else:
+        cancel = f"{region} are CANCELING ({', '.join(canceling)}) but those FINISHED "
+        cancel += f"({', '.join(done)}), which restart with the region"
     suspended = [
         f for f in s.world.checkpoints.failures if f.step == s.event.step + 1 and f.checkpoint
     ]

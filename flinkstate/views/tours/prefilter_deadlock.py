@@ -101,8 +101,10 @@ PREFILTER_DEADLOCK = Tour(
             "ones, {available} in all. The reader needs {needed}, the pre-filter buffer and "
             "{per_record} post-filter ones, and holds {held} of the {available}. The only "
             "thread that "
-            "could give one back is the reader itself, waiting: the run is **deadlocked**. The "
-            "waits-for graph below the canvas shows the cycle (the reader waits on itself). "
+            "could give one back is the reader itself, waiting: the run is **deadlocked**, "
+            "the reader waiting on itself, a waits-for cycle (in the notebook the graph below "
+            "the canvas draws it; on a page the places on it are tagged *cycle* and the "
+            "caption names it). "
             "Flink's fixes take the pre-filter buffer from the heap instead (the heap fallback "
             "of 2.3, or one reusable heap segment since FLINK-39519): explore and set "
             "prefilter_source.",

@@ -10,7 +10,7 @@ from flinkstate.catalogue.topologies import topology
 from flinkstate.errors import InvalidParameterError
 from flinkstate.keygroups import assign_key_to_parallel_operator, assign_to_key_group
 from flinkstate.rescale import MappingType, Partitioner, RescaleMappings, SubtaskStateMapper
-from flinkstate.rescale.reassignment import InputReassignment
+from flinkstate.rescale.reassignment import InputReassignment, MappingScope, StatelessAssignment
 from flinkstate.runtime.buffer.records import Fragment, Record
 from flinkstate.runtime.checkpoint.checkpoint import (
     ChannelState,
@@ -304,6 +304,41 @@ def test_channel_state_assignment_downscaling_two_different_gates() -> None:
     assert [g.mapping_type for g in gates] == [MappingType.RESCALING] * 2
 
 
+def test_two_different_gates_before_flink_22686() -> None:
+    """The same checkpoint under Flink 1.13.0: one subtask mapping for the whole downstream
+    vertex, so its rebalance gate's ROUND_ROBIN mapping ([[0, 2], [1]]) meets the keyBy
+    gate's RANGE one ([[0, 1], [1, 2]]) and the restore fails with Flink's message."""
+    taken = handmade(
+        {"up1": (3, SOURCE), "up2": (3, SOURCE), "down": (3, MAP)},
+        (Exchange("up1", "down", Partitioner.HASH), Exchange("up2", "down", Partitioner.REBALANCE)),
+        {f"down[{i}]": ((0, 0), (1, 0)) for i in range(3)},
+        {f"up{u}[{i}]": ((0, 0), (0, 0)) for u in (1, 2) for i in range(3)},
+    )
+    parallelism = {"up1": 2, "up2": 2, "down": 2}
+    with pytest.raises(InvalidParameterError, match="Incompatible subtask mappings") as refused:
+        assign_state(taken, parallelism, mapping_scope=MappingScope.VERTEX)
+    assert "Found [[0, 1], [1, 2]] and [[0, 2], [1]]." in str(refused.value)
+    # input state on the keyBy gate alone fails it too: Flink computed every gate's mapping
+    keyed_only = handmade(
+        {"up1": (3, SOURCE), "up2": (3, SOURCE), "down": (3, MAP)},
+        (Exchange("up1", "down", Partitioner.HASH), Exchange("up2", "down", Partitioner.REBALANCE)),
+        {f"down[{i}]": ((0, 0),) for i in range(3)},
+        {},
+    )
+    with pytest.raises(InvalidParameterError, match="Incompatible subtask mappings"):
+        assign_state(keyed_only, parallelism, mapping_scope="flink-1.13.0")
+    # two keyBy gates share their mapping: Flink 1.13.0 restored such a job
+    same = handmade(
+        {"up1": (3, SOURCE), "up2": (3, SOURCE), "down": (3, MAP)},
+        (Exchange("up1", "down", Partitioner.HASH), Exchange("up2", "down", Partitioner.HASH)),
+        {f"down[{i}]": ((0, 0), (1, 0)) for i in range(3)},
+        {},
+    )
+    assert assign_state(same, parallelism, mapping_scope=MappingScope.VERTEX).mapping_scope is (
+        MappingScope.VERTEX
+    )
+
+
 def test_channel_state_assignment_two_gates_partially_downscaling() -> None:
     """StateAssignmentOperationTest.testChannelStateAssignmentTwoGatesPartiallyDownscaling
     (FLINK-35351): both upstreams 3 -> 2, the downstream keeps 3; gate 0 from a custom
@@ -387,6 +422,109 @@ def test_only_upstream_channel_state_assignment() -> None:
         assignment.subtasks[f"down[{i}]"].gates[0].descriptor.mapping_type is MappingType.RESCALING
         for i in range(3)
     )
+
+
+def test_only_upstream_channel_state_assignment_before_flink_27031() -> None:
+    """The same checkpoint under Flink 1.15.0's rule: the stateless downstream gets no
+    restore, so its gates keep no descriptor (Flink's test finds no TaskRestore); since
+    FLINK-27031 it gets one whose descriptor takes the upstream's output mapping."""
+    taken = handmade(
+        {"up": (2, SOURCE), "down": (2, MAP)},
+        (Exchange("up", "down", Partitioner.HASH),),
+        {},
+        {"up[0]": ((0, 0), (0, 1))},
+    )
+    types = {
+        rule: {
+            assign_state(taken, {"up": 3, "down": 3}, stateless_assignment=rule)
+            .subtasks[f"down[{i}]"]
+            .gates[0]
+            .descriptor.mapping_type
+            for i in range(3)
+        }
+        for rule in StatelessAssignment
+    }
+    assert types == {
+        StatelessAssignment.NOT_ASSIGNED: {MappingType.IDENTITY},
+        StatelessAssignment.ASSIGNED: {MappingType.RESCALING},
+        StatelessAssignment.REPARTITIONED: {MappingType.RESCALING},
+    }
+
+
+def _old_subtask_counts(
+    taken: Checkpoint, parallelism: dict[str, int], rule: StatelessAssignment
+) -> tuple[int, int]:
+    """What Flink's checkMappings sums: the old subtasks of partition 0 of every new upstream
+    subtask and of gate 0 of every new downstream subtask."""
+    assignment = assign_state(taken, parallelism, stateless_assignment=rule)
+    shares = assignment.subtasks.values()
+    return (
+        sum(len(s.partitions[0].descriptor.old_subtask_indexes) for s in shares if s.partitions),
+        sum(len(s.gates[0].descriptor.old_subtask_indexes) for s in shares if s.gates),
+    )
+
+
+@pytest.mark.parametrize(
+    ("rule", "counts"),
+    [
+        (StatelessAssignment.REPARTITIONED, (5, 7)),
+        # before FLINK-31963 neither side computed a mapping: no descriptor, no old subtasks
+        # (Flink's assertion that each has some fails there)
+        (StatelessAssignment.ASSIGNED, (0, 0)),
+        (StatelessAssignment.NOT_ASSIGNED, (0, 0)),
+    ],
+)
+def test_only_upstream_channel_rescale_state_assignment(
+    rule: StatelessAssignment, counts: tuple[int, int]
+) -> None:
+    """StateAssignmentOperationTest.testOnlyUpstreamChannelRescaleStateAssignment
+    (FLINK-31963): both at 5, only old upstream subtask 0 has (two handles of) output state,
+    the stateless downstream goes 5 -> 3 over RANGE / ROUND_ROBIN: the upstream's
+    descriptors name 5 old subtasks in all, the downstream's 7 ([0, 1], [1, 2, 3], [3, 4])."""
+    taken = handmade(
+        {"up": (5, SOURCE), "down": (5, MAP)},
+        (Exchange("up", "down", Partitioner.HASH),),
+        {},
+        {"up[0]": ((0, 0), (0, 1))},
+    )
+    assert _old_subtask_counts(taken, {"down": 3}, rule) == counts
+
+
+@pytest.mark.parametrize(
+    ("rule", "counts"),
+    [
+        (StatelessAssignment.REPARTITIONED, (5, 5)),
+        (StatelessAssignment.ASSIGNED, (0, 0)),
+    ],
+)
+def test_only_downstream_channel_rescale_state_assignment(
+    rule: StatelessAssignment, counts: tuple[int, int]
+) -> None:
+    """StateAssignmentOperationTest.testOnlyDownstreamChannelRescaleStateAssignment
+    (FLINK-31963): both at 5, only old downstream subtask 0 has (two handles of) input state,
+    the stateless upstream goes 5 -> 3: 5 old subtasks on each side ([0, 3], [1, 4], [2] and
+    one each)."""
+    taken = handmade(
+        {"up": (5, SOURCE), "down": (5, MAP)},
+        (Exchange("up", "down", Partitioner.HASH),),
+        {"down[0]": ((0, 0), (0, 1))},
+        {},
+    )
+    assert _old_subtask_counts(taken, {"up": 3}, rule) == counts
+
+
+def test_before_flink_31963_a_channel_the_new_job_lacks_fails_the_restore() -> None:
+    """The downstream case restored before FLINK-31963: no descriptor on the downstream's
+    gate, so old channel 4 (old upstream subtask 4) is looked up in a gate of 3 channels."""
+    taken = handmade(
+        {"up": (5, SOURCE), "down": (5, MAP)},
+        (Exchange("up", "down", Partitioner.HASH),),
+        {"down[0]": ((0, 4),)},
+        {},
+    )
+    with pytest.raises(InvalidParameterError, match="Index 4 out of bounds for length 3"):
+        assign_state(taken, {"up": 3}, stateless_assignment=StatelessAssignment.ASSIGNED)
+    assert assign_state(taken, {"up": 3}).subtasks["down[0]"].input_state[0].targets == (1,)
 
 
 def test_mixed_exchanges_forward_and_hash_no_state_on_forward() -> None:

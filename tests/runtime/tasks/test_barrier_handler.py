@@ -124,7 +124,7 @@ def two_gates(lookup: InflightDataLookup) -> tuple[NetworkWorld, int, list[tuple
     two buffers; left's barrier comes first and the snapshot starts; a buffer of left follows
     its barrier; the co-map reads right's two, then right's barrier. The world then, left's
     buffer and right's two (with their records)."""
-    world = topology("two-gates").build(
+    world = topology("co-map-two-gates").build(
         {
             "parallelism": 1,
             "source_parallelism": 1,
