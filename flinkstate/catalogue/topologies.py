@@ -164,6 +164,8 @@ CATALOGUE: dict[str, Topology] = {
                 LOCAL_CHANNEL_PERSISTENCE,
             ),
             itcase_unaligned_job,
+        ),
+        Topology(
             "keyed-sink",
             "source -keyBy-> sink: a sink with no state of its own beside an exchange with "
             "channel state (FLINK-27031, FLINK-31963)",
