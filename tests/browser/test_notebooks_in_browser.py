@@ -517,8 +517,11 @@ def run_and_step_canvas(notebook: NotebookInBrowser) -> tuple[dict[str, Any], di
         button, before = notebook.drawn_canvas()
         canvas = notebook.page.locator(".flinkstate-canvas").nth(before["index"])
         notebook.screenshot(canvas, "canvas-before")
-        after = notebook.click_step(button, before["step"] + 1)
+        notebook.click_step(button, before["step"] + 1)
         notebook.page.wait_for_timeout(600)  # let the items travel before the picture
+        # read once they have arrived: an item the step made fades in from opacity 0, which
+        # the canvas's state at the moment it says the step is drawn may still show
+        after = button.evaluate(f"(node) => ({CANVAS_STATE})([node])")
         notebook.screenshot(canvas, "canvas-after")
         errors = notebook.helper("errors", notebook.name)
         assert not errors, "cells show errors after the click:\n" + "\n".join(errors)
