@@ -40,18 +40,12 @@ class InputReassignment(Choice):
 
     Examples
     --------
-    >>> [(rule.value, rule.flink) for rule in InputReassignment]
-    [('flink-1.19.0', 'Flink <= 1.19.0'), ('flink-1.19.1', 'Flink >= 1.19.1 (FLINK-35351)')]
+    >>> InputReassignment.parse("flink-1.19.0") is InputReassignment.OWN_PARALLELISM
+    True
     """
 
     OWN_PARALLELISM = "flink-1.19.0"
     FULL_MAPPER = "flink-1.19.1"
-
-    @property
-    def flink(self) -> str:
-        if self is InputReassignment.OWN_PARALLELISM:
-            return "Flink <= 1.19.0"
-        return "Flink >= 1.19.1 (FLINK-35351)"
 
 
 @dataclass(frozen=True)
@@ -144,23 +138,13 @@ class StatelessAssignment(Choice):
 
     Examples
     --------
-    >>> [(rule.value, rule.flink) for rule in StatelessAssignment]  # doctest: +NORMALIZE_WHITESPACE
-    [('flink-1.15.0', 'Flink <= 1.15.0'),
-     ('flink-1.17.0', 'Flink 1.15.1 to 1.17.0 (FLINK-27031)'),
-     ('flink-1.17.1', 'Flink >= 1.16.2, 1.17.1 (FLINK-31963)')]
+    >>> [rule.value for rule in StatelessAssignment]
+    ['flink-1.15.0', 'flink-1.17.0', 'flink-1.17.1']
     """
 
     NOT_ASSIGNED = "flink-1.15.0"
     ASSIGNED = "flink-1.17.0"
     REPARTITIONED = "flink-1.17.1"
-
-    @property
-    def flink(self) -> str:
-        if self is StatelessAssignment.NOT_ASSIGNED:
-            return "Flink <= 1.15.0"
-        if self is StatelessAssignment.ASSIGNED:
-            return "Flink 1.15.1 to 1.17.0 (FLINK-27031)"
-        return "Flink >= 1.16.2, 1.17.1 (FLINK-31963)"
 
 
 @dataclass(frozen=True)
@@ -286,18 +270,12 @@ class MappingScope(Choice):
 
     Examples
     --------
-    >>> [(scope.value, scope.flink) for scope in MappingScope]
-    [('flink-1.13.0', 'Flink <= 1.13.0'), ('flink-1.13.1', 'Flink >= 1.13.1 (FLINK-22686)')]
+    >>> [scope.value for scope in MappingScope]
+    ['flink-1.13.0', 'flink-1.13.1']
     """
 
     VERTEX = "flink-1.13.0"
     GATE = "flink-1.13.1"
-
-    @property
-    def flink(self) -> str:
-        if self is MappingScope.VERTEX:
-            return "Flink <= 1.13.0"
-        return "Flink >= 1.13.1 (FLINK-22686)"
 
 
 def check_subtask_mappings(

@@ -12,6 +12,7 @@ from collections.abc import Callable
 import pytest
 
 from flinkstate.lab.scenario_run import prepare_scenario
+from flinkstate.memory_segment import LENGTH_PREFIX_BYTES
 from flinkstate.runtime.world.world import NetworkWorld
 from tests.notebooks.executed import NOTEBOOK_FOLDER
 
@@ -37,7 +38,7 @@ def _record_bytes(world: NetworkWorld) -> int:
     assert world.restore is not None
     lengths = {r.serialized_length for r in world.restore.records.values() if r.is_record}
     (length,) = lengths
-    return length - 4  # the record's bytes, without its int length prefix
+    return length - LENGTH_PREFIX_BYTES  # the record's bytes, without its length
 
 
 def _notebook_03_reproduce() -> str:

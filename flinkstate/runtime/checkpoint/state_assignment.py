@@ -159,6 +159,7 @@ def assign_state(
     if old_graph is None:
         raise InvalidParameterError(f"checkpoint {checkpoint.id} does not record its job graph")
     graph = _rescaled_graph(old_graph, dict(parallelism or {}))
+    consumers = {op.name: _consumer_inputs(graph, op.name) for op in graph.operators}
     exchanges = {
         e.name: rescale_exchange(
             e.partitioner,
@@ -170,7 +171,7 @@ def assign_state(
             recover_output_on_downstream=recover_output_on_downstream,
             aligned_by_graph=not graph.checkpoints_unaligned(e),
             connected=_connected(graph, e, lookup).partitioner,
-            consumer_inputs=_consumer_inputs(graph, e.downstream),
+            consumer_inputs=consumers[e.downstream],
             reassignment=rule,
         )
         for e in graph.exchanges
@@ -178,9 +179,7 @@ def assign_state(
     vertices = vertex_states(checkpoint, old_graph)
     redistributed = {
         op.name: input_state_redistributed(
-            (old_graph.operator(op.name).parallelism, op.parallelism),
-            _consumer_inputs(graph, op.name),
-            rule,
+            (old_graph.operator(op.name).parallelism, op.parallelism), consumers[op.name], rule
         )
         for op in graph.operators
     }
