@@ -8,7 +8,8 @@ against one step (a state costs a copy, a step and its fingerprint); and the sam
 with whole copies of every state (``explore(partial=False)``), what copying only the
 components each action may change saves. The reduction factor:
 every interleaving of a 2 x 2 keyed job (one record per source, exhausted) with sleep sets
-against every transition. Memory: the peak Python allocation of a depth first exploration
+against every transition, and with persistent sets (states stored, against every
+transition's). Memory: the peak Python allocation of a depth first exploration
 (which holds one path of whole worlds) per distinct state stored. And the same restart with
 Flink's default 2048 network buffers per TaskManager against its 16, bounded alike (the same
 states are reached): what the segments no step touches cost each state. Targets (issue 22):
@@ -24,7 +25,7 @@ from benchmarks.harness import Measurement, best_of
 from flinkstate.catalogue.topologies import topology
 from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.runtime.world.world import NetworkWorld
-from flinkstate.sim.explore import NO_REDUCTION, Bounds, SleepSets, explore
+from flinkstate.sim.explore import NO_REDUCTION, Bounds, PersistentSets, SleepSets, explore
 
 #: the restart explored: a 2 x 2 keyed job, its checkpoint four steps in
 RESTART = {
@@ -90,6 +91,10 @@ def run(smoke: bool) -> list[Measurement]:
     assert reduced.distinct == plain.distinct
     reduced_seconds = best_of(lambda: explore(job, reduction=SleepSets()), repeat)
     plain_seconds = best_of(lambda: explore(job, reduction=NO_REDUCTION), repeat)
+    persistent = explore(job, reduction=PersistentSets())
+    assert persistent.exhausted
+    assert persistent.finished == plain.finished
+    persistent_seconds = best_of(lambda: explore(job, reduction=PersistentSets()), repeat)
 
     tracemalloc.start()
     try:
@@ -102,7 +107,10 @@ def run(smoke: bool) -> list[Measurement]:
         f"({explored.states:,} reached, depth {explored.depth}); job exhausted: "
         f"{plain.distinct:,} states, {plain.states:,} transitions without reduction, "
         f"{reduced.states:,} with sleep sets (reduction factor "
-        f"{plain.states / reduced.states:.2f}); memory: {peak / deep.distinct:,.0f} bytes per "
+        f"{plain.states / reduced.states:.2f}); {persistent.distinct:,} states with persistent "
+        f"sets (reduction factor {plain.distinct / persistent.distinct:.2f}, "
+        f"{persistent.persistent:,} followed by one actor's actions alone); "
+        f"memory: {peak / deep.distinct:,.0f} bytes per "
         f"stored state (depth first peak over {deep.distinct:,} states)"
     )
     # the same restart with Flink's default network buffers: what a state costs should not
@@ -140,6 +148,13 @@ def run(smoke: bool) -> list[Measurement]:
             "every transition",
             plain_seconds,
             reduced.distinct,
+        ),
+        Measurement(
+            "explore 2x2 keyed job to its end, persistent sets",
+            persistent_seconds,
+            "sleep sets",
+            reduced_seconds,
+            persistent.distinct,
         ),
         Measurement(
             f"explore 2x2 keyed restart, {DEFAULT_NETWORK_BUFFERS} network buffers",

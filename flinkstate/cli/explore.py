@@ -90,7 +90,10 @@ def add_explore_parser(subparsers: Any) -> None:
         "--reduction",
         default=PartialOrder.SLEEP_SETS.value,
         help="sleep-sets (default: transitions into a state reached another way by "
-        "independent actions are left out; every state and finding is still reached) or none",
+        "independent actions are left out; every state and finding is still reached), "
+        "persistent-sets (also fewer states: where no other actor may interfere with one "
+        "actor's next step, only that actor's actions are followed; every deadlock and "
+        "finding is still reached) or none",
     )
     _add_bounds(parser)
     parser.add_argument(
@@ -242,6 +245,13 @@ def _shortened(trace: Sequence[Action]) -> str:
     return "; ".join(shown) if shown else "(the start itself)"
 
 
+#: how the verdict line names each reduction
+_REDUCTION_WORDS = {
+    PartialOrder.SLEEP_SETS: ", sleep sets",
+    PartialOrder.PERSISTENT_SETS: ", persistent sets and sleep sets",
+}
+
+
 def _describe(
     subject: ExplorationSubject,
     seed: int,
@@ -251,8 +261,8 @@ def _describe(
     folder: Path | None,
 ) -> list[str]:
     how = result.strategy.value
-    if partial_order is PartialOrder.SLEEP_SETS and result.strategy is not Strategy.RANDOM_WALK:
-        how += ", sleep sets"
+    if result.strategy is not Strategy.RANDOM_WALK:
+        how += _REDUCTION_WORDS.get(partial_order, "")
     lines = [
         f"{subject.describe()}, {how}, seed {seed}: {result.summary()}",
         f"  {result.states} states reached (with repeats); {result.finished} distinct states "
@@ -296,6 +306,7 @@ def _summary(
         "depth": result.depth,
         "finished_states": result.finished,
         "broken_states": result.broken,
+        "persistent_states": result.persistent,
         "elapsed_seconds": result.elapsed,
         "exhausted": result.exhausted,
         "stopped_by": result.stopped_by.value,

@@ -52,7 +52,7 @@ from flinkstate.views.scene_items import ItemBuilder, ItemGroup
 from flinkstate.views.scene_layout import SceneLayout
 
 #: resources whose change no scene shows (record ids and paths drawn, sources left)
-_UNSEEN = frozenset({ResourceKind.RECORDS, ResourceKind.PATHS, ResourceKind.SOURCES})
+_UNSEEN = frozenset({ResourceKind.RECORDS, ResourceKind.SOURCES})
 
 
 class SceneSteps:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypeAlias
 
 from flinkstate.memory_segment import LENGTH_PREFIX_BYTES
 
@@ -23,6 +24,13 @@ MAX_WATERMARK = 2**63 - 1
 #: payload bytes after the length: tag + long timestamp; tag + int status
 WATERMARK_SIZE = 9
 WATERMARK_STATUS_SIZE = 5
+
+
+#: the path a record took to a task, for the order checks: where it came from (0: its source;
+#: -1 - its id: recovered, its route before the checkpoint unknown; else the path it took to the
+#: task before) and the channel it came through. A path is its route, not a number drawn when
+#: first taken, so records reaching two tasks in either order leave the same paths behind.
+Path: TypeAlias = int | tuple["Path", str]
 
 
 class StreamElementKind(StrEnum):

@@ -19,7 +19,7 @@ from flinkstate.keygroups import assign_to_key_group
 from flinkstate.rescale.partitioner import Partitioner
 from flinkstate.runtime.action_kind import ActionKind, action
 from flinkstate.runtime.buffer.buffer import HEAP, Buffer
-from flinkstate.runtime.buffer.records import Record, StreamElementKind
+from flinkstate.runtime.buffer.records import Path, Record, StreamElementKind
 from flinkstate.runtime.checkpoint import coordinator
 from flinkstate.runtime.checkpoint.channel import classic_recovery, fetched_channel_state_drainer
 from flinkstate.runtime.checkpoint.channel.classic_recovery import RecoveryWorld
@@ -78,12 +78,12 @@ class RecordPaths(EmissionLog, Protocol):
     last sequence number seen per path and per key."""
 
     @property
-    def paths(self) -> dict[tuple[int, str], int]: ...
+    def paths(self) -> dict[tuple[int, str], Path]: ...
     @property
-    def path_seq(self) -> dict[tuple[str, int], int]: ...
+    def path_seq(self) -> dict[tuple[str, Path], int]: ...
     @property
     def key_seq(self) -> dict[tuple[str, str, int], int]: ...
-    def path_id(self, upstream: int, channel: str) -> int: ...
+    def path_id(self, upstream: Path, channel: str) -> Path: ...
 
 
 class MailboxWorld(BarrierHandlerWorld, RecoveryWorld, EventTimeWorld, Protocol):

@@ -31,6 +31,7 @@ from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
 from flinkstate.runtime.checkpoint.state_assignment import StateAssignment
 from flinkstate.runtime.jobgraph import Exchange, Operator, OperatorKind
 from flinkstate.runtime.options import (
+    Fault,
     RecoveryCheckpointTrigger,
     RecoveryGeneration,
     RecoveryOptions,
@@ -43,6 +44,7 @@ from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.runtime.tasks.task import Task
 from flinkstate.runtime.world.actors import ActionCache, ActorIndex
 from flinkstate.runtime.world.exploration.footprint import Footprints
+from flinkstate.runtime.world.exploration.interference import Interference
 from flinkstate.runtime.world.exploration.partial_copy import PartialCopies
 from flinkstate.runtime.world.invariants import audit_interval
 from flinkstate.runtime.world.state import NetworkState, configuration_of
@@ -98,6 +100,11 @@ def build(state: NetworkState) -> None:
         )
     )
     state.actions.listen(state.journal.changes)  # every action is due: the cache starts stale
+    state.interference = Interference.of(
+        state.tasks.values(),
+        state.footprints,
+        lose_record=Fault.LOSE_RECORD in state.options.faults,
+    )
     state.audit_every = audit_interval(
         options.full_check_every, state.component_count, scale=options.scale_audits
     )

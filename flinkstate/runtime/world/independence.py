@@ -14,7 +14,7 @@ task); a transport sending a buffer or such an event, or requesting a floating b
 A network pool joins when a local pool would take from it or give back to it; a channel's
 ``POLLABLE`` joins when something is added to an empty queue its task reads (what is added
 behind others changes neither the head nor which channel the task polls next); what draws a
-number every actor shares (record ids, record paths), ends a source's input or writes the
+number every actor shares (record ids), ends a source's input or writes the
 checkpoint in progress adds that resource. Everything else may touch anything (None):
 the other events, channels in V2 recovery, V1's filtering reader, a source's end of event
 time, snapshots, the checkpoint coordinator, the channel-state writers, V2's task mails, a
@@ -48,7 +48,6 @@ from flinkstate.runtime.world.exploration.footprint import (
     CHECKPOINT,
     EVENT_TIME,
     HEAP,
-    PATHS,
     RECORDS,
     SOURCES,
     PoolOf,
@@ -214,7 +213,9 @@ def _process(
     current = task.current
     if current is None:
         return None
-    touched = {own.task, *own.inputs[current.name], PATHS}
+    # the order checks' memory it writes is its own: the path each record took to it (a route,
+    # not a number drawn), the last seq per path ending at its channels and per key it owns
+    touched = {own.task, *own.inputs[current.name]}
     if world.graph.event_time:
         touched.add(EVENT_TIME)
     return _with_pools(world, touched, own.input_pools)  # the buffer, once read

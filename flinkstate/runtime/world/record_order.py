@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from flinkstate.runtime.buffer.records import Path
 from flinkstate.runtime.copying import NotState, StateKey
 
 
@@ -20,12 +21,10 @@ from flinkstate.runtime.copying import NotState, StateKey
 class RecordOrder:
     """Paths, the last sequence numbers per path and per key, and write steps."""
 
-    #: path id of each record at each task that processed it
-    paths: dict[tuple[int, str], int] = field(default_factory=dict)
-    #: each (upstream path, channel) numbered once: records that took the same channels
-    path_ids: dict[tuple[int, str], int] = field(default_factory=dict)
+    #: the path of each record at each task that processed it
+    paths: dict[tuple[int, str], Path] = field(default_factory=dict)
     #: the last seq per (source subtask, path)
-    path_seq: dict[tuple[str, int], int] = field(default_factory=dict)
+    path_seq: dict[tuple[str, Path], int] = field(default_factory=dict)
     #: the last seq per (operator, source subtask, key): per-key order at keyed operators
     key_seq: dict[tuple[str, str, int], int] = field(default_factory=dict)
     #: step at which each delivery finished being written, and by which task
@@ -41,7 +40,6 @@ class RecordOrder:
         step before any snapshot yet to come is before it too."""
         return (
             frozenset(self.paths.items()),
-            frozenset(self.path_ids.items()),
             frozenset(self.path_seq.items()),
             frozenset(self.key_seq.items()),
             frozenset(
@@ -52,19 +50,19 @@ class RecordOrder:
             ),
         )
 
-    def path_id(self, upstream: int, channel: str) -> int:
-        """The path that continues ``upstream`` through ``channel`` (numbered when first
-        taken)."""
-        key = (upstream, channel)
-        path = self.path_ids.get(key)
-        if path is None:
-            path = self.path_ids[key] = len(self.path_ids) + 1
-        return path
+    @staticmethod
+    def path_id(upstream: Path, channel: str) -> Path:
+        """The path that continues ``upstream`` through ``channel``.
+
+        Examples:
+            >>> RecordOrder.path_id(RecordOrder.path_id(0, "map[0]<source[1]"), "sink[0]<map[0]")
+            ((0, 'map[0]<source[1]'), 'sink[0]<map[0]')
+        """
+        return (upstream, channel)
 
     def copy(self) -> RecordOrder:
         return RecordOrder(
             dict(self.paths),
-            dict(self.path_ids),
             dict(self.path_seq),
             dict(self.key_seq),
             dict(self.emitted_at),

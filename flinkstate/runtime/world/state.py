@@ -46,6 +46,7 @@ from flinkstate.runtime.watermark.event_time import EventTimeState
 from flinkstate.runtime.world import checkpoint_invariants
 from flinkstate.runtime.world.actors import ActionCache
 from flinkstate.runtime.world.exploration.footprint import Footprints
+from flinkstate.runtime.world.exploration.interference import Interference
 from flinkstate.runtime.world.exploration.partial_copy import Owned, PartialCopies
 from flinkstate.runtime.world.record_order import RecordOrder
 from flinkstate.sim.core import Violation
@@ -121,6 +122,8 @@ class NetworkState:
 
     #: per actor, the resources its everyday actions stay within (fixed once built)
     footprints: Footprints = field(init=False)
+    #: per actor, everything it may ever touch (fixed once built; persistent sets read it)
+    interference: Interference = field(init=False)
     #: which components a copy for one action must copy, by footprint (a cache shared by
     #: copies: ``NetworkWorld.clone_within``)
     partial_copies: PartialCopies = field(init=False)
@@ -161,6 +164,7 @@ class NetworkState:
         "actions": "a cache of the actions the state offers (a function of the state)",
         "task_keys": FIXED,
         "footprints": FIXED,
+        "interference": FIXED,
         "partial_copies": "a cache of copy plans, shared by copies (a function of the job)",
         "key_ordered": FIXED,
         "sequential": FIXED,

@@ -45,7 +45,7 @@ from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 from flinkstate.runtime.partition.result_partition import ResultPartition, Subpartition
 from flinkstate.runtime.tasks import barrier_handler, mailbox
 from flinkstate.runtime.tasks.task import Task
-from flinkstate.runtime.world import builder, independence, invariants, waits
+from flinkstate.runtime.world import builder, independence, invariants, isolation, waits
 from flinkstate.runtime.world.actors import EnabledActions
 from flinkstate.runtime.world.exploration.footprint import Resource
 from flinkstate.runtime.world.exploration.partial_copy import CopyPlan, Owned
@@ -498,6 +498,18 @@ class NetworkWorld(NetworkState):
         """What ``action`` (enabled now) may read or write (``independence.footprint``), for
         partial-order reduction; None: anything."""
         return independence.footprint(self, action)
+
+    def isolates(self) -> bool:
+        """Whether the run is calm (``isolation.calm``): only then may an actor's actions be
+        a persistent set."""
+        return isolation.calm(self)
+
+    def interferes(self, actions: Sequence[Action], touched: frozenset[Resource]) -> bool:
+        """Whether another actor may, from this state on and before the actor of ``actions``
+        (all it has enabled) steps, touch what they touch (``touched``) or what decides
+        which actions it has (``isolation.interferes``): False makes them a persistent set.
+        Asked in calm states only (:meth:`isolates`)."""
+        return isolation.interferes(self, actions, touched)
 
     def fingerprint(self) -> Hashable:
         """The state as one value (``NetworkState.state_key``): two worlds with one

@@ -32,8 +32,12 @@ reduction by sleep sets (Godefroid): once an action was followed from a state, i
 siblings need not follow it again where it is independent of what they did, because both
 orders reach one state. Every state is still reached (only transitions are left out), so every
 violation and deadlock is found, with a trace as short, at a fraction of the cost. A state met
-again with a smaller sleep set follows what it slept on before. :data:`NO_REDUCTION` follows
-every transition.
+again with a smaller sleep set follows what it slept on before. :class:`PersistentSets` adds
+persistent sets (Godefroid): where no other actor may interfere with one actor's next step
+(:class:`Isolating`), only that actor's actions are followed, so fewer states are stored;
+every deadlock and finding is still reached (a state whose persistent set closes a cycle is
+expanded fully, the proviso), though not always by the shortest trace. :data:`NO_REDUCTION`
+follows every transition.
 """
 
 from __future__ import annotations
@@ -48,8 +52,10 @@ from flinkstate.sim.explore.reduction import (
     NO_REDUCTION,
     Footprinted,
     IndependenceError,
+    Isolating,
     NoReduction,
     PartialCopy,
+    PersistentSets,
     Reduction,
     SleepSets,
     copies_partially,
@@ -79,10 +85,12 @@ __all__ = [
     "FindingKind",
     "Footprinted",
     "IndependenceError",
+    "Isolating",
     "NoReduction",
     "Numbered",
     "PartialCopy",
     "PartialOrder",
+    "PersistentSets",
     "Progress",
     "Reduction",
     "SleepSets",

@@ -12,7 +12,7 @@ from flinkstate.sim.action import Action
 from flinkstate.sim.core import Violation
 from flinkstate.sim.deadlock import DeadlockReport
 from flinkstate.sim.explore.budget import mebibytes
-from flinkstate.sim.explore.reduction import NO_REDUCTION, Reduction, SleepSets
+from flinkstate.sim.explore.reduction import NO_REDUCTION, PersistentSets, Reduction, SleepSets
 
 
 class Strategy(Choice):
@@ -25,12 +25,16 @@ class Strategy(Choice):
 
 class PartialOrder(Choice):
     """The partial-order reduction an exploration uses: sleep sets from the model's
-    footprints, or none (every transition followed)."""
+    footprints, persistent sets with sleep sets on top, or none (every transition
+    followed)."""
 
     SLEEP_SETS = "sleep-sets"
+    PERSISTENT_SETS = "persistent-sets"
     NONE = "none"
 
     def reduction(self) -> Reduction:
+        if self is PartialOrder.PERSISTENT_SETS:
+            return PersistentSets()
         return SleepSets() if self is PartialOrder.SLEEP_SETS else NO_REDUCTION
 
 
@@ -147,6 +151,10 @@ class ExplorationResult:
     #: the process's resident memory (bytes) when it was last read against the memory budget;
     #: None without a budget
     resident: int | None = None
+    #: distinct states from which a persistent set was followed, fewer actions than were
+    #: enabled (0 without persistent sets), and those of them the proviso expanded fully
+    persistent: int = 0
+    proviso: int = 0
 
     @property
     def exhausted(self) -> bool:
@@ -176,6 +184,11 @@ class ExplorationResult:
             )
         else:
             found = "no deadlock, every invariant holds"
+        if self.persistent:
+            explored += (
+                f" ({self.persistent} of them followed by one actor's actions alone, "
+                "a persistent set)"
+            )
         if self.exhausted:
             return f"{explored}: {found}"
         if self.stopped_by is StopReason.MAX_MEMORY:

@@ -93,11 +93,13 @@ class _Expansion(NamedTuple):
     """What to follow from a state: ``todo``, the actions its reduction chose, less its sleep
     set when it is expanded; or, with ``done``, only the actions of ``todo`` (woken from a
     sleep set), ``done`` counting as followed already. ``numbered``: the state's key, numbered,
-    for its children's."""
+    for its children's. ``rest``: the enabled actions a persistent set left out, followed too
+    where one of its successors closes a cycle (the proviso)."""
 
     todo: Sequence[Action]
     done: frozenset[Action] | None
     numbered: Numbered | None = None
+    rest: Sequence[Action] = ()
 
 
 class _Stop(Exception):
@@ -149,6 +151,10 @@ class _Exploration:
         self.deepest = 0
         self.finished: set[int] = set()
         self.broken = 0
+        #: states a persistent set left actions out of, and those of them the proviso
+        #: expanded fully
+        self.persistent = 0
+        self.fully_expanded = 0
         #: per state reached, whether it was expanded (followed from) yet
         self.expanded = bytearray()
         #: each state's sleep set, where not empty: the intersection of those it was reached with
@@ -203,8 +209,9 @@ class _Exploration:
             self.slept[index] = asleep
         else:
             self.slept.pop(index, None)
-        todo = self.check(model, index)
-        return index, (_Expansion(todo, None, numbered) if todo else None), index == known
+        todo, rest = self.check(model, index)
+        found = _Expansion(todo, None, numbered, rest) if todo else None
+        return index, found, index == known
 
     def wake(
         self, model: Model, index: int, asleep: frozenset[Action], numbered: Numbered
@@ -291,16 +298,21 @@ class _Exploration:
             return cast(Model, ready(touched))
         return model if last else model.clone()
 
-    def check(self, model: Model, index: int) -> Sequence[Action]:
+    def check(self, model: Model, index: int) -> tuple[Sequence[Action], Sequence[Action]]:
         """``Simulation.run``'s verdict on a state: an invariant broken, or the end of a run
-        where nothing is enabled (finished, or deadlocked); the actions to follow otherwise."""
+        where nothing is enabled (finished, or deadlocked); otherwise the actions to follow
+        and those the reduction left out (for the proviso)."""
         if model.violations:
             self.broken += 1
             self.violated(model.violations, index)
-            return ()
+            return (), ()
         enabled = model.enabled_actions()
         if enabled:
-            return self.reduction.actions(model, enabled)
+            chosen = self.reduction.actions(model, enabled)
+            if len(chosen) == len(enabled):
+                return chosen, ()
+            self.persistent += 1
+            return chosen, [a for a in enabled if a not in chosen]
         ending = end_of_run(model, self.store.depth(index))
         if ending.status is RunStatus.VIOLATION:
             self.broken += 1
@@ -322,7 +334,7 @@ class _Exploration:
             )
         else:
             self.finished.add(index)
-        return ()
+        return (), ()
 
     def violated(self, violations: Sequence[Violation], index: int) -> None:
         trace = self.store.trace(index)
@@ -409,13 +421,27 @@ class _Exploration:
                 for model, parent, found in level:
                     todo, done = self.expansion(parent, found)
                     numbered = found.numbered
-                    last = len(todo)
+                    rest = found.rest
+                    last = 0 if rest else len(todo)
+                    closes = False
                     for number, action in enumerate(todo, 1):
                         child, index, more = take(
                             model, parent, depth, action, done, numbered, last=number == last
                         )
                         if more is not None:
                             keep((child, index, more))
+                        # every cycle goes back to a state as shallow as the one it leaves
+                        closes = closes or (bool(rest) and self.store.depth(index) <= depth)
+                    if closes:  # the proviso: expanded fully
+                        self.fully_expanded += 1
+                        more_todo = [a for a in rest if a not in done]
+                        last = len(more_todo)
+                        for number, action in enumerate(more_todo, 1):
+                            child, index, more = take(
+                                model, parent, depth, action, done, numbered, last=number == last
+                            )
+                            if more is not None:
+                                keep((child, index, more))
                 level = following
                 depth += 1
         except _Stop as stop:
@@ -438,7 +464,7 @@ class _Exploration:
             path: list[_Frame] = []
             if found is not None and self.expandable(0):
                 todo, done = self.expansion(index, found)
-                path.append(_Frame(root, index, todo, done, found.numbered, None))
+                path.append(_Frame(root, index, todo, done, found.numbered, None, found.rest))
             while path:
                 if path[-1].todo:
                     self.follow(path)
@@ -458,19 +484,28 @@ class _Exploration:
         action = frame.todo.pop(0)
         # a snapshot is never handed to its last child: the states above it start there
         snapshot = depth % SNAPSHOT_EVERY == 0
-        last = not frame.todo and not snapshot
+        last = not frame.todo and not snapshot and not frame.rest
         child, index, more = self.take(
             model, frame.index, depth, action, frame.done, frame.numbered, last=last
         )
         if last:
             frame.model = None  # its world is its last child's now
+        if frame.rest:
+            # the proviso: a persistent set closing a cycle (back onto the path) is expanded
+            # fully, once its own actions are followed
+            if any(f.index == index for f in path):
+                frame.closes = True
+            if not frame.todo and frame.closes:
+                self.fully_expanded += 1
+                frame.todo = [a for a in frame.rest if a not in frame.done]
+                frame.rest = ()
         if more is not None and self.expandable(depth + 1):
             if (depth + 1) % SNAPSHOT_EVERY == 0:
                 # the child starts a stretch: the one below keeps only its snapshot's world
                 for below in path[depth + 1 - SNAPSHOT_EVERY + 1 :]:
                     below.model = None
             todo, done = self.expansion(index, more)
-            path.append(_Frame(child, index, todo, done, more.numbered, action))
+            path.append(_Frame(child, index, todo, done, more.numbered, action, more.rest))
 
     def rebuild(self, path: list[_Frame]) -> Model:
         """The world of the state on top of ``path``, and of each state between it and the
@@ -535,6 +570,8 @@ class _Exploration:
             len(self.finished),
             self.broken,
             self.resident,
+            self.persistent,
+            self.fully_expanded,
         )
 
 
@@ -548,7 +585,7 @@ class _Frame:
     (what its children's are numbered against), and the action that reached it from the
     state below (None for the start)."""
 
-    __slots__ = ("action", "done", "index", "model", "numbered", "todo")
+    __slots__ = ("action", "closes", "done", "index", "model", "numbered", "rest", "todo")
 
     def __init__(
         self,
@@ -558,6 +595,7 @@ class _Frame:
         done: set[Action],
         numbered: Numbered | None,
         action: Action | None,
+        rest: Sequence[Action] = (),
     ) -> None:
         self.model = model
         self.index = index
@@ -565,3 +603,6 @@ class _Frame:
         self.done = done
         self.numbered = numbered
         self.action = action
+        #: what a persistent set left out, and whether one of its successors closed a cycle
+        self.rest = rest
+        self.closes = False

@@ -49,8 +49,6 @@ class ResourceKind(StrEnum):
     #: whether any source has records left, which a source without splits of its own reads
     #: to know when to finish
     SOURCES = "sources"
-    #: the numbers of record paths, drawn as processing first takes each path
-    PATHS = "paths"
     #: a task's channel-state reader and V2 drainer, by the task's name: a helper thread's
     #: own state, which its steps change without the task's (copied with the task's too)
     HELPER = "helper"
@@ -70,7 +68,6 @@ class Resource(NamedTuple):
 
 RECORDS = Resource(ResourceKind.RECORDS)
 SOURCES = Resource(ResourceKind.SOURCES)
-PATHS = Resource(ResourceKind.PATHS)
 CHECKPOINT = Resource(ResourceKind.CHECKPOINT)
 EVENT_TIME = Resource(ResourceKind.EVENT_TIME)
 HEAP = Resource(ResourceKind.HEAP)
