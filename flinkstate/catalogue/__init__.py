@@ -9,6 +9,10 @@ from flinkstate.face import lazy_face
 #: package that defines it, loaded on first use (``flinkstate.face``; ``tests/test_faces.py``
 #: holds every import from another package to it)
 FACE: dict[str, str] = {
+    "BUGS": "bugs",
+    "BugFamily": "bugs",
+    "FlinkBug": "bugs",
+    "bug": "bugs",
     "by_name": "parameters",
     "COMMON": "parameters",
     "CONNECTED_MAPPING_LOOKUP": "parameters",

@@ -9,6 +9,10 @@ from flinkstate.face import lazy_face
 #: package that defines it, loaded on first use (``flinkstate.face``; ``tests/test_faces.py``
 #: holds every import from another package to it)
 FACE: dict[str, str] = {
+    "BugReplay": "bug_history",
+    "ScenarioVerdict": "bug_history",
+    "replay": "bug_history",
+    "replay_all": "bug_history",
     "COUNTEREXAMPLES": "counterexample",
     "DEFAULT_MAX_STATES": "counterexample",
     "exploration_subject": "counterexample",

@@ -8,6 +8,7 @@ from flinkstate.face import lazy_face
 #: package that defines it, loaded on first use (``flinkstate.face``; ``tests/test_faces.py``
 #: holds every import from another package to it)
 FACE: dict[str, str] = {
+    "bug_history_figure": "bug_history",
     "caption": "captions",
     "in_flight_figure": "checkpoint_files",
     "key_group_figure": "checkpoint_files",
