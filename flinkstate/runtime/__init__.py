@@ -70,6 +70,7 @@ FACE: dict[str, str] = {
     "failed_region_down": "checkpoint.coordinator",
     "ManualCheckpointNotTaken": "checkpoint.happenings",
     "ManualCheckpointPlanned": "checkpoint.happenings",
+    "GateConverted": "checkpoint.channel.happenings",
     "PrefilteredSpilled": "checkpoint.channel.happenings",
     "ExecutionState": "execution_state",
     "assign_state": "checkpoint.state_assignment",

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from flinkstate.catalogue.scenario import Outcome
+from flinkstate.catalogue.scenarios import scenarios_of_bug
 from flinkstate.errors import InvalidParameterError
 from flinkstate.lab.scenario_run import run_scenario
 from flinkstate.runtime.checkpoint.channel.happenings import GateConverted
@@ -70,3 +71,7 @@ def test_the_restarted_job_reads_recovered_input_state() -> None:
 def test_a_check_flink_does_not_have_is_named() -> None:
     with pytest.raises(InvalidParameterError, match=r"one of flink-1\.11, flink-1\.12"):
         run_scenario(AFTER, overrides={"conversion_check": "1.13"})
+
+
+def test_the_pair_is_found_by_its_bug() -> None:
+    assert [s.name for s in scenarios_of_bug("FLINK-18989")] == [BEFORE, AFTER]
