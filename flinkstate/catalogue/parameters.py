@@ -34,6 +34,7 @@ from flinkstate.runtime.options import (
     TaskFailure,
     TerminalTaskRule,
 )
+from flinkstate.runtime.restore_versions import ConversionCheck
 
 #: the largest parallelism an operator may be given: a production job's (a reviewer asks
 #: about 200 -> 120); an all-to-all exchange has P x P channels, 262,144 at this bound
@@ -501,6 +502,19 @@ INFLIGHT_DATA_LOOKUP = Parameter(
     "or flink-1.11-snapshot (master in June 2020: the channel of the same index in the first "
     "gate)",
     choices=tuple(c.value for c in InflightDataLookup),
+)
+
+
+#: the restore's parameter of the job FLINK-18989's pair runs: what a recovered channel's
+#: conversion checks before it replaces the channel
+CONVERSION_CHECK = Parameter(
+    "conversion_check",
+    ConversionCheck.STATE_CONSUMED.value,
+    "what RecoveredInputChannel.toInputChannel checks before a recovered channel becomes a "
+    "local or remote one: flink-1.12 (FLINK-18989, every release since: its recovered state "
+    "consumed, else the task fails) or flink-1.11 (nothing: what it still queues is released "
+    "unread)",
+    choices=tuple(c.value for c in ConversionCheck),
 )
 
 

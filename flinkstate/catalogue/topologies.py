@@ -34,6 +34,7 @@ from flinkstate.catalogue.jobs import (
 from flinkstate.catalogue.parameters import (
     COMMON,
     CONNECTED_MAPPING_LOOKUP,
+    CONVERSION_CHECK,
     INFLIGHT_DATA_LOOKUP,
     INPUT_REASSIGNMENT,
     LOCAL_CHANNEL_PERSISTENCE,
@@ -162,6 +163,31 @@ CATALOGUE: dict[str, Topology] = {
                     maximum=MAX_JOB_PARALLELISM,
                 ),
                 LOCAL_CHANNEL_PERSISTENCE,
+            ),
+            itcase_unaligned_job,
+        ),
+        Topology(
+            "itcase-unaligned-restore",
+            "UnalignedCheckpointITCase of 2020 restored, as FLINK-18989 found it: source(p) "
+            "-shuffle-> map(p) -shuffle-> sink(p), each restored channel a recovered one until "
+            "its gate is converted",
+            (
+                *COMMON,
+                Parameter(
+                    "parallelism",
+                    2,
+                    "parallelism of the map and the sink (the ITCase: 1, 2, 10 and 20)",
+                    minimum=1,
+                    maximum=MAX_JOB_PARALLELISM,
+                ),
+                Parameter(
+                    "source_parallelism",
+                    2,
+                    "parallelism of the source (the ITCase: the same as the others)",
+                    minimum=1,
+                    maximum=MAX_JOB_PARALLELISM,
+                ),
+                CONVERSION_CHECK,
             ),
             itcase_unaligned_job,
         ),

@@ -5,7 +5,8 @@ each module one concept named with Flink's word, so that a reader who knows Flin
 of a mechanism by its class name:
 
 - here: the job graph, execution states, task phases, options (faults among them, and the
-  versions of Flink's capture code the 2020 bugs ran, ``capture_versions``), events,
+  versions of Flink's capture code the 2020 bugs ran, ``capture_versions``, and of its
+  recovered channels, ``restore_versions``), events,
   actors' identities, the kinds of action the actors take, the copying protocol every
   component follows, and ``Happening``,
   the base of what a step did as data (each room's kinds in its ``happenings`` module);
@@ -52,6 +53,7 @@ FACE: dict[str, str] = {
     "StreamElementKind": "buffer.records",
     "InflightDataLookup": "capture_versions",
     "LocalChannelPersistence": "capture_versions",
+    "ConversionCheck": "restore_versions",
     "ChannelStateReader": "checkpoint.channel.channel_state_reader",
     "split_chunk": "checkpoint.channel.channel_state_reader",
     "ChannelStateWriter": "checkpoint.channel.channel_state_writer",
@@ -68,6 +70,7 @@ FACE: dict[str, str] = {
     "failed_region_down": "checkpoint.coordinator",
     "ManualCheckpointNotTaken": "checkpoint.happenings",
     "ManualCheckpointPlanned": "checkpoint.happenings",
+    "GateConverted": "checkpoint.channel.happenings",
     "PrefilteredSpilled": "checkpoint.channel.happenings",
     "ExecutionState": "execution_state",
     "assign_state": "checkpoint.state_assignment",

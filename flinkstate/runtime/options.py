@@ -28,6 +28,7 @@ from flinkstate.choice import Choice
 from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.capture_versions import InflightDataLookup, LocalChannelPersistence
 from flinkstate.runtime.jobgraph import SubtaskId
+from flinkstate.runtime.restore_versions import ConversionCheck
 
 #: ``AbstractSpillingHandler.DEFAULT_SPILL_FILE_SIZE_BYTES``: soft size bound of one file
 DEFAULT_SPILL_FILE_SIZE = 64 * 1024 * 1024
@@ -713,6 +714,8 @@ class RunOptions:
     local_channel_persistence: LocalChannelPersistence = LocalChannelPersistence.PERSISTER
     #: which channel the unaligned snapshot asks whether its barrier is still to come (FLINK-18139)
     inflight_data_lookup: InflightDataLookup = InflightDataLookup.CHANNEL_INFO
+    #: what a recovered channel's conversion checks first (FLINK-18989)
+    conversion_check: ConversionCheck = ConversionCheck.STATE_CONSUMED
     #: trigger one checkpoint by hand (REST ``POST /jobs/:jobid/checkpoints``) while the failed
     #: region is down: its subtasks FAILED or CANCELED, its restart not yet begun
     checkpoint_during_failover: bool = False
@@ -760,6 +763,7 @@ class RunOptions:
             LocalChannelPersistence.parse(self.local_channel_persistence),
         )
         parse(self, "inflight_data_lookup", InflightDataLookup.parse(self.inflight_data_lookup))
+        parse(self, "conversion_check", ConversionCheck.parse(self.conversion_check))
         if self.restart_delay < 0:
             raise InvalidParameterError(
                 f"restart_delay must not be negative, got {self.restart_delay}"

@@ -15,6 +15,7 @@ from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.actor_ref import COORDINATOR, ActorKind
 from flinkstate.runtime.buffer.records import StreamElementKind
 from flinkstate.runtime.checkpoint import coordinator
+from flinkstate.runtime.checkpoint.channel.happenings import GateConverted
 from flinkstate.runtime.world import world as world_module
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.action import Action
@@ -213,3 +214,21 @@ def test_a_manual_checkpoint_the_model_cannot_take_is_captioned_from_its_happeni
         "the model cannot carry out its plan (the plan triggers sink[0], whose predecessors "
         "have finished) and goes on without the checkpoint Flink would take."
     )
+
+
+def test_a_conversion_before_flink_18989_says_what_it_released_unread() -> None:
+    simulation = prepare_scenario("converted-early-state-lost", seed=0).simulation
+    assert simulation is not None
+    world = simulation.model
+    assert isinstance(world, NetworkWorld)
+    layout = SceneLayout.of(world)
+    while (action := simulation.next_action()) is not None:
+        if action.kind != ActionKind.CONVERT:
+            simulation.step(action)
+            continue
+        event, text, _ = _step_captioned(simulation, layout)
+        if any(isinstance(h, GateConverted) and h.released for h in event.happenings):
+            assert "recycled 1 recovered buffer the task never read" in text
+            assert "FLINK-18989" in text
+            return
+    raise AssertionError("no conversion released a recovered buffer")

@@ -18,6 +18,7 @@ from flinkstate.catalogue.scenarios import (
     flip_547,
     gate_mappings,
     in_flight_capture,
+    recovered_channels,
     recovered_watermarks,
     refused,
     rescale_itcase,
@@ -46,6 +47,7 @@ SCENARIOS: dict[str, Scenario] = {
         *in_flight_capture.SCENARIOS,
         *stateless_operator.SCENARIOS,
         *gate_mappings.SCENARIOS,
+        *recovered_channels.SCENARIOS,
     )
 }
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Protocol
 
-from flinkstate.runtime.buffer.buffer import HEAP
 from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
 from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
     FetchedChannelStateDrainer,
@@ -113,16 +112,6 @@ def release_recovered_channels(world: TaskCleanupWorld, task: Task) -> int:
     released = 0
     for gate in task.gates:
         for channel in gate.channels:
-            if not channel.recovered or not channel.recovery.queue:
-                continue
-            for buffer in channel.release_all_resources(world.journal.changes):
-                if buffer.is_event:
-                    continue
-                released += 1
-                if buffer.segment == HEAP:
-                    world.ledger.heap(-buffer.capacity)
-                else:
-                    recovered_channel.recycle(
-                        world, channel, buffer.segment, channel.owners.recovered
-                    )
+            if channel.recovered and channel.recovery.queue:
+                released += recovered_channel.release_queued(world, channel)
     return released

@@ -342,6 +342,8 @@ def _conversion_refused(h: ConversionRefused) -> str:
 @_words_for(GateConverted)
 def _gate_converted(h: GateConverted) -> str:
     migrated = "" if h.migrated is None else f"; {h.migrated} recovered buffer(s) migrated"
+    if h.released:
+        migrated += f"; {h.released} recovered buffer(s) released unread"
     return f"{h.gate}: recovered channels converted; subpartitions requested{migrated}"
 
 

@@ -5,6 +5,7 @@ failing and cancelling (StreamTask, its mailbox and record writer)."""
 from __future__ import annotations
 
 from flinkstate.runtime.buffer.records import MAX_WATERMARK, MIN_WATERMARK, StreamElementKind
+from flinkstate.runtime.checkpoint.channel.happenings import GateConverted
 from flinkstate.runtime.checkpoint.coordinator import failed_region_down
 from flinkstate.runtime.failover.happenings import TaskFailed
 from flinkstate.runtime.jobgraph import OperatorKind
@@ -379,6 +380,12 @@ def convert(s: Step) -> str:
         if migrated
         else ""
     )
+    released = sum(h.released for h in s.event.happenings if isinstance(h, GateConverted))
+    if released:
+        extra += (
+            f"; released, the recovered channels recycled {plural(released, 'recovered buffer')} "
+            "the task never read (Flink 1.11: the conversion checked nothing, FLINK-18989)"
+        )
     return (
         f"{s.task} converted gate {gate.name}: its recovered channels became local and remote "
         f"channels, which request their subpartitions{extra} "

@@ -323,7 +323,9 @@ def recovery_held(world: RecoveryWorld, gate: Gate) -> int:
 def do_convert(world: RecoveryWorld, task: RestoringTask, action: Action) -> None:
     """The gate's "Input gate request partitions" mail: its recovered channels are converted
     and request their subpartitions, unless ``toInputChannel`` refuses one (the fault
-    ``convert-before-consumed`` asks too early): then the task fails, as in Flink."""
+    ``convert-before-consumed`` asks too early): then the task fails, as in Flink. Before
+    FLINK-18989 nothing refuses, and each recovered channel, released once converted, recycles
+    the recovered buffers it still queues: the task never reads them."""
     gate = world.gates[action.target]
     cause = recovered_channel.refuse_conversion(world, gate)
     if cause is not None:
@@ -331,6 +333,11 @@ def do_convert(world: RecoveryWorld, task: RestoringTask, action: Action) -> Non
         world.fail_externally(task.key, cause)
         return
     v1 = world.effective_generation is RecoveryGeneration.V1
+    released = 0
+    if not v1:  # ``releaseAllResources``: what a channel still queues (before FLINK-18989) is gone
+        for channel in gate.channels:
+            if channel.recovery.queue:
+                released += recovered_channel.release_queued(world, channel)
     recovered_channel.convert_gate(
         world, gate, lambda channel: channel.remote, keep_recovery_segments=v1
     )
@@ -342,7 +349,7 @@ def do_convert(world: RecoveryWorld, task: RestoringTask, action: Action) -> Non
                 migrated += sum(1 for b in channel.recovery.queue if not b.is_event)
     if all(g.converted for g in task.gates):
         task.phase = TaskPhase.RUNNING
-    world.journal.tell(GateConverted(gate.name, migrated if v1 else None))
+    world.journal.tell(GateConverted(gate.name, migrated if v1 else None, released))
 
 
 def on_recovery_event(

@@ -56,10 +56,12 @@ class ConversionRefused(Happening):
 @dataclass(frozen=True, slots=True)
 class GateConverted(Happening):
     """A gate's recovered channels were converted and requested their subpartitions;
-    ``migrated``: the recovered buffers moved into physical channels (V1; None otherwise)."""
+    ``migrated``: the recovered buffers moved into physical channels (V1; None otherwise);
+    ``released``: the recovered buffers still queued, recycled unread (before FLINK-18989)."""
 
     gate: str
     migrated: int | None
+    released: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,9 @@ the recovered data itself, V1 for pre- and post-filter buffers, V2's no-filterin
 buffer it copies to disk), so it is written here once. Conversion (``toInputChannel``) gives
 the idle recovery buffers back and lets the physical channels take their exclusive ones; it
 refuses, as Flink's checks there do, a channel recovery is not done with
-(``conversion_refusal``): an ``IllegalStateException`` in Flink, which fails the task.
+(``conversion_refusal``): an ``IllegalStateException`` in Flink, which fails the task. Before
+FLINK-18989 (``ConversionCheck``) it checked nothing, and releasing the converted channel
+(``release_queued``) recycled what it still queued: recovered records lost.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from flinkstate.runtime.buffer.buffer import HEAP, Buffer
 from flinkstate.runtime.buffer.ledger import SegmentLedger, StepJournal
 from flinkstate.runtime.buffer.owners import Owner
 from flinkstate.runtime.buffer.pools import BufferPools
-from flinkstate.runtime.options import RecoveryGeneration
+from flinkstate.runtime.options import RecoveryGeneration, RunOptions
 from flinkstate.runtime.partition.consumer.input_gate import Channel, Gate
 from flinkstate.runtime.partition.happenings import RecoveredExclusiveBuffersTaken
 
@@ -90,6 +92,8 @@ class RecoveredChannelWorld(Protocol):
     def actor(self, name: str) -> ActorRef: ...
     @property
     def effective_generation(self) -> RecoveryGeneration: ...
+    @property
+    def options(self) -> RunOptions: ...
     @property
     def journal(self) -> StepJournal: ...
 
@@ -245,8 +249,8 @@ def conversion_refusal(world: RecoveredChannelWorld, channel: Channel) -> Conver
     migrate into the physical channel; otherwise master asks that nothing is queued any more,
     and the releases up to 2.3 that the recovered state is consumed (its end-of-state event,
     queued last, taken), which in the classic sequence is the same moment once the reader is
-    done."""
-    if not channel.recovered:
+    done. Before FLINK-18989 (``ConversionCheck.NONE``, Flink 1.11) it refuses nothing."""
+    if not channel.recovered or not world.options.conversion_check.checks:
         return None
     generation = world.effective_generation
     if generation is RecoveryGeneration.V1:
@@ -278,6 +282,22 @@ def refuse_conversion(world: RecoveredChannelWorld, gate: Gate) -> str | None:
         )
         return f"converting {channel.name} failed: {refusal.meaning}"
     return None
+
+
+def release_queued(world: RecoveredChannelWorld, channel: Channel) -> int:
+    """``RecoveredInputChannel.releaseAllResources``: every buffer the recovered channel still
+    queues is recycled (heap ones freed), never to be read. The number of data buffers
+    released."""
+    released = 0
+    for buffer in channel.release_all_resources(world.journal.changes):
+        if buffer.is_event:
+            continue
+        released += 1
+        if buffer.segment == HEAP:
+            world.ledger.heap(-buffer.capacity)
+        else:
+            recycle(world, channel, buffer.segment, channel.owners.recovered)
+    return released
 
 
 def convert_gate(

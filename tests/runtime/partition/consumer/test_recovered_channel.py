@@ -3,6 +3,8 @@ the gate's floating ones, each returning where it came from; conversion hands th
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from flinkstate.catalogue.topologies import topology
@@ -10,13 +12,17 @@ from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.buffer.buffer import HEAP
 from flinkstate.runtime.buffer.owners import OwnerKind
 from flinkstate.runtime.checkpoint.channel import classic_recovery
+from flinkstate.runtime.checkpoint.channel.happenings import GateConverted
 from flinkstate.runtime.checkpoint.state_assignment import assign_state
 from flinkstate.runtime.events import END_OF_INPUT_STATE
 from flinkstate.runtime.partition.consumer import recovered_channel
 from flinkstate.runtime.partition.consumer.input_gate import Gate
 from flinkstate.runtime.partition.consumer.recovered_channel import ConversionRefusal
+from flinkstate.runtime.restore_versions import ConversionCheck
 from flinkstate.runtime.tasks import barrier_handler
+from flinkstate.runtime.world.invariants import check_consistency
 from flinkstate.runtime.world.state import NetworkState
+from flinkstate.sim.action import Action
 from tests.runtime.checkpoint.channel.test_classic_recovery import PARAMS, restored, taken, world
 
 
@@ -247,3 +253,72 @@ def test_buffer_pool_exhausted_blocks_rather_than_heap_allocate() -> None:
     assert len(taken) >= gate.exclusive_per_channel
     assert HEAP not in taken
     assert recovered_channel.buffer_step(world, gate, channel, ActionKind.RECOVER_INPUT) is None
+
+
+# -- FLINK-18989: the conversion before and since Flink 1.12
+
+
+def with_check(world: NetworkState, check: ConversionCheck) -> NetworkState:
+    world.options = dataclasses.replace(world.options, conversion_check=check)
+    return world
+
+
+def test_conversion_only_possible_after_consumed() -> None:
+    """RecoveredInputChannelTest#testConversionOnlyPossibleAfterConsumed (de2ab7af3fa): a
+    recovered channel fresh from its gate (Flink's: channel 0, 10 buffers per channel), its
+    state neither read nor consumed: ``toInputChannel`` throws an IllegalStateException since
+    FLINK-18989, and converted it in Flink 1.11."""
+    world = restored_world()
+    channel = world.tasks["counter[0]"].gates[0].channels[0]
+    assert channel.recovered
+    assert not channel.recovery.queue
+    refusal = recovered_channel.conversion_refusal(world, channel)
+    assert refusal is ConversionRefusal.STATE_NOT_CONSUMED
+    assert recovered_channel.conversion_refusal(
+        with_check(world, ConversionCheck.NONE), channel
+    ) is (None)
+
+
+def test_a_gate_converts_once_every_channel_consumed_its_end_of_state() -> None:
+    """SingleInputGateTest as FLINK-18989 left it: ``finishReadRecoveredState``, then
+    ``pollNext`` until the gate's state-consumed future is done, then
+    ``convertRecoveredInputChannels`` succeeds."""
+    world = restored_world()
+    task = world.tasks["counter[0]"]
+    gate = task.gates[0]
+    changes = world.journal.changes
+    for channel in gate.channels:
+        channel.on_recovered_state_buffer(
+            world.new_buffer(HEAP, 0, event=END_OF_INPUT_STATE), changes
+        )
+    assert recovered_channel.refuse_conversion(world, gate) is not None
+    for channel in gate.channels:
+        classic_recovery.on_recovery_event(world, task, channel, channel.poll_recovered(changes))
+    assert classic_recovery.state_consumed(gate)
+    world.journal.violations.clear()
+    assert recovered_channel.refuse_conversion(world, gate) is None
+
+
+def test_flink_1_11_converts_a_channel_that_still_queues_and_releases_its_buffers_unread() -> None:
+    """Before FLINK-18989 the conversion checked nothing, and releasing the recovered channel
+    (``releaseAllResources``) recycled the buffer it still queued: its records are never read."""
+    world = with_check(restored_world(), ConversionCheck.NONE)
+    task = world.tasks["counter[0]"]
+    gate = task.gates[0]
+    channel = gate.channels[1]
+    recovered_channel.request_exclusive(world, gate, channel)
+    segment = recovered_channel.take_buffer(world, gate, channel, channel.owners.recovered)
+    data = world.new_buffer(segment, world.config.segment_size, 100, recovered=True)
+    channel.on_recovered_state_buffer(data, world.journal.changes)
+    classic_recovery.do_convert(world, task, Action(f"task {task.name}", "convert", gate.name))
+    assert gate.converted
+    assert not channel.recovered
+    assert not channel.recovery.queue
+    assert world.violations == []  # nothing refused, nothing failed
+    # the released buffer went back to the global pool with the channel's other recovery
+    # buffers (from where the remote channels take their exclusive ones), every segment owned
+    assert world.owner[segment] != channel.owners.recovered
+    check_consistency(world)
+    assert world.violations == []
+    converted = [h for h in world.journal.happenings if isinstance(h, GateConverted)]
+    assert [(h.gate, h.released) for h in converted] == [(gate.name, 1)]
