@@ -52,6 +52,7 @@ FACE: dict[str, str] = {
     "StreamElementKind": "buffer.records",
     "InflightDataLookup": "capture_versions",
     "LocalChannelPersistence": "capture_versions",
+    "RecoveredChannelCheckpointStart": "capture_versions",
     "ChannelStateReader": "checkpoint.channel.channel_state_reader",
     "split_chunk": "checkpoint.channel.channel_state_reader",
     "ChannelStateWriter": "checkpoint.channel.channel_state_writer",

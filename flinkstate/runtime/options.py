@@ -26,7 +26,11 @@ from enum import StrEnum
 
 from flinkstate.choice import Choice
 from flinkstate.errors import InvalidParameterError
-from flinkstate.runtime.capture_versions import InflightDataLookup, LocalChannelPersistence
+from flinkstate.runtime.capture_versions import (
+    InflightDataLookup,
+    LocalChannelPersistence,
+    RecoveredChannelCheckpointStart,
+)
 from flinkstate.runtime.jobgraph import SubtaskId
 
 #: ``AbstractSpillingHandler.DEFAULT_SPILL_FILE_SIZE_BYTES``: soft size bound of one file
@@ -713,6 +717,10 @@ class RunOptions:
     local_channel_persistence: LocalChannelPersistence = LocalChannelPersistence.PERSISTER
     #: which channel the unaligned snapshot asks whether its barrier is still to come (FLINK-18139)
     inflight_data_lookup: InflightDataLookup = InflightDataLookup.CHANNEL_INFO
+    #: what a channel still recovering does at a checkpoint's start (FLINK-20654)
+    recovered_channel_checkpoint_start: RecoveredChannelCheckpointStart = (
+        RecoveredChannelCheckpointStart.DECLINED
+    )
     #: trigger one checkpoint by hand (REST ``POST /jobs/:jobid/checkpoints``) while the failed
     #: region is down: its subtasks FAILED or CANCELED, its restart not yet begun
     checkpoint_during_failover: bool = False
@@ -760,6 +768,11 @@ class RunOptions:
             LocalChannelPersistence.parse(self.local_channel_persistence),
         )
         parse(self, "inflight_data_lookup", InflightDataLookup.parse(self.inflight_data_lookup))
+        parse(
+            self,
+            "recovered_channel_checkpoint_start",
+            RecoveredChannelCheckpointStart.parse(self.recovered_channel_checkpoint_start),
+        )
         if self.restart_delay < 0:
             raise InvalidParameterError(
                 f"restart_delay must not be negative, got {self.restart_delay}"
