@@ -11,6 +11,7 @@ from __future__ import annotations
 from flinkstate.catalogue.scenario import Scenario
 from flinkstate.catalogue.scenarios import (
     blocked_subpartition,
+    checkpoint_declined_until_recovered,
     checkpoint_during_recovery,
     custom_partitioner,
     failover,
@@ -46,6 +47,7 @@ SCENARIOS: dict[str, Scenario] = {
         *in_flight_capture.SCENARIOS,
         *stateless_operator.SCENARIOS,
         *gate_mappings.SCENARIOS,
+        *checkpoint_declined_until_recovered.SCENARIOS,
     )
 }
 
