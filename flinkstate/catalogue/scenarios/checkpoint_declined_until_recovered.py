@@ -52,13 +52,13 @@ SCENARIOS: tuple[Scenario, ...] = (
         "state nor the channel state; and once the channel is converted it persists nothing "
         "before the checkpoint's barrier, so the live records upstream sent before its own "
         "snapshot are lost too. The checkpoint completes; users saw restores from such "
-        "checkpoints fail with deserialization errors or lose data (the 1.12.0 release notes "
-        "list it as a known issue). The model's checkpoint-consistency check stops at the "
+        "checkpoints fail with deserialization errors or lose data (a known issue of Flink "
+        "1.12.0). The model's checkpoint-consistency check stops at the "
         "first record the completed checkpoint holds nowhere.",
         "co-map-replaying-gate",
         {**_REPLAYING_GATE, "recovered_channel_checkpoint_start": "flink-1.12.0"},
         Outcome.VIOLATION,
-        "FLINK-20654 (before commits f9a6352a0bc, c6786ab9cf7; PRs #14509, #14525); "
+        "FLINK-20654 (before commits f9a6352a0bc, c6786ab9cf7; PRs #14509, #14581); "
         "UnalignedCheckpointITCase (parallel cogroup)",
         (
             "recovered_channel_checkpoint_start",
@@ -81,7 +81,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "co-map-replaying-gate",
         _REPLAYING_GATE,
         Outcome.RECOVERED,
-        "FLINK-20654 (commits f9a6352a0bc, c6786ab9cf7; Flink 1.12.2); "
+        "FLINK-20654 (commits f9a6352a0bc, c6786ab9cf7, PRs #14525, #14582 for 1.12.2); "
         "RecoveredInputChannelTest.testCheckpointStartImpossible, "
         "SingleInputGateTest.testCheckpointsDeclinedUnlessStateConsumed",
         (
