@@ -10,7 +10,8 @@ from flinkstate.catalogue.scenario import Outcome
 from flinkstate.catalogue.scenarios import get_scenario, scenarios_of_bug
 from flinkstate.errors import InvalidParameterError
 from flinkstate.lab.counterexample import exploration_subject
-from flinkstate.lab.scenario_run import run_scenario
+from flinkstate.lab.scenario_run import prepare_scenario, run_scenario
+from flinkstate.runtime.action_kind import ActionKind
 from flinkstate.runtime.options import CheckpointFailureReason
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim.explore import Bounds, explore
@@ -97,3 +98,34 @@ def test_since_the_fix_the_same_walks_find_nothing() -> None:
     subject = exploration_subject(AFTER, overrides=SMALLEST)
     result = explore(subject.initial, strategy="random-walk", bounds=Bounds(walks=200))
     assert not result.findings, result.summary()
+
+
+#: the same restart under master's checkpointing during recovery (FLIP-547's V2)
+MASTER_V2 = {
+    "recover_output_on_downstream": True,
+    "checkpointing_during_recovery": True,
+    "generation": "v2",
+}
+
+
+@pytest.mark.parametrize("name", [BEFORE, AFTER])
+def test_master_v2_checkpoints_the_replaying_gate_whichever_rule(name: str) -> None:
+    """Under V2 the co-map's channels are converted before the recovered data arrives and a
+    checkpoint cuts their recovered queues at recovery barriers: a checkpoint triggered while
+    channels are still in recovery completes and holds every record once, and no
+    RecoveredInputChannel is left for 1.12.0's rule to skip (seed 0: checkpoint 6)."""
+    run = prepare_scenario(name, overrides=MASTER_V2, keep_snapshots=False)
+    assert run.simulation is not None
+    world = run.simulation.model
+    assert isinstance(world, NetworkWorld)
+    during = []
+    while (event := run.simulation.step()) is not None:
+        if event.action.kind is ActionKind.TRIGGER and any(
+            c.recoverable.in_recovery for c in world.channels.values()
+        ):
+            assert world.checkpoints.pending is not None
+            during.append(world.checkpoints.pending.id)
+    assert world.violations == []
+    assert not any("RecoveredInputChannel" in f.detail for f in world.checkpoints.failures)
+    assert during == [6]
+    assert 6 in {c.id for c in world.checkpoints.completed}
