@@ -111,6 +111,26 @@ BUGS: tuple[FlinkBug, ...] = (
         ("second-gate-persists-in-flight",),
     ),
     FlinkBug(
+        "FLINK-18989",
+        "2020-08",
+        "1.12",
+        BugFamily.CHECKPOINTS_DURING_RECOVERY,
+        "recovered records lost: a recovered channel could be converted to a real one, and "
+        "released, before all its recovered buffers were read",
+        ("converted-early-state-lost",),
+        ("converted-early-refused",),
+    ),
+    FlinkBug(
+        "FLINK-20654",
+        "2020-12",
+        "1.12.2",
+        BugFamily.CHECKPOINTS_DURING_RECOVERY,
+        "checkpoints completed that could not be restored: a checkpoint taken while a gate "
+        "still replayed its recovered state left those buffers out",
+        ("checkpoint-excludes-replaying-gate",),
+        ("checkpoint-declined-until-recovered",),
+    ),
+    FlinkBug(
         "FLINK-22686",
         "2021-05",
         "1.13.1",

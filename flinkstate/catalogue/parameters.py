@@ -11,7 +11,11 @@ from typing import Any
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.rescale.reassignment import InputReassignment, MappingScope, StatelessAssignment
-from flinkstate.runtime.capture_versions import InflightDataLookup, LocalChannelPersistence
+from flinkstate.runtime.capture_versions import (
+    InflightDataLookup,
+    LocalChannelPersistence,
+    RecoveredChannelCheckpointStart,
+)
 from flinkstate.runtime.jobgraph import SubtaskId
 from flinkstate.runtime.options import (
     CHECKPOINTING_DURING_RECOVERY_KEY,
@@ -515,6 +519,20 @@ CONVERSION_CHECK = Parameter(
     "consumed, else the task fails) or flink-1.11 (nothing: what it still queues is released "
     "unread)",
     choices=tuple(c.value for c in ConversionCheck),
+)
+
+
+#: the parameter of the two-gate job's restart, where one gate can still replay its recovered
+#: state when the other's barrier comes (FLINK-20654): what a channel still recovering does
+#: when its task starts an unaligned checkpoint
+RECOVERED_CHANNEL_CHECKPOINT_START = Parameter(
+    "recovered_channel_checkpoint_start",
+    RecoveredChannelCheckpointStart.DECLINED.value,
+    "what a channel still recovering (a RecoveredInputChannel) does when its task starts an "
+    "unaligned checkpoint: flink-1.12.2 (FLINK-20654, every release since: declines it as "
+    "not ready) or flink-1.12.0 (and 1.12.1: lets it pass, its recovered buffers in no "
+    "snapshot)",
+    choices=tuple(c.value for c in RecoveredChannelCheckpointStart),
 )
 
 

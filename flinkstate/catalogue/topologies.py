@@ -40,6 +40,7 @@ from flinkstate.catalogue.parameters import (
     LOCAL_CHANNEL_PERSISTENCE,
     MAPPING_SCOPE,
     MAX_JOB_PARALLELISM,
+    RECOVERED_CHANNEL_CHECKPOINT_START,
     STATELESS_ASSIGNMENT,
     Parameter,
     failover_parameters,
@@ -246,6 +247,31 @@ CATALOGUE: dict[str, Topology] = {
                     maximum=MAX_JOB_PARALLELISM,
                 ),
                 INFLIGHT_DATA_LOOKUP,
+            ),
+            co_map_two_gates_job,
+        ),
+        Topology(
+            "co-map-replaying-gate",
+            "left and right sources -shuffle-> co-map -forward-> sink, restarted while "
+            "Flink 1.12 let checkpoints reach a task whose other gate still replays its "
+            "recovered state (FLINK-20654; UnalignedCheckpointITCase's parallel cogroup)",
+            (
+                *COMMON,
+                Parameter(
+                    "parallelism",
+                    2,
+                    "parallelism of the co-map and the sink",
+                    minimum=1,
+                    maximum=MAX_JOB_PARALLELISM,
+                ),
+                Parameter(
+                    "source_parallelism",
+                    2,
+                    "parallelism of each source",
+                    minimum=1,
+                    maximum=MAX_JOB_PARALLELISM,
+                ),
+                RECOVERED_CHANNEL_CHECKPOINT_START,
             ),
             co_map_two_gates_job,
         ),

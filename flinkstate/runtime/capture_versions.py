@@ -66,3 +66,35 @@ class InflightDataLookup(Choice):
         if self is InflightDataLookup.CHANNEL_INDEX:
             return flat[index]
         return flat[gate_offset + index]
+
+
+class RecoveredChannelCheckpointStart(Choice):
+    """What a channel still recovering (a ``RecoveredInputChannel``, not yet converted into a
+    local or remote one) does when its task starts an unaligned checkpoint
+    (``InputChannel.checkpointStarted``).
+
+    ``flink-1.12.0`` (and 1.12.1): it kept ``InputChannel``'s empty body, so the snapshot went
+    on without it: the recovered buffers it still queued for the task were in no snapshot, and
+    once converted the channel persisted nothing before its barrier (FLINK-20654). In 1.12 a
+    task was RUNNING while it replayed its channel state, so a barrier could reach one gate
+    while another still replayed. ``flink-1.12.2`` (commit c6786ab9cf7, and every release
+    since; master too): it throws ``CheckpointException(CHECKPOINT_DECLINED_TASK_NOT_READY)``,
+    and the checkpoint is declined until every channel is converted. Master's checkpointing
+    during recovery (V2) keeps that rule: its channels in recovery are converted ones, which
+    cut their recovered queues at a recovery barrier instead.
+
+    Examples
+    --------
+    >>> RecoveredChannelCheckpointStart.parse("flink-1.12.0").declines
+    False
+    >>> RecoveredChannelCheckpointStart.DECLINED.declines
+    True
+    """
+
+    IGNORED = "flink-1.12.0"
+    DECLINED = "flink-1.12.2"
+
+    @property
+    def declines(self) -> bool:
+        """Whether a recovered channel declines the checkpoint instead of letting it pass."""
+        return self is RecoveredChannelCheckpointStart.DECLINED

@@ -26,7 +26,11 @@ from enum import StrEnum
 
 from flinkstate.choice import Choice
 from flinkstate.errors import InvalidParameterError
-from flinkstate.runtime.capture_versions import InflightDataLookup, LocalChannelPersistence
+from flinkstate.runtime.capture_versions import (
+    InflightDataLookup,
+    LocalChannelPersistence,
+    RecoveredChannelCheckpointStart,
+)
 from flinkstate.runtime.jobgraph import SubtaskId
 from flinkstate.runtime.restore_versions import ConversionCheck
 
@@ -716,6 +720,10 @@ class RunOptions:
     inflight_data_lookup: InflightDataLookup = InflightDataLookup.CHANNEL_INFO
     #: what a recovered channel's conversion checks first (FLINK-18989)
     conversion_check: ConversionCheck = ConversionCheck.STATE_CONSUMED
+    #: what a channel still recovering does at a checkpoint's start (FLINK-20654)
+    recovered_channel_checkpoint_start: RecoveredChannelCheckpointStart = (
+        RecoveredChannelCheckpointStart.DECLINED
+    )
     #: trigger one checkpoint by hand (REST ``POST /jobs/:jobid/checkpoints``) while the failed
     #: region is down: its subtasks FAILED or CANCELED, its restart not yet begun
     checkpoint_during_failover: bool = False
@@ -764,6 +772,11 @@ class RunOptions:
         )
         parse(self, "inflight_data_lookup", InflightDataLookup.parse(self.inflight_data_lookup))
         parse(self, "conversion_check", ConversionCheck.parse(self.conversion_check))
+        parse(
+            self,
+            "recovered_channel_checkpoint_start",
+            RecoveredChannelCheckpointStart.parse(self.recovered_channel_checkpoint_start),
+        )
         if self.restart_delay < 0:
             raise InvalidParameterError(
                 f"restart_delay must not be negative, got {self.restart_delay}"

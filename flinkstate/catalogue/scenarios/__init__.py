@@ -11,6 +11,7 @@ from __future__ import annotations
 from flinkstate.catalogue.scenario import Scenario
 from flinkstate.catalogue.scenarios import (
     blocked_subpartition,
+    checkpoint_declined_until_recovered,
     checkpoint_during_recovery,
     custom_partitioner,
     failover,
@@ -48,6 +49,7 @@ SCENARIOS: dict[str, Scenario] = {
         *stateless_operator.SCENARIOS,
         *gate_mappings.SCENARIOS,
         *recovered_channels.SCENARIOS,
+        *checkpoint_declined_until_recovered.SCENARIOS,
     )
 }
 

@@ -224,6 +224,11 @@ def _persist_channel(
         unconsumed.append(Fragment(record, 0, received, total))
     if unconsumed:
         persist(world, task, checkpoint, False, channel.name, tuple(unconsumed))
+    if channel.recovered:
+        # declined before the snapshot since FLINK-20654; Flink 1.12.0's RecoveredInputChannel
+        # let the start pass (InputChannel's empty checkpointStarted): its queued recovered
+        # buffers are not persisted, and once converted it persists nothing before its barrier
+        return True
     if channel.recoverable.in_recovery:
         # V1: every migrated buffer precedes the barrier; V2: those before its recovery barrier
         queued = channel.cut_recovered_queue(checkpoint.id, fetched, world.journal.changes)
@@ -259,7 +264,8 @@ def not_ready(world: BarrierHandlerWorld, task: Task) -> str:
         if gate.demultiplexing:
             return f"{gate.name} still demultiplexes recovered data"
         for channel in gate.channels:
-            if channel.recovered:
+            # RecoveredInputChannel.checkpointStarted throws since FLINK-20654 (Flink 1.12.2)
+            if channel.recovered and world.options.recovered_channel_checkpoint_start.declines:
                 return f"{channel.name} is still a RecoveredInputChannel"
     return ""
 

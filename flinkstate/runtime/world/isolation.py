@@ -15,19 +15,15 @@ reaches.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 from flinkstate.runtime.actor_ref import ActorKind
 from flinkstate.runtime.checkpoint.coordinator import sources_have_data
 from flinkstate.runtime.events import BARRIER
 from flinkstate.runtime.task_phase import TaskPhase
+from flinkstate.runtime.world import independence
 from flinkstate.runtime.world.exploration.footprint import Resource
-from flinkstate.runtime.world.exploration.interference import Interference
 from flinkstate.runtime.world.state import NetworkState
 from flinkstate.sim.action import Action
-
-if TYPE_CHECKING:
-    from flinkstate.runtime.world.world import NetworkWorld
 
 _TASK = ActorKind.TASK
 
@@ -144,23 +140,24 @@ def _has_barrier(buffers: Iterable[object]) -> bool:
     return any(getattr(b, "event", None) == BARRIER for b in buffers)
 
 
-def verify_reach(world: NetworkWorld, interference: Interference) -> int:
-    """Raise ``AssertionError`` unless, in a calm ``world``, every enabled action has a
-    footprint within its actor's reach (and its guard too): how many actions were checked
-    (none outside calm states).
+def verify_reach(world: NetworkState, enabled: Sequence[Action]) -> int:
+    """Raise ``AssertionError`` unless, in a calm ``world``, every action of ``enabled`` (its
+    enabled actions) has a footprint within its actor's reach (and its guard too): how many
+    actions were checked (none outside calm states).
 
     Examples:
         >>> from flinkstate.catalogue.topologies import topology
         >>> quiet = {"parallelism": 1, "source_parallelism": 1, "checkpoint_interval": 0}
         >>> world = topology("keyed").build(quiet)
-        >>> verify_reach(world, world.interference)  # the source's first emit
+        >>> verify_reach(world, world.enabled_actions())  # the source's first emit
         1
     """
     if not calm(world):
         return 0
+    interference = world.interference
     checked = 0
-    for action in world.enabled_actions():
-        touched = world.footprint(action)
+    for action in enabled:
+        touched = independence.footprint(world, action)
         reach = interference.reach.get(action.actor)
         if touched is None or reach is None:
             raise AssertionError(

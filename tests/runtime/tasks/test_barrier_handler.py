@@ -1,12 +1,19 @@
 """The barrier handler's unaligned snapshot of its task's input channels: what each persists
 between the checkpoint's start at its task and the channel's barrier, before and since
-FLINK-17315 (a local channel) and FLINK-18139 (a task of two gates)."""
+FLINK-17315 (a local channel) and FLINK-18139 (a task of two gates); and whether a restored
+task's recovered channels decline it, before and since FLINK-20654."""
 
 from __future__ import annotations
 
 from flinkstate.catalogue.topologies import topology
+from flinkstate.lab.scenario_run import prepare_scenario
 from flinkstate.runtime.action_kind import ActionKind
-from flinkstate.runtime.capture_versions import InflightDataLookup, LocalChannelPersistence
+from flinkstate.runtime.capture_versions import (
+    InflightDataLookup,
+    LocalChannelPersistence,
+    RecoveredChannelCheckpointStart,
+)
+from flinkstate.runtime.tasks.barrier_handler import not_ready
 from flinkstate.runtime.world.world import NetworkWorld
 from flinkstate.sim import Simulation, make_scheduler
 from flinkstate.sim.core import RunStatus
@@ -177,3 +184,55 @@ def test_before_flink_18139_gate_1s_channel_is_answered_for_gate_0s() -> None:
         )
         for _, record in right
     ]
+
+
+def restored_co_map(rule: RecoveredChannelCheckpointStart) -> tuple[Simulation, NetworkWorld]:
+    """FLINK-20654's pair at the first step of its restart: every channel of the co-maps is
+    still a RecoveredInputChannel, its gate's state not consumed."""
+    name = (
+        "checkpoint-declined-until-recovered"
+        if rule is RecoveredChannelCheckpointStart.DECLINED
+        else "checkpoint-excludes-replaying-gate"
+    )
+    run = prepare_scenario(name, keep_snapshots=False)
+    assert run.simulation is not None
+    world = run.simulation.model
+    assert isinstance(world, NetworkWorld)
+    assert world.options.recovered_channel_checkpoint_start is rule
+    return run.simulation, world
+
+
+def test_a_recovered_channel_cannot_start_a_checkpoint() -> None:
+    """RecoveredInputChannelTest.testCheckpointStartImpossible: checkpointStarted on a
+    RecoveredInputChannel (Flink's barrier: checkpoint 0, unaligned) throws a
+    CheckpointException. The model asks the task, whose first recovered channel says why."""
+    _, world = restored_co_map(RecoveredChannelCheckpointStart.DECLINED)
+    channel = world.channels["co-map[0]<left[0]"]
+    assert channel.recovered
+    assert not_ready(world, world.task_named("task co-map[0]")) == (
+        "co-map[0]<left[0] is still a RecoveredInputChannel"
+    )
+
+
+def test_before_flink_20654_a_recovered_channel_lets_the_checkpoint_start() -> None:
+    """Flink 1.12.0: InputChannel's empty checkpointStarted; nothing stops the snapshot."""
+    _, world = restored_co_map(RecoveredChannelCheckpointStart.IGNORED)
+    assert world.channels["co-map[0]<left[0]"].recovered
+    assert not_ready(world, world.task_named("task co-map[0]")) == ""
+
+
+def test_checkpoints_are_declined_unless_the_state_is_consumed() -> None:
+    """SingleInputGateTest.testCheckpointsDeclinedUnlessStateConsumed (its barrier: checkpoint
+    1, aligned): a gate whose recovered state is not consumed declines. In the model the task
+    declines while either gate's channels are recovered, and stops once both gates have
+    consumed their state and been converted."""
+    sim, world = restored_co_map(RecoveredChannelCheckpointStart.DECLINED)
+    task = world.task_named("task co-map[0]")
+    gates = task.gates
+    assert not any(c.recovery.state_consumed for g in gates for c in g.channels)
+    assert not_ready(world, task)
+    while any(c.recovered for g in gates for c in g.channels):
+        assert not_ready(world, task).endswith("is still a RecoveredInputChannel")
+        assert sim.step() is not None
+    assert all(c.recovery.state_consumed for g in gates for c in g.channels)
+    assert not_ready(world, task) == ""

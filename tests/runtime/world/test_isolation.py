@@ -80,7 +80,7 @@ class _Verified(PersistentSets):
 
     def actions(self, model: Model, enabled: Sequence[Action]) -> Sequence[Action]:
         assert isinstance(model, NetworkWorld)
-        self.checked += verify_reach(model, model.interference)
+        self.checked += verify_reach(model, enabled)
         return super().actions(model, enabled)
 
 
