@@ -15,7 +15,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flinkstate.cli.interruption import RUN_FAILED, CommandInterrupted, interrupted
 from flinkstate.cli.overrides import parse_overrides
@@ -46,6 +46,9 @@ from flinkstate.sim.explore import (
     explore,
     memory_bound,
 )
+
+if TYPE_CHECKING:
+    from flinkstate.spark.exploration import LevelProgress
 
 #: actions of a trace shown before and after the ones left out
 TRACE_HEAD, TRACE_TAIL = 3, 5
@@ -115,6 +118,20 @@ def add_explore_parser(subparsers: Any) -> None:
         help="write each counterexample as a JSON-lines trace (as flinkstate run --trace "
         "writes one) into DIR, written whole or not at all",
     )
+    parser.add_argument(
+        "--spark",
+        action="store_true",
+        help="breadth first on Spark: the frontier and the states seen partitioned over the "
+        "executors, every transition followed (--reduction is not used); the same distinct "
+        "states and findings; --time is read between levels; a line per level on stderr",
+    )
+    parser.add_argument(
+        "--master",
+        default=None,
+        metavar="URL",
+        help="with --spark: the Spark master (default: the local Spark Connect server if one "
+        "runs, else local[*]; spark://host:7077 for a standalone cluster)",
+    )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(handler=_explore)
@@ -175,14 +192,19 @@ def _explore_command(args: argparse.Namespace, written: list[str]) -> tuple[str,
             "--walks counts random walks: give it with --strategy random-walk"
         )
     faults = Fault.parse_all(args.fault)
+    if args.spark or args.master is not None:
+        partial_order = _spark_checked(args, strategy)
     if args.trace_dir is not None:
         args.trace_dir = check_directory_target(args.trace_dir, is_trace_folder, COUNTEREXAMPLES)
     # every parameter checked before exploring
     subject = exploration_subject(
         args.name, overrides=overrides, seed=args.seed, phase=args.phase, faults=faults
     )
-    result = _run(
-        subject, strategy, bounds, args.seed, partial_order, quiet=args.quiet or args.json
+    quiet = args.quiet or args.json
+    result = (
+        _on_spark(subject, bounds, args.master, quiet=quiet)
+        if args.spark
+        else _run(subject, strategy, bounds, args.seed, partial_order, quiet=quiet)
     )
     files: list[str] = []
     if args.trace_dir is not None:
@@ -192,6 +214,8 @@ def _explore_command(args: argparse.Namespace, written: list[str]) -> tuple[str,
     if args.json:
         return json.dumps(_summary(subject, args, overrides, faults, result, files)), status
     lines = _describe(subject, args.seed, partial_order, result, files, args.trace_dir)
+    if args.spark:
+        lines[0] = lines[0].replace(", bfs, ", ", bfs on Spark, ", 1)
     return "\n".join(lines), status
 
 
@@ -231,6 +255,43 @@ def _run(
             reduction=reduction,
             progress=progress,
         )
+
+
+def _spark_checked(args: argparse.Namespace, strategy: Strategy) -> PartialOrder:
+    """--spark's rules, before anything is explored: breadth first, no memory budget (the
+    states live in Spark); --master only with it. Its search follows every transition."""
+    from flinkstate.spark.session import master_hosts, master_url
+
+    if not args.spark:
+        raise InvalidParameterError("--master names the Spark master of --spark: give --spark")
+    if strategy is not Strategy.BFS:
+        raise InvalidParameterError("--spark explores breadth first only (--strategy bfs)")
+    if args.max_memory is not None:
+        raise InvalidParameterError(
+            "--max-memory bounds a search in this process; with --spark the states live in "
+            "Spark (bound it with --max-states, --max-depth or --time)"
+        )
+    master_hosts(master_url(args.master))
+    args.reduction = PartialOrder.NONE.value
+    return PartialOrder.NONE
+
+
+def _on_spark(
+    subject: ExplorationSubject, bounds: Bounds, master: str | None, *, quiet: bool
+) -> ExplorationResult:
+    from flinkstate.lab.spark_exploration import explore_on_spark
+    from flinkstate.spark.session import spark_session
+
+    spark = spark_session(master)
+
+    def progress(level: LevelProgress) -> None:
+        print(
+            f"explore {subject.name} on Spark: depth {level.depth}, {level.frontier:,} states "
+            f"on the level, {level.distinct:,} distinct, {level.elapsed:.1f} s",
+            file=sys.stderr,
+        )
+
+    return explore_on_spark(spark, subject, bounds, None if quiet else progress)
 
 
 def _shortened(trace: Sequence[Action]) -> str:

@@ -32,6 +32,8 @@ FACE: dict[str, str] = {
     "load_scenario_trace": "scenario_trace",
     "write_scenario_trace": "scenario_trace",
     "from_simulation": "simulation_export",
+    "explore_on_spark": "spark_exploration",
+    "state_digest": "state_digest",
     "topology_trace_header": "topology_trace",
     "write_topology_trace": "topology_trace",
     "what_if": "whatif",

@@ -69,6 +69,7 @@ FACE: dict[str, str] = {
     "ManualCheckpointNotTaken": "checkpoint.happenings",
     "ManualCheckpointPlanned": "checkpoint.happenings",
     "PrefilteredSpilled": "checkpoint.channel.happenings",
+    "Fixed": "copying",
     "ExecutionState": "execution_state",
     "assign_state": "checkpoint.state_assignment",
     "StateAssignment": "checkpoint.state_assignment",
