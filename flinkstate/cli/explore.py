@@ -118,6 +118,14 @@ def add_explore_parser(subparsers: Any) -> None:
         help="write each counterexample as a JSON-lines trace (as flinkstate run --trace "
         "writes one) into DIR, written whole or not at all",
     )
+    _add_spark(parser)
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.set_defaults(handler=_explore)
+
+
+def _add_spark(parser: argparse.ArgumentParser) -> None:
+    """The search on Spark, and its master."""
     parser.add_argument(
         "--spark",
         action="store_true",
@@ -132,9 +140,6 @@ def add_explore_parser(subparsers: Any) -> None:
         help="with --spark: the Spark master (default: the local Spark Connect server if one "
         "runs, else local[*]; spark://host:7077 for a standalone cluster)",
     )
-    parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    parser.set_defaults(handler=_explore)
 
 
 def _add_bounds(parser: argparse.ArgumentParser) -> None:
@@ -260,7 +265,7 @@ def _run(
 def _spark_checked(args: argparse.Namespace, strategy: Strategy) -> PartialOrder:
     """--spark's rules, before anything is explored: breadth first, no memory budget (the
     states live in Spark); --master only with it. Its search follows every transition."""
-    from flinkstate.spark.session import master_hosts, master_url
+    from flinkstate.spark.session import master_url, probe_master
 
     if not args.spark:
         raise InvalidParameterError("--master names the Spark master of --spark: give --spark")
@@ -271,7 +276,7 @@ def _spark_checked(args: argparse.Namespace, strategy: Strategy) -> PartialOrder
             "--max-memory bounds a search in this process; with --spark the states live in "
             "Spark (bound it with --max-states, --max-depth or --time)"
         )
-    master_hosts(master_url(args.master))
+    probe_master(master_url(args.master))  # a standalone master's address, before any JVM
     args.reduction = PartialOrder.NONE.value
     return PartialOrder.NONE
 

@@ -33,6 +33,7 @@ FACE: dict[str, str] = {
     "RescalingPipeline": "rescaling",
     "sweep_plan": "rescaling",
     "master_hosts": "session",
+    "probe_master": "session",
     "master_url": "session",
     "spark_session": "session",
     "job_shape": "tables",
