@@ -140,6 +140,13 @@ def _add_spark(parser: argparse.ArgumentParser) -> None:
         help="with --spark: the Spark master (default: the local Spark Connect server if one "
         "runs, else local[*]; spark://host:7077 for a standalone cluster)",
     )
+    parser.add_argument(
+        "--swarm",
+        default=None,
+        metavar="N",
+        help="with --spark: N seeded random depth-first searches over the executors instead "
+        "(each to --max-depth, default 200, its own --max-states and --time; sampling)",
+    )
 
 
 def _add_bounds(parser: argparse.ArgumentParser) -> None:
@@ -197,7 +204,7 @@ def _explore_command(args: argparse.Namespace, written: list[str]) -> tuple[str,
             "--walks counts random walks: give it with --strategy random-walk"
         )
     faults = Fault.parse_all(args.fault)
-    if args.spark or args.master is not None:
+    if args.spark or args.master is not None or args.swarm is not None:
         partial_order = _spark_checked(args, strategy)
     if args.trace_dir is not None:
         args.trace_dir = check_directory_target(args.trace_dir, is_trace_folder, COUNTEREXAMPLES)
@@ -207,7 +214,7 @@ def _explore_command(args: argparse.Namespace, written: list[str]) -> tuple[str,
     )
     quiet = args.quiet or args.json
     result = (
-        _on_spark(subject, bounds, args.master, quiet=quiet)
+        _on_spark(subject, bounds, args, quiet=quiet)
         if args.spark
         else _run(subject, strategy, bounds, args.seed, partial_order, quiet=quiet)
     )
@@ -220,7 +227,8 @@ def _explore_command(args: argparse.Namespace, written: list[str]) -> tuple[str,
         return json.dumps(_summary(subject, args, overrides, faults, result, files)), status
     lines = _describe(subject, args.seed, partial_order, result, files, args.trace_dir)
     if args.spark:
-        lines[0] = lines[0].replace(", bfs, ", ", bfs on Spark, ", 1)
+        how = "bfs" if args.swarm is None else f"a swarm of {args.swarm} random dfs"
+        lines[0] = lines[0].replace(f", {result.strategy.value}, ", f", {how} on Spark, ", 1)
     return "\n".join(lines), status
 
 
@@ -268,8 +276,9 @@ def _spark_checked(args: argparse.Namespace, strategy: Strategy) -> PartialOrder
     from flinkstate.spark.session import master_url, probe_master
 
     if not args.spark:
-        raise InvalidParameterError("--master names the Spark master of --spark: give --spark")
-    if strategy is not Strategy.BFS:
+        raise InvalidParameterError("--master and --swarm are of the search on Spark: give --spark")
+    args.swarm = whole_bound(args.swarm, "--swarm")
+    if strategy is not Strategy.BFS and args.swarm is None:
         raise InvalidParameterError("--spark explores breadth first only (--strategy bfs)")
     if args.max_memory is not None:
         raise InvalidParameterError(
@@ -282,12 +291,16 @@ def _spark_checked(args: argparse.Namespace, strategy: Strategy) -> PartialOrder
 
 
 def _on_spark(
-    subject: ExplorationSubject, bounds: Bounds, master: str | None, *, quiet: bool
+    subject: ExplorationSubject, bounds: Bounds, args: argparse.Namespace, *, quiet: bool
 ) -> ExplorationResult:
     from flinkstate.lab.spark_exploration import explore_on_spark
     from flinkstate.spark.session import spark_session
 
-    spark = spark_session(master)
+    spark = spark_session(args.master)
+    if args.swarm is not None:
+        from flinkstate.lab.swarm_search import explore_swarm
+
+        return explore_swarm(spark, subject, bounds, args.swarm, args.seed)
 
     def progress(level: LevelProgress) -> None:
         print(

@@ -34,6 +34,7 @@ FACE: dict[str, str] = {
     "from_simulation": "simulation_export",
     "explore_on_spark": "spark_exploration",
     "state_digest": "state_digest",
+    "explore_swarm": "swarm_search",
     "topology_trace_header": "topology_trace",
     "write_topology_trace": "topology_trace",
     "what_if": "whatif",

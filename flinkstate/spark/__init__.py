@@ -36,6 +36,8 @@ FACE: dict[str, str] = {
     "probe_master": "session",
     "master_url": "session",
     "spark_session": "session",
+    "Searched": "swarm",
+    "swarm": "swarm",
     "job_shape": "tables",
     "load": "tables",
 }

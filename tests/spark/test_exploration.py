@@ -111,4 +111,6 @@ def test_bad_input_is_one_line_before_spark_starts(
 
 def test_a_master_without_spark_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["explore", "keyed", "--master", "local[1]"]) == 2
-    assert "--master names the Spark master of --spark: give --spark" in capsys.readouterr().err
+    assert (
+        "--master and --swarm are of the search on Spark: give --spark" in capsys.readouterr().err
+    )
