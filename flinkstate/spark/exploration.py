@@ -236,12 +236,9 @@ class _Search:
         self.level_size = sum(n for outcome, n in counts.items() if outcome is not None)
         self.tally.finished += counts.get(Outcome.FINISHED.value, 0)
         self.tally.broken += counts.get(Outcome.BROKEN.value, 0)
-        if (
-            not follow
-            and counts.get(Outcome.OPEN.value, 0)
-            and self.tally.stopped_by is (SearchStop.EXHAUSTED)
-        ):
-            self.tally.stopped_by = SearchStop.MAX_DEPTH
+        cut_off = not follow and counts.get(Outcome.OPEN.value, 0)
+        if cut_off and self.tally.stopped_by is SearchStop.EXHAUSTED:
+            self.tally.stopped_by = SearchStop.MAX_DEPTH  # states left that go deeper
         self.tally.states += counts.get(None, 0)
         if counts.get(Outcome.BROKEN.value, 0) or counts.get(Outcome.DEADLOCK.value, 0):
             self.note_findings(out.where(F.col("outcome").isNotNull()), frontier)
