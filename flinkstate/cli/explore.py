@@ -15,7 +15,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flinkstate.cli.interruption import RUN_FAILED, CommandInterrupted, interrupted
 from flinkstate.cli.overrides import parse_overrides
@@ -46,6 +46,9 @@ from flinkstate.sim.explore import (
     explore,
     memory_bound,
 )
+
+if TYPE_CHECKING:
+    from flinkstate.spark.exploration import LevelProgress
 
 #: actions of a trace shown before and after the ones left out
 TRACE_HEAD, TRACE_TAIL = 3, 5
@@ -118,9 +121,35 @@ def add_explore_parser(subparsers: Any) -> None:
         help="write each counterexample as a JSON-lines trace (as flinkstate run --trace "
         "writes one) into DIR, written whole or not at all",
     )
+    _add_spark(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.set_defaults(handler=_explore)
+
+
+def _add_spark(parser: argparse.ArgumentParser) -> None:
+    """The search on Spark, and its master."""
+    parser.add_argument(
+        "--spark",
+        action="store_true",
+        help="breadth first on Spark: the frontier and the states seen partitioned over the "
+        "executors, every transition followed (--reduction is not used); the same distinct "
+        "states and findings; --time is read between levels; a line per level on stderr",
+    )
+    parser.add_argument(
+        "--master",
+        default=None,
+        metavar="URL",
+        help="with --spark: the Spark master (default: the local Spark Connect server if one "
+        "runs, else local[*]; spark://host:7077 for a standalone cluster)",
+    )
+    parser.add_argument(
+        "--swarm",
+        default=None,
+        metavar="N",
+        help="with --spark: N seeded random depth-first searches over the executors instead "
+        "(each to --max-depth, default 200, its own --max-states and --time; sampling)",
+    )
 
 
 def _add_bounds(parser: argparse.ArgumentParser) -> None:
@@ -178,14 +207,19 @@ def _explore_command(args: argparse.Namespace, written: list[str]) -> tuple[str,
             "--walks counts random walks: give it with --strategy random-walk"
         )
     faults = Fault.parse_all(args.fault)
+    if args.spark or args.master is not None or args.swarm is not None:
+        partial_order = _spark_checked(args, strategy)
     if args.trace_dir is not None:
         args.trace_dir = check_directory_target(args.trace_dir, is_trace_folder, COUNTEREXAMPLES)
     # every parameter checked before exploring
     subject = exploration_subject(
         args.name, overrides=overrides, seed=args.seed, phase=args.phase, faults=faults
     )
-    result = _run(
-        subject, strategy, bounds, args.seed, partial_order, quiet=args.quiet or args.json
+    quiet = args.quiet or args.json
+    result = (
+        _on_spark(subject, bounds, args, quiet=quiet)
+        if args.spark
+        else _run(subject, strategy, bounds, args.seed, partial_order, quiet=quiet)
     )
     files: list[str] = []
     if args.trace_dir is not None:
@@ -195,6 +229,9 @@ def _explore_command(args: argparse.Namespace, written: list[str]) -> tuple[str,
     if args.json:
         return json.dumps(_summary(subject, args, overrides, faults, result, files)), status
     lines = _describe(subject, args.seed, partial_order, result, files, args.trace_dir)
+    if args.spark:
+        how = "bfs" if args.swarm is None else f"a swarm of {args.swarm} random dfs"
+        lines[0] = lines[0].replace(f", {result.strategy.value}, ", f", {how} on Spark, ", 1)
     return "\n".join(lines), status
 
 
@@ -234,6 +271,48 @@ def _run(
             reduction=reduction,
             progress=progress,
         )
+
+
+def _spark_checked(args: argparse.Namespace, strategy: Strategy) -> PartialOrder:
+    """--spark's rules, before anything is explored: breadth first, no memory budget (the
+    states live in Spark); --master only with it. Its search follows every transition."""
+    from flinkstate.spark.session import master_url, probe_master
+
+    if not args.spark:
+        raise InvalidParameterError("--master and --swarm are of the search on Spark: give --spark")
+    args.swarm = whole_bound(args.swarm, "--swarm")
+    if strategy is not Strategy.BFS and args.swarm is None:
+        raise InvalidParameterError("--spark explores breadth first only (--strategy bfs)")
+    if args.max_memory is not None:
+        raise InvalidParameterError(
+            "--max-memory bounds a search in this process; with --spark the states live in "
+            "Spark (bound it with --max-states, --max-depth or --time)"
+        )
+    probe_master(master_url(args.master))  # a standalone master's address, before any JVM
+    args.reduction = PartialOrder.NONE.value
+    return PartialOrder.NONE
+
+
+def _on_spark(
+    subject: ExplorationSubject, bounds: Bounds, args: argparse.Namespace, *, quiet: bool
+) -> ExplorationResult:
+    from flinkstate.lab.spark_exploration import explore_on_spark
+    from flinkstate.spark.session import spark_session
+
+    spark = spark_session(args.master)
+    if args.swarm is not None:
+        from flinkstate.lab.swarm_search import explore_swarm
+
+        return explore_swarm(spark, subject, bounds, args.swarm, args.seed)
+
+    def progress(level: LevelProgress) -> None:
+        print(
+            f"explore {subject.name} on Spark: depth {level.depth}, {level.frontier:,} states "
+            f"on the level, {level.distinct:,} distinct, {level.elapsed:.1f} s",
+            file=sys.stderr,
+        )
+
+    return explore_on_spark(spark, subject, bounds, None if quiet else progress)
 
 
 def _shortened(trace: Sequence[Action]) -> str:

@@ -73,6 +73,7 @@ FACE: dict[str, str] = {
     "ManualCheckpointPlanned": "checkpoint.happenings",
     "GateConverted": "checkpoint.channel.happenings",
     "PrefilteredSpilled": "checkpoint.channel.happenings",
+    "Fixed": "copying",
     "ExecutionState": "execution_state",
     "assign_state": "checkpoint.state_assignment",
     "StateAssignment": "checkpoint.state_assignment",

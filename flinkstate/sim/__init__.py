@@ -33,6 +33,7 @@ from flinkstate.sim.scheduler import (
 #: packages use beyond the values above (``tests/test_faces.py`` holds them to it)
 FACE: dict[str, str] = {
     "SNAPSHOT_EVERY": "core",
+    "end_of_run": "core",
     "Node": "deadlock",
     "splitmix64": "scheduler",
     "check_parameters": "trace",

@@ -14,9 +14,10 @@ process once a Connect session exists.
 
 On a cluster the executors get flinkstate itself as a zip added to the job, whoever
 started the session, so they need nothing from the driver's working directory and no install of
-flinkstate. flinkstate's own jobs run no Python on the executors (key groups and selected
-subtasks are Spark expressions), so their Python needs none of its dependencies. The zip's
-temporary folder is removed when the process exits.
+flinkstate. The rescaling jobs run no Python on the executors (key groups and selected
+subtasks are Spark expressions), so their Python needs none of its dependencies; the explorer's
+search (:mod:`flinkstate.spark.exploration`) runs the model there, which needs numpy and
+pyarrow. The zip's temporary folder is removed when the process exits.
 
 The driver listens on 127.0.0.1 whatever the master, unless the user gives an address
 (``driver_host``, ``$SPARK_DRIVER_HOST``, or ``$SPARK_LOCAL_IP`` for Spark to derive it): an

@@ -5,7 +5,9 @@ so it cannot show that the package reaches a cluster's executors. This test star
 a worker with the launch classes that ship with pyspark, gives the executors a Python that
 cannot see the editable install (only the zip that ``spark_session`` adds to the job), runs the
 pipeline against the cluster in a subprocess (a process holds one Spark session, and this one
-holds the embedded ``spark`` fixture) and compares every table with the local answer.
+holds the embedded ``spark`` fixture) and compares every table with the local answer. The
+explorer's search on Spark runs there too (``flinkstate explore --spark --master``): its
+executors build the model from the zip and run it, and its answer is the single-process one.
 
 The cluster authenticates every connection (``spark.authenticate`` with a secret of this run,
 in the configuration its master, worker and driver read), and the driver is left to choose its
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import io
 import json
 import os
 import secrets
@@ -392,3 +395,54 @@ def test_pipeline_on_a_standalone_cluster_equals_local_mode(
             check_exact=True,
             obj=name,
         )
+
+
+#: a restart whose exploration finds a deadlock (tests/cli/test_explore.py's SEQUENTIAL, seed 4)
+EXPLORED = (
+    "selective-reading-all-gates",
+    "--seed",
+    "4",
+    *("--set", "records=2", "--set", "record_size=100", "--set", "checkpoint_interval=2"),
+    *("--set", "cost=0", "--set", "parallelism=1", "--set", "source_parallelism=1"),
+    *("--set", "network_buffers=32"),
+)
+
+
+def test_exploration_on_a_standalone_cluster_equals_the_single_process_search(
+    cluster: Cluster,
+) -> None:
+    """``flinkstate explore --spark --master spark://...``: the executors build the scenario's
+    restart from the zip, replay paths and check states; the verdict, the counts and the
+    deadlock's trace are the single-process search's."""
+    from flinkstate.cli import main
+
+    cwd = cluster.root / "explorer"
+    cwd.mkdir()
+    env = {k: v for k, v in cluster.env.items() if k != "SPARK_LOCAL_IP"}
+    command = [sys.executable, "-m", "flinkstate", "explore", *EXPLORED, "--json", "--spark"]
+    try:
+        done = subprocess.run(
+            [*command, "--master", cluster.master],
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=DRIVER_TIMEOUT,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"the exploration on {cluster.master} timed out\n{_logs(cluster.root)}")
+    if done.returncode != 1:  # 1: something found
+        pytest.fail(f"exited with {done.returncode}: {done.stderr}\n{_logs(cluster.root)}")
+    on_cluster = json.loads(done.stdout)
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert main(["explore", *EXPLORED, "--json", "--quiet", "--reduction", "none"]) == 1
+    single = json.loads(buffer.getvalue())
+    for document in (on_cluster, single):
+        del document["elapsed_seconds"]
+        document["bounds"].pop("max_memory", None)
+    assert on_cluster == single
+    assert on_cluster["exhausted"] is True
+    assert [f["kind"] for f in on_cluster["findings"]] == ["deadlock"]
