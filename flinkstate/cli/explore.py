@@ -288,6 +288,11 @@ def _spark_checked(args: argparse.Namespace, strategy: Strategy) -> PartialOrder
             "--max-memory bounds a search in this process; with --spark the states live in "
             "Spark (bound it with --max-states, --max-depth or --time)"
         )
+    if PartialOrder.parse(args.reduction) is PartialOrder.PERSISTENT_SETS:
+        raise InvalidParameterError(
+            "--reduction persistent-sets is of the search in this process; --spark follows "
+            "every transition (the same distinct states sleep sets reach)"
+        )
     probe_master(master_url(args.master))  # a standalone master's address, before any JVM
     args.reduction = PartialOrder.NONE.value
     return PartialOrder.NONE

@@ -97,6 +97,7 @@ def test_the_command_line_explores_on_spark_as_without(
         (["keyed", "--master", "spark://127.0.0.1:1"], "cannot reach the Spark master"),
         (["keyed", "--strategy", "dfs"], "--spark explores breadth first only"),
         (["keyed", "--max-memory", "1gb"], "--max-memory bounds a search in this process"),
+        (["keyed", "--reduction", "persistent-sets"], "--reduction persistent-sets is of the"),
     ],
 )
 @pytest.mark.filterwarnings("ignore")

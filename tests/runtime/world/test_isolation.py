@@ -150,7 +150,9 @@ def _subjects() -> list[tuple[str, Reproducer, Bounds, bool]]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("name", "reproducer", "bounds", "before"), _subjects(), ids=lambda v: str(v)[:40]
+    ("name", "reproducer", "bounds", "before"),
+    _subjects(),
+    ids=lambda value: value if isinstance(value, str) else "",
 )
 def test_persistent_sets_find_every_fault_and_hazard_as_every_transition_does(
     name: str, reproducer: Reproducer, bounds: Bounds, before: bool
