@@ -34,7 +34,7 @@ from flinkstate.runtime.options import (
     TaskFailure,
     TerminalTaskRule,
 )
-from flinkstate.runtime.restore_versions import ConversionCheck
+from flinkstate.runtime.restore_versions import ConversionCheck, RestoreOrder
 
 #: the largest parallelism an operator may be given: a production job's (a reviewer asks
 #: about 200 -> 120); an all-to-all exchange has P x P channels, 262,144 at this bound
@@ -515,6 +515,18 @@ CONVERSION_CHECK = Parameter(
     "consumed, else the task fails) or flink-1.11 (nothing: what it still queues is released "
     "unread)",
     choices=tuple(c.value for c in ConversionCheck),
+)
+
+
+#: the restore's parameter of the job FLINK-19907's pair runs: whether a restored task opens its
+#: operator chain before or after it writes its recovered output
+RESTORE_ORDER = Parameter(
+    "restore_order",
+    RestoreOrder.OUTPUT_FIRST.value,
+    "what StreamTask.beforeInvoke does first on restore: flink-1.11.3 (FLINK-19907, every "
+    "release since: the recovered output is written, then the chain opened) or flink-1.11.2 "
+    "(the chain opened first: what it emits goes out ahead of the recovered output)",
+    choices=tuple(c.value for c in RestoreOrder),
 )
 
 

@@ -40,6 +40,7 @@ from flinkstate.catalogue.parameters import (
     LOCAL_CHANNEL_PERSISTENCE,
     MAPPING_SCOPE,
     MAX_JOB_PARALLELISM,
+    RESTORE_ORDER,
     STATELESS_ASSIGNMENT,
     Parameter,
     failover_parameters,
@@ -60,6 +61,14 @@ CATALOGUE: dict[str, Topology] = {
             "keyed",
             "source -keyBy-> counter -forward-> sink: the plain keyed job",
             (*COMMON, *keyed_parameters(source_parallelism=4)),
+            keyed_job,
+        ),
+        Topology(
+            "keyed-restore-order",
+            "the plain keyed job (source -keyBy-> counter -forward-> sink) restored with the "
+            "order of StreamTask.beforeInvoke a parameter, as FLINK-19907 found it: the operator "
+            "chain opened before or after the recovered output is written",
+            (*COMMON, *keyed_parameters(source_parallelism=4), RESTORE_ORDER),
             keyed_job,
         ),
         Topology(

@@ -28,7 +28,7 @@ from flinkstate.choice import Choice
 from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.capture_versions import InflightDataLookup, LocalChannelPersistence
 from flinkstate.runtime.jobgraph import SubtaskId
-from flinkstate.runtime.restore_versions import ConversionCheck
+from flinkstate.runtime.restore_versions import ConversionCheck, RestoreOrder
 
 #: ``AbstractSpillingHandler.DEFAULT_SPILL_FILE_SIZE_BYTES``: soft size bound of one file
 DEFAULT_SPILL_FILE_SIZE = 64 * 1024 * 1024
@@ -716,6 +716,8 @@ class RunOptions:
     inflight_data_lookup: InflightDataLookup = InflightDataLookup.CHANNEL_INFO
     #: what a recovered channel's conversion checks first (FLINK-18989)
     conversion_check: ConversionCheck = ConversionCheck.STATE_CONSUMED
+    #: whether a restored task opens its operator chain or restores its output first (FLINK-19907)
+    restore_order: RestoreOrder = RestoreOrder.OUTPUT_FIRST
     #: trigger one checkpoint by hand (REST ``POST /jobs/:jobid/checkpoints``) while the failed
     #: region is down: its subtasks FAILED or CANCELED, its restart not yet begun
     checkpoint_during_failover: bool = False
@@ -764,6 +766,7 @@ class RunOptions:
         )
         parse(self, "inflight_data_lookup", InflightDataLookup.parse(self.inflight_data_lookup))
         parse(self, "conversion_check", ConversionCheck.parse(self.conversion_check))
+        parse(self, "restore_order", RestoreOrder.parse(self.restore_order))
         if self.restart_delay < 0:
             raise InvalidParameterError(
                 f"restart_delay must not be negative, got {self.restart_delay}"

@@ -23,6 +23,7 @@ from flinkstate.catalogue.scenarios import (
     refused,
     rescale_itcase,
     restart,
+    restore_order,
     same_upstream,
     selective_reading,
     stateless_operator,
@@ -48,6 +49,7 @@ SCENARIOS: dict[str, Scenario] = {
         *stateless_operator.SCENARIOS,
         *gate_mappings.SCENARIOS,
         *recovered_channels.SCENARIOS,
+        *restore_order.SCENARIOS,
     )
 }
 
