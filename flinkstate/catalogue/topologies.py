@@ -40,6 +40,7 @@ from flinkstate.catalogue.parameters import (
     LOCAL_CHANNEL_PERSISTENCE,
     MAPPING_SCOPE,
     MAX_JOB_PARALLELISM,
+    RECOVERY_ERROR,
     RESTORE_ORDER,
     STATELESS_ASSIGNMENT,
     Parameter,
@@ -69,6 +70,14 @@ CATALOGUE: dict[str, Topology] = {
             "order of StreamTask.beforeInvoke a parameter, as FLINK-19907 found it: the operator "
             "chain opened before or after the recovered output is written",
             (*COMMON, *keyed_parameters(source_parallelism=4), RESTORE_ORDER),
+            keyed_job,
+        ),
+        Topology(
+            "keyed-recovery-error",
+            "the plain keyed job (source -keyBy-> counter -forward-> sink) restored with an "
+            "error in the channel-state reader's hand-over of recovered input, as FLINK-22376 "
+            "found it: who recycles the buffer then a parameter",
+            (*COMMON, *keyed_parameters(source_parallelism=4), *RECOVERY_ERROR),
             keyed_job,
         ),
         Topology(

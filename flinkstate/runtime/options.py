@@ -28,7 +28,11 @@ from flinkstate.choice import Choice
 from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.capture_versions import InflightDataLookup, LocalChannelPersistence
 from flinkstate.runtime.jobgraph import SubtaskId
-from flinkstate.runtime.restore_versions import ConversionCheck, RestoreOrder
+from flinkstate.runtime.restore_versions import (
+    ConversionCheck,
+    RecoveredBufferOwnership,
+    RestoreOrder,
+)
 
 #: ``AbstractSpillingHandler.DEFAULT_SPILL_FILE_SIZE_BYTES``: soft size bound of one file
 DEFAULT_SPILL_FILE_SIZE = 64 * 1024 * 1024
@@ -729,6 +733,11 @@ class RunOptions:
     fail_filtered_delivery: int = 0
     #: what the reader recycles when that happens (FLINK-40345: ``after-failed``)
     failed_delivery_recycle: FailedDeliveryRecycle = FailedDeliveryRecycle.AFTER_FAILED
+    #: a test hook (classic): ``recover`` of a task's last recovered input buffer throws after
+    #: handing it to its channel (FLINK-22376's error on recovery)
+    fail_recovered_hand_over: bool = False
+    #: who recycles that buffer then (FLINK-22376: ``flink-1.14``, the handler alone)
+    recovered_buffer_ownership: RecoveredBufferOwnership = RecoveredBufferOwnership.HANDLER
     #: a test hook (v2): where the first recovery with spill files fails before its drain
     abort_recovery: RecoveryAbort = RecoveryAbort.NONE
     #: who deletes the spill files of a recovery that aborts (FLINK-40520: ``on-abort``)
@@ -767,6 +776,11 @@ class RunOptions:
         parse(self, "inflight_data_lookup", InflightDataLookup.parse(self.inflight_data_lookup))
         parse(self, "conversion_check", ConversionCheck.parse(self.conversion_check))
         parse(self, "restore_order", RestoreOrder.parse(self.restore_order))
+        parse(
+            self,
+            "recovered_buffer_ownership",
+            RecoveredBufferOwnership.parse(self.recovered_buffer_ownership),
+        )
         if self.restart_delay < 0:
             raise InvalidParameterError(
                 f"restart_delay must not be negative, got {self.restart_delay}"

@@ -61,3 +61,33 @@ class RestoreOrder(Choice):
     def chain_first(self) -> bool:
         """Whether the operator chain is open (may emit) before the output state is restored."""
         return self is RestoreOrder.CHAIN_FIRST
+
+
+class RecoveredBufferOwnership(Choice):
+    """Who recycles a buffer the classic channel-state reader filled with input state when the
+    handler's ``recover`` fails (``ChannelStateChunkReader.readChunk`` and
+    ``InputChannelRecoveredStateHandler.recover``).
+
+    ``flink-1.13`` (before FLINK-22376, commit 2293362f0a1): both. The handler hands each
+    recovered channel a retained reference and lets go of its own in a ``finally``; the
+    reader's ``catch`` around reading *and* ``recover`` recycles the buffer as well, so an
+    exception in ``recover`` after the hand-over gives the buffer back once too often: it
+    returns while the channel still queues it, and the channel's release recycles it again.
+    ``flink-1.14`` (FLINK-22376, every release since): ``recover`` takes the buffer over and
+    is alone in charge of it, on success and on failure; the reader recycles only what fails
+    before it calls ``recover``.
+
+    Examples
+    --------
+    >>> [RecoveredBufferOwnership.parse(v).reader_recycles_after_recover
+    ...  for v in ("flink-1.13", "flink-1.14")]
+    [True, False]
+    """
+
+    READER_AND_HANDLER = "flink-1.13"
+    HANDLER = "flink-1.14"
+
+    @property
+    def reader_recycles_after_recover(self) -> bool:
+        """Whether the reader recycles a buffer whose ``recover`` threw."""
+        return self is RecoveredBufferOwnership.READER_AND_HANDLER

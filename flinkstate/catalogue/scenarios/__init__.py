@@ -20,6 +20,7 @@ from flinkstate.catalogue.scenarios import (
     in_flight_capture,
     recovered_channels,
     recovered_watermarks,
+    recovery_error,
     refused,
     rescale_itcase,
     restart,
@@ -50,6 +51,7 @@ SCENARIOS: dict[str, Scenario] = {
         *gate_mappings.SCENARIOS,
         *recovered_channels.SCENARIOS,
         *restore_order.SCENARIOS,
+        *recovery_error.SCENARIOS,
     )
 }
 
