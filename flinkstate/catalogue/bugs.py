@@ -28,7 +28,7 @@ from flinkstate.errors import InvalidParameterError
 class BugFamily(StrEnum):
     """The invariants that catch a bug, grouped as Flink's bug history groups them."""
 
-    #: every in-flight buffer lands in exactly one snapshot, in order
+    #: every in-flight buffer lands in exactly one snapshot, and comes back in order
     CAPTURE = "capture"
     #: a checkpoint taken during recovery declines, or captures what is not yet consumed
     CHECKPOINTS_DURING_RECOVERY = "checkpoints-during-recovery"
@@ -121,6 +121,16 @@ BUGS: tuple[FlinkBug, ...] = (
         ("converted-early-refused",),
     ),
     FlinkBug(
+        "FLINK-19907",
+        "2020-10",
+        "1.11.3",
+        BugFamily.CAPTURE,
+        "wrong results now and then after a restore: a restored task's operators emitted "
+        "records and watermarks before its recovered output was sent, which they overtook",
+        ("chain-before-output-restored",),
+        ("output-restored-before-chain",),
+    ),
+    FlinkBug(
         "FLINK-20654",
         "2020-12",
         "1.12.2",
@@ -139,6 +149,16 @@ BUGS: tuple[FlinkBug, ...] = (
         "mapping served every gate of the vertex",
         ("two-gates-one-mapping",),
         ("two-gates-mapping-per-gate",),
+    ),
+    FlinkBug(
+        "FLINK-22376",
+        "2021-06",
+        "1.14",
+        BugFamily.BUFFERS,
+        "buffers leaked or recycled twice when reading channel state failed: the reader and "
+        "the handler each thought they owned the buffer",
+        ("recovery-error-recycled-twice",),
+        ("recovery-error-recycled-once",),
     ),
     FlinkBug(
         "FLINK-27031",

@@ -38,7 +38,11 @@ from flinkstate.runtime.options import (
     TaskFailure,
     TerminalTaskRule,
 )
-from flinkstate.runtime.restore_versions import ConversionCheck
+from flinkstate.runtime.restore_versions import (
+    ConversionCheck,
+    RecoveredBufferOwnership,
+    RestoreOrder,
+)
 
 #: the largest parallelism an operator may be given: a production job's (a reviewer asks
 #: about 200 -> 120); an all-to-all exchange has P x P channels, 262,144 at this bound
@@ -533,6 +537,38 @@ RECOVERED_CHANNEL_CHECKPOINT_START = Parameter(
     "not ready) or flink-1.12.0 (and 1.12.1: lets it pass, its recovered buffers in no "
     "snapshot)",
     choices=tuple(c.value for c in RecoveredChannelCheckpointStart),
+)
+
+
+#: the restore's parameter of the job FLINK-19907's pair runs: whether a restored task opens its
+#: operator chain before or after it writes its recovered output
+RESTORE_ORDER = Parameter(
+    "restore_order",
+    RestoreOrder.OUTPUT_FIRST.value,
+    "what StreamTask.beforeInvoke does first on restore: flink-1.11.3 (FLINK-19907, every "
+    "release since: the recovered output is written, then the chain opened) or flink-1.11.2 "
+    "(the chain opened first: what it emits goes out ahead of the recovered output)",
+    choices=tuple(c.value for c in RestoreOrder),
+)
+
+
+#: the restore's parameters of the job FLINK-22376's pair runs: an error in the classic
+#: reader's hand-over of recovered input, and who recycles the buffer then
+RECOVERY_ERROR = (
+    Parameter(
+        "fail_recovered_hand_over",
+        False,
+        "a test hook: the handler's recover of each restored task's last recovered input "
+        "buffer throws after its channel took the buffer; the task fails",
+    ),
+    Parameter(
+        "recovered_buffer_ownership",
+        RecoveredBufferOwnership.HANDLER.value,
+        "who recycles a recovered input buffer whose recover threw: flink-1.14 (FLINK-22376, "
+        "every release since: the handler alone, which owns it) or flink-1.13 (the handler "
+        "and the reader both: a double recycle)",
+        choices=tuple(c.value for c in RecoveredBufferOwnership),
+    ),
 )
 
 

@@ -41,6 +41,8 @@ from flinkstate.catalogue.parameters import (
     MAPPING_SCOPE,
     MAX_JOB_PARALLELISM,
     RECOVERED_CHANNEL_CHECKPOINT_START,
+    RECOVERY_ERROR,
+    RESTORE_ORDER,
     STATELESS_ASSIGNMENT,
     Parameter,
     failover_parameters,
@@ -61,6 +63,22 @@ CATALOGUE: dict[str, Topology] = {
             "keyed",
             "source -keyBy-> counter -forward-> sink: the plain keyed job",
             (*COMMON, *keyed_parameters(source_parallelism=4)),
+            keyed_job,
+        ),
+        Topology(
+            "keyed-restore-order",
+            "the plain keyed job (source -keyBy-> counter -forward-> sink) restored with the "
+            "order of StreamTask.beforeInvoke a parameter, as FLINK-19907 found it: the operator "
+            "chain opened before or after the recovered output is written",
+            (*COMMON, *keyed_parameters(source_parallelism=4), RESTORE_ORDER),
+            keyed_job,
+        ),
+        Topology(
+            "keyed-recovery-error",
+            "the plain keyed job (source -keyBy-> counter -forward-> sink) restored with an "
+            "error in the channel-state reader's hand-over of recovered input, as FLINK-22376 "
+            "found it: who recycles the buffer then a parameter",
+            (*COMMON, *keyed_parameters(source_parallelism=4), *RECOVERY_ERROR),
             keyed_job,
         ),
         Topology(

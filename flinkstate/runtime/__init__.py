@@ -55,6 +55,8 @@ FACE: dict[str, str] = {
     "LocalChannelPersistence": "capture_versions",
     "ConversionCheck": "restore_versions",
     "RecoveredChannelCheckpointStart": "capture_versions",
+    "RestoreOrder": "restore_versions",
+    "RecoveredBufferOwnership": "restore_versions",
     "ChannelStateReader": "checkpoint.channel.channel_state_reader",
     "split_chunk": "checkpoint.channel.channel_state_reader",
     "ChannelStateWriter": "checkpoint.channel.channel_state_writer",

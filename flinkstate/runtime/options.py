@@ -32,7 +32,11 @@ from flinkstate.runtime.capture_versions import (
     RecoveredChannelCheckpointStart,
 )
 from flinkstate.runtime.jobgraph import SubtaskId
-from flinkstate.runtime.restore_versions import ConversionCheck
+from flinkstate.runtime.restore_versions import (
+    ConversionCheck,
+    RecoveredBufferOwnership,
+    RestoreOrder,
+)
 
 #: ``AbstractSpillingHandler.DEFAULT_SPILL_FILE_SIZE_BYTES``: soft size bound of one file
 DEFAULT_SPILL_FILE_SIZE = 64 * 1024 * 1024
@@ -724,6 +728,8 @@ class RunOptions:
     recovered_channel_checkpoint_start: RecoveredChannelCheckpointStart = (
         RecoveredChannelCheckpointStart.DECLINED
     )
+    #: whether a restored task opens its operator chain or restores its output first (FLINK-19907)
+    restore_order: RestoreOrder = RestoreOrder.OUTPUT_FIRST
     #: trigger one checkpoint by hand (REST ``POST /jobs/:jobid/checkpoints``) while the failed
     #: region is down: its subtasks FAILED or CANCELED, its restart not yet begun
     checkpoint_during_failover: bool = False
@@ -735,6 +741,11 @@ class RunOptions:
     fail_filtered_delivery: int = 0
     #: what the reader recycles when that happens (FLINK-40345: ``after-failed``)
     failed_delivery_recycle: FailedDeliveryRecycle = FailedDeliveryRecycle.AFTER_FAILED
+    #: a test hook (classic): ``recover`` of a task's last recovered input buffer throws after
+    #: handing it to its channel (FLINK-22376's error on recovery)
+    fail_recovered_hand_over: bool = False
+    #: who recycles that buffer then (FLINK-22376: ``flink-1.14``, the handler alone)
+    recovered_buffer_ownership: RecoveredBufferOwnership = RecoveredBufferOwnership.HANDLER
     #: a test hook (v2): where the first recovery with spill files fails before its drain
     abort_recovery: RecoveryAbort = RecoveryAbort.NONE
     #: who deletes the spill files of a recovery that aborts (FLINK-40520: ``on-abort``)
@@ -776,6 +787,12 @@ class RunOptions:
             self,
             "recovered_channel_checkpoint_start",
             RecoveredChannelCheckpointStart.parse(self.recovered_channel_checkpoint_start),
+        )
+        parse(self, "restore_order", RestoreOrder.parse(self.restore_order))
+        parse(
+            self,
+            "recovered_buffer_ownership",
+            RecoveredBufferOwnership.parse(self.recovered_buffer_ownership),
         )
         if self.restart_delay < 0:
             raise InvalidParameterError(

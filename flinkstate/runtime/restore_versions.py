@@ -1,8 +1,8 @@
-"""Which Flink code a restored task's recovered input channels run: the versions that Flink's
-restore bugs of 2020 ran, before and after each fix. The run options name them; the recovered
-channel (``partition/consumer/recovered_channel``) and the classic reader follow them. The
-default of each is what every release since and master do, so a run that names neither is
-master's."""
+"""Which Flink code a restored task runs: the versions that Flink's restore bugs of 2020 ran,
+before and after each fix. The run options name them; the recovered channel
+(``partition/consumer/recovered_channel``), the classic reader and the task's mailbox
+(``tasks/mailbox``) follow them. The default of each is what every release since and master do,
+so a run that names none is master's."""
 
 from __future__ import annotations
 
@@ -34,3 +34,60 @@ class ConversionCheck(Choice):
     def checks(self) -> bool:
         """Whether the conversion refuses a channel recovery is not done with."""
         return self is ConversionCheck.STATE_CONSUMED
+
+
+class RestoreOrder(Choice):
+    """What ``StreamTask.beforeInvoke`` does first on restore: open the operator chain or write
+    the recovered output state into the result partitions.
+
+    ``flink-1.11.2`` (before FLINK-19907, commit 3ab31a0473c, Flink 1.11.0 to 1.11.2 and 1.12's
+    master until October 2020): ``initializeStateAndOpenOperators`` ran before
+    ``readRecoveredChannelState``, so the chain was live while its old output was still unread:
+    what it emitted (records, watermarks) went into the subpartitions ahead of the in-flight
+    data of the checkpoint, and a watermark could overtake the older records it should follow.
+    ``flink-1.11.3`` (the fix, in 1.11.3, 1.12.0 and every release since): the channel state is
+    read first (output synchronously), and only then is the chain opened.
+
+    Examples
+    --------
+    >>> [RestoreOrder.parse(v).chain_first for v in ("flink-1.11.2", "flink-1.11.3")]
+    [True, False]
+    """
+
+    CHAIN_FIRST = "flink-1.11.2"
+    OUTPUT_FIRST = "flink-1.11.3"
+
+    @property
+    def chain_first(self) -> bool:
+        """Whether the operator chain is open (may emit) before the output state is restored."""
+        return self is RestoreOrder.CHAIN_FIRST
+
+
+class RecoveredBufferOwnership(Choice):
+    """Who recycles a buffer the classic channel-state reader filled with input state when the
+    handler's ``recover`` fails (``ChannelStateChunkReader.readChunk`` and
+    ``InputChannelRecoveredStateHandler.recover``).
+
+    ``flink-1.13`` (before FLINK-22376, commit 2293362f0a1): both. The handler hands each
+    recovered channel a retained reference and lets go of its own in a ``finally``; the
+    reader's ``catch`` around reading *and* ``recover`` recycles the buffer as well, so an
+    exception in ``recover`` after the hand-over gives the buffer back once too often: it
+    returns while the channel still queues it, and the channel's release recycles it again.
+    ``flink-1.14`` (FLINK-22376, every release since): ``recover`` takes the buffer over and
+    is alone in charge of it, on success and on failure; the reader recycles only what fails
+    before it calls ``recover``.
+
+    Examples
+    --------
+    >>> [RecoveredBufferOwnership.parse(v).reader_recycles_after_recover
+    ...  for v in ("flink-1.13", "flink-1.14")]
+    [True, False]
+    """
+
+    READER_AND_HANDLER = "flink-1.13"
+    HANDLER = "flink-1.14"
+
+    @property
+    def reader_recycles_after_recover(self) -> bool:
+        """Whether the reader recycles a buffer whose ``recover`` threw."""
+        return self is RecoveredBufferOwnership.READER_AND_HANDLER

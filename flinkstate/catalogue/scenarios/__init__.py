@@ -21,9 +21,11 @@ from flinkstate.catalogue.scenarios import (
     in_flight_capture,
     recovered_channels,
     recovered_watermarks,
+    recovery_error,
     refused,
     rescale_itcase,
     restart,
+    restore_order,
     same_upstream,
     selective_reading,
     stateless_operator,
@@ -50,6 +52,8 @@ SCENARIOS: dict[str, Scenario] = {
         *gate_mappings.SCENARIOS,
         *recovered_channels.SCENARIOS,
         *checkpoint_declined_until_recovered.SCENARIOS,
+        *restore_order.SCENARIOS,
+        *recovery_error.SCENARIOS,
     )
 }
 

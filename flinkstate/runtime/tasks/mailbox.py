@@ -159,6 +159,9 @@ def task_action(
         return action(task.name, _FAIL)
     if task.phase is not _RUNNING:
         if task.phase is _RESTORING_OUTPUT:
+            opened = _opened_chain_action(world, task)
+            if opened is not None:
+                return opened
             kind = classic_recovery.restore_output_action(world, task)
             return None if kind is None else action(task.name, kind)
         if task.name in world.drainers:
@@ -205,6 +208,31 @@ def task_action(
         return action(task.name, _POLL, channel.name)
     if task.phase is _RUNNING and all(c.finished for gate in task.gates for c in gate.channels):
         return action(task.name, _FINISH)
+    return None
+
+
+def _opened_chain_action(world: MailboxWorld, task: Task) -> Action | None:
+    """What a restoring task's operator chain does before its output state is written, which
+    only Flink before FLINK-19907 (``RestoreOrder.CHAIN_FIRST``) lets it do: its chain is open
+    while ``readRecoveredChannelState`` has yet to run, and a source's chain emits records
+    and watermarks into the subpartitions ahead of the recovered output (finishing, a
+    checkpoint or input wait for the mailbox loop). The output state is written when the chain
+    has nothing it can do: back-pressured, or its splits read."""
+    if not world.options.restore_order.chain_first or task.kind is not OperatorKind.SOURCE:
+        return None
+    if task.busy:
+        return action(task.name, _COMPUTE)
+    if task.pending:
+        sub = world.subpartitions[task.pending[0].subpartition]
+        if sub.builder is not None:
+            return action(task.name, _WRITE, sub.name)
+        partition = world.partition_of(task, sub)
+        if world.buffer_pools.can_request(partition.pool, True):
+            return action(task.name, _REQUEST_BUFFER, sub.name)
+        return None
+    total = world.graph.operator(task.operator).records_per_subtask
+    if any(offset < total for offset in task.splits.values()):
+        return action(task.name, _EMIT)
     return None
 
 

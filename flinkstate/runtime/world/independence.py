@@ -342,6 +342,8 @@ def _recover_input(
     """Classic: a chunk into a buffer of its recovered channel (exclusive, else the gate's)."""
     if world.effective_generation is not RecoveryGeneration.CLASSIC:
         return None  # recover-input is the classic reader's step alone
+    if world.options.fail_recovered_hand_over and len(world.readers[task.name].chunks) == 1:
+        return None  # the last chunk's recover throws: its task fails (FLINK-22376's hook)
     channel, touched = _recovered_target(world, task, own, action)
     touched.add(Resource(ResourceKind.POLLABLE, channel.name))  # its queue may have been empty
     return _with_pools(world, touched, ((world.gate_of(channel).pool.name, own.network_pool),))

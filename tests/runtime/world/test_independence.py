@@ -107,6 +107,10 @@ def test_actions_said_to_be_independent_commute_along_runs_of_small_jobs(
         ("spill-pressure-v2", {}),
         ("trigger-no-op-after-drain", {}),
         ("missing-recovery-barrier", {}),
+        # sources that emit before their output state is restored (FLINK-19907)
+        ("chain-before-output-restored", {}),
+        # a reader step that fails its task (FLINK-22376's hook)
+        ("recovery-error-recycled-once", {}),
     ],
     ids=lambda value: value if isinstance(value, str) else "",
 )

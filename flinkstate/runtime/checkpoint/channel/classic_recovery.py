@@ -219,6 +219,25 @@ def recover_input(world: RecoveryWorld, reader: ChannelStateReader) -> None:
             chunk.upstream_output, chunk.old_subtask, chunk.old_channel, used, channel.name
         )
     )
+    if world.options.fail_recovered_hand_over and not reader.chunks:
+        _fail_hand_over(world, reader, channel, segment)
+
+
+def _fail_hand_over(
+    world: RecoveryWorld, reader: ChannelStateReader, channel: Channel, segment: int
+) -> None:
+    """The test hook ``fail_recovered_hand_over``: the handler's ``recover`` throws after the
+    channel took the buffer. The channel's reference balances the handler's (retained for the
+    channel, let go in its ``finally``); before FLINK-22376 the reader's ``catch`` recycles the
+    buffer once more, while the channel still queues it, and the failed task's release of the
+    channel recycles it again. The exception fails the task."""
+    if world.options.recovered_buffer_ownership.reader_recycles_after_recover:
+        recovered_channel.recycle(world, channel, segment, channel.owners.recovered)
+    world.fail_externally(
+        world.task_named(reader.task).key,
+        f"its channel-state reader failed recovering its last buffer into {channel.name} "
+        "(fail_recovered_hand_over)",
+    )
 
 
 # -- task thread: consuming recovered data

@@ -8,8 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from flinkstate.catalogue.scenario import Outcome
 from flinkstate.catalogue.topologies import topology
 from flinkstate.keygroups import assign_key_to_parallel_operator
+from flinkstate.lab.scenario_run import ScenarioRun, run_scenario
+from flinkstate.runtime.buffer.owners import OwnerKind
 from flinkstate.runtime.buffer.records import Fragment
 from flinkstate.runtime.checkpoint.channel import classic_recovery
 from flinkstate.runtime.checkpoint.channel.channel_state_reader import split_chunk
@@ -276,3 +279,52 @@ def test_a_gate_s_consumed_state_is_looked_at_from_the_first_channel_not_known_c
     gate.channels[0].recovery.state_consumed = False  # never so in a restore: not looked at
     assert classic_recovery.state_consumed(gate, consumed)
     assert not classic_recovery.state_consumed(gate)
+
+
+# -- FLINK-22376: who recycles a recovered buffer whose recover threw
+
+
+def failed_recover(ownership: str, seed: int = 0) -> tuple[list[OwnerKind], ScenarioRun]:
+    """Where the buffer of the failed recover left from, move by move, in the failing step
+    (the first move brings it into the channel), and the run."""
+    run = run_scenario(
+        "recovery-error-recycled-once",
+        seed=seed,
+        overrides={"recovered_buffer_ownership": ownership},
+    )
+    assert run.simulation is not None
+    assert run.world is not None
+    assert run.world.failover is not None
+    failing = run.simulation.events[run.world.failover.step - 1]
+    assert failing.action.kind == "recover-input"
+    (taken,) = [m for m in failing.moves if m.target.kind is OwnerKind.RECOVERED]
+    return [m.source.kind for m in failing.moves if m.segment == taken.segment][1:], run
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_since_flink_1_14_a_failed_recover_leaves_its_buffer_to_the_channel(seed: int) -> None:
+    """InputChannelRecoveredStateHandlerTest#testRecycleBufferAfterRecoverWasCalled (3
+    pre-allocated segments of 1024 bytes, one recovered channel (0, 0), identity mapping: once
+    recover was called and the gate closed, all 3 are back): the handler owns the buffer it
+    handed over; the channel's reference goes back once, when the failed task releases it."""
+    left, run = failed_recover("flink-1.14", seed)
+    assert left == [OwnerKind.RECOVERED]
+    assert run.outcome is Outcome.JOB_FAILED
+    assert "fail_recovered_hand_over" in run.message
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_in_flink_1_13_the_reader_recycles_it_too_and_the_release_again(seed: int) -> None:
+    left, run = failed_recover("flink-1.13", seed)
+    assert left == [OwnerKind.RECOVERED, OwnerKind.RECOVERED]  # the reader's catch, the release
+    assert run.result is not None
+    assert [v.invariant for v in run.result.violations] == ["double-recycle"]
+
+
+def test_without_an_error_the_reader_hands_every_buffer_over_once() -> None:
+    """ChannelStateChunkReaderTest#testBufferRecycledOnSuccess: on the happy path every
+    buffer the reader requested is the handler's, and all come back."""
+    run = run_scenario(
+        "recovery-error-recycled-twice", seed=0, overrides={"fail_recovered_hand_over": False}
+    )
+    assert run.outcome is Outcome.RECOVERED, run.summary()
