@@ -27,21 +27,21 @@ from flinkstate.runtime.options import (
     UNALIGNED_KEY,
     ConnectedMappingLookup,
     DuringRecoveryGate,
-    FailedDeliveryRecycle,
     GateConversion,
     NoOpTriggerAfter,
     RecoveredWatermarks,
     RecoveryAbort,
     RecoveryBarrierDecline,
     RecoveryGeneration,
-    SpillCleanup,
     TaskFailure,
     TerminalTaskRule,
 )
 from flinkstate.runtime.restore_versions import (
     ConversionCheck,
+    FailedDeliveryRecycle,
     RecoveredBufferOwnership,
     RestoreOrder,
+    SpillCleanup,
 )
 
 #: the largest parallelism an operator may be given: a production job's (a reviewer asks

@@ -34,8 +34,10 @@ from flinkstate.runtime.capture_versions import (
 from flinkstate.runtime.jobgraph import SubtaskId
 from flinkstate.runtime.restore_versions import (
     ConversionCheck,
+    FailedDeliveryRecycle,
     RecoveredBufferOwnership,
     RestoreOrder,
+    SpillCleanup,
 )
 
 #: ``AbstractSpillingHandler.DEFAULT_SPILL_FILE_SIZE_BYTES``: soft size bound of one file
@@ -419,65 +421,6 @@ class PrefilterSource(Choice):
     NETWORK = "network"
     HEAP_FALLBACK = "heap-fallback"
     HEAP_SEGMENT = "heap-segment"
-
-
-class FailedDeliveryRecycle(Choice):
-    """Which filtered buffers V1's reader recycles when handing one of them to its recovered
-    channel fails (the compensating loop of ``recoverWithFiltering``). The channel takes each
-    buffer over before anything can fail (``RecoveredInputChannel.onRecoveredStateBuffer``
-    queues it, or recycles it itself once released), so the buffer that failed is already the
-    channel's.
-
-    ``from-failed``: the loop starts at the buffer that failed (``release-2.3``; master before
-    FLINK-40345): it is recycled while the channel still holds it, and again when the failed
-    task releases the channel: a double recycle.
-    ``after-failed``: the loop starts after it (FLINK-40345, PR #28936): only the buffers never
-    handed over are recycled.
-
-
-    Examples
-    --------
-    Handing over the second of 4 filtered buffers fails: before FLINK-40345 the loop recycles
-    it too (the channel already holds it), after it only the two never handed over:
-
-    >>> list(FailedDeliveryRecycle.FROM_FAILED.recycled(1, 4))
-    [1, 2, 3]
-    >>> list(FailedDeliveryRecycle.AFTER_FAILED.recycled(1, 4))
-    [2, 3]
-    """
-
-    FROM_FAILED = "from-failed"
-    AFTER_FAILED = "after-failed"
-
-    def recycled(self, failed: int, count: int) -> range:
-        """The indexes of ``count`` filtered buffers the loop recycles when handing over the
-        one at index ``failed`` fails."""
-        if not 0 <= failed < count:
-            raise InvalidParameterError(
-                f"the failed delivery must be one of the {count} filtered buffers, got {failed}"
-            )
-        return range(failed if self is FailedDeliveryRecycle.FROM_FAILED else failed + 1, count)
-
-
-class SpillCleanup(Choice):
-    """Who deletes a task's spill files (V2) when its recovery aborts before the drain.
-
-    ``drain-only``: nothing but the drain releases them (master of 2026-08-22): a fetch that
-    fails after writing files, a request-partitions or trigger-install mail that fails or is
-    dropped, leave the files on disk until the TaskManager shuts down (FLINK-40520).
-    ``on-abort``: PR #29065: a failing fetch deletes its handler's spill directory, and the
-    task's cleanup (``resourceCloser``) closes the fetched state it was handed, whatever
-    references are still held. A drain that was started ends and releases them either way.
-
-
-    Examples
-    --------
-    >>> RunOptions().spill_cleanup
-    <SpillCleanup.ON_ABORT: 'on-abort'>
-    """
-
-    DRAIN_ONLY = "drain-only"
-    ON_ABORT = "on-abort"
 
 
 class RecoveryAbort(Choice):

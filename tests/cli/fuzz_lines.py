@@ -304,6 +304,9 @@ def names() -> Iterator[Line]:
         _bad("explore", "keyed-upscale", "--phase", "nosuch"),
         _bad("explore", "keyed-upscale", "--set", "nosuch=1"),
         _bad("explore", "keyed-upscale", "--walks", "3"),  # without random-walk
+        _bad("explore", "keyed-upscale", "--spark", "--master", "nosuch://x"),
+        _bad("explore", "keyed-upscale", "--master", "local[1]"),  # without --spark
+        _bad("explore", "keyed-upscale", "--spark", "--swarm", "0"),
         _bad("whatif", "nosuch"),
         _bad("whatif", "baseline-recovery", "--vary", "nosuch=1,2"),
         _bad("whatif", "baseline-recovery", "--vary", "records="),

@@ -30,9 +30,10 @@ from flinkstate.runtime.checkpoint.channel.fetched_channel_state import (
 )
 from flinkstate.runtime.checkpoint.coordinator import EnabledActions
 from flinkstate.runtime.checkpoint.coordinator_state import CoordinatorState
-from flinkstate.runtime.options import RunOptions, SpillCleanup
+from flinkstate.runtime.options import RunOptions
 from flinkstate.runtime.partition.consumer import recovered_channel
 from flinkstate.runtime.partition.consumer.recovered_channel import RecoveredChannelWorld
+from flinkstate.runtime.restore_versions import SpillCleanup
 from flinkstate.runtime.tasks.happenings import SpillFilesLeft, Teardown
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ that delivers them."""
 
 from __future__ import annotations
 
-from flinkstate.runtime.options import FailedDeliveryRecycle, SpillCleanup
+from flinkstate.runtime.restore_versions import FailedDeliveryRecycle, SpillCleanup
 from flinkstate.views.captions.step import (
     Step,
     byte_count,

@@ -22,13 +22,14 @@ from flinkstate.runtime.checkpoint.happenings import (
 from flinkstate.runtime.failover.happenings import RegionRestarted, TaskCanceled, TaskFailed
 from flinkstate.runtime.happening import Happening
 from flinkstate.runtime.jobgraph import SubtaskId
-from flinkstate.runtime.options import CheckpointFailureReason, FailedDeliveryRecycle
+from flinkstate.runtime.options import CheckpointFailureReason
 from flinkstate.runtime.partition.happenings import (
     BufferSent,
     EndOfPartitionSent,
     EventSent,
     RecoveredExclusiveBuffersTaken,
 )
+from flinkstate.runtime.restore_versions import FailedDeliveryRecycle
 from flinkstate.runtime.tasks.happenings import (
     EventPolled,
     RecordEmitted,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from flinkstate.runtime.happening import Happening
-from flinkstate.runtime.options import FailedDeliveryRecycle
+from flinkstate.runtime.restore_versions import FailedDeliveryRecycle
 
 # -- classic recovery
 

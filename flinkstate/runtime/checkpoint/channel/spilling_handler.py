@@ -43,8 +43,9 @@ from flinkstate.runtime.checkpoint.channel.happenings import (
     SpillDirectoryDeleted,
 )
 from flinkstate.runtime.checkpoint.checkpoint import InputChannelInfo
-from flinkstate.runtime.options import RecoveryAbort, SpillCleanup
+from flinkstate.runtime.options import RecoveryAbort
 from flinkstate.runtime.partition.consumer import recovered_channel
+from flinkstate.runtime.restore_versions import SpillCleanup
 
 if TYPE_CHECKING:
     from flinkstate.runtime.checkpoint.channel.channel_state_reader import ChannelStateReader
