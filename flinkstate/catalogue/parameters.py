@@ -14,6 +14,7 @@ from flinkstate.rescale.reassignment import InputReassignment, MappingScope, Sta
 from flinkstate.runtime.capture_versions import InflightDataLookup, LocalChannelPersistence
 from flinkstate.runtime.jobgraph import SubtaskId
 from flinkstate.runtime.options import (
+    ALIGNED_CHECKPOINT_TIMEOUT_KEY,
     CHECKPOINTING_DURING_RECOVERY_KEY,
     DEFAULT_MAX_SEGMENT_SIZE,
     DEFAULT_RESTART_DELAY,
@@ -488,6 +489,20 @@ LOCAL_CHANNEL_PERSISTENCE = Parameter(
     "the channel's barrier: flink-1.11.0 (FLINK-17315, every release: the buffers it reads, as "
     "a remote channel does) or flink-1.11-snapshot (master in April 2020: nothing)",
     choices=tuple(c.value for c in LocalChannelPersistence),
+)
+
+
+#: the parameter of the alignment-timeout topology: the aligned checkpoint timeout, in steps
+#: from the checkpoint's trigger (Flink's is a duration from the barrier's timestamp)
+ALIGNED_CHECKPOINT_TIMEOUT = Parameter(
+    "aligned_checkpoint_timeout",
+    0,
+    f"{ALIGNED_CHECKPOINT_TIMEOUT_KEY} in steps from the trigger (0: off, Flink's default): "
+    "barriers start aligned, and a task still aligning once it elapses snapshots unaligned "
+    "while its aligned barriers still queued upstream overtake as priority events",
+    minimum=0,
+    maximum=10_000_000,
+    flink_key=ALIGNED_CHECKPOINT_TIMEOUT_KEY,
 )
 
 

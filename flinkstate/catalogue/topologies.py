@@ -32,6 +32,7 @@ from flinkstate.catalogue.jobs import (
     two_input_job,
 )
 from flinkstate.catalogue.parameters import (
+    ALIGNED_CHECKPOINT_TIMEOUT,
     COMMON,
     CONNECTED_MAPPING_LOOKUP,
     INFLIGHT_DATA_LOOKUP,
@@ -162,6 +163,31 @@ CATALOGUE: dict[str, Topology] = {
                     maximum=MAX_JOB_PARALLELISM,
                 ),
                 LOCAL_CHANNEL_PERSISTENCE,
+            ),
+            itcase_unaligned_job,
+        ),
+        Topology(
+            "itcase-alignment-timeout",
+            "UnalignedCheckpointITCase with an aligned checkpoint timeout (its runs with "
+            "alignmentTimeout 1 and 5 ms): source(p) -shuffle-> map(p) -shuffle-> sink(p), "
+            "checkpoints aligned until the timeout, then unaligned",
+            (
+                *COMMON,
+                Parameter(
+                    "parallelism",
+                    2,
+                    "parallelism of the map and the sink",
+                    minimum=1,
+                    maximum=MAX_JOB_PARALLELISM,
+                ),
+                Parameter(
+                    "source_parallelism",
+                    2,
+                    "parallelism of the source",
+                    minimum=1,
+                    maximum=MAX_JOB_PARALLELISM,
+                ),
+                ALIGNED_CHECKPOINT_TIMEOUT,
             ),
             itcase_unaligned_job,
         ),

@@ -44,6 +44,7 @@ CHECKPOINTING_DURING_RECOVERY_KEY = "execution.checkpointing.during-recovery.ena
 #: so a job that sets it runs without checkpointing during recovery
 MISNAMED_DURING_RECOVERY_KEY = "execution.checkpointing.unaligned.during-recovery.enabled"
 UNALIGNED_KEY = "execution.checkpointing.unaligned.enabled"
+ALIGNED_CHECKPOINT_TIMEOUT_KEY = "execution.checkpointing.aligned-checkpoint-timeout"
 TOLERABLE_FAILED_CHECKPOINTS_KEY = "execution.checkpointing.tolerable-failed-checkpoints"
 
 
@@ -683,6 +684,10 @@ class RunOptions:
     checkpoints: int = 1
     #: steps after which a checkpoint still in progress expires (0: never)
     checkpoint_timeout: int = 0
+    #: ``ALIGNED_CHECKPOINT_TIMEOUT_KEY`` in steps from the trigger (0: off, Flink's default):
+    #: with unaligned checkpoints on, barriers start aligned and a task still aligning when it
+    #: elapses switches to an unaligned snapshot (``CheckpointOptions.alignedWithTimeout``)
+    aligned_checkpoint_timeout: int = 0
     #: counted failures tolerated before the job fails (``TOLERABLE_FAILED_CHECKPOINTS_KEY``)
     tolerable_failed_checkpoints: int = 0
     #: how a channel in recovery declines a checkpoint whose recovery barrier it lacks
@@ -736,6 +741,11 @@ class RunOptions:
             raise InvalidParameterError(
                 "tolerable_failed_checkpoints must not be negative, got "
                 f"{self.tolerable_failed_checkpoints}"
+            )
+        if self.aligned_checkpoint_timeout < 0:
+            raise InvalidParameterError(
+                "aligned_checkpoint_timeout must not be negative (0: off), got "
+                f"{self.aligned_checkpoint_timeout}"
             )
         if self.fail_filtered_delivery < 0:
             raise InvalidParameterError(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from flinkstate.catalogue.scenario import Scenario
 from flinkstate.catalogue.scenarios import (
+    alignment_timeout,
     blocked_subpartition,
     checkpoint_during_recovery,
     custom_partitioner,
@@ -46,6 +47,7 @@ SCENARIOS: dict[str, Scenario] = {
         *in_flight_capture.SCENARIOS,
         *stateless_operator.SCENARIOS,
         *gate_mappings.SCENARIOS,
+        *alignment_timeout.SCENARIOS,
     )
 }
 
