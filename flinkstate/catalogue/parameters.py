@@ -11,7 +11,12 @@ from typing import Any
 
 from flinkstate.errors import InvalidParameterError
 from flinkstate.rescale.reassignment import InputReassignment, MappingScope, StatelessAssignment
-from flinkstate.runtime.capture_versions import InflightDataLookup, LocalChannelPersistence
+from flinkstate.runtime.capture_versions import (
+    AlignedBarrierTracking,
+    InflightDataLookup,
+    LocalChannelPersistence,
+    TimedOutAlignment,
+)
 from flinkstate.runtime.jobgraph import SubtaskId
 from flinkstate.runtime.options import (
     ALIGNED_CHECKPOINT_TIMEOUT_KEY,
@@ -503,6 +508,27 @@ ALIGNED_CHECKPOINT_TIMEOUT = Parameter(
     minimum=0,
     maximum=10_000_000,
     flink_key=ALIGNED_CHECKPOINT_TIMEOUT_KEY,
+)
+
+
+#: which barriers a local channel's persister notes (FLINK-19681)
+ALIGNED_BARRIER_TRACKING = Parameter(
+    "aligned_barrier_tracking",
+    AlignedBarrierTracking.EVERY_BARRIER.value,
+    "which barriers a local input channel notes as received, so that an unaligned snapshot "
+    "its aligned checkpoint times out into leaves it alone: flink-1.12-snapshot (before "
+    "FLINK-19681: priority barriers only) or flink-1.12.0 (every barrier, master)",
+    choices=tuple(c.value for c in AlignedBarrierTracking),
+)
+
+#: what a timed-out alignment does with its blocked channels (FLINK-22638)
+TIMED_OUT_ALIGNMENT = Parameter(
+    "timed_out_alignment",
+    TimedOutAlignment.KEEP_BLOCKED.value,
+    "what a task whose alignment timed out does with the channels its aligned barriers "
+    "blocked: flink-1.13.0 (before FLINK-22638: resumes them at once) or flink-1.13.1 (keeps "
+    "them blocked until every barrier is in, master)",
+    choices=tuple(c.value for c in TimedOutAlignment),
 )
 
 

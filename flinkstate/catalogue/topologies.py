@@ -32,6 +32,7 @@ from flinkstate.catalogue.jobs import (
     two_input_job,
 )
 from flinkstate.catalogue.parameters import (
+    ALIGNED_BARRIER_TRACKING,
     ALIGNED_CHECKPOINT_TIMEOUT,
     COMMON,
     CONNECTED_MAPPING_LOOKUP,
@@ -41,6 +42,7 @@ from flinkstate.catalogue.parameters import (
     MAPPING_SCOPE,
     MAX_JOB_PARALLELISM,
     STATELESS_ASSIGNMENT,
+    TIMED_OUT_ALIGNMENT,
     Parameter,
     failover_parameters,
     keyed_parameters,
@@ -188,6 +190,8 @@ CATALOGUE: dict[str, Topology] = {
                     maximum=MAX_JOB_PARALLELISM,
                 ),
                 ALIGNED_CHECKPOINT_TIMEOUT,
+                ALIGNED_BARRIER_TRACKING,
+                TIMED_OUT_ALIGNMENT,
             ),
             itcase_unaligned_job,
         ),

@@ -26,7 +26,12 @@ from enum import StrEnum
 
 from flinkstate.choice import Choice
 from flinkstate.errors import InvalidParameterError
-from flinkstate.runtime.capture_versions import InflightDataLookup, LocalChannelPersistence
+from flinkstate.runtime.capture_versions import (
+    AlignedBarrierTracking,
+    InflightDataLookup,
+    LocalChannelPersistence,
+    TimedOutAlignment,
+)
 from flinkstate.runtime.jobgraph import SubtaskId
 
 #: ``AbstractSpillingHandler.DEFAULT_SPILL_FILE_SIZE_BYTES``: soft size bound of one file
@@ -688,6 +693,10 @@ class RunOptions:
     #: with unaligned checkpoints on, barriers start aligned and a task still aligning when it
     #: elapses switches to an unaligned snapshot (``CheckpointOptions.alignedWithTimeout``)
     aligned_checkpoint_timeout: int = 0
+    #: which barriers a local channel's persister notes (FLINK-19681), and what a timed-out
+    #: alignment does with its blocked channels (FLINK-22638)
+    aligned_barrier_tracking: AlignedBarrierTracking = AlignedBarrierTracking.EVERY_BARRIER
+    timed_out_alignment: TimedOutAlignment = TimedOutAlignment.KEEP_BLOCKED
     #: counted failures tolerated before the job fails (``TOLERABLE_FAILED_CHECKPOINTS_KEY``)
     tolerable_failed_checkpoints: int = 0
     #: how a channel in recovery declines a checkpoint whose recovery barrier it lacks
@@ -770,6 +779,9 @@ class RunOptions:
             LocalChannelPersistence.parse(self.local_channel_persistence),
         )
         parse(self, "inflight_data_lookup", InflightDataLookup.parse(self.inflight_data_lookup))
+        tracking = AlignedBarrierTracking.parse(self.aligned_barrier_tracking)
+        parse(self, "aligned_barrier_tracking", tracking)
+        parse(self, "timed_out_alignment", TimedOutAlignment.parse(self.timed_out_alignment))
         if self.restart_delay < 0:
             raise InvalidParameterError(
                 f"restart_delay must not be negative, got {self.restart_delay}"

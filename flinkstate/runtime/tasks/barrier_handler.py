@@ -126,7 +126,9 @@ def do_barrier(world: BarrierHandlerWorld, task: Task, action: Action) -> None:
             _start_unaligned(world, task, checkpoint, channel)
             if world.checkpoints.pending is not checkpoint:
                 return  # declined: the coordinator aborted it
-    else:
+    elif not (
+        task.name in checkpoint.timed_out and world.options.timed_out_alignment.resumes_blocked
+    ):  # before FLINK-22638 a task switched to unaligned let aligned barriers through
         channel.blocked = True
     channels = [c for gate in task.gates for c in gate.channels]
     if all(c.persister.barrier_seen == checkpoint.id for c in channels):
@@ -134,11 +136,14 @@ def do_barrier(world: BarrierHandlerWorld, task: Task, action: Action) -> None:
             _snapshot(world, task, checkpoint)
             _broadcast_barrier(world, task, checkpoint, checkpoint.unaligned)
         for c in channels:
+            c.persister.stop_persisting(checkpoint.id)  # ``checkpointStopped``
             if c.blocked or c.upstream_blocked:  # the alignment ends: unblocked
                 c.resume_consumption(changes)
         _acknowledge(world, task, checkpoint)
-    elif task.name not in checkpoint.snapshots and checkpoint.alignment_timed_out(
-        world.journal.step, strictly=True
+    elif (
+        task.name not in checkpoint.snapshots
+        and checkpoint.alignment_timed_out(world.journal.step, strictly=True)
+        and _timeoutable_inputs(world, task)
     ):
         # ``AbstractAlternatingAlignedBarrierHandlerState.barrierReceived``: a barrier that
         # comes in after the timeout switches the alignment to an unaligned snapshot
@@ -217,6 +222,10 @@ def _start_unaligned(
             world.release_spill(task.name)
     if not checkpoint.unaligned:  # an aligned one with a timeout: ``asUnaligned``
         checkpoint.timed_out.add(task.name)
+        if world.options.timed_out_alignment.resumes_blocked:  # before FLINK-22638
+            for channel in flat:
+                if channel.blocked:
+                    channel.resume_consumption(world.journal.changes)
     _snapshot(world, task, checkpoint)
     _broadcast_barrier(world, task, checkpoint, True)
 
@@ -243,10 +252,18 @@ def _timer_due(world: BarrierHandlerWorld, task: Task, checkpoint: CheckpointInP
     if task.phase is not TaskPhase.RUNNING:
         return False
     if task.name not in checkpoint.snapshots:
-        return any(
+        return _timeoutable_inputs(world, task) and any(
             c.persister.barrier_seen == checkpoint.id for gate in task.gates for c in gate.channels
         )
     return _awaits_output_futures(world, task, checkpoint)
+
+
+def _timeoutable_inputs(world: BarrierHandlerWorld, task: Task) -> bool:
+    """Whether the task's barriers can time out: not those of an operator whose inputs Flink
+    always checkpoints aligned (a pointwise or broadcast input: ``FORCED_ALIGNED`` barriers
+    are not timeoutable, and the handler registers no timer for them, FLINK-33693)."""
+    graph = world.graph
+    return all(graph.checkpoints_unaligned(e) for e in graph.inputs_of(task.operator))
 
 
 def _awaits_output_futures(
@@ -358,7 +375,17 @@ def _persist_channel(
     barriers = (persister.barrier_seen, persister.barrier_arrived if channel.remote else 0)
     # before FLINK-17315 a local channel let the checkpoint's start pass unnoticed
     starts = world.options.local_channel_persistence.starts_persisting(remote=channel.remote)
-    if starts and expects and channel is not arrived and checkpoint.id not in barriers:
+    # before FLINK-19681 a local channel's persister missed the aligned barrier it delivered
+    # (the one that blocks it): it starts persisting as if the barrier were still to come
+    tracking = world.options.aligned_barrier_tracking
+    unnoticed = (
+        channel.blocked
+        and persister.barrier_seen == checkpoint.id
+        and not tracking.notes(remote=channel.remote, priority=False)
+    )
+    if starts and (
+        unnoticed or (expects and channel is not arrived and checkpoint.id not in barriers)
+    ):
         persister.persisting = checkpoint.id
     return True
 
