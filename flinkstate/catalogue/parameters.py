@@ -12,12 +12,15 @@ from typing import Any
 from flinkstate.errors import InvalidParameterError
 from flinkstate.rescale.reassignment import InputReassignment, MappingScope, StatelessAssignment
 from flinkstate.runtime.capture_versions import (
+    AlignedBarrierTracking,
     InflightDataLookup,
     LocalChannelPersistence,
     RecoveredChannelCheckpointStart,
+    TimedOutAlignment,
 )
 from flinkstate.runtime.jobgraph import SubtaskId
 from flinkstate.runtime.options import (
+    ALIGNED_CHECKPOINT_TIMEOUT_KEY,
     CHECKPOINTING_DURING_RECOVERY_KEY,
     DEFAULT_MAX_SEGMENT_SIZE,
     DEFAULT_RESTART_DELAY,
@@ -497,6 +500,41 @@ LOCAL_CHANNEL_PERSISTENCE = Parameter(
     "the channel's barrier: flink-1.11.0 (FLINK-17315, every release: the buffers it reads, as "
     "a remote channel does) or flink-1.11-snapshot (master in April 2020: nothing)",
     choices=tuple(c.value for c in LocalChannelPersistence),
+)
+
+
+#: the parameter of the alignment-timeout topology: the aligned checkpoint timeout, in steps
+#: from the checkpoint's trigger (Flink's is a duration from the barrier's timestamp)
+ALIGNED_CHECKPOINT_TIMEOUT = Parameter(
+    "aligned_checkpoint_timeout",
+    0,
+    f"{ALIGNED_CHECKPOINT_TIMEOUT_KEY} in steps from the trigger (0: off, Flink's default): "
+    "barriers start aligned, and a task still aligning once it elapses snapshots unaligned "
+    "while its aligned barriers still queued upstream overtake as priority events",
+    minimum=0,
+    maximum=10_000_000,
+    flink_key=ALIGNED_CHECKPOINT_TIMEOUT_KEY,
+)
+
+
+#: which barriers a local channel's persister notes (FLINK-19681)
+ALIGNED_BARRIER_TRACKING = Parameter(
+    "aligned_barrier_tracking",
+    AlignedBarrierTracking.EVERY_BARRIER.value,
+    "which barriers a local input channel notes as received, so that an unaligned snapshot "
+    "its aligned checkpoint times out into leaves it alone: flink-1.12-snapshot (before "
+    "FLINK-19681: priority barriers only) or flink-1.12.0 (every barrier, master)",
+    choices=tuple(c.value for c in AlignedBarrierTracking),
+)
+
+#: what a timed-out alignment does with its blocked channels (FLINK-22638)
+TIMED_OUT_ALIGNMENT = Parameter(
+    "timed_out_alignment",
+    TimedOutAlignment.KEEP_BLOCKED.value,
+    "what a task whose alignment timed out does with the channels its aligned barriers "
+    "blocked: flink-1.13.0 (before FLINK-22638: resumes them at once) or flink-1.13.1 (keeps "
+    "them blocked until every barrier is in, master)",
+    choices=tuple(c.value for c in TimedOutAlignment),
 )
 
 

@@ -32,6 +32,8 @@ from flinkstate.catalogue.jobs import (
     two_input_job,
 )
 from flinkstate.catalogue.parameters import (
+    ALIGNED_BARRIER_TRACKING,
+    ALIGNED_CHECKPOINT_TIMEOUT,
     COMMON,
     CONNECTED_MAPPING_LOOKUP,
     CONVERSION_CHECK,
@@ -44,6 +46,7 @@ from flinkstate.catalogue.parameters import (
     RECOVERY_ERROR,
     RESTORE_ORDER,
     STATELESS_ASSIGNMENT,
+    TIMED_OUT_ALIGNMENT,
     Parameter,
     failover_parameters,
     keyed_parameters,
@@ -207,6 +210,33 @@ CATALOGUE: dict[str, Topology] = {
                     maximum=MAX_JOB_PARALLELISM,
                 ),
                 CONVERSION_CHECK,
+            ),
+            itcase_unaligned_job,
+        ),
+        Topology(
+            "itcase-alignment-timeout",
+            "UnalignedCheckpointITCase with an aligned checkpoint timeout (its runs with "
+            "alignmentTimeout 1 and 5 ms): source(p) -shuffle-> map(p) -shuffle-> sink(p), "
+            "checkpoints aligned until the timeout, then unaligned",
+            (
+                *COMMON,
+                Parameter(
+                    "parallelism",
+                    2,
+                    "parallelism of the map and the sink",
+                    minimum=1,
+                    maximum=MAX_JOB_PARALLELISM,
+                ),
+                Parameter(
+                    "source_parallelism",
+                    2,
+                    "parallelism of the source",
+                    minimum=1,
+                    maximum=MAX_JOB_PARALLELISM,
+                ),
+                ALIGNED_CHECKPOINT_TIMEOUT,
+                ALIGNED_BARRIER_TRACKING,
+                TIMED_OUT_ALIGNMENT,
             ),
             itcase_unaligned_job,
         ),

@@ -59,6 +59,10 @@ class ActionKind(StrEnum):
     """A source snapshots and puts the barrier into its outputs (SubtaskCheckpointCoordinator)."""
     BARRIER = "barrier"
     """The task takes a barrier from a channel (SingleCheckpointBarrierHandler.processBarrier)."""
+    ALIGNMENT_TIMEOUT = "alignment-timeout"
+    """The task's alignment timer fires: an aligned checkpoint still aligning goes unaligned
+    (SingleCheckpointBarrierHandler's timer), aligned barriers still queued in its outputs
+    become priority events (SubtaskCheckpointCoordinatorImpl's, alignedBarrierTimeout)."""
     RECOVER_OUTPUT = "recover-output"
     """The task restores a buffer of output state (ResultSubpartitionRecoveredStateHandler)."""
     FINISH_OUTPUT = "finish-output"

@@ -1,5 +1,6 @@
 """Which Flink code captures a consumer's in-flight data when its task starts an unaligned
-snapshot: the versions that Flink's capture bugs of 2020 ran, before and after each fix. The
+snapshot (also one that an aligned checkpoint's timeout starts): the versions that Flink's
+capture bugs of 2020 and 2021 ran, before and after each fix. The
 run options name them; the barrier handler follows them. The default of each is what every
 release and master do, so a run that names neither is master's."""
 
@@ -98,3 +99,58 @@ class RecoveredChannelCheckpointStart(Choice):
     def declines(self) -> bool:
         """Whether a recovered channel declines the checkpoint instead of letting it pass."""
         return self is RecoveredChannelCheckpointStart.DECLINED
+
+
+class AlignedBarrierTracking(Choice):
+    """Which barriers a ``LocalInputChannel``'s ``ChannelStatePersister`` notes as received,
+    so that an unaligned snapshot started later does not persist the channel.
+
+    ``flink-1.12-snapshot`` (master in November 2020, before FLINK-19681): only priority
+    (unaligned) barriers, ``checkForBarrier`` parsing priority events alone; a local channel
+    gets no announcements either, so once an aligned barrier timed out into an unaligned
+    checkpoint, the channel that had already delivered its aligned barrier started persisting
+    at the switch and the buffers it read after its barrier went into the checkpoint.
+    ``flink-1.12.0`` (commit b49ad6731c9, every release and master): every barrier.
+
+    Examples
+    --------
+    >>> old = AlignedBarrierTracking.parse("flink-1.12-snapshot")
+    >>> old.notes(remote=False, priority=False), old.notes(remote=False, priority=True)
+    (False, True)
+    >>> AlignedBarrierTracking.EVERY_BARRIER.notes(remote=False, priority=False)
+    True
+    """
+
+    PRIORITY_ONLY = "flink-1.12-snapshot"
+    EVERY_BARRIER = "flink-1.12.0"
+
+    def notes(self, *, remote: bool, priority: bool) -> bool:
+        """Whether a channel's persister notes a barrier it delivered as received (a remote
+        channel's also learns of an aligned one by its announcement)."""
+        return remote or priority or self is AlignedBarrierTracking.EVERY_BARRIER
+
+
+class TimedOutAlignment(Choice):
+    """What a task does with the channels an aligned barrier blocked when its alignment times
+    out into an unaligned snapshot.
+
+    ``flink-1.13.0`` (1.12 and 1.13.0, before FLINK-22638): they resume at once
+    (``AlternatingController.switchToUnaligned`` calls ``resumeConsumption``), so the task
+    reads data sent after those barriers before its snapshot's other barriers are in.
+    ``flink-1.13.1`` (commit e70fe71f48e, master): they stay blocked until every barrier is in
+    (``AlternatingCollectingBarriersUnaligned``).
+
+    Examples
+    --------
+    >>> TimedOutAlignment.parse("flink-1.13.0").resumes_blocked
+    True
+    >>> TimedOutAlignment.KEEP_BLOCKED.resumes_blocked
+    False
+    """
+
+    RESUME = "flink-1.13.0"
+    KEEP_BLOCKED = "flink-1.13.1"
+
+    @property
+    def resumes_blocked(self) -> bool:
+        return self is TimedOutAlignment.RESUME

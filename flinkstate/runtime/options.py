@@ -27,9 +27,11 @@ from enum import StrEnum
 from flinkstate.choice import Choice
 from flinkstate.errors import InvalidParameterError
 from flinkstate.runtime.capture_versions import (
+    AlignedBarrierTracking,
     InflightDataLookup,
     LocalChannelPersistence,
     RecoveredChannelCheckpointStart,
+    TimedOutAlignment,
 )
 from flinkstate.runtime.jobgraph import SubtaskId
 from flinkstate.runtime.restore_versions import (
@@ -55,6 +57,7 @@ CHECKPOINTING_DURING_RECOVERY_KEY = "execution.checkpointing.during-recovery.ena
 #: so a job that sets it runs without checkpointing during recovery
 MISNAMED_DURING_RECOVERY_KEY = "execution.checkpointing.unaligned.during-recovery.enabled"
 UNALIGNED_KEY = "execution.checkpointing.unaligned.enabled"
+ALIGNED_CHECKPOINT_TIMEOUT_KEY = "execution.checkpointing.aligned-checkpoint-timeout"
 TOLERABLE_FAILED_CHECKPOINTS_KEY = "execution.checkpointing.tolerable-failed-checkpoints"
 
 
@@ -635,6 +638,14 @@ class RunOptions:
     checkpoints: int = 1
     #: steps after which a checkpoint still in progress expires (0: never)
     checkpoint_timeout: int = 0
+    #: ``ALIGNED_CHECKPOINT_TIMEOUT_KEY`` in steps from the trigger (0: off, Flink's default):
+    #: with unaligned checkpoints on, barriers start aligned and a task still aligning when it
+    #: elapses switches to an unaligned snapshot (``CheckpointOptions.alignedWithTimeout``)
+    aligned_checkpoint_timeout: int = 0
+    #: which barriers a local channel's persister notes (FLINK-19681), and what a timed-out
+    #: alignment does with its blocked channels (FLINK-22638)
+    aligned_barrier_tracking: AlignedBarrierTracking = AlignedBarrierTracking.EVERY_BARRIER
+    timed_out_alignment: TimedOutAlignment = TimedOutAlignment.KEEP_BLOCKED
     #: counted failures tolerated before the job fails (``TOLERABLE_FAILED_CHECKPOINTS_KEY``)
     tolerable_failed_checkpoints: int = 0
     #: how a channel in recovery declines a checkpoint whose recovery barrier it lacks
@@ -702,6 +713,11 @@ class RunOptions:
                 "tolerable_failed_checkpoints must not be negative, got "
                 f"{self.tolerable_failed_checkpoints}"
             )
+        if self.aligned_checkpoint_timeout < 0:
+            raise InvalidParameterError(
+                "aligned_checkpoint_timeout must not be negative (0: off), got "
+                f"{self.aligned_checkpoint_timeout}"
+            )
         if self.fail_filtered_delivery < 0:
             raise InvalidParameterError(
                 "fail_filtered_delivery must not be negative (0: no failure), got "
@@ -737,6 +753,9 @@ class RunOptions:
             "recovered_buffer_ownership",
             RecoveredBufferOwnership.parse(self.recovered_buffer_ownership),
         )
+        tracking = AlignedBarrierTracking.parse(self.aligned_barrier_tracking)
+        parse(self, "aligned_barrier_tracking", tracking)
+        parse(self, "timed_out_alignment", TimedOutAlignment.parse(self.timed_out_alignment))
         if self.restart_delay < 0:
             raise InvalidParameterError(
                 f"restart_delay must not be negative, got {self.restart_delay}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from flinkstate.catalogue.scenario import Scenario
 from flinkstate.catalogue.scenarios import (
+    alignment_timeout,
     blocked_subpartition,
     checkpoint_declined_until_recovered,
     checkpoint_during_recovery,
@@ -54,6 +55,7 @@ SCENARIOS: dict[str, Scenario] = {
         *checkpoint_declined_until_recovered.SCENARIOS,
         *restore_order.SCENARIOS,
         *recovery_error.SCENARIOS,
+        *alignment_timeout.SCENARIOS,
     )
 }
 

@@ -261,6 +261,12 @@ class CheckpointInProgress:
     finished: tuple[str, ...] = ()
     #: triggered by hand (REST), not by the periodic scheduler
     manual: bool = False
+    #: steps from the trigger after which its aligned barriers time out (0: not timeoutable;
+    #: ``CheckpointOptions.alignedWithTimeout``, the barrier's timestamp being the trigger's)
+    alignment_timeout: int = 0
+    #: the tasks whose aligned snapshot timed out into an unaligned one
+    #: (``CheckpointBarrier.asUnaligned``; Flink reports the checkpoint unaligned if any did)
+    timed_out: set[str] = field(default_factory=set)
 
     NOT_STATE: ClassVar[NotState] = {
         "persisted_buffers": "presentation: the buffers the canvas outlines as persisted",
@@ -281,6 +287,8 @@ class CheckpointInProgress:
             self.waiting_for,
             self.finished,
             self.manual,
+            self.alignment_timeout,
+            frozenset(self.timed_out),
         )
 
     def cut(self) -> dict[str, int]:
@@ -303,7 +311,29 @@ class CheckpointInProgress:
             self.waiting_for,
             self.finished,
             self.manual,
+            self.alignment_timeout,
+            set(self.timed_out),
         )
+
+    def alignment_timed_out(self, step: int, *, strictly: bool = False) -> bool:
+        """Whether its aligned barriers have timed out at ``step``: the timers' delay
+        (``BarrierAlignmentUtil.getTimerDelay``) counts from the barrier's timestamp, the
+        trigger's, and reaches 0 at the timeout; a barrier received is timed out
+        (``SingleCheckpointBarrierHandler``'s ``isTimedOut``, ``strictly``) once more time
+        than the timeout has passed.
+
+        >>> pending = CheckpointInProgress(1, False, trigger_step=10, alignment_timeout=5)
+        >>> pending.alignment_timed_out(14), pending.alignment_timed_out(15)
+        (False, True)
+        >>> pending.alignment_timed_out(15, strictly=True)
+        False
+        >>> CheckpointInProgress(1, False, 10).alignment_timed_out(1000)
+        False
+        """
+        if self.alignment_timeout <= 0:
+            return False
+        passed = step - self.trigger_step
+        return passed > self.alignment_timeout if strictly else passed >= self.alignment_timeout
 
     def waits_for(self, task: str) -> bool:
         """Whether the plan waits for the task named ``task``."""

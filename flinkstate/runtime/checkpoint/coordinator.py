@@ -323,9 +323,14 @@ def _holds_restore(world: CoordinatorWorld, hint: tuple[str, str]) -> bool:
 
 def trigger(world: CoordinatorWorld) -> None:
     number = next_checkpoint_id(world)
-    world.checkpoints.pending = CheckpointInProgress(
-        number, world.options.unaligned, world.journal.step
+    # ``CheckpointOptions.forConfig``: with unaligned checkpoints and an aligned checkpoint
+    # timeout, barriers start aligned and time out into unaligned ones
+    options = world.options
+    timeout = options.aligned_checkpoint_timeout if options.unaligned else 0
+    pending = CheckpointInProgress(
+        number, options.unaligned and not timeout, world.journal.step, alignment_timeout=timeout
     )
+    world.checkpoints.pending = pending
     restoring = next(
         (
             t
@@ -338,7 +343,7 @@ def trigger(world: CoordinatorWorld) -> None:
         decline(
             world,
             restoring,
-            world.checkpoints.pending,
+            pending,
             CheckpointFailureReason.CHECKPOINT_DECLINED_TASK_NOT_READY,
             "the source is still restoring",
         )
@@ -346,7 +351,7 @@ def trigger(world: CoordinatorWorld) -> None:
     for task in world.tasks.values():
         if task.kind is OperatorKind.SOURCE:
             task.trigger_checkpoint(number, world.journal.changes)
-    world.journal.tell(CheckpointTriggered(number, world.options.unaligned))
+    world.journal.tell(CheckpointTriggered(number, pending.unaligned))
 
 
 def failed_region_down(world: CoordinatorWorld) -> bool:

@@ -27,6 +27,18 @@ class BarrierReceived(Happening):
 
 
 @dataclass(frozen=True, slots=True)
+class AlignmentTimedOut(Happening):
+    """A task's aligned checkpoint timed out: it took an unaligned snapshot while still
+    aligning (``inputs``), or turned its aligned barriers still queued in ``converted``
+    subpartitions into priority events (``PipelinedSubpartition.alignedBarrierTimeout``)."""
+
+    checkpoint: int
+    task: str
+    inputs: bool
+    converted: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class ChannelStateWritten(Happening):
     """A channel-state writer persisted ``fragments`` fragments of a channel's output or
     input state."""

@@ -21,6 +21,7 @@ from flinkstate.runtime.buffer.buffer import Buffer, LocalBufferPool
 from flinkstate.runtime.buffer.ledger import Changes
 from flinkstate.runtime.buffer.owners import SubpartitionOwners
 from flinkstate.runtime.copying import FIXED, NotState, StateKey
+from flinkstate.runtime.events import BARRIER
 from flinkstate.runtime.jobgraph import Exchange
 
 
@@ -98,6 +99,40 @@ class Subpartition:
         (``PipelinedSubpartition.addPriorityElement``)."""
         changes.subpartition(self.name)
         self.queue.appendleft(event)
+
+    def time_out_barrier(self, checkpoint: int, changes: Changes) -> list[Buffer] | None:
+        """Take out the aligned barrier of ``checkpoint`` that still queues here, returning
+        the data buffers before it (the output state the unaligned barrier now overtakes), or
+        None if it has left (``PipelinedSubpartition.alignedBarrierTimeout``, which then adds
+        the barrier ``asUnaligned`` as a priority event: :meth:`add_priority`). Priority
+        events at the head are passed over, as Flink's search starts after them.
+
+        Examples
+        --------
+        >>> from flinkstate.runtime.buffer.owners import SubpartitionOwners
+        >>> from flinkstate.runtime.events import BARRIER
+        >>> sub = Subpartition("s", "p", "a[0]", "b[0]", "c", 0, SubpartitionOwners.of("s"))
+        >>> changes = Changes(subpartitions={"s": (3,)}, channel_of={"s": "c"})
+        >>> sub.add(Buffer(7, 32, 10, []), changes)
+        >>> sub.add(Buffer(-1, 0, event=BARRIER, checkpoint=1), changes)
+        >>> sub.add(Buffer(8, 32, 10, []), changes)
+        >>> [b.segment for b in sub.time_out_barrier(1, changes)], len(sub.queue)
+        ([7], 2)
+        >>> sub.time_out_barrier(1, changes) is None
+        True
+        """
+        before: list[Buffer] = []
+        for position, buffer in enumerate(self.queue):
+            if buffer.priority:
+                continue
+            if buffer.is_event:
+                if buffer.checkpoint == checkpoint and buffer.event == BARRIER:
+                    changes.subpartition(self.name)
+                    del self.queue[position]
+                    return before
+            else:
+                before.append(buffer)
+        return None
 
     def poll_buffer(self, changes: Changes) -> Buffer:
         """The head of the queue, taken by the consumer or the transport

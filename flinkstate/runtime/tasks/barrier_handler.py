@@ -36,6 +36,7 @@ from flinkstate.runtime.checkpoint.checkpoint import (
     SubtaskState,
 )
 from flinkstate.runtime.checkpoint.happenings import (
+    AlignmentTimedOut,
     BarrierReceived,
     ChannelStateWritten,
     StaleBarrierDropped,
@@ -53,6 +54,8 @@ from flinkstate.runtime.partition import record_writer
 from flinkstate.runtime.partition.consumer import recycling
 from flinkstate.runtime.partition.consumer.input_gate import Channel
 from flinkstate.runtime.partition.record_writer import RecordWriterWorld
+from flinkstate.runtime.partition.result_partition import Subpartition
+from flinkstate.runtime.task_phase import TaskPhase
 from flinkstate.runtime.tasks.task import Task
 from flinkstate.sim.action import Action
 
@@ -90,7 +93,7 @@ def do_checkpoint(world: BarrierHandlerWorld, task: Task, action: Action) -> Non
     assert checkpoint is not None
     task.trigger = 0
     _snapshot(world, task, checkpoint)
-    _broadcast_barrier(world, task, checkpoint)
+    _broadcast_barrier(world, task, checkpoint, checkpoint.unaligned)
     _acknowledge(world, task, checkpoint)
 
 
@@ -109,32 +112,57 @@ def do_barrier(world: BarrierHandlerWorld, task: Task, action: Action) -> None:
         return
     channel.persister.barrier_seen = checkpoint.id
     channel.persister.persisting = 0
+    if checkpoint.alignment_timeout:
+        # the barrier has left the producer's subpartition: its output future completes
+        # (empty), and the producer may now acknowledge (the model tells it when the
+        # consumer takes the barrier, also for a remote channel, whose transport sent it)
+        _maybe_acknowledge(world, world.task_named(channel.producer), checkpoint)
     # Flink's alternating barrier handler: an unaligned (priority) barrier starts an
     # unaligned snapshot of every input; an aligned one (the inputs of an operator fed by a
-    # pointwise or broadcast exchange) blocks its channel until all barriers are in.
+    # pointwise or broadcast exchange, or any while a checkpoint with an aligned checkpoint
+    # timeout is aligned) blocks its channel until all barriers are in.
     if barrier.priority:
         if task.name not in checkpoint.snapshots:
             _start_unaligned(world, task, checkpoint, channel)
             if world.checkpoints.pending is not checkpoint:
                 return  # declined: the coordinator aborted it
-    else:
+    elif not (
+        task.name in checkpoint.timed_out and world.options.timed_out_alignment.resumes_blocked
+    ):  # before FLINK-22638 a task switched to unaligned let aligned barriers through
         channel.blocked = True
     channels = [c for gate in task.gates for c in gate.channels]
     if all(c.persister.barrier_seen == checkpoint.id for c in channels):
         if task.name not in checkpoint.snapshots:
             _snapshot(world, task, checkpoint)
-            _broadcast_barrier(world, task, checkpoint)
+            _broadcast_barrier(world, task, checkpoint, checkpoint.unaligned)
         for c in channels:
+            c.persister.stop_persisting(checkpoint.id)  # ``checkpointStopped``
             if c.blocked or c.upstream_blocked:  # the alignment ends: unblocked
                 c.resume_consumption(changes)
         _acknowledge(world, task, checkpoint)
+    elif (
+        task.name not in checkpoint.snapshots
+        and checkpoint.alignment_timed_out(world.journal.step, strictly=True)
+        and _timeoutable_inputs(world, task)
+    ):
+        # ``AbstractAlternatingAlignedBarrierHandlerState.barrierReceived``: a barrier that
+        # comes in after the timeout switches the alignment to an unaligned snapshot
+        world.journal.tell(AlignmentTimedOut(checkpoint.id, task.name, inputs=True))
+        _start_unaligned(world, task, checkpoint, channel)
     world.journal.tell(BarrierReceived(checkpoint.id, channel.name))
 
 
 def _start_unaligned(
-    world: BarrierHandlerWorld, task: Task, checkpoint: CheckpointInProgress, arrived: Channel
+    world: BarrierHandlerWorld,
+    task: Task,
+    checkpoint: CheckpointInProgress,
+    arrived: Channel | None,
 ) -> None:
     """Persist every input's in-flight data, snapshot state, pass the barrier on.
+
+    ``arrived``: the channel whose barrier starts it (None: the alignment timer). A channel
+    whose barrier has come (blocked by an aligned one) persists nothing and stays blocked
+    until every barrier is in (``AlternatingCollectingBarriersUnaligned``, since FLINK-22638).
 
     A task recovering with V2 first cuts its recovered state
     (``ChannelState.onCheckpointStartedForAllInputs``): recovery barriers and the drainer's
@@ -192,8 +220,109 @@ def _start_unaligned(
             )
         if not chunks:
             world.release_spill(task.name)
+    if not checkpoint.unaligned:  # an aligned one with a timeout: ``asUnaligned``
+        checkpoint.timed_out.add(task.name)
+        if world.options.timed_out_alignment.resumes_blocked:  # before FLINK-22638
+            for channel in flat:
+                if channel.blocked:
+                    channel.resume_consumption(world.journal.changes)
     _snapshot(world, task, checkpoint)
-    _broadcast_barrier(world, task, checkpoint)
+    _broadcast_barrier(world, task, checkpoint, True)
+
+
+def alignment_timeout_actions(world: BarrierHandlerWorld) -> tuple[Action, ...]:
+    """The tasks whose alignment timer has fired and has something to do: a task still
+    aligning the pending checkpoint (a barrier in, its snapshot not yet taken), or one whose
+    aligned barriers still queue in a subpartition of an exchange Flink checkpoints
+    unaligned. Nothing unless the checkpoint is aligned with a timeout that has elapsed."""
+    checkpoint = world.checkpoints.pending
+    if checkpoint is None or not checkpoint.alignment_timed_out(world.journal.step):
+        return ()
+    return tuple(
+        action(task.name, ActionKind.ALIGNMENT_TIMEOUT)
+        for task in world.tasks.values()
+        if _timer_due(world, task, checkpoint)
+    )
+
+
+def _timer_due(world: BarrierHandlerWorld, task: Task, checkpoint: CheckpointInProgress) -> bool:
+    # a timer is a mail: it runs between records, in a task that is running
+    if task.finished or task.failover is not None or task.busy or task.pending:
+        return False
+    if task.phase is not TaskPhase.RUNNING:
+        return False
+    if task.name not in checkpoint.snapshots:
+        return _timeoutable_inputs(world, task) and any(
+            c.persister.barrier_seen == checkpoint.id for gate in task.gates for c in gate.channels
+        )
+    return _awaits_output_futures(world, task, checkpoint)
+
+
+def _timeoutable_inputs(world: BarrierHandlerWorld, task: Task) -> bool:
+    """Whether the task's barriers can time out: not those of an operator whose inputs Flink
+    always checkpoints aligned (a pointwise or broadcast input: ``FORCED_ALIGNED`` barriers
+    are not timeoutable, and the handler registers no timer for them, FLINK-33693)."""
+    graph = world.graph
+    return all(graph.checkpoints_unaligned(e) for e in graph.inputs_of(task.operator))
+
+
+def _awaits_output_futures(
+    world: BarrierHandlerWorld, task: Task, checkpoint: CheckpointInProgress
+) -> bool:
+    """Whether a timeoutable barrier of the task still queues in one of its subpartitions:
+    its output state is a future (``ChannelStateWriter.addOutputDataFuture``) that completes
+    when the barrier leaves, empty, or times out, with the data it overtakes, and the
+    task's snapshot is not complete before."""
+    return any(
+        _queues_aligned_barrier(sub, checkpoint.id)
+        for partition in task.partitions
+        if world.graph.checkpoints_unaligned(partition.exchange)
+        for sub in partition.subpartitions
+    )
+
+
+def _queues_aligned_barrier(sub: Subpartition, checkpoint: int) -> bool:
+    return any(
+        b.event == BARRIER and b.checkpoint == checkpoint and not b.priority for b in sub.queue
+    )
+
+
+def do_alignment_timeout(world: BarrierHandlerWorld, task: Task, action: Action) -> None:
+    """The alignment timer fires. A task still aligning switches to an unaligned snapshot
+    of the same checkpoint (``AlternatingCollectingBarriers.alignedCheckpointTimeout``):
+    the channels whose barrier is still to come persist their in-flight data and what
+    arrives until their barrier; the blocked ones stay blocked. A task that has passed its
+    barrier on turns the ones still queued in its subpartitions into priority events
+    (``SubtaskCheckpointCoordinatorImpl``'s timer, ``PipelinedSubpartition
+    .alignedBarrierTimeout``): each overtakes the data before it, which becomes the
+    subpartition's output state. Exchanges Flink checkpoints aligned whatever the options
+    (pointwise, broadcast: FLINK-33693's FORCED_ALIGNED) keep their barriers in place."""
+    checkpoint = world.checkpoints.pending
+    assert checkpoint is not None
+    if task.name not in checkpoint.snapshots:
+        world.journal.tell(AlignmentTimedOut(checkpoint.id, task.name, inputs=True))
+        _start_unaligned(world, task, checkpoint, None)
+        return
+    changes = world.journal.changes
+    converted = []
+    for partition in task.partitions:
+        if not world.graph.checkpoints_unaligned(partition.exchange):
+            continue
+        for sub in partition.subpartitions:
+            before = sub.time_out_barrier(checkpoint.id, changes)
+            if before is None:
+                continue  # its barrier has left: nothing to do
+            for buffer in before:
+                persist_buffer(world, task, checkpoint, sub.name, buffer, output=True)
+            barrier = world.new_buffer(
+                HEAP, 0, event=BARRIER, checkpoint=checkpoint.id, priority=True
+            )
+            sub.add_priority(barrier, changes)
+            converted.append(sub.name)
+    world.journal.tell(
+        AlignmentTimedOut(checkpoint.id, task.name, inputs=False, converted=tuple(converted))
+    )
+    _maybe_acknowledge(world, task, checkpoint)
 
 
 def _persist_channel(
@@ -201,7 +330,7 @@ def _persist_channel(
     task: Task,
     checkpoint: CheckpointInProgress,
     channel: Channel,
-    arrived: Channel,
+    arrived: Channel | None,
     recovery: tuple[bool, bool],
     expects: bool,
 ) -> bool:
@@ -251,7 +380,17 @@ def _persist_channel(
     barriers = (persister.barrier_seen, persister.barrier_arrived if channel.remote else 0)
     # before FLINK-17315 a local channel let the checkpoint's start pass unnoticed
     starts = world.options.local_channel_persistence.starts_persisting(remote=channel.remote)
-    if starts and expects and channel is not arrived and checkpoint.id not in barriers:
+    # before FLINK-19681 a local channel's persister missed the aligned barrier it delivered
+    # (the one that blocks it): it starts persisting as if the barrier were still to come
+    tracking = world.options.aligned_barrier_tracking
+    unnoticed = (
+        channel.blocked
+        and persister.barrier_seen == checkpoint.id
+        and not tracking.notes(remote=channel.remote, priority=False)
+    )
+    if starts and (
+        unnoticed or (expects and channel is not arrived and checkpoint.id not in barriers)
+    ):
         persister.persisting = checkpoint.id
     return True
 
@@ -388,14 +527,14 @@ def _snapshot(world: BarrierHandlerWorld, task: Task, checkpoint: CheckpointInPr
 
 
 def _broadcast_barrier(
-    world: BarrierHandlerWorld, task: Task, checkpoint: CheckpointInProgress
+    world: BarrierHandlerWorld, task: Task, checkpoint: CheckpointInProgress, unaligned: bool
 ) -> None:
     """Finish open buffers, then put the barrier into every subpartition: at the head,
-    persisting the data it overtakes, on exchanges Flink checkpoints unaligned; at the
-    tail on the others (pointwise and broadcast exchanges, and every input of an operator
-    that has one, are always aligned)."""
+    persisting the data it overtakes, on exchanges Flink checkpoints unaligned if the
+    task's snapshot is (``unaligned``); at the tail otherwise (pointwise and broadcast
+    exchanges, and every input of an operator that has one, are always aligned)."""
     for partition in task.partitions:
-        overtakes = checkpoint.unaligned and world.graph.checkpoints_unaligned(partition.exchange)
+        overtakes = unaligned and world.graph.checkpoints_unaligned(partition.exchange)
         for sub in partition.subpartitions:
             if sub.builder is not None and sub.builder.used:
                 record_writer.finish_builder(world, sub)
@@ -425,6 +564,7 @@ def _maybe_acknowledge(
         task.name in checkpoint.barriers_complete
         and not checkpoint.pending_writes.get(task.name)
         and task.name not in checkpoint.acknowledged
+        and not (checkpoint.alignment_timeout and _awaits_output_futures(world, task, checkpoint))
     ):
         checkpoint.acknowledged.add(task.name)
         waiting = checkpoint.waiting_for
@@ -472,7 +612,8 @@ def _complete(world: BarrierHandlerWorld, progress: CheckpointInProgress) -> Non
                 )
     checkpoint = Checkpoint(
         id=progress.id,
-        unaligned=progress.unaligned,
+        # reported unaligned if any task's alignment timed out (``CheckpointMetrics``)
+        unaligned=progress.unaligned or bool(progress.timed_out),
         trigger_step=progress.trigger_step,
         completion_step=world.journal.step,
         subtasks=tuple(

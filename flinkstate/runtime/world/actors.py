@@ -518,9 +518,10 @@ class EnabledActions(Sequence[Action]):
             return False
         cache = self._fresh()
         slot = cache.index.slot_of_actor.get(action.actor)
-        if slot is None:
-            return action in self._extra
-        return action in cache.cached[slot]
+        if slot is not None and action in cache.cached[slot]:
+            return True
+        # the extra actions: the coordinator's, the scheduler's, and a task's alignment timer
+        return action in self._extra
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, EnabledActions | list):

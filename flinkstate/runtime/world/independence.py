@@ -461,6 +461,7 @@ _FOOTPRINTS: Mapping[str, Rule] = by_text(
         ActionKind.PROCESS: _of_task(_process),
         ActionKind.CHECKPOINT: _anything,
         ActionKind.BARRIER: _of_task(_barrier),
+        ActionKind.ALIGNMENT_TIMEOUT: _anything,
         ActionKind.RECOVER_OUTPUT: _of_task(_recover_output),
         ActionKind.FINISH_OUTPUT: _of_task(_finish_output),
         ActionKind.CONVERT: _of_task(_convert),

@@ -45,6 +45,7 @@ from flinkstate.runtime.checkpoint.channel.happenings import (
     VirtualChannelSelected,
 )
 from flinkstate.runtime.checkpoint.happenings import (
+    AlignmentTimedOut,
     BarrierReceived,
     ChannelStateWritten,
     CheckpointDeclined,
@@ -250,6 +251,20 @@ def _stale_barrier(h: StaleBarrierDropped) -> str:
 @_words_for(BarrierReceived)
 def _barrier_received(h: BarrierReceived) -> str:
     return f"barrier of checkpoint {h.checkpoint} on {h.channel}"
+
+
+@_words_for(AlignmentTimedOut)
+def _alignment_timed_out(h: AlignmentTimedOut) -> str:
+    if h.inputs:
+        return (
+            f"{h.task}'s alignment for checkpoint {h.checkpoint} timed out: it snapshots "
+            "unaligned, persisting the channels still to align"
+        )
+    where = ", ".join(h.converted) or "no subpartition"
+    return (
+        f"{h.task}'s aligned barriers of checkpoint {h.checkpoint} timed out: unaligned "
+        f"priority events in {where}"
+    )
 
 
 @_words_for(ChannelStateWritten)

@@ -341,7 +341,10 @@ class NetworkWorld(NetworkState):
             else:
                 cache.update(slot, self._drainer_action(name))
         cache.stale.clear()
-        extra = coordinator.coordinator_actions(self)
+        # alignment timers are looked at every step, as the coordinator's actions are: they
+        # depend on the step, which no change notes
+        extra = barrier_handler.alignment_timeout_actions(self)
+        extra += coordinator.coordinator_actions(self)
         if self.failover is not None:
             extra += failover.scheduler_actions(self, idle=not (cache.total or extra))
         actions = EnabledActions(cache, extra)
@@ -417,6 +420,7 @@ class NetworkWorld(NetworkState):
             actions.extend(self._reader_action(reader.name))
         for drainer in self.drainers.values():
             actions.extend(self._drainer_action(drainer.name))
+        actions.extend(barrier_handler.alignment_timeout_actions(self))
         actions.extend(coordinator.coordinator_actions(self))
         if self.failover is not None:
             actions.extend(failover.scheduler_actions(self, idle=not actions))
@@ -582,6 +586,7 @@ _TASK_HANDLERS: Mapping[str, TaskHandler] = by_text(
         ActionKind.WRITE: record_writer.do_write,
         ActionKind.FINISH: record_writer.do_finish,
         ActionKind.POLL: mailbox.do_poll,
+        ActionKind.ALIGNMENT_TIMEOUT: barrier_handler.do_alignment_timeout,
         ActionKind.PROCESS: mailbox.do_process,
         ActionKind.CHECKPOINT: barrier_handler.do_checkpoint,
         ActionKind.BARRIER: barrier_handler.do_barrier,

@@ -49,6 +49,7 @@ CAPTIONS: Mapping[tuple[ActorKind, ActionKind], Callable[[Step], str]] = {
     (ActorKind.TASK, ActionKind.FINISH): tasks.finish,
     (ActorKind.TASK, ActionKind.CHECKPOINT): tasks.source_checkpoint,
     (ActorKind.TASK, ActionKind.BARRIER): tasks.barrier,
+    (ActorKind.TASK, ActionKind.ALIGNMENT_TIMEOUT): tasks.alignment_timeout,
     (ActorKind.TASK, ActionKind.RECOVER_OUTPUT): tasks.recover_output,
     (ActorKind.TASK, ActionKind.FINISH_OUTPUT): tasks.finish_output,
     (ActorKind.TASK, ActionKind.CONVERT): tasks.convert,

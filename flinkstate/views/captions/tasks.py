@@ -241,6 +241,23 @@ def cancel(s: Step) -> str:
     return f"{s.task} stopped for the failover: CANCELED{down} (Task.cancelExecution)."
 
 
+def alignment_timeout(s: Step) -> str:
+    requests = s.added("request")
+    inputs = sum(1 for r in requests if r["side"] == "input")
+    outputs = sum(1 for r in requests if r["side"] == "output")
+    barriers = s.added("barrier")
+    checkpoint = s.world.checkpoints.pending
+    number = checkpoint.id if checkpoint is not None else "?"
+    return (
+        f"{s.task}'s alignment timer for checkpoint {number} fired: "
+        f"{plural(len(barriers), 'barrier')} now overtake{'s' if len(barriers) == 1 else ''} "
+        f"as unaligned priority events, {plural(inputs, 'input buffer')} and "
+        f"{plural(outputs, 'output buffer')} handed to the channel-state writer "
+        "(SingleCheckpointBarrierHandler's alignment timer, "
+        "PipelinedSubpartition.alignedBarrierTimeout)."
+    )
+
+
 def source_checkpoint(s: Step) -> str:
     task = s.world.tasks[s.task]
     requests = s.added("request")

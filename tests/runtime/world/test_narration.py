@@ -8,6 +8,7 @@ import pytest
 from flinkstate.runtime.buffer.records import MAX_WATERMARK, MIN_WATERMARK
 from flinkstate.runtime.checkpoint.channel import happenings as channel
 from flinkstate.runtime.checkpoint.happenings import (
+    AlignmentTimedOut,
     BarrierReceived,
     ChannelStateWritten,
     CheckpointDeclined,
@@ -85,6 +86,16 @@ EXAMPLES: list[tuple[Happening, str]] = [
     ),
     (StaleBarrierDropped(2), "stale barrier of checkpoint 2 dropped"),
     (BarrierReceived(2, CH), f"barrier of checkpoint 2 on {CH}"),
+    (
+        AlignmentTimedOut(2, "map[0]", inputs=True),
+        "map[0]'s alignment for checkpoint 2 timed out: it snapshots unaligned, persisting the "
+        "channels still to align",
+    ),
+    (
+        AlignmentTimedOut(2, "source[0]", inputs=False, converted=("source[0]>map[1]",)),
+        "source[0]'s aligned barriers of checkpoint 2 timed out: unaligned priority events in "
+        "source[0]>map[1]",
+    ),
     (
         ChannelStateWritten(True, "source[0]>counter[1]", 3),
         "output state of source[0]>counter[1]: 3 fragment(s)",
