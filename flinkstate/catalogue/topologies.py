@@ -58,6 +58,24 @@ _ITCASE_PARALLELISM = (
     "job parallelism p of UnalignedCheckpointRescaleITCase; each operator's is a function of it"
 )
 _ITCASE_PARAMS = keyed_parameters(2, None, _ITCASE_PARALLELISM)
+#: UnalignedCheckpointITCase's parallelisms (source(p) -shuffle-> map(p) -shuffle-> sink(p)), in
+#: each of its topologies
+_ITCASE_UNALIGNED_PARAMS = (
+    Parameter(
+        "parallelism",
+        2,
+        "parallelism of the map and the sink (the ITCase: 1, 2, 10 and 20)",
+        minimum=1,
+        maximum=MAX_JOB_PARALLELISM,
+    ),
+    Parameter(
+        "source_parallelism",
+        2,
+        "parallelism of the source (the ITCase: the same as the others)",
+        minimum=1,
+        maximum=MAX_JOB_PARALLELISM,
+    ),
+)
 
 CATALOGUE: dict[str, Topology] = {
     t.name: t
@@ -170,20 +188,7 @@ CATALOGUE: dict[str, Topology] = {
             "local",
             (
                 *COMMON,
-                Parameter(
-                    "parallelism",
-                    2,
-                    "parallelism of the map and the sink (the ITCase: 1, 2, 10 and 20)",
-                    minimum=1,
-                    maximum=MAX_JOB_PARALLELISM,
-                ),
-                Parameter(
-                    "source_parallelism",
-                    2,
-                    "parallelism of the source (the ITCase: the same as the others)",
-                    minimum=1,
-                    maximum=MAX_JOB_PARALLELISM,
-                ),
+                *_ITCASE_UNALIGNED_PARAMS,
                 LOCAL_CHANNEL_PERSISTENCE,
             ),
             itcase_unaligned_job,
@@ -195,20 +200,7 @@ CATALOGUE: dict[str, Topology] = {
             "its gate is converted",
             (
                 *COMMON,
-                Parameter(
-                    "parallelism",
-                    2,
-                    "parallelism of the map and the sink (the ITCase: 1, 2, 10 and 20)",
-                    minimum=1,
-                    maximum=MAX_JOB_PARALLELISM,
-                ),
-                Parameter(
-                    "source_parallelism",
-                    2,
-                    "parallelism of the source (the ITCase: the same as the others)",
-                    minimum=1,
-                    maximum=MAX_JOB_PARALLELISM,
-                ),
+                *_ITCASE_UNALIGNED_PARAMS,
                 CONVERSION_CHECK,
             ),
             itcase_unaligned_job,
@@ -220,20 +212,7 @@ CATALOGUE: dict[str, Topology] = {
             "checkpoints aligned until the timeout, then unaligned",
             (
                 *COMMON,
-                Parameter(
-                    "parallelism",
-                    2,
-                    "parallelism of the map and the sink",
-                    minimum=1,
-                    maximum=MAX_JOB_PARALLELISM,
-                ),
-                Parameter(
-                    "source_parallelism",
-                    2,
-                    "parallelism of the source",
-                    minimum=1,
-                    maximum=MAX_JOB_PARALLELISM,
-                ),
+                *_ITCASE_UNALIGNED_PARAMS,
                 ALIGNED_CHECKPOINT_TIMEOUT,
                 ALIGNED_BARRIER_TRACKING,
                 TIMED_OUT_ALIGNMENT,

@@ -94,6 +94,17 @@ class SubjectSpec:
             built = _STARTS[self] = cast(Model, subject.initial)
         return built.clone()
 
+    def checked_start(self, root: bytes, digester: StateDigester) -> Model:
+        """:meth:`start`, refused unless its digest is ``root`` (the driver's start's): an
+        executor whose flinkstate builds another start would explore another space."""
+        start = self.start()
+        if digester.digest(start.fingerprint()) != root:
+            raise RuntimeError(
+                f"an executor built another start for {self.name} than the driver's "
+                "(is its flinkstate the driver's?)"
+            )
+        return start
+
 
 #: the starts this process built, by spec (a Python worker explores one start, level by level)
 _STARTS: dict[SubjectSpec, Model] = {}
@@ -188,14 +199,8 @@ class ModelExpander:
     def expand(
         self, paths: Iterable[list[int]], follow: bool
     ) -> Iterator[tuple[list[int], Expansion]]:
-        start = self.spec.start()
         digester = StateDigester()
-        if digester.digest(start.fingerprint()) != self.root:
-            raise RuntimeError(
-                f"an executor built another start for {self.spec.name} than the driver's "
-                "(is its flinkstate the driver's?)"
-            )
-        replay = Replay(start)
+        replay = Replay(self.spec.checked_start(self.root, digester))
         with collector_paused(float("inf")):  # a worker's models die with its partition
             for path in paths:
                 yield path, expansion(replay.state(path), len(path), follow, digester)

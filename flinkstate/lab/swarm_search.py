@@ -47,13 +47,8 @@ class RandomDepthFirst:
     seconds: float | None = None
 
     def search(self, seed: int) -> Searched:
-        start = self.spec.start()
         digester = StateDigester()
-        if digester.digest(start.fingerprint()) != self.root:
-            raise RuntimeError(
-                f"an executor built another start for {self.spec.name} than the driver's "
-                "(is its flinkstate the driver's?)"
-            )
+        start = self.spec.checked_start(self.root, digester)
         with collector_paused(float("inf")):
             return _Walk(self, random.Random(seed), digester).run(start)
 

@@ -174,17 +174,8 @@ def task_action(
             gate = classic_recovery.gate_to_convert(world, task, consumed)
             if gate is not None and not task.ready and not task.busy and not task.pending:
                 return action(task.name, _CONVERT, gate.name)
-    if task.busy:
-        return action(task.name, _COMPUTE)
-    if task.pending:
-        out = task.pending[0]
-        sub = world.subpartitions[out.subpartition]
-        if sub.builder is not None:
-            return action(task.name, _WRITE, sub.name)
-        partition = world.partition_of(task, sub)
-        if world.buffer_pools.can_request(partition.pool, True):
-            return action(task.name, _REQUEST_BUFFER, sub.name)
-        return None
+    if task.busy or task.pending:
+        return _producing_action(world, task)
     if task.kind is OperatorKind.SOURCE and task.trigger:
         return action(task.name, _CHECKPOINT)
     barrier = barrier_channel(world, task, heads)
@@ -211,6 +202,20 @@ def task_action(
     return None
 
 
+def _producing_action(world: MailboxWorld, task: Task) -> Action | None:
+    """What a task computing or with records to write does next: compute, write into the
+    buffer its subpartition is building, or ask for one (None: its pool has none to give)."""
+    if task.busy:
+        return action(task.name, _COMPUTE)
+    sub = world.subpartitions[task.pending[0].subpartition]
+    if sub.builder is not None:
+        return action(task.name, _WRITE, sub.name)
+    partition = world.partition_of(task, sub)
+    if world.buffer_pools.can_request(partition.pool, True):
+        return action(task.name, _REQUEST_BUFFER, sub.name)
+    return None
+
+
 def _opened_chain_action(world: MailboxWorld, task: Task) -> Action | None:
     """What a restoring task's operator chain does before its output state is written, which
     only Flink before FLINK-19907 (``RestoreOrder.CHAIN_FIRST``) lets it do: its chain is open
@@ -220,16 +225,8 @@ def _opened_chain_action(world: MailboxWorld, task: Task) -> Action | None:
     has nothing it can do: back-pressured, or its splits read."""
     if not world.options.restore_order.chain_first or task.kind is not OperatorKind.SOURCE:
         return None
-    if task.busy:
-        return action(task.name, _COMPUTE)
-    if task.pending:
-        sub = world.subpartitions[task.pending[0].subpartition]
-        if sub.builder is not None:
-            return action(task.name, _WRITE, sub.name)
-        partition = world.partition_of(task, sub)
-        if world.buffer_pools.can_request(partition.pool, True):
-            return action(task.name, _REQUEST_BUFFER, sub.name)
-        return None
+    if task.busy or task.pending:
+        return _producing_action(world, task)
     total = world.graph.operator(task.operator).records_per_subtask
     if any(offset < total for offset in task.splits.values()):
         return action(task.name, _EMIT)

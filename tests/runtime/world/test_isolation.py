@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from benchmarks.bench_explorer import RESTART
+from benchmarks.bench_explorer import JOB, RESTART
 from flinkstate.catalogue.topologies import topology
 from flinkstate.lab.reproducers import FAULT_REPRODUCERS, HAZARDS, Reproducer
 from flinkstate.lab.scenario_run import prepare_scenario
@@ -32,14 +32,8 @@ from flinkstate.sim.explore import (
     explore,
 )
 
-#: two sources, two counters, two sinks, one record each: every interleaving in seconds
-SMALL = {
-    "records": 1,
-    "parallelism": 2,
-    "source_parallelism": 2,
-    "network_buffers": 16,
-    "checkpoint_interval": 0,
-}
+#: two sources, two counters, two sinks, one record each (the benchmark's job)
+SMALL = JOB
 #: one of each: a handful of states
 TINY = {**SMALL, "parallelism": 1, "source_parallelism": 1, "records": 2}
 #: one source, two counters, two sinks: every interleaving in half a second

@@ -3,18 +3,13 @@ guard): the static half of persistent sets."""
 
 from __future__ import annotations
 
+from benchmarks.bench_explorer import JOB
 from flinkstate.catalogue.topologies import topology
 from flinkstate.runtime.world.exploration.footprint import RECORDS, SOURCES, Resource, ResourceKind
 from flinkstate.runtime.world.world import NetworkWorld
 
-#: two sources, two counters, two sinks, one record each
-SMALL = {
-    "records": 1,
-    "parallelism": 2,
-    "source_parallelism": 2,
-    "network_buffers": 16,
-    "checkpoint_interval": 0,
-}
+#: two sources, two counters, two sinks, one record each (the benchmark's job)
+SMALL = JOB
 
 
 def job(values: dict[str, object]) -> NetworkWorld:
